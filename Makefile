@@ -1,0 +1,59 @@
+# Two entry points for a fresh clone:
+#   make demo   -> create .venv if missing, install, run `sklearn-papers reproduce --quick`
+#   make test   -> create .venv if missing, install with the test extra, run the test suite
+#
+# torch is installed first, from TORCH_SPEC, so that pip never pulls a multi-GB CUDA build
+# on its own. Override for a GPU machine, e.g.
+#   make test TORCH_SPEC="torch==2.13.0" TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cu128"
+# or for the CPU wheel from PyTorch's own index:
+#   make test TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
+PYTEST_ARGS ?=
+REPRODUCE_ARGS ?= --quick
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+
+.PHONY: demo test reproduce docs bench clean venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+$(VENV)/.torch: | $(BIN)/python
+	$(PIP) install --quiet $(TORCH_PIP_ARGS) "$(TORCH_SPEC)"
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.torch
+	$(PIP) install --quiet -e ".[test]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/sklearn-papers reproduce $(REPRODUCE_ARGS)
+
+reproduce: $(VENV)/.installed
+	$(BIN)/sklearn-papers reproduce
+
+test: $(VENV)/.installed
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+$(VENV)/.docs: pyproject.toml $(VENV)/.installed
+	$(PIP) install --quiet -e ".[test,docs]"
+	touch $@
+
+docs: $(VENV)/.docs
+	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
+
+$(VENV)/.bench: pyproject.toml $(VENV)/.installed
+	$(PIP) install --quiet -e ".[test,bench]"
+	touch $@
+
+bench: $(VENV)/.bench
+	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info docs/_build reports

@@ -1,0 +1,3 @@
+"""contrastive family (see DESIGN.md)."""
+
+__all__ = []

@@ -1,0 +1,21 @@
+"""Bundled real data sets, loaded in scikit-learn's ``load_*`` style."""
+
+from sklearn_papers.datasets._molecules import (
+    load_bbbp,
+    load_cep,
+    load_delaney,
+    load_freesolv,
+    load_malaria,
+    load_moses_smiles,
+    load_tox21,
+)
+
+__all__ = [
+    "load_bbbp",
+    "load_cep",
+    "load_delaney",
+    "load_freesolv",
+    "load_malaria",
+    "load_moses_smiles",
+    "load_tox21",
+]

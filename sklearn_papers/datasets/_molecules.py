@@ -1,0 +1,370 @@
+"""Loaders for the bundled molecular datasets (SMILES with measured or computed targets).
+
+The files sit in ``datasets/data/*.csv.gz`` and their descriptions (source, licence, units,
+citation, caveats) in ``datasets/descr/*.rst``; see ``shared/data/molecules/PROVENANCE.md``
+of the project for how they were obtained and verified. Row order is the file's order: the
+Duvenaud et al. (2015) protocol splits the files into contiguous folds.
+"""
+
+import gzip
+from numbers import Integral
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+from sklearn.utils import Bunch
+
+from sklearn_papers.utils._sklearn_compat import Interval, validate_params
+
+__all__ = [
+    "load_bbbp",
+    "load_cep",
+    "load_delaney",
+    "load_freesolv",
+    "load_malaria",
+    "load_moses_smiles",
+    "load_tox21",
+]
+
+_DATA = "sklearn_papers.datasets.data"
+_DESCR = "sklearn_papers.datasets.descr"
+
+
+def _read_csv(filename, **kwargs):
+    with resources.files(_DATA).joinpath(filename).open("rb") as raw:
+        with gzip.open(raw, "rt", encoding="utf-8") as fh:
+            return pd.read_csv(fh, **kwargs)
+
+
+def _descr(name):
+    return resources.files(_DESCR).joinpath(f"{name}.rst").read_text(encoding="utf-8")
+
+
+def _load(*, filename, descr, smiles_column, target_columns, target_names, return_X_y,
+          as_frame, n_rows=None):
+    """Read one bundled file and build the scikit-learn style return value."""
+    frame = _read_csv(filename, nrows=n_rows)
+    smiles = frame[smiles_column].astype(str).str.strip()
+    out = pd.DataFrame({"smiles": smiles})
+    for col, name in zip(target_columns, target_names):
+        out[name] = frame[col].astype(float)
+    data = out["smiles"].to_numpy(dtype=object)
+    if target_names:
+        target = out[target_names[0]] if len(target_names) == 1 else out[target_names]
+    else:
+        target = None
+    if as_frame:
+        X = out["smiles"]
+        y = target
+    else:
+        X = data
+        y = None if target is None else target.to_numpy(dtype=np.float64)
+    if return_X_y:
+        return X, y
+    return Bunch(
+        data=X,
+        target=y,
+        frame=out if as_frame else None,
+        target_names=list(target_names),
+        feature_names=["smiles"],
+        DESCR=_descr(descr),
+    )
+
+
+_COMMON = {"return_X_y": ["boolean"], "as_frame": ["boolean"]}
+
+_DOC_RETURNS = """
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object with attributes:
+
+        data : ndarray of shape (n_samples,), dtype=object, or pandas Series
+            SMILES strings, in file order (surrounding whitespace stripped).
+        target : {target_shape}
+            {target_desc}
+        frame : DataFrame or None
+            ``smiles`` plus the target column(s) when ``as_frame=True``.
+        target_names : list of str
+            Names of the target column(s).
+        feature_names : list of str
+            ``["smiles"]``.
+        DESCR : str
+            Source, licence, units, citation and caveats.
+
+    (data, target) : tuple if ``return_X_y`` is True
+"""
+
+
+def _doc(target_shape, target_desc):
+    return _DOC_RETURNS.format(target_shape=target_shape, target_desc=target_desc)
+
+
+@validate_params(_COMMON, prefer_skip_nested_validation=True)
+def load_delaney(*, return_X_y=False, as_frame=False):
+    """Load the Delaney (ESOL) aqueous solubility data set (regression).
+
+    1128 molecules with measured log10 solubility in mol/L (Delaney 2004), as processed by
+    Duvenaud et al. (2015) for their main table ("solubility"). Only SMILES and the
+    measured value are returned: the file's ESOL-predicted and descriptor columns are left
+    out, as in the paper's setting.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, ``data`` is a pandas Series and ``target`` a Series, and ``frame`` is
+        filled.
+    {returns}
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import load_delaney
+    >>> X, y = load_delaney(return_X_y=True)
+    >>> X.shape, y.shape
+    ((1128,), (1128,))
+    """
+    return _load(
+        filename="delaney.csv.gz",
+        descr="delaney",
+        smiles_column="smiles",
+        target_columns=["measured log solubility in mols per litre"],
+        target_names=["log_solubility"],
+        return_X_y=return_X_y,
+        as_frame=as_frame,
+    )
+
+
+@validate_params(_COMMON, prefer_skip_nested_validation=True)
+def load_malaria(*, return_X_y=False, as_frame=False):
+    """Load the malaria (P. falciparum) activity data set of Duvenaud et al. (2015).
+
+    9999 molecules; the target is the natural log of EC50 in micromolar (Gamo et al. 2010,
+    via ChEMBL-NTD), as in the authors' processed file.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, return pandas objects and fill ``frame``.
+    {returns}
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import load_malaria
+    >>> X, y = load_malaria(return_X_y=True)
+    >>> X.shape
+    (9999,)
+    """
+    return _load(
+        filename="malaria.csv.gz",
+        descr="malaria",
+        smiles_column="smiles",
+        target_columns=["activity"],
+        target_names=["log_ec50_um"],
+        return_X_y=return_X_y,
+        as_frame=as_frame,
+    )
+
+
+@validate_params(
+    {**_COMMON, "n_samples": [Interval(Integral, 1, None, closed="left"), None]},
+    prefer_skip_nested_validation=True,
+)
+def load_cep(*, n_samples=None, return_X_y=False, as_frame=False):
+    """Load the Harvard Clean Energy Project photovoltaic efficiency data set.
+
+    29978 molecules with DFT-derived power-conversion efficiency in percent (Hachmann et
+    al. 2011), as processed by Duvenaud et al. (2015); the paper used the first 20,000
+    rows (``n_samples=20000``).
+
+    Parameters
+    ----------
+    n_samples : int, default=None
+        Read only the first ``n_samples`` rows (file order). None reads all 29978.
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, return pandas objects and fill ``frame``.
+    {returns}
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import load_cep
+    >>> X, y = load_cep(n_samples=20000, return_X_y=True)
+    >>> X.shape
+    (20000,)
+    """
+    return _load(
+        filename="cep.csv.gz",
+        descr="cep",
+        smiles_column="smiles",
+        target_columns=["PCE"],
+        target_names=["pce_percent"],
+        return_X_y=return_X_y,
+        as_frame=as_frame,
+        n_rows=n_samples,
+    )
+
+
+@validate_params(_COMMON, prefer_skip_nested_validation=True)
+def load_freesolv(*, return_X_y=False, as_frame=False):
+    """Load the FreeSolv hydration free energy data set (regression).
+
+    642 molecules with experimental hydration free energy in kcal/mol (Mobley & Guthrie
+    2014), as shipped with GROVER (Rong et al. 2020) and MoleculeNet.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, return pandas objects and fill ``frame``.
+    {returns}
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import load_freesolv
+    >>> X, y = load_freesolv(return_X_y=True)
+    >>> X.shape
+    (642,)
+    """
+    return _load(
+        filename="freesolv.csv.gz",
+        descr="freesolv",
+        smiles_column="smiles",
+        target_columns=["freesolv"],
+        target_names=["hydration_free_energy_kcal_mol"],
+        return_X_y=return_X_y,
+        as_frame=as_frame,
+    )
+
+
+@validate_params(_COMMON, prefer_skip_nested_validation=True)
+def load_bbbp(*, return_X_y=False, as_frame=False):
+    """Load the blood-brain barrier penetration data set (binary classification).
+
+    2039 molecules; the target is 1 for penetrating (Martins et al. 2012, MoleculeNet
+    BBBP). The set holds duplicates (only 1975 unique canonical SMILES, 10 duplicate groups
+    with conflicting labels) and 105 multi-fragment SMILES: group duplicates before
+    cross-validation.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, return pandas objects and fill ``frame``.
+    {returns}
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import load_bbbp
+    >>> X, y = load_bbbp(return_X_y=True)
+    >>> X.shape, sorted(set(y))
+    ((2039,), [0.0, 1.0])
+    """
+    return _load(
+        filename="bbbp.csv.gz",
+        descr="bbbp",
+        smiles_column="smiles",
+        target_columns=["p_np"],
+        target_names=["p_np"],
+        return_X_y=return_X_y,
+        as_frame=as_frame,
+    )
+
+
+TOX21_TASKS = [
+    "NR-AR", "NR-AR-LBD", "NR-AhR", "NR-Aromatase", "NR-ER", "NR-ER-LBD",
+    "NR-PPAR-gamma", "SR-ARE", "SR-ATAD5", "SR-HSE", "SR-MMP", "SR-p53",
+]
+
+
+@validate_params(_COMMON, prefer_skip_nested_validation=True)
+def load_tox21(*, return_X_y=False, as_frame=False):
+    """Load the Tox21 toxicity data set (12 binary tasks with missing labels).
+
+    7831 molecules, 12 assay outcomes (1 = active). Missing labels are NaN. Eight SMILES
+    with hypervalent aluminium (e.g. ``CC(=O)O[AlH3](O)O``) do not parse in current RDKit:
+    featurize with ``errors="nan"`` or drop them.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, return pandas objects and fill ``frame``.
+    {returns}
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import load_tox21
+    >>> X, Y = load_tox21(return_X_y=True)
+    >>> Y.shape
+    (7831, 12)
+    """
+    return _load(
+        filename="tox21.csv.gz",
+        descr="tox21",
+        smiles_column="smiles",
+        target_columns=TOX21_TASKS,
+        target_names=TOX21_TASKS,
+        return_X_y=return_X_y,
+        as_frame=as_frame,
+    )
+
+
+@validate_params(
+    {**_COMMON, "n_samples": [Interval(Integral, 1, None, closed="left"), None]},
+    prefer_skip_nested_validation=True,
+)
+def load_moses_smiles(*, n_samples=None, return_X_y=False, as_frame=False):
+    """Load the MOSES test split: 176,074 unlabeled lead-like molecules.
+
+    Meant for self-supervised pretraining (e.g. GROVER). It has no target: ``target`` is
+    None and ``return_X_y=True`` returns ``(data, None)``.
+
+    Parameters
+    ----------
+    n_samples : int, default=None
+        Read only the first ``n_samples`` rows. None reads all.
+    return_X_y : bool, default=False
+        If True, return ``(data, None)`` instead of a Bunch.
+    as_frame : bool, default=False
+        If True, ``data`` is a pandas Series and ``frame`` is filled.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        With ``data`` (ndarray of shape (n_samples,), dtype=object, SMILES), ``target``
+        (None), ``frame``, ``target_names`` (empty), ``feature_names`` and ``DESCR``.
+    (data, None) : tuple if ``return_X_y`` is True
+
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import load_moses_smiles
+    >>> X, _ = load_moses_smiles(n_samples=1000, return_X_y=True)
+    >>> X.shape
+    (1000,)
+    """
+    return _load(
+        filename="moses_test.csv.gz",
+        descr="moses",
+        smiles_column="SMILES",
+        target_columns=[],
+        target_names=[],
+        return_X_y=return_X_y,
+        as_frame=as_frame,
+        n_rows=n_samples,
+    )
+
+
+for _func, _shape, _desc in [
+    (load_delaney, "ndarray of shape (1128,), dtype=float64", "log10 solubility in mol/L."),
+    (load_malaria, "ndarray of shape (9999,), dtype=float64", "ln(EC50 / uM)."),
+    (load_cep, "ndarray of shape (n_samples,), dtype=float64",
+     "Power-conversion efficiency in percent."),
+    (load_freesolv, "ndarray of shape (642,), dtype=float64",
+     "Hydration free energy in kcal/mol."),
+    (load_bbbp, "ndarray of shape (2039,), dtype=float64", "1.0 penetrating, 0.0 not."),
+    (load_tox21, "ndarray of shape (7831, 12), dtype=float64",
+     "1.0 active, 0.0 inactive, NaN missing, one column per task."),
+]:
+    _func.__doc__ = _func.__doc__.replace("{returns}", _doc(_shape, _desc))

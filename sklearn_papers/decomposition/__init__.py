@@ -1,0 +1,3 @@
+"""decomposition family (see DESIGN.md)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""estimation family (see DESIGN.md)."""
+
+__all__ = []

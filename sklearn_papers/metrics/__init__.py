@@ -1,0 +1,3 @@
+"""metrics family (see DESIGN.md)."""
+
+__all__ = []

@@ -1,0 +1,3 @@
+"""nn family (see DESIGN.md)."""
+
+__all__ = []

@@ -1,0 +1,139 @@
+"""skorch glue shared by every torch estimator: seeding, device checks and net building.
+
+Public estimators own a skorch ``NeuralNet`` built inside ``fit`` (see STYLE.md). This module
+holds the pieces they all need, so each estimator file only describes its model.
+"""
+
+import contextlib
+
+import numpy as np
+import torch
+from sklearn.utils import check_random_state
+
+__all__ = ["build_net", "check_device", "loss_curve", "seed_from_random_state", "torch_seeded"]
+
+
+def seed_from_random_state(random_state):
+    """Turn a scikit-learn ``random_state`` into one int seed for torch.
+
+    Parameters
+    ----------
+    random_state : int, RandomState instance or None
+        As in scikit-learn. ``None`` draws from numpy's global generator, so unseeded
+        runs differ, as users expect.
+
+    Returns
+    -------
+    seed : int
+        In ``[0, 2**31 - 1)``.
+    """
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def check_device(device):
+    """Validate a torch device string and return a ``torch.device``.
+
+    Parameters
+    ----------
+    device : str or torch.device
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``.
+
+    Returns
+    -------
+    device : torch.device
+
+    Raises
+    ------
+    ValueError
+        If the string is not a device, or CUDA is asked for on a machine without it.
+    """
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise ValueError(f"device={device!r} is not a torch device: {exc}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"device={device!r} was requested but CUDA is not available on this machine "
+            f"(torch {torch.__version__}); use device='cpu'."
+        )
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ValueError(f"device={device!r} was requested but MPS is not available.")
+    return dev
+
+
+@contextlib.contextmanager
+def torch_seeded(seed, device="cpu"):
+    """Run a block with torch's RNG seeded, restoring the global RNG afterwards.
+
+    Weight initialisation, dropout and random augmentations inside the block are
+    reproducible, and the caller's global torch RNG state is untouched.
+
+    Parameters
+    ----------
+    seed : int
+        Seed for ``torch.manual_seed``.
+    device : str or torch.device, default="cpu"
+        When a CUDA device, its RNG is forked and seeded too.
+    """
+    dev = torch.device(device)
+    cuda_devices = []
+    if dev.type == "cuda":
+        cuda_devices = [dev.index if dev.index is not None else torch.cuda.current_device()]
+    with torch.random.fork_rng(devices=cuda_devices):
+        torch.manual_seed(seed)
+        yield
+
+
+def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_epochs=10,
+              lr=1e-3, batch_size=64, optimizer=torch.optim.Adam, device="cpu", verbose=0,
+              callbacks=None, **kwargs):
+    """Build a skorch net with the package's conventions.
+
+    No internal validation split (``train_split=None``), training batches shuffled by a
+    generator seeded from ``seed``, no progress printing unless ``verbose``.
+
+    Parameters
+    ----------
+    module : torch.nn.Module class or instance
+        The model.
+    seed : int
+        Seeds the training data loader's shuffling.
+    criterion : torch loss class, default=torch.nn.MSELoss
+    net_class : skorch.NeuralNet subclass, default=None
+        ``skorch.NeuralNet`` when None.
+    max_epochs, lr, batch_size, optimizer, device, callbacks
+        Passed to skorch.
+    verbose : int, default=0
+        0 silences skorch's epoch table.
+    **kwargs
+        Further skorch parameters (``module__*``, ``optimizer__*``, ``iterator_*``).
+
+    Returns
+    -------
+    net : skorch.NeuralNet
+        Not yet initialised.
+    """
+    from skorch import NeuralNet
+
+    net_class = NeuralNet if net_class is None else net_class
+    params = dict(
+        module=module,
+        criterion=criterion,
+        optimizer=optimizer,
+        lr=lr,
+        max_epochs=max_epochs,
+        batch_size=batch_size,
+        device=str(device),
+        train_split=None,
+        verbose=int(verbose),
+        callbacks=callbacks,
+        iterator_train__shuffle=True,
+        iterator_train__generator=torch.Generator().manual_seed(int(seed)),
+    )
+    params.update(kwargs)
+    return net_class(**params)
+
+
+def loss_curve(net):
+    """Training loss after every epoch of a fitted skorch net, as a list of floats."""
+    return [float(v) for v in net.history[:, "train_loss"]]
