@@ -93,6 +93,7 @@ _DOC_RETURNS = """
             Source, licence, units, citation and caveats.
 
     (data, target) : tuple if ``return_X_y`` is True
+        The SMILES array and the target, as described above.
 """
 
 
@@ -258,7 +259,7 @@ def load_bbbp(*, return_X_y=False, as_frame=False):
     --------
     >>> from sklearn_papers.datasets import load_bbbp
     >>> X, y = load_bbbp(return_X_y=True)
-    >>> X.shape, sorted(set(y))
+    >>> X.shape, sorted(set(y.tolist()))
     ((2039,), [0.0, 1.0])
     """
     return _load(
@@ -336,6 +337,7 @@ def load_moses_smiles(*, n_samples=None, return_X_y=False, as_frame=False):
         With ``data`` (ndarray of shape (n_samples,), dtype=object, SMILES), ``target``
         (None), ``frame``, ``target_names`` (empty), ``feature_names`` and ``DESCR``.
     (data, None) : tuple if ``return_X_y`` is True
+        The SMILES array and None.
 
     Examples
     --------

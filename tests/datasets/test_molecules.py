@@ -1,0 +1,104 @@
+"""The bundled molecular data sets: shapes, units, order, containers and descriptions."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sklearn_papers.datasets import (
+    load_bbbp,
+    load_cep,
+    load_delaney,
+    load_freesolv,
+    load_malaria,
+    load_moses_smiles,
+    load_tox21,
+)
+
+LOADERS = [
+    (load_delaney, 1128, ()),
+    (load_malaria, 9999, ()),
+    (load_freesolv, 642, ()),
+    (load_bbbp, 2039, ()),
+    (load_tox21, 7831, (12,)),
+]
+
+
+@pytest.mark.parametrize("loader, n, target_tail", LOADERS)
+def test_loader_shapes_and_bunch(loader, n, target_tail):
+    bunch = loader()
+    assert bunch.data.shape == (n,)
+    assert bunch.data.dtype == object
+    assert all(isinstance(s, str) and s == s.strip() and s for s in bunch.data)
+    assert bunch.target.shape == (n, *target_tail)
+    assert bunch.target.dtype == np.float64
+    assert bunch.frame is None
+    assert bunch.feature_names == ["smiles"]
+    assert "Source" in bunch.DESCR and "Licence" in bunch.DESCR
+    X, y = loader(return_X_y=True)
+    np.testing.assert_array_equal(X, bunch.data)
+    np.testing.assert_array_equal(y, bunch.target)
+
+
+@pytest.mark.parametrize("loader, n, target_tail", LOADERS)
+def test_loader_as_frame(loader, n, target_tail):
+    bunch = loader(as_frame=True)
+    assert isinstance(bunch.frame, pd.DataFrame)
+    assert list(bunch.frame.columns) == ["smiles", *bunch.target_names]
+    assert isinstance(bunch.data, pd.Series) and len(bunch.data) == n
+    X, y = loader(return_X_y=True, as_frame=True)
+    assert isinstance(X, pd.Series)
+    assert isinstance(y, pd.DataFrame if target_tail else pd.Series)
+
+
+def test_delaney_values_and_file_order():
+    X, y = load_delaney(return_X_y=True)
+    # First and last rows of the HIPS file (Amigdalin ... ), in file order.
+    assert X[0] == "OCC3OC(OCC2OC(OC(C#N)c1ccccc1)C(O)C(O)C2O)C(O)C(O)C3O"
+    assert y[0] == pytest.approx(-0.77)
+    assert y.min() == pytest.approx(-11.6) and y.max() == pytest.approx(1.58)
+    assert y.mean() == pytest.approx(-3.05, abs=0.01)
+
+
+def test_malaria_units_are_natural_log_ec50_um():
+    _, y = load_malaria(return_X_y=True)
+    assert y[0] == pytest.approx(0.73859844346386272)
+
+
+def test_cep_first_rows_and_subset():
+    X_all, y_all = load_cep(return_X_y=True)
+    assert X_all.shape == (29978,)
+    X, y = load_cep(n_samples=20000, return_X_y=True)
+    assert X.shape == (20000,)
+    np.testing.assert_array_equal(X, X_all[:20000])
+    assert y_all.min() < 0  # negative efficiencies are in the source
+
+
+def test_tox21_keeps_missing_labels_as_nan():
+    bunch = load_tox21()
+    assert bunch.target_names[0] == "NR-AR" and bunch.target_names[-1] == "SR-p53"
+    missing = np.isnan(bunch.target).sum(axis=0)
+    assert missing.min() == 566 and missing.max() == 2021
+    observed = bunch.target[~np.isnan(bunch.target)]
+    assert set(np.unique(observed)) == {0.0, 1.0}
+
+
+def test_bbbp_binary_target():
+    _, y = load_bbbp(return_X_y=True)
+    assert set(np.unique(y)) == {0.0, 1.0}
+    assert y.mean() == pytest.approx(0.765, abs=0.001)
+
+
+def test_moses_has_no_target():
+    X, y = load_moses_smiles(n_samples=50, return_X_y=True)
+    assert X.shape == (50,) and y is None
+    bunch = load_moses_smiles(n_samples=5)
+    assert bunch.target is None and bunch.target_names == []
+
+
+def test_loaders_are_keyword_only_and_validated():
+    with pytest.raises(TypeError):
+        load_delaney(True)
+    with pytest.raises(ValueError, match="return_X_y"):
+        load_delaney(return_X_y="yes")
+    with pytest.raises(ValueError, match="n_samples"):
+        load_cep(n_samples=0)

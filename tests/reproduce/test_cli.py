@@ -1,0 +1,70 @@
+"""The main job's plumbing: registry discovery, report writing and the command line."""
+
+import subprocess
+import sys
+
+import pytest
+
+from sklearn_papers.reproduce import Experiment, RunContext, Section, get_experiments
+from sklearn_papers.reproduce._cli import main
+from sklearn_papers.reproduce._registry import run_experiment
+from sklearn_papers.reproduce._report import format_mean_std, markdown_table, write_report
+
+
+def test_markdown_table_formats_cells():
+    table = markdown_table([{"a": 1.23456, "b": "x|y", "c": None}], floatfmt=".2f")
+    assert table.splitlines() == ["| a | b | c |", "|---|---|---|", "| 1.23 | x\\|y |  |"]
+
+
+def test_format_mean_std():
+    assert format_mean_std([1.0, 3.0]) == "2.00 ± 1.00"
+
+
+def test_every_registered_experiment_is_well_formed():
+    experiments = get_experiments()
+    for name, exp in experiments.items():
+        assert exp.name == name and name.islower()
+        assert exp.title and exp.paper and callable(exp.run)
+
+
+def _ok(ctx):
+    path = ctx.figure_path("fig.png")
+    path.write_bytes(b"\x89PNG")
+    return Section(markdown="| a |\n|---|\n| 1 |", figures=[path], shortened="fewer folds")
+
+
+def _boom(ctx):
+    raise RuntimeError("deliberate failure")
+
+
+def test_report_lists_results_and_failures(tmp_path):
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
+    good = Experiment(name="good", title="Good one", paper="A et al. 2020", run=_ok)
+    bad = Experiment(name="bad", title="Bad one", paper="B et al. 2021", run=_boom)
+    results = [(exp, *run_experiment(exp, ctx)) for exp in (good, bad)]
+    assert results[0][3] is None and "deliberate failure" in results[1][3]
+    path = write_report(tmp_path, results, quick=True, seconds=1.0)
+    text = path.read_text()
+    assert "## Good one" in text and "![fig](fig.png)" in text
+    assert "fewer folds" in text
+    assert "**failed**" in text and "RuntimeError: deliberate failure" in text
+
+
+def test_cli_list_and_unknown(capsys):
+    assert main(["reproduce", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in get_experiments():
+        assert name in out
+    assert main(["reproduce", "--only", "no_such_paper", "--verbose", "0"]) == 2
+    assert "unknown experiment" in capsys.readouterr().err
+
+
+def test_cli_requires_a_command():
+    with pytest.raises(SystemExit):
+        main([])
+
+
+def test_python_dash_m_entry_point():
+    out = subprocess.run([sys.executable, "-m", "sklearn_papers", "reproduce", "--list"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
