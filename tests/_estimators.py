@@ -13,11 +13,86 @@ Parameters are small, fast settings. ``EXPECTED_FAILED_CHECKS`` lists known fail
 scikit-learn checks, each with a written reason.
 """
 
-# class name -> dict of constructor parameters (small and fast)
-NUMERIC = {}
+
+def _standard_normal_energy(x):
+    """U(x) = |x|^2 / 2 on R^2 (log Z = log 2 pi); module level so clones and pickles work."""
+    return 0.5 * (x**2).sum(1)
+
 
 # class name -> dict of constructor parameters (small and fast)
-MOLECULE = {}
+NUMERIC = {
+    "BetaVAE": {"n_components": 2, "encoder": "mlp", "max_epochs": 2, "batch_size": 16,
+                "random_state": 0},
+    "NMF": {"max_iter": 200, "random_state": 0},
+    "LogPartitionEstimator": {"energy": _standard_normal_energy, "n_features": 2,
+                              "max_iter": 2, "n_estimates": 50, "random_state": 0},
+    "SUMOVAE": {"n_components": 2, "hidden_size": 8, "max_iter": 2, "n_mc": 2,
+                "random_state": 0},
+    "CrossEntropyEmbedder": {"n_components": 4, "max_epochs": 2, "batch_size": 16,
+                             "random_state": 0},
+    "SupConEmbedder": {"n_components": 4, "projection_dim": 8, "max_epochs": 2,
+                       "batch_size": 16, "random_state": 0},
+}
+
+# class name -> dict of constructor parameters (small and fast)
+MOLECULE = {
+    "CircularFingerprint": {"radius": 2, "n_bits": 256},
+    "GroverClassifier": {"hidden_size": 8, "n_heads": 1, "depth": 2, "ffn_hidden": 8,
+                         "max_epochs": 4, "lr": 1e-2, "batch_size": 4, "pretrained": None,
+                         "random_state": 0},
+    "GroverFeaturizer": {"hidden_size": 8, "n_heads": 1, "depth": 2, "max_epochs": 1,
+                         "batch_size": 4, "random_state": 0},
+    "GroverRegressor": {"hidden_size": 8, "n_heads": 1, "depth": 2, "ffn_hidden": 8,
+                        "max_epochs": 2, "batch_size": 4, "pretrained": None,
+                        "random_state": 0},
+    "MPNN": {"hidden_size": 8, "n_steps": 2, "set2set_steps": 2, "edge_hidden_size": 8,
+             "max_epochs": 2, "batch_size": 4, "random_state": 0},
+    "MPNNClassifier": {"hidden_size": 8, "n_steps": 2, "set2set_steps": 2,
+                       "edge_hidden_size": 8, "max_epochs": 2, "batch_size": 4,
+                       "random_state": 0},
+    "MPNNRegressor": {"hidden_size": 8, "n_steps": 2, "set2set_steps": 2,
+                      "edge_hidden_size": 8, "max_epochs": 2, "batch_size": 4,
+                      "random_state": 0},
+    "NeuralFingerprint": {"fp_length": 16, "radius": 2, "conv_width": 8, "max_epochs": 2,
+                          "batch_size": 4, "random_state": 0},
+    "NeuralFingerprintClassifier": {"fp_length": 16, "radius": 2, "conv_width": 8,
+                                    "hidden_size": 8, "max_epochs": 2, "batch_size": 4,
+                                    "random_state": 0},
+    "NeuralFingerprintRegressor": {"fp_length": 16, "radius": 2, "conv_width": 8,
+                                   "hidden_size": 8, "max_epochs": 2, "batch_size": 4,
+                                   "random_state": 0},
+}
 
 # class name -> {check name: reason}
-EXPECTED_FAILED_CHECKS = {}
+EXPECTED_FAILED_CHECKS = {
+    # Multiplicative updates converge sublinearly. On the check's 30 x 3 blobs with
+    # n_components = n_features, transform (W-only updates from a constant start) and
+    # fit_transform stop at points more than atol=1e-2 apart after max_iter iterations.
+    # scikit-learn's own NMF(solver="mu", max_iter=500) fails these two checks the same way.
+    "NMF": {
+        name: "multiplicative updates: transform and fit_transform differ by > 1e-2 after "
+        "max_iter (as scikit-learn's solver='mu' does)"
+        for name in ["check_transformer_general", "check_transformer_data_not_an_array"]
+    },
+    # LogPartitionEstimator estimates log Z of a given energy on R^d; fit(X=None) ignores X, so
+    # the checks that feed data to fit (and expect it validated) or score X of another width
+    # than the energy's domain (d=2 here) cannot pass. score_samples itself validates X.
+    "LogPartitionEstimator": {
+        name: "fit(X=None) takes no data: the target is the energy, X is ignored"
+        for name in ["check_fit_score_takes_y", "check_n_features_in_after_fitting",
+                     "check_complex_data", "check_dtype_object",
+                     "check_estimators_empty_data_messages", "check_pipeline_consistency",
+                     "check_estimators_nan_inf", "check_estimator_sparse_tag",
+                     "check_methods_sample_order_invariance",
+                     "check_methods_subset_invariance", "check_fit1d"]
+    },
+    # score_samples is a Monte Carlo estimate (SUMO averaged over n_mc draws): each value is
+    # an unbiased estimate of log p(x), and the random draws depend on which rows are
+    # evaluated together, so reordering or subsetting rows changes the draws.
+    "SUMOVAE": {
+        "check_methods_sample_order_invariance": "score_samples is a Monte Carlo estimate "
+        "whose draws depend on the batch of rows",
+        "check_methods_subset_invariance": "score_samples is a Monte Carlo estimate whose "
+        "draws depend on the batch of rows",
+    },
+}

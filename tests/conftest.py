@@ -25,6 +25,20 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("global_random_seed", _seeds())
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _torch_one_thread():
+    """Tests use tiny models: one intra-op thread is faster than two fighting for 2 cores."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
 @pytest.fixture(autouse=True)
 def _matplotlib_agg():
     import matplotlib

@@ -41,6 +41,11 @@ class InvalidMolecule(tuple):
     def __new__(cls, index, value, reason):
         return super().__new__(cls, (index, value, reason))
 
+    def __getnewargs__(self):
+        # Pickling (joblib workers return these) calls __new__ with these arguments;
+        # tuple's default passes the whole tuple as one argument, which fails.
+        return tuple(self)
+
     @property
     def index(self):
         return self[0]

@@ -9,8 +9,10 @@ from sklearn_papers.datasets._molecules import (
     load_moses_smiles,
     load_tox21,
 )
+from sklearn_papers.datasets._shapes import Shapes, make_shapes
 
 __all__ = [
+    "Shapes",
     "load_bbbp",
     "load_cep",
     "load_delaney",
@@ -18,4 +20,5 @@ __all__ = [
     "load_malaria",
     "load_moses_smiles",
     "load_tox21",
+    "make_shapes",
 ]

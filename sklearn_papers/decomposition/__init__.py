@@ -1,3 +1,6 @@
-"""decomposition family (see DESIGN.md)."""
+"""decomposition family (see DESIGN.md): NMF (Lee & Seung 2001) and BetaVAE."""
 
-__all__ = []
+from sklearn_papers.decomposition._beta_vae import BetaVAE
+from sklearn_papers.decomposition._nmf import NMF
+
+__all__ = ["BetaVAE", "NMF"]

@@ -16,6 +16,18 @@ from sklearn.utils._param_validation import (
 )
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+
+def _initialize_nmf(X, n_components, init=None, eps=1e-6, random_state=None):
+    """scikit-learn's private NMF initialiser (``sklearn.decomposition._nmf``).
+
+    Imported lazily so that importing this module does not load ``sklearn.decomposition``.
+    Same signature and return value ``(W, H)`` as scikit-learn's function.
+    """
+    from sklearn.decomposition._nmf import _initialize_nmf as initialize
+
+    return initialize(X, n_components, init=init, eps=eps, random_state=random_state)
+
+
 __all__ = [
     "HasMethods",
     "Hidden",
@@ -24,6 +36,7 @@ __all__ = [
     "Options",
     "StrOptions",
     "_fit_context",
+    "_initialize_nmf",
     "check_is_fitted",
     "validate_data",
     "validate_params",

@@ -1,0 +1,145 @@
+"""NMF multiplicative updates: sklearn_papers (torch) against scikit-learn's solver="mu".
+
+Both run in this process from the same initial W and H (``init="custom"``), for the same
+number of iterations (``tol=0``), on
+
+* dense: a 4000 x 2000 low-rank-plus-noise matrix, k = 30, 200 iterations;
+* sparse: a bag-of-words-like CSR matrix (documents x words, 5% density, Zipf word
+  frequencies, Poisson counts), k = 30, 200 iterations,
+
+for both losses and in float64 and float32. Printed per case: wall time of each, the time
+ratio (ours / scikit-learn's), the ratio of final objectives (same float64 definition for
+both), and our achieved GFLOP/s (dominant matrix-product flops only: 4 n m k per iteration
+for Frobenius, 8 n m k for KL on dense X; 4 nnz k and 8 nnz k for sparse) next to the
+machine's measured square-matmul throughput.
+
+Run::
+
+    .venv/bin/python benchmarks/bench_nmf.py            # everything (several minutes)
+    .venv/bin/python benchmarks/bench_nmf.py --only dense --dtype float64
+    .venv/bin/python benchmarks/bench_nmf.py --quick    # 20 iterations
+    .venv/bin/python benchmarks/bench_nmf.py --threads 1  # both sides on one thread
+
+On a machine shared with other busy processes, multi-threaded OpenMP code (torch, and
+numpy's BLAS) spends most of its time waiting at barriers; ``--threads 1`` then measures
+the kernels rather than the scheduler.
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from sklearn.decomposition import NMF as SkNMF
+
+from sklearn_papers.decomposition import NMF
+from sklearn_papers.decomposition._nmf import _beta_divergence, _to_operand
+
+
+def matmul_gflops(dtype, size=2000, repeats=5):
+    """Measured torch square-matmul throughput (GFLOP/s) on this machine, now."""
+    a = torch.rand(size, size, dtype=dtype)
+    torch.mm(a, a)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        torch.mm(a, a)
+    return 2 * size**3 * repeats / (time.perf_counter() - start) / 1e9
+
+
+def dense_data(rng, n=4000, m=2000, rank=30):
+    """Low-rank non-negative signal plus 10% half-normal noise."""
+    signal = rng.rand(n, rank) @ rng.rand(rank, m)
+    return signal + 0.1 * signal.mean() * np.abs(rng.randn(n, m))
+
+
+def bag_of_words(rng, n_docs=10000, n_words=5000, density=0.05, n_topics=50):
+    """Documents x words counts: Zipf word popularity mixed with topic preferences."""
+    nnz_per_doc = int(density * n_words)
+    zipf = 1.0 / np.arange(1, n_words + 1)
+    topics = rng.dirichlet(np.full(n_words, 0.05), size=n_topics) + zipf / zipf.sum()
+    topics /= topics.sum(1, keepdims=True)
+    rows, cols = [], []
+    doc_topic = rng.randint(n_topics, size=n_docs)
+    for t in range(n_topics):
+        docs = np.flatnonzero(doc_topic == t)
+        for d in docs:
+            words = rng.choice(n_words, size=nnz_per_doc, replace=False, p=topics[t])
+            rows.append(np.full(nnz_per_doc, d))
+            cols.append(words)
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    counts = rng.poisson(1.5, size=rows.size) + 1.0
+    return sp.csr_matrix((counts, (rows, cols)), shape=(n_docs, n_words))
+
+
+def initial_factors(X, k, rng):
+    """scikit-learn's "random" init: |N(0, 1)| * sqrt(mean(X) / k)."""
+    avg = np.sqrt(X.mean() / k)
+    return (avg * np.abs(rng.randn(X.shape[0], k)), avg * np.abs(rng.randn(k, X.shape[1])))
+
+
+def run_case(name, X, k, loss, n_iter, dtype, peak):
+    rng = np.random.RandomState(0)
+    W0, H0 = initial_factors(X, k, rng)
+    X, W0, H0 = X.astype(dtype), W0.astype(dtype), H0.astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        ours = NMF(k, beta_loss=loss, init="custom", max_iter=n_iter, tol=0)
+        W_ours = ours.fit_transform(X, W=W0.copy(), H=H0.copy())
+        t_ours = time.perf_counter() - start
+        start = time.perf_counter()
+        sk = SkNMF(k, beta_loss=loss, solver="mu", init="custom", max_iter=n_iter, tol=0)
+        W_sk = sk.fit_transform(X, W=W0.copy(), H=H0.copy())
+        t_sk = time.perf_counter() - start
+    Xop = _to_operand(X, torch.device("cpu"))
+    obj_ours = _beta_divergence(Xop, torch.from_numpy(W_ours),
+                                torch.from_numpy(ours.components_), loss)
+    obj_sk = _beta_divergence(Xop, torch.from_numpy(W_sk), torch.from_numpy(sk.components_), loss)
+    work = X.nnz if sp.issparse(X) else X.shape[0] * X.shape[1]
+    flops = (4 if loss == "frobenius" else 8) * work * k * n_iter
+    print(f"{name:<7} {loss:<17} {np.dtype(dtype).name:<8} ours {t_ours:7.2f}s  "
+          f"sklearn {t_sk:7.2f}s  time ratio {t_ours / t_sk:5.2f}  "
+          f"objective ratio {obj_ours / obj_sk:.6f}  ours {flops / t_ours / 1e9:6.1f} GFLOP/s "
+          f"(matmul peak {peak:5.1f})", flush=True)
+    return t_ours / t_sk, obj_ours / obj_sk
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["dense", "sparse"], default=None)
+    parser.add_argument("--dtype", choices=["float64", "float32"], default=None)
+    parser.add_argument("--loss", choices=["frobenius", "kullback-leibler"], default=None)
+    parser.add_argument("--quick", action="store_true", help="20 iterations instead of 200")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch and BLAS threads for both sides (default: torch's and "
+                        "numpy's defaults); 1 gives a fair comparison on a loaded machine")
+    args = parser.parse_args()
+    if args.threads is not None:
+        from threadpoolctl import threadpool_limits
+
+        torch.set_num_threads(args.threads)
+        threadpool_limits(args.threads)
+    n_iter = 20 if args.quick else 200
+    rng = np.random.RandomState(0)
+    data = {}
+    if args.only in (None, "dense"):
+        data["dense"] = dense_data(rng)
+    if args.only in (None, "sparse"):
+        data["sparse"] = bag_of_words(rng)
+        print(f"sparse X: {data['sparse'].shape}, density "
+              f"{data['sparse'].nnz / np.prod(data['sparse'].shape):.3f}")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; k = 30, "
+          f"{n_iter} iterations, tol = 0, same initial W, H")
+    dtypes = [args.dtype] if args.dtype else ["float64", "float32"]
+    losses = [args.loss] if args.loss else ["frobenius", "kullback-leibler"]
+    for dtype in dtypes:
+        peak = matmul_gflops(getattr(torch, dtype))
+        for name, X in data.items():
+            for loss in losses:
+                run_case(name, X, 30, loss, n_iter, np.dtype(dtype), peak)
+
+
+if __name__ == "__main__":
+    main()

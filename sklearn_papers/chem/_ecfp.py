@@ -1,0 +1,361 @@
+"""Circular (Morgan / ECFP / FCFP) fingerprints as a scikit-learn transformer."""
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from sklearn_papers.chem._validation import (
+    as_molecule_array,
+    parse_molecules,
+    raise_or_mask,
+)
+from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
+
+__all__ = ["CircularFingerprint"]
+
+#: Default number of molecules per batch when ``batch_size=None`` and work is split.
+_MAX_BATCH = 2048
+
+
+def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
+                       use_chirality, dtype):
+    """Parse and fingerprint one batch (runs in a joblib worker).
+
+    Each SMILES is parsed and fingerprinted in one pass, so molecules are freed at once.
+    Without ``use_chirality`` the parse skips stereo perception: ``Chem.MolFromSmiles`` =
+    parse, remove explicit H atoms (which sanitizes) or sanitize, then assign
+    stereochemistry, and non-chiral Morgan invariants (atomic number, degree, total H
+    count, charge, isotope, ring membership, bond types) do not depend on the last step,
+    which is about a fifth of the parse time. ``Mol`` inputs, and every entry that is
+    not a non-empty string or fails here, go through :func:`parse_molecules`, the one
+    place that decides validity and words the error, so validity and messages are those
+    of the rest of the package. ``tests/chem/test_ecfp.py`` checks bit-for-bit equality
+    with fingerprints of ``Chem.MolFromSmiles`` molecules.
+
+    Returns
+    -------
+    out : ndarray of shape (len(values), n_bits)
+        Fingerprints; rows of invalid entries are zero.
+    invalid : list of InvalidMolecule
+        With indices shifted by ``start`` (global positions in the whole input).
+    """
+    from rdkit import Chem, rdBase
+    from rdkit.Chem import rdFingerprintGenerator
+
+    inv_gen = rdFingerprintGenerator.GetMorganFeatureAtomInvGen() if use_features else None
+    gen = rdFingerprintGenerator.GetMorganGenerator(
+        radius=radius, fpSize=n_bits, includeChirality=use_chirality,
+        atomInvariantsGenerator=inv_gen,
+    )
+    as_numpy = gen.GetCountFingerprintAsNumPy if use_counts else gen.GetFingerprintAsNumPy
+    from_smiles, sanitize, remove_hs = Chem.MolFromSmiles, Chem.SanitizeMol, Chem.RemoveHs
+    out = np.zeros((len(values), n_bits), dtype=dtype)
+    slow = []
+    with rdBase.BlockLogs():
+        for i, value in enumerate(values):
+            if type(value) is not str or not value:
+                slow.append(i)
+                continue
+            if use_chirality:  # stereo perception matters: the full MolFromSmiles path
+                mol = from_smiles(value)
+                if mol is None or mol.GetNumAtoms() == 0:
+                    slow.append(i)
+                    continue
+            else:
+                mol = from_smiles(value, sanitize=False)
+                if mol is None or mol.GetNumAtoms() == 0:
+                    slow.append(i)
+                    continue
+                try:
+                    if "H" in value:  # maybe explicit H atoms: remove as MolFromSmiles does
+                        mol = remove_hs(mol, implicitOnly=False, updateExplicitCount=True,
+                                        sanitize=True)
+                    else:
+                        sanitize(mol)
+                except Exception:  # noqa: BLE001 - RDKit sanitization error; reported below
+                    slow.append(i)
+                    continue
+            out[i] = as_numpy(mol)
+    invalid = []
+    if slow:
+        sub = np.empty(len(slow), dtype=object)
+        sub[:] = [values[i] for i in slow]
+        mols, sub_invalid = parse_molecules(sub)
+        for i, mol in zip(slow, mols):
+            if mol is not None:
+                out[i] = as_numpy(mol)
+        invalid = [type(e)(slow[e.index] + start, e.value, e.reason) for e in sub_invalid]
+    return out, invalid
+
+
+class CircularFingerprint(TransformerMixin, BaseEstimator):
+    """Extended-connectivity (Morgan) circular fingerprints: ECFP, FCFP, bits or counts.
+
+    Each heavy atom starts with an integer identifier (its invariants); ``radius`` rounds
+    of updates combine an atom's identifier with its neighbours' (and bond types), so the
+    identifier at round ``r`` describes the circular substructure of radius ``r`` around
+    the atom. All identifiers of all rounds are hashed into ``n_bits`` positions. This is
+    the "circular fingerprint" baseline of Duvenaud et al. (2015), Algorithm 1, which
+    their neural fingerprint makes differentiable. ECFP with diameter ``2 * radius`` is
+    called ECFP4 for ``radius=2``. Computed with RDKit's Morgan fingerprint generator.
+
+    The transformer is stateless: ``fit`` only validates, and ``transform`` works
+    without ``fit``.
+
+    Parameters
+    ----------
+    radius : int, default=2
+        Number of update rounds (ECFP diameter is ``2 * radius``). 0 keeps only the
+        atom invariants.
+    n_bits : int, default=2048
+        Length of the fingerprint (RDKit's ``fpSize``); identifiers are folded into it
+        by modulo.
+    use_counts : bool, default=False
+        If True, each position counts how many substructure occurrences hashed to it;
+        otherwise it is 1 when any did.
+    use_features : bool, default=False
+        If True, use pharmacophoric feature invariants (donor, acceptor, aromatic,
+        halogen, basic, acidic) instead of the atom's element and connectivity: FCFP.
+    use_chirality : bool, default=False
+        If True, include the CIP chirality label in the atom invariants, so enantiomers
+        (e.g. L- and D-alanine) get different fingerprints.
+    errors : {"raise", "nan"}, default="raise"
+        Invalid entries (unparsable SMILES, empty strings, None/NaN, non-molecules):
+        ``"raise"`` raises ``ValueError`` naming their index, value and RDKit's reason;
+        ``"nan"`` returns a row of NaN for each, in place (rows are never dropped).
+    n_jobs : int, default=None
+        Number of joblib workers over batches of molecules (parsing and fingerprinting
+        happen in the worker). None means 1 unless in a ``joblib.parallel_backend``
+        context; -1 means all processors. The output does not depend on it.
+    batch_size : int, default=None
+        Molecules per batch. None splits the input evenly over the workers, in batches
+        of at most 2048 molecules. The output does not depend on it.
+    verbose : int, default=0
+        If positive, show a tqdm progress bar over batches.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Always 1: the input is one column of molecules (a 1-D array counts as one
+        column, as a ``ColumnTransformer`` column selection would give).
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
+
+    See Also
+    --------
+    sklearn_papers.chem.check_molecules : The input validation used here.
+
+    Notes
+    -----
+    Output dtype: ``uint8`` for bits, ``uint32`` for counts (RDKit's count type), and
+    ``float32`` whenever ``errors="nan"`` (so that invalid rows can hold NaN; it is exact
+    for counts below 2**24). The dtype depends only on the parameters, never on the data.
+
+    Without ``use_chirality`` the SMILES are parsed without stereo perception, which does
+    not change the bits (tested against ``Chem.MolFromSmiles``) and saves about a fifth of
+    the time.
+
+    References
+    ----------
+    .. [1] Rogers, D. and Hahn, M. (2010). Extended-connectivity fingerprints. Journal of
+       Chemical Information and Modeling, 50(5), 742-754. https://doi.org/10.1021/ci100050t
+    .. [2] Duvenaud, D., Maclaurin, D., Aguilera-Iparraguirre, J., Gomez-Bombarelli, R.,
+       Hirzel, T., Aspuru-Guzik, A. and Adams, R. P. (2015). Convolutional networks on
+       graphs for learning molecular fingerprints. NeurIPS 28, Algorithm 1.
+       https://doi.org/10.48550/arXiv.1509.09292
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import CircularFingerprint
+    >>> fp = CircularFingerprint(radius=2, n_bits=1024)
+    >>> X = fp.transform(["CCO", "c1ccccc1", "CC(=O)O"])
+    >>> X.shape, X.dtype
+    ((3, 1024), dtype('uint8'))
+    >>> X.sum(axis=1).tolist()  # bits set per molecule
+    [6, 3, 7]
+    >>> fp.get_feature_names_out()[:2]
+    array(['ecfp4_0', 'ecfp4_1'], dtype=object)
+    """
+
+    _parameter_constraints = {
+        "radius": [Interval(Integral, 0, None, closed="left")],
+        "n_bits": [Interval(Integral, 1, None, closed="left")],
+        "use_counts": ["boolean"],
+        "use_features": ["boolean"],
+        "use_chirality": ["boolean"],
+        "errors": [StrOptions({"raise", "nan"})],
+        "n_jobs": [Integral, None],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        radius=2,
+        n_bits=2048,
+        *,
+        use_counts=False,
+        use_features=False,
+        use_chirality=False,
+        errors="raise",
+        n_jobs=None,
+        batch_size=None,
+        verbose=0,
+    ):
+        self.radius = radius
+        self.n_bits = n_bits
+        self.use_counts = use_counts
+        self.use_features = use_features
+        self.use_chirality = use_chirality
+        self.errors = errors
+        self.n_jobs = n_jobs
+        self.batch_size = batch_size
+        self.verbose = verbose
+
+    def _set_input_attributes(self, X):
+        self.n_features_in_ = 1
+        columns = getattr(X, "columns", None)
+        if columns is not None and len(columns) == 1 and isinstance(columns[0], str):
+            self.feature_names_in_ = np.asarray(list(columns), dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Validate the parameters and the molecules (nothing is learned).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : CircularFingerprint
+            The transformer, with ``n_features_in_`` (and ``feature_names_in_``) set.
+
+        Raises
+        ------
+        ValueError
+            For invalid molecules when ``errors="raise"``, naming index and value.
+        """
+        values = as_molecule_array(X)
+        _, invalid = parse_molecules(values)
+        raise_or_mask(invalid, len(values), errors=self.errors)
+        self._set_input_attributes(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Validate, then fingerprint (each SMILES is parsed once).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_bits)
+            See :meth:`transform`.
+        """
+        out = self._transform(X)
+        self._set_input_attributes(X)
+        return out
+
+    def transform(self, X):
+        """Compute the fingerprints.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects (list, array, Series, one-column
+            DataFrame). A bare string is refused rather than split into characters.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_bits)
+            ``uint8`` bits, ``uint32`` counts, or ``float32`` with NaN rows for invalid
+            molecules when ``errors="nan"``.
+
+        Raises
+        ------
+        ValueError
+            For a bare string, a wrong shape, no molecules, or (``errors="raise"``)
+            invalid molecules, naming their index, value and RDKit's reason.
+        """
+        self._validate_params()
+        return self._transform(X)
+
+    def _output_dtype(self):
+        if self.errors == "nan":
+            return np.float32
+        return np.uint32 if self.use_counts else np.uint8
+
+    def _transform(self, X):
+        from joblib import Parallel, delayed, effective_n_jobs
+
+        values = as_molecule_array(X)
+        n = len(values)
+        n_jobs = max(1, min(effective_n_jobs(self.n_jobs), n))
+        batch = self.batch_size or min(_MAX_BATCH, -(-n // n_jobs))
+        starts = range(0, n, batch)
+        args = (self.radius, self.n_bits, self.use_counts, self.use_features,
+                self.use_chirality, self._output_dtype())
+        if n_jobs == 1:
+            results = (_fingerprint_batch(values[s:s + batch], s, *args) for s in starts)
+        else:
+            results = Parallel(n_jobs=n_jobs, return_as="generator")(
+                delayed(_fingerprint_batch)(values[s:s + batch], s, *args) for s in starts
+            )
+        if self.verbose > 0:
+            from tqdm.auto import tqdm
+
+            results = tqdm(results, total=len(starts), desc=type(self).__name__,
+                           unit="batch")
+        parts, invalid = [], []
+        for out, bad in results:
+            parts.append(out)
+            invalid.extend(bad)
+        out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        valid = raise_or_mask(invalid, n, errors=self.errors)
+        if not valid.all():
+            out[~valid] = np.nan
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names: ``ecfp{2*radius}_{i}`` (``fcfp...`` with features).
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Ignored (the output does not map to input columns).
+
+        Returns
+        -------
+        feature_names_out : ndarray of shape (n_bits,), dtype=object
+            ``ecfp4_0`` ... ``ecfp4_{n_bits-1}`` for ``radius=2``.
+        """
+        prefix = f"{'fcfp' if self.use_features else 'ecfp'}{2 * self.radius}"
+        if self.use_counts:
+            prefix += "_count"
+        return np.asarray([f"{prefix}_{i}" for i in range(self.n_bits)], dtype=object)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.input_tags.allow_nan = self.errors == "nan"
+        tags.transformer_tags.preserves_dtype = []
+        tags.non_deterministic = False
+        return tags

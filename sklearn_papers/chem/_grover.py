@@ -1,0 +1,879 @@
+"""GROVER (Rong et al., 2020): pretrained molecular featurizer, regressor and classifier."""
+
+import json
+import os
+import time
+from numbers import Integral, Real
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
+from sklearn.utils import check_array, column_or_1d
+from sklearn.utils.multiclass import check_classification_targets
+
+from sklearn_papers.chem._validation import check_molecules
+from sklearn_papers.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_is_fitted,
+)
+
+__all__ = ["GroverClassifier", "GroverFeaturizer", "GroverRegressor", "load_grover_checkpoint"]
+
+#: Name of the format written by :meth:`GroverFeaturizer.save`, and its version.
+FORMAT_NAME = "sklearn_papers.grover"
+FORMAT_VERSION = 1
+#: Checkpoints shipped inside the package (``sklearn_papers/chem/_pretrained/<name>/``).
+PRETRAINED = ("moses-small",)
+_ARCH = ("hidden_size", "n_layers", "n_heads", "depth")
+
+
+# -- featurization (module level: joblib workers pickle these) ------------------------------
+def _graphs_chunk(mols, with_labels):
+    from sklearn_papers.chem.featurizers import mols_to_graphs
+    from sklearn_papers.chem.featurizers._grover_features import (
+        grover_atom_features,
+        grover_bond_features,
+        grover_graph,
+    )
+
+    fa, fb = grover_atom_features(), grover_bond_features()
+    if with_labels:
+        return [grover_graph(m, fa, fb) for m in mols]
+    return mols_to_graphs(mols, fa, fb)
+
+
+def _featurize(mols, *, with_labels, n_jobs):
+    """GROVER graphs (and labels) of valid molecules, in order, possibly in parallel."""
+    from joblib import Parallel, delayed, effective_n_jobs
+
+    n = effective_n_jobs(n_jobs)
+    if n == 1 or len(mols) < 64:
+        return _graphs_chunk(mols, with_labels)
+    size = -(-len(mols) // (4 * n))
+    chunks = Parallel(n_jobs=n_jobs)(
+        delayed(_graphs_chunk)(mols[i:i + size], with_labels)
+        for i in range(0, len(mols), size))
+    return [g for chunk in chunks for g in chunk]
+
+
+def _checkpoint_dir(pretrained):
+    if isinstance(pretrained, str) and pretrained in PRETRAINED:
+        from importlib.resources import files
+
+        return Path(str(files("sklearn_papers.chem") / "_pretrained" / pretrained))
+    return Path(pretrained)
+
+
+def load_grover_checkpoint(pretrained):
+    """Read a GROVER checkpoint written by :meth:`GroverFeaturizer.save`.
+
+    The format (version 1) is a folder with two files:
+
+    * ``config.json``: ``{"format": "sklearn_papers.grover", "format_version": 1,
+      "params": {estimator parameters}, "atom_vocab": [labels], "bond_vocab": [labels],
+      "n_atom_features": 151, "n_bond_features": 14, "motifs": [85 names],
+      "loss_curve": [...], "training": {...}}``;
+    * ``weights.pt``: a plain ``state_dict`` (str -> tensor) of the pretraining model,
+      written by ``torch.save`` and read with ``torch.load(weights_only=True)``, so loading
+      never runs pickled code.
+
+    Parameters
+    ----------
+    pretrained : str or os.PathLike
+        A shipped checkpoint name (``"moses-small"``) or a folder.
+
+    Returns
+    -------
+    config : dict
+        The parsed ``config.json``.
+    state_dict : dict of str to torch.Tensor
+        The weights.
+
+    Raises
+    ------
+    ValueError
+        If the folder or its files are missing, or the format or version is unknown.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import load_grover_checkpoint
+    >>> config, weights = load_grover_checkpoint("moses-small")
+    >>> config["format_version"], len(config["motifs"])
+    (1, 85)
+    """
+    import torch
+
+    folder = _checkpoint_dir(pretrained)
+    cfg_path, w_path = folder / "config.json", folder / "weights.pt"
+    if not cfg_path.is_file() or not w_path.is_file():
+        raise ValueError(
+            f"pretrained={str(pretrained)!r} is neither a shipped checkpoint {PRETRAINED} nor "
+            f"a folder holding config.json and weights.pt (looked in {str(folder)!r})."
+        )
+    config = json.loads(cfg_path.read_text())
+    if config.get("format") != FORMAT_NAME or config.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{str(cfg_path)!r} is not a {FORMAT_NAME} checkpoint of version "
+            f"{FORMAT_VERSION} (format={config.get('format')!r}, "
+            f"version={config.get('format_version')!r})."
+        )
+    state = torch.load(w_path, map_location="cpu", weights_only=True)
+    return config, state
+
+
+class _BaseGrover(BaseEstimator):
+    """Parameters and plumbing shared by the GROVER estimators."""
+
+    _parameter_constraints = {
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "n_layers": [Interval(Integral, 1, None, closed="left")],
+        "n_heads": [Interval(Integral, 1, None, closed="left")],
+        "depth": [Interval(Integral, 1, None, closed="left")],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "dist_coef": [Interval(Real, 0, None, closed="left")],
+        "max_epochs": [Interval(Integral, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "pretrained": [None, str, os.PathLike],
+        "device": [str],
+        "errors": [StrOptions({"raise", "nan"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "n_jobs": [None, Integral],
+    }
+
+    # -- data ----------------------------------------------------------------------------
+    def _parse(self, X):
+        return check_molecules(X, errors=self.errors)
+
+    def _transform_graphs(self, X):
+        mols, valid = self._parse(X)
+        graphs = _featurize([m for m in mols if m is not None], with_labels=False,
+                            n_jobs=self.n_jobs)
+        return graphs, valid
+
+    # -- torch ---------------------------------------------------------------------------
+    def _arch(self, config):
+        """Architecture parameters: the checkpoint's when there is one, else ours."""
+        if config is not None:
+            return {k: int(config["params"][k]) for k in _ARCH}
+        return {k: int(getattr(self, k)) for k in _ARCH}
+
+    def _new_encoder(self, arch):
+        from sklearn_papers.chem.featurizers._grover_features import (
+            grover_atom_features,
+            grover_bond_features,
+        )
+        from sklearn_papers.nn._grover import GTransformer
+
+        return GTransformer(grover_atom_features().n_features,
+                            grover_bond_features().n_features, dropout=self.dropout, **arch)
+
+    def _embed(self, encoder, graphs, valid):
+        from sklearn_papers.nn._grover import run_module
+        from sklearn_papers.nn._skorch import check_device
+
+        device = check_device(self.device)
+        encoder = encoder.to(device).eval()
+        out = np.full((len(valid), encoder.embedding_dim), np.nan, dtype=np.float32)
+        if graphs:
+            out[valid] = run_module(encoder.embed, graphs, batch_size=self.batch_size,
+                                    device=device)
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.non_deterministic = False
+        return tags
+
+
+class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseGrover):
+    """GROVER molecule embeddings with self-supervised pretraining (Rong et al., 2020).
+
+    A graph transformer (GTransformer) reads each molecule twice: a node view over atoms
+    and an edge view over directed bonds. In every transformer block, the queries, keys and
+    values of each attention head come from a message-passing network with a random
+    number of hops in training (dyMPN); attention runs among the atoms (or directed bonds)
+    of each molecule. The embedding is the mean over atoms of the node-view and edge-view
+    atom embeddings, concatenated (``2 * hidden_size`` values).
+
+    ``fit(X)`` pretrains on the molecules ``X`` without labels (Section 4.1): each atom and
+    bond predicts its contextual property label (its one-hop neighbourhood as a string,
+    e.g. ``"C_C-SINGLE1_O-DOUBLE1_O-SINGLE1"``; vocabularies built from ``X`` with
+    ``<pad>``/``<other>`` and ``min_freq``) from both views, the molecule predicts which of
+    85 RDKit functional groups it contains (binary cross-entropy), and the two views are
+    pulled together by an agreement term. With ``pretrained``, ``fit`` loads a checkpoint
+    (the shipped ``"moses-small"`` needs no network) and continues pretraining on ``X`` for
+    ``max_epochs`` epochs (0: load only).
+
+    Read more in :doc:`/papers/rong_grover`.
+
+    Parameters
+    ----------
+    hidden_size : int, default=64
+        Width ``H`` of the hidden states; the embedding has ``2 H`` values. Ignored (taken
+        from the checkpoint) when ``pretrained`` is set, as are ``n_layers``, ``n_heads``
+        and ``depth``.
+    n_layers : int, default=1
+        Transformer blocks per view.
+    n_heads : int, default=2
+        Attention heads per block; each owns three dyMPNs (query, key, value).
+    depth : int, default=3
+        Mean number of dyMPN hops (drawn from a truncated normal around it in training;
+        exactly ``depth`` in ``transform``).
+    dropout : float, default=0.0
+        Dropout rate in training.
+    min_freq : int, default=1
+        Least count of a contextual label in ``X`` for it to get its own class; rarer
+        labels are predicted as ``<other>``. Not used with ``pretrained`` (the checkpoint's
+        vocabularies are kept).
+    dist_coef : float, default=0.1
+        Weight of the agreement between the two views' label predictions.
+    max_epochs : int, default=10
+        Pretraining epochs over ``X`` (after loading ``pretrained``, if set).
+    batch_size : int, default=32
+        Molecules per batch.
+    lr : float, default=1e-3
+        Adam learning rate.
+    pretrained : str, path or None, default=None
+        None: pretrain from scratch on ``X``. ``"moses-small"``: the checkpoint shipped with
+        the package (pretrained on 20,000 MOSES molecules, see :doc:`/papers/rong_grover`).
+        A folder written by :meth:`save`.
+    device : str, default="cpu"
+        Torch device (``"cuda"`` for a GPU).
+    errors : {"raise", "nan"}, default="raise"
+        Invalid molecules raise ``ValueError``, or (``"nan"``) are skipped by ``fit`` and
+        get NaN rows from ``transform``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds weights, dropout, hop counts and shuffling; the global torch RNG is untouched.
+    verbose : int, default=0
+        A progress bar over epochs when positive.
+    n_jobs : int or None, default=None
+        Parallel featurization with joblib (None: 1).
+
+    Attributes
+    ----------
+    module_ : torch.nn.Module
+        The ``GroverPretrainModel`` (encoder plus pretraining heads), in eval mode.
+    encoder_ : torch.nn.Module
+        Its ``GTransformer`` encoder.
+    atom_vocab_ : ContextVocab
+        Vocabulary of atom contextual labels.
+    bond_vocab_ : ContextVocab
+        Vocabulary of bond contextual labels.
+    embedding_dim_ : int
+        Width of ``transform``'s output, ``2 * hidden_size`` of the model.
+    loss_curve_ : list of float
+        Pretraining loss after each epoch run by this ``fit`` (with ``pretrained``, the
+        checkpoint's own curve is in ``checkpoint_config_["loss_curve"]``).
+    n_iter_ : int
+        Number of epochs run by this ``fit``.
+    checkpoint_config_ : dict or None
+        The loaded checkpoint's ``config.json`` (None without ``pretrained``).
+
+    See Also
+    --------
+    GroverRegressor : Fine-tunes the encoder with a regression head.
+    GroverClassifier : Fine-tunes the encoder with a classification head.
+    NeuralFingerprint : Learned fingerprints without pretraining.
+
+    References
+    ----------
+    .. [1] Y. Rong, Y. Bian, T. Xu, W. Xie, Y. Wei, W. Huang, J. Huang, "Self-Supervised
+       Graph Transformer on Large-Scale Molecular Data", NeurIPS 2020.
+       :arxiv:`2007.02835`.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import GroverFeaturizer
+    >>> grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0).fit(["CCO"])
+    >>> grover.transform(["CCO", "c1ccccc1O"]).shape
+    (2, 128)
+    """
+
+    _parameter_constraints = {
+        **_BaseGrover._parameter_constraints,
+        "min_freq": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
+                 min_freq=1, dist_coef=0.1, max_epochs=10, batch_size=32, lr=1e-3,
+                 pretrained=None, device="cpu", errors="raise", random_state=None,
+                 verbose=0, n_jobs=None):
+        self.hidden_size = hidden_size
+        self.n_layers = n_layers
+        self.n_heads = n_heads
+        self.depth = depth
+        self.dropout = dropout
+        self.min_freq = min_freq
+        self.dist_coef = dist_coef
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.pretrained = pretrained
+        self.device = device
+        self.errors = errors
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Pretrain on molecules ``X`` (or load ``pretrained`` and continue on ``X``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects; no labels are needed.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : GroverFeaturizer
+            Fitted featurizer.
+        """
+        from collections import Counter
+
+        from sklearn_papers.chem.featurizers._grover_features import GROVER_MOTIFS, ContextVocab
+        from sklearn_papers.nn._grover import (
+            GroverDataset,
+            GroverPretrainModel,
+            grover_pretrain_loss,
+            train_module,
+        )
+        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+
+        start = time.perf_counter()
+        device = check_device(self.device)
+        mols, valid = self._parse(X)
+        mols = [m for m in mols if m is not None]
+        if not mols:
+            raise ValueError("Every molecule in X is invalid; nothing to fit.")
+        config, state = (None, None) if self.pretrained is None else \
+            load_grover_checkpoint(self.pretrained)
+        need_labels = self.max_epochs > 0 or config is None
+        data = _featurize(mols, with_labels=need_labels, n_jobs=self.n_jobs)
+        if config is not None:
+            atom_vocab = ContextVocab.from_itos(config["atom_vocab"])
+            bond_vocab = ContextVocab.from_itos(config["bond_vocab"])
+        else:
+            atom_vocab = ContextVocab(Counter(w for d in data for w in d[1]),
+                                      min_freq=self.min_freq)
+            bond_vocab = ContextVocab(Counter(w for d in data for w in d[2]),
+                                      min_freq=self.min_freq)
+        seed = seed_from_random_state(self.random_state)
+        with torch_seeded(seed, device):
+            module = GroverPretrainModel(self._new_encoder(self._arch(config)),
+                                         len(atom_vocab), len(bond_vocab), len(GROVER_MOTIFS))
+            if state is not None:
+                module.load_state_dict(state)
+            curve = []
+            if self.max_epochs > 0:
+                dataset = GroverDataset(
+                    [d[0] for d in data], [atom_vocab.encode(d[1]) for d in data],
+                    [bond_vocab.encode(d[2]) for d in data], np.stack([d[3] for d in data]))
+                dist_coef = float(self.dist_coef)
+
+                def loss_fn(out, labels):
+                    return grover_pretrain_loss(out, labels["atom"], labels["bond"],
+                                                labels["motif"], dist_coef)[0]
+
+                curve = train_module(module, dataset, loss_fn, max_epochs=self.max_epochs,
+                                     batch_size=self.batch_size, lr=self.lr, seed=seed,
+                                     device=device, verbose=self.verbose,
+                                     desc="GROVER pretraining")
+        self.module_ = module.to(device).eval()
+        self.encoder_ = module.encoder
+        self.atom_vocab_, self.bond_vocab_ = atom_vocab, bond_vocab
+        self.embedding_dim_ = module.encoder.embedding_dim
+        self._n_features_out = self.embedding_dim_
+        self.loss_curve_ = [float(v) for v in curve]
+        self.n_iter_ = len(curve)
+        self.checkpoint_config_ = config
+        self._fit_seconds = time.perf_counter() - start
+        self._n_fit_molecules = len(mols)
+        return self
+
+    def transform(self, X):
+        """Molecule embeddings.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, embedding_dim_), dtype=float32
+            Mean node-view atom embedding followed by mean edge-view atom embedding. NaN
+            rows for invalid molecules when ``errors="nan"``.
+        """
+        check_is_fitted(self)
+        graphs, valid = self._transform_graphs(X)
+        return self._embed(self.encoder_, graphs, valid)
+
+    def save(self, path):
+        """Write the fitted model to a folder (format documented in
+        :func:`load_grover_checkpoint`).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Folder to create (or overwrite files in).
+
+        Returns
+        -------
+        path : pathlib.Path
+            The folder.
+        """
+        import torch
+
+        import sklearn_papers
+        from sklearn_papers.chem.featurizers._grover_features import GROVER_MOTIFS
+
+        check_is_fitted(self)
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        params = {k: v for k, v in self.get_params().items()
+                  if isinstance(v, (int, float, str, type(None))) and k != "pretrained"}
+        params.update(self._arch(self.checkpoint_config_))  # the model's own architecture
+        config = {
+            "format": FORMAT_NAME,
+            "format_version": FORMAT_VERSION,
+            "params": params,
+            "atom_vocab": list(self.atom_vocab_.itos),
+            "bond_vocab": list(self.bond_vocab_.itos),
+            "n_atom_features": 151,
+            "n_bond_features": 14,
+            "embedding_dim": int(self.embedding_dim_),
+            "motifs": list(GROVER_MOTIFS),
+            "loss_curve": list(self.loss_curve_),
+            "training": {
+                "n_molecules": int(getattr(self, "_n_fit_molecules", 0)),
+                "seconds": float(getattr(self, "_fit_seconds", 0.0)),
+                "torch": torch.__version__,
+                "sklearn_papers": getattr(sklearn_papers, "__version__", "unknown"),
+            },
+        }
+        (folder / "config.json").write_text(json.dumps(config, indent=1))
+        state = {k: v.detach().cpu().clone() for k, v in self.module_.state_dict().items()}
+        torch.save(state, folder / "weights.pt")
+        return folder
+
+    @classmethod
+    def load(cls, path, **params):
+        """Load a featurizer written by :meth:`save` (or a shipped checkpoint name).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Folder, or ``"moses-small"``.
+        **params : dict
+            Parameters to override (``device``, ``batch_size``, ``n_jobs``, ...).
+
+        Returns
+        -------
+        featurizer : GroverFeaturizer
+            Fitted; ``transform`` gives the saved model's embeddings. Its ``pretrained``
+            parameter is ``path`` and ``max_epochs`` is 0, so refitting reloads the same
+            weights.
+        """
+        config, _ = load_grover_checkpoint(path)
+        saved = {k: v for k, v in config["params"].items() if k in cls().get_params()}
+        est = cls(**{**saved, "pretrained": str(path), "max_epochs": 0, **params})
+        est._validate_params()
+        return est._fit_loaded()
+
+    def _fit_loaded(self):
+        from sklearn_papers.chem.featurizers._grover_features import GROVER_MOTIFS, ContextVocab
+        from sklearn_papers.nn._grover import GroverPretrainModel
+
+        config, state = load_grover_checkpoint(self.pretrained)
+        atom_vocab = ContextVocab.from_itos(config["atom_vocab"])
+        bond_vocab = ContextVocab.from_itos(config["bond_vocab"])
+        module = GroverPretrainModel(self._new_encoder(self._arch(config)), len(atom_vocab),
+                                     len(bond_vocab), len(GROVER_MOTIFS))
+        module.load_state_dict(state)
+        self.module_ = module.eval()
+        self.encoder_ = module.encoder
+        self.atom_vocab_, self.bond_vocab_ = atom_vocab, bond_vocab
+        self.embedding_dim_ = module.encoder.embedding_dim
+        self._n_features_out = self.embedding_dim_
+        self.loss_curve_, self.n_iter_ = [], 0
+        self.checkpoint_config_ = config
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float32"]
+        return tags
+
+
+class _GroverFinetune(_BaseGrover):
+    """Fine-tuning: encoder (pretrained or fresh) plus one head per view, trained on y."""
+
+    _parameter_constraints = {
+        **_BaseGrover._parameter_constraints,
+        "ffn_hidden": [Interval(Integral, 0, None, closed="left")],
+        "readout": [StrOptions({"mean", "self_attention"})],
+    }
+
+    def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
+                 ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=30, batch_size=32,
+                 lr=1e-3, pretrained="moses-small", device="cpu", errors="raise",
+                 random_state=None, verbose=0, n_jobs=None):
+        self.hidden_size = hidden_size
+        self.n_layers = n_layers
+        self.n_heads = n_heads
+        self.depth = depth
+        self.dropout = dropout
+        self.ffn_hidden = ffn_hidden
+        self.readout = readout
+        self.dist_coef = dist_coef
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.pretrained = pretrained
+        self.device = device
+        self.errors = errors
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    def _fit_graphs(self, X, y):
+        mols, valid = self._parse(X)
+        y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+        if y.shape[0] != len(mols):
+            raise ValueError(f"X has {len(mols)} molecules but y has {y.shape[0]} rows.")
+        mols = [m for m in mols if m is not None]
+        if not mols:
+            raise ValueError("Every molecule in X is invalid; nothing to fit.")
+        return _featurize(mols, with_labels=False, n_jobs=self.n_jobs), y[valid]
+
+    def _train(self, graphs, target, n_outputs, task):
+        from sklearn_papers.nn._grover import (
+            GroverDataset,
+            GroverFinetuneModel,
+            grover_finetune_loss,
+            train_module,
+        )
+        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+
+        device = check_device(self.device)
+        seed = seed_from_random_state(self.random_state)
+        config, state = (None, None) if self.pretrained is None else \
+            load_grover_checkpoint(self.pretrained)
+        with torch_seeded(seed, device):
+            encoder = self._new_encoder(self._arch(config))
+            if state is not None:
+                encoder.load_state_dict({k[len("encoder."):]: v for k, v in state.items()
+                                         if k.startswith("encoder.")})
+            module = GroverFinetuneModel(encoder, n_outputs, readout=self.readout,
+                                         ffn_hidden=self.ffn_hidden, dropout=self.dropout)
+            dist_coef = float(self.dist_coef)
+
+            def loss_fn(out, labels):
+                return grover_finetune_loss(out, labels["y"], task, dist_coef)
+
+            curve = train_module(module, GroverDataset(graphs, y=target), loss_fn,
+                                 max_epochs=self.max_epochs, batch_size=self.batch_size,
+                                 lr=self.lr, seed=seed, device=device, verbose=self.verbose,
+                                 desc="GROVER fine-tuning")
+        self.module_ = module.to(device).eval()
+        self.n_outputs_ = n_outputs
+        self.loss_curve_ = [float(v) for v in curve]
+        self.n_iter_ = len(curve)
+        return self
+
+    def _outputs(self, X):
+        """Network outputs (mean of the two views' heads), NaN rows for invalid molecules."""
+        from sklearn_papers.nn._grover import run_module
+        from sklearn_papers.nn._skorch import check_device
+
+        check_is_fitted(self)
+        graphs, valid = self._transform_graphs(X)
+        device = check_device(self.device)
+        module = self.module_.to(device).eval()
+        out = np.full((len(valid), self.n_outputs_), np.nan, dtype=np.float64)
+        if graphs:
+            out[valid] = run_module(module, graphs, batch_size=self.batch_size, device=device)
+        return out
+
+
+_FINETUNE_PARAMS_DOC = """
+    Parameters
+    ----------
+    hidden_size : int, default=64
+        Width of the hidden states. Ignored (taken from the checkpoint) when ``pretrained``
+        is set, as are ``n_layers``, ``n_heads`` and ``depth``.
+    n_layers : int, default=1
+        Transformer blocks per view.
+    n_heads : int, default=2
+        Attention heads per block.
+    depth : int, default=3
+        Mean number of dyMPN hops.
+    dropout : float, default=0.0
+        Dropout rate in training (encoder and heads).
+    ffn_hidden : int, default=64
+        Hidden width of each view's prediction head; 0 for a linear head.
+    readout : {"mean", "self_attention"}, default="mean"
+        Pooling of atom embeddings per molecule: mean, or GROVER's self-attentive pooling
+        (Eq. 6).
+    dist_coef : float, default=0.1
+        Weight of the disagreement between the two views' predictions in the loss.
+    max_epochs : int, default=30
+        Fine-tuning epochs.
+    batch_size : int, default=32
+        Molecules per batch (a last batch of one is fine).
+    lr : float, default=1e-3
+        Adam learning rate (encoder and heads).
+    pretrained : str, path or None, default="moses-small"
+        Checkpoint whose encoder weights start the fine-tuning; None trains the same
+        architecture from random weights (the paper's "no pretraining" ablation).
+    device : str, default="cpu"
+        Torch device.
+    errors : {"raise", "nan"}, default="raise"
+        Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit`` and
+        predicted as NaN.
+    random_state : int, RandomState instance or None, default=None
+        Seeds heads, dropout, hop counts and shuffling; the global torch RNG is untouched.
+    verbose : int, default=0
+        A progress bar over epochs when positive.
+    n_jobs : int or None, default=None
+        Parallel featurization with joblib.
+"""
+
+
+class GroverRegressor(RegressorMixin, _GroverFinetune):
+    __doc__ = """GROVER encoder fine-tuned with a regression head (Rong et al., 2020).
+
+    The pretrained GTransformer (or a fresh one with ``pretrained=None``) and two
+    feed-forward heads, one on each view's pooled atom embeddings, are trained end to end
+    on the standardised targets; the loss is the sum of both heads' mean squared errors
+    plus ``dist_coef`` times their disagreement (Section 4.2), and the prediction is the
+    mean of the two heads. Several targets are fitted jointly; NaN targets (missing
+    labels) are left out of the loss.
+
+    Read more in :doc:`/papers/rong_grover`.
+""" + _FINETUNE_PARAMS_DOC + """
+    Attributes
+    ----------
+    module_ : torch.nn.Module
+        The trained ``GroverFinetuneModel``.
+    n_outputs_ : int
+        Number of targets.
+    loss_curve_ : list of float
+        Training loss after each epoch (standardised units).
+    n_iter_ : int
+        Number of epochs run.
+
+    See Also
+    --------
+    GroverFeaturizer : The pretrained embeddings as a transformer.
+    GroverClassifier : Classification head.
+
+    References
+    ----------
+    .. [1] Y. Rong et al., "Self-Supervised Graph Transformer on Large-Scale Molecular
+       Data", NeurIPS 2020. :arxiv:`2007.02835`.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import GroverRegressor
+    >>> X, y = ["CCO", "CCCO", "CCCCO", "c1ccccc1"], [0.0, -0.5, -1.0, -2.0]
+    >>> reg = GroverRegressor(max_epochs=2, random_state=0).fit(X, y)
+    >>> reg.predict(["CCO"]).shape
+    (1,)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fine-tune on molecules ``X`` and targets ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Regression targets; NaN marks a missing label.
+
+        Returns
+        -------
+        self : GroverRegressor
+            Fitted regressor.
+        """
+        graphs, y = self._fit_graphs(X, y)
+        y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite="allow-nan",
+                        input_name="y")
+        self._y_1d = y.ndim == 1
+        y2 = y.reshape(len(y), -1)
+        if np.isnan(y2).all(axis=0).any():
+            raise ValueError("y has a column without any label (all NaN).")
+        self._y_mean = np.nanmean(y2, axis=0)
+        std = np.nanstd(y2, axis=0)
+        self._y_std = np.where(std > 0, std, 1.0)
+        target = ((y2 - self._y_mean) / self._y_std).astype(np.float32)
+        return self._train(graphs, target, y2.shape[1], "regression")
+
+    def predict(self, X):
+        """Predict targets in their original units.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            float64; NaN for invalid molecules when ``errors="nan"``.
+        """
+        pred = self._outputs(X) * self._y_std + self._y_mean
+        return pred[:, 0] if self._y_1d else pred
+
+
+class GroverClassifier(ClassifierMixin, _GroverFinetune):
+    __doc__ = """GROVER encoder fine-tuned with a classification head (Rong et al., 2020).
+
+    As :class:`GroverRegressor`, with cross-entropy losses. Three kinds of target: binary
+    (one logit), multiclass (softmax) and multi-task binary (2-D 0/1 with NaN for missing
+    labels, as Tox21; one logit per task, masked loss).
+
+    Read more in :doc:`/papers/rong_grover`.
+""" + _FINETUNE_PARAMS_DOC + """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels; ``[0, 1]`` for multi-task targets.
+    module_ : torch.nn.Module
+        The trained ``GroverFinetuneModel``.
+    n_outputs_ : int
+        Number of network outputs (1 binary, ``n_classes`` multiclass, ``n_tasks``).
+    loss_curve_ : list of float
+        Training loss after each epoch.
+    n_iter_ : int
+        Number of epochs run.
+
+    See Also
+    --------
+    GroverFeaturizer : The pretrained embeddings as a transformer.
+    GroverRegressor : Regression head.
+
+    References
+    ----------
+    .. [1] Y. Rong et al., "Self-Supervised Graph Transformer on Large-Scale Molecular
+       Data", NeurIPS 2020. :arxiv:`2007.02835`.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import GroverClassifier
+    >>> X, y = ["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]
+    >>> clf = GroverClassifier(max_epochs=2, random_state=0).fit(X, y)
+    >>> clf.predict_proba(["CCO"]).shape
+    (1, 2)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fine-tune on molecules ``X`` and labels ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_tasks)
+            Class labels, or 0/1/NaN multi-task labels.
+
+        Returns
+        -------
+        self : GroverClassifier
+            Fitted classifier.
+        """
+        graphs, y = self._fit_graphs(X, y)
+        if y.ndim == 2 and y.shape[1] > 1:
+            y = check_array(y, dtype=np.float64, ensure_all_finite="allow-nan",
+                            input_name="y")
+            labelled = y[~np.isnan(y)]
+            if not np.isin(labelled, (0.0, 1.0)).all():
+                raise ValueError(
+                    "Multi-task y must hold 0, 1 or NaN (missing label); got values "
+                    f"{np.unique(labelled[~np.isin(labelled, (0.0, 1.0))])[:5]}."
+                )
+            self._task, self.classes_ = "multitask", np.array([0, 1])
+            return self._train(graphs, y.astype(np.float32), y.shape[1], "binary")
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has a single class {self.classes_[0]!r}; a classifier needs at least two."
+            )
+        if len(self.classes_) == 2:
+            self._task = "binary"
+            return self._train(graphs, codes.astype(np.float32)[:, None], 1, "binary")
+        self._task = "multiclass"
+        return self._train(graphs, codes.astype(np.int64), len(self.classes_), "multiclass")
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes) or (n_samples, n_tasks)
+            Columns follow ``classes_``; for multi-task targets, the probability of label 1
+            for each task. NaN rows for invalid molecules (``errors="nan"``).
+        """
+        logits = self._outputs(X)
+        if self._task == "multiclass":
+            z = np.exp(logits - logits.max(axis=1, keepdims=True))
+            return z / z.sum(axis=1, keepdims=True)
+        p = 1.0 / (1.0 + np.exp(-logits))
+        return np.hstack([1.0 - p, p]) if self._task == "binary" else p
+
+    def predict(self, X):
+        """Predict class labels (multi-task: 0/1 per task).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_tasks)
+            Labels from ``classes_``. Invalid molecules (``errors="nan"``) give NaN when the
+            classes are numeric, else None.
+        """
+        proba = self.predict_proba(X)
+        valid = ~np.isnan(proba).any(axis=1)
+        if self._task == "multitask":
+            out = (proba > 0.5).astype(np.float64)
+            out[~valid] = np.nan
+            return out if not valid.all() else out.astype(np.int64)
+        labels = self.classes_[np.argmax(np.nan_to_num(proba), axis=1)]
+        if valid.all():
+            return labels
+        if np.issubdtype(self.classes_.dtype, np.number):
+            labels = labels.astype(np.float64)
+            labels[~valid] = np.nan
+        else:
+            labels = labels.astype(object)
+            labels[~valid] = None
+        return labels

@@ -1,0 +1,664 @@
+"""Message passing neural networks (Gilmer et al., 2017): regressor, classifier, transformer."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
+from sklearn.utils import check_array, column_or_1d
+from sklearn.utils.multiclass import check_classification_targets
+
+from sklearn_papers.chem._validation import check_molecules
+from sklearn_papers.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_is_fitted,
+)
+
+__all__ = ["MPNN", "MPNNClassifier", "MPNNRegressor", "mpnn_atom_features"]
+
+#: Elements with their own slot in :func:`mpnn_atom_features` (others share "unknown").
+MPNN_ATOM_SYMBOLS = (
+    "H", "C", "N", "O", "F", "P", "S", "Cl", "Br", "I", "B", "Si", "Se", "Na", "K",
+    "Li", "Mg", "Ca", "Fe", "Zn", "Cu", "Al", "As", "Sn", "Hg",
+)
+_HYBRIDIZATIONS = ("SP", "SP2", "SP3", "SP3D", "SP3D2")
+
+
+# Getters are module-level functions so that the feature set pickles.
+def _symbol(atom):
+    return atom.GetSymbol()
+
+
+def _degree(atom):
+    return atom.GetDegree()
+
+
+def _formal_charge(atom):
+    return atom.GetFormalCharge()
+
+
+def _n_hydrogens(atom):
+    # Implicit and explicit hydrogens plus hydrogen *neighbours*, so an atom gets the same
+    # count whether its hydrogens are implicit or nodes of the graph.
+    return atom.GetTotalNumHs(includeNeighbors=True)
+
+
+def _hybridization(atom):
+    return str(atom.GetHybridization())
+
+
+def _aromatic(atom):
+    return atom.GetIsAromatic()
+
+
+def _in_ring(atom):
+    return atom.IsInRing()
+
+
+def mpnn_atom_features():
+    """Atom features for the MPNN, after Gilmer et al. (2017), Table 1.
+
+    The paper's QM9 features (element, aromatic, hybridization sp/sp2/sp3, number of
+    hydrogens; acceptor/donor and atomic number are left out here) extended to drug-like
+    molecules: element one-hot over ``MPNN_ATOM_SYMBOLS`` plus unknown (26), degree 0-5 (6,
+    larger use the last slot), formal charge -1/0/+1 plus other (4), total hydrogens 0-4
+    (5, more use the last slot), hybridization SP..SP3D2 plus other (6), aromatic (1), in a
+    ring (1): 49 values.
+
+    Returns
+    -------
+    features : sklearn_papers.chem.featurizers.AtomFeatures
+        ``features.n_features == 49``.
+    """
+    from sklearn_papers.chem.featurizers import AtomFeatures, Flag, OneHot
+
+    return AtomFeatures([
+        OneHot("symbol", _symbol, MPNN_ATOM_SYMBOLS, unknown="extra"),
+        OneHot("degree", _degree, range(6), unknown="last"),
+        OneHot("formal_charge", _formal_charge, (-1, 0, 1), unknown="extra"),
+        OneHot("total_hs", _n_hydrogens, range(5), unknown="last"),
+        OneHot("hybridization", _hybridization, _HYBRIDIZATIONS, unknown="extra"),
+        Flag("aromatic", _aromatic),
+        Flag("in_ring", _in_ring),
+    ])
+
+
+def _featurize(mols, explicit_hydrogens):
+    """MolGraphs of the MPNN's feature sets; ``None`` entries stay ``None``."""
+    from rdkit import Chem
+
+    from sklearn_papers.chem.featurizers import (
+        duvenaud_bond_features,
+        mol_to_graph,
+        standardize_mol,
+    )
+
+    atoms, bonds = mpnn_atom_features(), duvenaud_bond_features()
+    graphs = []
+    for mol in mols:
+        if mol is None:
+            graphs.append(None)
+            continue
+        mol = standardize_mol(mol)  # every spelling -> one canonical heavy-atom graph
+        if explicit_hydrogens:
+            mol = Chem.AddHs(mol)  # hydrogens become nodes, appended after heavy atoms
+        graphs.append(mol_to_graph(mol, atoms, bonds, standardize=False))
+    return graphs
+
+
+class _BaseMPNN(BaseEstimator):
+    """Parameters, featurization and the torch plumbing shared by the three estimators."""
+
+    _parameter_constraints = {
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "n_steps": [Interval(Integral, 0, None, closed="left")],
+        "set2set_steps": [Interval(Integral, 1, None, closed="left")],
+        "edge_hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "message": [StrOptions({"edge_network", "pair"})],
+        "readout": [StrOptions({"set2set", "sum", "mean"})],
+        "explicit_hydrogens": ["boolean"],
+        "max_epochs": [Interval(Integral, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "device": [str],
+        "errors": [StrOptions({"raise", "nan"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, hidden_size=64, *, n_steps=6, set2set_steps=6, edge_hidden_size=128,
+                 message="edge_network", readout="set2set", explicit_hydrogens=False,
+                 max_epochs=50, batch_size=50, lr=1e-3, device="cpu", errors="raise",
+                 random_state=None, verbose=0):
+        self.hidden_size = hidden_size
+        self.n_steps = n_steps
+        self.set2set_steps = set2set_steps
+        self.edge_hidden_size = edge_hidden_size
+        self.message = message
+        self.readout = readout
+        self.explicit_hydrogens = explicit_hydrogens
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.device = device
+        self.errors = errors
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- data ----------------------------------------------------------------------------
+    def _graphs(self, X):
+        mols, valid = check_molecules(X, errors=self.errors)
+        return _featurize(mols, self.explicit_hydrogens), valid
+
+    def _fit_graphs(self, X, y):
+        graphs, valid = self._graphs(X)
+        if y is not None:
+            y = np.asarray(y) if not hasattr(y, "to_numpy") else y.to_numpy()
+            if y.shape[0] != len(graphs):
+                raise ValueError(f"X has {len(graphs)} molecules but y has {y.shape[0]} rows.")
+            y = y[valid]
+        graphs = [g for g in graphs if g is not None]
+        if not graphs:
+            raise ValueError("Every molecule in X is invalid; nothing to fit.")
+        return graphs, y
+
+    def _standardise(self, y, *, allow_nan):
+        """Check float targets, store their mean/std, return standardised float32 2-D."""
+        y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y",
+                        ensure_all_finite="allow-nan" if allow_nan else True)
+        self._y_1d = y.ndim == 1
+        y2 = y.reshape(len(y), -1)
+        empty = np.flatnonzero(np.isnan(y2).all(axis=0))
+        if empty.size:
+            raise ValueError(f"y column(s) {empty.tolist()} hold no finite value.")
+        self._y_mean = np.nanmean(y2, axis=0)
+        std = np.nanstd(y2, axis=0)
+        self._y_std = np.where(std > 0, std, 1.0)
+        self.n_outputs_ = y2.shape[1]
+        return ((y2 - self._y_mean) / self._y_std).astype(np.float32)
+
+    # -- torch ---------------------------------------------------------------------------
+    def _module_params(self):
+        from sklearn_papers.chem.featurizers import duvenaud_bond_features
+
+        return dict(
+            n_atom_features=mpnn_atom_features().n_features,
+            n_bond_features=duvenaud_bond_features().n_features,
+            hidden_size=self.hidden_size, n_steps=self.n_steps, message=self.message,
+            readout=self.readout, set2set_steps=self.set2set_steps,
+            edge_hidden_size=self.edge_hidden_size,
+        )
+
+    def _train(self, graphs, y, n_outputs, criterion):
+        """Build the MPNN with a head of ``n_outputs`` and train it with skorch on ``y``."""
+        from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
+        from sklearn_papers.nn._mpnn import MPNNModel
+        from sklearn_papers.nn._neural_fingerprint import WeightPenaltyNet
+        from sklearn_papers.nn._skorch import (
+            build_net,
+            check_device,
+            loss_curve,
+            seed_from_random_state,
+            torch_seeded,
+        )
+
+        device = check_device(self.device)
+        seed = seed_from_random_state(self.random_state)
+        with torch_seeded(seed, device):
+            module = MPNNModel(**self._module_params(), n_outputs=n_outputs)
+            # WeightPenaltyNet with alpha=0 is a plain skorch NeuralNet that feeds a
+            # GraphBatch to ``module(**batch.tensors)``.
+            net = build_net(
+                module, seed=seed, criterion=criterion, net_class=WeightPenaltyNet,
+                alpha=0.0, max_epochs=self.max_epochs, lr=self.lr,
+                batch_size=self.batch_size, device=device, verbose=self.verbose,
+                iterator_train__collate_fn=collate_graph_targets,
+                iterator_valid__collate_fn=collate_graph_targets,
+            )
+            net.fit(GraphDataset(graphs, y), y=None)
+        self.net_ = net
+        self.module_ = net.module_.eval()
+        self.loss_curve_ = loss_curve(net) if self.max_epochs else []
+        self.n_iter_ = len(self.loss_curve_)
+        return self
+
+    def _run(self, X, part):
+        """Run ``module_`` (``part="fingerprint"`` or ``"output"``) on molecules ``X``.
+
+        Returns float32 rows, NaN for invalid molecules (``errors="nan"``).
+        """
+        import torch
+
+        from sklearn_papers.nn._graph import graph_loader
+        from sklearn_papers.nn._skorch import check_device
+
+        check_is_fitted(self)
+        graphs, valid = self._graphs(X)
+        device = check_device(self.device)
+        module = self.module_.to(device).eval()
+        fn = module.fingerprint if part == "fingerprint" else module
+        chunks = []
+        with torch.no_grad():
+            for batch, _ in graph_loader([g for g in graphs if g is not None],
+                                         batch_size=self.batch_size):
+                chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
+        width = (module.encoder.out_features if part == "fingerprint" else self.n_outputs_)
+        out = np.full((len(graphs), width), np.nan, dtype=np.float32)
+        if chunks:
+            out[valid] = np.concatenate(chunks)
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.non_deterministic = False
+        return tags
+
+
+_PARAMS_DOC = """\
+    hidden_size : int, default=64
+        ``d``, the width of the atom states (and of the head's hidden layer). Cost grows
+        as ``d^2`` (``d^3`` per edge for the edge network).
+    n_steps : int, default=6
+        ``T``, the number of message passing steps (weights shared across steps).
+    set2set_steps : int, default=6
+        Processing steps of the set2set readout (ignored by "sum" and "mean").
+    edge_hidden_size : int, default=128
+        Hidden width of the message MLP (bond features -> ``d x d`` matrix for the edge
+        network, ``(h_v, h_w, e_vw)`` -> message for "pair").
+    message : {"edge_network", "pair"}, default="edge_network"
+        Message function ``M`` (paper Section 5.1); "edge_network" is the paper's best.
+    readout : {"set2set", "sum", "mean"}, default="set2set"
+        Readout ``R`` (paper Section 5.3); "set2set" is the paper's best and gives a vector
+        of ``2 d`` values, "sum" and "mean" give ``d``.
+    explicit_hydrogens : bool, default=False
+        Put hydrogens in the graph as atoms (the paper's QM9 setting) instead of counting
+        them as an atom feature only.
+    max_epochs : int, default=50
+        Training epochs (passes over the data).
+    batch_size : int, default=50
+        Molecules per batch, for training and inference (a last batch of one is fine;
+        outputs do not depend on the batching).
+    lr : float, default=1e-3
+        Adam learning rate.
+    device : str, default="cpu"
+        Torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
+    errors : {"raise", "nan"}, default="raise"
+        Invalid molecules raise ``ValueError`` naming them, or (``"nan"``) are left out of
+        ``fit`` and give NaN rows at prediction.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the weights and batch shuffling; the global torch RNG is not touched.
+    verbose : int, default=0
+        Print skorch's epoch table when positive."""
+
+_REFERENCES = """\
+    .. [1] J. Gilmer, S. S. Schoenholz, P. F. Riley, O. Vinyals and G. E. Dahl, "Neural
+       Message Passing for Quantum Chemistry", ICML 2017. :arxiv:`1704.01212`.
+    .. [2] O. Vinyals, S. Bengio and M. Kudlur, "Order Matters: Sequence to sequence for
+       sets", ICLR 2016. :arxiv:`1511.06391`."""
+
+
+class MPNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseMPNN):
+    __doc__ = f"""Message passing neural network readout of molecules, as a transformer.
+
+    The MPNN of Gilmer et al. (2017): atoms start from 49 features (element, degree,
+    charge, hydrogens, hybridization, aromaticity, ring membership), exchange messages
+    along bonds for ``n_steps`` steps (Eq. 1, edge-network messages by default) and update
+    their states with a GRU (Eq. 2); the readout (Eq. 3, set2set by default) turns the
+    atom states into one vector per molecule, which :meth:`transform` returns.
+
+    ``fit(X, y)`` trains the network and a regression head end to end on the
+    (standardised) targets ``y``, so the readout becomes a learned representation;
+    ``fit(X)`` without ``y`` keeps random weights.
+
+    Read more in :doc:`/papers/gilmer_mpnn`.
+
+    Parameters
+    ----------
+{_PARAMS_DOC}
+
+    Attributes
+    ----------
+    module_ : torch.nn.Module
+        The network (``sklearn_papers.nn._mpnn.MPNNModel``); its ``fingerprint`` method
+        gives the readout.
+    net_ : skorch.NeuralNet or None
+        The skorch net that trained it (None when fitted without ``y``).
+    n_outputs_ : int
+        Number of regression targets (0 when fitted without ``y``).
+    loss_curve_ : list of float
+        Training MSE (standardised units) after each epoch; empty without ``y``.
+    n_iter_ : int
+        Number of epochs run.
+
+    See Also
+    --------
+    MPNNRegressor : The same network with a regression head.
+    MPNNClassifier : The same network with a classification head.
+    NeuralFingerprint : Duvenaud et al. (2015), a special case of the framework.
+
+    References
+    ----------
+{_REFERENCES}
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import MPNN
+    >>> mpnn = MPNN(hidden_size=8, n_steps=2, edge_hidden_size=8, random_state=0)
+    >>> mpnn.fit_transform(["CCO", "c1ccccc1", "CC(=O)O"]).shape
+    (3, 16)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the network: random weights without ``y``, trained on ``y`` with it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets), default=None
+            Regression targets (NaN entries are left out of the loss). None keeps the
+            random weights.
+
+        Returns
+        -------
+        self : MPNN
+            Fitted transformer.
+        """
+        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
+
+        graphs, y = self._fit_graphs(X, y)
+        if y is None:
+            return self._fit_random()
+        target = self._standardise(y, allow_nan=True)
+        self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
+        self._n_features_out = self.module_.encoder.out_features
+        return self
+
+    def _fit_random(self):
+        from sklearn_papers.nn._mpnn import MPNNModel
+        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+
+        device = check_device(self.device)
+        seed = seed_from_random_state(self.random_state)
+        with torch_seeded(seed, device):
+            module = MPNNModel(**self._module_params(), n_outputs=1)
+        self.module_ = module.to(device).eval()
+        self.net_ = None
+        self.n_outputs_ = 0
+        self.loss_curve_ = []
+        self.n_iter_ = 0
+        self._n_features_out = module.encoder.out_features
+        return self
+
+    def transform(self, X):
+        """Readout vectors of molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components), dtype=float32
+            ``n_components`` is ``2 * hidden_size`` for the set2set readout, else
+            ``hidden_size``. NaN rows for invalid molecules when ``errors="nan"``.
+        """
+        return self._run(X, "fingerprint")
+
+
+class MPNNRegressor(RegressorMixin, _BaseMPNN):
+    __doc__ = f"""Message passing neural network regressor (Gilmer et al., 2017).
+
+    Messages along bonds (edge network by default, Eq. 1), a GRU update shared across
+    ``n_steps`` steps (Eq. 2), a set2set readout (Eq. 3) and a one-hidden-layer head,
+    trained end to end with Adam on the mean squared error. Targets are standardised
+    internally (per column) and predictions come back in the original units. Several
+    targets are fitted jointly; NaN targets are left out of the loss.
+
+    Read more in :doc:`/papers/gilmer_mpnn`.
+
+    Parameters
+    ----------
+{_PARAMS_DOC}
+
+    Attributes
+    ----------
+    module_ : torch.nn.Module
+        The trained ``sklearn_papers.nn._mpnn.MPNNModel``.
+    net_ : skorch.NeuralNet
+        The skorch net that trained it.
+    n_outputs_ : int
+        Number of targets.
+    loss_curve_ : list of float
+        Training MSE (standardised units) after each epoch.
+    n_iter_ : int
+        Number of epochs run.
+
+    See Also
+    --------
+    MPNN : The readout vector as a transformer.
+    MPNNClassifier : Classification head.
+    NeuralFingerprintRegressor : Duvenaud et al. (2015).
+
+    References
+    ----------
+{_REFERENCES}
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import MPNNRegressor
+    >>> X, y = ["CCO", "CCCO", "CCCCO", "c1ccccc1"], [0.0, -0.5, -1.0, -2.0]
+    >>> reg = MPNNRegressor(hidden_size=8, n_steps=2, max_epochs=3, random_state=0)
+    >>> reg.fit(X, y).predict(["CCO"]).shape
+    (1,)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Train the MPNN on molecules ``X`` and targets ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Regression targets; NaN marks a missing value (left out of the loss), each
+            column needs at least one finite value.
+
+        Returns
+        -------
+        self : MPNNRegressor
+            Fitted regressor.
+        """
+        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
+
+        graphs, y = self._fit_graphs(X, y)
+        target = self._standardise(y, allow_nan=True)
+        return self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
+
+    def predict(self, X):
+        """Predict targets in their original units.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            float64; NaN for invalid molecules when ``errors="nan"``.
+        """
+        out = self._run(X, "output").astype(np.float64) * self._y_std + self._y_mean
+        return out[:, 0] if self._y_1d else out
+
+
+class MPNNClassifier(ClassifierMixin, _BaseMPNN):
+    __doc__ = f"""Message passing neural network classifier (Gilmer et al., 2017).
+
+    The network of :class:`MPNNRegressor` with a classification head. Three kinds of
+    target:
+
+    * binary (1-D, two classes): one logit, binary cross-entropy;
+    * multiclass (1-D, more classes): softmax, cross-entropy;
+    * multi-task binary (2-D, 0/1 with NaN for missing labels, as Tox21): one logit per
+      task, binary cross-entropy over the labelled entries only.
+
+    Read more in :doc:`/papers/gilmer_mpnn`.
+
+    Parameters
+    ----------
+{_PARAMS_DOC}
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels; ``[0, 1]`` for multi-task targets.
+    n_outputs_ : int
+        Number of network outputs (1 binary, ``n_classes`` multiclass, ``n_tasks``).
+    module_ : torch.nn.Module
+        The trained ``sklearn_papers.nn._mpnn.MPNNModel``.
+    net_ : skorch.NeuralNet
+        The skorch net that trained it.
+    loss_curve_ : list of float
+        Training cross-entropy after each epoch.
+    n_iter_ : int
+        Number of epochs run.
+
+    See Also
+    --------
+    MPNN : The readout vector as a transformer.
+    MPNNRegressor : Regression head.
+    NeuralFingerprintClassifier : Duvenaud et al. (2015).
+
+    References
+    ----------
+{_REFERENCES}
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import MPNNClassifier
+    >>> X, y = ["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]
+    >>> clf = MPNNClassifier(hidden_size=8, n_steps=2, max_epochs=3, random_state=0)
+    >>> clf.fit(X, y).predict_proba(["CCO"]).shape
+    (1, 2)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Train the MPNN on molecules ``X`` and labels ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_tasks)
+            Class labels, or 0/1/NaN multi-task labels.
+
+        Returns
+        -------
+        self : MPNNClassifier
+            Fitted classifier.
+        """
+        import torch
+
+        from sklearn_papers.nn._neural_fingerprint import MaskedBCEWithLogitsLoss
+
+        graphs, y = self._fit_graphs(X, y)
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] > 1:
+            y = check_array(y, dtype=np.float64, ensure_all_finite="allow-nan",
+                            input_name="y")
+            labelled = y[~np.isnan(y)]
+            if not np.isin(labelled, (0.0, 1.0)).all():
+                raise ValueError(
+                    "Multi-task y must hold 0, 1 or NaN (missing label); got values "
+                    f"{np.unique(labelled[~np.isin(labelled, (0.0, 1.0))])[:5]}."
+                )
+            self._task = "multitask"
+            self.classes_ = np.array([0, 1])
+            self.n_outputs_ = y.shape[1]
+            return self._train(graphs, y.astype(np.float32), self.n_outputs_,
+                               MaskedBCEWithLogitsLoss)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has a single class {self.classes_[0]!r}; a classifier needs at least two."
+            )
+        if len(self.classes_) == 2:
+            self._task = "binary"
+            self.n_outputs_ = 1
+            return self._train(graphs, codes.astype(np.float32)[:, None], 1,
+                               MaskedBCEWithLogitsLoss)
+        self._task = "multiclass"
+        self.n_outputs_ = len(self.classes_)
+        return self._train(graphs, codes.astype(np.int64), self.n_outputs_,
+                           torch.nn.CrossEntropyLoss)
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes) or (n_samples, n_tasks)
+            Columns follow ``classes_``; for multi-task targets, the probability of label 1
+            for each task. NaN rows for invalid molecules (``errors="nan"``).
+        """
+        logits = self._run(X, "output").astype(np.float64)
+        if self._task == "multiclass":
+            z = np.exp(logits - logits.max(axis=1, keepdims=True))
+            return z / z.sum(axis=1, keepdims=True)
+        p = 1.0 / (1.0 + np.exp(-logits))
+        return np.hstack([1.0 - p, p]) if self._task == "binary" else p
+
+    def predict(self, X):
+        """Predict class labels (multi-task: 0/1 per task).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_tasks)
+            Labels from ``classes_``. Invalid molecules (``errors="nan"``) give NaN when the
+            classes are numeric, else None.
+        """
+        proba = self.predict_proba(X)
+        valid = ~np.isnan(proba).any(axis=1)
+        if self._task == "multitask":
+            if valid.all():
+                return (proba > 0.5).astype(np.int64)
+            out = (proba > 0.5).astype(np.float64)
+            out[~valid] = np.nan
+            return out
+        labels = self.classes_[np.argmax(np.nan_to_num(proba), axis=1)]
+        if valid.all():
+            return labels
+        if np.issubdtype(self.classes_.dtype, np.number):
+            labels = labels.astype(np.float64)
+            labels[~valid] = np.nan
+        else:
+            labels = labels.astype(object)
+            labels[~valid] = None
+        return labels

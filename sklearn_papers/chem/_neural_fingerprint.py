@@ -1,0 +1,720 @@
+"""Neural graph fingerprints (Duvenaud et al., 2015): transformer, regressor, classifier."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
+from sklearn.utils import check_array, column_or_1d
+from sklearn.utils.multiclass import check_classification_targets
+
+from sklearn_papers.chem._validation import check_molecules
+from sklearn_papers.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_is_fitted,
+)
+
+__all__ = ["NeuralFingerprint", "NeuralFingerprintClassifier", "NeuralFingerprintRegressor"]
+
+#: The authors' weight scale for trained networks, ``exp(-4)`` (code release, examples).
+_TRAINED_INIT_SCALE = float(np.exp(-4))
+#: Weight scale of the untrained ("random") fingerprint, large enough that each softmax
+#: output layer is close to one-hot, i.e. close to hashing (paper, Section 3, Figure 3).
+_RANDOM_INIT_SCALE = 5.0
+
+
+def _featurize(mols):
+    from sklearn_papers.chem.featurizers import mols_to_graphs
+
+    return mols_to_graphs(mols)
+
+
+class _BaseNeuralFingerprint(BaseEstimator):
+    """Parameters, featurization and the torch plumbing shared by the three estimators."""
+
+    _parameter_constraints = {
+        "fp_length": [Interval(Integral, 1, None, closed="left")],
+        "radius": [Interval(Integral, 0, None, closed="left")],
+        "conv_width": [Interval(Integral, 1, None, closed="left")],
+        "hidden_size": [Interval(Integral, 0, None, closed="left")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "max_epochs": [Interval(Integral, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "init_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "batch_norm": ["boolean"],
+        "device": [str],
+        "errors": [StrOptions({"raise", "nan"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(self, fp_length=50, radius=4, conv_width=20, *, hidden_size=100,
+                 alpha=float(np.exp(-2)), lr=float(np.exp(-6)), max_epochs=100,
+                 batch_size=100, init_scale="auto", batch_norm=True, device="cpu",
+                 errors="raise", random_state=None, verbose=0):
+        self.fp_length = fp_length
+        self.radius = radius
+        self.conv_width = conv_width
+        self.hidden_size = hidden_size
+        self.alpha = alpha
+        self.lr = lr
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.init_scale = init_scale
+        self.batch_norm = batch_norm
+        self.device = device
+        self.errors = errors
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- data ----------------------------------------------------------------------------
+    def _graphs(self, X):
+        mols, valid = check_molecules(X, errors=self.errors)
+        return _featurize(mols), valid
+
+    def _fit_graphs(self, X, y):
+        graphs, valid = self._graphs(X)
+        if y is not None:
+            y = np.asarray(y) if not hasattr(y, "to_numpy") else y.to_numpy()
+            if y.shape[0] != len(graphs):
+                raise ValueError(
+                    f"X has {len(graphs)} molecules but y has {y.shape[0]} rows."
+                )
+            y = y[valid]
+        graphs = [g for g in graphs if g is not None]
+        if not graphs:
+            raise ValueError("Every molecule in X is invalid; nothing to fit.")
+        return graphs, y
+
+    # -- torch ---------------------------------------------------------------------------
+    def _train(self, graphs, y, n_outputs, criterion):
+        """Build ``module_`` (fingerprint + head) and train it with skorch on ``y``."""
+        import torch
+
+        from sklearn_papers.chem.featurizers import (
+            duvenaud_atom_features,
+            duvenaud_bond_features,
+        )
+        from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
+        from sklearn_papers.nn._neural_fingerprint import (
+            NeuralFingerprintModel,
+            WeightPenaltyNet,
+        )
+        from sklearn_papers.nn._skorch import (
+            build_net,
+            check_device,
+            loss_curve,
+            seed_from_random_state,
+            torch_seeded,
+        )
+
+        device = check_device(self.device)
+        seed = seed_from_random_state(self.random_state)
+        scale = _TRAINED_INIT_SCALE if self.init_scale == "auto" else self.init_scale
+        with torch_seeded(seed, device):
+            module = NeuralFingerprintModel(
+                duvenaud_atom_features().n_features, duvenaud_bond_features().n_features,
+                fp_length=self.fp_length, radius=self.radius, conv_width=self.conv_width,
+                hidden_size=self.hidden_size, n_outputs=n_outputs,
+                batch_norm=self.batch_norm, init_scale=scale,
+            )
+            net = build_net(
+                module, seed=seed, criterion=criterion, net_class=WeightPenaltyNet,
+                alpha=self.alpha, max_epochs=self.max_epochs, lr=self.lr,
+                batch_size=self.batch_size, device=device, verbose=self.verbose,
+                iterator_train__collate_fn=collate_graph_targets,
+                iterator_valid__collate_fn=collate_graph_targets,
+            )
+            net.fit(GraphDataset(graphs, y), y=None)
+        self.net_ = net
+        self.module_ = net.module_.eval()
+        self.loss_curve_ = loss_curve(net) if self.max_epochs else []
+        self.n_iter_ = len(self.loss_curve_)
+        return self
+
+    def _run(self, X, part):
+        """Run ``module_`` (``part="fingerprint"`` or ``"output"``) on molecules ``X``.
+
+        Returns ``(values, valid)``: float32 rows for the valid molecules, NaN rows for the
+        invalid ones (``errors="nan"``), and the validity mask.
+        """
+        import torch
+
+        from sklearn_papers.nn._graph import graph_loader
+        from sklearn_papers.nn._skorch import check_device
+
+        check_is_fitted(self)
+        graphs, valid = self._graphs(X)
+        device = check_device(self.device)
+        module = self.module_.to(device).eval()
+        fn = module.fingerprint if part == "fingerprint" and hasattr(module, "fingerprint") \
+            else module
+        chunks = []
+        with torch.no_grad():
+            for batch, _ in graph_loader([g for g in graphs if g is not None],
+                                         batch_size=self.batch_size):
+                chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
+        width = chunks[0].shape[1] if chunks else self._n_outputs_of(part)
+        out = np.full((len(graphs), width), np.nan, dtype=np.float32)
+        if chunks:
+            out[valid] = np.concatenate(chunks)
+        return out, valid
+
+    def _n_outputs_of(self, part):
+        return self.fp_length if part == "fingerprint" else self.n_outputs_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.non_deterministic = False
+        return tags
+
+
+class NeuralFingerprint(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                        _BaseNeuralFingerprint):
+    """Neural graph fingerprint of molecules (Duvenaud et al., 2015), as a transformer.
+
+    A differentiable analogue of circular (ECFP) fingerprints. Each atom starts from 62
+    features (element, degree, hydrogens, implicit valence, aromaticity); each of
+    ``radius`` layers updates every atom from its own state and the sum of its neighbours'
+    states and bond features, through a weight matrix chosen by the atom's degree (paper,
+    Algorithm 2); after every layer (and on the input) each atom writes a softmax vector of
+    length ``fp_length``, and the fingerprint is the sum over atoms and layers.
+
+    ``fit(X)`` without ``y`` keeps the random weights: with a large weight scale each
+    softmax is nearly one-hot and the fingerprint behaves like a hashed circular
+    fingerprint (the paper's Section 3 / Figure 3 setting). ``fit(X, y)`` trains the
+    fingerprint and a prediction head end to end on the (standardised) regression targets
+    ``y`` and ``transform`` returns the learned fingerprint.
+
+    Read more in :doc:`/papers/duvenaud_neural_fingerprint`.
+
+    Parameters
+    ----------
+    fp_length : int, default=50
+        Length of the fingerprint (width of each softmax output layer). Cost grows
+        linearly with it.
+    radius : int, default=4
+        Number of convolution layers, the analogue of the ECFP radius (the paper's ``R``).
+        Cost is linear in it.
+    conv_width : int, default=20
+        Width of the hidden atom states. Each layer holds ``6 (conv_width + 6)
+        conv_width`` neighbour weights (one matrix per degree 0-5).
+    hidden_size : int, default=100
+        Width of the hidden layer of the prediction head used when fitting with ``y``
+        (0: a linear head). Not used by ``fit(X)`` without ``y``.
+    alpha : float, default=exp(-2)
+        L2 penalty ``alpha * mean(w^2)`` over all weights added to the training loss (the
+        authors' prior). Only used with ``y``.
+    lr : float, default=exp(-6)
+        Adam learning rate. Only used with ``y``.
+    max_epochs : int, default=100
+        Training epochs (passes over the data). Only used with ``y``.
+    batch_size : int, default=100
+        Molecules per batch, for training and for ``transform``. Results of ``transform``
+        do not depend on it.
+    init_scale : float or "auto", default="auto"
+        Standard deviation of the Gaussian initial weights. ``"auto"``: ``exp(-4)`` (the
+        authors' value) when fitting with ``y``; 5.0 for the untrained fingerprint, large
+        enough that it behaves like ECFP.
+    batch_norm : bool, default=True
+        Normalise each layer's atom states, ``(x - mean) / (std + 1)``, as the authors'
+        code does. Without ``y``, ``fit`` estimates the statistics on ``X``.
+    device : str, default="cpu"
+        Torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
+    errors : {"raise", "nan"}, default="raise"
+        Invalid molecules raise ``ValueError`` naming them, or (``"nan"``) are left out of
+        ``fit`` and give NaN rows in ``transform``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the weights and batch shuffling; the global torch RNG is not touched.
+    verbose : int, default=0
+        Print skorch's epoch table when positive.
+
+    Attributes
+    ----------
+    module_ : torch.nn.Module
+        The fingerprint network (``NeuralFingerprintNet``) after ``fit(X)``, or
+        fingerprint plus head (``NeuralFingerprintModel``) after ``fit(X, y)``.
+    net_ : skorch.NeuralNet or None
+        The trained skorch net (None when fitted without ``y``).
+    n_outputs_ : int
+        Number of regression targets (0 when fitted without ``y``).
+    loss_curve_ : list of float
+        Training loss (standardised units, with the penalty) after each epoch; empty
+        without ``y``.
+    n_iter_ : int
+        Number of epochs run.
+
+    See Also
+    --------
+    NeuralFingerprintRegressor : The same network with a regression head.
+    NeuralFingerprintClassifier : The same network with a classification head.
+
+    References
+    ----------
+    .. [1] D. Duvenaud, D. Maclaurin, J. Aguilera-Iparraguirre, R. Gómez-Bombarelli,
+       T. Hirzel, A. Aspuru-Guzik and R. P. Adams, "Convolutional Networks on Graphs for
+       Learning Molecular Fingerprints", NeurIPS 2015. :arxiv:`1509.09292`.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import NeuralFingerprint
+    >>> nf = NeuralFingerprint(fp_length=16, radius=2, random_state=0)
+    >>> nf.fit_transform(["CCO", "c1ccccc1", "CC(=O)O"]).shape
+    (3, 16)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Fit the fingerprint: random weights without ``y``, trained end to end with it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets), default=None
+            Regression targets (NaN entries are left out of the loss). None keeps the
+            random weights.
+
+        Returns
+        -------
+        self : NeuralFingerprint
+            Fitted transformer.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import NeuralFingerprint
+        >>> nf = NeuralFingerprint(fp_length=8, random_state=0).fit(["CCO", "CCN"])
+        >>> nf.n_iter_
+        0
+        """
+        graphs, y = self._fit_graphs(X, y)
+        if y is None:
+            return self._fit_random(graphs)
+        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
+
+        y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite="allow-nan",
+                        input_name="y")
+        y2 = y.reshape(len(y), -1)
+        self._y_mean = np.nanmean(y2, axis=0)
+        std = np.nanstd(y2, axis=0)
+        self._y_std = np.where(np.isfinite(std) & (std > 0), std, 1.0)
+        self.n_outputs_ = y2.shape[1]
+        target = ((y2 - self._y_mean) / self._y_std).astype(np.float32)
+        self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
+        self._n_features_out = self.fp_length
+        return self
+
+    def _fit_random(self, graphs):
+        import torch
+
+        from sklearn_papers.chem.featurizers import (
+            duvenaud_atom_features,
+            duvenaud_bond_features,
+        )
+        from sklearn_papers.nn._graph import graph_loader
+        from sklearn_papers.nn._neural_fingerprint import NeuralFingerprintNet
+        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+
+        device = check_device(self.device)
+        seed = seed_from_random_state(self.random_state)
+        scale = _RANDOM_INIT_SCALE if self.init_scale == "auto" else self.init_scale
+        with torch_seeded(seed, device):
+            module = NeuralFingerprintNet(
+                duvenaud_atom_features().n_features, duvenaud_bond_features().n_features,
+                fp_length=self.fp_length, radius=self.radius, conv_width=self.conv_width,
+                batch_norm=self.batch_norm, init_scale=scale,
+            ).to(device)
+        if self.batch_norm and self.radius:
+            # Normalisation statistics of X: cumulative averages over one pass.
+            for norm in module.norms:
+                norm.momentum = None
+                norm.reset_running_stats()
+            module.train()
+            with torch.no_grad():
+                for batch, _ in graph_loader(graphs, batch_size=self.batch_size):
+                    module(**batch.to(device).tensors)
+        self.module_ = module.eval()
+        self.net_ = None
+        self.n_outputs_ = 0
+        self.loss_curve_ = []
+        self.n_iter_ = 0
+        self._n_features_out = self.fp_length
+        return self
+
+    def transform(self, X):
+        """Compute the fingerprints of molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, fp_length), dtype=float32
+            Non-negative; each row sums to ``n_atoms * (radius + 1)``. NaN rows for invalid
+            molecules when ``errors="nan"``.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import NeuralFingerprint
+        >>> nf = NeuralFingerprint(fp_length=8, radius=2, random_state=0).fit(["CCO"])
+        >>> float(nf.transform(["CCO"]).sum())  # 3 atoms, 3 softmax layers
+        9.0
+        """
+        return self._run(X, "fingerprint")[0]
+
+
+class NeuralFingerprintRegressor(RegressorMixin, _BaseNeuralFingerprint):
+    """Neural graph fingerprint plus a neural-network head, trained end to end.
+
+    The paper's "neural FP + neural net" (``hidden_size > 0``) and "neural FP + linear
+    layer" (``hidden_size=0``) rows of Table 2. Targets are standardised internally
+    (as the authors did) and predictions come back in the original units. Several targets
+    are fitted jointly (one output each).
+
+    Read more in :doc:`/papers/duvenaud_neural_fingerprint`.
+
+    Parameters
+    ----------
+    fp_length : int, default=50
+        Length of the fingerprint.
+    radius : int, default=4
+        Number of convolution layers (the paper's ``R``).
+    conv_width : int, default=20
+        Width of the hidden atom states.
+    hidden_size : int, default=100
+        Hidden width of the head; 0 for a linear head.
+    alpha : float, default=exp(-2)
+        L2 penalty ``alpha * mean(w^2)`` over all weights.
+    lr : float, default=exp(-6)
+        Adam learning rate.
+    max_epochs : int, default=100
+        Training epochs.
+    batch_size : int, default=100
+        Molecules per batch (a last batch of one is fine).
+    init_scale : float or "auto", default="auto"
+        Standard deviation of the Gaussian initial weights; ``"auto"`` is ``exp(-4)``.
+    batch_norm : bool, default=True
+        Authors' batch normalisation after each layer.
+    device : str, default="cpu"
+        Torch device.
+    errors : {"raise", "nan"}, default="raise"
+        Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit`` and
+        predicted as NaN.
+    random_state : int, RandomState instance or None, default=None
+        Seeds weights and shuffling; the global torch RNG is untouched.
+    verbose : int, default=0
+        Print skorch's epoch table when positive.
+
+    Attributes
+    ----------
+    module_ : torch.nn.Module
+        The trained ``NeuralFingerprintModel``.
+    net_ : skorch.NeuralNet
+        The skorch net that trained it.
+    n_outputs_ : int
+        Number of targets.
+    loss_curve_ : list of float
+        Training loss (standardised MSE plus penalty) after each epoch.
+    n_iter_ : int
+        Number of epochs run.
+
+    See Also
+    --------
+    NeuralFingerprint : The fingerprint as a transformer.
+    NeuralFingerprintClassifier : Classification head.
+
+    References
+    ----------
+    .. [1] D. Duvenaud et al., "Convolutional Networks on Graphs for Learning Molecular
+       Fingerprints", NeurIPS 2015. :arxiv:`1509.09292`.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import NeuralFingerprintRegressor
+    >>> X, y = ["CCO", "CCCO", "CCCCO", "c1ccccc1"], [0.0, -0.5, -1.0, -2.0]
+    >>> reg = NeuralFingerprintRegressor(max_epochs=5, random_state=0).fit(X, y)
+    >>> reg.predict(["CCO"]).shape
+    (1,)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Train fingerprint and head on molecules ``X`` and targets ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Finite regression targets.
+
+        Returns
+        -------
+        self : NeuralFingerprintRegressor
+            Fitted regressor.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import NeuralFingerprintRegressor
+        >>> reg = NeuralFingerprintRegressor(max_epochs=2, random_state=0)
+        >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).n_iter_
+        2
+        """
+        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
+
+        graphs, y = self._fit_graphs(X, y)
+        y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
+        self._y_1d = y.ndim == 1
+        y2 = y.reshape(len(y), -1)
+        self._y_mean = y2.mean(axis=0)
+        std = y2.std(axis=0)
+        self._y_std = np.where(std > 0, std, 1.0)
+        self.n_outputs_ = y2.shape[1]
+        target = ((y2 - self._y_mean) / self._y_std).astype(np.float32)
+        return self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
+
+    def predict(self, X):
+        """Predict targets in their original units.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            Predictions (float64); NaN for invalid molecules when ``errors="nan"``.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import NeuralFingerprintRegressor
+        >>> reg = NeuralFingerprintRegressor(max_epochs=2, random_state=0)
+        >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).predict(["CCO"]).shape
+        (1,)
+        """
+        out, _ = self._run(X, "output")
+        pred = out.astype(np.float64) * self._y_std + self._y_mean
+        return pred[:, 0] if self._y_1d else pred
+
+
+class NeuralFingerprintClassifier(ClassifierMixin, _BaseNeuralFingerprint):
+    """Neural graph fingerprint plus a classification head, trained end to end.
+
+    Three kinds of target:
+
+    * binary (1-D, two classes): one logit, binary cross-entropy;
+    * multiclass (1-D, more classes): softmax, cross-entropy;
+    * multi-task binary (2-D, 0/1 with NaN for missing labels, as Tox21): one logit per
+      task, binary cross-entropy over the labelled entries only.
+
+    Read more in :doc:`/papers/duvenaud_neural_fingerprint`.
+
+    Parameters
+    ----------
+    fp_length : int, default=50
+        Length of the fingerprint.
+    radius : int, default=4
+        Number of convolution layers (the paper's ``R``).
+    conv_width : int, default=20
+        Width of the hidden atom states.
+    hidden_size : int, default=100
+        Hidden width of the head; 0 for a linear head.
+    alpha : float, default=exp(-2)
+        L2 penalty ``alpha * mean(w^2)`` over all weights.
+    lr : float, default=exp(-6)
+        Adam learning rate.
+    max_epochs : int, default=100
+        Training epochs.
+    batch_size : int, default=100
+        Molecules per batch.
+    init_scale : float or "auto", default="auto"
+        Standard deviation of the Gaussian initial weights; ``"auto"`` is ``exp(-4)``.
+    batch_norm : bool, default=True
+        Authors' batch normalisation after each layer.
+    device : str, default="cpu"
+        Torch device.
+    errors : {"raise", "nan"}, default="raise"
+        Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit``;
+        their ``predict_proba`` rows are NaN and ``predict`` gives NaN (numeric classes)
+        or None (other classes).
+    random_state : int, RandomState instance or None, default=None
+        Seeds weights and shuffling; the global torch RNG is untouched.
+    verbose : int, default=0
+        Print skorch's epoch table when positive.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels; ``[0, 1]`` for multi-task targets.
+    n_outputs_ : int
+        Number of network outputs (1 binary, ``n_classes`` multiclass, ``n_tasks``).
+    module_ : torch.nn.Module
+        The trained ``NeuralFingerprintModel``.
+    net_ : skorch.NeuralNet
+        The skorch net that trained it.
+    loss_curve_ : list of float
+        Training loss (cross-entropy plus penalty) after each epoch.
+    n_iter_ : int
+        Number of epochs run.
+
+    See Also
+    --------
+    NeuralFingerprint : The fingerprint as a transformer.
+    NeuralFingerprintRegressor : Regression head.
+
+    References
+    ----------
+    .. [1] D. Duvenaud et al., "Convolutional Networks on Graphs for Learning Molecular
+       Fingerprints", NeurIPS 2015. :arxiv:`1509.09292`.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import NeuralFingerprintClassifier
+    >>> X, y = ["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]
+    >>> clf = NeuralFingerprintClassifier(max_epochs=5, random_state=0).fit(X, y)
+    >>> clf.predict_proba(["CCO"]).shape
+    (1, 2)
+    """
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Train fingerprint and head on molecules ``X`` and labels ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_tasks)
+            Class labels, or 0/1/NaN multi-task labels.
+
+        Returns
+        -------
+        self : NeuralFingerprintClassifier
+            Fitted classifier.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import NeuralFingerprintClassifier
+        >>> clf = NeuralFingerprintClassifier(max_epochs=2, random_state=0)
+        >>> clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]).classes_
+        array([0, 1])
+        """
+        import torch
+
+        from sklearn_papers.nn._neural_fingerprint import MaskedBCEWithLogitsLoss
+
+        graphs, y = self._fit_graphs(X, y)
+        y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] > 1:
+            y = check_array(y, dtype=np.float64, ensure_all_finite="allow-nan",
+                            input_name="y")
+            labelled = y[~np.isnan(y)]
+            if not np.isin(labelled, (0.0, 1.0)).all():
+                raise ValueError(
+                    "Multi-task y must hold 0, 1 or NaN (missing label); got values "
+                    f"{np.unique(labelled[~np.isin(labelled, (0.0, 1.0))])[:5]}."
+                )
+            self._task = "multitask"
+            self.classes_ = np.array([0, 1])
+            self.n_outputs_ = y.shape[1]
+            return self._train(graphs, y.astype(np.float32), self.n_outputs_,
+                               MaskedBCEWithLogitsLoss)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has a single class {self.classes_[0]!r}; a classifier needs at least two."
+            )
+        if len(self.classes_) == 2:
+            self._task = "binary"
+            self.n_outputs_ = 1
+            return self._train(graphs, codes.astype(np.float32)[:, None], 1,
+                               MaskedBCEWithLogitsLoss)
+        self._task = "multiclass"
+        self.n_outputs_ = len(self.classes_)
+        return self._train(graphs, codes.astype(np.int64), self.n_outputs_,
+                           torch.nn.CrossEntropyLoss)
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes) or (n_samples, n_tasks)
+            Columns follow ``classes_``; for multi-task targets, the probability of label 1
+            for each task. NaN rows for invalid molecules (``errors="nan"``).
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import NeuralFingerprintClassifier
+        >>> clf = NeuralFingerprintClassifier(max_epochs=2, random_state=0)
+        >>> clf = clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], ["x", "x", "y", "y"])
+        >>> clf.predict_proba(["CCO", "CCN"]).shape
+        (2, 2)
+        """
+        logits, _ = self._run(X, "output")
+        logits = logits.astype(np.float64)
+        if self._task == "multiclass":
+            z = np.exp(logits - logits.max(axis=1, keepdims=True))
+            return z / z.sum(axis=1, keepdims=True)
+        p = 1.0 / (1.0 + np.exp(-logits))
+        return np.hstack([1.0 - p, p]) if self._task == "binary" else p
+
+    def predict(self, X):
+        """Predict class labels (multi-task: 0/1 per task).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_tasks)
+            Labels from ``classes_``. Invalid molecules (``errors="nan"``) give NaN when the
+            classes are numeric, else None.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import NeuralFingerprintClassifier
+        >>> clf = NeuralFingerprintClassifier(max_epochs=2, random_state=0)
+        >>> clf = clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], ["x", "x", "y", "y"])
+        >>> clf.predict(["CCO"]).shape
+        (1,)
+        """
+        proba = self.predict_proba(X)
+        valid = ~np.isnan(proba).any(axis=1)
+        if self._task == "multitask":
+            out = (proba > 0.5).astype(np.float64 if not valid.all() else np.int64)
+            out[~valid] = np.nan if not valid.all() else 0
+            return out
+        labels = self.classes_[np.argmax(np.nan_to_num(proba), axis=1)]
+        if valid.all():
+            return labels
+        if np.issubdtype(self.classes_.dtype, np.number):
+            labels = labels.astype(np.float64)
+            labels[~valid] = np.nan
+        else:
+            labels = labels.astype(object)
+            labels[~valid] = None
+        return labels

@@ -1,0 +1,373 @@
+"""Scaffold splits of molecules (Bemis & Murcko 1996 scaffolds), as scikit-learn splitters.
+
+Molecules that share a Bemis-Murcko scaffold (ring systems plus the linkers between them)
+always land on the same side of a split, so test molecules have scaffolds unseen in
+training: the out-of-distribution protocol of MoleculeNet (Wu et al. 2018) and GROVER
+(Rong et al. 2020). Acyclic molecules all share the empty scaffold.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.model_selection import BaseCrossValidator
+from sklearn.utils import check_random_state
+
+from sklearn_papers.chem._validation import check_molecules
+from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, validate_params
+
+__all__ = ["ScaffoldKFold", "ScaffoldSplit", "murcko_scaffolds"]
+
+
+@validate_params(
+    {"X": ["array-like"], "include_chirality": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
+def murcko_scaffolds(X, *, include_chirality=False):
+    """Bemis-Murcko scaffold SMILES of each molecule.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples,) or (n_samples, 1)
+        SMILES strings or RDKit ``Mol`` objects.
+    include_chirality : bool, default=False
+        Keep stereo marks in the scaffold SMILES.
+
+    Returns
+    -------
+    scaffolds : ndarray of shape (n_samples,), dtype=object
+        Canonical scaffold SMILES; ``""`` for acyclic molecules.
+
+    Raises
+    ------
+    ValueError
+        If an entry of ``X`` is not a valid molecule (index and value named).
+
+    References
+    ----------
+    .. [1] G. W. Bemis, M. A. Murcko, "The Properties of Known Drugs. 1. Molecular
+       Frameworks", J. Med. Chem. 39 (1996). :doi:`10.1021/jm9602928`.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import murcko_scaffolds
+    >>> murcko_scaffolds(["Cc1ccccc1O", "CCO", "c1ccccc1CCC1CC1"]).tolist()
+    ['c1ccccc1', '', 'c1ccc(CCC2CC2)cc1']
+    """
+    from rdkit.Chem.Scaffolds import MurckoScaffold
+
+    mols, _ = check_molecules(X)
+    return np.array([MurckoScaffold.MurckoScaffoldSmiles(
+        mol=m, includeChirality=bool(include_chirality)) for m in mols], dtype=object)
+
+
+def _scaffold_groups(X, include_chirality):
+    """Index arrays of the scaffold groups, in order of first appearance."""
+    scaffolds = murcko_scaffolds(X, include_chirality=include_chirality)
+    groups = {}
+    for i, s in enumerate(scaffolds):
+        groups.setdefault(s, []).append(i)
+    return [np.asarray(g, dtype=np.int64) for g in groups.values()], len(scaffolds)
+
+
+def _ordered_groups(groups, n_samples, big_threshold, method, rng):
+    """Groups in the order they are dealt out.
+
+    ``"deterministic"``: largest first (ties: first appearance), MoleculeNet's scaffold
+    split. ``"balanced"``: groups larger than ``big_threshold`` first (largest first),
+    then the others in random order, chemprop/GROVER's ``scaffold_balanced``.
+    """
+    by_size = sorted(groups, key=lambda g: (-len(g), g[0]))
+    if method == "deterministic":
+        return by_size
+    big = [g for g in by_size if len(g) > big_threshold]
+    small = [g for g in by_size if len(g) <= big_threshold]
+    order = rng.permutation(len(small))
+    return big + [small[i] for i in order]
+
+
+class ScaffoldSplit(BaseCrossValidator):
+    """Train/test split that keeps each Bemis-Murcko scaffold on one side.
+
+    Scaffold groups are dealt into the training set until it holds ``1 - test_size`` of
+    the molecules; the rest form the test set.
+
+    * ``method="deterministic"`` (MoleculeNet, Wu et al. 2018): largest groups first, so
+      the test set holds the rarest scaffolds. Every split is the same; ``n_splits`` must
+      be 1.
+    * ``method="balanced"`` (GROVER, Rong et al. 2020, "balanced scaffold split"): groups
+      larger than half the test size go to training first; the remaining groups are
+      shuffled by ``random_state``, so each of the ``n_splits`` splits differs.
+
+    Usable as ``cv=`` in :class:`~sklearn.model_selection.GridSearchCV` and
+    :func:`~sklearn.model_selection.cross_validate` when ``X`` holds molecules.
+
+    Read more in :doc:`/papers/rong_grover`.
+
+    Parameters
+    ----------
+    n_splits : int, default=1
+        Number of train/test splits (only ``"balanced"`` allows more than 1).
+    test_size : float, default=0.2
+        Fraction of molecules in the test set (reached up to the size of the last group).
+    method : {"deterministic", "balanced"}, default="deterministic"
+        How scaffold groups are ordered, see above.
+    include_chirality : bool, default=False
+        Distinguish stereoisomeric scaffolds.
+    random_state : int, RandomState instance or None, default=None
+        Shuffles the small groups for ``method="balanced"``.
+
+    See Also
+    --------
+    ScaffoldKFold : K folds of whole scaffold groups.
+    sklearn.model_selection.GroupShuffleSplit : The same idea with given groups.
+
+    References
+    ----------
+    .. [1] Z. Wu et al., "MoleculeNet: a benchmark for molecular machine learning",
+       Chem. Sci. 9 (2018). :doi:`10.1039/C7SC02664A`.
+    .. [2] Y. Rong et al., "Self-Supervised Graph Transformer on Large-Scale Molecular
+       Data", NeurIPS 2020. :arxiv:`2007.02835`.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import ScaffoldSplit
+    >>> X = ["c1ccccc1C", "c1ccccc1O", "C1CCCCC1N", "CCO", "c1ccncc1"]
+    >>> train, test = next(ScaffoldSplit(test_size=0.4).split(X))
+    >>> train.tolist(), test.tolist()
+    ([0, 1, 2], [3, 4])
+    """
+
+    _parameter_constraints = {
+        "n_splits": [Interval(Integral, 1, None, closed="left")],
+        "test_size": [Interval(Real, 0, 1, closed="neither")],
+        "method": [StrOptions({"deterministic", "balanced"})],
+        "include_chirality": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_splits=1, *, test_size=0.2, method="deterministic",
+                 include_chirality=False, random_state=None):
+        self.n_splits = n_splits
+        self.test_size = test_size
+        self.method = method
+        self.include_chirality = include_chirality
+        self.random_state = random_state
+
+    def _check(self):
+        from sklearn.base import BaseEstimator
+
+        BaseEstimator._validate_params(self)
+        if self.method == "deterministic" and self.n_splits != 1:
+            raise ValueError(
+                f"method='deterministic' gives the same split every time; n_splits must be "
+                f"1, got {self.n_splits!r}. Use method='balanced' for several splits."
+            )
+
+    def get_params(self, deep=True):
+        """Parameters of the splitter, as for an estimator.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Ignored (no nested objects).
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        return {k: getattr(self, k) for k in self._parameter_constraints}
+
+    def split(self, X, y=None, groups=None):
+        """Generate indices of the training and test molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like, default=None
+            Ignored.
+        groups : array-like, default=None
+            Ignored (the scaffolds are the groups).
+
+        Yields
+        ------
+        train : ndarray of int
+            Training indices, sorted.
+        test : ndarray of int
+            Test indices, sorted.
+        """
+        self._check()
+        scaffold_groups, n = _scaffold_groups(X, self.include_chirality)
+        if n < 2:
+            raise ValueError(f"Cannot split {n} molecule(s) into training and test sets.")
+        n_train_target = n * (1.0 - self.test_size)
+        rng = check_random_state(self.random_state)
+        for _ in range(self.n_splits):
+            ordered = _ordered_groups(scaffold_groups, n, n * self.test_size / 2,
+                                      self.method, rng)
+            train, test = [], []
+            for g in ordered:
+                if len(train) + len(g) <= n_train_target or not train:
+                    train.extend(g)
+                else:
+                    test.extend(g)
+            if not test:
+                raise ValueError(
+                    f"All {n} molecules share too few scaffolds ({len(scaffold_groups)}) to "
+                    f"leave a test set with test_size={self.test_size!r}."
+                )
+            yield np.sort(np.asarray(train, dtype=np.int64)), \
+                np.sort(np.asarray(test, dtype=np.int64))
+
+    def _iter_test_indices(self, X=None, y=None, groups=None):
+        for _, test in self.split(X, y, groups):
+            yield test
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        """Number of splits, ``n_splits``.
+
+        Parameters
+        ----------
+        X, y, groups : object, default=None
+            Ignored.
+
+        Returns
+        -------
+        n_splits : int
+            The number of splitting iterations.
+        """
+        return self.n_splits
+
+
+class ScaffoldKFold(BaseCrossValidator):
+    """K-fold cross-validation over whole Bemis-Murcko scaffold groups.
+
+    Each scaffold group is given, in turn, to the fold with the fewest molecules so far
+    (as :class:`~sklearn.model_selection.GroupKFold`). With ``method="deterministic"``
+    the groups come largest first; with ``method="balanced"`` the groups larger than half a
+    fold come first and the others in an order shuffled by ``random_state``.
+
+    Usable as ``cv=`` in :class:`~sklearn.model_selection.GridSearchCV` when ``X`` holds
+    molecules.
+
+    Read more in :doc:`/papers/rong_grover`.
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+        Number of folds (at least 2, at most the number of distinct scaffolds).
+    method : {"deterministic", "balanced"}, default="deterministic"
+        Order in which scaffold groups are dealt, see above.
+    include_chirality : bool, default=False
+        Distinguish stereoisomeric scaffolds.
+    random_state : int, RandomState instance or None, default=None
+        Shuffles the small groups for ``method="balanced"``.
+
+    See Also
+    --------
+    ScaffoldSplit : One (or several) scaffold train/test splits.
+    sklearn.model_selection.GroupKFold : The same with given groups.
+
+    References
+    ----------
+    .. [1] Z. Wu et al., "MoleculeNet: a benchmark for molecular machine learning",
+       Chem. Sci. 9 (2018). :doi:`10.1039/C7SC02664A`.
+    .. [2] Y. Rong et al., "Self-Supervised Graph Transformer on Large-Scale Molecular
+       Data", NeurIPS 2020. :arxiv:`2007.02835`.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import ScaffoldKFold
+    >>> X = ["c1ccccc1C", "c1ccccc1O", "C1CCCCC1N", "CCO", "c1ccncc1", "CCN"]
+    >>> [test.tolist() for _, test in ScaffoldKFold(n_splits=2).split(X)]
+    [[0, 1, 2], [3, 4, 5]]
+    """
+
+    _parameter_constraints = {
+        "n_splits": [Interval(Integral, 2, None, closed="left")],
+        "method": [StrOptions({"deterministic", "balanced"})],
+        "include_chirality": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_splits=5, *, method="deterministic", include_chirality=False,
+                 random_state=None):
+        self.n_splits = n_splits
+        self.method = method
+        self.include_chirality = include_chirality
+        self.random_state = random_state
+
+    def get_params(self, deep=True):
+        """Parameters of the splitter, as for an estimator.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Ignored (no nested objects).
+
+        Returns
+        -------
+        params : dict
+            Parameter names mapped to their values.
+        """
+        return {k: getattr(self, k) for k in self._parameter_constraints}
+
+    def _iter_test_indices(self, X=None, y=None, groups=None):
+        from sklearn.base import BaseEstimator
+
+        BaseEstimator._validate_params(self)
+        scaffold_groups, n = _scaffold_groups(X, self.include_chirality)
+        if len(scaffold_groups) < self.n_splits:
+            raise ValueError(
+                f"Cannot make n_splits={self.n_splits} scaffold folds from "
+                f"{len(scaffold_groups)} distinct scaffold(s) in {n} molecules."
+            )
+        rng = check_random_state(self.random_state)
+        ordered = _ordered_groups(scaffold_groups, n, n / self.n_splits / 2, self.method,
+                                  rng)
+        folds = [[] for _ in range(self.n_splits)]
+        for g in ordered:
+            min(folds, key=len).extend(g)
+        for fold in folds:
+            yield np.sort(np.asarray(fold, dtype=np.int64))
+
+    def split(self, X, y=None, groups=None):
+        """Generate indices of the training and test molecules of each fold.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like, default=None
+            Ignored.
+        groups : array-like, default=None
+            Ignored (the scaffolds are the groups).
+
+        Yields
+        ------
+        train : ndarray of int
+            Training indices, sorted.
+        test : ndarray of int
+            Test indices, sorted.
+        """
+        n = len(check_molecules(X)[0])
+        for test in self._iter_test_indices(X, y, groups):
+            mask = np.ones(n, dtype=bool)
+            mask[test] = False
+            yield np.flatnonzero(mask), test
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        """Number of folds, ``n_splits``.
+
+        Parameters
+        ----------
+        X, y, groups : object, default=None
+            Ignored.
+
+        Returns
+        -------
+        n_splits : int
+            The number of folds.
+        """
+        return self.n_splits

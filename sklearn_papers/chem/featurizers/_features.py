@@ -1,0 +1,227 @@
+"""Atom and bond feature sets as data: ordered blocks of one-hot codes and flags.
+
+A feature set is a list of blocks; each block reads one property of an RDKit atom (or bond)
+and writes a one-hot code or a 0/1 flag. The paper's sets are :func:`duvenaud_atom_features`
+and :func:`duvenaud_bond_features`; other graph models build their own from the same blocks.
+Everything returns numpy ``float32``.
+"""
+
+import numpy as np
+
+__all__ = [
+    "DUVENAUD_ATOM_SYMBOLS",
+    "AtomFeatures",
+    "BondFeatures",
+    "Flag",
+    "OneHot",
+    "duvenaud_atom_features",
+    "duvenaud_bond_features",
+]
+
+#: The 43 element symbols of the authors' atom features (Duvenaud et al. 2015, code release
+#: ``neuralfingerprint/features.py``); any other element sets the extra "unknown" slot.
+DUVENAUD_ATOM_SYMBOLS = (
+    "C", "N", "O", "S", "F", "Si", "P", "Cl", "Br", "Mg", "Na", "Ca", "Fe", "As", "Al",
+    "I", "B", "V", "K", "Tl", "Yb", "Sb", "Sn", "Ag", "Pd", "Co", "Se", "Ti", "Zn", "H",
+    "Li", "Ge", "Cu", "Au", "Ni", "Cd", "In", "Mn", "Zr", "Cr", "Pt", "Hg", "Pb",
+)
+
+
+class OneHot:
+    """One-hot code of a property over a fixed list of choices.
+
+    Parameters
+    ----------
+    name : str
+        Prefix of the feature names (``"symbol"`` gives ``"symbol=C"``, ...).
+    getter : callable
+        ``getter(atom_or_bond) -> value``. Must be a module-level function (picklable).
+    choices : sequence
+        The values with their own slot, in order.
+    unknown : {"extra", "last", "ignore"}, default="extra"
+        A value outside ``choices`` sets an extra final slot named ``"<name>=unknown"``
+        (``"extra"``), the last choice's slot (``"last"``: integer counts clipped to their
+        largest value, as the authors' ``one_of_k_encoding_unk`` does), or no slot
+        (``"ignore"``).
+    """
+
+    def __init__(self, name, getter, choices, unknown="extra"):
+        self.name = name
+        self.getter = getter
+        self.choices = tuple(choices)
+        self.unknown = unknown
+        self._index = {c: i for i, c in enumerate(self.choices)}
+
+    @property
+    def n_features(self):
+        return len(self.choices) + (self.unknown == "extra")
+
+    @property
+    def feature_names(self):
+        names = [f"{self.name}={c}" for c in self.choices]
+        return names + [f"{self.name}=unknown"] if self.unknown == "extra" else names
+
+    def columns(self, items):
+        """Slot index of each item, ndarray of shape (n_items,); -1 for no slot."""
+        fallback = {"extra": len(self.choices), "last": len(self.choices) - 1,
+                    "ignore": -1}[self.unknown]
+        return np.fromiter((self._index.get(self.getter(it), fallback) for it in items),
+                           dtype=np.int64, count=len(items))
+
+
+class Flag:
+    """A single 0/1 feature.
+
+    Parameters
+    ----------
+    name : str
+        The feature name.
+    getter : callable
+        ``getter(atom_or_bond) -> bool``. Must be a module-level function (picklable).
+    """
+
+    n_features = 1
+
+    def __init__(self, name, getter):
+        self.name = name
+        self.getter = getter
+
+    @property
+    def feature_names(self):
+        return [self.name]
+
+
+class _FeatureSet:
+    def __init__(self, blocks):
+        self.blocks = list(blocks)
+
+    @property
+    def n_features(self):
+        """Total width of a feature row."""
+        return sum(b.n_features for b in self.blocks)
+
+    @property
+    def feature_names(self):
+        """ndarray of str of shape (n_features,): one name per column."""
+        return np.asarray([n for b in self.blocks for n in b.feature_names], dtype=object)
+
+    def __call__(self, items):
+        """Feature rows of a list of RDKit atoms (or bonds).
+
+        Returns
+        -------
+        features : ndarray of shape (len(items), n_features), dtype=float32
+        """
+        out = np.zeros((len(items), self.n_features), dtype=np.float32)
+        if not items:
+            return out
+        rows = np.arange(len(items))
+        offset = 0
+        for block in self.blocks:
+            if isinstance(block, OneHot):
+                cols = block.columns(items)
+                hit = cols >= 0
+                out[rows[hit], offset + cols[hit]] = 1.0
+            else:
+                out[:, offset] = [bool(block.getter(it)) for it in items]
+            offset += block.n_features
+        return out
+
+    def __repr__(self):
+        names = [b.name for b in self.blocks]
+        return f"{type(self).__name__}({names}, n_features={self.n_features})"
+
+
+class AtomFeatures(_FeatureSet):
+    """An ordered set of atom feature blocks (:class:`OneHot`, :class:`Flag`).
+
+    Parameters
+    ----------
+    blocks : list of OneHot or Flag
+        Each block reads an RDKit ``Atom``.
+    """
+
+
+class BondFeatures(_FeatureSet):
+    """An ordered set of bond feature blocks (:class:`OneHot`, :class:`Flag`).
+
+    Parameters
+    ----------
+    blocks : list of OneHot or Flag
+        Each block reads an RDKit ``Bond``.
+    """
+
+
+# Getters are module-level functions so that feature sets pickle (joblib workers).
+def _symbol(atom):
+    return atom.GetSymbol()
+
+
+def _degree(atom):
+    return atom.GetDegree()
+
+
+def _total_hs(atom):
+    return atom.GetTotalNumHs()
+
+
+def _implicit_valence(atom):
+    from rdkit import Chem
+
+    return atom.GetValence(Chem.ValenceType.IMPLICIT)
+
+
+def _aromatic(atom):
+    return atom.GetIsAromatic()
+
+
+def _bond_type(bond):
+    return str(bond.GetBondType())
+
+
+def _conjugated(bond):
+    return bond.GetIsConjugated()
+
+
+def _in_ring(bond):
+    return bond.IsInRing()
+
+
+def duvenaud_atom_features():
+    """The paper's 62 atom features (Duvenaud et al., 2015, Section 4 and code release).
+
+    One-hot element over :data:`DUVENAUD_ATOM_SYMBOLS` plus unknown (44), heavy-atom degree
+    0-5 (6; larger degrees use the degree-5 slot), total hydrogens 0-4 (5; more use the
+    4 slot), implicit valence 0-5 (6; more use the 5 slot), aromatic (1).
+
+    Returns
+    -------
+    features : AtomFeatures
+        ``features.n_features == 62``.
+    """
+    return AtomFeatures([
+        OneHot("symbol", _symbol, DUVENAUD_ATOM_SYMBOLS, unknown="extra"),
+        OneHot("degree", _degree, range(6), unknown="last"),
+        OneHot("total_hs", _total_hs, range(5), unknown="last"),
+        OneHot("implicit_valence", _implicit_valence, range(6), unknown="last"),
+        Flag("aromatic", _aromatic),
+    ])
+
+
+def duvenaud_bond_features():
+    """The paper's 6 bond features: single, double, triple, aromatic, conjugated, in ring.
+
+    A bond of another type (dative, ...) sets none of the four type slots.
+
+    Returns
+    -------
+    features : BondFeatures
+        ``features.n_features == 6``.
+    """
+    return BondFeatures([
+        OneHot("bond_type", _bond_type, ("SINGLE", "DOUBLE", "TRIPLE", "AROMATIC"),
+               unknown="ignore"),
+        Flag("conjugated", _conjugated),
+        Flag("in_ring", _in_ring),
+    ])
+

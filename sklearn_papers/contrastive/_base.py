@@ -1,0 +1,201 @@
+"""Shared machinery of the contrastive embedders: validation, augmentation, the skorch net."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils.multiclass import check_classification_targets
+
+from sklearn_papers.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    check_is_fitted,
+    validate_data,
+)
+
+__all__ = []
+
+
+class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Encoder trained on labelled data; ``transform`` returns the encoder output.
+
+    Subclasses set ``_model_class``, ``_criterion`` and ``_module_params(n_classes)``.
+    """
+
+    _parameter_constraints = {
+        "encoder": [StrOptions({"mlp", "conv"}), callable],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "augment": [StrOptions({"default"}), callable, None],
+        "image_shape": [tuple, list, None],
+        "norm": [StrOptions({"batch", "group", "layer"}), None],
+        "num_groups": [Interval(Integral, 1, None, closed="left")],
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "device": [str],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # ------------------------------------------------------------------ validation
+    def _check_params(self, n_features):
+        """Rules involving several parameters or the data width."""
+        if self.image_shape is not None:
+            shape = tuple(self.image_shape)
+            if (len(shape) not in (2, 3)
+                    or not all(isinstance(s, Integral) and s >= 1 for s in shape)):
+                raise ValueError(
+                    f"image_shape must be (height, width) or (channels, height, width) of "
+                    f"positive ints, got {self.image_shape!r}."
+                )
+            if math.prod(shape) != n_features:
+                raise ValueError(
+                    f"image_shape={shape!r} has {math.prod(shape)} pixels but X has "
+                    f"{n_features} features."
+                )
+        elif self.encoder == "conv":
+            raise ValueError("encoder='conv' needs image_shape, e.g. image_shape=(8, 8) for "
+                             "load_digits.")
+
+    def _validate_fit_data(self, X, y):
+        X, y = validate_data(self, X, y, dtype=[np.float32, np.float64])
+        check_classification_targets(y)
+        self._check_params(X.shape[1])
+        self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        return X.astype(np.float32, copy=False), y_encoded.astype(np.int64)
+
+    # ------------------------------------------------------------------ training
+    def _standardization(self, X):
+        if self.image_shape is not None:
+            mean, std = float(X.mean()), float(X.std())
+            return mean, (std if std > 0 else 1.0)
+        mean, std = X.mean(axis=0), X.std(axis=0)
+        return mean, np.where(std > 0, std, 1.0).astype(np.float32)
+
+    def _build_augment(self, X):
+        from sklearn_papers.nn._supcon import ImageAugment, TabularAugment
+
+        if self.augment is None:
+            return None
+        if self.augment != "default":
+            return self.augment
+        if self.image_shape is not None:
+            return ImageAugment(self.image_shape, scale=float(X.std()) or 1.0)
+        std = X.std(axis=0)
+        return TabularAugment(X.mean(axis=0), np.where(std > 0, std, 1.0))
+
+    @staticmethod
+    def _check_augment(augment, X):
+        """Call a user augmentation once and check it keeps the shape ``(B, F)``."""
+        import torch
+
+        probe = torch.as_tensor(X[:2])
+        out = augment(probe)
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(probe.shape):
+            got = tuple(out.shape) if hasattr(out, "shape") else type(out).__name__
+            raise ValueError(
+                f"augment must map a float32 torch.Tensor of shape (batch, n_features) to "
+                f"one of the same shape; for input {tuple(probe.shape)} it returned {got}."
+            )
+
+    def _fit_net(self, X, y, *, criterion, criterion_params, module_class, module_params):
+        import torch
+
+        from sklearn_papers.nn._skorch import (
+            build_net,
+            check_device,
+            loss_curve,
+            seed_from_random_state,
+            torch_seeded,
+        )
+        from sklearn_papers.nn._supcon import TrainingOutputNet
+
+        device = check_device(self.device)
+        seed = seed_from_random_state(self.random_state)
+        mean, std = self._standardization(X)
+        with torch_seeded(seed, device):
+            augment = self._build_augment(X)
+            if callable(self.augment):
+                self._check_augment(augment, X)
+            net = build_net(
+                module_class,
+                seed=seed,
+                criterion=criterion,
+                net_class=TrainingOutputNet,
+                max_epochs=self.max_epochs,
+                lr=self.lr,
+                batch_size=self.batch_size,
+                optimizer=torch.optim.AdamW,
+                device=device,
+                verbose=self.verbose,
+                optimizer__weight_decay=self.weight_decay,
+                module__n_features=X.shape[1],
+                module__n_components=self.n_components,
+                module__encoder=self.encoder,
+                module__image_shape=self.image_shape,
+                module__norm=self.norm,
+                module__num_groups=self.num_groups,
+                module__mean=mean,
+                module__std=std,
+                module__augment=augment,
+                **{f"module__{k}": v for k, v in module_params.items()},
+                **{f"criterion__{k}": v for k, v in criterion_params.items()},
+            )
+            net.fit(X, y)
+        self.net_ = net
+        self.loss_curve_ = loss_curve(net)
+        self.n_iter_ = len(self.loss_curve_)
+        if not np.all(np.isfinite(self.loss_curve_)):
+            raise FloatingPointError(
+                f"training loss became non-finite (loss_curve_={self.loss_curve_}); "
+                f"lower lr={self.lr!r}."
+            )
+        self._n_features_out = self.n_components
+        return self
+
+    # ------------------------------------------------------------------ inference
+    def transform(self, X):
+        """Encoder output (the representation) of ``X``; the training head is not used.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Same features as in ``fit``.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components), dtype float32
+            Deterministic (evaluation mode: batch norm uses its running statistics).
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float32, np.float64])
+        out = self.net_.forward(X.astype(np.float32, copy=False), training=False,
+                                device="cpu")
+        return out.numpy()
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit to ``(X, y)``, then return ``transform(X)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data.
+        y : array-like of shape (n_samples,)
+            Class labels (required).
+        **fit_params : dict
+            Unused; accepted for API compatibility.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components), dtype float32
+            Encoder output of the training data.
+        """
+        return self.fit(X, y).transform(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float32"]
+        return tags

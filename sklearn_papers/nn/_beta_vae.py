@@ -1,0 +1,165 @@
+"""The beta-VAE (Higgins et al. 2017): encoder/decoder module, its loss and its skorch net.
+
+Shapes: ``B`` batch size, ``F`` flattened input width, ``D`` latent size (``n_components``),
+``(C, H, W)`` the image shape of the convolutional variant (``F = C * H * W``).
+"""
+
+import torch
+from skorch import NeuralNet
+from torch import nn
+from torch.nn import functional as F
+
+__all__ = ["BetaVAELoss", "BetaVAEModule", "BetaVAENet"]
+
+
+class _ConvEncoder(nn.Module):
+    """Stride-2 4x4 convolutions (32 channels) while both sides stay >= 4, then a linear layer.
+
+    ``forward``: (B, F) -> (B, hidden); records the spatial size after every layer.
+    """
+
+    def __init__(self, image_shape, hidden, channels=32):
+        super().__init__()
+        c, h, w = image_shape
+        layers, sizes = [], [(h, w)]
+        while min(h, w) // 2 >= 4 and len(sizes) <= 4:
+            layers += [nn.Conv2d(c, channels, 4, stride=2, padding=1), nn.ReLU()]
+            c, h, w = channels, h // 2, w // 2
+            sizes.append((h, w))
+        self.image_shape = tuple(image_shape)
+        self.sizes = sizes
+        self.out_channels = c
+        self.convs = nn.Sequential(*layers)
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(c * h * w, hidden), nn.ReLU())
+
+    def forward(self, X):
+        return self.fc(self.convs(X.reshape(-1, *self.image_shape)))
+
+
+class _ConvDecoder(nn.Module):
+    """Mirror of :class:`_ConvEncoder`: (B, D) -> (B, F) logits/means, exact output size."""
+
+    def __init__(self, encoder, n_components, hidden):
+        super().__init__()
+        h, w = encoder.sizes[-1]
+        self.start = (encoder.out_channels, h, w)
+        self.fc = nn.Sequential(nn.Linear(n_components, hidden), nn.ReLU(),
+                                nn.Linear(hidden, encoder.out_channels * h * w), nn.ReLU())
+        self.sizes = list(reversed(encoder.sizes[:-1]))
+        c_in = encoder.out_channels
+        n_up = len(self.sizes)
+        self.convs = nn.ModuleList(
+            nn.Conv2d(c_in, c_in if i < n_up - 1 else encoder.image_shape[0], 3, padding=1)
+            for i in range(n_up)
+        )
+        self.n_features = encoder.image_shape[0] * encoder.sizes[0][0] * encoder.sizes[0][1]
+        self.out = None if n_up else nn.Linear(encoder.out_channels * h * w, self.n_features)
+
+    def forward(self, z):
+        x = self.fc(z)
+        if self.out is not None:
+            return self.out(x)
+        x = x.reshape(-1, *self.start)
+        for i, (conv, size) in enumerate(zip(self.convs, self.sizes)):
+            x = conv(F.interpolate(x, size=size, mode="nearest"))
+            if i < len(self.convs) - 1:
+                x = F.relu(x)
+        return x.reshape(x.shape[0], -1)
+
+
+class BetaVAEModule(nn.Module):
+    """Gaussian-encoder VAE with a fully connected or convolutional encoder and decoder.
+
+    Parameters
+    ----------
+    n_features : int
+        Input width ``F``.
+    n_components : int
+        Latent size ``D``.
+    encoder : {"mlp", "conv"}
+        ``"mlp"``: two hidden layers of ``hidden`` units; ``"conv"``: see
+        :class:`_ConvEncoder` (needs ``image_shape``).
+    image_shape : tuple of int or None
+        ``(C, H, W)`` for ``encoder="conv"``.
+    hidden : int, default=256
+        Width of the fully connected layers.
+
+    Notes
+    -----
+    ``forward(X)`` takes ``X`` (B, F) float32 and returns ``(out, mu, logvar)``: ``out`` (B,
+    F) decoder output (Bernoulli logits or Gaussian means), ``mu`` and ``logvar`` (B, D) the
+    posterior parameters. In training mode ``z = mu + exp(logvar / 2) * eps`` (global torch
+    RNG, seeded by the caller); in evaluation mode ``z = mu``.
+    """
+
+    def __init__(self, n_features, n_components, encoder="mlp", image_shape=None, hidden=256):
+        super().__init__()
+        if encoder == "conv":
+            self.encoder = _ConvEncoder(tuple(image_shape), hidden)
+            self.decoder = _ConvDecoder(self.encoder, n_components, hidden)
+        else:
+            self.encoder = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(),
+                                         nn.Linear(hidden, hidden), nn.ReLU())
+            self.decoder = nn.Sequential(nn.Linear(n_components, hidden), nn.ReLU(),
+                                         nn.Linear(hidden, hidden), nn.ReLU(),
+                                         nn.Linear(hidden, n_features))
+        self.head = nn.Linear(hidden, 2 * n_components)
+
+    def encode(self, X):
+        """(B, F) -> ``mu``, ``logvar`` each (B, D); logvar clamped to [-20, 10]."""
+        mu, logvar = self.head(self.encoder(X)).chunk(2, dim=1)
+        return mu, logvar.clamp(-20.0, 10.0)
+
+    def decode(self, z):
+        """(B, D) -> (B, F) decoder output."""
+        return self.decoder(z)
+
+    def forward(self, X):
+        mu, logvar = self.encode(X)
+        z = mu + torch.exp(0.5 * logvar) * torch.randn_like(mu) if self.training else mu
+        return self.decode(z), mu, logvar
+
+
+class BetaVAELoss(nn.Module):
+    """Negative beta-ELBO per sample, averaged over the batch (Higgins et al. 2017, Eq. 4).
+
+    ``loss = recon(X, out) + beta * KL(N(mu, diag(exp(logvar))) || N(0, I))``, with
+    ``recon`` the Bernoulli negative log-likelihood (binary cross-entropy on logits, summed
+    over features) or the unit-variance Gaussian one (half the summed squared error).
+
+    Parameters
+    ----------
+    beta : float
+        KL weight; ``beta=1`` is the plain VAE bound.
+    likelihood : {"bernoulli", "gaussian"}
+        Decoder likelihood.
+    """
+
+    def __init__(self, beta=1.0, likelihood="bernoulli"):
+        super().__init__()
+        self.beta = float(beta)
+        self.likelihood = likelihood
+
+    def forward(self, output, X):
+        """``output`` = ``(out, mu, logvar)`` from the module, ``X`` (B, F); returns a scalar."""
+        out, mu, logvar = output
+        if self.likelihood == "bernoulli":
+            recon = F.binary_cross_entropy_with_logits(out, X, reduction="none").sum(dim=1)
+        else:
+            recon = 0.5 * ((out - X) ** 2).sum(dim=1)
+        kl = 0.5 * (mu**2 + logvar.exp() - 1.0 - logvar).sum(dim=1)
+        return (recon + self.beta * kl).mean()
+
+
+class BetaVAENet(NeuralNet):
+    """skorch net whose loss compares the module output with the input ``X`` (no ``y``).
+
+    Overrides only ``get_loss`` (a documented extension point); ``forward`` in evaluation
+    mode returns the first module output, the posterior means being read through
+    ``module_.encode``.
+    """
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        X = X.to(self.device) if isinstance(X, torch.Tensor) else torch.as_tensor(
+            X, device=self.device)
+        return self.criterion_(y_pred, X)

@@ -1,0 +1,229 @@
+"""Shared MLP and convolutional encoder blocks with a choice of normalisation layer.
+
+The normalisation layer is a first-class, grid-searchable choice (``norm``): batch
+normalisation (Ioffe & Szegedy 2015), group normalisation (Wu & He 2018), layer
+normalisation (Ba et al. 2016) or none. Every torch model of the package that uses these
+blocks exposes the same two parameters, ``norm`` and ``num_groups``.
+
+Tensor shapes are written ``B`` (batch), ``C`` (channels), ``H x W`` (image), ``F``
+(input features) and ``D`` (output features).
+"""
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+__all__ = [
+    "NORM_OPTIONS",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "ConvEncoder",
+    "MLPEncoder",
+    "group_count",
+    "make_norm",
+]
+
+#: The values accepted by ``norm`` everywhere in the package.
+NORM_OPTIONS = ("batch", "group", "layer", None)
+
+
+class _SafeBatchNormMixin:
+    """Batch norm that does not fail on a batch with one value per channel.
+
+    ``torch.nn.BatchNorm1d`` raises "Expected more than 1 value per channel when
+    training" when the last training batch holds a single sample (skorch #477, PyTorch
+    #4534). Here such a batch is normalised with the running statistics, as in
+    evaluation, and the running statistics are left unchanged. Every other batch is
+    treated exactly as by torch.
+    """
+
+    def forward(self, x):
+        per_channel = x.shape[0] * math.prod(x.shape[2:])
+        if self.training and per_channel <= 1:
+            return F.batch_norm(
+                x, self.running_mean, self.running_var, self.weight, self.bias,
+                training=False, momentum=0.0, eps=self.eps,
+            )
+        return super().forward(x)
+
+
+class BatchNorm1d(_SafeBatchNormMixin, nn.BatchNorm1d):
+    """``torch.nn.BatchNorm1d`` that accepts a training batch of one sample.
+
+    Input ``(B, C)`` or ``(B, C, L)``; output of the same shape. A training batch with a
+    single value per channel is normalised with the running statistics.
+    """
+
+
+class BatchNorm2d(_SafeBatchNormMixin, nn.BatchNorm2d):
+    """``torch.nn.BatchNorm2d`` that accepts a training batch with one value per channel.
+
+    Input and output ``(B, C, H, W)``.
+    """
+
+
+def group_count(num_channels, num_groups):
+    """Largest divisor of ``num_channels`` that does not exceed ``num_groups``.
+
+    Group normalisation needs the channel count to be divisible by the number of
+    groups; asking for 8 groups over 10 channels gives 5 groups.
+
+    Parameters
+    ----------
+    num_channels : int
+        Channels of the layer (>= 1).
+    num_groups : int
+        Requested number of groups (>= 1).
+
+    Returns
+    -------
+    groups : int
+    """
+    for g in range(min(num_groups, num_channels), 0, -1):
+        if num_channels % g == 0:
+            return g
+    return 1
+
+
+def make_norm(norm, num_channels, *, num_groups=8, spatial=False):
+    """Build a normalisation layer.
+
+    Parameters
+    ----------
+    norm : {"batch", "group", "layer"} or None
+        ``"batch"``: batch normalisation over the batch (and spatial) axes, safe for a
+        batch of one (see :class:`BatchNorm1d`). ``"group"``: group normalisation (Wu & He
+        2018, eq. 1 with the group set of eq. 7), ``group_count(num_channels, num_groups)``
+        groups. ``"layer"``: layer normalisation over all channels (and spatial positions
+        for images, i.e. group normalisation with one group, as in Wu & He 2018, Fig. 2).
+        ``None``: identity.
+    num_channels : int
+        Channels ``C`` of the input ``(B, C)`` or ``(B, C, H, W)``.
+    num_groups : int, default=8
+        Requested groups for ``norm="group"``.
+    spatial : bool, default=False
+        True for image feature maps ``(B, C, H, W)``.
+
+    Returns
+    -------
+    layer : torch.nn.Module
+        Shape-preserving.
+
+    Raises
+    ------
+    ValueError
+        If ``norm`` is not one of :data:`NORM_OPTIONS`.
+    """
+    if norm is None:
+        return nn.Identity()
+    if norm == "batch":
+        return BatchNorm2d(num_channels) if spatial else BatchNorm1d(num_channels)
+    if norm == "group":
+        return nn.GroupNorm(group_count(num_channels, num_groups), num_channels)
+    if norm == "layer":
+        return nn.GroupNorm(1, num_channels) if spatial else nn.LayerNorm(num_channels)
+    raise ValueError(f"norm={norm!r} is not one of {NORM_OPTIONS}.")
+
+
+class MLPEncoder(nn.Module):
+    """Fully connected encoder: ``[Linear -> norm -> ReLU] x len(hidden) + 1``.
+
+    Parameters
+    ----------
+    n_features : int
+        Input width ``F``.
+    n_components : int
+        Output width ``D`` (the representation).
+    hidden_layer_sizes : tuple of int, default=(256,)
+        Widths of the hidden blocks.
+    norm : {"batch", "group", "layer"} or None, default="batch"
+        Normalisation after every linear layer (see :func:`make_norm`).
+    num_groups : int, default=8
+        Groups for ``norm="group"``.
+
+    Notes
+    -----
+    Input ``(B, F)``, output ``(B, D)``, non-negative (the last block ends in a ReLU, like
+    the pooled output of a ResNet used as the representation by Khosla et al. 2020).
+    """
+
+    def __init__(self, n_features, n_components, *, hidden_layer_sizes=(256,), norm="batch",
+                 num_groups=8):
+        super().__init__()
+        widths = [int(n_features), *map(int, hidden_layer_sizes), int(n_components)]
+        layers = []
+        for w_in, w_out in zip(widths[:-1], widths[1:]):
+            layers += [nn.Linear(w_in, w_out), make_norm(norm, w_out, num_groups=num_groups),
+                       nn.ReLU()]
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        """Map ``(B, F)`` to ``(B, D)``."""
+        return self.layers(x)
+
+
+class ConvEncoder(nn.Module):
+    """Small convolutional encoder for images given as flat rows.
+
+    Blocks of ``[Conv3x3 -> norm -> ReLU]``, a 2x2 max-pool between blocks while the map
+    is at least 4 pixels on each side, global average pooling, then
+    ``Linear -> norm -> ReLU`` to ``n_components``.
+
+    Parameters
+    ----------
+    n_features : int
+        Input width ``F``; must equal ``prod(image_shape)``.
+    n_components : int
+        Output width ``D``.
+    image_shape : tuple of int
+        ``(H, W)`` for one channel or ``(C, H, W)``; rows of ``X`` are reshaped to it in
+        C (row-major) order, as ``load_digits().data`` is stored.
+    channels : tuple of int, default=(32, 64)
+        Output channels of the conv blocks.
+    norm : {"batch", "group", "layer"} or None, default="batch"
+        Normalisation after every conv and the final linear layer (see :func:`make_norm`).
+    num_groups : int, default=8
+        Groups for ``norm="group"``.
+
+    Raises
+    ------
+    ValueError
+        If ``prod(image_shape) != n_features``.
+
+    Notes
+    -----
+    Input ``(B, F)``, reshaped to ``(B, C, H, W)``; output ``(B, D)``.
+    """
+
+    def __init__(self, n_features, n_components, *, image_shape, channels=(32, 64),
+                 norm="batch", num_groups=8):
+        super().__init__()
+        shape = tuple(int(s) for s in image_shape)
+        if len(shape) == 2:
+            shape = (1, *shape)
+        if len(shape) != 3 or math.prod(shape) != int(n_features):
+            raise ValueError(
+                f"image_shape={tuple(image_shape)!r} does not match n_features={n_features}: "
+                f"its product must equal the number of features."
+            )
+        self.image_shape = shape
+        c_in, h, w = shape
+        blocks = []
+        for i, c_out in enumerate(channels):
+            if i > 0 and min(h, w) >= 4:
+                blocks.append(nn.MaxPool2d(2))
+                h, w = h // 2, w // 2
+            blocks += [nn.Conv2d(c_in, c_out, 3, padding=1),
+                       make_norm(norm, c_out, num_groups=num_groups, spatial=True), nn.ReLU()]
+            c_in = c_out
+        self.features = nn.Sequential(*blocks)
+        self.head = nn.Sequential(nn.Linear(c_in, int(n_components)),
+                                  make_norm(norm, int(n_components), num_groups=num_groups),
+                                  nn.ReLU())
+
+    def forward(self, x):
+        """Map ``(B, F)`` to ``(B, D)``."""
+        maps = self.features(x.reshape(x.shape[0], *self.image_shape))
+        return self.head(maps.mean(dim=(2, 3)))

@@ -1,0 +1,634 @@
+"""GROVER (Rong et al., 2020): the GTransformer encoder, pretraining heads and losses.
+
+Tensor shapes: a batch of ``B`` molecules with ``N`` atoms and ``E`` directed edges in all
+(see :func:`sklearn_papers.nn._graph.collate_graphs`); ``F`` atom features (151), ``F_b``
+bond features (14); ``H`` the hidden size; ``h`` the number of attention heads. Directed
+edges ``2k`` and ``2k + 1`` are the two directions of bond ``k``, so the reverse of edge
+``e`` is ``e ^ 1`` and the bond-level rows are the even edges.
+
+Everything is vectorised over the batch: message passing uses ``index_add_``; attention
+runs on a zero-padded ``(B, L, H)`` layout with a mask, so no Python loop runs over
+molecules.
+"""
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from sklearn_papers.nn._graph import collate_graphs
+
+__all__ = [
+    "GTransformer",
+    "GroverDataset",
+    "GroverFinetuneModel",
+    "GroverPretrainModel",
+    "collate_grover",
+    "draw_hops",
+    "grover_finetune_loss",
+    "grover_pretrain_loss",
+    "run_module",
+    "segment_mean",
+    "train_module",
+]
+
+
+# -- helpers --------------------------------------------------------------------------------
+def segment_mean(values, segment, n_segments):
+    """Mean of rows per segment; an empty segment gives a zero row.
+
+    Parameters
+    ----------
+    values : torch.Tensor of shape (M, D)
+    segment : torch.Tensor of shape (M,), int64
+        Segment (molecule) of each row, in ``[0, n_segments)``.
+    n_segments : int
+
+    Returns
+    -------
+    means : torch.Tensor of shape (n_segments, D)
+    """
+    out = values.new_zeros((int(n_segments), values.shape[1])).index_add_(0, segment, values)
+    count = torch.bincount(segment, minlength=int(n_segments)).clamp(min=1)
+    return out / count.unsqueeze(1).to(values.dtype)
+
+
+def _positions(segment, n_segments):
+    """Position of each row inside its segment (rows are grouped by segment, in order).
+
+    Returns ``(pos, max_len)``; ``pos`` has shape (M,).
+    """
+    counts = torch.bincount(segment, minlength=int(n_segments))
+    starts = torch.cumsum(counts, 0) - counts
+    pos = torch.arange(segment.shape[0], device=segment.device) - starts[segment]
+    max_len = int(counts.max()) if counts.numel() else 0
+    return pos, max_len
+
+
+def draw_hops(depth, training):
+    """Number of message-passing hops of a dyMPN (Rong et al. 2020, Section 3.1).
+
+    In training, a draw from a normal distribution with mean ``depth`` and standard deviation
+    1 truncated to ``[depth - 3, depth + 3]``, rounded down and at least 1 (GROVER's
+    "truncnorm" dynamic depth); the torch global RNG is used, so seed it (the estimators do,
+    inside ``torch.random.fork_rng``). In evaluation, ``depth``.
+
+    Parameters
+    ----------
+    depth : int
+    training : bool
+
+    Returns
+    -------
+    hops : int
+    """
+    if not training:
+        return int(depth)
+    while True:
+        z = float(torch.randn(()))
+        if -3.0 <= z <= 3.0:
+            return max(1, int(math.floor(depth + z)))
+
+
+class DyMPN(nn.Module):
+    """``S`` parallel message-passing streams with a shared, random number of hops.
+
+    GROVER's dyMPN (Section 3.1): each attention head has three message-passing networks
+    producing its query, key and value; they are run here as ``S = 3 h`` stacked streams
+    (one weight matrix each, batched with ``einsum``). With ``x`` the block input and
+    ``m^0 = x``, each hop computes ``m^{t} = relu(x + agg(m^{t-1}) W_s + b_s)``, where
+    ``agg`` is, in the node view, the sum over neighbour atoms, and in the edge view (edge
+    ``u -> v``), the sum of the edges entering ``u`` minus the reverse edge ``v -> u``
+    (directed-bond message passing).
+
+    Parameters
+    ----------
+    n_streams : int
+        ``S``.
+    hidden_size : int
+        ``H``.
+    view : {"node", "edge"}
+    dropout : float, default=0.0
+
+    Shapes: ``x`` (M, H) with ``M = N`` (node view) or ``E`` (edge view); output (S, M, H).
+    """
+
+    def __init__(self, n_streams, hidden_size, view, dropout=0.0):
+        super().__init__()
+        self.view = view
+        self.weight = nn.Parameter(torch.empty(n_streams, hidden_size, hidden_size))
+        self.bias = nn.Parameter(torch.zeros(n_streams, 1, hidden_size))
+        nn.init.xavier_uniform_(self.weight.view(-1, hidden_size))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, edge_index, n_atoms, hops):
+        src, dst = edge_index[0], edge_index[1]
+        m = x.unsqueeze(0).expand(self.weight.shape[0], -1, -1)
+        for _ in range(int(hops)):
+            if self.view == "node":
+                agg = m.new_zeros(m.shape).index_add_(1, dst, m[:, src])
+            else:
+                into = m.new_zeros((m.shape[0], n_atoms, m.shape[2])).index_add_(1, dst, m)
+                rev = torch.arange(m.shape[1], device=m.device) ^ 1
+                agg = into[:, src] - m[:, rev]
+            m = self.dropout(torch.relu(x + torch.einsum("smh,shk->smk", agg, self.weight)
+                                        + self.bias))
+        return m
+
+
+def _masked_attention(q, k, v, segment, n_segments):
+    """Scaled dot-product attention among the rows of each segment, per head.
+
+    ``q``, ``k``, ``v``: (h, M, D). Returns (h, M, D). Rows only attend to rows of their own
+    molecule (Rong et al. 2020, Eq. 3, applied per molecule).
+    """
+    n_heads, m, d = q.shape
+    if m == 0:
+        return q.new_zeros(q.shape)
+    pos, length = _positions(segment, n_segments)
+
+    def dense(t):
+        out = t.new_zeros((n_heads, int(n_segments), length, d))
+        out[:, segment, pos] = t
+        return out
+
+    qd, kd, vd = dense(q), dense(k), dense(v)
+    mask = torch.zeros((int(n_segments), length), dtype=torch.bool, device=q.device)
+    mask[segment, pos] = True
+    scores = qd @ kd.transpose(-1, -2) / math.sqrt(d)  # (h, B, L, L)
+    scores = scores.masked_fill(~mask[None, :, None, :], -1e9)
+    out = torch.softmax(scores, dim=-1) @ vd
+    return out[:, segment, pos]
+
+
+class MTBlock(nn.Module):
+    """One GROVER transformer block of one view (node or edge).
+
+    Input projection (when the width changes) ``x = LayerNorm(relu(x W_i))``; then
+    ``h`` heads whose queries, keys and values come from a :class:`DyMPN`; attention
+    among the atoms (node view) or directed edges (edge view) of each molecule; the heads
+    are concatenated, projected by ``W_o`` and added back through a layer-normalised
+    residual connection.
+
+    Parameters
+    ----------
+    view : {"node", "edge"}
+    input_size : int
+    hidden_size : int
+    n_heads : int
+    depth : int
+        Mean number of dyMPN hops.
+    dropout : float, default=0.0
+
+    Shapes: input (M, input_size), output (M, hidden_size).
+    """
+
+    def __init__(self, view, input_size, hidden_size, n_heads, depth, dropout=0.0):
+        super().__init__()
+        self.view, self.depth, self.n_heads = view, int(depth), int(n_heads)
+        self.input = None
+        if input_size != hidden_size:
+            self.input = nn.Sequential(nn.Linear(input_size, hidden_size), nn.ReLU(),
+                                       nn.LayerNorm(hidden_size), nn.Dropout(dropout))
+        self.mpn = DyMPN(3 * n_heads, hidden_size, view, dropout)
+        self.out = nn.Linear(n_heads * hidden_size, hidden_size)
+        self.norm = nn.LayerNorm(hidden_size)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, edge_index, segment, n_atoms, n_molecules):
+        if self.input is not None:
+            x = self.input(x)
+        hops = draw_hops(self.depth, self.training)
+        qkv = self.mpn(x, edge_index, n_atoms, hops)
+        q, k, v = qkv[: self.n_heads], qkv[self.n_heads: 2 * self.n_heads], \
+            qkv[2 * self.n_heads:]
+        att = _masked_attention(q, k, v, segment, n_molecules)  # (h, M, H)
+        att = att.permute(1, 0, 2).reshape(x.shape[0], self.n_heads * x.shape[1])
+        return x + self.dropout(self.norm(self.out(att)))
+
+
+def _ffn(n_in, hidden_size, dropout):
+    return nn.Sequential(nn.Linear(n_in, 4 * hidden_size), nn.ReLU(), nn.Dropout(dropout),
+                         nn.Linear(4 * hidden_size, hidden_size), nn.LayerNorm(hidden_size))
+
+
+class GTransformer(nn.Module):
+    """GROVER's GTransformer: a node-view and an edge-view branch over one molecule batch.
+
+    The node view starts from the atom features (F); the edge view from the directed-bond
+    features ``concat(x_source_atom, e)`` (F + F_b). Each runs ``n_layers``
+    :class:`MTBlock` s. Each branch then yields atom and bond embeddings through
+    point-wise feed-forward layers with long-range residual access to the input features
+    (Section 3.1, "node-view and edge-view GTransformer"):
+
+    * ``atom_from_atom`` = FFN([x_v, sum of node-view states of v's neighbours]);
+    * ``bond_from_atom`` = FFN([x_u e_uv, node-view state of u]) for edge u -> v;
+    * ``atom_from_bond`` = FFN([x_v, sum of edge-view states entering v]);
+    * ``bond_from_bond`` = FFN([x_u e_uv, edge-view messages entering u except v -> u]).
+
+    Parameters
+    ----------
+    n_atom_features : int
+        ``F``.
+    n_bond_features : int
+        ``F_b``.
+    hidden_size : int, default=64
+        ``H``.
+    n_layers : int, default=1
+        Transformer blocks per view.
+    n_heads : int, default=2
+        Attention heads (each with its own query, key and value dyMPNs).
+    depth : int, default=3
+        Mean dyMPN hop count (randomised in training, exact in evaluation).
+    dropout : float, default=0.0
+
+    Shapes: :meth:`forward` returns a dict with ``atom_from_atom`` and ``atom_from_bond``
+    (N, H), ``bond_from_atom`` and ``bond_from_bond`` (E, H). :meth:`embed` returns the
+    molecule embedding (B, 2 H): the mean over atoms of the two atom embeddings,
+    concatenated (GROVER's fingerprint).
+    """
+
+    def __init__(self, n_atom_features, n_bond_features, hidden_size=64, n_layers=1,
+                 n_heads=2, depth=3, dropout=0.0):
+        super().__init__()
+        self.hidden_size = int(hidden_size)
+        f_a, f_e = int(n_atom_features), int(n_atom_features) + int(n_bond_features)
+        self.node_blocks = nn.ModuleList(
+            MTBlock("node", f_a if i == 0 else hidden_size, hidden_size, n_heads, depth,
+                    dropout) for i in range(n_layers))
+        self.edge_blocks = nn.ModuleList(
+            MTBlock("edge", f_e if i == 0 else hidden_size, hidden_size, n_heads, depth,
+                    dropout) for i in range(n_layers))
+        self.ffn_atom_from_atom = _ffn(f_a + hidden_size, hidden_size, dropout)
+        self.ffn_atom_from_bond = _ffn(f_a + hidden_size, hidden_size, dropout)
+        self.ffn_bond_from_atom = _ffn(f_e + hidden_size, hidden_size, dropout)
+        self.ffn_bond_from_bond = _ffn(f_e + hidden_size, hidden_size, dropout)
+
+    @property
+    def embedding_dim(self):
+        """Width of :meth:`embed`'s output, ``2 H``."""
+        return 2 * self.hidden_size
+
+    def forward(self, atom_features, bond_features, edge_index, batch, n_molecules,
+                **ignored):
+        n_atoms = atom_features.shape[0]
+        n_mol = int(n_molecules)
+        src, dst = edge_index[0], edge_index[1]
+        x = atom_features
+        x_e = torch.cat([x[src], bond_features], dim=1)
+        edge_mol = batch[src]
+        h_v = x
+        for block in self.node_blocks:
+            h_v = block(h_v, edge_index, batch, n_atoms, n_mol)
+        h_e = x_e
+        for block in self.edge_blocks:
+            h_e = block(h_e, edge_index, edge_mol, n_atoms, n_mol)
+        nbr = h_v.new_zeros(h_v.shape).index_add_(0, dst, h_v[src])
+        into = h_e.new_zeros((n_atoms, h_e.shape[1])).index_add_(0, dst, h_e)
+        rev = torch.arange(h_e.shape[0], device=h_e.device) ^ 1
+        return {
+            "atom_from_atom": self.ffn_atom_from_atom(torch.cat([x, nbr], 1)),
+            "atom_from_bond": self.ffn_atom_from_bond(torch.cat([x, into], 1)),
+            "bond_from_atom": self.ffn_bond_from_atom(torch.cat([x_e, h_v[src]], 1)),
+            "bond_from_bond": self.ffn_bond_from_bond(
+                torch.cat([x_e, into[src] - h_e[rev]], 1)),
+        }
+
+    def embed(self, atom_features, bond_features, edge_index, batch, n_molecules, **ignored):
+        """Molecule embeddings (B, 2 H): mean-pooled atom embeddings of both views."""
+        out = self(atom_features, bond_features, edge_index, batch, n_molecules)
+        n = int(n_molecules)
+        return torch.cat([segment_mean(out["atom_from_atom"], batch, n),
+                          segment_mean(out["atom_from_bond"], batch, n)], dim=1)
+
+
+class SelfAttentivePooling(nn.Module):
+    """Self-attentive readout (Rong et al. 2020, Eq. 6; Lin et al. 2017).
+
+    Per molecule with atom matrix ``H_G`` (n, D): ``S = softmax(W_2 tanh(W_1 H_G^T))``
+    over its atoms, output ``flatten(S H_G)``.
+
+    Parameters
+    ----------
+    in_features : int
+        ``D``.
+    attn_hidden : int, default=32
+    attn_out : int, default=4
+
+    Shapes: input (N, D) with ``segment`` (N,); output (B, attn_out * D).
+    """
+
+    def __init__(self, in_features, attn_hidden=32, attn_out=4):
+        super().__init__()
+        self.w1 = nn.Linear(in_features, attn_hidden, bias=False)
+        self.w2 = nn.Linear(attn_hidden, attn_out, bias=False)
+        self.out_features = attn_out * in_features
+
+    def forward(self, values, segment, n_segments):
+        scores = self.w2(torch.tanh(self.w1(values)))  # (N, attn_out)
+        pos, length = _positions(segment, n_segments)
+        dense = scores.new_full((int(n_segments), length, scores.shape[1]), -1e9)
+        dense[segment, pos] = scores
+        weights = torch.softmax(dense, dim=1)[segment, pos]  # (N, attn_out)
+        pooled = values.new_zeros((int(n_segments), scores.shape[1], values.shape[1]))
+        pooled.index_add_(0, segment, weights.unsqueeze(2) * values.unsqueeze(1))
+        return pooled.flatten(1)
+
+
+# -- pretraining ----------------------------------------------------------------------------
+class GroverPretrainModel(nn.Module):
+    """GTransformer plus GROVER's self-supervised heads (Section 4.1).
+
+    * contextual property prediction: atom labels from ``atom_from_atom`` and from
+      ``atom_from_bond`` (two linear heads); bond labels from ``bond_from_atom`` and
+      ``bond_from_bond`` (two heads each summing a linear map of the two directions of the
+      bond);
+    * motif prediction: 85 logits from the mean readout of each of the four embeddings.
+
+    Parameters
+    ----------
+    encoder : GTransformer
+    n_atom_labels : int
+        Size of the atom-label vocabulary (``<pad>`` and ``<other>`` included).
+    n_bond_labels : int
+    n_motifs : int, default=85
+
+    Shapes: :meth:`forward` returns a dict: ``atom`` tuple of two (N, n_atom_labels)
+    log-probabilities, ``bond`` tuple of two (E / 2, n_bond_labels), ``motif`` tuple of four
+    (B, n_motifs) logits.
+    """
+
+    def __init__(self, encoder, n_atom_labels, n_bond_labels, n_motifs=85):
+        super().__init__()
+        self.encoder = encoder
+        h = encoder.hidden_size
+        self.atom_heads = nn.ModuleList(nn.Linear(h, n_atom_labels) for _ in range(2))
+        self.bond_heads = nn.ModuleList(nn.Linear(h, n_bond_labels) for _ in range(2))
+        self.bond_heads_rev = nn.ModuleList(nn.Linear(h, n_bond_labels) for _ in range(2))
+        self.motif_heads = nn.ModuleList(nn.Linear(h, n_motifs) for _ in range(4))
+
+    def forward(self, atom_features, bond_features, edge_index, batch, n_molecules,
+                **ignored):
+        emb = self.encoder(atom_features, bond_features, edge_index, batch, n_molecules)
+        n = int(n_molecules)
+        edge_mol = batch[edge_index[0]]
+        atom = tuple(F.log_softmax(head(emb[k]), dim=1) for head, k in
+                     zip(self.atom_heads, ("atom_from_atom", "atom_from_bond")))
+        bond = tuple(
+            F.log_softmax(head(emb[k][0::2]) + head_rev(emb[k][1::2]), dim=1)
+            for head, head_rev, k in zip(self.bond_heads, self.bond_heads_rev,
+                                         ("bond_from_atom", "bond_from_bond")))
+        seg = {"atom_from_atom": batch, "atom_from_bond": batch,
+               "bond_from_atom": edge_mol, "bond_from_bond": edge_mol}
+        motif = tuple(head(segment_mean(emb[k], seg[k], n))
+                      for head, k in zip(self.motif_heads, seg))
+        return {"atom": atom, "bond": bond, "motif": motif}
+
+
+def grover_pretrain_loss(out, atom_labels, bond_labels, motifs, dist_coef=0.1):
+    """GROVER's pretraining objective (Section 4.1; code release ``GroverTask``).
+
+    ``sum over views of NLL(atom labels) + NLL(bond labels) + BCE(motifs)`` plus the
+    agreement between views: ``dist_coef * (MSE(log p_atom^node, log p_atom^edge) +
+    MSE(log p_bond^node, log p_bond^edge)) + MSE(sigmoid motif logits of the two atom
+    embeddings) + MSE(... of the two bond embeddings)``. Label 0 (``<pad>``) is ignored.
+
+    Parameters
+    ----------
+    out : dict
+        :meth:`GroverPretrainModel.forward` output.
+    atom_labels : torch.Tensor of shape (N,), int64
+    bond_labels : torch.Tensor of shape (E / 2,), int64
+    motifs : torch.Tensor of shape (B, n_motifs), float 0/1
+    dist_coef : float, default=0.1
+
+    Returns
+    -------
+    loss : torch.Tensor, 0-d
+    parts : dict of str to float
+        ``atom``, ``bond``, ``motif``, ``agreement``.
+    """
+    zero = out["motif"][0].new_zeros(())
+    atom = sum(F.nll_loss(p, atom_labels, ignore_index=0) for p in out["atom"]) \
+        if atom_labels.numel() else zero
+    if bond_labels.numel():
+        bond = sum(F.nll_loss(p, bond_labels, ignore_index=0) for p in out["bond"])
+        bond_dist = F.mse_loss(out["bond"][0], out["bond"][1])
+    else:
+        bond, bond_dist = zero, zero
+    motif = sum(F.binary_cross_entropy_with_logits(p, motifs) for p in out["motif"])
+    s = [torch.sigmoid(p) for p in out["motif"]]
+    agreement = dist_coef * (F.mse_loss(out["atom"][0], out["atom"][1]) + bond_dist) \
+        + F.mse_loss(s[0], s[1]) + F.mse_loss(s[2], s[3])
+    loss = atom + bond + motif + agreement
+    parts = {k: float(v.detach()) for k, v in
+             {"atom": atom, "bond": bond, "motif": motif, "agreement": agreement}.items()}
+    return loss, parts
+
+
+# -- fine-tuning ----------------------------------------------------------------------------
+class GroverFinetuneModel(nn.Module):
+    """GTransformer plus two prediction heads, one per view (Section 4.2).
+
+    Each view's atom embeddings are pooled per molecule (mean, or self-attentive) and fed
+    to its own feed-forward head; in training both predictions enter the loss together
+    with their disagreement (:func:`grover_finetune_loss`); the prediction is their mean.
+
+    Parameters
+    ----------
+    encoder : GTransformer
+    n_outputs : int
+    readout : {"mean", "self_attention"}, default="mean"
+    ffn_hidden : int, default=64
+        Hidden width of each head (0: linear head).
+    dropout : float, default=0.0
+
+    Shapes: :meth:`forward` returns ``(pred_node_view, pred_edge_view)``, each
+    (B, n_outputs), in training mode, and their mean (B, n_outputs) in evaluation mode.
+    """
+
+    def __init__(self, encoder, n_outputs, readout="mean", ffn_hidden=64, dropout=0.0):
+        super().__init__()
+        self.encoder = encoder
+        h = encoder.hidden_size
+        self.pools = nn.ModuleList(
+            SelfAttentivePooling(h) if readout == "self_attention" else nn.Identity()
+            for _ in range(2))
+        width = self.pools[0].out_features if readout == "self_attention" else h
+        self.readout = readout
+
+        def head():
+            if not ffn_hidden:
+                return nn.Linear(width, n_outputs)
+            return nn.Sequential(nn.Dropout(dropout), nn.Linear(width, ffn_hidden), nn.ReLU(),
+                                 nn.Dropout(dropout), nn.Linear(ffn_hidden, n_outputs))
+
+        self.heads = nn.ModuleList(head() for _ in range(2))
+
+    def forward(self, atom_features, bond_features, edge_index, batch, n_molecules,
+                **ignored):
+        emb = self.encoder(atom_features, bond_features, edge_index, batch, n_molecules)
+        n = int(n_molecules)
+        preds = []
+        for pool, head, k in zip(self.pools, self.heads, ("atom_from_atom", "atom_from_bond")):
+            pooled = pool(emb[k], batch, n) if self.readout == "self_attention" \
+                else segment_mean(emb[k], batch, n)
+            preds.append(head(pooled))
+        if self.training:
+            return tuple(preds)
+        return (preds[0] + preds[1]) / 2
+
+
+def grover_finetune_loss(preds, target, task, dist_coef=0.1):
+    """Fine-tuning loss: task loss of both views plus ``dist_coef`` times their MSE.
+
+    Parameters
+    ----------
+    preds : tuple of two torch.Tensor of shape (B, n_outputs)
+    target : torch.Tensor
+        (B, n_outputs) float (regression, binary and multi-task: NaN entries are left out)
+        or (B,) int64 class codes (multiclass).
+    task : {"regression", "binary", "multiclass"}
+    dist_coef : float, default=0.1
+
+    Returns
+    -------
+    loss : torch.Tensor, 0-d
+    """
+    if task == "multiclass":
+        loss = sum(F.cross_entropy(p, target) for p in preds)
+        agree = F.mse_loss(torch.softmax(preds[0], 1), torch.softmax(preds[1], 1))
+        return loss + dist_coef * agree
+    mask = ~torch.isnan(target)
+    if not bool(mask.any()):
+        return preds[0].sum() * 0.0
+    t = target[mask]
+    if task == "binary":
+        loss = sum(F.binary_cross_entropy_with_logits(p[mask], t) for p in preds)
+        agree = F.mse_loss(torch.sigmoid(preds[0]), torch.sigmoid(preds[1]))
+    else:
+        loss = sum(F.mse_loss(p[mask], t) for p in preds)
+        agree = F.mse_loss(preds[0], preds[1])
+    return loss + dist_coef * agree
+
+
+# -- data -----------------------------------------------------------------------------------
+class GroverDataset(torch.utils.data.Dataset):
+    """Molecular graphs with optional per-atom/bond labels, motifs and targets.
+
+    Parameters
+    ----------
+    graphs : list of MolGraph
+    atom_labels, bond_labels : list of ndarray of int64, default=None
+        Vocabulary codes per atom (n_atoms_i,) and per bond (n_edges_i / 2,).
+    motifs : ndarray of shape (n_samples, n_motifs), default=None
+    y : ndarray of shape (n_samples, ...) , default=None
+    """
+
+    def __init__(self, graphs, atom_labels=None, bond_labels=None, motifs=None, y=None):
+        self.graphs = list(graphs)
+        self.atom_labels, self.bond_labels = atom_labels, bond_labels
+        self.motifs, self.y = motifs, y
+
+    def __len__(self):
+        return len(self.graphs)
+
+    def __getitem__(self, i):
+        pick = (lambda a: None if a is None else a[i])
+        return (self.graphs[i], pick(self.atom_labels), pick(self.bond_labels),
+                pick(self.motifs), pick(self.y))
+
+
+def collate_grover(items):
+    """``collate_fn`` for :class:`GroverDataset`.
+
+    Returns
+    -------
+    batch : GraphBatch
+        From :func:`~sklearn_papers.nn._graph.collate_graphs`.
+    labels : dict of str to torch.Tensor or None
+        ``atom`` (N,) int64, ``bond`` (E / 2,) int64, ``motif`` (B, n_motifs) float32,
+        ``y`` (B, ...) stacked targets; None where the dataset has none.
+    """
+    graphs, atom, bond, motif, y = zip(*items)
+
+    def cat(parts, dtype):
+        if parts[0] is None:
+            return None
+        return torch.from_numpy(np.concatenate(parts).astype(dtype, copy=False))
+
+    def stack(parts):
+        return None if parts[0] is None else torch.as_tensor(np.stack(parts))
+
+    return collate_graphs(graphs), {"atom": cat(atom, np.int64), "bond": cat(bond, np.int64),
+                                    "motif": stack(motif), "y": stack(y)}
+
+
+def train_module(module, dataset, loss_fn, *, max_epochs, batch_size, lr, seed, device="cpu",
+                 weight_decay=0.0, verbose=0, desc="training"):
+    """Train a module with Adam on shuffled mini-batches; a plain torch loop.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Called as ``module(**batch.tensors)``.
+    dataset : GroverDataset
+    loss_fn : callable
+        ``loss_fn(output, labels) -> 0-d tensor``; ``labels`` from :func:`collate_grover`
+        (on ``device``).
+    max_epochs, batch_size : int
+    lr : float
+    seed : int
+        Seeds the shuffling generator (weights and dropout follow torch's RNG: call this
+        inside ``torch_seeded``).
+    device : torch.device or str, default="cpu"
+    weight_decay : float, default=0.0
+    verbose : int, default=0
+        A tqdm bar over epochs when positive.
+    desc : str, default="training"
+
+    Returns
+    -------
+    loss_curve : list of float
+        Mean training loss of each epoch.
+    """
+    from tqdm.auto import tqdm
+
+    module.to(device).train()
+    opt = torch.optim.Adam(module.parameters(), lr=lr, weight_decay=weight_decay)
+    loader = torch.utils.data.DataLoader(
+        dataset, batch_size=batch_size, shuffle=True, collate_fn=collate_grover,
+        generator=torch.Generator().manual_seed(int(seed)))
+    curve = []
+    for _ in tqdm(range(int(max_epochs)), desc=desc, disable=verbose <= 0, leave=False):
+        total, count = 0.0, 0
+        for batch, labels in loader:
+            batch = batch.to(device)
+            labels = {k: None if v is None else v.to(device) for k, v in labels.items()}
+            opt.zero_grad()
+            loss = loss_fn(module(**batch.tensors), labels)
+            loss.backward()
+            opt.step()
+            total += float(loss.detach()) * len(batch)
+            count += len(batch)
+        curve.append(total / max(count, 1))
+    module.eval()
+    return curve
+
+
+def run_module(fn, graphs, *, batch_size, device="cpu"):
+    """Apply ``fn(**batch.tensors)`` to graphs in batches, without gradients.
+
+    Returns
+    -------
+    out : ndarray of shape (len(graphs), D), dtype=float32
+    """
+    chunks = []
+    with torch.no_grad():
+        for start in range(0, len(graphs), int(batch_size)):
+            batch = collate_graphs(graphs[start:start + int(batch_size)]).to(device)
+            chunks.append(fn(**batch.tensors).float().cpu().numpy())
+    return np.concatenate(chunks) if chunks else np.zeros((0, 0), dtype=np.float32)
+

@@ -1,0 +1,386 @@
+"""Duvenaud et al. (2015), Table 2: circular-fingerprint baselines on three regression sets.
+
+Protocol of the paper (and of its code, ``HIPS/neural-fingerprint``): rows in file order,
+cut into 5 contiguous chunks; fold ``i`` tests on chunk ``i``, validates on chunk
+``(i + 1) % 5`` and trains on the other three. Hyper-parameters are drawn at random and
+scored on the validation chunk; the best draw's model (trained on the three training
+chunks) is scored on the test chunk. The table reports test MSE, mean ± std over folds.
+
+Models are a list of :class:`ModelSpec`; the NeuralFingerprint rows are added by
+appending specs to :data:`MODEL_SPECS` (each spec draws its hyper-parameters and fits on
+a :class:`DatasetData`, which caches parsed molecules and fingerprints).
+"""
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from sklearn_papers.reproduce._registry import Experiment, Section
+from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+
+__all__ = ["EXPERIMENT", "MODEL_SPECS", "DatasetData", "ModelSpec", "duvenaud_folds"]
+
+#: Largest fingerprint length searched; shorter ones are folded from it (exact for powers
+#: of two: RDKit's Morgan generator maps each 32-bit identifier to ``id % fpSize``).
+MAX_BITS = 2048
+
+#: Rows kept of malaria and photovoltaic in ``--quick`` mode (file order).
+QUICK_ROWS = 2000
+
+#: The paper's Table 2, test MSE (mean, std over folds); predict-the-mean has no std.
+PAPER_MSE = {
+    "solubility": {"mean": (4.29, None), "ecfp_linear": (1.71, 0.13), "ecfp_mlp": (1.40, 0.13)},
+    "malaria": {"mean": (1.47, None), "ecfp_linear": (1.13, 0.03), "ecfp_mlp": (1.36, 0.10)},
+    "photovoltaic": {"mean": (6.40, None), "ecfp_linear": (2.63, 0.09),
+                     "ecfp_mlp": (2.00, 0.09)},
+}
+
+
+def duvenaud_folds(n_samples, n_folds=5):
+    """Contiguous-chunk folds of Duvenaud et al. (2015).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows, kept in file order.
+    n_folds : int, default=5
+        Number of chunks (``numpy.array_split`` sizes).
+
+    Yields
+    ------
+    train, validation, test : ndarray of int
+        Fold ``i``: test chunk ``i``, validation chunk ``(i + 1) % n_folds``, training the
+        remaining chunks in file order.
+    """
+    chunks = np.array_split(np.arange(n_samples), n_folds)
+    for i in range(n_folds):
+        val = (i + 1) % n_folds
+        train = np.concatenate([c for j, c in enumerate(chunks) if j not in (i, val)])
+        yield train, chunks[val], chunks[i]
+
+
+def fold_bits(fingerprints, n_bits):
+    """Fold ``(n, N)`` Morgan bits to ``n_bits`` (a divisor of N) by OR over ``j % n_bits``."""
+    n, width = fingerprints.shape
+    if width % n_bits:
+        raise ValueError(f"n_bits={n_bits} does not divide the fingerprint width {width}")
+    return fingerprints.reshape(n, width // n_bits, n_bits).max(axis=1)
+
+
+@dataclass
+class DatasetData:
+    """One data set with cached molecules and fingerprints.
+
+    Attributes
+    ----------
+    name : str
+        Row name in Table 2 (``"solubility"``, ``"malaria"``, ``"photovoltaic"``).
+    smiles : ndarray of object
+    y : ndarray of float
+    """
+
+    name: str
+    smiles: np.ndarray
+    y: np.ndarray
+    _mols: list = field(default=None, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def mols(self):
+        """RDKit molecules, parsed once (raises on invalid SMILES, naming them)."""
+        if self._mols is None:
+            from sklearn_papers.chem import check_molecules
+
+            self._mols, _ = check_molecules(self.smiles)
+        return self._mols
+
+    def fingerprints(self, radius, n_bits, dtype=np.float64):
+        """ECFP bits ``(n_samples, n_bits)``, cached per radius at MAX_BITS and folded."""
+        if radius not in self._cache:
+            from sklearn_papers.chem import CircularFingerprint
+
+            self._cache[radius] = CircularFingerprint(radius, MAX_BITS).transform(self.mols)
+        return fold_bits(self._cache[radius], n_bits).astype(dtype)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One row of the table: how to draw hyper-parameters and fit.
+
+    Attributes
+    ----------
+    key : str
+        Key into :data:`PAPER_MSE` (``"ecfp_linear"``...).
+    label : str
+        Row label in the report.
+    sample : callable
+        ``sample(rng, quick) -> dict`` draws one configuration.
+    fit_predict : callable
+        ``fit_predict(params, data, train, [idx, ...], seed) -> [pred, ...]``: fit on
+        ``train`` rows of ``data`` (a :class:`DatasetData`), predict the other index sets.
+    describe : str
+        The search space, for the report.
+    """
+
+    key: str
+    label: str
+    sample: Callable
+    fit_predict: Callable
+    describe: str
+
+
+def _bits_choice(rng, quick):
+    return int(2 ** rng.integers(4, 10 if quick else 12))  # 16..512 quick, ..2048 full
+
+
+def _sample_linear(rng, quick):
+    return {"radius": int(rng.integers(1, 5)), "n_bits": _bits_choice(rng, quick),
+            "alpha": float(10 ** rng.uniform(-2, 4))}
+
+
+def _fit_linear(params, data, train, others, seed):
+    from sklearn.linear_model import Ridge
+
+    X = data.fingerprints(params["radius"], params["n_bits"])
+    model = Ridge(alpha=params["alpha"]).fit(X[train], data.y[train])
+    return [model.predict(X[idx]) for idx in others]
+
+
+def _sample_mlp(rng, quick):
+    return {"radius": int(rng.integers(1, 5)), "n_bits": _bits_choice(rng, quick),
+            "alpha": float(10 ** rng.uniform(-5, 1)),
+            "hidden": 32 if quick else int(rng.choice([50, 100, 200])),
+            "lr": float(10 ** rng.uniform(-3.5, -2)),
+            "max_iter": 15 if quick else 200}
+
+
+def _fit_mlp(params, data, train, others, seed):
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.preprocessing import StandardScaler
+
+    X = data.fingerprints(params["radius"], params["n_bits"], dtype=np.float32)
+    net = MLPRegressor(hidden_layer_sizes=(params["hidden"],), alpha=params["alpha"],
+                       learning_rate_init=params["lr"], max_iter=params["max_iter"],
+                       batch_size=100, random_state=seed)
+    model = TransformedTargetRegressor(net, transformer=StandardScaler())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X[train], data.y[train])
+    return [model.predict(X[idx]) for idx in others]
+
+
+#: The rows of the table; NeuralFingerprint rows are appended by their module.
+MODEL_SPECS = [
+    ModelSpec("ecfp_linear", "ECFP + linear (Ridge)", _sample_linear, _fit_linear,
+              "radius 1-4, n_bits 2^4-2^11, Ridge alpha log-uniform 1e-2..1e4"),
+    ModelSpec("ecfp_mlp", "ECFP + neural net (sklearn MLPRegressor, 1 hidden layer)",
+              _sample_mlp, _fit_mlp,
+              "radius 1-4, n_bits 2^4-2^11, L2 alpha log-uniform 1e-5..10, hidden "
+              "{50, 100, 200}, Adam lr log-uniform 10^-3.5..10^-2, 200 epochs, "
+              "batch 100, standardised target"),
+]
+
+
+def _load(quick):
+    from sklearn_papers.datasets import load_cep, load_delaney, load_malaria
+
+    n_sub = QUICK_ROWS if quick else None
+    sets = [("solubility", *load_delaney(return_X_y=True)),
+            ("malaria", *load_malaria(return_X_y=True)),
+            ("photovoltaic", *load_cep(n_samples=n_sub or 20000, return_X_y=True))]
+    out = []
+    for name, X, y in sets:
+        if n_sub is not None:
+            X, y = X[:n_sub], y[:n_sub]
+        out.append(DatasetData(name, X, y))
+    return out
+
+
+def evaluate(data, spec, *, n_draws, quick, random_state, progress=None):
+    """Run the search-then-test protocol of one model on one data set.
+
+    Returns
+    -------
+    test_mse : list of float
+        One per fold.
+    chosen : list of dict
+        The selected configuration per fold.
+    """
+    rng = np.random.default_rng(random_state)
+    test_mse, chosen = [], []
+    for fold, (train, val, test) in enumerate(duvenaud_folds(len(data.y))):
+        best = (np.inf, None, None)
+        for draw in range(n_draws):
+            params = spec.sample(rng, quick)
+            seed = random_state * 1000 + fold * 100 + draw
+            val_pred, test_pred = spec.fit_predict(params, data, train, [val, test], seed)
+            val_mse = float(np.mean((val_pred - data.y[val]) ** 2))
+            if val_mse < best[0]:
+                best = (val_mse, params, test_pred)
+            if progress is not None:
+                progress.update(1)
+        test_mse.append(float(np.mean((best[2] - data.y[test]) ** 2)))
+        chosen.append(best[1])
+    return test_mse, chosen
+
+
+def _mean_baseline(data):
+    return [float(np.mean((data.y[test] - data.y[train].mean()) ** 2))
+            for train, _, test in duvenaud_folds(len(data.y))]
+
+
+def _fmt_paper(mean, std):
+    return f"{mean:.2f}" if std is None else f"{mean:.2f} ± {std:.2f}"
+
+
+def _plot(results, path, paper_mse=PAPER_MSE):
+    import matplotlib.pyplot as plt
+
+    names = list(results)
+    keys = list(dict.fromkeys(k for name in names for k in results[name]))
+    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6))
+    for ax, name in zip(np.atleast_1d(axes), names):
+        x = np.arange(len(keys))
+        paper = [paper_mse[name].get(k, (np.nan, None)) for k in keys]
+        ours = [results[name].get(k, [np.nan]) for k in keys]
+        ax.bar(x - 0.2, [p[0] for p in paper], 0.4, yerr=[p[1] or 0 for p in paper],
+               label="paper", color="0.7", capsize=3)
+        ax.bar(x + 0.2, [np.mean(o) for o in ours], 0.4, yerr=[np.std(o) for o in ours],
+               label="ours", color="C0", capsize=3)
+        ax.set_xticks(x, [k.replace("ecfp_", "ECFP+").replace("nf_", "NF+") for k in keys],
+                      rotation=30)
+        ax.set_title(name)
+        ax.set_ylabel("test MSE (5 folds)")
+    np.atleast_1d(axes)[0].legend()
+    fig.suptitle("Duvenaud et al. (2015) Table 2: ours vs paper")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring for the protocol."""
+    quick = ctx.quick
+    draws = {"ecfp_linear": 5 if quick else 50, "ecfp_mlp": 2 if quick else 20}
+    datasets = _load(quick)
+    results, chosen_all, timings = {}, {}, {}
+    total = 5 * len(datasets) * sum(draws.get(s.key, 2) for s in MODEL_SPECS)
+    with ctx.progress(total=total, desc="duvenaud") as bar:
+        for data in datasets:
+            start = time.perf_counter()
+            results[data.name] = {"mean": _mean_baseline(data)}
+            for spec in MODEL_SPECS:
+                mse, chosen = evaluate(data, spec, n_draws=draws.get(spec.key, 2),
+                                       quick=quick, random_state=ctx.random_state,
+                                       progress=bar)
+                results[data.name][spec.key] = mse
+                chosen_all[(data.name, spec.key)] = chosen
+            timings[data.name] = time.perf_counter() - start
+            ctx.log(f"[duvenaud] {data.name}: {len(data.y)} molecules, "
+                    f"{timings[data.name]:.0f} s")
+
+    from sklearn_papers.reproduce import _duvenaud_neural as neural
+
+    nf_results, nf_chosen = neural.neural_rows(ctx, datasets)
+    for name, res in nf_results.items():
+        results[name].update(res)
+    chosen_all.update(nf_chosen)
+    corr_md, corr_fig, _ = neural.ecfp_correlation(ctx)
+    neural_specs = neural.NEURAL_SPECS
+    paper_mse = {name: {**PAPER_MSE[name], **neural.PAPER_MSE.get(name, {})}
+                 for name in PAPER_MSE}
+
+    rows = []
+    labels = {"mean": "predict the training mean", **{s.key: s.label for s in MODEL_SPECS},
+              **{s.key: s.label for s in neural_specs}}
+    for data in datasets:
+        for key, label in labels.items():
+            paper = paper_mse[data.name].get(key)
+            if key not in results[data.name]:
+                rows.append({
+                    "data set (n)": f"{data.name} ({len(data.y)})", "model": label,
+                    "ours MSE": "not run in --quick", "paper MSE": _fmt_paper(*paper),
+                    "ours RMSE": "", "paper RMSE": f"{np.sqrt(paper[0]):.2f}",
+                })
+                continue
+            mse = np.asarray(results[data.name][key])
+            rows.append({
+                "data set (n)": f"{data.name} ({len(data.y)})",
+                "model": label,
+                "ours MSE": format_mean_std(mse),
+                "paper MSE": _fmt_paper(*paper) if paper else "n/a",
+                "ours RMSE": format_mean_std(np.sqrt(mse)),
+                "paper RMSE": f"{np.sqrt(paper[0]):.2f}" if paper else "n/a",
+            })
+    fig = ctx.figure_path("duvenaud_table2.png")
+    _plot(results, fig, paper_mse)
+    chosen_lines = []
+    for (name, key), chosen in chosen_all.items():
+        radii = [c["radius"] for c in chosen]
+        length_key = "n_bits" if "n_bits" in chosen[0] else "fp_length"
+        lengths = [c[length_key] for c in chosen]
+        chosen_lines.append(f"- {name}, {labels[key]}: radius per fold {radii}, "
+                            f"{length_key} {lengths}")
+    nf_draws = neural.draws(quick)
+    spaces = "\n".join(
+        [f"- {s.label}: {s.describe}; {draws.get(s.key, 2)} random draws per fold"
+         for s in MODEL_SPECS]
+        + [f"- {s.label}: {s.describe}; {nf_draws[s.key]} random draws per fold"
+           for s in neural_specs])
+    markdown = "\n".join([
+        "Test-set mean squared error (mean ± std over the 5 folds; RMSE is computed per "
+        "fold, then averaged; the paper's RMSE column is the square root of its mean "
+        "MSE). Protocol: rows in file order, 5 contiguous chunks; fold i tests on chunk "
+        "i, selects hyper-parameters by random search on chunk (i+1) mod 5 and trains "
+        "on the other three. Units: solubility log10(mol/L), malaria ln(EC50/uM), "
+        "photovoltaic PCE in %.",
+        "",
+        markdown_table(rows),
+        "",
+        "Search spaces (full run; `--quick` shrinks them as stated below):",
+        "",
+        spaces,
+        "",
+        "Selected configurations:",
+        "",
+        *chosen_lines,
+        "",
+        "Differences from the paper: the neural net is scikit-learn's MLPRegressor (one "
+        "ReLU hidden layer, Adam), not the authors' autograd net; fingerprints are RDKit "
+        "Morgan bits (lengths below 2048 are folded from 2048 bits, which is exact).",
+        "",
+        "The claim to check: neural FP + neural net beats ECFP + neural net on solubility "
+        "(paper 0.52 vs 1.40) and photovoltaic (1.43 vs 2.00), and ties on malaria.",
+        "",
+        "### Random-weight neural fingerprints track ECFP (paper, Section 3)",
+        "",
+        corr_md,
+    ])
+    shortened = ""
+    if quick:
+        shortened = (
+            f"malaria and photovoltaic use only their first {QUICK_ROWS} rows (the paper: "
+            "9999 and 20,000), still split into the 5 contiguous folds; 5 random draws per "
+            "fold for the linear model and 2 for the neural net (full run: 50 and 20); "
+            "n_bits drawn from 2^4-2^9 (full: up to 2^11); the net has 32 hidden units and "
+            "15 epochs (full: 50/100/200 units, 200 epochs). Neural rows: solubility "
+            "only, one fixed configuration (fp_length 50, radius 3, conv_width 20, hidden "
+            "100 or 0, lr 1e-2, 15 epochs), no search; the distance correlation uses the "
+            "first 400 Delaney molecules."
+        )
+    return Section(markdown=markdown, figures=[fig, corr_fig], shortened=shortened)
+
+
+EXPERIMENT = Experiment(
+    name="duvenaud",
+    title="Duvenaud et al. (2015), Table 2: neural and circular fingerprints",
+    paper=("Duvenaud, Maclaurin, Aguilera-Iparraguirre, Gomez-Bombarelli, Hirzel, "
+           "Aspuru-Guzik, Adams (2015). Convolutional networks on graphs for learning "
+           "molecular fingerprints. NeurIPS 28"),
+    run=run,
+)

@@ -1,0 +1,118 @@
+"""GROVER inputs and self-supervised labels: feature widths, contextual labels, motifs, vocab."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from rdkit import Chem
+from rdkit.Chem import Descriptors
+
+from sklearn_papers.chem.featurizers._grover_features import (
+    GROVER_MOTIFS,
+    ContextVocab,
+    atom_context_label,
+    bond_context_label,
+    grover_atom_features,
+    grover_bond_features,
+    grover_graph,
+    motif_labels,
+)
+
+ASPIRIN = "CC(=O)Oc1ccccc1C(=O)O"
+
+
+def test_feature_widths_are_groverss_151_and_14():
+    atoms, bonds = grover_atom_features(), grover_bond_features()
+    assert atoms.n_features == 151 and len(atoms.feature_names) == 151
+    assert bonds.n_features == 14 and len(bonds.feature_names) == 14
+    assert len(set(atoms.feature_names)) == 151
+
+
+def test_atom_feature_row_of_ethanol_oxygen_by_hand():
+    mol = Chem.MolFromSmiles("CCO")
+    names = list(grover_atom_features().feature_names)
+    row = dict(zip(names, grover_atom_features()(list(mol.GetAtoms()))[2]))
+    on = {n for n, v in row.items() if v == 1.0}
+    # O: atomic number 8, total degree 2 (C + H), charge 0, no chirality, one H, SP3,
+    # implicit valence 1, H-bond donor and acceptor, not acidic/basic, no ring.
+    assert on == {"atomic_num=8", "total_degree=2", "formal_charge=0", "chiral_tag=0",
+                  "total_hs=1", "hybridization=SP3", "implicit_valence=1", "hbond_acceptor",
+                  "hbond_donor"}
+    assert row["mass/100"] == pytest.approx(15.999 / 100, abs=1e-4)
+
+
+def test_ring_size_and_bond_features_of_cyclopropane():
+    mol = Chem.MolFromSmiles("C1CC1")
+    names = list(grover_atom_features().feature_names)
+    x = grover_atom_features()(list(mol.GetAtoms()))
+    assert (x[:, names.index("ring_size_3")] == 1).all()
+    assert (x[:, names.index("ring_size_6")] == 0).all()
+    e = grover_bond_features()(list(mol.GetBonds()))
+    bnames = list(grover_bond_features().feature_names)
+    assert (e[:, bnames.index("bond_type=SINGLE")] == 1).all()
+    assert (e[:, bnames.index("in_ring")] == 1).all()
+    assert (e[:, bnames.index("no_bond")] == 0).all()
+
+
+def test_aspirin_atom_labels_match_hand_derived():
+    mol = Chem.MolFromSmiles(ASPIRIN)  # atoms in SMILES order
+    labels = [atom_context_label(a) for a in mol.GetAtoms()]
+    expected = [
+        "C_C-SINGLE1",                         # methyl C
+        "C_C-SINGLE1_O-DOUBLE1_O-SINGLE1",     # ester carbonyl C
+        "O_C-DOUBLE1",                         # its =O
+        "O_C-SINGLE2",                         # ester O (bonded to two C)
+        "C_C-AROMATIC2_O-SINGLE1",             # ring C bearing the ester O
+        "C_C-AROMATIC2", "C_C-AROMATIC2", "C_C-AROMATIC2", "C_C-AROMATIC2",
+        "C_C-AROMATIC2_C-SINGLE1",             # ring C bearing the acid
+        "C_C-SINGLE1_O-DOUBLE1_O-SINGLE1",     # carboxyl C (the issue's example)
+        "O_C-DOUBLE1",
+        "O_C-SINGLE1",                         # hydroxyl O
+    ]
+    assert labels == expected
+
+
+def test_bond_labels_by_hand():
+    mol = Chem.MolFromSmiles("CC(=O)O")  # acetic acid: bonds C-C, C=O, C-O
+    labels = [bond_context_label(b) for b in mol.GetBonds()]
+    single, double = "(SINGLE-STEREONONE-NONE)", "(DOUBLE-STEREONONE-NONE)"
+    assert labels == [
+        f"{single}_C-{double}1_C-{single}1",
+        f"{double}_C-{single}2",
+        f"{single}_C-{double}1_C-{single}1",
+    ]
+    assert atom_context_label(Chem.MolFromSmiles("C").GetAtomWithIdx(0)) == "C"
+
+
+def test_all_85_motifs_are_rdkits_fr_descriptors_and_match_them():
+    names = [n for n, _ in Descriptors._descList if n.startswith("fr_")]
+    assert len(GROVER_MOTIFS) == 85 and list(GROVER_MOTIFS) == names
+    fns = dict(Descriptors._descList)
+    for smiles in [ASPIRIN, "c1ccncc1CN", "O=C1NC(=O)CC1", "CCOP(=O)(O)O", "C"]:
+        mol = Chem.MolFromSmiles(smiles)
+        expected = np.array([fns[n](mol) > 0 for n in names], dtype=np.float32)
+        np.testing.assert_array_equal(motif_labels(mol), expected)
+    aspirin = dict(zip(GROVER_MOTIFS, motif_labels(Chem.MolFromSmiles(ASPIRIN))))
+    assert aspirin["fr_ester"] == aspirin["fr_benzene"] == aspirin["fr_COO"] == 1
+    assert aspirin["fr_amide"] == aspirin["fr_nitro"] == 0
+
+
+def test_grover_graph_labels_line_up_with_the_standardised_graph():
+    graph, atom_labels, bond_labels, motifs = grover_graph(Chem.MolFromSmiles("OC(=O)C"))
+    assert graph.atom_features.shape == (4, 151)
+    assert graph.bond_features.shape == (6, 14)  # 3 bonds, two directions each
+    assert len(atom_labels) == 4 and len(bond_labels) == 3 and motifs.shape == (85,)
+    # the same molecule written differently gives the same labels in the same order
+    again = grover_graph(Chem.MolFromSmiles("CC(O)=O"))
+    assert again[1] == atom_labels and again[2] == bond_labels
+
+
+def test_vocab_orders_by_frequency_and_maps_rare_labels_to_other():
+    counts = Counter({"C_C-SINGLE1": 5, "O_C-DOUBLE1": 3, "N_C-SINGLE1": 3, "S": 1})
+    vocab = ContextVocab(counts, min_freq=2)
+    assert vocab.itos == ["<pad>", "<other>", "C_C-SINGLE1", "N_C-SINGLE1", "O_C-DOUBLE1"]
+    codes = vocab.encode(["O_C-DOUBLE1", "S", "never-seen", "C_C-SINGLE1"])
+    np.testing.assert_array_equal(codes, [4, 1, 1, 2])
+    assert ContextVocab.from_itos(vocab.itos).stoi == vocab.stoi
+    with pytest.raises(ValueError, match="must start with"):
+        ContextVocab.from_itos(["C", "<pad>"])

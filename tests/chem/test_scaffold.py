@@ -1,0 +1,119 @@
+"""Scaffold splitters: scaffolds never straddle a split; deterministic and balanced modes."""
+
+import numpy as np
+import pytest
+from rdkit import Chem
+from rdkit.Chem.Scaffolds import MurckoScaffold
+from sklearn.base import clone
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+
+from sklearn_papers.chem import (
+    CircularFingerprint,
+    ScaffoldKFold,
+    ScaffoldSplit,
+    murcko_scaffolds,
+)
+from sklearn_papers.datasets import load_delaney
+
+
+@pytest.fixture(scope="module")
+def delaney():
+    X, y = load_delaney(return_X_y=True)
+    return np.asarray(X[:300], dtype=object), np.asarray(y[:300])
+
+
+def _naive_scaffold(smiles):
+    """Oracle: RDKit's scaffold molecule written as canonical SMILES."""
+    core = MurckoScaffold.GetScaffoldForMol(Chem.MolFromSmiles(smiles))
+    return Chem.MolToSmiles(core) if core.GetNumAtoms() else ""
+
+
+def test_murcko_scaffolds_match_naive_oracle(delaney):
+    X, _ = delaney
+    got = murcko_scaffolds(X[:60])
+    assert got.tolist() == [_naive_scaffold(s) for s in X[:60]]
+
+
+def test_murcko_scaffolds_names_invalid_molecule():
+    with pytest.raises(ValueError, match="index 1"):
+        murcko_scaffolds(["CCO", "C1CC"])
+
+
+@pytest.mark.parametrize("method", ["deterministic", "balanced"])
+def test_scaffold_split_keeps_scaffolds_on_one_side(delaney, method):
+    X, _ = delaney
+    scaffolds = murcko_scaffolds(X)
+    splitter = ScaffoldSplit(n_splits=1, test_size=0.2, method=method, random_state=0)
+    train, test = next(splitter.split(X))
+    assert len(np.intersect1d(train, test)) == 0
+    assert len(train) + len(test) == len(X)
+    assert not set(scaffolds[train]) & set(scaffolds[test])
+    assert abs(len(test) / len(X) - 0.2) < 0.1
+
+
+def test_deterministic_split_puts_largest_scaffold_groups_in_training(delaney):
+    X, _ = delaney
+    scaffolds = murcko_scaffolds(X)
+    train, test = next(ScaffoldSplit(test_size=0.2).split(X))
+    values, counts = np.unique(scaffolds, return_counts=True)
+    largest = values[np.argmax(counts)]
+    assert largest in set(scaffolds[train])
+    # test molecules come from the smallest groups
+    sizes = dict(zip(values, counts))
+    assert max(sizes[s] for s in scaffolds[test]) <= min(sizes[s] for s in scaffolds[train])
+    again = next(ScaffoldSplit(test_size=0.2, random_state=5).split(X))
+    np.testing.assert_array_equal(again[1], test)
+
+
+def test_balanced_split_varies_with_random_state_and_is_reproducible(delaney):
+    X, _ = delaney
+    tests = [next(ScaffoldSplit(method="balanced", random_state=s).split(X))[1]
+             for s in (0, 0, 1)]
+    np.testing.assert_array_equal(tests[0], tests[1])
+    assert not np.array_equal(tests[0], tests[2])
+    splits = list(ScaffoldSplit(n_splits=3, method="balanced", random_state=0).split(X))
+    assert len(splits) == 3 and not np.array_equal(splits[0][1], splits[1][1])
+
+
+def test_scaffold_split_parameter_rules():
+    X = ["c1ccccc1C", "c1ccccc1O", "CCO"]
+    with pytest.raises(ValueError, match="n_splits must be 1"):
+        next(ScaffoldSplit(n_splits=2).split(X))
+    with pytest.raises(ValueError, match="test_size"):
+        next(ScaffoldSplit(test_size=1.5).split(X))
+    with pytest.raises(ValueError, match="too few scaffolds"):
+        next(ScaffoldSplit(test_size=0.1).split(["c1ccccc1C", "c1ccccc1O"]))
+
+
+@pytest.mark.parametrize("method", ["deterministic", "balanced"])
+def test_scaffold_kfold_partitions_by_scaffold(delaney, method):
+    X, _ = delaney
+    scaffolds = murcko_scaffolds(X)
+    cv = ScaffoldKFold(n_splits=4, method=method, random_state=0)
+    seen = []
+    for train, test in cv.split(X):
+        assert not set(scaffolds[train]) & set(scaffolds[test])
+        seen.append(test)
+    np.testing.assert_array_equal(np.sort(np.concatenate(seen)), np.arange(len(X)))
+    sizes = [len(t) for t in seen]
+    assert max(sizes) - min(sizes) <= max(np.unique(scaffolds, return_counts=True)[1])
+    assert cv.get_n_splits() == 4
+
+
+def test_scaffold_kfold_too_few_scaffolds():
+    with pytest.raises(ValueError, match="distinct scaffold"):
+        list(ScaffoldKFold(n_splits=3).split(["CCO", "CCN", "c1ccccc1"]))
+
+
+def test_scaffold_kfold_as_cv_in_grid_search(delaney):
+    X, y = delaney
+    pipe = make_pipeline(CircularFingerprint(radius=2, n_bits=256), Ridge())
+    search = GridSearchCV(pipe, {"ridge__alpha": [0.1, 10.0]}, cv=ScaffoldKFold(n_splits=3))
+    search.fit(X, y)
+    assert np.isfinite(search.best_score_)
+    scores = cross_val_score(pipe, X, y, cv=ScaffoldSplit(n_splits=2, method="balanced",
+                                                          random_state=0))
+    assert scores.shape == (2,)
+    assert repr(clone(ScaffoldKFold(n_splits=3))) == repr(ScaffoldKFold(n_splits=3))

@@ -1,0 +1,443 @@
+"""Tests of NMF (Lee & Seung 2001 multiplicative updates) against a naive numpy oracle,
+the paper's monotonicity theorem, scikit-learn, and field cases B02, B03, B04, B06."""
+
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.decomposition import NMF as SkNMF
+from sklearn.exceptions import ConvergenceWarning
+
+from sklearn_papers.decomposition import NMF
+from sklearn_papers.decomposition import _nmf
+
+LOSSES = ["frobenius", "kullback-leibler"]
+EPS = 1e-12
+
+
+# ------------------------------------------------------------------------------------
+# a naive numpy implementation written from the paper (the oracle)
+# ------------------------------------------------------------------------------------
+
+
+def naive_objective(X, W, H, loss, l1W=0.0, l1H=0.0, l2W=0.0, l2H=0.0):
+    WH = W @ H
+    if loss == "frobenius":
+        div = 0.5 * np.sum((X - WH) ** 2)
+    else:
+        pos = X > 0
+        div = np.sum(X[pos] * np.log(X[pos] / WH[pos])) - X.sum() + WH.sum()
+    pen = l1W * W.sum() + l1H * H.sum() + 0.5 * l2W * np.sum(W**2) + 0.5 * l2H * np.sum(H**2)
+    return div + pen
+
+
+def naive_mu(X, W, H, loss, n_iter, l1W=0.0, l1H=0.0, l2W=0.0, l2H=0.0):
+    """Lee & Seung's rules (4) and (5), W then H, each entry floored at EPS."""
+    X, W, H = (np.array(A, dtype=np.float64) for A in (X, W, H))
+    W, H = np.maximum(W, EPS), np.maximum(H, EPS)
+    losses = []
+    for _ in range(n_iter):
+        if loss == "frobenius":
+            W = np.maximum(W * (X @ H.T) / (W @ (H @ H.T) + l1W + l2W * W), EPS)
+            H = np.maximum(H * (W.T @ X) / ((W.T @ W) @ H + l1H + l2H * H), EPS)
+        else:
+            W = np.maximum(W * ((X / (W @ H)) @ H.T) / (H.sum(1)[None, :] + l1W + l2W * W),
+                           EPS)
+            H = np.maximum(H * (W.T @ (X / (W @ H))) / (W.sum(0)[:, None] + l1H + l2H * H),
+                           EPS)
+        losses.append(naive_objective(X, W, H, loss, l1W, l1H, l2W, l2H))
+    return W, H, np.array(losses)
+
+
+def _data(seed, shape=(25, 12), zeros=0.3):
+    rng = np.random.RandomState(seed)
+    X = rng.rand(*shape) * 3
+    X[rng.rand(*shape) < zeros] = 0.0
+    return X
+
+
+def _init(X, k, seed):
+    rng = np.random.RandomState(seed + 1)
+    avg = np.sqrt(X.mean() / k)
+    return avg * np.abs(rng.randn(X.shape[0], k)), avg * np.abs(rng.randn(k, X.shape[1]))
+
+
+# ------------------------------------------------------------------------------------
+# the kernels against the oracle
+# ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n_iter", [1, 2, 30])
+def test_iterates_equal_naive_numpy_oracle(loss, sparse, n_iter, global_random_seed):
+    X = _data(global_random_seed)
+    W0, H0 = _init(X, 4, global_random_seed)
+    model = NMF(4, beta_loss=loss, init="custom", max_iter=n_iter, tol=0)
+    W = model.fit_transform(sp.csr_matrix(X) if sparse else X, W=W0, H=H0)
+    W_ref, H_ref, losses_ref = naive_mu(X, W0, H0, loss, n_iter)
+    assert_allclose(W, W_ref, rtol=1e-10, atol=1e-12)
+    assert_allclose(model.components_, H_ref, rtol=1e-10, atol=1e-12)
+    assert_allclose(model.loss_curve_, losses_ref, rtol=1e-10)
+    assert model.n_iter_ == n_iter == len(model.loss_curve_)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_regularised_iterates_equal_oracle_with_sklearn_scaling(loss, global_random_seed):
+    X = _data(global_random_seed)
+    n, m = X.shape
+    W0, H0 = _init(X, 3, global_random_seed)
+    alpha_W, alpha_H, rho = 0.02, 0.05, 0.3
+    model = NMF(3, beta_loss=loss, init="custom", max_iter=15, tol=0, alpha_W=alpha_W,
+                alpha_H=alpha_H, l1_ratio=rho)
+    W = model.fit_transform(X, W=W0, H=H0)
+    # scikit-learn's scaling: W terms by n_features, H terms by n_samples
+    W_ref, H_ref, losses_ref = naive_mu(
+        X, W0, H0, loss, 15, l1W=m * alpha_W * rho, l1H=n * alpha_H * rho,
+        l2W=m * alpha_W * (1 - rho), l2H=n * alpha_H * (1 - rho))
+    assert_allclose(W, W_ref, rtol=1e-10, atol=1e-12)
+    assert_allclose(model.components_, H_ref, rtol=1e-10, atol=1e-12)
+    assert_allclose(model.loss_curve_, losses_ref, rtol=1e-10)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_beta_divergence_kernel_matches_oracle(loss, sparse):
+    X = _data(3)
+    W, H = _init(X, 3, 3)
+    Xop = _nmf._to_operand(sp.csr_matrix(X) if sparse else X, torch.device("cpu"))
+    got = _nmf._beta_divergence(Xop, torch.from_numpy(W), torch.from_numpy(H), loss)
+    assert_allclose(got, naive_objective(X, W, H, loss), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------
+# Lee & Seung's Theorems 1 and 2: the objective never increases
+# ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("fmt", ["dense", "csr", "csc"])
+@pytest.mark.parametrize("alpha_W", [0.0, 0.01])
+def test_objective_is_non_increasing_every_iteration(loss, fmt, alpha_W, global_random_seed):
+    X = _data(global_random_seed, shape=(30, 20), zeros=0.5)
+    X = X if fmt == "dense" else getattr(sp, f"{fmt}_matrix")(X)
+    model = NMF(5, beta_loss=loss, init="random", max_iter=150, tol=0, alpha_W=alpha_W,
+                l1_ratio=0.5, random_state=global_random_seed).fit(X)
+    curve = np.asarray(model.loss_curve_)
+    assert curve.shape == (150,)
+    assert np.all(np.diff(curve) <= 1e-12 * curve[0]), np.diff(curve).max()
+    assert curve[-1] < curve[0]
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_loss_curve_ends_at_reconstruction_error(loss):
+    X = _data(1)
+    model = NMF(4, beta_loss=loss, max_iter=40, tol=0, random_state=0).fit(X)
+    assert_allclose(model.loss_curve_[-1], 0.5 * model.reconstruction_err_**2, rtol=1e-9)
+
+
+# ------------------------------------------------------------------------------------
+# recovery, precision, agreement with scikit-learn
+# ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """An exact rank-3 non-negative X = W H with a unique NMF (separable factors)."""
+    rng = np.random.RandomState(0)
+    W = rng.rand(30, 3)
+    W[:3] = np.eye(3)
+    H = rng.rand(3, 20)
+    H[:, :3] = np.eye(3)
+    return W @ H, H
+
+
+@pytest.mark.parametrize("loss, max_iter, rel_err, h_err", [
+    ("kullback-leibler", 2000, 1e-5, 1e-6),
+    ("frobenius", 2000, 5e-3, 2e-2),
+])
+def test_recovers_planted_exact_factorisation(planted, loss, max_iter, rel_err, h_err):
+    X, H_true = planted
+    model = NMF(3, beta_loss=loss, init="nndsvda", max_iter=max_iter, tol=0,
+                random_state=0).fit(X)
+    assert model.reconstruction_err_ / np.linalg.norm(X) < rel_err
+    # rows of H match the planted ones up to order and scale
+    H = model.components_ / model.components_.sum(1, keepdims=True)
+    H_ref = H_true / H_true.sum(1, keepdims=True)
+    dist = np.abs(H[:, None, :] - H_ref[None]).sum(-1)
+    assert sorted(dist.argmin(1)) == [0, 1, 2]
+    assert dist.min(1).max() < h_err
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_float32_and_float64_agree(loss, global_random_seed):
+    X = _data(global_random_seed, shape=(40, 15))
+    W0, H0 = _init(X, 4, global_random_seed)
+    m64 = NMF(4, beta_loss=loss, init="custom", max_iter=100, tol=0)
+    m32 = NMF(4, beta_loss=loss, init="custom", max_iter=100, tol=0)
+    W64 = m64.fit_transform(X, W=W0, H=H0)
+    W32 = m32.fit_transform(X.astype(np.float32), W=W0.astype(np.float32),
+                            H=H0.astype(np.float32))
+    assert W32.dtype == m32.components_.dtype == np.float32
+    assert_allclose(m32.reconstruction_err_, m64.reconstruction_err_, rtol=1e-4)
+    assert_allclose(W32 @ m32.components_, W64 @ m64.components_, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("init", ["random", "nndsvda", "nndsvdar"])
+def test_same_init_and_iterates_as_sklearn_mu(loss, init):
+    """Init options mean what scikit-learn's do; from there the iterates coincide."""
+    X = _data(0, shape=(30, 12), zeros=0.2)
+    ours = NMF(4, beta_loss=loss, init=init, max_iter=50, tol=0, random_state=0)
+    theirs = SkNMF(4, beta_loss=loss, init=init, solver="mu", max_iter=50, tol=0,
+                   random_state=0)
+    assert_allclose(ours.fit_transform(X), theirs.fit_transform(X), rtol=1e-7, atol=1e-9)
+    assert_allclose(ours.components_, theirs.components_, rtol=1e-7, atol=1e-9)
+    assert_allclose(ours.reconstruction_err_, theirs.reconstruction_err_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_tol_stops_at_the_same_iteration_as_sklearn(loss):
+    X = _data(2, shape=(30, 12))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ours = NMF(3, beta_loss=loss, tol=1e-3, max_iter=1000, random_state=0).fit(X)
+        theirs = SkNMF(3, beta_loss=loss, solver="mu", tol=1e-3, max_iter=1000,
+                       random_state=0).fit(X)
+    assert ours.n_iter_ == theirs.n_iter_ < 1000
+    assert len(ours.loss_curve_) == ours.n_iter_
+
+
+def test_nndsvd_zeros_are_lifted_not_locked():
+    """scikit-learn's MU keeps NNDSVD's zeros for good; the epsilon floor lets them move."""
+    X = _data(4, shape=(30, 12), zeros=0.0)
+    model = NMF(5, init="nndsvd", max_iter=200, tol=0, random_state=0)
+    W = model.fit_transform(X)
+    assert W.min() >= EPS and model.components_.min() >= EPS
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        sk = SkNMF(5, init="nndsvd", solver="mu", max_iter=200, tol=0, random_state=0).fit(X)
+    assert (sk.components_ == 0).any()
+    assert model.reconstruction_err_ <= sk.reconstruction_err_ * (1 + 1e-9)
+
+
+# ------------------------------------------------------------------------------------
+# field cases
+# ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_b02_float32_input_keeps_float32(loss):
+    X64 = np.random.RandomState(0).uniform(size=(25, 7))
+    errs = {}
+    for dtype in (np.float32, np.float64):
+        X = X64.astype(dtype)
+        model = NMF(n_components=3, beta_loss=loss, max_iter=300, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            W = model.fit_transform(X)
+            Wt = model.transform(X)
+        assert W.dtype == model.components_.dtype == Wt.dtype == dtype
+        assert model.inverse_transform(W).dtype == dtype
+        errs[dtype] = model.reconstruction_err_ / np.linalg.norm(X64)
+    assert_allclose(errs[np.float32], errs[np.float64], rtol=0.02)
+    Xi = (X64 * 10).astype(np.int64)
+    assert NMF(3, max_iter=5, tol=0).fit_transform(Xi).dtype == np.float64
+
+
+def test_b03_more_components_than_min_dimension():
+    X = np.random.RandomState(0).rand(3, 5)
+    model = NMF(n_components=4, max_iter=20, tol=0, random_state=0)
+    W = model.fit_transform(X)  # default init falls back to random, as in scikit-learn
+    assert W.shape == (3, 4) and model.components_.shape == (4, 5)
+    assert np.isfinite(W).all()
+    assert NMF(4, init="random", max_iter=5, tol=0).fit_transform(X).shape == (3, 4)
+    for init in ("nndsvd", "nndsvda", "nndsvdar"):
+        with pytest.raises(ValueError, match=r"n_components.*init|init.*n_components"):
+            NMF(n_components=4, init=init).fit(X)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_b04a_sparse_and_dense_give_the_same_factors(loss):
+    rng = np.random.RandomState(0)
+    X = rng.rand(40, 15)
+    X[rng.rand(40, 15) < 0.7] = 0.0
+    kw = dict(n_components=4, beta_loss=loss, max_iter=200, tol=0, random_state=0)
+    dense = NMF(**kw)
+    W_dense = dense.fit_transform(X)
+    for fmt in (sp.csr_matrix, sp.csc_matrix, sp.csr_array):
+        model = NMF(**kw)
+        W = model.fit_transform(fmt(X))
+        assert_allclose(W, W_dense, rtol=1e-4, atol=1e-10)
+        assert_allclose(model.components_, dense.components_, rtol=1e-4, atol=1e-10)
+        assert_allclose(model.transform(fmt(X)), dense.transform(X), rtol=1e-4, atol=1e-10)
+
+
+_B04B_SCRIPT = textwrap.dedent("""
+    import resource
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn_papers.decomposition import NMF
+
+    rng = np.random.default_rng(0)  # density 1e-3, built without any dense temporary
+    n, m, nnz = 20000, 5000, 100000
+    X = sp.csr_matrix((rng.random(nnz), (rng.integers(0, n, nnz), rng.integers(0, m, nnz))),
+                      shape=(n, m))
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    model = NMF(n_components=5, beta_loss="kullback-leibler", max_iter=20, tol=0,
+                init="random", random_state=0)
+    W = model.fit_transform(X)
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert np.isfinite(W).all() and W.shape == (20000, 5)
+    print((after - before) / 1024.0)
+""")
+
+
+def test_b04b_sparse_kl_does_not_densify():
+    """20000 x 5000 CSR at density 1e-3: dense X alone would be 800 MB."""
+    out = subprocess.run([sys.executable, "-c", _B04B_SCRIPT], capture_output=True,
+                         text=True, check=True)
+    growth_mb = float(out.stdout.strip().splitlines()[-1])
+    assert growth_mb < 400, f"peak RSS grew by {growth_mb:.0f} MB"
+
+
+@pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix, sp.csc_matrix])
+def test_b06_negative_entry_is_named(fmt):
+    X = np.random.RandomState(0).rand(6, 5)
+    X[3, 2] = -0.5
+    match = r"Negative values.*negative\) entry is -0\.5 at row 3, column 2"
+    with pytest.raises(ValueError, match=match):
+        NMF(2).fit(fmt(X))
+    good = NMF(2, max_iter=10, tol=0).fit(np.abs(X))
+    with pytest.raises(ValueError, match=match):
+        good.transform(fmt(X))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix])
+def test_b06_nan_and_inf_are_rejected(bad, fmt):
+    X = np.random.RandomState(0).rand(6, 5)
+    X[1, 1] = bad
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        NMF(2).fit(fmt(X))
+    good = NMF(2, max_iter=10, tol=0).fit(np.where(np.isfinite(X), X, 1.0))
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        good.transform(fmt(X))
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_b06_uint16_counts_equal_float64_cast(loss):
+    counts = np.random.RandomState(0).randint(0, 60001, size=(20, 8)).astype(np.uint16)
+    assert counts.max() > 32767  # would wrap round in a 16-bit signed type
+    kw = dict(n_components=3, beta_loss=loss, max_iter=50, tol=0, random_state=0)
+    W16 = NMF(**kw).fit_transform(counts)
+    W64 = NMF(**kw).fit_transform(counts.astype(np.float64))
+    assert W16.dtype == np.float64
+    assert_array_equal(W16, W64)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_all_zero_rows_and_columns_give_finite_output(loss, sparse):
+    X = _data(0, shape=(12, 9))
+    X[4] = 0.0
+    X[:, 6] = 0.0
+    Xin = sp.csr_matrix(X) if sparse else X
+    model = NMF(3, beta_loss=loss, max_iter=100, tol=0, random_state=0)
+    W = model.fit_transform(Xin)
+    assert np.isfinite(W).all() and np.isfinite(model.components_).all()
+    assert np.isfinite(model.reconstruction_err_)
+    assert_allclose(W[4], EPS, rtol=1e-6)
+    assert_allclose(model.components_[:, 6], EPS, rtol=1e-6)
+    assert np.isfinite(model.transform(np.zeros((2, 9)))).all()
+
+
+# ------------------------------------------------------------------------------------
+# API
+# ------------------------------------------------------------------------------------
+
+
+def test_transform_and_inverse_transform():
+    X = _data(5, shape=(30, 10), zeros=0.0)
+    model = NMF(4, max_iter=500, tol=1e-6, random_state=0).fit(X)
+    W = model.transform(X)
+    assert W.shape == (30, 4) and W.min() > 0
+    assert_allclose(model.inverse_transform(W), W @ model.components_)
+    # the fixed-H problem is convex per row: transform reconstructs as well as fit did
+    err = np.linalg.norm(X - model.inverse_transform(W))
+    assert err <= model.reconstruction_err_ * 1.01
+    with pytest.raises(ValueError, match="n_components_=4"):
+        model.inverse_transform(np.ones((2, 3)))
+
+
+def test_same_random_state_same_result_and_global_rngs_untouched():
+    X = _data(6)
+    np_state = np.random.get_state()[1].copy()
+    torch_state = torch.get_rng_state().clone()
+    a = NMF(3, init="random", max_iter=20, random_state=7).fit_transform(X)
+    b = NMF(3, init="random", max_iter=20, random_state=7).fit_transform(X)
+    assert_array_equal(a, b)
+    assert_array_equal(np.random.get_state()[1], np_state)
+    assert torch.equal(torch.get_rng_state(), torch_state)
+
+
+def test_feature_names_and_pandas_output():
+    pd = pytest.importorskip("pandas")
+    X = pd.DataFrame(_data(7, shape=(10, 4)), columns=["a", "b", "c", "d"])
+    model = NMF(2, max_iter=20, tol=0, random_state=0).set_output(transform="pandas")
+    out = model.fit_transform(X)
+    assert list(out.columns) == ["nmf0", "nmf1"]
+    assert list(model.get_feature_names_out()) == ["nmf0", "nmf1"]
+    assert list(model.feature_names_in_) == ["a", "b", "c", "d"]
+    assert model.n_features_in_ == 4 and model.n_components_ == 2
+
+
+def test_n_components_none_keeps_all_features_and_custom_reads_h():
+    X = _data(8, shape=(10, 4))
+    assert NMF(max_iter=5, tol=0).fit(X).n_components_ == 4
+    W0, H0 = _init(X, 2, 8)
+    assert NMF(init="custom", max_iter=5, tol=0).fit(X, W=W0, H=H0).n_components_ == 2
+
+
+def test_custom_init_errors_and_ignored_factors_warning():
+    X = _data(9, shape=(10, 4))
+    W0, H0 = _init(X, 2, 9)
+    with pytest.raises(ValueError, match="needs both W and H"):
+        NMF(2, init="custom").fit(X, H=H0)
+    with pytest.raises(ValueError, match="W has shape"):
+        NMF(2, init="custom").fit(X, W=W0[:5], H=H0)
+    with pytest.raises(ValueError, match="negative"):
+        NMF(2, init="custom").fit(X, W=-W0, H=H0)
+    with pytest.warns(RuntimeWarning, match="init='custom'"):
+        NMF(2, max_iter=5, tol=0).fit(X, W=W0, H=H0)
+
+
+def test_max_iter_reached_warns():
+    with pytest.warns(ConvergenceWarning, match="Maximum number of iterations 2"):
+        NMF(2, max_iter=2, tol=1e-12).fit(_data(10))
+
+
+def test_device_is_validated():
+    X = _data(11)
+    with pytest.raises(ValueError, match="not a torch device"):
+        NMF(2, device="not-a-device").fit(X)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            NMF(2, device="cuda").fit(X)
+
+
+def test_verbose_shows_progress(capsys):
+    NMF(2, max_iter=5, tol=0, verbose=1).fit(_data(12))
+    assert "NMF" in capsys.readouterr().err
+
+
+def test_torch_thread_setting_is_restored():
+    before = torch.get_num_threads()
+    NMF(2, max_iter=3, tol=0).fit(_data(13))
+    assert torch.get_num_threads() == before

@@ -1,0 +1,88 @@
+"""SUMOVAE: B26 stability cases, B18 seeding, a quick fit on binarised digits, errors."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import load_digits
+
+from sklearn_papers.estimation import SUMOVAE
+
+FAST = dict(n_components=2, hidden_size=16, max_iter=8, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def normal_data():
+    return np.random.RandomState(0).normal(size=(200, 2))
+
+
+@pytest.fixture(scope="module")
+def fitted(normal_data):
+    return SUMOVAE(**FAST).fit(normal_data)
+
+
+def test_b26_scores_have_right_shapes_and_are_finite(fitted, normal_data):
+    s20 = fitted.score_samples(normal_data[:20])
+    s1 = fitted.score_samples(normal_data[:1])
+    assert s20.shape == (20,) and s1.shape == (1,)
+    assert np.isfinite(s20).all() and np.isfinite(s1).all()
+    assert np.isfinite(fitted.score(normal_data))
+
+
+def test_b26_far_outlier_scores_low_without_nan(fitted, normal_data):
+    out = fitted.score_samples(np.array([[1e4, -1e4]]))
+    assert not np.isnan(out).any()
+    assert out[0] < np.median(fitted.score_samples(normal_data))
+
+
+def test_b26_large_magnitude_data_gives_finite_estimates(normal_data):
+    X = normal_data * 1000 + 5000
+    vae = SUMOVAE(**FAST).fit(X)
+    s = vae.score_samples(X[:20])
+    assert np.isfinite(s).all()
+    # densities in the original units: log p shifts by -d log(1000) (about -13.8)
+    assert np.median(s) < -10
+
+
+def test_b26_default_model_fits_200_normal_points(normal_data):
+    """The field case calls the estimator with its defaults."""
+    vae = SUMOVAE(random_state=0).fit(normal_data)
+    assert np.isfinite(vae.score_samples(normal_data[:20])).all()
+    assert np.isfinite(vae.loss_curve_).all()
+
+
+def test_b18_random_state_reproducible(normal_data):
+    torch.manual_seed(3)
+    np.random.seed(3)
+    state = torch.random.get_rng_state()
+    a = SUMOVAE(**FAST).fit(normal_data)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    torch.manual_seed(4)
+    np.random.seed(4)
+    b = SUMOVAE(**FAST).fit(normal_data)
+    c = SUMOVAE(**{**FAST, "random_state": 1}).fit(normal_data)
+    X = normal_data[:10]
+    np.testing.assert_array_equal(a.score_samples(X), a.score_samples(X))
+    np.testing.assert_array_equal(a.transform(X), a.transform(X))
+    np.testing.assert_allclose(a.score_samples(X), b.score_samples(X), rtol=1e-5)
+    np.testing.assert_allclose(a.transform(X), b.transform(X), rtol=1e-5)
+    assert not np.allclose(a.transform(X), c.transform(X))
+
+
+@pytest.mark.parametrize("objective", ["sumo", "iwae"])
+def test_quick_fit_on_binarised_digits_improves_likelihood(objective):
+    X = (load_digits().data[:300] > 7).astype(np.float64)
+    vae = SUMOVAE(n_components=4, hidden_size=32, objective=objective, max_iter=5,
+                  random_state=0).fit(X)
+    assert vae.likelihood_ == "bernoulli"
+    assert vae.loss_curve_[-1] < vae.loss_curve_[0]
+    samples = vae.sample(5)
+    assert samples.shape == (5, 64) and set(np.unique(samples)) <= {0.0, 1.0}
+    assert vae.transform(X[:3].astype(np.float32)).dtype == np.float32
+    assert vae._k() == 6
+
+
+def test_bernoulli_rejects_values_outside_unit_interval():
+    X = np.zeros((10, 3))
+    X[4, 2] = 2.5
+    with pytest.raises(ValueError, match=r"X\[4, 2\] = 2.5"):
+        SUMOVAE(likelihood="bernoulli", max_iter=1).fit(X)

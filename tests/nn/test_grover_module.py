@@ -1,0 +1,103 @@
+"""GROVER torch parts against naive per-molecule / per-edge re-implementations."""
+
+import numpy as np
+import pytest
+import torch
+
+from sklearn_papers.nn._grover import (
+    DyMPN,
+    GroverPretrainModel,
+    GTransformer,
+    _masked_attention,
+    draw_hops,
+    grover_finetune_loss,
+    segment_mean,
+)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def _toy_batch():
+    """Two molecules: a 3-atom chain (bonds 0-1, 1-2) and a single atom (no bonds)."""
+    edge_index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
+    batch = torch.tensor([0, 0, 0, 1])
+    return edge_index, batch
+
+
+def test_masked_attention_matches_per_molecule_loop():
+    g = torch.Generator().manual_seed(0)
+    segment = torch.tensor([0, 0, 0, 1, 2, 2])
+    q, k, v = (torch.randn(2, 6, 4, generator=g) for _ in range(3))
+    got = _masked_attention(q, k, v, segment, 3)
+    for s in range(3):
+        rows = (segment == s).nonzero().flatten()
+        for h in range(2):
+            scores = q[h, rows] @ k[h, rows].T / 2.0
+            want = torch.softmax(scores, -1) @ v[h, rows]
+            torch.testing.assert_close(got[h, rows], want)
+
+
+def test_edge_view_dympn_matches_naive_directed_message_passing():
+    torch.manual_seed(0)
+    edge_index, _ = _toy_batch()
+    mpn = DyMPN(2, 3, "edge")
+    x = torch.randn(4, 3)
+    got = mpn(x, edge_index, 4, hops=2)
+    src, dst = edge_index.tolist()
+    for s in range(2):
+        m = x.clone()
+        for _ in range(2):
+            new = torch.empty_like(m)
+            for e in range(4):
+                # sum of edges entering the source atom, except the reverse edge
+                incoming = [f for f in range(4) if dst[f] == src[e] and f != (e ^ 1)]
+                agg = m[incoming].sum(0) if incoming else torch.zeros(3)
+                new[e] = torch.relu(x[e] + agg @ mpn.weight[s] + mpn.bias[s, 0])
+            m = new
+        torch.testing.assert_close(got[s], m)
+
+
+def test_draw_hops_is_depth_in_eval_and_truncated_in_training():
+    assert draw_hops(3, training=False) == 3
+    torch.manual_seed(0)
+    hops = [draw_hops(3, training=True) for _ in range(300)]
+    assert min(hops) >= 1 and max(hops) <= 6 and len(set(hops)) > 2
+
+
+def test_gtransformer_shapes_with_a_bondless_molecule():
+    torch.manual_seed(0)
+    edge_index, batch = _toy_batch()
+    enc = GTransformer(5, 2, hidden_size=8, n_layers=2, n_heads=2, depth=2).eval()
+    x, e = torch.randn(4, 5), torch.randn(4, 2)
+    out = enc(x, e, edge_index, batch, 2)
+    assert out["atom_from_atom"].shape == out["atom_from_bond"].shape == (4, 8)
+    assert out["bond_from_atom"].shape == out["bond_from_bond"].shape == (4, 8)
+    emb = enc.embed(x, e, edge_index, batch, 2)
+    assert emb.shape == (2, 16) and torch.isfinite(emb).all()
+    want = torch.cat([out["atom_from_atom"][:3].mean(0), out["atom_from_bond"][:3].mean(0)])
+    torch.testing.assert_close(emb[0], want)
+    model = GroverPretrainModel(enc, 7, 5, 85)
+    pred = model(x, e, edge_index, batch, 2)
+    assert pred["atom"][0].shape == (4, 7) and pred["bond"][1].shape == (2, 5)
+    assert all(m.shape == (2, 85) for m in pred["motif"])
+
+
+def test_segment_mean_empty_segment_is_zero():
+    values = torch.ones(3, 2)
+    out = segment_mean(values, torch.tensor([0, 0, 2]), 3)
+    np.testing.assert_allclose(out.numpy(), [[1, 1], [0, 0], [1, 1]])
+
+
+def test_finetune_loss_ignores_missing_labels():
+    preds = (torch.tensor([[0.0, 1.0], [2.0, 3.0]]), torch.tensor([[0.0, 1.0], [2.0, 3.0]]))
+    target = torch.tensor([[0.0, float("nan")], [2.0, 3.0]])
+    assert float(grover_finetune_loss(preds, target, "regression")) == 0.0
+    target = torch.tensor([[1.0, float("nan")], [2.0, 3.0]])
+    # mean over the 3 labelled entries of squared error (1 on one of them), for 2 views
+    assert float(grover_finetune_loss(preds, target, "regression")) == pytest.approx(2 / 3)

@@ -1,0 +1,141 @@
+"""Encoder blocks with a choice of normalisation (batch / group / layer / none), the
+augmentations and the SupCon / cross-entropy models, tested without scikit-learn."""
+
+import pytest
+import torch
+from torch import nn
+
+from sklearn_papers.nn._encoders import (
+    BatchNorm1d,
+    BatchNorm2d,
+    ConvEncoder,
+    MLPEncoder,
+    group_count,
+    make_norm,
+)
+from sklearn_papers.nn._supcon import CrossEntropyModel, ImageAugment, SupConModel, TabularAugment
+
+
+@pytest.mark.parametrize("channels, groups, expected", [(32, 8, 8), (10, 8, 5), (7, 8, 7),
+                                                         (7, 3, 1), (64, 1, 1)])
+def test_group_count_is_largest_divisor_not_above_request(channels, groups, expected):
+    assert group_count(channels, groups) == expected
+
+
+@pytest.mark.parametrize("norm, spatial, cls", [
+    ("batch", False, BatchNorm1d), ("batch", True, BatchNorm2d),
+    ("group", False, nn.GroupNorm), ("group", True, nn.GroupNorm),
+    ("layer", False, nn.LayerNorm), ("layer", True, nn.GroupNorm),
+    (None, False, nn.Identity),
+])
+def test_make_norm_builds_the_requested_layer(norm, spatial, cls):
+    layer = make_norm(norm, 16, num_groups=4, spatial=spatial)
+    assert isinstance(layer, cls)
+    x = torch.randn(3, 16, 5, 5) if spatial else torch.randn(3, 16)
+    assert layer(x).shape == x.shape
+    if norm == "group":
+        assert layer.num_groups == 4
+    if norm == "layer" and spatial:
+        assert layer.num_groups == 1
+
+
+def test_make_norm_rejects_unknown_norm():
+    with pytest.raises(ValueError, match="norm='instance'"):
+        make_norm("instance", 8)
+
+
+def test_group_norm_matches_its_definition():
+    # Wu & He 2018, eq. 1: normalise over (C/G, H, W) of each group, per sample.
+    x = torch.randn(2, 8, 3, 3, dtype=torch.float64)
+    layer = make_norm("group", 8, num_groups=4, spatial=True).double()
+    g = x.reshape(2, 4, -1)
+    want = ((g - g.mean(-1, keepdim=True))
+            / torch.sqrt(g.var(-1, unbiased=False, keepdim=True) + layer.eps)).reshape_as(x)
+    torch.testing.assert_close(layer(x), want)
+
+
+def test_batch_norm_accepts_a_training_batch_of_one():
+    # B15: torch's BatchNorm1d raises "Expected more than 1 value per channel".
+    layer = BatchNorm1d(4).train()
+    layer(torch.randn(8, 4))
+    before = layer.running_mean.clone()
+    out = layer(torch.randn(1, 4))
+    assert out.shape == (1, 4) and torch.isfinite(out).all()
+    torch.testing.assert_close(layer.running_mean, before)  # stats untouched
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        nn.BatchNorm1d(4).train()(torch.randn(1, 4))
+
+
+def test_batch_norm_unchanged_for_ordinary_batches():
+    torch.manual_seed(0)
+    ours, ref = BatchNorm1d(4), nn.BatchNorm1d(4)
+    x = torch.randn(6, 4)
+    torch.testing.assert_close(ours(x), ref(x))
+    torch.testing.assert_close(ours.running_var, ref.running_var)
+
+
+@pytest.mark.parametrize("norm", ["batch", "group", "layer", None])
+def test_encoders_map_to_n_components(norm):
+    mlp = MLPEncoder(10, 6, hidden_layer_sizes=(12,), norm=norm, num_groups=4)
+    assert mlp(torch.randn(5, 10)).shape == (5, 6)
+    conv = ConvEncoder(64, 6, image_shape=(8, 8), norm=norm, num_groups=4, channels=(8, 16))
+    out = conv(torch.randn(1, 64))
+    assert out.shape == (1, 6) and torch.isfinite(out).all()
+
+
+def test_conv_encoder_rejects_mismatched_image_shape():
+    with pytest.raises(ValueError, match=r"image_shape=\(8, 7\) does not match n_features=64"):
+        ConvEncoder(64, 4, image_shape=(8, 7))
+
+
+def test_conv_encoder_accepts_channels_first_shape():
+    conv = ConvEncoder(2 * 4 * 4, 3, image_shape=(2, 4, 4), channels=(4,))
+    assert conv(torch.randn(3, 32)).shape == (3, 3)
+
+
+def test_augmentations_keep_shape_and_follow_the_torch_seed():
+    x = torch.rand(5, 64) * 16
+    image = ImageAugment((8, 8), scale=4.0)
+    tab = TabularAugment(x.mean(0), x.std(0) + 1.0, mask_prob=0.5)
+    for aug in (image, tab):
+        torch.manual_seed(3)
+        a = aug(x)
+        torch.manual_seed(3)
+        b = aug(x)
+        assert a.shape == x.shape
+        torch.testing.assert_close(a, b)
+        assert not torch.equal(a, x)
+
+
+def test_image_augment_without_randomness_is_identity():
+    x = torch.rand(3, 16)
+    aug = ImageAugment((4, 4), scale=1.0, max_shift=0.0, max_rotation=0.0, noise=0.0)
+    torch.testing.assert_close(aug(x), x, atol=1e-6, rtol=0)
+
+
+def test_tabular_augment_masks_to_the_mean():
+    x = torch.randn(200, 3)
+    mean = torch.tensor([10.0, 20.0, 30.0])
+    aug = TabularAugment(mean, torch.ones(3), noise=0.0, mask_prob=0.5)
+    out = aug(x)
+    masked = out != x
+    assert 0.3 < masked.float().mean() < 0.7
+    assert torch.equal(out[masked], mean.expand_as(out)[masked])
+
+
+def test_models_shapes():
+    sc = SupConModel(n_features=64, n_components=8, projection_dim=5, n_views=3,
+                     encoder="conv", image_shape=(8, 8), augment=ImageAugment((8, 8), 1.0))
+    x = torch.rand(4, 64)
+    assert sc(x).shape == (4, 8)
+    assert sc.training_output(x).shape == (4, 3, 5)
+    ce = CrossEntropyModel(n_features=64, n_components=8, n_classes=3)
+    assert ce(x).shape == (4, 8)
+    assert ce.training_output(x).shape == (4, 3)
+
+
+def test_supcon_views_are_grouped_by_sample():
+    # With identity augmentation, all views of a sample are the same projection.
+    sc = SupConModel(n_features=6, n_components=4, n_views=2, norm="layer").eval()
+    out = sc.training_output(torch.randn(3, 6))
+    torch.testing.assert_close(out[:, 0], out[:, 1])
