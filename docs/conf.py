@@ -18,9 +18,16 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    "sphinx.ext.extlinks",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
+
+# :doi:`10.1038/44565` and :arxiv:`1509.09292` in docstrings, as in scikit-learn.
+extlinks = {
+    "doi": ("https://doi.org/%s", "doi:%s"),
+    "arxiv": ("https://arxiv.org/abs/%s", "arXiv:%s"),
+}
 
 autosummary_generate = True
 autodoc_default_options = {"members": True, "inherited-members": False}
@@ -46,8 +53,8 @@ sphinx_gallery_conf = {
 }
 
 
-def _write_api_page(app):
-    """Generate docs/api.rst from the package's ``__all__`` lists."""
+def _write_api_page(srcdir):
+    """Generate docs/api.rst from the package's ``__all__`` lists (before autosummary runs)."""
     import importlib
 
     families = ["chem", "datasets", "decomposition", "contrastive", "estimation", "metrics"]
@@ -62,12 +69,11 @@ def _write_api_page(app):
                   ".. autosummary::", "   :toctree: generated/", ""]
         lines += [f"   {name}" for name in names]
         lines.append("")
-    path = os.path.join(app.srcdir, "api.rst")
+    path = os.path.join(srcdir, "api.rst")
     text = "\n".join(lines)
     if not os.path.exists(path) or open(path).read() != text:
         with open(path, "w") as fh:
             fh.write(text)
 
 
-def setup(app):
-    app.connect("builder-inited", _write_api_page)
+_write_api_page(os.path.dirname(os.path.abspath(__file__)))

@@ -68,7 +68,7 @@ representations = {
     "factors": oracle,
     "rotated x/y": rotated,
     "PCA": PCA(n_components=6, random_state=0).fit(X),
-    "beta-VAE": BetaVAE(n_components=6, beta=4.0, encoder="mlp", max_epochs=10,
+    "beta-VAE": BetaVAE(n_components=6, beta=4.0, encoder="mlp", max_epochs=20, lr=3e-3,
                         random_state=0).fit(X),
 }
 

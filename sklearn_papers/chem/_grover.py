@@ -343,6 +343,13 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         -------
         self : GroverFeaturizer
             Fitted featurizer.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import GroverFeaturizer
+        >>> est = GroverFeaturizer(hidden_size=8, max_epochs=1, random_state=0)
+        >>> est.fit(["CCO", "CC(=O)O", "c1ccccc1"]).n_iter_
+        1
         """
         from collections import Counter
 
@@ -419,6 +426,13 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         X_new : ndarray of shape (n_samples, embedding_dim_), dtype=float32
             Mean node-view atom embedding followed by mean edge-view atom embedding. NaN
             rows for invalid molecules when ``errors="nan"``.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import GroverFeaturizer
+        >>> est = GroverFeaturizer(pretrained="moses-small", max_epochs=0).fit(["CCO"])
+        >>> est.transform(["CCO", "OCC"]).shape
+        (2, 128)
         """
         check_is_fitted(self)
         graphs, valid = self._transform_graphs(X)
@@ -713,6 +727,14 @@ class GroverRegressor(RegressorMixin, _GroverFinetune):
         -------
         self : GroverRegressor
             Fitted regressor.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import GroverRegressor
+        >>> reg = GroverRegressor(pretrained=None, hidden_size=8, max_epochs=2,
+        ...                       random_state=0)
+        >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).n_iter_
+        2
         """
         graphs, y = self._fit_graphs(X, y)
         y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite="allow-nan",
@@ -738,7 +760,15 @@ class GroverRegressor(RegressorMixin, _GroverFinetune):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-            float64; NaN for invalid molecules when ``errors="nan"``.
+            Float64; NaN for invalid molecules when ``errors="nan"``.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import GroverRegressor
+        >>> reg = GroverRegressor(pretrained=None, hidden_size=8, max_epochs=1,
+        ...                       random_state=0).fit(["CCO", "CCCO"], [0.0, 1.0])
+        >>> reg.predict(["CCO", "CCCCO"]).shape
+        (2,)
         """
         pred = self._outputs(X) * self._y_std + self._y_mean
         return pred[:, 0] if self._y_1d else pred
@@ -800,6 +830,14 @@ class GroverClassifier(ClassifierMixin, _GroverFinetune):
         -------
         self : GroverClassifier
             Fitted classifier.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import GroverClassifier
+        >>> clf = GroverClassifier(pretrained=None, hidden_size=8, max_epochs=2,
+        ...                        random_state=0)
+        >>> clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]).classes_
+        array([0, 1])
         """
         graphs, y = self._fit_graphs(X, y)
         if y.ndim == 2 and y.shape[1] > 1:
@@ -839,6 +877,14 @@ class GroverClassifier(ClassifierMixin, _GroverFinetune):
         proba : ndarray of shape (n_samples, n_classes) or (n_samples, n_tasks)
             Columns follow ``classes_``; for multi-task targets, the probability of label 1
             for each task. NaN rows for invalid molecules (``errors="nan"``).
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import GroverClassifier
+        >>> clf = GroverClassifier(pretrained=None, hidden_size=8, max_epochs=1,
+        ...                        random_state=0).fit(["CCO", "c1ccccc1"], [0, 1])
+        >>> clf.predict_proba(["CCO"]).shape
+        (1, 2)
         """
         logits = self._outputs(X)
         if self._task == "multiclass":
@@ -860,6 +906,14 @@ class GroverClassifier(ClassifierMixin, _GroverFinetune):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_tasks)
             Labels from ``classes_``. Invalid molecules (``errors="nan"``) give NaN when the
             classes are numeric, else None.
+
+        Examples
+        --------
+        >>> from sklearn_papers.chem import GroverClassifier
+        >>> clf = GroverClassifier(pretrained=None, hidden_size=8, max_epochs=1,
+        ...                        random_state=0).fit(["CCO", "c1ccccc1"], ["a", "b"])
+        >>> clf.predict(["CCO", "c1ccccc1O"]).shape
+        (2,)
         """
         proba = self.predict_proba(X)
         valid = ~np.isnan(proba).any(axis=1)

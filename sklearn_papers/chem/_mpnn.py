@@ -499,7 +499,7 @@ class MPNNRegressor(RegressorMixin, _BaseMPNN):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-            float64; NaN for invalid molecules when ``errors="nan"``.
+            Predictions (float64); NaN for invalid molecules when ``errors="nan"``.
         """
         out = self._run(X, "output").astype(np.float64) * self._y_std + self._y_mean
         return out[:, 0] if self._y_1d else out

@@ -197,6 +197,14 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             ``likelihood="bernoulli"`` gets values outside [0, 1].
         FloatingPointError
             If the training loss becomes non-finite.
+
+        Examples
+        --------
+        >>> from sklearn_papers.datasets import make_shapes
+        >>> from sklearn_papers.decomposition import BetaVAE
+        >>> X, _ = make_shapes(32, image_size=16, random_state=0)
+        >>> BetaVAE(2, encoder="mlp", max_epochs=1, random_state=0).fit(X).n_iter_
+        1
         """
         import torch
 
@@ -271,6 +279,14 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         -------
         X_new : ndarray of shape (n_samples, n_components)
             Same float dtype as ``X`` (float32 or float64). Deterministic.
+
+        Examples
+        --------
+        >>> from sklearn_papers.datasets import make_shapes
+        >>> from sklearn_papers.decomposition import BetaVAE
+        >>> X, _ = make_shapes(32, image_size=16, random_state=0)
+        >>> BetaVAE(2, encoder="mlp", max_epochs=1, random_state=0).fit(X).transform(X).shape
+        (32, 2)
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
@@ -293,6 +309,16 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ------
         ValueError
             If the codes do not have ``n_components`` columns or are not finite.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn_papers.datasets import make_shapes
+        >>> from sklearn_papers.decomposition import BetaVAE
+        >>> X, _ = make_shapes(32, image_size=16, random_state=0)
+        >>> vae = BetaVAE(2, encoder="mlp", max_epochs=1, random_state=0).fit(X)
+        >>> vae.inverse_transform(np.zeros((1, 2))).shape
+        (1, 256)
         """
         from sklearn.utils import check_array
 
@@ -318,6 +344,14 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             Decoder means (pixel probabilities for Bernoulli). Draws come from
             ``random_state`` (the same for an int on every call, as in
             ``GaussianMixture.sample``).
+
+        Examples
+        --------
+        >>> from sklearn_papers.datasets import make_shapes
+        >>> from sklearn_papers.decomposition import BetaVAE
+        >>> X, _ = make_shapes(32, image_size=16, random_state=0)
+        >>> BetaVAE(2, encoder="mlp", max_epochs=1, random_state=0).fit(X).sample(3).shape
+        (3, 256)
         """
         check_is_fitted(self)
         if not isinstance(n_samples, Integral) or n_samples < 1:

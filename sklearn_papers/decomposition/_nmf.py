@@ -588,7 +588,7 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     See Also
     --------
-    sklearn.decomposition.NMF : scikit-learn's NMF (coordinate descent or the same
+    sklearn.decomposition.NMF : The scikit-learn NMF (coordinate descent or the same
         multiplicative updates in numpy).
     sklearn.decomposition.TruncatedSVD : Unconstrained low-rank approximation.
 

@@ -343,7 +343,8 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
         Returns
         -------
         log_density : ndarray of shape (n_samples,)
-            float64; ``-inf`` where ``U = +inf``.
+            Log density in nats (float64) under ``exp(-U) / Z_hat`` with
+            ``Z_hat = exp(log_partition_)``; ``-inf`` where ``U = +inf``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -366,6 +367,7 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
         Returns
         -------
         score : float
+            Mean of :meth:`score_samples` over the rows of ``X``, in nats.
         """
         return float(np.mean(self.score_samples(X)))
 
@@ -380,6 +382,8 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
         Returns
         -------
         X : ndarray of shape (n_samples, n_features_in_)
+            Draws from ``proposal_`` as float64 (only approximately distributed as
+            ``exp(-U) / Z``; use importance weights to correct).
         """
         check_is_fitted(self)
         dev = check_device(self.device)

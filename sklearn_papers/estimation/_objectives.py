@@ -45,6 +45,8 @@ def elbo(log_w):
     Returns
     -------
     estimate : torch.Tensor of shape (...,)
+        Mean log-weight of each estimate, same dtype and device as ``log_w``; ``-inf`` if
+        any of its weights is zero (``log w = -inf``), never NaN.
 
     Raises
     ------
@@ -157,8 +159,15 @@ def sumo(log_w, n_terms, *, min_terms=1, kind="paper", alpha=80, decay=0.9, cap=
         Drawn truncation levels ``K >= 1`` (see :func:`sample_truncation`).
     min_terms : int, default=1
         ``m``, the number of samples always used (``IWAE_m`` is the base of the series).
-    kind, alpha, decay, cap
-        The truncation distribution the ``K`` were drawn from (:func:`truncation_survival`).
+    kind : {"paper", "harmonic"}, default="paper"
+        Truncation distribution the ``K`` were drawn from; it sets the re-weighting
+        ``1 / P(K >= j)`` of term ``j`` (see :func:`truncation_survival`).
+    alpha : int, default=80
+        Where the geometric tail of ``"paper"`` starts.
+    decay : float, default=0.9
+        Ratio of the geometric tail of ``"paper"``.
+    cap : int, default=100
+        Largest possible ``K`` of ``"harmonic"``.
 
     Returns
     -------
@@ -250,20 +259,34 @@ def sumo_sampled(log_weight_fn, n_estimates, *, min_terms=1, kind="paper", alpha
         ``rows`` to pick the data row of each sample.
     n_estimates : int
         Number of estimates.
-    min_terms, kind, alpha, decay, cap
-        As in :func:`sumo`.
+    min_terms : int, default=1
+        ``m``, the number of samples every estimate always uses.
+    kind : {"paper", "harmonic"}, default="paper"
+        Truncation distribution of ``K`` (see :func:`truncation_survival`).
+    alpha : int, default=80
+        Where the geometric tail of ``"paper"`` starts.
+    decay : float, default=0.9
+        Ratio of the geometric tail of ``"paper"``.
+    cap : int, default=100
+        Largest possible ``K`` of ``"harmonic"``.
     generator : torch.Generator, default=None
-        Draws the ``K`` (the log-weights come from ``log_weight_fn``'s own randomness).
+        Draws the ``K`` (the log-weights come from ``log_weight_fn``'s own randomness);
+        torch's global generator when None.
     device : str or torch.device, default="cpu"
+        Device of the truncation levels and of ``rows``; ``log_weight_fn`` must return its
+        log-weights on the device it computes on (the estimates are returned there).
     return_cost : bool, default=False
         Also return the number of log-weights drawn, ``sum_i (m + K_i)``.
 
     Returns
     -------
     estimates : torch.Tensor of shape (n_estimates,)
-        Differentiable through ``log_weight_fn``.
+        SUMO estimates of ``log Z``, in the dtype and on the device of ``log_weight_fn``'s
+        output; differentiable through ``log_weight_fn``; ``-inf``/``+inf`` as in
+        :func:`sumo`, never NaN.
     cost : int
-        Only when ``return_cost``.
+        Total number of log-weights drawn, ``sum_i (m + K_i)``; returned only when
+        ``return_cost=True``.
 
     Raises
     ------
@@ -282,9 +305,21 @@ def sumo_sampled(log_weight_fn, n_estimates, *, min_terms=1, kind="paper", alpha
     >>> sumo_sampled(log_weights, 20_000, generator=g).shape
     torch.Size([20000])
     """
-    n_estimates, m = int(n_estimates), int(min_terms)
-    k = sample_truncation(n_estimates, kind=kind, alpha=alpha, decay=decay, cap=cap,
+    k = sample_truncation(int(n_estimates), kind=kind, alpha=alpha, decay=decay, cap=cap,
                           generator=generator, device=device)
+    est, cost = _sumo_ragged(log_weight_fn, k, min_terms=min_terms, kind=kind, alpha=alpha,
+                             decay=decay, cap=cap)
+    return (est, cost) if return_cost else est
+
+
+def _sumo_ragged(log_weight_fn, k, *, min_terms, kind, alpha, decay, cap):
+    """SUMO estimates for given truncation levels ``k`` (int64, shape (n,)).
+
+    The body of :func:`sumo_sampled` after ``K`` is drawn; callers that draw ``K`` their
+    own way (e.g. keyed by data rows) use it directly. Returns ``(estimates, cost)``.
+    """
+    n_estimates, m = int(k.shape[0]), int(min_terms)
+    device = k.device
     counts = m + k                                               # (n,) samples per estimate
     rows = torch.repeat_interleave(torch.arange(n_estimates, device=device), counts)
     starts = torch.cumsum(counts, 0) - counts
@@ -310,4 +345,4 @@ def sumo_sampled(log_weight_fn, n_estimates, *, min_terms=1, kind="paper", alpha
         padded = padded.index_put((local[rows[sel]], cols[sel]), flat[sel])
         est = est.index_put((members,), sumo(padded, k[members], min_terms=m, kind=kind,
                                              alpha=alpha, decay=decay, cap=cap))
-    return (est, int(rows.shape[0])) if return_cost else est
+    return est, int(rows.shape[0])

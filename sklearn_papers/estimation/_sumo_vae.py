@@ -291,7 +291,8 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         Returns
         -------
         log_density : ndarray of shape (n_samples,)
-            float64 nats; never NaN (``-inf`` only if every weight underflows).
+            Estimates of ``log p(x)`` in nats (float64), density of the original
+            (unstandardised) ``X``; never NaN (``-inf`` only if every weight underflows).
         """
         X = self._check_X(X)
         return self._sumo_scores(X, int(self.n_mc))
@@ -309,6 +310,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         Returns
         -------
         score : float
+            Mean SUMO estimate of ``log p(x)`` over the rows of ``X``, in nats.
         """
         return float(np.mean(self.score_samples(X)))
 

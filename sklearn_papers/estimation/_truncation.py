@@ -103,8 +103,16 @@ def sample_truncation(n, *, kind="paper", alpha=80, decay=0.9, cap=100, generato
     ----------
     n : int
         Number of draws.
-    kind, alpha, decay, cap
-        As in :func:`truncation_survival`.
+    kind : {"paper", "harmonic"}, default="paper"
+        Truncation distribution: ``"paper"`` has ``S(j) = 1/j`` up to ``alpha`` and a
+        geometric tail beyond (Luo et al. 2020); ``"harmonic"`` has ``S(j) = 1/j`` up to
+        ``cap`` and 0 beyond (see :func:`truncation_survival`).
+    alpha : int, default=80
+        Where the geometric tail starts (``"paper"`` only); must be >= 1.
+    decay : float, default=0.9
+        Ratio of the geometric tail (``"paper"`` only); must lie in (0, 1).
+    cap : int, default=100
+        Largest possible ``K`` (``"harmonic"`` only); must be >= 1.
     generator : torch.Generator, default=None
         Source of randomness (torch's global generator when None).
     device : str or torch.device, default="cpu"
@@ -113,6 +121,13 @@ def sample_truncation(n, *, kind="paper", alpha=80, decay=0.9, cap=100, generato
     Returns
     -------
     K : torch.Tensor of int64, shape (n,)
+        Truncation levels, each ``>= 1`` (and ``<= cap`` for ``"harmonic"``), distributed
+        with ``P(K >= j) = S(j)``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``kind`` or out-of-range ``alpha``, ``decay`` or ``cap``.
 
     Examples
     --------
@@ -125,6 +140,15 @@ def sample_truncation(n, *, kind="paper", alpha=80, decay=0.9, cap=100, generato
     _check_kind(kind, alpha, decay, cap)
     gen_device = generator.device if generator is not None else torch.device("cpu")
     u = 1.0 - torch.rand(int(n), generator=generator, dtype=torch.float64, device=gen_device)
+    return _truncation_from_uniform(u, kind=kind, alpha=alpha, decay=decay, cap=cap).to(device)
+
+
+def _truncation_from_uniform(u, *, kind, alpha, decay, cap):
+    """``K = max{j : S(j) >= u}`` for float64 uniforms ``u`` in (0, 1]: int64, same shape.
+
+    The inverse-survival map of :func:`sample_truncation`, shared with callers that bring
+    their own uniforms (e.g. counter-based draws keyed by data rows).
+    """
     # floor(1/u) in float64; the tiny epsilon keeps exact reciprocals (u = 1/j) at j.
     harmonic = torch.floor(1.0 / u * (1.0 + 1e-12))
     if kind == "paper":
@@ -132,7 +156,7 @@ def sample_truncation(n, *, kind="paper", alpha=80, decay=0.9, cap=100, generato
         k = torch.where(u > 1.0 / alpha, torch.clamp(harmonic, max=alpha), tail)
     else:
         k = torch.clamp(harmonic, max=cap)
-    return k.clamp(min=1).to(torch.int64).to(device)
+    return k.clamp(min=1).to(torch.int64)
 
 
 def truncation_mean(*, kind="paper", alpha=80, decay=0.9, cap=100):
@@ -140,13 +164,26 @@ def truncation_mean(*, kind="paper", alpha=80, decay=0.9, cap=100):
 
     Parameters
     ----------
-    kind, alpha, decay, cap
-        As in :func:`truncation_survival`.
+    kind : {"paper", "harmonic"}, default="paper"
+        Truncation distribution (see :func:`truncation_survival`).
+    alpha : int, default=80
+        Where the geometric tail starts (``"paper"`` only); must be >= 1.
+    decay : float, default=0.9
+        Ratio of the geometric tail (``"paper"`` only); must lie in (0, 1).
+    cap : int, default=100
+        Largest possible ``K`` (``"harmonic"`` only); must be >= 1.
 
     Returns
     -------
     mean : float
-        ``H_{alpha-1} + 1/(alpha (1 - decay))`` for ``"paper"``, ``H_cap`` for ``"harmonic"``.
+        Expected number of series terms beyond ``min_terms``:
+        ``H_{alpha-1} + 1/(alpha (1 - decay))`` for ``"paper"`` (``H_n`` is the ``n``-th
+        harmonic number) and ``H_cap`` for ``"harmonic"``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``kind`` or out-of-range ``alpha``, ``decay`` or ``cap``.
 
     Examples
     --------

@@ -387,7 +387,8 @@ def modularity_explicitness(factors, codes, *, n_bins=20, bin_range=None, test_s
 
     See Also
     --------
-    mutual_info_gap, dci
+    mutual_info_gap : Information-theoretic gap score.
+    dci : Importance-based disentanglement and completeness.
 
     Notes
     -----
@@ -488,7 +489,8 @@ def irs(factors, codes, *, diff_quantile=0.99, collapse_tol=1e-6):
 
     See Also
     --------
-    mutual_info_gap, dci
+    mutual_info_gap : Information-theoretic gap score.
+    dci : Importance-based disentanglement and completeness.
 
     Notes
     -----

@@ -127,6 +127,8 @@ class EdgeNetworkMessage(nn.Module):
         matrices, kind = edge_state
         src, dst = edge_index[0], edge_index[1]
         n_kinds, d = matrices.shape[0], self.hidden_size
+        if src.shape[0] == 0:  # a batch of bond-less molecules (B09): no messages
+            return h.new_zeros(h.shape)
         if n_kinds * h.shape[0] <= self._TYPED_FACTOR * src.shape[0]:
             # (N, d) @ (d, K d): every atom's state through every distinct matrix.
             per_kind = (h @ matrices.reshape(n_kinds * d, d).T).view(-1, n_kinds, d)

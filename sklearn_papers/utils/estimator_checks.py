@@ -79,7 +79,13 @@ def _target(estimator, X):
 
 
 def _output_method(estimator):
-    return "transform" if hasattr(estimator, "transform") else "predict"
+    """transform for transformers; predict_proba for classifiers (continuous, so rows of
+    different molecules can be told apart); predict otherwise."""
+    if hasattr(estimator, "transform"):
+        return "transform"
+    if is_classifier(estimator) and hasattr(estimator, "predict_proba"):
+        return "predict_proba"
+    return "predict"
 
 
 def _fit(estimator, X=MOLECULES):

@@ -169,7 +169,12 @@ def test_sum_and_mean_readouts():
 def test_edge_network_builds_one_matrix_per_edge():
     msg = EdgeNetworkMessage(4, F_BOND, edge_hidden_size=3)
     e = torch.rand(5, F_BOND)
-    assert msg.edge_state(e).shape == (5, 4, 4)
+    matrices, kind = msg.edge_state(e)
+    assert matrices.shape == (len(torch.unique(e, dim=0)), 4, 4) and kind.shape == (5,)
+    torch.testing.assert_close(matrices[kind], msg.net(e).view(5, 4, 4))
+    e_typed = torch.tensor([[1.0, 0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0, 0]])[[0, 1, 0, 0, 1]]
+    matrices, kind = msg.edge_state(e_typed)
+    assert matrices.shape == (2, 4, 4) and kind.tolist() == [1, 0, 1, 1, 0]
     assert isinstance(build_message("pair", 4, F_BOND), PairMessage)
     assert build_readout("set2set", 4).out_features == 8
     with pytest.raises(ValueError, match="message='gru'"):
@@ -185,3 +190,23 @@ def test_gradients_reach_every_parameter(graphs):
     missing = [n for n, p in model.named_parameters()
                if p.grad is None or not torch.isfinite(p.grad).all()]
     assert not missing, missing
+
+
+def test_edge_network_per_edge_path_equals_per_kind_path(graphs, monkeypatch):
+    # Continuous bond features: one matrix per edge (batched product); force each path.
+    torch.manual_seed(0)
+    msg = EdgeNetworkMessage(5, 3, edge_hidden_size=4).double()
+    t = _tensors(graphs)
+    e = torch.rand(t["edge_index"].shape[1], 3, dtype=torch.float64)
+    h = torch.randn(t["atom_features"].shape[0], 5, dtype=torch.float64)
+    state = msg.edge_state(e)
+    monkeypatch.setattr(EdgeNetworkMessage, "_TYPED_FACTOR", 0)
+    per_edge = msg(h, state, t["edge_index"])
+    monkeypatch.setattr(EdgeNetworkMessage, "_TYPED_FACTOR", 10**9)
+    per_kind = msg(h, state, t["edge_index"])
+    src, dst = t["edge_index"]
+    naive = torch.zeros_like(h)
+    for k in range(e.shape[0]):
+        naive[dst[k]] += msg.net(e[k]).view(5, 5) @ h[src[k]] + msg.bias
+    torch.testing.assert_close(per_edge, naive)
+    torch.testing.assert_close(per_kind, naive)
