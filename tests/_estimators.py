@@ -86,13 +86,4 @@ EXPECTED_FAILED_CHECKS = {
                      "check_methods_sample_order_invariance",
                      "check_methods_subset_invariance", "check_fit1d"]
     },
-    # score_samples is a Monte Carlo estimate (SUMO averaged over n_mc draws): each value is
-    # an unbiased estimate of log p(x), and the random draws depend on which rows are
-    # evaluated together, so reordering or subsetting rows changes the draws.
-    "SUMOVAE": {
-        "check_methods_sample_order_invariance": "score_samples is a Monte Carlo estimate "
-        "whose draws depend on the batch of rows",
-        "check_methods_subset_invariance": "score_samples is a Monte Carlo estimate whose "
-        "draws depend on the batch of rows",
-    },
 }

@@ -1,6 +1,6 @@
 """SUMOVAE: a latent-variable density estimator trained with SUMO (Luo et al. 2020)."""
 
-import math
+import copy
 from numbers import Integral, Real
 
 import numpy as np
@@ -12,8 +12,17 @@ from sklearn.base import (
     TransformerMixin,
 )
 
-from sklearn_papers.estimation._objectives import iwae, sumo_sampled
-from sklearn_papers.estimation._truncation import truncation_mean
+from sklearn_papers.estimation._keyed_random import (
+    SALT_ESTIMATE,
+    SALT_SAMPLE,
+    SALT_TRUNCATION,
+    keyed_normal,
+    keyed_uniform53,
+    mix,
+    row_keys,
+)
+from sklearn_papers.estimation._objectives import _sumo_ragged, iwae, sumo_sampled
+from sklearn_papers.estimation._truncation import _truncation_from_uniform, truncation_mean
 from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 from sklearn_papers.nn._vae_sumo import SUMOVAEModule
 from sklearn_papers.utils._sklearn_compat import (
@@ -28,6 +37,8 @@ __all__ = ["SUMOVAE"]
 
 _GRAD_CLIP = 10.0
 _EVAL_BATCH = 256
+# The truncation distribution of training and scoring: the paper's (sumo_sampled's defaults).
+_TRUNCATION = dict(kind="paper", alpha=80, decay=0.9, cap=100)
 
 
 class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, BaseEstimator):
@@ -250,21 +261,40 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
 
     def _sumo_scores(self, X, n_mc):
-        """(n,) float64 SUMO estimates of log p(x), averaged over ``n_mc`` per row."""
+        """(n,) float64 SUMO estimates of log p(x), averaged over ``n_mc`` per row.
+
+        Each row's random numbers (its ``n_mc`` truncation levels and all its latent noise)
+        are hashes of the seed, the row's own values, the estimate index and the sample
+        index (``_keyed_random``), and the model is evaluated in float64 (a copy of the
+        float32 ``module_``). A row's score therefore does not depend on the other rows
+        scored with it or on their order, up to float64 rounding of batched matmuls.
+        """
         dev = check_device(self.device)
-        data = self._to_tensor(X)
-        n = data.shape[0]
+        module = copy.deepcopy(self.module_).to(torch.float64)
+        data = torch.as_tensor((np.asarray(X, dtype=np.float64) - self.mean_) / self.scale_,
+                               dtype=torch.float64, device=dev)
+        keys = row_keys(X, seed_from_random_state(self.random_state), device=dev)
+        n, m, latent = data.shape[0], int(self.min_terms), int(self.n_components)
+        est_index = torch.arange(n_mc, device=dev)
         out = np.empty(n)
-        seed = seed_from_random_state(self.random_state)
-        with torch_seeded(seed, dev), torch.no_grad():
-            generator = torch.Generator(device=dev).manual_seed(seed)
+        with torch.no_grad():
             for start in range(0, n, _EVAL_BATCH):
                 xb = data[start:start + _EVAL_BATCH]
-                rep = xb.repeat_interleave(n_mc, dim=0)
-                est = sumo_sampled(lambda rows: self.module_.log_weights_rows(rep, rows),
-                                   rep.shape[0], min_terms=int(self.min_terms),
-                                   generator=generator, device=dev)
-                out[start:start + xb.shape[0]] = est.double().reshape(-1, n_mc).mean(1).cpu()
+                # (b * n_mc,) states of the estimates; estimate e belongs to row e // n_mc.
+                est_state = mix(keys[start:start + _EVAL_BATCH].unsqueeze(1), est_index,
+                                SALT_ESTIMATE).reshape(-1)
+                k = _truncation_from_uniform(keyed_uniform53(est_state, 0, SALT_TRUNCATION),
+                                             **_TRUNCATION)
+                first = torch.cumsum(m + k, 0) - (m + k)   # flat index of each estimate's 1st
+
+                def log_weight_fn(rows, xb=xb, est_state=est_state, first=first):
+                    pos = torch.arange(rows.shape[0], device=dev) - first[rows]
+                    eps = keyed_normal(mix(est_state[rows], pos, SALT_SAMPLE), latent,
+                                       dtype=torch.float64)
+                    return module.log_weights_rows(xb, rows // n_mc, eps=eps)
+
+                est, _ = _sumo_ragged(log_weight_fn, k, min_terms=m, **_TRUNCATION)
+                out[start:start + xb.shape[0]] = est.reshape(-1, n_mc).mean(1).cpu().numpy()
         return out + self._log_jacobian()
 
     def _iwae_scores(self, X, k, batch_samples=200_000):
@@ -282,6 +312,11 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
 
     def score_samples(self, X):
         """Unbiased SUMO estimates of ``log p(x)``, averaged over ``n_mc`` draws per row.
+
+        The random numbers of a row (truncation levels and latent noise) are derived from
+        ``random_state`` and the row's own values only (a counter-based hash), so a row
+        gets the same score whichever rows are scored with it and in whatever order; equal
+        rows get equal scores. The model is evaluated in float64 for this.
 
         Parameters
         ----------

@@ -65,14 +65,17 @@ class SUMOVAEModule(nn.Module):
         log_prior = -0.5 * (z**2 + _LOG2PI).sum(-1)
         return self.log_likelihood(x, z) + log_prior - log_q
 
-    def log_weights_rows(self, x, rows):
+    def log_weights_rows(self, x, rows, eps=None):
         """One log-weight per entry of ``rows`` (N,), the data row it belongs to: (N,).
 
-        The encoder runs once on ``x`` (B, d); the ragged draws share it.
+        The encoder runs once on ``x`` (B, d); the ragged draws share it. ``eps`` (N, L) is
+        the standard normal noise of the reparameterisation ``z = mu + std * eps``; drawn
+        from torch's global generator when None.
         """
         mu, logvar = self.encode(x)
         std = torch.exp(0.5 * logvar)
-        eps = torch.randn(rows.shape[0], self.n_components, device=x.device, dtype=x.dtype)
+        if eps is None:
+            eps = torch.randn(rows.shape[0], self.n_components, device=x.device, dtype=x.dtype)
         z = mu[rows] + std[rows] * eps
         log_q = -0.5 * (eps**2 + logvar[rows] + _LOG2PI).sum(-1)
         log_prior = -0.5 * (z**2 + _LOG2PI).sum(-1)

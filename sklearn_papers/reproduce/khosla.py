@@ -33,12 +33,27 @@ _PAPER_GN = {  # ImageNet ResNet-50 top-1 error (%) by per-GPU batch size, Wu & 
 
 def _config(quick):
     if quick:
-        return dict(seeds=3, epochs=10, supcon=((2, "out"), (2, "in"), (4, "out")),
+        return dict(seeds=3, epochs=8, supcon=((2, "out"), (2, "in"), (4, "out")),
                     few_labels=False, gn_norms=("batch", "group"),
-                    gn_batch_sizes=(2, 4, 16, 64), gn_seeds=2, gn_train=300, gn_epochs=3)
+                    gn_batch_sizes=(2, 4, 16, 64), gn_seeds=2, gn_train=300, gn_epochs=8)
     return dict(seeds=5, epochs=60, supcon=((2, "out"), (2, "in"), (4, "out"), (4, "in")),
                 few_labels=True, gn_norms=("batch", "group", "layer"),
                 gn_batch_sizes=(2, 4, 16, 64), gn_seeds=3, gn_train=None, gn_epochs=15)
+
+
+def _gn_lr(batch_size):
+    """AdamW learning rate for the batch-size sweep: 2e-3 at batch 16, scaled by
+    sqrt(batch / 16) (the square-root rule for Adam; Wu & He scale SGD's rate linearly)."""
+    return 2e-3 * float(np.sqrt(batch_size / 16))
+
+
+def _verdict(a, b):
+    """'holds' / 'tie' / 'does not hold' for the claim mean(a) >= mean(b); a tie when the
+    gap is within the larger standard deviation over seeds."""
+    gap = np.mean(a) - np.mean(b)
+    if abs(gap) <= max(np.std(a), np.std(b)):
+        return "tie (gap within one std over seeds)"
+    return "holds" if gap > 0 else "does not hold"
 
 
 def _data(random_state):
@@ -86,6 +101,7 @@ def _methods(cfg):
 def run(ctx):
     """Run the experiment; see the module docstring."""
     import matplotlib.pyplot as plt
+    import torch
     from sklearn.decomposition import PCA
 
     from sklearn_papers.contrastive import CrossEntropyEmbedder
@@ -139,15 +155,21 @@ def run(ctx):
         X_gn, _, y_gn, _ = train_test_split(X_train, y_train, train_size=cfg["gn_train"],
                                             stratify=y_train, random_state=ctx.random_state)
     gn_err = {}
+    # Tiny batches are dominated by per-step overhead, where one intra-op thread is
+    # faster than several; the caller's setting is restored below.
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     gn_jobs = [(norm, bs, ctx.random_state + i) for norm in cfg["gn_norms"]
                for bs in cfg["gn_batch_sizes"] for i in range(cfg["gn_seeds"])]
     for norm, bs, seed in ctx.progress(gn_jobs, desc="khosla: BN vs GN"):
         est = CrossEntropyEmbedder(encoder="conv", image_shape=(8, 8), n_components=64,
-                                   norm=norm, num_groups=8, batch_size=bs, lr=1e-3,
-                                   max_epochs=cfg["gn_epochs"], random_state=seed)
+                                   norm=norm, num_groups=8, batch_size=bs,
+                                   lr=_gn_lr(bs), max_epochs=cfg["gn_epochs"],
+                                   random_state=seed)
         est.fit(X_gn, y_gn)
         gn_err.setdefault((norm, bs), []).append(100 * _ce_classifier_error(est, X_test,
                                                                               y_test))
+    torch.set_num_threads(n_threads)
     ctx.log(f"[khosla] BN vs GN done in {time.perf_counter() - t_gn:.0f} s")
     gn_rows = []
     for bs in cfg["gn_batch_sizes"]:
@@ -188,11 +210,14 @@ def run(ctx):
 
     # ---------------------------------------------------------------- report
     n_tr, n_te = len(X_train), len(X_test)
-    verdict_out_in = "holds" if best_out >= best_in else "does not hold"
-    verdict_ce = "holds" if best_out >= ce else "does not hold"
+    verdict_out_in = _verdict(acc["SupCon L_out, 2 views"], acc["SupCon L_in, 2 views"])
+    verdict_ce = _verdict(acc["SupCon L_out, 2 views"], acc["cross-entropy"])
     bn_small = np.mean(gn_err[("batch", cfg["gn_batch_sizes"][0])])
     gn_small = np.mean(gn_err[("group", cfg["gn_batch_sizes"][0])])
     bs0 = cfg["gn_batch_sizes"][0]
+    bs_big = cfg["gn_batch_sizes"][-1]
+    bn_big = np.mean(gn_err[("batch", bs_big)])
+    gn_big = np.mean(gn_err[("group", bs_big)])
     md = [
         f"Data: `load_digits`, stratified split {n_tr} train / {n_te} test "
         f"(`random_state={ctx.random_state}`). Encoder: `encoder='conv'` (2 conv blocks, 32 and "
@@ -215,8 +240,8 @@ def run(ctx):
         "### Group norm vs batch norm by batch size (Wu & He 2018)",
         "",
         f"Cross-entropy classifier (the same conv encoder + its linear layer; no probe), "
-        f"{cfg['gn_epochs']} epochs at every batch size, AdamW lr 1e-3 (not rescaled with the "
-        f"batch), trained on {len(X_gn)} training images, test error (%) on the {n_te} test "
+        f"{cfg['gn_epochs']} epochs at every batch size (so larger batches take fewer steps), "
+        f"AdamW lr 2e-3 x sqrt(batch / 16), trained on {len(X_gn)} training images, test error (%) on the {n_te} test "
         f"images, mean ± std over {cfg['gn_seeds']} seeds. Paper rows: ImageNet ResNet-50 "
         f"top-1 error.",
         "",
@@ -224,11 +249,16 @@ def run(ctx):
         "",
         f"- At batch size {bs0}: batch norm {bn_small:.1f} % vs group norm {gn_small:.1f} % "
         f"error ({'GN better, as in the paper' if gn_small < bn_small else 'GN not better here'}).",
+        f"- At batch size {bs_big}: batch norm {bn_big:.1f} % vs group norm {gn_big:.1f} % "
+        f"error; paper at 32/GPU: 23.6 vs 24.1 (BN slightly ahead). A fixed epoch budget "
+        f"gives large batches few optimiser steps; a gap much wider than the paper's means "
+        f"that norm has not converged at this budget.",
     ]
     shortened = (
         f"{cfg['epochs']} epochs instead of 60 and {len(seeds)} seeds instead of 5 for the "
         f"probes; L_in with 4 views and the 10 %-labels variant skipped; BN vs GN on {cfg['gn_train']} training "
-        f"images, {cfg['gn_epochs']} epochs, {cfg['gn_seeds']} seeds, layer norm skipped."
+        f"images, {cfg['gn_epochs']} epochs instead of 15, {cfg['gn_seeds']} seeds, layer norm "
+        f"skipped."
         if ctx.quick else "")
     return Section(markdown="\n".join(md), figures=[fig_path], shortened=shortened)
 
