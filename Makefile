@@ -48,8 +48,14 @@ $(VENV)/.docs: pyproject.toml $(VENV)/.installed
 docs: $(VENV)/.docs
 	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
 
+# The peers are installed without their own pins: scikit-fingerprints pins an older RDKit
+# and chemprop pulls packages we do not need; our RDKit and torch stay as installed.
+BENCH_PEERS ?= scikit-fingerprints chemprop pytorch-metric-learning
+BENCH_PEER_DEPS ?= descriptastorus e3fp huggingface-hub mordredcommunity lightning torchmetrics \
+	lightning-utilities astartes multiprocess dill
 $(VENV)/.bench: pyproject.toml $(VENV)/.installed
-	$(PIP) install --quiet -e ".[test,bench]"
+	$(PIP) install --quiet --no-deps $(BENCH_PEERS)
+	$(PIP) install --quiet $(BENCH_PEER_DEPS)
 	touch $@
 
 bench: $(VENV)/.bench
