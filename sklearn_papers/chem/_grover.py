@@ -423,7 +423,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, embedding_dim_), dtype=float32
+        X_new : ndarray of shape (n_samples, `embedding_dim_`), dtype=float32
             Mean node-view atom embedding followed by mean edge-view atom embedding. NaN
             rows for invalid molecules when ``errors="nan"``.
 

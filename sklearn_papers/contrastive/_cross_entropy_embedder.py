@@ -57,7 +57,7 @@ class CrossEntropyEmbedder(_BaseEmbedder):
         Number of epochs run.
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen in ``fit``, when ``X`` has string column names.
 
     See Also

@@ -81,7 +81,7 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Number of epochs run.
     n_features_in_ : int
         Number of features seen in ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen in ``fit``, when ``X`` has string column names.
 
     See Also
@@ -302,7 +302,7 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        X_original : ndarray of shape (n_samples, n_features_in_)
+        X_original : ndarray of shape (n_samples, `n_features_in_`)
             Reconstructions, same float dtype as the codes; in [0, 1] for Bernoulli.
 
         Raises
@@ -340,7 +340,7 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        X : ndarray of shape (n_samples, n_features_in_), float32
+        X : ndarray of shape (n_samples, `n_features_in_`), float32
             Decoder means (pixel probabilities for Bernoulli). Draws come from
             ``random_state`` (the same for an int on every call, as in
             ``GaussianMixture.sample``).

@@ -337,7 +337,7 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, `n_features_in_`)
             Points.
 
         Returns
@@ -359,7 +359,7 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, `n_features_in_`)
             Points.
         y : None
             Ignored.
@@ -381,7 +381,7 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
 
         Returns
         -------
-        X : ndarray of shape (n_samples, n_features_in_)
+        X : ndarray of shape (n_samples, `n_features_in_`)
             Draws from ``proposal_`` as float64 (only approximately distributed as
             ``exp(-U) / Z``; use importance weights to correct).
         """

@@ -69,7 +69,7 @@ def elbo(log_w):
 
 
 def iwae_cumulative(log_w):
-    """All importance-weighted bounds ``IWAE_1 .. IWAE_k`` of one nested sample stream.
+    """All importance-weighted bounds ``IWAE_1`` to ``IWAE_k`` of one nested sample stream.
 
     ``IWAE_j = log((1/j) sum_{i <= j} w_i)`` (Burda et al. 2016; Luo et al. 2020, eq. 2),
     computed for every ``j`` at once with ``logcumsumexp`` (no loop over ``j``).

@@ -91,9 +91,9 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         The trained torch model (float32).
     likelihood_ : str
         Decoder family used.
-    mean_ : ndarray of shape (n_features_in_,)
+    mean_ : ndarray of shape (`n_features_in_`,)
         Standardisation offset (zeros for Bernoulli).
-    scale_ : ndarray of shape (n_features_in_,)
+    scale_ : ndarray of shape (`n_features_in_`,)
         Standardisation scale (ones for Bernoulli).
     loss_curve_ : list of float
         Mean training objective (``-SUMO`` or ``-IWAE_k``, nats per row) of each epoch.
@@ -101,7 +101,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         Epochs run.
     n_features_in_ : int
         Number of features seen in fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen in fit; only when ``X`` has string column names.
 
     See Also
@@ -320,7 +320,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, `n_features_in_`)
             Points.
 
         Returns
@@ -337,7 +337,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, `n_features_in_`)
             Points.
         y : None
             Ignored.
@@ -354,7 +354,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features_in_)
+        X : array-like of shape (n_samples, `n_features_in_`)
             Points.
 
         Returns
@@ -377,7 +377,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
 
         Returns
         -------
-        X : ndarray of shape (n_samples, n_features_in_)
+        X : ndarray of shape (n_samples, `n_features_in_`)
             In the units of the training data (0/1 for Bernoulli).
         """
         check_is_fitted(self)
