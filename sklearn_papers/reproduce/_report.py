@@ -11,8 +11,13 @@ __all__ = ["format_mean_std", "markdown_table", "write_report"]
 
 
 def format_mean_std(values, digits=2):
-    """``"1.23 ± 0.04"`` for a sequence of numbers (std over the values, ddof=0)."""
-    values = np.asarray(values, dtype=float)
+    """``"1.23 ± 0.04"`` for a sequence of numbers (std over the values, ddof=0).
+
+    A single value is written without a spread (``"1.23"``): one run has none to report.
+    """
+    values = np.asarray(values, dtype=float).ravel()
+    if values.size == 1:
+        return f"{values[0]:.{digits}f}"
     return f"{values.mean():.{digits}f} ± {values.std():.{digits}f}"
 
 

@@ -18,6 +18,7 @@ def test_markdown_table_formats_cells():
 
 def test_format_mean_std():
     assert format_mean_std([1.0, 3.0]) == "2.00 ± 1.00"
+    assert format_mean_std([1.234]) == "1.23"
 
 
 def test_every_registered_experiment_is_well_formed():
