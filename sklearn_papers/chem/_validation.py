@@ -196,7 +196,9 @@ def parse_molecules(values):
     Returns
     -------
     mols : list of rdkit.Chem.Mol or None, length n_samples
-        ``None`` where the entry is invalid. ``Mol`` inputs are passed through.
+        ``None`` where the entry is invalid. ``Mol`` inputs are passed through, except
+        unsanitized ones (property cache never computed), which are replaced by a
+        sanitized copy, or marked invalid when RDKit cannot sanitize them.
     invalid : list of InvalidMolecule
         ``(index, value, reason)`` for each invalid entry, in input order.
     """
@@ -222,6 +224,17 @@ def parse_molecules(values):
                 if value.GetNumAtoms() == 0:
                     invalid.append(InvalidMolecule(i, value, "molecule has no atoms"))
                     continue
+                if value.NeedsUpdatePropertyCache():
+                    # Never sanitized (e.g. MolFromSmiles(..., sanitize=False)): featurizers
+                    # would fail inside RDKit, so sanitize a copy, leaving the input alone.
+                    value = Chem.Mol(value)
+                    try:
+                        Chem.SanitizeMol(value)
+                    except Exception as exc:  # RDKit raises several exception types
+                        reason = (str(exc).strip().splitlines() or ["no reason given"])[0]
+                        invalid.append(InvalidMolecule(
+                            i, values[i], f"unsanitized Mol fails sanitization: {reason}"))
+                        continue
                 mols[i] = value
             elif _is_missing(value):
                 invalid.append(InvalidMolecule(i, value, "missing value"))
@@ -272,7 +285,10 @@ def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X"):
         With ``errors="raise"``, naming the number of invalid entries and, for the first
         five, their index, value and reason. Also when every entry is invalid and
         ``errors="nan"`` was asked for while fitting is impossible (the caller decides).
+        If ``errors`` is neither ``"raise"`` nor ``"nan"``.
     """
+    if errors not in ("raise", "nan"):
+        raise ValueError(f"errors must be 'raise' or 'nan', got {errors!r}.")
     valid = np.ones(n_samples, dtype=bool)
     for entry in invalid:
         valid[entry.index] = False

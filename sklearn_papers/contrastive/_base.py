@@ -17,6 +17,19 @@ from sklearn_papers.utils._sklearn_compat import (
 __all__ = []
 
 
+def _as_float32(X):
+    """Cast finite X to float32, refusing values float32 cannot hold (they become inf)."""
+    with np.errstate(over="ignore"):
+        X32 = X.astype(np.float32, copy=False)
+    if X32 is not X and not np.isfinite(X32).all():
+        i, j = np.argwhere(~np.isfinite(X32))[0]
+        raise ValueError(
+            f"X[{i}, {j}] = {float(X[i, j])!r} is too large for float32, in which the network "
+            f"computes (max {float(np.finfo(np.float32).max):.3g}); rescale X."
+        )
+    return X32
+
+
 class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Encoder trained on labelled data; ``transform`` returns the encoder output.
 
@@ -64,15 +77,16 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         check_classification_targets(y)
         self._check_params(X.shape[1])
         self.classes_, y_encoded = np.unique(y, return_inverse=True)
-        return X.astype(np.float32, copy=False), y_encoded.astype(np.int64)
+        return _as_float32(X), y_encoded.astype(np.int64)
 
     # ------------------------------------------------------------------ training
     def _standardization(self, X):
+        # Statistics in float64: float32 squares overflow for |x| > ~1e19.
         if self.image_shape is not None:
-            mean, std = float(X.mean()), float(X.std())
+            mean, std = float(X.mean(dtype=np.float64)), float(X.std(dtype=np.float64))
             return mean, (std if std > 0 else 1.0)
-        mean, std = X.mean(axis=0), X.std(axis=0)
-        return mean, np.where(std > 0, std, 1.0).astype(np.float32)
+        mean, std = X.mean(axis=0, dtype=np.float64), X.std(axis=0, dtype=np.float64)
+        return mean.astype(np.float32), np.where(std > 0, std, 1.0).astype(np.float32)
 
     def _build_augment(self, X):
         from sklearn_papers.nn._supcon import ImageAugment, TabularAugment
@@ -82,9 +96,9 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if self.augment != "default":
             return self.augment
         if self.image_shape is not None:
-            return ImageAugment(self.image_shape, scale=float(X.std()) or 1.0)
-        std = X.std(axis=0)
-        return TabularAugment(X.mean(axis=0), np.where(std > 0, std, 1.0))
+            return ImageAugment(self.image_shape, scale=float(X.std(dtype=np.float64)) or 1.0)
+        std = X.std(axis=0, dtype=np.float64)
+        return TabularAugment(X.mean(axis=0, dtype=np.float64), np.where(std > 0, std, 1.0))
 
     @staticmethod
     def _check_augment(augment, X):
@@ -171,8 +185,7 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float32, np.float64])
-        out = self.net_.forward(X.astype(np.float32, copy=False), training=False,
-                                device="cpu")
+        out = self.net_.forward(_as_float32(X), training=False, device="cpu")
         return out.numpy()
 
     def fit_transform(self, X, y=None, **fit_params):

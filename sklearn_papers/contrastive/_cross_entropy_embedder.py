@@ -118,7 +118,8 @@ class CrossEntropyEmbedder(_BaseEmbedder):
         Raises
         ------
         ValueError
-            If ``X`` is empty, sparse or not finite, ``y`` is continuous, or
+            If ``X`` is empty, sparse or not finite, ``y`` is continuous or has one
+            class (the cross-entropy loss would be zero and nothing would be learned), or
             ``image_shape`` does not match the number of features.
         """
         import torch
@@ -126,6 +127,12 @@ class CrossEntropyEmbedder(_BaseEmbedder):
         from sklearn_papers.nn._supcon import CrossEntropyModel
 
         X, y = self._validate_fit_data(X, y)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has 1 class ({self.classes_.tolist()[0]!r}); CrossEntropyEmbedder needs "
+                "at least two, since with one class the cross-entropy loss is zero and the "
+                "encoder is never trained."
+            )
         return self._fit_net(
             X, y,
             criterion=torch.nn.CrossEntropyLoss,

@@ -48,6 +48,17 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ``(height, width)`` or ``(channels, height, width)`` of the flattened rows, for
         ``encoder="conv"``. ``None`` assumes one square channel (``n_features`` must be a
         perfect square, e.g. 1024 for 32x32 images).
+    norm : {"batch", "group", "layer"} or None, default=None
+        Normalisation layer after every hidden layer of the encoder and the decoder (never
+        after the posterior head or the output layer): batch normalisation, group
+        normalisation (Wu & He 2018), layer normalisation, or none (Higgins et al.'s
+        architecture, the default). The same shared blocks and choices as
+        :class:`~sklearn_papers.contrastive.SupConEmbedder`, so ``norm`` can be
+        grid-searched. Batch norm handles a training batch of one sample (it uses the
+        running statistics for it); at ``transform`` it always uses the running statistics.
+    num_groups : int, default=8
+        Groups for ``norm="group"`` (the largest divisor of each layer's width not above
+        it).
     likelihood : {"auto", "bernoulli", "gaussian"}, default="auto"
         Decoder likelihood. ``"bernoulli"`` (binary cross-entropy; needs ``X`` in [0, 1], as
         for binary images); ``"gaussian"`` (unit variance: half the squared error);
@@ -96,6 +107,7 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
        constrained variational framework. ICLR.
     .. [2] Kingma, D. P., Welling, M. (2014). Auto-encoding variational Bayes. ICLR.
        :arxiv:`1312.6114`.
+    .. [3] Wu, Y., He, K. (2018). Group normalization. ECCV. :arxiv:`1803.08494`.
 
     Examples
     --------
@@ -114,6 +126,8 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "beta": [Interval(Real, 0, None, closed="left")],
         "encoder": [StrOptions({"conv", "mlp"})],
         "image_shape": [tuple, list, None],
+        "norm": [StrOptions({"batch", "group", "layer"}), None],
+        "num_groups": [Interval(Integral, 1, None, closed="left")],
         "likelihood": [StrOptions({"auto", "bernoulli", "gaussian"})],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -124,12 +138,14 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     }
 
     def __init__(self, n_components=10, *, beta=4.0, encoder="conv", image_shape=None,
-                 likelihood="auto", max_epochs=30, batch_size=64, lr=1e-3, device="cpu",
-                 random_state=None, verbose=0):
+                 norm=None, num_groups=8, likelihood="auto", max_epochs=30, batch_size=64,
+                 lr=1e-3, device="cpu", random_state=None, verbose=0):
         self.n_components = n_components
         self.beta = beta
         self.encoder = encoder
         self.image_shape = image_shape
+        self.norm = norm
+        self.num_groups = num_groups
         self.likelihood = likelihood
         self.max_epochs = max_epochs
         self.batch_size = batch_size
@@ -237,6 +253,8 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 module__n_components=self.n_components,
                 module__encoder=self.encoder,
                 module__image_shape=image_shape,
+                module__norm=self.norm,
+                module__num_groups=self.num_groups,
                 criterion__beta=float(self.beta),
                 criterion__likelihood=likelihood,
             )

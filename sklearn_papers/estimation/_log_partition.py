@@ -384,8 +384,15 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
         X : ndarray of shape (n_samples, `n_features_in_`)
             Draws from ``proposal_`` as float64 (only approximately distributed as
             ``exp(-U) / Z``; use importance weights to correct).
+
+        Raises
+        ------
+        ValueError
+            If ``n_samples`` is not a positive int.
         """
         check_is_fitted(self)
+        if not isinstance(n_samples, Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
         dev = check_device(self.device)
         with torch_seeded(seed_from_random_state(self.random_state), dev), torch.no_grad():
             x = self.proposal_.sample((int(n_samples),))

@@ -21,6 +21,8 @@ __all__ = ["elbo", "iwae", "iwae_cumulative", "sumo", "sumo_sampled"]
 def _check_log_w(log_w):
     if not isinstance(log_w, torch.Tensor):
         log_w = torch.as_tensor(log_w, dtype=torch.get_default_dtype())
+    elif not (log_w.is_floating_point() or log_w.is_complex()):
+        log_w = log_w.to(torch.get_default_dtype())  # integer / bool log-weights
     if log_w.ndim < 1 or log_w.shape[-1] < 1:
         raise ValueError(
             f"log_w must have at least one sample on its last axis, got shape "
@@ -179,6 +181,8 @@ def sumo(log_w, n_terms, *, min_terms=1, kind="paper", alpha=80, decay=0.9, cap=
     ------
     ValueError
         If shapes disagree, ``min_terms < 1``, some ``K < 1`` or rows are too short.
+    TypeError
+        If ``n_terms`` is not of an integer dtype.
 
     See Also
     --------
@@ -201,6 +205,10 @@ def sumo(log_w, n_terms, *, min_terms=1, kind="paper", alpha=80, decay=0.9, cap=
     """
     log_w = _check_log_w(log_w)
     n_terms = torch.as_tensor(n_terms, device=log_w.device)
+    if n_terms.is_floating_point() or n_terms.is_complex() or n_terms.dtype == torch.bool:
+        raise TypeError(
+            f"n_terms must hold integer truncation levels K, got dtype {n_terms.dtype}."
+        )
     m = int(min_terms)
     if m < 1:
         raise ValueError(f"min_terms must be >= 1, got {min_terms!r}.")

@@ -328,8 +328,22 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         log_density : ndarray of shape (n_samples,)
             Estimates of ``log p(x)`` in nats (float64), density of the original
             (unstandardised) ``X``; never NaN (``-inf`` only if every weight underflows).
+
+        Raises
+        ------
+        ValueError
+            If ``X`` has NaN/inf or the wrong width, or, for a Bernoulli model, values
+            outside [0, 1] (the message names the first one).
         """
         X = self._check_X(X)
+        if self.likelihood_ == "bernoulli":
+            bad = np.argwhere((X < 0) | (X > 1))
+            if len(bad):
+                i, j = bad[0]
+                raise ValueError(
+                    f"the model was fitted with likelihood='bernoulli', whose density is "
+                    f"defined on [0, 1] only; X[{i}, {j}] = {float(X[i, j])!r}."
+                )
         return self._sumo_scores(X, int(self.n_mc))
 
     def score(self, X, y=None):
@@ -379,8 +393,15 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         -------
         X : ndarray of shape (n_samples, `n_features_in_`)
             In the units of the training data (0/1 for Bernoulli).
+
+        Raises
+        ------
+        ValueError
+            If ``n_samples`` is not a positive int.
         """
         check_is_fitted(self)
+        if not isinstance(n_samples, Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
         dev = check_device(self.device)
         with torch_seeded(seed_from_random_state(self.random_state), dev), torch.no_grad():
             x = self.module_.sample(int(n_samples)).double().cpu().numpy()

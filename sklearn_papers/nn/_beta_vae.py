@@ -9,48 +9,63 @@ from skorch import NeuralNet
 from torch import nn
 from torch.nn import functional as F
 
+from sklearn_papers.nn._encoders import conv_block, dense_block, make_norm
+
 __all__ = ["BetaVAELoss", "BetaVAEModule", "BetaVAENet"]
 
 
 class _ConvEncoder(nn.Module):
     """Stride-2 4x4 convolutions (32 channels) while both sides stay >= 4, then a linear layer.
 
-    ``forward``: (B, F) -> (B, hidden); records the spatial size after every layer.
+    Every layer is a shared block of :mod:`sklearn_papers.nn._encoders` (``[layer, norm,
+    ReLU]``, the norm left out for ``norm=None``). ``forward``: (B, F) -> (B, hidden);
+    records the spatial size after every layer.
     """
 
-    def __init__(self, image_shape, hidden, channels=32):
+    def __init__(self, image_shape, hidden, channels=32, *, norm=None, num_groups=8):
         super().__init__()
         c, h, w = image_shape
         layers, sizes = [], [(h, w)]
         while min(h, w) // 2 >= 4 and len(sizes) <= 4:
-            layers += [nn.Conv2d(c, channels, 4, stride=2, padding=1), nn.ReLU()]
+            layers += conv_block(c, channels, 4, stride=2, padding=1, norm=norm,
+                                 num_groups=num_groups)
             c, h, w = channels, h // 2, w // 2
             sizes.append((h, w))
         self.image_shape = tuple(image_shape)
         self.sizes = sizes
         self.out_channels = c
         self.convs = nn.Sequential(*layers)
-        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(c * h * w, hidden), nn.ReLU())
+        self.fc = nn.Sequential(nn.Flatten(), *dense_block(c * h * w, hidden, norm=norm,
+                                                           num_groups=num_groups))
 
     def forward(self, X):
         return self.fc(self.convs(X.reshape(-1, *self.image_shape)))
 
 
 class _ConvDecoder(nn.Module):
-    """Mirror of :class:`_ConvEncoder`: (B, D) -> (B, F) logits/means, exact output size."""
+    """Mirror of :class:`_ConvEncoder`: (B, D) -> (B, F) logits/means, exact output size.
 
-    def __init__(self, encoder, n_components, hidden):
+    The same normalisation follows every hidden layer (not the output layer).
+    """
+
+    def __init__(self, encoder, n_components, hidden, *, norm=None, num_groups=8):
         super().__init__()
         h, w = encoder.sizes[-1]
         self.start = (encoder.out_channels, h, w)
-        self.fc = nn.Sequential(nn.Linear(n_components, hidden), nn.ReLU(),
-                                nn.Linear(hidden, encoder.out_channels * h * w), nn.ReLU())
+        self.fc = nn.Sequential(
+            *dense_block(n_components, hidden, norm=norm, num_groups=num_groups),
+            *dense_block(hidden, encoder.out_channels * h * w, norm=norm, num_groups=num_groups),
+        )
         self.sizes = list(reversed(encoder.sizes[:-1]))
         c_in = encoder.out_channels
         n_up = len(self.sizes)
         self.convs = nn.ModuleList(
             nn.Conv2d(c_in, c_in if i < n_up - 1 else encoder.image_shape[0], 3, padding=1)
             for i in range(n_up)
+        )
+        # identity layers (no parameters) for norm=None
+        self.norms = nn.ModuleList(
+            make_norm(norm, c_in, num_groups=num_groups, spatial=True) for _ in range(n_up - 1)
         )
         self.n_features = encoder.image_shape[0] * encoder.sizes[0][0] * encoder.sizes[0][1]
         self.out = None if n_up else nn.Linear(encoder.out_channels * h * w, self.n_features)
@@ -63,7 +78,7 @@ class _ConvDecoder(nn.Module):
         for i, (conv, size) in enumerate(zip(self.convs, self.sizes)):
             x = conv(F.interpolate(x, size=size, mode="nearest"))
             if i < len(self.convs) - 1:
-                x = F.relu(x)
+                x = F.relu(self.norms[i](x))
         return x.reshape(x.shape[0], -1)
 
 
@@ -83,6 +98,13 @@ class BetaVAEModule(nn.Module):
         ``(C, H, W)`` for ``encoder="conv"``.
     hidden : int, default=256
         Width of the fully connected layers.
+    norm : {"batch", "group", "layer"} or None, default=None
+        Normalisation after every hidden layer of the encoder and the decoder (not after
+        the posterior head or the output layer), from the shared blocks of
+        :mod:`sklearn_papers.nn._encoders`; ``None``: no normalisation (the original
+        architecture).
+    num_groups : int, default=8
+        Groups for ``norm="group"`` (the largest divisor of each width not above it).
 
     Notes
     -----
@@ -92,16 +114,18 @@ class BetaVAEModule(nn.Module):
     RNG, seeded by the caller); in evaluation mode ``z = mu``.
     """
 
-    def __init__(self, n_features, n_components, encoder="mlp", image_shape=None, hidden=256):
+    def __init__(self, n_features, n_components, encoder="mlp", image_shape=None, hidden=256,
+                 norm=None, num_groups=8):
         super().__init__()
+        blocks = dict(norm=norm, num_groups=num_groups)
         if encoder == "conv":
-            self.encoder = _ConvEncoder(tuple(image_shape), hidden)
-            self.decoder = _ConvDecoder(self.encoder, n_components, hidden)
+            self.encoder = _ConvEncoder(tuple(image_shape), hidden, **blocks)
+            self.decoder = _ConvDecoder(self.encoder, n_components, hidden, **blocks)
         else:
-            self.encoder = nn.Sequential(nn.Linear(n_features, hidden), nn.ReLU(),
-                                         nn.Linear(hidden, hidden), nn.ReLU())
-            self.decoder = nn.Sequential(nn.Linear(n_components, hidden), nn.ReLU(),
-                                         nn.Linear(hidden, hidden), nn.ReLU(),
+            self.encoder = nn.Sequential(*dense_block(n_features, hidden, **blocks),
+                                         *dense_block(hidden, hidden, **blocks))
+            self.decoder = nn.Sequential(*dense_block(n_components, hidden, **blocks),
+                                         *dense_block(hidden, hidden, **blocks),
                                          nn.Linear(hidden, n_features))
         self.head = nn.Linear(hidden, 2 * n_components)
 

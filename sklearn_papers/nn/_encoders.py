@@ -21,6 +21,8 @@ __all__ = [
     "BatchNorm2d",
     "ConvEncoder",
     "MLPEncoder",
+    "conv_block",
+    "dense_block",
     "group_count",
     "make_norm",
 ]
@@ -127,6 +129,62 @@ def make_norm(norm, num_channels, *, num_groups=8, spatial=False):
     raise ValueError(f"norm={norm!r} is not one of {NORM_OPTIONS}.")
 
 
+def dense_block(n_in, n_out, *, norm="batch", num_groups=8):
+    """Layers of one fully connected block: ``[Linear, norm, ReLU]``.
+
+    The shared block of every fully connected torch model of the package, so that they all
+    accept the same ``norm`` and ``num_groups``.
+
+    Parameters
+    ----------
+    n_in, n_out : int
+        Input and output widths.
+    norm : {"batch", "group", "layer"} or None, default="batch"
+        Normalisation between the linear layer and the ReLU (see :func:`make_norm`);
+        ``None`` leaves it out (no layer at all, so a model without normalisation keeps
+        the parameter names it had before ``norm`` existed).
+    num_groups : int, default=8
+        Groups for ``norm="group"``.
+
+    Returns
+    -------
+    layers : list of torch.nn.Module
+        To be spliced into an ``nn.Sequential``: input ``(B, n_in)``, output
+        ``(B, n_out)``.
+    """
+    layers = [nn.Linear(int(n_in), int(n_out))]
+    if norm is not None:
+        layers.append(make_norm(norm, int(n_out), num_groups=num_groups))
+    return [*layers, nn.ReLU()]
+
+
+def conv_block(c_in, c_out, kernel_size=3, *, stride=1, padding=1, norm="batch",
+               num_groups=8):
+    """Layers of one convolutional block: ``[Conv2d, norm, ReLU]``.
+
+    Parameters
+    ----------
+    c_in, c_out : int
+        Input and output channels.
+    kernel_size, stride, padding : int, default=3, 1, 1
+        Passed to ``torch.nn.Conv2d``.
+    norm : {"batch", "group", "layer"} or None, default="batch"
+        Normalisation over the feature map ``(B, c_out, H', W')`` (see :func:`make_norm`
+        with ``spatial=True``); ``None`` leaves it out.
+    num_groups : int, default=8
+        Groups for ``norm="group"``.
+
+    Returns
+    -------
+    layers : list of torch.nn.Module
+        Input ``(B, c_in, H, W)``, output ``(B, c_out, H', W')``.
+    """
+    layers = [nn.Conv2d(int(c_in), int(c_out), kernel_size, stride=stride, padding=padding)]
+    if norm is not None:
+        layers.append(make_norm(norm, int(c_out), num_groups=num_groups, spatial=True))
+    return [*layers, nn.ReLU()]
+
+
 class MLPEncoder(nn.Module):
     """Fully connected encoder: ``[Linear -> norm -> ReLU] x len(hidden) + 1``.
 
@@ -155,8 +213,7 @@ class MLPEncoder(nn.Module):
         widths = [int(n_features), *map(int, hidden_layer_sizes), int(n_components)]
         layers = []
         for w_in, w_out in zip(widths[:-1], widths[1:]):
-            layers += [nn.Linear(w_in, w_out), make_norm(norm, w_out, num_groups=num_groups),
-                       nn.ReLU()]
+            layers += dense_block(w_in, w_out, norm=norm, num_groups=num_groups)
         self.layers = nn.Sequential(*layers)
 
     def forward(self, x):
@@ -215,13 +272,11 @@ class ConvEncoder(nn.Module):
             if i > 0 and min(h, w) >= 4:
                 blocks.append(nn.MaxPool2d(2))
                 h, w = h // 2, w // 2
-            blocks += [nn.Conv2d(c_in, c_out, 3, padding=1),
-                       make_norm(norm, c_out, num_groups=num_groups, spatial=True), nn.ReLU()]
+            blocks += conv_block(c_in, c_out, 3, padding=1, norm=norm, num_groups=num_groups)
             c_in = c_out
         self.features = nn.Sequential(*blocks)
-        self.head = nn.Sequential(nn.Linear(c_in, int(n_components)),
-                                  make_norm(norm, int(n_components), num_groups=num_groups),
-                                  nn.ReLU())
+        self.head = nn.Sequential(*dense_block(c_in, n_components, norm=norm,
+                                               num_groups=num_groups))
 
     def forward(self, x):
         """Map ``(B, F)`` to ``(B, D)``."""

@@ -72,7 +72,8 @@ class Experiment:
     Attributes
     ----------
     name : str
-        Name used by ``--only`` (the first author, lower case, e.g. ``"duvenaud"``).
+        Name used by ``--only``, lower case: the first author (e.g. ``"duvenaud"``) or
+        the method (e.g. ``"supcon"``, ``"group_norm"``), as the paper's issue names it.
     title : str
         Section title in the report.
     paper : str

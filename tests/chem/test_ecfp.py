@@ -213,3 +213,10 @@ def test_grid_search_runs_on_a_dask_local_cluster(delaney):
     assert search.best_params_ == expected.best_params_
     np.testing.assert_allclose(search.cv_results_["mean_test_score"],
                                expected.cv_results_["mean_test_score"])
+
+
+def test_unsanitized_mol_gives_the_same_row_as_its_smiles():
+    # Used to raise RDKit's RuntimeError (implicit valence never computed).
+    mol = Chem.MolFromSmiles("c1ccccc1O", sanitize=False)
+    fp = CircularFingerprint(n_bits=128)
+    np.testing.assert_array_equal(fp.transform([mol]), fp.transform(["c1ccccc1O"]))

@@ -143,3 +143,29 @@ def test_invalid_molecule_pickles():
     loaded = pickle.loads(pickle.dumps(entry))
     assert loaded == entry and type(loaded) is InvalidMolecule
     assert (loaded.index, loaded.value, loaded.reason) == (3, "C1CC", "unclosed ring")
+
+
+def test_unsanitized_mol_is_sanitized_on_a_copy():
+    # MolFromSmiles(..., sanitize=False) objects made CircularFingerprint fail inside
+    # RDKit (a C++ pre-condition violation printed to the console).
+    mol = Chem.MolFromSmiles("c1ccccc1", sanitize=False)
+    mols, invalid = parse_molecules(np.array([mol], dtype=object))
+    assert invalid == [] and mols[0] is not mol
+    assert Chem.MolToSmiles(mols[0]) == Chem.MolToSmiles(Chem.MolFromSmiles("c1ccccc1"))
+    assert mol.NeedsUpdatePropertyCache()  # the caller's object is left alone
+
+
+@pytest.mark.parametrize(
+    "smiles, reason",
+    [("C(C)(C)(C)(C)C", "Explicit valence for atom # 0 C, 5"), ("c1cccc1", "kekulize")],
+)
+def test_unsanitizable_mol_is_reported_with_rdkit_reason(smiles, reason):
+    mol = Chem.MolFromSmiles(smiles, sanitize=False)
+    with pytest.raises(ValueError, match=rf"index 1: <rdkit Mol> \(unsanitized Mol fails "
+                                         rf"sanitization: .*{reason}"):
+        check_molecules(["CCO", mol])
+
+
+def test_unknown_errors_policy_is_refused():
+    with pytest.raises(ValueError, match="errors must be 'raise' or 'nan', got 'ignore'"):
+        check_molecules(SMILES, errors="ignore")

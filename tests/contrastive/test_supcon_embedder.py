@@ -303,3 +303,36 @@ def test_float64_input_gives_float32_output(small):
     X, y = small
     est = _supcon_fast(random_state=0).fit(X.astype(np.float64), y)
     assert est.transform(X.astype(np.float64)).dtype == np.float32
+
+
+def test_cross_entropy_embedder_rejects_a_single_class(small):
+    # One class makes the cross-entropy loss identically zero: the encoder would stay at
+    # its random initialisation without any error.
+    X, _ = small
+    with pytest.raises(ValueError, match=r"y has 1 class \(3\); CrossEntropyEmbedder needs"):
+        _make(CrossEntropyEmbedder).fit(X, np.full(len(X), 3))
+
+
+@pytest.mark.parametrize("cls", EMBEDDERS)
+def test_large_scale_features_train_finitely(cls):
+    # Standardisation statistics of float32 data overflowed for |x| ~ 1e30 (x^2 > float32
+    # max) and training stopped with a misleading "lower lr" error.
+    rng = np.random.RandomState(0)
+    X, y = rng.rand(40, 4), np.arange(40) % 2
+    est = _make(cls, random_state=0)
+    Z_big = est.fit(X * 1e30, y).transform(X * 1e30)
+    Z = est.fit(X, y).transform(X)
+    assert np.isfinite(Z_big).all()
+    np.testing.assert_allclose(Z_big, Z, atol=1e-2)
+
+
+@pytest.mark.parametrize("cls", EMBEDDERS)
+def test_values_beyond_float32_range_are_named(cls, small):
+    X, y = small
+    X_bad = X.astype(np.float64)
+    X_bad[5, 7] = 1e300
+    with pytest.raises(ValueError, match=r"X\[5, 7\] = 1e\+300 is too large for float32"):
+        _make(cls).fit(X_bad, y)
+    est = _make(cls).fit(X, y)
+    with pytest.raises(ValueError, match=r"X\[5, 7\] = 1e\+300 is too large for float32"):
+        est.transform(X_bad)

@@ -113,3 +113,54 @@ def test_beta_vae_overfit():
                   lr=3e-3, random_state=0).fit(X)
     rec = est.inverse_transform(est.transform(X))
     assert np.mean((rec > 0.5) != (X > 0.5)) < 0.02
+
+
+@pytest.mark.parametrize("encoder", ["conv", "mlp"])
+@pytest.mark.parametrize("norm", ["batch", "group", "layer", None])
+def test_each_norm_fits_and_transforms_to_finite_codes(shapes, norm, encoder):
+    X, _ = shapes
+    est = BetaVAE(n_components=3, encoder=encoder, norm=norm, num_groups=4, max_epochs=1,
+                  batch_size=32, random_state=0).fit(X[:64])
+    Z = est.transform(X[:10])
+    assert Z.shape == (10, 3) and np.all(np.isfinite(Z)) and np.all(np.isfinite(est.loss_curve_))
+    np.testing.assert_array_equal(Z, est.transform(X[:10]))  # evaluation mode: deterministic
+    kinds = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.GroupNorm, torch.nn.LayerNorm)
+    has_norm = any(isinstance(m, kinds) for m in est.net_.module_.modules())
+    assert has_norm == (norm is not None)
+
+
+def test_default_norm_is_none_and_bad_norm_is_rejected(shapes):
+    X, _ = shapes
+    assert BetaVAE().norm is None
+    with pytest.raises(ValueError, match="'norm' parameter"):
+        BetaVAE(encoder="mlp", norm="instance", max_epochs=1).fit(X[:8])
+    with pytest.raises(ValueError, match="'num_groups' parameter"):
+        BetaVAE(encoder="mlp", norm="group", num_groups=0, max_epochs=1).fit(X[:8])
+
+
+@pytest.mark.parametrize("encoder", ["conv", "mlp"])
+def test_batch_norm_with_a_training_batch_of_one(shapes, encoder):
+    X, _ = shapes
+    # 33 rows in batches of 16: the last training batch holds one sample.
+    est = BetaVAE(n_components=2, encoder=encoder, norm="batch", max_epochs=2, batch_size=16,
+                  random_state=0).fit(X[:33])
+    assert np.all(np.isfinite(est.loss_curve_))
+    assert np.all(np.isfinite(est.transform(X[:1])))
+    one = BetaVAE(n_components=2, encoder=encoder, norm="batch", max_epochs=1,
+                  random_state=0).fit(X[:1])  # every batch is a single sample
+    assert np.all(np.isfinite(one.transform(X[:3])))
+
+
+def test_grid_search_over_norm(shapes):
+    X, factors = shapes
+    grid = GridSearchCV(
+        BetaVAE(n_components=3, encoder="mlp", max_epochs=2, batch_size=32, random_state=0),
+        {"norm": [None, "batch", "group", "layer"]},
+        scoring=make_disentanglement_scorer("mutual_info_gap"),
+        cv=2,
+    )
+    grid.fit(X, factors)
+    assert np.all(np.isfinite(grid.cv_results_["mean_test_score"]))
+    assert list(grid.cv_results_["param_norm"]) == [None, "batch", "group", "layer"]
+    assert grid.best_estimator_.norm == grid.best_params_["norm"]
+    assert grid.transform(X[:3]).shape == (3, 3)

@@ -107,6 +107,73 @@ def test_regularised_iterates_equal_oracle_with_sklearn_scaling(loss, global_ran
 
 
 @pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("block_rows, n_workers", [(7, 1), (7, 2), (1, 3), (100, 2)])
+@pytest.mark.parametrize("regularised", [False, True])
+def test_fused_row_block_kernel_equals_naive_oracle(loss, block_rows, n_workers, regularised,
+                                                    global_random_seed):
+    """The one-pass kernel (dense CPU X) gives the alternating updates' iterates."""
+    X = _data(global_random_seed)  # 25 rows: blocks of 7 leave a ragged last block
+    W0, H0 = _init(X, 4, global_random_seed)
+    reg = (0.3, 0.2, 0.1, 0.4) if regularised else (0.0, 0.0, 0.0, 0.0)
+    threads = torch.get_num_threads()
+    W, H, n_iter, losses = _nmf._fit_multiplicative_update(
+        torch.from_numpy(X), torch.from_numpy(np.maximum(W0, EPS)),
+        torch.from_numpy(np.maximum(H0, EPS)), beta_loss=loss, max_iter=20, tol=0,
+        l1_reg_W=reg[0], l1_reg_H=reg[1], l2_reg_W=reg[2], l2_reg_H=reg[3],
+        block_rows=block_rows, n_workers=n_workers)
+    W_ref, H_ref, losses_ref = naive_mu(X, W0, H0, loss, 20, *reg)
+    assert_allclose(W.numpy(), W_ref, rtol=1e-10, atol=1e-12)
+    assert_allclose(H.numpy(), H_ref, rtol=1e-10, atol=1e-12)
+    assert_allclose(losses, losses_ref, rtol=1e-10)
+    assert n_iter == 20
+    assert torch.get_num_threads() == threads
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_fused_kernel_stops_where_the_unfused_one_does(loss):
+    """With tol > 0 the fused KL pass undoes the W update of the iteration it stops at."""
+    X = _data(2, shape=(30, 12))
+    W0, H0 = _init(X, 3, 2)
+    runs = [_nmf._fit_multiplicative_update(
+        torch.from_numpy(X), torch.from_numpy(W0.copy()), torch.from_numpy(H0.copy()),
+        beta_loss=loss, max_iter=1000, tol=1e-3, l2_reg_W=0.1, block_rows=rows, n_workers=2)
+        for rows in (None, 4)]
+    (W_a, H_a, n_a, loss_a), (W_b, H_b, n_b, loss_b) = runs
+    assert n_a == n_b < 1000
+    assert_allclose(W_b.numpy(), W_a.numpy(), rtol=1e-12, atol=1e-14)
+    assert_allclose(H_b.numpy(), H_a.numpy(), rtol=1e-12, atol=1e-14)
+    assert_allclose(loss_b, loss_a, rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_estimator_uses_fused_kernel_above_small_work(loss, monkeypatch):
+    """``block_rows="auto"`` fuses dense problems above ``_SMALL_WORK``, not sparse ones."""
+    X = _data(3, shape=(40, 30))
+    W0, H0 = _init(X, 3, 3)
+    calls = []
+    original = _nmf._fused_frobenius_pass if loss == "frobenius" else _nmf._fused_kl_pass
+    name = original.__name__
+
+    def spy(*args, **kwargs):
+        calls.append(args[0].block_rows)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_nmf, name, spy)
+    monkeypatch.setattr(_nmf, "_SMALL_WORK", 40 * 30 * 3)
+    monkeypatch.setattr(_nmf, "_BLOCK_BYTES", 30 * 8 * 16)  # 16 rows per block
+    model = NMF(3, beta_loss=loss, init="custom", max_iter=10, tol=0)
+    W = model.fit_transform(X, W=W0, H=H0)
+    assert calls and set(calls) == {16}
+    W_ref, H_ref, losses_ref = naive_mu(X, W0, H0, loss, 10)
+    assert_allclose(W, W_ref, rtol=1e-10, atol=1e-12)
+    assert_allclose(model.loss_curve_, losses_ref, rtol=1e-10)
+    calls.clear()
+    NMF(3, beta_loss=loss, init="custom", max_iter=2, tol=0).fit(sp.csr_matrix(X), W=W0, H=H0)
+    model.transform(X)  # H fixed: W^T X is never needed
+    assert not calls
+
+
+@pytest.mark.parametrize("loss", LOSSES)
 @pytest.mark.parametrize("sparse", [False, True])
 def test_beta_divergence_kernel_matches_oracle(loss, sparse):
     X = _data(3)
@@ -441,3 +508,19 @@ def test_torch_thread_setting_is_restored():
     before = torch.get_num_threads()
     NMF(2, max_iter=3, tol=0).fit(_data(13))
     assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("dtype, scale", [(np.float64, 1e200), (np.float32, 1e30)])
+def test_overflowing_updates_raise_instead_of_returning_non_finite_factors(dtype, scale):
+    # Products of X, W and H overflow for entries this large; fit_transform used to return
+    # inf/NaN factors silently (as scikit-learn's solver="mu" does).
+    X = (np.random.RandomState(0).rand(10, 5) * scale).astype(dtype)
+    with pytest.raises(ValueError, match=r"updates overflowed in .*largest entry .*Rescale X"):
+        NMF(2, max_iter=20, tol=0, random_state=0).fit_transform(X)
+
+
+def test_overflowing_transform_raises():
+    rng = np.random.RandomState(0)
+    model = NMF(2, max_iter=20, tol=0, random_state=0).fit(rng.rand(10, 5).astype(np.float32))
+    with pytest.raises(ValueError, match="updates overflowed in float32"):
+        model.transform(np.full((3, 5), 3e38, dtype=np.float32))

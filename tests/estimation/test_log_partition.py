@@ -115,3 +115,13 @@ def test_random_state_reproducible_and_global_rng_untouched():
     assert not np.allclose(a.estimates_, c.estimates_)
     np.testing.assert_array_equal(a.sample(5), a.sample(5))
     np.testing.assert_allclose(a.sample(5), b.sample(5), rtol=1e-5)
+
+
+@pytest.mark.parametrize("n_samples", [0, -1, 2.5, None])
+def test_sample_rejects_a_non_positive_or_non_int_count(n_samples):
+    # sample(0) and sample(-1) used to fail inside torch's reshape / tensor creation.
+    est = LogPartitionEstimator(lambda x: 0.5 * (x**2).sum(1), n_features=2, max_iter=1,
+                                n_estimates=10, random_state=0).fit()
+    with pytest.raises(ValueError, match="n_samples must be a positive int"):
+        est.sample(n_samples)
+    assert est.sample(3).shape == (3, 2)

@@ -151,3 +151,17 @@ def test_shape_and_value_errors():
         sumo(torch.zeros(2, 3), torch.tensor([1]))
     with pytest.raises(ValueError, match="returned shape"):
         sumo_sampled(lambda rows: torch.zeros(3), 4)
+
+
+def test_integer_log_weights_are_treated_as_floats():
+    # elbo crashed inside torch (mean() of an int64 tensor) while iwae accepted them.
+    log_w = torch.tensor([[1, 2, 4]])
+    expected = torch.tensor([[1.0, 2.0, 4.0]])
+    assert torch.allclose(elbo(log_w), elbo(expected))
+    assert torch.allclose(iwae(log_w), iwae(expected))
+
+
+def test_float_truncation_levels_are_a_clear_type_error():
+    # A float n_terms used to reach torch.gather and fail there.
+    with pytest.raises(TypeError, match="n_terms must hold integer truncation levels"):
+        sumo(torch.zeros(2, 4), torch.tensor([1.0, 2.0]))

@@ -119,3 +119,21 @@ def test_keyed_score_samples_agrees_with_a_tight_iwae_bound(fitted, normal_data)
     sumo_mean = fitted._sumo_scores(fitted._check_X(X), 500).mean()
     iwae_mean = fitted._iwae_scores(X, 5000).mean()
     assert abs(sumo_mean - iwae_mean) < 0.1
+
+
+@pytest.mark.parametrize("n_samples", [0, -1, 2.5, None])
+def test_sample_rejects_a_non_positive_or_non_int_count(fitted, n_samples):
+    with pytest.raises(ValueError, match="n_samples must be a positive int"):
+        fitted.sample(n_samples)
+
+
+def test_bernoulli_score_samples_rejects_values_outside_unit_interval():
+    # score_samples returned finite "log-densities" for x = 5 under a Bernoulli model.
+    X = (np.random.RandomState(0).rand(20, 3) > 0.5).astype(float)
+    est = SUMOVAE(n_components=2, hidden_size=8, max_iter=1, n_mc=2, random_state=0).fit(X)
+    assert est.likelihood_ == "bernoulli"
+    X_new = X[:4].copy()
+    X_new[2, 1] = 5.0
+    with pytest.raises(ValueError, match=r"likelihood='bernoulli'.*X\[2, 1\] = 5.0"):
+        est.score_samples(X_new)
+    assert np.isfinite(est.score_samples(X[:4])).all()

@@ -139,3 +139,25 @@ def test_supcon_views_are_grouped_by_sample():
     sc = SupConModel(n_features=6, n_components=4, n_views=2, norm="layer").eval()
     out = sc.training_output(torch.randn(3, 6))
     torch.testing.assert_close(out[:, 0], out[:, 1])
+
+
+@pytest.mark.parametrize("norm, cls", [("batch", BatchNorm1d), ("group", nn.GroupNorm),
+                                       ("layer", nn.LayerNorm), (None, None)])
+def test_dense_and_conv_blocks_place_the_norm_between_layer_and_relu(norm, cls):
+    from sklearn_papers.nn._encoders import conv_block, dense_block
+
+    dense = dense_block(6, 8, norm=norm, num_groups=4)
+    conv = conv_block(2, 8, 4, stride=2, padding=1, norm=norm, num_groups=4)
+    for layers, first in ((dense, nn.Linear), (conv, nn.Conv2d)):
+        assert isinstance(layers[0], first) and isinstance(layers[-1], nn.ReLU)
+        if norm is None:  # no layer at all: the parameter names of a plain stack are kept
+            assert len(layers) == 2
+        else:
+            assert len(layers) == 3
+    if norm is not None:
+        assert isinstance(dense[1], cls)
+        conv_cls = {"batch": BatchNorm2d}.get(norm, nn.GroupNorm)
+        assert isinstance(conv[1], conv_cls)
+    x = torch.randn(3, 2, 8, 8)
+    assert nn.Sequential(*conv)(x).shape == (3, 8, 4, 4)
+    assert nn.Sequential(*dense)(torch.randn(1, 6)).shape == (1, 8)  # batch of one

@@ -43,7 +43,7 @@ def _part_a(ctx):
     per_estimate = {"ELBO": 1, "IWAE (k=5)": 5, "SUMO": 1 + truncation_mean()}
     method = {"ELBO": "elbo", "IWAE (k=5)": "iwae", "SUMO": "sumo"}
     fits, rows = {}, []
-    for name in ctx.progress(list(method), desc="luo: log Z estimators"):
+    for name in ctx.progress(list(method), desc="sumo: log Z estimators"):
         n = int(math.ceil(n_samples / per_estimate[name]))
         est = LogPartitionEstimator(mixture_energy, proposal=q, method=method[name], k=5,
                                     fit_proposal=False, n_estimates=n,
@@ -95,14 +95,14 @@ def _part_b(ctx):
     k_eval = 200 if ctx.quick else 2000
     results = {"sumo": [], "iwae": []}
     curves = {"sumo": [], "iwae": []}
-    for seed in ctx.progress(seeds, desc="luo: SUMO vs IWAE VAEs"):
+    for seed in ctx.progress(seeds, desc="sumo: SUMO vs IWAE VAEs"):
         X_tr, X_te = train_test_split(X, test_size=0.2, random_state=seed)
         for objective in ("sumo", "iwae"):
             vae = SUMOVAE(n_components=8, hidden_size=128, objective=objective, max_iter=epochs,
                           random_state=seed).fit(X_tr)
             results[objective].append(float(vae._iwae_scores(X_te, k_eval).mean()))
             curves[objective].append(vae.loss_curve_)
-            ctx.log(f"luo: seed {seed} {objective}: test log-lik {results[objective][-1]:.3f}")
+            ctx.log(f"[sumo] seed {seed} {objective}: test log-lik {results[objective][-1]:.3f}")
     rows = [
         {"training objective": "SUMO (m=1, E[K]=5.08)",
          "ours: test log-lik (nats)": format_mean_std(results["sumo"], 3),
@@ -144,7 +144,7 @@ def _figure(ctx, fits, tuned, curves):
                 ylabel="-objective (nats)")
     axes[2].legend()
     fig.tight_layout()
-    path = ctx.figure_path("luo_sumo.png")
+    path = ctx.figure_path("sumo.png")
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
@@ -192,7 +192,7 @@ def run(ctx):
 
 
 EXPERIMENT = Experiment(
-    name="luo",
+    name="sumo",
     title="SUMO: unbiased log-partition and log-likelihood estimates (Luo et al. 2020)",
     paper="Luo, Beatson, Norouzi, Zhu, Duvenaud, Adams, Chen (2020). SUMO: Unbiased "
           "Estimation of Log Marginal Probability for Latent Variable Models. ICLR 2020.",

@@ -1,0 +1,67 @@
+"""Shared setup of the digits experiments ``supcon`` and ``group_norm``.
+
+Both use ``sklearn.datasets.load_digits`` (8x8 images, 10 classes) with one fixed
+stratified 70/30 train/test split and the same small conv encoder of
+:mod:`sklearn_papers.contrastive`.
+"""
+
+from contextlib import contextmanager
+
+import numpy as np
+
+__all__ = []
+
+#: Encoder settings shared by every model of the two experiments.
+CONV_ENCODER = dict(encoder="conv", image_shape=(8, 8), n_components=64)
+
+#: How the encoder is described in the reports (``{norm}`` is filled in).
+CONV_ENCODER_TEXT = ("`encoder='conv'` (2 conv blocks, 32 and 64 channels, {norm}), "
+                     "`n_components=64`")
+
+
+def load_split(random_state):
+    """``X_train, X_test, y_train, y_test`` of ``load_digits`` (float32 pixels 0-16),
+    stratified 70/30."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_digits(return_X_y=True)
+    X = X.astype(np.float32)
+    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=random_state)
+
+
+def subsample(X, y, train_size, random_state):
+    """Stratified subset of ``train_size`` rows (a count or a fraction) of ``(X, y)``."""
+    from sklearn.model_selection import train_test_split
+
+    X_sub, _, y_sub, _ = train_test_split(X, y, train_size=train_size, stratify=y,
+                                          random_state=random_state)
+    return X_sub, y_sub
+
+
+def verdict(a, b):
+    """'holds' / 'tie' / 'does not hold' for the claim mean(a) >= mean(b); a tie when the
+    gap is within the larger standard deviation over seeds."""
+    gap = np.mean(a) - np.mean(b)
+    if abs(gap) <= max(np.std(a), np.std(b)):
+        return "tie (gap within one std over seeds)"
+    return "holds" if gap > 0 else "does not hold"
+
+
+@contextmanager
+def one_torch_thread():
+    """Run torch with one intra-op thread, restoring the caller's setting afterwards.
+
+    These nets are small (batches of 2 to 256 images of 8x8), so per-step overhead
+    dominates and a second thread gains little, while on a busy machine the threads wait
+    on each other: on a shared 2-core machine one quick ``supcon`` fit (8 epochs) took
+    3-7 s wall with one thread and 17-38 s with two.
+    """
+    import torch
+
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(n_threads)
