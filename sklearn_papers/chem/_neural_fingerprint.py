@@ -219,7 +219,9 @@ class NeuralFingerprint(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
     lr : float, default=exp(-6)
         Adam learning rate. Only used with ``y``.
     max_epochs : int, default=100
-        Training epochs (passes over the data). Only used with ``y``.
+        Training epochs (passes over the data). Only used with ``y``. ``0`` keeps the
+        untrained (random-weight) fingerprint even when ``y`` is given, as it always is
+        inside a ``Pipeline``.
     batch_size : int, default=100
         Molecules per batch, for training and for ``transform``. Results of ``transform``
         do not depend on it.
@@ -299,7 +301,9 @@ class NeuralFingerprint(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         0
         """
         graphs, y = self._fit_graphs(X, y)
-        if y is None:
+        if y is None or self.max_epochs == 0:
+            # The untrained fingerprint; max_epochs=0 gives it inside a Pipeline too,
+            # which always passes y.
             return self._fit_random(graphs)
         from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
 

@@ -53,6 +53,15 @@ def test_random_fingerprint_quick():
     assert nf.net_ is None and nf.loss_curve_ == [] and nf.n_iter_ == 0
 
 
+def test_max_epochs_zero_keeps_the_untrained_fingerprint_when_y_is_given():
+    y = np.array([len(s) for s in MOLS], dtype=float)
+    untrained = NeuralFingerprint(fp_length=16, radius=2, random_state=0).fit(MOLS)
+    in_pipeline = NeuralFingerprint(fp_length=16, radius=2, max_epochs=0,
+                                    random_state=0).fit(MOLS, y)
+    np.testing.assert_array_equal(in_pipeline.transform(MOLS), untrained.transform(MOLS))
+    assert in_pipeline.n_iter_ == 0
+
+
 def test_transform_does_not_depend_on_batch_size():
     nf = NeuralFingerprint(fp_length=16, radius=2, batch_size=5, random_state=0).fit(MOLS)
     F = nf.transform(MOLS)
