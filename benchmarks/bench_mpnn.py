@@ -22,12 +22,11 @@ reported as skipped.
 
 import argparse
 import statistics
-import sys
 import time
-import types
 
 import numpy as np
 import torch
+from _peers import import_chemprop
 
 
 def _ours(X, y, hidden, steps, epochs, batch_size):
@@ -40,25 +39,6 @@ def _ours(X, y, hidden, steps, epochs, batch_size):
     total = time.perf_counter() - start
     durations = [float(d) for d in reg.net_.history[:, "dur"]]
     return durations, total
-
-
-def _import_chemprop():
-    """Import chemprop; returns (module, note) or (None, reason)."""
-    try:
-        import cuik_molmaker  # noqa: F401
-        note = ""
-    except ImportError:
-        # chemprop 2.3 imports cuik_molmaker (a C++ extension for its optional GPU
-        # featurizer; no wheel on PyPI for this platform) at module level. The CPU path
-        # timed here never calls it, so an empty module object satisfies the import.
-        sys.modules["cuik_molmaker"] = types.ModuleType("cuik_molmaker")
-        note = "cuik_molmaker absent: replaced by an empty module (unused on the CPU path)"
-    try:
-        import chemprop
-        import lightning  # noqa: F401
-    except ImportError as exc:
-        return None, f"chemprop not importable ({exc})"
-    return chemprop, note
 
 
 class _EpochTimer:
@@ -140,7 +120,7 @@ def main(argv=None):
           f"per epoch (median epoch {statistics.median(ours[1:] or ours):.2f} s; fit "
           f"incl. featurization {ours_total:.1f} s)")
 
-    chemprop, note = _import_chemprop()
+    chemprop, note = import_chemprop()
     if chemprop is None:
         print(f"peer   chemprop D-MPNN: SKIPPED, {note}")
         return

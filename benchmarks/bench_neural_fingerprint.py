@@ -16,6 +16,7 @@ import argparse
 import time
 
 import numpy as np
+from _peers import import_chemprop
 
 
 def _best(fn, repeats):
@@ -84,10 +85,13 @@ def main(argv=None):
     X, y = load_delaney(return_X_y=True)
     n = len(X)
     rows = {"sklearn_papers NeuralFingerprint": ours(X, y, args)}
-    try:
+    chemprop, note = import_chemprop()
+    if chemprop is None:
+        print(f"{note}; install the peers with `make bench` to compare.")
+    else:
+        if note:
+            print(note)
         rows["chemprop D-MPNN"] = chemprop_run(X, y, args)
-    except ImportError as exc:
-        print(f"chemprop not available ({exc}); install the 'bench' extra to compare.")
     print(f"Delaney, {n} molecules, hidden={args.hidden}, depth={args.depth}, "
           f"epochs={args.epochs}, batch 50, CPU, 1 torch thread")
     print(f"{'':36s} {'featurize mol/s':>16s} {'train mol/s/epoch':>18s} {'fit s':>8s}")
