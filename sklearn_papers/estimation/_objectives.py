@@ -225,14 +225,49 @@ def sumo(log_w, n_terms, *, min_terms=1, kind="paper", alpha=80, decay=0.9, cap=
             f"log_w has {log_w.shape[-1]} samples per estimate but min_terms + max(K) = "
             f"{m + k_max} are needed."
         )
-    log_w = log_w[..., : m + k_max]
-    iw = iwae_cumulative(log_w)                        # (..., m + k_max): IWAE_1..IWAE_{m+k_max}
+    inv_surv = (1.0 / truncation_survival(torch.arange(1, k_max + 1, device=log_w.device),
+                                          kind=kind, alpha=alpha, decay=decay, cap=cap))
+    return _sumo_padded(log_w[..., : m + k_max], n_terms, m, inv_surv.to(log_w.dtype))
+
+
+
+
+def _iwae_cumulative_unchecked(log_w):
+    """``iwae_cumulative`` without input checks, via one exp / cumsum / log pass per row.
+
+    Each row is shifted by its maximum, so every shifted weight is <= 1 and the cumulative
+    sums only add non-negative numbers (relative error <= L * eps, as for
+    ``logcumsumexp``). Rows holding a finite weight whose shifted exponential is below the
+    dtype's smallest normal number (e.g. more than 707 nats below the row maximum in
+    float64, 86 in float32), where exp would lose precision or underflow to 0, are
+    recomputed with ``logcumsumexp``. ``-inf``
+    weights add exactly 0; an all ``-inf`` prefix gives ``-inf``.
+    """
+    k = log_w.shape[-1]
+    log_j = torch.log(torch.arange(1, k + 1, device=log_w.device, dtype=log_w.dtype))
+    shift = log_w.detach().amax(-1, keepdim=True)
+    shift = torch.where(torch.isfinite(shift), shift, torch.zeros_like(shift))
+    d = log_w - shift
+    iw = torch.log(torch.cumsum(torch.exp(d), dim=-1)) + shift - log_j
+    floor = math.log(torch.finfo(log_w.dtype).tiny) + 1.0
+    risky = ((d < floor) & ~torch.isneginf(d)).any(-1)
+    if bool(risky.any()):
+        idx = torch.nonzero(risky, as_tuple=True)
+        iw = iw.index_put(idx, torch.logcumsumexp(log_w[idx], dim=-1) - log_j)
+    return iw
+
+
+def _sumo_padded(log_w, n_terms, m, inv_surv):
+    """Core of :func:`sumo` on checked inputs.
+
+    ``log_w`` (..., m + k_max) padded log-weights, ``n_terms`` (...,) int64 K in
+    [1, k_max], ``inv_surv`` (k_max,) the weights ``1 / P(K >= j)`` in ``log_w``'s dtype.
+    """
+    k_max = log_w.shape[-1] - m
+    iw = _iwae_cumulative_unchecked(log_w)             # (..., m + k_max): IWAE_1..IWAE_{m+k_max}
     base = iw[..., m - 1]                              # IWAE_m
     prev, nxt = iw[..., m - 1 : -1], iw[..., m:]       # IWAE_{m+j-1}, IWAE_{m+j}; j = 1..k_max
     j = torch.arange(1, k_max + 1, device=log_w.device)
-    inv_surv = (1.0 / truncation_survival(j, kind=kind, alpha=alpha, decay=decay, cap=cap)).to(
-        log_w.dtype
-    )
     keep = j <= n_terms.unsqueeze(-1)                  # (..., k_max) mask of the drawn terms
     # Both -inf means "still no mass": a zero increment, not -inf - -inf = NaN.
     both_empty = torch.isneginf(prev) & torch.isneginf(nxt)
@@ -329,9 +364,8 @@ def _sumo_ragged(log_weight_fn, k, *, min_terms, kind, alpha, decay, cap):
     n_estimates, m = int(k.shape[0]), int(min_terms)
     device = k.device
     counts = m + k                                               # (n,) samples per estimate
-    rows = torch.repeat_interleave(torch.arange(n_estimates, device=device), counts)
+    rows = torch.repeat_interleave(counts)  # estimate index of every sample, sorted
     starts = torch.cumsum(counts, 0) - counts
-    cols = torch.arange(rows.shape[0], device=device) - starts[rows]
     flat = log_weight_fn(rows)
     if tuple(flat.shape) != (rows.shape[0],):
         raise ValueError(
@@ -340,17 +374,28 @@ def _sumo_ragged(log_weight_fn, k, *, min_terms, kind, alpha, decay, cap):
     # Evaluate the series per power-of-two bucket of K (a loop over ~log2(max K) buckets,
     # not over estimates): padding every row to the global max K would make the scalar
     # work ~30x the number of samples with the heavy-tailed K; buckets bound it by 2x.
+    # Estimates are grouped by bucket with one stable sort; each bucket gathers its padded
+    # (rows, m + 2**b) block straight from the flat log-weights (padding is -inf, masked).
+    k_max = int(k.max()) if n_estimates else 1
+    inv_surv = (1.0 / truncation_survival(torch.arange(1, k_max + 1, device=device),
+                                          kind=kind, alpha=alpha, decay=decay, cap=cap))
+    inv_surv = inv_surv.to(device=flat.device, dtype=flat.dtype)
     bucket = torch.ceil(torch.log2(k.to(torch.float64))).to(torch.int64)
+    order = torch.argsort(bucket, stable=True)
+    sizes = torch.bincount(bucket).tolist()
     est = torch.empty(n_estimates, dtype=flat.dtype, device=flat.device)
-    local = torch.empty(n_estimates, dtype=torch.int64, device=device)
-    flat_bucket = bucket[rows]
-    for b in torch.unique(bucket).tolist():
-        members = torch.nonzero(bucket == b).squeeze(-1)
-        local[members] = torch.arange(members.shape[0], device=device)
-        sel = flat_bucket == b
-        padded = torch.zeros(members.shape[0], int(counts[members].max()), dtype=flat.dtype,
-                             device=flat.device)
-        padded = padded.index_put((local[rows[sel]], cols[sel]), flat[sel])
-        est = est.index_put((members,), sumo(padded, k[members], min_terms=m, kind=kind,
-                                             alpha=alpha, decay=decay, cap=cap))
+    lo = 0
+    for b, size in enumerate(sizes):
+        if size == 0:
+            continue
+        members = order[lo : lo + size]
+        lo += size
+        width = m + min(2**b, k_max)
+        offs = torch.arange(width, device=device)
+        valid = offs < counts[members].unsqueeze(-1)
+        idx = torch.where(valid, starts[members].unsqueeze(-1) + offs, 0)
+        padded = flat[idx.to(flat.device)].masked_fill(~valid.to(flat.device), -math.inf)
+        est = est.index_put((members.to(flat.device),),
+                            _sumo_padded(padded, k[members].to(flat.device), m,
+                                         inv_surv[: width - m]))
     return est, int(rows.shape[0])

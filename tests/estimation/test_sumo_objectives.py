@@ -111,6 +111,33 @@ def test_large_magnitude_log_weights_are_stable():
         1000 + math.log((1 + math.e + math.exp(-1)) / 3), rel=1e-6)
 
 
+@pytest.mark.parametrize("dtype, gap", [(torch.float64, 1000.0), (torch.float32, 120.0)])
+def test_widely_spread_log_weights_match_shifted_naive_sum(dtype, gap):
+    """B26: a weight far below its row's maximum must not underflow to an empty prefix.
+
+    IWAE_1 = -gap here is finite; exponentiating relative to the row maximum would give
+    exp(-gap) = 0 (then IWAE_1 = -inf and SUMO = +inf). Reference: log-sum-exp with the
+    prefix maximum subtracted, term by term.
+    """
+    log_w = torch.tensor([[-gap, 0.0, -3.0, 1.0], [0.5, -gap, 2.0, -1.0]], dtype=dtype)
+    K = torch.tensor([3, 2])
+
+    def log_iwae(v):
+        top = max(v)
+        return top + math.log(sum(math.exp(x - top) for x in v) / len(v))
+
+    want = []
+    for row, k in zip(log_w.double().tolist(), K.tolist()):
+        total = log_iwae(row[:1])
+        for j in range(1, k + 1):
+            total += (log_iwae(row[: 1 + j]) - log_iwae(row[:j])) / _naive_survival(j)
+        want.append(total)
+    got = sumo(log_w, K)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got.double().numpy(), want, rtol=1e-5 if dtype == torch.float32
+                               else 1e-10)
+
+
 def test_sumo_is_unbiased_for_linear_gaussian_latent_model(global_random_seed):
     """z ~ N(0,1), x | z ~ N(a z, s^2): log p(x) = log N(x; 0, a^2 + s^2) exactly.
 

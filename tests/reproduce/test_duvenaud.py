@@ -84,3 +84,38 @@ def test_mean_baseline_predicts_the_training_mean():
 def test_experiment_is_registered():
     exp = get_experiments()["duvenaud"]
     assert "Duvenaud" in exp.paper and callable(exp.run)
+
+
+def _paper_table():
+    from sklearn_papers.reproduce import _duvenaud_neural as neural
+    from sklearn_papers.reproduce.duvenaud import PAPER_MSE
+
+    return {n: {**PAPER_MSE[n], **neural.PAPER_MSE[n]} for n in PAPER_MSE}
+
+
+def test_claim_verdicts_are_computed_from_the_fold_mses():
+    from sklearn_papers.reproduce.duvenaud import claim_verdicts
+
+    results = {
+        # neural FP lower on 4 of 5 folds and on average: "beats" holds
+        "solubility": {"ecfp_linear": [2.0] * 5, "ecfp_mlp": [1.5, 1.5, 1.5, 1.5, 0.5],
+                       "nf_mlp": [1.0, 1.0, 1.0, 1.0, 1.0]},
+        # best ECFP row is the net here (1.2); |1.3 - 1.2| = 0.1 > max fold std 0: no tie
+        "malaria": {"ecfp_linear": [1.4] * 5, "ecfp_mlp": [1.2] * 5, "nf_mlp": [1.3] * 5},
+        # neural row missing: not run
+        "photovoltaic": {"ecfp_linear": [3.0] * 5, "ecfp_mlp": [2.0] * 5},
+    }
+    rows = {r["data set"]: r for r in claim_verdicts(results, _paper_table())}
+    assert rows["solubility"]["holds here"] == "yes (neural FP lower on 4 of 5 folds)"
+    assert rows["solubility"]["paper MSE"] == "0.52 vs 1.40"
+    assert rows["malaria"]["holds here"].startswith("no (neural FP worse by 0.10")
+    assert "(ECFP + net)" in rows["malaria"]["ours MSE"]
+    assert rows["malaria"]["paper MSE"] == "1.16 vs 1.13"  # the paper's best ECFP: linear
+    assert rows["photovoltaic"]["holds here"] == "not run in --quick"
+
+    # a spread as large as the difference makes it a tie; a higher mean fails "beats"
+    results["malaria"]["nf_mlp"] = [1.0, 1.6, 1.0, 1.6, 1.3]
+    results["solubility"]["nf_mlp"] = [2.0] * 5
+    rows = {r["data set"]: r for r in claim_verdicts(results, _paper_table())}
+    assert rows["malaria"]["holds here"].startswith("yes (difference 0.10 <= fold std")
+    assert rows["solubility"]["holds here"] == "no (neural FP lower on 0 of 5 folds)"
