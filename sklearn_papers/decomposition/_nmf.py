@@ -628,11 +628,13 @@ def _fit_multiplicative_update(Xop, W, H, *, beta_loss="frobenius", max_iter=200
         if blocks is not None:
             stack.callback(blocks.close)
             stack.enter_context(_one_torch_thread())
-        elif sparse and Xop.csr is not None and sum(Xop.csr.shape) * H.shape[0] <= Xop.csr.nnz:
+        elif (sparse and Xop.csr is not None
+              and sum(Xop.csr.shape) * H.shape[0] <= Xop.csr.nnz):
             # the sparse products run on one thread in scipy; when the dense
             # (n + m) k^2 products cost no more than they do, torch on one thread too
-            # avoids waking its pool for every small op (200 Frobenius iterations on
-            # the benchmark's 10000 x 5000 X, k=30: 45 s -> ~12 s on a loaded 2-core box)
+            # avoids waking its pool for every small op (bench_nmf.py's sparse X,
+            # 200 Frobenius iterations, float64, 2-core box at load ~1.7: 44.9 s with
+            # torch CSR products on 2 threads, 10.1 s with this)
             stack.enter_context(_one_torch_thread())
         if beta_loss == "frobenius":
             _frobenius_loop(Xop, W, H, blocks, xv, sparse, max_iter, update_H, reg, eps,
