@@ -14,9 +14,13 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
 )
-from sklearn.utils import check_array, column_or_1d
-from sklearn.utils.multiclass import check_classification_targets
-
+from sklearn_papers.chem._targets import (
+    destandardize_outputs,
+    encode_classification_targets,
+    predict_from_proba,
+    proba_from_logits,
+    standardize_targets,
+)
 from sklearn_papers.chem._validation import check_molecules
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
@@ -737,17 +741,10 @@ class GroverRegressor(RegressorMixin, _GroverFinetune):
         2
         """
         graphs, y = self._fit_graphs(X, y)
-        y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite="allow-nan",
-                        input_name="y")
-        self._y_1d = y.ndim == 1
-        y2 = y.reshape(len(y), -1)
-        if np.isnan(y2).all(axis=0).any():
-            raise ValueError("y has a column without any label (all NaN).")
-        self._y_mean = np.nanmean(y2, axis=0)
-        std = np.nanstd(y2, axis=0)
-        self._y_std = np.where(std > 0, std, 1.0)
-        target = ((y2 - self._y_mean) / self._y_std).astype(np.float32)
-        return self._train(graphs, target, y2.shape[1], "regression")
+        target, self._y_mean, self._y_std, self._y_1d = standardize_targets(
+            y, allow_nan=True,
+            empty_column_message="y has a column without any label (all NaN).")
+        return self._train(graphs, target, target.shape[1], "regression")
 
     def predict(self, X):
         """Predict targets in their original units.
@@ -770,8 +767,7 @@ class GroverRegressor(RegressorMixin, _GroverFinetune):
         >>> reg.predict(["CCO", "CCCCO"]).shape
         (2,)
         """
-        pred = self._outputs(X) * self._y_std + self._y_mean
-        return pred[:, 0] if self._y_1d else pred
+        return destandardize_outputs(self._outputs(X), self._y_mean, self._y_std, self._y_1d)
 
 
 class GroverClassifier(ClassifierMixin, _GroverFinetune):
@@ -840,29 +836,10 @@ class GroverClassifier(ClassifierMixin, _GroverFinetune):
         array([0, 1])
         """
         graphs, y = self._fit_graphs(X, y)
-        if y.ndim == 2 and y.shape[1] > 1:
-            y = check_array(y, dtype=np.float64, ensure_all_finite="allow-nan",
-                            input_name="y")
-            labelled = y[~np.isnan(y)]
-            if not np.isin(labelled, (0.0, 1.0)).all():
-                raise ValueError(
-                    "Multi-task y must hold 0, 1 or NaN (missing label); got values "
-                    f"{np.unique(labelled[~np.isin(labelled, (0.0, 1.0))])[:5]}."
-                )
-            self._task, self.classes_ = "multitask", np.array([0, 1])
-            return self._train(graphs, y.astype(np.float32), y.shape[1], "binary")
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has a single class {self.classes_[0]!r}; a classifier needs at least two."
-            )
-        if len(self.classes_) == 2:
-            self._task = "binary"
-            return self._train(graphs, codes.astype(np.float32)[:, None], 1, "binary")
-        self._task = "multiclass"
-        return self._train(graphs, codes.astype(np.int64), len(self.classes_), "multiclass")
+        self._task, self.classes_, target, n_outputs, loss = encode_classification_targets(y)
+        # grover_finetune_loss names BCE "binary" and softmax cross-entropy "multiclass".
+        return self._train(graphs, target, n_outputs,
+                           "binary" if loss == "bce" else "multiclass")
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -886,12 +863,7 @@ class GroverClassifier(ClassifierMixin, _GroverFinetune):
         >>> clf.predict_proba(["CCO"]).shape
         (1, 2)
         """
-        logits = self._outputs(X)
-        if self._task == "multiclass":
-            z = np.exp(logits - logits.max(axis=1, keepdims=True))
-            return z / z.sum(axis=1, keepdims=True)
-        p = 1.0 / (1.0 + np.exp(-logits))
-        return np.hstack([1.0 - p, p]) if self._task == "binary" else p
+        return proba_from_logits(self._outputs(X), self._task)
 
     def predict(self, X):
         """Predict class labels (multi-task: 0/1 per task).
@@ -915,19 +887,4 @@ class GroverClassifier(ClassifierMixin, _GroverFinetune):
         >>> clf.predict(["CCO", "c1ccccc1O"]).shape
         (2,)
         """
-        proba = self.predict_proba(X)
-        valid = ~np.isnan(proba).any(axis=1)
-        if self._task == "multitask":
-            out = (proba > 0.5).astype(np.float64)
-            out[~valid] = np.nan
-            return out if not valid.all() else out.astype(np.int64)
-        labels = self.classes_[np.argmax(np.nan_to_num(proba), axis=1)]
-        if valid.all():
-            return labels
-        if np.issubdtype(self.classes_.dtype, np.number):
-            labels = labels.astype(np.float64)
-            labels[~valid] = np.nan
-        else:
-            labels = labels.astype(object)
-            labels[~valid] = None
-        return labels
+        return predict_from_proba(self.predict_proba(X), self._task, self.classes_)

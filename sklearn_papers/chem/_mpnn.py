@@ -10,9 +10,14 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
 )
-from sklearn.utils import check_array, column_or_1d
-from sklearn.utils.multiclass import check_classification_targets
-
+from sklearn_papers.chem._targets import (
+    classification_criterion,
+    destandardize_outputs,
+    encode_classification_targets,
+    predict_from_proba,
+    proba_from_logits,
+    standardize_targets,
+)
 from sklearn_papers.chem._validation import check_molecules
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
@@ -171,18 +176,11 @@ class _BaseMPNN(BaseEstimator):
 
     def _standardise(self, y, *, allow_nan):
         """Check float targets, store their mean/std, return standardised float32 2-D."""
-        y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y",
-                        ensure_all_finite="allow-nan" if allow_nan else True)
-        self._y_1d = y.ndim == 1
-        y2 = y.reshape(len(y), -1)
-        empty = np.flatnonzero(np.isnan(y2).all(axis=0))
-        if empty.size:
-            raise ValueError(f"y column(s) {empty.tolist()} hold no finite value.")
-        self._y_mean = np.nanmean(y2, axis=0)
-        std = np.nanstd(y2, axis=0)
-        self._y_std = np.where(std > 0, std, 1.0)
-        self.n_outputs_ = y2.shape[1]
-        return ((y2 - self._y_mean) / self._y_std).astype(np.float32)
+        target, self._y_mean, self._y_std, self._y_1d = standardize_targets(
+            y, allow_nan=allow_nan,
+            empty_column_message="y column(s) {columns} hold no finite value.")
+        self.n_outputs_ = target.shape[1]
+        return target
 
     # -- torch ---------------------------------------------------------------------------
     def _module_params(self):
@@ -501,8 +499,8 @@ class MPNNRegressor(RegressorMixin, _BaseMPNN):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
             Predictions (float64); NaN for invalid molecules when ``errors="nan"``.
         """
-        out = self._run(X, "output").astype(np.float64) * self._y_std + self._y_mean
-        return out[:, 0] if self._y_1d else out
+        return destandardize_outputs(self._run(X, "output"), self._y_mean, self._y_std,
+                                     self._y_1d)
 
 
 class MPNNClassifier(ClassifierMixin, _BaseMPNN):
@@ -572,42 +570,10 @@ class MPNNClassifier(ClassifierMixin, _BaseMPNN):
         self : MPNNClassifier
             Fitted classifier.
         """
-        import torch
-
-        from sklearn_papers.nn._neural_fingerprint import MaskedBCEWithLogitsLoss
-
         graphs, y = self._fit_graphs(X, y)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] > 1:
-            y = check_array(y, dtype=np.float64, ensure_all_finite="allow-nan",
-                            input_name="y")
-            labelled = y[~np.isnan(y)]
-            if not np.isin(labelled, (0.0, 1.0)).all():
-                raise ValueError(
-                    "Multi-task y must hold 0, 1 or NaN (missing label); got values "
-                    f"{np.unique(labelled[~np.isin(labelled, (0.0, 1.0))])[:5]}."
-                )
-            self._task = "multitask"
-            self.classes_ = np.array([0, 1])
-            self.n_outputs_ = y.shape[1]
-            return self._train(graphs, y.astype(np.float32), self.n_outputs_,
-                               MaskedBCEWithLogitsLoss)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has a single class {self.classes_[0]!r}; a classifier needs at least two."
-            )
-        if len(self.classes_) == 2:
-            self._task = "binary"
-            self.n_outputs_ = 1
-            return self._train(graphs, codes.astype(np.float32)[:, None], 1,
-                               MaskedBCEWithLogitsLoss)
-        self._task = "multiclass"
-        self.n_outputs_ = len(self.classes_)
-        return self._train(graphs, codes.astype(np.int64), self.n_outputs_,
-                           torch.nn.CrossEntropyLoss)
+        self._task, self.classes_, target, self.n_outputs_, loss = \
+            encode_classification_targets(y)
+        return self._train(graphs, target, self.n_outputs_, classification_criterion(loss))
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -623,12 +589,7 @@ class MPNNClassifier(ClassifierMixin, _BaseMPNN):
             Columns follow ``classes_``; for multi-task targets, the probability of label 1
             for each task. NaN rows for invalid molecules (``errors="nan"``).
         """
-        logits = self._run(X, "output").astype(np.float64)
-        if self._task == "multiclass":
-            z = np.exp(logits - logits.max(axis=1, keepdims=True))
-            return z / z.sum(axis=1, keepdims=True)
-        p = 1.0 / (1.0 + np.exp(-logits))
-        return np.hstack([1.0 - p, p]) if self._task == "binary" else p
+        return proba_from_logits(self._run(X, "output"), self._task)
 
     def predict(self, X):
         """Predict class labels (multi-task: 0/1 per task).
@@ -644,21 +605,4 @@ class MPNNClassifier(ClassifierMixin, _BaseMPNN):
             Labels from ``classes_``. Invalid molecules (``errors="nan"``) give NaN when the
             classes are numeric, else None.
         """
-        proba = self.predict_proba(X)
-        valid = ~np.isnan(proba).any(axis=1)
-        if self._task == "multitask":
-            if valid.all():
-                return (proba > 0.5).astype(np.int64)
-            out = (proba > 0.5).astype(np.float64)
-            out[~valid] = np.nan
-            return out
-        labels = self.classes_[np.argmax(np.nan_to_num(proba), axis=1)]
-        if valid.all():
-            return labels
-        if np.issubdtype(self.classes_.dtype, np.number):
-            labels = labels.astype(np.float64)
-            labels[~valid] = np.nan
-        else:
-            labels = labels.astype(object)
-            labels[~valid] = None
-        return labels
+        return predict_from_proba(self.predict_proba(X), self._task, self.classes_)

@@ -10,9 +10,14 @@ from sklearn.base import (
     RegressorMixin,
     TransformerMixin,
 )
-from sklearn.utils import check_array, column_or_1d
-from sklearn.utils.multiclass import check_classification_targets
-
+from sklearn_papers.chem._targets import (
+    classification_criterion,
+    destandardize_outputs,
+    encode_classification_targets,
+    predict_from_proba,
+    proba_from_logits,
+    standardize_targets,
+)
 from sklearn_papers.chem._validation import check_molecules
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
@@ -307,14 +312,8 @@ class NeuralFingerprint(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             return self._fit_random(graphs)
         from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
 
-        y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite="allow-nan",
-                        input_name="y")
-        y2 = y.reshape(len(y), -1)
-        self._y_mean = np.nanmean(y2, axis=0)
-        std = np.nanstd(y2, axis=0)
-        self._y_std = np.where(np.isfinite(std) & (std > 0), std, 1.0)
-        self.n_outputs_ = y2.shape[1]
-        target = ((y2 - self._y_mean) / self._y_std).astype(np.float32)
+        target, self._y_mean, self._y_std, _ = standardize_targets(y, allow_nan=True)
+        self.n_outputs_ = target.shape[1]
         self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
         self._n_features_out = self.fp_length
         return self
@@ -480,14 +479,8 @@ class NeuralFingerprintRegressor(RegressorMixin, _BaseNeuralFingerprint):
         from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
 
         graphs, y = self._fit_graphs(X, y)
-        y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
-        self._y_1d = y.ndim == 1
-        y2 = y.reshape(len(y), -1)
-        self._y_mean = y2.mean(axis=0)
-        std = y2.std(axis=0)
-        self._y_std = np.where(std > 0, std, 1.0)
-        self.n_outputs_ = y2.shape[1]
-        target = ((y2 - self._y_mean) / self._y_std).astype(np.float32)
+        target, self._y_mean, self._y_std, self._y_1d = standardize_targets(y, allow_nan=False)
+        self.n_outputs_ = target.shape[1]
         return self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
 
     def predict(self, X):
@@ -511,8 +504,7 @@ class NeuralFingerprintRegressor(RegressorMixin, _BaseNeuralFingerprint):
         (1,)
         """
         out, _ = self._run(X, "output")
-        pred = out.astype(np.float64) * self._y_std + self._y_mean
-        return pred[:, 0] if self._y_1d else pred
+        return destandardize_outputs(out, self._y_mean, self._y_std, self._y_1d)
 
 
 class NeuralFingerprintClassifier(ClassifierMixin, _BaseNeuralFingerprint):
@@ -617,42 +609,10 @@ class NeuralFingerprintClassifier(ClassifierMixin, _BaseNeuralFingerprint):
         >>> clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]).classes_
         array([0, 1])
         """
-        import torch
-
-        from sklearn_papers.nn._neural_fingerprint import MaskedBCEWithLogitsLoss
-
         graphs, y = self._fit_graphs(X, y)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] > 1:
-            y = check_array(y, dtype=np.float64, ensure_all_finite="allow-nan",
-                            input_name="y")
-            labelled = y[~np.isnan(y)]
-            if not np.isin(labelled, (0.0, 1.0)).all():
-                raise ValueError(
-                    "Multi-task y must hold 0, 1 or NaN (missing label); got values "
-                    f"{np.unique(labelled[~np.isin(labelled, (0.0, 1.0))])[:5]}."
-                )
-            self._task = "multitask"
-            self.classes_ = np.array([0, 1])
-            self.n_outputs_ = y.shape[1]
-            return self._train(graphs, y.astype(np.float32), self.n_outputs_,
-                               MaskedBCEWithLogitsLoss)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        self.classes_, codes = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has a single class {self.classes_[0]!r}; a classifier needs at least two."
-            )
-        if len(self.classes_) == 2:
-            self._task = "binary"
-            self.n_outputs_ = 1
-            return self._train(graphs, codes.astype(np.float32)[:, None], 1,
-                               MaskedBCEWithLogitsLoss)
-        self._task = "multiclass"
-        self.n_outputs_ = len(self.classes_)
-        return self._train(graphs, codes.astype(np.int64), self.n_outputs_,
-                           torch.nn.CrossEntropyLoss)
+        self._task, self.classes_, target, self.n_outputs_, loss = \
+            encode_classification_targets(y)
+        return self._train(graphs, target, self.n_outputs_, classification_criterion(loss))
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -677,12 +637,7 @@ class NeuralFingerprintClassifier(ClassifierMixin, _BaseNeuralFingerprint):
         (2, 2)
         """
         logits, _ = self._run(X, "output")
-        logits = logits.astype(np.float64)
-        if self._task == "multiclass":
-            z = np.exp(logits - logits.max(axis=1, keepdims=True))
-            return z / z.sum(axis=1, keepdims=True)
-        p = 1.0 / (1.0 + np.exp(-logits))
-        return np.hstack([1.0 - p, p]) if self._task == "binary" else p
+        return proba_from_logits(logits, self._task)
 
     def predict(self, X):
         """Predict class labels (multi-task: 0/1 per task).
@@ -706,19 +661,4 @@ class NeuralFingerprintClassifier(ClassifierMixin, _BaseNeuralFingerprint):
         >>> clf.predict(["CCO"]).shape
         (1,)
         """
-        proba = self.predict_proba(X)
-        valid = ~np.isnan(proba).any(axis=1)
-        if self._task == "multitask":
-            out = (proba > 0.5).astype(np.float64 if not valid.all() else np.int64)
-            out[~valid] = np.nan if not valid.all() else 0
-            return out
-        labels = self.classes_[np.argmax(np.nan_to_num(proba), axis=1)]
-        if valid.all():
-            return labels
-        if np.issubdtype(self.classes_.dtype, np.number):
-            labels = labels.astype(np.float64)
-            labels[~valid] = np.nan
-        else:
-            labels = labels.astype(object)
-            labels[~valid] = None
-        return labels
+        return predict_from_proba(self.predict_proba(X), self._task, self.classes_)

@@ -1,0 +1,255 @@
+"""Target handling shared by the graph-network estimators (numpy only, no torch).
+
+The neural fingerprint, MPNN and GROVER estimators encode classification labels,
+turn network logits into probabilities and labels, and standardise regression targets
+the same way; these pure functions hold that logic once.
+"""
+
+import numpy as np
+from sklearn.utils import check_array, column_or_1d
+from sklearn.utils.multiclass import check_classification_targets
+
+#: Loss names returned by :func:`encode_classification_targets`.
+BCE_LOSS = "bce"
+CROSS_ENTROPY_LOSS = "cross_entropy"
+
+
+def encode_classification_targets(y):
+    """Encode classifier labels for a network head.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, n_tasks)
+        Class labels, or a 2-D matrix of 0/1 labels with NaN for a missing label
+        (multi-task binary classification).
+
+    Returns
+    -------
+    task : {"multitask", "binary", "multiclass"}
+        Kind of target.
+    classes : ndarray of shape (n_classes,)
+        Sorted class labels; ``[0, 1]`` for multi-task targets.
+    target : ndarray
+        Training target: float32 of shape (n_samples, n_tasks) with NaN kept
+        (multi-task), float32 codes of shape (n_samples, 1) (binary), or int64 codes of
+        shape (n_samples,) (multiclass).
+    n_outputs : int
+        Width of the network output: n_tasks, 1 or n_classes.
+    loss : {"bce", "cross_entropy"}
+        Loss to train with: binary cross-entropy on logits (NaN-masked), or softmax
+        cross-entropy.
+
+    Raises
+    ------
+    ValueError
+        If a multi-task matrix holds a value other than 0, 1 or NaN, or if ``y`` has a
+        single class.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem._targets import encode_classification_targets
+    >>> task, classes, target, n_outputs, loss = encode_classification_targets(["a", "b", "a"])
+    >>> task, classes.tolist(), target.ravel().tolist(), n_outputs, loss
+    ('binary', ['a', 'b'], [0.0, 1.0, 0.0], 1, 'bce')
+    """
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] > 1:
+        y = check_array(y, dtype=np.float64, ensure_all_finite="allow-nan", input_name="y")
+        labelled = y[~np.isnan(y)]
+        if not np.isin(labelled, (0.0, 1.0)).all():
+            raise ValueError(
+                "Multi-task y must hold 0, 1 or NaN (missing label); got values "
+                f"{np.unique(labelled[~np.isin(labelled, (0.0, 1.0))])[:5]}."
+            )
+        return "multitask", np.array([0, 1]), y.astype(np.float32), y.shape[1], BCE_LOSS
+    y = column_or_1d(y, warn=True)
+    check_classification_targets(y)
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        raise ValueError(
+            f"y has a single class {classes[0]!r}; a classifier needs at least two."
+        )
+    if len(classes) == 2:
+        return "binary", classes, codes.astype(np.float32)[:, None], 1, BCE_LOSS
+    return "multiclass", classes, codes.astype(np.int64), len(classes), CROSS_ENTROPY_LOSS
+
+
+def classification_criterion(loss):
+    """The torch loss class for a loss name of :func:`encode_classification_targets`.
+
+    Parameters
+    ----------
+    loss : {"bce", "cross_entropy"}
+        Loss name.
+
+    Returns
+    -------
+    criterion : type
+        ``MaskedBCEWithLogitsLoss`` (NaN targets left out) or
+        ``torch.nn.CrossEntropyLoss``; torch is imported only here.
+    """
+    if loss == BCE_LOSS:
+        from sklearn_papers.nn._neural_fingerprint import MaskedBCEWithLogitsLoss
+
+        return MaskedBCEWithLogitsLoss
+    import torch
+
+    return torch.nn.CrossEntropyLoss
+
+
+def proba_from_logits(logits, task):
+    """Class probabilities from network logits.
+
+    Parameters
+    ----------
+    logits : ndarray of shape (n_samples, n_outputs)
+        Network outputs; NaN rows (invalid molecules) stay NaN.
+    task : {"multitask", "binary", "multiclass"}
+        Kind of target, as returned by :func:`encode_classification_targets`.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes) or (n_samples, n_tasks)
+        Float64. Softmax over classes (multiclass), ``[1 - p, p]`` with the sigmoid
+        ``p`` (binary), or the per-task sigmoid (multi-task).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_papers.chem._targets import proba_from_logits
+    >>> proba_from_logits(np.array([[0.0]]), "binary")
+    array([[0.5, 0.5]])
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    if task == "multiclass":
+        z = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
+    p = 1.0 / (1.0 + np.exp(-logits))
+    return np.hstack([1.0 - p, p]) if task == "binary" else p
+
+
+def predict_from_proba(proba, task, classes):
+    """Class labels from probabilities.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_samples, n_classes) or (n_samples, n_tasks)
+        Output of :func:`proba_from_logits`; a row holding NaN marks an invalid molecule.
+    task : {"multitask", "binary", "multiclass"}
+        Kind of target.
+    classes : ndarray of shape (n_classes,)
+        Class labels, in the column order of ``proba``.
+
+    Returns
+    -------
+    y_pred : ndarray of shape (n_samples,) or (n_samples, n_tasks)
+        Multi-task: ``proba > 0.5`` as int64, or float64 with NaN rows when some rows
+        are invalid. Otherwise the most probable class; with invalid rows, float64 with
+        NaN (numeric classes) or object with None (other classes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_papers.chem._targets import predict_from_proba
+    >>> predict_from_proba(np.array([[0.2, 0.8], [np.nan, np.nan]]), "binary",
+    ...                    np.array(["a", "b"]))
+    array(['b', None], dtype=object)
+    """
+    valid = ~np.isnan(proba).any(axis=1)
+    if task == "multitask":
+        if valid.all():
+            return (proba > 0.5).astype(np.int64)
+        out = (proba > 0.5).astype(np.float64)
+        out[~valid] = np.nan
+        return out
+    labels = classes[np.argmax(np.nan_to_num(proba), axis=1)]
+    if valid.all():
+        return labels
+    if np.issubdtype(classes.dtype, np.number):
+        labels = labels.astype(np.float64)
+        labels[~valid] = np.nan
+    else:
+        labels = labels.astype(object)
+        labels[~valid] = None
+    return labels
+
+
+def standardize_targets(y, *, allow_nan=True, empty_column_message=None):
+    """Check regression targets and scale each column to zero mean, unit variance.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Regression targets.
+    allow_nan : bool, default=True
+        Accept NaN (a missing value, left out of the mean and standard deviation and
+        kept as NaN in the target); otherwise NaN raises ``ValueError``.
+    empty_column_message : str or None, default=None
+        When given, a column without any finite value raises ``ValueError`` with this
+        message, formatted with ``columns`` (the list of such column indices). None
+        accepts such columns (their mean is NaN, their scale 1).
+
+    Returns
+    -------
+    target : ndarray of shape (n_samples, n_targets)
+        Standardised float32 targets.
+    mean : ndarray of shape (n_targets,)
+        Column means (float64), ignoring NaN.
+    scale : ndarray of shape (n_targets,)
+        Column standard deviations (float64), ignoring NaN; 1 where it is 0 or not finite.
+    is_1d : bool
+        Whether ``y`` was 1-D.
+
+    Raises
+    ------
+    ValueError
+        If ``y`` holds infinite values, NaN while ``allow_nan=False``, or an empty column
+        while ``empty_column_message`` is set.
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem._targets import standardize_targets
+    >>> target, mean, scale, is_1d = standardize_targets([1.0, 3.0, float("nan")])
+    >>> target.ravel().tolist(), mean.tolist(), scale.tolist(), is_1d
+    ([-1.0, 1.0, nan], [2.0], [1.0], True)
+    """
+    y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y",
+                    ensure_all_finite="allow-nan" if allow_nan else True)
+    y2 = y.reshape(len(y), -1)
+    if empty_column_message is not None:
+        empty = np.flatnonzero(np.isnan(y2).all(axis=0))
+        if empty.size:
+            raise ValueError(empty_column_message.format(columns=empty.tolist()))
+    mean = np.nanmean(y2, axis=0)
+    std = np.nanstd(y2, axis=0)
+    scale = np.where(np.isfinite(std) & (std > 0), std, 1.0)
+    return ((y2 - mean) / scale).astype(np.float32), mean, scale, y.ndim == 1
+
+
+def destandardize_outputs(out, mean, scale, is_1d):
+    """Bring standardised network outputs back to the original units.
+
+    Parameters
+    ----------
+    out : ndarray of shape (n_samples, n_targets)
+        Network outputs; NaN rows (invalid molecules) stay NaN.
+    mean, scale : ndarray of shape (n_targets,)
+        As returned by :func:`standardize_targets`.
+    is_1d : bool
+        Return a 1-D array (the targets were 1-D).
+
+    Returns
+    -------
+    y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        Float64 predictions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_papers.chem._targets import destandardize_outputs
+    >>> destandardize_outputs(np.array([[-1.0], [1.0]]), np.array([2.0]), np.array([1.0]),
+    ...                       True)
+    array([1., 3.])
+    """
+    pred = np.asarray(out).astype(np.float64) * scale + mean
+    return pred[:, 0] if is_1d else pred
