@@ -169,12 +169,17 @@ def test_sum_and_mean_readouts():
 def test_edge_network_builds_one_matrix_per_edge():
     msg = EdgeNetworkMessage(4, F_BOND, edge_hidden_size=3)
     e = torch.rand(5, F_BOND)
-    matrices, kind = msg.edge_state(e)
+    matrices, kind, order, counts = msg.edge_state(e)
     assert matrices.shape == (len(torch.unique(e, dim=0)), 4, 4) and kind.shape == (5,)
     torch.testing.assert_close(matrices[kind], msg.net(e).view(5, 4, 4))
+    assert sum(counts) == 5 and kind[order].tolist() == sorted(kind.tolist())
+    # One-hot rows take the packed-code path: two kinds, each edge pointing at its own.
     e_typed = torch.tensor([[1.0, 0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0, 0]])[[0, 1, 0, 0, 1]]
-    matrices, kind = msg.edge_state(e_typed)
-    assert matrices.shape == (2, 4, 4) and kind.tolist() == [1, 0, 1, 1, 0]
+    matrices, kind, order, counts = msg.edge_state(e_typed)
+    assert matrices.shape == (2, 4, 4) and sorted(counts) == [2, 3]
+    assert kind[0] == kind[2] == kind[3] != kind[1] == kind[4]
+    torch.testing.assert_close(matrices[kind], msg.net(e_typed).view(5, 4, 4))
+    assert kind[order].tolist() == sorted(kind.tolist())
     assert isinstance(build_message("pair", 4, F_BOND), PairMessage)
     assert build_readout("set2set", 4).out_features == 8
     with pytest.raises(ValueError, match="message='gru'"):
@@ -200,9 +205,9 @@ def test_edge_network_per_edge_path_equals_per_kind_path(graphs, monkeypatch):
     e = torch.rand(t["edge_index"].shape[1], 3, dtype=torch.float64)
     h = torch.randn(t["atom_features"].shape[0], 5, dtype=torch.float64)
     state = msg.edge_state(e)
-    monkeypatch.setattr(EdgeNetworkMessage, "_TYPED_FACTOR", 0)
+    monkeypatch.setattr(EdgeNetworkMessage, "_MAX_GROUPS", 0)
     per_edge = msg(h, state, t["edge_index"])
-    monkeypatch.setattr(EdgeNetworkMessage, "_TYPED_FACTOR", 10**9)
+    monkeypatch.setattr(EdgeNetworkMessage, "_MAX_GROUPS", 10**9)
     per_kind = msg(h, state, t["edge_index"])
     src, dst = t["edge_index"]
     naive = torch.zeros_like(h)
