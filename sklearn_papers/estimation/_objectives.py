@@ -240,21 +240,28 @@ def _iwae_cumulative_unchecked(log_w):
     ``logcumsumexp``). Rows holding a finite weight whose shifted exponential is below the
     dtype's smallest normal number (e.g. more than 707 nats below the row maximum in
     float64, 86 in float32), where exp would lose precision or underflow to 0, are
-    recomputed with ``logcumsumexp``. ``-inf``
-    weights add exactly 0; an all ``-inf`` prefix gives ``-inf``.
+    computed with ``logcumsumexp`` instead (only those rows, so no ``log(0)`` of theirs
+    enters the gradient). ``-inf`` weights add exactly 0 and get no gradient (their
+    derivative is 0; computing it would give ``0 * inf = NaN``); an all ``-inf`` prefix
+    gives ``-inf``.
     """
     k = log_w.shape[-1]
     log_j = torch.log(torch.arange(1, k + 1, device=log_w.device, dtype=log_w.dtype))
+    neginf = torch.isneginf(log_w)
+    if log_w.requires_grad and bool(neginf.any()):
+        log_w = torch.where(neginf, log_w.detach(), log_w)
     shift = log_w.detach().amax(-1, keepdim=True)
     shift = torch.where(torch.isfinite(shift), shift, torch.zeros_like(shift))
     d = log_w - shift
-    iw = torch.log(torch.cumsum(torch.exp(d), dim=-1)) + shift - log_j
     floor = math.log(torch.finfo(log_w.dtype).tiny) + 1.0
-    risky = ((d < floor) & ~torch.isneginf(d)).any(-1)
-    if bool(risky.any()):
-        idx = torch.nonzero(risky, as_tuple=True)
-        iw = iw.index_put(idx, torch.logcumsumexp(log_w[idx], dim=-1) - log_j)
-    return iw
+    risky = ((d < floor) & ~neginf).any(-1)
+    if not bool(risky.any()):
+        return torch.log(torch.cumsum(torch.exp(d), dim=-1)) + shift - log_j
+    safe = torch.nonzero(~risky, as_tuple=True)
+    wide = torch.nonzero(risky, as_tuple=True)
+    iw = log_w.new_zeros(log_w.shape).index_put(
+        safe, torch.log(torch.cumsum(torch.exp(d[safe]), dim=-1)) + shift[safe] - log_j)
+    return iw.index_put(wide, torch.logcumsumexp(log_w[wide], dim=-1) - log_j)
 
 
 def _sumo_padded(log_w, n_terms, m, inv_surv):
@@ -384,6 +391,12 @@ def _sumo_ragged(log_weight_fn, k, *, min_terms, kind, alpha, decay, cap):
     order = torch.argsort(bucket, stable=True)
     sizes = torch.bincount(bucket).tolist()
     est = torch.empty(n_estimates, dtype=flat.dtype, device=flat.device)
+    # Fast path: when every log-weight is finite and they all lie within the dtype's exp
+    # range of each other, one shift for all and one exp over the flat weights replace the
+    # per-row shift, exp and underflow checks (same sums).
+    shift = _common_shift(flat)
+    shifted = None if shift is None else torch.exp(flat - shift)
+    last = flat.shape[0] - 1
     lo = 0
     for b, size in enumerate(sizes):
         if size == 0:
@@ -392,10 +405,49 @@ def _sumo_ragged(log_weight_fn, k, *, min_terms, kind, alpha, decay, cap):
         lo += size
         width = m + min(2**b, k_max)
         offs = torch.arange(width, device=device)
-        valid = offs < counts[members].unsqueeze(-1)
-        idx = torch.where(valid, starts[members].unsqueeze(-1) + offs, 0)
-        padded = flat[idx.to(flat.device)].masked_fill(~valid.to(flat.device), -math.inf)
-        est = est.index_put((members.to(flat.device),),
-                            _sumo_padded(padded, k[members].to(flat.device), m,
-                                         inv_surv[: width - m]))
+        if shifted is None:
+            valid = offs < counts[members].unsqueeze(-1)
+            idx = torch.where(valid, starts[members].unsqueeze(-1) + offs, 0)
+            padded = flat[idx.to(flat.device)].masked_fill(~valid.to(flat.device), -math.inf)
+            part = _sumo_padded(padded, k[members].to(flat.device), m, inv_surv[: width - m])
+        else:
+            # Padding reads the next estimates' weights (positive and finite, so every
+            # padded partial sum stays finite) and gets weight 0 in the series.
+            idx = (starts[members].unsqueeze(-1) + offs).clamp_max_(last)
+            part = _sumo_padded_exp(shifted[idx.to(flat.device)], k[members].to(flat.device),
+                                    m, inv_surv[: width - m], shift)
+        est = est.index_put((members.to(flat.device),), part)
     return est, int(rows.shape[0])
+
+
+def _common_shift(flat):
+    """One shift ``c`` for all log-weights when ``exp(flat - c)`` is safe, else None.
+
+    Safe means every weight is finite and all lie within ``-log(tiny) - 1`` nats of the
+    largest (707 in float64, 86 in float32), so each ``exp(log_w - max)`` is a normal
+    number (full relative precision, never 0): exactly the condition under which
+    :func:`_iwae_cumulative_unchecked` skips its ``logcumsumexp`` fallback, applied once
+    to all rows. The shift is detached (it cancels in value and in gradient).
+    """
+    if flat.numel() == 0 or not flat.is_floating_point():
+        return None
+    lo, hi = torch.aminmax(flat.detach())
+    floor = math.log(torch.finfo(flat.dtype).tiny) + 1.0
+    spread = float(hi - lo)  # NaN (NaN weights) and inf (infinite weights) fail the test
+    return hi if spread < -floor else None
+
+
+def _sumo_padded_exp(e, n_terms, m, inv_surv, shift):
+    """:func:`_sumo_padded` from shifted weights ``e = exp(log_w - shift)``.
+
+    ``e`` (rows, m + k_max), every entry a positive normal number (entries after a row's
+    ``m + K`` are padding: any such number, masked out); ``n_terms`` (rows,) int64;
+    ``inv_surv`` (k_max,); ``shift`` a 0-d tensor.
+    """
+    k_max = e.shape[-1] - m
+    log_j = torch.log(torch.arange(1, m + k_max + 1, device=e.device, dtype=e.dtype))
+    iw = torch.log(torch.cumsum(e, dim=-1)) + (shift - log_j)  # IWAE_1..IWAE_{m+k_max}
+    delta = iw[..., m:] - iw[..., m - 1 : -1]                # IWAE_{m+j} - IWAE_{m+j-1}
+    j = torch.arange(1, k_max + 1, device=e.device)
+    weight = torch.where(j <= n_terms.unsqueeze(-1), inv_surv, torch.zeros_like(inv_surv))
+    return iw[..., m - 1] + (delta * weight).sum(-1)

@@ -90,6 +90,47 @@ def test_sumo_sampled_equals_padded_sumo_with_same_draws(global_random_seed):
     np.testing.assert_allclose(got.numpy(), want, rtol=1e-8)
 
 
+@pytest.mark.parametrize("spread", [1.0, 900.0])
+def test_sumo_sampled_shared_shift_path_equals_per_row_path(spread, monkeypatch):
+    """Finite weights within exp range take the one-shift path; values and gradients
+    equal the general per-row path (a 900-nat spread in float64 must take the general one).
+    """
+    from sklearn_papers.estimation import _objectives
+
+    rng = np.random.RandomState(0)
+    pool = torch.tensor(spread * rng.normal(size=5_000), requires_grad=True)
+    n = 300
+
+    def run():
+        pool.grad = None
+        est = sumo_sampled(lambda rows: pool[: rows.shape[0]] * 1.0, n, min_terms=2,
+                           generator=torch.Generator().manual_seed(3))
+        est.sum().backward()
+        return est.detach().clone(), pool.grad.clone()
+
+    assert (_objectives._common_shift(pool) is None) == (spread > 100)
+    fast, fast_grad = run()
+    monkeypatch.setattr(_objectives, "_common_shift", lambda flat: None)
+    slow, slow_grad = run()
+    assert torch.isfinite(fast).all() and torch.isfinite(fast_grad).all()
+    torch.testing.assert_close(fast, slow, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(fast_grad, slow_grad, rtol=1e-10, atol=1e-10)
+
+
+def test_zero_weights_give_finite_gradients():
+    """-inf log-weights (zero density) contribute nothing, in value and in gradient."""
+    pool = torch.zeros(2_000, dtype=torch.float64)
+    pool[::7] = -math.inf
+    pool.requires_grad_(True)
+    est = sumo_sampled(lambda rows: pool[: rows.shape[0]] * 1.0, 200,
+                       generator=torch.Generator().manual_seed(0))
+    assert not torch.isnan(est).any()
+    est[torch.isfinite(est)].sum().backward()
+    finite = torch.isfinite(pool.detach())
+    assert torch.isfinite(pool.grad[finite]).all()
+    assert (pool.grad[~finite] == 0).all()
+
+
 def test_all_zero_weights_give_minus_inf_not_nan():
     """B26: logsumexp over all -inf must give -inf, never NaN."""
     log_w = torch.full((3, 6), -math.inf)
