@@ -7,21 +7,15 @@ from numbers import Integral, Real
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    ClassNamePrefixFeaturesOutMixin,
-    RegressorMixin,
-    TransformerMixin,
+from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
+
+from sklearn_papers.chem._graph_estimator import (
+    _GraphClassifierMixin,
+    _GraphEstimator,
+    _GraphRegressorMixin,
+    _require_molecules,
 )
-from sklearn_papers.chem._targets import (
-    destandardize_outputs,
-    encode_classification_targets,
-    predict_from_proba,
-    proba_from_logits,
-    standardize_targets,
-)
-from sklearn_papers.chem._validation import check_molecules
+from sklearn_papers.chem._targets import BCE_LOSS, CROSS_ENTROPY_LOSS, MSE_LOSS
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -37,6 +31,8 @@ FORMAT_VERSION = 1
 #: Checkpoints shipped inside the package (``sklearn_papers/chem/_pretrained/<name>/``).
 PRETRAINED = ("moses-small",)
 _ARCH = ("hidden_size", "n_layers", "n_heads", "depth")
+#: ``grover_finetune_loss`` task of each loss name of ``_graph_estimator``.
+_FINETUNE_TASKS = {MSE_LOSS: "regression", BCE_LOSS: "binary", CROSS_ENTROPY_LOSS: "multiclass"}
 
 
 # -- featurization (module level: joblib workers pickle these) ------------------------------
@@ -133,38 +129,24 @@ def load_grover_checkpoint(pretrained):
     return config, state
 
 
-class _BaseGrover(BaseEstimator):
-    """Parameters and plumbing shared by the GROVER estimators."""
+class _BaseGrover(_GraphEstimator):
+    """Parameters and GTransformer encoder shared by the GROVER estimators."""
 
     _parameter_constraints = {
+        **_GraphEstimator._parameter_constraints,
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
         "n_layers": [Interval(Integral, 1, None, closed="left")],
         "n_heads": [Interval(Integral, 1, None, closed="left")],
         "depth": [Interval(Integral, 1, None, closed="left")],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "dist_coef": [Interval(Real, 0, None, closed="left")],
-        "max_epochs": [Interval(Integral, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
         "pretrained": [None, str, os.PathLike],
-        "device": [str],
-        "errors": [StrOptions({"raise", "nan"})],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
         "n_jobs": [None, Integral],
     }
 
-    # -- data ----------------------------------------------------------------------------
-    def _parse(self, X):
-        return check_molecules(X, errors=self.errors)
+    def _featurize_mols(self, mols):
+        return _featurize(mols, with_labels=False, n_jobs=self.n_jobs)
 
-    def _transform_graphs(self, X):
-        mols, valid = self._parse(X)
-        graphs = _featurize([m for m in mols if m is not None], with_labels=False,
-                            n_jobs=self.n_jobs)
-        return graphs, valid
-
-    # -- torch ---------------------------------------------------------------------------
     def _arch(self, config):
         """Architecture parameters: the checkpoint's when there is one, else ours."""
         if config is not None:
@@ -180,26 +162,6 @@ class _BaseGrover(BaseEstimator):
 
         return GTransformer(grover_atom_features().n_features,
                             grover_bond_features().n_features, dropout=self.dropout, **arch)
-
-    def _embed(self, encoder, graphs, valid):
-        from sklearn_papers.nn._grover import run_module
-        from sklearn_papers.nn._skorch import check_device
-
-        device = check_device(self.device)
-        encoder = encoder.to(device).eval()
-        out = np.full((len(valid), encoder.embedding_dim), np.nan, dtype=np.float32)
-        if graphs:
-            out[valid] = run_module(encoder.embed, graphs, batch_size=self.batch_size,
-                                    device=device)
-        return out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.one_d_array = True
-        tags.input_tags.two_d_array = False
-        tags.input_tags.string = True
-        tags.non_deterministic = False
-        return tags
 
 
 class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseGrover):
@@ -364,14 +326,12 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
             grover_pretrain_loss,
             train_module,
         )
-        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+        from sklearn_papers.nn._skorch import torch_seeded
 
         start = time.perf_counter()
-        device = check_device(self.device)
-        mols, valid = self._parse(X)
-        mols = [m for m in mols if m is not None]
-        if not mols:
-            raise ValueError("Every molecule in X is invalid; nothing to fit.")
+        device, seed = self._device_and_seed()
+        mols, _ = self._molecules(X)
+        _require_molecules(mols)
         config, state = (None, None) if self.pretrained is None else \
             load_grover_checkpoint(self.pretrained)
         need_labels = self.max_epochs > 0 or config is None
@@ -384,7 +344,6 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
                                       min_freq=self.min_freq)
             bond_vocab = ContextVocab(Counter(w for d in data for w in d[2]),
                                       min_freq=self.min_freq)
-        seed = seed_from_random_state(self.random_state)
         with torch_seeded(seed, device):
             module = GroverPretrainModel(self._new_encoder(self._arch(config)),
                                          len(atom_vocab), len(bond_vocab), len(GROVER_MOTIFS))
@@ -438,9 +397,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         >>> est.transform(["CCO", "OCC"]).shape
         (2, 128)
         """
-        check_is_fitted(self)
-        graphs, valid = self._transform_graphs(X)
-        return self._embed(self.encoder_, graphs, valid)
+        return self._run(X, "embedding")
 
     def save(self, path):
         """Write the fitted model to a folder (format documented in
@@ -533,6 +490,9 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         self.checkpoint_config_ = config
         return self
 
+    def _embedding(self, module):
+        return module.encoder.embed, module.encoder.embedding_dim
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float32"]
@@ -547,6 +507,7 @@ class _GroverFinetune(_BaseGrover):
         "ffn_hidden": [Interval(Integral, 0, None, closed="left")],
         "readout": [StrOptions({"mean", "self_attention"})],
     }
+    _empty_target_message = "y has a column without any label (all NaN)."
 
     def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
                  ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=30, batch_size=32,
@@ -570,64 +531,32 @@ class _GroverFinetune(_BaseGrover):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def _fit_graphs(self, X, y):
-        mols, valid = self._parse(X)
-        y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
-        if y.shape[0] != len(mols):
-            raise ValueError(f"X has {len(mols)} molecules but y has {y.shape[0]} rows.")
-        mols = [m for m in mols if m is not None]
-        if not mols:
-            raise ValueError("Every molecule in X is invalid; nothing to fit.")
-        return _featurize(mols, with_labels=False, n_jobs=self.n_jobs), y[valid]
+    def _new_module(self, n_outputs):
+        """The checkpoint's encoder (or a fresh one) with one head per view."""
+        from sklearn_papers.nn._grover import GroverFinetuneModel
 
-    def _train(self, graphs, target, n_outputs, task):
-        from sklearn_papers.nn._grover import (
-            GroverDataset,
-            GroverFinetuneModel,
-            grover_finetune_loss,
-            train_module,
-        )
-        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
-
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
         config, state = (None, None) if self.pretrained is None else \
             load_grover_checkpoint(self.pretrained)
-        with torch_seeded(seed, device):
-            encoder = self._new_encoder(self._arch(config))
-            if state is not None:
-                encoder.load_state_dict({k[len("encoder."):]: v for k, v in state.items()
-                                         if k.startswith("encoder.")})
-            module = GroverFinetuneModel(encoder, n_outputs, readout=self.readout,
-                                         ffn_hidden=self.ffn_hidden, dropout=self.dropout)
-            dist_coef = float(self.dist_coef)
+        encoder = self._new_encoder(self._arch(config))
+        if state is not None:
+            encoder.load_state_dict({k[len("encoder."):]: v for k, v in state.items()
+                                     if k.startswith("encoder.")})
+        return GroverFinetuneModel(encoder, n_outputs, readout=self.readout,
+                                   ffn_hidden=self.ffn_hidden, dropout=self.dropout)
 
-            def loss_fn(out, labels):
-                return grover_finetune_loss(out, labels["y"], task, dist_coef)
+    def _fit_module(self, module, graphs, target, loss, *, seed, device):
+        from sklearn_papers.nn._grover import GroverDataset, grover_finetune_loss, train_module
 
-            curve = train_module(module, GroverDataset(graphs, y=target), loss_fn,
-                                 max_epochs=self.max_epochs, batch_size=self.batch_size,
-                                 lr=self.lr, seed=seed, device=device, verbose=self.verbose,
-                                 desc="GROVER fine-tuning")
-        self.module_ = module.to(device).eval()
-        self.n_outputs_ = n_outputs
-        self.loss_curve_ = [float(v) for v in curve]
-        self.n_iter_ = len(curve)
-        return self
+        task, dist_coef = _FINETUNE_TASKS[loss], float(self.dist_coef)
 
-    def _outputs(self, X):
-        """Network outputs (mean of the two views' heads), NaN rows for invalid molecules."""
-        from sklearn_papers.nn._grover import run_module
-        from sklearn_papers.nn._skorch import check_device
+        def loss_fn(out, labels):
+            return grover_finetune_loss(out, labels["y"], task, dist_coef)
 
-        check_is_fitted(self)
-        graphs, valid = self._transform_graphs(X)
-        device = check_device(self.device)
-        module = self.module_.to(device).eval()
-        out = np.full((len(valid), self.n_outputs_), np.nan, dtype=np.float64)
-        if graphs:
-            out[valid] = run_module(module, graphs, batch_size=self.batch_size, device=device)
-        return out
+        curve = train_module(module, GroverDataset(graphs, y=target), loss_fn,
+                             max_epochs=self.max_epochs, batch_size=self.batch_size,
+                             lr=self.lr, seed=seed, device=device, verbose=self.verbose,
+                             desc="GROVER fine-tuning")
+        return module, curve
 
 
 _FINETUNE_PARAMS_DOC = """
@@ -674,7 +603,7 @@ _FINETUNE_PARAMS_DOC = """
 """
 
 
-class GroverRegressor(RegressorMixin, _GroverFinetune):
+class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     __doc__ = """GROVER encoder fine-tuned with a regression head (Rong et al., 2020).
 
     The pretrained GTransformer (or a fresh one with ``pretrained=None``) and two
@@ -740,11 +669,7 @@ class GroverRegressor(RegressorMixin, _GroverFinetune):
         >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).n_iter_
         2
         """
-        graphs, y = self._fit_graphs(X, y)
-        target, self._y_mean, self._y_std, self._y_1d = standardize_targets(
-            y, allow_nan=True,
-            empty_column_message="y has a column without any label (all NaN).")
-        return self._train(graphs, target, target.shape[1], "regression")
+        return self._fit_regression(X, y)
 
     def predict(self, X):
         """Predict targets in their original units.
@@ -767,10 +692,10 @@ class GroverRegressor(RegressorMixin, _GroverFinetune):
         >>> reg.predict(["CCO", "CCCCO"]).shape
         (2,)
         """
-        return destandardize_outputs(self._outputs(X), self._y_mean, self._y_std, self._y_1d)
+        return self._predict_regression(X)
 
 
-class GroverClassifier(ClassifierMixin, _GroverFinetune):
+class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
     __doc__ = """GROVER encoder fine-tuned with a classification head (Rong et al., 2020).
 
     As :class:`GroverRegressor`, with cross-entropy losses. Three kinds of target: binary
@@ -835,11 +760,7 @@ class GroverClassifier(ClassifierMixin, _GroverFinetune):
         >>> clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]).classes_
         array([0, 1])
         """
-        graphs, y = self._fit_graphs(X, y)
-        self._task, self.classes_, target, n_outputs, loss = encode_classification_targets(y)
-        # grover_finetune_loss names BCE "binary" and softmax cross-entropy "multiclass".
-        return self._train(graphs, target, n_outputs,
-                           "binary" if loss == "bce" else "multiclass")
+        return self._fit_classification(X, y)
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -863,7 +784,7 @@ class GroverClassifier(ClassifierMixin, _GroverFinetune):
         >>> clf.predict_proba(["CCO"]).shape
         (1, 2)
         """
-        return proba_from_logits(self._outputs(X), self._task)
+        return self._class_proba(X)
 
     def predict(self, X):
         """Predict class labels (multi-task: 0/1 per task).
@@ -887,4 +808,4 @@ class GroverClassifier(ClassifierMixin, _GroverFinetune):
         >>> clf.predict(["CCO", "c1ccccc1O"]).shape
         (2,)
         """
-        return predict_from_proba(self.predict_proba(X), self._task, self.classes_)
+        return self._class_labels(X)

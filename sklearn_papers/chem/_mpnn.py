@@ -1,30 +1,14 @@
 """Message passing neural networks (Gilmer et al., 2017): regressor, classifier, transformer."""
 
-from numbers import Integral, Real
+from numbers import Integral
 
-import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    ClassNamePrefixFeaturesOutMixin,
-    RegressorMixin,
-    TransformerMixin,
+from sklearn_papers.chem._graph_estimator import (
+    _GraphClassifierMixin,
+    _GraphRegressorMixin,
+    _GraphTransformerMixin,
+    _SkorchGraphEstimator,
 )
-from sklearn_papers.chem._targets import (
-    classification_criterion,
-    destandardize_outputs,
-    encode_classification_targets,
-    predict_from_proba,
-    proba_from_logits,
-    standardize_targets,
-)
-from sklearn_papers.chem._validation import check_molecules
-from sklearn_papers.utils._sklearn_compat import (
-    Interval,
-    StrOptions,
-    _fit_context,
-    check_is_fitted,
-)
+from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["MPNN", "MPNNClassifier", "MPNNRegressor", "mpnn_atom_features"]
 
@@ -118,10 +102,11 @@ def _featurize(mols, explicit_hydrogens):
     return graphs
 
 
-class _BaseMPNN(BaseEstimator):
-    """Parameters, featurization and the torch plumbing shared by the three estimators."""
+class _BaseMPNN(_SkorchGraphEstimator):
+    """Parameters, featurization and network of the three estimators."""
 
     _parameter_constraints = {
+        **_SkorchGraphEstimator._parameter_constraints,
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
         "n_steps": [Interval(Integral, 0, None, closed="left")],
         "set2set_steps": [Interval(Integral, 1, None, closed="left")],
@@ -129,13 +114,6 @@ class _BaseMPNN(BaseEstimator):
         "message": [StrOptions({"edge_network", "pair"})],
         "readout": [StrOptions({"set2set", "sum", "mean"})],
         "explicit_hydrogens": ["boolean"],
-        "max_epochs": [Interval(Integral, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
-        "errors": [StrOptions({"raise", "nan"})],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, hidden_size=64, *, n_steps=6, set2set_steps=6, edge_hidden_size=128,
@@ -157,109 +135,23 @@ class _BaseMPNN(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    # -- data ----------------------------------------------------------------------------
-    def _graphs(self, X):
-        mols, valid = check_molecules(X, errors=self.errors)
-        return _featurize(mols, self.explicit_hydrogens), valid
+    def _featurize_mols(self, mols):
+        return _featurize(mols, self.explicit_hydrogens)
 
-    def _fit_graphs(self, X, y):
-        graphs, valid = self._graphs(X)
-        if y is not None:
-            y = np.asarray(y) if not hasattr(y, "to_numpy") else y.to_numpy()
-            if y.shape[0] != len(graphs):
-                raise ValueError(f"X has {len(graphs)} molecules but y has {y.shape[0]} rows.")
-            y = y[valid]
-        graphs = [g for g in graphs if g is not None]
-        if not graphs:
-            raise ValueError("Every molecule in X is invalid; nothing to fit.")
-        return graphs, y
-
-    def _standardise(self, y, *, allow_nan):
-        """Check float targets, store their mean/std, return standardised float32 2-D."""
-        target, self._y_mean, self._y_std, self._y_1d = standardize_targets(
-            y, allow_nan=allow_nan,
-            empty_column_message="y column(s) {columns} hold no finite value.")
-        self.n_outputs_ = target.shape[1]
-        return target
-
-    # -- torch ---------------------------------------------------------------------------
-    def _module_params(self):
+    def _new_module(self, n_outputs):
         from sklearn_papers.chem.featurizers import duvenaud_bond_features
+        from sklearn_papers.nn._mpnn import MPNNModel
 
-        return dict(
+        return MPNNModel(
             n_atom_features=mpnn_atom_features().n_features,
             n_bond_features=duvenaud_bond_features().n_features,
             hidden_size=self.hidden_size, n_steps=self.n_steps, message=self.message,
             readout=self.readout, set2set_steps=self.set2set_steps,
-            edge_hidden_size=self.edge_hidden_size,
+            edge_hidden_size=self.edge_hidden_size, n_outputs=n_outputs,
         )
 
-    def _train(self, graphs, y, n_outputs, criterion):
-        """Build the MPNN with a head of ``n_outputs`` and train it with skorch on ``y``."""
-        from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
-        from sklearn_papers.nn._mpnn import MPNNModel
-        from sklearn_papers.nn._neural_fingerprint import WeightPenaltyNet
-        from sklearn_papers.nn._skorch import (
-            build_net,
-            check_device,
-            loss_curve,
-            seed_from_random_state,
-            torch_seeded,
-        )
-
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
-        with torch_seeded(seed, device):
-            module = MPNNModel(**self._module_params(), n_outputs=n_outputs)
-            # WeightPenaltyNet with alpha=0 is a plain skorch NeuralNet that feeds a
-            # GraphBatch to ``module(**batch.tensors)``.
-            net = build_net(
-                module, seed=seed, criterion=criterion, net_class=WeightPenaltyNet,
-                alpha=0.0, max_epochs=self.max_epochs, lr=self.lr,
-                batch_size=self.batch_size, device=device, verbose=self.verbose,
-                iterator_train__collate_fn=collate_graph_targets,
-                iterator_valid__collate_fn=collate_graph_targets,
-            )
-            net.fit(GraphDataset(graphs, y), y=None)
-        self.net_ = net
-        self.module_ = net.module_.eval()
-        self.loss_curve_ = loss_curve(net) if self.max_epochs else []
-        self.n_iter_ = len(self.loss_curve_)
-        return self
-
-    def _run(self, X, part):
-        """Run ``module_`` (``part="fingerprint"`` or ``"output"``) on molecules ``X``.
-
-        Returns float32 rows, NaN for invalid molecules (``errors="nan"``).
-        """
-        import torch
-
-        from sklearn_papers.nn._graph import graph_loader
-        from sklearn_papers.nn._skorch import check_device
-
-        check_is_fitted(self)
-        graphs, valid = self._graphs(X)
-        device = check_device(self.device)
-        module = self.module_.to(device).eval()
-        fn = module.fingerprint if part == "fingerprint" else module
-        chunks = []
-        with torch.no_grad():
-            for batch, _ in graph_loader([g for g in graphs if g is not None],
-                                         batch_size=self.batch_size):
-                chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
-        width = (module.encoder.out_features if part == "fingerprint" else self.n_outputs_)
-        out = np.full((len(graphs), width), np.nan, dtype=np.float32)
-        if chunks:
-            out[valid] = np.concatenate(chunks)
-        return out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.one_d_array = True
-        tags.input_tags.two_d_array = False
-        tags.input_tags.string = True
-        tags.non_deterministic = False
-        return tags
+    def _embedding(self, module):
+        return module.fingerprint, module.encoder.out_features
 
 
 _PARAMS_DOC = """\
@@ -305,7 +197,7 @@ _REFERENCES = """\
        sets", ICLR 2016. :arxiv:`1511.06391`."""
 
 
-class MPNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseMPNN):
+class MPNN(_GraphTransformerMixin, _BaseMPNN):
     __doc__ = f"""Message passing neural network readout of molecules, as a transformer.
 
     The MPNN of Gilmer et al. (2017): atoms start from 49 features (element, degree,
@@ -373,31 +265,7 @@ class MPNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseMPNN):
         self : MPNN
             Fitted transformer.
         """
-        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
-
-        graphs, y = self._fit_graphs(X, y)
-        if y is None:
-            return self._fit_random()
-        target = self._standardise(y, allow_nan=True)
-        self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
-        self._n_features_out = self.module_.encoder.out_features
-        return self
-
-    def _fit_random(self):
-        from sklearn_papers.nn._mpnn import MPNNModel
-        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
-
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
-        with torch_seeded(seed, device):
-            module = MPNNModel(**self._module_params(), n_outputs=1)
-        self.module_ = module.to(device).eval()
-        self.net_ = None
-        self.n_outputs_ = 0
-        self.loss_curve_ = []
-        self.n_iter_ = 0
-        self._n_features_out = module.encoder.out_features
-        return self
+        return self._fit_transformer(X, y)
 
     def transform(self, X):
         """Readout vectors of molecules.
@@ -413,10 +281,10 @@ class MPNN(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseMPNN):
             ``n_components`` is ``2 * hidden_size`` for the set2set readout, else
             ``hidden_size``. NaN rows for invalid molecules when ``errors="nan"``.
         """
-        return self._run(X, "fingerprint")
+        return self._transform(X)
 
 
-class MPNNRegressor(RegressorMixin, _BaseMPNN):
+class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
     __doc__ = f"""Message passing neural network regressor (Gilmer et al., 2017).
 
     Messages along bonds (edge network by default, Eq. 1), a GRU update shared across
@@ -480,11 +348,7 @@ class MPNNRegressor(RegressorMixin, _BaseMPNN):
         self : MPNNRegressor
             Fitted regressor.
         """
-        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
-
-        graphs, y = self._fit_graphs(X, y)
-        target = self._standardise(y, allow_nan=True)
-        return self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
+        return self._fit_regression(X, y)
 
     def predict(self, X):
         """Predict targets in their original units.
@@ -499,11 +363,10 @@ class MPNNRegressor(RegressorMixin, _BaseMPNN):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
             Predictions (float64); NaN for invalid molecules when ``errors="nan"``.
         """
-        return destandardize_outputs(self._run(X, "output"), self._y_mean, self._y_std,
-                                     self._y_1d)
+        return self._predict_regression(X)
 
 
-class MPNNClassifier(ClassifierMixin, _BaseMPNN):
+class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
     __doc__ = f"""Message passing neural network classifier (Gilmer et al., 2017).
 
     The network of :class:`MPNNRegressor` with a classification head. Three kinds of
@@ -570,10 +433,7 @@ class MPNNClassifier(ClassifierMixin, _BaseMPNN):
         self : MPNNClassifier
             Fitted classifier.
         """
-        graphs, y = self._fit_graphs(X, y)
-        self._task, self.classes_, target, self.n_outputs_, loss = \
-            encode_classification_targets(y)
-        return self._train(graphs, target, self.n_outputs_, classification_criterion(loss))
+        return self._fit_classification(X, y)
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -589,7 +449,7 @@ class MPNNClassifier(ClassifierMixin, _BaseMPNN):
             Columns follow ``classes_``; for multi-task targets, the probability of label 1
             for each task. NaN rows for invalid molecules (``errors="nan"``).
         """
-        return proba_from_logits(self._run(X, "output"), self._task)
+        return self._class_proba(X)
 
     def predict(self, X):
         """Predict class labels (multi-task: 0/1 per task).
@@ -605,4 +465,4 @@ class MPNNClassifier(ClassifierMixin, _BaseMPNN):
             Labels from ``classes_``. Invalid molecules (``errors="nan"``) give NaN when the
             classes are numeric, else None.
         """
-        return predict_from_proba(self.predict_proba(X), self._task, self.classes_)
+        return self._class_labels(X)

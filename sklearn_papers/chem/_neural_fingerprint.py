@@ -3,28 +3,14 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassifierMixin,
-    ClassNamePrefixFeaturesOutMixin,
-    RegressorMixin,
-    TransformerMixin,
+
+from sklearn_papers.chem._graph_estimator import (
+    _GraphClassifierMixin,
+    _GraphRegressorMixin,
+    _GraphTransformerMixin,
+    _SkorchGraphEstimator,
 )
-from sklearn_papers.chem._targets import (
-    classification_criterion,
-    destandardize_outputs,
-    encode_classification_targets,
-    predict_from_proba,
-    proba_from_logits,
-    standardize_targets,
-)
-from sklearn_papers.chem._validation import check_molecules
-from sklearn_papers.utils._sklearn_compat import (
-    Interval,
-    StrOptions,
-    _fit_context,
-    check_is_fitted,
-)
+from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["NeuralFingerprint", "NeuralFingerprintClassifier", "NeuralFingerprintRegressor"]
 
@@ -35,30 +21,18 @@ _TRAINED_INIT_SCALE = float(np.exp(-4))
 _RANDOM_INIT_SCALE = 5.0
 
 
-def _featurize(mols):
-    from sklearn_papers.chem.featurizers import mols_to_graphs
-
-    return mols_to_graphs(mols)
-
-
-class _BaseNeuralFingerprint(BaseEstimator):
-    """Parameters, featurization and the torch plumbing shared by the three estimators."""
+class _BaseNeuralFingerprint(_SkorchGraphEstimator):
+    """Parameters, featurization and network of the three estimators."""
 
     _parameter_constraints = {
+        **_SkorchGraphEstimator._parameter_constraints,
         "fp_length": [Interval(Integral, 1, None, closed="left")],
         "radius": [Interval(Integral, 0, None, closed="left")],
         "conv_width": [Interval(Integral, 1, None, closed="left")],
         "hidden_size": [Interval(Integral, 0, None, closed="left")],
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "max_epochs": [Interval(Integral, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
         "init_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "batch_norm": ["boolean"],
-        "device": [str],
-        "errors": [StrOptions({"raise", "nan"})],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, fp_length=50, radius=4, conv_width=20, *, hidden_size=100,
@@ -80,113 +54,42 @@ class _BaseNeuralFingerprint(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    # -- data ----------------------------------------------------------------------------
-    def _graphs(self, X):
-        mols, valid = check_molecules(X, errors=self.errors)
-        return _featurize(mols), valid
+    def _featurize_mols(self, mols):
+        from sklearn_papers.chem.featurizers import mols_to_graphs
 
-    def _fit_graphs(self, X, y):
-        graphs, valid = self._graphs(X)
-        if y is not None:
-            y = np.asarray(y) if not hasattr(y, "to_numpy") else y.to_numpy()
-            if y.shape[0] != len(graphs):
-                raise ValueError(
-                    f"X has {len(graphs)} molecules but y has {y.shape[0]} rows."
-                )
-            y = y[valid]
-        graphs = [g for g in graphs if g is not None]
-        if not graphs:
-            raise ValueError("Every molecule in X is invalid; nothing to fit.")
-        return graphs, y
+        return mols_to_graphs(mols)
 
-    # -- torch ---------------------------------------------------------------------------
-    def _train(self, graphs, y, n_outputs, criterion):
-        """Build ``module_`` (fingerprint + head) and train it with skorch on ``y``."""
-        import torch
+    def _penalty(self):
+        return self.alpha
 
+    def _network_params(self, default_scale):
         from sklearn_papers.chem.featurizers import (
             duvenaud_atom_features,
             duvenaud_bond_features,
         )
-        from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
-        from sklearn_papers.nn._neural_fingerprint import (
-            NeuralFingerprintModel,
-            WeightPenaltyNet,
-        )
-        from sklearn_papers.nn._skorch import (
-            build_net,
-            check_device,
-            loss_curve,
-            seed_from_random_state,
-            torch_seeded,
+
+        return dict(
+            n_atom_features=duvenaud_atom_features().n_features,
+            n_bond_features=duvenaud_bond_features().n_features,
+            fp_length=self.fp_length, radius=self.radius, conv_width=self.conv_width,
+            batch_norm=self.batch_norm,
+            init_scale=default_scale if self.init_scale == "auto" else self.init_scale,
         )
 
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
-        scale = _TRAINED_INIT_SCALE if self.init_scale == "auto" else self.init_scale
-        with torch_seeded(seed, device):
-            module = NeuralFingerprintModel(
-                duvenaud_atom_features().n_features, duvenaud_bond_features().n_features,
-                fp_length=self.fp_length, radius=self.radius, conv_width=self.conv_width,
-                hidden_size=self.hidden_size, n_outputs=n_outputs,
-                batch_norm=self.batch_norm, init_scale=scale,
-            )
-            net = build_net(
-                module, seed=seed, criterion=criterion, net_class=WeightPenaltyNet,
-                alpha=self.alpha, max_epochs=self.max_epochs, lr=self.lr,
-                batch_size=self.batch_size, device=device, verbose=self.verbose,
-                iterator_train__collate_fn=collate_graph_targets,
-                iterator_valid__collate_fn=collate_graph_targets,
-            )
-            net.fit(GraphDataset(graphs, y), y=None)
-        self.net_ = net
-        self.module_ = net.module_.eval()
-        self.loss_curve_ = loss_curve(net) if self.max_epochs else []
-        self.n_iter_ = len(self.loss_curve_)
-        return self
+    def _new_module(self, n_outputs):
+        """Fingerprint plus prediction head, for training."""
+        from sklearn_papers.nn._neural_fingerprint import NeuralFingerprintModel
 
-    def _run(self, X, part):
-        """Run ``module_`` (``part="fingerprint"`` or ``"output"``) on molecules ``X``.
+        return NeuralFingerprintModel(**self._network_params(_TRAINED_INIT_SCALE),
+                                      hidden_size=self.hidden_size, n_outputs=n_outputs)
 
-        Returns ``(values, valid)``: float32 rows for the valid molecules, NaN rows for the
-        invalid ones (``errors="nan"``), and the validity mask.
-        """
-        import torch
-
-        from sklearn_papers.nn._graph import graph_loader
-        from sklearn_papers.nn._skorch import check_device
-
-        check_is_fitted(self)
-        graphs, valid = self._graphs(X)
-        device = check_device(self.device)
-        module = self.module_.to(device).eval()
-        fn = module.fingerprint if part == "fingerprint" and hasattr(module, "fingerprint") \
-            else module
-        chunks = []
-        with torch.no_grad():
-            for batch, _ in graph_loader([g for g in graphs if g is not None],
-                                         batch_size=self.batch_size):
-                chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
-        width = chunks[0].shape[1] if chunks else self._n_outputs_of(part)
-        out = np.full((len(graphs), width), np.nan, dtype=np.float32)
-        if chunks:
-            out[valid] = np.concatenate(chunks)
-        return out, valid
-
-    def _n_outputs_of(self, part):
-        return self.fp_length if part == "fingerprint" else self.n_outputs_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.one_d_array = True
-        tags.input_tags.two_d_array = False
-        tags.input_tags.string = True
-        tags.non_deterministic = False
-        return tags
+    def _embedding(self, module):
+        # The untrained transformer's module_ is the bare fingerprint network.
+        fn = module.fingerprint if hasattr(module, "fingerprint") else module
+        return fn, self.fp_length
 
 
-class NeuralFingerprint(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                        _BaseNeuralFingerprint):
+class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     """Neural graph fingerprint of molecules (Duvenaud et al., 2015), as a transformer.
 
     A differentiable analogue of circular (ECFP) fingerprints. Each atom starts from 62
@@ -305,39 +208,23 @@ class NeuralFingerprint(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         >>> nf.n_iter_
         0
         """
-        graphs, y = self._fit_graphs(X, y)
-        if y is None or self.max_epochs == 0:
-            # The untrained fingerprint; max_epochs=0 gives it inside a Pipeline too,
-            # which always passes y.
-            return self._fit_random(graphs)
-        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
+        return self._fit_transformer(X, y)
 
-        target, self._y_mean, self._y_std, _ = standardize_targets(y, allow_nan=True)
-        self.n_outputs_ = target.shape[1]
-        self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
-        self._n_features_out = self.fp_length
-        return self
+    def _keeps_random_weights(self, y):
+        # The untrained fingerprint; max_epochs=0 gives it inside a Pipeline too, which
+        # always passes y.
+        return y is None or self.max_epochs == 0
 
-    def _fit_random(self, graphs):
+    def _new_untrained_module(self):
+        from sklearn_papers.nn._neural_fingerprint import NeuralFingerprintNet
+
+        return NeuralFingerprintNet(**self._network_params(_RANDOM_INIT_SCALE))
+
+    def _init_untrained(self, module, graphs, device):
         import torch
 
-        from sklearn_papers.chem.featurizers import (
-            duvenaud_atom_features,
-            duvenaud_bond_features,
-        )
         from sklearn_papers.nn._graph import graph_loader
-        from sklearn_papers.nn._neural_fingerprint import NeuralFingerprintNet
-        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
-        scale = _RANDOM_INIT_SCALE if self.init_scale == "auto" else self.init_scale
-        with torch_seeded(seed, device):
-            module = NeuralFingerprintNet(
-                duvenaud_atom_features().n_features, duvenaud_bond_features().n_features,
-                fp_length=self.fp_length, radius=self.radius, conv_width=self.conv_width,
-                batch_norm=self.batch_norm, init_scale=scale,
-            ).to(device)
         if self.batch_norm and self.radius:
             # Normalisation statistics of X: cumulative averages over one pass.
             for norm in module.norms:
@@ -347,13 +234,7 @@ class NeuralFingerprint(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
             with torch.no_grad():
                 for batch, _ in graph_loader(graphs, batch_size=self.batch_size):
                     module(**batch.to(device).tensors)
-        self.module_ = module.eval()
-        self.net_ = None
-        self.n_outputs_ = 0
-        self.loss_curve_ = []
-        self.n_iter_ = 0
-        self._n_features_out = self.fp_length
-        return self
+        return module
 
     def transform(self, X):
         """Compute the fingerprints of molecules.
@@ -376,16 +257,17 @@ class NeuralFingerprint(ClassNamePrefixFeaturesOutMixin, TransformerMixin,
         >>> float(nf.transform(["CCO"]).sum())  # 3 atoms, 3 softmax layers
         9.0
         """
-        return self._run(X, "fingerprint")[0]
+        return self._transform(X)
 
 
-class NeuralFingerprintRegressor(RegressorMixin, _BaseNeuralFingerprint):
+class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
     """Neural graph fingerprint plus a neural-network head, trained end to end.
 
     The paper's "neural FP + neural net" (``hidden_size > 0``) and "neural FP + linear
     layer" (``hidden_size=0``) rows of Table 2. Targets are standardised internally
     (as the authors did) and predictions come back in the original units. Several targets
-    are fitted jointly (one output each).
+    are fitted jointly (one output each); NaN targets (missing values) are left out of the
+    loss.
 
     Read more in :doc:`/papers/duvenaud_neural_fingerprint`.
 
@@ -462,7 +344,8 @@ class NeuralFingerprintRegressor(RegressorMixin, _BaseNeuralFingerprint):
         X : array-like of shape (n_samples,) or (n_samples, 1)
             SMILES strings or RDKit ``Mol`` objects.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
-            Finite regression targets.
+            Regression targets; NaN marks a missing value (left out of the loss and of
+            the standardisation), each column needs at least one finite value.
 
         Returns
         -------
@@ -476,12 +359,7 @@ class NeuralFingerprintRegressor(RegressorMixin, _BaseNeuralFingerprint):
         >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).n_iter_
         2
         """
-        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
-
-        graphs, y = self._fit_graphs(X, y)
-        target, self._y_mean, self._y_std, self._y_1d = standardize_targets(y, allow_nan=False)
-        self.n_outputs_ = target.shape[1]
-        return self._train(graphs, target, self.n_outputs_, MaskedMSELoss)
+        return self._fit_regression(X, y)
 
     def predict(self, X):
         """Predict targets in their original units.
@@ -503,11 +381,10 @@ class NeuralFingerprintRegressor(RegressorMixin, _BaseNeuralFingerprint):
         >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).predict(["CCO"]).shape
         (1,)
         """
-        out, _ = self._run(X, "output")
-        return destandardize_outputs(out, self._y_mean, self._y_std, self._y_1d)
+        return self._predict_regression(X)
 
 
-class NeuralFingerprintClassifier(ClassifierMixin, _BaseNeuralFingerprint):
+class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint):
     """Neural graph fingerprint plus a classification head, trained end to end.
 
     Three kinds of target:
@@ -609,10 +486,7 @@ class NeuralFingerprintClassifier(ClassifierMixin, _BaseNeuralFingerprint):
         >>> clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]).classes_
         array([0, 1])
         """
-        graphs, y = self._fit_graphs(X, y)
-        self._task, self.classes_, target, self.n_outputs_, loss = \
-            encode_classification_targets(y)
-        return self._train(graphs, target, self.n_outputs_, classification_criterion(loss))
+        return self._fit_classification(X, y)
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -636,8 +510,7 @@ class NeuralFingerprintClassifier(ClassifierMixin, _BaseNeuralFingerprint):
         >>> clf.predict_proba(["CCO", "CCN"]).shape
         (2, 2)
         """
-        logits, _ = self._run(X, "output")
-        return proba_from_logits(logits, self._task)
+        return self._class_proba(X)
 
     def predict(self, X):
         """Predict class labels (multi-task: 0/1 per task).
@@ -661,4 +534,4 @@ class NeuralFingerprintClassifier(ClassifierMixin, _BaseNeuralFingerprint):
         >>> clf.predict(["CCO"]).shape
         (1,)
         """
-        return predict_from_proba(self.predict_proba(X), self._task, self.classes_)
+        return self._class_labels(X)

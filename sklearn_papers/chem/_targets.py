@@ -12,6 +12,8 @@ from sklearn.utils.multiclass import check_classification_targets
 #: Loss names returned by :func:`encode_classification_targets`.
 BCE_LOSS = "bce"
 CROSS_ENTROPY_LOSS = "cross_entropy"
+#: Loss name of regression on :func:`standardize_targets` output (NaN-masked squared error).
+MSE_LOSS = "mse"
 
 
 def encode_classification_targets(y):

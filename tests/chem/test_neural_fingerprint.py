@@ -86,6 +86,33 @@ def test_regressor_multi_output_in_original_units():
     assert 50 < pred[:, 0].mean() < 250 and np.abs(pred[:, 1]).max() < 1e-2
 
 
+def test_regressor_masks_missing_targets():
+    """NaN targets are left out of the loss and of the standardisation, as in MPNN."""
+    y = np.array([len(s) for s in MOLS], dtype=float)
+    missing = np.array([1, 4, 9])
+    y_nan = y.copy()
+    y_nan[missing] = np.nan
+    # Without batch norm and with one batch per epoch, molecules do not interact, so
+    # masking a target equals leaving its molecule out (up to float32 summation order).
+    params = {**SMALL, "batch_norm": False, "batch_size": 12, "max_epochs": 3,
+              "random_state": 0}
+    masked = NeuralFingerprintRegressor(**params).fit(MOLS, y_nan)
+    kept = [m for i, m in enumerate(MOLS) if i not in missing]
+    dropped = NeuralFingerprintRegressor(**params).fit(kept, np.delete(y, missing))
+    np.testing.assert_allclose(masked.predict(MOLS), dropped.predict(MOLS), rtol=1e-4)
+    np.testing.assert_allclose(masked.loss_curve_, dropped.loss_curve_, rtol=1e-4)
+    # multi-output with missing entries in one column
+    Y = np.c_[y, y[::-1]]
+    Y[::3, 1] = np.nan
+    reg = NeuralFingerprintRegressor(**SMALL, max_epochs=2, random_state=0).fit(MOLS, Y)
+    assert reg.predict(MOLS).shape == (12, 2) and np.isfinite(reg.predict(MOLS)).all()
+    assert np.isfinite(reg.loss_curve_).all()
+    with pytest.raises(ValueError, match=r"column\(s\) \[1\] hold no finite value"):
+        NeuralFingerprintRegressor(**SMALL, max_epochs=1).fit(MOLS, np.c_[y, y * np.nan])
+    with pytest.raises(ValueError, match=r"column\(s\) \[0\] hold no finite value"):
+        NeuralFingerprintRegressor(**SMALL, max_epochs=1).fit(MOLS, y * np.nan)
+
+
 @pytest.mark.slow
 def test_regressor_overfits_50_molecules(delaney):
     X, y = delaney[0][:50], delaney[1][:50]

@@ -1,0 +1,260 @@
+"""Plumbing shared by the graph-network estimators (neural fingerprint, MPNN, GROVER).
+
+Each family keeps what is its own: parameters, featurizer, network and docstrings. What
+they all do alike lives here once: molecules to graphs, the seeded training wiring,
+batched inference with NaN rows for invalid molecules, target encoding and the tags.
+The public classes keep thin ``fit``/``predict``/``transform`` methods (for their
+docstrings) that call the ``_fit_*`` / ``_predict_*`` bodies of the mixins below.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
+
+from sklearn_papers.chem._targets import (
+    MSE_LOSS,
+    classification_criterion,
+    destandardize_outputs,
+    encode_classification_targets,
+    predict_from_proba,
+    proba_from_logits,
+    standardize_targets,
+)
+from sklearn_papers.chem._validation import check_molecules
+from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
+
+__all__ = []
+
+
+def _require_molecules(items):
+    if not len(items):
+        raise ValueError("Every molecule in X is invalid; nothing to fit.")
+
+
+def _require_y(estimator, y):
+    if y is None:
+        raise ValueError(
+            f"This {type(estimator).__name__} estimator requires y to be passed, but the "
+            "target y is None."
+        )
+
+
+class _GraphEstimator(BaseEstimator):
+    """Molecules in, a torch network on their graphs: data, training wiring, inference.
+
+    Subclasses define ``__init__`` (with at least the parameters of
+    ``_parameter_constraints`` below) and these hooks:
+
+    * ``_featurize_mols(mols)``: graphs of a list of valid molecules, in order;
+    * ``_new_module(n_outputs)``: the network with ``n_outputs`` outputs (called under
+      the seeded torch RNG);
+    * ``_fit_module(module, graphs, target, loss, *, seed, device)``: train it and return
+      ``(module, loss_curve)``; ``loss`` is ``MSE_LOSS`` or a loss name of
+      :func:`~sklearn_papers.chem._targets.encode_classification_targets`;
+    * ``_embedding(module)``: ``(fn, width)``, the function giving one vector of
+      ``width`` values per molecule (used by ``transform``).
+    """
+
+    _parameter_constraints = {
+        "max_epochs": [Interval(Integral, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "device": [str],
+        "errors": [StrOptions({"raise", "nan"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    #: ValueError message for a regression target column without any finite value
+    #: (formatted with ``columns``).
+    _empty_target_message = "y column(s) {columns} hold no finite value."
+
+    # -- data ----------------------------------------------------------------------------
+    def _molecules(self, X):
+        """The valid molecules of ``X`` in order, and the validity mask."""
+        mols, valid = check_molecules(X, errors=self.errors)
+        return [m for m in mols if m is not None], valid
+
+    def _graphs(self, X):
+        """Graphs of the valid molecules of ``X`` in order, and the validity mask."""
+        mols, valid = self._molecules(X)
+        return self._featurize_mols(mols), valid
+
+    def _fit_graphs(self, X, y):
+        """Graphs of the valid molecules and their rows of ``y`` (None stays None)."""
+        graphs, valid = self._graphs(X)
+        if y is not None:
+            y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+            if y.shape[0] != len(valid):
+                raise ValueError(f"X has {len(valid)} molecules but y has {y.shape[0]} rows.")
+            y = y[valid]
+        _require_molecules(graphs)
+        return graphs, y
+
+    def _standardise(self, y):
+        """Check float targets (NaN: missing), store mean/std, return float32 2-D."""
+        target, self._y_mean, self._y_std, self._y_1d = standardize_targets(
+            y, allow_nan=True, empty_column_message=self._empty_target_message)
+        self.n_outputs_ = target.shape[1]
+        return target
+
+    # -- torch ---------------------------------------------------------------------------
+    def _device_and_seed(self):
+        from sklearn_papers.nn._skorch import check_device, seed_from_random_state
+
+        return check_device(self.device), seed_from_random_state(self.random_state)
+
+    def _train(self, graphs, target, n_outputs, loss):
+        """Build the network under the seeded RNG, train it on ``target``, store it."""
+        from sklearn_papers.nn._skorch import torch_seeded
+
+        device, seed = self._device_and_seed()
+        with torch_seeded(seed, device):
+            module = self._new_module(n_outputs)
+            module, curve = self._fit_module(module, graphs, target, loss, seed=seed,
+                                             device=device)
+        self.module_ = module.to(device).eval()
+        self.n_outputs_ = n_outputs
+        self.loss_curve_ = [float(v) for v in curve]
+        self.n_iter_ = len(self.loss_curve_)
+        return self
+
+    def _run(self, X, part="output"):
+        """Run the fitted network on molecules ``X`` in batches of ``batch_size``.
+
+        ``part="output"`` gives the ``n_outputs_`` network outputs, ``"embedding"`` the
+        vectors of ``_embedding``. Returns float32 rows, NaN rows for invalid molecules
+        (``errors="nan"``).
+        """
+        import torch
+
+        from sklearn_papers.nn._graph import graph_loader
+        from sklearn_papers.nn._skorch import check_device
+
+        check_is_fitted(self)
+        graphs, valid = self._graphs(X)
+        device = check_device(self.device)
+        module = self.module_.to(device).eval()
+        fn, width = (module, self.n_outputs_) if part == "output" else self._embedding(module)
+        out = np.full((len(valid), width), np.nan, dtype=np.float32)
+        if len(graphs):
+            chunks = []
+            with torch.no_grad():
+                for batch, _ in graph_loader(graphs, batch_size=self.batch_size):
+                    chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
+            out[valid] = np.concatenate(chunks)
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.non_deterministic = False
+        return tags
+
+
+class _SkorchGraphEstimator(_GraphEstimator):
+    """A graph estimator whose network is trained by a skorch net (``net_``)."""
+
+    def _penalty(self):
+        """Weight of the L2 penalty on all weights (``WeightPenaltyNet``'s ``alpha``)."""
+        return 0.0
+
+    def _fit_module(self, module, graphs, target, loss, *, seed, device):
+        from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
+        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss, WeightPenaltyNet
+        from sklearn_papers.nn._skorch import build_net, loss_curve
+
+        criterion = MaskedMSELoss if loss == MSE_LOSS else classification_criterion(loss)
+        # WeightPenaltyNet feeds a GraphBatch to ``module(**batch.tensors)``; with alpha=0
+        # it is a plain skorch NeuralNet.
+        net = build_net(
+            module, seed=seed, criterion=criterion, net_class=WeightPenaltyNet,
+            alpha=self._penalty(), max_epochs=self.max_epochs, lr=self.lr,
+            batch_size=self.batch_size, device=device, verbose=self.verbose,
+            iterator_train__collate_fn=collate_graph_targets,
+            iterator_valid__collate_fn=collate_graph_targets,
+        )
+        net.fit(GraphDataset(graphs, target), y=None)
+        self.net_ = net
+        return net.module_, (loss_curve(net) if self.max_epochs else [])
+
+
+class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+    """The network as a featurizer (for a :class:`_SkorchGraphEstimator`).
+
+    ``fit`` keeps random weights without ``y`` and trains on regression targets ``y``
+    otherwise; ``transform`` gives the molecule vectors of ``_embedding``.
+    """
+
+    def _keeps_random_weights(self, y):
+        return y is None
+
+    def _new_untrained_module(self):
+        return self._new_module(1)
+
+    def _init_untrained(self, module, graphs, device):
+        """Finish the untrained network on the fitted graphs (nothing by default)."""
+        return module
+
+    def _fit_transformer(self, X, y):
+        graphs, y = self._fit_graphs(X, y)
+        if self._keeps_random_weights(y):
+            self._fit_untrained(graphs)
+        else:
+            self._train(graphs, self._standardise(y), self.n_outputs_, MSE_LOSS)
+        self._n_features_out = self._embedding(self.module_)[1]
+        return self
+
+    def _fit_untrained(self, graphs):
+        from sklearn_papers.nn._skorch import torch_seeded
+
+        device, seed = self._device_and_seed()
+        with torch_seeded(seed, device):
+            module = self._new_untrained_module().to(device)
+        self.module_ = self._init_untrained(module, graphs, device).eval()
+        self.net_ = None
+        self.n_outputs_ = 0
+        self.loss_curve_ = []
+        self.n_iter_ = 0
+        return self
+
+    def _transform(self, X):
+        return self._run(X, "embedding")
+
+
+class _GraphRegressorMixin(RegressorMixin):
+    """Regression on standardised targets (NaN: missing, left out of the loss)."""
+
+    def _fit_regression(self, X, y):
+        _require_y(self, y)
+        graphs, y = self._fit_graphs(X, y)
+        target = self._standardise(y)
+        return self._train(graphs, target, self.n_outputs_, MSE_LOSS)
+
+    def _predict_regression(self, X):
+        return destandardize_outputs(self._run(X), self._y_mean, self._y_std, self._y_1d)
+
+
+class _GraphClassifierMixin(ClassifierMixin):
+    """Binary, multiclass or multi-task binary (0/1/NaN) classification."""
+
+    def _fit_classification(self, X, y):
+        _require_y(self, y)
+        graphs, y = self._fit_graphs(X, y)
+        self._task, self.classes_, target, n_outputs, loss = encode_classification_targets(y)
+        return self._train(graphs, target, n_outputs, loss)
+
+    def _class_proba(self, X):
+        return proba_from_logits(self._run(X), self._task)
+
+    def _class_labels(self, X):
+        return predict_from_proba(self.predict_proba(X), self._task, self.classes_)
