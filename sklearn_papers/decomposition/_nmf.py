@@ -30,9 +30,22 @@ from sklearn_papers.utils._sklearn_compat import (
 
 __all__ = ["NMF"]
 
-#: Floor kept on every entry of W and H (Gillis & Glineur 2012): the factors stay strictly
-#: positive, so no update divides by zero and no entry locks at exactly zero.
+#: Relative floor kept on every entry of W and H (Gillis & Glineur 2012): the factors stay
+#: strictly positive, so no update divides by zero and no entry locks at exactly zero. The
+#: floor is ``_EPS * sqrt(mean(X))`` (see :func:`_positivity_floor`).
 _EPS = 1e-12
+
+
+def _positivity_floor(X):
+    """The floor ``eps`` of W and H for data X: ``1e-12 * sqrt(mean(X))``.
+
+    The factors of ``c X`` are ``sqrt(c)`` times those of X, so a floor on the same scale
+    keeps the estimator equivariant: ``NMF`` of ``c X`` is ``sqrt(c)`` times ``NMF`` of X
+    for any ``c > 0`` (an absolute floor would dominate the factors of data around
+    1e-24). ``1e-12`` when X is all zero.
+    """
+    mean = float(X.mean(dtype=np.float64)) if X.shape[0] * X.shape[1] else 0.0
+    return _EPS * math.sqrt(mean) if mean > 0 else _EPS
 
 #: Elements per block of the fused dense KL pass (log, dot and divide while the block is
 #: in cache). On CUDA the blocks are larger: launch overhead, not cache, is what counts.
@@ -853,8 +866,11 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         ``"random"``; ``"random"`` draws ``|N(0, 1)| * sqrt(mean(X) / k)``; the NNDSVD
         variants (Boutsidis & Gallopoulos 2008) differ in how SVD zeros are filled (left
         at zero, the mean of X, or small random values); ``"custom"`` uses the ``W`` and
-        ``H`` passed to ``fit``. Entries below ``1e-12`` are then raised to ``1e-12``
-        (see Notes).
+        ``H`` passed to ``fit``. For data with ``mean(X) < 1``, NNDSVD's threshold for
+        setting small entries to zero (scikit-learn's absolute ``1e-6``) is scaled by
+        ``sqrt(mean(X))``, so data of any scale keeps its SVD start; at ``mean(X) >= 1``
+        the initialisation is scikit-learn's exactly. Entries below the floor
+        ``eps = 1e-12 * sqrt(mean(X))`` are then raised to it (see Notes).
     max_iter : int, default=200
         Maximum number of iterations (one iteration updates W, then H).
     tol : float, default=1e-4
@@ -907,8 +923,8 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     -----
     **Zeros.** A multiplicative update cannot move an entry that is exactly zero, and
     divides by zero when a row or column of the factors vanishes. Here every entry of W
-    and H is kept at or above ``eps = 1e-12`` after the initialisation and after every
-    update, ``A <- max(eps, A * num / den)`` (Gillis & Glineur 2012). Because each
+    and H is kept at or above ``eps = 1e-12 * sqrt(mean(X))`` (``1e-12`` for an all-zero
+    X) after the initialisation and after every update, ``A <- max(eps, A * num / den)`` (Gillis & Glineur 2012). Because each
     update minimises a separable convex majoriser, the floored update is still the
     majoriser's minimiser over ``A >= eps``, so the objective stays non-increasing, and
     limit points are stationary points of the problem constrained to ``A >= eps``.
@@ -1009,8 +1025,8 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 n_features * self.alpha_W * (1.0 - self.l1_ratio),
                 n_samples * alpha_H * (1.0 - self.l1_ratio))
 
-    def _initial_factors(self, X, W, H):
-        """Initial (W, H) as numpy arrays of X's dtype, floored at ``_EPS``."""
+    def _initial_factors(self, X, W, H, eps):
+        """Initial (W, H) as numpy arrays of X's dtype, floored at ``eps``."""
         n_samples, n_features = X.shape
         k = self._n_components
         if self.init == "custom":
@@ -1021,9 +1037,15 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             if W is not None or H is not None:
                 warnings.warn("W and H are used only with init='custom'; they are ignored.",
                               RuntimeWarning, stacklevel=3)
-            W, H = _initialize_nmf(X, k, init=self.init, random_state=self.random_state)
+            # scikit-learn's NNDSVD sets entries below an absolute 1e-6 to zero; for data
+            # with mean(X) < 1 the threshold shrinks with the factors' scale sqrt(mean(X)),
+            # otherwise data around 1e-16 loses every entry (a rank-one start).
+            mean = float(X.mean(dtype=np.float64)) if X.shape[0] * X.shape[1] else 0.0
+            threshold = 1e-6 * min(1.0, math.sqrt(mean)) if mean > 0 else 1e-6
+            W, H = _initialize_nmf(X, k, init=self.init, eps=threshold,
+                                   random_state=self.random_state)
             W, H = W.astype(X.dtype, copy=False), H.astype(X.dtype, copy=False)
-        return np.maximum(W, _EPS), np.maximum(H, _EPS)
+        return np.maximum(W, eps), np.maximum(H, eps)
 
     def fit(self, X, y=None, W=None, H=None):
         """Learn the factors of X.
@@ -1080,7 +1102,8 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         _check_non_negative(X, "NMF.fit")
         self._check_params(X, H)
         device = check_device(self.device)
-        W0, H0 = self._initial_factors(X, W, H)
+        eps = _positivity_floor(X)
+        W0, H0 = self._initial_factors(X, W, H, eps)
         l1_W, l1_H, l2_W, l2_H = self._regularization(X)
         with _cpu_threads(_work(X) * self._n_components, device):
             Xop = _to_operand(X, device)
@@ -1088,7 +1111,7 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 Xop, torch.from_numpy(W0).to(device), torch.from_numpy(H0).to(device),
                 beta_loss=self.beta_loss, max_iter=self.max_iter, tol=self.tol,
                 l1_reg_W=l1_W, l1_reg_H=l1_H, l2_reg_W=l2_W, l2_reg_H=l2_H, update_H=True,
-                verbose=self.verbose,
+                eps=eps, verbose=self.verbose,
             )
             divergence = _beta_divergence(Xop, Wt, Ht, self.beta_loss)
         _check_finite_factors(X, Wt, Ht)
@@ -1131,15 +1154,16 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         device = check_device(self.device)
         k = self.n_components_
         avg = math.sqrt(float(X.mean(dtype=np.float64)) / k) if X.size else 0.0
-        W0 = np.full((X.shape[0], k), max(avg, _EPS), dtype=X.dtype)
-        H = np.maximum(self.components_.astype(X.dtype, copy=False), _EPS)
+        eps = _positivity_floor(X)
+        W0 = np.full((X.shape[0], k), max(avg, eps), dtype=X.dtype)
+        H = np.maximum(self.components_.astype(X.dtype, copy=False), eps)
         l1_W, _, l2_W, _ = self._regularization(X)
         with _cpu_threads(_work(X) * k, device):
             Wt, _, _, _ = _fit_multiplicative_update(
                 _to_operand(X, device), torch.from_numpy(W0).to(device),
                 torch.from_numpy(H).to(device), beta_loss=self.beta_loss,
                 max_iter=self.max_iter, tol=self.tol, l1_reg_W=l1_W, l2_reg_W=l2_W,
-                update_H=False, verbose=self.verbose,
+                update_H=False, eps=eps, verbose=self.verbose,
             )
         _check_finite_factors(X, Wt)
         return Wt.cpu().numpy()
