@@ -23,12 +23,48 @@ def _as_2d(a, name, dtype):
     return a
 
 
+# Codes whose largest magnitude lies outside [2**-_SAFE_EXPONENT, 2**_SAFE_EXPONENT] are
+# rescaled by an exact power of two: beyond it, squares (variances, standardisation) overflow
+# to inf or underflow to 0 in float64 (2**512 ~ 1.3e154 squared overflows).
+_SAFE_EXPONENT = 480
+
+
+def _power_of_two_exponent(max_abs):
+    """Exponent ``e`` such that ``x * 2**-e`` brings ``max_abs`` to about 1, or 0 if safe.
+
+    Returns 0 when ``max_abs`` is 0 or already inside ``2**(+-_SAFE_EXPONENT)``, so codes of
+    ordinary magnitude are never touched.
+    """
+    if not np.isfinite(max_abs) or max_abs == 0:
+        return 0
+    _, exponent = np.frexp(max_abs)
+    return int(exponent) if abs(int(exponent)) > _SAFE_EXPONENT else 0
+
+
+def _rescale_extreme(codes):
+    """``codes`` times an exact power of two if their magnitude is extreme (else unchanged).
+
+    Multiplying by a power of two is exact in floating point, so every score that does not
+    depend on the codes' overall scale (per-code discretisation, ratios, trees,
+    standardisation) is unchanged, and nothing downstream overflows.
+    """
+    exponent = _power_of_two_exponent(np.max(np.abs(codes)) if codes.size else 0.0)
+    return np.ldexp(codes, -exponent) if exponent else codes
+
+
+def _active_codes(std, collapse_tol):
+    """Mask of non-collapsed codes from their standard deviations (scale-free rule)."""
+    return (std > 0) & (std > collapse_tol * std.max())
+
+
 def _check_codes(codes, collapse_tol):
     """Validate ``codes`` and drop collapsed (constant or near-constant) code dimensions.
 
     A code is collapsed when its standard deviation is at most ``collapse_tol`` times the
     largest code standard deviation (so the rule does not depend on the codes' overall
-    scale). Exactly constant codes are always collapsed.
+    scale). Exactly constant codes are always collapsed. Codes of extreme magnitude (beyond
+    about 1e+-144, where float64 squares overflow or underflow) are first multiplied by an
+    exact power of two, so the rule and the scores hold at any scale.
 
     Returns
     -------
@@ -41,10 +77,8 @@ def _check_codes(codes, collapse_tol):
     ValueError
         If ``codes`` holds NaN or inf, or every code dimension is collapsed.
     """
-    codes = _as_2d(codes, "codes", np.float64)
-    std = codes.std(axis=0)
-    top = std.max()
-    keep = (std > 0) & (std > collapse_tol * top)
+    codes = _rescale_extreme(_as_2d(codes, "codes", np.float64))
+    keep = _active_codes(codes.std(axis=0), collapse_tol)
     if not keep.any():
         raise ValueError(
             f"All {codes.shape[1]} code dimensions are constant or collapsed (standard "
@@ -55,8 +89,27 @@ def _check_codes(codes, collapse_tol):
     return codes[:, index], index
 
 
-def _check_factors(factors, *, n_samples=None, warn=True):
-    """Validate discrete ``factors``; label-encode each column and drop constant ones.
+_BINNING_HINT = (
+    "Bin it into a few repeated values first, e.g. with "
+    "sklearn.preprocessing.KBinsDiscretizer(n_bins=20, encode='ordinal', strategy='uniform')."
+)
+
+
+def _check_factors(factors, *, n_samples=None, warn=True, discrete=True, n_bins=None,
+                   caller=None, hint=None):
+    """Validate ``factors``; label-encode each column and drop constant ones.
+
+    Parameters
+    ----------
+    discrete : bool, default=True
+        Require discrete factors: a factor with more distinct values than half the samples
+        (continuous, or nearly unique per sample, so each value is seen about once; the same
+        rule as scikit-learn's "could represent a regression problem" warning) raises.
+    n_bins : int or None, default=None
+        Factors with more than ``n_bins`` distinct values are first discretised into
+        ``n_bins`` equal-width histogram bins over their range (see :func:`_discretize`).
+    caller, hint : str or None
+        Name of the score and an extra remedy, for the error message.
 
     Returns
     -------
@@ -65,24 +118,39 @@ def _check_factors(factors, *, n_samples=None, warn=True):
     values : ndarray of shape (n_samples, n_kept_factors), float64
         The kept factor columns as given (for the continuous SAP variant).
     n_values : ndarray of int
-        Number of distinct values of each kept factor.
+        Number of distinct values (or bins) of each kept factor.
 
     Raises
     ------
     ValueError
-        If ``factors`` holds NaN/inf, lengths differ, or every factor is constant.
+        If ``factors`` holds NaN/inf, lengths differ, every factor is constant, or (with
+        ``discrete=True``) a factor is continuous or nearly unique per sample.
     """
     factors = _as_2d(factors, "factors", np.float64)
-    if n_samples is not None and factors.shape[0] != n_samples:
+    n = factors.shape[0]
+    if n_samples is not None and n != n_samples:
         raise ValueError(
-            f"factors has {factors.shape[0]} samples but codes has {n_samples}; they must "
+            f"factors has {n} samples but codes has {n_samples}; they must "
             "have the same number of rows."
         )
     labels, n_values = [], []
     for j in range(factors.shape[1]):
-        _, inv = np.unique(factors[:, j], return_inverse=True)
+        column = factors[:, j]
+        uniques, inv = np.unique(column, return_inverse=True)
+        if n_bins is not None and uniques.size > n_bins:
+            binned = _discretize(_rescale_extreme(column.reshape(-1, 1)), n_bins, None).ravel()
+            uniques, inv = np.unique(binned, return_inverse=True)
+        if discrete and uniques.size > n / 2:
+            who = f"{caller} needs" if caller else "This score needs"
+            raise ValueError(
+                f"factors column {j} has {uniques.size} distinct values for {n} samples (more "
+                f"than half the samples): it looks continuous or unique per sample. {who} "
+                "discrete factors whose values repeat; with about one sample per value every "
+                "code looks perfectly predictive or invariant and the score is meaningless. "
+                f"{_BINNING_HINT}" + (f" {hint}" if hint else "")
+            )
         labels.append(inv.ravel())
-        n_values.append(int(inv.max()) + 1)
+        n_values.append(uniques.size)
     n_values = np.asarray(n_values)
     keep = n_values > 1
     if not keep.any():
@@ -101,10 +169,12 @@ def _check_factors(factors, *, n_samples=None, warn=True):
     return labels, factors[:, keep], n_values[keep]
 
 
-def _check_factors_codes(factors, codes, collapse_tol):
+def _check_factors_codes(factors, codes, collapse_tol, **factor_kwargs):
+    """Validate codes and factors together; ``factor_kwargs`` go to :func:`_check_factors`."""
     codes, _ = _check_codes(codes, collapse_tol)
     check_consistent_length(factors, codes)
-    labels, values, n_values = _check_factors(factors, n_samples=codes.shape[0])
+    labels, values, n_values = _check_factors(factors, n_samples=codes.shape[0],
+                                              **factor_kwargs)
     return labels, values, n_values, codes
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 
+from sklearn_papers.metrics._base import _active_codes, _power_of_two_exponent
 from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, validate_params
 
 __all__ = ["beta_vae_score", "factor_vae_score"]
@@ -27,20 +28,136 @@ def _as_function(representation):
     return representation
 
 
-def _represent(function, observations):
-    """Codes of ``observations``, computed in chunks, as float64 (n, n_codes)."""
-    out = [np.asarray(function(observations[i:i + _CHUNK]), dtype=np.float64)
-           for i in range(0, observations.shape[0], _CHUNK)]
-    codes = np.concatenate(out, axis=0)
-    if codes.ndim == 1:
-        codes = codes.reshape(-1, 1)
-    if not np.all(np.isfinite(codes)):
-        raise ValueError("The representation returned NaN or inf codes.")
-    return codes
+def _check_dataset(dataset):
+    """Validate the dataset's ``factor_sizes`` (the methods are checked by ``_DATASET``).
+
+    Returns
+    -------
+    sizes : ndarray of int, shape (n_factors,)
+
+    Raises
+    ------
+    TypeError
+        If ``factor_sizes`` is missing or not a sequence of integers.
+    ValueError
+        If it is empty or holds a size below 1.
+    """
+    name = type(dataset).__name__
+    if not hasattr(dataset, "factor_sizes"):
+        raise TypeError(
+            f"dataset ({name}) has no factor_sizes attribute: a ground-truth dataset needs "
+            "factor_sizes (a sequence of int, the number of values of each factor), "
+            "sample_factors(n, random_state) and sample_observations_from_factors(factors, "
+            "random_state), like sklearn_papers.datasets.Shapes."
+        )
+    raw = dataset.factor_sizes
+    try:
+        sizes = np.asarray(raw)
+    except Exception:  # noqa: BLE001 - any failure means "not a sequence of int"
+        sizes = np.asarray(None, dtype=object)
+    if (sizes.ndim != 1 or sizes.size == 0 or not np.issubdtype(sizes.dtype, np.number)
+            or np.issubdtype(sizes.dtype, np.complexfloating)
+            or not np.all(np.isfinite(sizes)) or not np.all(sizes == np.round(sizes))):
+        raise TypeError(f"dataset.factor_sizes must be a non-empty sequence of int (the "
+                        f"number of values of each factor); {name} has {raw!r}.")
+    sizes = sizes.astype(int)
+    if np.any(sizes < 1):
+        raise ValueError(f"dataset.factor_sizes must all be >= 1; {name} has "
+                         f"{sizes.tolist()}.")
+    return sizes
+
+
+def _sample_factors(dataset, n, sizes, rng):
+    """``dataset.sample_factors(n, rng)``, checked to be a numeric (n, n_factors) array; a copy."""
+    out = dataset.sample_factors(n, rng)
+    try:
+        factors = np.array(out)
+    except (TypeError, ValueError):  # ragged nested sequences
+        factors = np.asarray(None, dtype=object)
+    if (factors.shape != (n, sizes.size) or not np.issubdtype(factors.dtype, np.number)
+            or np.issubdtype(factors.dtype, np.complexfloating)):
+        raise ValueError(
+            f"dataset.sample_factors({n}, random_state) must return a numeric array of shape "
+            f"({n}, {sizes.size}) (one column per entry of factor_sizes); "
+            f"{type(dataset).__name__} returned "
+            + (f"shape {factors.shape}, dtype {factors.dtype}." if factors.ndim else
+               f"{type(factors.item()).__name__}.")
+        )
+    return factors
+
+
+def _observations(dataset, factors, rng):
+    """``dataset.sample_observations_from_factors`` checked to give one row per factor row."""
+    obs = dataset.sample_observations_from_factors(factors, rng)
+    n = factors.shape[0]
+    shape = getattr(obs, "shape", None)
+    if shape is None or len(shape) == 0 or shape[0] != n:
+        raise ValueError(
+            f"dataset.sample_observations_from_factors must return an array with one row "
+            f"per factor vector ({n} rows); {type(dataset).__name__} returned "
+            + (f"shape {tuple(shape)}." if shape is not None else f"{type(obs).__name__}.")
+        )
+    return obs
+
+
+class _Encoder:
+    """The representation, with every output checked and on a fixed scale.
+
+    Each call must return a finite numeric array of shape (n, n_codes) for n observations
+    (a 1-D array of length n is one code), with the same n_codes every time. If the first
+    codes have an extreme magnitude (beyond about 1e+-144, where variances overflow or
+    underflow in float64), all codes are multiplied by one exact power of two, which
+    changes no ratio of variances or differences.
+    """
+
+    def __init__(self, representation):
+        self.function = _as_function(representation)
+        self.name = getattr(representation, "__qualname__", type(representation).__name__)
+        self.n_codes = None
+        self.exponent = None
+
+    def _call(self, observations):
+        n = observations.shape[0]
+        out = self.function(observations)
+        if out is None:
+            raise TypeError(f"The representation {self.name} returned None for {n} "
+                            f"observations; it must return codes of shape ({n}, n_codes).")
+        try:
+            codes = np.asarray(out, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"The representation {self.name} returned "
+                            f"{type(out).__name__} that is not a numeric array of codes "
+                            f"({exc}).") from exc
+        if codes.ndim == 1 and codes.shape[0] == n:
+            codes = codes.reshape(-1, 1)
+        if codes.ndim != 2 or codes.shape[0] != n or codes.shape[1] == 0:
+            raise ValueError(
+                f"The representation {self.name} must return a 2-D array of codes with one "
+                f"row per observation, shape ({n}, n_codes); for {n} observations it "
+                f"returned shape {codes.shape}."
+            )
+        if self.n_codes is not None and codes.shape[1] != self.n_codes:
+            raise ValueError(f"The representation {self.name} returned {codes.shape[1]} "
+                             f"codes per observation, but {self.n_codes} before; the code "
+                             "size must not change between calls.")
+        self.n_codes = codes.shape[1]
+        if not np.all(np.isfinite(codes)):
+            raise ValueError(f"The representation {self.name} returned NaN or inf codes.")
+        if self.exponent is None:
+            self.exponent = _power_of_two_exponent(np.max(np.abs(codes)))
+        return np.ldexp(codes, -self.exponent) if self.exponent else codes
+
+    def __call__(self, observations):
+        """Codes of ``observations``, in balanced chunks of at most ``_CHUNK`` rows."""
+        n = observations.shape[0]
+        n_chunks = max(1, -(-n // _CHUNK))
+        bounds = np.linspace(0, n, n_chunks + 1).astype(int)
+        return np.concatenate([self._call(observations[a:b])
+                               for a, b in zip(bounds[:-1], bounds[1:])], axis=0)
 
 
 def _varying_factors(dataset):
-    sizes = np.asarray(dataset.factor_sizes, dtype=int)
+    sizes = _check_dataset(dataset)
     varying = np.flatnonzero(sizes > 1)
     if varying.size == 0:
         raise ValueError("Every factor of the dataset is constant (factor_sizes all 1); "
@@ -52,7 +169,7 @@ def _points_per_chunk(batch_size, per_point):
     return max(1, _CHUNK // (batch_size * per_point))
 
 
-def _beta_vae_features(dataset, function, n_points, batch_size, varying, rng):
+def _beta_vae_features(dataset, function, n_points, batch_size, sizes, varying, rng):
     """(features (n_points, n_codes), labels (n_points,)) for the BetaVAE classifier.
 
     Random draws happen per point in the reference's order (factor index, first batch,
@@ -65,27 +182,39 @@ def _beta_vae_features(dataset, function, n_points, batch_size, varying, rng):
         first, second = [], []
         for _ in range(m):
             k = varying[rng.randint(varying.size)]
-            f1 = dataset.sample_factors(batch_size, rng)
-            f2 = dataset.sample_factors(batch_size, rng)
+            f1 = _sample_factors(dataset, batch_size, sizes, rng)
+            f2 = _sample_factors(dataset, batch_size, sizes, rng)
             f2[:, k] = f1[:, k]
             labels.append(k)
             first.append(f1)
             second.append(f2)
-        x = dataset.sample_observations_from_factors(np.concatenate(first + second), rng)
-        z = _represent(function, x)
+        x = _observations(dataset, np.concatenate(first + second), rng)
+        z = function(x)
         diff = np.abs(z[: m * batch_size] - z[m * batch_size:])
         feats.append(diff.reshape(m, batch_size, -1).mean(axis=1))
     return np.concatenate(feats), np.asarray(labels)
 
 
-@validate_params(
-    {"dataset": [_DATASET], "representation": _REPRESENTATION,
-     "batch_size": [Interval(Integral, 1, None, closed="left")],
-     "n_train": [Interval(Integral, 2, None, closed="left")],
-     "n_eval": [Interval(Integral, 1, None, closed="left")],
-     "random_state": ["random_state"]},
-    prefer_skip_nested_validation=True,
-)
+# Parameter constraints, shared with make_disentanglement_scorer.
+_BETA_VAE_PARAMS = {
+    "dataset": [_DATASET], "representation": _REPRESENTATION,
+    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "n_train": [Interval(Integral, 2, None, closed="left")],
+    "n_eval": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+}
+_FACTOR_VAE_PARAMS = {
+    "dataset": [_DATASET], "representation": _REPRESENTATION,
+    "batch_size": [Interval(Integral, 2, None, closed="left")],
+    "n_train": [Interval(Integral, 1, None, closed="left")],
+    "n_eval": [Interval(Integral, 1, None, closed="left")],
+    "n_variance_estimate": [Interval(Integral, 2, None, closed="left")],
+    "collapse_tol": [Interval(Real, 0, 1, closed="left")],
+    "random_state": ["random_state"],
+}
+
+
+@validate_params(_BETA_VAE_PARAMS, prefer_skip_nested_validation=True)
 def beta_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n_eval=5000,
                    random_state=None):
     """BetaVAE disentanglement score (Higgins et al. 2017, Sec. 3).
@@ -120,8 +249,14 @@ def beta_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n_e
 
     Raises
     ------
+    TypeError
+        If the dataset lacks ``factor_sizes`` (or it is not a sequence of int), or the
+        representation returns None or a non-numeric result.
     ValueError
-        If every factor is constant or the representation returns NaN/inf.
+        If every factor is constant, the dataset's methods return arrays of the wrong
+        shape, or the representation returns anything but a finite array of shape
+        (n_observations, n_codes) (a 1-D array of length n_observations is one code), or
+        changes its number of codes between calls.
 
     See Also
     --------
@@ -130,7 +265,10 @@ def beta_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n_e
     Notes
     -----
     Only non-constant factors (size > 1) are chosen for intervention (the reference would
-    also pick a size-1 factor, which is indistinguishable by construction).
+    also pick a size-1 factor, which is indistinguishable by construction). The classifier
+    is the reference's default-regularised ``LogisticRegression``, so the score depends on
+    the codes' overall scale (shrinking all codes lowers it); codes of extreme magnitude
+    (beyond about 1e+-144) are brought to magnitude about 1 by an exact power of two.
 
     References
     ----------
@@ -148,10 +286,12 @@ def beta_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n_e
     True
     """
     rng = check_random_state(random_state)
-    _, varying = _varying_factors(dataset)
-    function = _as_function(representation)
-    x_train, y_train = _beta_vae_features(dataset, function, n_train, batch_size, varying, rng)
-    x_eval, y_eval = _beta_vae_features(dataset, function, n_eval, batch_size, varying, rng)
+    sizes, varying = _varying_factors(dataset)
+    function = _Encoder(representation)
+    x_train, y_train = _beta_vae_features(dataset, function, n_train, batch_size, sizes,
+                                          varying, rng)
+    x_eval, y_eval = _beta_vae_features(dataset, function, n_eval, batch_size, sizes, varying,
+                                        rng)
     if np.unique(y_train).size < 2:
         return float(np.mean(y_eval == y_train[0]))
     model = LogisticRegression(random_state=rng.randint(np.iinfo(np.int32).max))
@@ -159,25 +299,24 @@ def beta_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n_e
     return float(model.score(x_eval, y_eval))
 
 
-def _factor_vae_votes(dataset, function, n_points, batch_size, varying, scale, rng):
+def _factor_vae_votes(dataset, function, n_points, batch_size, sizes, varying, scale, rng):
     """Votes (n_factors, n_active_codes): which normalised code varies least per fixed factor.
 
     Random draws happen per point in the reference's order; rendering and encoding are
     batched over several points.
     """
-    votes = np.zeros((len(dataset.factor_sizes), scale.size), dtype=np.int64)
+    votes = np.zeros((sizes.size, scale.size), dtype=np.int64)
     step = _points_per_chunk(batch_size, 1)
     for start in range(0, n_points, step):
         m = min(step, n_points - start)
         index, batches = [], []
         for _ in range(m):
             k = varying[rng.randint(varying.size)]
-            f = dataset.sample_factors(batch_size, rng)
+            f = _sample_factors(dataset, batch_size, sizes, rng)
             f[:, k] = f[0, k]
             index.append(k)
             batches.append(f)
-        z = _represent(function, dataset.sample_observations_from_factors(
-            np.concatenate(batches), rng))
+        z = function(_observations(dataset, np.concatenate(batches), rng))
         z = z[:, scale.index].reshape(m, batch_size, -1)
         local = z.var(axis=1, ddof=1) / scale.variance
         np.add.at(votes, (np.asarray(index), np.argmin(local, axis=1)), 1)
@@ -188,8 +327,7 @@ class _Scale:
     """Global variances of the active (non-collapsed) code dimensions."""
 
     def __init__(self, variance, collapse_tol):
-        std = np.sqrt(variance)
-        keep = (std > 0) & (std > collapse_tol * std.max())
+        keep = _active_codes(np.sqrt(variance), collapse_tol)
         if not keep.any():
             raise ValueError(f"All {variance.size} code dimensions are constant or collapsed on "
                              "the dataset; there is no code to score.")
@@ -198,16 +336,7 @@ class _Scale:
         self.size = self.index.size
 
 
-@validate_params(
-    {"dataset": [_DATASET], "representation": _REPRESENTATION,
-     "batch_size": [Interval(Integral, 2, None, closed="left")],
-     "n_train": [Interval(Integral, 1, None, closed="left")],
-     "n_eval": [Interval(Integral, 1, None, closed="left")],
-     "n_variance_estimate": [Interval(Integral, 2, None, closed="left")],
-     "collapse_tol": [Interval(Real, 0, 1, closed="left")],
-     "random_state": ["random_state"]},
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_FACTOR_VAE_PARAMS, prefer_skip_nested_validation=True)
 def factor_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n_eval=5000,
                      n_variance_estimate=10000, collapse_tol=0.05, random_state=None):
     """FactorVAE disentanglement score (Kim & Mnih 2018, Sec. 4).
@@ -245,9 +374,10 @@ def factor_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n
 
     Raises
     ------
+    TypeError
+        As :func:`beta_vae_score`.
     ValueError
-        If every factor is constant, every code is collapsed, or the representation returns
-        NaN/inf.
+        As :func:`beta_vae_score`, or if every code is collapsed.
 
     See Also
     --------
@@ -277,13 +407,14 @@ def factor_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n
     True
     """
     rng = check_random_state(random_state)
-    _, varying = _varying_factors(dataset)
-    function = _as_function(representation)
-    obs = dataset.sample_observations_from_factors(
-        dataset.sample_factors(n_variance_estimate, rng), rng)
-    scale = _Scale(_represent(function, obs).var(axis=0, ddof=1), collapse_tol)
-    train = _factor_vae_votes(dataset, function, n_train, batch_size, varying, scale, rng)
+    sizes, varying = _varying_factors(dataset)
+    function = _Encoder(representation)
+    obs = _observations(dataset, _sample_factors(dataset, n_variance_estimate, sizes, rng), rng)
+    scale = _Scale(function(obs).var(axis=0, ddof=1), collapse_tol)
+    train = _factor_vae_votes(dataset, function, n_train, batch_size, sizes, varying, scale,
+                              rng)
     classifier = np.argmax(train, axis=0)  # factor predicted by each active code
-    evaluation = _factor_vae_votes(dataset, function, n_eval, batch_size, varying, scale, rng)
+    evaluation = _factor_vae_votes(dataset, function, n_eval, batch_size, sizes, varying,
+                                   scale, rng)
     correct = evaluation[classifier, np.arange(scale.size)].sum()
     return float(correct / evaluation.sum())

@@ -6,10 +6,11 @@ reference implementation (google-research disentanglement_lib, Locatello et al. 
 places where we deliberately do the robust thing instead are listed in each Notes section.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
@@ -34,6 +35,20 @@ _COMMON = {
     "codes": ["array-like"],
     "collapse_tol": [Interval(Real, 0, 1, closed="left")],
 }
+_N_BINS = [Interval(Integral, 2, None, closed="left")]
+_TEST_SIZE = [Interval(Real, 0, 1, closed="neither")]
+
+# Parameter constraints of each score, shared with make_disentanglement_scorer, which
+# checks a scorer's keyword arguments against them when the scorer is made.
+_MIG_PARAMS = {**_COMMON, "n_bins": _N_BINS, "bin_range": _BIN_RANGE}
+_DCI_PARAMS = {**_COMMON, "estimator": [None, HasMethods(["fit", "predict"])],
+               "test_size": _TEST_SIZE, "random_state": ["random_state"]}
+_SAP_PARAMS = {**_COMMON, "continuous_factors": ["boolean"], "test_size": _TEST_SIZE,
+               "random_state": ["random_state"]}
+_MODULARITY_PARAMS = {**_COMMON, "n_bins": _N_BINS, "bin_range": _BIN_RANGE,
+                      "test_size": _TEST_SIZE, "random_state": ["random_state"]}
+_IRS_PARAMS = {**_COMMON, "diff_quantile": [Interval(Real, 0, 1, closed="right")],
+               "n_bins": [None, Interval(Integral, 2, None, closed="left")]}
 
 
 def _check_bin_range(bin_range):
@@ -45,16 +60,27 @@ def _check_bin_range(bin_range):
     return float(bin_range[0]), float(bin_range[1])
 
 
+def _check_classifier(estimator):
+    """Raise unless ``estimator`` is None or a classifier (``dci`` predicts class labels)."""
+    if estimator is not None and not is_classifier(estimator):
+        kind = "a regressor" if is_regressor(estimator) else "not a classifier"
+        raise ValueError(
+            f"dci needs a classifier as estimator (each factor is predicted as class "
+            f"labels and informativeness is accuracy); got {type(estimator).__name__}, "
+            f"{kind}. For continuous factors, bin them (e.g. with "
+            "sklearn.preprocessing.KBinsDiscretizer(encode='ordinal')) and use a classifier "
+            "exposing feature_importances_ or coef_."
+        )
+    return estimator
+
+
 def _split(n_samples, test_size, random_state):
     rng = check_random_state(random_state)
     return train_test_split(np.arange(n_samples), test_size=test_size,
                             random_state=rng.randint(np.iinfo(np.int32).max))
 
 
-@validate_params(
-    {**_COMMON, "n_bins": [Interval(Integral, 2, None, closed="left")], "bin_range": _BIN_RANGE},
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_MIG_PARAMS, prefer_skip_nested_validation=True)
 def mutual_info_gap(factors, codes, *, n_bins=20, bin_range=None, collapse_tol=1e-6):
     """Mutual information gap (MIG) of a representation.
 
@@ -70,7 +96,8 @@ def mutual_info_gap(factors, codes, *, n_bins=20, bin_range=None, collapse_tol=1
     ----------
     factors : array-like of shape (n_samples, n_factors)
         Discrete ground-truth factors (any numeric values; each column is label-encoded).
-        A 1-D array is one factor.
+        A 1-D array is one factor. A factor with more distinct values than half the
+        samples (continuous, or unique per sample) raises: bin it first.
     codes : array-like of shape (n_samples, n_codes)
         Representation of the same samples (e.g. posterior means). A 1-D array is one code.
     n_bins : int, default=20
@@ -91,8 +118,9 @@ def mutual_info_gap(factors, codes, *, n_bins=20, bin_range=None, collapse_tol=1
     Raises
     ------
     ValueError
-        If factors or codes hold NaN/inf, their lengths differ, every factor is constant or
-        every code is collapsed.
+        If factors or codes hold NaN/inf, their lengths differ, every factor is constant,
+        every code is collapsed, or a factor is continuous or nearly unique per sample (more
+        distinct values than half the samples; the message names the column).
 
     See Also
     --------
@@ -105,7 +133,11 @@ def mutual_info_gap(factors, codes, *, n_bins=20, bin_range=None, collapse_tol=1
     dropped with a warning instead of producing NaN; with a single code the second-best
     mutual information is taken as 0 (the reference indexes a second code and fails); and
     collapsed codes are dropped, so a dead latent whose tiny noise is stretched over all
-    bins by per-code discretisation cannot act as the runner-up.
+    bins by per-code discretisation cannot act as the runner-up. The reference takes the
+    factors as given discrete labels (only the codes are binned); a continuous or
+    unique-per-sample factor, whose plug-in entropy and mutual information are meaningless,
+    is rejected rather than scored. Codes of extreme magnitude (beyond about 1e+-144) are
+    rescaled by an exact power of two, which changes no score.
 
     References
     ----------
@@ -126,17 +158,14 @@ def mutual_info_gap(factors, codes, *, n_bins=20, bin_range=None, collapse_tol=1
     0.0
     """
     bin_range = _check_bin_range(bin_range)
-    labels, _, n_values, codes = _check_factors_codes(factors, codes, collapse_tol)
+    labels, _, n_values, codes = _check_factors_codes(factors, codes, collapse_tol,
+                                                      caller="mutual_info_gap")
     mi, entropy = _mutual_info_matrix(_discretize(codes, n_bins, bin_range), n_bins, labels,
                                       n_values)
     return float(np.clip(np.mean(_top_two_gap(mi) / entropy), 0.0, 1.0))
 
 
-@validate_params(
-    {**_COMMON, "estimator": [None, HasMethods(["fit", "predict"])],
-     "test_size": [Interval(Real, 0, 1, closed="neither")], "random_state": ["random_state"]},
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_DCI_PARAMS, prefer_skip_nested_validation=True)
 def dci(factors, codes, *, estimator=None, test_size=1 / 3, random_state=None,
         collapse_tol=1e-6):
     """Disentanglement, completeness and informativeness (DCI) of a representation.
@@ -151,12 +180,16 @@ def dci(factors, codes, *, estimator=None, test_size=1 / 3, random_state=None,
     Parameters
     ----------
     factors : array-like of shape (n_samples, n_factors)
-        Discrete ground-truth factors.
+        Discrete ground-truth factors, used as class labels. A factor with more distinct
+        values than half the samples (continuous, or unique per sample) raises.
     codes : array-like of shape (n_samples, n_codes)
         Representation of the same samples.
     estimator : classifier or None, default=None
-        Cloned per factor; must expose ``feature_importances_`` or ``coef_`` after fit.
-        ``None`` is ``GradientBoostingClassifier()`` (the reference's gradient-boosted trees).
+        Cloned per factor; must be a classifier (``sklearn.base.is_classifier``) and expose
+        ``feature_importances_`` or ``coef_`` after fit. ``None`` is
+        ``GradientBoostingClassifier()`` (the reference's gradient-boosted trees).
+        Regressors (Eastwood & Williams's LASSO and random-forest regressors for continuous
+        factors) are not supported: bin continuous factors and use a classifier.
     test_size : float in (0, 1), default=1/3
         Held-out fraction for informativeness (the reference uses 10,000 train and 5,000
         test points).
@@ -175,7 +208,14 @@ def dci(factors, codes, *, estimator=None, test_size=1 / 3, random_state=None,
     Raises
     ------
     ValueError
-        As :func:`mutual_info_gap`, or if the estimator exposes no importances.
+        As :func:`mutual_info_gap`, if the estimator is not a classifier, or if it exposes
+        no importances.
+
+    Warns
+    -----
+    UserWarning
+        With a single (non-constant) factor: disentanglement is then 1 for any code, even
+        a random one.
 
     See Also
     --------
@@ -184,7 +224,8 @@ def dci(factors, codes, *, estimator=None, test_size=1 / 3, random_state=None,
     Notes
     -----
     With one active code, completeness is 1 (all importance sits on that code); with one
-    factor, disentanglement is 1; the reference takes a logarithm in base 1 there. A factor
+    factor, disentanglement is 1 for any code (with a warning, as it then carries no
+    information); the reference takes a logarithm in base 1 there. A factor
     with a single class in the training split gets zero importances and is predicted as
     that class.
 
@@ -204,7 +245,16 @@ def dci(factors, codes, *, estimator=None, test_size=1 / 3, random_state=None,
     >>> {k: round(v, 2) for k, v in s.items()}
     {'disentanglement': 1.0, 'completeness': 1.0, 'informativeness': 1.0}
     """
-    labels, _, _, codes = _check_factors_codes(factors, codes, collapse_tol)
+    _check_classifier(estimator)
+    labels, _, _, codes = _check_factors_codes(factors, codes, collapse_tol, caller="dci")
+    if labels.shape[1] == 1:
+        warnings.warn(
+            "dci: with a single factor every code's importance falls on that factor, so "
+            "disentanglement is 1 for any code, even a random one; only completeness and "
+            "informativeness are informative here.",
+            UserWarning,
+            stacklevel=2,
+        )
     train, test = _split(codes.shape[0], test_size, random_state)
     rng = check_random_state(random_state)
     if estimator is None:
@@ -245,11 +295,7 @@ def _dc_from_importance(importance):
             "completeness": float(np.clip(np.sum(c_factor * factor_w), 0, 1))}
 
 
-@validate_params(
-    {**_COMMON, "continuous_factors": ["boolean"],
-     "test_size": [Interval(Real, 0, 1, closed="neither")], "random_state": ["random_state"]},
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_SAP_PARAMS, prefer_skip_nested_validation=True)
 def sap_score(factors, codes, *, continuous_factors=False, test_size=1 / 3, random_state=None,
               collapse_tol=1e-6):
     """Separated attribute predictability (SAP) score of a representation.
@@ -264,11 +310,12 @@ def sap_score(factors, codes, *, continuous_factors=False, test_size=1 / 3, rand
     Parameters
     ----------
     factors : array-like of shape (n_samples, n_factors)
-        Ground-truth factors.
+        Ground-truth factors. The discrete variant (default) rejects a factor with more
+        distinct values than half the samples (continuous, or unique per sample).
     codes : array-like of shape (n_samples, n_codes)
         Representation of the same samples.
     continuous_factors : bool, default=False
-        Use the squared-correlation (regression) variant.
+        Use the squared-correlation (regression) variant, which takes any numeric factors.
     test_size : float in (0, 1), default=1/3
         Held-out fraction for the discrete variant.
     random_state : int, RandomState instance or None, default=None
@@ -299,7 +346,9 @@ def sap_score(factors, codes, *, continuous_factors=False, test_size=1 / 3, rand
     only the extreme values of an ordered factor. A perfect code of a binary factor thus
     scores about 0.5, and of a factor with 5 values about 0.4. Compare SAP values only
     across representations of the same data; the continuous variant reaches 1. With a
-    single code, the second score is taken as 0.
+    single code, the second score is taken as 0. The regularised SVM also makes the
+    discrete variant depend on the codes' overall scale; codes of extreme magnitude
+    (beyond about 1e+-144) are brought to magnitude about 1 by an exact power of two.
 
     References
     ----------
@@ -318,7 +367,9 @@ def sap_score(factors, codes, *, continuous_factors=False, test_size=1 / 3, rand
     >>> round(sap_score(factors, factors[:, ::-1] + 0.0, continuous_factors=True), 2)
     1.0
     """
-    labels, values, _, codes = _check_factors_codes(factors, codes, collapse_tol)
+    labels, values, _, codes = _check_factors_codes(
+        factors, codes, collapse_tol, discrete=not continuous_factors, caller="sap_score",
+        hint="Or use continuous_factors=True, the squared-correlation variant.")
     n_codes, n_factors = codes.shape[1], labels.shape[1]
     scores = np.zeros((n_codes, n_factors))
     if continuous_factors:
@@ -342,11 +393,7 @@ def sap_score(factors, codes, *, continuous_factors=False, test_size=1 / 3, rand
     return float(np.clip(np.mean(_top_two_gap(scores)), 0.0, 1.0))
 
 
-@validate_params(
-    {**_COMMON, "n_bins": [Interval(Integral, 2, None, closed="left")], "bin_range": _BIN_RANGE,
-     "test_size": [Interval(Real, 0, 1, closed="neither")], "random_state": ["random_state"]},
-    prefer_skip_nested_validation=True,
-)
+@validate_params(_MODULARITY_PARAMS, prefer_skip_nested_validation=True)
 def modularity_explicitness(factors, codes, *, n_bins=20, bin_range=None, test_size=1 / 3,
                             random_state=None, collapse_tol=1e-6):
     """Modularity and explicitness of a representation (Ridgeway & Mozer 2018).
@@ -361,7 +408,8 @@ def modularity_explicitness(factors, codes, *, n_bins=20, bin_range=None, test_s
     Parameters
     ----------
     factors : array-like of shape (n_samples, n_factors)
-        Discrete ground-truth factors.
+        Discrete ground-truth factors. A factor with more distinct values than half the
+        samples (continuous, or unique per sample) raises.
     codes : array-like of shape (n_samples, n_codes)
         Representation of the same samples.
     n_bins : int, default=20
@@ -385,6 +433,12 @@ def modularity_explicitness(factors, codes, *, n_bins=20, bin_range=None, test_s
     ValueError
         As :func:`mutual_info_gap`.
 
+    Warns
+    -----
+    UserWarning
+        With a single (non-constant) factor: modularity is then 1 for any code with
+        nonzero estimated mutual information, which includes random codes.
+
     See Also
     --------
     mutual_info_gap : Information-theoretic gap score.
@@ -392,7 +446,10 @@ def modularity_explicitness(factors, codes, *, n_bins=20, bin_range=None, test_s
 
     Notes
     -----
-    Modularity uses all samples (the reference uses its training sample). With one factor,
+    Ridgeway & Mozer and the reference compute the mutual information with the factors as
+    given discrete labels (only the codes are binned); a continuous or unique-per-sample
+    factor would carry all of every code's information and make every code look modular,
+    so it is rejected. Modularity uses all samples (the reference uses its training sample). With one factor,
     every informative code is fully modular (the reference divides by ``K - 1 = 0``).
     Collapsed codes are dropped rather than scored 0, so dead latents do not dilute the
     mean. Classes absent from the held-out split are skipped in the AUC average. The
@@ -415,7 +472,17 @@ def modularity_explicitness(factors, codes, *, n_bins=20, bin_range=None, test_s
     1.0
     """
     bin_range = _check_bin_range(bin_range)
-    labels, _, n_values, codes = _check_factors_codes(factors, codes, collapse_tol)
+    labels, _, n_values, codes = _check_factors_codes(factors, codes, collapse_tol,
+                                                      caller="modularity_explicitness")
+    if labels.shape[1] == 1:
+        warnings.warn(
+            "modularity_explicitness: with a single factor every code that carries any "
+            "information about it is fully modular, so modularity is 1 for almost any code "
+            "(even a random one, whose estimated mutual information is positive); only "
+            "explicitness is informative here.",
+            UserWarning,
+            stacklevel=2,
+        )
     mi, _ = _mutual_info_matrix(_discretize(codes, n_bins, bin_range), n_bins, labels, n_values)
     modularity = float(np.mean(_modularity_per_code(mi)))
 
@@ -453,11 +520,8 @@ def _modularity_per_code(mi):
     return out
 
 
-@validate_params(
-    {**_COMMON, "diff_quantile": [Interval(Real, 0, 1, closed="right")]},
-    prefer_skip_nested_validation=True,
-)
-def irs(factors, codes, *, diff_quantile=0.99, collapse_tol=1e-6):
+@validate_params(_IRS_PARAMS, prefer_skip_nested_validation=True)
+def irs(factors, codes, *, diff_quantile=0.99, n_bins=20, collapse_tol=1e-6):
     """Interventional robustness score (IRS) of a representation (Suter et al. 2019).
 
     For code ``j`` and factor ``k``, the expected (over the factor's values) ``diff_quantile``
@@ -469,11 +533,17 @@ def irs(factors, codes, *, diff_quantile=0.99, collapse_tol=1e-6):
     Parameters
     ----------
     factors : array-like of shape (n_samples, n_factors)
-        Discrete ground-truth factors.
+        Ground-truth factors. Discrete factors with at most ``n_bins`` values are used as
+        given; others (continuous ones) are binned, see ``n_bins``.
     codes : array-like of shape (n_samples, n_codes)
         Representation of the same samples.
     diff_quantile : float in (0, 1], default=0.99
         Quantile of the within-group deviations (1.0 is the paper's maximum).
+    n_bins : int >= 2 or None, default=20
+        A factor with more than ``n_bins`` distinct values is discretised into ``n_bins``
+        equal-width histogram bins over its range, as the reference does (it bins every
+        factor into 20). ``None`` uses every factor as given. Either way a factor with
+        more distinct values (or bins) than half the samples raises.
     collapse_tol : float in [0, 1), default=1e-6
         See :func:`mutual_info_gap`.
 
@@ -485,7 +555,8 @@ def irs(factors, codes, *, diff_quantile=0.99, collapse_tol=1e-6):
     Raises
     ------
     ValueError
-        As :func:`mutual_info_gap`.
+        As :func:`mutual_info_gap`; in particular for a factor with more distinct values (or
+        bins) than half the samples.
 
     See Also
     --------
@@ -494,8 +565,13 @@ def irs(factors, codes, *, diff_quantile=0.99, collapse_tol=1e-6):
 
     Notes
     -----
-    The reference discretises the factors into 20 histogram bins; we take discrete factors
-    as given (identical when a factor has at most 20 evenly spaced values).
+    IRS conditions each code on each value of a factor: with a continuous factor every
+    value is seen once, every within-value deviation is 0 and any code, even a random
+    one, would score 1. The reference therefore discretises every factor into 20
+    histogram bins; we bin only factors with more than ``n_bins`` values and take discrete
+    ones as given (identical to the reference when a factor has at most 20 evenly spaced
+    values; unevenly spaced discrete values are never merged), and reject factors that are
+    still nearly unique per sample.
 
     References
     ----------
@@ -512,7 +588,9 @@ def irs(factors, codes, *, diff_quantile=0.99, collapse_tol=1e-6):
     >>> round(irs(factors, factors + 0.0), 2)
     1.0
     """
-    labels, _, n_values, codes = _check_factors_codes(factors, codes, collapse_tol)
+    labels, _, n_values, codes = _check_factors_codes(
+        factors, codes, collapse_tol, n_bins=n_bins, caller="irs",
+        hint="Or lower n_bins (irs bins factors with more than n_bins values).")
     max_dev = np.max(np.abs(codes - codes.mean(axis=0)), axis=0)
     cum = np.zeros((codes.shape[1], labels.shape[1]))
     for k in range(labels.shape[1]):

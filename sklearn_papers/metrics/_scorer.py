@@ -1,14 +1,35 @@
 """Scikit-learn scorers built from the disentanglement scores."""
 
-from sklearn_papers.metrics._interventional import beta_vae_score, factor_vae_score
+import inspect
+
+from sklearn import config_context
+
+from sklearn_papers.metrics._interventional import (
+    _BETA_VAE_PARAMS,
+    _FACTOR_VAE_PARAMS,
+    _check_dataset,
+    beta_vae_score,
+    factor_vae_score,
+)
 from sklearn_papers.metrics._sample_based import (
+    _DCI_PARAMS,
+    _IRS_PARAMS,
+    _MIG_PARAMS,
+    _MODULARITY_PARAMS,
+    _SAP_PARAMS,
+    _check_bin_range,
+    _check_classifier,
     dci,
     irs,
     modularity_explicitness,
     mutual_info_gap,
     sap_score,
 )
-from sklearn_papers.utils._sklearn_compat import StrOptions, validate_params
+from sklearn_papers.utils._sklearn_compat import (
+    InvalidParameterError,
+    StrOptions,
+    validate_params,
+)
 
 __all__ = ["make_disentanglement_scorer"]
 
@@ -20,6 +41,13 @@ _SAMPLE_BASED = {
     "irs": (irs, None),
 }
 _INTERVENTIONAL = {"beta_vae_score": beta_vae_score, "factor_vae_score": factor_vae_score}
+# Parameter constraints of each metric (the ones its @validate_params uses).
+_CONSTRAINTS = {"mutual_info_gap": _MIG_PARAMS, "dci": _DCI_PARAMS, "sap_score": _SAP_PARAMS,
+                "modularity_explicitness": _MODULARITY_PARAMS, "irs": _IRS_PARAMS,
+                "beta_vae_score": _BETA_VAE_PARAMS, "factor_vae_score": _FACTOR_VAE_PARAMS}
+# Checks each metric runs inside its body, run again when a scorer is made.
+_EXTRA_CHECKS = {"bin_range": _check_bin_range, "estimator": _check_classifier,
+                 "dataset": _check_dataset}
 _KEYS = {"dci": {"disentanglement", "completeness", "informativeness"},
          "modularity_explicitness": {"modularity", "explicitness"}}
 
@@ -50,6 +78,53 @@ class _DisentanglementScorer:
         args = "".join(f", {k}={v!r}" for k, v in self.kwargs.items())
         key = f", key={self.key!r}" if self.key else ""
         return f"make_disentanglement_scorer({self.metric!r}{key}{args})"
+
+
+def _check_metric_kwargs(metric, kwargs):
+    """Check a scorer's keyword arguments against the metric's signature and constraints.
+
+    Raises
+    ------
+    TypeError
+        For a keyword the metric does not take, or one the scorer supplies itself.
+    ValueError
+        For a value the metric's constraints or own checks reject (``n_bins=1``, a bad
+        ``bin_range``, a regressor as ``dci``'s ``estimator``).
+    """
+    function = (_INTERVENTIONAL[metric] if metric in _INTERVENTIONAL
+                else _SAMPLE_BASED[metric][0])
+    supplied = ({"representation"} if metric in _INTERVENTIONAL else {"factors", "codes"})
+    params = inspect.signature(function).parameters
+    valid = [name for name, p in params.items()
+             if name not in supplied and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for name in kwargs:
+        if name in supplied:
+            raise TypeError(f"make_disentanglement_scorer({metric!r}) got {name}=..., which "
+                            f"the scorer supplies itself; valid keyword arguments are "
+                            f"{valid}.")
+        if name not in valid:
+            raise TypeError(f"make_disentanglement_scorer({metric!r}) got an unexpected "
+                            f"keyword argument {name!r}; {metric} takes {valid}.")
+
+    # Run the metric's own @validate_params constraints on just these values, through a
+    # stand-in function that has them as its only (keyword) parameters.
+    def stand_in(**_):
+        return None
+
+    stand_in.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in kwargs])
+    stand_in.__qualname__ = function.__name__
+    constraints = {name: c for name, c in _CONSTRAINTS[metric].items() if name in kwargs}
+    try:
+        with config_context(skip_parameter_validation=False):  # we run inside a validated call
+            validate_params(constraints, prefer_skip_nested_validation=True)(stand_in)(**kwargs)
+    except InvalidParameterError as exc:
+        # A plain ValueError: our own @validate_params would rename the function in an
+        # InvalidParameterError's message to make_disentanglement_scorer.
+        raise ValueError(f"make_disentanglement_scorer({metric!r}): {exc}") from exc
+    for name, check in _EXTRA_CHECKS.items():
+        if name in kwargs and (name != "estimator" or metric == "dci"):
+            check(kwargs[name])
 
 
 @validate_params(
@@ -85,9 +160,16 @@ def make_disentanglement_scorer(metric, *, key=None, **kwargs):
 
     Raises
     ------
+    TypeError
+        If a keyword argument is not a parameter of the metric (the message lists the
+        valid ones), or is one the scorer supplies (``factors``, ``codes``,
+        ``representation``), or ``dataset`` lacks ``factor_sizes``.
     ValueError
         If ``key`` is not an entry of the metric's result, ``key`` is given for a float
-        score, or an interventional metric has no ``dataset``.
+        score, an interventional metric has no ``dataset``, or a keyword argument's value
+        violates the metric's constraints (e.g. ``n_bins=1``, a regressor as ``dci``'s
+        ``estimator``); all are checked here, when the scorer is made, not when it first
+        scores (where ``cross_validate`` would turn the error into NaN scores).
 
     See Also
     --------
@@ -107,6 +189,7 @@ def make_disentanglement_scorer(metric, *, key=None, **kwargs):
     >>> res["test_score"].shape
     (3,)
     """
+    _check_metric_kwargs(metric, kwargs)
     if metric in _INTERVENTIONAL:
         if "dataset" not in kwargs:
             raise ValueError(f"metric={metric!r} samples from a ground-truth dataset: pass "

@@ -7,7 +7,7 @@ import pytest
 import scipy.stats
 from sklearn.decomposition import PCA
 from sklearn.ensemble import GradientBoostingClassifier
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import mutual_info_score, roc_auc_score
 from sklearn.model_selection import GridSearchCV, cross_validate, train_test_split
 from sklearn.neighbors import KNeighborsClassifier
@@ -556,3 +556,208 @@ def test_scorer_interventional_and_errors():
         make_disentanglement_scorer("not_a_metric")
     with pytest.raises(ValueError, match="factor matrix"):
         make_disentanglement_scorer("irs")(pipe, X, None)
+
+
+# ----------------------------------------------------------------------------- continuous factors
+def test_irs_bins_continuous_factors_like_the_reference_and_random_codes_score_low():
+    rng = np.random.RandomState(0)
+    # the adversarial cases: continuous factors, or a factor unique per sample
+    assert irs(rng.randn(200, 2), rng.randn(200, 2)) < 0.7
+    assert irs(np.arange(200), rng.randn(200, 3)) < 0.7
+    # the reference bins every factor into 20 histogram bins: same as binning first
+    f = rng.rand(2000, 2)
+    z = np.column_stack([f[:, 1] + 0.05 * rng.normal(size=2000), rng.normal(size=2000)])
+    assert irs(f, z) == pytest.approx(naive_irs(naive_discretize(f), z), rel=1e-9)
+    assert irs(f, z, n_bins=5) == pytest.approx(naive_irs(naive_discretize(f, 5), z), rel=1e-9)
+    assert irs(f, f[:, ::-1] * 3.0) > 0.9 > 0.5 > irs(f, rng.normal(size=(2000, 2)))
+
+
+def test_irs_takes_discrete_factors_with_at_most_n_bins_values_as_given():
+    f = _factors(4, sizes=(4, 4, 3))
+    f = f * np.array([1.0, 10.0, 100.0]) ** f  # unevenly spaced values: never merged
+    z = _partial(_factors(4), 4)
+    assert irs(f, z) == pytest.approx(naive_irs(f, z), rel=1e-12)
+    assert irs(f, z, n_bins=None) == irs(f, z)
+
+
+def test_irs_rejects_factors_still_unique_per_sample():
+    with pytest.raises(ValueError, match=r"factors column 0 has 2 distinct values for 2 "
+                                         r"samples.*KBinsDiscretizer"):
+        irs([[0, 0], [1, 1]], [[0.0, 1.0], [1.0, 0.0]])
+    rng = np.random.RandomState(0)
+    with pytest.raises(ValueError, match="factors column 1.*irs"):
+        irs(np.column_stack([rng.randint(3, size=100), rng.randn(100)]), rng.randn(100, 2),
+            n_bins=None)
+
+
+@pytest.mark.parametrize("name", ["mig", "dci_d", "sap", "modularity", "explicitness"])
+def test_discrete_factor_scores_reject_continuous_or_unique_factors(name):
+    rng = np.random.RandomState(1)
+    z = rng.normal(size=(300, 3))
+    f = np.column_stack([rng.randint(3, size=300), rng.normal(size=300)])
+    with pytest.raises(ValueError, match=r"factors column 1 has 300 distinct values for 300 "
+                                         r"samples.*KBinsDiscretizer"):
+        SAMPLE_METRICS[name](f, z)
+    with pytest.raises(ValueError, match="factors column 0"):
+        SAMPLE_METRICS[name](np.arange(300), z)
+
+
+def test_continuous_sap_still_takes_continuous_factors():
+    rng = np.random.RandomState(2)
+    f = rng.normal(size=(500, 2))
+    assert sap_score(f, f[:, ::-1] * 2.0, continuous_factors=True) > 0.99
+
+
+@pytest.mark.parametrize("score", ["dci", "modularity"])
+def test_single_factor_trivial_scores_warn(score):
+    rng = np.random.RandomState(3)
+    f = rng.randint(3, size=(300, 1))
+    z = rng.normal(size=(300, 3))  # random codes: the trivial score is 1 all the same
+    with pytest.warns(UserWarning, match="single factor"):
+        if score == "dci":
+            value = dci(f, z, estimator=FAST_TREE, random_state=0)["disentanglement"]
+        else:
+            value = modularity_explicitness(f, z, random_state=0)["modularity"]
+    assert value == pytest.approx(1.0)
+
+
+# ----------------------------------------------------------------------------- scorer kwargs
+def test_scorer_checks_keyword_names_when_made():
+    with pytest.raises(TypeError, match=r"'n_binz'.*\['n_bins', 'bin_range', 'collapse_tol'\]"):
+        make_disentanglement_scorer("mutual_info_gap", n_binz=3)
+    with pytest.raises(TypeError, match="scorer supplies"):
+        make_disentanglement_scorer("irs", codes=np.ones((3, 2)))
+    with pytest.raises(TypeError, match="'n_bins'"):
+        make_disentanglement_scorer("dci", n_bins=20)
+    with pytest.raises(TypeError, match="representation"):
+        make_disentanglement_scorer("beta_vae_score", dataset=FactorsAsObservations(),
+                                    representation=None)
+
+
+def test_scorer_checks_keyword_values_when_made():
+    with pytest.raises(ValueError, match="'n_bins' parameter of mutual_info_gap"):
+        make_disentanglement_scorer("mutual_info_gap", n_bins=1)
+    with pytest.raises(ValueError, match="'test_size' parameter of dci"):
+        make_disentanglement_scorer("dci", test_size=2.0)
+    with pytest.raises(ValueError, match="bin_range"):
+        make_disentanglement_scorer("modularity_explicitness", bin_range=(1.0, 0.0))
+    with pytest.raises(ValueError, match="classifier"):
+        make_disentanglement_scorer("dci", estimator=LinearRegression())
+    with pytest.raises(ValueError, match="'batch_size' parameter of factor_vae_score"):
+        make_disentanglement_scorer("factor_vae_score", dataset=FactorsAsObservations(),
+                                    batch_size=1)
+    with pytest.raises(TypeError, match="factor_sizes"):
+        make_disentanglement_scorer("beta_vae_score", dataset=_NoFactorSizes())
+    # valid ones still work, and irs takes its new n_bins
+    assert "n_bins=None" in repr(make_disentanglement_scorer("irs", n_bins=None))
+
+
+def test_scorer_with_a_valid_keyword_scores_in_cross_validate():
+    f = _factors(16, n=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = cross_validate(FunctionTransformer(), f + 0.0, f, cv=3,
+                             scoring=make_disentanglement_scorer("mutual_info_gap", n_bins=5))
+    assert np.all(res["test_score"] > 0.9)
+
+
+# ----------------------------------------------------------------------------- interventional input
+class _NoFactorSizes:
+    def sample_factors(self, n, random_state):
+        return np.zeros((n, 2), dtype=int)
+
+    def sample_observations_from_factors(self, factors, random_state):
+        return factors.astype(float)
+
+
+class _OneDFactors(FactorsAsObservations):
+    def sample_factors(self, n, random_state):
+        return random_state.randint(3, size=n)
+
+
+class _ShortObservations(FactorsAsObservations):
+    def sample_observations_from_factors(self, factors, random_state):
+        return factors[:1].astype(float)
+
+
+_GROWING = {"calls": 0}
+
+
+def _growing_width(x):
+    _GROWING["calls"] += 1
+    return np.tile(x, (1, 1 + _GROWING["calls"] % 2))
+
+
+BAD_REPRESENTATIONS = {
+    "one row": (lambda x: x.mean(axis=0, keepdims=True), ValueError,
+                r"one row per observation.*returned shape \(1, 3\)"),
+    "3-D": (lambda x: x[:, :, None] * np.ones(2), ValueError, r"returned shape \(\d+, 3, 2\)"),
+    "None": (lambda x: None, TypeError, "returned None"),
+    "strings": (lambda x: np.full(len(x), "a"), TypeError, "not a numeric array"),
+    "no codes": (lambda x: np.zeros((len(x), 0)), ValueError, r"returned shape \(\d+, 0\)"),
+    "width changes": (_growing_width, ValueError, "must not change between calls"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_REPRESENTATIONS))
+@pytest.mark.parametrize("score", [beta_vae_score, factor_vae_score])
+def test_interventional_scores_name_malformed_representations(score, case):
+    rep, error, match = BAD_REPRESENTATIONS[case]
+    extra = {"n_variance_estimate": 40} if score is factor_vae_score else {}
+    with pytest.raises(error, match=match):
+        score(FactorsAsObservations(), rep, batch_size=4, n_train=20, n_eval=20,
+              random_state=0, **extra)
+
+
+@pytest.mark.parametrize("score", [beta_vae_score, factor_vae_score])
+def test_interventional_scores_check_the_dataset_interface(score):
+    extra = {"n_variance_estimate": 40} if score is factor_vae_score else {}
+    kw = dict(batch_size=4, n_train=5, n_eval=5, random_state=0, **extra)
+    with pytest.raises(TypeError, match="no factor_sizes attribute"):
+        score(_NoFactorSizes(), lambda x: x, **kw)
+    with pytest.raises(ValueError, match=r"sample_factors\(\d+, random_state\) must return .*"
+                                         r"shape \(\d+, 3\).*returned shape \(\d+,\)"):
+        score(_OneDFactors(), lambda x: x, **kw)
+    with pytest.raises(ValueError, match="one row per factor vector"):
+        score(_ShortObservations(), lambda x: x, **kw)
+    with pytest.raises(ValueError, match=r"factor_sizes must all be >= 1"):
+        score(FactorsAsObservations((3, 0)), lambda x: x, **kw)
+
+
+# ----------------------------------------------------------------------------- extreme scales
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize("name", ["mig", "dci_d", "dci_c", "dci_i", "modularity",
+                                  "explicitness", "irs", "sap_continuous"])
+def test_scale_free_scores_hold_at_extreme_code_scales(name, scale):
+    f = _factors(17)
+    z = _with_dead(_partial(f, 17))  # the dead latents must still be dropped
+    assert SAMPLE_METRICS[name](f, scale * z) == pytest.approx(
+        SAMPLE_METRICS[name](f, z), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_discrete_sap_is_finite_at_extreme_code_scales(scale):
+    f = _factors(18)
+    value = sap_score(f, scale * _partial(f, 18), random_state=0)
+    assert np.isfinite(value) and 0 <= value <= 1
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_interventional_scores_at_extreme_code_scales(scale):
+    ds = FactorsAsObservations()
+    kw = dict(batch_size=8, n_train=60, n_eval=40, random_state=7)
+    fv = factor_vae_score(ds, lambda x: scale * _rotated(x), n_variance_estimate=300, **kw)
+    assert fv == factor_vae_score(ds, _rotated, n_variance_estimate=300, **kw)
+    # BetaVAE's regularised logistic regression depends on the codes' scale (as in the
+    # reference), so only check that extreme codes are scored, not the value
+    bv = beta_vae_score(ds, lambda x: scale * _perfect(x), **kw)
+    assert np.isfinite(bv) and 0 <= bv <= 1
+
+
+# ----------------------------------------------------------------------------- dci estimator
+def test_dci_rejects_a_regressor_and_takes_a_linear_classifier():
+    f = _factors(19, n=300)
+    with pytest.raises(ValueError, match="needs a classifier.*LinearRegression, a regressor"):
+        dci(f, f + 0.0, estimator=LinearRegression(), random_state=0)
+    s = dci(f, _perfect(f), estimator=LogisticRegression(max_iter=500), random_state=0)
+    assert s["informativeness"] > 0.9
