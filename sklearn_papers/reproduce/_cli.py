@@ -1,6 +1,7 @@
 """Command line: ``sklearn-papers reproduce [--quick] [--only NAME ...] [--out DIR]``."""
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -24,7 +25,9 @@ def _parser():
     rep.add_argument("--only", nargs="+", metavar="NAME",
                      help="run only these experiments (see --list)")
     rep.add_argument("--out", default="reports", type=Path,
-                     help="output folder for REPORT.md and PNG plots (default: reports/)")
+                     help="output folder for REPORT.md and PNG plots (default: reports/; "
+                          "a REPORT.md already there is replaced, so give --only runs "
+                          "their own folder to keep a full report)")
     rep.add_argument("--seed", default=0, type=int, help="random seed (default: 0)")
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
     rep.add_argument("--verbose", default=1, type=int,
@@ -65,8 +68,10 @@ def main(argv=None):
         if error is not None and args.verbose > 0:
             print(error, file=sys.stderr)
         results.append((exp, section, secs, error))
+    words = sys.argv[1:] if argv is None else list(argv)
     path = write_report(args.out, results, quick=args.quick,
-                        seconds=time.perf_counter() - start)
+                        seconds=time.perf_counter() - start,
+                        command="sklearn-papers " + shlex.join(str(w) for w in words))
     print(f"Report written to {path.resolve()}")
     return 1 if any(r[3] is not None for r in results) else 0
 

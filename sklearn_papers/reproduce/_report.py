@@ -68,8 +68,11 @@ def _versions():
     return ", ".join(out)
 
 
-def write_report(out_dir, results, *, quick, seconds):
+def write_report(out_dir, results, *, quick, seconds, command=None):
     """Write ``<out_dir>/REPORT.md`` from ``[(experiment, section, seconds, error), ...]``.
+
+    ``command`` is the command line to record in the header (default: the plain
+    ``sklearn-papers reproduce [--quick]``).
 
     Returns
     -------
@@ -77,12 +80,14 @@ def write_report(out_dir, results, *, quick, seconds):
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if command is None:
+        command = f"sklearn-papers reproduce{' --quick' if quick else ''}"
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     mode = "quick (`--quick`: shortened protocols, see each section)" if quick else "full"
     lines = [
         "# sklearn_papers: reproduction report",
         "",
-        f"Generated {now} by `sklearn-papers reproduce{' --quick' if quick else ''}` in "
+        f"Generated {now} by `{command}` in "
         f"{seconds:.0f} s on {platform.machine()} with {os.cpu_count()} CPU(s).",
         f"Mode: {mode}.",
         f"Versions: {_versions()}.",

@@ -69,3 +69,15 @@ def test_python_dash_m_entry_point():
     out = subprocess.run([sys.executable, "-m", "sklearn_papers", "reproduce", "--list"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_report_header_records_the_exact_command(tmp_path, monkeypatch):
+    from sklearn_papers.reproduce import _registry
+
+    good = Experiment(name="good", title="Good one", paper="A et al. 2020", run=_ok)
+    monkeypatch.setattr(_registry, "get_experiments", lambda: {"good": good})
+    argv = ["reproduce", "--quick", "--only", "good", "--out", str(tmp_path),
+            "--verbose", "0"]
+    assert main(argv) == 0
+    header = (tmp_path / "REPORT.md").read_text().splitlines()[2]
+    assert "`sklearn-papers reproduce --quick --only good --out " in header
