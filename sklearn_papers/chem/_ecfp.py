@@ -9,6 +9,7 @@ from sklearn_papers.chem._validation import (
     as_molecule_array,
     parse_molecules,
     raise_or_mask,
+    set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
@@ -30,7 +31,8 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
     which is about a fifth of the parse time. ``Mol`` inputs, and every entry that is
     not a non-empty string or fails here, go through :func:`parse_molecules`, the one
     place that decides validity and words the error, so validity and messages are those
-    of the rest of the package. ``tests/chem/test_ecfp.py`` checks bit-for-bit equality
+    of the rest of the package (and ``Mol`` inputs get the hydrogen handling of
+    ``MolFromSmiles`` there). ``tests/chem/test_ecfp.py`` checks bit-for-bit equality
     with fingerprints of ``Chem.MolFromSmiles`` molecules.
 
     Returns
@@ -102,6 +104,15 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
 
     The transformer is stateless: ``fit`` only validates, and ``transform`` works
     without ``fit``.
+
+    RDKit ``Mol`` inputs are read as their SMILES would be: explicit hydrogen atoms (from
+    ``Chem.AddHs``, conformer pipelines, or SDF files read with ``removeHs=False``) are
+    removed with ``Chem.RemoveHs``, as ``Chem.MolFromSmiles`` removes them, and an
+    unsanitized ``Mol`` is sanitized, both on a copy (the input is not modified). So
+    ``mol``, ``Chem.AddHs(mol)`` and ``Chem.MolToSmiles(mol)`` give the same
+    fingerprint. Hydrogens that ``MolFromSmiles`` keeps too (isotopes such as ``[2H]``,
+    ``[H][H]``) stay atoms of the graph. Use RDKit's generator directly to fingerprint a
+    graph with hydrogen atoms.
 
     Parameters
     ----------
@@ -214,14 +225,6 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         self.batch_size = batch_size
         self.verbose = verbose
 
-    def _set_input_attributes(self, X):
-        self.n_features_in_ = 1
-        columns = getattr(X, "columns", None)
-        if columns is not None and len(columns) == 1 and isinstance(columns[0], str):
-            self.feature_names_in_ = np.asarray(list(columns), dtype=object)
-        elif hasattr(self, "feature_names_in_"):
-            del self.feature_names_in_
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Validate the parameters and the molecules (nothing is learned).
@@ -246,7 +249,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         values = as_molecule_array(X)
         _, invalid = parse_molecules(values)
         raise_or_mask(invalid, len(values), errors=self.errors)
-        self._set_input_attributes(X)
+        set_molecule_input_attributes(self, X)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -266,7 +269,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
             See :meth:`transform`.
         """
         out = self._transform(X)
-        self._set_input_attributes(X)
+        set_molecule_input_attributes(self, X)
         return out
 
     def transform(self, X):

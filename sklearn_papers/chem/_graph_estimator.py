@@ -7,6 +7,7 @@ The public classes keep thin ``fit``/``predict``/``transform`` methods (for thei
 docstrings) that call the ``_fit_*`` / ``_predict_*`` bodies of the mixins below.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -20,6 +21,7 @@ from sklearn.base import (
 
 from sklearn_papers.chem._targets import (
     MSE_LOSS,
+    check_labelled_columns,
     classification_criterion,
     destandardize_outputs,
     encode_classification_targets,
@@ -27,7 +29,7 @@ from sklearn_papers.chem._targets import (
     proba_from_logits,
     standardize_targets,
 )
-from sklearn_papers.chem._validation import check_molecules
+from sklearn_papers.chem._validation import check_molecules, set_molecule_input_attributes
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
 
 __all__ = []
@@ -43,6 +45,41 @@ def _require_y(estimator, y):
         raise ValueError(
             f"This {type(estimator).__name__} estimator requires y to be passed, but the "
             "target y is None."
+        )
+
+
+def _as_target_array(y):
+    """``y`` as a numpy array of at least one dimension (ValueError for a scalar)."""
+    y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+    if y.ndim == 0:
+        raise ValueError(
+            "y should be a 1d array of shape (n_samples,) or a 2d array of shape "
+            f"(n_samples, n_targets), got a scalar {y.item()!r} (an array of shape ()) "
+            "instead: give one target per molecule."
+        )
+    return y
+
+
+def _warn_left_out_classes(y, y_left_out):
+    """Warn about class labels seen only on invalid molecules left out of fit."""
+    y, y_left_out = np.asarray(y), np.asarray(y_left_out)
+    if not len(y_left_out) or y.ndim > 2 or (y.ndim == 2 and y.shape[1] != 1):
+        return  # nothing left out, or multi-task (an unlabelled task raises instead)
+    y, y_left_out = y.reshape(-1), y_left_out.reshape(-1)
+    if y_left_out.dtype.kind in "fc":
+        y_left_out = y_left_out[~np.isnan(y_left_out)]
+    try:
+        lost, counts = np.unique(y_left_out[~np.isin(y_left_out, y)], return_counts=True)
+    except TypeError:  # labels of mixed types: check_classification_targets will say so
+        return
+    if lost.size:
+        named = ", ".join(f"{c!r} ({k} molecule(s))"
+                          for c, k in zip(lost.tolist(), counts.tolist()))
+        warnings.warn(
+            f"Class(es) {named} occur only among the {len(y_left_out)} invalid "
+            "molecule(s) left out of fit with errors='nan'; they are missing from "
+            "classes_ and are never predicted.",
+            UserWarning, stacklevel=5,  # user -> _fit_context -> fit -> mixin -> here
         )
 
 
@@ -72,10 +109,6 @@ class _GraphEstimator(BaseEstimator):
         "verbose": ["verbose"],
     }
 
-    #: ValueError message for a regression target column without any finite value
-    #: (formatted with ``columns``).
-    _empty_target_message = "y column(s) {columns} hold no finite value."
-
     # -- data ----------------------------------------------------------------------------
     def _molecules(self, X):
         """The valid molecules of ``X`` in order, and the validity mask."""
@@ -88,20 +121,28 @@ class _GraphEstimator(BaseEstimator):
         return self._featurize_mols(mols), valid
 
     def _fit_graphs(self, X, y):
-        """Graphs of the valid molecules and their rows of ``y`` (None stays None)."""
+        """Graphs of the valid molecules, their rows of ``y`` and the rows left out.
+
+        Sets ``n_features_in_`` (and ``feature_names_in_``). ``y`` None stays None;
+        otherwise the third value holds the rows of ``y`` of the invalid molecules
+        (``errors="nan"``), empty when there are none.
+        """
         graphs, valid = self._graphs(X)
+        left_out = None
         if y is not None:
-            y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+            y = _as_target_array(y)
             if y.shape[0] != len(valid):
                 raise ValueError(f"X has {len(valid)} molecules but y has {y.shape[0]} rows.")
-            y = y[valid]
+            y, left_out = y[valid], y[~valid]
         _require_molecules(graphs)
-        return graphs, y
+        set_molecule_input_attributes(self, X)
+        return graphs, y, left_out
 
-    def _standardise(self, y):
+    def _standardise(self, y, n_left_out=0):
         """Check float targets (NaN: missing), store mean/std, return float32 2-D."""
+        check_labelled_columns(y, n_left_out=n_left_out)
         target, self._y_mean, self._y_std, self._y_1d = standardize_targets(
-            y, allow_nan=True, empty_column_message=self._empty_target_message)
+            y, allow_nan=True, require_labels=True)
         self.n_outputs_ = target.shape[1]
         return target
 
@@ -206,11 +247,12 @@ class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         return module
 
     def _fit_transformer(self, X, y):
-        graphs, y = self._fit_graphs(X, y)
+        graphs, y, left_out = self._fit_graphs(X, y)
         if self._keeps_random_weights(y):
             self._fit_untrained(graphs)
         else:
-            self._train(graphs, self._standardise(y), self.n_outputs_, MSE_LOSS)
+            self._train(graphs, self._standardise(y, len(left_out)), self.n_outputs_,
+                        MSE_LOSS)
         self._n_features_out = self._embedding(self.module_)[1]
         return self
 
@@ -236,8 +278,8 @@ class _GraphRegressorMixin(RegressorMixin):
 
     def _fit_regression(self, X, y):
         _require_y(self, y)
-        graphs, y = self._fit_graphs(X, y)
-        target = self._standardise(y)
+        graphs, y, left_out = self._fit_graphs(X, y)
+        target = self._standardise(y, len(left_out))
         return self._train(graphs, target, self.n_outputs_, MSE_LOSS)
 
     def _predict_regression(self, X):
@@ -249,7 +291,9 @@ class _GraphClassifierMixin(ClassifierMixin):
 
     def _fit_classification(self, X, y):
         _require_y(self, y)
-        graphs, y = self._fit_graphs(X, y)
+        graphs, y, left_out = self._fit_graphs(X, y)
+        check_labelled_columns(y, n_left_out=len(left_out))
+        _warn_left_out_classes(y, left_out)
         self._task, self.classes_, target, n_outputs, loss = encode_classification_targets(y)
         return self._train(graphs, target, n_outputs, loss)
 

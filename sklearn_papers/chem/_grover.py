@@ -2,6 +2,7 @@
 
 import json
 import os
+import pickle
 import time
 from numbers import Integral, Real
 from pathlib import Path
@@ -16,6 +17,7 @@ from sklearn_papers.chem._graph_estimator import (
     _require_molecules,
 )
 from sklearn_papers.chem._targets import BCE_LOSS, CROSS_ENTROPY_LOSS, MSE_LOSS
+from sklearn_papers.chem._validation import set_molecule_input_attributes
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -100,7 +102,8 @@ def load_grover_checkpoint(pretrained):
     Raises
     ------
     ValueError
-        If the folder or its files are missing, or the format or version is unknown.
+        If the folder or its files are missing, if ``config.json`` is not valid JSON or
+        lacks a key, or if the format or version is unknown; the message names the file.
 
     Examples
     --------
@@ -118,14 +121,37 @@ def load_grover_checkpoint(pretrained):
             f"pretrained={str(pretrained)!r} is neither a shipped checkpoint {PRETRAINED} nor "
             f"a folder holding config.json and weights.pt (looked in {str(folder)!r})."
         )
-    config = json.loads(cfg_path.read_text())
+    try:
+        config = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{str(cfg_path)!r} is not valid JSON ({exc}); the checkpoint is damaged. "
+            "Save it again with GroverFeaturizer.save."
+        ) from exc
+    if not isinstance(config, dict):
+        raise ValueError(
+            f"{str(cfg_path)!r} holds a JSON {type(config).__name__}, not the object of a "
+            f"{FORMAT_NAME} checkpoint."
+        )
     if config.get("format") != FORMAT_NAME or config.get("format_version") != FORMAT_VERSION:
         raise ValueError(
             f"{str(cfg_path)!r} is not a {FORMAT_NAME} checkpoint of version "
             f"{FORMAT_VERSION} (format={config.get('format')!r}, "
             f"version={config.get('format_version')!r})."
         )
-    state = torch.load(w_path, map_location="cpu", weights_only=True)
+    missing = [k for k in ("params", "atom_vocab", "bond_vocab") if k not in config]
+    if missing:
+        raise ValueError(f"{str(cfg_path)!r} lacks the key(s) {missing} of a "
+                         f"{FORMAT_NAME} checkpoint.")
+    try:
+        state = torch.load(w_path, map_location="cpu", weights_only=True)
+    except (RuntimeError, EOFError, pickle.UnpicklingError) as exc:
+        # torch's own text (chained below) may suggest weights_only=False: never here.
+        raise ValueError(
+            f"{str(w_path)!r} is not a readable torch state_dict "
+            f"({type(exc).__name__}); the checkpoint is damaged. Save it again with "
+            "GroverFeaturizer.save."
+        ) from exc
     return config, state
 
 
@@ -247,6 +273,11 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         Number of epochs run by this ``fit``.
     checkpoint_config_ : dict or None
         The loaded checkpoint's ``config.json`` (None without ``pretrained``).
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
 
     See Also
     --------
@@ -332,6 +363,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         device, seed = self._device_and_seed()
         mols, _ = self._molecules(X)
         _require_molecules(mols)
+        set_molecule_input_attributes(self, X)
         config, state = (None, None) if self.pretrained is None else \
             load_grover_checkpoint(self.pretrained)
         need_labels = self.max_epochs > 0 or config is None
@@ -486,6 +518,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         self.atom_vocab_, self.bond_vocab_ = atom_vocab, bond_vocab
         self.embedding_dim_ = module.encoder.embedding_dim
         self._n_features_out = self.embedding_dim_
+        self.n_features_in_ = 1  # one column of molecules, as after fit
         self.loss_curve_, self.n_iter_ = [], 0
         self.checkpoint_config_ = config
         return self
@@ -507,7 +540,6 @@ class _GroverFinetune(_BaseGrover):
         "ffn_hidden": [Interval(Integral, 0, None, closed="left")],
         "readout": [StrOptions({"mean", "self_attention"})],
     }
-    _empty_target_message = "y has a column without any label (all NaN)."
 
     def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
                  ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=30, batch_size=32,
@@ -593,7 +625,8 @@ _FINETUNE_PARAMS_DOC = """
         Torch device.
     errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit`` and
-        predicted as NaN.
+        predicted as NaN. A class seen only on left-out molecules is missing from the
+        classifier's ``classes_``, with a ``UserWarning`` naming it.
     random_state : int, RandomState instance or None, default=None
         Seeds heads, dropout, hop counts and shuffling; the global torch RNG is untouched.
     verbose : int, default=0
@@ -625,6 +658,11 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         Training loss after each epoch (standardised units).
     n_iter_ : int
         Number of epochs run.
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
 
     See Also
     --------
@@ -716,6 +754,11 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
         Training loss after each epoch.
     n_iter_ : int
         Number of epochs run.
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
 
     See Also
     --------
@@ -745,7 +788,8 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
         X : array-like of shape (n_samples,) or (n_samples, 1)
             SMILES strings or RDKit ``Mol`` objects.
         y : array-like of shape (n_samples,) or (n_samples, n_tasks)
-            Class labels, or 0/1/NaN multi-task labels.
+            Class labels, or 0/1/NaN multi-task labels (NaN: missing); every task
+            column needs at least one label, else ``ValueError`` names the column.
 
         Returns
         -------

@@ -184,7 +184,8 @@ _PARAMS_DOC = """\
         Torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
     errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError`` naming them, or (``"nan"``) are left out of
-        ``fit`` and give NaN rows at prediction.
+        ``fit`` and give NaN rows at prediction. A class seen only on left-out molecules
+        is missing from a classifier's ``classes_``, with a ``UserWarning`` naming it.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=0
@@ -229,6 +230,11 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
         Training MSE (standardised units) after each epoch; empty without ``y``.
     n_iter_ : int
         Number of epochs run.
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
 
     See Also
     --------
@@ -311,6 +317,11 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
         Training MSE (standardised units) after each epoch.
     n_iter_ : int
         Number of epochs run.
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
 
     See Also
     --------
@@ -397,6 +408,11 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
         Training cross-entropy after each epoch.
     n_iter_ : int
         Number of epochs run.
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
 
     See Also
     --------
@@ -426,7 +442,8 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
         X : array-like of shape (n_samples,) or (n_samples, 1)
             SMILES strings or RDKit ``Mol`` objects.
         y : array-like of shape (n_samples,) or (n_samples, n_tasks)
-            Class labels, or 0/1/NaN multi-task labels.
+            Class labels, or 0/1/NaN multi-task labels (NaN: missing); every task
+            column needs at least one label, else ``ValueError`` names the column.
 
         Returns
         -------

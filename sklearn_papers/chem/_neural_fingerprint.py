@@ -164,6 +164,11 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         without ``y``.
     n_iter_ : int
         Number of epochs run.
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
 
     See Also
     --------
@@ -315,6 +320,11 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         Training loss (standardised MSE plus penalty) after each epoch.
     n_iter_ : int
         Number of epochs run.
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
 
     See Also
     --------
@@ -423,7 +433,8 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
     errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit``;
         their ``predict_proba`` rows are NaN and ``predict`` gives NaN (numeric classes)
-        or None (other classes).
+        or None (other classes). A class seen only on left-out molecules is missing from
+        ``classes_``, with a ``UserWarning`` naming it.
     random_state : int, RandomState instance or None, default=None
         Seeds weights and shuffling; the global torch RNG is untouched.
     verbose : int, default=0
@@ -443,6 +454,11 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         Training loss (cross-entropy plus penalty) after each epoch.
     n_iter_ : int
         Number of epochs run.
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
 
     See Also
     --------
@@ -472,7 +488,8 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         X : array-like of shape (n_samples,) or (n_samples, 1)
             SMILES strings or RDKit ``Mol`` objects.
         y : array-like of shape (n_samples,) or (n_samples, n_tasks)
-            Class labels, or 0/1/NaN multi-task labels.
+            Class labels, or 0/1/NaN multi-task labels (NaN: missing); every task
+            column needs at least one label, else ``ValueError`` names the column.
 
         Returns
         -------

@@ -6,6 +6,7 @@ training: the out-of-distribution protocol of MoleculeNet (Wu et al. 2018) and G
 (Rong et al. 2020). Acyclic molecules all share the empty scaffold.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -73,16 +74,19 @@ def _ordered_groups(groups, n_samples, big_threshold, method, rng):
     """Groups in the order they are dealt out.
 
     ``"deterministic"``: largest first (ties: first appearance), MoleculeNet's scaffold
-    split. ``"balanced"``: groups larger than ``big_threshold`` first (largest first),
-    then the others in random order, chemprop/GROVER's ``scaffold_balanced``.
+    split. ``"balanced"``: groups larger than ``big_threshold`` first, then the others,
+    each part in random order, as chemprop/GROVER's ``scaffold_balanced`` (which shuffles
+    both). The small groups' order is drawn first, so that a split whose big groups all
+    fit in the training set is the same as when only the small groups were shuffled.
     """
     by_size = sorted(groups, key=lambda g: (-len(g), g[0]))
     if method == "deterministic":
         return by_size
     big = [g for g in by_size if len(g) > big_threshold]
     small = [g for g in by_size if len(g) <= big_threshold]
-    order = rng.permutation(len(small))
-    return big + [small[i] for i in order]
+    small_order = rng.permutation(len(small))
+    big_order = rng.permutation(len(big))
+    return [big[i] for i in big_order] + [small[i] for i in small_order]
 
 
 class ScaffoldSplit(BaseCrossValidator):
@@ -95,8 +99,11 @@ class ScaffoldSplit(BaseCrossValidator):
       the test set holds the rarest scaffolds. Every split is the same; ``n_splits`` must
       be 1.
     * ``method="balanced"`` (GROVER, Rong et al. 2020, "balanced scaffold split"): groups
-      larger than half the test size go to training first; the remaining groups are
-      shuffled by ``random_state``, so each of the ``n_splits`` splits differs.
+      larger than half the test size are dealt first, then the remaining groups; both
+      parts are shuffled by ``random_state`` (as in chemprop and GROVER), and each of the
+      ``n_splits`` splits draws a new order. Splits can still repeat when the groups leave
+      few ways to fill the training set (e.g. very few scaffolds); a ``UserWarning`` says
+      so when one of the ``n_splits`` splits repeats an earlier one.
 
     Usable as ``cv=`` in :class:`~sklearn.model_selection.GridSearchCV` and
     :func:`~sklearn.model_selection.cross_validate` when ``X`` holds molecules.
@@ -114,7 +121,7 @@ class ScaffoldSplit(BaseCrossValidator):
     include_chirality : bool, default=False
         Distinguish stereoisomeric scaffolds.
     random_state : int, RandomState instance or None, default=None
-        Shuffles the small groups for ``method="balanced"``.
+        Shuffles the scaffold groups for ``method="balanced"``.
 
     See Also
     --------
@@ -203,7 +210,8 @@ class ScaffoldSplit(BaseCrossValidator):
             raise ValueError(f"Cannot split {n} molecule(s) into training and test sets.")
         n_train_target = n * (1.0 - self.test_size)
         rng = check_random_state(self.random_state)
-        for _ in range(self.n_splits):
+        seen, warned = {}, False
+        for k in range(self.n_splits):
             ordered = _ordered_groups(scaffold_groups, n, n * self.test_size / 2,
                                       self.method, rng)
             train, test = [], []
@@ -217,8 +225,18 @@ class ScaffoldSplit(BaseCrossValidator):
                     f"All {n} molecules share too few scaffolds ({len(scaffold_groups)}) to "
                     f"leave a test set with test_size={self.test_size!r}."
                 )
-            yield np.sort(np.asarray(train, dtype=np.int64)), \
-                np.sort(np.asarray(test, dtype=np.int64))
+            test = np.sort(np.asarray(test, dtype=np.int64))
+            first = seen.setdefault(test.tobytes(), k)
+            if first != k and not warned:  # once per call to split
+                warned = True
+                warnings.warn(
+                    f"ScaffoldSplit: split {k} repeats split {first}; the {n} molecules "
+                    f"form {len(scaffold_groups)} scaffold group(s), which leave few ways "
+                    f"to hold out test_size={self.test_size!r} of them. Use fewer splits, "
+                    "more molecules or ScaffoldKFold.",
+                    UserWarning, stacklevel=2,
+                )
+            yield np.sort(np.asarray(train, dtype=np.int64)), test
 
     def _iter_test_indices(self, X=None, y=None, groups=None):
         for _, test in self.split(X, y, groups):
@@ -246,7 +264,9 @@ class ScaffoldKFold(BaseCrossValidator):
     Each scaffold group is given, in turn, to the fold with the fewest molecules so far
     (as :class:`~sklearn.model_selection.GroupKFold`). With ``method="deterministic"``
     the groups come largest first; with ``method="balanced"`` the groups larger than half a
-    fold come first and the others in an order shuffled by ``random_state``.
+    fold come first and the others after them, both parts in an order shuffled by
+    ``random_state``, so the folds change with ``random_state`` even when every group is
+    large.
 
     Usable as ``cv=`` in :class:`~sklearn.model_selection.GridSearchCV` when ``X`` holds
     molecules.
@@ -262,7 +282,7 @@ class ScaffoldKFold(BaseCrossValidator):
     include_chirality : bool, default=False
         Distinguish stereoisomeric scaffolds.
     random_state : int, RandomState instance or None, default=None
-        Shuffles the small groups for ``method="balanced"``.
+        Shuffles the scaffold groups for ``method="balanced"``.
 
     See Also
     --------

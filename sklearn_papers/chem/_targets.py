@@ -16,6 +16,56 @@ CROSS_ENTROPY_LOSS = "cross_entropy"
 MSE_LOSS = "mse"
 
 
+def check_labelled_columns(y, *, n_left_out=0):
+    """Raise if a target column holds no label at all (every entry NaN).
+
+    The one check (and message) for every graph estimator, regression or multi-task
+    classification: a column without a label gives no loss and trains nothing.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Targets, NaN for a missing label. Non-numeric labels (class names) are not
+        checked.
+    n_left_out : int, default=0
+        Number of invalid molecules left out of ``y`` before (``errors="nan"``); named
+        in the message, since their labels may have been the only ones.
+
+    Raises
+    ------
+    ValueError
+        Naming the columns without any label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_papers.chem._targets import check_labelled_columns
+    >>> check_labelled_columns([[0.0, np.nan], [1.0, np.nan]])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: y column(s) [1] hold no label: every entry is NaN (missing). ...
+    """
+    y = np.asarray(y)
+    if y.dtype.kind not in "fc":
+        if y.dtype.kind != "O":
+            return
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            return
+    if y.ndim == 0 or not len(y):
+        return
+    empty = np.flatnonzero(np.isnan(y.reshape(len(y), -1)).all(axis=0))
+    if empty.size:
+        where = (f" among the valid molecules ({n_left_out} invalid molecule(s) were left "
+                 "out with errors='nan')" if n_left_out else "")
+        raise ValueError(
+            f"y column(s) {empty.tolist()} hold no label: every entry is NaN (missing)"
+            f"{where}. Each target column needs at least one labelled molecule; drop "
+            "the column(s) or label some of their molecules."
+        )
+
+
 def encode_classification_targets(y):
     """Encode classifier labels for a network head.
 
@@ -44,8 +94,9 @@ def encode_classification_targets(y):
     Raises
     ------
     ValueError
-        If a multi-task matrix holds a value other than 0, 1 or NaN, or if ``y`` has a
-        single class.
+        If a multi-task matrix holds a value other than 0, 1 or NaN, or a task column
+        without any label (see :func:`check_labelled_columns`), or if ``y`` has a single
+        class.
 
     Examples
     --------
@@ -63,6 +114,7 @@ def encode_classification_targets(y):
                 "Multi-task y must hold 0, 1 or NaN (missing label); got values "
                 f"{np.unique(labelled[~np.isin(labelled, (0.0, 1.0))])[:5]}."
             )
+        check_labelled_columns(y)
         return "multitask", np.array([0, 1]), y.astype(np.float32), y.shape[1], BCE_LOSS
     y = column_or_1d(y, warn=True)
     check_classification_targets(y)
@@ -176,7 +228,7 @@ def predict_from_proba(proba, task, classes):
     return labels
 
 
-def standardize_targets(y, *, allow_nan=True, empty_column_message=None):
+def standardize_targets(y, *, allow_nan=True, require_labels=False):
     """Check regression targets and scale each column to zero mean, unit variance.
 
     Parameters
@@ -186,10 +238,10 @@ def standardize_targets(y, *, allow_nan=True, empty_column_message=None):
     allow_nan : bool, default=True
         Accept NaN (a missing value, left out of the mean and standard deviation and
         kept as NaN in the target); otherwise NaN raises ``ValueError``.
-    empty_column_message : str or None, default=None
-        When given, a column without any finite value raises ``ValueError`` with this
-        message, formatted with ``columns`` (the list of such column indices). None
-        accepts such columns (their mean is NaN, their scale 1).
+    require_labels : bool, default=False
+        Raise ``ValueError`` (see :func:`check_labelled_columns`) for a column without
+        any finite value; otherwise such a column is accepted (its mean is NaN, its
+        scale 1).
 
     Returns
     -------
@@ -206,7 +258,7 @@ def standardize_targets(y, *, allow_nan=True, empty_column_message=None):
     ------
     ValueError
         If ``y`` holds infinite values, NaN while ``allow_nan=False``, or an empty column
-        while ``empty_column_message`` is set.
+        while ``require_labels=True``.
 
     Examples
     --------
@@ -218,10 +270,8 @@ def standardize_targets(y, *, allow_nan=True, empty_column_message=None):
     y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y",
                     ensure_all_finite="allow-nan" if allow_nan else True)
     y2 = y.reshape(len(y), -1)
-    if empty_column_message is not None:
-        empty = np.flatnonzero(np.isnan(y2).all(axis=0))
-        if empty.size:
-            raise ValueError(empty_column_message.format(columns=empty.tolist()))
+    if require_labels:
+        check_labelled_columns(y2)
     mean = np.nanmean(y2, axis=0)
     std = np.nanstd(y2, axis=0)
     scale = np.where(np.isfinite(std) & (std > 0), std, 1.0)

@@ -12,6 +12,11 @@ Every estimator of :mod:`sklearn_papers.chem` sends its ``X`` through :func:`che
   no atoms) raise ``ValueError`` naming how many there are and, for the first few, the
   index, the value and RDKit's reason. With ``errors="nan"`` the caller keeps the row and
   fills it with NaN: rows are never dropped or reordered.
+* ``Mol`` inputs are brought to the form ``Chem.MolFromSmiles`` gives a SMILES, on a copy
+  (the input is never modified): an unsanitized ``Mol`` is sanitized, and explicit
+  hydrogen atoms (``Chem.AddHs``, SDF files read with ``removeHs=False``) are removed as
+  ``MolFromSmiles`` removes them, so a molecule gives the same features whichever way it
+  comes in.
 * RDKit's log lines never reach the console; their text goes into our message.
 """
 
@@ -25,6 +30,7 @@ __all__ = [
     "check_molecules",
     "parse_molecules",
     "raise_or_mask",
+    "set_molecule_input_attributes",
 ]
 
 #: How many offending entries an error message lists before summarising the rest.
@@ -185,6 +191,39 @@ def _rdkit_reason(smiles):
     return "RDKit could not parse it"
 
 
+def _as_parsed(mol):
+    """A valid ``Mol`` input in the form ``Chem.MolFromSmiles`` gives: ``(mol, reason)``.
+
+    ``MolFromSmiles`` sanitizes, then removes explicit hydrogen atoms (``RemoveHs`` with
+    ``implicitOnly=False, updateExplicitCount=True``; hydrogens RDKit must keep, such as
+    isotopes or ``[H][H]``, stay), then assigns stereochemistry. A sanitized ``Mol`` has
+    its stereochemistry already; an unsanitized one is sanitized here. Returns the input
+    itself when nothing needs doing, else a new molecule; ``mol`` is None and ``reason``
+    says why when RDKit cannot sanitize it.
+    """
+    from rdkit import Chem
+
+    unsanitized = mol.NeedsUpdatePropertyCache()
+    # GetNumAtoms counts the explicit H atoms, GetNumHeavyAtoms does not (cheap, in C++).
+    has_h_atoms = mol.GetNumAtoms() != mol.GetNumHeavyAtoms()
+    if not (unsanitized or has_h_atoms):
+        return mol, None
+    try:
+        if has_h_atoms:  # RemoveHs returns a sanitized copy
+            mol = Chem.RemoveHs(mol, implicitOnly=False, updateExplicitCount=True,
+                                sanitize=True)
+        else:
+            mol = Chem.Mol(mol)
+            Chem.SanitizeMol(mol)
+        if unsanitized:
+            Chem.AssignStereochemistry(mol, cleanIt=True, force=True)
+    except Exception as exc:  # noqa: BLE001 - RDKit raises several exception types
+        reason = (str(exc).strip().splitlines() or ["no reason given"])[0]
+        what = "unsanitized Mol" if unsanitized else "Mol"
+        return None, f"{what} fails sanitization: {reason}"
+    return mol, None
+
+
 def parse_molecules(values):
     """Parse each entry once; return the molecules and the invalid entries.
 
@@ -197,8 +236,10 @@ def parse_molecules(values):
     -------
     mols : list of rdkit.Chem.Mol or None, length n_samples
         ``None`` where the entry is invalid. ``Mol`` inputs are passed through, except
-        unsanitized ones (property cache never computed), which are replaced by a
-        sanitized copy, or marked invalid when RDKit cannot sanitize them.
+        unsanitized ones (property cache never computed) and ones with explicit hydrogen
+        atoms, which are replaced by a copy in the form ``Chem.MolFromSmiles`` gives
+        (sanitized, hydrogens removed), or marked invalid when RDKit cannot sanitize
+        them. The input molecules are never modified.
     invalid : list of InvalidMolecule
         ``(index, value, reason)`` for each invalid entry, in input order.
     """
@@ -224,18 +265,14 @@ def parse_molecules(values):
                 if value.GetNumAtoms() == 0:
                     invalid.append(InvalidMolecule(i, value, "molecule has no atoms"))
                     continue
-                if value.NeedsUpdatePropertyCache():
-                    # Never sanitized (e.g. MolFromSmiles(..., sanitize=False)): featurizers
-                    # would fail inside RDKit, so sanitize a copy, leaving the input alone.
-                    value = Chem.Mol(value)
-                    try:
-                        Chem.SanitizeMol(value)
-                    except Exception as exc:  # RDKit raises several exception types
-                        reason = (str(exc).strip().splitlines() or ["no reason given"])[0]
-                        invalid.append(InvalidMolecule(
-                            i, values[i], f"unsanitized Mol fails sanitization: {reason}"))
-                        continue
-                mols[i] = value
+                # Never sanitized (e.g. MolFromSmiles(..., sanitize=False)), featurizers
+                # would fail inside RDKit; explicit H atoms (Chem.AddHs, SDF files read
+                # with removeHs=False) would change the features. Both on a copy.
+                mol, reason = _as_parsed(value)
+                if mol is None:
+                    invalid.append(InvalidMolecule(i, value, reason))
+                    continue
+                mols[i] = mol
             elif _is_missing(value):
                 invalid.append(InvalidMolecule(i, value, "missing value"))
             else:
@@ -322,6 +359,8 @@ def check_molecules(X, *, errors="raise", input_name="X"):
     -------
     mols : list of rdkit.Chem.Mol or None, length n_samples
         Parsed molecules in input order; ``None`` for invalid entries (``errors="nan"``).
+        ``Mol`` inputs come back as :func:`parse_molecules` says (sanitized, explicit
+        hydrogen atoms removed, as from their SMILES).
     valid : ndarray of shape (n_samples,), dtype=bool
         True where ``mols[i]`` is a molecule.
 
@@ -344,3 +383,27 @@ def check_molecules(X, *, errors="raise", input_name="X"):
     mols, invalid = parse_molecules(values)
     valid = raise_or_mask(invalid, len(values), errors=errors, input_name=input_name)
     return mols, valid
+
+
+def set_molecule_input_attributes(estimator, X):
+    """Set ``n_features_in_`` (and ``feature_names_in_``) of a molecule estimator in fit.
+
+    Every molecule estimator takes one column of molecules, so ``n_features_in_`` is
+    always 1 (a 1-D array counts as one column, as a ``ColumnTransformer`` column
+    selection gives). ``feature_names_in_`` is the column's name when ``X`` is a
+    one-column DataFrame with a string column name, and is removed otherwise (a stale
+    one from an earlier fit).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        Modified in place.
+    X : array-like of shape (n_samples,) or (n_samples, 1)
+        The molecules ``fit`` was given (already validated).
+    """
+    estimator.n_features_in_ = 1
+    columns = getattr(X, "columns", None)
+    if columns is not None and len(columns) == 1 and isinstance(columns[0], str):
+        estimator.feature_names_in_ = np.asarray(list(columns), dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_

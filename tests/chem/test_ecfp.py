@@ -90,6 +90,28 @@ def test_mol_objects_give_the_same_rows_as_smiles(delaney):
         np.testing.assert_array_equal(fp.transform(mols), fp.transform(X))
 
 
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"use_chirality": True}, {"use_counts": True}, {"use_features": True}])
+def test_mol_with_explicit_hydrogens_gives_the_rows_of_its_smiles(delaney, kwargs):
+    # Chem.AddHs(MolFromSmiles("c1ccccc1O")) gave 14 bits against 11 from the SMILES,
+    # 4 in common: H atoms were fingerprinted as graph atoms.
+    X = list(delaney[0][:40]) + ["c1ccccc1O", "C[C@@H](N)C(=O)O", "[NH4+].[Cl-]",
+                                 "F/C=C/F", "[2H]C([2H])([2H])O"]
+    with_h = [Chem.AddHs(Chem.MolFromSmiles(s)) for s in X]
+    from_sdf = [Chem.MolFromMolBlock(Chem.MolToMolBlock(m), removeHs=False)
+                for m in with_h[-5:]]
+    fp = CircularFingerprint(n_bits=1024, **kwargs)
+    ours = fp.transform(X)
+    np.testing.assert_array_equal(fp.transform(with_h), ours)
+    np.testing.assert_array_equal(fp.transform(from_sdf), ours[-5:])
+    # and the SMILES rows are still RDKit's own, bit for bit
+    ref = _rdkit_reference(X, 2, 1024, counts=kwargs.get("use_counts", False),
+                           features=kwargs.get("use_features", False),
+                           chirality=kwargs.get("use_chirality", False))
+    np.testing.assert_array_equal(ours, ref)
+    assert with_h[0].GetNumAtoms() > with_h[0].GetNumHeavyAtoms()  # inputs left alone
+
+
 def test_output_dtypes_follow_the_parameters():
     X = ["CCO", "c1ccccc1"]
     assert CircularFingerprint().transform(X).dtype == np.uint8

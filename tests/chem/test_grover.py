@@ -75,6 +75,28 @@ def test_load_rejects_missing_or_foreign_checkpoints(tmp_path):
         load_grover_checkpoint(tmp_path)
 
 
+def test_damaged_checkpoint_files_raise_value_error_naming_them(tmp_path):
+    import shutil
+
+    from sklearn_papers.chem._grover import _checkpoint_dir
+
+    folder = tmp_path / "ckpt"
+    shutil.copytree(_checkpoint_dir("moses-small"), folder)
+    config = (folder / "config.json").read_text()
+    (folder / "config.json").write_text(config[: len(config) // 2])  # truncated
+    for load in (load_grover_checkpoint, GroverFeaturizer.load):
+        with pytest.raises(ValueError, match=r"config\.json' is not valid JSON") as info:
+            load(folder)
+        assert str(folder) in str(info.value)
+    (folder / "config.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match=r"config\.json' holds a JSON list"):
+        load_grover_checkpoint(folder)
+    (folder / "config.json").write_text(config)
+    (folder / "weights.pt").write_bytes(b"not a torch file")
+    with pytest.raises(ValueError, match=r"weights\.pt' is not a readable torch state_dict"):
+        GroverFeaturizer(pretrained=str(folder)).fit(["CCO"])
+
+
 def test_continued_pretraining_maps_unseen_labels_to_other(featurizer, tmp_path):
     folder = featurizer.save(tmp_path / "ckpt")
     new = ["FC(F)(F)c1ccc(Br)cc1", "C#CCN"]  # labels absent from the small vocabulary
@@ -139,7 +161,7 @@ def test_regressor_multioutput_with_missing_labels_and_pretrained_encoder():
                           random_state=0).fit(X, Y)
     pred = reg.predict(X)
     assert pred.shape == (6, 2) and np.isfinite(pred).all()
-    with pytest.raises(ValueError, match="all NaN"):
+    with pytest.raises(ValueError, match=r"y column\(s\) \[1\] hold no label"):
         GroverRegressor(pretrained=None, max_epochs=1, **TINY).fit(
             X, np.c_[np.ones(6), np.full(6, np.nan)])
 

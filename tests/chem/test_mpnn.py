@@ -55,7 +55,7 @@ def test_regressor_ignores_missing_targets():
     y_nan[::3, 1] = np.nan
     reg = MPNNRegressor(**SMALL, max_epochs=2, random_state=0).fit(MOLS, y_nan)
     assert np.isfinite(reg.predict(MOLS)).all()
-    with pytest.raises(ValueError, match=r"column\(s\) \[1\] hold no finite value"):
+    with pytest.raises(ValueError, match=r"y column\(s\) \[1\] hold no label"):
         MPNNRegressor(**SMALL, max_epochs=1).fit(MOLS, np.column_stack([Y, Y * np.nan]))
 
 

@@ -107,9 +107,9 @@ def test_regressor_masks_missing_targets():
     reg = NeuralFingerprintRegressor(**SMALL, max_epochs=2, random_state=0).fit(MOLS, Y)
     assert reg.predict(MOLS).shape == (12, 2) and np.isfinite(reg.predict(MOLS)).all()
     assert np.isfinite(reg.loss_curve_).all()
-    with pytest.raises(ValueError, match=r"column\(s\) \[1\] hold no finite value"):
+    with pytest.raises(ValueError, match=r"y column\(s\) \[1\] hold no label"):
         NeuralFingerprintRegressor(**SMALL, max_epochs=1).fit(MOLS, np.c_[y, y * np.nan])
-    with pytest.raises(ValueError, match=r"column\(s\) \[0\] hold no finite value"):
+    with pytest.raises(ValueError, match=r"y column\(s\) \[0\] hold no label"):
         NeuralFingerprintRegressor(**SMALL, max_epochs=1).fit(MOLS, y * np.nan)
 
 

@@ -77,6 +77,43 @@ def test_balanced_split_varies_with_random_state_and_is_reproducible(delaney):
     assert len(splits) == 3 and not np.array_equal(splits[0][1], splits[1][1])
 
 
+NINE = ["c1ccccc1C", "c1ccccc1O", "C1CCCCC1N", "CCO", "c1ccncc1", "CCN", "C1CC1", "C1CCC1",
+        "c1ccoc1"]
+
+
+def test_balanced_splits_differ_when_every_scaffold_group_is_big():
+    # 9 molecules, test_size=0.2: every group is larger than half the test size, so
+    # only the small groups were shuffled and the 3 splits were identical.
+    splits = list(ScaffoldSplit(n_splits=3, method="balanced", random_state=0).split(NINE))
+    assert len({tuple(test) for _, test in splits}) == 3
+    tests = {tuple(next(ScaffoldSplit(method="balanced", random_state=s).split(NINE))[1])
+             for s in range(5)}
+    assert len(tests) > 1
+
+
+def test_balanced_split_warns_when_a_split_repeats():
+    X = ["CCO", "c1ccccc1", "C1CCCCC1"]  # three groups: three possible test sets
+    with pytest.warns(UserWarning, match=r"split \d repeats split \d; the 3 molecules form "
+                                         "3 scaffold group"):
+        splits = list(ScaffoldSplit(n_splits=4, method="balanced", random_state=0).split(X))
+    assert len(splits) == 4
+
+
+def test_balanced_kfold_varies_with_random_state_when_every_group_is_big():
+    # Three groups of three, two folds: every group is larger than half a fold, and the
+    # folds were the same for every random_state.
+    X = ["Cc1ccccc1", "Oc1ccccc1", "Nc1ccccc1", "Cc1ccncc1", "Oc1ccncc1", "Nc1ccncc1",
+         "CC1CCCCC1", "OC1CCCCC1", "NC1CCCCC1"]
+    partitions = {
+        frozenset(tuple(test) for _, test in
+                  ScaffoldKFold(n_splits=2, method="balanced", random_state=s).split(X))
+        for s in range(8)
+    }
+    assert len(partitions) > 1
+    det = [tuple(t) for _, t in ScaffoldKFold(n_splits=2).split(X)]
+    assert det == [tuple(t) for _, t in ScaffoldKFold(n_splits=2, random_state=3).split(X)]
+
+
 def test_scaffold_split_parameter_rules():
     X = ["c1ccccc1C", "c1ccccc1O", "CCO"]
     with pytest.raises(ValueError, match="n_splits must be 1"):

@@ -155,6 +155,29 @@ def test_unsanitized_mol_is_sanitized_on_a_copy():
     assert mol.NeedsUpdatePropertyCache()  # the caller's object is left alone
 
 
+@pytest.mark.parametrize("smiles", ["c1ccccc1O", "C[C@H](N)C(=O)[O-].[Na+]", "F/C=C/F"])
+def test_explicit_hydrogen_atoms_are_removed_on_a_copy_as_from_smiles(smiles):
+    # Chem.AddHs molecules (conformer pipelines, SDF files read with removeHs=False) gave
+    # other ECFP bits than their SMILES.
+    ref = Chem.MolFromSmiles(smiles)
+    with_h = Chem.AddHs(ref)
+    n_atoms = with_h.GetNumAtoms()
+    mols, invalid = parse_molecules(np.array([with_h], dtype=object))
+    assert invalid == [] and mols[0] is not with_h
+    assert mols[0].GetNumAtoms() == ref.GetNumAtoms()
+    assert Chem.MolToSmiles(mols[0]) == Chem.MolToSmiles(ref)
+    assert with_h.GetNumAtoms() == n_atoms  # the caller's object is left alone
+
+
+def test_hydrogens_that_smiles_keep_stay_atoms():
+    # MolFromSmiles keeps isotopic hydrogens and H2: so does a Mol input.
+    for smiles in ["[2H]C([2H])O", "[H][H]"]:
+        mol = Chem.MolFromSmiles(smiles)
+        got = parse_molecules(np.array([Chem.AddHs(mol)], dtype=object))[0][0]
+        assert got.GetNumAtoms() == mol.GetNumAtoms()
+        assert Chem.MolToSmiles(got) == Chem.MolToSmiles(mol)
+
+
 @pytest.mark.parametrize(
     "smiles, reason",
     [("C(C)(C)(C)(C)C", "Explicit valence for atom # 0 C, 5"), ("c1cccc1", "kekulize")],
