@@ -232,12 +232,13 @@ class _SkorchGraphEstimator(_GraphEstimator):
 class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
     """The network as a featurizer (for a :class:`_SkorchGraphEstimator`).
 
-    ``fit`` keeps random weights without ``y`` and trains on regression targets ``y``
-    otherwise; ``transform`` gives the molecule vectors of ``_embedding``.
+    ``fit`` keeps random weights without ``y`` or with ``max_epochs=0`` (so the untrained
+    network works inside a Pipeline, which always passes ``y``) and trains on regression
+    targets ``y`` otherwise; ``transform`` gives the molecule vectors of ``_embedding``.
     """
 
     def _keeps_random_weights(self, y):
-        return y is None
+        return y is None or self.max_epochs == 0
 
     def _new_untrained_module(self):
         return self._new_module(1)

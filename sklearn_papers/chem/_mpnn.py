@@ -209,7 +209,9 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
 
     ``fit(X, y)`` trains the network and a regression head end to end on the
     (standardised) targets ``y``, so the readout becomes a learned representation;
-    ``fit(X)`` without ``y`` keeps random weights.
+    ``fit(X)`` without ``y`` keeps random weights, and so does ``max_epochs=0`` (``y``
+    is then ignored, so the untrained featurizer also works inside a classification
+    ``Pipeline``, which always passes ``y``).
 
     Read more in :doc:`/papers/gilmer_mpnn`.
 

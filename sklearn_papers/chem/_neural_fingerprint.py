@@ -215,11 +215,6 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         """
         return self._fit_transformer(X, y)
 
-    def _keeps_random_weights(self, y):
-        # The untrained fingerprint; max_epochs=0 gives it inside a Pipeline too, which
-        # always passes y.
-        return y is None or self.max_epochs == 0
-
     def _new_untrained_module(self):
         from sklearn_papers.nn._neural_fingerprint import NeuralFingerprintNet
 

@@ -89,6 +89,35 @@ def _ordered_groups(groups, n_samples, big_threshold, method, rng):
     return [big[i] for i in big_order] + [small[i] for i in small_order]
 
 
+def _class_labels(y):
+    """``y`` as a 1-D array when it holds binary or multiclass labels, else None."""
+    if y is None:
+        return None
+    from sklearn.utils.multiclass import type_of_target
+
+    try:
+        kind = type_of_target(y)
+    except ValueError:
+        return None
+    return np.asarray(y).ravel() if kind in ("binary", "multiclass") else None
+
+
+def _warn_single_class(labels, test, k, method):
+    """Warn when the test indices of split ``k`` hold one class of ``labels``."""
+    if labels is None or len(labels) <= int(test.max()):
+        return
+    classes = np.unique(labels[test])
+    if len(classes) == 1:
+        hint = (" method='balanced' (with a random_state) shuffles the scaffold groups"
+                if method == "deterministic" else "")
+        warnings.warn(
+            f"ScaffoldSplit: the test set of split {k} ({len(test)} molecules) holds only "
+            f"class {classes[0]!r}; ROC-AUC and other per-class scores are undefined on "
+            f"it.{hint}",
+            UserWarning, stacklevel=3,
+        )
+
+
 class ScaffoldSplit(BaseCrossValidator):
     """Train/test split that keeps each Bemis-Murcko scaffold on one side.
 
@@ -192,8 +221,12 @@ class ScaffoldSplit(BaseCrossValidator):
         ----------
         X : array-like of shape (n_samples,) or (n_samples, 1)
             SMILES strings or RDKit ``Mol`` objects.
-        y : array-like, default=None
-            Ignored.
+        y : array-like of shape (n_samples,), default=None
+            Not used to form the split. When given class labels (binary or multiclass,
+            as ``cross_validate`` passes them), a ``UserWarning`` says when a test set
+            holds a single class, where ROC-AUC and similar scores are undefined (e.g.
+            the deterministic split of BBBP puts its rarest scaffolds, all of one class,
+            in the test set).
         groups : array-like, default=None
             Ignored (the scaffolds are the groups).
 
@@ -205,6 +238,7 @@ class ScaffoldSplit(BaseCrossValidator):
             Test indices, sorted.
         """
         self._check()
+        labels = _class_labels(y)
         scaffold_groups, n = _scaffold_groups(X, self.include_chirality)
         if n < 2:
             raise ValueError(f"Cannot split {n} molecule(s) into training and test sets.")
@@ -236,6 +270,7 @@ class ScaffoldSplit(BaseCrossValidator):
                     "more molecules or ScaffoldKFold.",
                     UserWarning, stacklevel=2,
                 )
+            _warn_single_class(labels, test, k, self.method)
             yield np.sort(np.asarray(train, dtype=np.int64)), test
 
     def _iter_test_indices(self, X=None, y=None, groups=None):

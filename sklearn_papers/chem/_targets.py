@@ -228,6 +228,25 @@ def predict_from_proba(proba, task, classes):
     return labels
 
 
+def _require_numeric_targets(y):
+    """Raise a clear ValueError when regression targets ``y`` hold text labels."""
+    values = np.asarray(y) if not hasattr(y, "dtype") else y
+    if getattr(values, "dtype", None) is None or values.dtype.kind not in "OUS":
+        return
+    flat = np.asarray(values, dtype=object).ravel()
+    for item in flat:
+        try:
+            float(item)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"y must hold numbers: it is used as regression targets here, but it holds "
+                f"{item!r}. Class labels belong to the *Classifier estimators. The "
+                "NeuralFingerprint and MPNN transformers train on y as regression targets "
+                "when they get one; inside a classification Pipeline use max_epochs=0 "
+                "(random weights, y ignored) or encode the labels as numbers first."
+            ) from None
+
+
 def standardize_targets(y, *, allow_nan=True, require_labels=False):
     """Check regression targets and scale each column to zero mean, unit variance.
 
@@ -267,6 +286,7 @@ def standardize_targets(y, *, allow_nan=True, require_labels=False):
     >>> target.ravel().tolist(), mean.tolist(), scale.tolist(), is_1d
     ([-1.0, 1.0, nan], [2.0], [1.0], True)
     """
+    _require_numeric_targets(y)
     y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y",
                     ensure_all_finite="allow-nan" if allow_nan else True)
     y2 = y.reshape(len(y), -1)

@@ -128,3 +128,24 @@ def test_class_seen_only_on_invalid_molecules_warns(est):
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=r"Class\(es\)")
         clone(est).set_params(errors="nan").fit(X, np.r_[y[:-2], ["a", "b"]])
+
+
+@pytest.mark.parametrize("name", ["NeuralFingerprint", "MPNN"])
+def test_transformer_in_classification_pipeline(name):
+    """Text class labels: a clear error when the transformer would train on them;
+    max_epochs=0 keeps random weights and ignores y (a Pipeline always passes y)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    import sklearn_papers.chem as chem
+
+    X = ["CCO", "CCN", "c1ccccc1", "CC(=O)O"] * 3
+    y = np.array(["p", "n"] * 6)
+    est = getattr(chem, name)
+    with pytest.raises(ValueError, match="y must hold numbers.*'p'"):
+        make_pipeline(est(max_epochs=1, random_state=0), LogisticRegression()).fit(X, y)
+    pipe = make_pipeline(est(max_epochs=0, random_state=0), LogisticRegression()).fit(X, y)
+    assert pipe[0].n_iter_ == 0
+    alone = est(max_epochs=0, random_state=0).fit(X).transform(X)
+    np.testing.assert_array_equal(pipe[0].transform(X), alone)

@@ -1,5 +1,7 @@
 """Scaffold splitters: scaffolds never straddle a split; deterministic and balanced modes."""
 
+import warnings
+
 import numpy as np
 import pytest
 from rdkit import Chem
@@ -154,3 +156,18 @@ def test_scaffold_kfold_as_cv_in_grid_search(delaney):
                                                           random_state=0))
     assert scores.shape == (2,)
     assert repr(clone(ScaffoldKFold(n_splits=3))) == repr(ScaffoldKFold(n_splits=3))
+
+
+def test_scaffold_split_warns_when_a_test_set_holds_one_class():
+    from sklearn_papers.datasets import load_bbbp
+
+    X, y = load_bbbp(return_X_y=True)
+    with pytest.warns(UserWarning, match="holds only class"):
+        train, test = next(ScaffoldSplit(test_size=0.2).split(X, y))
+    assert len(np.unique(y[test])) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        _, test = next(ScaffoldSplit(test_size=0.2, method="balanced",
+                                     random_state=0).split(X, y))
+        next(ScaffoldSplit(test_size=0.2).split(X, np.arange(len(X)) * 0.5))  # regression
+    assert len(np.unique(y[test])) == 2
