@@ -102,17 +102,31 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
     @staticmethod
     def _check_augment(augment, X):
-        """Call a user augmentation once and check it keeps the shape ``(B, F)``."""
+        """Call a user augmentation once on ``X[:2]`` and check that it returns a finite
+        ``torch.Tensor`` of the same shape ``(B, F)`` and dtype (float32)."""
         import torch
 
         probe = torch.as_tensor(X[:2])
         out = augment(probe)
-        if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(probe.shape):
-            got = tuple(out.shape) if hasattr(out, "shape") else type(out).__name__
+        expected = (f"augment must map a float32 torch.Tensor of shape (batch, n_features) "
+                    f"to one of the same shape; for input {tuple(probe.shape)}")
+        if not isinstance(out, torch.Tensor):
+            module = type(out).__module__.split(".")[0]
+            kind = type(out).__qualname__
+            kind = kind if module == "builtins" else f"{module}.{kind}"
+            shape = f" of shape {tuple(out.shape)}" if hasattr(out, "shape") else ""
+            hint = (" (convert it with torch.as_tensor, or compute with torch)"
+                    if isinstance(out, np.ndarray) else "")
             raise ValueError(
-                f"augment must map a float32 torch.Tensor of shape (batch, n_features) to "
-                f"one of the same shape; for input {tuple(probe.shape)} it returned {got}."
+                f"{expected} it returned a {kind}{shape}, not a torch.Tensor{hint}."
             )
+        if tuple(out.shape) != tuple(probe.shape):
+            raise ValueError(f"{expected} it returned {tuple(out.shape)}.")
+        if out.dtype != probe.dtype:
+            raise ValueError(f"{expected} it returned a tensor of dtype {out.dtype}.")
+        if not bool(torch.isfinite(out).all()):
+            raise ValueError(f"{expected} it returned non-finite values (the rows X[:2] "
+                             f"are finite).")
 
     def _fit_net(self, X, y, *, criterion, criterion_params, module_class, module_params):
         import torch
@@ -162,12 +176,26 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.loss_curve_ = loss_curve(net)
         self.n_iter_ = len(self.loss_curve_)
         if not np.all(np.isfinite(self.loss_curve_)):
-            raise FloatingPointError(
-                f"training loss became non-finite (loss_curve_={self.loss_curve_}); "
-                f"lower lr={self.lr!r}."
-            )
+            raise FloatingPointError(self._non_finite_message(net))
         self._n_features_out = self.n_components
         return self
+
+    def _non_finite_message(self, net):
+        """Why training stopped being finite. The first batch's loss is computed before
+        any optimiser step, so if it is already non-finite the learning rate is not the
+        cause: the augmentation, the input or the encoder produces non-finite values."""
+        first = float(net.history[0, "batches", 0, "train_loss"])
+        if not np.isfinite(first):
+            sources = "the input X or the encoder"
+            if self.augment is not None:
+                sources = f"the augmentation (augment={self.augment!r}), {sources}"
+            return (
+                f"the training loss of the first batch was already non-finite ({first}), "
+                f"before any optimiser step, so the learning rate is not the cause: "
+                f"{sources} may produce non-finite values (loss_curve_={self.loss_curve_})."
+            )
+        return (f"training loss became non-finite (loss_curve_={self.loss_curve_}); "
+                f"lower lr={self.lr!r}.")
 
     # ------------------------------------------------------------------ inference
     def transform(self, X):

@@ -26,9 +26,10 @@ class CrossEntropyEmbedder(_BaseEmbedder):
     image_shape : tuple of int, default=None
         ``(H, W)`` or ``(C, H, W)``; needed by ``encoder="conv"``.
     norm : {"batch", "group", "layer"} or None, default="batch"
-        Normalisation layer in every encoder block (group norm: Wu & He 2018).
+        Normalisation layer in every hidden encoder block (group norm: Wu & He 2018); the
+        output layer is never normalised, as in :class:`SupConEmbedder`.
     num_groups : int, default=8
-        Groups for ``norm="group"``.
+        Groups for ``norm="group"``, an upper bound, as in :class:`SupConEmbedder`.
     max_epochs : int, default=100
         Passes over the training data.
     batch_size : int, default=256
@@ -119,8 +120,11 @@ class CrossEntropyEmbedder(_BaseEmbedder):
         ------
         ValueError
             If ``X`` is empty, sparse or not finite, ``y`` is continuous or has one
-            class (the cross-entropy loss would be zero and nothing would be learned), or
-            ``image_shape`` does not match the number of features.
+            class (the cross-entropy loss would be zero and nothing would be learned),
+            ``image_shape`` does not match the number of features, or a callable
+            ``augment`` does not return a finite ``torch.Tensor`` of the input's shape.
+        FloatingPointError
+            If the training loss becomes non-finite.
         """
         import torch
 

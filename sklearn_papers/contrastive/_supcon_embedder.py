@@ -59,11 +59,16 @@ class SupConEmbedder(_BaseEmbedder):
         e.g. ``(8, 8)`` for ``load_digits``. Needed by ``encoder="conv"`` and by the
         image augmentations.
     norm : {"batch", "group", "layer"} or None, default="batch"
-        Normalisation layer in every encoder block: batch norm, group norm (Wu & He
-        2018), layer norm or none. Batch norm handles a last batch of one sample.
+        Normalisation layer in every hidden encoder block: batch norm, group norm (Wu &
+        He 2018), layer norm or none. Batch norm handles a last batch of one sample. The
+        encoder's output layer (a ``Linear`` to ``n_components``) has neither a norm nor
+        a ReLU, so that group or layer norm cannot map every sample to the same point and
+        no output feature is stuck at zero when ``n_components`` is small (see
+        :class:`sklearn_papers.nn._encoders.MLPEncoder`).
     num_groups : int, default=8
         Groups for ``norm="group"`` (the largest divisor of each layer's width not above
-        it).
+        it; in fully connected layers, also leaving at least 4 channels per group, since a
+        group of one value is normalised to a constant and one of two to a sign).
     max_epochs : int, default=100
         Passes over the training data.
     batch_size : int, default=256
@@ -174,12 +179,24 @@ class SupConEmbedder(_BaseEmbedder):
         Raises
         ------
         ValueError
-            If ``X`` is empty, sparse or not finite, ``y`` is continuous, or
-            ``image_shape`` does not match the number of features.
+            If ``X`` is empty, sparse or not finite, ``y`` is continuous or has one
+            class (there are no negatives, and the loss is minimised by mapping every
+            sample to the same point), ``image_shape`` does not match the number of
+            features, or a callable ``augment`` does not return a finite
+            ``torch.Tensor`` of the input's shape.
+        FloatingPointError
+            If the training loss becomes non-finite.
         """
         from sklearn_papers.nn._supcon import SupConLoss, SupConModel
 
         X, y = self._validate_fit_data(X, y)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has 1 class ({self.classes_.tolist()[0]!r}); SupConEmbedder needs at "
+                "least two, since with one class every other view is a positive and there "
+                "are no negatives: the loss is minimised by mapping every sample to the "
+                "same point."
+            )
         return self._fit_net(
             X, y,
             criterion=SupConLoss,

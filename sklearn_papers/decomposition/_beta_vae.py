@@ -58,7 +58,8 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         running statistics for it); at ``transform`` it always uses the running statistics.
     num_groups : int, default=8
         Groups for ``norm="group"`` (the largest divisor of each layer's width not above
-        it).
+        it; in fully connected layers, also leaving at least 4 channels per group, since a
+        group of one value is normalised to a constant and one of two to a sign).
     likelihood : {"auto", "bernoulli", "gaussian"}, default="auto"
         Decoder likelihood. ``"bernoulli"`` (binary cross-entropy; needs ``X`` in [0, 1], as
         for binary images); ``"gaussian"`` (unit variance: half the squared error);

@@ -104,7 +104,8 @@ class BetaVAEModule(nn.Module):
         :mod:`sklearn_papers.nn._encoders`; ``None``: no normalisation (the original
         architecture).
     num_groups : int, default=8
-        Groups for ``norm="group"`` (the largest divisor of each width not above it).
+        Groups for ``norm="group"``, an upper bound (see
+        :func:`sklearn_papers.nn._encoders.make_norm`).
 
     Notes
     -----

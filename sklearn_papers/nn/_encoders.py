@@ -10,12 +10,14 @@ Tensor shapes are written ``B`` (batch), ``C`` (channels), ``H x W`` (image), ``
 """
 
 import math
+from numbers import Integral
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 __all__ = [
+    "MIN_DENSE_GROUP_SIZE",
     "NORM_OPTIONS",
     "BatchNorm1d",
     "BatchNorm2d",
@@ -29,6 +31,10 @@ __all__ = [
 
 #: The values accepted by ``norm`` everywhere in the package.
 NORM_OPTIONS = ("batch", "group", "layer", None)
+
+#: Fewest channels per group of a group norm on a fully connected layer ``(B, C)``, where
+#: a group holds only its channels: one value normalises to a constant, two to a sign.
+MIN_DENSE_GROUP_SIZE = 4
 
 
 class _SafeBatchNormMixin:
@@ -66,11 +72,17 @@ class BatchNorm2d(_SafeBatchNormMixin, nn.BatchNorm2d):
     """
 
 
-def group_count(num_channels, num_groups):
-    """Largest divisor of ``num_channels`` that does not exceed ``num_groups``.
+def group_count(num_channels, num_groups, *, min_group_size=1):
+    """Largest divisor of ``num_channels`` not above ``num_groups`` with groups of at
+    least ``min_group_size`` channels.
 
     Group normalisation needs the channel count to be divisible by the number of
-    groups; asking for 8 groups over 10 channels gives 5 groups.
+    groups; asking for 8 groups over 10 channels gives 5 groups. A group must also hold
+    more than one value per sample, or it is normalised to a constant (its only value
+    minus its mean is 0): :func:`make_norm` asks for ``min_group_size=4`` on fully
+    connected layers, where a group holds only its channels, so that 16 channels with
+    ``num_groups=8`` give 4 groups of 4, not 8 groups of 2 (two values normalise to
+    +-1, a sign).
 
     Parameters
     ----------
@@ -78,12 +90,27 @@ def group_count(num_channels, num_groups):
         Channels of the layer (>= 1).
     num_groups : int
         Requested number of groups (>= 1).
+    min_group_size : int, default=1
+        Fewest channels per group (>= 1). When ``num_channels < min_group_size`` the
+        whole layer is one group.
 
     Returns
     -------
     groups : int
+        In ``[1, min(num_groups, num_channels)]``; divides ``num_channels``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is not an int >= 1.
     """
-    for g in range(min(num_groups, num_channels), 0, -1):
+    for name, value in (("num_channels", num_channels), ("num_groups", num_groups),
+                        ("min_group_size", min_group_size)):
+        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}.")
+    num_channels, num_groups = int(num_channels), int(num_groups)
+    most = min(num_groups, num_channels // int(min_group_size))
+    for g in range(most, 0, -1):
         if num_channels % g == 0:
             return g
     return 1
@@ -97,14 +124,16 @@ def make_norm(norm, num_channels, *, num_groups=8, spatial=False):
     norm : {"batch", "group", "layer"} or None
         ``"batch"``: batch normalisation over the batch (and spatial) axes, safe for a
         batch of one (see :class:`BatchNorm1d`). ``"group"``: group normalisation (Wu & He
-        2018, eq. 1 with the group set of eq. 7), ``group_count(num_channels, num_groups)``
-        groups. ``"layer"``: layer normalisation over all channels (and spatial positions
-        for images, i.e. group normalisation with one group, as in Wu & He 2018, Fig. 2).
-        ``None``: identity.
+        2018, eq. 1 with the group set of eq. 7), ``group_count(num_channels, num_groups,
+        min_group_size=m)`` groups, with ``m = 1`` for image feature maps (a group also
+        spans the spatial positions) and ``m = MIN_DENSE_GROUP_SIZE`` (4) for fully
+        connected layers. ``"layer"``: layer normalisation over all channels (and spatial
+        positions for images, i.e. group normalisation with one group, as in Wu & He 2018,
+        Fig. 2). ``None``: identity.
     num_channels : int
         Channels ``C`` of the input ``(B, C)`` or ``(B, C, H, W)``.
     num_groups : int, default=8
-        Requested groups for ``norm="group"``.
+        Requested groups for ``norm="group"`` (an upper bound, see above).
     spatial : bool, default=False
         True for image feature maps ``(B, C, H, W)``.
 
@@ -116,17 +145,37 @@ def make_norm(norm, num_channels, *, num_groups=8, spatial=False):
     Raises
     ------
     ValueError
-        If ``norm`` is not one of :data:`NORM_OPTIONS`.
+        If ``norm`` is not one of :data:`NORM_OPTIONS`, ``num_channels`` or
+        ``num_groups`` is not an int >= 1, or ``norm`` is ``"group"`` or ``"layer"`` on a
+        fully connected layer of one channel (every sample would be normalised to the
+        same constant).
+
+    Notes
+    -----
+    Meant for hidden layers. A per-sample normalisation (group or layer) of a model's
+    output features would take away what tells samples apart when there are few of them
+    (1 feature per group: a constant; 2: a sign), so the encoders of this module never
+    normalise their output layer.
     """
+    if norm not in NORM_OPTIONS:
+        raise ValueError(f"norm={norm!r} is not one of {NORM_OPTIONS}.")
+    groups = group_count(num_channels, num_groups)  # validates both
+    num_channels = int(num_channels)
+    if norm in ("group", "layer") and not spatial and num_channels < 2:
+        raise ValueError(
+            f"norm={norm!r} on a fully connected layer of {num_channels} channel maps "
+            f"every sample to the same value; use a wider layer, norm='batch' or None."
+        )
     if norm is None:
         return nn.Identity()
     if norm == "batch":
         return BatchNorm2d(num_channels) if spatial else BatchNorm1d(num_channels)
     if norm == "group":
-        return nn.GroupNorm(group_count(num_channels, num_groups), num_channels)
-    if norm == "layer":
-        return nn.GroupNorm(1, num_channels) if spatial else nn.LayerNorm(num_channels)
-    raise ValueError(f"norm={norm!r} is not one of {NORM_OPTIONS}.")
+        if not spatial:
+            groups = group_count(num_channels, num_groups,
+                                 min_group_size=MIN_DENSE_GROUP_SIZE)
+        return nn.GroupNorm(groups, num_channels)
+    return nn.GroupNorm(1, num_channels) if spatial else nn.LayerNorm(num_channels)
 
 
 def dense_block(n_in, n_out, *, norm="batch", num_groups=8):
@@ -186,7 +235,8 @@ def conv_block(c_in, c_out, kernel_size=3, *, stride=1, padding=1, norm="batch",
 
 
 class MLPEncoder(nn.Module):
-    """Fully connected encoder: ``[Linear -> norm -> ReLU] x len(hidden) + 1``.
+    """Fully connected encoder: ``[Linear -> norm -> ReLU] x len(hidden)``, then a
+    linear output layer to the representation.
 
     Parameters
     ----------
@@ -197,23 +247,36 @@ class MLPEncoder(nn.Module):
     hidden_layer_sizes : tuple of int, default=(256,)
         Widths of the hidden blocks.
     norm : {"batch", "group", "layer"} or None, default="batch"
-        Normalisation after every linear layer (see :func:`make_norm`).
+        Normalisation after every hidden linear layer (see :func:`make_norm`); never
+        after the output layer.
     num_groups : int, default=8
         Groups for ``norm="group"``.
 
     Notes
     -----
-    Input ``(B, F)``, output ``(B, D)``, non-negative (the last block ends in a ReLU, like
-    the pooled output of a ResNet used as the representation by Khosla et al. 2020).
+    Input ``(B, F)``, output ``(B, D)``.
+
+    The output layer is a plain ``Linear``, whatever ``norm`` is. No normalisation: a
+    per-sample normalisation of ``D`` output features (group or layer norm) maps every
+    input to the same point when a group holds one feature and to a sign pattern when it
+    holds two. No ReLU either: in Khosla et al. (2020, §3) the representation is a
+    ResNet's pooled output after the last block's activation, but there a normalisation
+    (and the residual sum) precedes that ReLU and keeps its units alive; an
+    unnormalised ``Linear -> ReLU`` left 18-26 of 64 output features identically zero on
+    ``load_digits`` (conv encoder, 8 epochs, 3 seeds), and with a small ``D`` any of them
+    may be. The representation is thus a linear map of the last hidden block's
+    activations (the paper's kind of representation), and a linear probe on it is still
+    a linear probe on those.
     """
 
     def __init__(self, n_features, n_components, *, hidden_layer_sizes=(256,), norm="batch",
                  num_groups=8):
         super().__init__()
-        widths = [int(n_features), *map(int, hidden_layer_sizes), int(n_components)]
+        widths = [int(n_features), *map(int, hidden_layer_sizes)]
         layers = []
         for w_in, w_out in zip(widths[:-1], widths[1:]):
             layers += dense_block(w_in, w_out, norm=norm, num_groups=num_groups)
+        layers.append(nn.Linear(widths[-1], int(n_components)))  # output: no norm, no ReLU
         self.layers = nn.Sequential(*layers)
 
     def forward(self, x):
@@ -225,8 +288,9 @@ class ConvEncoder(nn.Module):
     """Small convolutional encoder for images given as flat rows.
 
     Blocks of ``[Conv3x3 -> norm -> ReLU]``, a 2x2 max-pool between blocks while the map
-    is at least 4 pixels on each side, global average pooling, then
-    ``Linear -> norm -> ReLU`` to ``n_components``.
+    is at least 4 pixels on each side, global average pooling, then a ``Linear`` layer
+    to ``n_components``: no normalisation and no ReLU on the output, for the reasons
+    given in :class:`MLPEncoder`.
 
     Parameters
     ----------
@@ -240,7 +304,8 @@ class ConvEncoder(nn.Module):
     channels : tuple of int, default=(32, 64)
         Output channels of the conv blocks.
     norm : {"batch", "group", "layer"} or None, default="batch"
-        Normalisation after every conv and the final linear layer (see :func:`make_norm`).
+        Normalisation after every conv (see :func:`make_norm`); never after the final
+        linear layer.
     num_groups : int, default=8
         Groups for ``norm="group"``.
 
@@ -275,8 +340,7 @@ class ConvEncoder(nn.Module):
             blocks += conv_block(c_in, c_out, 3, padding=1, norm=norm, num_groups=num_groups)
             c_in = c_out
         self.features = nn.Sequential(*blocks)
-        self.head = nn.Sequential(*dense_block(c_in, n_components, norm=norm,
-                                               num_groups=num_groups))
+        self.head = nn.Sequential(nn.Linear(c_in, int(n_components)))  # no norm, no ReLU
 
     def forward(self, x):
         """Map ``(B, F)`` to ``(B, D)``."""

@@ -97,6 +97,30 @@ def test_every_norm_choice_trains(norm, encoder, small):
     assert np.isfinite(est.transform(X[:7])).all()
 
 
+@pytest.mark.parametrize("cls", EMBEDDERS)
+@pytest.mark.parametrize("norm", ["batch", "group", "layer", None])
+@pytest.mark.parametrize("n_components", [2, 3])
+def test_small_representation_is_not_collapsed_by_the_norm(cls, norm, n_components):
+    # The encoder's output layer was Linear -> norm -> ReLU: group norm with one feature per
+    # group (n_components <= num_groups) or layer norm over two features gave every sample
+    # (nearly) the same representation (std ~1e-6, one distinct row).
+    rng = np.random.RandomState(0)
+    X, y = rng.rand(40, 4), np.repeat([0, 1, 2, 3], 10)
+    Z = _make(cls, n_components=n_components, norm=norm, max_epochs=2,
+              random_state=0).fit_transform(X, y)
+    assert len(np.unique(Z.round(4), axis=0)) == 40
+    assert (Z.std(axis=0) > 1e-2).all()
+
+
+@pytest.mark.parametrize("norm", ["group", "layer"])
+def test_small_conv_representation_is_not_collapsed_by_the_norm(norm, small):
+    X, y = small
+    Z = _supcon_fast(encoder="conv", image_shape=(8, 8), n_components=3, norm=norm,
+                     random_state=0).fit_transform(X, y)
+    assert len(np.unique(Z.round(4), axis=0)) == len(X)
+    assert (Z.std(axis=0) > 1e-2).all()
+
+
 def test_more_than_two_views(small):
     X, y = small
     est = _supcon_fast(n_views=4, random_state=0).fit(X, y)
@@ -126,6 +150,30 @@ def test_callable_augment_with_wrong_shape_raises(small):
     X, y = small
     with pytest.raises(ValueError, match=r"augment must map .* returned \(2, 63\)"):
         _supcon_fast(augment=lambda x: x[:, 1:]).fit(X, y)
+
+
+@pytest.mark.parametrize("augment, message", [
+    (lambda x: x.numpy(), r"returned a numpy.ndarray of shape \(2, 64\), not a torch.Tensor"),
+    (lambda x: x.tolist(), r"returned a list, not a torch.Tensor"),
+    (lambda x: x.double(), r"returned a tensor of dtype torch.float64"),
+    (lambda x: x * float("nan"), r"returned non-finite values")])
+def test_callable_augment_returning_the_wrong_kind_raises(augment, message, small):
+    X, y = small
+    with pytest.raises(ValueError, match=message):
+        _supcon_fast(augment=augment).fit(X, y)
+
+
+def _nan_after_the_probe(x):
+    # Passes the two-row check at fit start, then gives NaN on every training batch.
+    return x if x.shape[0] <= 2 else x * float("nan")
+
+
+@pytest.mark.parametrize("cls", EMBEDDERS)
+def test_non_finite_first_loss_blames_the_augmentation_or_input_not_lr(cls, small):
+    X, y = small
+    with pytest.raises(FloatingPointError, match=r"first batch was already non-finite .*"
+                       r"learning rate is not the cause: the augmentation \(augment="):
+        _make(cls, augment=_nan_after_the_probe, max_epochs=1).fit(X, y)
 
 
 def test_no_augmentation(small):
@@ -311,6 +359,15 @@ def test_cross_entropy_embedder_rejects_a_single_class(small):
     X, _ = small
     with pytest.raises(ValueError, match=r"y has 1 class \(3\); CrossEntropyEmbedder needs"):
         _make(CrossEntropyEmbedder).fit(X, np.full(len(X), 3))
+
+
+def test_supcon_embedder_rejects_a_single_class(small):
+    # One class: every other view is a positive and there are no negatives, so the loss
+    # is minimised by collapsing every sample to one point; it used to fit silently.
+    X, _ = small
+    with pytest.raises(ValueError, match=r"y has 1 class \('a'\); SupConEmbedder needs .*"
+                                         r"no negatives"):
+        _supcon_fast().fit(X, np.full(len(X), "a"))
 
 
 @pytest.mark.parametrize("cls", EMBEDDERS)

@@ -151,6 +151,25 @@ def test_batch_norm_with_a_training_batch_of_one(shapes, encoder):
     assert np.all(np.isfinite(one.transform(X[:3])))
 
 
+@pytest.mark.parametrize("encoder", ["conv", "mlp"])
+def test_group_norm_with_more_groups_than_channels(shapes, encoder):
+    # num_groups=1000 over 256 hidden units used to give one unit per group: every
+    # hidden activation was normalised to a constant, so every input got the same code,
+    # and a training batch of one crashed inside torch ("Expected more than 1 value per
+    # channel"). 33 rows in batches of 16: the last training batch holds one sample.
+    X, _ = shapes
+    est = BetaVAE(n_components=2, encoder=encoder, norm="group", num_groups=1000,
+                  max_epochs=2, batch_size=16, random_state=0).fit(X[:33])
+    assert np.all(np.isfinite(est.loss_curve_))
+    groups = [m for m in est.net_.module_.modules() if isinstance(m, torch.nn.GroupNorm)]
+    assert groups
+    if encoder == "mlp":  # fully connected: at least 4 units per group
+        assert all(m.num_channels // m.num_groups >= 4 for m in groups)
+    Z = est.transform(X[:33])
+    assert np.all(Z.std(axis=0) > 1e-3)
+    assert len(np.unique(Z.round(5), axis=0)) > 25
+
+
 def test_grid_search_over_norm(shapes):
     X, factors = shapes
     grid = GridSearchCV(

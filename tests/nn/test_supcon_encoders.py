@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from sklearn_papers.nn._encoders import (
+    MIN_DENSE_GROUP_SIZE,
     BatchNorm1d,
     BatchNorm2d,
     ConvEncoder,
@@ -20,6 +21,46 @@ from sklearn_papers.nn._supcon import CrossEntropyModel, ImageAugment, SupConMod
                                                          (7, 3, 1), (64, 1, 1)])
 def test_group_count_is_largest_divisor_not_above_request(channels, groups, expected):
     assert group_count(channels, groups) == expected
+
+
+@pytest.mark.parametrize("channels, groups, min_size, expected", [
+    (256, 1000, 4, 64), (16, 8, 4, 4), (12, 8, 4, 3), (6, 8, 4, 1), (3, 8, 4, 1),
+    (10, 8, 2, 5), (7, 8, 2, 1)])
+def test_group_count_keeps_a_minimum_group_size(channels, groups, min_size, expected):
+    assert group_count(channels, groups, min_group_size=min_size) == expected
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(num_channels=0, num_groups=8), "num_channels"),
+    (dict(num_channels=8, num_groups=0), "num_groups"),
+    (dict(num_channels=8, num_groups=2.5), "num_groups"),
+    (dict(num_channels=8, num_groups=2, min_group_size=0), "min_group_size")])
+def test_group_count_rejects_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=f"{name} must be an int >= 1"):
+        group_count(**kwargs)
+
+
+@pytest.mark.parametrize("width", [2, 3, 4, 6, 8, 12, 16, 256])
+@pytest.mark.parametrize("num_groups", [1, 8, 1000])
+def test_dense_group_norm_never_degenerates_or_crashes(width, num_groups):
+    # One channel per group normalised every sample to the same value (the bias) and
+    # crashed torch on a training batch of one; two channels gave only a sign.
+    torch.manual_seed(0)
+    layer = make_norm("group", width, num_groups=num_groups).train()
+    assert width % layer.num_groups == 0
+    assert width // layer.num_groups >= min(width, MIN_DENSE_GROUP_SIZE)
+    out = layer(torch.randn(1, width))  # training batch of one
+    assert out.shape == (1, width) and torch.isfinite(out).all()
+    if width >= 3:  # more than a sign per group: distinct inputs give distinct outputs
+        out = layer(torch.randn(50, width))
+        assert len(torch.unique(out.round(decimals=5), dim=0)) == 50
+
+
+@pytest.mark.parametrize("norm", ["group", "layer"])
+def test_per_sample_norm_of_one_dense_channel_is_rejected(norm):
+    with pytest.raises(ValueError, match="fully connected layer of 1 channel"):
+        make_norm(norm, 1)
+    assert make_norm(norm, 1, spatial=True)(torch.randn(1, 1, 3, 3)).shape == (1, 1, 3, 3)
 
 
 @pytest.mark.parametrize("norm, spatial, cls", [
@@ -81,6 +122,32 @@ def test_encoders_map_to_n_components(norm):
     conv = ConvEncoder(64, 6, image_shape=(8, 8), norm=norm, num_groups=4, channels=(8, 16))
     out = conv(torch.randn(1, 64))
     assert out.shape == (1, 6) and torch.isfinite(out).all()
+
+
+@pytest.mark.parametrize("norm", ["batch", "group", "layer", None])
+@pytest.mark.parametrize("n_components", [1, 2, 3, 8])
+def test_encoder_outputs_are_not_normalised(norm, n_components):
+    # The output layer used to be Linear -> norm -> ReLU: group norm with one feature per
+    # group (n_components <= num_groups) or layer norm over 1-2 features mapped every
+    # input to (nearly) the same point.
+    torch.manual_seed(0)
+    encoders = [MLPEncoder(10, n_components, hidden_layer_sizes=(16,), norm=norm),
+                ConvEncoder(64, n_components, image_shape=(8, 8), channels=(8, 16),
+                            norm=norm)]
+    norm_types = (nn.BatchNorm1d, nn.BatchNorm2d, nn.GroupNorm, nn.LayerNorm)
+    for enc, x in zip(encoders, (torch.randn(40, 10), torch.randn(40, 64))):
+        last = enc.layers[-1] if isinstance(enc, MLPEncoder) else enc.head
+        assert isinstance(last, nn.Linear) or (
+            isinstance(last, nn.Sequential) and len(last) == 1
+            and isinstance(last[0], nn.Linear))
+        assert not any(isinstance(m, norm_types) for m in
+                       (enc.layers[-2:] if isinstance(enc, MLPEncoder) else enc.head))
+        for mode in (enc.train, enc.eval):
+            mode()
+            with torch.no_grad():
+                z = enc(x)
+            assert len(torch.unique(z.round(decimals=5), dim=0)) >= 36
+            assert (z.std(dim=0) > 1e-3).all()  # no constant (or dead) feature
 
 
 def test_conv_encoder_rejects_mismatched_image_shape():
