@@ -191,6 +191,19 @@ def _rdkit_reason(smiles):
     return "RDKit could not parse it"
 
 
+def _rings_known(mol):
+    """Whether RDKit has perceived the rings of ``mol`` (it has not when only
+    ``UpdatePropertyCache`` ran; fingerprints then fail deep inside RDKit)."""
+    from rdkit import rdBase
+
+    with rdBase.BlockLogs():  # RDKit logs a stack trace before raising
+        try:
+            mol.GetRingInfo().NumRings()
+        except RuntimeError:
+            return False
+    return True
+
+
 def _as_parsed(mol):
     """A valid ``Mol`` input in the form ``Chem.MolFromSmiles`` gives: ``(mol, reason)``.
 
@@ -203,7 +216,7 @@ def _as_parsed(mol):
     """
     from rdkit import Chem
 
-    unsanitized = mol.NeedsUpdatePropertyCache()
+    unsanitized = mol.NeedsUpdatePropertyCache() or not _rings_known(mol)
     # GetNumAtoms counts the explicit H atoms, GetNumHeavyAtoms does not (cheap, in C++).
     has_h_atoms = mol.GetNumAtoms() != mol.GetNumHeavyAtoms()
     if not (unsanitized or has_h_atoms):

@@ -192,3 +192,14 @@ def test_unsanitizable_mol_is_reported_with_rdkit_reason(smiles, reason):
 def test_unknown_errors_policy_is_refused():
     with pytest.raises(ValueError, match="errors must be 'raise' or 'nan', got 'ignore'"):
         check_molecules(SMILES, errors="ignore")
+
+
+def test_mol_with_property_cache_but_no_ring_perception_is_sanitized_like_smiles():
+    from rdkit import Chem
+
+    from sklearn_papers.chem import CircularFingerprint
+
+    mol = Chem.MolFromSmiles("c1ccccc1O", sanitize=False)
+    mol.UpdatePropertyCache(False)  # property cache set, rings never perceived
+    fp = CircularFingerprint(n_bits=256)
+    np.testing.assert_array_equal(fp.fit_transform([mol]), fp.transform(["c1ccccc1O"]))
