@@ -11,27 +11,63 @@ produce NaN: an estimate whose weights are all zero is ``-inf``.
 
 import math
 
+import numpy as np
 import torch
 
-from sklearn_papers.estimation._truncation import sample_truncation, truncation_survival
+from sklearn_papers.estimation._truncation import (
+    _check_int,
+    sample_truncation,
+    truncation_survival,
+)
 
 __all__ = ["elbo", "iwae", "iwae_cumulative", "sumo", "sumo_sampled"]
 
 
-def _check_log_w(log_w):
+def _check_log_w(log_w, *, allow_posinf=False):
+    """``log_w`` as a real floating tensor; raises on complex, empty, NaN and ``+inf``.
+
+    NaN and ``+inf`` are found with one reduction (``max`` propagates NaN). With
+    ``allow_posinf`` a ``+inf`` is let through (the caller checks where it is) and the
+    second return value says whether there is one.
+    """
     if not isinstance(log_w, torch.Tensor):
-        log_w = torch.as_tensor(log_w, dtype=torch.get_default_dtype())
-    elif not (log_w.is_floating_point() or log_w.is_complex()):
+        arr = np.asarray(log_w)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(
+                f"log_w must hold real numbers, got an array of dtype {arr.dtype}."
+            )
+        log_w = torch.as_tensor(arr, dtype=torch.get_default_dtype())
+    elif log_w.is_complex():
+        raise TypeError(
+            f"log_w must be a real tensor, got dtype {log_w.dtype}: log importance weights "
+            "are real (log of a non-negative weight)."
+        )
+    elif not log_w.is_floating_point():
         log_w = log_w.to(torch.get_default_dtype())  # integer / bool log-weights
     if log_w.ndim < 1 or log_w.shape[-1] < 1:
         raise ValueError(
             f"log_w must have at least one sample on its last axis, got shape "
             f"{tuple(log_w.shape)}."
         )
-    if torch.isnan(log_w).any():
-        idx = torch.nonzero(torch.isnan(log_w))[0].tolist()
-        raise ValueError(f"log_w contains NaN (first at index {idx}).")
-    return log_w
+    posinf = False
+    if log_w.numel():
+        hi = float(log_w.detach().max())
+        if math.isnan(hi):
+            idx = torch.nonzero(torch.isnan(log_w))[0].tolist()
+            raise ValueError(f"log_w contains NaN (first at index {idx}).")
+        posinf = hi == math.inf
+        if posinf and not allow_posinf:
+            _raise_posinf(log_w, "log_w")
+    return (log_w, posinf) if allow_posinf else log_w
+
+
+def _raise_posinf(log_w, what):
+    idx = torch.nonzero(torch.isposinf(log_w.detach()))[0].tolist()
+    raise ValueError(
+        f"{what} contains +inf (first at index {idx}): an infinite importance weight "
+        "(infinite target density, or a proposal density of 0 at a drawn point) makes the "
+        "estimate undefined."
+    )
 
 
 def elbo(log_w):
@@ -53,7 +89,9 @@ def elbo(log_w):
     Raises
     ------
     ValueError
-        If ``log_w`` has no samples or contains NaN.
+        If ``log_w`` has no samples or contains NaN or ``+inf``.
+    TypeError
+        If ``log_w`` is complex.
 
     See Also
     --------
@@ -89,7 +127,9 @@ def iwae_cumulative(log_w):
     Raises
     ------
     ValueError
-        If ``log_w`` has no samples or contains NaN.
+        If ``log_w`` has no samples or contains NaN or ``+inf``.
+    TypeError
+        If ``log_w`` is complex.
 
     Examples
     --------
@@ -122,7 +162,9 @@ def iwae(log_w):
     Raises
     ------
     ValueError
-        If ``log_w`` has no samples or contains NaN.
+        If ``log_w`` has no samples or contains NaN or ``+inf``.
+    TypeError
+        If ``log_w`` is complex.
 
     See Also
     --------
@@ -149,9 +191,9 @@ def sumo(log_w, n_terms, *, min_terms=1, kind="paper", alpha=80, decay=0.9, cap=
         Delta_i = IWAE_{i+1} - IWAE_i,
 
     which uses the first ``m + K`` log-weights of the estimate's row; entries after that are
-    padding and are masked out (never read into the sum, so they may hold anything finite
-    or not). ``E[SUMO] = lim_k E[IWAE_k] = log Z`` (unbiased) when the series converges
-    absolutely in expectation.
+    padding and are masked out (never read into the sum, so they may hold any number,
+    ``+inf`` included; NaN is refused anywhere). ``E[SUMO] = lim_k E[IWAE_k] = log Z``
+    (unbiased) when the series converges absolutely in expectation.
 
     Parameters
     ----------
@@ -180,9 +222,13 @@ def sumo(log_w, n_terms, *, min_terms=1, kind="paper", alpha=80, decay=0.9, cap=
     Raises
     ------
     ValueError
-        If shapes disagree, ``min_terms < 1``, some ``K < 1`` or rows are too short.
+        If shapes disagree, ``min_terms < 1``, some ``K < 1``, some ``K`` is impossible
+        under ``kind`` (``P(K >= K) = 0``, e.g. ``K > cap`` for ``"harmonic"``), rows are
+        too short, or the used log-weights contain NaN or ``+inf`` (NaN anywhere is
+        refused; ``+inf`` only in the padding is allowed).
     TypeError
-        If ``n_terms`` is not of an integer dtype.
+        If ``n_terms`` is not of an integer dtype, ``min_terms`` is not an int or
+        ``log_w`` is complex.
 
     See Also
     --------
@@ -203,15 +249,13 @@ def sumo(log_w, n_terms, *, min_terms=1, kind="paper", alpha=80, decay=0.9, cap=
     >>> round(sumo(log_w, torch.tensor([2])).item(), 4)
     0.6931
     """
-    log_w = _check_log_w(log_w)
+    log_w, posinf = _check_log_w(log_w, allow_posinf=True)
     n_terms = torch.as_tensor(n_terms, device=log_w.device)
     if n_terms.is_floating_point() or n_terms.is_complex() or n_terms.dtype == torch.bool:
         raise TypeError(
             f"n_terms must hold integer truncation levels K, got dtype {n_terms.dtype}."
         )
-    m = int(min_terms)
-    if m < 1:
-        raise ValueError(f"min_terms must be >= 1, got {min_terms!r}.")
+    m = _check_int(min_terms, "min_terms", 1)
     if n_terms.shape != log_w.shape[:-1]:
         raise ValueError(
             f"n_terms has shape {tuple(n_terms.shape)} but log_w has batch shape "
@@ -225,11 +269,35 @@ def sumo(log_w, n_terms, *, min_terms=1, kind="paper", alpha=80, decay=0.9, cap=
             f"log_w has {log_w.shape[-1]} samples per estimate but min_terms + max(K) = "
             f"{m + k_max} are needed."
         )
-    inv_surv = (1.0 / truncation_survival(torch.arange(1, k_max + 1, device=log_w.device),
-                                          kind=kind, alpha=alpha, decay=decay, cap=cap))
-    return _sumo_padded(log_w[..., : m + k_max], n_terms, m, inv_surv.to(log_w.dtype))
+    inv_surv = _inverse_survival(k_max, log_w.device, kind=kind, alpha=alpha, decay=decay,
+                                 cap=cap)
+    log_w = log_w[..., : m + k_max]
+    if posinf:  # +inf is allowed in the padding only (it is never read)
+        used = torch.arange(m + k_max, device=log_w.device) < (m + n_terms).unsqueeze(-1)
+        if bool((torch.isposinf(log_w) & used).any()):
+            _raise_posinf(log_w.masked_fill(~used, 0.0), "log_w")
+    return _sumo_padded(log_w, n_terms, m, inv_surv.to(log_w.dtype))
 
 
+def _inverse_survival(k_max, device, *, kind, alpha, decay, cap):
+    """``1 / P(K >= j)`` for ``j = 1..k_max`` (float64); ValueError if some ``P`` is 0.
+
+    A level ``K`` with ``P(K >= K) = 0`` cannot have been drawn from the distribution
+    (e.g. ``K > cap`` for ``"harmonic"``); its re-weighting would be ``1/0 = inf``.
+    """
+    surv = truncation_survival(torch.arange(1, k_max + 1, device=device), kind=kind,
+                               alpha=alpha, decay=decay, cap=cap)
+    if not bool(surv[-1] > 0):  # survival is non-increasing: the last is the smallest
+        first = int(torch.nonzero(surv == 0)[0]) + 1
+        why = (f"kind='harmonic' with cap={cap} never draws K > cap" if kind == "harmonic"
+               else f"kind='paper' with alpha={alpha}, decay={decay}: the geometric tail "
+                    "underflows to 0 in float64")
+        raise ValueError(
+            f"truncation level K = {k_max} is impossible: P(K >= {first}) = 0 ({why}). "
+            "The K must be drawn from the truncation distribution named by kind, alpha, "
+            "decay and cap (see sample_truncation)."
+        )
+    return 1.0 / surv
 
 
 def _iwae_cumulative_unchecked(log_w):
@@ -304,13 +372,14 @@ def sumo_sampled(log_weight_fn, n_estimates, *, min_terms=1, kind="paper", alpha
     ----------
     log_weight_fn : callable
         ``log_weight_fn(rows) -> torch.Tensor of shape (len(rows),)``: one fresh log-weight
-        per entry of ``rows`` (int64 tensor of estimate indices in ``range(n_estimates)``,
-        sorted, each index repeated ``m + K_i`` times); a latent-variable model uses
-        ``rows`` to pick the data row of each sample.
+        (a number or ``-inf``; never NaN or ``+inf``) per entry of ``rows`` (int64 tensor
+        of estimate indices in ``range(n_estimates)``, sorted, each index repeated
+        ``m + K_i`` times); a latent-variable model uses ``rows`` to pick the data row of
+        each sample.
     n_estimates : int
-        Number of estimates.
+        Number of estimates, ``>= 0``.
     min_terms : int, default=1
-        ``m``, the number of samples every estimate always uses.
+        ``m``, the number of samples every estimate always uses, ``>= 1``.
     kind : {"paper", "harmonic"}, default="paper"
         Truncation distribution of ``K`` (see :func:`truncation_survival`).
     alpha : int, default=80
@@ -341,7 +410,12 @@ def sumo_sampled(log_weight_fn, n_estimates, *, min_terms=1, kind="paper", alpha
     Raises
     ------
     ValueError
-        If ``log_weight_fn`` returns the wrong shape.
+        If ``log_weight_fn`` returns the wrong shape, NaN or ``+inf``; if
+        ``n_estimates < 0`` or ``min_terms < 1``; if ``device`` is not available.
+    TypeError
+        If ``n_estimates`` or ``min_terms`` is not an int, ``log_weight_fn`` is not
+        callable, or it returns something other than real numbers (numpy arrays and
+        integer tensors are converted; complex values, strings, None are refused).
 
     Examples
     --------
@@ -355,11 +429,50 @@ def sumo_sampled(log_weight_fn, n_estimates, *, min_terms=1, kind="paper", alpha
     >>> sumo_sampled(log_weights, 20_000, generator=g).shape
     torch.Size([20000])
     """
-    k = sample_truncation(int(n_estimates), kind=kind, alpha=alpha, decay=decay, cap=cap,
+    n_estimates = _check_int(n_estimates, "n_estimates", 0)
+    min_terms = _check_int(min_terms, "min_terms", 1)
+    if not callable(log_weight_fn):
+        raise TypeError(f"log_weight_fn must be callable, got {type(log_weight_fn).__name__}.")
+    k = sample_truncation(n_estimates, kind=kind, alpha=alpha, decay=decay, cap=cap,
                           generator=generator, device=device)
     est, cost = _sumo_ragged(log_weight_fn, k, min_terms=min_terms, kind=kind, alpha=alpha,
                              decay=decay, cap=cap)
     return (est, cost) if return_cost else est
+
+
+def _as_flat_log_weights(out, rows):
+    """Check and convert what ``log_weight_fn(rows)`` returned: a real (n,) tensor.
+
+    numpy arrays (and lists) of real numbers are converted (onto ``rows``' device; they
+    carry no gradient); integer and bool outputs become the default float dtype; complex
+    or non-numeric outputs are a TypeError, a wrong shape a ValueError.
+    """
+    n = rows.shape[0]
+    if not isinstance(out, torch.Tensor):
+        arr = None
+        if isinstance(out, (np.ndarray, np.generic, list, tuple)):
+            try:
+                arr = np.asarray(out)
+            except ValueError:  # ragged nested lists
+                arr = None
+        if arr is None or arr.dtype.kind not in "biuf":
+            what = type(out).__name__ + ("" if arr is None else f" of dtype {arr.dtype}")
+            raise TypeError(
+                f"log_weight_fn must return a torch.Tensor of real log-weights of shape "
+                f"({n},), got {what}."
+            )
+        out = torch.as_tensor(arr, device=rows.device)
+    if out.is_complex():
+        raise TypeError(
+            f"log_weight_fn must return real log-weights, got a tensor of dtype {out.dtype}."
+        )
+    if not out.is_floating_point():
+        out = out.to(torch.get_default_dtype())
+    if tuple(out.shape) != (n,):
+        raise ValueError(
+            f"log_weight_fn returned shape {tuple(out.shape)}, expected ({n},)."
+        )
+    return out
 
 
 def _sumo_ragged(log_weight_fn, k, *, min_terms, kind, alpha, decay, cap):
@@ -373,28 +486,25 @@ def _sumo_ragged(log_weight_fn, k, *, min_terms, kind, alpha, decay, cap):
     counts = m + k                                               # (n,) samples per estimate
     rows = torch.repeat_interleave(counts)  # estimate index of every sample, sorted
     starts = torch.cumsum(counts, 0) - counts
-    flat = log_weight_fn(rows)
-    if tuple(flat.shape) != (rows.shape[0],):
-        raise ValueError(
-            f"log_weight_fn returned shape {tuple(flat.shape)}, expected ({rows.shape[0]},)."
-        )
+    flat = _as_flat_log_weights(log_weight_fn(rows), rows)
     # Evaluate the series per power-of-two bucket of K (a loop over ~log2(max K) buckets,
     # not over estimates): padding every row to the global max K would make the scalar
     # work ~30x the number of samples with the heavy-tailed K; buckets bound it by 2x.
     # Estimates are grouped by bucket with one stable sort; each bucket gathers its padded
     # (rows, m + 2**b) block straight from the flat log-weights (padding is -inf, masked).
     k_max = int(k.max()) if n_estimates else 1
-    inv_surv = (1.0 / truncation_survival(torch.arange(1, k_max + 1, device=device),
-                                          kind=kind, alpha=alpha, decay=decay, cap=cap))
+    inv_surv = _inverse_survival(k_max, device, kind=kind, alpha=alpha, decay=decay, cap=cap)
     inv_surv = inv_surv.to(device=flat.device, dtype=flat.dtype)
     bucket = torch.ceil(torch.log2(k.to(torch.float64))).to(torch.int64)
     order = torch.argsort(bucket, stable=True)
     sizes = torch.bincount(bucket).tolist()
     est = torch.empty(n_estimates, dtype=flat.dtype, device=flat.device)
-    # Fast path: when every log-weight is finite and they all lie within the dtype's exp
+    # One reduction over the flat weights serves two purposes: refusing NaN / +inf, and the
+    # fast path (when every log-weight is finite and they all lie within the dtype's exp
     # range of each other, one shift for all and one exp over the flat weights replace the
-    # per-row shift, exp and underflow checks (same sums).
-    shift = _common_shift(flat)
+    # per-row shift, exp and underflow checks; same sums).
+    bounds = _flat_bounds(flat)
+    shift = _common_shift(flat, bounds)
     shifted = None if shift is None else torch.exp(flat - shift)
     last = flat.shape[0] - 1
     lo = 0
@@ -420,18 +530,40 @@ def _sumo_ragged(log_weight_fn, k, *, min_terms, kind, alpha, decay, cap):
     return est, int(rows.shape[0])
 
 
-def _common_shift(flat):
+def _flat_bounds(flat):
+    """``(min, max)`` of the flat log-weights (0-d tensors, detached), or None when empty.
+
+    Raises ValueError on NaN or ``+inf`` (``aminmax`` propagates NaN), naming
+    ``log_weight_fn`` and the first offending sample.
+    """
+    if flat.numel() == 0:
+        return None
+    lo, hi = torch.aminmax(flat.detach())
+    top = float(hi)
+    if math.isnan(top):
+        i = int(torch.nonzero(torch.isnan(flat.detach()))[0])
+        raise ValueError(
+            f"log_weight_fn returned NaN (first at sample {i}); log-weights must be numbers "
+            "or -inf (zero density)."
+        )
+    if top == math.inf:
+        _raise_posinf(flat, "log_weight_fn's output")
+    return lo, hi
+
+
+def _common_shift(flat, bounds=None):
     """One shift ``c`` for all log-weights when ``exp(flat - c)`` is safe, else None.
 
     Safe means every weight is finite and all lie within ``-log(tiny) - 1`` nats of the
     largest (707 in float64, 86 in float32), so each ``exp(log_w - max)`` is a normal
     number (full relative precision, never 0): exactly the condition under which
     :func:`_iwae_cumulative_unchecked` skips its ``logcumsumexp`` fallback, applied once
-    to all rows. The shift is detached (it cancels in value and in gradient).
+    to all rows. The shift is detached (it cancels in value and in gradient). ``bounds``
+    is ``(min, max)`` of ``flat`` when already computed (see :func:`_flat_bounds`).
     """
     if flat.numel() == 0 or not flat.is_floating_point():
         return None
-    lo, hi = torch.aminmax(flat.detach())
+    lo, hi = torch.aminmax(flat.detach()) if bounds is None else bounds
     floor = math.log(torch.finfo(flat.dtype).tiny) + 1.0
     spread = float(hi - lo)  # NaN (NaN weights) and inf (infinite weights) fail the test
     return hi if spread < -floor else None

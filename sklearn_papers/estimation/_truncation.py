@@ -17,13 +17,32 @@ Everything here is written in terms of the survival function ``S(j) = P(K >= j)`
 """
 
 import math
+from numbers import Integral
 
 import numpy as np
 import torch
 
+from sklearn_papers.nn._skorch import check_device
+
 __all__ = ["sample_truncation", "truncation_mean", "truncation_survival"]
 
 _KINDS = ("paper", "harmonic")
+
+
+def _check_int(value, name, low):
+    """``value`` as an int ``>= low``; TypeError for non-integers (floats, bools), else ValueError.
+
+    Accepts Python and numpy integers and 0-d integer tensors. A float such as ``2.5`` is
+    refused rather than truncated.
+    """
+    if isinstance(value, torch.Tensor) and value.ndim == 0 and not (
+            value.is_floating_point() or value.is_complex() or value.dtype == torch.bool):
+        value = int(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
+        raise TypeError(f"{name} must be an int, got {value!r} ({type(value).__name__}).")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value!r}.")
+    return int(value)
 
 
 def _check_kind(kind, alpha, decay, cap):
@@ -102,7 +121,7 @@ def sample_truncation(n, *, kind="paper", alpha=80, decay=0.9, cap=100, generato
     Parameters
     ----------
     n : int
-        Number of draws.
+        Number of draws, ``>= 0``.
     kind : {"paper", "harmonic"}, default="paper"
         Truncation distribution: ``"paper"`` has ``S(j) = 1/j`` up to ``alpha`` and a
         geometric tail beyond (Luo et al. 2020); ``"harmonic"`` has ``S(j) = 1/j`` up to
@@ -127,7 +146,10 @@ def sample_truncation(n, *, kind="paper", alpha=80, decay=0.9, cap=100, generato
     Raises
     ------
     ValueError
-        For an unknown ``kind`` or out-of-range ``alpha``, ``decay`` or ``cap``.
+        For an unknown ``kind``, out-of-range ``alpha``, ``decay`` or ``cap``, ``n < 0``, or
+        a device that is not available.
+    TypeError
+        If ``n`` is not an int (a float such as 2.5 is refused, not truncated).
 
     Examples
     --------
@@ -137,9 +159,11 @@ def sample_truncation(n, *, kind="paper", alpha=80, decay=0.9, cap=100, generato
     >>> bool(K.min() >= 1), round(K.double().mean().item(), 0)
     (True, 5.0)
     """
+    n = _check_int(n, "n", 0)
     _check_kind(kind, alpha, decay, cap)
+    device = check_device(device)
     gen_device = generator.device if generator is not None else torch.device("cpu")
-    u = 1.0 - torch.rand(int(n), generator=generator, dtype=torch.float64, device=gen_device)
+    u = 1.0 - torch.rand(n, generator=generator, dtype=torch.float64, device=gen_device)
     return _truncation_from_uniform(u, kind=kind, alpha=alpha, decay=decay, cap=cap).to(device)
 
 

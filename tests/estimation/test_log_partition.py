@@ -1,6 +1,7 @@
 """LogPartitionEstimator: the note's mixture, closed-form Gaussians, bad energies, seeding (B18)."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -125,3 +126,114 @@ def test_sample_rejects_a_non_positive_or_non_int_count(n_samples):
     with pytest.raises(ValueError, match="n_samples must be a positive int"):
         est.sample(n_samples)
     assert est.sample(3).shape == (3, 2)
+
+
+def _standard_normal_energy(x):
+    return 0.5 * (x**2).sum(1)
+
+
+def test_tuning_never_returns_a_proposal_worse_than_an_exact_start():
+    """d = 20, q starts exactly at the target: every estimate is log Z (variance ~1e-8).
+
+    Tuning used to drive the variance to ~40-5000 and log Z to 17.0 (max_iter=100) or 2.4
+    (the defaults) against 18.38; the tuned proposal must be measured on fresh draws and
+    dropped (with a warning) when it is worse. The tuning objective is the batch variance
+    of SUMO, which is ~0 at the exact start (the old E[SUMO^2] was (log Z)^2 = 338).
+    """
+    d = 20
+    log_z = d / 2 * math.log(2 * math.pi)
+    with pytest.warns(UserWarning, match="did not lower the sample variance"):
+        est = LogPartitionEstimator(_standard_normal_energy, n_features=d, max_iter=100,
+                                    n_estimates=2000, random_state=0).fit()
+    assert est.tuning_accepted_ is False
+    assert est.variance_["tuned"] > est.variance_["before"]
+    assert est.variance_["after"] < 1e-6
+    assert abs(est.log_partition_ - log_z) < 1e-3
+    np.testing.assert_allclose(est.proposal_.covariance_matrix.numpy(), np.eye(d), atol=1e-4)
+    assert not np.allclose(est.tuned_proposal_.covariance_matrix.numpy(), np.eye(d), atol=1e-4)
+    assert est.loss_curve_[0] < 1e-4 and len(est.loss_curve_) == 100
+
+
+def test_accepted_tuning_is_recorded_and_estimated_on_fresh_draws():
+    # exp(-|x - 1|^2): Z = pi in 2-d; N(0, I) is a poor start, tuning helps.
+    est = LogPartitionEstimator(lambda x: ((x - 1.0) ** 2).sum(1), n_features=2, max_iter=50,
+                                n_estimates=2000, random_state=0).fit()
+    assert est.tuning_accepted_ is True
+    assert est.variance_["tuned"] < est.variance_["before"]
+    assert torch.equal(est.tuned_proposal_.mean, est.proposal_.mean)
+    assert est.variance_["after"] == pytest.approx(np.var(est.estimates_, ddof=1))
+    # the reported estimates are fresh draws, not the ones the choice was made on
+    assert est.variance_["after"] != est.variance_["tuned"]
+    assert abs(est.log_partition_ - math.log(math.pi)) < 4 * est.log_partition_stderr_ + 0.01
+    untuned = LogPartitionEstimator(lambda x: ((x - 1.0) ** 2).sum(1), n_features=2,
+                                    fit_proposal=False, n_estimates=50, random_state=0).fit()
+    assert untuned.tuning_accepted_ is None and untuned.tuned_proposal_ is None
+    assert untuned.variance_["before"] == untuned.variance_["tuned"] == untuned.variance_["after"]
+
+
+def test_heavy_tailed_importance_weights_warn():
+    """q = N(0, 0.1 I) for the target N(0, 4I): w ~ exp(0.49 chi2_2), Pareto k = 0.975.
+
+    The estimate is confidently wrong (log Z ~ 1.2 against 3.22); the estimator must say so.
+    A proposal wider than the target has bounded weights (k_hat < 0.5) and no warning.
+    """
+    energy = lambda x: 0.5 * (x**2).sum(1) / 4.0  # noqa: E731
+    narrow = torch.distributions.MultivariateNormal(torch.zeros(2), 0.1 * torch.eye(2))
+    with pytest.warns(UserWarning, match="heavy-tailed"):
+        est = LogPartitionEstimator(energy, proposal=narrow, fit_proposal=False,
+                                    n_estimates=2000, random_state=0).fit()
+    assert est.pareto_k_ > 0.7
+    wide = torch.distributions.MultivariateNormal(torch.zeros(2), 8.0 * torch.eye(2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = LogPartitionEstimator(energy, proposal=wide, fit_proposal=False,
+                                    n_estimates=2000, random_state=0).fit()
+    assert est.pareto_k_ < 0.5
+
+
+@pytest.mark.parametrize("shape", [4.0, 2.0, 1.0])
+def test_pareto_k_recovers_the_tail_shape(shape):
+    from sklearn_papers.estimation._log_partition import _pareto_k
+
+    w = np.random.default_rng(0).pareto(shape, 20_000) + 1.0  # tail P(w > t) ~ t^-shape
+    assert _pareto_k(np.log(w)) == pytest.approx(1.0 / shape, abs=0.12)
+    assert _pareto_k(np.r_[np.log(w), -np.inf]) == _pareto_k(np.log(w))  # zero weights
+    assert math.isnan(_pareto_k(np.zeros(10)))                           # too few draws
+
+
+def _half_normal_energy(x):
+    """exp(-|x|^2 / 2) on x_0 > 0 only (U = +inf elsewhere): Z = pi in 2-d."""
+    return torch.where(x[:, 0] > 0, 0.5 * (x**2).sum(1), torch.inf)
+
+
+@pytest.mark.parametrize("method, fix", [("sumo", "raise min_terms"), ("iwae", "raise k"),
+                                         ("elbo", "method='iwae' or 'sumo'")])
+def test_zero_density_regions_raise_instead_of_nan_or_inf(method, fix):
+    # Used to give NaN (sumo: +inf and -inf estimates) or -inf (iwae, elbo) silently.
+    with pytest.raises(ValueError, match=r"of 500 .* infinite.*energy is \+inf") as info:
+        LogPartitionEstimator(_half_normal_energy, n_features=2, method=method, max_iter=5,
+                              n_estimates=500, random_state=0).fit()
+    assert fix in str(info.value)
+
+
+def test_zero_density_regions_work_with_enough_min_terms():
+    # P(all 20 first samples outside the support) = 2^-20 per estimate under N(0, I).
+    est = LogPartitionEstimator(_half_normal_energy, n_features=2, min_terms=20,
+                                fit_proposal=False, n_estimates=2000, random_state=0).fit()
+    assert np.isfinite(est.estimates_).all()
+    assert abs(est.log_partition_ - math.log(math.pi)) < 4 * est.log_partition_stderr_ + 0.01
+
+
+def test_infinite_density_and_complex_energies_are_refused():
+    kw = dict(n_features=2, max_iter=2, n_estimates=10, random_state=0)
+    with pytest.raises(ValueError, match=r"-inf at sample \d+.*infinite density"):
+        LogPartitionEstimator(lambda x: torch.where(x[:, 0] > 0, -torch.inf, 0.0 * x[:, 0]),
+                              **kw).fit()
+    with pytest.raises(TypeError, match="complex"):
+        LogPartitionEstimator(lambda x: (x**2).sum(1) + 1j, **kw).fit()
+    with pytest.raises(TypeError, match="complex"):
+        LogPartitionEstimator(lambda x: (x.numpy() ** 2).sum(1) + 1j, fit_proposal=False,
+                              n_features=2, n_estimates=10, random_state=0).fit()
+    with pytest.raises(TypeError, match="real numbers"):
+        LogPartitionEstimator(lambda x: ["a"] * x.shape[0], fit_proposal=False,
+                              n_features=2, n_estimates=10, random_state=0).fit()

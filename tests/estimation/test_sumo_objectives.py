@@ -110,7 +110,7 @@ def test_sumo_sampled_shared_shift_path_equals_per_row_path(spread, monkeypatch)
 
     assert (_objectives._common_shift(pool) is None) == (spread > 100)
     fast, fast_grad = run()
-    monkeypatch.setattr(_objectives, "_common_shift", lambda flat: None)
+    monkeypatch.setattr(_objectives, "_common_shift", lambda flat, bounds=None: None)
     slow, slow_grad = run()
     assert torch.isfinite(fast).all() and torch.isfinite(fast_grad).all()
     torch.testing.assert_close(fast, slow, rtol=1e-10, atol=1e-10)
@@ -233,3 +233,96 @@ def test_float_truncation_levels_are_a_clear_type_error():
     # A float n_terms used to reach torch.gather and fail there.
     with pytest.raises(TypeError, match="n_terms must hold integer truncation levels"):
         sumo(torch.zeros(2, 4), torch.tensor([1.0, 2.0]))
+
+
+_INF = math.inf
+
+
+@pytest.mark.parametrize("fn", [elbo, iwae, iwae_cumulative,
+                                lambda lw: sumo(lw, torch.tensor([1]))])
+def test_plus_inf_log_weights_are_a_clear_error(fn):
+    # elbo([[-inf, inf]]) and sumo([[1, inf, 2]], K=[1]) used to return NaN.
+    for log_w in ([[-_INF, _INF]], [[1.0, _INF, 2.0]]):
+        with pytest.raises(ValueError, match=r"contains \+inf \(first at index \[0, 1\]\)"):
+            fn(torch.tensor(log_w))
+
+
+def test_plus_inf_from_log_weight_fn_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"log_weight_fn's output contains \+inf"):
+        sumo_sampled(lambda rows: torch.where(rows == 1, _INF, 0.0), 5)
+
+
+def test_nan_from_log_weight_fn_is_a_clear_error():
+    # used to give NaN estimates silently (sumo() itself refused NaN)
+    with pytest.raises(ValueError, match="log_weight_fn returned NaN"):
+        sumo_sampled(lambda rows: torch.full((rows.shape[0],), math.nan), 3)
+    with pytest.raises(ValueError, match="log_weight_fn returned NaN"):
+        sumo_sampled(lambda rows: torch.where(rows == 2, math.nan, 0.0), 4)
+
+
+@pytest.mark.parametrize("fn", [elbo, iwae, iwae_cumulative,
+                                lambda lw: sumo(lw, torch.tensor([1]))])
+def test_complex_log_weights_are_a_type_error(fn):
+    # elbo / iwae used to return complex numbers, sumo a NotImplementedError
+    with pytest.raises(TypeError, match="log_w must be a real tensor"):
+        fn(torch.tensor([[1.0 + 1j, 2.0, 0.5]]))
+    with pytest.raises(TypeError, match="real numbers"):
+        fn(np.array([[1.0 + 1j, 2.0, 0.5]]))
+
+
+@pytest.mark.parametrize("min_terms, error", [(0, ValueError), (-1, ValueError),
+                                              (1.7, TypeError), (2.0, TypeError),
+                                              (True, TypeError)])
+def test_min_terms_is_checked_by_every_entry_point(min_terms, error):
+    # sumo_sampled used to fail inside torch (RuntimeError / IndexError); sumo truncated
+    # 1.7 to 1 silently.
+    with pytest.raises(error, match="min_terms"):
+        sumo(torch.zeros(1, 6), torch.tensor([1]), min_terms=min_terms)
+    with pytest.raises(error, match="min_terms"):
+        sumo_sampled(lambda rows: torch.zeros(rows.shape[0]), 3, min_terms=min_terms)
+
+
+@pytest.mark.parametrize("n, error", [(2.5, TypeError), (-1, ValueError), (None, TypeError)])
+def test_n_estimates_must_be_a_non_negative_int(n, error):
+    with pytest.raises(error, match="n_estimates"):
+        sumo_sampled(lambda rows: torch.zeros(rows.shape[0]), n)
+    assert sumo_sampled(lambda rows: torch.zeros(rows.shape[0]), np.int64(3)).shape == (3,)
+    assert sumo_sampled(lambda rows: torch.zeros(rows.shape[0]), 0).shape == (0,)
+
+
+def test_log_weight_fn_outputs_are_converted_or_refused_clearly():
+    """numpy arrays, lists and integer tensors are real numbers: converted, same estimates."""
+    def run(convert):
+        return sumo_sampled(lambda rows: convert((rows % 3).double()), 50, min_terms=2,
+                            generator=torch.Generator().manual_seed(0))
+
+    want = run(lambda t: t)
+    for convert in (lambda t: t.numpy(), lambda t: t.tolist(), lambda t: t.long()):
+        torch.testing.assert_close(run(convert).double(), want, rtol=1e-5, atol=1e-5)
+    for bad, what in [(lambda t: None, "NoneType"), (lambda t: "x", "str"),
+                      (lambda t: np.array(["a"] * t.shape[0]), "ndarray of dtype <U1")]:
+        with pytest.raises(TypeError, match=f"log_weight_fn must return .*got {what}"):
+            run(bad)
+    with pytest.raises(TypeError, match="log_weight_fn must return real log-weights"):
+        run(lambda t: t.to(torch.complex128))
+    with pytest.raises(TypeError, match="log_weight_fn must be callable"):
+        sumo_sampled(None, 3)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_unavailable_device_is_a_value_error():
+    # used to be torch's AssertionError "Torch not compiled with CUDA enabled"
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        sumo_sampled(lambda rows: torch.zeros(rows.shape[0]), 3, device="cuda")
+    with pytest.raises(ValueError, match="not a torch device"):
+        sumo_sampled(lambda rows: torch.zeros(rows.shape[0]), 3, device="gpu0")
+
+
+def test_truncation_level_impossible_under_kind_is_an_error():
+    # K = 3 with kind="harmonic", cap=2 has probability 0; it used to give +inf.
+    log_w = torch.tensor([[1.0, 2.0, 3.0, 4.0]])
+    with pytest.raises(ValueError, match=r"K = 3 is impossible.*cap=2"):
+        sumo(log_w, torch.tensor([3]), kind="harmonic", cap=2)
+    assert torch.isfinite(sumo(log_w, torch.tensor([2]), kind="harmonic", cap=2)).all()
+    with pytest.raises(ValueError, match="geometric tail underflows"):
+        sumo(torch.zeros(1, 9001), torch.tensor([9000]))

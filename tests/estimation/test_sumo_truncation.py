@@ -47,3 +47,23 @@ def test_bad_truncation_parameters_raise():
         sample_truncation(3, kind="harmonic", cap=None)
     with pytest.raises(ValueError, match="decay"):
         truncation_mean(decay=1.0)
+
+
+@pytest.mark.parametrize("n, error", [(-1, ValueError), (2.5, TypeError), (3.0, TypeError),
+                                      (True, TypeError), ("3", TypeError)])
+def test_bad_number_of_draws_is_a_clear_error(n, error):
+    # -1 used to fail inside torch; 2.5 was silently truncated to 2 draws.
+    with pytest.raises(error, match="n must be"):
+        sample_truncation(n)
+
+
+def test_number_of_draws_accepts_integer_types():
+    assert sample_truncation(0).shape == (0,)
+    assert sample_truncation(np.int64(4)).shape == (4,)
+    assert sample_truncation(torch.tensor(5)).shape == (5,)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_unavailable_device_is_a_value_error():
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        sample_truncation(3, device="cuda")
