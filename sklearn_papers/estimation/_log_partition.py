@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, DensityMixin
 
-from sklearn_papers.estimation._objectives import elbo, iwae, sumo_sampled
+from sklearn_papers.estimation._objectives import _as_real_tensor, elbo, iwae, sumo_sampled
 from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 from sklearn_papers.nn._sumo import GaussianProposal, MixtureProposal
 from sklearn_papers.utils._sklearn_compat import (
@@ -296,27 +296,14 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
 
     def _energy(self, x, *, need_grad=False):
         """Evaluate and check the energy on ``x`` of shape (n, d); returns shape (n,)."""
-        u = self.energy(x)
-        if not isinstance(u, torch.Tensor):
-            arr = np.asarray(u)
-            if arr.dtype.kind not in "biufc":
-                raise TypeError(
-                    f"energy must return a tensor (or array) of real numbers, got "
-                    f"{type(u).__name__} of dtype {arr.dtype}."
-                )
-            u = torch.as_tensor(arr, device=x.device)
-        if u.is_complex():
-            raise TypeError(
-                f"energy returned complex values (dtype {u.dtype}); U(x) must be real "
-                "(the target density is exp(-U(x)))."
-            )
+        u = _as_real_tensor(self.energy(x), "energy",
+                            "a tensor (or array) of real numbers U(x) (the target density "
+                            "is exp(-U(x)))", x.device, float_dtype=x.dtype)
         if tuple(u.shape) != (x.shape[0],):
             raise ValueError(
                 f"energy must map a tensor of shape (n, d) = {tuple(x.shape)} to shape "
                 f"(n,) = ({x.shape[0]},), got shape {tuple(u.shape)}."
             )
-        if not torch.is_floating_point(u):
-            u = u.to(x.dtype)
         low = float(u.detach().min()) if u.numel() else 0.0  # min propagates NaN
         if math.isnan(low):
             i = int(torch.nonzero(torch.isnan(u))[0])

@@ -440,14 +440,15 @@ def sumo_sampled(log_weight_fn, n_estimates, *, min_terms=1, kind="paper", alpha
     return (est, cost) if return_cost else est
 
 
-def _as_flat_log_weights(out, rows):
-    """Check and convert what ``log_weight_fn(rows)`` returned: a real (n,) tensor.
+def _as_real_tensor(out, name, what, device, float_dtype=None):
+    """What a user callable returned, as a real torch tensor (shape not checked).
 
-    numpy arrays (and lists) of real numbers are converted (onto ``rows``' device; they
-    carry no gradient); integer and bool outputs become the default float dtype; complex
-    or non-numeric outputs are a TypeError, a wrong shape a ValueError.
+    numpy arrays (and lists) of real numbers are converted onto ``device`` (they carry no
+    gradient); integer and bool outputs become ``float_dtype`` (torch's default float
+    dtype when None). Complex or
+    non-numeric outputs raise a TypeError naming the callable ``name`` and the expected
+    ``what``.
     """
-    n = rows.shape[0]
     if not isinstance(out, torch.Tensor):
         arr = None
         if isinstance(out, (np.ndarray, np.generic, list, tuple)):
@@ -456,18 +457,24 @@ def _as_flat_log_weights(out, rows):
             except ValueError:  # ragged nested lists
                 arr = None
         if arr is None or arr.dtype.kind not in "biuf":
-            what = type(out).__name__ + ("" if arr is None else f" of dtype {arr.dtype}")
-            raise TypeError(
-                f"log_weight_fn must return a torch.Tensor of real log-weights of shape "
-                f"({n},), got {what}."
-            )
-        out = torch.as_tensor(arr, device=rows.device)
+            kind = type(out).__name__ + ("" if arr is None else f" of dtype {arr.dtype}")
+            raise TypeError(f"{name} must return {what}, got {kind}.")
+        out = torch.as_tensor(arr, device=device)
     if out.is_complex():
-        raise TypeError(
-            f"log_weight_fn must return real log-weights, got a tensor of dtype {out.dtype}."
-        )
+        raise TypeError(f"{name} must return {what}, got complex values (dtype {out.dtype}).")
     if not out.is_floating_point():
-        out = out.to(torch.get_default_dtype())
+        out = out.to(torch.get_default_dtype() if float_dtype is None else float_dtype)
+    return out
+
+
+def _as_flat_log_weights(out, rows):
+    """Check and convert what ``log_weight_fn(rows)`` returned: a real (n,) tensor.
+
+    See :func:`_as_real_tensor`; a wrong shape is a ValueError.
+    """
+    n = rows.shape[0]
+    out = _as_real_tensor(out, "log_weight_fn",
+                          f"a torch.Tensor of real log-weights of shape ({n},)", rows.device)
     if tuple(out.shape) != (n,):
         raise ValueError(
             f"log_weight_fn returned shape {tuple(out.shape)}, expected ({n},)."

@@ -6,7 +6,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 from sklearn.base import clone
 
 from sklearn_papers.chem import (
@@ -42,14 +41,6 @@ LABELS = np.arange(len(MOLS)) % 2
 
 def _id(est):
     return type(est).__name__
-
-
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def _target(est):
