@@ -235,6 +235,8 @@ def _require_numeric_targets(y):
         return
     flat = np.asarray(values, dtype=object).ravel()
     for item in flat:
+        if item is None:  # a missing value, as pandas object columns hold it (-> NaN)
+            continue
         try:
             float(item)
         except (TypeError, ValueError):

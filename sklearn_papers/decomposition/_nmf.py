@@ -40,9 +40,11 @@ def _positivity_floor(X):
     """The floor ``eps`` of W and H for data X: ``1e-12 * sqrt(mean(X))``.
 
     The factors of ``c X`` are ``sqrt(c)`` times those of X, so a floor on the same scale
-    keeps the estimator equivariant: ``NMF`` of ``c X`` is ``sqrt(c)`` times ``NMF`` of X
-    for any ``c > 0`` (an absolute floor would dominate the factors of data around
-    1e-24). ``1e-12`` when X is all zero.
+    keeps the updates equivariant: from initial factors scaled by ``sqrt(c)`` (``init=
+    "random"``, ``"nndsvd"``, ``"custom"``; not ``"nndsvda"``/``"nndsvdar"``, whose
+    scikit-learn fill values scale like ``c``), ``NMF`` of ``c X`` is ``sqrt(c)`` times
+    ``NMF`` of X while the products stay within the dtype's range (an absolute floor
+    would dominate the factors of data around 1e-24). ``1e-12`` when X is all zero.
     """
     mean = float(X.mean(dtype=np.float64)) if X.shape[0] * X.shape[1] else 0.0
     return _EPS * math.sqrt(mean) if mean > 0 else _EPS
@@ -812,15 +814,23 @@ def _check_custom(A, shape, dtype, name):
 
 
 def _check_finite_factors(X, *factors):
-    """Refuse factors the updates overflowed (X too large for its dtype's products)."""
+    """Refuse non-finite factors: products of X, W and H left the dtype's range."""
     if all(bool(torch.isfinite(f).all()) for f in factors):
         return
     x_max = float(abs(X).max())
+    # The factors scale like sqrt(X) and the updates multiply three of them: near the
+    # bottom of the range their products underflow to 0 (0/0 = NaN), near the top they
+    # overflow.
+    info = np.finfo(X.dtype)
+    tiny = x_max <= float(info.tiny) ** (1.0 / 3.0) * 1e3
+    what = ("underflowed" if tiny else "overflowed")
+    size = "small" if tiny else "large"
+    hint = " (or use float64)" if tiny and X.dtype == np.float32 else ""
     raise ValueError(
-        f"NMF's multiplicative updates overflowed in {X.dtype} (non-finite factors): X's "
-        f"largest entry {x_max:.3g} is too large for products of X, W and H. Rescale X, "
-        "e.g. fit X / c; the factors of X are then W * sqrt(c) and H * sqrt(c) (without "
-        "regularization)."
+        f"NMF's multiplicative updates {what} in {X.dtype} (non-finite factors): X's "
+        f"largest entry {x_max:.3g} is too {size} for products of X, W and H. Rescale X"
+        f"{hint}, e.g. fit X / c; the factors of X are then W * sqrt(c) and H * sqrt(c) "
+        "(without regularization)."
     )
 
 
@@ -868,8 +878,10 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         at zero, the mean of X, or small random values); ``"custom"`` uses the ``W`` and
         ``H`` passed to ``fit``. For data with ``mean(X) < 1``, NNDSVD's threshold for
         setting small entries to zero (scikit-learn's absolute ``1e-6``) is scaled by
-        ``sqrt(mean(X))``, so data of any scale keeps its SVD start; at ``mean(X) >= 1``
-        the initialisation is scikit-learn's exactly. Entries below the floor
+        ``sqrt(mean(X))``, so small-valued data keeps its SVD start; at ``mean(X) >= 1``
+        the initialisation is scikit-learn's exactly (including NNDSVDa's fill value
+        ``mean(X)``, which does not scale like the factors: only ``"random"``,
+        ``"nndsvd"`` and ``"custom"`` make the fit exactly scale-equivariant). Entries below the floor
         ``eps = 1e-12 * sqrt(mean(X))`` are then raised to it (see Notes).
     max_iter : int, default=200
         Maximum number of iterations (one iteration updates W, then H).

@@ -270,20 +270,22 @@ def sumo(log_w, n_terms, *, min_terms=1, kind="paper", alpha=80, decay=0.9, cap=
             f"{m + k_max} are needed."
         )
     inv_surv = _inverse_survival(k_max, log_w.device, kind=kind, alpha=alpha, decay=decay,
-                                 cap=cap)
+                                 cap=cap, dtype=log_w.dtype)
     log_w = log_w[..., : m + k_max]
     if posinf:  # +inf is allowed in the padding only (it is never read)
         used = torch.arange(m + k_max, device=log_w.device) < (m + n_terms).unsqueeze(-1)
         if bool((torch.isposinf(log_w) & used).any()):
             _raise_posinf(log_w.masked_fill(~used, 0.0), "log_w")
-    return _sumo_padded(log_w, n_terms, m, inv_surv.to(log_w.dtype))
+    return _sumo_padded(log_w, n_terms, m, inv_surv)
 
 
-def _inverse_survival(k_max, device, *, kind, alpha, decay, cap):
-    """``1 / P(K >= j)`` for ``j = 1..k_max`` (float64); ValueError if some ``P`` is 0.
+def _inverse_survival(k_max, device, *, kind, alpha, decay, cap, dtype=torch.float64):
+    """``1 / P(K >= j)`` for ``j = 1..k_max`` in ``dtype``; ValueError if one is not finite.
 
     A level ``K`` with ``P(K >= K) = 0`` cannot have been drawn from the distribution
-    (e.g. ``K > cap`` for ``"harmonic"``); its re-weighting would be ``1/0 = inf``.
+    (e.g. ``K > cap`` for ``"harmonic"``); its re-weighting would be ``1/0 = inf``. A
+    re-weighting too large for ``dtype`` (far in the geometric tail) would turn the
+    series into NaN.
     """
     surv = truncation_survival(torch.arange(1, k_max + 1, device=device), kind=kind,
                                alpha=alpha, decay=decay, cap=cap)
@@ -297,7 +299,16 @@ def _inverse_survival(k_max, device, *, kind, alpha, decay, cap):
             "The K must be drawn from the truncation distribution named by kind, alpha, "
             "decay and cap (see sample_truncation)."
         )
-    return 1.0 / surv
+    inv = (1.0 / surv).to(dtype)
+    if not bool(torch.isfinite(inv[-1])):
+        first = int(torch.nonzero(~torch.isfinite(inv))[0]) + 1
+        raise ValueError(
+            f"truncation level K = {k_max} is too large for {dtype}: its re-weighting "
+            f"1 / P(K >= {first}) = {float(1.0 / surv[first - 1]):.3g} overflows. Such K "
+            "are practically never drawn from the paper's distribution"
+            + ("; compute in float64." if dtype != torch.float64 else ".")
+        )
+    return inv
 
 
 def _iwae_cumulative_unchecked(log_w):
@@ -500,8 +511,8 @@ def _sumo_ragged(log_weight_fn, k, *, min_terms, kind, alpha, decay, cap):
     # Estimates are grouped by bucket with one stable sort; each bucket gathers its padded
     # (rows, m + 2**b) block straight from the flat log-weights (padding is -inf, masked).
     k_max = int(k.max()) if n_estimates else 1
-    inv_surv = _inverse_survival(k_max, device, kind=kind, alpha=alpha, decay=decay, cap=cap)
-    inv_surv = inv_surv.to(device=flat.device, dtype=flat.dtype)
+    inv_surv = _inverse_survival(k_max, device, kind=kind, alpha=alpha, decay=decay, cap=cap,
+                                 dtype=flat.dtype).to(flat.device)
     bucket = torch.ceil(torch.log2(k.to(torch.float64))).to(torch.int64)
     order = torch.argsort(bucket, stable=True)
     sizes = torch.bincount(bucket).tolist()

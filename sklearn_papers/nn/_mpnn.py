@@ -65,7 +65,8 @@ class EdgeNetworkMessage(nn.Module):
     ``(E_k, d) @ (d, d)`` product per kind on a contiguous slice of edges (``E d^2``
     multiply-adds in ``K`` dense products); otherwise (e.g. continuous bond features) each
     edge gets its own matrix and a batched product (also ``E d^2``, in ``d x d`` pieces). Both
-    give the same function and gradients as running the MLP on every edge.
+    give the same function and gradients as running the MLP on every edge (bond features
+    that require a gradient are not deduplicated, so their gradient is exact too).
 
     Parameters
     ----------
@@ -110,7 +111,13 @@ class EdgeNetworkMessage(nn.Module):
         if bond_features.shape[0] == 0:
             empty = torch.zeros(0, dtype=torch.long, device=device)
             return EdgeState(bond_features.new_zeros((0, d, d)), empty, empty, ())
-        rows, kind = _distinct_rows(bond_features)
+        if bond_features.requires_grad:
+            # Deduplication would send each kind's gradient to one of its edges: give
+            # every edge its own row when the bond features themselves are learned.
+            rows = bond_features
+            kind = torch.arange(bond_features.shape[0], device=device)
+        else:
+            rows, kind = _distinct_rows(bond_features)
         order = torch.argsort(kind, stable=True)
         counts = tuple(torch.bincount(kind, minlength=rows.shape[0]).tolist())
         return EdgeState(self.net(rows).view(-1, d, d), kind, order, counts)

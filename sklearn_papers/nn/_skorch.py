@@ -92,7 +92,9 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
     No internal validation split (``train_split=None``), training batches shuffled by a
     generator seeded from ``seed``, no progress printing unless ``verbose``. Adam and AdamW
     run their fused kernels on CPU and CUDA (``optimizer__fused=True``: one pass over each
-    parameter per step instead of one per elementwise operation; same update rule).
+    parameter per step instead of one per elementwise operation; same update rule) unless
+    the caller sets ``optimizer__fused``, ``optimizer__foreach`` or
+    ``optimizer__differentiable``.
 
     Parameters
     ----------
@@ -125,15 +127,17 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
         lr=lr,
         max_epochs=max_epochs,
         batch_size=batch_size,
-        device=str(device),
+        device=None if device is None else str(device),
         train_split=None,
         verbose=int(verbose),
         callbacks=callbacks,
         iterator_train__shuffle=True,
         iterator_train__generator=torch.Generator().manual_seed(int(seed)),
     )
-    if (optimizer in (torch.optim.Adam, torch.optim.AdamW)
-            and torch.device(device).type in ("cpu", "cuda")):
+    chosen = {k for k in kwargs if k in ("optimizer__fused", "optimizer__foreach",
+                                          "optimizer__differentiable")}
+    if (optimizer in (torch.optim.Adam, torch.optim.AdamW) and not chosen
+            and torch.device(device or "cpu").type in ("cpu", "cuda")):
         params["optimizer__fused"] = True
     params.update(kwargs)
     return net_class(**params)

@@ -571,3 +571,12 @@ def test_tiny_data_with_default_init_factorises_as_well(loss):
         errors.append(np.linalg.norm(X * scale - W @ model.components_)
                       / np.linalg.norm(X * scale))
     assert errors[1] <= 1.1 * errors[0], errors
+
+
+def test_underflow_is_reported_as_underflow():
+    """float32 data around 1e-30: products of three factors underflow; say so."""
+    X = (np.random.RandomState(0).rand(30, 12) * 1e-30).astype(np.float32)
+    with pytest.raises(ValueError, match="underflowed in float32.*too small.*float64"):
+        NMF(3, init="random", random_state=0, max_iter=50).fit(X)
+    model = NMF(3, init="random", random_state=0, max_iter=50).fit(X.astype(np.float64))
+    assert np.isfinite(model.components_).all()

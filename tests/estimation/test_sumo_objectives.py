@@ -326,3 +326,11 @@ def test_truncation_level_impossible_under_kind_is_an_error():
     assert torch.isfinite(sumo(log_w, torch.tensor([2]), kind="harmonic", cap=2)).all()
     with pytest.raises(ValueError, match="geometric tail underflows"):
         sumo(torch.zeros(1, 9001), torch.tensor([9000]))
+
+
+def test_truncation_level_too_large_for_the_dtype_raises():
+    with pytest.raises(ValueError, match="too large for torch.float32.*float64"):
+        sumo(torch.zeros(1, 901), torch.tensor([900]))
+    with pytest.raises(ValueError, match="too large for torch.float64"):
+        sumo(torch.zeros(1, 6801, dtype=torch.float64), torch.tensor([6800]))
+    assert torch.isfinite(sumo(torch.zeros(1, 901, dtype=torch.float64), torch.tensor([900])))

@@ -215,3 +215,14 @@ def test_edge_network_per_edge_path_equals_per_kind_path(graphs, monkeypatch):
         naive[dst[k]] += msg.net(e[k]).view(5, 5) @ h[src[k]] + msg.bias
     torch.testing.assert_close(per_edge, naive)
     torch.testing.assert_close(per_kind, naive)
+
+
+def test_edge_network_gradient_reaches_every_bond_feature_row(graphs):
+    """One-hot bond features that require a gradient: exact per-edge gradients."""
+    torch.manual_seed(0)
+    msg = EdgeNetworkMessage(3, F_BOND, edge_hidden_size=4).double()
+    t = _tensors(graphs)
+    e = t["bond_features"].double().requires_grad_(True)
+    h = torch.randn(t["atom_features"].shape[0], 3, dtype=torch.float64)
+    assert torch.autograd.gradcheck(
+        lambda b: msg(h, msg.edge_state(b), t["edge_index"]), (e,))
