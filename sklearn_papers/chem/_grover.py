@@ -240,7 +240,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         Adam learning rate.
     pretrained : str, path or None, default=None
         None: pretrain from scratch on ``X``. ``"moses-small"``: the checkpoint shipped with
-        the package (pretrained on 20,000 MOSES molecules, see :doc:`/papers/rong_grover`).
+        the package (pretrained on 15,000 MOSES molecules, see :doc:`/papers/rong_grover`).
         A folder written by :meth:`save`.
     device : str, default="cpu"
         Torch device (``"cuda"`` for a GPU).
