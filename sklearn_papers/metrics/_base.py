@@ -15,6 +15,16 @@ __all__ = []
 
 def _as_2d(a, name, dtype):
     """Validate an array and make a 1-D one a single column."""
+    kind = getattr(np.asarray(a) if not hasattr(a, "dtype") else a, "dtype", None)
+    if kind is not None and getattr(kind, "kind", None) in "OUS":
+        for item in np.asarray(a, dtype=object).ravel():
+            try:
+                float(item)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"{name} must hold numbers; it holds {item!r}. Encode categorical "
+                    "values as integers first (e.g. sklearn.preprocessing.OrdinalEncoder)."
+                ) from None
     a = check_array(a, input_name=name, dtype=dtype, ensure_2d=False, ensure_min_samples=2)
     if a.ndim == 1:
         a = a.reshape(-1, 1)

@@ -761,3 +761,12 @@ def test_dci_rejects_a_regressor_and_takes_a_linear_classifier():
         dci(f, f + 0.0, estimator=LinearRegression(), random_state=0)
     s = dci(f, _perfect(f), estimator=LogisticRegression(max_iter=500), random_state=0)
     assert s["informativeness"] > 0.9
+
+
+def test_text_factors_get_a_clear_error():
+    from sklearn_papers.metrics import mutual_info_gap
+
+    factors = np.array([["0", "x"], ["1", "y"]] * 10)
+    codes = np.random.RandomState(0).rand(20, 3)
+    with pytest.raises(ValueError, match="factors must hold numbers; it holds 'x'"):
+        mutual_info_gap(factors, codes)
