@@ -58,8 +58,10 @@ def main(argv=None):
     ctx = RunContext(quick=args.quick, out_dir=args.out, random_state=args.seed,
                      verbose=args.verbose)
     start = time.perf_counter()
-    results = []
-    for name in names:
+    words = sys.argv[1:] if argv is None else list(argv)
+    command = "sklearn-papers " + shlex.join(str(w) for w in words)
+    results, path = [], None
+    for i, name in enumerate(names):
         exp = experiments[name]
         ctx.log(f"[{name}] {exp.title} ...")
         section, secs, error = run_experiment(exp, ctx)
@@ -68,10 +70,13 @@ def main(argv=None):
         if error is not None and args.verbose > 0:
             print(error, file=sys.stderr)
         results.append((exp, section, secs, error))
-    words = sys.argv[1:] if argv is None else list(argv)
-    path = write_report(args.out, results, quick=args.quick,
-                        seconds=time.perf_counter() - start,
-                        command="sklearn-papers " + shlex.join(str(w) for w in words))
+        # rewritten after every experiment: an interrupted long run keeps what finished
+        path = write_report(args.out, results, quick=args.quick,
+                            seconds=time.perf_counter() - start, command=command,
+                            pending=[experiments[n] for n in names[i + 1:]])
+    if path is None:
+        print("sklearn-papers: no experiments to run.", file=sys.stderr)
+        return 2
     print(f"Report written to {path.resolve()}")
     return 1 if any(r[3] is not None for r in results) else 0
 

@@ -68,11 +68,13 @@ def _versions():
     return ", ".join(out)
 
 
-def write_report(out_dir, results, *, quick, seconds, command=None):
+def write_report(out_dir, results, *, quick, seconds, command=None, pending=()):
     """Write ``<out_dir>/REPORT.md`` from ``[(experiment, section, seconds, error), ...]``.
 
     ``command`` is the command line to record in the header (default: the plain
-    ``sklearn-papers reproduce [--quick]``).
+    ``sklearn-papers reproduce [--quick]``). ``pending`` lists experiments not finished
+    yet: the job rewrites the report after every experiment, so a long run that is
+    interrupted still leaves the finished sections.
 
     Returns
     -------
@@ -101,6 +103,9 @@ def write_report(out_dir, results, *, quick, seconds, command=None):
     for exp, section, secs, error in results:
         status = "ok" if error is None else "**failed**"
         lines.append(f"| [{exp.name}](#{exp.name}) | {exp.paper} | {status} | {secs:.0f} |")
+    for exp in pending:
+        lines.append(f"| {exp.name} | {exp.paper} | not finished (running, or the run "
+                     "stopped before it) | |")
     for exp, section, secs, error in results:
         lines += ["", f"<a id=\"{exp.name}\"></a>", f"## {exp.title}", "", f"*{exp.paper}*", ""]
         if error is not None:

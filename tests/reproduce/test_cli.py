@@ -81,3 +81,19 @@ def test_report_header_records_the_exact_command(tmp_path, monkeypatch):
     assert main(argv) == 0
     header = (tmp_path / "REPORT.md").read_text().splitlines()[2]
     assert "`sklearn-papers reproduce --quick --only good --out " in header
+
+
+def _interrupt(ctx):
+    raise KeyboardInterrupt
+
+
+def test_interrupted_run_keeps_the_finished_sections(tmp_path, monkeypatch):
+    from sklearn_papers.reproduce import _registry
+
+    good = Experiment(name="good", title="Good one", paper="A et al. 2020", run=_ok)
+    slow = Experiment(name="slow", title="Slow one", paper="C et al. 2022", run=_interrupt)
+    monkeypatch.setattr(_registry, "get_experiments", lambda: {"good": good, "slow": slow})
+    with pytest.raises(KeyboardInterrupt):
+        main(["reproduce", "--quick", "--out", str(tmp_path), "--verbose", "0"])
+    text = (tmp_path / "REPORT.md").read_text()
+    assert "## Good one" in text and "| slow | C et al. 2022 | not finished" in text
