@@ -9,6 +9,8 @@ import numpy as np
 from sklearn.utils import check_array, column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 
+from sklearn_papers.utils._validation import first_non_number
+
 #: Loss names returned by :func:`encode_classification_targets`.
 BCE_LOSS = "bce"
 CROSS_ENTROPY_LOSS = "cross_entropy"
@@ -230,23 +232,15 @@ def predict_from_proba(proba, task, classes):
 
 def _require_numeric_targets(y):
     """Raise a clear ValueError when regression targets ``y`` hold text labels."""
-    values = np.asarray(y) if not hasattr(y, "dtype") else y
-    if getattr(values, "dtype", None) is None or values.dtype.kind not in "OUS":
-        return
-    flat = np.asarray(values, dtype=object).ravel()
-    for item in flat:
-        if item is None:  # a missing value, as pandas object columns hold it (-> NaN)
-            continue
-        try:
-            float(item)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"y must hold numbers: it is used as regression targets here, but it holds "
-                f"{item!r}. Class labels belong to the *Classifier estimators. The "
-                "NeuralFingerprint and MPNN transformers train on y as regression targets "
-                "when they get one; inside a classification Pipeline use max_epochs=0 "
-                "(random weights, y ignored) or encode the labels as numbers first."
-            ) from None
+    item = first_non_number(y)
+    if item is not None:
+        raise ValueError(
+            f"y must hold numbers: it is used as regression targets here, but it holds "
+            f"{item!r}. Class labels belong to the *Classifier estimators. The "
+            "NeuralFingerprint and MPNN transformers train on y as regression targets "
+            "when they get one; inside a classification Pipeline use max_epochs=0 "
+            "(random weights, y ignored) or encode the labels as numbers first."
+        )
 
 
 def standardize_targets(y, *, allow_nan=True, require_labels=False):

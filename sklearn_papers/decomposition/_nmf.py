@@ -36,8 +36,13 @@ __all__ = ["NMF"]
 _EPS = 1e-12
 
 
-def _positivity_floor(X):
-    """The floor ``eps`` of W and H for data X: ``1e-12 * sqrt(mean(X))``.
+def _mean(X):
+    """Mean of all entries of dense or sparse X, in float64 (0 for an empty X)."""
+    return float(X.mean(dtype=np.float64)) if X.shape[0] * X.shape[1] else 0.0
+
+
+def _positivity_floor(mean):
+    """The floor ``eps`` of W and H for data of mean ``mean``: ``1e-12 * sqrt(mean)``.
 
     The factors of ``c X`` are ``sqrt(c)`` times those of X, so a floor on the same scale
     keeps the updates equivariant: from initial factors scaled by ``sqrt(c)`` (``init=
@@ -46,7 +51,6 @@ def _positivity_floor(X):
     ``NMF`` of X while the products stay within the dtype's range (an absolute floor
     would dominate the factors of data around 1e-24). ``1e-12`` when X is all zero.
     """
-    mean = float(X.mean(dtype=np.float64)) if X.shape[0] * X.shape[1] else 0.0
     return _EPS * math.sqrt(mean) if mean > 0 else _EPS
 
 #: Elements per block of the fused dense KL pass (log, dot and divide while the block is
@@ -1037,8 +1041,9 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 n_features * self.alpha_W * (1.0 - self.l1_ratio),
                 n_samples * alpha_H * (1.0 - self.l1_ratio))
 
-    def _initial_factors(self, X, W, H, eps):
-        """Initial (W, H) as numpy arrays of X's dtype, floored at ``eps``."""
+    def _initial_factors(self, X, W, H, eps, mean):
+        """Initial (W, H) as numpy arrays of X's dtype, floored at ``eps``; ``mean`` is
+        ``mean(X)``."""
         n_samples, n_features = X.shape
         k = self._n_components
         if self.init == "custom":
@@ -1052,7 +1057,6 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             # scikit-learn's NNDSVD sets entries below an absolute 1e-6 to zero; for data
             # with mean(X) < 1 the threshold shrinks with the factors' scale sqrt(mean(X)),
             # otherwise data around 1e-16 loses every entry (a rank-one start).
-            mean = float(X.mean(dtype=np.float64)) if X.shape[0] * X.shape[1] else 0.0
             threshold = 1e-6 * min(1.0, math.sqrt(mean)) if mean > 0 else 1e-6
             W, H = _initialize_nmf(X, k, init=self.init, eps=threshold,
                                    random_state=self.random_state)
@@ -1114,8 +1118,9 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         _check_non_negative(X, "NMF.fit")
         self._check_params(X, H)
         device = check_device(self.device)
-        eps = _positivity_floor(X)
-        W0, H0 = self._initial_factors(X, W, H, eps)
+        mean = _mean(X)
+        eps = _positivity_floor(mean)
+        W0, H0 = self._initial_factors(X, W, H, eps, mean)
         l1_W, l1_H, l2_W, l2_H = self._regularization(X)
         with _cpu_threads(_work(X) * self._n_components, device):
             Xop = _to_operand(X, device)
@@ -1165,8 +1170,9 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         _check_non_negative(X, "NMF.transform")
         device = check_device(self.device)
         k = self.n_components_
-        avg = math.sqrt(float(X.mean(dtype=np.float64)) / k) if X.size else 0.0
-        eps = _positivity_floor(X)
+        mean = _mean(X)
+        avg = math.sqrt(mean / k)
+        eps = _positivity_floor(mean)
         W0 = np.full((X.shape[0], k), max(avg, eps), dtype=X.dtype)
         H = np.maximum(self.components_.astype(X.dtype, copy=False), eps)
         l1_W, _, l2_W, _ = self._regularization(X)

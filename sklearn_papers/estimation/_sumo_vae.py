@@ -41,6 +41,14 @@ _EVAL_BATCH = 256
 _TRUNCATION = dict(kind="paper", alpha=80, decay=0.9, cap=100)
 
 
+def _check_unit_interval(X, why):
+    """ValueError naming the first entry of ``X`` outside [0, 1], prefixed by ``why``."""
+    bad = np.argwhere((X < 0) | (X > 1))
+    if len(bad):
+        i, j = bad[0]
+        raise ValueError(f"{why}; X[{i}, {j}] = {float(X[i, j])!r}.")
+
+
 class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, BaseEstimator):
     """Variational autoencoder density model trained with the unbiased SUMO objective.
 
@@ -206,13 +214,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
             else self.likelihood
         d = X.shape[1]
         if self.likelihood_ == "bernoulli":
-            bad = np.argwhere((X < 0) | (X > 1))
-            if len(bad):
-                i, j = bad[0]
-                raise ValueError(
-                    f"likelihood='bernoulli' needs X in [0, 1]; "
-                    f"X[{i}, {j}] = {float(X[i, j])!r}."
-                )
+            _check_unit_interval(X, "likelihood='bernoulli' needs X in [0, 1]")
             self.mean_, self.scale_ = np.zeros(d), np.ones(d)
         else:
             self.mean_ = X.mean(axis=0)
@@ -341,13 +343,8 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         """
         X = self._check_X(X)
         if self.likelihood_ == "bernoulli":
-            bad = np.argwhere((X < 0) | (X > 1))
-            if len(bad):
-                i, j = bad[0]
-                raise ValueError(
-                    f"the model was fitted with likelihood='bernoulli', whose density is "
-                    f"defined on [0, 1] only; X[{i}, {j}] = {float(X[i, j])!r}."
-                )
+            _check_unit_interval(X, "the model was fitted with likelihood='bernoulli', "
+                                    "whose density is defined on [0, 1] only")
         return self._sumo_scores(X, int(self.n_mc))
 
     def score(self, X, y=None):

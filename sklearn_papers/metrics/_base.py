@@ -10,21 +10,19 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_array, check_consistent_length
 
+from sklearn_papers.utils._validation import first_non_number
+
 __all__ = []
 
 
 def _as_2d(a, name, dtype):
     """Validate an array and make a 1-D one a single column."""
-    kind = getattr(np.asarray(a) if not hasattr(a, "dtype") else a, "dtype", None)
-    if kind is not None and getattr(kind, "kind", None) in "OUS":
-        for item in np.asarray(a, dtype=object).ravel():
-            try:
-                float(item)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"{name} must hold numbers; it holds {item!r}. Encode categorical "
-                    "values as integers first (e.g. sklearn.preprocessing.OrdinalEncoder)."
-                ) from None
+    item = first_non_number(a)
+    if item is not None:
+        raise ValueError(
+            f"{name} must hold numbers; it holds {item!r}. Encode categorical values as "
+            "integers first (e.g. sklearn.preprocessing.OrdinalEncoder)."
+        )
     a = check_array(a, input_name=name, dtype=dtype, ensure_2d=False, ensure_min_samples=2)
     if a.ndim == 1:
         a = a.reshape(-1, 1)
