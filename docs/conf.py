@@ -67,7 +67,8 @@ def _write_api_page(srcdir):
     """Generate docs/api.rst from the package's ``__all__`` lists (before autosummary runs)."""
     import importlib
 
-    families = ["chem", "datasets", "decomposition", "contrastive", "estimation", "metrics"]
+    families = ["chem", "datasets", "decomposition", "contrastive", "estimation", "metrics",
+                "continual", "generative", "vision", "rl", "nn"]
     lines = ["API reference", "=============", ""]
     for family in families:
         module = importlib.import_module(f"sklearn_papers.{family}")

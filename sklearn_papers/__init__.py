@@ -10,14 +10,18 @@ __version__ = "0.1.0.dev0"
 
 _SUBMODULES = [
     "chem",
+    "continual",
     "contrastive",
     "datasets",
     "decomposition",
     "estimation",
+    "generative",
     "metrics",
     "nn",
     "reproduce",
+    "rl",
     "utils",
+    "vision",
 ]
 
 __all__ = ["__version__", *_SUBMODULES]

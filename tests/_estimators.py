@@ -8,6 +8,10 @@ exactly one of the two dicts below; ``test_common.py`` fails otherwise.
 * ``MOLECULE``: estimators taking SMILES / RDKit Mol ``X``. scikit-learn's data-driven checks
   cannot feed them molecules, so they run the data-free API checks plus our molecule checks
   (``sklearn_papers.utils.estimator_checks``).
+* ``CUSTOM``: estimators whose input is neither a numeric table nor molecules (images with
+  instance maps, environments). They run scikit-learn's data-free API checks here; their
+  family's own test files check the data behaviour (fit, predict, errors, determinism,
+  pickling of a fitted estimator).
 
 Parameters are small, fast settings. ``EXPECTED_FAILED_CHECKS`` lists known failures of
 scikit-learn checks, each with a written reason.
@@ -61,6 +65,10 @@ MOLECULE = {
     "NeuralFingerprintRegressor": {"fp_length": 16, "radius": 2, "conv_width": 8,
                                    "hidden_size": 8, "max_epochs": 2, "batch_size": 4,
                                    "random_state": 0},
+}
+
+# class name -> dict of constructor parameters (small and fast); see the module docstring
+CUSTOM = {
 }
 
 # class name -> {check name: reason}

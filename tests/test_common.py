@@ -4,7 +4,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_papers.utils.discovery import all_estimators
-from tests._estimators import EXPECTED_FAILED_CHECKS, MOLECULE, NUMERIC
+from tests._estimators import CUSTOM, EXPECTED_FAILED_CHECKS, MOLECULE, NUMERIC
 
 _CLASSES = dict(all_estimators())
 
@@ -14,8 +14,9 @@ def _instances(registry):
 
 
 def test_every_public_estimator_is_registered_once():
-    registered = set(NUMERIC) | set(MOLECULE)
-    assert not set(NUMERIC) & set(MOLECULE), "an estimator is registered twice"
+    registered = set(NUMERIC) | set(MOLECULE) | set(CUSTOM)
+    n_entries = len(NUMERIC) + len(MOLECULE) + len(CUSTOM)
+    assert len(registered) == n_entries, "an estimator is registered twice"
     missing = sorted(set(_CLASSES) - registered)
     assert not missing, f"public estimators missing from tests/_estimators.py: {missing}"
     stale = sorted(registered - set(_CLASSES))
@@ -47,3 +48,17 @@ if MOLECULE:
     @pytest.mark.parametrize("estimator, check", _MOLECULE_CASES)
     def test_molecule_estimator(estimator, check):
         check(estimator)
+
+
+if CUSTOM:
+    from sklearn_papers.utils.estimator_checks import _SKLEARN_API_CHECKS
+
+    _CUSTOM_CASES = [
+        pytest.param(est, check, id=f"{type(est).__name__}-{check.__name__}")
+        for est in _instances(CUSTOM)
+        for check in _SKLEARN_API_CHECKS
+    ]
+
+    @pytest.mark.parametrize("estimator, check", _CUSTOM_CASES)
+    def test_custom_input_estimator_api(estimator, check):
+        check(type(estimator).__name__, estimator)

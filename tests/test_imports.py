@@ -28,8 +28,9 @@ def test_datasets_do_not_import_torch_or_rdkit():
     assert _imported_after("import sklearn_papers.datasets") == set()
 
 
-@pytest.mark.parametrize("name", ["chem", "datasets", "decomposition", "contrastive",
-                                  "estimation", "metrics", "nn", "reproduce", "utils"])
+@pytest.mark.parametrize("name", ["chem", "continual", "datasets", "decomposition",
+                                  "contrastive", "estimation", "generative", "metrics", "nn",
+                                  "reproduce", "rl", "utils", "vision"])
 def test_subpackages_load_on_attribute_access(name):
     import sklearn_papers
 

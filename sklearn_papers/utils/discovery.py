@@ -7,7 +7,8 @@ from sklearn.base import BaseEstimator
 
 __all__ = ["all_estimators"]
 
-_FAMILIES = ["chem", "contrastive", "decomposition", "estimation", "metrics"]
+_FAMILIES = ["chem", "continual", "contrastive", "decomposition", "estimation", "generative",
+             "metrics", "rl", "vision"]
 
 
 def all_estimators():

@@ -1,0 +1,3 @@
+"""Generative models with perceptual losses: DeePSiMAutoencoder, FeatureInverter (Dosovitskiy & Brox 2016)."""
+
+__all__ = []
