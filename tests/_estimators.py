@@ -71,6 +71,12 @@ MOLECULE = {
 CUSTOM = {
 }
 
+# class name -> zero-argument module-level function returning tiny data for the cross-cutting
+# tests (global-RNG side effects, sample_weight): {"fit": (args, kwargs), "methods":
+# {method name: (args, kwargs)}}; every CUSTOM estimator has one.
+CUSTOM_DATA = {
+}
+
 # class name -> {check name: reason}
 EXPECTED_FAILED_CHECKS = {
     # Multiplicative updates converge sublinearly. On the check's 30 x 3 blobs with
