@@ -1,0 +1,274 @@
+"""Segmentation metrics against naive oracles and against pycocotools."""
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+from scipy import ndimage
+from sklearn.metrics import jaccard_score
+
+from sklearn_papers.datasets import make_scenes
+from sklearn_papers.metrics import (
+    boundary_f_score,
+    make_segmentation_scorer,
+    mask_average_precision,
+    semantic_mean_iou,
+    symmetric_best_dice,
+)
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    return make_scenes(12, image_size=32, random_state=0)
+
+
+def _perturbed(scenes, seed):
+    """Predicted mask stacks, scores and classes made by damaging the ground truth."""
+    rng = np.random.RandomState(seed)
+    masks, scores, labels = [], [], []
+    for i, g in enumerate(scenes.instance_maps):
+        found = []
+        for j in range(1, scenes.n_instances[i] + 1):
+            if rng.rand() < 0.2:
+                continue  # missed
+            found.append(np.roll(g == j, rng.randint(-2, 3), axis=rng.randint(2)))
+        for _ in range(rng.randint(0, 3)):  # spurious boxes
+            m = np.zeros(g.shape, dtype=bool)
+            y, x = rng.randint(0, 27, size=2)
+            m[y:y + 5, x:x + 5] = True
+            found.append(m)
+        found = np.array(found, dtype=bool).reshape(-1, *g.shape)
+        masks.append(found)
+        scores.append(np.round(rng.rand(len(found)), 1))  # rounded: ties happen
+        labels.append(np.where(rng.rand(len(found)) < 0.7, 1 + rng.randint(0, 3, len(found)),
+                               1 + rng.randint(0, 3, len(found))))
+    return masks, scores, labels
+
+
+# --------------------------------------------------------------------- symmetric best Dice
+def _naive_best_dice(a, b):
+    ids_a = [i for i in np.unique(a) if i > 0]
+    ids_b = [j for j in np.unique(b) if j > 0]
+    if not ids_a and not ids_b:
+        return 1.0
+    if not ids_a or not ids_b:
+        return 0.0
+    return np.mean([max(2 * np.sum((a == i) & (b == j)) / (np.sum(a == i) + np.sum(b == j))
+                        for j in ids_b) for i in ids_a])
+
+
+def test_symmetric_best_dice_matches_naive_oracle(scenes):
+    rng = np.random.RandomState(0)
+    pred = np.array([ndimage.label(s > 0)[0] for s in scenes.semantic_maps])
+    pred[::3] = np.roll(pred[::3], 2, axis=1)
+    expected = [min(_naive_best_dice(t, p), _naive_best_dice(p, t))
+                for t, p in zip(scenes.instance_maps, pred)]
+    np.testing.assert_allclose(symmetric_best_dice(scenes.instance_maps, pred, average=False),
+                               expected)
+    perm = np.concatenate([[0], rng.permutation(np.arange(1, 50)) + 7])
+    assert symmetric_best_dice(scenes.instance_maps, perm[scenes.instance_maps]) == 1.0
+
+
+def test_symmetric_best_dice_is_the_minimum_of_both_directions():
+    true = np.array([[1, 1, 2, 2]])
+    merged = np.array([[5, 5, 5, 5]])
+    # BestDice(true, merged) = 2*2/(2+4) = 2/3 for both, BestDice(merged, true) = 2/3.
+    assert symmetric_best_dice(true, merged) == pytest.approx(2 / 3)
+    over = np.array([[1, 2, 3, 4]])
+    assert symmetric_best_dice(true, over) == pytest.approx(min(2 / 3, 2 / 3))
+    assert symmetric_best_dice(np.zeros((2, 3)), np.zeros((2, 3))) == 1.0
+    assert symmetric_best_dice(np.zeros((1, 3)), np.ones((1, 3))) == 0.0
+
+
+def test_metrics_accept_lists_of_differently_sized_images():
+    true = [np.array([[1, 0], [0, 2]]), np.ones((3, 5), dtype=int)]
+    assert symmetric_best_dice(true, true) == 1.0
+    assert boundary_f_score(true, true) == 1.0
+    assert semantic_mean_iou(true, true) == 1.0
+    assert mask_average_precision(true, true) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("metric", [symmetric_best_dice, semantic_mean_iou, boundary_f_score,
+                                    mask_average_precision])
+def test_metrics_reject_bad_maps(metric):
+    good = np.zeros((2, 4, 4), dtype=int)
+    with pytest.raises(ValueError, match="Image 1|y_pred\\[1\\]"):
+        metric(good, [np.zeros((4, 4)), np.zeros((4, 5))])
+    with pytest.raises(ValueError, match="2 images but y_pred has 1"):
+        metric(good, good[:1])
+    with pytest.raises(ValueError, match="non-integer"):
+        metric(good, good + 0.5)
+    with pytest.raises(ValueError, match="negative"):
+        metric(good - 1, good)
+
+
+# --------------------------------------------------------------------- mask AP
+def _coco_ap(gts, gt_labels, dts, dt_scores, dt_labels, threshold):
+    mask_util = pytest.importorskip("pycocotools.mask")
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    def rle(m):
+        r = mask_util.encode(np.asfortranarray(m.astype(np.uint8)))
+        r["counts"] = r["counts"].decode()
+        return r
+
+    h, w = gts[0].shape
+    images, anns, results = [], [], []
+    for i, (g, labels) in enumerate(zip(gts, gt_labels)):
+        images.append({"id": i + 1, "height": h, "width": w})
+        for k, gid in enumerate(np.unique(g[g > 0])):
+            r = rle(g == gid)
+            anns.append({"id": len(anns) + 1, "image_id": i + 1, "iscrowd": 0,
+                         "category_id": int(labels[k]), "segmentation": r,
+                         "area": float((g == gid).sum()), "bbox": list(mask_util.toBbox(r))})
+    for i, (d, s, labels) in enumerate(zip(dts, dt_scores, dt_labels)):
+        for k in range(d.shape[0]):
+            results.append({"image_id": i + 1, "category_id": int(labels[k]),
+                            "segmentation": rle(d[k]), "score": float(s[k])})
+    cats = sorted(set(np.concatenate(list(gt_labels) + list(dt_labels)).tolist()))
+    with contextlib.redirect_stdout(io.StringIO()):
+        gt = COCO()
+        gt.dataset = {"images": images, "annotations": anns,
+                      "categories": [{"id": c} for c in cats]}
+        gt.createIndex()
+        evaluator = COCOeval(gt, gt.loadRes(results), "segm")
+        if threshold is not None:
+            evaluator.params.iouThrs = np.array([threshold])
+        evaluator.evaluate()
+        evaluator.accumulate()
+    precision = evaluator.eval["precision"][:, :, :, 0, -1]
+    return float(np.mean(precision[precision > -1]))
+
+
+@pytest.mark.parametrize("threshold", [None, 0.5, 0.75])
+@pytest.mark.parametrize("class_aware", [True, False])
+def test_mask_ap_matches_pycocotools(scenes, threshold, class_aware):
+    masks, scores, labels = _perturbed(scenes, seed=1)
+    true_labels = scenes.labels if class_aware else [np.ones_like(v) for v in scenes.labels]
+    pred_labels = labels if class_aware else [np.ones_like(v) for v in labels]
+    expected = _coco_ap(list(scenes.instance_maps), true_labels, masks, scores, pred_labels,
+                        threshold)
+    ours = mask_average_precision(scenes.instance_maps, masks, pred_scores=scores,
+                                  true_labels=true_labels if class_aware else None,
+                                  pred_labels=pred_labels if class_aware else None,
+                                  iou_thresholds=threshold)
+    assert ours == pytest.approx(expected, abs=1e-12)
+    assert 0 < ours < 1
+
+
+def test_mask_ap_label_maps_equal_mask_stacks(scenes):
+    stacks = [np.array([m == j for j in range(1, k + 1)]).reshape(-1, *m.shape)
+              for m, k in zip(scenes.instance_maps, scenes.n_instances)]
+    assert mask_average_precision(scenes.instance_maps, scenes.instance_maps) == 1.0
+    assert mask_average_precision(scenes.instance_maps, stacks) == 1.0
+    merged = [ndimage.label(s > 0)[0] for s in scenes.semantic_maps]
+    assert mask_average_precision(scenes.instance_maps, merged, iou_thresholds=0.5) < 1.0
+
+
+def test_mask_ap_edge_cases():
+    empty = np.zeros((2, 4, 4), dtype=int)
+    assert np.isnan(mask_average_precision(empty, empty))
+    true = np.zeros((1, 4, 4), dtype=int)
+    true[0, :2, :2] = 1
+    assert mask_average_precision(true, np.zeros_like(true)) == 0.0
+    assert mask_average_precision(true, [np.zeros((0, 4, 4), dtype=bool)]) == 0.0
+    with pytest.raises(ValueError, match="pred_scores\\[0\\] has 2 values"):
+        mask_average_precision(true, true, pred_scores=[[0.1, 0.2]])
+    with pytest.raises(ValueError, match="both true_labels and pred_labels"):
+        mask_average_precision(true, true, true_labels=[[1]])
+    with pytest.raises(ValueError, match="boolean or 0/1"):
+        mask_average_precision(true, [np.full((1, 4, 4), 2)])
+
+
+# --------------------------------------------------------------------- semantic IoU
+def test_semantic_mean_iou_matches_jaccard(scenes):
+    pred = scenes.semantic_maps.copy()
+    pred[:, ::4] = 0
+    pred[:, :, ::5] = 2
+    ours = semantic_mean_iou(scenes.semantic_maps, pred)
+    expected = jaccard_score(scenes.semantic_maps.ravel(), pred.ravel(), average="macro")
+    assert ours == pytest.approx(expected)
+    per_class = semantic_mean_iou(scenes.semantic_maps, pred, labels=[1, 2, 5], average=False)
+    assert np.isnan(per_class[2])
+    assert semantic_mean_iou(scenes.semantic_maps, pred, labels=[1, 2, 5]) == pytest.approx(
+        np.mean(per_class[:2]))
+
+
+# --------------------------------------------------------------------- boundary F
+def _naive_boundary_f(t, p, radius):
+    def boundary(m):
+        out = np.zeros(m.shape, dtype=bool)
+        for y in range(m.shape[0]):
+            for x in range(m.shape[1]):
+                for dy, dx in ((0, 1), (1, 0), (0, -1), (-1, 0)):
+                    yy, xx = y + dy, x + dx
+                    if (m[y, x] > 0 and 0 <= yy < m.shape[0] and 0 <= xx < m.shape[1]
+                            and m[yy, xx] != m[y, x]):
+                        out[y, x] = True
+        return out
+
+    bt, bp = np.argwhere(boundary(t)), np.argwhere(boundary(p))
+    dist = np.sqrt(((bp[:, None, :] - bt[None, :, :]) ** 2).sum(-1))
+    precision = np.mean(dist.min(1) <= radius)
+    recall = np.mean(dist.min(0) <= radius)
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+@pytest.mark.parametrize("tolerance, radius", [(1, 1), (2.5, 2.5), (0.008, 1)])
+def test_boundary_f_score_matches_naive_oracle(scenes, tolerance, radius):
+    pred = np.roll(scenes.instance_maps[:4], 2, axis=2)
+    pred[1] = ndimage.label(scenes.semantic_maps[1] > 0)[0]
+    expected = [_naive_boundary_f(t, p, radius) for t, p in zip(scenes.instance_maps[:4], pred)]
+    np.testing.assert_allclose(boundary_f_score(scenes.instance_maps[:4], pred,
+                                                tolerance=tolerance, average=False), expected)
+    assert boundary_f_score(scenes.instance_maps, scenes.instance_maps) == 1.0
+
+
+# --------------------------------------------------------------------- scorers
+class _Oracle:
+    """Stands in for a fitted segmenter: returns stored maps."""
+
+    def __init__(self, instance, semantic):
+        self.instance, self.semantic = instance, semantic
+
+    def predict(self, X):
+        return self.instance[: len(X)]
+
+    def predict_semantic(self, X):
+        return self.semantic[: len(X)]
+
+
+def test_segmentation_scorers(scenes):
+    merged = np.array([ndimage.label(s > 0)[0] for s in scenes.semantic_maps])
+    est = _Oracle(merged, scenes.semantic_maps)
+    X, y = scenes.images, scenes.instance_maps
+    assert make_segmentation_scorer("symmetric_best_dice")(est, X, y) == pytest.approx(
+        symmetric_best_dice(y, merged))
+    assert make_segmentation_scorer("mask_average_precision", iou_thresholds=0.5)(
+        est, X, y) == pytest.approx(mask_average_precision(y, merged, iou_thresholds=0.5))
+    assert make_segmentation_scorer("semantic_mean_iou")(est, X, scenes.semantic_maps) == 1.0
+    assert make_segmentation_scorer("boundary_f_score", tolerance=2)(est, X, y) == (
+        pytest.approx(boundary_f_score(y, merged, tolerance=2)))
+    with pytest.raises(TypeError, match="'y_pred'"):
+        make_segmentation_scorer("symmetric_best_dice", y_pred=merged)
+    with pytest.raises(TypeError, match="'pred_scores'"):
+        make_segmentation_scorer("mask_average_precision", pred_scores=[1])
+    with pytest.raises(ValueError, match="metric"):
+        make_segmentation_scorer("dice")
+    with pytest.raises(ValueError, match="needs the true label maps"):
+        make_segmentation_scorer("symmetric_best_dice")(est, X)
+
+
+def test_ap_scorer_uses_predict_instances_scores(scenes):
+    masks, scores, _ = _perturbed(scenes, seed=2)
+
+    class Detector(_Oracle):
+        def predict_instances(self, X):
+            return [{"masks": m, "scores": s} for m, s in zip(masks, scores)][: len(X)]
+
+    est = Detector(scenes.instance_maps, scenes.semantic_maps)
+    scorer = make_segmentation_scorer("mask_average_precision")
+    assert scorer(est, scenes.images, scenes.instance_maps) == pytest.approx(
+        mask_average_precision(scenes.instance_maps, masks, pred_scores=scores))

@@ -1,0 +1,203 @@
+"""InstanceSegmenter: fit/predict contract, input handling, errors, determinism, pickling."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from sklearn_papers.datasets import make_scenes
+from sklearn_papers.metrics import symmetric_best_dice
+from sklearn_papers.vision import InstanceSegmenter
+
+SMALL = {"width": 8, "embedding_dim": 4, "max_epochs": 2, "batch_size": 8, "random_state": 0}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_scenes(16, image_size=24, max_objects=3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    return InstanceSegmenter(**SMALL).fit(data.images, data.instance_maps,
+                                          semantic_maps=data.semantic_maps)
+
+
+def test_instance_segmenter_quick(fitted, data):
+    assert fitted.n_classes_ == 3 and fitted.n_features_in_ == 3
+    assert fitted.n_iter_ == 2 and len(fitted.loss_curve_) == 2
+    assert fitted.class_weights_.shape == (4,)
+    pred = fitted.predict(data.images[:5])
+    assert pred.shape == (5, 24, 24) and pred.dtype == np.int64
+    for m in pred:  # consecutive ids
+        ids = np.unique(m[m > 0])
+        np.testing.assert_array_equal(ids, np.arange(1, ids.size + 1))
+    sem = fitted.predict_semantic(data.images[:5])
+    assert sem.shape == (5, 24, 24) and set(np.unique(sem)) <= {0, 1, 2, 3}
+    np.testing.assert_array_equal(sem > 0, pred > 0)
+    found = fitted.predict_instances(data.images[:5])
+    for f, m in zip(found, pred):
+        assert f["masks"].shape == (f["labels"].size, 24, 24) == (f["scores"].size, 24, 24)
+        np.testing.assert_array_equal((f["masks"] * np.arange(1, f["labels"].size + 1)
+                                       [:, None, None]).sum(0), m)
+    score = fitted.score(data.images[:5], data.instance_maps[:5])
+    assert score == pytest.approx(symmetric_best_dice(data.instance_maps[:5], pred))
+    sp, cp, emb = fitted.predict_outputs(data.images[:2])
+    assert sp.shape == (2, 4, 12, 12) and cp.shape == (2, 12, 12) and emb.shape == (2, 4, 12, 12)
+    np.testing.assert_allclose(sp.sum(1), 1, rtol=1e-5)
+    proba = fitted.predict_proba(data.images[:2])
+    assert proba.shape == (2, 24, 24, 4)
+    np.testing.assert_allclose(proba[:, ::2, ::2], np.moveaxis(sp, 1, -1))
+
+
+def test_image_layouts_and_dtypes_agree(fitted, data):
+    images = data.images[:3]
+    ref = fitted.predict(images)
+    np.testing.assert_array_equal(fitted.predict(np.moveaxis(images, -1, 1)), ref)
+    as_uint8 = np.round(images * 255).astype(np.uint8)
+    np.testing.assert_array_equal(fitted.predict(as_uint8),
+                                  fitted.predict(as_uint8.astype(np.float32) / 255))
+
+
+@pytest.mark.parametrize("grouping, slic", [("centers", True), ("centers", False),
+                                             ("mean_shift", True),
+                                             ("connected_components", False)])
+def test_groupings_and_upsampling_switch_after_fit(fitted, data, grouping, slic):
+    est = pickle.loads(pickle.dumps(fitted)).set_params(grouping=grouping, slic=slic)
+    pred = est.predict(data.images[:3])
+    assert pred.shape == (3, 24, 24)
+
+
+def test_connected_components_grouping_splits_only_components(fitted, data):
+    from scipy import ndimage
+
+    est = pickle.loads(pickle.dumps(fitted)).set_params(grouping="connected_components",
+                                                        slic=False)
+    sem = est.predict_semantic(data.images[:4])
+    pred = est.predict(data.images[:4])
+    for s, p in zip(sem, pred):
+        n = sum(ndimage.label(s == c)[1] for c in np.unique(s[s > 0]))
+        assert p.max() == n
+
+
+def test_same_random_state_same_model_and_global_rng_untouched(data):
+    torch.manual_seed(123)
+    np.random.seed(123)
+    torch_state, np_state = torch.get_rng_state(), np.random.get_state()
+    a = InstanceSegmenter(**SMALL).fit(data.images, data.instance_maps)
+    pred_a = a.predict(data.images[:4])
+    assert torch.equal(torch.get_rng_state(), torch_state)
+    assert np.array_equal(np.random.get_state()[1], np_state[1])
+    b = InstanceSegmenter(**SMALL).fit(data.images, data.instance_maps)
+    assert a.loss_curve_ == b.loss_curve_
+    np.testing.assert_array_equal(pred_a, b.predict(data.images[:4]))
+    assert a.n_classes_ == 1  # no semantic maps: one class
+    c = InstanceSegmenter(**{**SMALL, "random_state": 1}).fit(data.images, data.instance_maps)
+    assert a.loss_curve_ != c.loss_curve_
+
+
+def test_pickle_and_clone(fitted, data):
+    restored = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(restored.predict(data.images[:3]),
+                                  fitted.predict(data.images[:3]))
+    fresh = clone(fitted)
+    assert fresh.get_params() == fitted.get_params()
+    assert not hasattr(fresh, "net_")
+
+
+def test_sample_weight_zero_equals_leaving_images_out(data):
+    params = {**SMALL, "batch_size": 32, "norm": "group", "max_epochs": 2}
+    n = 10
+    w = np.r_[np.ones(n - 3), np.zeros(3)]
+    weighted = InstanceSegmenter(**params).fit(data.images[:n], data.instance_maps[:n],
+                                               semantic_maps=data.semantic_maps[:n],
+                                               sample_weight=w)
+    dropped = InstanceSegmenter(**params).fit(data.images[:n - 3], data.instance_maps[:n - 3],
+                                              semantic_maps=data.semantic_maps[:n - 3])
+    np.testing.assert_allclose(weighted.loss_curve_, dropped.loss_curve_, rtol=1e-4)
+    np.testing.assert_allclose(weighted.class_weights_, dropped.class_weights_)
+    out_w = weighted.predict_outputs(data.images[:2])[0]
+    out_d = dropped.predict_outputs(data.images[:2])[0]
+    np.testing.assert_allclose(out_w, out_d, atol=1e-4)
+    with pytest.raises(ValueError, match="sample_weight"):
+        InstanceSegmenter(**SMALL).fit(data.images[:4], data.instance_maps[:4],
+                                       sample_weight=[1, 1])
+
+
+def test_empty_images_and_absent_classes_are_handled(data):
+    images = data.images[:6].copy()
+    inst = data.instance_maps[:6].copy()
+    sem = data.semantic_maps[:6].copy()
+    inst[0], sem[0] = 0, 0  # an image with no objects
+    est = InstanceSegmenter(**{**SMALL, "n_classes": 5}).fit(images, inst, semantic_maps=sem)
+    assert est.n_classes_ == 5 and est.class_weights_.shape == (6,)
+    assert np.isfinite(est.loss_curve_).all()
+    blank = np.full((2, 24, 24, 3), 0.2, dtype=np.float32)
+    assert est.predict(blank).shape == (2, 24, 24)
+
+
+def test_odd_image_sizes_are_padded_and_cropped(data):
+    est = InstanceSegmenter(**{**SMALL, "output_stride": 4, "max_epochs": 1})
+    est.fit(data.images[:4, :23, :21], data.instance_maps[:4, :23, :21])
+    assert est.predict(data.images[:2, :19, :22]).shape == (2, 19, 22)
+
+
+def test_bad_inputs_raise_clear_errors(fitted, data):
+    X, y, s = data.images[:4], data.instance_maps[:4], data.semantic_maps[:4]
+    est = InstanceSegmenter(**SMALL)
+    with pytest.raises(ValueError, match=r"must have shape \(4, 24, 24\)"):
+        est.fit(X, y[:, :20])
+    with pytest.raises(ValueError, match=r"semantic_maps must have shape"):
+        est.fit(X, y, semantic_maps=s[:3])
+    with pytest.raises(ValueError, match="integer labels"):
+        est.fit(X, y + 0.5)
+    with pytest.raises(ValueError, match="negative"):
+        est.fit(X, y - 1)
+    mixed = s.copy()
+    i, r, c = np.argwhere(y > 0)[0]
+    mixed[i, r, c] = mixed[i, r, c] % 3 + 1
+    with pytest.raises(ValueError, match=f"Image {i}: instance {y[i, r, c]}"):
+        est.fit(X, y, semantic_maps=mixed)
+    with pytest.raises(ValueError, match="n_classes=2"):
+        InstanceSegmenter(**{**SMALL, "n_classes": 2}).fit(X, y, semantic_maps=s)
+    with pytest.raises(ValueError, match="shape"):
+        est.fit(X[0], y)
+    with pytest.raises(TypeError, match="numeric"):
+        est.fit(np.full((2, 8, 8, 3), "a"), y[:2, :8, :8])
+    bad = X.copy()
+    bad[2, 0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"X\[2\] has non-finite"):
+        est.fit(bad, y)
+    with pytest.raises(ValueError, match="delta_v=2"):
+        InstanceSegmenter(**{**SMALL, "delta_v": 2.0}).fit(X, y)
+    with pytest.raises(ValueError, match="output_stride"):
+        InstanceSegmenter(**{**SMALL, "output_stride": 3}).fit(X, y)
+    with pytest.raises(ValueError, match="1 channels"):
+        fitted.predict(X[..., 0])
+    with pytest.raises(NotFittedError):
+        InstanceSegmenter().predict(X)
+
+
+@pytest.mark.slow
+def test_instance_segmenter_overfit():
+    data = make_scenes(48, image_size=32, max_objects=4, random_state=0)
+    est = InstanceSegmenter(width=16, max_epochs=40, random_state=0)
+    est.fit(data.images, data.instance_maps, semantic_maps=data.semantic_maps)
+    assert est.score(data.images, data.instance_maps) > 0.8
+
+
+def test_grid_search_with_segmentation_scorer(data):
+    from sklearn.model_selection import GridSearchCV
+
+    from sklearn_papers.metrics import make_segmentation_scorer
+
+    search = GridSearchCV(InstanceSegmenter(**{**SMALL, "max_epochs": 1}),
+                          {"delta_d": [1.0, 1.5]}, cv=2,
+                          scoring=make_segmentation_scorer("mask_average_precision",
+                                                           iou_thresholds=0.5))
+    search.fit(data.images[:8], data.instance_maps[:8], semantic_maps=data.semantic_maps[:8])
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    assert search.best_estimator_.predict(data.images[:1]).shape == (1, 24, 24)
