@@ -1,0 +1,688 @@
+"""Detection building blocks in pure torch: boxes, IoU, NMS, anchors, RoIAlign and RoIPool.
+
+Boxes are ``(x1, y1, x2, y2)`` in pixels of the image (continuous coordinates: the pixel
+``(i, j)`` covers ``[j, j + 1) x [i, i + 1)``). RoIs are ``(K, 5)`` tensors
+``(batch_index, x1, y1, x2, y2)``. Everything is vectorised over boxes, RoIs and images: no
+Python loop runs over RoIs.
+
+References
+----------
+He, K., Gkioxari, G., Dollar, P. and Girshick, R. (2017). Mask R-CNN. ICCV, section 3
+(RoIAlign) and Fig. 3. Girshick, R. (2015). Fast R-CNN. ICCV (RoIPool, box parametrisation).
+Ren, S., He, K., Girshick, R. and Sun, J. (2015). Faster R-CNN. NeurIPS (anchors, RPN).
+"""
+
+import math
+
+import torch
+
+__all__ = [
+    "RoIAlign",
+    "RoIPool",
+    "batched_nms",
+    "box_area",
+    "box_iou",
+    "clip_boxes",
+    "decode_boxes",
+    "encode_boxes",
+    "grid_anchors",
+    "nms",
+    "nms_mask",
+    "roi_align",
+    "roi_pool",
+]
+
+#: Largest log width/height ratio a decoded delta may have (as in Detectron: log(1000 / 16)).
+_MAX_LOG_SCALE = math.log(1000.0 / 16)
+
+
+# ----------------------------------------------------------------------------- boxes
+def box_area(boxes):
+    """Areas of ``(..., 4)`` boxes; degenerate boxes (x2 < x1 or y2 < y1) have area 0."""
+    w = (boxes[..., 2] - boxes[..., 0]).clamp(min=0)
+    h = (boxes[..., 3] - boxes[..., 1]).clamp(min=0)
+    return w * h
+
+
+def box_iou(a, b):
+    """Intersection over union of every pair of boxes.
+
+    Parameters
+    ----------
+    a : Tensor of shape (..., N, 4)
+    b : Tensor of shape (..., M, 4)
+        Leading dimensions (e.g. images) broadcast.
+
+    Returns
+    -------
+    iou : Tensor of shape (..., N, M)
+        0 where the union is empty (two zero-area boxes), never NaN.
+    """
+    lt = torch.maximum(a[..., :, None, :2], b[..., None, :, :2])
+    rb = torch.minimum(a[..., :, None, 2:], b[..., None, :, 2:])
+    inter = (rb - lt).clamp(min=0).prod(-1)
+    union = box_area(a)[..., :, None] + box_area(b)[..., None, :] - inter
+    return torch.where(union > 0, inter / union.clamp(min=torch.finfo(a.dtype).tiny), 0.0)
+
+
+def encode_boxes(reference, target, weights=(1.0, 1.0, 1.0, 1.0)):
+    """Regression targets of ``target`` boxes relative to ``reference`` boxes.
+
+    The parametrisation of Fast/Faster R-CNN: ``dx = wx (x - x_a) / w_a``,
+    ``dy = wy (y - y_a) / h_a``, ``dw = ww log(w / w_a)``, ``dh = wh log(h / h_a)`` with box
+    centres ``(x, y)`` and sizes ``(w, h)``.
+
+    Parameters
+    ----------
+    reference, target : Tensor of shape (N, 4)
+        Reference boxes (anchors or proposals) must have positive width and height; target
+        sizes are clamped to a tiny positive value (a zero-width target gives a finite,
+        very negative ``dw``).
+    weights : tuple of 4 floats, default=(1, 1, 1, 1)
+        ``(wx, wy, ww, wh)``; Fast R-CNN's box head uses ``(10, 10, 5, 5)``.
+
+    Returns
+    -------
+    deltas : Tensor of shape (N, 4)
+    """
+    wx, wy, ww, wh = weights
+    eps = torch.finfo(reference.dtype).eps
+    rw = (reference[:, 2] - reference[:, 0]).clamp(min=eps)
+    rh = (reference[:, 3] - reference[:, 1]).clamp(min=eps)
+    rx = reference[:, 0] + 0.5 * rw
+    ry = reference[:, 1] + 0.5 * rh
+    tw = (target[:, 2] - target[:, 0]).clamp(min=eps)
+    th = (target[:, 3] - target[:, 1]).clamp(min=eps)
+    tx = target[:, 0] + 0.5 * tw
+    ty = target[:, 1] + 0.5 * th
+    return torch.stack([wx * (tx - rx) / rw, wy * (ty - ry) / rh,
+                        ww * torch.log(tw / rw), wh * torch.log(th / rh)], dim=1)
+
+
+def decode_boxes(reference, deltas, weights=(1.0, 1.0, 1.0, 1.0)):
+    """Inverse of :func:`encode_boxes`: boxes from ``reference`` boxes and ``deltas``.
+
+    Parameters
+    ----------
+    reference : Tensor of shape (N, 4)
+    deltas : Tensor of shape (N, 4 * k)
+        ``k`` sets of deltas per reference box (e.g. one per class).
+    weights : tuple of 4 floats, default=(1, 1, 1, 1)
+
+    Returns
+    -------
+    boxes : Tensor of shape (N, 4 * k)
+        ``dw`` and ``dh`` are clamped at ``log(1000 / 16)`` so that ``exp`` cannot overflow.
+    """
+    wx, wy, ww, wh = weights
+    rw = reference[:, 2] - reference[:, 0]
+    rh = reference[:, 3] - reference[:, 1]
+    rx = reference[:, 0] + 0.5 * rw
+    ry = reference[:, 1] + 0.5 * rh
+    d = deltas.reshape(deltas.shape[0], -1, 4)
+    cx = d[..., 0] / wx * rw[:, None] + rx[:, None]
+    cy = d[..., 1] / wy * rh[:, None] + ry[:, None]
+    w = torch.exp((d[..., 2] / ww).clamp(max=_MAX_LOG_SCALE)) * rw[:, None]
+    h = torch.exp((d[..., 3] / wh).clamp(max=_MAX_LOG_SCALE)) * rh[:, None]
+    out = torch.stack([cx - 0.5 * w, cy - 0.5 * h, cx + 0.5 * w, cy + 0.5 * h], dim=-1)
+    return out.reshape(deltas.shape)
+
+
+def clip_boxes(boxes, height, width):
+    """Clip ``(..., 4)`` boxes to the image ``[0, width] x [0, height]``."""
+    x = boxes[..., 0::2].clamp(0, width)
+    y = boxes[..., 1::2].clamp(0, height)
+    return torch.stack([x[..., 0], y[..., 0], x[..., 1], y[..., 1]], dim=-1)
+
+
+# ----------------------------------------------------------------------------- NMS
+def batched_nms(boxes, scores, groups, iou_threshold):
+    """Greedy non-maximum suppression within each group, all groups at once.
+
+    A box is kept when no kept box of the same group with a higher score (ties broken by
+    the lower index) overlaps it with IoU above ``iou_threshold``: the result of the
+    classic greedy loop. It is computed without a loop over boxes as the fixed point of
+    ``keep_j = not any_i(suppresses[i, j] and keep_i)`` on the pairwise IoU matrix, which is
+    unique (the relation is triangular in score order) and reached after as many
+    vectorised passes as the longest chain of suppressions.
+
+    Parameters
+    ----------
+    boxes : Tensor of shape (N, 4)
+        ``(x1, y1, x2, y2)`` boxes.
+    scores : Tensor of shape (N,)
+        Higher is better.
+    groups : Tensor of shape (N,) of int
+        Boxes of different groups (classes, images, or their combination) never suppress
+        each other.
+    iou_threshold : float
+        Boxes with IoU strictly greater than this are suppressed.
+
+    Returns
+    -------
+    keep : Tensor of shape (n_kept,) of int64
+        Indices of the kept boxes, by decreasing score.
+
+    See Also
+    --------
+    nms : One group.
+
+    References
+    ----------
+    .. [1] Girshick, R., Donahue, J., Darrell, T. and Malik, J. (2014). Rich feature
+       hierarchies for accurate object detection and semantic segmentation. CVPR (greedy
+       NMS). :doi:`10.1109/CVPR.2014.81`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import batched_nms
+    >>> boxes = torch.tensor([[0., 0, 10, 10], [1, 1, 10, 10], [1, 1, 10, 10]])
+    >>> batched_nms(boxes, torch.tensor([0.9, 0.8, 0.7]), torch.tensor([0, 0, 1]), 0.5)
+    tensor([0, 2])
+    """
+    n = boxes.shape[0]
+    if n == 0:
+        return torch.zeros(0, dtype=torch.long, device=boxes.device)
+    order = torch.sort(scores, descending=True, stable=True).indices
+    keep = nms_mask(boxes[order][None], scores[order][None],
+                    torch.ones(1, n, dtype=torch.bool, device=boxes.device),
+                    groups[order][None], iou_threshold, presorted=True)[0]
+    return order[keep]
+
+
+def nms_mask(boxes, scores, valid, groups, iou_threshold, *, presorted=False):
+    """Greedy NMS of a padded batch of box sets, one set per row, all rows at once.
+
+    Parameters
+    ----------
+    boxes : Tensor of shape (B, T, 4)
+    scores : Tensor of shape (B, T)
+    valid : Tensor of shape (B, T) of bool
+        Padding entries (False) neither are kept nor suppress.
+    groups : Tensor of shape (B, T) of int or None
+        Within a row, boxes of different groups do not suppress each other.
+    iou_threshold : float
+    presorted : bool, default=False
+        Whether each row is already sorted by decreasing score.
+
+    Returns
+    -------
+    keep : Tensor of shape (B, T) of bool
+        The boxes the greedy loop keeps (see :func:`batched_nms`).
+    """
+    b, t = scores.shape
+    if t == 0:
+        return valid.clone()
+    if presorted:
+        order = torch.arange(t, device=scores.device).expand(b, t)
+    else:
+        order = torch.sort(torch.where(valid, scores, -torch.inf), dim=1, descending=True,
+                           stable=True).indices
+    bx = torch.gather(boxes, 1, order[..., None].expand(b, t, 4))
+    v = torch.gather(valid, 1, order)
+    # IoU > t  <=>  inter > t * union (no division; one (B, T, T) tensor per step)
+    x1, y1, x2, y2 = bx.unbind(-1)
+    iw = (torch.minimum(x2[:, :, None], x2[:, None, :])
+          - torch.maximum(x1[:, :, None], x1[:, None, :])).clamp_(min=0)
+    ih = (torch.minimum(y2[:, :, None], y2[:, None, :])
+          - torch.maximum(y1[:, :, None], y1[:, None, :])).clamp_(min=0)
+    inter = iw.mul_(ih)
+    area = box_area(bx)
+    union = area[:, :, None] + area[:, None, :] - inter
+    sup = inter > union.mul_(iou_threshold)
+    sup &= inter > 0
+    if groups is not None:
+        g = torch.gather(groups, 1, order)
+        sup &= g[:, :, None] == g[:, None, :]
+    sup &= v[:, :, None] & v[:, None, :]
+    sup = torch.triu(sup, diagonal=1).to(torch.float32)
+    keep = v.clone()
+    for _ in range(t):
+        new = v & (torch.bmm(keep.to(torch.float32)[:, None, :], sup)[:, 0] == 0)
+        if torch.equal(new, keep):
+            break
+        keep = new
+    out = torch.zeros_like(valid)
+    out.scatter_(1, order, keep)
+    return out
+
+
+def nms(boxes, scores, iou_threshold):
+    """Greedy non-maximum suppression of one set of boxes (see :func:`batched_nms`).
+
+    Parameters
+    ----------
+    boxes : Tensor of shape (N, 4)
+        ``(x1, y1, x2, y2)`` boxes.
+    scores : Tensor of shape (N,)
+        Higher is better.
+    iou_threshold : float
+        Boxes with IoU strictly greater than this are suppressed.
+
+    Returns
+    -------
+    keep : Tensor of shape (n_kept,) of int64
+        Indices of the kept boxes, by decreasing score.
+
+    See Also
+    --------
+    batched_nms : Several groups (classes, images) at once.
+
+    References
+    ----------
+    .. [1] Girshick, R., Donahue, J., Darrell, T. and Malik, J. (2014). Rich feature
+       hierarchies for accurate object detection and semantic segmentation. CVPR (greedy
+       NMS). :doi:`10.1109/CVPR.2014.81`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import nms
+    >>> boxes = torch.tensor([[0., 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30]])
+    >>> nms(boxes, torch.tensor([0.9, 0.8, 0.7]), 0.5)
+    tensor([0, 2])
+    """
+    return batched_nms(boxes, scores, torch.zeros(len(boxes), dtype=torch.long,
+                                                  device=boxes.device), iou_threshold)
+
+
+# ----------------------------------------------------------------------------- anchors
+def grid_anchors(feature_size, stride, sizes, aspect_ratios, *, device=None,
+                 dtype=torch.float32):
+    """Anchor boxes of one feature map.
+
+    Anchor centres sit at the centres of the feature cells, ``((j + 0.5) * stride,
+    (i + 0.5) * stride)``; at each cell, one anchor per ``(size, ratio)`` of area
+    ``size ** 2`` and height / width ``ratio``.
+
+    Parameters
+    ----------
+    feature_size : tuple of int
+        ``(height, width)`` of the feature map.
+    stride : int or float
+        Image pixels per feature cell.
+    sizes : sequence of float
+        Anchor sizes (square root of the area) in image pixels.
+    aspect_ratios : sequence of float
+        Height / width ratios.
+    device, dtype : torch device and dtype of the result.
+
+    Returns
+    -------
+    anchors : Tensor of shape (height * width * A, 4)
+        ``A = len(sizes) * len(aspect_ratios)``, ordered by cell (row-major) then by
+        ``(size, ratio)``: the layout of an RPN output ``(A, height, width)`` permuted to
+        ``(height, width, A)``.
+    """
+    h, w = feature_size
+    sizes = torch.as_tensor(sizes, dtype=dtype, device=device)
+    ratios = torch.as_tensor(aspect_ratios, dtype=dtype, device=device)
+    hs = (sizes[:, None] * torch.sqrt(ratios)[None, :]).reshape(-1)
+    ws = (sizes[:, None] / torch.sqrt(ratios)[None, :]).reshape(-1)
+    base = torch.stack([-ws, -hs, ws, hs], dim=1) / 2
+    cy = (torch.arange(h, dtype=dtype, device=device) + 0.5) * stride
+    cx = (torch.arange(w, dtype=dtype, device=device) + 0.5) * stride
+    cy, cx = torch.meshgrid(cy, cx, indexing="ij")
+    centres = torch.stack([cx, cy, cx, cy], dim=-1).reshape(-1, 1, 4)
+    return (centres + base[None]).reshape(-1, 4)
+
+
+# ----------------------------------------------------------------------------- RoIAlign
+def _check_rois(features, rois):
+    if features.dim() != 4:
+        raise ValueError(f"features must be (N, C, H, W), got shape {tuple(features.shape)}.")
+    if rois.dim() != 2 or rois.shape[1] != 5:
+        raise ValueError(f"rois must be (K, 5) rows (batch_index, x1, y1, x2, y2), got shape "
+                         f"{tuple(rois.shape)}.")
+
+
+def _pair(size):
+    if isinstance(size, int):
+        return size, size
+    return int(size[0]), int(size[1])
+
+
+def _bilinear_weights(coords, size):
+    """Interpolation matrix of 1-D bilinear sampling, as in the paper's RoIAlign.
+
+    ``coords`` (K, P, S): S sampling positions in each of P bins; returns (K, P, size): the
+    weight of each input position, averaged over the S samples of a bin. A sample below -1
+    or above ``size`` contributes 0 (it lies outside the map); one in [-1, 0] is read at 0;
+    one at or beyond the last cell is read at the last cell.
+    """
+    valid = (coords >= -1.0) & (coords <= size)
+    c = coords.clamp(min=0)
+    low = torch.floor(c).long()
+    at_end = low >= size - 1
+    low = torch.where(at_end, torch.full_like(low, size - 1), low)
+    high = torch.where(at_end, low, low + 1)
+    c = torch.where(at_end, low.to(c.dtype), c)
+    frac = c - low.to(c.dtype)
+    w_low = (1 - frac) * valid
+    w_high = frac * valid
+    out = torch.zeros(*coords.shape, size, dtype=coords.dtype, device=coords.device)
+    out.scatter_add_(-1, low[..., None], w_low[..., None])
+    out.scatter_add_(-1, high[..., None], w_high[..., None])
+    return out.mean(dim=2)
+
+
+def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
+              aligned=True):
+    """RoIAlign (He et al. 2017, section 3): bilinear sampling without any rounding.
+
+    Each RoI is divided into ``output_size`` bins; in each bin ``sampling_ratio`` x
+    ``sampling_ratio`` regularly spaced points are read by bilinear interpolation of the
+    four nearest feature cells and averaged. RoI coordinates are only scaled, never
+    rounded. Bilinear interpolation on a tensor-product grid is separable, so each RoI's
+    output is ``A_y F A_x^T`` with interpolation matrices ``A_y (P_h, H)`` and
+    ``A_x (P_w, W)``: two batched matrix products over all RoIs, exact (the same sums as
+    the point-by-point definition), differentiable with respect to the features.
+
+    Parameters
+    ----------
+    features : Tensor of shape (N, C, H, W)
+        Feature maps of a batch (any float dtype; float64 for exact checks).
+    rois : Tensor of shape (K, 5)
+        ``(batch_index, x1, y1, x2, y2)`` in image coordinates. Not differentiated.
+    output_size : int or tuple of int
+        ``(P_h, P_w)`` bins.
+    spatial_scale : float, default=1.0
+        Feature cells per image pixel (``1 / stride``).
+    sampling_ratio : int, default=2
+        Sampling points per bin along each axis (the paper uses 4 points per bin, i.e. 2).
+    aligned : bool, default=True
+        Shift the scaled box by half a pixel so that a pixel centre ``(j + 0.5)`` of the
+        image maps to the centre of the matching feature cell (Detectron2's correction); a
+        zero-size box then samples one point. With False, RoI sizes are clamped to at
+        least one feature cell, as in the original implementation.
+
+    Returns
+    -------
+    out : Tensor of shape (K, C, P_h, P_w)
+        The pooled features, in the dtype of ``features``.
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is not 4-D, ``rois`` not ``(K, 5)``, a batch index is out of
+        range, or ``sampling_ratio < 1``.
+
+    See Also
+    --------
+    RoIAlign : Module form.
+    roi_pool : The quantised RoIPool it replaces.
+
+    References
+    ----------
+    .. [1] He, K., Gkioxari, G., Dollar, P. and Girshick, R. (2017). Mask R-CNN. ICCV,
+       section 3 and Fig. 3. :doi:`10.1109/ICCV.2017.322`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import roi_align
+    >>> features = torch.arange(16.).reshape(1, 1, 4, 4)
+    >>> rois = torch.tensor([[0., 0, 0, 4, 4]])   # the whole map
+    >>> roi_align(features, rois, 2, sampling_ratio=2)
+    tensor([[[[ 2.5000,  4.5000],
+              [10.5000, 12.5000]]]])
+    """
+    _check_rois(features, rois)
+    ph, pw = _pair(output_size)
+    if sampling_ratio < 1:
+        raise ValueError(f"sampling_ratio must be >= 1, got {sampling_ratio}.")
+    n, c, h, w = features.shape
+    k = rois.shape[0]
+    if k == 0:
+        return features.new_zeros((0, c, ph, pw))
+    rois = rois.detach().to(features.dtype)
+    offset = 0.5 if aligned else 0.0
+    x1 = rois[:, 1] * spatial_scale - offset
+    y1 = rois[:, 2] * spatial_scale - offset
+    x2 = rois[:, 3] * spatial_scale - offset
+    y2 = rois[:, 4] * spatial_scale - offset
+    rw, rh = x2 - x1, y2 - y1
+    if not aligned:
+        rw, rh = rw.clamp(min=1.0), rh.clamp(min=1.0)
+    s = sampling_ratio
+    frac = (torch.arange(s, dtype=features.dtype, device=features.device) + 0.5) / s
+    by = torch.arange(ph, dtype=features.dtype, device=features.device)
+    bx = torch.arange(pw, dtype=features.dtype, device=features.device)
+    ys = y1[:, None, None] + (by[None, :, None] + frac[None, None, :]) * (rh / ph)[:, None, None]
+    xs = x1[:, None, None] + (bx[None, :, None] + frac[None, None, :]) * (rw / pw)[:, None, None]
+    ay = _bilinear_weights(ys, h)  # (K, P_h, H)
+    ax = _bilinear_weights(xs, w)  # (K, P_w, W)
+    idx = rois[:, 0].long()
+    if k and (int(idx.min()) < 0 or int(idx.max()) >= n):
+        raise ValueError(f"rois[:, 0] must be batch indices in [0, {n}), got values in "
+                         f"[{int(idx.min())}, {int(idx.max())}].")
+    # (K, H, C * W) so that each RoI is two plain matrix products
+    f = torch.index_select(features.permute(0, 2, 1, 3).reshape(n, h, c * w), 0, idx)
+    tmp = torch.bmm(ay, f).reshape(k, ph * c, w)  # (K, P_h * C, W)
+    out = torch.bmm(tmp, ax.transpose(1, 2))  # (K, P_h * C, P_w)
+    return out.reshape(k, ph, c, pw).permute(0, 2, 1, 3)
+
+
+def roi_pool(features, rois, output_size, spatial_scale=1.0):
+    """RoIPool (Girshick 2015): rounded RoI and bin edges, max over each bin.
+
+    The quantised operation RoIAlign replaces (He et al. 2017, section 3): the scaled RoI
+    corners are rounded to feature cells (half away from zero, as C's ``round``), the RoI
+    is split into bins whose edges are rounded outwards (floor of the start, ceil of the
+    end), and each bin outputs the maximum of its cells; an empty bin outputs 0. The
+    gradient goes to one maximal cell per bin (one of them on ties), as in the original
+    implementation.
+
+    Parameters
+    ----------
+    features : Tensor of shape (N, C, H, W)
+        Feature maps of a batch.
+    rois : Tensor of shape (K, 5)
+        ``(batch_index, x1, y1, x2, y2)`` in image coordinates.
+    output_size : int or tuple of int
+        ``(P_h, P_w)`` bins.
+    spatial_scale : float, default=1.0
+        Feature cells per image pixel (``1 / stride``).
+
+    Returns
+    -------
+    out : Tensor of shape (K, C, P_h, P_w)
+        The pooled features.
+
+    Raises
+    ------
+    ValueError
+        If ``features`` is not 4-D, ``rois`` not ``(K, 5)`` or a batch index is out of
+        range.
+
+    See Also
+    --------
+    RoIPool : Module form.
+    roi_align : The bilinear, unquantised replacement.
+
+    References
+    ----------
+    .. [1] Girshick, R. (2015). Fast R-CNN. ICCV, section 2.1.
+       :doi:`10.1109/ICCV.2015.169`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import roi_pool
+    >>> features = torch.arange(16.).reshape(1, 1, 4, 4)
+    >>> roi_pool(features, torch.tensor([[0., 0, 0, 3, 3]]), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    _check_rois(features, rois)
+    ph, pw = _pair(output_size)
+    n, c, h, w = features.shape
+    k = rois.shape[0]
+    if k == 0:
+        return features.new_zeros((0, c, ph, pw))
+    rois = rois.detach().to(torch.float64)
+
+    def round_half_away(v):  # C's round(), as in the original RoIPool (not half-to-even)
+        return torch.sign(v) * torch.floor(v.abs() + 0.5)
+
+    x1 = round_half_away(rois[:, 1] * spatial_scale)
+    y1 = round_half_away(rois[:, 2] * spatial_scale)
+    x2 = round_half_away(rois[:, 3] * spatial_scale)
+    y2 = round_half_away(rois[:, 4] * spatial_scale)
+    rw = (x2 - x1 + 1).clamp(min=1)
+    rh = (y2 - y1 + 1).clamp(min=1)
+
+    def bin_rows(start, length, n_bins, size):
+        """Cell indices ``(K, P, L)`` of each bin (padded to the longest, ``L``) and
+        which of them are real."""
+        b = torch.arange(n_bins, dtype=torch.float64, device=features.device)
+        lo = (torch.floor(b[None] * (length / n_bins)[:, None]) + start[:, None]).clamp(0, size)
+        hi = torch.ceil((b[None] + 1) * (length / n_bins)[:, None]) + start[:, None]
+        hi = hi.clamp(0, size)
+        lo, span = lo.long(), (hi - lo).long().clamp(min=0)
+        longest = max(int(span.max()), 1)
+        steps = torch.arange(longest, device=features.device)
+        return (lo[..., None] + steps).clamp(0, size - 1), steps < span[..., None], span > 0
+
+    rows, row_ok, row_any = bin_rows(y1, rh, ph, h)  # (K, P_h, L_h)
+    cols, col_ok, col_any = bin_rows(x1, rw, pw, w)  # (K, P_w, L_w)
+    idx = rois[:, 0].long()
+    if int(idx.min()) < 0 or int(idx.max()) >= n:
+        raise ValueError(f"rois[:, 0] must be batch indices in [0, {n}), got values in "
+                         f"[{int(idx.min())}, {int(idx.max())}].")
+    f = torch.index_select(features, 0, idx)  # (K, C, H, W)
+    lh, lw = rows.shape[-1], cols.shape[-1]
+    with torch.no_grad():  # find each bin's maximal cell; the gradient flows through it
+        neg = torch.finfo(features.dtype).min
+        # max over the rows of each row bin: gather the (padded) rows, mask, max
+        g = torch.gather(f, 2, rows.reshape(k, 1, ph * lh, 1).expand(k, c, ph * lh, w))
+        g = g.reshape(k, c, ph, lh, w).masked_fill_(~row_ok[:, None, :, :, None], neg)
+        r, r_arg = g.max(dim=3)  # (K, C, P_h, W)
+        best_row = torch.gather(rows[:, None].expand(k, c, ph, lh), 3, r_arg)  # (K,C,P_h,W)
+        g = torch.gather(r, 3, cols.reshape(k, 1, 1, pw * lw).expand(k, c, ph, pw * lw))
+        g = g.reshape(k, c, ph, pw, lw).masked_fill_(~col_ok[:, None, None, :, :], neg)
+        c_arg = g.max(dim=4).indices  # (K, C, P_h, P_w) index into the column window
+        col = torch.gather(cols[:, None, None].expand(k, c, ph, pw, lw), 4,
+                           c_arg[..., None])[..., 0]
+        row = torch.gather(best_row, 3, col)
+        flat = (row * w + col).reshape(k, c, ph * pw)
+    out = torch.gather(f.reshape(k, c, h * w), 2, flat).reshape(k, c, ph, pw)
+    empty = ~(row_any[:, :, None] & col_any[:, None, :])  # (K, P_h, P_w)
+    return out.masked_fill(empty[:, None], 0.0)
+
+
+class RoIAlign(torch.nn.Module):
+    """RoIAlign layer: bilinear RoI features without rounding (He et al. 2017, section 3).
+
+    Module form of :func:`roi_align`; see it for the definition.
+
+    Parameters
+    ----------
+    output_size : int or tuple of int
+        ``(P_h, P_w)`` bins.
+    spatial_scale : float, default=1.0
+        Feature cells per image pixel (``1 / stride``).
+    sampling_ratio : int, default=2
+        Sampling points per bin along each axis.
+    aligned : bool, default=True
+        Half-pixel shift of the scaled boxes (see :func:`roi_align`).
+
+    See Also
+    --------
+    RoIPool : The quantised layer of Fast R-CNN.
+
+    References
+    ----------
+    .. [1] He, K., Gkioxari, G., Dollar, P. and Girshick, R. (2017). Mask R-CNN. ICCV,
+       section 3. :doi:`10.1109/ICCV.2017.322`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import RoIAlign
+    >>> layer = RoIAlign(7, spatial_scale=1 / 8)
+    >>> features = torch.randn(2, 16, 8, 8)
+    >>> rois = torch.tensor([[0., 4, 4, 40, 30], [1, 0, 0, 64, 64]])
+    >>> layer(features, rois).shape
+    torch.Size([2, 16, 7, 7])
+    """
+
+    def __init__(self, output_size, spatial_scale=1.0, sampling_ratio=2, aligned=True):
+        super().__init__()
+        self.output_size = output_size
+        self.spatial_scale = spatial_scale
+        self.sampling_ratio = sampling_ratio
+        self.aligned = aligned
+
+    def forward(self, features, rois):
+        """Pool every RoI.
+
+        Parameters
+        ----------
+        features : Tensor of shape (N, C, H, W)
+            Feature maps of a batch.
+        rois : Tensor of shape (K, 5)
+            ``(batch_index, x1, y1, x2, y2)`` in image pixels.
+
+        Returns
+        -------
+        out : Tensor of shape (K, C, P_h, P_w)
+            The pooled features.
+        """
+        return roi_align(features, rois, self.output_size, self.spatial_scale,
+                         self.sampling_ratio, self.aligned)
+
+
+class RoIPool(torch.nn.Module):
+    """RoIPool layer: rounded RoI bins, max-pooled (Girshick 2015).
+
+    Module form of :func:`roi_pool`; the quantised operation that Mask R-CNN's RoIAlign
+    replaces (He et al. 2017, Table 2c).
+
+    Parameters
+    ----------
+    output_size : int or tuple of int
+        ``(P_h, P_w)`` bins.
+    spatial_scale : float, default=1.0
+        Feature cells per image pixel (``1 / stride``).
+
+    See Also
+    --------
+    RoIAlign : The bilinear, unquantised layer.
+
+    References
+    ----------
+    .. [1] Girshick, R. (2015). Fast R-CNN. ICCV, section 2.1.
+       :doi:`10.1109/ICCV.2015.169`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import RoIPool
+    >>> layer = RoIPool(7, spatial_scale=1 / 8)
+    >>> layer(torch.randn(1, 16, 8, 8), torch.tensor([[0., 4, 4, 40, 30]])).shape
+    torch.Size([1, 16, 7, 7])
+    """
+
+    def __init__(self, output_size, spatial_scale=1.0):
+        super().__init__()
+        self.output_size = output_size
+        self.spatial_scale = spatial_scale
+
+    def forward(self, features, rois):
+        """Pool every RoI.
+
+        Parameters
+        ----------
+        features : Tensor of shape (N, C, H, W)
+            Feature maps of a batch.
+        rois : Tensor of shape (K, 5)
+            ``(batch_index, x1, y1, x2, y2)`` in image pixels.
+
+        Returns
+        -------
+        out : Tensor of shape (K, C, P_h, P_w)
+            The pooled features.
+        """
+        return roi_pool(features, rois, self.output_size, self.spatial_scale)

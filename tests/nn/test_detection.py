@@ -1,0 +1,296 @@
+"""Detection pieces (nn/_detection.py) against naive references written here."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from sklearn_papers.nn._detection import (
+    RoIAlign,
+    RoIPool,
+    batched_nms,
+    box_iou,
+    clip_boxes,
+    decode_boxes,
+    encode_boxes,
+    grid_anchors,
+    nms,
+    nms_mask,
+    roi_align,
+    roi_pool,
+)
+
+
+# ----------------------------------------------------------------------------- references
+def _bilinear(fmap, y, x):
+    """One bilinear read of a (C, H, W) map as in the paper's RoIAlign (Detectron's
+    bilinear_interpolate): outside [-1, size] -> 0, clamped at the borders."""
+    _, h, w = fmap.shape
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return fmap.new_zeros(fmap.shape[0])
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(math.floor(y)), int(math.floor(x))
+    if y0 >= h - 1:
+        y0 = y1 = h - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= w - 1:
+        x0 = x1 = w - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    hy, hx = 1 - ly, 1 - lx
+    return (hy * hx * fmap[:, y0, x0] + hy * lx * fmap[:, y0, x1]
+            + ly * hx * fmap[:, y1, x0] + ly * lx * fmap[:, y1, x1])
+
+
+def _roi_align_reference(features, rois, out, scale, sr, aligned):
+    res = []
+    off = 0.5 if aligned else 0.0
+    for roi in rois.tolist():
+        b = int(roi[0])
+        x1, y1, x2, y2 = (v * scale - off for v in roi[1:])
+        rw, rh = x2 - x1, y2 - y1
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / out, rw / out
+        cells = []
+        for ph, pw in itertools.product(range(out), range(out)):
+            acc = 0
+            for iy, ix in itertools.product(range(sr), range(sr)):
+                y = y1 + ph * bh + (iy + 0.5) * bh / sr
+                x = x1 + pw * bw + (ix + 0.5) * bw / sr
+                acc = acc + _bilinear(features[b], y, x)
+            cells.append(acc / (sr * sr))
+        res.append(torch.stack(cells, 1).reshape(-1, out, out))
+    return torch.stack(res)
+
+
+def _roi_pool_reference(features, rois, out, scale):
+    res = []
+    _, c, h, w = features.shape
+    for roi in rois.tolist():
+        b = int(roi[0])
+        # C's round(): half away from zero (Python's round() is half to even)
+        x1, y1, x2, y2 = (int(math.copysign(math.floor(abs(v * scale) + 0.5), v * scale))
+                          for v in roi[1:])
+        rw, rh = max(x2 - x1 + 1, 1), max(y2 - y1 + 1, 1)
+        cell = torch.zeros(c, out, out, dtype=features.dtype)
+        cells = []
+        for ph, pw in itertools.product(range(out), range(out)):
+            hs = min(max(int(math.floor(ph * rh / out)) + y1, 0), h)
+            he = min(max(int(math.ceil((ph + 1) * rh / out)) + y1, 0), h)
+            ws = min(max(int(math.floor(pw * rw / out)) + x1, 0), w)
+            we = min(max(int(math.ceil((pw + 1) * rw / out)) + x1, 0), w)
+            if he <= hs or we <= ws:
+                cells.append(cell[:, 0, 0] * 0)
+            else:
+                cells.append(features[b, :, hs:he, ws:we].amax(dim=(1, 2)))
+        res.append(torch.stack(cells, 1).reshape(-1, out, out))
+    return torch.stack(res)
+
+
+def _iou_python(a, b):
+    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = iw * ih
+    union = (max(0.0, a[2] - a[0]) * max(0.0, a[3] - a[1])
+             + max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1]) - inter)
+    return inter / union if union > 0 else 0.0
+
+
+def _greedy_nms(boxes, scores, thr):
+    """The classic loop: take the best remaining box, drop those overlapping it."""
+    b, s = boxes.tolist(), scores.tolist()
+    order = sorted(range(len(s)), key=lambda i: (-s[i], i))
+    keep = []
+    for i in order:
+        if all(_iou_python(b[i], b[j]) <= thr for j in keep):
+            keep.append(i)
+    return keep
+
+
+def _random_rois(rng, n_images, k, size):
+    xy = rng.uniform(-3, size + 2, size=(k, 2, 2))
+    lo, hi = xy.min(1), xy.max(1)
+    rois = np.concatenate([rng.randint(n_images, size=(k, 1)), lo[:, :1], lo[:, 1:],
+                           hi[:, :1], hi[:, 1:]], 1)
+    rois[0, 3] = rois[0, 1]  # a zero-width box
+    rois[1, 1:] = [2.0, 3.0, 2.0, 3.0]  # a point
+    return torch.tensor(rois, dtype=torch.float64)
+
+
+# ----------------------------------------------------------------------------- RoIAlign
+@pytest.mark.parametrize("aligned", [True, False])
+@pytest.mark.parametrize("scale, sr", [(1.0, 2), (0.5, 1), (0.25, 3)])
+def test_roi_align_matches_pointwise_reference_values_and_gradients(aligned, scale, sr,
+                                                                    global_random_seed):
+    rng = np.random.RandomState(global_random_seed)
+    feats = torch.tensor(rng.normal(size=(2, 2, 7, 9)), requires_grad=True)
+    rois = _random_rois(rng, 2, 5, 9 / scale)
+    out = roi_align(feats, rois, 3, scale, sr, aligned)
+    ref = _roi_align_reference(feats, rois, 3, scale, sr, aligned)
+    assert out.shape == (5, 2, 3, 3)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=0, atol=1e-12)
+    weights = torch.tensor(rng.normal(size=out.shape))
+    g, = torch.autograd.grad((out * weights).sum(), feats)
+    g_ref, = torch.autograd.grad((ref * weights).sum(), feats)
+    np.testing.assert_allclose(g.numpy(), g_ref.numpy(), rtol=0, atol=1e-12)
+    if scale == 1.0:
+        assert torch.autograd.gradcheck(
+            lambda f: roi_align(f, rois[:3], 2, scale, sr, aligned), (feats,), eps=1e-6)
+
+
+def test_roi_align_is_exact_on_linear_ramps():
+    """Bilinear interpolation reproduces a linear function exactly (away from borders)."""
+    h = w = 10
+    yy, xx = torch.meshgrid(torch.arange(h, dtype=torch.float64),
+                            torch.arange(w, dtype=torch.float64), indexing="ij")
+    feats = (2 * xx + 3 * yy)[None, None]
+    rois = torch.tensor([[0, 2.0, 3.0, 6.0, 7.0]], dtype=torch.float64)
+    out = roi_align(feats, rois, 2, 1.0, 2, aligned=True)[0, 0]
+    # bin centres: x = 3, 5 ; y = 4, 6 in image coordinates -> cell index - 0.5
+    expected = torch.tensor([[2 * 2.5 + 3 * 3.5, 2 * 4.5 + 3 * 3.5],
+                             [2 * 2.5 + 3 * 5.5, 2 * 4.5 + 3 * 5.5]], dtype=torch.float64)
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), atol=1e-12)
+
+
+def test_roi_align_module_empty_rois_and_errors():
+    feats = torch.zeros(1, 2, 4, 4)
+    layer = RoIAlign(3, 0.5, 2, True)
+    assert layer(feats, torch.zeros(0, 5)).shape == (0, 2, 3, 3)
+    with pytest.raises(ValueError, match="batch indices"):
+        layer(feats, torch.tensor([[1.0, 0, 0, 2, 2]]))
+    with pytest.raises(ValueError, match=r"\(K, 5\)"):
+        layer(feats, torch.zeros(3, 4))
+    with pytest.raises(ValueError, match="sampling_ratio"):
+        roi_align(feats, torch.zeros(1, 5), 2, sampling_ratio=0)
+
+
+# ----------------------------------------------------------------------------- RoIPool
+@pytest.mark.parametrize("scale", [1.0, 0.5, 0.25])
+def test_roi_pool_matches_reference_values_and_gradients(scale, global_random_seed):
+    rng = np.random.RandomState(global_random_seed)
+    feats = torch.tensor(rng.normal(size=(2, 3, 7, 9)), requires_grad=True)
+    rois = _random_rois(rng, 2, 6, 9 / scale)
+    rois[2, 1:] = torch.tensor([0.5, 1.5, 2.5, 4.5]) / scale  # exact halves
+    out = RoIPool(3, scale)(feats, rois)
+    ref = _roi_pool_reference(feats, rois, 3, scale)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-12)
+    weights = torch.tensor(rng.normal(size=out.shape))
+    g, = torch.autograd.grad((out * weights).sum(), feats)
+    g_ref, = torch.autograd.grad((ref * weights).sum(), feats)
+    np.testing.assert_allclose(g.numpy(), g_ref.numpy(), atol=1e-12)
+
+
+def test_roi_pool_quantises_where_roi_align_does_not():
+    """Shifting a box by a fraction of a cell changes RoIAlign's output, not RoIPool's."""
+    rng = np.random.RandomState(0)
+    feats = torch.tensor(rng.normal(size=(1, 1, 8, 8)))
+    a = torch.tensor([[0, 8.0, 8.0, 24.0, 24.0]], dtype=torch.float64)
+    b = a + torch.tensor([[0, 1.0, 1.0, 1.0, 1.0]], dtype=torch.float64)  # 1/4 cell
+    assert torch.equal(roi_pool(feats, a, 2, 0.25), roi_pool(feats, b, 2, 0.25))
+    assert not torch.allclose(roi_align(feats, a, 2, 0.25), roi_align(feats, b, 2, 0.25))
+
+
+# ----------------------------------------------------------------------------- NMS
+def test_nms_matches_brute_force_greedy_loop(global_random_seed):
+    rng = np.random.RandomState(global_random_seed)
+    for _ in range(5):
+        n = rng.randint(1, 60)
+        xy = rng.uniform(0, 30, size=(n, 2))
+        wh = rng.uniform(0, 12, size=(n, 2))
+        boxes = torch.tensor(np.concatenate([xy, xy + wh], 1))
+        boxes[0, 2] = boxes[0, 0]  # a degenerate box
+        scores = torch.tensor(rng.choice(np.arange(10.0), size=n))  # ties included
+        for thr in (0.3, 0.5, 0.7):
+            assert nms(boxes, scores, thr).tolist() == _greedy_nms(boxes, scores, thr)
+
+
+def test_batched_nms_separates_groups_and_mask_form_agrees(global_random_seed):
+    rng = np.random.RandomState(global_random_seed)
+    n = 40
+    xy = rng.uniform(0, 20, size=(n, 2))
+    boxes = torch.tensor(np.concatenate([xy, xy + rng.uniform(1, 10, size=(n, 2))], 1))
+    scores = torch.tensor(rng.uniform(size=n))
+    groups = torch.tensor(rng.randint(3, size=n))
+    kept = set(batched_nms(boxes, scores, groups, 0.5).tolist())
+    expected = set()
+    for g in range(3):
+        idx = torch.nonzero(groups == g).squeeze(1)
+        expected |= {int(idx[i]) for i in _greedy_nms(boxes[idx], scores[idx], 0.5)}
+    assert kept == expected
+    # padded batch form: two rows, the second a copy of the first with padding
+    valid = torch.ones(2, n, dtype=torch.bool)
+    valid[1, n // 2:] = False
+    mask = nms_mask(boxes[None].repeat(2, 1, 1), scores[None].repeat(2, 1), valid,
+                    groups[None].repeat(2, 1), 0.5)
+    assert set(torch.nonzero(mask[0]).squeeze(1).tolist()) == expected
+    half = set()
+    for g in range(3):
+        idx = torch.nonzero(groups[: n // 2] == g).squeeze(1)
+        half |= {int(idx[i]) for i in _greedy_nms(boxes[idx], scores[idx], 0.5)}
+    assert set(torch.nonzero(mask[1]).squeeze(1).tolist()) == half
+
+
+def test_nms_of_no_boxes():
+    assert nms(torch.zeros(0, 4), torch.zeros(0), 0.5).shape == (0,)
+
+
+# ----------------------------------------------------------------------------- boxes
+def test_box_iou_known_values_and_degenerate_boxes():
+    a = torch.tensor([[0.0, 0, 2, 2], [0, 0, 0, 2]])
+    b = torch.tensor([[1.0, 1, 3, 3], [0, 0, 2, 2], [0, 0, 0, 2]])
+    iou = box_iou(a, b)
+    np.testing.assert_allclose(iou.numpy(), [[1 / 7, 1, 0], [0, 0, 0]], atol=1e-7)
+    assert torch.isfinite(iou).all()
+
+
+def test_encode_decode_round_trip(global_random_seed):
+    rng = np.random.RandomState(global_random_seed)
+    ref = rng.uniform(0, 50, size=(30, 2))
+    ref = torch.tensor(np.concatenate([ref, ref + rng.uniform(1, 20, size=(30, 2))], 1))
+    tgt = rng.uniform(0, 50, size=(30, 2))
+    tgt = torch.tensor(np.concatenate([tgt, tgt + rng.uniform(1, 20, size=(30, 2))], 1))
+    for weights in ((1.0, 1.0, 1.0, 1.0), (10.0, 10.0, 5.0, 5.0)):
+        deltas = encode_boxes(ref, tgt, weights)
+        np.testing.assert_allclose(decode_boxes(ref, deltas, weights).numpy(), tgt.numpy(),
+                                   atol=1e-10)
+    # identity, and k sets of deltas per box
+    np.testing.assert_allclose(decode_boxes(ref, torch.zeros(30, 8)).numpy(),
+                               ref.repeat(1, 2).numpy(), atol=1e-12)
+
+
+def test_encode_zero_width_target_is_finite_and_decode_is_clamped():
+    ref = torch.tensor([[0.0, 0, 4, 4]])
+    tgt = torch.tensor([[1.0, 1, 1, 3]])
+    d = encode_boxes(ref, tgt)
+    assert torch.isfinite(d).all()
+    out = decode_boxes(ref, torch.tensor([[0.0, 0, 1e4, 1e4]]))
+    assert torch.isfinite(out).all()
+
+
+def test_clip_boxes():
+    b = torch.tensor([[-2.0, 3, 70, 80]])
+    assert clip_boxes(b, 64, 60).tolist() == [[0.0, 3.0, 60.0, 64.0]]
+
+
+# ----------------------------------------------------------------------------- anchors
+def test_anchors_for_a_known_image_size():
+    # 16 x 24 image, stride 8 -> a 2 x 3 feature map; 2 sizes x 3 ratios per cell
+    anchors = grid_anchors((2, 3), 8, (8, 16), (0.5, 1.0, 2.0), dtype=torch.float64)
+    assert anchors.shape == (2 * 3 * 6, 4)
+    a = anchors.reshape(2, 3, 6, 4)
+    # centres at cell centres
+    np.testing.assert_allclose(((a[..., 0] + a[..., 2]) / 2)[0, :, 0].numpy(), [4, 12, 20])
+    np.testing.assert_allclose(((a[..., 1] + a[..., 3]) / 2)[:, 0, 0].numpy(), [4, 12])
+    w = a[0, 0, :, 2] - a[0, 0, :, 0]
+    h = a[0, 0, :, 3] - a[0, 0, :, 1]
+    np.testing.assert_allclose((w * h).numpy(), [64] * 3 + [256] * 3, rtol=1e-12)
+    np.testing.assert_allclose((h / w).numpy(), [0.5, 1, 2] * 2, rtol=1e-12)
+    # size 8, ratio 1 at cell (0, 0) is the cell itself
+    np.testing.assert_allclose(a[0, 0, 1].numpy(), [0, 0, 8, 8], atol=1e-12)

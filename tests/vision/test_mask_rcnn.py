@@ -1,0 +1,166 @@
+"""MaskRCNN estimator: fit / predict contract, formats, errors, determinism, pickling."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+
+from sklearn_papers.datasets import make_scenes
+from sklearn_papers.vision import MaskRCNN
+
+TINY = dict(width=8, anchor_sizes=(4, 8, 16), max_epochs=2, batch_size=4,
+            rpn_pre_nms_top_n=100, rpn_post_nms_top_n=30, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    return make_scenes(8, image_size=32, n_classes=2, max_objects=3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def fitted(scenes):
+    return MaskRCNN(**TINY).fit(scenes.images, scenes.instance_maps, scenes.semantic_maps)
+
+
+def _dicts(data):
+    return [{"boxes": data.boxes[i], "labels": data.labels[i],
+             "masks": np.stack([data.instance_maps[i] == j + 1
+                                for j in range(len(data.labels[i]))]).astype(bool)
+             if len(data.labels[i]) else np.zeros((0, 32, 32), dtype=bool)}
+            for i in range(len(data.labels))]
+
+
+def test_mask_rcnn_quick_outputs(fitted, scenes):
+    assert fitted.n_classes_ == 2 and fitted.classes_.tolist() == [1, 2]
+    assert len(fitted.loss_curve_) == fitted.n_iter_ == 2
+    assert np.all(np.isfinite(fitted.loss_curve_))
+    maps = fitted.predict(scenes.images[:3])
+    assert maps.shape == (3, 32, 32) and maps.dtype == np.int64 and maps.min() >= 0
+    for m in maps:  # ids 1..k without gaps
+        ids = np.unique(m[m > 0])
+        assert ids.tolist() == list(range(1, len(ids) + 1))
+    dets = fitted.predict_detections(scenes.images[:3])
+    assert len(dets) == 3
+    for d in dets:
+        k = len(d["scores"])
+        assert d["boxes"].shape == (k, 4) and d["masks"].shape == (k, 32, 32)
+        assert d["masks"].dtype == bool and d["labels"].dtype == np.int64
+        assert np.all(np.diff(d["scores"]) <= 0) and k <= fitted.detections_per_image
+        assert set(d["labels"].tolist()) <= {1, 2}
+        assert np.all(d["boxes"][:, 2] >= d["boxes"][:, 0])
+    score = fitted.score(scenes.images, scenes.instance_maps, scenes.semantic_maps)
+    assert 0.0 <= score <= 1.0
+    assert 0.0 <= fitted.score(scenes.images, scenes.instance_maps) <= 1.0
+
+
+def test_same_seed_same_model_and_global_rng_untouched(fitted, scenes):
+    torch_state = torch.random.get_rng_state()
+    np_state = np.random.get_state()[1].copy()
+    again = MaskRCNN(**TINY).fit(scenes.images, scenes.instance_maps, scenes.semantic_maps)
+    assert torch.equal(torch.random.get_rng_state(), torch_state)
+    assert np.array_equal(np.random.get_state()[1], np_state)
+    assert again.loss_curve_ == fitted.loss_curve_
+    a = fitted.predict_detections(scenes.images[:2])
+    b = again.predict_detections(scenes.images[:2])
+    for da, db in zip(a, b):
+        np.testing.assert_array_equal(da["scores"], db["scores"])
+    other = MaskRCNN(**{**TINY, "random_state": 1}).fit(
+        scenes.images, scenes.instance_maps, scenes.semantic_maps)
+    assert other.loss_curve_ != fitted.loss_curve_
+
+
+def test_target_dicts_train_the_same_model_as_maps(fitted, scenes):
+    est = MaskRCNN(**TINY).fit(scenes.images, _dicts(scenes))
+    assert est.loss_curve_ == fitted.loss_curve_
+    # an image without objects may come as empty lists
+    empty = [{"boxes": [], "labels": [], "masks": []}] + _dicts(scenes)[1:]
+    images = scenes.images.copy()
+    images[0] = images[0].mean()
+    assert np.isfinite(MaskRCNN(**{**TINY, "max_epochs": 1}).fit(images, empty).loss_curve_).all()
+
+
+def test_channels_first_and_uint8_images(fitted, scenes):
+    chw = np.moveaxis(scenes.images[:2], -1, 1)
+    np.testing.assert_array_equal(fitted.predict(chw), fitted.predict(scenes.images[:2]))
+    u8 = np.round(scenes.images[:2] * 255).astype(np.uint8)
+    assert fitted.predict(u8).shape == (2, 32, 32)
+
+
+def test_pickle_and_clone(fitted, scenes):
+    restored = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(restored.predict(scenes.images[:2]),
+                                  fitted.predict(scenes.images[:2]))
+    fresh = clone(fitted)
+    assert fresh.get_params() == fitted.get_params() and not hasattr(fresh, "net_")
+
+
+def test_images_without_objects_train_and_predict_nothing():
+    rng = np.random.RandomState(0)
+    images = (0.25 + 0.05 * rng.normal(size=(4, 32, 32, 3))).astype(np.float32)
+    maps = np.zeros((4, 32, 32), dtype=np.int64)
+    est = MaskRCNN(**{**TINY, "max_epochs": 3}).fit(images, maps)
+    assert np.all(np.isfinite(est.loss_curve_)) and est.n_classes_ == 1
+    assert est.predict(images).max() == 0
+    assert all(len(d["scores"]) == 0 or d["scores"].max() < 0.5
+               for d in est.predict_detections(images))
+    # a batch mixing empty and non-empty images trains too
+    data = make_scenes(4, image_size=32, min_objects=0, max_objects=2, random_state=3)
+    assert (data.n_instances == 0).any()
+    assert np.isfinite(MaskRCNN(**{**TINY, "max_epochs": 1}).fit(
+        data.images, data.instance_maps).loss_curve_).all()
+
+
+def test_image_size_resizes_for_the_network_and_maps_back(scenes):
+    data = make_scenes(4, image_size=40, max_objects=2, random_state=0)
+    est = MaskRCNN(**{**TINY, "image_size": 32, "max_epochs": 1}).fit(
+        data.images, data.instance_maps)
+    assert est.predict(data.images).shape == (4, 40, 40)
+    assert all(d["masks"].shape[1:] == (40, 40) for d in est.predict_detections(data.images))
+
+
+def test_sample_weight_is_refused_by_name(scenes):
+    with pytest.raises(TypeError, match="sample_weight"):
+        MaskRCNN(**TINY).fit(scenes.images, scenes.instance_maps,
+                             sample_weight=np.ones(len(scenes.images)))
+
+
+@pytest.mark.parametrize("make_bad, match", [
+    (lambda d: (d.images, d.instance_maps[:, :30]), r"y\[0\] has shape \(30, 32\)"),
+    (lambda d: (d.images, d.instance_maps[:5]), "one .* instance map per image"),
+    (lambda d: (d.images, d.instance_maps + 0.5), "non-integer"),
+    (lambda d: (d.images, d.instance_maps - 1), "negative"),
+    (lambda d: (d.images[..., 0, 0], d.instance_maps), "shape"),
+    (lambda d: (d.images, [{"boxes": b} for b in d.boxes]), r"y\[0\] must be a dict"),
+    (lambda d: (d.images, d.instance_maps, d.semantic_maps[:, ::-1]), "lies on background"),
+])
+def test_bad_input_raises_clear_errors(scenes, make_bad, match):
+    with pytest.raises(ValueError, match=match):
+        MaskRCNN(**TINY).fit(*make_bad(scenes))
+
+
+def test_parameter_rules(scenes):
+    with pytest.raises(ValueError, match="one anchor size per level"):
+        MaskRCNN(**{**TINY, "anchor_sizes": (8, 16)}).fit(scenes.images, scenes.instance_maps)
+    with pytest.raises(ValueError, match="n_classes=1"):
+        MaskRCNN(**{**TINY, "n_classes": 1}).fit(scenes.images, scenes.instance_maps,
+                                                 scenes.semantic_maps)
+    with pytest.raises(ValueError, match="semantic_maps cannot be combined"):
+        MaskRCNN(**TINY).fit(scenes.images, _dicts(scenes), scenes.semantic_maps)
+    with pytest.raises(ValueError, match="positive numbers"):
+        MaskRCNN(**{**TINY, "aspect_ratios": (0.0,)}).fit(scenes.images, scenes.instance_maps)
+
+
+def test_predict_checks_channels(fitted, scenes):
+    with pytest.raises(ValueError, match="3"):
+        fitted.predict(scenes.images[..., :1])
+
+
+@pytest.mark.slow
+def test_mask_rcnn_overfit():
+    data = make_scenes(16, image_size=48, n_classes=2, max_objects=2, touching=0.0,
+                       noise=0.02, random_state=0)
+    est = MaskRCNN(anchor_sizes=(6, 12, 24), max_epochs=60, batch_size=4,
+                   random_state=0).fit(data.images, data.instance_maps, data.semantic_maps)
+    assert est.score(data.images, data.instance_maps, data.semantic_maps) > 0.5
