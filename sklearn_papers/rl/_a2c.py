@@ -1,0 +1,152 @@
+"""A2C: the hand-designed advantage actor-critic baseline of Oh et al. (2020)."""
+
+from numbers import Real
+
+import numpy as np
+
+from sklearn_papers.nn._lpg import a2c_targets
+from sklearn_papers.nn._skorch import seed_from_random_state, torch_seeded
+from sklearn_papers.rl._base import _BaseRLEstimator, _agent_from
+from sklearn_papers.utils._sklearn_compat import Interval, _fit_context
+
+__all__ = ["A2C"]
+
+
+class A2C(_BaseRLEstimator):
+    """Advantage actor-critic agents (Mnih et al. 2016), in the API of LearnedPolicyGradient.
+
+    The agent's prediction is a scalar value ``v(s)`` (``prediction_size = 1``). Every
+    update learns from a rollout of ``rollout_length`` steps: with TD(lambda) returns
+    ``G_t`` bootstrapped from ``v``, it ascends ``mean_t[(G_t - v(s_t)) log pi(a_t|s_t) +
+    entropy_cost H(pi(.|s_t))]`` and moves ``v(s_t)`` toward ``G_t`` with weight
+    ``value_weight``, by one SGD step of size ``lr`` (the same update form as LPG's, with
+    the hand-designed targets in place of the learned ones). There is nothing to meta-train:
+    :meth:`fit` trains one agent per environment and keeps them.
+
+    Parameters
+    ----------
+    lr : float, default=3.0
+        SGD step size of the agent update. The update averages over the rollout's steps, so
+        a table entry visited once moves by ``lr / rollout_length`` times its gradient.
+        The best of {0.25, 0.5, 1, 2, 3, 4, 6} by mean lifetime return on 24 random 5 x 5
+        grid worlds (``sample_grid_worlds(24, random_state=0)``; 4 and above diverge or
+        degrade); the ``lpg`` experiment re-tunes it.
+    discount : float, default=0.99
+        ``gamma``.
+    td_lambda : float, default=0.9
+        ``lambda`` of the returns.
+    entropy_cost : float, default=0.01
+        Weight of the policy entropy bonus.
+    value_weight : float, default=0.5
+        Weight of the value loss.
+    lifetime : int, default=100
+        Agent updates in a lifetime (used by :meth:`fit`, :meth:`score` and
+        :meth:`train_agent`).
+    rollout_length : int, default=20
+        Environment steps per update.
+    agent : {"auto", "tabular", "mlp"}, default="auto"
+        ``"auto"``: a table for ``Discrete`` observations, an MLP for 1-D ``Box`` ones.
+    agent_hidden_size : int, default=32
+        Hidden units of the MLP agent.
+    device : str, default="cpu"
+        Torch device (validated; the small agents run on CPU).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the agents, the action sampling and the environments' randomness; the
+        global RNGs are left untouched.
+    verbose : int, default=0
+        1 shows a progress bar.
+
+    Attributes
+    ----------
+    agents_ : list of TabularAgent or MLPAgent
+        One trained agent per environment given to :meth:`fit`.
+    lifetime_returns_ : ndarray of shape (n_environments,)
+        Their lifetime returns (sum of rewards over ``lifetime`` updates).
+
+    See Also
+    --------
+    LearnedPolicyGradient : The meta-learned update rule A2C is compared with.
+
+    References
+    ----------
+    .. [1] Mnih, V. et al. (2016). Asynchronous methods for deep reinforcement learning.
+       ICML. :doi:`10.48550/arXiv.1602.01783`
+    .. [2] Oh, J. et al. (2020). Discovering reinforcement learning algorithms. NeurIPS 33
+       (the A2C baseline). :doi:`10.48550/arXiv.2007.08794`
+
+    Examples
+    --------
+    >>> from sklearn_papers.rl import A2C, sample_grid_worlds
+    >>> envs = sample_grid_worlds(2, random_state=0)
+    >>> a2c = A2C(lifetime=20, random_state=0).fit(envs)
+    >>> len(a2c.agents_), a2c.agents_[0].predict([0, 1]).shape
+    (2, (2,))
+    """
+
+    _parameter_constraints = {
+        **_BaseRLEstimator._parameter_constraints,
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "td_lambda": [Interval(Real, 0, 1, closed="both")],
+        "entropy_cost": [Interval(Real, 0, None, closed="left")],
+        "value_weight": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, *, lr=3.0, discount=0.99, td_lambda=0.9, entropy_cost=0.01,
+                 value_weight=0.5, lifetime=100, rollout_length=20, agent="auto",
+                 agent_hidden_size=32, device="cpu", random_state=None, verbose=0):
+        self.lr = lr
+        self.discount = discount
+        self.td_lambda = td_lambda
+        self.entropy_cost = entropy_cost
+        self.value_weight = value_weight
+        self.lifetime = lifetime
+        self.rollout_length = rollout_length
+        self.agent = agent
+        self.agent_hidden_size = agent_hidden_size
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _prediction_size(self):
+        return 1
+
+    def _targets(self, net, params, traj):
+        _, y = net(params, traj["obs"])
+        _, y2 = net(params, traj["next_obs"])
+        return a2c_targets(y[..., 0], y2[..., 0], traj, self.discount, self.td_lambda)
+
+    def _update_kwargs(self):
+        return dict(lr=self.lr, y_weight=self.value_weight, entropy_cost=self.entropy_cost)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, environments, y=None):
+        """Train one fresh A2C agent per environment for ``lifetime`` updates.
+
+        Parameters
+        ----------
+        environments : gymnasium.Env or list of gymnasium.Env
+            ``Discrete`` actions (one count for all); ``Discrete`` or 1-D ``Box``
+            observations.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : A2C
+            Fitted estimator.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If an environment is not a gymnasium environment with those spaces (the message
+            names its index).
+        """
+        envs = self._check_envs(environments)
+        seed = seed_from_random_state(self.random_state)
+        with torch_seeded(seed):
+            net, params, ret, value_w = self._run_lifetimes(envs, self.lifetime, seed,
+                                                            desc="A2C agents")
+        self.agents_ = [_agent_from(net, params, i, lifetime_return=ret[i],
+                                    n_updates=self.lifetime) for i in range(len(envs))]
+        self.lifetime_returns_ = np.asarray(ret, dtype=np.float64)
+        return self

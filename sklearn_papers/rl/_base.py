@@ -1,0 +1,200 @@
+"""Shared machinery of the RL estimators: agent networks for a batch, lifetimes, scoring."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+
+from sklearn_papers.nn._lpg import (
+    MLPAgentNet,
+    TabularAgentNet,
+    agent_update,
+    rollout,
+    value_update,
+)
+from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+from sklearn_papers.rl._agents import MLPAgent, TabularAgent
+from sklearn_papers.rl._environments import check_environments, make_batch
+from sklearn_papers.utils._sklearn_compat import Interval, StrOptions
+
+__all__ = []
+
+_VALUE_LR = 0.1  # normalised-LMS step of the side TD(lambda) values (per visit for tables)
+
+
+def _make_net(core, agent, prediction_size, hidden_size):
+    """The agent network for a core: tabular for index observations unless ``agent="mlp"``."""
+    if core.obs_dim is None and agent in ("auto", "tabular"):
+        return TabularAgentNet(core.n_states, core.n_actions, prediction_size)
+    if core.obs_dim is not None and agent == "tabular":
+        raise ValueError("agent='tabular' needs Discrete observations; these environments "
+                         "have Box observations (use agent='auto' or 'mlp')")
+    n_inputs = core.obs_dim if core.obs_dim is not None else core.n_states
+    net = MLPAgentNet(n_inputs, core.n_actions, prediction_size, hidden_size)
+    net.discrete_inputs = core.obs_dim is None
+    return net
+
+
+def _agent_from(net, params, i, *, lifetime_return, n_updates, td_values=None):
+    one = {k: v[i] for k, v in params.items()}
+    tdv = None if td_values is None else td_values[i].detach().numpy().astype(np.float64)
+    if isinstance(net, TabularAgentNet):
+        return TabularAgent(net, one, lifetime_return=lifetime_return, n_updates=n_updates,
+                            td_values=tdv)
+    return MLPAgent(net, one, lifetime_return=lifetime_return, n_updates=n_updates,
+                    td_values=tdv, discrete_inputs=net.discrete_inputs)
+
+
+class _BaseRLEstimator(BaseEstimator):
+    """Common parameters, agent training and scoring; subclasses define ``_targets``."""
+
+    _parameter_constraints = {
+        "lifetime": [Interval(Integral, 1, None, closed="left")],
+        "rollout_length": [Interval(Integral, 1, None, closed="left")],
+        "discount": [Interval(Real, 0, 1, closed="both")],
+        "agent": [StrOptions({"auto", "tabular", "mlp"})],
+        "agent_hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "device": [str],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # --- hooks
+    def _prediction_size(self):
+        raise NotImplementedError
+
+    def _targets(self, net, params, traj):
+        raise NotImplementedError
+
+    def _update_kwargs(self):
+        raise NotImplementedError
+
+    # --- shared work
+    def _check_envs(self, environments, name="environments"):
+        return check_environments(environments, name)
+
+    def _run_lifetimes(self, envs, n_updates, seed, *, desc=None):
+        """Fresh agents, one per environment, trained ``n_updates`` updates in one batch.
+
+        Returns ``(net, params, lifetime_returns (n,), td_value_weights (n, D))``.
+        """
+        check_device(self.device)  # validated; the small agents and cores run on CPU
+        gen = torch.Generator().manual_seed(int(seed))
+        core = make_batch(envs, generator=gen, seed=int(seed) % (2**31 - len(envs)))
+        net = _make_net(core, self.agent, self._prediction_size(), self.agent_hidden_size)
+        params = net.init_params(len(envs), generator=gen)
+        d = net.n_states if isinstance(net, TabularAgentNet) else net.n_inputs
+        value_w = torch.zeros(len(envs), d)
+        total = torch.zeros(len(envs), dtype=torch.float64)
+        steps = range(int(n_updates))
+        if self.verbose and desc:
+            from tqdm.auto import tqdm
+
+            steps = tqdm(steps, desc=desc, leave=False)
+        for _ in steps:
+            traj = rollout(core, net, params, self.rollout_length, gen)
+            total += traj["reward"].sum(1).to(torch.float64)
+            value_w = value_update(value_w, traj, self.discount, 0.9, _VALUE_LR)
+            with torch.no_grad():
+                targets = self._targets(net, params, traj)
+            params = agent_update(net, params, traj, targets, **self._update_kwargs())
+        return net, params, total.numpy(), value_w
+
+    def train_agent(self, env, n_updates=None, random_state=None):
+        """Train one fresh agent on ``env`` with this estimator's update rule.
+
+        Parameters
+        ----------
+        env : gymnasium.Env
+            ``Discrete`` actions; ``Discrete`` (tabular agent) or 1-D ``Box`` (MLP agent)
+            observations. The package's grid worlds and chains are copied into a batched
+            core; any other environment is reset (seeded) and stepped in place.
+        n_updates : int, default=None
+            Agent updates of ``rollout_length`` steps; ``lifetime`` when None.
+        random_state : int, RandomState instance or None, default=None
+            Seeds the agent and the environment; this estimator's ``random_state`` when None.
+
+        Returns
+        -------
+        agent : TabularAgent or MLPAgent
+            The trained agent; ``agent.lifetime_return_`` is the sum of its rewards.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If ``env`` is not a gymnasium environment with the spaces above.
+        """
+        self._check_ready()
+        envs = self._check_envs([env], name="env")
+        n_updates = self.lifetime if n_updates is None else n_updates
+        if not isinstance(n_updates, Integral) or n_updates < 0:
+            raise ValueError(f"n_updates must be a non-negative int, got {n_updates!r}")
+        rs = self.random_state if random_state is None else random_state
+        seed = seed_from_random_state(rs)
+        with torch_seeded(seed):
+            net, params, ret, value_w = self._run_lifetimes(envs, n_updates, seed)
+        return _agent_from(net, params, 0, lifetime_return=ret[0], n_updates=n_updates,
+                           td_values=value_w)
+
+    def lifetime_returns(self, environments, n_updates=None, random_state=None):
+        """Lifetime return (sum of rewards) of one fresh agent per environment.
+
+        Parameters
+        ----------
+        environments : list of gymnasium.Env
+            As for :meth:`train_agent`; trained together in one batch when possible.
+        n_updates : int, default=None
+            Agent updates per lifetime; ``lifetime`` when None.
+        random_state : int, RandomState instance or None, default=None
+            This estimator's ``random_state`` when None.
+
+        Returns
+        -------
+        returns : ndarray of shape (n_environments,)
+            Sum of every reward each agent collected in its lifetime (float64).
+        """
+        self._check_ready()
+        envs = self._check_envs(environments)
+        n_updates = self.lifetime if n_updates is None else n_updates
+        seed = seed_from_random_state(self.random_state if random_state is None
+                                      else random_state)
+        with torch_seeded(seed):
+            _, _, ret, _ = self._run_lifetimes(envs, n_updates, seed, desc="agents")
+        return ret
+
+    def score(self, environments, y=None):
+        """Mean lifetime return of fresh agents trained by this estimator's rule.
+
+        One agent per environment, ``lifetime`` updates of ``rollout_length`` steps each;
+        its lifetime return is the sum of every reward it collected (Oh et al. 2020, Sec. 3).
+
+        Parameters
+        ----------
+        environments : gymnasium.Env or list of gymnasium.Env
+            Evaluation environments (e.g. held-out grid worlds).
+        y : None
+            Ignored (``GridSearchCV`` passes it).
+
+        Returns
+        -------
+        score : float
+            Mean lifetime return; higher is better.
+        """
+        return float(np.mean(self.lifetime_returns(environments)))
+
+    def _check_ready(self):
+        pass
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.non_deterministic = False
+        return tags
+
+
+def _assign(envs, n, rng):
+    """``n`` environments drawn from ``envs`` (each at least once when ``n >= len(envs)``)."""
+    idx = np.concatenate([rng.permutation(len(envs)) for _ in range(-(-n // len(envs)))])[:n]
+    return [envs[i] for i in idx]
+

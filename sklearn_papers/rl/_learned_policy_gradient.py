@@ -1,0 +1,420 @@
+"""LearnedPolicyGradient: a meta-learned reinforcement-learning update rule (Oh et al. 2020)."""
+
+import json
+from numbers import Integral, Real
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import torch
+
+from sklearn_papers.nn._lpg import (
+    LPGUpdateRule,
+    linear_values,
+    lpg_meta_loss,
+    lpg_targets,
+    rollout,
+    value_update,
+)
+from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+from sklearn_papers.rl._base import _VALUE_LR, _assign, _BaseRLEstimator, _make_net
+from sklearn_papers.rl._environments import check_environment, make_batch
+from sklearn_papers.utils._sklearn_compat import Interval, _fit_context, check_is_fitted
+
+__all__ = ["LearnedPolicyGradient"]
+
+_FORMAT = "sklearn_papers.rl.LearnedPolicyGradient/1"
+
+
+class LearnedPolicyGradient(_BaseRLEstimator):
+    """Learned Policy Gradient (LPG): an update rule meta-learned from a population of agents.
+
+    The agent has a policy ``pi(a|s)`` and a prediction vector ``y(s)`` of width
+    ``prediction_size`` whose meaning is not fixed in advance. The update rule is a backward
+    LSTM (:class:`sklearn_papers.nn._lpg.LPGUpdateRule`) that reads, for every step of a
+    rollout, ``r_t``, the episode-end flag, ``gamma``, ``pi(a_t|s_t)``, ``phi(y(s_t))`` and
+    ``phi(y(s_t+1))``, and outputs a scalar ``pi_hat_t`` and a vector ``y_hat_t``. The agent
+    takes one SGD step on ``mean_t[-pi_hat_t log pi(a_t|s_t) + prediction_weight
+    ||y(s_t) - y_hat_t||^2 / 2]`` (the paper's agent update, with a squared error in place of the
+    KL divergence of a softmax ``y``).
+
+    :meth:`fit` meta-trains the rule's parameters ``eta``: ``n_agents`` agents, each living
+    in an environment drawn from ``environments`` for ``lifetime`` updates (then replaced by
+    a fresh agent in a new draw; ages are staggered), are updated ``inner_steps`` times by the
+    rule with the computation graph kept; the updated agents' A2C objective on a new rollout
+    is then back-propagated through those updates into ``eta``, with the paper's
+    stabilisers: entropy bonuses for ``pi`` and ``softmax(y)`` (``entropy_policy``,
+    ``entropy_prediction``) and L2 penalties on ``pi_hat`` and ``y_hat`` (``l2_policy``,
+    ``l2_prediction``). The meta-objective's baseline is a TD(lambda) value learned beside
+    each agent, used only by the meta-gradient.
+
+    Parameters
+    ----------
+    prediction_size : int, default=8
+        ``m``, the width of ``y`` (the paper uses 30); 0 gives the ablation without
+        predictions (the rule sees no ``y`` and emits no ``y_hat``).
+    hidden_size : int, default=32
+        LSTM units of the rule (the paper: 256).
+    embedding_size : int, default=8
+        Width of the embedding ``phi(y)`` (the paper: 16).
+    lifetime : int, default=100
+        Agent updates in a lifetime, in meta-training and in :meth:`train_agent` /
+        :meth:`score`.
+    n_agents : int, default=32
+        Agents updated in parallel in meta-training (one environment each).
+    inner_steps : int, default=5
+        Agent updates unrolled per meta-gradient (the paper: 5).
+    rollout_length : int, default=20
+        Environment steps per agent update (the paper: 20).
+    agent_lr : float, default=2.0
+        SGD step size of the agent update (the update averages over the rollout's steps).
+    prediction_weight : float, default=0.5
+        Weight of the ``y`` loss in the agent update.
+    discount : float, default=0.99
+        ``gamma``, an input of the rule and the discount of the meta-objective.
+    td_lambda : float, default=0.9
+        ``lambda`` of the meta-objective's TD(lambda) advantage.
+    meta_lr : float, default=1e-3
+        Adam step size of the rule's parameters.
+    entropy_policy : float, default=0.01
+        Meta-level bonus for the updated agents' policy entropy.
+    entropy_prediction : float, default=0.001
+        Meta-level bonus for the entropy of ``softmax(y)``.
+    l2_policy : float, default=0.001
+        Penalty on ``pi_hat^2``.
+    l2_prediction : float, default=0.001
+        Penalty on ``||y_hat||^2``.
+    max_grad_norm : float, default=1.0
+        Clip of the meta-gradient's norm.
+    max_meta_steps : int, default=300
+        Meta-gradient steps of :meth:`fit`.
+    agent : {"auto", "tabular", "mlp"}, default="auto"
+        ``"auto"``: tabular agents for ``Discrete`` observations, MLP agents for 1-D ``Box``.
+    agent_hidden_size : int, default=32
+        Hidden units of the MLP agent.
+    device : str, default="cpu"
+        Torch device (validated; the rule and agents are small and run on CPU).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the rule's initialisation, environment draws, action sampling and the
+        environments' randomness; the global RNGs are left untouched.
+    verbose : int, default=0
+        1 shows a progress bar with the meta-loss and recent lifetime returns.
+
+    Attributes
+    ----------
+    update_rule_ : sklearn_papers.nn._lpg.LPGUpdateRule
+        The meta-trained rule (float32, CPU).
+    meta_loss_curve_ : list of float
+        Meta-loss at every meta-step.
+    training_returns_ : ndarray of shape (n_finished,)
+        Lifetime returns of the agents whose lifetime ended during meta-training, in order.
+    n_iter_ : int
+        Meta-steps run.
+
+    See Also
+    --------
+    A2C : The hand-designed baseline in the same API.
+
+    Notes
+    -----
+    :meth:`save` writes one file read back by :meth:`load` with
+    ``torch.load(weights_only=True)`` (no pickled code, only tensors and strings): a dict
+    ``{"format": str, "config": JSON string of the estimator's parameters, "state_dict":
+    the rule's tensors}``.
+
+    References
+    ----------
+    .. [1] Oh, J., Hessel, M., Czarnecki, W. M., Xu, Z., van Hasselt, H., Singh, S. and
+       Silver, D. (2020). Discovering reinforcement learning algorithms. NeurIPS 33,
+       Sec. 3 (the rule, the agent update and the meta-gradient). :doi:`10.48550/arXiv.2007.08794`
+
+    Examples
+    --------
+    >>> from sklearn_papers.rl import LearnedPolicyGradient, sample_grid_worlds
+    >>> train = sample_grid_worlds(4, random_state=0)
+    >>> lpg = LearnedPolicyGradient(n_agents=4, lifetime=10, max_meta_steps=2,
+    ...                             random_state=0).fit(train)
+    >>> agent = lpg.train_agent(train[0], n_updates=5)
+    >>> agent.predict_values([0, 1]).shape
+    (2, 8)
+    """
+
+    _parameter_constraints = {
+        **_BaseRLEstimator._parameter_constraints,
+        "prediction_size": [Interval(Integral, 0, None, closed="left")],
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "embedding_size": [Interval(Integral, 1, None, closed="left")],
+        "n_agents": [Interval(Integral, 1, None, closed="left")],
+        "inner_steps": [Interval(Integral, 1, None, closed="left")],
+        "agent_lr": [Interval(Real, 0, None, closed="neither")],
+        "prediction_weight": [Interval(Real, 0, None, closed="left")],
+        "td_lambda": [Interval(Real, 0, 1, closed="both")],
+        "meta_lr": [Interval(Real, 0, None, closed="neither")],
+        "entropy_policy": [Interval(Real, 0, None, closed="left")],
+        "entropy_prediction": [Interval(Real, 0, None, closed="left")],
+        "l2_policy": [Interval(Real, 0, None, closed="left")],
+        "l2_prediction": [Interval(Real, 0, None, closed="left")],
+        "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+        "max_meta_steps": [Interval(Integral, 0, None, closed="left")],
+    }
+
+    def __init__(self, *, prediction_size=8, hidden_size=32, embedding_size=8, lifetime=100,
+                 n_agents=32, inner_steps=5, rollout_length=20, agent_lr=2.0,
+                 prediction_weight=0.5, discount=0.99, td_lambda=0.9, meta_lr=1e-3,
+                 entropy_policy=0.01, entropy_prediction=0.001, l2_policy=0.001,
+                 l2_prediction=0.001, max_grad_norm=1.0, max_meta_steps=300, agent="auto",
+                 agent_hidden_size=32, device="cpu", random_state=None, verbose=0):
+        self.prediction_size = prediction_size
+        self.hidden_size = hidden_size
+        self.embedding_size = embedding_size
+        self.lifetime = lifetime
+        self.n_agents = n_agents
+        self.inner_steps = inner_steps
+        self.rollout_length = rollout_length
+        self.agent_lr = agent_lr
+        self.prediction_weight = prediction_weight
+        self.discount = discount
+        self.td_lambda = td_lambda
+        self.meta_lr = meta_lr
+        self.entropy_policy = entropy_policy
+        self.entropy_prediction = entropy_prediction
+        self.l2_policy = l2_policy
+        self.l2_prediction = l2_prediction
+        self.max_grad_norm = max_grad_norm
+        self.max_meta_steps = max_meta_steps
+        self.agent = agent
+        self.agent_hidden_size = agent_hidden_size
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # --- hooks of _BaseRLEstimator
+    def _prediction_size(self):
+        return self.prediction_size
+
+    def _targets(self, net, params, traj):
+        return lpg_targets(self.update_rule_, net, params, traj, self.discount)
+
+    def _update_kwargs(self):
+        return dict(lr=self.agent_lr, y_weight=self.prediction_weight)
+
+    def _check_ready(self):
+        check_is_fitted(self, "update_rule_")
+
+    def _new_rule(self):
+        return LPGUpdateRule(self.prediction_size, self.hidden_size, self.embedding_size)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, environments, y=None):
+        """Meta-train the update rule on a list or a sampler of environments.
+
+        Parameters
+        ----------
+        environments : list of gymnasium.Env, or callable
+            Meta-training environments (e.g. from :func:`sample_grid_worlds`); every new
+            agent lifetime draws one. A callable ``environments(rng)`` taking a
+            ``numpy.random.RandomState`` and returning an environment is a sampler, called
+            for every new lifetime. All must share the action count and observation kind
+            (and, for the batched core, the grid size).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : LearnedPolicyGradient
+            Fitted estimator.
+
+        Raises
+        ------
+        TypeError, ValueError
+            If an environment is not a gymnasium environment with ``Discrete`` actions and
+            ``Discrete`` or 1-D ``Box`` observations (the message names its index).
+        FloatingPointError
+            If the meta-loss becomes non-finite.
+        """
+        check_device(self.device)
+        seed = seed_from_random_state(self.random_state)
+        rng = np.random.RandomState(seed)
+        if callable(environments) and not isinstance(environments, gymnasium.Env):
+            sampler = environments
+
+            def draw(n):
+                out = [sampler(rng) for _ in range(n)]
+                for i, env in enumerate(out):
+                    check_environment(env, i, "environments(rng)")
+                return out
+        else:
+            envs = self._check_envs(environments)
+
+            def draw(n):
+                return _assign(envs, n, rng)
+
+        with torch_seeded(seed):
+            rule = self._new_rule()
+            self._meta_train(rule, draw, seed)
+        return self
+
+    def _meta_train(self, rule, draw, seed):
+        gen = torch.Generator().manual_seed(seed)
+        slots = draw(self.n_agents)
+        self._check_envs(slots)
+        core = make_batch(slots, generator=gen, seed=seed % (2**31 - 1 - self.n_agents))
+        net = _make_net(core, self.agent, self.prediction_size, self.agent_hidden_size)
+        params = net.init_params(self.n_agents, generator=gen)
+        d = getattr(net, "n_inputs", None) or net.n_states
+        value_w = torch.zeros(self.n_agents, d)
+        running = torch.zeros(self.n_agents, dtype=torch.float64)
+        age = torch.as_tensor([(i * self.lifetime) // self.n_agents
+                               for i in range(self.n_agents)])
+        opt = torch.optim.Adam(rule.parameters(), lr=self.meta_lr)
+        losses, finished = [], []
+        state = {"value_w": value_w}
+
+        def trajectory(k, p):
+            traj = rollout(core, net, p, self.rollout_length, gen)
+            running.add_(traj["reward"].sum(1).to(torch.float64))
+            state["value_w"] = value_update(state["value_w"], traj, self.discount,
+                                            self.td_lambda, _VALUE_LR)
+            return traj
+
+        def values(obs):
+            return linear_values(state["value_w"], obs)
+
+        coefs = dict(lr=self.agent_lr, y_weight=self.prediction_weight,
+                     discount=self.discount, lam=self.td_lambda,
+                     entropy_policy=self.entropy_policy,
+                     entropy_prediction=self.entropy_prediction, l2_policy=self.l2_policy,
+                     l2_prediction=self.l2_prediction)
+        steps = range(self.max_meta_steps)
+        bar = None
+        if self.verbose:
+            from tqdm.auto import tqdm
+
+            steps = bar = tqdm(steps, desc="LPG meta-training", leave=False)
+        for step in steps:
+            loss, new_params = lpg_meta_loss(rule, net, params, trajectory, self.inner_steps,
+                                             values, **coefs)
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"the meta-loss became {loss.item()} at meta-step "
+                                         f"{step}; lower meta_lr or agent_lr")
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(rule.parameters(), self.max_grad_norm)
+            opt.step()
+            losses.append(float(loss.detach()))
+            params = {k: v.detach() for k, v in new_params.items()}
+            age += self.inner_steps
+            ended = torch.nonzero(age >= self.lifetime)[:, 0].tolist()
+            if ended:
+                fresh = net.init_params(len(ended), generator=gen)
+                new_envs = draw(len(ended))
+                params = {k: v.clone() for k, v in params.items()}
+                for j, i in enumerate(ended):
+                    finished.append(float(running[i]))
+                    running[i] = 0.0
+                    age[i] = 0
+                    state["value_w"][i] = 0.0
+                    for k in params:
+                        params[k][i] = fresh[k][j]
+                    core.set_env(i, new_envs[j])
+            if bar is not None and step % 10 == 0:
+                recent = np.mean(finished[-self.n_agents:]) if finished else float("nan")
+                bar.set_postfix(meta_loss=f"{losses[-1]:.3f}", lifetime_return=f"{recent:.2f}")
+        rule.eval()
+        for p in rule.parameters():
+            p.requires_grad_(False)
+        self.update_rule_ = rule
+        self.meta_loss_curve_ = losses
+        self.training_returns_ = np.asarray(finished, dtype=np.float64)
+        self.n_iter_ = len(losses)
+
+    # --- persistence
+    def _config(self):
+        params = self.get_params()
+        if not (params["random_state"] is None or isinstance(params["random_state"], Integral)):
+            params["random_state"] = None
+        return params
+
+    def save(self, path):
+        """Write the learned rule and this estimator's parameters to one safe file.
+
+        Parameters
+        ----------
+        path : str or path-like
+            Target file (``.pt`` by convention).
+
+        Returns
+        -------
+        path : pathlib.Path
+            The written file. It holds ``{"format", "config", "state_dict"}`` (strings and
+            tensors only) and is read with ``torch.load(path, weights_only=True)``.
+        """
+        check_is_fitted(self, "update_rule_")
+        path = Path(path)
+        torch.save({"format": _FORMAT, "config": json.dumps(self._config()),
+                    "state_dict": {k: v.detach().cpu().clone()
+                                   for k, v in self.update_rule_.state_dict().items()}}, path)
+        return path
+
+    @classmethod
+    def load(cls, path):
+        """Read a file written by :meth:`save` (``torch.load(weights_only=True)``).
+
+        Parameters
+        ----------
+        path : str or path-like
+            A file from :meth:`save`.
+
+        Returns
+        -------
+        estimator : LearnedPolicyGradient
+            With the saved parameters and ``update_rule_`` (``meta_loss_curve_`` and
+            ``training_returns_`` are not saved: empty).
+
+        Raises
+        ------
+        ValueError
+            If the file is not in this format.
+        """
+        blob = torch.load(Path(path), weights_only=True, map_location="cpu")
+        if not isinstance(blob, dict) or blob.get("format") != _FORMAT:
+            raise ValueError(f"{path} is not a LearnedPolicyGradient file (format "
+                             f"{_FORMAT!r})")
+        est = cls(**json.loads(blob["config"]))
+        rule = est._new_rule()
+        rule.load_state_dict(blob["state_dict"])
+        rule.eval()
+        for p in rule.parameters():
+            p.requires_grad_(False)
+        est.update_rule_ = rule
+        est.meta_loss_curve_ = []
+        est.training_returns_ = np.zeros(0)
+        est.n_iter_ = 0
+        return est
+
+    def untrained(self, random_state=None):
+        """A copy with a freshly initialised, not meta-trained rule (a baseline).
+
+        Parameters
+        ----------
+        random_state : int, RandomState instance or None, default=None
+            Seeds the rule's initialisation; this estimator's ``random_state`` when None.
+
+        Returns
+        -------
+        estimator : LearnedPolicyGradient
+            A clone of this estimator's parameters with a random ``update_rule_``.
+        """
+        from sklearn.base import clone
+
+        est = clone(self)
+        seed = seed_from_random_state(self.random_state if random_state is None
+                                      else random_state)
+        with torch_seeded(seed):
+            rule = est._new_rule()
+        rule.eval()
+        for p in rule.parameters():
+            p.requires_grad_(False)
+        est.update_rule_ = rule
+        est.meta_loss_curve_, est.training_returns_, est.n_iter_ = [], np.zeros(0), 0
+        return est

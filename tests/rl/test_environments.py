@@ -1,0 +1,164 @@
+"""Grid worlds and delayed chains: gymnasium API, and the batched cores against the reference."""
+
+import numpy as np
+import pytest
+import torch
+from gymnasium.utils.env_checker import check_env
+
+from sklearn_papers.rl import (
+    BatchedChain,
+    BatchedGridWorld,
+    DelayedChain,
+    GridWorld,
+    GymEnvBatch,
+    make_batch,
+    make_grid_world,
+    sample_grid_worlds,
+)
+
+
+@pytest.mark.parametrize("observation", ["index", "features"])
+@pytest.mark.parametrize("kind", ["dense", "sparse", "long_horizon"])
+def test_grid_world_passes_check_env(kind, observation):
+    env = make_grid_world(kind, random_state=3, observation=observation)
+    check_env(env, skip_render_check=True)
+
+
+@pytest.mark.parametrize("observation", ["index", "features"])
+def test_delayed_chain_passes_check_env(observation):
+    check_env(DelayedChain(length=4, noise=0.5, observation=observation))
+
+
+def _reference_loop(envs, actions, uniforms, n_uniform_cols):
+    """Step each gymnasium env on its own with the same uniforms, resetting when done."""
+    out = []
+    for i, env in enumerate(envs):
+        env.reset(seed=0)
+        rows = []
+        for t in range(actions.shape[0]):
+            u = uniforms[t, i][: n_uniform_cols(env)]
+            obs, r, term, trunc, _ = env._step_with(int(actions[t, i]), u)
+            rows.append((np.asarray(obs, dtype=np.float64), r, term, trunc))
+            if term or trunc:
+                env.reset()
+        out.append(rows)
+    return out
+
+
+@pytest.mark.parametrize("observation", ["index", "features"])
+def test_batched_grid_world_steps_like_the_reference_loop(observation):
+    envs = sample_grid_worlds(6, random_state=0, observation=observation)
+    core = BatchedGridWorld(envs)
+    rng = np.random.default_rng(0)
+    n_steps = 400
+    actions = rng.integers(0, 4, size=(n_steps, len(envs)))
+    uniforms = rng.random((n_steps, len(envs), core.n_objects, 2))
+    ref = _reference_loop(envs, actions, uniforms, lambda e: e.n_objects)
+    n_done = 0
+    for t in range(n_steps):
+        obs, r, term, trunc = core.step(actions[t], uniforms[t])
+        for i in range(len(envs)):
+            o, rr, te, tr = ref[i][t]
+            np.testing.assert_array_equal(obs[i].numpy().astype(np.float64), o)
+            assert r[i].item() == rr and term[i].item() == te and trunc[i].item() == tr
+            n_done += te or tr
+    assert n_done > 10  # resets were exercised
+
+
+@pytest.mark.parametrize("observation", ["index", "features"])
+def test_batched_chain_steps_like_the_reference_loop(observation):
+    envs = [DelayedChain(length=4, good_branch=g, noise=n, observation=observation)
+            for g, n in [(0, 0.0), (1, 0.3), (1, 0.0)]]
+    core = BatchedChain(envs)
+    rng = np.random.default_rng(1)
+    actions = rng.integers(0, 2, size=(60, 3))
+    uniforms = rng.random((60, 3, 1))
+    ref = _reference_loop(envs, actions, uniforms, lambda e: 1)
+    for t in range(60):
+        obs, r, term, trunc = core.step(actions[t], uniforms[t])
+        for i in range(3):
+            o, rr, te, tr = ref[i][t]
+            np.testing.assert_array_equal(obs[i].numpy().astype(np.float64), o)
+            assert r[i].item() == pytest.approx(rr) and term[i].item() == te and not tr
+
+
+def test_gym_env_batch_matches_stepping_envs_by_hand():
+    envs = [DelayedChain(length=3, good_branch=1, noise=0.2) for _ in range(2)]
+    batch = GymEnvBatch(envs, seed=5)
+    twins = [DelayedChain(length=3, good_branch=1, noise=0.2) for _ in range(2)]
+    for i, e in enumerate(twins):
+        e.reset(seed=5 + i)
+    for t in range(7):
+        obs, r, term, _ = batch.step([1, 0])
+        for i, e in enumerate(twins):
+            o, rr, te, tr, _ = e.step([1, 0][i])
+            assert obs[i].item() == o and r[i].item() == rr and term[i].item() == te
+            if te or tr:
+                e.reset()
+
+
+def test_make_batch_picks_the_core():
+    grids = sample_grid_worlds(2, random_state=0)
+    assert isinstance(make_batch(grids), BatchedGridWorld)
+    assert isinstance(make_batch([DelayedChain(), DelayedChain(good_branch=1)]), BatchedChain)
+    mixed = make_batch([grids[0], GridWorld(height=3, width=3, objects=[(1, 1, 1, 1, 0)])])
+    assert isinstance(mixed, GymEnvBatch)
+
+
+def test_batched_core_draws_uniforms_from_its_generator():
+    envs = sample_grid_worlds(3, random_state=0)
+    runs = []
+    for _ in range(2):
+        core = BatchedGridWorld(envs, generator=torch.Generator().manual_seed(0))
+        runs.append(torch.stack([core.step(torch.tensor([3, 1, 0]))[1] for _ in range(30)]))
+    assert torch.equal(runs[0], runs[1])
+
+
+def test_sample_grid_worlds_held_out_set_is_disjoint():
+    train = sample_grid_worlds(9, random_state=0)
+    test = sample_grid_worlds(9, random_state=1, exclude=train)
+    keys = {(e.start, tuple(e.objects)) for e in train}
+    assert not keys & {(e.start, tuple(e.objects)) for e in test}
+    assert len(keys) == 9
+    assert {e.n_objects for e in train} == {1, 3, 4}
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(objects=[(5, 0, 1.0, 1.0, 0.0)]), r"objects\[0\] at \(5.0, 0.0\) lies outside"),
+    (dict(objects=[(1, 1, 1.0, 1.0, 0.0), (1, 1, 0.5, 0.0, 0.0)]), r"objects\[1\].*shares"),
+    (dict(objects=[(1, 1, 1.0, 2.0, 0.0)]), r"objects\[0\] has probabilities"),
+    (dict(start=(9, 9)), "start"),
+    (dict(observation="pixels"), "observation"),
+    (dict(height=0), "height"),
+])
+def test_grid_world_rejects_bad_layouts(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        GridWorld(**kwargs)
+
+
+def test_batched_grid_world_rejects_mixed_sizes():
+    with pytest.raises(ValueError, match="same height, width"):
+        BatchedGridWorld([GridWorld(), GridWorld(height=3, width=3,
+                                                 objects=[(1, 1, 1, 1, 0)])])
+
+
+def test_step_rejects_an_invalid_action():
+    env = GridWorld()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="action 7"):
+        env.step(7)
+
+
+def test_batched_grid_world_widens_for_an_env_with_more_objects():
+    sparse = make_grid_world("sparse", random_state=0)
+    dense = make_grid_world("dense", random_state=1)
+    core = BatchedGridWorld([sparse, sparse])
+    assert core.n_objects == 1
+    core.set_env(1, dense)
+    assert core.n_objects == 4 and core.present[1].sum() == 4 and core.present[0].sum() == 1
+    ref = BatchedGridWorld([sparse, dense])
+    u = np.random.default_rng(0).random((50, 2, 4, 2))
+    for t in range(50):
+        a = [t % 4, (t // 3) % 4]
+        for x, y in zip(core.step(a, u[t]), ref.step(a, u[t])):
+            assert torch.equal(x, y)

@@ -1,0 +1,214 @@
+"""LearnedPolicyGradient and A2C on environments: fit, agents, errors, determinism, persistence."""
+
+import pickle
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+from sklearn.base import clone
+
+from sklearn_papers.rl import (
+    A2C,
+    DelayedChain,
+    GridWorld,
+    LearnedPolicyGradient,
+    MLPAgent,
+    TabularAgent,
+    sample_grid_worlds,
+)
+
+TINY = dict(prediction_size=3, hidden_size=8, embedding_size=4, n_agents=3, lifetime=6,
+            inner_steps=2, rollout_length=6, max_meta_steps=3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def grids():
+    return sample_grid_worlds(4, height=4, width=4, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def fitted(grids):
+    return LearnedPolicyGradient(**TINY).fit(grids)
+
+
+def _rule_state(est):
+    return {k: v.clone() for k, v in est.update_rule_.state_dict().items()}
+
+
+def test_fit_sets_attributes(fitted):
+    assert fitted.n_iter_ == 3 and len(fitted.meta_loss_curve_) == 3
+    assert np.all(np.isfinite(fitted.meta_loss_curve_))
+    # lifetime 6, 2 updates per meta-step, staggered ages: some agents finished a lifetime
+    assert fitted.training_returns_.ndim == 1 and fitted.training_returns_.size > 0
+
+
+def test_meta_training_changes_the_rule(grids, fitted):
+    untrained = fitted.untrained(random_state=0)
+    before, after = _rule_state(untrained), _rule_state(fitted)
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+
+
+def test_fit_is_deterministic_and_leaves_global_rngs_alone(grids, fitted):
+    torch_state, np_state = torch.get_rng_state(), np.random.get_state()
+    again = LearnedPolicyGradient(**TINY).fit(grids)
+    assert torch.equal(torch.get_rng_state(), torch_state)
+    assert np.array_equal(np.random.get_state()[1], np_state[1])
+    a, b = _rule_state(fitted), _rule_state(again)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert fitted.score(grids) == again.score(grids)
+    other = LearnedPolicyGradient(**{**TINY, "random_state": 1}).fit(grids)
+    assert any(not torch.equal(a[k], v) for k, v in _rule_state(other).items())
+
+
+def test_train_agent_returns_a_tabular_agent(grids, fitted):
+    agent = fitted.train_agent(grids[0], n_updates=4)
+    assert isinstance(agent, TabularAgent) and agent.n_updates_ == 4
+    proba = agent.predict_proba(np.arange(16))
+    assert proba.shape == (16, 4) and np.allclose(proba.sum(1), 1)
+    assert agent.predict([0, 5]).shape == (2,)
+    assert agent.predict_values([0, 5]).shape == (2, 3)
+    assert agent.td_values_.shape == (16,)
+    with pytest.raises(ValueError, match=r"observations\[1\] = 16 is not a state index"):
+        agent.predict([0, 16])
+
+
+def test_mlp_agent_on_feature_observations(fitted):
+    envs = sample_grid_worlds(2, height=4, width=4, random_state=3, observation="features")
+    est = LearnedPolicyGradient(**TINY).fit(envs)
+    agent = est.train_agent(envs[0], n_updates=3)
+    assert isinstance(agent, MLPAgent)
+    obs, _ = envs[0].reset(seed=0)
+    assert agent.predict_proba(obs[None]).shape == (1, 4)
+    assert agent.predict_values(obs[None]).shape == (1, 3)
+    with pytest.raises(ValueError, match="features"):
+        agent.predict(np.zeros((1, 5)))
+
+
+def test_score_is_the_mean_lifetime_return(grids, fitted):
+    returns = fitted.lifetime_returns(grids)
+    assert returns.shape == (4,)
+    assert fitted.score(grids) == pytest.approx(returns.mean())
+
+
+def test_a_user_gymnasium_env_trains_through_the_loop_core(fitted):
+    env = gymnasium.make("FrozenLake-v1", map_name="4x4", is_slippery=False)
+    agent = fitted.train_agent(env, n_updates=3)
+    assert isinstance(agent, TabularAgent) and agent.predict_proba([0]).shape == (1, 4)
+
+
+def test_pickle_clone_and_save_load_round_trip(grids, fitted, tmp_path):
+    score = fitted.score(grids)
+    assert pickle.loads(pickle.dumps(fitted)).score(grids) == score
+    assert clone(fitted).get_params() == fitted.get_params()
+    path = fitted.save(tmp_path / "rule.pt")
+    blob = torch.load(path, weights_only=True)
+    assert set(blob) == {"format", "config", "state_dict"}
+    loaded = LearnedPolicyGradient.load(path)
+    assert loaded.get_params() == fitted.get_params()
+    assert loaded.score(grids) == score
+    torch.save({"format": "other"}, tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="not a LearnedPolicyGradient file"):
+        LearnedPolicyGradient.load(tmp_path / "bad.pt")
+
+
+def test_fit_from_a_sampler(grids):
+    def sampler(rng):
+        return grids[rng.randint(len(grids))]
+
+    est = LearnedPolicyGradient(**TINY).fit(sampler)
+    assert est.n_iter_ == 3
+
+
+def test_no_prediction_ablation(grids):
+    est = LearnedPolicyGradient(**{**TINY, "prediction_size": 0}).fit(grids)
+    assert est.train_agent(grids[0], n_updates=2).predict_values([0]).shape == (1, 0)
+
+
+class _BoxActions(gymnasium.Env):
+    observation_space = spaces.Discrete(3)
+    action_space = spaces.Box(-1, 1, (2,))
+
+
+class _ImageObs(gymnasium.Env):
+    observation_space = spaces.Box(0, 1, (4, 4))
+    action_space = spaces.Discrete(2)
+
+
+@pytest.mark.parametrize("estimator", [LearnedPolicyGradient(**TINY), A2C(lifetime=2)],
+                         ids=["lpg", "a2c"])
+def test_bad_environments_give_clear_errors(grids, estimator):
+    with pytest.raises(ValueError, match=r"environments\[1\] has action space Box"):
+        estimator.fit([grids[0], _BoxActions()])
+    with pytest.raises(ValueError, match=r"environments\[0\] has observation space Box"):
+        estimator.fit([_ImageObs()])
+    with pytest.raises(TypeError, match=r"environments\[1\] is a ndarray, not a gymnasium"):
+        estimator.fit([grids[0], np.zeros(3)])
+    with pytest.raises(ValueError, match=r"environments\[1\] has 2 actions"):
+        estimator.fit([grids[0], DelayedChain()])
+    with pytest.raises(ValueError, match="empty"):
+        estimator.fit([])
+
+
+def test_fit_refuses_sample_weight(grids):
+    with pytest.raises(TypeError, match="sample_weight"):
+        LearnedPolicyGradient(**TINY).fit(grids, sample_weight=np.ones(4))
+    with pytest.raises(TypeError, match="sample_weight"):
+        A2C(lifetime=2).fit(grids, sample_weight=np.ones(4))
+
+
+def test_unfitted_rule_raises():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        LearnedPolicyGradient().train_agent(GridWorld())
+
+
+def test_a2c_learns_a_delayed_chain():
+    """A2C with its default learning rate finds the good branch of a chain (a random policy
+    earns 0 per episode on average, the optimal one +1)."""
+    envs = [DelayedChain(length=3, good_branch=g) for g in (0, 1)]
+    a2c = A2C(lifetime=40, random_state=0).fit(envs)
+    for env, agent in zip(envs, a2c.agents_):
+        assert agent.predict([0])[0] == env.good_branch
+    # 40 updates x 20 steps = 800 steps, about 267 episodes; most of them paid +1
+    assert a2c.lifetime_returns_.min() > 100
+    assert a2c.score(envs) == pytest.approx(a2c.lifetime_returns_.mean())
+
+
+def test_a2c_is_deterministic(grids):
+    a = A2C(lifetime=5, random_state=0).fit(grids)
+    b = A2C(lifetime=5, random_state=0).fit(grids)
+    np.testing.assert_array_equal(a.lifetime_returns_, b.lifetime_returns_)
+    np.testing.assert_array_equal(a.agents_[0].predict_proba([0, 1]),
+                                  b.agents_[0].predict_proba([0, 1]))
+
+
+def test_grid_search_over_a_list_of_environments(grids):
+    from sklearn.model_selection import GridSearchCV
+
+    search = GridSearchCV(A2C(lifetime=3, rollout_length=5, random_state=0),
+                          {"lr": [0.5, 3.0]}, cv=2).fit(grids)
+    assert search.best_params_["lr"] in (0.5, 3.0)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+@pytest.mark.slow
+def test_lpg_overfit_meta_training_beats_the_untrained_rule():
+    """100 meta-steps on four 4 x 4 grids: agents trained by the learned rule collect clearly
+    more reward on those grids than agents trained by the untrained rule."""
+    envs = sample_grid_worlds(4, height=4, width=4, random_state=0)
+    lpg = LearnedPolicyGradient(n_agents=16, lifetime=40, max_meta_steps=100,
+                                random_state=0).fit(envs)
+    trained, untrained = lpg.score(envs), lpg.untrained().score(envs)
+    assert trained > 1.5 * untrained + 10, (trained, untrained)
+
+
+def test_meta_training_on_chains_and_on_user_gymnasium_envs():
+    chains = [DelayedChain(length=3, good_branch=g, noise=0.1) for g in (0, 1)]
+    est = LearnedPolicyGradient(**TINY).fit(chains)
+    assert est.train_agent(chains[1], n_updates=2).predict_proba([0]).shape == (1, 2)
+    lakes = [gymnasium.make("FrozenLake-v1", map_name="4x4", is_slippery=s) for s in (0, 1)]
+    est = LearnedPolicyGradient(**TINY).fit(lakes)
+    assert np.all(np.isfinite(est.meta_loss_curve_))
