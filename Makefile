@@ -52,7 +52,7 @@ docs: $(VENV)/.docs
 # and chemprop pulls packages we do not need; our RDKit and torch stay as installed.
 BENCH_PEERS ?= scikit-fingerprints chemprop pytorch-metric-learning
 BENCH_PEER_DEPS ?= descriptastorus e3fp huggingface-hub mordredcommunity lightning torchmetrics \
-	lightning-utilities astartes multiprocess dill
+	lightning-utilities astartes multiprocess dill psutil rich configargparse six
 $(VENV)/.bench: pyproject.toml $(VENV)/.installed
 	$(PIP) install --quiet --no-deps $(BENCH_PEERS)
 	$(PIP) install --quiet $(BENCH_PEER_DEPS)

@@ -1,22 +1,68 @@
-"""Speed of GROVER: pretraining and featurization throughput, against NeuralFingerprint.
+"""Speed of GROVER: featurization against chemprop's featurizer, pretraining throughput.
 
-On MOSES molecules (bundled): (1) featurization molecules/s of ``GroverFeaturizer``
-(parse + 151/14 features + forward pass) with the shipped ``moses-small`` checkpoint, and
-of the peer ``NeuralFingerprint`` (random weights, 62/6 features) in the same process;
-(2) pretraining molecules/s per epoch of ``GroverFeaturizer.fit`` (graph + contextual
-labels + 85 motifs are computed once; the rate counts training epochs only) at the given
-settings, against ``NeuralFingerprint.fit(X, y)`` trained for the same epochs on a dummy
-target. Both on CPU with one torch thread. Prints the settings and the ratios (peer time /
-ours: above 1 means GROVER is faster; GROVER is the larger model, so expect below 1).
+On MOSES molecules (bundled), one torch thread, all in one process, best of ``--repeats``:
+
+1. featurization molecules/s of ``GroverFeaturizer().transform`` (the default: the shipped
+   ``moses-small`` checkpoint; SMILES parsing + 151/14 features + the forward pass),
+   against chemprop 2 on the same SMILES: (a) its featurizer alone
+   (``SimpleMoleculeMolGraphFeaturizer``: parsing + graph features, no network) and (b)
+   featurizer + the encoder of a default D-MPNN (``MPNN.fingerprint``: hidden 300, depth 3,
+   untrained), the closest equivalent of a learned featurizer; and ``NeuralFingerprint``;
+2. pretraining molecules/s per epoch of ``GroverFeaturizer(pretrained=None).fit`` (graph
+   + contextual labels + 85 motifs are computed once; the rate counts training epochs only)
+   at the given settings, against ``NeuralFingerprint.fit(X, y)`` on a dummy target.
+
+Ratios are rates, ours / peer (above 1: ours is faster). chemprop is optional (``make
+bench`` installs it); without it those lines say SKIPPED.
 
 Run: ``.venv/bin/python benchmarks/bench_grover.py [--n 2000] [--epochs 2]
-[--hidden 64]``.
+[--hidden 64] [--repeats 3]``.
 """
 
 import argparse
 import time
 
 import numpy as np
+from _peers import import_chemprop
+
+
+def _best(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _chemprop_rates(X, batch_size, repeats):
+    """(featurizer-only seconds, featurizer + encoder seconds, version) or None."""
+    chemprop, note = import_chemprop()
+    if chemprop is None:
+        print(f"peer   chemprop: SKIPPED, {note}")
+        return None
+    if note:
+        print(f"note   {note}")
+    import torch
+    from chemprop import data, featurizers, models, nn
+    from rdkit import Chem
+
+    featurizer = featurizers.SimpleMoleculeMolGraphFeaturizer()
+
+    def featurize():
+        return [featurizer(Chem.MolFromSmiles(s)) for s in X]
+
+    model = models.MPNN(nn.BondMessagePassing(), nn.MeanAggregation(),
+                        nn.RegressionFFN()).eval()
+
+    def encode():
+        points = [data.MoleculeDatapoint(Chem.MolFromSmiles(s)) for s in X]
+        loader = data.build_dataloader(data.MoleculeDataset(points, featurizer),
+                                       batch_size=batch_size, shuffle=False, num_workers=0)
+        with torch.no_grad():
+            return [model.fingerprint(b.bmg) for b in loader]
+
+    return _best(featurize, repeats), _best(encode, repeats), chemprop.__version__
 
 
 def main():
@@ -25,6 +71,7 @@ def main():
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
     import torch
@@ -37,24 +84,30 @@ def main():
     torch.set_num_threads(1)
     X, _ = load_moses_smiles(n_samples=args.n, return_X_y=True)
     print(f"settings: n={args.n} MOSES molecules, epochs={args.epochs}, hidden={args.hidden}, "
-          f"batch_size={args.batch_size}, torch threads=1, torch {torch.__version__}")
+          f"batch_size={args.batch_size}, torch threads=1, torch {torch.__version__}, best of "
+          f"{args.repeats}")
 
-    grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0,
-                              batch_size=args.batch_size).fit(X[:1])
     start = time.perf_counter()
-    grover.transform(X)
-    t_g = time.perf_counter() - start
+    grover = GroverFeaturizer(batch_size=args.batch_size).fit(X)
+    t_fit = time.perf_counter() - start
+    t_g = _best(lambda: grover.transform(X), args.repeats)
     nf = NeuralFingerprint(batch_size=args.batch_size, random_state=0).fit(X[:50])
-    start = time.perf_counter()
-    nf.transform(X)
-    t_nf = time.perf_counter() - start
-    print(f"featurize  GROVER moses-small {args.n / t_g:8.1f} mol/s | NeuralFingerprint "
-          f"{args.n / t_nf:8.1f} mol/s | ratio NF time / GROVER time {t_nf / t_g:.2f}")
+    t_nf = _best(lambda: nf.transform(X), args.repeats)
+    print(f"fit        GroverFeaturizer() (loads moses-small, checks X): {t_fit:.2f} s")
+    print(f"featurize  GROVER moses-small  {args.n / t_g:8.1f} mol/s | NeuralFingerprint "
+          f"{args.n / t_nf:8.1f} mol/s | ratio GROVER / NF {t_nf / t_g:.2f}")
+    peer = _chemprop_rates(X, args.batch_size, args.repeats)
+    if peer is not None:
+        t_feat, t_enc, version = peer
+        print(f"featurize  chemprop {version} featurizer alone {args.n / t_feat:8.1f} mol/s "
+              f"| ratio GROVER / it {t_feat / t_g:.2f}")
+        print(f"featurize  chemprop {version} featurizer + D-MPNN encoder "
+              f"{args.n / t_enc:8.1f} mol/s | ratio GROVER / it {t_enc / t_g:.2f}")
 
     start = time.perf_counter()
     _featurize(check_molecules(X)[0], with_labels=True, n_jobs=1)
     t_lab = time.perf_counter() - start
-    est = GroverFeaturizer(hidden_size=args.hidden, max_epochs=args.epochs,
+    est = GroverFeaturizer(pretrained=None, hidden_size=args.hidden, max_epochs=args.epochs,
                            batch_size=args.batch_size, random_state=0)
     start = time.perf_counter()
     est.fit(X)

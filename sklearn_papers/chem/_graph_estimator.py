@@ -60,6 +60,30 @@ def _as_target_array(y):
     return y
 
 
+def _valid_weights(sample_weight, valid):
+    """``sample_weight`` (validated, float64) of the valid molecules, or None."""
+    from sklearn_papers.utils._validation import check_sample_weight
+
+    weight = check_sample_weight(sample_weight, valid)
+    if weight is None:
+        return None
+    weight = weight[valid]
+    if not weight.sum() > 0:
+        raise ValueError("sample_weight is 0 for every valid molecule: nothing to fit.")
+    return weight
+
+
+def _zero_weight_rows_missing(y, weight):
+    """Float targets with the rows of weight 0 set to NaN (missing), so that they are left
+    out of the target standardisation as well as of the loss: weight 0 = row left out."""
+    y = np.asarray(y)
+    if weight is None or not (weight == 0).any() or y.dtype.kind not in "fiub":
+        return y  # (text targets are refused by standardize_targets)
+    y = np.array(y, dtype=np.float64)
+    y[weight == 0] = np.nan
+    return y
+
+
 def _warn_left_out_classes(y, y_left_out):
     """Warn about class labels seen only on invalid molecules left out of fit."""
     y, y_left_out = np.asarray(y), np.asarray(y_left_out)
@@ -120,14 +144,16 @@ class _GraphEstimator(BaseEstimator):
         mols, valid = self._molecules(X)
         return self._featurize_mols(mols), valid
 
-    def _fit_graphs(self, X, y):
-        """Graphs of the valid molecules, their rows of ``y`` and the rows left out.
+    def _fit_graphs(self, X, y, sample_weight=None):
+        """Graphs of the valid molecules, their rows of ``y``, the rows left out and the
+        weights of the valid molecules (None without ``sample_weight``).
 
         Sets ``n_features_in_`` (and ``feature_names_in_``). ``y`` None stays None;
         otherwise the third value holds the rows of ``y`` of the invalid molecules
         (``errors="nan"``), empty when there are none.
         """
         graphs, valid = self._graphs(X)
+        weight = _valid_weights(sample_weight, valid)
         left_out = None
         if y is not None:
             y = _as_target_array(y)
@@ -136,7 +162,7 @@ class _GraphEstimator(BaseEstimator):
             y, left_out = y[valid], y[~valid]
         _require_molecules(graphs)
         set_molecule_input_attributes(self, X)
-        return graphs, y, left_out
+        return graphs, y, left_out, weight
 
     def _standardise(self, y, n_left_out=0):
         """Check float targets (NaN: missing), store mean/std, return float32 2-D."""
@@ -152,15 +178,16 @@ class _GraphEstimator(BaseEstimator):
 
         return check_device(self.device), seed_from_random_state(self.random_state)
 
-    def _train(self, graphs, target, n_outputs, loss):
+    def _train(self, graphs, target, n_outputs, loss, sample_weight=None):
         """Build the network under the seeded RNG, train it on ``target``, store it."""
         from sklearn_papers.nn._skorch import torch_seeded
 
         device, seed = self._device_and_seed()
+        weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
         with torch_seeded(seed, device):
             module = self._new_module(n_outputs)
             module, curve = self._fit_module(module, graphs, target, loss, seed=seed,
-                                             device=device)
+                                             device=device, **weighted)
         self.module_ = module.to(device).eval()
         self.n_outputs_ = n_outputs
         self.loss_curve_ = [float(v) for v in curve]
@@ -188,7 +215,9 @@ class _GraphEstimator(BaseEstimator):
         if len(graphs):
             chunks = []
             with torch.no_grad():
-                for batch, _ in graph_loader(graphs, batch_size=self.batch_size):
+                # own generator: a loader without one draws from the global RNG (C03)
+                for batch, _ in graph_loader(graphs, batch_size=self.batch_size,
+                                             generator=torch.Generator()):
                     chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
             out[valid] = np.concatenate(chunks)
         return out
@@ -209,23 +238,35 @@ class _SkorchGraphEstimator(_GraphEstimator):
         """Weight of the L2 penalty on all weights (``WeightPenaltyNet``'s ``alpha``)."""
         return 0.0
 
-    def _fit_module(self, module, graphs, target, loss, *, seed, device):
+    def _fit_module(self, module, graphs, target, loss, *, seed, device, sample_weight=None):
         from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
         from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss, WeightPenaltyNet
+        from sklearn_papers.chem._training import skorch_training_options
         from sklearn_papers.nn._skorch import build_net, loss_curve
 
         criterion = MaskedMSELoss if loss == MSE_LOSS else classification_criterion(loss)
+        weighted = {}
+        if sample_weight is not None:  # the weights travel as a last target column
+            from sklearn_papers.nn._skorch import SampleWeightedTargetLoss, pack_sample_weight
+
+            criterion, weighted = SampleWeightedTargetLoss, {"criterion__loss": loss}
+            target = pack_sample_weight(target, sample_weight)
         # WeightPenaltyNet feeds a GraphBatch to ``module(**batch.tensors)``; with alpha=0
-        # it is a plain skorch NeuralNet.
+        # it is a plain skorch NeuralNet. Early stopping and the LR schedule are skorch
+        # callbacks (chem/_training.py).
         net = build_net(
             module, seed=seed, criterion=criterion, net_class=WeightPenaltyNet,
             alpha=self._penalty(), max_epochs=self.max_epochs, lr=self.lr,
             batch_size=self.batch_size, device=device, verbose=self.verbose,
             iterator_train__collate_fn=collate_graph_targets,
             iterator_valid__collate_fn=collate_graph_targets,
+            **skorch_training_options(self, len(graphs), seed), **weighted,
         )
         net.fit(GraphDataset(graphs, target), y=None)
         self.net_ = net
+        self.validation_loss_curve_ = (
+            [float(v) for v in net.history[:, "valid_loss"]]
+            if self.early_stopping and self.max_epochs else None)
         return net.module_, (loss_curve(net) if self.max_epochs else [])
 
 
@@ -247,13 +288,20 @@ class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         """Finish the untrained network on the fitted graphs (nothing by default)."""
         return module
 
-    def _fit_transformer(self, X, y):
-        graphs, y, left_out = self._fit_graphs(X, y)
+    def _fit_transformer(self, X, y, sample_weight=None):
+        if sample_weight is not None and self._keeps_random_weights(y):
+            raise TypeError(
+                f"sample_weight is used only when {type(self).__name__} trains its network "
+                "on a target y (y given and max_epochs > 0); without training the weights "
+                "would have no effect."
+            )
+        graphs, y, left_out, weight = self._fit_graphs(X, y, sample_weight)
         if self._keeps_random_weights(y):
             self._fit_untrained(graphs)
         else:
+            y = _zero_weight_rows_missing(y, weight)
             self._train(graphs, self._standardise(y, len(left_out)), self.n_outputs_,
-                        MSE_LOSS)
+                        MSE_LOSS, weight)
         self._n_features_out = self._embedding(self.module_)[1]
         return self
 
@@ -266,6 +314,7 @@ class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
         self.module_ = self._init_untrained(module, graphs, device).eval()
         self.net_ = None
         self.n_outputs_ = 0
+        self.validation_loss_curve_ = None
         self.loss_curve_ = []
         self.n_iter_ = 0
         return self
@@ -277,11 +326,11 @@ class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
 class _GraphRegressorMixin(RegressorMixin):
     """Regression on standardised targets (NaN: missing, left out of the loss)."""
 
-    def _fit_regression(self, X, y):
+    def _fit_regression(self, X, y, sample_weight=None):
         _require_y(self, y)
-        graphs, y, left_out = self._fit_graphs(X, y)
-        target = self._standardise(y, len(left_out))
-        return self._train(graphs, target, self.n_outputs_, MSE_LOSS)
+        graphs, y, left_out, weight = self._fit_graphs(X, y, sample_weight)
+        target = self._standardise(_zero_weight_rows_missing(y, weight), len(left_out))
+        return self._train(graphs, target, self.n_outputs_, MSE_LOSS, weight)
 
     def _predict_regression(self, X):
         return destandardize_outputs(self._run(X), self._y_mean, self._y_std, self._y_1d)
@@ -290,13 +339,13 @@ class _GraphRegressorMixin(RegressorMixin):
 class _GraphClassifierMixin(ClassifierMixin):
     """Binary, multiclass or multi-task binary (0/1/NaN) classification."""
 
-    def _fit_classification(self, X, y):
+    def _fit_classification(self, X, y, sample_weight=None):
         _require_y(self, y)
-        graphs, y, left_out = self._fit_graphs(X, y)
+        graphs, y, left_out, weight = self._fit_graphs(X, y, sample_weight)
         check_labelled_columns(y, n_left_out=len(left_out))
         _warn_left_out_classes(y, left_out)
         self._task, self.classes_, target, n_outputs, loss = encode_classification_targets(y)
-        return self._train(graphs, target, n_outputs, loss)
+        return self._train(graphs, target, n_outputs, loss, weight)
 
     def _class_proba(self, X):
         return proba_from_logits(self._run(X), self._task)

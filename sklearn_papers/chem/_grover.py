@@ -17,6 +17,7 @@ from sklearn_papers.chem._graph_estimator import (
     _require_molecules,
 )
 from sklearn_papers.chem._targets import BCE_LOSS, CROSS_ENTROPY_LOSS, MSE_LOSS
+from sklearn_papers.chem._training import TRAINING_CONSTRAINTS, training_params_doc
 from sklearn_papers.chem._validation import set_molecule_input_attributes
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
@@ -74,23 +75,34 @@ def _checkpoint_dir(pretrained):
     return Path(pretrained)
 
 
-def load_grover_checkpoint(pretrained):
-    """Read a GROVER checkpoint written by :meth:`GroverFeaturizer.save`.
+def load_grover_checkpoint(pretrained, *, heads=True):
+    """Read and check a GROVER checkpoint written by :meth:`GroverFeaturizer.save`.
 
     The format (version 1) is a folder with two files:
 
     * ``config.json``: ``{"format": "sklearn_papers.grover", "format_version": 1,
       "params": {estimator parameters}, "atom_vocab": [labels], "bond_vocab": [labels],
       "n_atom_features": 151, "n_bond_features": 14, "motifs": [85 names],
-      "loss_curve": [...], "training": {...}}``;
+      "loss_curve": [...], "training": {...}}``; a checkpoint saved after continued
+      pretraining lists every run in ``training["legs"]`` (molecules, seconds, epochs)
+      and the whole loss curve;
     * ``weights.pt``: a plain ``state_dict`` (str -> tensor) of the pretraining model,
       written by ``torch.save`` and read with ``torch.load(weights_only=True)``, so loading
       never runs pickled code.
+
+    The weights are checked against the config before any model sees them: every tensor
+    the architecture in ``params`` (``hidden_size``, ``n_layers``, ``n_heads``) calls for
+    must be present with its shape, no other tensor may be present, and (with ``heads``)
+    the pretraining heads must fit the vocabularies (``atom_vocab``, ``bond_vocab``,
+    ``motifs``).
 
     Parameters
     ----------
     pretrained : str or os.PathLike
         A shipped checkpoint name (``"moses-small"``) or a folder.
+    heads : bool, default=True
+        Also check the pretraining heads against the vocabularies. The fine-tuning
+        estimators only load the encoder and pass False.
 
     Returns
     -------
@@ -103,7 +115,10 @@ def load_grover_checkpoint(pretrained):
     ------
     ValueError
         If the folder or its files are missing, if ``config.json`` is not valid JSON or
-        lacks a key, or if the format or version is unknown; the message names the file.
+        lacks a key, if the format or version is unknown, or if config and weights
+        disagree (a parameter of the config that does not match the tensors, a missing,
+        extra or misshapen tensor, a vocabulary of another size than its head); the
+        message names the checkpoint folder or file and the parameter or tensor.
 
     Examples
     --------
@@ -152,7 +167,105 @@ def load_grover_checkpoint(pretrained):
             f"({type(exc).__name__}); the checkpoint is damaged. Save it again with "
             "GroverFeaturizer.save."
         ) from exc
+    _check_checkpoint(config, state, folder, heads=heads)
     return config, state
+
+
+def _shape(t):
+    return tuple(int(d) for d in t.shape)
+
+
+def _check_checkpoint(config, state, folder, *, heads):
+    """ValueError naming ``folder`` and the parameter where config and weights disagree."""
+    import torch
+
+    from sklearn_papers.chem.featurizers._grover_features import (
+        GROVER_MOTIFS,
+        grover_atom_features,
+        grover_bond_features,
+    )
+    from sklearn_papers.nn._grover import GroverPretrainModel, GTransformer
+
+    where = f"GROVER checkpoint {str(folder)!r}"
+    params = config["params"]
+    if not isinstance(params, dict):
+        raise ValueError(f"{where}: config.json's 'params' is a {type(params).__name__}, "
+                         "not an object of estimator parameters.")
+    for key in _ARCH:
+        value = params.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{where}: config.json's params[{key!r}] is {value!r}; it "
+                             "must be a positive integer.")
+    for key in ("atom_vocab", "bond_vocab"):
+        vocab = config[key]
+        if not isinstance(vocab, list) or len(vocab) < 2 or vocab[:2] != ["<pad>", "<other>"] \
+                or not all(isinstance(w, str) for w in vocab):
+            raise ValueError(f"{where}: config.json's {key!r} is not a list of labels "
+                             "starting with '<pad>', '<other>'.")
+    widths = {"n_atom_features": grover_atom_features().n_features,
+              "n_bond_features": grover_bond_features().n_features}
+    for key, width in widths.items():
+        if key in config and config[key] != width:
+            raise ValueError(f"{where}: config.json's {key} is {config[key]!r}, but this "
+                             f"version of the package builds {width} GROVER features.")
+    if not isinstance(state, dict) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
+        raise ValueError(f"{where}: weights.pt does not hold a state_dict (a dict of "
+                         "tensor names to tensors).")
+    # What the tensors say about the architecture, against what config.json says.
+    stream = state.get("encoder.node_blocks.0.mpn.weight")
+    if stream is not None and stream.ndim == 3:
+        layers = {int(k.split(".")[2]) for k in state if k.startswith("encoder.node_blocks.")}
+        found = {"hidden_size": stream.shape[-1], "n_heads": stream.shape[0] // 3,
+                 "n_layers": len(layers)}
+        for key, value in found.items():
+            if value != params[key]:
+                raise ValueError(
+                    f"{where}: config.json gives {key}={params[key]}, but the tensors in "
+                    f"weights.pt are those of {key}={value} (e.g. "
+                    f"'encoder.node_blocks.0.mpn.weight' has shape {_shape(stream)}). The "
+                    "config and the weights come from different models.")
+    if heads:
+        sizes = {"atom_vocab": ("atom_heads.0.weight", len(config["atom_vocab"])),
+                 "bond_vocab": ("bond_heads.0.weight", len(config["bond_vocab"])),
+                 "motifs": ("motif_heads.0.weight",
+                            len(config.get("motifs", GROVER_MOTIFS)))}
+        for key, (name, size) in sizes.items():
+            head = state.get(name)
+            if head is not None and head.ndim == 2 and head.shape[0] != size:
+                raise ValueError(
+                    f"{where}: config.json's {key} has {size} labels, but the head "
+                    f"{name!r} in weights.pt predicts {head.shape[0]} (shape "
+                    f"{_shape(head)}). The vocabulary does not belong to these weights.")
+    # Every tensor, by name and shape (the model is built on the meta device: no memory,
+    # no random numbers drawn).
+    with torch.device("meta"):
+        encoder = GTransformer(widths["n_atom_features"], widths["n_bond_features"],
+                               **{k: int(params[k]) for k in _ARCH})
+        if heads:
+            model = GroverPretrainModel(encoder, len(config["atom_vocab"]),
+                                        len(config["bond_vocab"]), len(GROVER_MOTIFS))
+            expected = {k: _shape(v) for k, v in model.state_dict().items()}
+        else:
+            expected = {f"encoder.{k}": _shape(v) for k, v in encoder.state_dict().items()}
+    given = {k: _shape(v) for k, v in state.items() if heads or k.startswith("encoder.")}
+    missing = [k for k in expected if k not in given]
+    if missing:
+        raise ValueError(
+            f"{where}: weights.pt lacks {len(missing)} tensor(s) that the parameters of "
+            f"config.json call for, e.g. {missing[0]!r} of shape {expected[missing[0]]}. "
+            "The file is incomplete or belongs to another model.")
+    extra = [k for k in given if k not in expected]
+    if extra:
+        raise ValueError(
+            f"{where}: weights.pt holds {len(extra)} tensor(s) that the parameters of "
+            f"config.json do not call for, e.g. {extra[0]!r}. The config and the weights "
+            "come from different models.")
+    for name, shape in expected.items():
+        if given[name] != shape:
+            raise ValueError(
+                f"{where}: tensor {name!r} in weights.pt has shape {given[name]}, but the "
+                f"parameters of config.json call for {shape}.")
 
 
 class _BaseGrover(_GraphEstimator):
@@ -200,14 +313,20 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
     of each molecule. The embedding is the mean over atoms of the node-view and edge-view
     atom embeddings, concatenated (``2 * hidden_size`` values).
 
-    ``fit(X)`` pretrains on the molecules ``X`` without labels (Section 4.1): each atom and
+    With its defaults this is a pretrained featurizer: ``fit`` loads the checkpoint shipped
+    with the package (``pretrained="moses-small"``, no network needed), checks the
+    molecules of ``X`` and trains nothing (``max_epochs=0``), so it fits in milliseconds
+    inside a Pipeline or a cross-validation.
+
+    Training is asked for explicitly with ``max_epochs > 0``: with a checkpoint, ``fit``
+    continues pretraining it on ``X`` (the checkpoint's vocabularies are kept); with
+    ``pretrained=None`` it pretrains from scratch on ``X`` (Section 4.1): each atom and
     bond predicts its contextual property label (its one-hop neighbourhood as a string,
     e.g. ``"C_C-SINGLE1_O-DOUBLE1_O-SINGLE1"``; vocabularies built from ``X`` with
     ``<pad>``/``<other>`` and ``min_freq``) from both views, the molecule predicts which of
     85 RDKit functional groups it contains (binary cross-entropy), and the two views are
-    pulled together by an agreement term. With ``pretrained``, ``fit`` loads a checkpoint
-    (the shipped ``"moses-small"`` needs no network) and continues pretraining on ``X`` for
-    ``max_epochs`` epochs (0: load only).
+    pulled together by an agreement term. ``pretrained=None`` with ``max_epochs=0`` keeps
+    random weights.
 
     Read more in :doc:`/papers/rong_grover`.
 
@@ -232,16 +351,18 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         vocabularies are kept).
     dist_coef : float, default=0.1
         Weight of the agreement between the two views' label predictions.
-    max_epochs : int, default=10
-        Pretraining epochs over ``X`` (after loading ``pretrained``, if set).
+    max_epochs : int, default=0
+        Pretraining epochs over ``X`` (after loading ``pretrained``, if set). 0: no
+        training, ``fit`` only loads ``pretrained`` (or keeps random weights without it).
     batch_size : int, default=32
         Molecules per batch.
     lr : float, default=1e-3
         Adam learning rate.
-    pretrained : str, path or None, default=None
-        None: pretrain from scratch on ``X``. ``"moses-small"``: the checkpoint shipped with
-        the package (pretrained on 15,000 MOSES molecules, see :doc:`/papers/rong_grover`).
-        A folder written by :meth:`save`.
+    pretrained : str, path or None, default="moses-small"
+        ``"moses-small"``: the checkpoint shipped with the package (pretrained on 15,000
+        MOSES molecules, see :doc:`/papers/rong_grover`). A folder written by :meth:`save`.
+        None: a new model with the architecture parameters above, pretrained from scratch
+        on ``X`` for ``max_epochs`` epochs.
     device : str, default="cpu"
         Torch device (``"cuda"`` for a GPU).
     errors : {"raise", "nan"}, default="raise"
@@ -294,9 +415,15 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
     Examples
     --------
     >>> from sklearn_papers.chem import GroverFeaturizer
-    >>> grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0).fit(["CCO"])
+    >>> grover = GroverFeaturizer().fit(["CCO"])  # loads the shipped checkpoint
     >>> grover.transform(["CCO", "c1ccccc1O"]).shape
     (2, 128)
+    >>> from sklearn.linear_model import RidgeCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> model = make_pipeline(GroverFeaturizer(), RidgeCV())
+    >>> model.fit(["CCO", "CCCO", "CCCCO", "c1ccccc1"], [0.0, -0.5, -1.0, -2.0]).predict(
+    ...     ["CCCCCO"]).shape
+    (1,)
     """
 
     _parameter_constraints = {
@@ -305,8 +432,8 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
     }
 
     def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
-                 min_freq=1, dist_coef=0.1, max_epochs=10, batch_size=32, lr=1e-3,
-                 pretrained=None, device="cpu", errors="raise", random_state=None,
+                 min_freq=1, dist_coef=0.1, max_epochs=0, batch_size=32, lr=1e-3,
+                 pretrained="moses-small", device="cpu", errors="raise", random_state=None,
                  verbose=0, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_layers = n_layers
@@ -327,7 +454,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
-        """Pretrain on molecules ``X`` (or load ``pretrained`` and continue on ``X``).
+        """Load ``pretrained`` (and continue pretraining on ``X`` if ``max_epochs > 0``).
 
         Parameters
         ----------
@@ -344,8 +471,11 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         Examples
         --------
         >>> from sklearn_papers.chem import GroverFeaturizer
-        >>> est = GroverFeaturizer(hidden_size=8, max_epochs=1, random_state=0)
-        >>> est.fit(["CCO", "CC(=O)O", "c1ccccc1"]).n_iter_
+        >>> GroverFeaturizer().fit(["CCO", "CC(=O)O"]).n_iter_  # loaded, not trained
+        0
+        >>> est = GroverFeaturizer(pretrained=None, hidden_size=8, max_epochs=1,
+        ...                        random_state=0)
+        >>> est.fit(["CCO", "CC(=O)O", "c1ccccc1"]).n_iter_  # pretrained from scratch
         1
         """
         from collections import Counter
@@ -366,8 +496,9 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         set_molecule_input_attributes(self, X)
         config, state = (None, None) if self.pretrained is None else \
             load_grover_checkpoint(self.pretrained)
-        need_labels = self.max_epochs > 0 or config is None
-        data = _featurize(mols, with_labels=need_labels, n_jobs=self.n_jobs)
+        # Loading a checkpoint without training needs no graphs: fit only checks X.
+        data = [] if config is not None and self.max_epochs == 0 else \
+            _featurize(mols, with_labels=True, n_jobs=self.n_jobs)
         if config is not None:
             atom_vocab = ContextVocab.from_itos(config["atom_vocab"])
             bond_vocab = ContextVocab.from_itos(config["bond_vocab"])
@@ -474,6 +605,20 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
                 "sklearn_papers": getattr(sklearn_papers, "__version__", "unknown"),
             },
         }
+        previous = self.checkpoint_config_
+        if previous is not None:
+            # Keep the loaded checkpoint's history: a model loaded and not trained keeps
+            # its training record; continued pretraining appends a leg to it.
+            before = dict(previous.get("training", {}))
+            legs = before.pop("legs", None) or ([before] if before else [])
+            if self.n_iter_ == 0:
+                config["loss_curve"] = list(previous.get("loss_curve", []))
+                config["training"] = dict(previous.get("training", {}))
+            else:
+                config["loss_curve"] = list(previous.get("loss_curve", [])) + \
+                    config["loss_curve"]
+                config["training"]["legs"] = legs + [dict(config["training"],
+                                                          epochs=int(self.n_iter_))]
         (folder / "config.json").write_text(json.dumps(config, indent=1))
         state = {k: v.detach().cpu().clone() for k, v in self.module_.state_dict().items()}
         torch.save(state, folder / "weights.pt")
@@ -539,12 +684,14 @@ class _GroverFinetune(_BaseGrover):
         **_BaseGrover._parameter_constraints,
         "ffn_hidden": [Interval(Integral, 0, None, closed="left")],
         "readout": [StrOptions({"mean", "self_attention"})],
+        **TRAINING_CONSTRAINTS,
     }
 
     def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
                  ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=30, batch_size=32,
-                 lr=1e-3, pretrained="moses-small", device="cpu", errors="raise",
-                 random_state=None, verbose=0, n_jobs=None):
+                 lr=1e-3, early_stopping=False, validation_fraction=0.1, n_iter_no_change=10,
+                 lr_schedule="constant", pretrained="moses-small", device="cpu",
+                 errors="raise", random_state=None, verbose=0, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_layers = n_layers
         self.n_heads = n_heads
@@ -556,6 +703,10 @@ class _GroverFinetune(_BaseGrover):
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.lr_schedule = lr_schedule
         self.pretrained = pretrained
         self.device = device
         self.errors = errors
@@ -568,7 +719,7 @@ class _GroverFinetune(_BaseGrover):
         from sklearn_papers.nn._grover import GroverFinetuneModel
 
         config, state = (None, None) if self.pretrained is None else \
-            load_grover_checkpoint(self.pretrained)
+            load_grover_checkpoint(self.pretrained, heads=False)
         encoder = self._new_encoder(self._arch(config))
         if state is not None:
             encoder.load_state_dict({k[len("encoder."):]: v for k, v in state.items()
@@ -576,20 +727,61 @@ class _GroverFinetune(_BaseGrover):
         return GroverFinetuneModel(encoder, n_outputs, readout=self.readout,
                                    ffn_hidden=self.ffn_hidden, dropout=self.dropout)
 
-    def _fit_module(self, module, graphs, target, loss, *, seed, device):
+    def _fit_module(self, module, graphs, target, loss, *, seed, device, sample_weight=None):
         from sklearn_papers.nn._grover import GroverDataset, grover_finetune_loss, train_module
 
+        from sklearn_papers.chem._training import (
+            WARMUP_EPOCHS,
+            WarmupDecay,
+            check_early_stopping_size,
+            n_validation,
+        )
+
         task, dist_coef = _FINETUNE_TASKS[loss], float(self.dist_coef)
+        if sample_weight is not None:  # the weights travel as a last target column
+            from sklearn_papers.nn._skorch import pack_sample_weight
+
+            target = pack_sample_weight(target, sample_weight)
+
+        def split(y):
+            """(target, weights) of a batch; weights None when unweighted."""
+            if sample_weight is None:
+                return y, None
+            return (y[:, 0].long() if task == "multiclass" else y[:, :-1]), y[:, -1]
 
         def loss_fn(out, labels):
-            return grover_finetune_loss(out, labels["y"], task, dist_coef)
+            y, w = split(labels["y"])
+            return grover_finetune_loss(out, y, task, dist_coef, sample_weight=w)
 
-        curve = train_module(module, GroverDataset(graphs, y=target), loss_fn,
+        def valid_loss_fn(pred, labels):
+            # eval mode gives the mean of the two views: its task loss (no disagreement)
+            y, w = split(labels["y"])
+            return grover_finetune_loss((pred, pred), y, task, 0.0, sample_weight=w) / 2
+
+        check_early_stopping_size(self, len(graphs))
+        train_idx, valid = np.arange(len(graphs)), None
+        if self.early_stopping:
+            perm = np.random.RandomState(seed).permutation(len(graphs))
+            n_valid = n_validation(len(graphs), self.validation_fraction)
+            valid_idx, train_idx = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
+            valid = GroverDataset([graphs[i] for i in valid_idx], y=target[valid_idx])
+        lr_lambda = None
+        if self.lr_schedule == "warmup_decay":
+            per_epoch = -(-len(train_idx) // self.batch_size)
+            lr_lambda = WarmupDecay(WARMUP_EPOCHS * per_epoch, per_epoch * self.max_epochs)
+        history = {}
+        curve = train_module(module, GroverDataset([graphs[i] for i in train_idx],
+                                                   y=target[train_idx]), loss_fn,
                              max_epochs=self.max_epochs, batch_size=self.batch_size,
                              lr=self.lr, seed=seed, device=device, verbose=self.verbose,
-                             desc="GROVER fine-tuning")
+                             desc="GROVER fine-tuning", lr_lambda=lr_lambda,
+                             valid_dataset=valid, valid_loss_fn=valid_loss_fn,
+                             n_iter_no_change=self.n_iter_no_change, history=history)
+        self.validation_loss_curve_ = history.get("valid_loss") if valid is not None else None
         return module, curve
 
+
+_TRAINING_DOC = training_params_doc("constant").rstrip("\n")
 
 _FINETUNE_PARAMS_DOC = """
     Parameters
@@ -617,7 +809,8 @@ _FINETUNE_PARAMS_DOC = """
     batch_size : int, default=32
         Molecules per batch (a last batch of one is fine).
     lr : float, default=1e-3
-        Adam learning rate (encoder and heads).
+        Adam learning rate (encoder and heads; the peak of the schedule).
+{_TRAINING_DOC}
     pretrained : str, path or None, default="moses-small"
         Checkpoint whose encoder weights start the fine-tuning; None trains the same
         architecture from random weights (the paper's "no pretraining" ablation).
@@ -633,7 +826,7 @@ _FINETUNE_PARAMS_DOC = """
         A progress bar over epochs when positive.
     n_jobs : int or None, default=None
         Parallel featurization with joblib.
-"""
+""".replace("{_TRAINING_DOC}", _TRAINING_DOC)
 
 
 class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
@@ -656,6 +849,9 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         Number of targets.
     loss_curve_ : list of float
         Training loss after each epoch (standardised units).
+    validation_loss_curve_ : list of float or None
+        Loss on the held-out molecules after each epoch with ``early_stopping``, else
+        None.
     n_iter_ : int
         Number of epochs run.
     n_features_in_ : int
@@ -684,7 +880,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fine-tune on molecules ``X`` and targets ``y``.
 
         Parameters
@@ -693,6 +889,11 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
             SMILES strings or RDKit ``Mol`` objects.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Regression targets; NaN marks a missing label.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each molecule (None: all 1): each batch minimises
+            ``sum_b w_b l_b / sum_b w_b``. Molecules of weight 0 are left out of the loss
+            and of the target standardisation, as if dropped (up to how the remaining
+            molecules are batched).
 
         Returns
         -------
@@ -707,7 +908,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).n_iter_
         2
         """
-        return self._fit_regression(X, y)
+        return self._fit_regression(X, y, sample_weight)
 
     def predict(self, X):
         """Predict targets in their original units.
@@ -752,6 +953,9 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
         Number of network outputs (1 binary, ``n_classes`` multiclass, ``n_tasks``).
     loss_curve_ : list of float
         Training loss after each epoch.
+    validation_loss_curve_ : list of float or None
+        Loss on the held-out molecules after each epoch with ``early_stopping``, else
+        None.
     n_iter_ : int
         Number of epochs run.
     n_features_in_ : int
@@ -780,7 +984,7 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fine-tune on molecules ``X`` and labels ``y``.
 
         Parameters
@@ -790,6 +994,10 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
         y : array-like of shape (n_samples,) or (n_samples, n_tasks)
             Class labels, or 0/1/NaN multi-task labels (NaN: missing); every task
             column needs at least one label, else ``ValueError`` names the column.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each molecule (None: all 1): each batch minimises
+            ``sum_b w_b l_b / sum_b w_b``; a weight of 0 leaves the molecule out of the
+            loss (its label still counts in ``classes_``, as in scikit-learn).
 
         Returns
         -------
@@ -804,7 +1012,7 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
         >>> clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]).classes_
         array([0, 1])
         """
-        return self._fit_classification(X, y)
+        return self._fit_classification(X, y, sample_weight)
 
     def predict_proba(self, X):
         """Class probabilities.

@@ -12,6 +12,11 @@ training time on the machine that made it is stored in ``config.json``
 (``training.seconds``, featurization included) together with the command line.
 Torch runs on one thread (``torch.set_num_threads(1)``), which is the fastest setting for
 this small model on a shared 2-core machine.
+
+A long pretraining can run in legs: ``--resume FOLDER --out NEW`` continues from a
+checkpoint (architecture and vocabularies kept, Adam restarted); ``config.json`` then
+lists every leg (molecules, epochs, seconds, command) in ``training["legs"]`` and their
+total time in ``training["seconds_total"]``.
 """
 
 import argparse
@@ -48,6 +53,11 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--random-state", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--resume", default=None,
+                        help="checkpoint folder to continue pretraining from (its "
+                             "architecture and vocabularies are kept; config.json records "
+                             "every leg in training['legs']; Adam restarts from a fresh "
+                             "state)")
     args = parser.parse_args(argv)
 
     import torch
@@ -61,21 +71,26 @@ def main(argv=None):
     est = GroverFeaturizer(
         hidden_size=args.hidden_size, n_layers=args.n_layers, n_heads=args.n_heads,
         depth=args.depth, max_epochs=args.max_epochs, batch_size=args.batch_size,
-        lr=args.lr, min_freq=args.min_freq, n_jobs=args.n_jobs,
+        lr=args.lr, min_freq=args.min_freq, n_jobs=args.n_jobs, pretrained=args.resume,
         random_state=args.random_state, verbose=1,
     ).fit(X)
     seconds = time.perf_counter() - start
     folder = est.save(args.out)
     cfg_path = Path(folder) / "config.json"
     config = json.loads(cfg_path.read_text())
-    config["training"].update({
+    leg = {
         "seconds": seconds,
         "dataset": f"load_moses_smiles(n_samples={args.n_samples}) (MOSES test split, first "
                    f"{args.n_samples} rows)",
         "command": "python -m sklearn_papers.chem._grover_pretrain " + " ".join(
             sys.argv[1:] if argv is None else argv),
         "torch_threads": args.threads,
-    })
+    }
+    config["training"].update(leg)
+    if config["training"].get("legs"):  # a resumed run: this leg is the last one
+        config["training"]["legs"][-1].update(leg)
+        config["training"]["seconds_total"] = sum(
+            float(g.get("seconds", 0.0)) for g in config["training"]["legs"])
     cfg_path.write_text(json.dumps(config, indent=1))
     size = sum(p.stat().st_size for p in Path(folder).iterdir())
     print(f"wrote {folder} ({size / 1e6:.2f} MB) in {seconds:.0f} s; final loss "

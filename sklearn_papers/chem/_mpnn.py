@@ -8,6 +8,7 @@ from sklearn_papers.chem._graph_estimator import (
     _GraphTransformerMixin,
     _SkorchGraphEstimator,
 )
+from sklearn_papers.chem._training import TRAINING_CONSTRAINTS, training_params_doc
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["MPNN", "MPNNClassifier", "MPNNRegressor", "mpnn_atom_features"]
@@ -111,15 +112,17 @@ class _BaseMPNN(_SkorchGraphEstimator):
         "n_steps": [Interval(Integral, 0, None, closed="left")],
         "set2set_steps": [Interval(Integral, 1, None, closed="left")],
         "edge_hidden_size": [Interval(Integral, 1, None, closed="left")],
-        "message": [StrOptions({"edge_network", "pair"})],
+        "message": [StrOptions({"edge_network", "pair", "directed"})],
         "readout": [StrOptions({"set2set", "sum", "mean"})],
         "explicit_hydrogens": ["boolean"],
+        **TRAINING_CONSTRAINTS,
     }
 
     def __init__(self, hidden_size=64, *, n_steps=6, set2set_steps=6, edge_hidden_size=128,
                  message="edge_network", readout="set2set", explicit_hydrogens=False,
-                 max_epochs=50, batch_size=50, lr=1e-3, device="cpu", errors="raise",
-                 random_state=None, verbose=0):
+                 max_epochs=50, batch_size=50, lr=1e-3, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=10, lr_schedule="constant",
+                 device="cpu", errors="raise", random_state=None, verbose=0):
         self.hidden_size = hidden_size
         self.n_steps = n_steps
         self.set2set_steps = set2set_steps
@@ -130,6 +133,10 @@ class _BaseMPNN(_SkorchGraphEstimator):
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.lr_schedule = lr_schedule
         self.device = device
         self.errors = errors
         self.random_state = random_state
@@ -154,6 +161,8 @@ class _BaseMPNN(_SkorchGraphEstimator):
         return module.fingerprint, module.encoder.out_features
 
 
+_TRAINING_DOC = training_params_doc("constant").rstrip("\n")
+
 _PARAMS_DOC = """\
     hidden_size : int, default=64
         ``d``, the width of the atom states (and of the head's hidden layer). Cost grows
@@ -165,8 +174,13 @@ _PARAMS_DOC = """\
     edge_hidden_size : int, default=128
         Hidden width of the message MLP (bond features -> ``d x d`` matrix for the edge
         network, ``(h_v, h_w, e_vw)`` -> message for "pair").
-    message : {"edge_network", "pair"}, default="edge_network"
+    message : {"edge_network", "pair", "directed"}, default="edge_network"
         Message function ``M`` (paper Section 5.1); "edge_network" is the paper's best.
+        "directed": chemprop-style directed-bond messages (Yang et al. 2019): states
+        live on directed bonds ``v -> w``, start as ``relu(W_i [x_v, e_vw])``, and each
+        of the ``n_steps`` steps adds ``W_h`` times the sum of the bond states entering
+        ``v`` except ``w -> v``; atom states ``relu(W_o [x_v, sum of entering bond
+        states])`` then go to the readout (no GRU).
     readout : {"set2set", "sum", "mean"}, default="set2set"
         Readout ``R`` (paper Section 5.3); "set2set" is the paper's best and gives a vector
         of ``2 d`` values, "sum" and "mean" give ``d``.
@@ -179,7 +193,8 @@ _PARAMS_DOC = """\
         Molecules per batch, for training and inference (a last batch of one is fine;
         outputs do not depend on the batching).
     lr : float, default=1e-3
-        Adam learning rate.
+        Adam learning rate (the peak of the schedule).
+{_TRAINING_DOC}
     device : str, default="cpu"
         Torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
     errors : {"raise", "nan"}, default="raise"
@@ -189,7 +204,7 @@ _PARAMS_DOC = """\
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=0
-        Print skorch's epoch table when positive."""
+        Print skorch's epoch table when positive.""".replace("{_TRAINING_DOC}", _TRAINING_DOC)
 
 _REFERENCES = """\
     .. [1] J. Gilmer, S. S. Schoenholz, P. F. Riley, O. Vinyals and G. E. Dahl, "Neural
@@ -230,6 +245,9 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
         Number of regression targets (0 when fitted without ``y``).
     loss_curve_ : list of float
         Training MSE (standardised units) after each epoch; empty without ``y``.
+    validation_loss_curve_ : list of float or None
+        Loss on the held-out molecules after each epoch with ``early_stopping``, else
+        None.
     n_iter_ : int
         Number of epochs run.
     n_features_in_ : int
@@ -257,7 +275,7 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the network: random weights without ``y``, trained on ``y`` with it.
 
         Parameters
@@ -267,13 +285,18 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
         y : array-like of shape (n_samples,) or (n_samples, n_targets), default=None
             Regression targets (NaN entries are left out of the loss). None keeps the
             random weights.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each molecule in the training loss on ``y`` (None:
+            all 1); a weight of 0 is the same as leaving the molecule out (up to how the
+            remaining molecules are batched). Refused with ``TypeError`` when the network
+            is not trained (``y`` None or ``max_epochs=0``): there is nothing to weight.
 
         Returns
         -------
         self : MPNN
             Fitted transformer.
         """
-        return self._fit_transformer(X, y)
+        return self._fit_transformer(X, y, sample_weight)
 
     def transform(self, X):
         """Readout vectors of molecules.
@@ -317,6 +340,9 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
         Number of targets.
     loss_curve_ : list of float
         Training MSE (standardised units) after each epoch.
+    validation_loss_curve_ : list of float or None
+        Loss on the held-out molecules after each epoch with ``early_stopping``, else
+        None.
     n_iter_ : int
         Number of epochs run.
     n_features_in_ : int
@@ -345,7 +371,7 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train the MPNN on molecules ``X`` and targets ``y``.
 
         Parameters
@@ -355,13 +381,18 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Regression targets; NaN marks a missing value (left out of the loss), each
             column needs at least one finite value.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each molecule (None: all 1): each batch minimises
+            ``sum_b w_b l_b / sum_b w_b``. Molecules of weight 0 are left out of the loss
+            and of the target standardisation, as if dropped (up to how the remaining
+            molecules are batched).
 
         Returns
         -------
         self : MPNNRegressor
             Fitted regressor.
         """
-        return self._fit_regression(X, y)
+        return self._fit_regression(X, y, sample_weight)
 
     def predict(self, X):
         """Predict targets in their original units.
@@ -408,6 +439,9 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
         The skorch net that trained it.
     loss_curve_ : list of float
         Training cross-entropy after each epoch.
+    validation_loss_curve_ : list of float or None
+        Loss on the held-out molecules after each epoch with ``early_stopping``, else
+        None.
     n_iter_ : int
         Number of epochs run.
     n_features_in_ : int
@@ -436,7 +470,7 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train the MPNN on molecules ``X`` and labels ``y``.
 
         Parameters
@@ -446,13 +480,17 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
         y : array-like of shape (n_samples,) or (n_samples, n_tasks)
             Class labels, or 0/1/NaN multi-task labels (NaN: missing); every task
             column needs at least one label, else ``ValueError`` names the column.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each molecule (None: all 1): each batch minimises
+            ``sum_b w_b l_b / sum_b w_b``; a weight of 0 leaves the molecule out of the
+            loss (its label still counts in ``classes_``, as in scikit-learn).
 
         Returns
         -------
         self : MPNNClassifier
             Fitted classifier.
         """
-        return self._fit_classification(X, y)
+        return self._fit_classification(X, y, sample_weight)
 
     def predict_proba(self, X):
         """Class probabilities.

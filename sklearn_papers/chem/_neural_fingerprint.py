@@ -10,6 +10,7 @@ from sklearn_papers.chem._graph_estimator import (
     _GraphTransformerMixin,
     _SkorchGraphEstimator,
 )
+from sklearn_papers.chem._training import TRAINING_CONSTRAINTS
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["NeuralFingerprint", "NeuralFingerprintClassifier", "NeuralFingerprintRegressor"]
@@ -33,12 +34,14 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
         "alpha": [Interval(Real, 0, None, closed="left")],
         "init_scale": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "batch_norm": ["boolean"],
+        **TRAINING_CONSTRAINTS,
     }
 
     def __init__(self, fp_length=50, radius=4, conv_width=20, *, hidden_size=100,
                  alpha=float(np.exp(-2)), lr=float(np.exp(-6)), max_epochs=100,
-                 batch_size=100, init_scale="auto", batch_norm=True, device="cpu",
-                 errors="raise", random_state=None, verbose=0):
+                 batch_size=100, init_scale="auto", batch_norm=True, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=10, lr_schedule="constant",
+                 device="cpu", errors="raise", random_state=None, verbose=0):
         self.fp_length = fp_length
         self.radius = radius
         self.conv_width = conv_width
@@ -49,6 +52,10 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
         self.batch_size = batch_size
         self.init_scale = init_scale
         self.batch_norm = batch_norm
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.lr_schedule = lr_schedule
         self.device = device
         self.errors = errors
         self.random_state = random_state
@@ -140,6 +147,20 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     batch_norm : bool, default=True
         Normalise each layer's atom states, ``(x - mean) / (std + 1)``, as the authors'
         code does. Without ``y``, ``fit`` estimates the statistics on ``X``.
+    early_stopping : bool, default=False
+        Hold out a random ``validation_fraction`` of the training molecules (seeded by
+        ``random_state``), stop when their loss has not improved for
+        ``n_iter_no_change`` epochs, and restore the weights of the best epoch (as
+        scikit-learn's ``MLPRegressor``).
+    validation_fraction : float, default=0.1
+        Share of the training molecules held out with ``early_stopping`` (at least one).
+    n_iter_no_change : int, default=10
+        Epochs without improvement of the validation loss before stopping.
+    lr_schedule : {"constant", "warmup_decay"}, default="constant"
+        ``"warmup_decay"``: per batch, the learning rate rises linearly from ``lr / 10``
+        to ``lr`` over the first two epochs, then decays exponentially to ``lr / 10`` at
+        ``max_epochs`` (chemprop's schedule, Yang et al. 2019). ``"constant"``: ``lr``
+        throughout.
     device : str, default="cpu"
         Torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
     errors : {"raise", "nan"}, default="raise"
@@ -162,6 +183,9 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     loss_curve_ : list of float
         Training loss (standardised units, with the penalty) after each epoch; empty
         without ``y``.
+    validation_loss_curve_ : list of float or None
+        Loss on the held-out molecules after each epoch with ``early_stopping``, else
+        None.
     n_iter_ : int
         Number of epochs run.
     n_features_in_ : int
@@ -190,7 +214,7 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit the fingerprint: random weights without ``y``, trained end to end with it.
 
         Parameters
@@ -200,6 +224,11 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         y : array-like of shape (n_samples,) or (n_samples, n_targets), default=None
             Regression targets (NaN entries are left out of the loss). None keeps the
             random weights.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each molecule in the training loss on ``y`` (None:
+            all 1); a weight of 0 is the same as leaving the molecule out (up to how the
+            remaining molecules are batched). Refused with ``TypeError`` when the network
+            is not trained (``y`` None or ``max_epochs=0``): there is nothing to weight.
 
         Returns
         -------
@@ -213,7 +242,7 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         >>> nf.n_iter_
         0
         """
-        return self._fit_transformer(X, y)
+        return self._fit_transformer(X, y, sample_weight)
 
     def _new_untrained_module(self):
         from sklearn_papers.nn._neural_fingerprint import NeuralFingerprintNet
@@ -232,7 +261,9 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
                 norm.reset_running_stats()
             module.train()
             with torch.no_grad():
-                for batch, _ in graph_loader(graphs, batch_size=self.batch_size):
+                # own generator: a loader without one draws from the global RNG (C03)
+                for batch, _ in graph_loader(graphs, batch_size=self.batch_size,
+                                             generator=torch.Generator()):
                     module(**batch.to(device).tensors)
         return module
 
@@ -293,6 +324,20 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         Standard deviation of the Gaussian initial weights; ``"auto"`` is ``exp(-4)``.
     batch_norm : bool, default=True
         Authors' batch normalisation after each layer.
+    early_stopping : bool, default=False
+        Hold out a random ``validation_fraction`` of the training molecules (seeded by
+        ``random_state``), stop when their loss has not improved for
+        ``n_iter_no_change`` epochs, and restore the weights of the best epoch (as
+        scikit-learn's ``MLPRegressor``).
+    validation_fraction : float, default=0.1
+        Share of the training molecules held out with ``early_stopping`` (at least one).
+    n_iter_no_change : int, default=10
+        Epochs without improvement of the validation loss before stopping.
+    lr_schedule : {"constant", "warmup_decay"}, default="constant"
+        ``"warmup_decay"``: per batch, the learning rate rises linearly from ``lr / 10``
+        to ``lr`` over the first two epochs, then decays exponentially to ``lr / 10`` at
+        ``max_epochs`` (chemprop's schedule, Yang et al. 2019). ``"constant"``: ``lr``
+        throughout.
     device : str, default="cpu"
         Torch device.
     errors : {"raise", "nan"}, default="raise"
@@ -313,6 +358,9 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         Number of targets.
     loss_curve_ : list of float
         Training loss (standardised MSE plus penalty) after each epoch.
+    validation_loss_curve_ : list of float or None
+        Loss on the held-out molecules after each epoch with ``early_stopping``, else
+        None.
     n_iter_ : int
         Number of epochs run.
     n_features_in_ : int
@@ -341,7 +389,7 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train fingerprint and head on molecules ``X`` and targets ``y``.
 
         Parameters
@@ -351,6 +399,11 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Regression targets; NaN marks a missing value (left out of the loss and of
             the standardisation), each column needs at least one finite value.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each molecule (None: all 1): each batch minimises
+            ``sum_b w_b l_b / sum_b w_b``. Molecules of weight 0 are left out of the loss
+            and of the target standardisation, as if dropped (up to how the remaining
+            molecules are batched).
 
         Returns
         -------
@@ -364,7 +417,7 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).n_iter_
         2
         """
-        return self._fit_regression(X, y)
+        return self._fit_regression(X, y, sample_weight)
 
     def predict(self, X):
         """Predict targets in their original units.
@@ -423,6 +476,20 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         Standard deviation of the Gaussian initial weights; ``"auto"`` is ``exp(-4)``.
     batch_norm : bool, default=True
         Authors' batch normalisation after each layer.
+    early_stopping : bool, default=False
+        Hold out a random ``validation_fraction`` of the training molecules (seeded by
+        ``random_state``), stop when their loss has not improved for
+        ``n_iter_no_change`` epochs, and restore the weights of the best epoch (as
+        scikit-learn's ``MLPRegressor``).
+    validation_fraction : float, default=0.1
+        Share of the training molecules held out with ``early_stopping`` (at least one).
+    n_iter_no_change : int, default=10
+        Epochs without improvement of the validation loss before stopping.
+    lr_schedule : {"constant", "warmup_decay"}, default="constant"
+        ``"warmup_decay"``: per batch, the learning rate rises linearly from ``lr / 10``
+        to ``lr`` over the first two epochs, then decays exponentially to ``lr / 10`` at
+        ``max_epochs`` (chemprop's schedule, Yang et al. 2019). ``"constant"``: ``lr``
+        throughout.
     device : str, default="cpu"
         Torch device.
     errors : {"raise", "nan"}, default="raise"
@@ -447,6 +514,9 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         The skorch net that trained it.
     loss_curve_ : list of float
         Training loss (cross-entropy plus penalty) after each epoch.
+    validation_loss_curve_ : list of float or None
+        Loss on the held-out molecules after each epoch with ``early_stopping``, else
+        None.
     n_iter_ : int
         Number of epochs run.
     n_features_in_ : int
@@ -475,7 +545,7 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
     """
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train fingerprint and head on molecules ``X`` and labels ``y``.
 
         Parameters
@@ -485,6 +555,10 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         y : array-like of shape (n_samples,) or (n_samples, n_tasks)
             Class labels, or 0/1/NaN multi-task labels (NaN: missing); every task
             column needs at least one label, else ``ValueError`` names the column.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each molecule (None: all 1): each batch minimises
+            ``sum_b w_b l_b / sum_b w_b``; a weight of 0 leaves the molecule out of the
+            loss (its label still counts in ``classes_``, as in scikit-learn).
 
         Returns
         -------
@@ -498,7 +572,7 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         >>> clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]).classes_
         array([0, 1])
         """
-        return self._fit_classification(X, y)
+        return self._fit_classification(X, y, sample_weight)
 
     def predict_proba(self, X):
         """Class probabilities.

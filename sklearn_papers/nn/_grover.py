@@ -7,8 +7,9 @@ edges ``2k`` and ``2k + 1`` are the two directions of bond ``k``, so the reverse
 ``e`` is ``e ^ 1`` and the bond-level rows are the even edges.
 
 Everything is vectorised over the batch: message passing uses ``index_add_``; attention
-runs on a zero-padded ``(B, L, H)`` layout with a mask, so no Python loop runs over
-molecules.
+runs on zero-padded ``(G, L, H)`` layouts with a mask, one per group of molecules of
+similar length (:func:`attention_groups`: a few groups per batch, never one per molecule),
+so one large molecule does not make the whole batch pay ``B x L^2``.
 """
 
 import math
@@ -21,10 +22,13 @@ from torch.nn import functional as F
 from sklearn_papers.nn._graph import collate_graphs
 
 __all__ = [
+    "ATTENTION_FLOOR",
+    "ATTENTION_RATIO",
     "GTransformer",
     "GroverDataset",
     "GroverFinetuneModel",
     "GroverPretrainModel",
+    "attention_groups",
     "collate_grover",
     "draw_hops",
     "grover_finetune_loss",
@@ -138,29 +142,108 @@ class DyMPN(nn.Module):
         return m
 
 
-def _masked_attention(q, k, v, segment, n_segments):
-    """Scaled dot-product attention among the rows of each segment, per head.
+#: Attention groups (see :func:`attention_groups`): a group holds the molecules whose
+#: length exceeds its longest one's divided by ``ATTENTION_RATIO``; every molecule of at most
+#: ``ATTENTION_FLOOR`` rows shares one group.
+ATTENTION_RATIO = 1.5
+ATTENTION_FLOOR = 64
 
-    ``q``, ``k``, ``v``: (h, M, D). Returns (h, M, D). Rows only attend to rows of their own
-    molecule (Rong et al. 2020, Eq. 3, applied per molecule).
+
+def attention_groups(counts, ratio=ATTENTION_RATIO, floor=ATTENTION_FLOOR):
+    """Group molecules by length so that padded attention costs about their own share.
+
+    Attention among the ``n_i`` rows of each molecule is computed on a zero-padded
+    ``(G, L, L)`` score tensor per group of ``G`` molecules, ``L`` the longest in the group.
+    One group for the whole batch costs ``B * max(n)^2`` (one 500-atom chain makes 31 small
+    molecules pay for 500^2 each); here a group starts at the longest remaining molecule
+    (length ``L``) and takes every molecule longer than ``L / ratio``, so every padded
+    score tensor holds at most ``ratio^2 n_i^2`` entries per molecule, and molecules of at
+    most ``floor`` rows share one group (at most ``floor^2`` entries each). In all, the
+    score entries are at most ``ratio^2 * sum(n_i^2) + B * floor^2``.
+
+    Parameters
+    ----------
+    counts : array-like of int of shape (B,)
+        Rows (atoms or directed edges) of each molecule; zeros are left out.
+    ratio : float, default=1.5
+    floor : int, default=64
+
+    Returns
+    -------
+    groups : list of (ndarray of int64, int)
+        Molecule indices of each group, longest first, and the group's padded length.
     """
-    n_heads, m, d = q.shape
-    if m == 0:
-        return q.new_zeros(q.shape)
-    pos, length = _positions(segment, n_segments)
+    counts = np.asarray(counts, dtype=np.int64)
+    order = np.argsort(-counts, kind="stable")
+    order = order[counts[order] > 0]
+    desc = counts[order]
+    groups, i = [], 0
+    while i < len(order):
+        length = int(desc[i])
+        cut = length / ratio if length > floor else 0
+        j = i + int(np.searchsorted(-desc[i:], -cut, side="left"))  # first with n <= cut
+        groups.append((order[i:j], length))
+        i = j
+    return groups
+
+
+def _dense_attention(q, k, v, group, pos, n_groups, length):
+    """Padded attention of one group: ``q``, ``k``, ``v`` (h, M, D) rows of ``n_groups``
+    molecules (``group`` (M,) in ``[0, n_groups)``, ``pos`` (M,) in ``[0, length)``).
+
+    The score tensor is (h, n_groups, length, length). Returns (h, M, D).
+    """
+    n_heads, _, d = q.shape
 
     def dense(t):
-        out = t.new_zeros((n_heads, int(n_segments), length, d))
-        out[:, segment, pos] = t
+        out = t.new_zeros((n_heads, int(n_groups), int(length), d))
+        out[:, group, pos] = t
         return out
 
     qd, kd, vd = dense(q), dense(k), dense(v)
-    mask = torch.zeros((int(n_segments), length), dtype=torch.bool, device=q.device)
-    mask[segment, pos] = True
-    scores = qd @ kd.transpose(-1, -2) / math.sqrt(d)  # (h, B, L, L)
+    mask = torch.zeros((int(n_groups), int(length)), dtype=torch.bool, device=q.device)
+    mask[group, pos] = True
+    scores = qd @ kd.transpose(-1, -2) / math.sqrt(d)  # (h, G, L, L)
     scores = scores.masked_fill(~mask[None, :, None, :], -1e9)
     out = torch.softmax(scores, dim=-1) @ vd
-    return out[:, segment, pos]
+    return out[:, group, pos]
+
+
+def _masked_attention(q, k, v, segment, n_segments):
+    """Scaled dot-product attention among the rows of each segment, per head.
+
+    ``q``, ``k``, ``v``: (h, M, D), rows grouped by segment in order. Returns (h, M, D).
+    Rows only attend to rows of their own molecule (Rong et al. 2020, Eq. 3, applied per
+    molecule). Molecules of similar length are padded together (:func:`attention_groups`),
+    so a mixed batch costs about the sum of its molecules' own attention.
+    """
+    n_seg = int(n_segments)
+    if q.shape[1] == 0:
+        return q.new_zeros(q.shape)
+    counts = torch.bincount(segment, minlength=n_seg)
+    starts = torch.cumsum(counts, 0) - counts
+    pos = torch.arange(segment.shape[0], device=segment.device) - starts[segment]
+    groups = attention_groups(counts.cpu().numpy())
+    if len(groups) == 1:
+        return _dense_attention(q, k, v, segment, pos, n_seg, groups[0][1])
+    # Rows sorted by group (stable: each molecule's rows stay together and in order).
+    group_of = np.full(n_seg, -1, dtype=np.int64)
+    slot = np.zeros(n_seg, dtype=np.int64)
+    for g, (members, _) in enumerate(groups):
+        group_of[members] = g
+        slot[members] = np.arange(len(members))
+    group_of, slot = (torch.from_numpy(a).to(segment.device) for a in (group_of, slot))
+    row_group = group_of[segment]
+    order = torch.argsort(row_group, stable=True)
+    sizes = torch.bincount(row_group, minlength=len(groups)).tolist()
+    out = q.new_empty(q.shape)
+    start = 0
+    for (members, length), size in zip(groups, sizes):
+        rows = order[start:start + size]
+        start += size
+        out[:, rows] = _dense_attention(q[:, rows], k[:, rows], v[:, rows],
+                                        slot[segment[rows]], pos[rows], len(members), length)
+    return out
 
 
 class MTBlock(nn.Module):
@@ -272,7 +355,10 @@ class GTransformer(nn.Module):
         return 2 * self.hidden_size
 
     def forward(self, atom_features, bond_features, edge_index, batch, n_molecules,
-                **ignored):
+                atoms_only=False, **ignored):
+        """The four embeddings (dict, see the class docstring); with ``atoms_only`` only
+        ``atom_from_atom`` and ``atom_from_bond``, which is all that :meth:`embed` and
+        fine-tuning read (the bond feed-forward layers on ``E`` rows are skipped)."""
         n_atoms = atom_features.shape[0]
         n_mol = int(n_molecules)
         src, dst = edge_index[0], edge_index[1]
@@ -287,18 +373,20 @@ class GTransformer(nn.Module):
             h_e = block(h_e, edge_index, edge_mol, n_atoms, n_mol)
         nbr = h_v.new_zeros(h_v.shape).index_add_(0, dst, h_v[src])
         into = h_e.new_zeros((n_atoms, h_e.shape[1])).index_add_(0, dst, h_e)
+        out = {"atom_from_atom": self.ffn_atom_from_atom(torch.cat([x, nbr], 1)),
+               "atom_from_bond": self.ffn_atom_from_bond(torch.cat([x, into], 1))}
+        if atoms_only:
+            return out
         rev = torch.arange(h_e.shape[0], device=h_e.device) ^ 1
-        return {
-            "atom_from_atom": self.ffn_atom_from_atom(torch.cat([x, nbr], 1)),
-            "atom_from_bond": self.ffn_atom_from_bond(torch.cat([x, into], 1)),
-            "bond_from_atom": self.ffn_bond_from_atom(torch.cat([x_e, h_v[src]], 1)),
-            "bond_from_bond": self.ffn_bond_from_bond(
-                torch.cat([x_e, into[src] - h_e[rev]], 1)),
-        }
+        out["bond_from_atom"] = self.ffn_bond_from_atom(torch.cat([x_e, h_v[src]], 1))
+        out["bond_from_bond"] = self.ffn_bond_from_bond(
+            torch.cat([x_e, into[src] - h_e[rev]], 1))
+        return out
 
     def embed(self, atom_features, bond_features, edge_index, batch, n_molecules, **ignored):
         """Molecule embeddings (B, 2 H): mean-pooled atom embeddings of both views."""
-        out = self(atom_features, bond_features, edge_index, batch, n_molecules)
+        out = self(atom_features, bond_features, edge_index, batch, n_molecules,
+                   atoms_only=True)
         n = int(n_molecules)
         return torch.cat([segment_mean(out["atom_from_atom"], batch, n),
                           segment_mean(out["atom_from_bond"], batch, n)], dim=1)
@@ -469,7 +557,8 @@ class GroverFinetuneModel(nn.Module):
 
     def forward(self, atom_features, bond_features, edge_index, batch, n_molecules,
                 **ignored):
-        emb = self.encoder(atom_features, bond_features, edge_index, batch, n_molecules)
+        emb = self.encoder(atom_features, bond_features, edge_index, batch, n_molecules,
+                           atoms_only=True)
         n = int(n_molecules)
         preds = []
         for pool, head, k in zip(self.pools, self.heads, ("atom_from_atom", "atom_from_bond")):
@@ -481,7 +570,7 @@ class GroverFinetuneModel(nn.Module):
         return (preds[0] + preds[1]) / 2
 
 
-def grover_finetune_loss(preds, target, task, dist_coef=0.1):
+def grover_finetune_loss(preds, target, task, dist_coef=0.1, sample_weight=None):
     """Fine-tuning loss: task loss of both views plus ``dist_coef`` times their MSE.
 
     Parameters
@@ -492,11 +581,16 @@ def grover_finetune_loss(preds, target, task, dist_coef=0.1):
         or (B,) int64 class codes (multiclass).
     task : {"regression", "binary", "multiclass"}
     dist_coef : float, default=0.1
+    sample_weight : torch.Tensor of shape (B,), default=None
+        Non-negative weight of each molecule: every mean over molecules (and labelled
+        entries) becomes a weighted mean, so a weight of 0 leaves the molecule out.
 
     Returns
     -------
     loss : torch.Tensor, 0-d
     """
+    if sample_weight is not None:
+        return _weighted_finetune_loss(preds, target, task, dist_coef, sample_weight)
     if task == "multiclass":
         loss = sum(F.cross_entropy(p, target) for p in preds)
         agree = F.mse_loss(torch.softmax(preds[0], 1), torch.softmax(preds[1], 1))
@@ -511,6 +605,38 @@ def grover_finetune_loss(preds, target, task, dist_coef=0.1):
     else:
         loss = sum(F.mse_loss(p[mask], t) for p in preds)
         agree = F.mse_loss(preds[0], preds[1])
+    return loss + dist_coef * agree
+
+
+def _weighted_finetune_loss(preds, target, task, dist_coef, sample_weight):
+    """:func:`grover_finetune_loss` with per-molecule weights (equal to it for unit weights)."""
+    weight = sample_weight.to(preds[0].device, preds[0].dtype)
+
+    def weighted_mean(per_row):
+        return (weight * per_row).sum() / weight.sum().clamp(min=1e-12)
+
+    if task == "multiclass":
+        loss = sum(weighted_mean(F.cross_entropy(p, target, reduction="none")) for p in preds)
+        agree = weighted_mean(
+            ((torch.softmax(preds[0], 1) - torch.softmax(preds[1], 1)) ** 2).mean(1))
+        return loss + dist_coef * agree
+    target = target.to(preds[0].dtype).view_as(preds[0])
+    mask = ~torch.isnan(target)
+    if not bool(mask.any()):
+        return preds[0].sum() * 0.0
+    clean = torch.nan_to_num(target)
+    entry_weight = weight[:, None] * mask
+    if task == "binary":
+        per_entry = [F.binary_cross_entropy_with_logits(p, clean, reduction="none")
+                     for p in preds]
+        agree = weighted_mean(((torch.sigmoid(preds[0]) - torch.sigmoid(preds[1])) ** 2)
+                              .mean(1))
+    else:
+        per_entry = [(p - clean) ** 2 for p in preds]
+        agree = weighted_mean(((preds[0] - preds[1]) ** 2).mean(1))
+    denominator = entry_weight.sum().clamp(min=1e-12)
+    loss = sum((entry_weight * torch.where(mask, e, torch.zeros_like(e))).sum() / denominator
+               for e in per_entry)
     return loss + dist_coef * agree
 
 
@@ -567,8 +693,15 @@ def collate_grover(items):
 
 
 def train_module(module, dataset, loss_fn, *, max_epochs, batch_size, lr, seed, device="cpu",
-                 weight_decay=0.0, verbose=0, desc="training"):
+                 weight_decay=0.0, verbose=0, desc="training", lr_lambda=None,
+                 valid_dataset=None, valid_loss_fn=None, n_iter_no_change=None,
+                 history=None):
     """Train a module with Adam on shuffled mini-batches; a plain torch loop.
+
+    Optionally with a learning-rate schedule (``lr_lambda``, stepped once per batch) and
+    early stopping on ``valid_dataset``: after every epoch the module is evaluated in
+    eval mode with ``valid_loss_fn``; training stops when the loss has not improved for
+    ``n_iter_no_change`` epochs and the weights of the best epoch are restored.
 
     Parameters
     ----------
@@ -588,6 +721,19 @@ def train_module(module, dataset, loss_fn, *, max_epochs, batch_size, lr, seed, 
     verbose : int, default=0
         A tqdm bar over epochs when positive.
     desc : str, default="training"
+    lr_lambda : callable, default=None
+        ``step -> factor`` of ``lr`` (``torch.optim.lr_scheduler.LambdaLR``), stepped
+        after every batch; None keeps ``lr``.
+    valid_dataset : GroverDataset, default=None
+        Held-out molecules for early stopping.
+    valid_loss_fn : callable, default=None
+        ``valid_loss_fn(eval_output, labels) -> 0-d tensor``; needed with
+        ``valid_dataset``.
+    n_iter_no_change : int, default=None
+        Patience in epochs (None: run ``max_epochs`` epochs, still restoring the best).
+    history : dict, default=None
+        When given, ``history["valid_loss"]`` receives the validation loss of each epoch
+        and ``history["best_epoch"]`` the (0-based) epoch whose weights are kept.
 
     Returns
     -------
@@ -598,11 +744,12 @@ def train_module(module, dataset, loss_fn, *, max_epochs, batch_size, lr, seed, 
 
     module.to(device).train()
     opt = torch.optim.Adam(module.parameters(), lr=lr, weight_decay=weight_decay)
+    sched = None if lr_lambda is None else torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda)
     loader = torch.utils.data.DataLoader(
         dataset, batch_size=batch_size, shuffle=True, collate_fn=collate_grover,
         generator=torch.Generator().manual_seed(int(seed)))
-    curve = []
-    for _ in tqdm(range(int(max_epochs)), desc=desc, disable=verbose <= 0, leave=False):
+    curve, valid_curve, best, best_state = [], [], None, None
+    for epoch in tqdm(range(int(max_epochs)), desc=desc, disable=verbose <= 0, leave=False):
         total, count = 0.0, 0
         for batch, labels in loader:
             batch = batch.to(device)
@@ -611,11 +758,43 @@ def train_module(module, dataset, loss_fn, *, max_epochs, batch_size, lr, seed, 
             loss = loss_fn(module(**batch.tensors), labels)
             loss.backward()
             opt.step()
+            if sched is not None:
+                sched.step()
             total += float(loss.detach()) * len(batch)
             count += len(batch)
         curve.append(total / max(count, 1))
+        if valid_dataset is None:
+            continue
+        valid_curve.append(_evaluate(module, valid_dataset, valid_loss_fn,
+                                     batch_size=batch_size, device=device))
+        module.train()
+        if best is None or valid_curve[-1] < valid_curve[best]:
+            best = epoch
+            best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        elif n_iter_no_change is not None and epoch - best >= int(n_iter_no_change):
+            break
+    if best_state is not None:
+        module.load_state_dict(best_state)
+    if history is not None:
+        history["valid_loss"], history["best_epoch"] = valid_curve, best
     module.eval()
     return curve
+
+
+def _evaluate(module, dataset, loss_fn, *, batch_size, device):
+    """Mean of ``loss_fn`` over ``dataset`` in eval mode (weighted by batch size)."""
+    module.eval()
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=False,
+                                         collate_fn=collate_grover,
+                                         generator=torch.Generator())
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for batch, labels in loader:
+            batch = batch.to(device)
+            labels = {k: None if v is None else v.to(device) for k, v in labels.items()}
+            total += float(loss_fn(module(**batch.tensors), labels)) * len(batch)
+            count += len(batch)
+    return total / max(count, 1)
 
 
 def run_module(fn, graphs, *, batch_size, device="cpu"):

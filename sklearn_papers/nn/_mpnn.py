@@ -37,6 +37,7 @@ from torch import nn
 from sklearn_papers.nn._graph import sum_by_molecule
 
 __all__ = [
+    "DirectedBondPassing",
     "EdgeNetworkMessage",
     "EdgeState",
     "GRUUpdate",
@@ -222,6 +223,56 @@ class PairMessage(nn.Module):
         return h.new_zeros(h.shape).index_add_(0, dst, msg)
 
 
+class DirectedBondPassing(nn.Module):
+    """Directed-bond message passing of chemprop's D-MPNN (Yang et al. 2019, Section 2.2).
+
+    Hidden states live on directed edges ``v -> w``. With ``x_v`` the atom features and
+    ``e_vw`` the bond features::
+
+        h^0_vw = relu(W_i [x_v, e_vw])
+        h^t_vw = relu(h^0_vw + W_h sum_{k -> v, k != w} h^{t-1}_kv)    (t = 1..T)
+        h_v    = relu(W_o [x_v, sum_{k -> v} h^T_kv])
+
+    The message into ``v -> w`` leaves out the reverse edge ``w -> v`` (``e ^ 1``), so
+    messages do not flow straight back ("totters"). In this package's framework this is a
+    message function whose update is the residual ``relu(h^0 + W_h m)`` instead of a GRU;
+    the atom states go to the MPNN's readout.
+
+    Parameters
+    ----------
+    n_atom_features : int
+        ``F``.
+    n_bond_features : int
+        ``F_b``.
+    hidden_size : int
+        ``d``.
+    n_steps : int
+        ``T`` (chemprop's ``depth`` counts ``h^0`` as a step: ``depth = T + 1``).
+
+    Shapes: :meth:`forward` takes ``x`` (N, F), ``e`` (E, F_b), ``edge_index`` (2, E) and
+    returns the atom states (N, d).
+    """
+
+    def __init__(self, n_atom_features, n_bond_features, hidden_size, n_steps):
+        super().__init__()
+        self.n_steps = int(n_steps)
+        self.w_i = nn.Linear(n_atom_features + n_bond_features, hidden_size, bias=False)
+        self.w_h = nn.Linear(hidden_size, hidden_size, bias=False)
+        self.w_o = nn.Linear(n_atom_features + hidden_size, hidden_size)
+
+    def forward(self, atom_features, bond_features, edge_index):
+        src, dst = edge_index[0], edge_index[1]
+        n_atoms = atom_features.shape[0]
+        h0 = torch.relu(self.w_i(torch.cat([atom_features[src], bond_features], dim=1)))
+        h = h0
+        rev = torch.arange(h.shape[0], device=h.device) ^ 1
+        for _ in range(self.n_steps):
+            into = h.new_zeros((n_atoms, h.shape[1])).index_add_(0, dst, h)
+            h = torch.relu(h0 + self.w_h(into[src] - h[rev]))
+        into = h.new_zeros((n_atoms, h.shape[1])).index_add_(0, dst, h)
+        return torch.relu(self.w_o(torch.cat([atom_features, into], dim=1)))
+
+
 class GRUUpdate(nn.Module):
     """Update ``U(h_v, m_v) = GRU(h_v, m_v)``, one cell shared by every step.
 
@@ -377,7 +428,9 @@ class MPNNEncoder(nn.Module):
         ``d``.
     n_steps : int, default=6
         ``T``, the number of message passing steps (0: readout of the embedded atoms).
-    message : {"edge_network", "pair"}, default="edge_network"
+    message : {"edge_network", "pair", "directed"}, default="edge_network"
+        "directed": :class:`DirectedBondPassing` replaces message, update and the atom
+        embedding.
     readout : {"set2set", "sum", "mean"}, default="set2set"
     set2set_steps : int, default=6
         Processing steps of the set2set readout.
@@ -395,14 +448,22 @@ class MPNNEncoder(nn.Module):
                  edge_hidden_size=128):
         super().__init__()
         self.n_steps = int(n_steps)
-        self.embed = nn.Linear(n_atom_features, hidden_size)
-        self.message = build_message(message, hidden_size, n_bond_features, edge_hidden_size)
-        self.update = GRUUpdate(hidden_size)
+        if message == "directed":
+            self.directed = DirectedBondPassing(n_atom_features, n_bond_features,
+                                                hidden_size, n_steps)
+        else:
+            self.directed = None
+            self.embed = nn.Linear(n_atom_features, hidden_size)
+            self.message = build_message(message, hidden_size, n_bond_features,
+                                         edge_hidden_size)
+            self.update = GRUUpdate(hidden_size)
         self.readout = build_readout(readout, hidden_size, set2set_steps)
         self.out_features = self.readout.out_features
 
     def atom_states(self, atom_features, bond_features, edge_index):
         """Atom states after the last step, ``h^T`` of shape (N, d)."""
+        if self.directed is not None:
+            return self.directed(atom_features, bond_features, edge_index)
         h = torch.relu(self.embed(atom_features))
         state = self.message.edge_state(bond_features)
         for _ in range(self.n_steps):

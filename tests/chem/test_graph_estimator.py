@@ -33,7 +33,7 @@ REGRESSORS = [NeuralFingerprintRegressor(**NF), MPNNRegressor(**MP),
               GroverRegressor(**GR_FT)]
 # Transformers trained on regression targets when given y (GroverFeaturizer ignores y).
 Y_TRANSFORMERS = [NeuralFingerprint(**NF), MPNN(**MP)]
-ALL = CLASSIFIERS + REGRESSORS + Y_TRANSFORMERS + [GroverFeaturizer(**GR)]
+ALL = CLASSIFIERS + REGRESSORS + Y_TRANSFORMERS + [GroverFeaturizer(**GR, pretrained=None)]
 
 MOLS = ["CCO", "c1ccccc1", "CC(=O)O", "CCN", "c1ccncc1", "CC(C)O", "C1CCCCC1", "CCCl"]
 LABELS = np.arange(len(MOLS)) % 2

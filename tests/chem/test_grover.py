@@ -1,6 +1,7 @@
 """GroverFeaturizer / GroverRegressor / GroverClassifier behaviour."""
 
 import json
+import re
 import pickle
 
 import numpy as np
@@ -20,6 +21,8 @@ from sklearn_papers.chem.featurizers._grover_features import grover_graph
 MOLS = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "C1CCCCC1",
         "OC(=O)c1ccccc1", "CCOC(=O)C", "Clc1ccccc1", "CC(=O)Oc1ccccc1C(=O)O", "CCCCCC"]
 TINY = dict(hidden_size=16, n_heads=2, depth=2, batch_size=4)
+#: A featurizer pretrained from scratch (the default loads the shipped checkpoint).
+SCRATCH = dict(TINY, pretrained=None)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -33,7 +36,7 @@ def _one_thread():
 @pytest.fixture(scope="module")
 def featurizer():
     # Fitted once for the module; do not mutate.
-    return GroverFeaturizer(max_epochs=3, random_state=0, **TINY).fit(MOLS)
+    return GroverFeaturizer(max_epochs=3, random_state=0, **SCRATCH).fit(MOLS)
 
 
 def test_fit_pretrains_and_loss_decreases(featurizer):
@@ -126,11 +129,11 @@ def test_random_state_controls_fit_regardless_of_global_seeds():
     for global_seed in (1, 2):
         np.random.seed(global_seed)
         torch.manual_seed(global_seed)
-        est = GroverFeaturizer(max_epochs=1, random_state=0, dropout=0.1, **TINY).fit(MOLS)
+        est = GroverFeaturizer(max_epochs=1, random_state=0, dropout=0.1, **SCRATCH).fit(MOLS)
         outs.append(est.transform(MOLS))
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5)
     state = torch.get_rng_state()
-    GroverFeaturizer(max_epochs=1, random_state=3, **TINY).fit(MOLS[:4])
+    GroverFeaturizer(max_epochs=1, random_state=3, **SCRATCH).fit(MOLS[:4])
     assert torch.equal(state, torch.get_rng_state()), "global torch RNG was touched"
 
 
@@ -191,3 +194,154 @@ def test_shipped_checkpoint_loads_offline_and_is_small():
     np.testing.assert_array_equal(out[0], out[1])
     np.testing.assert_array_equal(out[0], out[2])
     assert not np.array_equal(out[0], out[3])
+
+
+def _record_attention(monkeypatch):
+    """Record (padded score entries, own score entries) of every attention call."""
+    import sklearn_papers.nn._grover as grover_nn
+
+    calls, dense = [], grover_nn._dense_attention
+
+    def recording(q, k, v, group, pos, n_groups, length):
+        own = int((torch.bincount(group, minlength=int(n_groups)) ** 2).sum())
+        calls.append((q.shape[0] * int(n_groups) * int(length) ** 2, q.shape[0] * own))
+        return dense(q, k, v, group, pos, n_groups, length)
+
+    monkeypatch.setattr(grover_nn, "_dense_attention", recording)
+    return calls
+
+
+def test_one_large_molecule_does_not_blow_up_the_attention_of_its_batch(monkeypatch):
+    # Case C02: a 200-carbon chain with 31 small molecules in one batch of 32.
+    chain, small = "C" * 200, (MOLS * 3)[:31]
+    calls = _record_attention(monkeypatch)
+    grover = GroverFeaturizer(batch_size=32).fit(["CCO"])
+    mixed = grover.transform([chain, *small])
+    padded_mixed = sum(p for p, _ in calls)
+    own = sum(o for _, o in calls)
+    calls.clear()
+    grover.transform([chain])
+    padded_alone = sum(p for p, _ in calls)
+    calls.clear()
+    grover.transform(small)
+    padded_small = sum(p for p, _ in calls)
+    # the mixed batch costs about its molecules' own attention, not 32 x 200^2 per view
+    assert padded_mixed <= 1.1 * (padded_alone + padded_small)
+    assert padded_mixed < 1.5 * own
+    np.testing.assert_allclose(mixed[0], grover.transform([chain])[0], rtol=1e-4, atol=1e-5)
+    # the same holds in training (pretraining on the mixed batch)
+    calls.clear()
+    GroverFeaturizer(max_epochs=1, random_state=0, **dict(SCRATCH, batch_size=32)).fit(
+        [chain, *small])
+    assert calls and sum(p for p, _ in calls) < 1.5 * sum(o for _, o in calls)
+
+
+def test_default_featurizer_loads_the_checkpoint_without_training():
+    from sklearn.linear_model import RidgeCV
+    from sklearn.pipeline import make_pipeline
+
+    default = GroverFeaturizer().fit(MOLS[:3])
+    assert default.n_iter_ == 0 and default.loss_curve_ == []
+    shipped = GroverFeaturizer.load("moses-small")
+    np.testing.assert_array_equal(default.transform(MOLS), shipped.transform(MOLS))
+    # fit looks at nothing but the validity of X: other molecules give the same model
+    np.testing.assert_array_equal(GroverFeaturizer().fit(MOLS[5:]).transform(MOLS),
+                                  shipped.transform(MOLS))
+    with pytest.raises(ValueError, match="index 1"):
+        GroverFeaturizer().fit(["CCO", "C1CC"])
+    y = np.arange(len(MOLS), dtype=float)
+    pred = make_pipeline(GroverFeaturizer(), RidgeCV()).fit(MOLS, y).predict(MOLS)
+    assert pred.shape == (len(MOLS),) and np.isfinite(pred).all()
+    # continued pretraining is asked for with max_epochs
+    cont = GroverFeaturizer(max_epochs=1, batch_size=6, random_state=0).fit(MOLS)
+    assert cont.n_iter_ == 1
+    assert not np.allclose(cont.transform(MOLS), shipped.transform(MOLS))
+
+
+def _damaged_copy(tmp_path, edit_config=None, edit_state=None):
+    import shutil
+
+    folder = tmp_path / "damaged"
+    shutil.copytree(_checkpoint_dir("moses-small"), folder)
+    if edit_config is not None:
+        config = json.loads((folder / "config.json").read_text())
+        edit_config(config)
+        (folder / "config.json").write_text(json.dumps(config))
+    if edit_state is not None:
+        state = torch.load(folder / "weights.pt", weights_only=True)
+        edit_state(state)
+        torch.save(state, folder / "weights.pt")
+    return folder
+
+
+def _fit_both(folder, *, regressor_raises=True):
+    """Messages of the featurizer, the loader and (if it raises) the regressor on folder."""
+    fits = [lambda: GroverFeaturizer(pretrained=folder).fit(MOLS[:2]),
+            lambda: load_grover_checkpoint(folder)]
+    if regressor_raises:
+        fits.append(lambda: GroverRegressor(pretrained=folder, max_epochs=1).fit(
+            MOLS[:2], [0.0, 1.0]))
+    errors = []
+    for fit in fits:
+        with pytest.raises(ValueError) as info:
+            fit()
+        assert str(folder) in str(info.value)
+        errors.append(str(info.value))
+    return errors
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("hidden_size", 32, r"config\.json gives hidden_size=32, but the tensors in weights\.pt "
+                        r"are those of hidden_size=64"),
+    ("n_heads", 1, r"n_heads=1, but .* n_heads=2"),
+    ("n_layers", 2, r"n_layers=2, but .* n_layers=1"),
+    ("hidden_size", "64", r"params\['hidden_size'\] is '64'; it must be a positive integer"),
+])
+def test_checkpoint_whose_config_disagrees_with_its_tensors(tmp_path, key, value, expected):
+    # Case C01b: a ValueError naming the folder and the parameter, not a torch traceback.
+    folder = _damaged_copy(tmp_path, lambda c: c["params"].update({key: value}))
+    for message in _fit_both(folder):
+        assert re.search(expected, message), message
+
+
+def test_checkpoint_missing_extra_or_misshapen_tensor(tmp_path):
+    name = "encoder.ffn_atom_from_bond.0.weight"
+    folder = _damaged_copy(tmp_path, edit_state=lambda s: s.pop(name))
+    for message in _fit_both(folder):
+        assert "weights.pt lacks 1 tensor(s)" in message and repr(name) in message
+    folder = _damaged_copy(tmp_path / "b", edit_state=lambda s: s.update(
+        {"encoder.stray.weight": torch.zeros(2)}))
+    for message in _fit_both(folder):
+        assert "'encoder.stray.weight'" in message and "do not call for" in message
+    folder = _damaged_copy(tmp_path / "c", edit_state=lambda s: s.update(
+        {name: s[name].T.contiguous()}))
+    for message in _fit_both(folder):
+        assert repr(name) in message and "has shape (215, 256)" in message
+
+
+def test_checkpoint_vocabulary_that_does_not_fit_the_head(tmp_path):
+    folder = _damaged_copy(tmp_path, lambda c: c.update(atom_vocab=c["atom_vocab"][:-5]))
+    for message in _fit_both(folder, regressor_raises=False):
+        assert "atom_vocab has" in message and "'atom_heads.0.weight'" in message
+    # a regressor only loads the encoder: the vocabulary does not matter to it
+    reg = GroverRegressor(pretrained=folder, max_epochs=1, random_state=0).fit(
+        MOLS[:4], [0.0, 1.0, 2.0, 3.0])
+    assert np.isfinite(reg.predict(MOLS[:2])).all()
+    folder = _damaged_copy(tmp_path / "b", lambda c: c.update(bond_vocab=["C", "D"]))
+    with pytest.raises(ValueError, match="'bond_vocab' is not a list of labels starting"):
+        GroverFeaturizer(pretrained=folder).fit(MOLS[:2])
+
+
+def test_saving_a_loaded_checkpoint_keeps_its_training_record(tmp_path):
+    shipped, _ = load_grover_checkpoint("moses-small")
+    folder = GroverFeaturizer().fit(MOLS[:2]).save(tmp_path / "same")
+    config, _ = load_grover_checkpoint(folder)
+    assert config["training"] == shipped["training"]
+    assert config["loss_curve"] == shipped["loss_curve"]
+    # continued pretraining appends a leg and its epochs to the record
+    cont = GroverFeaturizer(max_epochs=1, batch_size=6, random_state=0).fit(MOLS)
+    config, _ = load_grover_checkpoint(cont.save(tmp_path / "more"))
+    legs = config["training"]["legs"]
+    assert len(legs) == 2 and legs[0] == shipped["training"]
+    assert legs[1]["epochs"] == 1 and legs[1]["n_molecules"] == len(MOLS)
+    assert config["loss_curve"] == shipped["loss_curve"] + cont.loss_curve_

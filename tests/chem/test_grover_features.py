@@ -116,3 +116,17 @@ def test_vocab_orders_by_frequency_and_maps_rare_labels_to_other():
     assert ContextVocab.from_itos(vocab.itos).stoi == vocab.stoi
     with pytest.raises(ValueError, match="must start with"):
         ContextVocab.from_itos(["C", "<pad>"])
+
+
+def test_ring_size_flags_match_rdkit_per_atom_queries():
+    from rdkit import Chem
+
+    from sklearn_papers.chem.featurizers._grover_features import RingSizeFlags
+
+    block = RingSizeFlags(range(3, 9))
+    for smiles in ["C1CC1", "c1ccc2ccccc2c1", "C1CC2CCC1C2", "C1CCCCCCCCCCC1",
+                   "O=C1CCCN1c1ccc2c(c1)CCCC2", "CCO", "C12C3C4C1C5C2C3C45"]:
+        mol = Chem.MolFromSmiles(smiles)
+        atoms = list(mol.GetAtoms())
+        want = [[a.IsInRingSize(k) for k in range(3, 9)] for a in atoms]
+        np.testing.assert_array_equal(block.flags(mol, atoms), np.array(want, float))

@@ -17,7 +17,22 @@ from sklearn_papers.chem import (
     ScaffoldSplit,
     murcko_scaffolds,
 )
+from sklearn_papers.chem._scaffold import _scaffold_smiles
 from sklearn_papers.datasets import load_delaney
+
+
+@pytest.fixture(scope="module")
+def bundled_sample():
+    """Molecules sampled from five bundled data sets, parsed."""
+    from sklearn_papers import datasets
+
+    rng = np.random.RandomState(0)
+    out = list(datasets.load_moses_smiles(n_samples=120, return_X_y=True)[0])
+    for name in ["load_bbbp", "load_tox21", "load_malaria"]:
+        X = np.asarray(getattr(datasets, name)(return_X_y=True)[0], dtype=object).ravel()
+        out += [X[i] for i in rng.permutation(len(X))[:120]]
+    out += list(datasets.load_cep(n_samples=120, return_X_y=True)[0])
+    return [m for m in map(Chem.MolFromSmiles, out) if m is not None]
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +51,91 @@ def test_murcko_scaffolds_match_naive_oracle(delaney):
     X, _ = delaney
     got = murcko_scaffolds(X[:60])
     assert got.tolist() == [_naive_scaffold(s) for s in X[:60]]
+
+
+def _rdkit_scaffold_smiles(mol, include_chirality):
+    return MurckoScaffold.MurckoScaffoldSmiles(mol=mol, includeChirality=include_chirality)
+
+
+@pytest.mark.parametrize("include_chirality", [False, True])
+def test_murcko_scaffolds_match_rdkit_on_bundled_molecules(bundled_sample,
+                                                           include_chirality):
+    mols = bundled_sample
+    assert len(mols) > 500
+    expected = [_rdkit_scaffold_smiles(m, include_chirality) for m in mols]
+    assert murcko_scaffolds(mols, include_chirality=include_chirality).tolist() == expected
+    # the linear-time path, which murcko_scaffolds uses above _RDKIT_MAX_ATOMS atoms
+    assert [_scaffold_smiles(m, include_chirality) for m in mols] == expected
+
+
+#: Molecules where the side-chain removal must repeat RDKit's fix-ups: exocyclic double
+#: bonds, substituted aromatic N, charges, stereo centres losing a substituent, salts,
+#: isotopes, spiro and bridged rings, macrocycles, linkers with branches.
+EDGE_CASES = [
+    "O=C1CCCCC1", "CC(=O)c1ccccc1", "C=C1CCCCC1C", "Cn1ccnc1", "C[n+]1ccccc1",
+    "[Na+].[O-]C(=O)c1ccccc1", "C[C@H]1CC[C@@H](O)CC1", "C[C@@]1(O)CCCC1",
+    "N[C@@H](Cc1ccccc1)C(=O)O", "[2H]c1ccccc1", "[13CH3]c1ccccc1", "c1ccc2c(c1)CCC21CCNCC1",
+    "C1CC2CCC1C2", "O=S(=O)(c1ccccc1)N1CCCC1", "C1CCCCCCCCCCCCCCCCCCCCCC1CC",
+    "c1ccccc1CCCCc1ccccc1CC", "CC(C)(c1ccccc1)c1ccccc1", "N#CC1CCCC1", "O=[N+]([O-])c1ccccc1",
+    "C/C=C/C1CCCCC1", "F/C=C1/CCCCC1", "c1ccccc1.c1ccncc1", "CCO.c1ccccc1C", "C1CC1C1CC1",
+    "C1CC1CC(CC)C1CC1", "O=C(NC1CC1)C1CCC1=O", "Cc1cc[nH]c1", "C[Si]1(C)CCCC1", "B1OCCO1",
+    "c1ccc(cc1)P(=O)(c1ccccc1)c1ccccc1", "CC1=CC(=O)C=CC1=O", "[H]C1CCCCC1",
+    "C" + "CC(c1ccccc1)" * 20 + "C", "c1ccccc1" + "C" * 60 + "C1CCCC1",
+    "O=C(OC1CCCCC1)" + "C" * 40,
+]
+
+
+@pytest.mark.parametrize("include_chirality", [False, True])
+@pytest.mark.parametrize("explicit_h", [False, True])
+def test_murcko_scaffolds_match_rdkit_on_edge_cases(include_chirality, explicit_h):
+    mols = [Chem.MolFromSmiles(s) for s in EDGE_CASES]
+    if explicit_h:
+        mols = [Chem.AddHs(m) for m in mols]
+    expected = [_rdkit_scaffold_smiles(m, include_chirality) for m in mols]
+    assert murcko_scaffolds(mols, include_chirality=include_chirality).tolist() == expected
+    assert [_scaffold_smiles(m, include_chirality) for m in mols] == expected
+
+
+def test_murcko_scaffolds_of_long_chains():
+    # field case C05: RDKit's MurckoScaffold took 12.8-19.3 s for each of these
+    long = ["C" * 1500, "c1ccccc1" + "C" * 1500, "O" + "CCO" * 500]
+    assert murcko_scaffolds(long).tolist() == ["", "c1ccccc1", ""]
+    # 1,602 atoms; the scaffold runs from the first ring's backbone carbon to the last's
+    polystyrene = "C" + "CC(c1ccccc1)" * 200 + "C"
+    scaffold = Chem.MolFromSmiles(murcko_scaffolds([polystyrene])[0])
+    assert scaffold.GetNumAtoms() == 1602 - 3
+    assert scaffold.GetRingInfo().NumRings() == 200
+
+
+def test_murcko_scaffolds_leave_input_molecules_unchanged():
+    mol = Chem.MolFromSmiles("Cn1ccnc1C[C@H](F)c1ccccc1")
+    before = Chem.MolToSmiles(mol)
+    murcko_scaffolds([mol])
+    assert Chem.MolToSmiles(mol) == before
+
+
+LIPIDS_AND_POLYMERS = [
+    "CCCCCCCCCCCCCCCC(=O)OCC(COC(=O)CCCCCCCCCCCCCCC)OC(=O)CCCCCCCCCCCCCCC",  # tripalmitin
+    "CCCCCCCC/C=C\\CCCCCCCC(=O)OC1CCC2(C)C(=CCC3C2CCC2(C)C(C(C)CCCC(C)C)CCC32)C1",
+    "C" * 2000,
+    "O" + "CCO" * 600,
+    "C" + "CC(c1ccccc1)" * 150 + "C",
+    "c1ccccc1" + "C" * 1500,
+]
+
+
+@pytest.mark.parametrize("splitter", [ScaffoldSplit(test_size=0.25),
+                                      ScaffoldSplit(method="balanced", random_state=0),
+                                      ScaffoldKFold(n_splits=3)])
+def test_scaffold_splitters_on_lipids_and_polymers(delaney, splitter):
+    X = np.concatenate([delaney[0][:40], np.array(LIPIDS_AND_POLYMERS, dtype=object)])
+    scaffolds = murcko_scaffolds(X)
+    n_tests = 0
+    for train, test in splitter.split(X):
+        assert not set(scaffolds[train]) & set(scaffolds[test])
+        assert len(train) + len(test) == len(X)
+        n_tests += 1
+    assert n_tests == splitter.get_n_splits()
 
 
 def test_murcko_scaffolds_names_invalid_molecule():

@@ -101,3 +101,33 @@ def test_finetune_loss_ignores_missing_labels():
     target = torch.tensor([[1.0, float("nan")], [2.0, 3.0]])
     # mean over the 3 labelled entries of squared error (1 on one of them), for 2 views
     assert float(grover_finetune_loss(preds, target, "regression")) == pytest.approx(2 / 3)
+
+
+def test_attention_groups_bound_padding_of_a_mixed_batch():
+    from sklearn_papers.nn._grover import ATTENTION_FLOOR, ATTENTION_RATIO, attention_groups
+
+    counts = np.array([500] + [20, 0, 35, 70, 90, 110, 12] * 4 + [3, 64, 65])
+    groups = attention_groups(counts)
+    members = np.concatenate([m for m, _ in groups])
+    assert sorted(members.tolist()) == np.flatnonzero(counts).tolist()  # each once
+    padded = sum(len(m) * length ** 2 for m, length in groups)
+    own = int((counts ** 2).sum())
+    assert padded <= ATTENTION_RATIO ** 2 * own + len(counts) * ATTENTION_FLOOR ** 2
+    assert all(counts[m].max() == length for m, length in groups)
+    # the chain is alone in its group: the small molecules do not pay 500^2 each
+    assert [len(m) for m, length in groups if length == 500] == [1]
+    assert padded < 1.3 * own < 0.1 * len(counts) * 500 ** 2
+    # molecules of at most ATTENTION_FLOOR rows share one group
+    assert len(attention_groups([5, 64, 30, 1])) == 1
+
+
+def test_grouped_attention_matches_per_molecule_loop_on_mixed_sizes():
+    g = torch.Generator().manual_seed(0)
+    sizes = [150, 3, 1, 70, 40, 100, 2]  # several groups
+    segment = torch.repeat_interleave(torch.arange(len(sizes)), torch.tensor(sizes))
+    q, k, v = (torch.randn(2, int(sum(sizes)), 4, generator=g) for _ in range(3))
+    got = _masked_attention(q, k, v, segment, len(sizes) + 1)  # plus an empty segment
+    for s in range(len(sizes)):
+        rows = (segment == s).nonzero().flatten()
+        want = torch.softmax(q[:, rows] @ k[:, rows].transpose(1, 2) / 2.0, -1) @ v[:, rows]
+        torch.testing.assert_close(got[:, rows], want)

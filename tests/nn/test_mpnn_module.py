@@ -226,3 +226,29 @@ def test_edge_network_gradient_reaches_every_bond_feature_row(graphs):
     h = torch.randn(t["atom_features"].shape[0], 3, dtype=torch.float64)
     assert torch.autograd.gradcheck(
         lambda b: msg(h, msg.edge_state(b), t["edge_index"]), (e,))
+
+
+def test_directed_bond_passing_matches_a_naive_loop():
+    from sklearn_papers.nn._mpnn import DirectedBondPassing
+
+    torch.manual_seed(0)
+    # a triangle 0-1-2 plus a pendant atom 3 on atom 2; edges 2k, 2k+1 are bond k
+    bonds = [(0, 1), (1, 2), (2, 0), (2, 3)]
+    src = [a for u, v in bonds for a in (u, v)]
+    dst = [b for u, v in bonds for b in (v, u)]
+    edge_index = torch.tensor([src, dst])
+    x, e = torch.randn(4, 5), torch.randn(8, 3)
+    mp = DirectedBondPassing(5, 3, 6, n_steps=2)
+    got = mp(x, e, edge_index)
+    h0 = torch.relu(mp.w_i(torch.cat([x[src], e], 1)))
+    h = h0
+    for _ in range(2):
+        new = torch.empty_like(h)
+        for k in range(8):
+            m = sum((h[f] for f in range(8) if dst[f] == src[k] and f != (k ^ 1)),
+                    torch.zeros(6))
+            new[k] = torch.relu(h0[k] + mp.w_h(m))
+        h = new
+    for v in range(4):
+        m = sum((h[f] for f in range(8) if dst[f] == v), torch.zeros(6))
+        torch.testing.assert_close(got[v], torch.relu(mp.w_o(torch.cat([x[v], m]))))

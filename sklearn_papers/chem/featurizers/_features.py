@@ -6,6 +6,8 @@ and :func:`duvenaud_bond_features`; other graph models build their own from the 
 Everything returns numpy ``float32``.
 """
 
+from itertools import repeat
+
 import numpy as np
 
 __all__ = [
@@ -65,7 +67,8 @@ class OneHot:
         """Slot index of each item, ndarray of shape (n_items,); -1 for no slot."""
         fallback = {"extra": len(self.choices), "last": len(self.choices) - 1,
                     "ignore": -1}[self.unknown]
-        return np.fromiter((self._index.get(self.getter(it), fallback) for it in items),
+        # map over C-level callables: no Python frame per item for the lookup
+        return np.fromiter(map(self._index.get, map(self.getter, items), repeat(fallback)),
                            dtype=np.int64, count=len(items))
 
 
@@ -123,7 +126,8 @@ class _FeatureSet:
                 hit = cols >= 0
                 out[rows[hit], offset + cols[hit]] = 1.0
             else:
-                out[:, offset] = [bool(block.getter(it)) for it in items]
+                out[:, offset] = np.fromiter(map(block.getter, items), dtype=bool,
+                                             count=len(items))
             offset += block.n_features
         return out
 

@@ -19,7 +19,6 @@ Nothing here imports torch.
 """
 
 from collections import Counter
-from functools import partial
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from sklearn_papers.chem.featurizers._features import AtomFeatures, BondFeatures
 __all__ = [
     "GROVER_MOTIFS",
     "ContextVocab",
+    "RingSizeFlags",
     "Scalar",
     "SmartsFlag",
     "atom_context_label",
@@ -132,13 +132,47 @@ class SmartsFlag:
         return {"name": self.name, "smarts": self.smarts, "_pattern": None}
 
 
+class RingSizeFlags:
+    """0/1 features: the atom lies in a ring of each given size (one column per size).
+
+    Read once per molecule from RDKit's ring information (the rings ``Atom.IsInRingSize``
+    looks at), rather than one RDKit call per atom and size.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Ring sizes, one column each, named ``"ring_size_<k>"``.
+    """
+
+    def __init__(self, sizes):
+        self.sizes = tuple(int(k) for k in sizes)
+
+    @property
+    def n_features(self):
+        return len(self.sizes)
+
+    @property
+    def feature_names(self):
+        return [f"ring_size_{k}" for k in self.sizes]
+
+    def flags(self, mol, items):
+        """ndarray of shape (len(items), len(sizes)), float32."""
+        column = {k: j for j, k in enumerate(self.sizes)}
+        per_atom = np.zeros((mol.GetNumAtoms(), len(self.sizes)), dtype=np.float32)
+        for ring in mol.GetRingInfo().AtomRings():
+            j = column.get(len(ring))
+            if j is not None:
+                per_atom[list(ring), j] = 1.0
+        return per_atom[[it.GetIdx() for it in items]]
+
+
 class GroverAtomFeatures(AtomFeatures):
     """An :class:`AtomFeatures` set that also accepts :class:`Scalar` and
     :class:`SmartsFlag` blocks.
 
     Parameters
     ----------
-    blocks : list of OneHot, Flag, Scalar or SmartsFlag
+    blocks : list of OneHot, Flag, Scalar, SmartsFlag or RingSizeFlags
         Each block reads an RDKit ``Atom``.
     """
 
@@ -161,12 +195,15 @@ class GroverAtomFeatures(AtomFeatures):
                 hit = cols >= 0
                 out[rows[hit], offset + cols[hit]] = 1.0
             elif isinstance(block, Scalar):
-                out[:, offset] = [float(block.getter(it)) for it in items]
+                out[:, offset] = list(map(block.getter, items))
+            elif isinstance(block, RingSizeFlags):
+                out[:, offset:offset + block.n_features] = block.flags(mol, items)
             elif isinstance(block, SmartsFlag):
                 matched = block.matched_atoms(mol)
                 out[:, offset] = [it.GetIdx() in matched for it in items]
             else:
-                out[:, offset] = [bool(block.getter(it)) for it in items]
+                out[:, offset] = np.fromiter(map(block.getter, items), dtype=bool,
+                                             count=len(items))
             offset += block.n_features
         return out
 
@@ -208,10 +245,6 @@ def _implicit_valence(atom):
     from rdkit import Chem
 
     return atom.GetValence(Chem.ValenceType.IMPLICIT)
-
-
-def _in_ring_of_size(atom, size):
-    return atom.IsInRingSize(size)
 
 
 def _false(item):
@@ -269,7 +302,7 @@ def grover_atom_features():
         SmartsFlag("hbond_donor", HBOND_DONOR_SMARTS),
         SmartsFlag("acidic", ACIDIC_SMARTS),
         SmartsFlag("basic", BASIC_SMARTS),
-        *[Flag(f"ring_size_{k}", partial(_in_ring_of_size, size=k)) for k in range(3, 9)],
+        RingSizeFlags(range(3, 9)),
     ])
 
 

@@ -1,0 +1,63 @@
+"""The splits and scores of the molecule quality comparisons (issue 20).
+
+ESOL and FreeSolv: random 80/20 (``train_test_split(test_size=0.2, random_state=seed)``),
+test RMSE. BBBP and Tox21: balanced scaffold 80/20 (``ScaffoldSplit(method="balanced",
+random_state=seed)``; the deterministic split of BBBP leaves one class in its test set),
+test ROC-AUC (Tox21: mean over its 12 tasks of the labelled test molecules). Used by
+``bench_quality.py`` and ``search_defaults.py``.
+"""
+
+import numpy as np
+
+DATASETS = {"esol": "regression", "freesolv": "regression", "bbbp": "classification",
+            "tox21": "classification"}
+
+
+def load(name):
+    """``(X, y)`` of a bundled data set, X an object array of SMILES.
+
+    Molecules RDKit cannot parse (8 in Tox21) are dropped, so every model sees the same
+    molecules.
+    """
+    from sklearn_papers import datasets
+    from sklearn_papers.chem import check_molecules
+
+    loader = {"esol": datasets.load_delaney, "freesolv": datasets.load_freesolv,
+              "bbbp": datasets.load_bbbp, "tox21": datasets.load_tox21}[name]
+    X, y = loader(return_X_y=True)
+    X, y = np.asarray(X, dtype=object), np.asarray(y, dtype=float)
+    valid = check_molecules(X, errors="nan")[1]
+    return X[valid], y[valid]
+
+
+def split(name, X, y, seed):
+    """Train and test indices of ``name`` for ``seed``."""
+    if DATASETS[name] == "regression":
+        from sklearn.model_selection import train_test_split
+
+        return train_test_split(np.arange(len(X)), test_size=0.2, random_state=seed)
+    from sklearn_papers.chem import ScaffoldSplit
+
+    return next(ScaffoldSplit(method="balanced", random_state=seed).split(X))
+
+
+def score(name, y_true, pred):
+    """Test RMSE (regression) or ROC-AUC (classification; ``pred``: P(label 1))."""
+    from sklearn.metrics import roc_auc_score
+
+    if DATASETS[name] == "regression":
+        return float(np.sqrt(np.mean((np.asarray(pred).ravel() - y_true.ravel()) ** 2)))
+    y_true = y_true.reshape(len(y_true), -1)
+    pred = np.asarray(pred).reshape(len(y_true), -1)
+    aucs = []
+    for t in range(y_true.shape[1]):
+        seen = ~np.isnan(y_true[:, t])
+        if len(np.unique(y_true[seen, t])) == 2:
+            aucs.append(roc_auc_score(y_true[seen, t], pred[seen, t]))
+    return float(np.mean(aucs))
+
+
+def positive_proba(est, X):
+    """P(label 1) per molecule (binary) or per molecule and task (multi-task)."""
+    proba = est.predict_proba(X)
+    return proba[:, 1] if est._task == "binary" else proba

@@ -1,0 +1,109 @@
+"""Early stopping, the warm-up-then-decay schedule and directed messages (issue 20)."""
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from sklearn_papers.chem import MPNNRegressor, NeuralFingerprintClassifier
+from sklearn_papers.chem._training import WarmupDecay
+
+MOLS = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "C1CCCCC1",
+        "OC(=O)c1ccccc1", "CCOC(=O)C", "Clc1ccccc1", "CC(=O)Oc1ccccc1C(=O)O", "CCCCCC",
+        "CCCCO", "CCCl", "c1ccc(O)cc1", "NCCO", "CC#N", "C=CC", "CCOCC", "OCCO"]
+Y = np.array([len(s) % 5 - 2.0 + ("O" in s) for s in MOLS])
+MP = dict(hidden_size=8, n_steps=2, set2set_steps=2, edge_hidden_size=8, batch_size=8)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def test_warmup_decay_factor():
+    f = WarmupDecay(4, 14)
+    values = [f(s) for s in range(16)]
+    assert values[0] == pytest.approx(0.1) and values[4] == pytest.approx(1.0)
+    assert values[14] == pytest.approx(0.1) and values[15] == pytest.approx(0.1)
+    assert np.all(np.diff(values[:5]) > 0) and np.all(np.diff(values[4:15]) < 0)
+    assert WarmupDecay(0, 10)(0) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("schedule, final", [("warmup_decay", 0.1), ("constant", 1.0)])
+def test_lr_schedule_reaches_its_end(schedule, final):
+    reg = MPNNRegressor(max_epochs=3, lr=1e-2, lr_schedule=schedule, random_state=0,
+                        **MP).fit(MOLS, Y)
+    assert reg.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(final * 1e-2)
+    pickle.loads(pickle.dumps(reg)).predict(MOLS[:2])  # the schedule pickles
+
+
+def test_early_stopping_restores_the_best_epoch():
+    reg = MPNNRegressor(max_epochs=60, lr=3e-2, early_stopping=True,
+                        validation_fraction=0.25, n_iter_no_change=3, random_state=0,
+                        lr_schedule="constant", **dict(MP, batch_size=16)).fit(MOLS, Y)
+    curve = reg.validation_loss_curve_
+    assert len(curve) == reg.n_iter_ == len(reg.loss_curve_)
+    best = int(np.argmin(curve))
+    assert reg.n_iter_ < 60  # stopped: n_iter_no_change epochs without improvement
+    assert reg.n_iter_ == best + 1 + 3
+    # the restored weights are those of the best epoch: their held-out loss is the minimum
+    from sklearn_papers.nn._graph import GraphDataset
+
+    graphs = reg._featurize_mols(reg._molecules(MOLS)[0])
+    target = ((Y - reg._y_mean) / reg._y_std).astype(np.float32).reshape(-1, 1)
+    _, valid = reg.net_.get_split_datasets(GraphDataset(graphs, target))
+    assert len(valid) == 5
+    pred = reg.net_.forward(valid, training=False)
+    true = torch.as_tensor(np.stack([valid[i][1] for i in range(len(valid))]))
+    loss = float(reg.net_.get_loss(pred, true, training=False))
+    assert loss == pytest.approx(min(curve), rel=1e-4)
+    assert MPNNRegressor(max_epochs=2, **MP).fit(MOLS, Y).validation_loss_curve_ is None
+
+
+def test_early_stopping_for_classifiers_and_too_few_molecules():
+    clf = NeuralFingerprintClassifier(fp_length=8, conv_width=4, hidden_size=4, radius=1,
+                                      max_epochs=4, batch_size=8, early_stopping=True,
+                                      random_state=0).fit(MOLS, Y > 0)
+    assert len(clf.validation_loss_curve_) == clf.n_iter_
+    with pytest.raises(ValueError, match="leaves none to train on"):
+        MPNNRegressor(early_stopping=True, validation_fraction=0.5, **MP).fit(
+            ["CCO"], [1.0])
+
+
+def test_directed_messages_fit_and_overfit_a_small_set():
+    reg = MPNNRegressor(message="directed", max_epochs=80, lr=1e-2, random_state=0,
+                        **dict(MP, hidden_size=16)).fit(MOLS, Y)
+    assert hasattr(reg.module_.encoder, "directed") and reg.module_.encoder.directed
+    mse = np.mean((reg.predict(MOLS) - Y) ** 2)
+    assert mse < 0.1 * Y.var(), mse
+    # a bond-less molecule and an invalid one
+    out = MPNNRegressor(message="directed", max_epochs=1, errors="nan", **MP).fit(
+        MOLS, Y).predict(["[Na+].[Cl-]", "C1CC", "C"])
+    assert np.isfinite(out[[0, 2]]).all() and np.isnan(out[1])
+
+
+def test_grover_fine_tuning_early_stopping_and_schedule():
+    from sklearn_papers.chem import GroverRegressor
+
+    tiny = dict(pretrained=None, hidden_size=8, n_heads=1, depth=2, ffn_hidden=8,
+                batch_size=8, random_state=0)
+    reg = GroverRegressor(max_epochs=40, lr=3e-2, early_stopping=True,
+                          validation_fraction=0.25, n_iter_no_change=2, **tiny).fit(MOLS, Y)
+    curve = reg.validation_loss_curve_
+    assert len(curve) == reg.n_iter_ < 40
+    assert reg.n_iter_ == int(np.argmin(curve)) + 1 + 2
+    # the kept weights are the best epoch's: their held-out loss is the minimum
+    from sklearn_papers.nn._skorch import seed_from_random_state
+
+    seed = seed_from_random_state(0)
+    valid = np.sort(np.random.RandomState(seed).permutation(len(MOLS))[:5])
+    pred = reg.predict([MOLS[i] for i in valid])
+    mse = np.mean(((pred - Y[valid]) / reg._y_std) ** 2)
+    assert mse == pytest.approx(min(curve), rel=1e-4)
+    assert GroverRegressor(max_epochs=1, **tiny).fit(MOLS, Y).validation_loss_curve_ is None
+    sched = GroverRegressor(max_epochs=2, lr_schedule="warmup_decay", **tiny).fit(MOLS, Y)
+    assert np.isfinite(sched.predict(MOLS)).all()
