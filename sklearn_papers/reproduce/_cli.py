@@ -1,6 +1,10 @@
-"""Command line: ``sklearn-papers reproduce [--quick] [--only NAME ...] [--out DIR]``."""
+"""Command line: ``sklearn-papers reproduce [--quick] [--only NAME ...] [--out DIR] [--resume]``
+and ``sklearn-papers publish --report DIR [--to docs/results]``."""
 
 import argparse
+import contextlib
+import datetime
+import pickle
 import shlex
 import sys
 import time
@@ -28,21 +32,52 @@ def _parser():
                      help="output folder for REPORT.md and PNG plots (default: reports/; "
                           "a REPORT.md already there is replaced, so give --only runs "
                           "their own folder to keep a full report)")
+    rep.add_argument("--resume", action="store_true",
+                     help="reuse what an earlier run with the same --out, mode and seed "
+                          "finished: whole experiments, and the folds/arms/seeds of "
+                          "experiments that cache their parts; the report says which "
+                          "parts were reused and when they were computed")
     rep.add_argument("--seed", default=0, type=int, help="random seed (default: 0)")
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
     rep.add_argument("--verbose", default=1, type=int,
                      help="0 silences progress output (default: 1)")
+    pub = sub.add_parser(
+        "publish",
+        help="turn a run's REPORT.md into docs pages (one .rst per experiment)",
+        description="Convert each section of REPORT.md into <to>/<name>.rst with the run's "
+                    "header (command, date, commit, machine), copy the figures into "
+                    "<to>/figures/ and rewrite <to>/index.rst.")
+    pub.add_argument("--report", required=True, type=Path,
+                     help="output folder of the run (holds REPORT.md)")
+    pub.add_argument("--to", default=Path("docs/results"), type=Path,
+                     help="docs folder of the results pages (default: docs/results)")
+    pub.add_argument("--only", nargs="+", metavar="NAME",
+                     help="publish only these experiments' sections")
     return parser
 
 
 def main(argv=None):
     """Entry point of the ``sklearn-papers`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
+    if args.command == "publish":
+        from sklearn_papers.reproduce._publish import publish
+
+        try:
+            pages = publish(args.report, args.to, only=args.only)
+        except (OSError, ValueError) as exc:
+            print(f"sklearn-papers publish: {exc}", file=sys.stderr)
+            return 2
+        for page in pages:
+            print(f"wrote {page}")
+        return 0
     import matplotlib
 
     matplotlib.use("Agg")
-    from sklearn_papers.reproduce._registry import RunContext, get_experiments, run_experiment
-    from sklearn_papers.reproduce._report import write_report
+    from sklearn_papers.reproduce import _registry
+    from sklearn_papers.reproduce._registry import RunContext, format_seconds, run_experiment
+    from sklearn_papers.reproduce._report import machine_info, write_report
+
+    get_experiments = _registry.get_experiments
 
     experiments = get_experiments()
     if args.list:
@@ -56,29 +91,149 @@ def main(argv=None):
               f"available: {sorted(experiments)}", file=sys.stderr)
         return 2
     ctx = RunContext(quick=args.quick, out_dir=args.out, random_state=args.seed,
-                     verbose=args.verbose)
+                     verbose=args.verbose, resume=args.resume)
     start = time.perf_counter()
     words = sys.argv[1:] if argv is None else list(argv)
     command = "sklearn-papers " + shlex.join(str(w) for w in words)
-    results, path = [], None
+    results, notes, cpu, path = [], {}, {}, None
+    machine = machine_info()
     for i, name in enumerate(names):
         exp = experiments[name]
-        ctx.log(f"[{name}] {exp.title} ...")
-        section, secs, error = run_experiment(exp, ctx)
-        status = "done" if error is None else "FAILED"
-        ctx.log(f"[{name}] {status} in {secs:.0f} s")
+        ctx.experiment, ctx.reused, ctx.computed = name, [], []
+        ctx.log(f"[{name}] {exp.title} ({i + 1}/{len(names)}, "
+                f"{format_seconds(time.perf_counter() - start)} into the run) ...")
+        earlier = _load_section(ctx, exp) if args.resume else None
+        if earlier is not None:
+            section, secs, created = earlier
+            error = None
+            notes[name] = (f"**Resumed:** this whole section was read back from the run "
+                           f"finished {created} (`--resume`); its time is that run's.")
+            ctx.log(f"[{name}] reused from the run of {created}")
+        else:
+            cpu_start = _cpu_seconds()
+            with _deduplicated_warnings() as repeats:
+                section, secs, error = run_experiment(exp, ctx)
+            cpu[name] = _cpu_seconds() - cpu_start
+            if repeats:
+                ctx.log(f"[{name}] repeated warnings not shown again: " + "; ".join(
+                    f"{n} x {label}" for label, n in repeats.items()))
+            if error is None:
+                _save_section(ctx, section, secs, exp)
+            note = ctx.reused_note()
+            if note:
+                notes[name] = note
+            status = "done" if error is None else "FAILED"
+            ctx.log(f"[{name}] {status} in {format_seconds(secs)} "
+                    f"(CPU time {format_seconds(cpu[name])})")
         if error is not None and args.verbose > 0:
             print(error, file=sys.stderr)
         results.append((exp, section, secs, error))
         # rewritten after every experiment: an interrupted long run keeps what finished
         path = write_report(args.out, results, quick=args.quick,
                             seconds=time.perf_counter() - start, command=command,
-                            pending=[experiments[n] for n in names[i + 1:]])
+                            pending=[experiments[n] for n in names[i + 1:]],
+                            notes=notes, machine=machine, cpu=cpu)
     if path is None:
         print("sklearn-papers: no experiments to run.", file=sys.stderr)
         return 2
     print(f"Report written to {path.resolve()}")
     return 1 if any(r[3] is not None for r in results) else 0
+
+
+def _cpu_seconds():
+    """CPU time of this process and its finished children, all threads (user + system)."""
+    import os
+
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+@contextlib.contextmanager
+def _deduplicated_warnings():
+    """Show each distinct warning once per experiment; count the repeats.
+
+    Python's own once-per-location rule is undone whenever a library enters
+    ``warnings.catch_warnings`` (scikit-learn does, in every fit), so a warning raised
+    in a loop is printed on every pass. Yields a dict ``{"Category at file:line": count}``
+    of the repeats that were not shown.
+    """
+    import warnings
+
+    seen, repeats = set(), {}
+    original = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        key = (category, str(message).splitlines()[0] if str(message) else "", filename,
+               lineno)
+        if key in seen:
+            label = f"{category.__name__} at {Path(filename).name}:{lineno}"
+            repeats[label] = repeats.get(label, 0) + 1
+            return
+        seen.add(key)
+        original(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield repeats
+    finally:
+        if warnings.showwarning is show:
+            warnings.showwarning = original
+
+
+def _section_file(ctx):
+    return ctx.cache_dir() / "_section.pkl"
+
+
+def _source_digest(exp):
+    """Digest of the source file of the experiment's module ("" when unreadable): a
+    finished section is reused only while its code is unchanged."""
+    import hashlib
+    import inspect
+
+    try:
+        path = inspect.getsourcefile(exp.run)
+        return hashlib.sha1(Path(path).read_bytes()).hexdigest() if path else ""
+    except (OSError, TypeError):
+        return ""
+
+
+def _save_section(ctx, section, seconds, exp=None):
+    """Keep a finished experiment's section so that ``--resume`` can skip it."""
+    path = _section_file(ctx)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    record = {"markdown": section.markdown, "shortened": section.shortened,
+              "figures": [str(Path(f).resolve()) for f in section.figures],
+              "seconds": seconds, "created": created,
+              "source": _source_digest(exp) if exp is not None else ""}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(pickle.dumps(record))
+    tmp.replace(path)
+
+
+def _load_section(ctx, exp=None):
+    """``(section, seconds, created)`` of an earlier finished run, or None.
+
+    None when there is none, when the experiment's module has changed since, or when one
+    of its figures is gone from the output folder.
+    """
+    from sklearn_papers.reproduce._registry import Section
+
+    path = _section_file(ctx)
+    if not path.is_file():
+        return None
+    try:
+        record = pickle.loads(path.read_bytes())
+        figures = [Path(f) for f in record["figures"]]
+    except Exception:  # noqa: BLE001 - a broken file means: run it again
+        return None
+    if not all(f.is_file() for f in figures):
+        return None
+    if exp is not None and record.get("source", "") != _source_digest(exp):
+        return None
+    section = Section(markdown=record["markdown"], figures=figures,
+                      shortened=record["shortened"])
+    return section, record["seconds"], record["created"]
 
 
 if __name__ == "__main__":

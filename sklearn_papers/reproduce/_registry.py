@@ -6,14 +6,20 @@ adding a paper means adding one file. An experiment's ``run`` takes a :class:`Ru
 and returns a :class:`Section` of the report.
 """
 
+import datetime
+import hashlib
 import importlib
+import os
+import pickle
 import pkgutil
+import re
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["Experiment", "RunContext", "Section", "get_experiments"]
+__all__ = ["Experiment", "RunContext", "Section", "format_seconds", "get_experiments"]
 
 
 @dataclass
@@ -37,25 +43,168 @@ class Section:
     shortened: str = ""
 
 
+#: Version of the cache files' layout; files of another version are ignored.
+_CACHE_FORMAT = 1
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def format_seconds(seconds):
+    """``"1h05m"``, ``"12m30s"`` or ``"45s"`` for a duration in seconds."""
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"
+
+
 @dataclass
 class RunContext:
-    """What an experiment is given: mode, output folder, seed and progress settings."""
+    """What an experiment is given: mode, output folder, seed and progress settings.
+
+    Attributes
+    ----------
+    quick : bool
+        ``--quick`` mode (shortened protocols).
+    out_dir : pathlib.Path
+        Output folder of the report and figures.
+    random_state : int, default=0
+        Base seed (``--seed``).
+    verbose : int, default=1
+        0 silences progress output.
+    resume : bool, default=False
+        ``--resume``: parts cached by an earlier run into ``out_dir`` (see :meth:`cached`)
+        are read back instead of recomputed.
+    experiment : str, default=""
+        Name of the experiment being run (set by the command line before each one); the
+        cache and the progress lines are per experiment.
+    reused : list of (str, str)
+        Parts of the current experiment read back from the cache: ``(key, date computed)``.
+    computed : list of str
+        Keys of the parts computed (and cached) by this run.
+
+    Notes
+    -----
+    Caching is opt-in: an experiment that wraps its independent parts (one fold, one arm,
+    one seed) in :meth:`cached` can be resumed part by part; one that does not is simply
+    recomputed, or reused whole when it finished in the earlier run.
+    """
 
     quick: bool
     out_dir: Path
     random_state: int = 0
     verbose: int = 1
+    resume: bool = False
+    experiment: str = ""
+    reused: list = field(default_factory=list, repr=False)
+    computed: list = field(default_factory=list, repr=False)
 
     def figure_path(self, name):
         """Path for a figure file ``<out_dir>/<name>`` (the folder exists)."""
+        self.out_dir = Path(self.out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         return self.out_dir / name
 
+    # -- caching of finished parts (opt-in) ------------------------------------------------
+    def cache_dir(self, experiment=None):
+        """Folder of the cached parts of ``experiment`` (default: the current one).
+
+        ``<out_dir>/.cache/<quick|full>-seed<random_state>/<experiment>/``: a quick run never
+        reads a full run's parts, nor a run with another ``--seed``.
+        """
+        mode = "quick" if self.quick else "full"
+        name = experiment if experiment is not None else (self.experiment or "_")
+        return Path(self.out_dir) / ".cache" / f"{mode}-seed{self.random_state}" / name
+
+    def _cache_file(self, key, params):
+        safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", str(key)).strip("_")[:80] or "part"
+        digest = hashlib.sha1(repr((str(key), _canonical(params))).encode()).hexdigest()[:12]
+        return self.cache_dir() / f"{safe}-{digest}.pkl"
+
+    def cached(self, key, compute, *, params=None):
+        """Return ``compute()``, cached in the output folder under ``key``.
+
+        With ``resume=True`` a value cached by an earlier run under the same key, params,
+        mode and seed is returned instead of calling ``compute``, and recorded in
+        :attr:`reused` with the date it was computed (the report lists them). Every
+        computed value is written to the cache, so an interrupted run can be resumed.
+
+        Parameters
+        ----------
+        key : str
+            Names the part, unique within the experiment (e.g. ``"ESOL/default/seed=3"``).
+        compute : callable
+            ``compute() -> value``; the value must pickle.
+        params : object, default=None
+            Settings the value depends on (a dict of hyper-parameters): a cached value is
+            used only when they are equal, so a changed protocol recomputes.
+
+        Returns
+        -------
+        value : object
+        """
+        path = self._cache_file(key, params)
+        if self.resume and path.is_file():
+            try:
+                with path.open("rb") as fh:
+                    record = pickle.load(fh)
+                if (record.get("format") == _CACHE_FORMAT and record.get("key") == str(key)
+                        and record.get("params") == _canonical(params)):
+                    self.reused.append((str(key), record["created"]))
+                    return record["value"]
+            except Exception:  # noqa: BLE001 - a broken cache file is recomputed
+                pass
+        value = compute()
+        record = {"format": _CACHE_FORMAT, "key": str(key), "params": _canonical(params),
+                  "created": _now().strftime("%Y-%m-%d %H:%M UTC"), "value": value}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        with tmp.open("wb") as fh:
+            pickle.dump(record, fh)
+        os.replace(tmp, path)  # atomic: a run killed while writing leaves no half file
+        self.computed.append(str(key))
+        return value
+
+    def reused_note(self):
+        """Markdown sentence on which parts came from an earlier run, or ``""``."""
+        if not self.reused:
+            return ""
+        dates = sorted({d for _, d in self.reused})
+        n_new = len(self.computed)
+        when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+        keys = ", ".join(f"`{k}` ({d})" for k, d in self.reused[:10])
+        if len(self.reused) > 10:
+            keys += f", and {len(self.reused) - 10} more"
+        return (f"**Resumed:** {len(self.reused)} of {len(self.reused) + n_new} cached parts "
+                f"were read back from an earlier run (`--resume`; computed {when}); "
+                f"{n_new} computed in this run. Reused: {keys}.")
+
+    # -- progress --------------------------------------------------------------------------
     def progress(self, iterable=None, *, desc=None, total=None):
-        """A tqdm progress bar, silent when ``verbose == 0``."""
+        """A progress bar showing elapsed time and the estimated time left.
+
+        A tqdm bar on a terminal; elsewhere (a log file) one line per step, at most every
+        few seconds, with elapsed time and an estimate of the time left that leaves out
+        the steps read back from the cache. Silent when ``verbose == 0``.
+        """
+        if self.verbose > 0 and not _is_terminal():
+            return _LineProgress(self, iterable, desc=desc, total=total)
         from tqdm.auto import tqdm
 
         return tqdm(iterable, desc=desc, total=total, disable=self.verbose <= 0, leave=False)
+
+    @property
+    def estimator_verbose(self):
+        """``verbose`` to pass to an estimator: its own progress bars on a terminal only.
+
+        0 when the output goes to a file, where a bar's redraws would fill the log.
+        """
+        return self.verbose if _is_terminal() else 0
 
     def log(self, message):
         """Print a progress line unless silenced."""
@@ -63,6 +212,104 @@ class RunContext:
             from tqdm.auto import tqdm
 
             tqdm.write(message)
+
+
+def _canonical(params):
+    """A picklable, comparable form of ``params`` (dicts sorted, tuples as lists)."""
+    if isinstance(params, dict):
+        return [(str(k), _canonical(v)) for k, v in sorted(params.items(), key=lambda kv:
+                                                            str(kv[0]))]
+    if isinstance(params, (list, tuple)):
+        return [_canonical(v) for v in params]
+    if isinstance(params, (str, int, float, bool, type(None))):
+        return params
+    if hasattr(params, "item") and getattr(params, "ndim", 1) == 0:
+        return params.item()
+    return repr(params)
+
+
+def _is_terminal():
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _LineProgress:
+    """Progress as log lines (for output to a file): step, elapsed, estimated time left."""
+
+    min_interval = 5.0
+
+    def __init__(self, ctx, iterable=None, *, desc=None, total=None):
+        self.ctx, self.iterable, self.desc = ctx, iterable, desc or ctx.experiment or "progress"
+        if total is None and iterable is not None and hasattr(iterable, "__len__"):
+            total = len(iterable)
+        self.total, self.n, self.n_reused = total, 0, 0
+        self.start = self._last = time.perf_counter()
+        self._seen_reused, self._seen_computed = len(ctx.reused), len(ctx.computed)
+        self.postfix = ""
+
+    def __iter__(self):
+        for item in self.iterable:
+            yield item
+            self.update(1)
+
+    def __len__(self):
+        return self.total or 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def update(self, n=1):
+        """Count ``n`` finished steps (steps whose parts all came from the cache are not
+        used for the estimate)."""
+        self.n += n
+        reused = len(self.ctx.reused) > self._seen_reused
+        computed = len(self.ctx.computed) > self._seen_computed
+        if reused and not computed:
+            self.n_reused += n
+        self._seen_reused, self._seen_computed = len(self.ctx.reused), len(self.ctx.computed)
+        now = time.perf_counter()
+        if now - self._last >= self.min_interval or (self.total and self.n >= self.total):
+            self._last = now
+            self.ctx.log(self.line())
+
+    def line(self):
+        elapsed = time.perf_counter() - self.start
+        text = f"[{self.desc}] {self.n}/{self.total if self.total else '?'}"
+        text += f", {format_seconds(elapsed)} elapsed"
+        run = self.n - self.n_reused
+        if self.total and self.n < self.total and run > 0:
+            left = elapsed / run * (self.total - self.n)
+            text += f", about {format_seconds(left)} left"
+        if self.n_reused:
+            text += f" ({self.n_reused} from the cache)"
+        if self.postfix:
+            text += f" {self.postfix}"
+        return text
+
+    def set_postfix(self, ordered_dict=None, refresh=True, **kwargs):
+        items = dict(ordered_dict or {}, **kwargs)
+        self.postfix = ", ".join(f"{k}={v}" for k, v in items.items())
+
+    def set_postfix_str(self, s="", refresh=True):
+        self.postfix = str(s)
+
+    def set_description(self, desc=None, refresh=True):
+        self.desc = desc or self.desc
+
+    def refresh(self):
+        pass
+
+    def write(self, message):
+        self.ctx.log(message)
+
+    def close(self):
+        pass
 
 
 @dataclass(frozen=True)

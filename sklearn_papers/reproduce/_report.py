@@ -3,11 +3,12 @@
 import datetime
 import os
 import platform
+import subprocess
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["format_mean_std", "markdown_table", "write_report"]
+__all__ = ["format_mean_std", "machine_info", "markdown_table", "source_commit", "write_report"]
 
 
 def format_mean_std(values, digits=2):
@@ -68,13 +69,70 @@ def _versions():
     return ", ".join(out)
 
 
-def write_report(out_dir, results, *, quick, seconds, command=None, pending=()):
+def source_commit():
+    """The git commit of the package's source tree, with a note when it has local changes.
+
+    Read with ``git`` from the checkout the package is imported from; a copied tree
+    without ``.git`` may carry a ``.source_commit`` file (one line) next to the package
+    folder. ``"unknown"`` when neither exists.
+    """
+    root = Path(__file__).resolve().parents[2]
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        if head.returncode == 0 and head.stdout.strip():
+            dirty = subprocess.run(
+                ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no",
+                 "--", "sklearn_papers"], capture_output=True, text=True, timeout=10)
+            text = head.stdout.strip()
+            if dirty.returncode == 0 and dirty.stdout.strip():
+                text += " (with uncommitted changes in sklearn_papers/)"
+            return text
+    except (OSError, subprocess.SubprocessError):
+        pass
+    marker = root / ".source_commit"
+    if marker.is_file():
+        return marker.read_text(encoding="utf-8").strip() or "unknown"
+    return "unknown"
+
+
+def _cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _load():
+    try:
+        return "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+    except (AttributeError, OSError):
+        return "n/a"
+
+
+def machine_info():
+    """One line on the machine: CPU model, cores, OS, and the load average now."""
+    return (f"{_cpu_model()}, {os.cpu_count()} CPU(s), {platform.system()} "
+            f"{platform.release()} ({platform.machine()}), load average at start "
+            f"{_load()} (1/5/15 min)")
+
+
+def write_report(out_dir, results, *, quick, seconds, command=None, pending=(), notes=None,
+                 machine=None, cpu=None):
     """Write ``<out_dir>/REPORT.md`` from ``[(experiment, section, seconds, error), ...]``.
 
     ``command`` is the command line to record in the header (default: the plain
     ``sklearn-papers reproduce [--quick]``). ``pending`` lists experiments not finished
     yet: the job rewrites the report after every experiment, so a long run that is
-    interrupted still leaves the finished sections.
+    interrupted still leaves the finished sections. ``notes`` maps an experiment's name
+    to a line written at the top of its section (which parts came from an earlier run);
+    ``machine`` is the :func:`machine_info` line of the run's start; ``cpu`` maps an
+    experiment's name to the CPU seconds it used (a column of the summary table: on a
+    shared machine the wall time overstates what the experiment needs, the CPU time does
+    not).
 
     Returns
     -------
@@ -86,28 +144,38 @@ def write_report(out_dir, results, *, quick, seconds, command=None, pending=()):
         command = f"sklearn-papers reproduce{' --quick' if quick else ''}"
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     mode = "quick (`--quick`: shortened protocols, see each section)" if quick else "full"
+    notes = notes or {}
+    if machine is None:
+        machine = machine_info()
     lines = [
         "# sklearn_papers: reproduction report",
         "",
         f"Generated {now} by `{command}` in "
         f"{seconds:.0f} s on {platform.machine()} with {os.cpu_count()} CPU(s).",
         f"Mode: {mode}.",
+        f"Commit: {source_commit()}.",
+        f"Machine: {machine}; load average at the end {_load()}.",
         f"Versions: {_versions()}.",
         "",
         "Every number below was computed by this run on the data bundled in "
         "`sklearn_papers.datasets`; the paper's numbers are quoted from the paper.",
         "",
-        "| experiment | paper | status | time (s) |",
-        "|---|---|---|---|",
+        "| experiment | paper | status | time (s) |" + (" CPU time (s) |" if cpu else ""),
+        "|---|---|---|---|" + ("---|" if cpu else ""),
     ]
     for exp, section, secs, error in results:
         status = "ok" if error is None else "**failed**"
-        lines.append(f"| [{exp.name}](#{exp.name}) | {exp.paper} | {status} | {secs:.0f} |")
+        row = f"| [{exp.name}](#{exp.name}) | {exp.paper} | {status} | {secs:.0f} |"
+        if cpu:
+            row += f" {cpu[exp.name]:.0f} |" if exp.name in cpu else " |"
+        lines.append(row)
     for exp in pending:
         lines.append(f"| {exp.name} | {exp.paper} | not finished (running, or the run "
                      "stopped before it) | |")
     for exp, section, secs, error in results:
         lines += ["", f"<a id=\"{exp.name}\"></a>", f"## {exp.title}", "", f"*{exp.paper}*", ""]
+        if exp.name in notes:
+            lines += [notes[exp.name], ""]
         if error is not None:
             lines += ["This experiment failed:", "", "```", error.rstrip(), "```"]
             continue

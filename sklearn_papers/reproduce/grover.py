@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
 
@@ -80,38 +81,58 @@ def _run_dataset(name, settings, seed, ctx):
     clf = name == "BBBP"
     if clf and len(np.unique(y[test])) < 2:  # ROC-AUC needs both classes in test
         raise RuntimeError(f"{name} seed {seed}: test split holds a single class")
-    grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0).fit(X[:1])
-    Z = grover.transform(X)
-    heads = {
-        "grover_linear": make_pipeline(StandardScaler(), LogisticRegression(C=0.1,
-                                       max_iter=2000)) if clf
-        else make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-2, 3, 12))),
-        "grover_mlp": make_pipeline(StandardScaler(), (MLPClassifier if clf else MLPRegressor)(
-            hidden_layer_sizes=(64,), alpha=1e-2, max_iter=500, early_stopping=False,
-            random_state=seed)),
-    }
-    results = {}
-    for key, model in heads.items():
-        with warnings.catch_warnings():  # fixed iteration budget, reported as is
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            model.fit(Z[train], y[train])
-        pred = model.predict_proba(Z[test])[:, 1] if clf else model.predict(Z[test])
-        results[key] = _score(name, y[test], pred)
+    base = {"data set": name, "seed": seed, "n": len(X), "settings": settings}
+
+    def frozen_heads():
+        grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0).fit(X[:1])
+        Z = grover.transform(X)
+        heads = {
+            "grover_linear": make_pipeline(StandardScaler(), LogisticRegression(
+                C=0.1, max_iter=2000)) if clf
+            else make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-2, 3, 12))),
+            "grover_mlp": make_pipeline(StandardScaler(), (
+                MLPClassifier if clf else MLPRegressor)(
+                hidden_layer_sizes=(64,), alpha=1e-2, max_iter=500, early_stopping=False,
+                random_state=seed)),
+        }
+        out = {}
+        for key, model in heads.items():
+            with warnings.catch_warnings():  # fixed iteration budget, reported as is
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model.fit(Z[train], y[train])
+            pred = model.predict_proba(Z[test])[:, 1] if clf else model.predict(Z[test])
+            out[key] = _score(name, y[test], pred)
+        return out
+
+    # each model is one cached part: ``--resume`` skips the finished ones
+    results = dict(ctx.cached(f"{name}/seed={seed}/frozen_heads", frozen_heads, params=base))
     Est = GroverClassifier if clf else GroverRegressor
     for key, pretrained in (("grover_finetuned", "moses-small"), ("grover_scratch", None)):
         # same architecture either way: the shipped checkpoint's (hidden 64, 1 layer, 2 heads)
-        est = Est(pretrained=pretrained, hidden_size=64, n_layers=1, n_heads=2, depth=3,
-                  max_epochs=settings["epochs"], lr=5e-4, batch_size=32, ffn_hidden=64,
-                  random_state=seed).fit(X[train], y[train])
-        pred = est.predict_proba(X[test])[:, 1] if clf else est.predict(X[test])
-        results[key] = _score(name, y[test], pred)
-    fp = CircularFingerprint(radius=2, n_bits=2048).fit(X)
-    F = fp.transform(X)
-    forest = (RandomForestClassifier if clf else RandomForestRegressor)(
-        n_estimators=settings["trees"], random_state=seed, n_jobs=1)
-    forest.fit(F[train], y[train])
-    pred = forest.predict_proba(F[test])[:, 1] if clf else forest.predict(F[test])
-    results["ecfp_rf"] = _score(name, y[test], pred)
+        est_params = dict(pretrained=pretrained, hidden_size=64, n_layers=1, n_heads=2,
+                          depth=3, max_epochs=settings["epochs"], lr=5e-4, batch_size=32,
+                          ffn_hidden=64, dropout=0.0, readout="mean", dist_coef=0.1,
+                          random_state=seed)
+
+        def fine_tune(est_params=est_params):
+            est = Est(**pinned(Est, est_params)).fit(X[train], y[train])
+            pred = est.predict_proba(X[test])[:, 1] if clf else est.predict(X[test])
+            return _score(name, y[test], pred)
+
+        results[key] = ctx.cached(f"{name}/seed={seed}/{key}", fine_tune,
+                                  params={**base, **est_params})
+
+    def forest_score():
+        fp = CircularFingerprint(radius=2, n_bits=2048).fit(X)
+        F = fp.transform(X)
+        forest = (RandomForestClassifier if clf else RandomForestRegressor)(
+            n_estimators=settings["trees"], random_state=seed, n_jobs=1)
+        forest.fit(F[train], y[train])
+        pred = forest.predict_proba(F[test])[:, 1] if clf else forest.predict(F[test])
+        return _score(name, y[test], pred)
+
+    results["ecfp_rf"] = ctx.cached(f"{name}/seed={seed}/ecfp_rf", forest_score, params=base)
+    results = {m: results[m] for m in MODELS}
     ctx.log(f"grover {name} seed {seed}: " + ", ".join(f"{k} {v:.3f}"
                                                          for k, v in results.items()))
     return results, len(X)
@@ -132,12 +153,14 @@ def run(ctx):
     start = time.perf_counter()
     try:
         scores, sizes = {}, {}
-        for name in ctx.progress(PAPER, desc="grover data sets"):
-            scores[name] = {m: [] for m in MODELS}
-            for seed in seeds:
-                res, sizes[name] = _run_dataset(name, settings, seed, ctx)
-                for m, v in res.items():
-                    scores[name][m].append(v)
+        with ctx.progress(total=len(PAPER) * len(seeds), desc="grover") as bar:
+            for name in PAPER:
+                scores[name] = {m: [] for m in MODELS}
+                for seed in seeds:
+                    res, sizes[name] = _run_dataset(name, settings, seed, ctx)
+                    for m, v in res.items():
+                        scores[name][m].append(v)
+                    bar.update(1)
     finally:
         torch.set_num_threads(threads)
     seconds = time.perf_counter() - start

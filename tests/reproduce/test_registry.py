@@ -7,9 +7,11 @@ ISSUE_NAMES = {"disentanglement", "duvenaud", "gilmer", "grover", "group_norm", 
                "sumo", "supcon"}
 
 
-def test_registry_lists_exactly_the_experiments_the_issues_name():
+def test_registry_lists_the_experiments_the_issues_name():
+    # later issues add experiments of their own; these eight must stay under their names
     names = list(get_experiments())
-    assert names == sorted(ISSUE_NAMES)
+    assert names == sorted(names)
+    assert ISSUE_NAMES <= set(names)
 
 
 def test_each_experiment_module_is_named_after_its_experiment():
