@@ -36,6 +36,13 @@ NUMERIC = {
                              "random_state": 0},
     "SupConEmbedder": {"n_components": 4, "projection_dim": 8, "max_epochs": 2,
                        "batch_size": 16, "random_state": 0},
+    "DeePSiMAutoencoder": {"n_components": 2, "channels": 4, "max_epochs": 2,
+                           "batch_size": 16, "random_state": 0},
+    "FeatureInverter": {"channels": 4, "max_epochs": 2, "batch_size": 16, "random_state": 0},
+    "ProgressiveNetworkClassifier": {"hidden_layer_sizes": (16,), "max_epochs": 5, "lr": 1e-2,
+                                     "batch_size": 16, "random_state": 0},
+    "GenerativeReplayClassifier": {"hidden_layer_sizes": (16,), "max_epochs": 5, "lr": 1e-2,
+                                   "batch_size": 16, "generator_steps": 5, "random_state": 0},
 }
 
 # class name -> dict of constructor parameters (small and fast)
@@ -45,7 +52,7 @@ MOLECULE = {
                          "max_epochs": 4, "lr": 1e-2, "batch_size": 4, "pretrained": None,
                          "random_state": 0},
     "GroverFeaturizer": {"hidden_size": 8, "n_heads": 1, "depth": 2, "max_epochs": 1,
-                         "batch_size": 4, "random_state": 0},
+                         "batch_size": 4, "pretrained": None, "random_state": 0},
     "GroverRegressor": {"hidden_size": 8, "n_heads": 1, "depth": 2, "ffn_hidden": 8,
                         "max_epochs": 2, "batch_size": 4, "pretrained": None,
                         "random_state": 0},
@@ -67,18 +74,99 @@ MOLECULE = {
                                    "random_state": 0},
 }
 
+
+def _rl_data():
+    """Two tiny grid worlds: fit and score take the list, train_agent one environment."""
+    from sklearn_papers.rl import sample_grid_worlds
+
+    envs = sample_grid_worlds(2, height=3, width=3, random_state=0)
+    return {"fit": ((envs,), {}),
+            "methods": {"score": ((envs,), {}), "train_agent": ((envs[0],), {"n_updates": 2})}}
+
+
+def _mask_rcnn_data():
+    """Four 32 x 32 scenes (instance and semantic maps) for MaskRCNN."""
+    from sklearn_papers.datasets import make_scenes
+
+    d = make_scenes(4, image_size=32, n_classes=2, max_objects=2, random_state=0)
+    return {"fit": ((d.images, d.instance_maps, d.semantic_maps), {}),
+            "methods": {"predict": ((d.images,), {}),
+                        "predict_detections": ((d.images,), {}),
+                        "score": ((d.images, d.instance_maps, d.semantic_maps), {})}}
+
+
+def _instance_segmenter_data():
+    """Four 16 x 16 scenes (images and instance maps; one class) for InstanceSegmenter."""
+    from sklearn_papers.datasets import make_scenes
+
+    d = make_scenes(4, image_size=16, max_objects=2, random_state=0)
+    return {"fit": ((d.images, d.instance_maps), {}),
+            "methods": {"predict_proba": ((d.images,), {}),
+                        "predict": ((d.images,), {}),
+                        "predict_semantic": ((d.images,), {}),
+                        "predict_instances": ((d.images,), {}),
+                        "predict_outputs": ((d.images,), {}),
+                        "score": ((d.images, d.instance_maps), {})}}
+
+
 # class name -> dict of constructor parameters (small and fast); see the module docstring
 CUSTOM = {
+    "A2C": {"lifetime": 2, "rollout_length": 4, "random_state": 0},
+    "LearnedPolicyGradient": {"prediction_size": 2, "hidden_size": 4, "embedding_size": 2,
+                              "n_agents": 2, "lifetime": 4, "inner_steps": 2,
+                              "rollout_length": 4, "max_meta_steps": 2, "random_state": 0},
+    "InstanceSegmenter": {"width": 4, "embedding_dim": 2, "max_epochs": 1, "batch_size": 4,
+                          "random_state": 0},
+    "MaskRCNN": {"width": 8, "anchor_sizes": (4, 8, 16), "max_epochs": 1, "batch_size": 4,
+                 "rpn_pre_nms_top_n": 50, "rpn_post_nms_top_n": 20, "random_state": 0},
 }
 
 # class name -> zero-argument module-level function returning tiny data for the cross-cutting
 # tests (global-RNG side effects, sample_weight): {"fit": (args, kwargs), "methods":
 # {method name: (args, kwargs)}}; every CUSTOM estimator has one.
 CUSTOM_DATA = {
+    "A2C": _rl_data,
+    "LearnedPolicyGradient": _rl_data,
+    "InstanceSegmenter": _instance_segmenter_data,
+    "MaskRCNN": _mask_rcnn_data,
 }
 
 # class name -> {check name: reason}
 EXPECTED_FAILED_CHECKS = {
+    # DeePSiM (issue 15): weights scale each image's loss terms in shuffled minibatches of a
+    # GAN; integer weights equal repeated images only in expectation (repeats change which
+    # images share a batch and the discriminator's dropout draws). Weight 0 is exact: those
+    # rows are dropped before training (tests/generative check it).
+    # The networks compute in float32: outputs for a row differ by ~1e-7 (3.6e-7 measured)
+    # between batch sizes, since torch's CPU convolutions pick different kernels; the check
+    # compares float64 outputs with atol=1e-7.
+    **{
+        name: {"check_sample_weight_equivalence_on_dense_data":
+               "stochastic minibatch GAN training: integer weights equal repeated rows only "
+               "in expectation (batches and dropout draws differ); zero weights are exact",
+               "check_methods_subset_invariance":
+               "float32 convolutions: outputs differ by ~1e-7 between batch sizes (atol=1e-7)"}
+        for name in ["DeePSiMAutoencoder", "FeatureInverter"]
+    },
+    # sample_weight weights each row's term of a minibatch loss (issue 13, C15). Integer
+    # weights equal repeated rows only in expectation: repeated rows change which rows share
+    # a shuffled minibatch, and each copy draws its own augmentation or latent noise.
+    **{
+        name: {"check_sample_weight_equivalence_on_dense_data":
+               "stochastic minibatch training: weights equal repeated rows only in "
+               "expectation (batches and per-row random draws differ)"}
+        for name in ["BetaVAE", "CrossEntropyEmbedder", "SUMOVAE", "SupConEmbedder"]
+    },
+    # Continual classifiers (issue 14): a weight scales a row's cross-entropy in its one
+    # shuffled Adam minibatch, a repeated row lands in two batches (other batch mates, more
+    # steps), so weight 2 != a repeated row. Weight 0 is exact: those rows are dropped before
+    # training (tests/continual check it bit for bit).
+    **{
+        name: {"check_sample_weight_equivalence_on_dense_data":
+               "minibatch Adam: weight 2 scales one batch's term while a repeated row changes "
+               "the batches; zero weights are exact (rows dropped)"}
+        for name in ["GenerativeReplayClassifier", "ProgressiveNetworkClassifier"]
+    },
     # Multiplicative updates converge sublinearly. On the check's 30 x 3 blobs with
     # n_components = n_features, transform (W-only updates from a constant start) and
     # fit_transform stop at points more than atol=1e-2 apart after max_iter iterations.

@@ -7,7 +7,8 @@ import pytest
 
 numpydoc_validate = pytest.importorskip("numpydoc.validate")
 
-FAMILIES = ["chem", "contrastive", "datasets", "decomposition", "estimation", "metrics"]
+FAMILIES = ["chem", "continual", "contrastive", "datasets", "decomposition", "estimation",
+            "generative", "metrics", "nn", "rl", "vision"]
 
 # numpydoc codes we do not enforce, with the reason:
 IGNORED = {
@@ -32,7 +33,7 @@ def _public_objects():
                 if inspect.isclass(obj):
                     for meth in ("fit", "transform", "predict", "predict_proba",
                                  "fit_transform", "score_samples", "score",
-                                 "inverse_transform", "sample"):
+                                 "inverse_transform", "sample", "forward"):
                         if meth in vars(obj):
                             yield f"sklearn_papers.{family}.{name}.{meth}", getattr(obj, meth)
 

@@ -13,6 +13,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
+from sklearn_papers.utils._validation import check_sample_weight
 
 __all__ = []
 
@@ -72,23 +73,36 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             raise ValueError("encoder='conv' needs image_shape, e.g. image_shape=(8, 8) for "
                              "load_digits.")
 
-    def _validate_fit_data(self, X, y):
+    def _validate_fit_data(self, X, y, sample_weight=None):
         X, y = validate_data(self, X, y, dtype=[np.float32, np.float64])
         check_classification_targets(y)
+        sample_weight = check_sample_weight(sample_weight, X)
         self._check_params(X.shape[1])
         self.classes_, y_encoded = np.unique(y, return_inverse=True)
-        return _as_float32(X), y_encoded.astype(np.int64)
+        return _as_float32(X), y_encoded.astype(np.int64), sample_weight
 
     # ------------------------------------------------------------------ training
-    def _standardization(self, X):
-        # Statistics in float64: float32 squares overflow for |x| > ~1e19.
+    @staticmethod
+    def _moments(X, sample_weight, axis):
+        """Mean and standard deviation of X in float64 (float32 squares overflow for
+        |x| > ~1e19), weighted by ``sample_weight`` (rows) when given, so that rows of
+        weight 0 do not enter the statistics."""
+        if sample_weight is None:
+            return X.mean(axis=axis, dtype=np.float64), X.std(axis=axis, dtype=np.float64)
+        X = np.asarray(X, dtype=np.float64)
+        w = sample_weight if axis == 0 else np.broadcast_to(sample_weight[:, None], X.shape)
+        mean = np.average(X, axis=axis, weights=w)
+        var = np.average((X - mean) ** 2, axis=axis, weights=w)
+        return mean, np.sqrt(var)
+
+    def _standardization(self, X, sample_weight=None):
         if self.image_shape is not None:
-            mean, std = float(X.mean(dtype=np.float64)), float(X.std(dtype=np.float64))
+            mean, std = (float(v) for v in self._moments(X, sample_weight, None))
             return mean, (std if std > 0 else 1.0)
-        mean, std = X.mean(axis=0, dtype=np.float64), X.std(axis=0, dtype=np.float64)
+        mean, std = self._moments(X, sample_weight, 0)
         return mean.astype(np.float32), np.where(std > 0, std, 1.0).astype(np.float32)
 
-    def _build_augment(self, X):
+    def _build_augment(self, X, sample_weight=None):
         from sklearn_papers.nn._supcon import ImageAugment, TabularAugment
 
         if self.augment is None:
@@ -96,9 +110,10 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         if self.augment != "default":
             return self.augment
         if self.image_shape is not None:
-            return ImageAugment(self.image_shape, scale=float(X.std(dtype=np.float64)) or 1.0)
-        std = X.std(axis=0, dtype=np.float64)
-        return TabularAugment(X.mean(axis=0, dtype=np.float64), np.where(std > 0, std, 1.0))
+            std = float(self._moments(X, sample_weight, None)[1])
+            return ImageAugment(self.image_shape, scale=std or 1.0)
+        mean, std = self._moments(X, sample_weight, 0)
+        return TabularAugment(mean, np.where(std > 0, std, 1.0))
 
     @staticmethod
     def _check_augment(augment, X):
@@ -128,7 +143,8 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             raise ValueError(f"{expected} it returned non-finite values (the rows X[:2] "
                              f"are finite).")
 
-    def _fit_net(self, X, y, *, criterion, criterion_params, module_class, module_params):
+    def _fit_net(self, X, y, *, criterion, criterion_params, module_class, module_params,
+                 sample_weight=None):
         import torch
 
         from sklearn_papers.nn._skorch import (
@@ -142,9 +158,9 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
 
         device = check_device(self.device)
         seed = seed_from_random_state(self.random_state)
-        mean, std = self._standardization(X)
+        mean, std = self._standardization(X, sample_weight)
         with torch_seeded(seed, device):
-            augment = self._build_augment(X)
+            augment = self._build_augment(X, sample_weight)
             if callable(self.augment):
                 self._check_augment(augment, X)
             net = build_net(
@@ -171,7 +187,10 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 **{f"module__{k}": v for k, v in module_params.items()},
                 **{f"criterion__{k}": v for k, v in criterion_params.items()},
             )
-            net.fit(X, y)
+            if sample_weight is None:
+                net.fit(X, y)
+            else:  # skorch's recipe: the weights travel with X, get_loss uses them
+                net.fit({"X": X, "sample_weight": sample_weight.astype(np.float32)}, y)
         self.net_ = net
         self.loss_curve_ = loss_curve(net)
         self.n_iter_ = len(self.loss_curve_)
@@ -216,7 +235,7 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         out = self.net_.forward(_as_float32(X), training=False, device="cpu")
         return out.numpy()
 
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit_transform(self, X, y=None, sample_weight=None):
         """Fit to ``(X, y)``, then return ``transform(X)``.
 
         Parameters
@@ -225,15 +244,15 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             Training data.
         y : array-like of shape (n_samples,)
             Class labels (required).
-        **fit_params : dict
-            Unused; accepted for API compatibility.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each sample in the training loss, as in :meth:`fit`.
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_components), dtype float32
             Encoder output of the training data.
         """
-        return self.fit(X, y).transform(X)
+        return self.fit(X, y, sample_weight=sample_weight).transform(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -101,7 +101,7 @@ class CrossEntropyEmbedder(_BaseEmbedder):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train the encoder and a linear classifier with cross-entropy.
 
         Parameters
@@ -110,6 +110,13 @@ class CrossEntropyEmbedder(_BaseEmbedder):
             Training data (float; images as rows when ``image_shape`` is given).
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each sample (None: all 1). It weights each sample's
+            cross-entropy (``sum_b w_b l_b / sum_b w_b`` per batch) and the
+            standardisation and augmentation statistics, so a weight of 0 is the same as
+            leaving the sample out (up to the batches being formed from the remaining
+            samples; exact when ``batch_size >= n_samples``, ``augment=None`` and no
+            batch norm, whose batch statistics see every row).
 
         Returns
         -------
@@ -126,11 +133,9 @@ class CrossEntropyEmbedder(_BaseEmbedder):
         FloatingPointError
             If the training loss becomes non-finite.
         """
-        import torch
+        from sklearn_papers.nn._supcon import CrossEntropyModel, WeightedCrossEntropyLoss
 
-        from sklearn_papers.nn._supcon import CrossEntropyModel
-
-        X, y = self._validate_fit_data(X, y)
+        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight)
         if len(self.classes_) < 2:
             raise ValueError(
                 f"y has 1 class ({self.classes_.tolist()[0]!r}); CrossEntropyEmbedder needs "
@@ -139,8 +144,9 @@ class CrossEntropyEmbedder(_BaseEmbedder):
             )
         return self._fit_net(
             X, y,
-            criterion=torch.nn.CrossEntropyLoss,
+            criterion=WeightedCrossEntropyLoss,
             criterion_params={},
             module_class=CrossEntropyModel,
+            sample_weight=sample_weight,
             module_params={"n_classes": len(self.classes_)},
         )

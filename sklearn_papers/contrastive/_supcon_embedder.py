@@ -161,7 +161,7 @@ class SupConEmbedder(_BaseEmbedder):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Train the encoder and projection head with the SupCon loss.
 
         Parameters
@@ -170,6 +170,14 @@ class SupConEmbedder(_BaseEmbedder):
             Training data (float; images as rows when ``image_shape`` is given).
         y : array-like of shape (n_samples,)
             Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each sample (None: all 1). Each view of the sample
+            counts that many times as anchor, positive and member of every contrast set
+            (see :func:`sklearn_papers.nn.supcon_loss`), and the weights enter the
+            standardisation and augmentation statistics, so a weight of 0 is the same as
+            leaving the sample out (up to the batches being formed from the remaining
+            samples; exact when ``batch_size >= n_samples``, ``augment=None`` and no
+            batch norm, whose batch statistics see every row).
 
         Returns
         -------
@@ -189,7 +197,7 @@ class SupConEmbedder(_BaseEmbedder):
         """
         from sklearn_papers.nn._supcon import SupConLoss, SupConModel
 
-        X, y = self._validate_fit_data(X, y)
+        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight)
         if len(self.classes_) < 2:
             raise ValueError(
                 f"y has 1 class ({self.classes_.tolist()[0]!r}); SupConEmbedder needs at "
@@ -202,5 +210,6 @@ class SupConEmbedder(_BaseEmbedder):
             criterion=SupConLoss,
             criterion_params={"temperature": self.temperature, "variant": self.variant},
             module_class=SupConModel,
+            sample_weight=sample_weight,
             module_params={"projection_dim": self.projection_dim, "n_views": self.n_views},
         )

@@ -9,6 +9,7 @@ from sklearn_papers.datasets._molecules import (
     load_moses_smiles,
     load_tox21,
 )
+from sklearn_papers.datasets._scenes import make_scenes
 from sklearn_papers.datasets._shapes import Shapes, make_shapes
 
 __all__ = [
@@ -20,5 +21,6 @@ __all__ = [
     "load_malaria",
     "load_moses_smiles",
     "load_tox21",
+    "make_scenes",
     "make_shapes",
 ]

@@ -14,6 +14,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
+from sklearn_papers.utils._validation import check_sample_weight
 
 __all__ = ["BetaVAE"]
 
@@ -191,7 +192,7 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         return image_shape, likelihood
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Train the VAE on ``X``.
 
         Parameters
@@ -201,6 +202,11 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         y : None
             Ignored (present for API consistency; a factor matrix may be passed through by
             model selection).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each sample in the training loss (None: all 1): each
+            batch minimises ``sum_b w_b L(x_b) / sum_b w_b``, so a sample of weight 0
+            adds nothing to the loss (it still takes part in batch-norm statistics, and
+            the batches are formed with it).
 
         Returns
         -------
@@ -235,6 +241,7 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         )
 
         X = validate_data(self, X, dtype=[np.float64, np.float32])
+        sample_weight = check_sample_weight(sample_weight, X)
         image_shape, likelihood = self._check_params(X)
         device = check_device(self.device)
         seed = seed_from_random_state(self.random_state)
@@ -259,7 +266,11 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 criterion__beta=float(self.beta),
                 criterion__likelihood=likelihood,
             )
-            net.fit(np.array(X, dtype=np.float32), None)  # writable copy for torch
+            X32 = np.array(X, dtype=np.float32)  # writable copy for torch
+            if sample_weight is None:
+                net.fit(X32, None)
+            else:  # skorch's recipe: the weights travel with X, get_loss uses them
+                net.fit({"X": X32, "sample_weight": sample_weight.astype(np.float32)}, None)
         self.net_ = net
         self.likelihood_ = likelihood
         self.image_shape_ = image_shape

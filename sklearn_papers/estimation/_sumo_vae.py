@@ -32,6 +32,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
+from sklearn_papers.utils._validation import check_sample_weight
 
 __all__ = ["SUMOVAE"]
 
@@ -39,6 +40,13 @@ _GRAD_CLIP = 10.0
 _EVAL_BATCH = 256
 # The truncation distribution of training and scoring: the paper's (sumo_sampled's defaults).
 _TRUNCATION = dict(kind="paper", alpha=80, decay=0.9, cap=100)
+
+
+def _mean(values, weight):
+    """Mean of ``values`` (n,), weighted by ``weight`` (n,) when given (0 if all 0)."""
+    if weight is None:
+        return values.mean()
+    return (weight * values).sum() / weight.sum().clamp(min=1e-12)
 
 
 def _check_unit_interval(X, why):
@@ -184,7 +192,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         return -float(np.sum(np.log(self.scale_)))
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, sample_weight=None):
         """Train encoder and decoder on ``X``.
 
         Parameters
@@ -193,6 +201,13 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
             Training data; binary (0/1) for a Bernoulli decoder.
         y : None
             Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weight of each sample (None: all 1). Each batch maximises the
+            weighted mean ``sum_b w_b S_b / sum_b w_b`` of the per-row estimates (SUMO
+            or IWAE), the SUMO encoder minimises their weighted variance, and the
+            Gaussian standardisation uses weighted moments, so a sample of weight 0 adds
+            nothing to the objective (the batches are still formed with it, and it
+            still draws random numbers).
 
         Returns
         -------
@@ -208,6 +223,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         from tqdm.auto import tqdm
 
         X = validate_data(self, X, dtype=[np.float64, np.float32])
+        sample_weight = check_sample_weight(sample_weight, X)
         dev = check_device(self.device)
         binary = bool(np.isin(X, (0.0, 1.0)).all())
         self.likelihood_ = ("bernoulli" if binary else "gaussian") if self.likelihood == "auto" \
@@ -217,13 +233,19 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
             _check_unit_interval(X, "likelihood='bernoulli' needs X in [0, 1]")
             self.mean_, self.scale_ = np.zeros(d), np.ones(d)
         else:
-            self.mean_ = X.mean(axis=0)
-            scale = X.std(axis=0)
+            if sample_weight is None:
+                self.mean_, scale = X.mean(axis=0), X.std(axis=0)
+            else:
+                self.mean_ = np.average(X, axis=0, weights=sample_weight)
+                scale = np.sqrt(np.average((X - self.mean_) ** 2, axis=0,
+                                           weights=sample_weight))
             self.scale_ = np.where(scale > 1e-12 * np.maximum(1.0, np.abs(self.mean_)), scale, 1.0)
         seed = seed_from_random_state(self.random_state)
         data = self._to_tensor(X)
         n = data.shape[0]
         m = int(self.min_terms)
+        weight = None if sample_weight is None else torch.as_tensor(
+            sample_weight, dtype=torch.float32, device=dev)
         with torch_seeded(seed, dev):
             generator = torch.Generator(device=dev).manual_seed(seed)
             module = SUMOVAEModule(d, self.n_components, self.hidden_size,
@@ -237,26 +259,30 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
                 perm = torch.randperm(n, generator=generator, device=dev)
                 total = 0.0
                 for start in range(0, n, int(self.batch_size)):
-                    xb = data[perm[start:start + int(self.batch_size)]]
+                    idx = perm[start:start + int(self.batch_size)]
+                    xb = data[idx]
+                    wb = None if weight is None else weight[idx]
                     opt.zero_grad()
                     if self.objective == "sumo":
                         est = sumo_sampled(lambda rows, xb=xb: module.log_weights_rows(xb, rows),
                                            xb.shape[0], min_terms=m, generator=generator,
                                            device=dev)
-                        est = est[torch.isfinite(est)]
-                        dec_grads = torch.autograd.grad(-est.mean(), dec, retain_graph=True)
-                        centred = est - est.mean().detach()  # see the class docstring
-                        enc_grads = torch.autograd.grad((centred**2).mean(), enc)
+                        finite = torch.isfinite(est)
+                        est, wb = est[finite], None if wb is None else wb[finite]
+                        dec_grads = torch.autograd.grad(-_mean(est, wb), dec,
+                                                        retain_graph=True)
+                        centred = est - _mean(est, wb).detach()  # see the class docstring
+                        enc_grads = torch.autograd.grad(_mean(centred**2, wb), enc)
                         for p, g in zip(dec + enc, dec_grads + enc_grads):
                             p.grad = g
                     else:
                         est = iwae(module.log_weights(xb, self._k()))
-                        (-est.mean()).backward()
+                        (-_mean(est, wb)).backward()
                     torch.nn.utils.clip_grad_norm_(enc, _GRAD_CLIP)
                     torch.nn.utils.clip_grad_norm_(dec, _GRAD_CLIP)
                     opt.step()
-                    total += -float(est.detach().sum())
-                self.loss_curve_.append(total / n)
+                    total += -float((est if wb is None else wb * est).detach().sum())
+                self.loss_curve_.append(total / (n if weight is None else float(weight.sum())))
         self.module_ = module.eval()
         self.n_iter_ = int(self.max_iter)
         self._n_features_out = int(self.n_components)

@@ -1,4 +1,4 @@
-"""Disentanglement scores as scikit-learn style metric functions and scorers.
+"""Disentanglement and segmentation scores as scikit-learn style metric functions and scorers.
 
 numpy and scikit-learn only: importing this package never imports torch or RDKit.
 """
@@ -12,14 +12,26 @@ from sklearn_papers.metrics._sample_based import (
     sap_score,
 )
 from sklearn_papers.metrics._scorer import make_disentanglement_scorer
+from sklearn_papers.metrics._segmentation import (
+    boundary_f_score,
+    make_segmentation_scorer,
+    mask_average_precision,
+    semantic_mean_iou,
+    symmetric_best_dice,
+)
 
 __all__ = [
     "beta_vae_score",
+    "boundary_f_score",
     "dci",
     "factor_vae_score",
     "irs",
     "make_disentanglement_scorer",
+    "make_segmentation_scorer",
+    "mask_average_precision",
     "modularity_explicitness",
     "mutual_info_gap",
     "sap_score",
+    "semantic_mean_iou",
+    "symmetric_best_dice",
 ]

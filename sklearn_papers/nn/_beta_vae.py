@@ -6,6 +6,7 @@ Shapes: ``B`` batch size, ``F`` flattened input width, ``D`` latent size (``n_co
 
 import torch
 from skorch import NeuralNet
+from skorch.utils import to_tensor
 from torch import nn
 from torch.nn import functional as F
 
@@ -152,12 +153,33 @@ class BetaVAELoss(nn.Module):
     ``recon`` the Bernoulli negative log-likelihood (binary cross-entropy on logits, summed
     over features) or the unit-variance Gaussian one (half the summed squared error).
 
+    With ``sample_weight`` ``w`` (B,) the batch mean becomes ``sum_b w_b L_b / sum_b w_b``
+    (0 when every weight is 0): a sample of weight 0 adds nothing to the loss.
+
     Parameters
     ----------
     beta : float
         KL weight; ``beta=1`` is the plain VAE bound.
     likelihood : {"bernoulli", "gaussian"}
         Decoder likelihood.
+
+    References
+    ----------
+    .. [1] Higgins, I., Matthey, L., Pal, A., Burgess, C., Glorot, X., Botvinick, M.,
+       Mohamed, S. and Lerchner, A. (2017). beta-VAE: Learning basic visual concepts
+       with a constrained variational framework. ICLR, Eq. 4.
+    .. [2] Kingma, D. P. and Welling, M. (2014). Auto-encoding variational Bayes. ICLR.
+       :arxiv:`1312.6114`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import BetaVAELoss
+    >>> X = torch.rand(4, 6)
+    >>> out, mu, logvar = torch.zeros(4, 6), torch.zeros(4, 2), torch.zeros(4, 2)
+    >>> loss = BetaVAELoss(beta=4.0, likelihood="gaussian")((out, mu, logvar), X)
+    >>> bool(torch.isclose(loss, 0.5 * (X ** 2).sum(1).mean()))
+    True
     """
 
     def __init__(self, beta=1.0, likelihood="bernoulli"):
@@ -165,26 +187,58 @@ class BetaVAELoss(nn.Module):
         self.beta = float(beta)
         self.likelihood = likelihood
 
-    def forward(self, output, X):
-        """``output`` = ``(out, mu, logvar)`` from the module, ``X`` (B, F); returns a scalar."""
+    def forward(self, output, X, sample_weight=None):
+        """Negative beta-ELBO of a batch.
+
+        Parameters
+        ----------
+        output : tuple of torch.Tensor
+            ``(out, mu, logvar)``: decoder output ``(B, F)`` (Bernoulli logits or Gaussian
+            means) and posterior mean and log-variance ``(B, D)``.
+        X : torch.Tensor of shape (B, F)
+            The input that was encoded.
+        sample_weight : torch.Tensor of shape (B,), default=None
+            Non-negative weight of each sample; None: the plain batch mean.
+
+        Returns
+        -------
+        loss : torch.Tensor of shape ()
+            Mean (or weighted mean) over the batch of ``recon + beta * KL``.
+        """
         out, mu, logvar = output
         if self.likelihood == "bernoulli":
             recon = F.binary_cross_entropy_with_logits(out, X, reduction="none").sum(dim=1)
         else:
             recon = 0.5 * ((out - X) ** 2).sum(dim=1)
         kl = 0.5 * (mu**2 + logvar.exp() - 1.0 - logvar).sum(dim=1)
-        return (recon + self.beta * kl).mean()
+        per_sample = recon + self.beta * kl
+        if sample_weight is None:
+            return per_sample.mean()
+        sample_weight = sample_weight.to(per_sample)
+        return (sample_weight * per_sample).sum() / sample_weight.sum().clamp(min=1e-12)
 
 
 class BetaVAENet(NeuralNet):
     """skorch net whose loss compares the module output with the input ``X`` (no ``y``).
 
-    Overrides only ``get_loss`` (a documented extension point); ``forward`` in evaluation
-    mode returns the first module output, the posterior means being read through
-    ``module_.encode``.
+    Overrides only ``get_loss`` and ``infer`` (documented extension points); ``forward``
+    in evaluation mode returns the first module output, the posterior means being read
+    through ``module_.encode``. Sample weights follow skorch's documented recipe: fit on
+    ``X = {"X": X, "sample_weight": w}``; the module sees ``X["X"]`` and the criterion is
+    called with the batch's weights.
     """
 
+    def infer(self, x, **fit_params):
+        if isinstance(x, dict) and "sample_weight" in x:
+            x = x["X"]
+        return super().infer(x, **fit_params)
+
     def get_loss(self, y_pred, y_true, X=None, training=False):
+        weight = None
+        if isinstance(X, dict) and "sample_weight" in X:
+            X, weight = X["X"], to_tensor(X["sample_weight"], device=self.device)
         X = X.to(self.device) if isinstance(X, torch.Tensor) else torch.as_tensor(
             X, device=self.device)
-        return self.criterion_(y_pred, X)
+        if weight is None:
+            return self.criterion_(y_pred, X)
+        return self.criterion_(y_pred, X, sample_weight=weight)

@@ -235,8 +235,10 @@ def conv_block(c_in, c_out, kernel_size=3, *, stride=1, padding=1, norm="batch",
 
 
 class MLPEncoder(nn.Module):
-    """Fully connected encoder: ``[Linear -> norm -> ReLU] x len(hidden)``, then a
-    linear output layer to the representation.
+    """Fully connected encoder with a choice of normalisation layer.
+
+    ``[Linear -> norm -> ReLU]`` per hidden layer, then a linear output layer to the
+    representation.
 
     Parameters
     ----------
@@ -267,6 +269,23 @@ class MLPEncoder(nn.Module):
     may be. The representation is thus a linear map of the last hidden block's
     activations (the paper's kind of representation), and a linear probe on it is still
     a linear probe on those.
+
+    References
+    ----------
+    .. [1] Ioffe, S. and Szegedy, C. (2015). Batch normalization. ICML.
+       :arxiv:`1502.03167`
+    .. [2] Wu, Y. and He, K. (2018). Group normalization. ECCV.
+       :doi:`10.1007/978-3-030-01261-8_1`
+    .. [3] Ba, J. L., Kiros, J. R. and Hinton, G. E. (2016). Layer normalization.
+       :arxiv:`1607.06450`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import MLPEncoder
+    >>> encoder = MLPEncoder(10, 4, hidden_layer_sizes=(32,), norm="group", num_groups=4)
+    >>> encoder(torch.randn(6, 10)).shape
+    torch.Size([6, 4])
     """
 
     def __init__(self, n_features, n_components, *, hidden_layer_sizes=(256,), norm="batch",
@@ -280,7 +299,18 @@ class MLPEncoder(nn.Module):
         self.layers = nn.Sequential(*layers)
 
     def forward(self, x):
-        """Map ``(B, F)`` to ``(B, D)``."""
+        """Encode a batch of rows.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (B, F)
+            Input rows.
+
+        Returns
+        -------
+        z : torch.Tensor of shape (B, D)
+            The representation.
+        """
         return self.layers(x)
 
 
@@ -317,6 +347,19 @@ class ConvEncoder(nn.Module):
     Notes
     -----
     Input ``(B, F)``, reshaped to ``(B, C, H, W)``; output ``(B, D)``.
+
+    References
+    ----------
+    .. [1] Wu, Y. and He, K. (2018). Group normalization. ECCV (the norm choices, as in
+       :class:`MLPEncoder`). :doi:`10.1007/978-3-030-01261-8_1`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import ConvEncoder
+    >>> encoder = ConvEncoder(64, 16, image_shape=(8, 8), norm="group")
+    >>> encoder(torch.rand(5, 64)).shape
+    torch.Size([5, 16])
     """
 
     def __init__(self, n_features, n_components, *, image_shape, channels=(32, 64),
@@ -343,6 +386,17 @@ class ConvEncoder(nn.Module):
         self.head = nn.Sequential(nn.Linear(c_in, int(n_components)))  # no norm, no ReLU
 
     def forward(self, x):
-        """Map ``(B, F)`` to ``(B, D)``."""
+        """Encode a batch of images given as flat rows.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (B, F)
+            Images as rows, ``F = C * H * W`` (row-major).
+
+        Returns
+        -------
+        z : torch.Tensor of shape (B, D)
+            The representation.
+        """
         maps = self.features(x.reshape(x.shape[0], *self.image_shape))
         return self.head(maps.mean(dim=(2, 3)))

@@ -10,7 +10,8 @@ import numpy as np
 import torch
 from sklearn.utils import check_random_state
 
-__all__ = ["build_net", "check_device", "loss_curve", "seed_from_random_state", "torch_seeded"]
+__all__ = ["SampleWeightedTargetLoss", "build_net", "check_device", "loss_curve",
+           "pack_sample_weight", "seed_from_random_state", "torch_seeded"]
 
 
 def seed_from_random_state(random_state):
@@ -90,7 +91,9 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
     """Build a skorch net with the package's conventions.
 
     No internal validation split (``train_split=None``), training batches shuffled by a
-    generator seeded from ``seed``, no progress printing unless ``verbose``. Adam and AdamW
+    generator seeded from ``seed``, and the inference loader (``predict``, ``forward``)
+    given its own generator too, so that no iteration draws from the global torch RNG;
+    no progress printing unless ``verbose``. Adam and AdamW
     run their fused kernels on CPU and CUDA (``optimizer__fused=True``: one pass over each
     parameter per step instead of one per elementwise operation; same update rule) unless
     the caller sets ``optimizer__fused``, ``optimizer__foreach`` or
@@ -133,6 +136,10 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
         callbacks=callbacks,
         iterator_train__shuffle=True,
         iterator_train__generator=torch.Generator().manual_seed(int(seed)),
+        # Every DataLoader gets its own generator: iterating one without draws its base
+        # seed from the global torch RNG even when it does not shuffle (PyTorch #11062),
+        # which would make predict/transform advance the user's RNG (field case C03).
+        iterator_valid__generator=torch.Generator().manual_seed(int(seed)),
     )
     chosen = {k for k in kwargs if k in ("optimizer__fused", "optimizer__foreach",
                                           "optimizer__differentiable")}
@@ -146,3 +153,81 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
 def loss_curve(net):
     """Training loss after every epoch of a fitted skorch net, as a list of floats."""
     return [float(v) for v in net.history[:, "train_loss"]]
+
+
+def pack_sample_weight(target, sample_weight):
+    """Targets with the sample weights as a last column, for :class:`SampleWeightedTargetLoss`.
+
+    Carrying the weights inside ``y`` lets them follow every row through shuffling,
+    batching and validation splits of any dataset and collate function unchanged.
+
+    Parameters
+    ----------
+    target : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        Float targets (NaN: missing) or int64 class codes.
+    sample_weight : ndarray of shape (n_samples,)
+        Non-negative weights.
+
+    Returns
+    -------
+    packed : ndarray of shape (n_samples, n_targets + 1), dtype float32
+        Class codes are stored as floats (exact below 2**24).
+    """
+    target = np.asarray(target)
+    target = target.reshape(len(target), -1).astype(np.float32)
+    return np.column_stack([target, np.asarray(sample_weight, dtype=np.float32)])
+
+
+class SampleWeightedTargetLoss(torch.nn.Module):
+    """Per-sample-weighted loss on targets packed by :func:`pack_sample_weight`.
+
+    The last target column holds the weight ``w_b`` of each sample. With per-entry losses
+    ``l_bt`` and the labelled-entry mask ``m_bt`` (NaN targets are missing), the loss is
+    ``sum_bt w_b m_bt l_bt / sum_bt w_b m_bt`` (0 when that sum is 0), so a sample of
+    weight 0 counts as if it were left out, and unit weights give the unweighted masked
+    mean.
+
+    Parameters
+    ----------
+    loss : {"mse", "bce", "cross_entropy"}, default="mse"
+        Squared error, binary cross-entropy on logits (both per entry, NaN targets left
+        out), or softmax cross-entropy on class codes (one per sample).
+    """
+
+    def __init__(self, loss="mse"):
+        super().__init__()
+        if loss not in ("mse", "bce", "cross_entropy"):
+            raise ValueError(f"loss={loss!r} is not one of 'mse', 'bce', 'cross_entropy'.")
+        self.loss = loss
+
+    def forward(self, input, target):
+        """Weighted loss of ``input`` ``(B, T)`` against packed ``target`` ``(B, T' + 1)``.
+
+        Parameters
+        ----------
+        input : torch.Tensor of shape (B, T)
+            Network outputs (predictions or logits).
+        target : torch.Tensor of shape (B, T + 1) or (B, 2)
+            Targets then weights; for ``"cross_entropy"``, class codes then weights.
+
+        Returns
+        -------
+        loss : torch.Tensor of shape ()
+        """
+        target = target.to(input.device)
+        weight = target[:, -1].to(input.dtype)
+        if self.loss == "cross_entropy":
+            per_sample = torch.nn.functional.cross_entropy(
+                input, target[:, 0].long(), reduction="none")
+            return (weight * per_sample).sum() / weight.sum().clamp(min=1e-12)
+        target = target[:, :-1].to(input.dtype).view_as(input)
+        mask = ~torch.isnan(target)
+        clean = torch.nan_to_num(target)
+        if self.loss == "mse":
+            per_entry = (input - clean) ** 2
+        else:
+            per_entry = torch.nn.functional.binary_cross_entropy_with_logits(
+                input, clean, reduction="none")
+        entry_weight = weight[:, None] * mask
+        per_entry = torch.where(mask, per_entry, torch.zeros_like(per_entry))
+        return (entry_weight * per_entry).sum() / entry_weight.sum().clamp(min=1e-12)

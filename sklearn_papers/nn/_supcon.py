@@ -23,12 +23,13 @@ __all__ = [
     "SupConModel",
     "TabularAugment",
     "TrainingOutputNet",
+    "WeightedCrossEntropyLoss",
     "supcon_loss",
 ]
 
 
 def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None,
-                variant="out", contrast_mode="all"):
+                variant="out", contrast_mode="all", sample_weight=None):
     """Supervised contrastive loss, L_out (eq. 2) or L_in (eq. 3) of Khosla et al. 2020.
 
     For every anchor view ``i`` with positives ``P(i)`` (the other views of the same
@@ -41,6 +42,13 @@ def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None
 
     The loss is the mean of ``l_i`` over the anchors that have at least one positive,
     times ``temperature / base_temperature`` when ``base_temperature`` is given.
+
+    With ``sample_weight`` ``w``, every view of sample ``b`` counts ``w_b`` times as an
+    anchor, a positive and a member of the contrast set (frequency weights):
+    ``sum_{a in A(i)} exp(s_ia)`` becomes ``sum_{a in A(i)} w_a exp(s_ia)``, the mean over
+    ``P(i)`` a ``w``-weighted mean, and the mean over anchors a ``w``-weighted mean. A
+    sample of weight 0 then changes nothing, exactly as if it were left out of the batch;
+    unit weights give the unweighted loss.
 
     Parameters
     ----------
@@ -62,6 +70,8 @@ def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None
     contrast_mode : {"all", "one"}, default="all"
         ``"all"``: every view is an anchor. ``"one"``: only the first view of each
         sample is an anchor (contrasted against all views).
+    sample_weight : torch.Tensor of shape (B,), default=None
+        Non-negative weight of each sample (see above). None: unit weights.
 
     Returns
     -------
@@ -73,7 +83,8 @@ def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None
     ------
     ValueError
         If ``features`` has fewer than 3 dimensions, ``labels`` is not of shape (B,),
-        or ``variant`` / ``contrast_mode`` is unknown.
+        ``sample_weight`` is not of shape (B,), or ``variant`` / ``contrast_mode`` is
+        unknown.
 
     Notes
     -----
@@ -102,6 +113,16 @@ def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None
        NeurIPS 33. :doi:`10.48550/arXiv.2004.11362`
     .. [2] Chen, T., Kornblith, S., Norouzi, M. and Hinton, G. (2020). A simple
        framework for contrastive learning of visual representations. ICML.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import supcon_loss
+    >>> features = torch.randn(8, 2, 16, generator=torch.Generator().manual_seed(0))
+    >>> labels = torch.tensor([0, 0, 1, 1, 2, 2, 3, 3])
+    >>> loss = supcon_loss(features, labels, temperature=0.1)
+    >>> loss.shape, bool(loss > 0)
+    (torch.Size([]), True)
     """
     if features.ndim < 3:
         raise ValueError(
@@ -125,14 +146,27 @@ def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None
             )
         groups = labels
     groups = groups.repeat_interleave(n_views)  # (B*V,)
+    weight = None
+    if sample_weight is not None:
+        sample_weight = torch.as_tensor(sample_weight, device=device, dtype=z.dtype)
+        if sample_weight.shape != (n_samples,):
+            raise ValueError(
+                f"sample_weight must have shape ({n_samples},) to match features "
+                f"{tuple(features.shape)}, got {tuple(sample_weight.shape)}."
+            )
+        weight = sample_weight.repeat_interleave(n_views)  # (B*V,)
     if contrast_mode == "all":
         anchor_idx = torch.arange(n_samples * n_views, device=device)
     else:
         anchor_idx = torch.arange(n_samples, device=device) * n_views
     is_self = anchor_idx[:, None] == torch.arange(n_samples * n_views, device=device)[None, :]
     positive = (groups[anchor_idx][:, None] == groups[None, :]) & ~is_self  # (A, B*V)
-    n_pos = positive.sum(dim=1)
-    keep = n_pos > 0
+    if weight is None:
+        n_pos = positive.sum(dim=1)
+        keep = n_pos > 0
+    else:
+        n_pos = (positive * weight[None, :]).sum(dim=1)  # weighted count of positives
+        keep = (n_pos > 0) & (weight[anchor_idx] > 0)
     if not bool(keep.any()):
         return features.sum() * 0.0
     # Only anchors with a positive enter the computation, so no 0/0 and no row where
@@ -140,15 +174,24 @@ def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None
     anchor_idx, positive, is_self, n_pos = (anchor_idx[keep], positive[keep], is_self[keep],
                                              n_pos[keep])
     logits = z[anchor_idx] @ z.T / temperature  # (A, B*V)
-    log_denominator = torch.logsumexp(logits.masked_fill(is_self, -math.inf), dim=1)
+    # log w_a added to the logits weights the sums of exp (log 0 = -inf drops a term).
+    log_w = 0.0 if weight is None else torch.log(weight)[None, :]
+    log_denominator = torch.logsumexp((logits + log_w).masked_fill(is_self, -math.inf),
+                                      dim=1)
+    pos_weight = positive if weight is None else positive * weight[None, :]
     if variant == "out":
-        mean_pos_logit = (logits * positive).sum(dim=1) / n_pos
+        mean_pos_logit = (logits * pos_weight).sum(dim=1) / n_pos
         per_anchor = log_denominator - mean_pos_logit
     else:
-        log_mean_pos = (torch.logsumexp(logits.masked_fill(~positive, -math.inf), dim=1)
+        log_mean_pos = (torch.logsumexp((logits + log_w).masked_fill(~positive, -math.inf),
+                                        dim=1)
                         - torch.log(n_pos.to(logits.dtype)))
         per_anchor = log_denominator - log_mean_pos
-    loss = per_anchor.mean()
+    if weight is None:
+        loss = per_anchor.mean()
+    else:
+        anchor_weight = weight[anchor_idx]
+        loss = (anchor_weight * per_anchor).sum() / anchor_weight.sum()
     if base_temperature is not None:
         loss = loss * (temperature / base_temperature)
     return loss
@@ -171,10 +214,34 @@ class SupConLoss(nn.Module):
     contrast_mode : {"all", "one"}, default="all"
         Which views are anchors.
 
+    See Also
+    --------
+    supcon_loss : The same loss as a function.
+
     Notes
     -----
-    ``forward(features, labels=None)``: ``features`` ``(B, V, D)``, ``labels`` ``(B,)``
-    or None (NT-Xent); returns a scalar.
+    ``forward(features, labels=None, sample_weight=None)``: ``features`` ``(B, V, D)``,
+    ``labels`` ``(B,)`` or None (NT-Xent), ``sample_weight`` ``(B,)`` or None; returns a
+    scalar. As a drop-in for pytorch-metric-learning's ``SupConLoss``, which takes
+    flattened ``(B * V, D)`` embeddings, reshape them to ``(B, V, D)`` first.
+
+    References
+    ----------
+    .. [1] Khosla, P., Teterwak, P., Wang, C., Sarna, A., Tian, Y., Isola, P.,
+       Maschinot, A., Liu, C. and Krishnan, D. (2020). Supervised contrastive learning.
+       NeurIPS 33, eqs. 2-3. :doi:`10.48550/arXiv.2004.11362`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import SupConLoss
+    >>> encoder = torch.nn.Linear(10, 16)
+    >>> x = torch.randn(8, 10, generator=torch.Generator().manual_seed(0))
+    >>> views = torch.stack([encoder(x), encoder(x + 0.1)], dim=1)  # (B, V, D)
+    >>> loss = SupConLoss(temperature=0.1)(views, torch.tensor([0, 1] * 4))
+    >>> loss.backward()
+    >>> encoder.weight.grad.shape
+    torch.Size([16, 10])
     """
 
     def __init__(self, temperature=0.1, *, base_temperature=None, variant="out",
@@ -185,11 +252,48 @@ class SupConLoss(nn.Module):
         self.variant = variant
         self.contrast_mode = contrast_mode
 
-    def forward(self, features, labels=None):
-        """Loss of ``features`` ``(B, V, D)`` with ``labels`` ``(B,)`` or None."""
+    def forward(self, features, labels=None, sample_weight=None):
+        """Loss of ``features`` ``(B, V, D)`` with ``labels`` ``(B,)`` or None.
+
+        Parameters
+        ----------
+        features : torch.Tensor of shape (B, V, D)
+            Projections of ``V`` views of ``B`` samples.
+        labels : torch.Tensor of shape (B,), default=None
+            Class of each sample; None: each sample is its own class (NT-Xent).
+        sample_weight : torch.Tensor of shape (B,), default=None
+            Non-negative frequency weight of each sample; a weight of 0 is the same as
+            leaving the sample out of the batch (see :func:`supcon_loss`).
+
+        Returns
+        -------
+        loss : torch.Tensor of shape ()
+            The loss averaged over anchors (see :func:`supcon_loss`).
+        """
         return supcon_loss(features, labels, temperature=self.temperature,
                            base_temperature=self.base_temperature, variant=self.variant,
-                           contrast_mode=self.contrast_mode)
+                           contrast_mode=self.contrast_mode, sample_weight=sample_weight)
+
+
+class WeightedCrossEntropyLoss(nn.CrossEntropyLoss):
+    """``torch.nn.CrossEntropyLoss`` with optional per-sample weights.
+
+    ``forward(input, target, sample_weight=None)``: ``input`` ``(B, K)`` logits,
+    ``target`` ``(B,)`` class indices, ``sample_weight`` ``(B,)`` non-negative or None.
+    With weights the loss is ``sum_b w_b l_b / sum_b w_b`` (0 when every weight is 0), so
+    a sample of weight 0 is the same as one left out of the batch; without, it is the
+    parent class's loss.
+    """
+
+    def forward(self, input, target, sample_weight=None):
+        if sample_weight is None:
+            return super().forward(input, target)
+        per_sample = F.cross_entropy(input, target, weight=self.weight,
+                                     ignore_index=self.ignore_index, reduction="none",
+                                     label_smoothing=self.label_smoothing)
+        sample_weight = torch.as_tensor(sample_weight, dtype=per_sample.dtype,
+                                        device=per_sample.device)
+        return (sample_weight * per_sample).sum() / sample_weight.sum().clamp(min=1e-12)
 
 
 class TabularAugment(nn.Module):
@@ -208,9 +312,31 @@ class TabularAugment(nn.Module):
     mask_prob : float, default=0.1
         Probability that an entry is masked.
 
+    See Also
+    --------
+    ImageAugment : The image augmentation.
+
     Notes
     -----
-    Input and output ``(B, F)``.
+    Input and output ``(B, F)``. Noise and masking are common augmentations for tabular
+    contrastive learning (e.g. SCARF, Bahri et al. 2022, corrupts features by replacing
+    them); Khosla et al. (2020) use image augmentations only.
+
+    References
+    ----------
+    .. [1] Khosla, P. et al. (2020). Supervised contrastive learning. NeurIPS 33, §4
+       (augmented views). :doi:`10.48550/arXiv.2004.11362`
+    .. [2] Bahri, D., Jiang, H., Tay, Y. and Metzler, D. (2022). SCARF: Self-supervised
+       contrastive learning using random feature corruption. ICLR.
+       :arxiv:`2106.15147`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import TabularAugment
+    >>> augment = TabularAugment(torch.zeros(3), torch.ones(3), noise=0.1, mask_prob=0.2)
+    >>> augment(torch.ones(4, 3)).shape
+    torch.Size([4, 3])
     """
 
     def __init__(self, mean, std, *, noise=0.1, mask_prob=0.1):
@@ -221,7 +347,18 @@ class TabularAugment(nn.Module):
         self.mask_prob = float(mask_prob)
 
     def forward(self, x):
-        """One random view of ``x`` ``(B, F)``."""
+        """One random view of ``x`` (torch's global RNG; seed it for reproducibility).
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (B, F)
+            Raw rows, in the units of ``mean`` and ``std``.
+
+        Returns
+        -------
+        view : torch.Tensor of shape (B, F)
+            Noisy rows with about ``mask_prob`` of the entries set to the feature mean.
+        """
         out = x + self.noise * self.std * torch.randn_like(x)
         if self.mask_prob > 0:
             keep = torch.rand_like(x) >= self.mask_prob
@@ -250,9 +387,27 @@ class ImageAugment(nn.Module):
     noise : float, default=0.1
         Noise standard deviation as a fraction of ``scale``.
 
+    See Also
+    --------
+    TabularAugment : The augmentation for tabular rows.
+
     Notes
     -----
-    Input and output ``(B, C*H*W)``.
+    Input and output ``(B, C*H*W)``. A light version, for small images such as
+    ``load_digits``, of the crops, flips and colour changes of Khosla et al. (2020).
+
+    References
+    ----------
+    .. [1] Khosla, P. et al. (2020). Supervised contrastive learning. NeurIPS 33, §4
+       (augmented views). :doi:`10.48550/arXiv.2004.11362`
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_papers.nn import ImageAugment
+    >>> augment = ImageAugment((8, 8), scale=1.0)
+    >>> augment(torch.rand(5, 64)).shape
+    torch.Size([5, 64])
     """
 
     def __init__(self, image_shape, scale, *, max_shift=1.0, max_rotation=10.0, noise=0.1):
@@ -265,7 +420,18 @@ class ImageAugment(nn.Module):
         self.noise = float(noise)
 
     def forward(self, x):
-        """One random view of ``x`` ``(B, C*H*W)``."""
+        """One random view of ``x`` (torch's global RNG; seed it for reproducibility).
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (B, C*H*W)
+            Images as flat rows (row-major), background 0.
+
+        Returns
+        -------
+        view : torch.Tensor of shape (B, C*H*W)
+            Rotated, shifted and noisy images.
+        """
         n = x.shape[0]
         _, h, w = self.image_shape
         img = x.reshape(n, *self.image_shape)
@@ -400,18 +566,33 @@ class CrossEntropyModel(_EncoderModel):
 class TrainingOutputNet(NeuralNet):
     """skorch net whose training step uses ``module_.training_output``.
 
-    Only ``train_step_single`` is overridden (a documented skorch extension point): the
-    loss is computed on the module's training output (augmented views and projection
-    head for :class:`SupConModel`, logits for :class:`CrossEntropyModel`), while
-    ``forward`` returns the representation ``(B, D)``.
+    Only ``train_step_single`` and ``get_loss`` are overridden (documented skorch
+    extension points): the loss is computed on the module's training output (augmented
+    views and projection head for :class:`SupConModel`, logits for
+    :class:`CrossEntropyModel`), while ``forward`` returns the representation ``(B, D)``.
+    Sample weights follow skorch's documented recipe: fit on
+    ``X = {"X": X, "sample_weight": w}``; the criterion is then called as
+    ``criterion(y_pred, y_true, sample_weight=w_batch)``.
     """
 
     def train_step_single(self, batch, **fit_params):
-        """One training step on ``batch = (X (B, F), y (B,))``; returns loss and output."""
+        """One training step on ``batch = (X (B, F), y (B,))``; returns loss and output.
+
+        ``X`` may be a dict ``{"X": (B, F), "sample_weight": (B,)}``.
+        """
         self._set_training(True)
         Xi, yi = unpack_data(batch)
         Xi = to_tensor(Xi, device=self.device)
-        y_pred = self.module_.training_output(Xi)
+        x = Xi["X"] if isinstance(Xi, dict) else Xi
+        y_pred = self.module_.training_output(x)
         loss = self.get_loss(y_pred, yi, X=Xi, training=True)
         loss.backward()
         return {"loss": loss, "y_pred": y_pred}
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        """The criterion's loss, with the batch's sample weights when ``X`` has them."""
+        if isinstance(X, dict) and "sample_weight" in X:
+            y_true = to_tensor(y_true, device=self.device)
+            weight = to_tensor(X["sample_weight"], device=self.device)
+            return self.criterion_(y_pred, y_true, sample_weight=weight)
+        return super().get_loss(y_pred, y_true, X=X, training=training)

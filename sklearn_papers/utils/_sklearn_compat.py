@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import (
     StrOptions,
     validate_params,
 )
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 
 def _initialize_nmf(X, n_components, init=None, eps=1e-6, random_state=None):
@@ -35,6 +35,7 @@ __all__ = [
     "InvalidParameterError",
     "Options",
     "StrOptions",
+    "_check_sample_weight",
     "_fit_context",
     "_initialize_nmf",
     "check_is_fitted",

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["first_non_number"]
+__all__ = ["check_sample_weight", "first_non_number"]
 
 
 def first_non_number(values):
@@ -41,3 +41,40 @@ def first_non_number(values):
         except (TypeError, ValueError):
             return item
     return None
+
+
+def check_sample_weight(sample_weight, X):
+    """Validate ``sample_weight`` for a ``fit``: None stays None (the unweighted path).
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,), float or None
+        Non-negative weights; a float gives every sample that weight.
+    X : array-like of shape (n_samples, ...)
+        The data the weights belong to (only its length is used; SMILES lists work).
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,), dtype float64, or None
+
+    Raises
+    ------
+    ValueError
+        If the weights are not finite, negative, of the wrong length, or all zero.
+
+    Examples
+    --------
+    >>> from sklearn_papers.utils._validation import check_sample_weight
+    >>> check_sample_weight([1, 0, 2], ["CCO", "C", "N"])
+    array([1., 0., 2.])
+    """
+    from sklearn_papers.utils._sklearn_compat import _check_sample_weight
+
+    if sample_weight is None:
+        return None
+    weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                  ensure_non_negative=True)
+    if not weight.sum() > 0:
+        raise ValueError("sample_weight sums to 0: at least one sample needs a positive "
+                         "weight.")
+    return weight

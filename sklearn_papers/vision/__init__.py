@@ -1,3 +1,6 @@
 """Instance segmentation: InstanceSegmenter (joint semantic + centre + embedding heads), MaskRCNN (He et al. 2017)."""
 
-__all__ = []
+from sklearn_papers.vision._instance_segmenter import InstanceSegmenter
+from sklearn_papers.vision._mask_rcnn import MaskRCNN
+
+__all__ = ["InstanceSegmenter", "MaskRCNN"]
