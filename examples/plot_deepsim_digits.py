@@ -1,7 +1,7 @@
 """
-=====================================================================
+======================================================================
 Perceptual (DeePSiM) autoencoder on digits: pixel loss vs DeePSiM loss
-=====================================================================
+======================================================================
 
 :class:`~sklearn_papers.generative.DeePSiMAutoencoder` compresses the 8x8 images of
 :func:`sklearn.datasets.load_digits` to a 4-d code. With the pixel loss alone

@@ -100,7 +100,7 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         Every label seen so far (sorted); :meth:`predict_proba` has one column per entry.
     task_classes_ : dict
         Task id -> sorted ndarray of that task's labels.
-    tasks_ : ndarray of shape (n_tasks_,), dtype object
+    tasks_ : ndarray of shape (n_tasks,), dtype object
         Task ids in the order they were learnt.
     n_tasks_ : int
         Number of tasks learnt.
@@ -482,7 +482,7 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
 
         Returns
         -------
-        X : ndarray of shape (n_samples, n_features_in_)
+        X : ndarray of shape (n_samples, n_features_in)
             Generated rows, in the dtype of the training ``X`` (float32 or float64).
         y : ndarray of shape (n_samples,)
             Their classes.

@@ -67,7 +67,7 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
         a row's probabilities are zero outside its task's classes.
     task_classes_ : dict
         Task id -> sorted ndarray of that task's labels.
-    tasks_ : ndarray of shape (n_tasks_,), dtype object
+    tasks_ : ndarray of shape (n_tasks,), dtype object
         Task ids in the order they were learnt.
     n_tasks_ : int
         Number of tasks (columns, or heads with ``columns="shared"``).

@@ -231,6 +231,10 @@ class DeePSiMAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Bas
         from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 
         X = self._validate_images(X, reset=True)
+        if y is not None:
+            from sklearn.utils import check_consistent_length
+
+            check_consistent_length(X, y)
         weights, keep = self._check_weights(sample_weight, X)
         X = X[keep]
         y = None if y is None else np.asarray(y)[keep]

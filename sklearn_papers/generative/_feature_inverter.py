@@ -71,7 +71,7 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
         What it is.
     n_comparator_features_ : int
         Width of the inverted features.
-    feature_mean_, feature_scale_ : ndarray of shape (n_comparator_features_,)
+    feature_mean_, feature_scale_ : ndarray of shape (n_comparator_features,)
         Standardisation of the features fed to the generator (training mean and standard
         deviation, 1 where that is 0).
     image_shape_ : tuple of int
@@ -170,6 +170,10 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
         from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 
         X = self._validate_images(X, reset=True)
+        if y is not None:
+            from sklearn.utils import check_consistent_length
+
+            check_consistent_length(X, y)
         weights, keep = self._check_weights(sample_weight, X)
         X = X[keep]
         y = None if y is None else np.asarray(y)[keep]
@@ -231,7 +235,7 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
 
         Returns
         -------
-        features : ndarray of shape (n_samples, n_comparator_features_)
+        features : ndarray of shape (n_samples, n_comparator_features)
             Same float dtype as ``X``.
         """
         check_is_fitted(self)
@@ -244,7 +248,7 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_comparator_features_)
+        X : array-like of shape (n_samples, n_comparator_features)
             Features, e.g. from :meth:`transform`.
 
         Returns

@@ -13,6 +13,7 @@ Ren, S., He, K., Girshick, R. and Sun, J. (2015). Faster R-CNN. NeurIPS (anchors
 """
 
 import math
+import operator
 
 import torch
 
@@ -136,6 +137,44 @@ def clip_boxes(boxes, height, width):
 
 
 # ----------------------------------------------------------------------------- NMS
+def _check_iou_threshold(iou_threshold):
+    try:
+        if isinstance(iou_threshold, (str, bytes)):
+            raise TypeError
+        value = float(iou_threshold)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"iou_threshold must be a real number in [0, 1], got "
+                        f"{iou_threshold!r}.") from None
+    if not 0.0 <= value <= 1.0:  # also rejects NaN
+        raise ValueError(f"iou_threshold must be in [0, 1], got {iou_threshold!r}.")
+    return value
+
+
+def _check_nms_inputs(boxes, scores, groups, iou_threshold, groups_name="groups"):
+    """Validate the inputs of :func:`nms` / :func:`batched_nms` (one device sync)."""
+    for name, value in (("boxes", boxes), ("scores", scores)) + (
+            () if groups is None else ((groups_name, groups),)):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}.")
+    if boxes.dim() != 2 or boxes.shape[1] != 4:
+        raise ValueError(f"boxes must have shape (N, 4), got {tuple(boxes.shape)}.")
+    n = boxes.shape[0]
+    if scores.shape != (n,):
+        raise ValueError(f"scores must have shape ({n},) to match boxes "
+                         f"{tuple(boxes.shape)}, got {tuple(scores.shape)}.")
+    if groups is not None:
+        if groups.shape != (n,):
+            raise ValueError(f"{groups_name} must have shape ({n},) to match boxes "
+                             f"{tuple(boxes.shape)}, got {tuple(groups.shape)}.")
+        if groups.dtype.is_floating_point or groups.dtype.is_complex:
+            raise ValueError(f"{groups_name} must be an integer tensor, got dtype "
+                             f"{groups.dtype}.")
+    if n and not bool(torch.isfinite(boxes).all() & torch.isfinite(scores).all()):
+        bad = "boxes" if not bool(torch.isfinite(boxes).all()) else "scores"
+        raise ValueError(f"{bad} must be finite (no NaN or inf).")
+    return _check_iou_threshold(iou_threshold)
+
+
 def batched_nms(boxes, scores, groups, iou_threshold):
     """Greedy non-maximum suppression within each group, all groups at once.
 
@@ -163,6 +202,15 @@ def batched_nms(boxes, scores, groups, iou_threshold):
     keep : Tensor of shape (n_kept,) of int64
         Indices of the kept boxes, by decreasing score.
 
+    Raises
+    ------
+    TypeError
+        If ``boxes``, ``scores`` or ``groups`` is not a tensor.
+    ValueError
+        If ``boxes`` is not ``(N, 4)``, ``scores`` or ``groups`` not ``(N,)``, ``groups``
+        not integer, ``boxes`` or ``scores`` not finite, or ``iou_threshold`` not in
+        ``[0, 1]``.
+
     See Also
     --------
     nms : One group.
@@ -181,6 +229,12 @@ def batched_nms(boxes, scores, groups, iou_threshold):
     >>> batched_nms(boxes, torch.tensor([0.9, 0.8, 0.7]), torch.tensor([0, 0, 1]), 0.5)
     tensor([0, 2])
     """
+    iou_threshold = _check_nms_inputs(boxes, scores, groups, iou_threshold)
+    return _batched_nms(boxes, scores, groups, iou_threshold)
+
+
+def _batched_nms(boxes, scores, groups, iou_threshold):
+    """:func:`batched_nms` on validated inputs."""
     n = boxes.shape[0]
     if n == 0:
         return torch.zeros(0, dtype=torch.long, device=boxes.device)
@@ -265,6 +319,14 @@ def nms(boxes, scores, iou_threshold):
     keep : Tensor of shape (n_kept,) of int64
         Indices of the kept boxes, by decreasing score.
 
+    Raises
+    ------
+    TypeError
+        If ``boxes`` or ``scores`` is not a tensor.
+    ValueError
+        If ``boxes`` is not ``(N, 4)``, ``scores`` not ``(N,)``, either not finite, or
+        ``iou_threshold`` not in ``[0, 1]``.
+
     See Also
     --------
     batched_nms : Several groups (classes, images) at once.
@@ -283,7 +345,8 @@ def nms(boxes, scores, iou_threshold):
     >>> nms(boxes, torch.tensor([0.9, 0.8, 0.7]), 0.5)
     tensor([0, 2])
     """
-    return batched_nms(boxes, scores, torch.zeros(len(boxes), dtype=torch.long,
+    iou_threshold = _check_nms_inputs(boxes, scores, None, iou_threshold)
+    return _batched_nms(boxes, scores, torch.zeros(len(boxes), dtype=torch.long,
                                                   device=boxes.device), iou_threshold)
 
 
@@ -329,18 +392,58 @@ def grid_anchors(feature_size, stride, sizes, aspect_ratios, *, device=None,
 
 
 # ----------------------------------------------------------------------------- RoIAlign
-def _check_rois(features, rois):
+def _check_rois(features, rois, output_size, spatial_scale):
+    """Validate RoI pooling inputs; returns ``(P_h, P_w)``. One device sync on success."""
+    for name, value in (("features", features), ("rois", rois)):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}.")
     if features.dim() != 4:
         raise ValueError(f"features must be (N, C, H, W), got shape {tuple(features.shape)}.")
     if rois.dim() != 2 or rois.shape[1] != 5:
         raise ValueError(f"rois must be (K, 5) rows (batch_index, x1, y1, x2, y2), got shape "
                          f"{tuple(rois.shape)}.")
+    ph, pw = _pair(output_size)
+    try:
+        if isinstance(spatial_scale, (str, bytes)):
+            raise TypeError
+        scale = float(spatial_scale)
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"spatial_scale must be a real number, got {spatial_scale!r}.") from None
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"spatial_scale must be a finite number > 0, got {spatial_scale!r}.")
+    n = features.shape[0]
+    if rois.shape[0]:
+        r = rois.detach()
+        idx = r[:, 0]
+        finite = torch.isfinite(r).all() if r.dtype.is_floating_point else True
+        integral = (idx == torch.floor(idx)).all() if r.dtype.is_floating_point else True
+        in_range = ((idx >= 0) & (idx < n)).all()
+        if not bool(finite & integral & in_range):
+            if not bool(finite):
+                raise ValueError("rois must be finite (no NaN or inf in the batch indices or "
+                                 "box coordinates).")
+            if not bool(integral):
+                raise ValueError("rois[:, 0] must be integer batch indices, got fractional "
+                                 "values.")
+            raise ValueError(f"rois[:, 0] must be batch indices in [0, {n}), got values in "
+                             f"[{int(idx.min())}, {int(idx.max())}].")
+    return ph, pw
 
 
 def _pair(size):
-    if isinstance(size, int):
-        return size, size
-    return int(size[0]), int(size[1])
+    try:
+        pair = (operator.index(size),) * 2
+    except TypeError:
+        try:
+            pair = tuple(operator.index(v) for v in size)
+        except TypeError:
+            raise TypeError(f"output_size must be an int or a pair of ints, got "
+                            f"{size!r}.") from None
+    if len(pair) != 2:
+        raise TypeError(f"output_size must be an int or a pair of ints, got {size!r}.")
+    if pair[0] < 1 or pair[1] < 1:
+        raise ValueError(f"output_size must be >= 1, got {size!r}.")
+    return pair
 
 
 def _bilinear_weights(coords, size):
@@ -405,8 +508,9 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     Raises
     ------
     ValueError
-        If ``features`` is not 4-D, ``rois`` not ``(K, 5)``, a batch index is out of
-        range, or ``sampling_ratio < 1``.
+        If ``features`` is not 4-D, ``rois`` not ``(K, 5)`` or not finite, a batch index
+        is not an integer in ``[0, N)``, ``output_size < 1``, ``spatial_scale <= 0``, or
+        ``sampling_ratio < 1``.
 
     See Also
     --------
@@ -428,8 +532,7 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     tensor([[[[ 2.5000,  4.5000],
               [10.5000, 12.5000]]]])
     """
-    _check_rois(features, rois)
-    ph, pw = _pair(output_size)
+    ph, pw = _check_rois(features, rois, output_size, spatial_scale)
     if sampling_ratio < 1:
         raise ValueError(f"sampling_ratio must be >= 1, got {sampling_ratio}.")
     n, c, h, w = features.shape
@@ -453,10 +556,7 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     xs = x1[:, None, None] + (bx[None, :, None] + frac[None, None, :]) * (rw / pw)[:, None, None]
     ay = _bilinear_weights(ys, h)  # (K, P_h, H)
     ax = _bilinear_weights(xs, w)  # (K, P_w, W)
-    idx = rois[:, 0].long()
-    if k and (int(idx.min()) < 0 or int(idx.max()) >= n):
-        raise ValueError(f"rois[:, 0] must be batch indices in [0, {n}), got values in "
-                         f"[{int(idx.min())}, {int(idx.max())}].")
+    idx = rois[:, 0].long()  # validated by _check_rois
     # (K, H, C * W) so that each RoI is two plain matrix products
     f = torch.index_select(features.permute(0, 2, 1, 3).reshape(n, h, c * w), 0, idx)
     tmp = torch.bmm(ay, f).reshape(k, ph * c, w)  # (K, P_h * C, W)
@@ -493,8 +593,8 @@ def roi_pool(features, rois, output_size, spatial_scale=1.0):
     Raises
     ------
     ValueError
-        If ``features`` is not 4-D, ``rois`` not ``(K, 5)`` or a batch index is out of
-        range.
+        If ``features`` is not 4-D, ``rois`` not ``(K, 5)`` or not finite, a batch index
+        is not an integer in ``[0, N)``, ``output_size < 1`` or ``spatial_scale <= 0``.
 
     See Also
     --------
@@ -515,8 +615,7 @@ def roi_pool(features, rois, output_size, spatial_scale=1.0):
     tensor([[[[ 5.,  7.],
               [13., 15.]]]])
     """
-    _check_rois(features, rois)
-    ph, pw = _pair(output_size)
+    ph, pw = _check_rois(features, rois, output_size, spatial_scale)
     n, c, h, w = features.shape
     k = rois.shape[0]
     if k == 0:
@@ -547,10 +646,7 @@ def roi_pool(features, rois, output_size, spatial_scale=1.0):
 
     rows, row_ok, row_any = bin_rows(y1, rh, ph, h)  # (K, P_h, L_h)
     cols, col_ok, col_any = bin_rows(x1, rw, pw, w)  # (K, P_w, L_w)
-    idx = rois[:, 0].long()
-    if int(idx.min()) < 0 or int(idx.max()) >= n:
-        raise ValueError(f"rois[:, 0] must be batch indices in [0, {n}), got values in "
-                         f"[{int(idx.min())}, {int(idx.max())}].")
+    idx = rois[:, 0].long()  # validated by _check_rois
     f = torch.index_select(features, 0, idx)  # (K, C, H, W)
     lh, lw = rows.shape[-1], cols.shape[-1]
     with torch.no_grad():  # find each bin's maximal cell; the gradient flows through it

@@ -63,6 +63,12 @@ class DiscriminativeLoss(nn.Module):
     gamma : float, default=0.001
         Weight of the regularisation of the means towards the origin.
 
+    Raises
+    ------
+    ValueError
+        At construction if ``delta_v < 0``, ``delta_d <= 0`` or ``delta_v >= delta_d``;
+        in ``forward`` if ``instance_maps`` is not an integer tensor or holds negative ids.
+
     Notes
     -----
     Shapes: ``forward(embedding, instance_maps, sample_weight=None)`` with ``embedding``
@@ -88,6 +94,13 @@ class DiscriminativeLoss(nn.Module):
 
     def __init__(self, delta_v=0.5, delta_d=1.5, alpha=1.0, beta=1.0, gamma=0.001):
         super().__init__()
+        if not delta_v >= 0:
+            raise ValueError(f"delta_v={delta_v!r} must be >= 0.")
+        if not delta_d > 0:
+            raise ValueError(f"delta_d={delta_d!r} must be > 0.")
+        if delta_v >= delta_d:
+            raise ValueError(f"delta_v={delta_v!r} must be smaller than "
+                             f"delta_d={delta_d!r} (pull margin inside push margin).")
         self.delta_v = float(delta_v)
         self.delta_d = float(delta_d)
         self.alpha = float(alpha)
@@ -160,6 +173,12 @@ class DiscriminativeLoss(nn.Module):
                 or embedding.shape[2:] != instance_maps.shape[1:]):
             raise ValueError(f"embedding {tuple(embedding.shape)} and instance_maps "
                              f"{tuple(instance_maps.shape)} disagree in batch size or H, W.")
+        if instance_maps.dtype.is_floating_point or instance_maps.dtype.is_complex:
+            raise ValueError(f"instance_maps must hold integer instance ids, got dtype "
+                             f"{instance_maps.dtype}.")
+        if instance_maps.numel() and bool((instance_maps < 0).any()):
+            raise ValueError(f"instance_maps must hold non-negative ids (0 = background), got "
+                             f"minimum {int(instance_maps.min())}.")
         losses = []
         for e, m in zip(embedding, instance_maps):
             pull, push, reg = self.terms(e, m)

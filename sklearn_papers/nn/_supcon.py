@@ -28,6 +28,20 @@ __all__ = [
 ]
 
 
+def _check_temperature(temperature, base_temperature=None):
+    for name, value in (("temperature", temperature), ("base_temperature", base_temperature)):
+        if value is None and name == "base_temperature":
+            continue
+        try:
+            if isinstance(value, (str, bytes)):
+                raise TypeError
+            v = float(value)
+        except (TypeError, ValueError, RuntimeError):
+            raise TypeError(f"{name} must be a real number > 0, got {value!r}.") from None
+        if not (math.isfinite(v) and v > 0):
+            raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+
+
 def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None,
                 variant="out", contrast_mode="all", sample_weight=None):
     """Supervised contrastive loss, L_out (eq. 2) or L_in (eq. 3) of Khosla et al. 2020.
@@ -82,7 +96,9 @@ def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None
     Raises
     ------
     ValueError
-        If ``features`` has fewer than 3 dimensions, ``labels`` is not of shape (B,),
+        If ``features`` has fewer than 3 dimensions or no sample or view,
+        ``temperature`` or ``base_temperature`` is not > 0, ``labels`` is not an
+        integer tensor of shape (B,),
         ``sample_weight`` is not of shape (B,), or ``variant`` / ``contrast_mode`` is
         unknown.
 
@@ -128,6 +144,10 @@ def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None
         raise ValueError(
             f"features must have shape (batch, n_views, dim), got {tuple(features.shape)}."
         )
+    if features.shape[0] == 0 or features.shape[1] == 0:
+        raise ValueError(f"features must hold at least one sample and one view, got shape "
+                         f"{tuple(features.shape)}.")
+    _check_temperature(temperature, base_temperature)
     if variant not in ("out", "in"):
         raise ValueError(f"variant={variant!r} is not one of ('out', 'in').")
     if contrast_mode not in ("all", "one"):
@@ -144,6 +164,8 @@ def supcon_loss(features, labels=None, *, temperature=0.1, base_temperature=None
                 f"labels must have shape ({n_samples},) to match features "
                 f"{tuple(features.shape)}, got {tuple(labels.shape)}."
             )
+        if labels.dtype.is_floating_point or labels.dtype.is_complex:
+            raise ValueError(f"labels must be integer class labels, got dtype {labels.dtype}.")
         groups = labels
     groups = groups.repeat_interleave(n_views)  # (B*V,)
     weight = None
@@ -247,6 +269,7 @@ class SupConLoss(nn.Module):
     def __init__(self, temperature=0.1, *, base_temperature=None, variant="out",
                  contrast_mode="all"):
         super().__init__()
+        _check_temperature(temperature, base_temperature)
         self.temperature = temperature
         self.base_temperature = base_temperature
         self.variant = variant

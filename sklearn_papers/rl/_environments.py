@@ -750,7 +750,8 @@ class GymEnvBatch(_BatchCore):
     ----------
     envs : list of gymnasium.Env
         ``Discrete`` action spaces of one size; observations all ``Discrete`` (index) or all
-        1-D ``Box`` of one width (features).
+        1-D ``Box`` of one width (features). A ``Discrete`` space's ``start`` is honoured:
+        the agents see observations and pick actions in ``0 .. n - 1``, shifted by it.
     seed : int, default=0
         Environment ``i`` is reset with seed ``seed + i`` first; later resets are unseeded
         (they continue each environment's own generator).
@@ -778,7 +779,19 @@ class GymEnvBatch(_BatchCore):
             self.obs_dim = None
         else:
             self.n_states, self.obs_dim = None, int(space.shape[0])
-        self._current = [env.reset(seed=int(seed) + i)[0] for i, env in enumerate(self.envs)]
+        # gymnasium's Discrete(n, start=s) holds s .. s + n - 1: the agents see 0 .. n - 1
+        self._obs_start = [self._start(e.observation_space) for e in self.envs]
+        self._act_start = [self._start(e.action_space) for e in self.envs]
+        self._current = [self._shift(i, env.reset(seed=int(seed) + i)[0])
+                         for i, env in enumerate(self.envs)]
+
+    @staticmethod
+    def _start(space):
+        return int(space.start) if isinstance(space, spaces.Discrete) else 0
+
+    def _shift(self, i, obs):
+        """Observation of environment ``i`` relative to its space's ``start``."""
+        return int(obs) - self._obs_start[i] if self.obs_dim is None else obs
 
     def set_env(self, i, env):
         """Put ``env`` in slot ``i`` and reset it.
@@ -791,7 +804,9 @@ class GymEnvBatch(_BatchCore):
             Same spaces as the batch.
         """
         self.envs[i] = env
-        self._current[i] = env.reset()[0]
+        self._obs_start[i] = self._start(env.observation_space)
+        self._act_start[i] = self._start(env.action_space)
+        self._current[i] = self._shift(i, env.reset()[0])
 
     def _stack(self, observations):
         if self.obs_dim is None:
@@ -830,12 +845,13 @@ class GymEnvBatch(_BatchCore):
         actions = np.asarray(actions)
         nxt, rew, term, trunc = [], [], [], []
         for i, env in enumerate(self.envs):
-            obs, r, te, tr, _ = env.step(int(actions[i]))
+            obs, r, te, tr, _ = env.step(int(actions[i]) + self._act_start[i])
+            obs = self._shift(i, obs)
             nxt.append(obs)
             rew.append(float(r))
             term.append(bool(te))
             trunc.append(bool(tr))
-            self._current[i] = env.reset()[0] if (te or tr) else obs
+            self._current[i] = self._shift(i, env.reset()[0]) if (te or tr) else obs
         return (self._stack(nxt), torch.as_tensor(rew, dtype=torch.float64),
                 torch.as_tensor(term), torch.as_tensor(trunc))
 

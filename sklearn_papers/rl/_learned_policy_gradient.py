@@ -376,9 +376,17 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         ValueError
             If the file is not in this format.
         """
-        blob = torch.load(Path(path), weights_only=True, map_location="cpu")
+        import pickle
+
+        try:
+            blob = torch.load(Path(path), weights_only=True, map_location="cpu")
+        except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, KeyError,
+                AttributeError, ImportError, IndexError, TypeError) as exc:
+            raise ValueError(f"{path} is not a LearnedPolicyGradient rule file (format "
+                             f"{_FORMAT!r}); torch could not read it: "
+                             f"{type(exc).__name__}") from exc
         if not isinstance(blob, dict) or blob.get("format") != _FORMAT:
-            raise ValueError(f"{path} is not a LearnedPolicyGradient file (format "
+            raise ValueError(f"{path} is not a LearnedPolicyGradient rule file (format "
                              f"{_FORMAT!r})")
         est = cls(**json.loads(blob["config"]))
         rule = est._new_rule()

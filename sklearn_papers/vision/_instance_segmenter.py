@@ -22,6 +22,16 @@ __all__ = ["InstanceSegmenter"]
 
 
 # ----------------------------------------------------------------------------- validation
+def _stack(X, name):
+    """``np.asarray`` with a clear error for a ragged list of images or maps."""
+    if isinstance(X, (list, tuple)):
+        try:
+            return np.stack([np.asarray(im) for im in X])
+        except ValueError as exc:
+            raise ValueError(f"{name} must all have one shape: {exc}") from None
+    return np.asarray(X)
+
+
 def _check_images(X, name="X"):
     """Images as float32 (n, C, H, W) from (n, H, W, C), (n, C, H, W) or (n, H, W).
 
@@ -30,7 +40,7 @@ def _check_images(X, name="X"):
     """
     if hasattr(X, "toarray") or hasattr(X, "tocsr"):
         raise TypeError(f"{name} must be a dense array of images, not a sparse matrix.")
-    arr = np.asarray(X)
+    arr = _stack(X, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
                                    or arr.dtype == bool):
         raise TypeError(f"{name} must be a numeric array of images (uint8 or float); got "
@@ -41,8 +51,9 @@ def _check_images(X, name="X"):
         if not (arr.shape[1] <= 4 < arr.shape[-1]):
             arr = np.moveaxis(arr, -1, 1)
     else:
-        raise ValueError(f"{name} must be images of shape (n, H, W, C), (n, C, H, W) or "
-                         f"(n, H, W); got an array of shape {arr.shape}.")
+        raise ValueError(f"{name} must be a batch of images of shape (n, H, W, C), "
+                         f"(n, C, H, W) or (n, H, W); got an array of shape {arr.shape}. "
+                         f"For one image pass {name}[None].")
     if arr.shape[0] == 0:
         raise ValueError(f"{name} has 0 images.")
     if min(arr.shape[2:]) < 2:
@@ -60,7 +71,7 @@ def _check_label_maps(y, name, n_images, shape):
     """(n, H, W) int64 label maps matching the images; clear errors otherwise."""
     if hasattr(y, "toarray"):
         raise TypeError(f"{name} must be a dense array, not a sparse matrix.")
-    arr = np.asarray(y)
+    arr = _stack(y, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must be a numeric array of integer labels; got dtype "
                         f"{arr.dtype}.")
@@ -137,12 +148,15 @@ def _center_heatmap(instance_map):
 
 
 def _relabel(instance):
-    """Consecutive ids 1..k in order of first appearance of the sorted ids."""
-    ids = np.unique(instance)
-    lut = np.zeros(int(ids.max()) + 1 if ids.size else 1, dtype=np.int64)
-    pos = ids[ids > 0]
-    lut[pos] = np.arange(1, pos.size + 1)
-    return lut[instance]
+    """Consecutive ids 1..k in the order of the sorted ids (0 stays background).
+
+    ``np.unique`` keeps the cost in the number of pixels, whatever the ids' size.
+    """
+    ids, inverse = np.unique(instance, return_inverse=True)
+    inverse = inverse.reshape(instance.shape).astype(np.int64)
+    if ids.size and ids[0] == 0:
+        return inverse
+    return inverse + 1
 
 
 def _pad_to(arr, stride):
@@ -351,7 +365,7 @@ class InstanceSegmenter(BaseEstimator):
     n_features_in_ : int
         Number of image channels seen in ``fit`` (the network is fully convolutional:
         image height and width may change between ``fit`` and ``predict``).
-    class_weights_ : ndarray of shape (n_classes_ + 1,)
+    class_weights_ : ndarray of shape (n_classes + 1,)
         Cross-entropy weight of the background and of each class.
     net_ : skorch.NeuralNet
         The trained net; ``net_.module_`` is a
@@ -517,6 +531,8 @@ class InstanceSegmenter(BaseEstimator):
         self._check_params()
         images, instance, semantic, n_classes, sample_weight = self._validate_fit_data(
             X, y, semantic_maps, sample_weight)
+        # ids 1..k per image: later look-up tables are as large as k, not the biggest id
+        instance = np.stack([_relabel(m) for m in instance])
         stride = int(self.output_stride)
         images_p = _pad_to(images, stride)
         instance_p = _pad_to(instance, stride)
@@ -529,9 +545,10 @@ class InstanceSegmenter(BaseEstimator):
         sem_low = _mode_downsample(semantic_p, stride)
         for i in range(len(inst_low)):  # an instance's low-resolution pixels keep its class
             ids, lo, _ = _instance_classes(instance_p[i], semantic_p[i])
-            lut = np.zeros(int(instance_p[i].max()) + 1, dtype=np.int64)
-            lut[ids] = lo
-            sem_low[i] = np.where(inst_low[i] > 0, lut[inst_low[i]], sem_low[i])
+            # class of each low-resolution pixel's instance, looked up among the image's ids
+            where = np.searchsorted(ids, inst_low[i]).clip(0, max(ids.size - 1, 0))
+            cls = lo[where] if ids.size else np.zeros_like(inst_low[i])
+            sem_low[i] = np.where(inst_low[i] > 0, cls, sem_low[i])
             inst_low[i] = _relabel(inst_low[i])
         center = np.stack([_center_heatmap(m) for m in inst_low])
         self.n_classes_ = n_classes
@@ -619,6 +636,15 @@ class InstanceSegmenter(BaseEstimator):
     # ------------------------------------------------------------------ inference
     def _check_predict_images(self, X):
         check_is_fitted(self)
+        try:
+            shape = None if hasattr(X, "toarray") else np.shape(X)
+        except ValueError:  # ragged: _check_images says so
+            shape = None
+        if self.n_features_in_ > 1 and shape is not None and len(shape) == 3 and (
+                shape[-1] == self.n_features_in_):
+            raise ValueError(f"X has shape {shape}: one image? InstanceSegmenter "
+                             f"expects a batch of images of shape (n, H, W[, C]); pass X[None] "
+                             "for one image.")
         images = _check_images(X)
         if images.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {images.shape[1]} channels but InstanceSegmenter was "
@@ -636,7 +662,7 @@ class InstanceSegmenter(BaseEstimator):
 
         Returns
         -------
-        semantic_proba : ndarray of shape (n_images, n_classes_ + 1, h, w), float32
+        semantic_proba : ndarray of shape (n_images, n_classes + 1, h, w), float32
             Softmax class probabilities (background first); ``h = ceil(H /
             output_stride)``.
         center_proba : ndarray of shape (n_images, h, w), float32
@@ -686,7 +712,7 @@ class InstanceSegmenter(BaseEstimator):
 
         Returns
         -------
-        proba : ndarray of shape (n_images, H, W, n_classes_ + 1), float32
+        proba : ndarray of shape (n_images, H, W, n_classes + 1), float32
             Softmax over background (index 0) and the classes, upsampled from the output
             stride by nearest neighbour (no SLIC); rows sum to 1.
         """

@@ -233,7 +233,7 @@ class MaskRCNN(BaseEstimator):
     ----------
     n_classes_ : int
         Object classes of the model.
-    classes_ : ndarray of shape (n_classes_,)
+    classes_ : ndarray of shape (n_classes,)
         The class labels ``1 .. n_classes_``.
     n_channels_ : int
         Image channels seen in ``fit``.

@@ -189,3 +189,10 @@ def test_autoencoder_overfit():
     recon = ae.inverse_transform(ae.transform(X))
     # fraction of pixel variance left unexplained, on the training images
     assert ((recon - X) ** 2).mean() / X.var(axis=0).mean() < 0.2
+
+
+def test_y_of_another_length_is_rejected(digits):
+    X, y = digits
+    for n_y in (99, 101):
+        with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+            DeePSiMAutoencoder(**TINY, random_state=0).fit(X[:100], y[:n_y])

@@ -89,3 +89,10 @@ def test_zero_weight_is_leaving_the_image_out(digits):
     a = FeatureInverter(**TINY, random_state=0).fit(X, y, sample_weight=w)
     b = FeatureInverter(**TINY, random_state=0).fit(X[keep], y[keep], sample_weight=w[keep])
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_y_of_another_length_is_rejected(digits):
+    X, y = digits
+    for n_y in (99, 101):
+        with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+            FeatureInverter(**TINY, random_state=0).fit(X[:100], y[:n_y])

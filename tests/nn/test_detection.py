@@ -294,3 +294,76 @@ def test_anchors_for_a_known_image_size():
     np.testing.assert_allclose((h / w).numpy(), [0.5, 1, 2] * 2, rtol=1e-12)
     # size 8, ratio 1 at cell (0, 0) is the cell itself
     np.testing.assert_allclose(a[0, 0, 1].numpy(), [0, 0, 8, 8], atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- bad input
+def _nms_data():
+    b = torch.tensor([[0., 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30]])
+    s = torch.tensor([0.9, 0.8, 0.7])
+    return b, s
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda b, s: nms(b, s[:2], 0.5), r"scores must have shape \(3,\)"),
+    (lambda b, s: nms(b, s[:, None], 0.5), r"scores must have shape \(3,\)"),
+    (lambda b, s: nms(b[:, :3], s, 0.5), r"boxes must have shape \(N, 4\)"),
+    (lambda b, s: nms(b, torch.tensor([0.9, float("nan"), 0.7]), 0.5), "scores must be finite"),
+    (lambda b, s: nms(b.clone().fill_(float("inf")), s, 0.5), "boxes must be finite"),
+    (lambda b, s: nms(b, s, 2.0), r"iou_threshold must be in \[0, 1\]"),
+    (lambda b, s: nms(b, s, -0.1), r"iou_threshold must be in \[0, 1\]"),
+    (lambda b, s: nms(b, s, float("nan")), r"iou_threshold must be in \[0, 1\]"),
+    (lambda b, s: batched_nms(b, s, torch.tensor([0, 1]), 0.5),
+     r"groups must have shape \(3,\)"),
+    (lambda b, s: batched_nms(b, s, torch.tensor([0., 1, 1]), 0.5), "groups must be an integer"),
+    (lambda b, s: batched_nms(b, s, torch.tensor([0, 1, 1]), 1.5), "iou_threshold"),
+])
+def test_nms_rejects_bad_input(call, match):
+    b, s = _nms_data()
+    with pytest.raises(ValueError, match=match):
+        call(b, s)
+
+
+def test_nms_rejects_non_tensors():
+    b, s = _nms_data()
+    with pytest.raises(TypeError, match="boxes must be a torch.Tensor"):
+        nms(b.numpy(), s, 0.5)
+    with pytest.raises(TypeError, match="scores must be a torch.Tensor"):
+        batched_nms(b, s.numpy(), torch.tensor([0, 0, 1]), 0.5)
+    with pytest.raises(TypeError, match="iou_threshold"):
+        nms(b, s, "0.5")
+
+
+def test_nms_valid_edge_cases_still_work():
+    b, s = _nms_data()
+    assert nms(b, s, 0.0).tolist() == [0, 2]
+    assert nms(b, s, 1.0).tolist() == [0, 1, 2]
+    assert nms(b[:0], s[:0], 0.5).numel() == 0
+    assert batched_nms(b, s, torch.tensor([0, 0, 1]), torch.tensor(0.5)).tolist() == [0, 2]
+
+
+@pytest.mark.parametrize("pool", [roi_align, roi_pool])
+def test_roi_pooling_rejects_bad_input(pool):
+    features = torch.randn(2, 3, 8, 8)
+    good = torch.tensor([[0., 1, 1, 5, 5], [1, 0, 0, 8, 8]])
+    nan = good.clone()
+    nan[0, 3] = float("nan")
+    with pytest.raises(ValueError, match="rois must be finite"):
+        pool(features, nan, 2)
+    frac = good.clone()
+    frac[1, 0] = 0.5
+    with pytest.raises(ValueError, match="integer batch indices"):
+        pool(features, frac, 2)
+    out = good.clone()
+    out[1, 0] = 2
+    with pytest.raises(ValueError, match=r"batch indices in \[0, 2\)"):
+        pool(features, out, 2)
+    for size in (0, (2, 0), -1):
+        with pytest.raises(ValueError, match="output_size must be >= 1"):
+            pool(features, good, size)
+    with pytest.raises(TypeError, match="output_size"):
+        pool(features, good, 2.5)
+    for scale in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="spatial_scale must be a finite number > 0"):
+            pool(features, good, 2, scale)
+    assert pool(features, good, (2, 3), 0.5).shape == (2, 3, 2, 3)
+    assert pool(features, good, np.int64(2)).shape == (2, 3, 2, 2)

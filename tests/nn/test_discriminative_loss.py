@@ -202,3 +202,31 @@ def test_focal_cross_entropy_down_weights_easy_pixels():
     assert float(plain) == pytest.approx(float(-2 * log_sig), rel=1e-6)  # 1 centre
     near = focal_binary_cross_entropy(logits, torch.tensor([[[0.9, 1.0]]]), 0.0)
     assert float(near) < float(plain)  # a pixel near a centre is hardly penalised
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("kwargs, match", [
+    ({"delta_v": -0.1}, r"delta_v=-0.1 must be >= 0"),
+    ({"delta_v": 1.5, "delta_d": 1.5}, r"delta_v=1.5 must be smaller than delta_d=1.5"),
+    ({"delta_v": 2.0, "delta_d": 1.5}, r"delta_v=2.0 must be smaller than delta_d=1.5"),
+    ({"delta_v": 0.0, "delta_d": -1.0}, r"delta_d=-1.0 must be > 0"),
+    ({"delta_v": float("nan")}, r"delta_v=nan must be >= 0"),
+])
+def test_discriminative_rejects_bad_margins(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        DiscriminativeLoss(**kwargs)
+
+
+def test_discriminative_accepts_zero_pull_margin():
+    loss = DiscriminativeLoss(delta_v=0.0, delta_d=1.0)
+    assert torch.isfinite(loss(torch.randn(1, 2, 2, 2), torch.tensor([[[0, 1], [1, 2]]])))
+
+
+def test_discriminative_rejects_bad_instance_maps():
+    embedding = torch.randn(1, 2, 2, 2)
+    loss = DiscriminativeLoss()
+    with pytest.raises(ValueError, match="instance_maps must hold integer instance ids, got "
+                                         "dtype torch.float32"):
+        loss(embedding, torch.tensor([[[0.0, 0.5], [1.0, 1.0]]]))
+    with pytest.raises(ValueError, match="non-negative ids .* got minimum -1"):
+        loss(embedding, torch.tensor([[[0, -1], [1, 1]]]))

@@ -204,3 +204,43 @@ def test_agrees_with_pytorch_metric_learning_where_definitions_coincide(global_r
                                                     labels.repeat_interleave(2))
     ours = supcon_loss(features, labels, temperature=0.2)
     assert ours.item() == pytest.approx(theirs.item(), rel=1e-8)
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("temperature", [0.0, -0.1, float("nan"), float("inf")])
+def test_supcon_rejects_non_positive_temperature(temperature):
+    features = torch.randn(4, 2, 8, generator=torch.Generator().manual_seed(0))
+    labels = torch.tensor([0, 0, 1, 1])
+    with pytest.raises(ValueError, match="temperature must be a finite number > 0"):
+        SupConLoss(temperature=temperature)
+    with pytest.raises(ValueError, match="temperature must be a finite number > 0"):
+        supcon_loss(features, labels, temperature=temperature)
+    loss = SupConLoss(temperature=0.1)
+    loss.temperature = temperature  # changed after construction: checked at call too
+    with pytest.raises(ValueError, match="temperature must be a finite number > 0"):
+        loss(features, labels)
+    with pytest.raises(ValueError, match="base_temperature must be a finite number > 0"):
+        SupConLoss(temperature=0.1, base_temperature=temperature)
+
+
+def test_supcon_rejects_empty_batch():
+    with pytest.raises(ValueError,
+                       match=r"at least one sample and one view, got shape \(0, 2, 8\)"):
+        SupConLoss()(torch.randn(0, 2, 8), torch.zeros(0, dtype=torch.long))
+    with pytest.raises(ValueError, match=r"got shape \(0, 2, 8\)"):
+        supcon_loss(torch.randn(0, 2, 8))
+    with pytest.raises(ValueError, match=r"got shape \(3, 0, 8\)"):
+        supcon_loss(torch.randn(3, 0, 8))
+
+
+def test_supcon_rejects_float_labels():
+    features = torch.randn(4, 2, 8, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="labels must be integer class labels, got dtype "
+                                         "torch.float32"):
+        SupConLoss()(features, torch.tensor([0.0, 0.5, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="labels must be integer"):
+        supcon_loss(features, np.array([0.0, 0.0, 1.0, 1.0]))
+    # integer labels, numpy or torch, still work
+    a = supcon_loss(features, np.array([0, 0, 1, 1]))
+    b = supcon_loss(features, torch.tensor([0, 0, 1, 1]))
+    assert torch.isfinite(a) and torch.allclose(a, b)

@@ -162,3 +162,16 @@ def test_batched_grid_world_widens_for_an_env_with_more_objects():
         a = [t % 4, (t // 3) % 4]
         for x, y in zip(core.step(a, u[t]), ref.step(a, u[t])):
             assert torch.equal(x, y)
+
+
+def test_gym_env_batch_shifts_discrete_spaces_with_a_start():
+    import gymnasium
+
+    env = gymnasium.wrappers.TransformObservation(
+        DelayedChain(length=3), lambda o: o + 5, gymnasium.spaces.Discrete(5, start=5))
+    env = gymnasium.wrappers.TransformAction(
+        env, lambda a: a - 2, gymnasium.spaces.Discrete(2, start=2))
+    batch = GymEnvBatch([env], seed=0)
+    assert batch.obs.tolist() == [0]
+    # agent action 1 -> env action 3 -> inner action 1: branch 1, state 3
+    assert batch.step([1])[0].tolist() == [3]

@@ -109,7 +109,7 @@ def test_pickle_clone_and_save_load_round_trip(grids, fitted, tmp_path):
     assert loaded.get_params() == fitted.get_params()
     assert loaded.score(grids) == score
     torch.save({"format": "other"}, tmp_path / "bad.pt")
-    with pytest.raises(ValueError, match="not a LearnedPolicyGradient file"):
+    with pytest.raises(ValueError, match="not a LearnedPolicyGradient rule file"):
         LearnedPolicyGradient.load(tmp_path / "bad.pt")
 
 
@@ -212,3 +212,37 @@ def test_meta_training_on_chains_and_on_user_gymnasium_envs():
     lakes = [gymnasium.make("FrozenLake-v1", map_name="4x4", is_slippery=s) for s in (0, 1)]
     est = LearnedPolicyGradient(**TINY).fit(lakes)
     assert np.all(np.isfinite(est.meta_loss_curve_))
+
+
+class _ShiftedActions(gymnasium.Env):
+    """Actions live in Discrete(2, start=1); sending any other action is an error."""
+
+    def __init__(self):
+        self.action_space = spaces.Discrete(2, start=1)
+        self.observation_space = spaces.Discrete(3)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return 0, {}
+
+    def step(self, action):
+        if not self.action_space.contains(action):
+            raise AssertionError(f"action {action} outside {self.action_space}")
+        return int(action), 1.0, True, False, {}
+
+
+@pytest.mark.parametrize("make", [
+    lambda: LearnedPolicyGradient(n_agents=4, lifetime=10, max_meta_steps=2, random_state=0),
+    lambda: A2C(lifetime=4, random_state=0)], ids=["lpg", "a2c"])
+def test_discrete_spaces_with_a_start_are_shifted(make):
+    shifted_obs = gymnasium.wrappers.TransformObservation(
+        gymnasium.make("FrozenLake-v1"), lambda o: o + 3, spaces.Discrete(16, start=3))
+    make().fit([shifted_obs])
+    make().fit([_ShiftedActions()])
+
+
+def test_load_rejects_a_corrupt_file(tmp_path):
+    bad = tmp_path / "junk.pt"
+    bad.write_bytes(b"this is not a torch file at all")
+    with pytest.raises(ValueError, match="not a LearnedPolicyGradient rule file"):
+        LearnedPolicyGradient.load(bad)

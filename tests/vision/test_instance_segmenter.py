@@ -201,3 +201,24 @@ def test_grid_search_with_segmentation_scorer(data):
     search.fit(data.images[:8], data.instance_maps[:8], semantic_maps=data.semantic_maps[:8])
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     assert search.best_estimator_.predict(data.images[:1]).shape == (1, 24, 24)
+
+
+def test_huge_instance_ids_are_relabelled_not_tabulated(data):
+    X, y = data.images[:4], data.instance_maps[:4].astype(np.int64)
+    params = {**SMALL, "max_epochs": 1}
+    ref = InstanceSegmenter(**params).fit(X, y)
+    big = np.where(y > 0, y + 2**40 + np.arange(4)[:, None, None] * 10**9, 0)
+    est = InstanceSegmenter(**params).fit(X, big)  # MemoryError before
+    assert est.loss_curve_ == ref.loss_curve_
+
+
+def test_ragged_images_and_a_single_image_raise_clear_errors(fitted, data):
+    X, y = data.images[:2], data.instance_maps[:2]
+    ragged = [X[0], X[1, :20]]
+    with pytest.raises(ValueError, match="X must all have one shape"):
+        InstanceSegmenter(**SMALL).fit(ragged, y)
+    with pytest.raises(ValueError, match="must all have one shape"):
+        InstanceSegmenter(**SMALL).fit(X, [y[0], y[1, :20]])
+    with pytest.raises(ValueError, match=r"batch of images.*X\[None\]"):
+        fitted.predict(X[0])
+    assert fitted.predict(X[0][None]).shape == (1, 24, 24)
