@@ -262,6 +262,22 @@ class _BaseDeePSiM(BaseEstimator):
                 out.append(fn(batch).cpu().numpy())
         return np.concatenate(out) if out else np.empty((0, width), np.float32)
 
+    def _prepare_fit_data(self, X, y, sample_weight):
+        """Validate ``X`` (and ``y``'s length), drop zero-weight rows, set ``data_offset_`` /
+        ``data_scale_`` and return ``X, y, weights, rows`` (float32) and ``rows01`` (unit scale)."""
+        from sklearn.utils import check_consistent_length
+
+        X = self._validate_images(X, reset=True)
+        if y is not None:
+            check_consistent_length(X, y)
+        weights, keep = self._check_weights(sample_weight, X)
+        X = X[keep]
+        y = None if y is None else np.asarray(y)[keep]
+        rows = np.asarray(X, dtype=np.float32)
+        lo, hi = float(rows.min()), float(rows.max())
+        self.data_offset_, self.data_scale_ = lo, (hi - lo if hi > lo else 1.0)
+        return X, y, weights, rows, self._to_unit(rows)
+
     def _to_unit(self, rows):
         return ((rows - self.data_offset_) / self.data_scale_).astype(np.float32)
 

@@ -169,20 +169,9 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
         )
         from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 
-        X = self._validate_images(X, reset=True)
-        if y is not None:
-            from sklearn.utils import check_consistent_length
-
-            check_consistent_length(X, y)
-        weights, keep = self._check_weights(sample_weight, X)
-        X = X[keep]
-        y = None if y is None else np.asarray(y)[keep]
+        X, y, weights, rows, rows01 = self._prepare_fit_data(X, y, sample_weight)
         device = check_device(self.device)
         seed = seed_from_random_state(self.random_state)
-        rows = np.asarray(X, dtype=np.float32)
-        lo, hi = float(rows.min()), float(rows.max())
-        self.data_offset_, self.data_scale_ = lo, (hi - lo if hi > lo else 1.0)
-        rows01 = self._to_unit(rows)
         with torch_seeded(seed, device):
             module, layer, kind = self._resolve_comparator(rows, y, weights, seed, device)
             comparator = self._frozen_comparator(module, layer, self.data_offset_,
