@@ -257,6 +257,7 @@ def _group_mean_shift(sem, heat, emb, threshold, merge_distance):
 _SLIC_PIXELS_PER_SEGMENT = 16
 _SLIC_COMPACTNESS = 40.0
 _SLIC_SIGMA = 0.5
+_MAX_INFERRED_CLASSES = 1024  # n_classes=None: larger labels are ids, not classes
 
 _GROUPINGS = {"centers": _group_centers, "mean_shift": _group_mean_shift,
               "connected_components": _group_components}
@@ -311,7 +312,8 @@ class InstanceSegmenter(BaseEstimator):
     n_classes : int or None, default=None
         Number of object classes (labels ``1..n_classes`` of ``semantic_maps``; 0 is the
         background). None: the largest label in ``fit``'s semantic maps (1 when they
-        are not given: every instance is of class 1).
+        are not given: every instance is of class 1); a largest label above 1024 then
+        raises (relabel the classes to ``1..K`` or pass ``n_classes``).
     embedding_dim : int, default=8
         Dimension of the pixel embeddings (the paper uses 32; 8 suffices for a few
         objects per image).
@@ -480,6 +482,13 @@ class InstanceSegmenter(BaseEstimator):
                                      "object class.")
         top = int(semantic.max())
         if self.n_classes is None:
+            if top > _MAX_INFERRED_CLASSES:
+                i = int(np.argmax(semantic.reshape(len(semantic), -1).max(1)))
+                raise ValueError(
+                    f"semantic_maps[{i}] has class {top}: with n_classes=None that would "
+                    f"mean {top} object classes (a head of {top + 1} outputs). Relabel the "
+                    f"classes to 1..K, or pass n_classes explicitly (at most "
+                    f"{_MAX_INFERRED_CLASSES} classes are inferred).")
             n_classes = max(1, top)
         else:
             n_classes = int(self.n_classes)
@@ -522,7 +531,7 @@ class InstanceSegmenter(BaseEstimator):
             If the images are empty, not finite or of an unknown layout; the maps'
             shapes differ from the images'; a map holds negative or non-integer labels;
             an instance spans two classes or background; a class exceeds
-            ``n_classes``; ``delta_v >= delta_d``; or the weights are invalid.
+            ``n_classes`` (or 1024 with ``n_classes=None``); ``delta_v >= delta_d``; or the weights are invalid.
         TypeError
             If an input is not numeric or sparse.
         FloatingPointError

@@ -212,6 +212,17 @@ def test_huge_instance_ids_are_relabelled_not_tabulated(data):
     assert est.loss_curve_ == ref.loss_curve_
 
 
+def test_huge_semantic_label_without_n_classes_raises_naming_the_image(data):
+    X, y = data.images[:3], data.instance_maps[:3]
+    semantic = (y > 0).astype(np.int64)
+    semantic[2][semantic[2] > 0] = 10**9  # an id, not a class: was a 10^9-output head
+    with pytest.raises(ValueError, match=r"semantic_maps\[2\] has class 1000000000.*n_classes"):
+        InstanceSegmenter(**{**SMALL, "max_epochs": 1}).fit(X, y, semantic_maps=semantic)
+    semantic[2][semantic[2] > 0] = 3  # a small label is a class count, as documented
+    est = InstanceSegmenter(**{**SMALL, "max_epochs": 1}).fit(X, y, semantic_maps=semantic)
+    assert est.n_classes_ == 3
+
+
 def test_ragged_images_and_a_single_image_raise_clear_errors(fitted, data):
     X, y = data.images[:2], data.instance_maps[:2]
     ragged = [X[0], X[1, :20]]
