@@ -287,8 +287,9 @@ class _BaseDeePSiM(BaseEstimator):
         return np.clip(rows01, 0.0, 1.0) * self.data_scale_ + self.data_offset_
 
 
-def _train_classifier(module, rows, y_enc, weights, seed, device):
-    """Train the ``"auto"`` comparator as a classifier (weighted cross-entropy, Adam)."""
+def _train_classifier(module, rows, y_enc, weights, seed, device, epochs=None):
+    """Train the ``"auto"`` comparator as a classifier (weighted cross-entropy, Adam) for
+    ``epochs`` passes (default ``AUTO_COMPARATOR_EPOCHS``)."""
     import torch
     from torch.nn import functional as F
 
@@ -301,7 +302,7 @@ def _train_classifier(module, rows, y_enc, weights, seed, device):
     with torch_seeded(seed + 1, "cpu"):
         opt = torch.optim.Adam(module.parameters(), lr=AUTO_COMPARATOR_LR)
         module.train()
-        for _ in range(AUTO_COMPARATOR_EPOCHS):
+        for _ in range(AUTO_COMPARATOR_EPOCHS if epochs is None else int(epochs)):
             perm = torch.randperm(X.shape[0], generator=gen)
             for start in range(0, X.shape[0], AUTO_COMPARATOR_BATCH):
                 idx = perm[start:start + AUTO_COMPARATOR_BATCH]

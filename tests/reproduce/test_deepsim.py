@@ -7,8 +7,10 @@ from sklearn_papers.reproduce._registry import RunContext
 
 
 def _tiny(quick):
-    return dict(seeds=1, n_jobs=1, max_train=60, digits=dict(epochs=1, channels=4, code=2, layer="head"),
-                shapes=dict(n=120, epochs=1, channels=4, code=2, layer="relu2"),
+    return dict(seeds=1, n_jobs=1, max_train=60,
+                digits=dict(epochs=1, channels=4, code=2, layer="head", comparator_epochs=2),
+                shapes=dict(n=120, epochs=1, channels=4, code=2, layer="relu2",
+                            comparator_epochs=2),
                 inversion=dict(epochs=1, channels=4), iterations=2)
 
 
@@ -19,7 +21,8 @@ def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
     for heading in ("digits: autoencoders", "shapes: autoencoders", "Feature inversion",
                     "Iterated encoding-decoding"):
         assert heading in md
-    assert md.count("**holds**") + md.count("**does not hold**") == 2 * 5 + 2
+    assert md.count("**holds**") + md.count("**does not hold**") == 2 * 6 + 2
+    assert "logistic regression (standardised codes)" in md  # the shapes code probes
     assert len(section.figures) == 4 and all(p.exists() for p in section.figures)
     assert section.shortened
 
