@@ -633,8 +633,9 @@ def roi_pool(features, rois, output_size, spatial_scale=1.0):
     rh = (y2 - y1 + 1).clamp(min=1)
 
     def bin_rows(start, length, n_bins, size):
-        """Cell indices ``(K, P, L)`` of each bin (padded to the longest, ``L``) and
-        which of them are real."""
+        """Cell indices ``(K, P, L)`` of each bin, padded to the longest (``L``) by
+        repeating the bin's last cell (a repeat leaves a max unchanged), and whether each
+        bin has any cell."""
         b = torch.arange(n_bins, dtype=torch.float64, device=features.device)
         lo = (torch.floor(b[None] * (length / n_bins)[:, None]) + start[:, None]).clamp(0, size)
         hi = torch.ceil((b[None] + 1) * (length / n_bins)[:, None]) + start[:, None]
@@ -642,28 +643,49 @@ def roi_pool(features, rois, output_size, spatial_scale=1.0):
         lo, span = lo.long(), (hi - lo).long().clamp(min=0)
         longest = max(int(span.max()), 1)
         steps = torch.arange(longest, device=features.device)
-        return (lo[..., None] + steps).clamp(0, size - 1), steps < span[..., None], span > 0
+        last = (span - 1).clamp(min=0)[..., None]
+        return (lo[..., None] + torch.minimum(steps, last)).clamp(0, size - 1), span > 0
 
-    rows, row_ok, row_any = bin_rows(y1, rh, ph, h)  # (K, P_h, L_h)
-    cols, col_ok, col_any = bin_rows(x1, rw, pw, w)  # (K, P_w, L_w)
+    rows, row_any = bin_rows(y1, rh, ph, h)  # (K, P_h, L_h)
+    cols, col_any = bin_rows(x1, rw, pw, w)  # (K, P_w, L_w)
     idx = rois[:, 0].long()  # validated by _check_rois
-    f = torch.index_select(features, 0, idx)  # (K, C, H, W)
-    lh, lw = rows.shape[-1], cols.shape[-1]
-    with torch.no_grad():  # find each bin's maximal cell; the gradient flows through it
-        neg = torch.finfo(features.dtype).min
-        # max over the rows of each row bin: gather the (padded) rows, mask, max
-        g = torch.gather(f, 2, rows.reshape(k, 1, ph * lh, 1).expand(k, c, ph * lh, w))
-        g = g.reshape(k, c, ph, lh, w).masked_fill_(~row_ok[:, None, :, :, None], neg)
-        r, r_arg = g.max(dim=3)  # (K, C, P_h, W)
-        best_row = torch.gather(rows[:, None].expand(k, c, ph, lh), 3, r_arg)  # (K,C,P_h,W)
-        g = torch.gather(r, 3, cols.reshape(k, 1, 1, pw * lw).expand(k, c, ph, pw * lw))
-        g = g.reshape(k, c, ph, pw, lw).masked_fill_(~col_ok[:, None, None, :, :], neg)
-        c_arg = g.max(dim=4).indices  # (K, C, P_h, P_w) index into the column window
-        col = torch.gather(cols[:, None, None].expand(k, c, ph, pw, lw), 4,
-                           c_arg[..., None])[..., 0]
-        row = torch.gather(best_row, 3, col)
-        flat = (row * w + col).reshape(k, c, ph * pw)
-    out = torch.gather(f.reshape(k, c, h * w), 2, flat).reshape(k, c, ph, pw)
+    # The max over a bin's rectangle is the max over its columns of the max over its rows.
+    # Without gradients, two passes over the (few) cells of a bin side, each step indexing
+    # whole runs of channels-last features for all RoIs at once, find each bin's maximal
+    # cell (the first one on ties); the output is then one gather of those cells, through
+    # which the gradient flows to exactly one cell per bin.
+    nhwc = features.permute(0, 2, 3, 1)  # (N, H, W, C)
+    arange_k = torch.arange(k, device=features.device)
+    with torch.no_grad():
+        f = nhwc.detach()
+        best = best_row = None
+        for step in range(rows.shape[-1]):  # row pass: (K, P_h, W, C)
+            r = rows[:, :, step]
+            v = f[idx[:, None], r]
+            r = r[:, :, None, None].expand_as(v)
+            if best is None:
+                best, best_row = v, r
+            else:
+                better = v > best
+                best = torch.where(better, v, best)
+                best_row = torch.where(better, r, best_row)
+        best, best_row = best.transpose(1, 2), best_row.transpose(1, 2)  # (K, W, P_h, C)
+        top = top_row = top_col = None
+        for step in range(cols.shape[-1]):  # column pass: (K, P_w, P_h, C)
+            cl = cols[:, :, step]
+            v = best[arange_k[:, None], cl]
+            r = best_row[arange_k[:, None], cl]
+            cl = cl[:, :, None, None].expand_as(v)
+            if top is None:
+                top, top_row, top_col = v, r, cl
+            else:
+                better = v > top
+                top = torch.where(better, v, top)
+                top_row = torch.where(better, r, top_row)
+                top_col = torch.where(better, cl, top_col)
+        cell = (idx[:, None, None, None] * h + top_row) * w + top_col  # (K, P_w, P_h, C)
+    out = torch.gather(nhwc.reshape(n * h * w, c), 0, cell.reshape(-1, c))
+    out = out.reshape(k, pw, ph, c).permute(0, 3, 2, 1)  # (K, C, P_h, P_w)
     empty = ~(row_any[:, :, None] & col_any[:, None, :])  # (K, P_h, P_w)
     return out.masked_fill(empty[:, None], 0.0)
 

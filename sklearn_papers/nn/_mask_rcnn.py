@@ -330,18 +330,17 @@ class MaskRCNNModule(nn.Module):
                                  aligned=True)
             return roi_pool(f, r, output_size, 1.0 / stride)
 
-        if len(features) == 1:
+        if len(features) == 1 or rois.shape[0] == 0:
             return op(features[0], rois, self.strides[0])
         wh = (rois[:, 3:5] - rois[:, 1:3]).clamp(min=1e-6)
         size = torch.sqrt(wh[:, 0] * wh[:, 1])
         level = torch.floor(3 + torch.log2(size / 16 + 1e-8)).clamp(2, 4).long() - 2
-        out = features[0].new_zeros((rois.shape[0], features[0].shape[1]) + (
-            (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)))
-        for lvl, (f, s) in enumerate(zip(features, self.strides)):
-            sel = torch.nonzero(level == lvl).squeeze(1)
-            if sel.numel():
-                out = out.index_copy(0, sel, op(f, rois[sel], s))
-        return out
+        # each level's RoIs pooled at once, then put back in the order of ``rois``
+        order = torch.argsort(level, stable=True)
+        counts = torch.bincount(level, minlength=len(features)).tolist()
+        pooled = [op(f, r, s) for f, r, s, n in zip(
+            features, torch.split(rois[order], counts), self.strides, counts) if n]
+        return torch.cat(pooled)[torch.argsort(order)]
 
     def _box_head(self, features, rois):
         h = self.box_fc(self._pool(features, rois, 7))

@@ -446,6 +446,7 @@ class MaskRCNN(BaseEstimator):
                                              pct_start=0.1, step_every="batch")),
                 ],
                 optimizer__weight_decay=self.weight_decay,
+                optimizer__foreach=True,  # one kernel per step for all tensors (CPU too)
                 module__n_classes=n_classes,
                 module__in_channels=c,
                 module__width=self.width,

@@ -42,10 +42,8 @@ def test_matched_iou():
 
 
 def test_tiny_run_writes_a_section(tmp_path, monkeypatch):
-    tiny = dict(image_size=32, n_train=4, n_test=2, anchors=(4, 8, 16), epochs=1, seeds=1,
-                variants=("FPN, RoIAlign, sigmoid", "FPN, RoIPool, sigmoid",
-                          "FPN, RoIAlign, softmax", "C4, RoIAlign, sigmoid"),
-                hard=False, segmenter_epochs=None)
+    tiny = dict(mask_rcnn._config(True), image_size=32, n_train=4, n_test=2,
+                anchors=(4, 8, 16), epochs=1, seeds=1, segmenter_epochs=None, n_jobs=1)
     monkeypatch.setattr(mask_rcnn, "_config", lambda quick: tiny)
     section = mask_rcnn.EXPERIMENT.run(RunContext(quick=True, out_dir=tmp_path, verbose=0))
     assert "RoIAlign vs RoIPool" in section.markdown and "mask AP" in section.markdown
