@@ -381,9 +381,13 @@ def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
 
     rng = check_random_state(random_state)
     cells = [(r, c) for r in range(height) for c in range(width)]
-    order = rng.permutation(len(cells))
-    start = cells[order[0]]
-    dist = np.array([abs(r - start[0]) + abs(c - start[1]) for r, c in cells])
+    while True:
+        order = rng.permutation(len(cells))
+        start = cells[order[0]]
+        dist = np.array([abs(r - start[0]) + abs(c - start[1]) for r, c in cells])
+        # a long-horizon layout needs a far goal: redraw a start too central to have one
+        if kind != "long_horizon" or dist.max() >= (height + width - 2) * 0.6:
+            break
     if kind == "dense":
         chosen = [cells[i] for i in order[1:5]]
         rewards = rng.uniform(-1, 1, size=len(chosen)).round(2)

@@ -175,3 +175,12 @@ def test_gym_env_batch_shifts_discrete_spaces_with_a_start():
     assert batch.obs.tolist() == [0]
     # agent action 1 -> env action 3 -> inner action 1: branch 1, state 3
     assert batch.step([1])[0].tolist() == [3]
+
+
+def test_long_horizon_layout_redraws_central_starts():
+    # a start in the centre of a 5 x 5 grid has no cell far enough for the goal
+    for seed in range(60):
+        env = make_grid_world("long_horizon", random_state=seed)
+        goal = env.objects[0]
+        dist = abs(goal[0] - env.start[0]) + abs(goal[1] - env.start[1])
+        assert dist >= 0.6 * (env.height + env.width - 2)
