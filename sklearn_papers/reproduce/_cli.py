@@ -141,11 +141,14 @@ def main(argv=None):
 
 
 def _cpu_seconds():
-    """CPU time of this process and its finished children, all threads (user + system)."""
+    """CPU time of this process and its finished children, all threads (user + system),
+    plus that of the parts computed by worker processes (``reproduce._parallel``)."""
     import os
 
+    from sklearn_papers.reproduce._parallel import worker_cpu_seconds
+
     t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    return t.user + t.system + t.children_user + t.children_system + worker_cpu_seconds()
 
 
 @contextlib.contextmanager

@@ -16,11 +16,12 @@ import time
 import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._report import markdown_table
 
 __all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "draws", "ecfp_correlation",
-           "neural_rows"]
+           "neural_rows", "quick_neural_rows"]
 
 #: The paper's Table 2, test MSE (mean, std over folds), neural fingerprint rows.
 PAPER_MSE = {
@@ -141,6 +142,8 @@ def neural_rows(ctx, datasets):
     """
     from sklearn_papers.reproduce.duvenaud import evaluate
 
+    if ctx.quick:
+        return quick_neural_rows(ctx, datasets)
     n_draws = draws(ctx.quick)
     results, chosen = {}, {}
     plan = [(data, [s for s in _specs()
@@ -162,6 +165,51 @@ def neural_rows(ctx, datasets):
                 chosen[(data.name, spec.key)] = picked
             ctx.log(f"[duvenaud] neural rows on {data.name}: "
                     f"{time.perf_counter() - start:.0f} s")
+    return results, chosen
+
+
+#: ``--quick``: worker processes for the neural rows, one data set per part (one torch
+#: thread each). The full run computes them in this process, one cached part per draw.
+QUICK_N_JOBS = 2
+
+
+def _quick_data_set_rows(name, smiles, y, keys, random_state):
+    """``{key: (test MSE per fold, configuration per fold)}`` of the neural rows ``keys`` on
+    one data set, ``--quick`` (its molecules parsed and featurized once, in this process)."""
+    from sklearn_papers.reproduce.duvenaud import DatasetData, evaluate
+
+    data = DatasetData(name, smiles, y)
+    n_draws = draws(True)
+    out = {}
+    for spec in _specs():
+        if spec.key in keys:
+            out[spec.key] = evaluate(data, spec, n_draws=n_draws[spec.key], quick=True,
+                                     random_state=random_state)
+    return out
+
+
+def quick_neural_rows(ctx, datasets, meanwhile=None):
+    """:func:`neural_rows` of ``--quick``: one cached part per data set, the data sets side
+    by side on :data:`QUICK_N_JOBS` worker processes (same folds, draws and seeds).
+
+    ``meanwhile``: a callable run in this process while the workers compute."""
+    plan = [(data, QUICK_MODELS.get(data.name, ())) for data in datasets]
+    plan = sorted([p for p in plan if p[1]], key=lambda p: -len(p[0].y) * len(p[1]))
+    parts = [(f"neural/{data.name}", _quick_data_set_rows,
+              (data.name, data.smiles, data.y, keys, ctx.random_state),
+              {"models": list(keys), "config": _QUICK, "draws": draws(True),
+               "n": len(data.y), "seed": ctx.random_state}) for data, keys in plan]
+    start = time.perf_counter()
+    with ctx.progress(total=len(parts), desc="duvenaud neural rows") as bar:
+        values = cached_parts(ctx, parts, n_jobs=QUICK_N_JOBS, progress=bar,
+                              meanwhile=meanwhile)
+    results, chosen = {}, {}
+    for data in datasets:  # in the order of ``datasets``
+        for (part_data, keys), rows in zip(plan, values):
+            if part_data is data:
+                results[data.name] = {k: rows[k][0] for k in keys}
+                chosen.update({(data.name, k): rows[k][1] for k in keys})
+    ctx.log(f"[duvenaud] neural rows: {time.perf_counter() - start:.0f} s")
     return results, chosen
 
 

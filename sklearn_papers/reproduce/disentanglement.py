@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import markdown_table
 
@@ -77,6 +78,26 @@ def _score_all(model, data, X_score, f_score, cfg, seed):
     }
 
 
+def _evaluate(name, model, data, sets, cfg, seed0):
+    """Fit one representation on the fit set; its scores, reconstruction error and
+    few-shot accuracies (one row of the table)."""
+    start = time.perf_counter()
+    model.fit(sets["fit"][0])
+    fit_s = time.perf_counter() - start
+    scores = _score_all(model, data, *sets["score"], cfg, seed0)
+    row = {"representation": name, **scores,
+           "recon. MSE": _reconstruction_error(model, sets["score"][0])}
+    z_pool = model.transform(sets["pool"][0])
+    z_test = model.transform(sets["test"][0])
+    for per_class in (10, 100):
+        row[f"acc@{per_class}"] = _few_shot_accuracy(
+            z_pool, sets["pool"][1], z_test, sets["test"][1], per_class,
+            np.random.RandomState(seed0 + per_class))
+    row["fit (s)"] = fit_s
+    row["total (s)"] = time.perf_counter() - start
+    return row
+
+
 def run(ctx):
     import torch
     from scipy.stats import spearmanr
@@ -94,7 +115,6 @@ def run(ctx):
     for name in ["fit", "score", "pool", "test"]:
         f = data.sample_factors(cfg[f"n_{name}"], rng)
         sets[name] = (data.sample_observations_from_factors(f), f)
-    X_fit = sets["fit"][0]
 
     models = []
     for beta in cfg["betas"]:
@@ -109,33 +129,18 @@ def run(ctx):
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small MLPs: one thread is as fast and robust to contention
-    rows = []
+    # one representation per cached part: ``--resume`` skips the finished ones; --quick
+    # evaluates them side by side on two worker processes, the full run in this process
+    parts = [(name, _evaluate, (name, model, data, sets, cfg, seed0),
+              {"cfg": cfg, "seed": seed0, "model": model.get_params()})
+             for name, model in models]
     try:
-        for name, model in ctx.progress(models, desc="disentanglement"):
-
-            def evaluate(name=name, model=model):
-                start = time.perf_counter()
-                model.fit(X_fit)
-                fit_s = time.perf_counter() - start
-                scores = _score_all(model, data, *sets["score"], cfg, seed0)
-                row = {"representation": name, **scores,
-                       "recon. MSE": _reconstruction_error(model, sets["score"][0])}
-                z_pool = model.transform(sets["pool"][0])
-                z_test = model.transform(sets["test"][0])
-                for per_class in (10, 100):
-                    row[f"acc@{per_class}"] = _few_shot_accuracy(
-                        z_pool, sets["pool"][1], z_test, sets["test"][1], per_class,
-                        np.random.RandomState(seed0 + per_class))
-                row["fit (s)"] = fit_s
-                row["total (s)"] = time.perf_counter() - start
-                return row
-
-            # one representation per cached part: ``--resume`` skips the finished ones
-            row = ctx.cached(name, evaluate, params={"cfg": cfg, "seed": seed0,
-                                                     "model": model.get_params()})
-            rows.append(row)
-            ctx.log(f"  {name}: FactorVAE={row['FactorVAE']:.3f} MIG={row['MIG']:.3f} "
-                    f"acc@10={row['acc@10']:.3f} ({row['total (s)']:.0f} s)")
+        with ctx.progress(total=len(parts), desc="disentanglement") as bar:
+            rows = cached_parts(ctx, parts, n_jobs=2 if ctx.quick else 1, progress=bar)
+        for row in rows:
+            ctx.log(f"  {row['representation']}: FactorVAE={row['FactorVAE']:.3f} "
+                    f"MIG={row['MIG']:.3f} acc@10={row['acc@10']:.3f} "
+                    f"({row['total (s)']:.0f} s)")
     finally:
         torch.set_num_threads(threads)
 

@@ -357,28 +357,48 @@ def run(ctx):
     datasets = _load(quick)
     results, chosen_all, timings = {}, {}, {}
     total = 5 * len(datasets) * sum(draws.get(s.key, 2) for s in MODEL_SPECS)
-    with ctx.progress(total=total, desc="duvenaud") as bar:
-        for data in datasets:
-            start = time.perf_counter()
-            results[data.name] = {"mean": _mean_baseline(data)}
-            for spec in MODEL_SPECS:
-                mse, chosen = evaluate(data, spec, n_draws=draws.get(spec.key, 2),
-                                       quick=quick, random_state=ctx.random_state,
-                                       progress=bar, ctx=ctx)
-                results[data.name][spec.key] = mse
-                chosen_all[(data.name, spec.key)] = chosen
-            timings[data.name] = time.perf_counter() - start
-            ctx.log(f"[duvenaud] {data.name}: {len(data.y)} molecules, "
-                    f"{timings[data.name]:.0f} s")
+
+    def ecfp_rows():
+        with ctx.progress(total=total, desc="duvenaud") as bar:
+            for data in datasets:
+                start = time.perf_counter()
+                results[data.name] = {"mean": _mean_baseline(data)}
+                for spec in MODEL_SPECS:
+                    mse, chosen = evaluate(data, spec, n_draws=draws.get(spec.key, 2),
+                                           quick=quick, random_state=ctx.random_state,
+                                           progress=bar, ctx=ctx)
+                    results[data.name][spec.key] = mse
+                    chosen_all[(data.name, spec.key)] = chosen
+                timings[data.name] = time.perf_counter() - start
+                ctx.log(f"[duvenaud] {data.name}: {len(data.y)} molecules, "
+                        f"{timings[data.name]:.0f} s")
 
     from sklearn_papers.reproduce import _duvenaud_neural as neural
 
-    nf_results, nf_chosen = neural.neural_rows(ctx, datasets)
-    for name, res in nf_results.items():
-        results[name].update(res)
-    chosen_all.update(nf_chosen)
-    corr_md, corr_fig, _ = neural.ecfp_correlation(ctx)
-    pv_md, _ = neural.photovoltaic_followup(ctx)
+    if quick:
+        # the neural rows go to worker processes (one data set each); this process runs
+        # the ECFP rows, the distance correlation and the follow-up meanwhile
+        side = {}
+
+        def meanwhile():
+            ecfp_rows()
+            side["corr"] = neural.ecfp_correlation(ctx)
+            side["pv"] = neural.photovoltaic_followup(ctx)
+
+        nf_results, nf_chosen = neural.quick_neural_rows(ctx, datasets, meanwhile=meanwhile)
+        for name, res in nf_results.items():
+            results[name].update(res)
+        chosen_all.update(nf_chosen)
+        corr_md, corr_fig, _ = side["corr"]
+        pv_md, _ = side["pv"]
+    else:
+        ecfp_rows()
+        nf_results, nf_chosen = neural.neural_rows(ctx, datasets)
+        for name, res in nf_results.items():
+            results[name].update(res)
+        chosen_all.update(nf_chosen)
+        corr_md, corr_fig, _ = neural.ecfp_correlation(ctx)
+        pv_md, _ = neural.photovoltaic_followup(ctx)
     neural_specs = neural.NEURAL_SPECS
     paper_mse = {name: {**PAPER_MSE[name], **neural.PAPER_MSE.get(name, {})}
                  for name in PAPER_MSE}

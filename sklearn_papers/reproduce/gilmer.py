@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from sklearn_papers.chem import MPNNClassifier, MPNNRegressor
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
@@ -125,90 +126,121 @@ def _rmse(a, b):
     return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
 
 
-def _regression(ctx, datasets, seeds, ablation_seeds, params, bar):
+#: Data sets of this experiment, loaded once per process: ``name -> (X, y, graph cache)``.
+#: Worker processes (``--quick`` runs fits side by side) load and featurize their own.
+_DATA = {}
+
+
+def _dataset(name):
+    """``(X, y, cache)`` of ``"ESOL"``, ``"FreeSolv"`` or ``"BBBP"``, loaded once per process
+    (X: object array of SMILES; y: float, or int for BBBP; cache: the :class:`_GraphCache`
+    of X)."""
+    if name not in _DATA:
+        from sklearn_papers.datasets import load_bbbp, load_delaney, load_freesolv
+
+        loader = {"ESOL": load_delaney, "FreeSolv": load_freesolv, "BBBP": load_bbbp}[name]
+        X, y = loader(return_X_y=True)
+        y = np.asarray(y).astype(int) if name == "BBBP" else np.asarray(y, dtype=float)
+        _DATA[name] = (np.asarray(X, dtype=object), y, _GraphCache())
+    return _DATA[name]
+
+
+def _regression_fit(name, seed, setting):
+    """One regression fit on the random split ``seed`` of data set ``name``."""
+    X, y, cache = _dataset(name)
+    train, val, test = random_split(len(y), seed)
+    start = time.perf_counter()
+    reg = _make(_CachedRegressor, cache, X, setting)
+    reg.fit(X[train], y[train])
+    return {"seconds": time.perf_counter() - start,
+            "val": _rmse(reg.predict(X[val]), y[val]),
+            "test": _rmse(reg.predict(X[test]), y[test]),
+            "curve": list(reg.loss_curve_)}
+
+
+def _regression(ctx, seeds, ablation_seeds, params, bar, n_jobs=1):
     """Test/validation RMSE of the default on every data set and the ablations on ESOL."""
-    cache = _GraphCache()
     results = {}  # (dataset, label) -> {"test": [...], "val": [...], "curve": [...]}
-    for name, (X, y) in datasets.items():
+    parts, where = [], []
+    for name in ("ESOL", "FreeSolv"):
+        _, y, _ = _dataset(name)
         variants = ABLATIONS if name == "ESOL" else ABLATIONS[:1]
         for label, change in variants:
-            rec = results.setdefault((name, label), {"test": [], "val": [], "seconds": []})
             for seed in (seeds if not change else ablation_seeds):
                 setting = {**_DESIGN, **params, **change, "random_state": seed}
-
-                def fit_one(X=X, y=y, seed=seed, setting=setting):
-                    train, val, test = random_split(len(y), seed)
-                    start = time.perf_counter()
-                    reg = _make(_CachedRegressor, cache, X, setting)
-                    reg.fit(X[train], y[train])
-                    return {"seconds": time.perf_counter() - start,
-                            "val": _rmse(reg.predict(X[val]), y[val]),
-                            "test": _rmse(reg.predict(X[test]), y[test]),
-                            "curve": list(reg.loss_curve_)}
-
-                part = ctx.cached(f"{name}/{label.split(':')[0]}/seed={seed}", fit_one,
-                                  params={**setting, "n_samples": len(y)})
-                for k in ("seconds", "val", "test"):
-                    rec[k].append(part[k])
-                rec.setdefault("curve", part["curve"])
-                bar.update(1)
-            ctx.log(f"[gilmer] {name} {label}: test RMSE "
-                    f"{format_mean_std(rec['test'], 3)} ({np.mean(rec['seconds']):.1f} s/fit)")
+                parts.append((f"{name}/{label.split(':')[0]}/seed={seed}", _regression_fit,
+                              (name, seed, setting), {**setting, "n_samples": len(y)}))
+                where.append((name, label))
+    # each fit is cached in the output folder (``--resume`` skips the finished ones)
+    for (name, label), part in zip(where, cached_parts(ctx, parts, n_jobs=n_jobs,
+                                                       progress=bar)):
+        rec = results.setdefault((name, label), {"test": [], "val": [], "seconds": []})
+        for k in ("seconds", "val", "test"):
+            rec[k].append(part[k])
+        rec.setdefault("curve", part["curve"])
+    for (name, label), rec in results.items():
+        ctx.log(f"[gilmer] {name} {label}: test RMSE "
+                f"{format_mean_std(rec['test'], 3)} ({np.mean(rec['seconds']):.1f} s/fit)")
     return results
 
 
-def _bbbp(ctx, seeds, params, quick, bar):
+_BBBP_MODELS = ("MPNN (ours, MPNNClassifier)",
+                "neural fingerprint (NeuralFingerprintClassifier)",
+                "ECFP4 2048 bits + LogisticRegression(C=0.1)")
+
+
+def _bbbp_fit(model, seed, train, test, params, nf_params):
+    """Test ROC-AUC of one BBBP model (a name of ``_BBBP_MODELS``) on one split."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_papers.chem import CircularFingerprint, NeuralFingerprintClassifier
+
+    X, y, cache = _dataset("BBBP")
+    if model == _BBBP_MODELS[0]:
+        est = _make(_CachedClassifier, cache, X, {**_DESIGN, **params, "random_state": seed})
+    elif model == _BBBP_MODELS[1]:
+        est = NeuralFingerprintClassifier(**pinned(NeuralFingerprintClassifier, nf_params),
+                                          random_state=seed)
+    else:
+        est = make_pipeline(CircularFingerprint(radius=2, n_bits=2048),
+                            LogisticRegression(C=0.1, max_iter=2000))
+    est.fit(X[train], y[train])
+    return float(roc_auc_score(y[test], est.predict_proba(X[test])[:, 1]))
+
+
+def _bbbp(ctx, seeds, params, quick, bar, n_jobs=1):
     """ROC-AUC on balanced scaffold splits: MPNN vs neural fingerprint vs ECFP + LR.
 
     Returns ``(rows_by_model, note)``; ``rows_by_model`` is None when a piece is missing.
     """
-    from sklearn.metrics import roc_auc_score
-
     try:
         from sklearn_papers.chem._scaffold import ScaffoldSplit
     except ImportError:
         return None, "not run: no scaffold splitter (sklearn_papers.chem._scaffold) yet."
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
 
-    from sklearn_papers.chem import CircularFingerprint, NeuralFingerprintClassifier
-    from sklearn_papers.datasets import load_bbbp
-
-    X, y = load_bbbp(return_X_y=True)
-    y = np.asarray(y).astype(int)
-    cache = _GraphCache()
+    X, _, _ = _dataset("BBBP")
     if quick:
         params = {**params, "max_epochs": _QUICK_BBBP_EPOCHS}
         nf_params = dict(_FULL_NF, radius=3, hidden_size=50, lr=1e-2,
                          max_epochs=_QUICK_BBBP_EPOCHS, batch_size=params["batch_size"])
     else:
         nf_params = dict(_FULL_NF, max_epochs=params["max_epochs"])
-    models = {
-        "MPNN (ours, MPNNClassifier)": lambda s: _make(_CachedClassifier, cache, X,
-                                                       {**_DESIGN, **params,
-                                                        "random_state": s}),
-        "neural fingerprint (NeuralFingerprintClassifier)":
-            lambda s: NeuralFingerprintClassifier(
-                **pinned(NeuralFingerprintClassifier, nf_params), random_state=s),
-        "ECFP4 2048 bits + LogisticRegression(C=0.1)":
-            lambda s: make_pipeline(CircularFingerprint(radius=2, n_bits=2048),
-                                    LogisticRegression(C=0.1, max_iter=2000)),
-    }
-    aucs = {m: [] for m in models}
+    aucs = {m: [] for m in _BBBP_MODELS}
+    parts = []
     for seed in seeds:
         splitter = ScaffoldSplit(test_size=0.2, method="balanced", random_state=seed)
         train, test = next(splitter.split(X))
-        for name, make in models.items():
-
-            def fit_one(make=make, seed=seed, train=train, test=test):
-                model = make(seed).fit(X[train], y[train])
-                return float(roc_auc_score(y[test], model.predict_proba(X[test])[:, 1]))
-
+        for name in _BBBP_MODELS:
             setting = {"model": name, "seed": seed, "n_train": len(train),
                        "mpnn": params, "nf": nf_params}
-            aucs[name].append(ctx.cached(f"BBBP/{name.split(' (')[0]}/seed={seed}", fit_one,
-                                         params=setting))
-            bar.update(1)
+            parts.append((f"BBBP/{name.split(' (')[0]}/seed={seed}", _bbbp_fit,
+                          (name, seed, train, test, params, nf_params), setting))
+    values = iter(cached_parts(ctx, parts, n_jobs=n_jobs, progress=bar))
+    for seed in seeds:
+        for name in _BBBP_MODELS:
+            aucs[name].append(next(values))
         ctx.log(f"[gilmer] BBBP split {seed}: " + ", ".join(
             f"{k.split(' (')[0]} {v[-1]:.3f}" for k, v in aucs.items()))
     return aucs, ""
@@ -262,18 +294,16 @@ def _plot(results, aucs, n_ablation, path):
 
 def run(ctx):
     """Run the experiment; see the module docstring for the protocol."""
-    from sklearn_papers.datasets import load_delaney, load_freesolv
-
     quick = ctx.quick
     params = dict(_QUICK if quick else _FULL)
     seeds = [ctx.random_state + k for k in range(2 if quick else 5)]
     # each fit is cached in the output folder (``--resume`` skips the finished ones)
     ablation_seeds = seeds[:1] if quick else seeds
     bbbp_seeds = seeds[:1] if quick else seeds[:3]
-    datasets = {"ESOL": load_delaney(return_X_y=True),
-                "FreeSolv": load_freesolv(return_X_y=True)}
-    datasets = {k: (np.asarray(X, dtype=object), np.asarray(y, dtype=float))
-                for k, (X, y) in datasets.items()}
+    datasets = {k: _dataset(k)[:2] for k in ("ESOL", "FreeSolv")}
+    # --quick: independent fits on two worker processes (one torch thread each); the full
+    # run computes them in this process, in order
+    n_jobs = 2 if quick else 1
     total = 2 * len(seeds) + (len(ABLATIONS) - 1) * len(ablation_seeds) + 3 * len(bbbp_seeds)
     start = time.perf_counter()
     # Molecule batches are small: one torch thread is faster than several, and far faster
@@ -282,8 +312,8 @@ def run(ctx):
     torch.set_num_threads(1)
     try:
         with ctx.progress(total=total, desc="gilmer") as bar:
-            results = _regression(ctx, datasets, seeds, ablation_seeds, params, bar)
-            aucs, bbbp_note = _bbbp(ctx, bbbp_seeds, params, quick, bar)
+            results = _regression(ctx, seeds, ablation_seeds, params, bar, n_jobs=n_jobs)
+            aucs, bbbp_note = _bbbp(ctx, bbbp_seeds, params, quick, bar, n_jobs=n_jobs)
     finally:
         torch.set_num_threads(n_threads)
     seconds = time.perf_counter() - start

@@ -21,6 +21,7 @@ from sklearn_papers.reproduce._digits import (
     subsample,
     verdict,
 )
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
 
@@ -30,6 +31,10 @@ __all__ = ["EXPERIMENT"]
 # (different data and network: context, not targets).
 _PAPER = {("batch", 2): 34.7, ("group", 2): 24.1, ("batch", 32): 23.6, ("group", 32): 24.1}
 _BATCH_SIZES = (2, 4, 16, 64)
+
+#: Worker processes for the independent fits (one torch thread each): a 2-core machine
+#: runs two fits side by side. The results do not depend on it.
+_N_JOBS = 2
 
 
 def _config(quick):
@@ -53,6 +58,14 @@ def _lr(batch_size):
     """AdamW learning rate for the batch-size sweep: 2e-3 at batch 16, scaled by
     sqrt(batch / 16) (the square-root rule for Adam; Wu & He scale SGD's rate linearly)."""
     return 2e-3 * float(np.sqrt(batch_size / 16))
+
+
+def _fit_error(params, X_fit, y_fit, X_test, y_test):
+    """Test error (%) of one ``CrossEntropyEmbedder(**params)`` fitted on ``(X_fit, y_fit)``."""
+    from sklearn_papers.contrastive import CrossEntropyEmbedder
+
+    est = CrossEntropyEmbedder(**params).fit(X_fit, y_fit)
+    return 100 * _classifier_error(est, X_test, y_test)
 
 
 def _classifier_error(embedder, X_test, y_test):
@@ -101,8 +114,6 @@ def _plot(path, err, norms):
 
 def run(ctx):
     """Run the experiment; see the module docstring."""
-    from sklearn_papers.contrastive import CrossEntropyEmbedder
-
     cfg = _config(ctx.quick)
     X_train, X_test, y_train, y_test = load_split(ctx.random_state)
     X_fit, y_fit = X_train, y_train
@@ -112,21 +123,22 @@ def run(ctx):
     err = {}
     jobs = [(norm, bs, ctx.random_state + i) for norm in cfg["norms"]
             for bs in _BATCH_SIZES for i in range(cfg["seeds"])]
-    # Tiny batches are dominated by per-step overhead: one intra-op thread is faster.
-    with one_torch_thread():
-        for norm, bs, seed in ctx.progress(jobs, desc="group_norm: norms x batch sizes"):
-            params = dict(**CONV_ENCODER, norm=norm, num_groups=8, batch_size=bs,
-                          lr=_lr(bs), max_epochs=_epochs(cfg, len(X_fit), bs),
-                          weight_decay=1e-4, augment="default", random_state=seed)
-
-            def fit_error(params=params):
-                est = CrossEntropyEmbedder(**params).fit(X_fit, y_fit)
-                return 100 * _classifier_error(est, X_test, y_test)
-
-            # one cached part per fit: ``--resume`` skips the finished ones
-            err.setdefault((norm, bs), []).append(ctx.cached(
-                f"{norm}/batch={bs}/seed={seed}", fit_error,
-                params={**params, "n_fit": len(X_fit)}))
+    parts = []
+    for norm, bs, seed in jobs:
+        params = dict(**CONV_ENCODER, norm=norm, num_groups=8, batch_size=bs,
+                      lr=_lr(bs), max_epochs=_epochs(cfg, len(X_fit), bs),
+                      weight_decay=1e-4, augment="default", random_state=seed)
+        # one cached part per fit: ``--resume`` skips the finished ones
+        parts.append((f"{norm}/batch={bs}/seed={seed}", _fit_error,
+                      (params, X_fit, y_fit, X_test, y_test),
+                      {**params, "n_fit": len(X_fit)}))
+    # Tiny batches are dominated by per-step overhead: one intra-op thread per fit is
+    # faster, and the independent fits share the cores (_N_JOBS worker processes).
+    with one_torch_thread(), ctx.progress(total=len(jobs),
+                                          desc="group_norm: norms x batch sizes") as bar:
+        values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
+    for (norm, bs, _), value in zip(jobs, values):
+        err.setdefault((norm, bs), []).append(value)
     ctx.log(f"[group_norm] {len(jobs)} fits done in {time.perf_counter() - start:.0f} s")
     followup_md, _ = followup(ctx)
 
@@ -288,6 +300,17 @@ def _train_deep(norm, batch_size, seed, cfg, X_train, y_train):
     return model
 
 
+def _followup_fit(norm, bs, seed, cfg, X_tr, y_tr, X_te, y_te):
+    """Train one follow-up net; ``(test errors by statistics mode, seconds)``."""
+    start = time.perf_counter()
+    model = _train_deep(norm, bs, seed, cfg, X_tr, y_tr)
+    if norm == "batch":
+        scores = _bn_modes(model, X_tr, X_te, y_te, bs)
+    else:
+        scores = {"": _bn_modes_group(model, X_te, y_te)}
+    return scores, time.perf_counter() - start
+
+
 def followup(ctx):
     """Wu & He's conditions at our scale: a deeper net on larger images, and where batch
     norm's small-batch error comes from (training with noisy statistics, or a mismatch
@@ -299,25 +322,19 @@ def followup(ctx):
     arms = ("batch: running", "batch: precise", "batch: test batches", "group")
     err = {}
     jobs = [(bs, ctx.random_state + s) for bs in cfg["batch_sizes"] for s in range(cfg["seeds"])]
-    with one_torch_thread(), ctx.progress(total=2 * len(jobs), desc="group_norm follow-up") as bar:
-        for bs, seed in jobs:
-            X_tr, y_tr, X_te, y_te = _shapes_task(cfg, seed)
-            for norm in ("batch", "group"):
-                def fit_and_score(norm=norm, bs=bs, seed=seed):
-                    start = time.perf_counter()
-                    model = _train_deep(norm, bs, seed, cfg, X_tr, y_tr)
-                    if norm == "batch":
-                        scores = _bn_modes(model, X_tr, X_te, y_te, bs)
-                    else:
-                        scores = {"": _bn_modes_group(model, X_te, y_te)}
-                    return scores, time.perf_counter() - start
-
-                scores, _ = ctx.cached(f"followup/{norm}/batch={bs}/seed={seed}",
-                                       fit_and_score, params={**cfg, "norm": norm})
-                for mode, e in scores.items():
-                    arm = f"batch: {mode}" if norm == "batch" else "group"
-                    err.setdefault((arm, bs), []).append(e)
-                bar.update(1)
+    parts = []
+    for bs, seed in jobs:
+        data = _shapes_task(cfg, seed)
+        for norm in ("batch", "group"):
+            parts.append((f"followup/{norm}/batch={bs}/seed={seed}", _followup_fit,
+                          (norm, bs, seed, cfg, *data), {**cfg, "norm": norm}))
+    with one_torch_thread(), ctx.progress(total=len(parts),
+                                          desc="group_norm follow-up") as bar:
+        values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
+    for (_, _, (norm, bs, *_), _), (scores, _) in zip(parts, values):
+        for mode, e in scores.items():
+            arm = f"batch: {mode}" if norm == "batch" else "group"
+            err.setdefault((arm, bs), []).append(e)
     small, big = cfg["batch_sizes"]
     rows = [{"normalisation (statistics at test time)": arm,
              **{f"batch {bs}: test error (%)": format_mean_std(err[(arm, bs)], 1)

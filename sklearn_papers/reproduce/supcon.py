@@ -21,6 +21,7 @@ from sklearn_papers.reproduce._digits import (
     subsample,
     verdict,
 )
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
 
@@ -32,6 +33,11 @@ _PAPER_TOP1 = {  # ResNet-50 top-1 accuracy (%)
     "SupCon L_in": "67.4 (ImageNet, Table 1)",
     "cross-entropy": "95.0 (CIFAR-10); 75.3 (CIFAR-100)",
 }
+
+
+#: Worker processes for the independent fits (one torch thread each): a 2-core machine
+#: runs two fits side by side. The results do not depend on it.
+_N_JOBS = 2
 
 
 def _config(quick):
@@ -64,6 +70,13 @@ def _methods(cfg):
     return methods
 
 
+def _probe_part(cfg, name, seed, keep, X_train, y_train, X_test, y_test):
+    """Linear-probe test accuracy (%) of method ``name`` with ``seed``, and its test
+    embedding when ``keep`` (else None)."""
+    score, emb = _probe(_methods(cfg)[name](seed), X_train, y_train, X_test, y_test)
+    return 100 * score, (emb.transform(X_test) if keep else None)
+
+
 def run(ctx):
     """Run the experiment; see the module docstring."""
     import matplotlib.pyplot as plt
@@ -79,17 +92,18 @@ def run(ctx):
     embeddings = {}
     jobs = [(name, s) for s in seeds for name in methods]
     few = {}
+    parts = []
+    for name, seed in jobs:
+        keep = seed == seeds[0] and ("2 views" in name or name == "cross-entropy")
+        # one cached part per fit: ``--resume`` skips the finished ones
+        parts.append((f"{name}/seed={seed}", _probe_part,
+                      (cfg, name, seed, keep, X_train, y_train, X_test, y_test),
+                      {**methods[name](seed).get_params(), "keep": keep}))
+    # one torch thread per fit, the independent fits side by side on _N_JOBS processes
     with one_torch_thread():
-        for name, seed in ctx.progress(jobs, desc="supcon: linear probes"):
-            keep = seed == seeds[0] and ("2 views" in name or name == "cross-entropy")
-
-            def fit_probe(name=name, seed=seed, keep=keep):
-                score, emb = _probe(methods[name](seed), X_train, y_train, X_test, y_test)
-                return 100 * score, (emb.transform(X_test) if keep else None)
-
-            # one cached part per fit: ``--resume`` skips the finished ones
-            score, Z = ctx.cached(f"{name}/seed={seed}", fit_probe,
-                                  params={**methods[name](seed).get_params(), "keep": keep})
+        with ctx.progress(total=len(parts), desc="supcon: linear probes") as bar:
+            values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
+        for (name, _), (_, _, (_, _, _, keep, *_), _), (score, Z) in zip(jobs, parts, values):
             acc[name].append(score)
             if keep:
                 embeddings[name] = Z
@@ -171,6 +185,17 @@ def _followup_config(quick):
     return dict(seeds=3, epochs=30, batch_size=32, views=(2, 4, 8))
 
 
+def _followup_part(params, X_train, y_train, X_test, y_test):
+    """Linear-probe and 1-NN test accuracy (%) of one ``SupConEmbedder(**params)``."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from sklearn_papers.contrastive import SupConEmbedder
+
+    score, emb = _probe(SupConEmbedder(**params), X_train, y_train, X_test, y_test)
+    knn = KNeighborsClassifier(1).fit(emb.transform(X_train), y_train)
+    return 100 * score, 100 * knn.score(emb.transform(X_test), y_test)
+
+
 def followup(ctx, X_train, y_train, X_test, y_test):
     """L_out vs L_in where the paper's explanation predicts a gap.
 
@@ -183,29 +208,21 @@ def followup(ctx, X_train, y_train, X_test, y_test):
 
     Returns ``(markdown, accuracies)``.
     """
-    from sklearn.neighbors import KNeighborsClassifier
-
-    from sklearn_papers.contrastive import SupConEmbedder
-
     cfg = _followup_config(ctx.quick)
     seeds = [ctx.random_state + i for i in range(cfg["seeds"])]
     acc = {}
     jobs = [(v, variant, s) for v in cfg["views"] for variant in ("out", "in") for s in seeds]
-    with one_torch_thread():
-        for n_views, variant, seed in ctx.progress(jobs, desc="supcon follow-up"):
-            params = dict(**CONV_ENCODER, variant=variant, n_views=n_views, temperature=0.1,
-                          max_epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr=2e-3,
-                          weight_decay=1e-4, norm="batch", random_state=seed)
-
-            def fit_score(params=params):
-                score, emb = _probe(SupConEmbedder(**params), X_train, y_train, X_test,
-                                    y_test)
-                knn = KNeighborsClassifier(1).fit(emb.transform(X_train), y_train)
-                return 100 * score, 100 * knn.score(emb.transform(X_test), y_test)
-
-            acc.setdefault((n_views, variant), []).append(
-                ctx.cached(f"followup/views={n_views}/L_{variant}/seed={seed}", fit_score,
-                           params=params))
+    parts = []
+    for n_views, variant, seed in jobs:
+        params = dict(**CONV_ENCODER, variant=variant, n_views=n_views, temperature=0.1,
+                      max_epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr=2e-3,
+                      weight_decay=1e-4, norm="batch", random_state=seed)
+        parts.append((f"followup/views={n_views}/L_{variant}/seed={seed}", _followup_part,
+                      (params, X_train, y_train, X_test, y_test), params))
+    with one_torch_thread(), ctx.progress(total=len(parts), desc="supcon follow-up") as bar:
+        values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
+    for (n_views, variant, _), value in zip(jobs, values):
+        acc.setdefault((n_views, variant), []).append(value)
     rows, gaps = [], []
     for v in cfg["views"]:
         lin = {var: [a[0] for a in acc[(v, var)]] for var in ("out", "in")}

@@ -1,0 +1,120 @@
+"""Independent cached parts of an experiment, run on several worker processes.
+
+The quick experiments train many small models, each on one torch thread (per-step overhead
+dominates at these sizes, and extra intra-op threads only wait on each other). A 2-core
+machine then keeps one core idle unless independent fits run side by side:
+:func:`cached_parts` gives each part to a joblib worker process and stores the results
+through :meth:`RunContext.cached <sklearn_papers.reproduce.RunContext.cached>`, so the cache,
+``--resume`` and the report's list of reused parts work as for parts computed in process.
+"""
+
+from functools import partial
+
+__all__ = []
+
+
+#: CPU seconds the worker processes spent on parts (summed as their values arrive); the
+#: command line adds them to an experiment's CPU time, since a worker's own CPU time is not
+#: that of this process (nor of a finished child while the worker pool lives on).
+_WORKER_CPU = [0.0]
+
+
+def worker_cpu_seconds():
+    """CPU seconds (user + system) that worker processes spent on parts so far."""
+    return _WORKER_CPU[0]
+
+
+def _in_worker(func, args, kwargs):
+    """``(func(*args, **kwargs), CPU seconds it took)`` with one torch intra-op thread (in
+    a worker process)."""
+    import os
+
+    import torch
+
+    torch.set_num_threads(1)
+    start = os.times()
+    value = func(*args, **kwargs)
+    end = os.times()
+    return value, (end.user - start.user) + (end.system - start.system)
+
+
+def _is_cached(ctx, key, params):
+    """Whether ``ctx.cached(key, ..., params=params)`` would read the value back."""
+    if not ctx.resume:
+        return False
+    import pickle
+
+    from sklearn_papers.reproduce._registry import _CACHE_FORMAT, _canonical
+
+    path = ctx._cache_file(key, params)
+    if not path.is_file():
+        return False
+    try:
+        with path.open("rb") as fh:
+            record = pickle.load(fh)
+    except Exception:  # noqa: BLE001 - a broken cache file is recomputed
+        return False
+    return (record.get("format") == _CACHE_FORMAT and record.get("key") == str(key)
+            and record.get("params") == _canonical(params))
+
+
+def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
+    """Values of independent parts, computed on ``n_jobs`` processes and cached by ``ctx``.
+
+    Parameters
+    ----------
+    ctx : RunContext
+    parts : list of tuple
+        ``(key, func, args, params)``: the part's value is ``func(*args)``; ``key`` and
+        ``params`` are those of :meth:`RunContext.cached`. With ``n_jobs > 1``, ``func``
+        must be a module-level function and ``args`` must pickle: they travel to a worker
+        process, which does not see changes made to module globals in this one (pass
+        every setting in ``args``).
+    n_jobs : int, default=1
+        Worker processes (joblib's loky backend, one torch thread each). 1 computes every
+        part in this process, in order.
+    progress : progress bar, default=None
+        ``update(1)`` is called as each part finishes (in the order of ``parts``).
+    meanwhile : callable, default=None
+        ``meanwhile()`` is run in this process once the parts are handed to the workers,
+        before their values are collected (other work of the experiment, so that this
+        process does not sit idle); with ``n_jobs=1``, before the parts are computed.
+
+    Returns
+    -------
+    values : list
+        One per part, in the order of ``parts``; parts cached by an earlier run (with
+        ``--resume``) are read back and not recomputed.
+    """
+    values = []
+    todo = set() if n_jobs == 1 else {i for i, (key, _, _, params) in enumerate(parts)
+                                      if not _is_cached(ctx, key, params)}
+    if len(todo) < 2:  # in this process, in order (cached parts are read back)
+        if meanwhile is not None:
+            meanwhile()
+        for key, func, args, params in parts:
+            values.append(ctx.cached(key, partial(func, *args), params=params))
+            if progress is not None:
+                progress.update(1)
+        return values
+    from joblib import Parallel, delayed
+
+    # the generator yields in submission order, which is the order of ``parts``; no
+    # memory-mapping of large arguments (a worker would get read-only arrays, which torch
+    # warns about when it wraps them)
+    results = Parallel(n_jobs=n_jobs, return_as="generator", max_nbytes=None)(
+        delayed(_in_worker)(func, args, {}) for i, (_, func, args, _) in enumerate(parts)
+        if i in todo)
+    if meanwhile is not None:
+        meanwhile()
+    for i, (key, func, args, params) in enumerate(parts):
+        if i in todo:
+            value, cpu = next(results)
+            _WORKER_CPU[0] += cpu
+            compute = lambda value=value: value  # noqa: E731 - computed by a worker
+        else:  # read back by ``ctx.cached`` (computed here if the file is unreadable)
+            compute = partial(func, *args)
+        values.append(ctx.cached(key, compute, params=params))
+        if progress is not None:
+            progress.update(1)
+    return values

@@ -1,0 +1,38 @@
+"""Parts of an experiment computed on worker processes: values, order, cache and resume."""
+
+from sklearn_papers.reproduce._parallel import cached_parts, worker_cpu_seconds
+from sklearn_papers.reproduce._registry import RunContext
+
+
+def _parts(n):
+    # ``pow`` pickles by reference, so a worker process can run it
+    return [(f"part={i}", pow, (i, 2), {"i": i}) for i in range(n)]
+
+
+def test_parts_on_workers_equal_parts_in_process_and_resume(tmp_path):
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="x")
+    in_process = cached_parts(ctx, _parts(3), n_jobs=1)
+    before = worker_cpu_seconds()
+    ctx = RunContext(quick=True, out_dir=tmp_path / "w", verbose=0, experiment="x")
+    on_workers = cached_parts(ctx, _parts(3), n_jobs=2)
+    assert in_process == on_workers == [0, 1, 4]
+    assert ctx.computed == ["part=0", "part=1", "part=2"]
+    assert worker_cpu_seconds() >= before
+
+    # --resume: the cached parts are read back, only the new ones are computed
+    ctx = RunContext(quick=True, out_dir=tmp_path / "w", verbose=0, experiment="x",
+                     resume=True)
+    assert cached_parts(ctx, _parts(5), n_jobs=2) == [0, 1, 4, 9, 16]
+    assert [key for key, _ in ctx.reused] == ["part=0", "part=1", "part=2"]
+    assert ctx.computed == ["part=3", "part=4"]
+
+
+def test_meanwhile_runs_once_in_this_process(tmp_path):
+    calls = []
+    for n_jobs in (1, 2):
+        ctx = RunContext(quick=True, out_dir=tmp_path / str(n_jobs), verbose=0,
+                         experiment="x")
+        values = cached_parts(ctx, _parts(2), n_jobs=n_jobs,
+                              meanwhile=lambda: calls.append(n_jobs))
+        assert values == [0, 1]
+    assert calls == [1, 2]
