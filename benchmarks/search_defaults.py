@@ -42,6 +42,8 @@ CONFIGS = {
     "grover": {
         "old_defaults": dict(),
         "warmup_decay": dict(lr_schedule="warmup_decay"),
+        "epochs_50": dict(max_epochs=50),
+        "epochs_50_warmup_decay": dict(max_epochs=50, lr_schedule="warmup_decay"),
     },
 }
 

@@ -29,7 +29,12 @@ from sklearn_papers.chem._targets import (
     proba_from_logits,
     standardize_targets,
 )
-from sklearn_papers.chem._validation import check_molecules, set_molecule_input_attributes
+from sklearn_papers.chem._validation import (
+    as_molecule_array,
+    parse_molecules,
+    raise_or_mask,
+    set_molecule_input_attributes,
+)
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
 
 __all__ = []
@@ -113,7 +118,9 @@ class _GraphEstimator(BaseEstimator):
     Subclasses define ``__init__`` (with at least the parameters of
     ``_parameter_constraints`` below) and these hooks:
 
-    * ``_featurize_mols(mols)``: graphs of a list of valid molecules, in order;
+    * ``_featurize_mols(mols, smiles=None)``: graphs of a list of valid molecules, in
+      order; ``smiles`` lists the SMILES each was read from (None for ``Mol`` inputs),
+      which the featurizers may use to skip work (same graphs);
     * ``_new_module(n_outputs)``: the network with ``n_outputs`` outputs (called under
       the seeded torch RNG);
     * ``_fit_module(module, graphs, target, loss, *, seed, device)``: train it and return
@@ -134,15 +141,21 @@ class _GraphEstimator(BaseEstimator):
     }
 
     # -- data ----------------------------------------------------------------------------
-    def _molecules(self, X):
-        """The valid molecules of ``X`` in order, and the validity mask."""
-        mols, valid = check_molecules(X, errors=self.errors)
-        return [m for m in mols if m is not None], valid
+    def _molecules(self, X, *, with_smiles=False):
+        """The valid molecules of ``X`` in order, and the validity mask (and, with
+        ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input)."""
+        values = as_molecule_array(X)
+        mols, invalid = parse_molecules(values)
+        valid = raise_or_mask(invalid, len(values), errors=self.errors)
+        kept = [m for m in mols if m is not None]
+        if not with_smiles:
+            return kept, valid
+        return kept, valid, [v if isinstance(v, str) else None for v in values[valid]]
 
     def _graphs(self, X):
         """Graphs of the valid molecules of ``X`` in order, and the validity mask."""
-        mols, valid = self._molecules(X)
-        return self._featurize_mols(mols), valid
+        mols, valid, smiles = self._molecules(X, with_smiles=True)
+        return self._featurize_mols(mols, smiles=smiles), valid
 
     def _fit_graphs(self, X, y, sample_weight=None):
         """Graphs of the valid molecules, their rows of ``y``, the rows left out and the

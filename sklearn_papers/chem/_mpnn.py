@@ -1,6 +1,7 @@
 """Message passing neural networks (Gilmer et al., 2017): regressor, classifier, transformer."""
 
 from numbers import Integral
+from operator import methodcaller
 
 from sklearn_papers.chem._graph_estimator import (
     _GraphClassifierMixin,
@@ -21,35 +22,20 @@ MPNN_ATOM_SYMBOLS = (
 _HYBRIDIZATIONS = ("SP", "SP2", "SP3", "SP3D", "SP3D2")
 
 
-# Getters are module-level functions so that the feature set pickles.
-def _symbol(atom):
-    return atom.GetSymbol()
-
-
-def _degree(atom):
-    return atom.GetDegree()
-
-
-def _formal_charge(atom):
-    return atom.GetFormalCharge()
-
-
-def _n_hydrogens(atom):
-    # Implicit and explicit hydrogens plus hydrogen *neighbours*, so an atom gets the same
-    # count whether its hydrogens are implicit or nodes of the graph.
-    return atom.GetTotalNumHs(includeNeighbors=True)
+# Getters are module-level, picklable callables (the feature set pickles); ``methodcaller``
+# calls the RDKit method without a Python frame per atom.
+_symbol = methodcaller("GetSymbol")
+_degree = methodcaller("GetDegree")
+_formal_charge = methodcaller("GetFormalCharge")
+# Implicit and explicit hydrogens plus hydrogen *neighbours*, so an atom gets the same
+# count whether its hydrogens are implicit or nodes of the graph.
+_n_hydrogens = methodcaller("GetTotalNumHs", includeNeighbors=True)
+_aromatic = methodcaller("GetIsAromatic")
+_in_ring = methodcaller("IsInRing")
 
 
 def _hybridization(atom):
     return str(atom.GetHybridization())
-
-
-def _aromatic(atom):
-    return atom.GetIsAromatic()
-
-
-def _in_ring(atom):
-    return atom.IsInRing()
 
 
 def mpnn_atom_features():
@@ -80,27 +66,26 @@ def mpnn_atom_features():
     ])
 
 
-def _featurize(mols, explicit_hydrogens):
-    """MolGraphs of the MPNN's feature sets; ``None`` entries stay ``None``."""
+def _featurize(mols, explicit_hydrogens, smiles=None):
+    """MolGraphs of the MPNN's feature sets; ``None`` entries stay ``None``.
+
+    ``smiles``: the SMILES each molecule was read from, or None (saves work only).
+    """
     from rdkit import Chem
 
     from sklearn_papers.chem.featurizers import (
         duvenaud_bond_features,
-        mol_to_graph,
+        mols_to_graphs,
         standardize_mol,
     )
 
-    atoms, bonds = mpnn_atom_features(), duvenaud_bond_features()
-    graphs = []
-    for mol in mols:
-        if mol is None:
-            graphs.append(None)
-            continue
-        mol = standardize_mol(mol)  # every spelling -> one canonical heavy-atom graph
-        if explicit_hydrogens:
-            mol = Chem.AddHs(mol)  # hydrogens become nodes, appended after heavy atoms
-        graphs.append(mol_to_graph(mol, atoms, bonds, standardize=False))
-    return graphs
+    smiles = [None] * len(mols) if smiles is None else smiles
+    # every spelling -> one canonical heavy-atom graph
+    std = [None if mol is None else standardize_mol(mol, s) for mol, s in zip(mols, smiles)]
+    if explicit_hydrogens:  # hydrogens become nodes, appended after heavy atoms
+        std = [None if mol is None else Chem.AddHs(mol) for mol in std]
+    return mols_to_graphs(std, mpnn_atom_features(), duvenaud_bond_features(),
+                          standardize=False)
 
 
 class _BaseMPNN(_SkorchGraphEstimator):
@@ -142,8 +127,8 @@ class _BaseMPNN(_SkorchGraphEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _featurize_mols(self, mols):
-        return _featurize(mols, self.explicit_hydrogens)
+    def _featurize_mols(self, mols, smiles=None):
+        return _featurize(mols, self.explicit_hydrogens, smiles)
 
     def _new_module(self, n_outputs):
         from sklearn_papers.chem.featurizers import duvenaud_bond_features

@@ -61,10 +61,10 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _featurize_mols(self, mols):
+    def _featurize_mols(self, mols, smiles=None):
         from sklearn_papers.chem.featurizers import mols_to_graphs
 
-        return mols_to_graphs(mols)
+        return mols_to_graphs(mols, smiles=smiles)
 
     def _penalty(self):
         return self.alpha

@@ -132,11 +132,11 @@ class DyMPN(nn.Module):
         m = x.unsqueeze(0).expand(self.weight.shape[0], -1, -1)
         for _ in range(int(hops)):
             if self.view == "node":
-                agg = m.new_zeros(m.shape).index_add_(1, dst, m[:, src])
+                agg = m.new_zeros(m.shape).index_add_(1, dst, m.index_select(1, src))
             else:
                 into = m.new_zeros((m.shape[0], n_atoms, m.shape[2])).index_add_(1, dst, m)
                 rev = torch.arange(m.shape[1], device=m.device) ^ 1
-                agg = into[:, src] - m[:, rev]
+                agg = into.index_select(1, src) - m.index_select(1, rev)
             m = self.dropout(torch.relu(x + torch.einsum("smh,shk->smk", agg, self.weight)
                                         + self.bias))
         return m

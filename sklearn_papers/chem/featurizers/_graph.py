@@ -52,7 +52,12 @@ class MolGraph(NamedTuple):
         return np.arange(self.n_edges, dtype=np.int64) ^ 1
 
 
-def standardize_mol(mol):
+def _no_hydrogen_atoms(mol):
+    # GetNumAtoms counts explicit H atoms, GetNumHeavyAtoms does not (both in C++).
+    return mol.GetNumAtoms() == mol.GetNumHeavyAtoms()
+
+
+def standardize_mol(mol, smiles=None):
     """Return one canonical form of a molecule: hydrogens implicit, canonical atom order.
 
     Explicit hydrogen atoms are removed and the molecule is re-read from its canonical
@@ -66,25 +71,40 @@ def standardize_mol(mol):
     ----------
     mol : rdkit.Chem.Mol
         A sanitized molecule.
+    smiles : str, default=None
+        The SMILES ``mol`` was read from by ``Chem.MolFromSmiles(smiles)`` (default
+        arguments), if so. It saves work: when ``smiles`` is already the canonical SMILES
+        of a molecule without hydrogen atoms, re-reading it would give ``mol`` again, and
+        ``mol`` itself is returned.
 
     Returns
     -------
     mol : rdkit.Chem.Mol
-        A new molecule; the input is not modified.
+        A new molecule, or ``mol`` itself when ``smiles`` was canonical; the input is not
+        modified.
     """
     from rdkit import Chem, rdBase
 
     with rdBase.BlockLogs():
-        try:
-            no_h = Chem.RemoveHs(mol)
-        except Exception:  # noqa: BLE001 - unsanitizable input: keep it as given
-            no_h = Chem.Mol(mol)
-        canonical = Chem.MolFromSmiles(Chem.MolToSmiles(no_h))
+        if smiles is not None and _no_hydrogen_atoms(mol):
+            # ``mol`` is what ``MolFromSmiles`` gives: sanitized, no H atoms, so removing
+            # hydrogens would copy it unchanged.
+            canonical_smiles = Chem.MolToSmiles(mol)
+            if canonical_smiles == smiles:
+                return mol
+            canonical, no_h = Chem.MolFromSmiles(canonical_smiles), mol
+        else:
+            try:
+                no_h = Chem.RemoveHs(mol)
+            except Exception:  # noqa: BLE001 - unsanitizable input: keep it as given
+                no_h = Chem.Mol(mol)
+            canonical = Chem.MolFromSmiles(Chem.MolToSmiles(no_h))
     # A canonical SMILES that does not re-parse is an RDKit corner case; keep the graph.
     return canonical if canonical is not None and canonical.GetNumAtoms() else no_h
 
 
-def mol_to_graph(mol, atom_features=None, bond_features=None, *, standardize=True):
+def mol_to_graph(mol, atom_features=None, bond_features=None, *, standardize=True,
+                 smiles=None):
     """Featurize one RDKit molecule into a :class:`MolGraph`.
 
     Parameters
@@ -98,10 +118,43 @@ def mol_to_graph(mol, atom_features=None, bond_features=None, *, standardize=Tru
         The bond feature set; :func:`duvenaud_bond_features` (6 values) when None.
     standardize : bool, default=True
         Apply :func:`standardize_mol` first (implicit hydrogens, canonical atom order).
+    smiles : str, default=None
+        The SMILES ``mol`` was read from, passed to :func:`standardize_mol` (saves work,
+        same graph).
 
     Returns
     -------
     graph : MolGraph
+    """
+    return mols_to_graphs([mol], atom_features, bond_features, standardize=standardize,
+                          smiles=None if smiles is None else [smiles])[0]
+
+
+#: Molecules featurized together by :func:`mols_to_graphs` (bounds the temporary arrays).
+_CHUNK = 512
+
+
+def mols_to_graphs(mols, atom_features=None, bond_features=None, *, standardize=True,
+                   smiles=None):
+    """Featurize a list of molecules; ``None`` entries stay ``None``.
+
+    The same graphs as :func:`mol_to_graph` one molecule at a time, computed for many
+    molecules at once: the feature blocks run once over all atoms (bonds) of a chunk of
+    molecules, and the edge indices and degrees are built with numpy for the chunk.
+
+    Parameters
+    ----------
+    mols : list of rdkit.Chem.Mol or None
+        As returned by :func:`sklearn_papers.chem.check_molecules`.
+    atom_features, bond_features, standardize
+        As in :func:`mol_to_graph`.
+    smiles : list of (str or None), default=None
+        For each molecule, the SMILES it was read from by ``Chem.MolFromSmiles`` (None for
+        a molecule given as a ``Mol``); see :func:`standardize_mol`.
+
+    Returns
+    -------
+    graphs : list of MolGraph or None
     """
     from sklearn_papers.chem.featurizers._features import (
         duvenaud_atom_features,
@@ -110,42 +163,47 @@ def mol_to_graph(mol, atom_features=None, bond_features=None, *, standardize=Tru
 
     atom_features = duvenaud_atom_features() if atom_features is None else atom_features
     bond_features = duvenaud_bond_features() if bond_features is None else bond_features
-    if standardize:
-        mol = standardize_mol(mol)
-    atoms = list(mol.GetAtoms())
-    bonds = list(mol.GetBonds())
-    x = atom_features(atoms)
-    e = bond_features(bonds)
-    if bonds:
-        ends = np.array([(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in bonds],
-                        dtype=np.int64)
-        edge_index = np.empty((2, 2 * len(bonds)), dtype=np.int64)
-        edge_index[0, 0::2], edge_index[1, 0::2] = ends[:, 0], ends[:, 1]
-        edge_index[0, 1::2], edge_index[1, 1::2] = ends[:, 1], ends[:, 0]
-        e = np.repeat(e, 2, axis=0)
-    else:
-        edge_index = np.zeros((2, 0), dtype=np.int64)
-        e = np.zeros((0, bond_features.n_features), dtype=np.float32)
-    degree = np.bincount(edge_index[1], minlength=len(atoms)).astype(np.int64)
-    return MolGraph(x, e, edge_index, degree)
+    mols = list(mols)
+    if smiles is not None and len(smiles) != len(mols):
+        raise ValueError(f"Got {len(smiles)} SMILES for {len(mols)} molecules.")
+    where = [i for i, mol in enumerate(mols) if mol is not None]
+    graphs = [None] * len(mols)
+    for start in range(0, len(where), _CHUNK):
+        part = where[start:start + _CHUNK]
+        chunk = [mols[i] for i in part]
+        if standardize:
+            chunk = [standardize_mol(m, None if smiles is None else smiles[i])
+                     for m, i in zip(chunk, part)]
+        for i, graph in zip(part, _chunk_graphs(chunk, atom_features, bond_features)):
+            graphs[i] = graph
+    return graphs
 
 
-def mols_to_graphs(mols, atom_features=None, bond_features=None, *, standardize=True):
-    """Featurize a list of molecules; ``None`` entries stay ``None``.
+def _chunk_graphs(mols, atom_features, bond_features):
+    """MolGraphs of a list of (standardized) molecules, featurized together."""
+    from operator import methodcaller
 
-    Parameters
-    ----------
-    mols : list of rdkit.Chem.Mol or None
-        As returned by :func:`sklearn_papers.chem.check_molecules`.
-    atom_features, bond_features, standardize
-        As in :func:`mol_to_graph`.
+    from sklearn_papers.chem.featurizers._features import molecule_items
 
-    Returns
-    -------
-    graphs : list of MolGraph or None
-    """
-    return [
-        None if mol is None
-        else mol_to_graph(mol, atom_features, bond_features, standardize=standardize)
-        for mol in mols
-    ]
+    atoms, n_atoms = molecule_items(mols, "atoms")
+    bonds, n_bonds = molecule_items(mols, "bonds")
+    x = atom_features.rows(atoms, mols)
+    e = np.repeat(bond_features.rows(bonds, mols), 2, axis=0)  # one row per direction
+    begin = np.fromiter(map(methodcaller("GetBeginAtomIdx"), bonds), dtype=np.int64,
+                        count=len(bonds))
+    end = np.fromiter(map(methodcaller("GetEndAtomIdx"), bonds), dtype=np.int64,
+                      count=len(bonds))
+    edges = np.empty((2, 2 * len(bonds)), dtype=np.int64)  # 2k: u -> v, 2k + 1: v -> u
+    edges[0, 0::2], edges[1, 0::2] = begin, end
+    edges[0, 1::2], edges[1, 1::2] = end, begin
+    atom_start = np.concatenate([[0], np.cumsum(n_atoms)])
+    edge_start = 2 * np.concatenate([[0], np.cumsum(n_bonds)])
+    # in-degree of every atom of the chunk: targets shifted to chunk-wide atom numbers
+    shift = np.repeat(atom_start[:-1], 2 * n_bonds)
+    degree = np.bincount(edges[1] + shift, minlength=int(atom_start[-1])).astype(np.int64)
+    graphs = []
+    for k in range(len(mols)):
+        a0, a1, e0, e1 = atom_start[k], atom_start[k + 1], edge_start[k], edge_start[k + 1]
+        graphs.append(MolGraph(x[a0:a1], e[e0:e1], np.ascontiguousarray(edges[:, e0:e1]),
+                               degree[a0:a1]))
+    return graphs

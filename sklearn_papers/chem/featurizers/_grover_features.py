@@ -19,6 +19,7 @@ Nothing here imports torch.
 """
 
 from collections import Counter
+from operator import methodcaller
 
 import numpy as np
 
@@ -35,6 +36,7 @@ __all__ = [
     "grover_atom_features",
     "grover_bond_features",
     "grover_graph",
+    "grover_graphs",
     "motif_labels",
 ]
 
@@ -128,6 +130,17 @@ class SmartsFlag:
             self._pattern = Chem.MolFromSmarts(self.smarts)
         return {i for match in mol.GetSubstructMatches(self._pattern) for i in match}
 
+    def molecule_rows(self, mol):
+        """ndarray of shape (n_atoms, 1), float32: the flag of every atom of ``mol``."""
+        from rdkit import Chem
+
+        if self._pattern is None:
+            self._pattern = Chem.MolFromSmarts(self.smarts)
+        rows = np.zeros((mol.GetNumAtoms(), 1), dtype=np.float32)
+        matched = [i for match in mol.GetSubstructMatches(self._pattern) for i in match]
+        rows[matched, 0] = 1.0
+        return rows
+
     def __getstate__(self):
         return {"name": self.name, "smarts": self.smarts, "_pattern": None}
 
@@ -155,15 +168,19 @@ class RingSizeFlags:
     def feature_names(self):
         return [f"ring_size_{k}" for k in self.sizes]
 
-    def flags(self, mol, items):
-        """ndarray of shape (len(items), len(sizes)), float32."""
+    def molecule_rows(self, mol):
+        """ndarray of shape (n_atoms, len(sizes)), float32: the flags of every atom."""
         column = {k: j for j, k in enumerate(self.sizes)}
         per_atom = np.zeros((mol.GetNumAtoms(), len(self.sizes)), dtype=np.float32)
         for ring in mol.GetRingInfo().AtomRings():
             j = column.get(len(ring))
             if j is not None:
                 per_atom[list(ring), j] = 1.0
-        return per_atom[[it.GetIdx() for it in items]]
+        return per_atom
+
+    def flags(self, mol, items):
+        """ndarray of shape (len(items), len(sizes)), float32."""
+        return self.molecule_rows(mol)[[it.GetIdx() for it in items]]
 
 
 class GroverAtomFeatures(AtomFeatures):
@@ -176,75 +193,32 @@ class GroverAtomFeatures(AtomFeatures):
         Each block reads an RDKit ``Atom``.
     """
 
-    def __call__(self, items):
-        """Feature rows of a list of RDKit atoms of one molecule.
 
-        Returns
-        -------
-        features : ndarray of shape (len(items), n_features), dtype=float32
-        """
-        out = np.zeros((len(items), self.n_features), dtype=np.float32)
-        if not items:
-            return out
-        rows = np.arange(len(items))
-        mol = items[0].GetOwningMol()
-        offset = 0
-        for block in self.blocks:
-            if isinstance(block, OneHot):
-                cols = block.columns(items)
-                hit = cols >= 0
-                out[rows[hit], offset + cols[hit]] = 1.0
-            elif isinstance(block, Scalar):
-                out[:, offset] = list(map(block.getter, items))
-            elif isinstance(block, RingSizeFlags):
-                out[:, offset:offset + block.n_features] = block.flags(mol, items)
-            elif isinstance(block, SmartsFlag):
-                matched = block.matched_atoms(mol)
-                out[:, offset] = [it.GetIdx() in matched for it in items]
-            else:
-                out[:, offset] = np.fromiter(map(block.getter, items), dtype=bool,
-                                             count=len(items))
-            offset += block.n_features
-        return out
-
-
-# Getters: module-level functions so the feature sets pickle (joblib workers).
-def _atomic_num(atom):
-    return atom.GetAtomicNum()
-
-
-def _total_degree(atom):
-    return atom.GetTotalDegree()
-
-
-def _formal_charge(atom):
-    return atom.GetFormalCharge()
-
-
-def _chiral_tag(atom):
-    return int(atom.GetChiralTag())
-
-
-def _total_hs(atom):
-    return int(atom.GetTotalNumHs())
+# Getters: module-level, picklable callables (joblib workers pickle the feature sets);
+# ``methodcaller`` calls the RDKit method without a Python frame per atom.
+_atomic_num = methodcaller("GetAtomicNum")
+_total_degree = methodcaller("GetTotalDegree")
+_formal_charge = methodcaller("GetFormalCharge")
+_chiral_tag = methodcaller("GetChiralTag")  # an int enum: looked up as its int value
+_total_hs = methodcaller("GetTotalNumHs")
+_aromatic = methodcaller("GetIsAromatic")
+_conjugated = methodcaller("GetIsConjugated")
+_in_ring = methodcaller("IsInRing")
+_stereo = methodcaller("GetStereo")  # an int enum, as _chiral_tag
 
 
 def _hybridization(atom):
     return str(atom.GetHybridization())
 
 
-def _aromatic(atom):
-    return atom.GetIsAromatic()
-
-
 def _mass(atom):
     return atom.GetMass() * 0.01
 
 
-def _implicit_valence(atom):
+def _implicit_valence_getter():
     from rdkit import Chem
 
-    return atom.GetValence(Chem.ValenceType.IMPLICIT)
+    return methodcaller("GetValence", Chem.ValenceType.IMPLICIT)
 
 
 def _false(item):
@@ -253,18 +227,6 @@ def _false(item):
 
 def _bond_type(bond):
     return str(bond.GetBondType())
-
-
-def _conjugated(bond):
-    return bond.GetIsConjugated()
-
-
-def _in_ring(bond):
-    return bond.IsInRing()
-
-
-def _stereo(bond):
-    return int(bond.GetStereo())
 
 
 def grover_atom_features():
@@ -297,7 +259,7 @@ def grover_atom_features():
                unknown="extra"),
         Flag("aromatic", _aromatic),
         Scalar("mass/100", _mass),
-        OneHot("implicit_valence", _implicit_valence, range(7), unknown="extra"),
+        OneHot("implicit_valence", _implicit_valence_getter(), range(7), unknown="extra"),
         SmartsFlag("hbond_acceptor", HBOND_ACCEPTOR_SMARTS),
         SmartsFlag("hbond_donor", HBOND_DONOR_SMARTS),
         SmartsFlag("acidic", ACIDIC_SMARTS),
@@ -428,15 +390,36 @@ def grover_graph(mol, atom_features=None, bond_features=None):
     motifs : ndarray of shape (85,), dtype=float32
         :func:`motif_labels`.
     """
-    from sklearn_papers.chem.featurizers._graph import mol_to_graph, standardize_mol
+    return grover_graphs([mol], atom_features, bond_features)[0]
+
+
+def grover_graphs(mols, atom_features=None, bond_features=None, *, smiles=None):
+    """:func:`grover_graph` of several molecules, their graphs featurized together.
+
+    Parameters
+    ----------
+    mols : list of rdkit.Chem.Mol
+    atom_features, bond_features : feature sets, default=None
+        As in :func:`grover_graph`.
+    smiles : list of (str or None), default=None
+        The SMILES each molecule was read from, if any (saves work; see
+        :func:`~sklearn_papers.chem.featurizers.standardize_mol`).
+
+    Returns
+    -------
+    results : list of tuple
+        ``(graph, atom_labels, bond_labels, motifs)`` per molecule, as :func:`grover_graph`.
+    """
+    from sklearn_papers.chem.featurizers._graph import mols_to_graphs, standardize_mol
 
     atom_features = grover_atom_features() if atom_features is None else atom_features
     bond_features = grover_bond_features() if bond_features is None else bond_features
-    mol = standardize_mol(mol)
-    graph = mol_to_graph(mol, atom_features, bond_features, standardize=False)
-    atom_labels = [atom_context_label(a) for a in mol.GetAtoms()]
-    bond_labels = [bond_context_label(b) for b in mol.GetBonds()]
-    return graph, atom_labels, bond_labels, motif_labels(mol)
+    smiles = [None] * len(mols) if smiles is None else smiles
+    mols = [standardize_mol(m, s) for m, s in zip(mols, smiles)]
+    graphs = mols_to_graphs(mols, atom_features, bond_features, standardize=False)
+    return [(graph, [atom_context_label(a) for a in mol.GetAtoms()],
+             [bond_context_label(b) for b in mol.GetBonds()], motif_labels(mol))
+            for graph, mol in zip(graphs, mols)]
 
 
 class ContextVocab:

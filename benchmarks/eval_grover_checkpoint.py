@@ -1,0 +1,160 @@
+"""Does a GROVER checkpoint meet issue 20's targets? Frozen embeddings vs ECFP, scaffold CV.
+
+For each data set (ESOL, FreeSolv: RMSE; BBBP, Tox21: ROC-AUC, Tox21 the mean over its 12
+tasks of the labelled molecules) and each fold of ``ScaffoldKFold(n_splits, method=
+"balanced", random_state=seed)``, the same linear model is fitted on ECFP4 (2048 bits,
+``CircularFingerprint()``) and on the frozen embeddings of each checkpoint
+(``GroverFeaturizer(pretrained=...)``, which trains nothing): ``StandardScaler`` +
+``RidgeCV(alphas=logspace(-2, 3, 12))`` for regression, ``StandardScaler`` +
+``LogisticRegression(C=0.1)`` for classification (one per Tox21 task). The embeddings do
+not depend on the training molecules, so each checkpoint embeds every molecule once.
+With ``--finetune``, ``GroverRegressor`` / ``GroverClassifier`` at their defaults from each
+checkpoint and from scratch (``pretrained=None``, same architecture) on the same folds
+(slow: one fine-tuning per fold).
+
+Usage (``moses-small`` is the shipped checkpoint; a folder is any ``save``-d one, e.g.
+``/work/pretrain_176k/checkpoint``)::
+
+    python benchmarks/eval_grover_checkpoint.py moses-small /work/pretrain_176k/checkpoint \
+        --datasets esol freesolv bbbp tox21 --folds 5
+
+It prints one table row per data set and model (mean and standard deviation over the
+folds) and, per checkpoint, whether it beats ECFP (and scratch) on every data set.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _linear(task):
+    from sklearn.linear_model import LogisticRegression, RidgeCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if task == "regression":
+        return make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-2, 3, 12)))
+    return make_pipeline(StandardScaler(), LogisticRegression(C=0.1, max_iter=2000))
+
+
+def _fit_predict(task, F_train, y_train, F_test):
+    """Predictions on ``F_test`` (regression values, or P(label 1) per task)."""
+    if task == "regression":
+        return _linear(task).fit(F_train, y_train).predict(F_test)
+    Y = y_train.reshape(len(y_train), -1)
+    out = np.full((len(F_test), Y.shape[1]), np.nan)
+    for t in range(Y.shape[1]):
+        seen = ~np.isnan(Y[:, t])
+        if len(np.unique(Y[seen, t])) == 2:
+            out[:, t] = _linear(task).fit(F_train[seen], Y[seen, t]).predict_proba(
+                F_test)[:, 1]
+    return out if Y.shape[1] > 1 else out[:, 0]
+
+
+def main(argv=None):
+    """Run the comparison and print the table.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+
+    Returns
+    -------
+    results : dict
+        ``{dataset: {model: [score per fold]}}``.
+    """
+    import torch
+
+    from _molsplits import DATASETS, load, positive_proba, score
+    from sklearn_papers.chem import (
+        CircularFingerprint,
+        GroverClassifier,
+        GroverFeaturizer,
+        GroverRegressor,
+        ScaffoldKFold,
+    )
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("checkpoints", nargs="+")
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--finetune", action="store_true")
+    parser.add_argument("--n-jobs", type=int, default=1)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    results = {}
+    for name in args.datasets:
+        task = DATASETS[name]
+        X, y = load(name)
+        t = time.perf_counter()
+        feats = {"ECFP4": CircularFingerprint(n_jobs=args.n_jobs).fit_transform(X)}
+        for ckpt in args.checkpoints:
+            feats[f"GROVER {ckpt}"] = GroverFeaturizer(
+                pretrained=ckpt, n_jobs=args.n_jobs).fit(X[:1]).transform(X)
+        print(f"[{name}] featurized {len(X)} molecules in {time.perf_counter() - t:.0f} s",
+              file=sys.stderr, flush=True)
+        folds = list(ScaffoldKFold(args.folds, method="balanced",
+                                   random_state=args.seed).split(X))
+        scores = {model: [] for model in feats}
+        for train, test in folds:
+            for model, F in feats.items():
+                pred = _fit_predict(task, F[train], y[train], F[test])
+                scores[model].append(score(name, y[test], pred))
+        if args.finetune:
+            est_cls = GroverRegressor if task == "regression" else GroverClassifier
+            for pretrained in list(args.checkpoints) + [None]:
+                arch = {}
+                if pretrained is None:  # scratch: the first checkpoint's architecture
+                    from sklearn_papers.chem import load_grover_checkpoint
+
+                    params = load_grover_checkpoint(args.checkpoints[0])[0]["params"]
+                    arch = {k: params[k] for k in ("hidden_size", "n_layers", "n_heads",
+                                                   "depth")}
+                model = f"fine-tuned {pretrained or 'scratch'}"
+                scores[model] = []
+                for i, (train, test) in enumerate(folds):
+                    est = est_cls(pretrained=pretrained, random_state=i, **arch)
+                    est.fit(X[train], y[train])
+                    pred = est.predict(X[test]) if task == "regression" else \
+                        positive_proba(est, X[test])
+                    scores[model].append(score(name, y[test], pred))
+                    print(f"[{name}] {model} fold {i}: {scores[model][-1]:.3f}",
+                          file=sys.stderr, flush=True)
+        results[name] = scores
+        print(f"[{name}] " + "; ".join(f"{m} {np.mean(v):.3f}" for m, v in scores.items())
+              + f" ({time.perf_counter() - t:.0f} s)", file=sys.stderr, flush=True)
+    metric = {"regression": "RMSE (lower is better)",
+              "classification": "ROC-AUC (higher is better)"}
+    print(f"\nScaffoldKFold({args.folds}, balanced, random_state={args.seed}); mean (std) "
+          "over folds\n")
+    print("| data set | metric | model | score |\n|---|---|---|---|")
+    for name, scores in results.items():
+        for model, values in scores.items():
+            print(f"| {name} | {metric[DATASETS[name]]} | {model} | {np.mean(values):.3f} "
+                  f"({np.std(values):.3f}) |")
+    print()
+    for ckpt in args.checkpoints:
+        for other, label in (("ECFP4", "frozen embeddings beat ECFP4"),
+                             ("fine-tuned scratch", "fine-tuning beats scratch")):
+            ours = f"GROVER {ckpt}" if other == "ECFP4" else f"fine-tuned {ckpt}"
+            verdicts = []
+            for name, scores in results.items():
+                if ours not in scores or other not in scores:
+                    continue
+                sign = 1 if DATASETS[name] == "classification" else -1
+                verdicts.append((name, sign * (np.mean(scores[ours]) -
+                                               np.mean(scores[other])) > 0))
+            if verdicts:
+                print(f"{ckpt}: {label} on " + ", ".join(
+                    f"{n} {'yes' if v else 'NO'}" for n, v in verdicts))
+    return results
+
+
+if __name__ == "__main__":
+    main()
