@@ -60,6 +60,20 @@ CHUNK_SIZE = 2048
 STATE_VERSION = 1
 
 
+def _positive(kind):
+    """argparse type: a number of ``kind`` greater than 0 (the error names the value)."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {kind.__name__}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def _parser():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="checkpoint folder to write")
@@ -86,18 +100,18 @@ def _parser():
                         help="resumable (and data-parallel) mode: folder of the featurized "
                              "molecules, the training state and the progress log; running "
                              "the same command again continues from it")
-    parser.add_argument("--nproc", type=int, default=1,
+    parser.add_argument("--nproc", type=_positive(int), default=1,
                         help="processes to spawn on this machine (ignored under torchrun)")
     parser.add_argument("--backend", default="gloo", choices=["gloo", "nccl"],
                         help="torch.distributed backend: gloo (CPU) or nccl (GPUs)")
     parser.add_argument("--device", default="cpu",
                         help="cpu, or cuda (each process takes cuda:LOCAL_RANK)")
-    parser.add_argument("--save-every", type=float, default=600.0,
+    parser.add_argument("--save-every", type=_positive(float), default=600.0,
                         help="seconds between two saves of the training state")
-    parser.add_argument("--max-seconds", type=float, default=None,
+    parser.add_argument("--max-seconds", type=_positive(float), default=None,
                         help="end this leg (saving its state) after this many seconds of "
                              "training")
-    parser.add_argument("--max-checkpoint-mb", type=float, default=None,
+    parser.add_argument("--max-checkpoint-mb", type=_positive(float), default=None,
                         help="refuse a model whose weights take more MB than this")
     parser.add_argument("--featurize-only", action="store_true",
                         help="only featurize the molecules into --state-dir/graphs/ (a "

@@ -232,3 +232,15 @@ def test_chunks_of_other_molecules_are_refused(tmp_path, graphs_dir):
     folder = _state_dir(tmp_path, graphs_dir, "state")
     with pytest.raises(ValueError, match=r"featurized molecule 0 \('c1ccsc1'\) on disk"):
         pretrain(MOLS[::-1], folder, **TINY)
+
+
+@pytest.mark.parametrize("option", ["--nproc", "--save-every", "--max-seconds",
+                                    "--max-checkpoint-mb"])
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_cli_rejects_non_positive_counts_naming_the_option(option, value, tmp_path, capsys):
+    from sklearn_papers.chem._grover_pretrain import main
+
+    with pytest.raises(SystemExit):
+        main(["--state-dir", str(tmp_path), "--out", str(tmp_path / "o"), option, value])
+    err = capsys.readouterr().err
+    assert option in err and "must be > 0" in err
