@@ -1,5 +1,6 @@
 """Circular (Morgan / ECFP / FCFP) fingerprints as a scikit-learn transformer."""
 
+import re
 from numbers import Integral
 
 import numpy as np
@@ -17,6 +18,33 @@ __all__ = ["CircularFingerprint"]
 
 #: Default number of molecules per batch when ``batch_size=None`` and work is split.
 _MAX_BATCH = 2048
+
+#: Largest ``n_bits``: 2**24 positions are 16 MiB per molecule as uint8 (64 MiB as counts or
+#: float32). A molecule sets at most a few hundred identifiers, so collisions are already rare
+#: at 2**16; above 2**24 the dense output, not the chemistry, is what grows.
+_MAX_BITS = 2**24
+
+
+def _physical_memory():
+    """Bytes of physical memory, or None where the platform does not say."""
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_output_memory(n, n_bits, dtype):
+    """MemoryError before allocating an output larger than the machine's memory."""
+    need = int(n) * int(n_bits) * np.dtype(dtype).itemsize
+    have = _physical_memory()
+    if have is not None and need > have:
+        raise MemoryError(
+            f"CircularFingerprint would need {need / 2**30:.1f} GiB for its dense output of "
+            f"shape ({n}, {n_bits}) {np.dtype(dtype)}, more than this machine's "
+            f"{have / 2**30:.1f} GiB of memory; lower n_bits or transform fewer molecules "
+            "at a time.")
 
 
 def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
@@ -52,12 +80,13 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
     )
     as_numpy = gen.GetCountFingerprintAsNumPy if use_counts else gen.GetFingerprintAsNumPy
     from_smiles, sanitize, remove_hs = Chem.MolFromSmiles, Chem.SanitizeMol, Chem.RemoveHs
+    has_space = re.compile(r"\s").search
     out = np.zeros((len(values), n_bits), dtype=dtype)
     slow = []
     with rdBase.BlockLogs():
         for i, value in enumerate(values):
-            if type(value) is not str or not value:
-                slow.append(i)
+            if type(value) is not str or not value or has_space(value):
+                slow.append(i)  # parse_molecules decides (whitespace: see there)
                 continue
             if use_chirality:  # stereo perception matters: the full MolFromSmiles path
                 mol = from_smiles(value)
@@ -120,8 +149,10 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         Number of update rounds (ECFP diameter is ``2 * radius``). 0 keeps only the
         atom invariants.
     n_bits : int, default=2048
-        Length of the fingerprint (RDKit's ``fpSize``); identifiers are folded into it
-        by modulo.
+        Length of the fingerprint (RDKit's ``fpSize``), from 1 to 2**24; identifiers are
+        folded into it by modulo. The bound keeps the dense output at most 16 MiB per
+        molecule (64 MiB for counts or ``errors="nan"``): a molecule sets at most a few
+        hundred identifiers, so longer fingerprints add memory, not information.
     use_counts : bool, default=False
         If True, each position counts how many substructure occurrences hashed to it;
         otherwise it is 1 when any did.
@@ -192,7 +223,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
 
     _parameter_constraints = {
         "radius": [Interval(Integral, 0, None, closed="left")],
-        "n_bits": [Interval(Integral, 1, None, closed="left")],
+        "n_bits": [Interval(Integral, 1, _MAX_BITS, closed="both")],
         "use_counts": ["boolean"],
         "use_features": ["boolean"],
         "use_chirality": ["boolean"],
@@ -292,6 +323,9 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         ValueError
             For a bare string, a wrong shape, no molecules, or (``errors="raise"``)
             invalid molecules, naming their index, value and RDKit's reason.
+        MemoryError
+            Before computing anything, if the output of shape ``(n_samples, n_bits)``
+            would not fit in the machine's physical memory (saying how much it needs).
         """
         self._validate_params()
         return self._transform(X)
@@ -306,6 +340,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
 
         values = as_molecule_array(X)
         n = len(values)
+        _check_output_memory(n, self.n_bits, self._output_dtype())
         n_jobs = max(1, min(effective_n_jobs(self.n_jobs), n))
         batch = self.batch_size or min(_MAX_BATCH, -(-n // n_jobs))
         starts = range(0, n, batch)

@@ -181,7 +181,8 @@ class _GraphEstimator(BaseEstimator):
         """Check float targets (NaN: missing), store mean/std, return float32 2-D."""
         check_labelled_columns(y, n_left_out=n_left_out)
         target, self._y_mean, self._y_std, self._y_1d = standardize_targets(
-            y, allow_nan=True, require_labels=True)
+            y, allow_nan=True, require_labels=True, estimator=type(self).__name__,
+            transformer=not isinstance(self, RegressorMixin))
         self.n_outputs_ = target.shape[1]
         return target
 

@@ -291,6 +291,39 @@ class _BaseGrover(_GraphEstimator):
     def _featurize_mols(self, mols, smiles=None):
         return _featurize(mols, with_labels=False, n_jobs=self.n_jobs, smiles=smiles)
 
+    def _run(self, X, part="output"):
+        """Run the fitted network on ``X``: the molecules are batched in order of size
+        (``batch_size`` per batch; similar sizes pad the per-molecule attention least) under
+        ``torch.inference_mode`` and the rows are put back in the order of ``X``. The
+        same values as batching in input order, up to float32 round-off: every molecule is
+        computed independently of its batch. NaN rows for invalid molecules
+        (``errors="nan"``)."""
+        import torch
+
+        from sklearn_papers.nn._graph import collate_graphs
+        from sklearn_papers.nn._skorch import check_device
+
+        check_is_fitted(self)
+        graphs, valid = self._graphs(X)
+        device = check_device(self.device)
+        module = self.module_.to(device).eval()
+        fn, width = (module, self.n_outputs_) if part == "output" else self._embedding(module)
+        out = np.full((len(valid), width), np.nan, dtype=np.float32)
+        if not len(graphs):
+            return out
+        sizes = np.fromiter((g.atom_features.shape[0] for g in graphs), dtype=np.int64,
+                            count=len(graphs))
+        order = np.argsort(sizes, kind="stable")
+        rows = np.empty((len(graphs), width), dtype=np.float32)
+        step = int(self.batch_size)
+        with torch.inference_mode():
+            for start in range(0, len(order), step):
+                index = order[start:start + step]
+                batch = collate_graphs([graphs[i] for i in index]).to(device)
+                rows[index] = fn(**batch.tensors).float().cpu().numpy()
+        out[valid] = rows
+        return out
+
     def _arch(self, config):
         """Architecture parameters: the checkpoint's when there is one, else ours."""
         if config is not None:
@@ -360,7 +393,8 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         Pretraining epochs over ``X`` (after loading ``pretrained``, if set). 0: no
         training, ``fit`` only loads ``pretrained`` (or keeps random weights without it).
     batch_size : int, default=32
-        Molecules per batch.
+        Molecules per batch, in training and in ``transform`` (which batches molecules in
+        order of size and returns the rows in the order of ``X``).
     lr : float, default=1e-3
         Adam learning rate.
     pretrained : str, path or None, default="moses-small"
@@ -810,7 +844,8 @@ _FINETUNE_PARAMS_TEMPLATE = """
     max_epochs : int, default=30
         Fine-tuning epochs.
     batch_size : int, default=32
-        Molecules per batch (a last batch of one is fine).
+        Molecules per batch (a last batch of one is fine); ``predict`` batches molecules
+        in order of size and returns the rows in the order of ``X``.
     lr : float, default=1e-3
         Adam learning rate (encoder and heads; the peak of the schedule).
 {_TRAINING_DOC}

@@ -230,20 +230,30 @@ def predict_from_proba(proba, task, classes):
     return labels
 
 
-def _require_numeric_targets(y):
-    """Raise a clear ValueError when regression targets ``y`` hold text labels."""
+def _require_numeric_targets(y, estimator=None, transformer=False):
+    """Raise a clear ValueError, naming ``estimator``, when regression targets hold text."""
     item = first_non_number(y)
-    if item is not None:
+    if item is None:
+        return
+    if estimator is None:
         raise ValueError(
             f"y must hold numbers: it is used as regression targets here, but it holds "
-            f"{item!r}. Class labels belong to the *Classifier estimators. The "
-            "NeuralFingerprint and MPNN transformers train on y as regression targets "
-            "when they get one; inside a classification Pipeline use max_epochs=0 "
-            "(random weights, y ignored) or encode the labels as numbers first."
-        )
+            f"{item!r}. Class labels belong to the *Classifier estimators; otherwise encode "
+            "the labels as numbers first.")
+    if transformer:
+        raise ValueError(
+            f"y must hold numbers: {estimator} trains its network on y as regression "
+            f"targets when it gets one, but y holds {item!r}. Inside a classification "
+            f"Pipeline use {estimator}(max_epochs=0) (random weights, y ignored), or "
+            "encode the labels as numbers first.")
+    raise ValueError(
+        f"y must hold numbers: {estimator} uses it as regression targets, but it holds "
+        f"{item!r}. Class labels belong to the *Classifier estimators; otherwise encode "
+        "the labels as numbers first.")
 
 
-def standardize_targets(y, *, allow_nan=True, require_labels=False):
+def standardize_targets(y, *, allow_nan=True, require_labels=False, estimator=None,
+                        transformer=False):
     """Check regression targets and scale each column to zero mean, unit variance.
 
     Parameters
@@ -257,6 +267,12 @@ def standardize_targets(y, *, allow_nan=True, require_labels=False):
         Raise ``ValueError`` (see :func:`check_labelled_columns`) for a column without
         any finite value; otherwise such a column is accepted (its mean is NaN, its
         scale 1).
+    estimator : str or None, default=None
+        Class name of the estimator training on ``y``, named in the error for text
+        labels.
+    transformer : bool, default=False
+        Whether that estimator is a transformer (which trains on ``y`` only when given
+        one): the error then suggests ``max_epochs=0``.
 
     Returns
     -------
@@ -272,8 +288,8 @@ def standardize_targets(y, *, allow_nan=True, require_labels=False):
     Raises
     ------
     ValueError
-        If ``y`` holds infinite values, NaN while ``allow_nan=False``, or an empty column
-        while ``require_labels=True``.
+        If ``y`` holds text (naming ``estimator``), infinite values, NaN while
+        ``allow_nan=False``, or an empty column while ``require_labels=True``.
 
     Examples
     --------
@@ -282,7 +298,7 @@ def standardize_targets(y, *, allow_nan=True, require_labels=False):
     >>> target.ravel().tolist(), mean.tolist(), scale.tolist(), is_1d
     ([-1.0, 1.0, nan], [2.0], [1.0], True)
     """
-    _require_numeric_targets(y)
+    _require_numeric_targets(y, estimator, transformer)
     y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y",
                     ensure_all_finite="allow-nan" if allow_nan else True)
     y2 = y.reshape(len(y), -1)

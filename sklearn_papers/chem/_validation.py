@@ -266,6 +266,12 @@ def parse_molecules(values):
                 if not value.strip():
                     invalid.append(InvalidMolecule(i, value, "empty SMILES string"))
                     continue
+                words = value.split(None, 1)
+                if len(words) > 1:  # RDKit would read the first word, the rest as a name
+                    invalid.append(InvalidMolecule(
+                        i, value, f"whitespace inside the SMILES: RDKit would read only "
+                                  f"{words[0]!r} and take {words[1]!r} as the molecule's name"))
+                    continue
                 mol = Chem.MolFromSmiles(value)
                 if mol is None:
                     invalid.append(InvalidMolecule(i, value, _rdkit_reason(value)))

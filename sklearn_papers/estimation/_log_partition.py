@@ -296,7 +296,19 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
 
     def _energy(self, x, *, need_grad=False):
         """Evaluate and check the energy on ``x`` of shape (n, d); returns shape (n,)."""
-        u = _as_real_tensor(self.energy(x), "energy",
+        try:
+            value = self.energy(x)
+        except RuntimeError as err:
+            if not (x.requires_grad and "requires grad" in str(err)):
+                raise
+            # e.g. an energy written with numpy calls x.numpy() on the autograd tensor
+            raise ValueError(
+                "energy(x) failed on a tensor that requires grad (proposal tuning "
+                "differentiates through U(x)): fit_proposal=True needs an energy written "
+                "with differentiable torch operations (not numpy), or use "
+                f"fit_proposal=False. The energy raised: {err}"
+            ) from err
+        u = _as_real_tensor(value, "energy",
                             "a tensor (or array) of real numbers U(x) (the target density "
                             "is exp(-U(x)))", x.device, float_dtype=x.dtype)
         if tuple(u.shape) != (x.shape[0],):

@@ -267,6 +267,9 @@ class _BaseDeePSiM(BaseEstimator):
         ``data_scale_`` and return ``X, y, weights, rows`` (float32) and ``rows01`` (unit scale)."""
         from sklearn.utils import check_consistent_length
 
+        if self.lambda_img == 0 and self.lambda_feat == 0 and self.lambda_adv == 0:
+            raise ValueError("lambda_img, lambda_feat and lambda_adv are all 0: the generator "
+                             "would train on no image loss at all; set at least one > 0.")
         X = self._validate_images(X, reset=True)
         if y is not None:
             check_consistent_length(X, y)

@@ -155,7 +155,8 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
         ValueError
             If ``X`` is empty, sparse, has a non-finite pixel (named in the message) or the
             wrong image shape; if ``y`` is not class labels for ``comparator="auto"``; if
-            ``comparator_layer`` names no submodule; if the comparator fails on image rows.
+            ``comparator_layer`` names no submodule; if the comparator fails on image rows;
+            if ``lambda_img``, ``lambda_feat`` and ``lambda_adv`` are all 0.
         TypeError
             If ``comparator`` is an estimator without a torch module.
         FloatingPointError

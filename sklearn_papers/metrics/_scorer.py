@@ -68,6 +68,11 @@ class _DisentanglementScorer:
         if y is None:
             raise ValueError(f"The {self.metric!r} scorer needs the factor matrix as y "
                              "(shape (n_samples, n_factors)); got y=None.")
+        if not hasattr(estimator, "transform"):
+            raise TypeError(f"The {self.metric!r} scorer scores the codes of "
+                            f"estimator.transform(X), but {type(estimator).__name__} has no "
+                            "transform method (pass a representation learner, or a Pipeline "
+                            "ending in one).")
         function, default_key = _SAMPLE_BASED[self.metric]
         result = function(y, estimator.transform(X), **self.kwargs)
         if isinstance(result, dict):

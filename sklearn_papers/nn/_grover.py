@@ -6,13 +6,16 @@ bond features (14); ``H`` the hidden size; ``h`` the number of attention heads. 
 edges ``2k`` and ``2k + 1`` are the two directions of bond ``k``, so the reverse of edge
 ``e`` is ``e ^ 1`` and the bond-level rows are the even edges.
 
-Everything is vectorised over the batch: message passing uses ``index_add_``; attention
-runs on zero-padded ``(G, L, H)`` layouts with a mask, one per group of molecules of
-similar length (:func:`attention_groups`: a few groups per batch, never one per molecule),
-so one large molecule does not make the whole batch pay ``B x L^2``.
+Everything is vectorised over the batch: message passing is one sparse-dense product per
+hop for all streams (:class:`NeighbourOperator`, built once per batch and view); attention
+runs on zero-padded ``(G, L, H)`` layouts with a mask (``scaled_dot_product_attention``),
+one per group of molecules of similar length (:func:`attention_groups`: a few groups per
+batch, never one per molecule), so one large molecule does not make the whole batch pay
+``B x L^2``; the linear maps that read the sparse 151 atom features run once per atom.
 """
 
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -28,6 +31,7 @@ __all__ = [
     "GroverDataset",
     "GroverFinetuneModel",
     "GroverPretrainModel",
+    "NeighbourOperator",
     "attention_groups",
     "collate_grover",
     "draw_hops",
@@ -96,16 +100,116 @@ def draw_hops(depth, training):
             return max(1, int(math.floor(depth + z)))
 
 
+def _neighbour_pairs(view, edge_index, n_atoms):
+    """Non-zero pattern of the aggregation of a view, as (rows, cols) sorted by row.
+
+    Node view (``n_atoms`` rows): ``(v, u)`` for every edge ``u -> v``, so row ``v`` sums
+    its neighbour atoms. Edge view (``E`` rows): ``(e, f)`` for every edge ``f`` entering the
+    source atom of edge ``e``, except ``e``'s reverse ``e ^ 1`` (directed-bond message
+    passing).
+    """
+    src, dst = edge_index[0], edge_index[1]
+    if view == "node":
+        order = torch.argsort(dst, stable=True)
+        return dst[order], src[order]
+    n_edges = src.shape[0]
+    by_dst = torch.argsort(dst, stable=True)
+    count = torch.bincount(dst, minlength=int(n_atoms))
+    start = torch.cumsum(count, 0) - count
+    per_edge = count[src]  # edges entering the source atom of each edge
+    rows = torch.repeat_interleave(torch.arange(n_edges, device=src.device), per_edge)
+    offset = torch.arange(rows.shape[0], device=src.device) \
+        - torch.repeat_interleave(torch.cumsum(per_edge, 0) - per_edge, per_edge)
+    cols = by_dst[start[src[rows]] + offset]
+    keep = cols != (rows ^ 1)
+    return rows[keep], cols[keep]
+
+
+class NeighbourOperator:
+    """The aggregation ``agg`` of a :class:`DyMPN` view as a sparse matrix, built once per
+    batch and shared by every block and hop of that view.
+
+    ``agg(m)`` of Rong et al. (2020), Section 3.1: in the node view the sum over neighbour
+    atoms, in the edge view (edge ``u -> v``) the sum of the edges entering ``u`` except
+    ``v -> u``. It is applied as one sparse-dense product to the ``S`` stacked streams
+    (a block-diagonal matrix, one block per stream), compressed-row (CSR) when no gradient
+    is needed (fastest forward) and coordinate (COO) otherwise (fast backward).
+
+    Parameters
+    ----------
+    view : {"node", "edge"}
+    edge_index : torch.Tensor of shape (2, E), int64
+    n_atoms : int
+    n_streams : int
+        ``S``.
+
+    Shapes: :meth:`single` maps (M, H) to (M, H); :meth:`streams` (S, M, H) to (S, M, H),
+    with ``M = n_atoms`` (node view) or ``E`` (edge view).
+    """
+
+    def __init__(self, view, edge_index, n_atoms, n_streams):
+        self.n_rows = int(n_atoms) if view == "node" else int(edge_index.shape[1])
+        self.n_streams = int(n_streams)
+        self.rows, self.cols = _neighbour_pairs(view, edge_index, n_atoms)
+        self._cache = {}
+
+    def _matrix(self, n_blocks, grad, dtype):
+        key = (n_blocks, grad, dtype)
+        if key not in self._cache:
+            m, nnz = self.n_rows, self.rows.shape[0]
+            shift = (torch.arange(n_blocks, device=self.rows.device) * m).repeat_interleave(nnz)
+            rows = self.rows.repeat(n_blocks) + shift
+            cols = self.cols.repeat(n_blocks) + shift
+            values = torch.ones(rows.shape[0], dtype=dtype, device=rows.device)
+            size = (n_blocks * m, n_blocks * m)
+            if grad:
+                mat = torch.sparse_coo_tensor(torch.stack([rows, cols]), values, size,
+                                              check_invariants=False).coalesce()
+            else:
+                crow = torch.zeros(n_blocks * m + 1, dtype=torch.int64, device=rows.device)
+                crow[1:] = torch.cumsum(torch.bincount(rows, minlength=n_blocks * m), 0)
+                if rows.shape[0] < 2 ** 31 and n_blocks * m < 2 ** 31:
+                    crow, cols = crow.int(), cols.int()  # the faster CPU kernel
+                with warnings.catch_warnings():  # "CSR support is in beta state", once
+                    warnings.filterwarnings("ignore", message=".*Sparse CSR tensor support")
+                    mat = torch.sparse_csr_tensor(crow, cols, values, size,
+                                                  check_invariants=False)
+            self._cache[key] = mat
+        return self._cache[key]
+
+    def _apply(self, values, n_blocks):
+        if self.n_rows == 0 or self.rows.shape[0] == 0:
+            return torch.zeros_like(values)
+        grad = torch.is_grad_enabled() and values.requires_grad
+        flat = values.reshape(n_blocks * self.n_rows, values.shape[-1])
+        mat = self._matrix(n_blocks, grad, values.dtype)
+        if grad:
+            return torch.sparse.mm(mat, flat).view(values.shape)
+        # into a new buffer (beta=0: its contents are ignored); several times faster on
+        # CPU than ``mat @ flat``
+        out = flat.new_empty(flat.shape)
+        return torch.addmm(out, mat, flat, beta=0, out=out).view(values.shape)
+
+    def single(self, values):
+        """``agg`` of one (M, H) matrix."""
+        return self._apply(values, 1)
+
+    def streams(self, values):
+        """``agg`` of each of the ``S`` streams of an (S, M, H) tensor."""
+        return self._apply(values, values.shape[0])
+
+
 class DyMPN(nn.Module):
     """``S`` parallel message-passing streams with a shared, random number of hops.
 
     GROVER's dyMPN (Section 3.1): each attention head has three message-passing networks
     producing its query, key and value; they are run here as ``S = 3 h`` stacked streams
-    (one weight matrix each, batched with ``einsum``). With ``x`` the block input and
+    (one weight matrix each, batched with ``baddbmm``). With ``x`` the block input and
     ``m^0 = x``, each hop computes ``m^{t} = relu(x + agg(m^{t-1}) W_s + b_s)``, where
     ``agg`` is, in the node view, the sum over neighbour atoms, and in the edge view (edge
     ``u -> v``), the sum of the edges entering ``u`` minus the reverse edge ``v -> u``
-    (directed-bond message passing).
+    (directed-bond message passing; :class:`NeighbourOperator`). The first hop aggregates
+    ``x`` once for all streams.
 
     Parameters
     ----------
@@ -127,18 +231,23 @@ class DyMPN(nn.Module):
         nn.init.xavier_uniform_(self.weight.view(-1, hidden_size))
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x, edge_index, n_atoms, hops):
-        src, dst = edge_index[0], edge_index[1]
-        m = x.unsqueeze(0).expand(self.weight.shape[0], -1, -1)
-        for _ in range(int(hops)):
-            if self.view == "node":
-                agg = m.new_zeros(m.shape).index_add_(1, dst, m.index_select(1, src))
+    def forward(self, x, edge_index, n_atoms, hops, operator=None):
+        """``operator``: a :class:`NeighbourOperator` of this view and batch (built here
+        when None)."""
+        n_streams = self.weight.shape[0]
+        if int(hops) <= 0:
+            return x.unsqueeze(0).expand(n_streams, -1, -1)
+        if operator is None:
+            operator = NeighbourOperator(self.view, edge_index, n_atoms, n_streams)
+        base = x.unsqueeze(0) + self.bias  # (S, M, H): x + b_s, shared by every hop
+        inplace = not torch.is_grad_enabled()
+        m = None
+        for hop in range(int(hops)):
+            if hop == 0:  # m^0 = x in every stream: aggregate it once
+                agg = operator.single(x).unsqueeze(0).expand(n_streams, -1, -1)
             else:
-                into = m.new_zeros((m.shape[0], n_atoms, m.shape[2])).index_add_(1, dst, m)
-                rev = torch.arange(m.shape[1], device=m.device) ^ 1
-                agg = into.index_select(1, src) - m.index_select(1, rev)
-            m = self.dropout(torch.relu(x + torch.einsum("smh,shk->smk", agg, self.weight)
-                                        + self.bias))
+                agg = operator.streams(m)
+            m = self.dropout(F.relu(torch.baddbmm(base, agg, self.weight), inplace=inplace))
         return m
 
 
@@ -191,22 +300,23 @@ def _dense_attention(q, k, v, group, pos, n_groups, length):
     """Padded attention of one group: ``q``, ``k``, ``v`` (h, M, D) rows of ``n_groups``
     molecules (``group`` (M,) in ``[0, n_groups)``, ``pos`` (M,) in ``[0, length)``).
 
-    The score tensor is (h, n_groups, length, length). Returns (h, M, D).
+    The score tensor is (h, n_groups, length, length), padded keys masked out; computed by
+    ``torch.nn.functional.scaled_dot_product_attention`` (scale ``1 / sqrt(D)``). Returns
+    (h, M, D).
     """
     n_heads, _, d = q.shape
+    n_groups, length = int(n_groups), int(length)
+    flat = group * length + pos  # row of each input row in the (G * L) padded layout
 
     def dense(t):
-        out = t.new_zeros((n_heads, int(n_groups), int(length), d))
-        out[:, group, pos] = t
-        return out
+        out = t.new_zeros((n_heads, n_groups * length, d))
+        return out.index_copy_(1, flat, t).view(n_heads, n_groups, length, d)
 
-    qd, kd, vd = dense(q), dense(k), dense(v)
-    mask = torch.zeros((int(n_groups), int(length)), dtype=torch.bool, device=q.device)
-    mask[group, pos] = True
-    scores = qd @ kd.transpose(-1, -2) / math.sqrt(d)  # (h, G, L, L)
-    scores = scores.masked_fill(~mask[None, :, None, :], -1e9)
-    out = torch.softmax(scores, dim=-1) @ vd
-    return out[:, group, pos]
+    mask = torch.zeros(n_groups * length, dtype=torch.bool, device=q.device)
+    mask[flat] = True
+    out = F.scaled_dot_product_attention(
+        dense(q), dense(k), dense(v), attn_mask=mask.view(1, n_groups, 1, length))
+    return out.reshape(n_heads, n_groups * length, d).index_select(1, flat)
 
 
 def _masked_attention(q, k, v, segment, n_segments):
@@ -280,16 +390,43 @@ class MTBlock(nn.Module):
         self.norm = nn.LayerNorm(hidden_size)
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, x, edge_index, segment, n_atoms, n_molecules):
+    def forward(self, x, edge_index, segment, n_atoms, n_molecules, operator=None,
+                projected=False):
+        """``operator``: the view's :class:`NeighbourOperator` for this batch (built when
+        None); ``projected``: ``x`` is already ``x W_i + b_i`` (the input projection's
+        linear part, which :class:`GTransformer` computes per atom for the edge view)."""
         if self.input is not None:
-            x = self.input(x)
+            x = self.input[1:](x) if projected else self.input(x)
         hops = draw_hops(self.depth, self.training)
-        qkv = self.mpn(x, edge_index, n_atoms, hops)
+        qkv = self.mpn(x, edge_index, n_atoms, hops, operator=operator)
         q, k, v = qkv[: self.n_heads], qkv[self.n_heads: 2 * self.n_heads], \
             qkv[2 * self.n_heads:]
         att = _masked_attention(q, k, v, segment, n_molecules)  # (h, M, H)
         att = att.permute(1, 0, 2).reshape(x.shape[0], self.n_heads * x.shape[1])
         return x + self.dropout(self.norm(self.out(att)))
+
+
+def _sparse_rows_product(x, weight):
+    """``x @ weight.T`` for an (N, F) matrix ``x`` of mostly zeros (GROVER's one-hot atom
+    features: about 12 non-zeros of 151), (N, K).
+
+    Without gradients it sums the ``weight`` columns of the non-zero entries
+    (``embedding_bag``: a fraction of the dense product's work); otherwise the dense
+    product. Equal up to float32 round-off.
+    """
+    if torch.is_grad_enabled() or x.shape[0] == 0:
+        return F.linear(x, weight)
+    rows, cols = x.nonzero(as_tuple=True)
+    offsets = torch.zeros(x.shape[0], dtype=torch.int64, device=x.device)
+    offsets[1:] = torch.cumsum(torch.bincount(rows, minlength=x.shape[0]), 0)[:-1]
+    return F.embedding_bag(cols, weight.t().contiguous(), offsets, mode="sum",
+                           per_sample_weights=x[rows, cols])
+
+
+def _ffn_split(ffn, x_part, state, n_feat):
+    """``ffn(concat(x, state))`` given ``x_part = x W_x^T`` of its first layer."""
+    first = ffn[0]
+    return ffn[1:](x_part + F.linear(state, first.weight[:, n_feat:], first.bias))
 
 
 def _ffn(n_in, hidden_size, dropout):
@@ -363,20 +500,44 @@ class GTransformer(nn.Module):
         n_mol = int(n_molecules)
         src, dst = edge_index[0], edge_index[1]
         x = atom_features
-        x_e = torch.cat([x[src], bond_features], dim=1)
+        n_feat = x.shape[1]
         edge_mol = batch[src]
-        h_v = x
-        for block in self.node_blocks:
-            h_v = block(h_v, edge_index, batch, n_atoms, n_mol)
-        h_e = x_e
-        for block in self.edge_blocks:
-            h_e = block(h_e, edge_index, edge_mol, n_atoms, n_mol)
-        nbr = h_v.new_zeros(h_v.shape).index_add_(0, dst, h_v[src])
+        n_streams = self.node_blocks[0].mpn.weight.shape[0]
+        node_op = NeighbourOperator("node", edge_index, n_atoms, n_streams)
+        edge_op = NeighbourOperator("edge", edge_index, n_atoms, n_streams)
+        node_in, edge_in = self.node_blocks[0].input, self.edge_blocks[0].input
+        # Every linear map that reads the raw atom features x (node-view input projection,
+        # atom part of the edge-view input projection, atom part of the two atom
+        # feed-forward layers) in one product x W^T; Linear(concat(x_u, e_uv)) =
+        # (x W_x^T)_u + e_uv W_e^T + b, so the edge view's atom part is computed once per
+        # atom instead of once per directed edge.
+        pieces = {"aa": self.ffn_atom_from_atom[0].weight[:, :n_feat],
+                  "ab": self.ffn_atom_from_bond[0].weight[:, :n_feat]}
+        if node_in is not None:
+            pieces["node"] = node_in[0].weight
+        if edge_in is not None:
+            pieces["edge"] = edge_in[0].weight[:, :n_feat]
+        xw = dict(zip(pieces, _sparse_rows_product(x, torch.cat(list(pieces.values())))
+                      .split([w.shape[0] for w in pieces.values()], dim=1)))
+        h_v = x if node_in is None else xw["node"] + node_in[0].bias
+        for i, block in enumerate(self.node_blocks):
+            h_v = block(h_v, edge_index, batch, n_atoms, n_mol, operator=node_op,
+                        projected=i == 0 and node_in is not None)
+        if edge_in is not None:
+            h_e = xw["edge"].index_select(0, src) \
+                + F.linear(bond_features, edge_in[0].weight[:, n_feat:], edge_in[0].bias)
+        else:
+            h_e = torch.cat([x[src], bond_features], dim=1)
+        for i, block in enumerate(self.edge_blocks):
+            h_e = block(h_e, edge_index, edge_mol, n_atoms, n_mol, operator=edge_op,
+                        projected=i == 0 and edge_in is not None)
+        nbr = node_op.single(h_v)  # sum of the node-view states of the neighbours
         into = h_e.new_zeros((n_atoms, h_e.shape[1])).index_add_(0, dst, h_e)
-        out = {"atom_from_atom": self.ffn_atom_from_atom(torch.cat([x, nbr], 1)),
-               "atom_from_bond": self.ffn_atom_from_bond(torch.cat([x, into], 1))}
+        out = {"atom_from_atom": _ffn_split(self.ffn_atom_from_atom, xw["aa"], nbr, n_feat),
+               "atom_from_bond": _ffn_split(self.ffn_atom_from_bond, xw["ab"], into, n_feat)}
         if atoms_only:
             return out
+        x_e = torch.cat([x[src], bond_features], dim=1)
         rev = torch.arange(h_e.shape[0], device=h_e.device) ^ 1
         out["bond_from_atom"] = self.ffn_bond_from_atom(torch.cat([x_e, h_v[src]], 1))
         out["bond_from_bond"] = self.ffn_bond_from_bond(

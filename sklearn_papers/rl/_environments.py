@@ -41,6 +41,34 @@ def _check_observation(observation):
         raise ValueError(f"observation must be 'index' or 'features', got {observation!r}")
 
 
+def _check_was_reset(env):
+    if getattr(env, "_needs_reset", False):
+        raise gymnasium.error.ResetNeeded(
+            f"call {type(env).__name__}.reset() before step(): the episode has not started "
+            "(and reset(seed=...) seeds the per-step random numbers)")
+
+
+# Smallest grids that hold each layout (see make_grid_world's docstring).
+_MIN_CELLS = {"dense": 5, "sparse": 2}
+_MIN_DIAMETER_LONG = 4
+
+
+def _check_grid_size(kind, height, width):
+    for name, v in (("height", height), ("width", width)):
+        if isinstance(v, bool) or not isinstance(v, Integral) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}")
+    if kind in _MIN_CELLS and height * width < _MIN_CELLS[kind]:
+        need = "the start and four objects" if kind == "dense" else "the start and the goal"
+        raise ValueError(f"a {kind!r} grid world needs at least {_MIN_CELLS[kind]} cells to "
+                         f"hold {need}; height={height}, width={width} gives "
+                         f"{height * width}")
+    if kind == "long_horizon" and height + width - 2 < _MIN_DIAMETER_LONG:
+        raise ValueError(f"a 'long_horizon' grid world needs height + width >= "
+                         f"{_MIN_DIAMETER_LONG + 2} (a far goal, a trap within 2 steps of the "
+                         f"start and a penalty between them); got height={height}, "
+                         f"width={width}")
+
+
 class GridWorld(gymnasium.Env):
     """A tabular grid world with collectable objects (after Oh et al. 2020).
 
@@ -132,6 +160,7 @@ class GridWorld(gymnasium.Env):
         self._pos = self.start[0] * self.width + self.start[1]
         self._present = np.ones(len(objs), dtype=bool)
         self._t = 0
+        self._needs_reset = True
 
     @property
     def n_objects(self):
@@ -167,6 +196,7 @@ class GridWorld(gymnasium.Env):
         self._pos = self.start[0] * self.width + self.start[1]
         self._present = np.ones(self.n_objects, dtype=bool)
         self._t = 0
+        self._needs_reset = False
         return self._obs(), {}
 
     def step(self, action):
@@ -189,7 +219,13 @@ class GridWorld(gymnasium.Env):
             ``max_steps`` were reached.
         info : dict
             Empty.
+
+        Raises
+        ------
+        gymnasium.error.ResetNeeded
+            If :meth:`reset` was never called (as gymnasium's ``OrderEnforcing`` wrapper).
         """
+        _check_was_reset(self)
         return self._step_with(action, self.np_random.random((self.n_objects, 2)))
 
     def _step_with(self, action, uniforms):
@@ -277,6 +313,7 @@ class DelayedChain(gymnasium.Env):
         else:
             self.observation_space = spaces.Box(0.0, 1.0, (self.n_states,), dtype=np.float32)
         self._state = 0
+        self._needs_reset = True
 
     def _obs(self):
         if self.observation == "index":
@@ -304,6 +341,7 @@ class DelayedChain(gymnasium.Env):
         """
         super().reset(seed=seed)
         self._state = 0
+        self._needs_reset = False
         return self._obs(), {}
 
     def step(self, action):
@@ -326,7 +364,13 @@ class DelayedChain(gymnasium.Env):
             Always False.
         info : dict
             Empty.
+
+        Raises
+        ------
+        gymnasium.error.ResetNeeded
+            If :meth:`reset` was never called (as gymnasium's ``OrderEnforcing`` wrapper).
         """
+        _check_was_reset(self)
         return self._step_with(action, self.np_random.random(1))
 
     def _step_with(self, action, uniforms):
@@ -371,6 +415,16 @@ def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
     env : GridWorld
         ``max_steps = 4 * (height + width)``.
 
+    Raises
+    ------
+    ValueError
+        If ``kind`` is unknown, ``height`` or ``width`` is not a positive int, or the grid is
+        too small for the layout: ``"dense"`` needs ``height * width >= 5`` (the start and
+        four objects), ``"sparse"`` ``height * width >= 2`` (the start and the goal),
+        ``"long_horizon"`` ``height + width >= 6`` (a far goal at >= 0.6 of the Manhattan
+        diameter, a trap within 2 steps of the start and a penalty between them; smaller
+        grids cannot always place them).
+
     Examples
     --------
     >>> from sklearn_papers.rl import make_grid_world
@@ -379,6 +433,9 @@ def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
     """
     from sklearn.utils import check_random_state
 
+    if kind not in ("dense", "sparse", "long_horizon"):
+        raise ValueError(f"kind must be 'dense', 'sparse' or 'long_horizon', got {kind!r}")
+    _check_grid_size(kind, height, width)
     rng = check_random_state(random_state)
     cells = [(r, c) for r in range(height) for c in range(width)]
     while True:
@@ -436,6 +493,12 @@ def sample_grid_worlds(n, *, kinds=("dense", "sparse", "long_horizon"), height=5
     envs : list of GridWorld
         No two share a layout (start and objects), and none equals one in ``exclude``.
 
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an int >= 1, ``kinds`` is empty, the grid is too small for one of
+        ``kinds`` (see :func:`make_grid_world`), or ``n`` distinct layouts could not be drawn.
+
     Examples
     --------
     >>> from sklearn_papers.rl import sample_grid_worlds
@@ -446,6 +509,15 @@ def sample_grid_worlds(n, *, kinds=("dense", "sparse", "long_horizon"), height=5
     """
     from sklearn.utils import check_random_state
 
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
+        raise ValueError(f"n must be an int >= 1 (the number of grid worlds), got {n!r}")
+    if isinstance(kinds, str) or len(kinds) == 0:
+        raise ValueError(f"kinds must be a non-empty sequence of layout names, got {kinds!r}")
+    for kind in kinds:
+        if kind not in ("dense", "sparse", "long_horizon"):
+            raise ValueError(f"kinds may hold 'dense', 'sparse' or 'long_horizon', got "
+                             f"{kind!r}")
+        _check_grid_size(kind, height, width)
     rng = check_random_state(random_state)
     seen = {(e.start, tuple(e.objects)) for e in exclude}
     envs = []

@@ -68,11 +68,12 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         Environment steps per agent update (the paper: 20).
     agent_lr : float, default=2.0
         SGD step size of the agent update (the update averages over the rollout's steps).
-    prediction_weight : float, default=0.5
+    prediction_weight : float, default=0.1
         Weight of the ``y`` loss in the agent update. A tabular ``y(s)`` moves a fraction
-        ``agent_lr * prediction_weight`` (1 with the defaults: to the mean of its targets
-        in the rollout) of the way in each update; smaller values average the targets
-        over updates (the docs page lists what 0.1 changed in our measurements).
+        ``agent_lr * prediction_weight`` (0.2 with the defaults) of the way to the mean of
+        its targets in the rollout in each update, so ``y`` averages its targets over
+        several updates; 0.5 (all the way) learns faster in short meta-trainings but gave
+        a less value-like ``y`` (the docs page lists the measurements).
     discount : float, default=0.99
         ``gamma``, an input of the rule and the discount of the meta-objective.
     td_lambda : float, default=0.9
@@ -89,8 +90,10 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         Penalty on ``||y_hat||^2``.
     max_grad_norm : float, default=1.0
         Clip of the meta-gradient's norm.
-    max_meta_steps : int, default=300
-        Meta-gradient steps of :meth:`fit`.
+    max_meta_steps : int, default=600
+        Meta-gradient steps of :meth:`fit` (about 65 s of CPU time with the other
+        defaults on one torch thread: ``benchmarks/bench_lpg.py`` measured 9.5
+        meta-steps per CPU second).
     agent : {"auto", "tabular", "mlp"}, default="auto"
         ``"auto"``: tabular agents for ``Discrete`` observations, MLP agents for 1-D ``Box``.
     agent_hidden_size : int, default=32
@@ -163,9 +166,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
 
     def __init__(self, *, prediction_size=8, hidden_size=32, embedding_size=8, lifetime=100,
                  n_agents=32, inner_steps=5, rollout_length=20, agent_lr=2.0,
-                 prediction_weight=0.5, discount=0.99, td_lambda=0.9, meta_lr=1e-3,
+                 prediction_weight=0.1, discount=0.99, td_lambda=0.9, meta_lr=1e-3,
                  entropy_policy=0.01, entropy_prediction=0.001, l2_policy=0.001,
-                 l2_prediction=0.001, max_grad_norm=1.0, max_meta_steps=300, agent="auto",
+                 l2_prediction=0.001, max_grad_norm=1.0, max_meta_steps=600, agent="auto",
                  agent_hidden_size=32, device="cpu", random_state=None, verbose=0):
         self.prediction_size = prediction_size
         self.hidden_size = hidden_size

@@ -25,26 +25,51 @@ __all__ = ["InstanceSegmenter"]
 def _stack(X, name):
     """``np.asarray`` with a clear error for a ragged list of images or maps."""
     if isinstance(X, (list, tuple)):
-        try:
-            return np.stack([np.asarray(im) for im in X])
-        except ValueError as exc:
-            raise ValueError(f"{name} must all have one shape: {exc}") from None
+        items = [np.asarray(im) for im in X]
+        for i, im in enumerate(items[1:], 1):
+            if im.shape != items[0].shape:
+                raise ValueError(f"{name} must all have one shape: {name}[0] has shape "
+                                 f"{items[0].shape} but {name}[{i}] has {im.shape}.")
+        return np.stack(items) if items else np.asarray(X)
     return np.asarray(X)
+
+
+def _pixel_scale(arr, name):
+    """The factor that brings ``arr`` to [0, 1]: 1 / 255 for any integer dtype, else 1.
+
+    Every integer dtype (uint8, uint16, int32, int64, ...) is read as 8-bit intensities in
+    0-255, so that images fitted as int64 and predicted as uint8 (or as float / 255) give the
+    same inputs; integer values outside 0-255 raise a ValueError naming the first such image.
+    bool and float images are used as given.
+    """
+    if not np.issubdtype(arr.dtype, np.integer):
+        return 1.0
+    if arr.dtype != np.uint8:
+        flat = arr.reshape(arr.shape[0], -1)
+        bad = (flat < 0).any(axis=1) | (flat > 255).any(axis=1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"{name}[{i}] has integer pixel values in [{flat[i].min()}, {flat[i].max()}]; "
+                f"integer images ({arr.dtype}) are read as 8-bit intensities in 0-255. "
+                f"Rescale them, or pass floats in [0, 1].")
+    return 1.0 / 255.0
 
 
 def _check_images(X, name="X"):
     """Images as float32 (n, C, H, W) from (n, H, W, C), (n, C, H, W) or (n, H, W).
 
     Channels-last is canonical; an array is read as channels-first only when its second
-    axis has at most 4 entries and its last more than 4. uint8 is scaled by 1 / 255.
+    axis has at most 4 entries and its last more than 4. Integer dtypes are read as 0-255
+    and scaled by 1 / 255 (see :func:`_pixel_scale`).
     """
     if hasattr(X, "toarray") or hasattr(X, "tocsr"):
         raise TypeError(f"{name} must be a dense array of images, not a sparse matrix.")
     arr = _stack(X, name)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
-                                   or arr.dtype == bool):
-        raise TypeError(f"{name} must be a numeric array of images (uint8 or float); got "
-                        f"dtype {arr.dtype}.")
+    if arr.dtype == object or np.iscomplexobj(arr) or not (
+            np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be a real numeric array of images (uint8 or float); "
+                        f"got dtype {arr.dtype}.")
     if arr.ndim == 3:
         arr = arr[:, None]
     elif arr.ndim == 4:
@@ -59,7 +84,7 @@ def _check_images(X, name="X"):
     if min(arr.shape[2:]) < 2:
         raise ValueError(f"{name} images must be at least 2 x 2 pixels; got "
                          f"{arr.shape[2:]}.")
-    scale = 1 / 255 if arr.dtype == np.uint8 else 1.0
+    scale = _pixel_scale(arr, name)
     out = arr.astype(np.float32) * np.float32(scale)
     if not np.isfinite(out).all():
         i = int(np.argwhere(~np.isfinite(out))[0][0])
@@ -386,9 +411,12 @@ class InstanceSegmenter(BaseEstimator):
     Notes
     -----
     Images: ``(n, H, W, C)`` (channels last) is the canonical layout; ``(n, C, H, W)``
-    is accepted when ``C <= 4 < W``, and ``(n, H, W)`` is one channel. uint8 images are
-    scaled to [0, 1]; float images are used as given. H and W need not be multiples of
-    ``output_stride`` (images are padded at the bottom and right, outputs cropped).
+    is accepted when ``C <= 4 < W``, and ``(n, H, W)`` is one channel. Images of any
+    integer dtype (uint8, uint16, int32, int64, ...) are read as 8-bit intensities in 0-255
+    and divided by 255 (integer values outside 0-255 raise a ``ValueError`` naming the
+    image); float and bool images are used as given, so pass floats in [0, 1]. H and W
+    need not be multiples of ``output_stride`` (images are padded at the bottom and
+    right, outputs cropped).
 
     References
     ----------
@@ -508,7 +536,8 @@ class InstanceSegmenter(BaseEstimator):
         ----------
         X : array-like of shape (n_images, H, W, C), (n_images, C, H, W) or \
                 (n_images, H, W)
-            Training images, uint8 or float.
+            Training images: any integer dtype read as 0-255 (divided by 255), or float
+            in about [0, 1] used as given.
         y : array-like of shape (n_images, H, W)
             Instance maps: 0 for background, a positive id per instance (ids need not be
             consecutive; an image may have no instance). Integer-valued.

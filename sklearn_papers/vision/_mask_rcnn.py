@@ -11,6 +11,7 @@ from sklearn_papers.utils._sklearn_compat import (
     _fit_context,
     check_is_fitted,
 )
+from sklearn_papers.vision._instance_segmenter import _pixel_scale
 
 __all__ = ["MaskRCNN"]
 
@@ -21,20 +22,22 @@ def _check_images(images, name="images"):
 
     Channels last is canonical (what :func:`~sklearn_papers.datasets.make_scenes` returns);
     a 4-D array is read as channels first only when its second axis has at most 4 entries
-    and its last more than 4 (as :class:`InstanceSegmenter` reads it). uint8 images are
-    divided by 255.
+    and its last more than 4 (as :class:`InstanceSegmenter` reads it). Integer images (any
+    dtype) are read as 0-255 and divided by 255, as :class:`InstanceSegmenter` does.
     """
     if hasattr(images, "toarray") or hasattr(images, "tocsr"):
         raise TypeError(f"{name} must be a dense array of images, not a sparse matrix.")
-    if isinstance(images, (list, tuple)):
-        try:
-            images = np.stack([np.asarray(im) for im in images])
-        except ValueError as exc:
-            raise ValueError(f"{name} must all have one shape: {exc}") from None
+    if isinstance(images, (list, tuple)) and len(images):
+        items = [np.asarray(im) for im in images]
+        for i, im in enumerate(items[1:], 1):
+            if im.shape != items[0].shape:
+                raise ValueError(f"{name} must all have one shape: {name}[0] has shape "
+                                 f"{items[0].shape} but {name}[{i}] has {im.shape}.")
+        images = np.stack(items)
     arr = np.asarray(images)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
-                                   or arr.dtype == bool):
-        raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}.")
+    if arr.dtype == object or np.iscomplexobj(arr) or not (
+            np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}.")
     if arr.ndim == 3:
         arr = arr[..., None]
     if arr.ndim != 4:
@@ -47,8 +50,8 @@ def _check_images(images, name="images"):
     if min(arr.shape[1:3]) < 8:
         raise ValueError(f"{name} must be at least 8 x 8 pixels (after reading the channel "
                          f"axis), got {arr.shape[1]} x {arr.shape[2]}.")
-    scale = 255.0 if arr.dtype == np.uint8 else 1.0
-    out = np.ascontiguousarray(np.moveaxis(arr, -1, 1), dtype=np.float32) / np.float32(scale)
+    divisor = 255.0 if _pixel_scale(arr, name) != 1.0 else 1.0
+    out = np.ascontiguousarray(np.moveaxis(arr, -1, 1), dtype=np.float32) / np.float32(divisor)
     if not np.isfinite(out).all():
         i = int(np.argwhere(~np.isfinite(out))[0, 0])
         raise ValueError(f"{name}[{i}] has non-finite values.")
@@ -356,7 +359,10 @@ class MaskRCNN(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W)
-            Images; channels last is canonical; uint8 (0-255) or float (about 0-1).
+            Images; channels last is canonical. Any integer dtype (uint8, uint16, int32,
+            int64, ...) is read as 8-bit intensities in 0-255 and divided by 255 (values
+            outside 0-255 raise a ``ValueError`` naming the image); float images (about
+            0-1) are used as given.
         y : array-like of shape (n, H, W) of int, or list of n dicts
             Instance label maps (0 = background, each other id one object), or detection
             annotations: one dict per image with ``"boxes"`` (k, 4) float

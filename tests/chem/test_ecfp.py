@@ -242,3 +242,20 @@ def test_unsanitized_mol_gives_the_same_row_as_its_smiles():
     mol = Chem.MolFromSmiles("c1ccccc1O", sanitize=False)
     fp = CircularFingerprint(n_bits=128)
     np.testing.assert_array_equal(fp.transform([mol]), fp.transform(["c1ccccc1O"]))
+
+
+@pytest.mark.parametrize("n_bits", [2**24 + 1, 2**31])
+def test_n_bits_above_2_to_the_24_is_refused_before_allocating(n_bits):
+    for method in ("fit", "transform", "fit_transform"):
+        with pytest.raises(InvalidParameterError, match="n_bits"):
+            getattr(CircularFingerprint(n_bits=n_bits), method)(["CCO"])
+
+
+def test_output_larger_than_memory_raises_memory_error_saying_how_much(monkeypatch):
+    from sklearn_papers.chem import _ecfp
+
+    monkeypatch.setattr(_ecfp, "_physical_memory", lambda: 2**20)  # a 1 MiB machine
+    fp = CircularFingerprint(n_bits=2**16, use_counts=True)
+    with pytest.raises(MemoryError, match=r"need 0\.1 GiB .*\(512, 65536\) uint32"):
+        fp.transform(["CCO"] * 512)
+    assert fp.transform(["CCO"] * 2).shape == (2, 2**16)  # 0.5 MiB fits

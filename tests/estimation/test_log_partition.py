@@ -92,6 +92,9 @@ def test_bad_energies_raise_clear_errors():
         LogPartitionEstimator(lambda x: x, **kw).fit()
     with pytest.raises(ValueError, match="not differentiable"):
         LogPartitionEstimator(lambda x: 0.5 * (x.detach().numpy() ** 2).sum(1), **kw).fit()
+    # a plain numpy energy (x.numpy() on the autograd tensor): our error, not torch's
+    with pytest.raises(ValueError, match="fit_proposal=False"):
+        LogPartitionEstimator(lambda x: 0.5 * (x.numpy() ** 2).sum(1), **kw).fit()
     with pytest.raises(ValueError, match="n_features"):
         LogPartitionEstimator(mixture_energy, max_iter=2).fit()
     # a numpy energy is fine without tuning

@@ -184,3 +184,67 @@ def test_long_horizon_layout_redraws_central_starts():
         goal = env.objects[0]
         dist = abs(goal[0] - env.start[0]) + abs(goal[1] - env.start[1])
         assert dist >= 0.6 * (env.height + env.width - 2)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(height=0), r"height must be a positive int, got 0"),
+    (dict(width=-2), r"width must be a positive int, got -2"),
+    (dict(height=2.5), r"height must be a positive int, got 2.5"),
+    (dict(height=1, width=1), r"'dense' grid world needs at least 5 cells.*height=1, width=1"),
+    (dict(kind="dense", height=2, width=2), r"at least 5 cells to hold the start and four"),
+    (dict(kind="sparse", height=1, width=1), r"'sparse' grid world needs at least 2 cells"),
+    (dict(kind="long_horizon", height=2, width=3), r"height \+ width >= 6.*height=2, width=3"),
+    (dict(kind="long_horizon", height=1, width=4), r"height \+ width >= 6"),
+])
+def test_make_grid_world_rejects_grids_too_small_for_the_layout(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_grid_world(**kwargs)
+
+
+@pytest.mark.parametrize("kind, height, width", [
+    ("dense", 1, 5), ("sparse", 1, 2), ("long_horizon", 1, 5), ("long_horizon", 2, 4),
+    ("long_horizon", 3, 3)])
+def test_the_smallest_accepted_grids_always_hold_their_layout(kind, height, width):
+    n_objects = {"dense": 4, "sparse": 1, "long_horizon": 3}[kind]
+    for seed in range(40):
+        env = make_grid_world(kind, height=height, width=width, random_state=seed)
+        assert env.n_objects == n_objects
+
+
+@pytest.mark.parametrize("n", [0, -1, 2.0, True])
+def test_sample_grid_worlds_rejects_a_bad_count(n):
+    with pytest.raises(ValueError, match=r"n must be an int >= 1"):
+        sample_grid_worlds(n)
+
+
+def test_sample_grid_worlds_checks_the_size_for_every_kind():
+    assert len(sample_grid_worlds(2, kinds=("sparse",), height=2, width=2, random_state=0)) == 2
+    with pytest.raises(ValueError, match="'long_horizon'"):
+        sample_grid_worlds(2, kinds=("sparse", "long_horizon"), height=2, width=2)
+    with pytest.raises(ValueError, match="kinds"):
+        sample_grid_worlds(2, kinds=())
+    with pytest.raises(ValueError, match="'maze'"):
+        sample_grid_worlds(2, kinds=("dense", "maze"))
+
+
+@pytest.mark.parametrize("env", [
+    GridWorld(height=3, width=3, objects=[(2, 2, 1.0, 1.0, 0.0)]), DelayedChain(length=3)],
+    ids=["grid", "chain"])
+def test_step_before_reset_raises(env):
+    import copy
+
+    import gymnasium
+
+    env = copy.deepcopy(env)
+    with pytest.raises(gymnasium.error.ResetNeeded, match=r"call .*reset\(\) before step"):
+        env.step(0)
+    env.reset(seed=0)
+    env.step(0)  # fine once reset
+
+
+def test_sampled_grid_world_needs_reset_before_step():
+    import gymnasium
+
+    env = sample_grid_worlds(1, height=3, width=3, random_state=0)[0]
+    with pytest.raises(gymnasium.error.ResetNeeded):
+        env.step(0)

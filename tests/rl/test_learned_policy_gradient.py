@@ -196,10 +196,13 @@ def test_grid_search_over_a_list_of_environments(grids):
 
 @pytest.mark.slow
 def test_lpg_overfit_meta_training_beats_the_untrained_rule():
-    """100 meta-steps on four 4 x 4 grids: agents trained by the learned rule collect clearly
-    more reward on those grids than agents trained by the untrained rule."""
+    """150 meta-steps (the default prediction_weight) on four 4 x 4 grids: agents trained by
+    the learned rule collect clearly more reward on those grids than agents trained by the
+    untrained rule (about 20 s of CPU time). Meta-training seeds 0, 1 and 2 gave 51.3,
+    69.2 and 79.7 against 21.8, 24.2 and 17.3; 100 meta-steps (seed 0) gave 36.5 against
+    21.8, which fails the bound."""
     envs = sample_grid_worlds(4, height=4, width=4, random_state=0)
-    lpg = LearnedPolicyGradient(n_agents=16, lifetime=40, max_meta_steps=100,
+    lpg = LearnedPolicyGradient(n_agents=16, lifetime=40, max_meta_steps=150,
                                 random_state=0).fit(envs)
     trained, untrained = lpg.score(envs), lpg.untrained().score(envs)
     assert trained > 1.5 * untrained + 10, (trained, untrained)

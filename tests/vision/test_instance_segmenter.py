@@ -233,3 +233,25 @@ def test_ragged_images_and_a_single_image_raise_clear_errors(fitted, data):
     with pytest.raises(ValueError, match=r"batch of images.*X\[None\]"):
         fitted.predict(X[0])
     assert fitted.predict(X[0][None]).shape == (1, 24, 24)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16, np.int16])
+def test_every_integer_dtype_is_read_as_0_255(fitted, data, dtype):
+    as_uint8 = np.round(data.images[:2] * 255).astype(np.uint8)
+    ref = fitted.predict_outputs(as_uint8)
+    for a, b in zip(fitted.predict_outputs(as_uint8.astype(dtype)), ref):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(fitted.predict_outputs(as_uint8.astype(np.float32) / 255), ref):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("low, high", [(0, 256), (-1, 10), (0, 4095)])
+def test_integer_images_outside_0_255_are_refused(fitted, data, low, high):
+    images = np.round(data.images[:3] * 255).astype(np.int64)
+    images[2] = 5
+    images[2, 0, 0, 0], images[2, 1, 1, 1] = low, high
+    with pytest.raises(ValueError, match=rf"X\[2\] has integer pixel values in \[{low}, "
+                                         rf"{high}\].*0-255"):
+        fitted.predict(images)
+    with pytest.raises(ValueError, match=r"X\[2\] has integer pixel values"):
+        InstanceSegmenter(**SMALL).fit(images, data.instance_maps[:3])

@@ -164,3 +164,21 @@ def test_mask_rcnn_overfit():
     est = MaskRCNN(anchor_sizes=(6, 12, 24), max_epochs=60, batch_size=4,
                    random_state=0).fit(data.images, data.instance_maps, data.semantic_maps)
     assert est.score(data.images, data.instance_maps, data.semantic_maps) > 0.5
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint16])
+def test_integer_images_are_read_as_0_255_like_uint8(fitted, scenes, dtype):
+    from sklearn_papers.vision._mask_rcnn import _check_images
+
+    u8 = np.round(scenes.images[:2] * 255).astype(np.uint8)
+    ref = _check_images(u8)
+    np.testing.assert_array_equal(_check_images(u8.astype(dtype)), ref)
+    assert 0 <= ref.min() and ref.max() <= 1
+    np.testing.assert_array_equal(fitted.predict(u8.astype(dtype)), fitted.predict(u8))
+
+
+def test_integer_images_outside_0_255_are_refused(scenes):
+    images = np.round(scenes.images[:3] * 255).astype(np.int64)
+    images[1, 0, 0, 0] = 1000
+    with pytest.raises(ValueError, match=r"X\[1\] has integer pixel values in \[\d+, 1000\]"):
+        MaskRCNN(**TINY).fit(images, scenes.instance_maps[:3])

@@ -97,6 +97,25 @@ class Scalar:
         return [self.name]
 
 
+def _match_params():
+    """Substructure-search settings of :meth:`SmartsFlag.molecule_rows`: RDKit's defaults
+    (at most 1000 matches) without the de-duplication of matches, which sorts and compares
+    every match. The four GROVER patterns match single atoms, so no two matches hold the
+    same atoms and the matches are exactly those of the default search."""
+    global _MATCH_PARAMS
+    if _MATCH_PARAMS is None:
+        from rdkit import Chem
+
+        params = Chem.SubstructMatchParameters()
+        params.uniquify = False
+        params.maxMatches = 1000
+        _MATCH_PARAMS = params
+    return _MATCH_PARAMS
+
+
+_MATCH_PARAMS = None
+
+
 class SmartsFlag:
     """0/1 feature: the atom belongs to a match of a SMARTS pattern in its molecule.
 
@@ -137,7 +156,8 @@ class SmartsFlag:
         if self._pattern is None:
             self._pattern = Chem.MolFromSmarts(self.smarts)
         rows = np.zeros((mol.GetNumAtoms(), 1), dtype=np.float32)
-        matched = [i for match in mol.GetSubstructMatches(self._pattern) for i in match]
+        matched = [i for match in mol.GetSubstructMatches(self._pattern, _match_params())
+                   for i in match]
         rows[matched, 0] = 1.0
         return rows
 
