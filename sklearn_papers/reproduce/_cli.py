@@ -141,14 +141,50 @@ def main(argv=None):
 
 
 def _cpu_seconds():
-    """CPU time of this process and its finished children, all threads (user + system),
-    plus that of the parts computed by worker processes (``reproduce._parallel``)."""
+    """CPU seconds (user + system, all threads) used so far by this process and every
+    process below it: live ones (joblib/loky workers that outlive an experiment) read from
+    ``/proc``, finished ones from their parents' counts of reaped children.
+
+    The difference over an experiment is what that experiment used: a worker alive at the
+    start and reaped later is counted once (its live time at the start is subtracted), which
+    the ``os.times`` children counts alone get wrong (a pool's workers are reaped, with all
+    their time, during whichever experiment runs when they exit). Off Linux, this process
+    and its reaped children only.
+    """
     import os
 
-    from sklearn_papers.reproduce._parallel import worker_cpu_seconds
+    try:
+        return _process_tree_cpu_seconds(os.getpid())
+    except (OSError, ValueError, IndexError):
+        t = os.times()
+        return t.user + t.system + t.children_user + t.children_system
 
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system + worker_cpu_seconds()
+
+def _process_tree_cpu_seconds(root):
+    """utime + stime + cutime + cstime summed over ``root`` and its live descendants."""
+    import os
+    from pathlib import Path
+
+    ticks = os.sysconf("SC_CLK_TCK")
+    times, children = {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended while we looked
+            continue
+        pid, ppid = int(entry.name), int(fields[1])
+        times[pid] = sum(int(f) for f in fields[11:15])
+        children.setdefault(ppid, []).append(pid)
+    if root not in times:
+        raise OSError("no /proc entry for this process")
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += times.get(pid, 0)
+        todo.extend(children.get(pid, ()))
+    return total / ticks
 
 
 @contextlib.contextmanager

