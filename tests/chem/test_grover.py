@@ -25,14 +25,6 @@ TINY = dict(hidden_size=16, n_heads=2, depth=2, batch_size=4)
 SCRATCH = dict(TINY, pretrained=None)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny model on a shared machine: one thread is fastest
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def featurizer():
     # Fitted once for the module; do not mutate.

@@ -30,14 +30,6 @@ SMILES = ["CCO", "c1ccccc1O", "CC(=O)Oc1ccccc1C(=O)O", "[Na+].[Cl-]", "C", "C" *
           "CN1CCC[C@H]1c1cccnc1", "O=C(O)CC(O)(CC(=O)O)C(=O)O", "c1ccc2ccccc2c1", "N#N"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def batch():
     mols = check_molecules(SMILES)[0]

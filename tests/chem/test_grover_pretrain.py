@@ -42,14 +42,6 @@ TINY = dict(hidden_size=8, n_layers=1, n_heads=1, depth=2, max_epochs=2, batch_s
             min_freq=1, random_state=0, n_jobs=1)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def graphs_dir(tmp_path_factory):
     """MOLS featurized once into a state folder (copied into each run's folder)."""

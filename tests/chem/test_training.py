@@ -16,14 +16,6 @@ Y = np.array([len(s) % 5 - 2.0 + ("O" in s) for s in MOLS])
 MP = dict(hidden_size=8, n_steps=2, set2set_steps=2, edge_hidden_size=8, batch_size=8)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def test_warmup_decay_factor():
     f = WarmupDecay(4, 14)
     values = [f(s) for s in range(16)]

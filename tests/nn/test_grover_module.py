@@ -15,14 +15,6 @@ from sklearn_papers.nn._grover import (
 )
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 def _toy_batch():
     """Two molecules: a 3-atom chain (bonds 0-1, 1-2) and a single atom (no bonds)."""
     edge_index = torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]])
