@@ -221,8 +221,9 @@ def _run_job(kind, name, seed, cfg):
 
 
 def run(ctx):
-    """Run the experiment; see the module docstring. Runs are independent and seeded, so
-    they go to ``n_jobs`` worker processes (one torch thread each)."""
+    """Run the experiment; see the module docstring. Runs are independent, seeded, cached
+    parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes (one torch
+    thread each)."""
     cfg = _config(ctx.quick)
     seeds = [ctx.random_state + i for i in range(cfg["seeds"])]
     start = time.perf_counter()
@@ -237,12 +238,16 @@ def run(ctx):
     jobs = ([("ci", name, s) for name in sorted(METHODS, key=order.get) for s in seeds]
             + [("ti", c, s) for s in seeds for c in pnn]
             + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])])
-    from joblib import Parallel, delayed
+    from sklearn_papers.reproduce._parallel import cached_parts
 
-    results = Parallel(n_jobs=cfg["n_jobs"], return_as="generator")(
-        delayed(_run_job)(kind, name, seed, cfg) for kind, name, seed in jobs)
-    for (kind, name, seed), out in zip(jobs, ctx.progress(results, desc="continual",
-                                                          total=len(jobs))):
+    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
+    parts = [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
+              {**protocol, "kind": kind, "method": name,
+               "params": None if kind != "ci" else METHODS[name], "seed": seed})
+             for kind, name, seed in jobs]
+    with ctx.progress(total=len(parts), desc="continual") as bar:
+        results = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
+    for (kind, name, seed), out in zip(jobs, results):
         if kind == "ci":
             final[name].append(out[0])
             curves[name].append(out[1])

@@ -282,21 +282,28 @@ def _cost(job):
 
 
 def run(ctx):
-    """Run the experiment; see the module docstring."""
+    """Run the experiment; see the module docstring. Preparations, fits and inversions are
+    cached parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes."""
     import matplotlib.pyplot as plt
-    from joblib import Parallel, delayed
+
+    from sklearn_papers.reproduce._parallel import cached_parts
 
     cfg = _config(ctx.quick)
     seeds = [ctx.random_state + i for i in range(cfg["seeds"])]
     datasets = ("digits", "shapes")
     start = time.perf_counter()
-    parallel = Parallel(n_jobs=cfg["n_jobs"])
+    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
     # the two longest preparations (shapes classifier, digits comparator) first
     parts = [("shapes", "classifier"), ("digits", "comparator"), ("shapes", "comparator"),
              ("digits", "classifier")]
     prepared = {d: {"cpu": 0.0} for d in datasets}
-    for (d, _), out in zip(parts, parallel(delayed(_prepare)(d, part, cfg, ctx.random_state)
-                                           for d, part in parts)):
+    with ctx.progress(total=len(parts), desc="deepsim: comparators, classifiers") as bar:
+        values = cached_parts(
+            ctx, [(f"prepare/{d}/{part}", _prepare, (d, part, cfg, ctx.random_state),
+                   {**protocol, "dataset": d, "part": part, "data_seed": ctx.random_state})
+                  for d, part in parts], n_jobs=cfg["n_jobs"], progress=bar)
+    for (d, _), out in zip(parts, values):
+        out = dict(out)
         cpu = prepared[d]["cpu"] + out.pop("cpu")
         prepared[d].update(out, cpu=cpu)
     ctx.log(f"[deepsim] comparators and independent classifiers done in "
@@ -306,14 +313,19 @@ def run(ctx):
     jobs.sort(key=_cost, reverse=True)
     first_c = ("fit", "digits", list(ARMS)[2], seeds[0])
 
-    def call(job):
+    def part(job):
         kind, dataset, what, seed = job
+        params = {**protocol, "kind": kind, "dataset": dataset, "what": what, "seed": seed,
+                  "data_seed": ctx.random_state, "keep_model": job == first_c}
+        key = f"{kind}/{dataset}/{what}/seed={seed}"
         if kind == "invert":
-            return delayed(_invert)(what, cfg, seed, ctx.random_state, prepared["digits"])
-        return delayed(_fit_arm)(dataset, what, seed, cfg, ctx.random_state,
-                                 prepared[dataset], keep_model=job == first_c)
+            return key, _invert, (what, cfg, seed, ctx.random_state, prepared["digits"]), params
+        return (key, _fit_arm, (dataset, what, seed, cfg, ctx.random_state, prepared[dataset],
+                                job == first_c), params)
 
-    outputs = dict(zip(jobs, parallel(call(job) for job in jobs)))
+    with ctx.progress(total=len(jobs), desc="deepsim: autoencoders, inversion") as bar:
+        outputs = dict(zip(jobs, cached_parts(ctx, [part(job) for job in jobs],
+                                              n_jobs=cfg["n_jobs"], progress=bar)))
     worker_cpu = (sum(p["cpu"] for p in prepared.values())
                   + sum(o["cpu"] for o in outputs.values()))
     wall = time.perf_counter() - start
