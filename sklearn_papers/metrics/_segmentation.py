@@ -457,7 +457,7 @@ def _boundary(label_map):
 
 @validate_params(
     {"y_true": ["array-like"], "y_pred": ["array-like"],
-     "tolerance": [Interval(Real, 0, None, closed="neither")], "average": ["boolean"]},
+     "tolerance": [Interval(Real, 0, None, closed="left")], "average": ["boolean"]},
     prefer_skip_nested_validation=True,
 )
 def boundary_f_score(y_true, y_pred, *, tolerance=0.008, average=True):
@@ -480,7 +480,8 @@ def boundary_f_score(y_true, y_pred, *, tolerance=0.008, average=True):
     tolerance : float, default=0.008
         Matching distance. At least 1: in pixels. Below 1: a fraction of the image
         diagonal, rounded up to whole pixels (DAVIS's default 0.008 gives 1 pixel for
-        images up to 88 x 88).
+        images up to 88 x 88). 0: a boundary pixel is correct only where the other map
+        has a boundary pixel at the same place.
     average : bool, default=True
         Return the mean over images; if False, the F-score of each image.
 

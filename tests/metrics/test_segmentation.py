@@ -216,7 +216,7 @@ def _naive_boundary_f(t, p, radius):
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
-@pytest.mark.parametrize("tolerance, radius", [(1, 1), (2.5, 2.5), (0.008, 1)])
+@pytest.mark.parametrize("tolerance, radius", [(1, 1), (2.5, 2.5), (0.008, 1), (0, 0)])
 def test_boundary_f_score_matches_naive_oracle(scenes, tolerance, radius):
     pred = np.roll(scenes.instance_maps[:4], 2, axis=2)
     pred[1] = ndimage.label(scenes.semantic_maps[1] > 0)[0]

@@ -1,21 +1,60 @@
 """A tiny run of the instance_segmentation experiment: it completes and reports verdicts."""
 
 import numpy as np
+import pytest
 
 from sklearn_papers.reproduce import instance_segmentation
 from sklearn_papers.reproduce._registry import RunContext
 
 
+_TINY = dict(n_train=8, n_test=6, seeds=1, max_epochs=1, image_size=24,
+             params={"width": 4, "embedding_dim": 2, "batch_size": 8})
+
+
 def test_instance_segmentation_experiment_tiny(tmp_path, monkeypatch):
-    monkeypatch.setattr(instance_segmentation, "_config", lambda quick: dict(
-        n_train=8, n_test=6, seeds=1, max_epochs=1, image_size=24,
-        params={"width": 4, "embedding_dim": 2, "batch_size": 8}))
+    monkeypatch.setattr(instance_segmentation, "_config", lambda quick: _TINY)
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
     section = instance_segmentation.EXPERIMENT.run(ctx)
     assert "best Dice" in section.markdown and "AP@0.5" in section.markdown
     assert section.markdown.count("**holds**") + section.markdown.count("**does not hold**") == 4
     assert all(path.is_file() for path in section.figures)
     assert "8 training scenes" in section.shortened
+    assert "Follow-up 1" in section.markdown and "BF @ 0 px" in section.markdown
+    assert "the same networks as the table" in section.markdown
+
+
+def test_follow_ups_of_a_run_cached_before_them(tmp_path, monkeypatch):
+    """A seed's table part cached by an earlier run is read back, and the follow-ups
+    train the same network again (the report checks that the scores agree)."""
+    from functools import partial
+
+    from sklearn_papers.datasets import make_scenes
+
+    monkeypatch.setattr(instance_segmentation, "_config", lambda quick: _TINY)
+    train = make_scenes(_TINY["n_train"], image_size=_TINY["image_size"], random_state=0)
+    test = make_scenes(_TINY["n_test"], image_size=_TINY["image_size"], random_state=10_000)
+    earlier = RunContext(quick=True, out_dir=tmp_path, verbose=0)
+    earlier.cached("seed=0", partial(instance_segmentation._fit_and_score, _TINY, 0, train,
+                                     test), params=_TINY)
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, resume=True)
+    section = instance_segmentation.EXPERIMENT.run(ctx)
+    assert [key for key, _ in ctx.reused] == ["seed=0"]
+    assert "the same touching-subset scores as the table's" in section.markdown
+
+
+def test_touching_pairs_groups_and_matches():
+    inst = np.array([[1, 1, 2, 0, 4],
+                     [1, 1, 2, 0, 4],
+                     [0, 3, 3, 0, 0]])
+    labels = np.array([1, 1, 1, 2])  # instance 4 is of another class
+    pairs = instance_segmentation._touching_pairs(inst, labels)
+    assert pairs == {(1, 2): 2, (1, 3): 1, (2, 3): 1}
+    assert instance_segmentation._group_sizes(pairs, 4).tolist() == [3, 3, 3, 1]
+    assert instance_segmentation._group_sizes({}, 2).tolist() == [1, 1]
+    merged = np.where(inst == 4, 2, (inst > 0).astype(int))  # 1-3 under one mask
+    match, dice = instance_segmentation._best_match(inst, merged)
+    assert match[1:].tolist() == [1, 1, 1, 2]
+    assert dice[1] == pytest.approx(2 * 4 / (4 + 8)) and dice[4] == 1.0
 
 
 def test_evaluate_variants_scores_the_same_network(tmp_path):
