@@ -21,9 +21,21 @@ Environments: ``sample_grid_worlds`` (dense, sparse and long-horizon reward layo
 5 x 5 grid for meta-training, a disjoint held-out set of the same size, and larger 7 x 7
 grids. True values are Monte-Carlo averages of discounted returns from each visited cell
 under the final policy (a long rollout without updates).
+
+Follow-up (claim 2 met the target in the quick run, 600 meta-steps, but not in the full one,
+1500): the rule of each LPG run is snapshotted during its meta-training (0, 150, 300, 600,
+1000 meta-steps and the end; copies taken after the rule's optimizer steps, so the fit and
+the cached parts are unchanged) and each snapshot goes through the same probe, together
+with three candidate causes: the return of the agents it trains (does y's value-likeness
+fall while returns rise?), the probe on often-visited cells only (the full protocol's
+longer Monte-Carlo rollouts also count rarely visited cells), and the retest reliability of
+the Monte-Carlo target (how far its noise caps any probe). New cached parts
+(``LPG checkpoints/seed=S``); for LPG parts cached before the snapshots were kept, the
+meta-training is re-run (deterministic) to take them.
 """
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -60,9 +72,13 @@ def _mean(values):
     return float(values.mean()) if values.size else float("nan")
 
 
-def _monte_carlo_values(net, params, envs, n_steps, discounts, seed):
+def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_counts=False):
     """Per (env, cell): mean discounted return from the visits of a long rollout of the fixed
-    final policies; the last ``burn`` steps only feed the returns of earlier visits."""
+    final policies; the last ``burn`` steps only feed the returns of earlier visits.
+
+    ``{discount: (n_envs, n_states)}`` (NaN where a cell has fewer than 5 visits); with
+    ``return_counts``, also the visit counts ``(n_envs, n_states)`` and the number of steps
+    they were counted over."""
     import torch
 
     from sklearn_papers.nn._lpg import rollout
@@ -91,6 +107,8 @@ def _monte_carlo_values(net, params, envs, n_steps, discounts, seed):
             seen = counts[b] >= 5
             vals[b, seen] = sums[seen] / counts[b, seen]
         out[g] = vals
+    if return_counts:
+        return out, counts, n_steps - burn
     return out
 
 
@@ -114,8 +132,8 @@ def _probe_spearman(features, target, groups, agents=None):
         return make_pipeline(StandardScaler(), RidgeCV(np.logspace(-3, 3, 13)))
 
     n_splits = min(4, len(np.unique(groups)))
-    pred = cross_val_predict(probe(), features, target, groups=groups,
-                             cv=GroupKFold(n_splits))
+    pred = (cross_val_predict(probe(), features, target, groups=groups,
+                              cv=GroupKFold(n_splits)) if n_splits >= 2 else None)
     per_grid = []
     for g in np.unique(groups) if agents is not None else ():
         for a in (0, 1):
@@ -126,22 +144,36 @@ def _probe_spearman(features, target, groups, agents=None):
             p = probe().fit(features[fit_on], target[fit_on]).predict(features[test_on])
             per_grid.append(spearmanr(p, target[test_on]).statistic if np.ptp(p) > 0
                             else 0.0)
-    return (float(spearmanr(pred, target).statistic),
+    return (float(spearmanr(pred, target).statistic) if pred is not None else float("nan"),
             float(np.mean(per_grid)) if per_grid else float("nan"))
 
 
-def _probe(est, envs, cfg, seed):
+def _probe(est, envs, cfg, seed, extras=False):
     """Train two LPG agents per grid of ``envs``; Spearman of probes from y and from a
     TD(lambda) value to the Monte-Carlo values at each discount:
-    ``{(kind, discount): (pooled, per_grid)}``."""
+    ``{(kind, discount): (pooled, per_grid)}``.
+
+    With ``extras`` (the follow-up's measures, computed after the others, which they leave
+    unchanged; the TD probe only at 0.99), also: ``"returns"``, the agents' lifetime returns; ``"cells"``, the mean
+    number of cells per agent that the probes score; ``("retest", discount)``, the
+    Spearman correlation between these Monte-Carlo values and a second, independent
+    estimate (another rollout of the same final policies), over all (agent, cell) pairs and
+    per agent, averaged: how reproducibly the target itself ranks the cells;
+    ``("y frequent", discount)``: the y probes on the cells whose visit share reaches the
+    quick protocol's count (5 visits in its counted steps).
+    """
     from sklearn_papers.nn._skorch import torch_seeded
 
     n = len(envs)
     twice = list(envs) + list(envs)            # agents i and i + n live in grid i
     with torch_seeded(seed):
-        net, params, _, value_w = est._run_lifetimes(twice, est.lifetime, seed)
-        mc = _monte_carlo_values(net, params, twice, cfg["mc_steps"], _PROBE_DISCOUNTS,
-                                 seed + 1)
+        net, params, returns, value_w = est._run_lifetimes(twice, est.lifetime, seed)
+        mc, counts, counted = _monte_carlo_values(
+            net, params, twice, cfg["mc_steps"], _PROBE_DISCOUNTS, seed + 1,
+            return_counts=True)
+        if extras:
+            mc2 = _monte_carlo_values(net, params, twice, cfg["mc_steps"],
+                                      _PROBE_DISCOUNTS, seed + 2)
     y = params["y"].double().numpy()           # (2n, n_states, m)
     td = value_w.double().numpy()              # (2n, n_states)
     res = {}
@@ -151,8 +183,37 @@ def _probe(est, envs, cfg, seed):
         groups, agents = rows % n, rows // n
         target = vals[mask]
         res[("y", g)] = _probe_spearman(y[mask], target, groups, agents)
+        if extras and g != _TRAIN_DISCOUNT:    # the follow-up reports TD at 0.99 only
+            continue
         res[("td", g)] = _probe_spearman(td[mask][:, None], target, groups, agents)
+        if not extras:
+            continue
+        res[("retest", g)] = _retest_spearman(vals, mc2[g])
+        quick = _config(True)
+        quick_counted = quick["mc_steps"] - min(quick["mc_steps"] // 3, 700)
+        frequent = mask & (counts / counted >= 5 / quick_counted)
+        rows = np.nonzero(frequent)[0]
+        res[("y frequent", g)] = (res[("y", g)] if np.array_equal(frequent, mask) else
+                                  _probe_spearman(y[frequent], vals[frequent], rows % n,
+                                                  rows // n))
+    if extras:
+        res["returns"] = np.asarray(returns, dtype=float)
+        res["cells"] = float(np.mean((~np.isnan(mc[_TRAIN_DISCOUNT])).sum(1)))
     return res
+
+
+def _retest_spearman(first, second):
+    """``(pooled, per_agent)`` Spearman correlations between two ``(n_agents, n_states)``
+    Monte-Carlo estimates of the same values, on the cells both estimated (NaN elsewhere):
+    over all (agent, cell) pairs, and per agent averaged over the agents."""
+    from scipy.stats import spearmanr
+
+    both = ~np.isnan(first) & ~np.isnan(second)
+    per_agent = [spearmanr(a[m], b[m]).statistic for a, b, m in zip(first, second, both)
+                 if m.sum() >= 3 and np.ptp(a[m]) > 0 and np.ptp(b[m]) > 0]
+    pooled = (float(spearmanr(first[both], second[both]).statistic)
+              if both.sum() >= 3 else float("nan"))
+    return pooled, _mean(per_agent)
 
 
 def _plot_returns(path, table, names):
@@ -208,6 +269,180 @@ def _plot_curves(path, curves, probes):
     plt.close(fig)
 
 
+def _ck_values(checkpoints, k, key, j=1):
+    """Per seed: ``probe[key][j]`` at checkpoint ``k`` (``j=1``: per grid / per agent)."""
+    return [c["probes"][k][key][j] for c in checkpoints]
+
+
+def _ck_returns(checkpoints, k):
+    """Per seed: the mean lifetime return of the probe's agents at checkpoint ``k``."""
+    return [float(np.mean(c["probes"][k]["returns"])) for c in checkpoints]
+
+
+def _plot_checkpoints(path, steps, checkpoints):
+    import matplotlib.pyplot as plt
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+
+    def line(axis, values, **kw):
+        means = [np.mean(v) for v in values]
+        stds = [np.std(v) for v in values]
+        axis.errorbar(steps, means, yerr=stds, marker="o", capsize=3, **kw)
+
+    for i, g in enumerate(_PROBE_DISCOUNTS):
+        line(ax, [_ck_values(checkpoints, k, ("y", g)) for k in steps], color=f"C{i}",
+             label=f"y, true value at gamma={g}")
+    line(ax, [_ck_values(checkpoints, k, ("y frequent", _TRAIN_DISCOUNT)) for k in steps],
+         color="C4", linestyle="--", label="y, gamma=0.99, often-visited cells")
+    line(ax, [_ck_values(checkpoints, k, ("td", _TRAIN_DISCOUNT)) for k in steps],
+         color="grey", linestyle="--", label="TD(lambda) value, gamma=0.99")
+    line(ax, [np.sqrt(np.clip(_ck_values(checkpoints, k, ("retest", _TRAIN_DISCOUNT)), 0,
+                              None)) for k in steps],
+         color="k", linestyle=":", label="sqrt(retest of the 0.99 target)")
+    ax.axhline(0.7, color="grey", linestyle=":", linewidth=0.8)
+    ax.set_xlabel("meta-steps of the rule (0: untrained)")
+    ax.set_ylabel("Spearman, per grid (held-out 5x5)")
+    ax.set_title("Probes of each run's rule along its meta-training")
+    ax.legend(fontsize=7)
+    line(ax2, [_ck_returns(checkpoints, k) for k in steps], color="C0")
+    ax2.set_xlabel("meta-steps of the rule (0: untrained)")
+    ax2.set_ylabel("mean lifetime return of the probe's agents")
+    ax2.set_title("Return of agents trained by each snapshot")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, wall):
+    """The follow-up's markdown: the table by checkpoint and its computed sentences."""
+    g0 = _TRAIN_DISCOUNT
+    rows = []
+    for k in steps:
+        row = {"meta-steps": "0 (untrained)" if k == 0 else str(k),
+               "return": format_mean_std(_ck_returns(checkpoints, k), 1)}
+        for g in _PROBE_DISCOUNTS:
+            row[f"y, {g:g}"] = format_mean_std(_ck_values(checkpoints, k, ("y", g)), 2)
+        row["y, 0.99, often-visited cells"] = format_mean_std(
+            _ck_values(checkpoints, k, ("y frequent", g0)), 2)
+        row["TD value, 0.99"] = format_mean_std(_ck_values(checkpoints, k, ("td", g0)), 2)
+        row["retest of the 0.99 target"] = format_mean_std(
+            _ck_values(checkpoints, k, ("retest", g0)), 2)
+        row["cells per agent"] = format_mean_std([c["probes"][k]["cells"]
+                                                  for c in checkpoints], 1)
+        rows.append(row)
+
+    final, trained = steps[-1], [k for k in steps if k > 0]
+    y = {k: _ck_values(checkpoints, k, ("y", g0)) for k in steps}
+    ret = {k: _ck_returns(checkpoints, k) for k in steps}
+    peak = max(trained, key=lambda k: np.mean(y[k]))
+    ret_peak = max(trained, key=lambda k: np.mean(ret[k]))
+    path_text = ", ".join(f"{np.mean(y[k]):.2f} at {k}" for k in steps)
+    ret_text = ", ".join(f"{np.mean(ret[k]):.1f} at {k}" for k in steps)
+    if peak == final:
+        fall = (f"y's probe is highest at the last checkpoint ({final}): it does not fall "
+                f"with longer meta-training in this run")
+        falls = False
+    else:
+        verdict = _verdict(y[peak], y[final])
+        falls = verdict == "holds"
+        fall = (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
+                f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
+                + ("a fall beyond the seed spread" if falls else
+                   "within the seed spread, so no measurable fall"))
+    best = {k: max(_PROBE_DISCOUNTS, key=lambda g: np.mean(_ck_values(checkpoints, k,
+                                                                      ("y", g))))
+            for k in trained}
+    best_text = ", ".join(f"{best[k]:g} at {k}" for k in trained)
+
+    y_end, freq_end = np.mean(y[final]), np.mean(_ck_values(checkpoints, final,
+                                                            ("y frequent", g0)))
+    retest = {k: _ck_values(checkpoints, k, ("retest", g0)) for k in steps}
+    ceiling = {k: float(np.sqrt(max(np.mean(retest[k]), 0.0))) for k in steps}
+    td_end = np.mean(_ck_values(checkpoints, final, ("td", g0)))
+    first = trained[0]
+    quick = _config(True)
+    same_protocol = cfg["mc_steps"] == quick["mc_steps"]
+    spread = max(np.std(y[final]), 0.02)
+    corrected = y_end / ceiling[final] if ceiling[final] > 0 else float("nan")
+
+    def effect(value):
+        """'explains' (alone it lifts the probe to 0.7), 'contributes' or 'no'."""
+        if not value - y_end > spread:
+            return "no"
+        return "explains" if value >= 0.7 > y_end else "contributes"
+
+    factors = [("longer meta-training (y's probe at its peak)",
+                np.mean(y[peak]) if falls else y_end),
+               ("rarely visited cells (y's probe on the often-visited ones)", freq_end),
+               ("the noise of the Monte-Carlo target (y's probe corrected for it, "
+                "r / sqrt(retest))", corrected)]
+    effects = [f"{name}: {value:.2f}, {effect(value)}" for name, value in factors]
+    causes = [name.split(" (")[0] for (name, value) in factors
+              if effect(value) != "no"]
+    why = (("y's probe meets 0.7 at the end of this run" if y_end >= 0.7 else
+            "y's probe ends below 0.7") + f" ({y_end:.2f}); by factor (a factor "
+           f"'explains' the shortfall when it alone lifts the probe to 0.7, 'contributes' "
+           f"when it lifts it by more than the seed spread {spread:.2f}): "
+           + "; ".join(effects) + ". "
+           + ("Measured causes: " + ", ".join(causes) + "." if causes else
+              "None of the three measured factors moves it."))
+
+    # the checkpoint at the end is the rule of the LPG part: its probe must repeat it
+    repeats = all(np.array_equal(c["probes"][final][key], p[key], equal_nan=True)
+                  for c, p in zip(checkpoints, probes) for key in p
+                  if key in c["probes"][final])
+    refits = [c for c in checkpoints if c["refit"]]
+    same_fit = all(np.array_equal(c["training_returns"], v["training_returns"])
+                   for c, v in zip(checkpoints, lpg_values) if c["refit"])
+    refit_text = (f" {len(refits)} of the {len(checkpoints)} seeds' LPG parts were cached "
+                  f"before they kept snapshots, so their meta-training ran again (same seed "
+                  f"and settings) to take them; the re-runs reproduced the cached runs' "
+                  f"meta-training returns exactly: {'yes' if same_fit else 'no'}."
+                  if refits else "")
+    cpu = sum(c["cpu"] for c in checkpoints)
+    md = [
+        "#### Follow-up: y's value-likeness along meta-training",
+        "",
+        f"Why y's per-grid probe at 0.99 is where it is: the LPG rule of every meta-training "
+        f"run above is taken at meta-steps {', '.join(map(str, steps))} (0: the untrained "
+        f"rule; the snapshots are copies of the rule's parameters after those Adam steps, "
+        f"i.e. the rule a fit with that many meta-steps ends with) and put through the same "
+        f"probe (two fresh agents per held-out 5 x 5 grid, per grid; mean ± std over "
+        f"{len(checkpoints)} seeds). Return: the mean lifetime return of those probe agents. "
+        f"Beside y's probe: the same probe on the *often-visited cells* only (a visit share "
+        f"of at least 5 in {quick['mc_steps'] - min(quick['mc_steps'] // 3, 700)} steps, the "
+        f"quick protocol's count; the probes above count every cell visited 5 times in the "
+        f"{cfg['mc_steps'] - min(cfg['mc_steps'] // 3, 700)} counted steps of a "
+        f"{cfg['mc_steps']}-step rollout), the TD(lambda) value's probe, and the *retest* of "
+        f"the target: the Spearman correlation, per agent, between the Monte-Carlo values "
+        f"at 0.99 and a second independent estimate (another rollout of the same final "
+        f"policy); a predictor of the true values scored against one estimate reaches "
+        f"about the square root of the retest. {len(checkpoints)} parts, {wall:.0f} s wall, "
+        f"{cpu:.0f} s of CPU time summed over them.{refit_text} The last checkpoint "
+        f"repeats the probe of the table above exactly: {'yes' if repeats else 'no'}.",
+        "",
+        markdown_table(rows),
+        "",
+        f"- Along meta-training the return goes {ret_text} (highest at {ret_peak}); y's "
+        f"per-grid probe at 0.99 goes {path_text}: {fall}. The discount whose values y "
+        f"ranks best: {best_text}.",
+        f"- At the end ({final} meta-steps): y's probe at 0.99 is {y_end:.2f} on every "
+        f"counted cell and {freq_end:.2f} on the often-visited ones "
+        + ("(the same cells in this mode)" if same_protocol else
+           f"({freq_end - y_end:+.2f}: "
+           + ("rarely visited cells, whose y the agent updated rarely, pull it down"
+              if effect(freq_end) != "no" else "the rarely visited cells do not explain it")
+           + ")")
+        + f"; the retest of the 0.99 target is {np.mean(retest[final]):.2f} (at {first} "
+        f"meta-steps: {np.mean(retest[first]):.2f}), a ceiling of about {ceiling[final]:.2f} "
+        f"for any probe, so y's probe corrected for the target's noise is {corrected:.2f} "
+        f"(the TD value's: {td_end / ceiling[final]:.2f})."
+        if ceiling[final] > 0 else "",
+        f"- Why, per grid at 0.99: {why}",
+    ]
+    return "\n".join(md)
+
+
 def _environments(cfg, rs):
     """The meta-training grids and the evaluation sets (deterministic in ``rs``)."""
     from sklearn_papers.rl import sample_grid_worlds
@@ -225,25 +460,94 @@ def _score(est, envs):
         return float("nan")
 
 
+def _checkpoints(meta_steps):
+    """Meta-steps at which the follow-up looks at the rule: 0 (the untrained rule), those of
+    150, 300, 600, 1000 below ``meta_steps``, and ``meta_steps`` (at least one in between)."""
+    steps = [s for s in (150, 300, 600, 1000) if s < meta_steps]
+    if not steps and meta_steps >= 2:
+        steps = [meta_steps // 2]
+    return tuple([0] + steps + [meta_steps])
+
+
+@contextmanager
+def _rule_snapshots(steps, out):
+    """Keep the parameters that an optimizer holds after its ``steps``-th steps, in ``out``.
+
+    During :meth:`LearnedPolicyGradient.fit` the only optimizer is the rule's Adam, built on
+    ``rule.parameters()``, so ``out[k]`` (a list of arrays in that order) is the rule after
+    ``k`` meta-steps, the rule a fit with ``max_meta_steps=k`` ends with. Copying leaves the
+    fit unchanged. Uses torch's global optimizer step hook, removed on exit.
+    """
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    seen = {}
+
+    def hook(optimizer, args, kwargs):
+        seen[id(optimizer)] = n = seen.get(id(optimizer), 0) + 1
+        if n in steps:
+            out[n] = [p.detach().numpy().copy() for group in optimizer.param_groups
+                      for p in group["params"]]
+
+    handle = register_optimizer_step_post_hook(hook)
+    try:
+        yield out
+    finally:
+        handle.remove()
+    if len(seen) > 1:
+        raise RuntimeError(f"{len(seen)} optimizers stepped during the snapshots; the rule's "
+                           f"snapshots would mix their parameters")
+
+
+def _lpg(variant, cfg, seed):
+    """The estimator of an LPG part (the meta-training protocol of every part)."""
+    from sklearn_papers.rl import LearnedPolicyGradient
+
+    return LearnedPolicyGradient(prediction_size=0 if variant == "LPG without y" else 8,
+                                 lifetime=cfg["lifetime"], n_agents=cfg["n_agents"],
+                                 max_meta_steps=cfg["meta_steps"], discount=_TRAIN_DISCOUNT,
+                                 random_state=seed)
+
+
+def _with_rule(est, params):
+    """A copy of ``est`` whose rule has the parameters ``params`` (a snapshot), or the
+    untrained rule with ``params=None``."""
+    import torch
+
+    out = est.untrained()
+    if params is not None:
+        rule = list(out.update_rule_.parameters())
+        if len(rule) != len(params):
+            raise ValueError(f"a snapshot of {len(params)} tensors for a rule of {len(rule)}")
+        with torch.no_grad():
+            for p, value in zip(rule, params):
+                p.copy_(torch.as_tensor(value))
+    return out
+
+
 def _seed_part(variant, seed, cfg, rs, best_lr):
     """One meta-training run (``variant`` "LPG" or "LPG without y") and its evaluation.
 
-    The LPG part also scores the untrained rule and A2C with this seed, and runs the probe.
-    Module-level so that it can run in a worker process (everything it needs is passed).
+    The LPG part also scores the untrained rule and A2C with this seed, runs the probe and
+    keeps the rule's snapshots at the follow-up's checkpoints (``"snapshots"``: what a part
+    cached before they were kept lacks them). Module-level so that it can run in a worker
+    process (everything it needs is passed).
     """
     import torch
 
-    from sklearn_papers.rl import A2C, LearnedPolicyGradient
+    from sklearn_papers.rl import A2C
 
     torch.set_num_threads(1)
     train, sets = _environments(cfg, rs)
     t0, c0 = time.perf_counter(), time.process_time()
-    est = LearnedPolicyGradient(prediction_size=0 if variant == "LPG without y" else 8,
-                                lifetime=cfg["lifetime"], n_agents=cfg["n_agents"],
-                                max_meta_steps=cfg["meta_steps"], discount=_TRAIN_DISCOUNT,
-                                random_state=seed).fit(train)
+    snapshots = {}
+    est = _lpg(variant, cfg, seed)
+    with _rule_snapshots(_checkpoints(cfg["meta_steps"]) if variant == "LPG" else (),
+                         snapshots):
+        est.fit(train)
     out = {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
            "training_returns": est.training_returns_, "scores": {}}
+    if variant == "LPG":
+        out["snapshots"] = snapshots
     rules = {variant: est}
     if variant == "LPG":
         rules["untrained rule"] = est.untrained(random_state=seed)
@@ -252,6 +556,33 @@ def _seed_part(variant, seed, cfg, rs, best_lr):
         out["probe"] = _probe(est, sets["held-out 5x5"], cfg, seed)
     for sname, envs in sets.items():
         out["scores"][sname] = {name: _score(r, envs) for name, r in rules.items()}
+    return out
+
+
+def _checkpoint_part(seed, cfg, rs, snapshots):
+    """The follow-up for one seed: the LPG rule after each of ``_checkpoints`` meta-steps,
+    probed on the held-out 5 x 5 grids (``_probe`` with its extra measures).
+
+    ``snapshots`` come from the LPG part of this seed; None (a part cached before they were
+    kept) re-runs its meta-training, deterministic with the same seed and settings, to take
+    them (``"training_returns"`` lets the caller check that it reproduced the cached run).
+    """
+    import torch
+
+    torch.set_num_threads(1)
+    train, sets = _environments(cfg, rs)
+    steps = _checkpoints(cfg["meta_steps"])
+    t0, c0 = time.perf_counter(), time.process_time()
+    est = _lpg("LPG", cfg, seed)
+    out = {"refit": snapshots is None, "training_returns": None}
+    if snapshots is None:
+        snapshots = {}
+        with _rule_snapshots(steps, snapshots):
+            est.fit(train)
+        out["training_returns"] = est.training_returns_
+    out["probes"] = {k: _probe(_with_rule(est, None if k == 0 else snapshots[k]),
+                               sets["held-out 5x5"], cfg, seed, extras=True) for k in steps}
+    out["seconds"], out["cpu"] = time.perf_counter() - t0, time.process_time() - c0
     return out
 
 
@@ -308,6 +639,22 @@ def run(ctx):
         ctx.log(f"[lpg] {len(parts)} meta-training runs with their evaluations: "
                 f"{parts_wall:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
                 f"{meta_seconds:.0f} s wall, {meta_cpu:.0f} s CPU, summed over the runs")
+
+        # follow-up: the same LPG runs probed at several meta-steps (new cached parts; the
+        # rule's snapshots come from the LPG parts, or from a deterministic re-run of their
+        # meta-training where a part was cached before it kept them)
+        lpg_values = [value for (v, _), value in zip(jobs, values) if v == "LPG"]
+        lpg_seeds = [seed for v, seed in jobs if v == "LPG"]
+        steps = _checkpoints(cfg["meta_steps"])
+        ck_parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
+                     (seed, cfg, rs, value.get("snapshots")),
+                     {"cfg": cfg, "defaults": defaults, "steps": steps})
+                    for seed, value in zip(lpg_seeds, lpg_values)]
+        t_ck = time.perf_counter()
+        with ctx.progress(total=len(ck_parts), desc="lpg: follow-up checkpoints") as bar:
+            checkpoints = cached_parts(ctx, ck_parts, n_jobs=cfg["n_jobs"], progress=bar)
+        ck_wall = time.perf_counter() - t_ck
+        ctx.log(f"[lpg] follow-up: {len(ck_parts)} parts, {ck_wall:.0f} s wall")
     finally:
         torch.set_num_threads(n_threads)
 
@@ -315,6 +662,8 @@ def run(ctx):
     _plot_returns(fig1, table, names)
     fig2 = ctx.figure_path("lpg_meta_training_and_probe.png")
     _plot_curves(fig2, curves, probes)
+    fig3 = ctx.figure_path("lpg_checkpoints.png")
+    _plot_checkpoints(fig3, steps, checkpoints)
 
     rows = []
     for sname in sets:
@@ -419,13 +768,16 @@ def run(ctx):
         f"against TD {pooled['td_other']:.2f} at the other discounts (y higher: "
         f"{pooled['y_beats']}), TD {pooled['td_train']:.2f} at 0.99 (higher than at the "
         f"others: {pooled['td_drops']}); both parts together: {pooled['claim3']}.",
+        "",
+        _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, ck_wall),
     ]
     shortened = (
         f"{cfg['meta_steps']} meta-steps (the full run: 1500) with {cfg['n_agents']} agents "
         f"(64), {cfg['n_train']} meta-training grids (48), {cfg['seeds']} seeds (3); the "
         f"paper meta-trains for billions of steps with a 256-unit LSTM and prediction size "
         f"30 (ours: 32 units, 8)." if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig1, fig2], shortened=shortened)
+    return Section(markdown="\n".join(md), figures=[fig1, fig2, fig3],
+                   shortened=shortened)
 
 
 EXPERIMENT = Experiment(

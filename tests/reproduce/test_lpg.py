@@ -13,6 +13,16 @@ def _tiny(quick):
 
 def test_lpg_experiment_tiny(tmp_path, monkeypatch):
     monkeypatch.setattr(lpg, "_config", _tiny)
+    seed_part = lpg._seed_part
+
+    def without_snapshots_for_seed_1(variant, seed, *args):
+        # as a part cached before the snapshots were kept: the follow-up re-runs its fit
+        value = seed_part(variant, seed, *args)
+        if seed == 1:
+            value.pop("snapshots", None)
+        return value
+
+    monkeypatch.setattr(lpg, "_seed_part", without_snapshots_for_seed_1)
     section = lpg.EXPERIMENT.run(RunContext(quick=True, out_dir=tmp_path, verbose=0))
     md = section.markdown
     for text in ("held-out 5x5", "larger 7x7", "y(s), pooled", "per grid", "LPG / A2C"):
@@ -21,7 +31,13 @@ def test_lpg_experiment_tiny(tmp_path, monkeypatch):
     # discounts (per grid); the pooled probe is reported without a verdict of its own
     assert md.count("**holds**") + md.count("**does not hold**") + md.count("**tie") == 5
     assert "Pooled across grids" in md and "Pooled: y" in md
-    assert len(section.figures) == 2 and all(p.exists() for p in section.figures)
+    assert len(section.figures) == 3 and all(p.exists() for p in section.figures)
+    follow_up = md[md.index("#### Follow-up"):]
+    assert "| 0 (untrained) |" in follow_up and "| 2 |" in follow_up
+    assert "1 of the 2 seeds' LPG parts were cached" in follow_up
+    assert "meta-training returns exactly: yes" in follow_up
+    assert "repeats the probe of the table above exactly: yes" in follow_up
+    assert "- Why, per grid at 0.99: " in follow_up
     assert section.shortened
 
 
@@ -35,3 +51,37 @@ def test_probe_spearman_recovers_a_monotone_signal():
     pooled, per_grid = lpg._probe_spearman(rng.randn(80, 2), target, groups, agents)
     assert abs(pooled) < 0.5 and abs(per_grid) < 0.5
     assert np.isnan(lpg._probe_spearman(features, target, groups)[1])
+
+
+def test_checkpoints_of_the_follow_up():
+    assert lpg._checkpoints(600) == (0, 150, 300, 600)
+    assert lpg._checkpoints(1500) == (0, 150, 300, 600, 1000, 1500)
+    assert lpg._checkpoints(2) == (0, 1, 2)
+
+
+def test_rule_snapshots_are_the_rules_of_shorter_fits():
+    import torch
+
+    cfg = _tiny(True)
+    train, _ = lpg._environments(cfg, 0)
+    snapshots = {}
+    with lpg._rule_snapshots((2, 4), snapshots):
+        est = lpg._lpg("LPG", {**cfg, "meta_steps": 4}, 0).fit(train)
+    assert sorted(snapshots) == [2, 4]
+    for k, params in ((0, None), (2, snapshots[2]), (4, snapshots[4])):
+        shorter = lpg._lpg("LPG", {**cfg, "meta_steps": k}, 0).fit(train)
+        copy = lpg._with_rule(est, params)
+        for a, b in zip(copy.update_rule_.parameters(), shorter.update_rule_.parameters()):
+            assert torch.equal(a, b)
+    # the hook is gone: a later fit records nothing
+    lpg._lpg("LPG", {**cfg, "meta_steps": 2}, 0).fit(train)
+    assert sorted(snapshots) == [2, 4]
+
+
+def test_retest_spearman():
+    rng = np.random.RandomState(0)
+    values = rng.randn(4, 25)
+    values[:, :5] = np.nan
+    assert lpg._retest_spearman(values, values) == (1.0, 1.0)
+    pooled, per_agent = lpg._retest_spearman(values, rng.randn(4, 25))
+    assert abs(pooled) < 0.4 and abs(per_agent) < 0.4
