@@ -5,7 +5,9 @@ On MOSES molecules (bundled), one torch thread, all in one process, best of ``--
 1. featurization molecules/s, against chemprop 2 on the same SMILES: (a) our graph
    featurizer alone (what ``GroverFeaturizer`` computes before its network: SMILES parsing,
    canonical form, 151 atom / 14 bond features, edge index) against chemprop's featurizer
-   alone (``SimpleMoleculeMolGraphFeaturizer``: parsing + graph features, no network); (b)
+   alone (``SimpleMoleculeMolGraphFeaturizer``: parsing + graph features, no network), and
+   our generic per-atom feature blocks (``mols_to_graphs`` with ``grover_atom_features()``,
+   the reference the fast path ``grover_mols_to_graphs`` matches bit for bit); (b)
    ``GroverFeaturizer().transform`` (the default: the shipped ``moses-small`` checkpoint;
    graphs + the forward pass) against chemprop's featurizer + the encoder of a default
    D-MPNN (``MPNN.fingerprint``: hidden 300, depth 3, untrained), the closest equivalent of
@@ -22,7 +24,9 @@ optional (``make bench`` installs it); without it those lines say SKIPPED. ``--c
 times the ESOL 5-fold ``cross_val_score`` of ``make_pipeline(GroverFeaturizer(),
 RidgeCV())`` (and of ECFP + RidgeCV); ``--epochs 0`` skips the pretraining part.
 
-Run: ``.venv/bin/python benchmarks/bench_grover.py [--n 2000] [--epochs 2]
+``--data esol`` times the 1128 ESOL molecules instead of ``--n`` MOSES ones.
+
+Run: ``.venv/bin/python benchmarks/bench_grover.py [--n 2000] [--data moses] [--epochs 2]
 [--hidden 64] [--batch-size 32] [--repeats 3] [--cv]``.
 """
 
@@ -109,6 +113,8 @@ def _cross_validation(n_splits=5):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=2000, help="MOSES molecules")
+    parser.add_argument("--data", choices=["moses", "esol"], default="moses",
+                        help="molecules of the featurization timings")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=32,
@@ -124,11 +130,21 @@ def main():
     from sklearn_papers.chem import GroverFeaturizer, NeuralFingerprint
     from sklearn_papers.chem._grover import _featurize
     from sklearn_papers.chem._validation import check_molecules
-    from sklearn_papers.datasets import load_moses_smiles
+    from sklearn_papers.chem.featurizers import mols_to_graphs
+    from sklearn_papers.chem.featurizers._grover_features import (
+        grover_atom_features,
+        grover_bond_features,
+    )
+    from sklearn_papers.datasets import load_delaney, load_moses_smiles
 
     torch.set_num_threads(1)
-    X, _ = load_moses_smiles(n_samples=args.n, return_X_y=True)
-    print(f"settings: n={args.n} MOSES molecules, epochs={args.epochs}, hidden={args.hidden}, "
+    if args.data == "esol":
+        X, _ = load_delaney(return_X_y=True)
+        args.n = len(X)
+    else:
+        X, _ = load_moses_smiles(n_samples=args.n, return_X_y=True)
+    print(f"settings: n={args.n} {args.data.upper()} molecules, epochs={args.epochs}, "
+          f"hidden={args.hidden}, "
           f"batch_size={args.batch_size}, torch threads=1, torch {torch.__version__}, best of "
           f"{args.repeats}")
 
@@ -136,8 +152,14 @@ def main():
     grover = GroverFeaturizer(batch_size=args.batch_size).fit(X)
     t_fit = time.perf_counter() - start
     nf = NeuralFingerprint(batch_size=args.batch_size, random_state=0).fit(X[:50])
-    timers = {"graphs": lambda: grover._graphs(X), "grover": lambda: grover.transform(X),
-              "nf": lambda: nf.transform(X)}
+    fa, fb = grover_atom_features(), grover_bond_features()
+
+    def generic():
+        mols, _, smiles = grover._molecules(X, with_smiles=True)
+        return mols_to_graphs(mols, fa, fb, smiles=smiles)
+
+    timers = {"graphs": lambda: grover._graphs(X), "generic": generic,
+              "grover": lambda: grover.transform(X), "nf": lambda: nf.transform(X)}
     peer = _chemprop_timers(X, args.batch_size)
     if peer is not None:
         timers["chemprop_feat"], timers["chemprop_enc"], version = peer
@@ -145,7 +167,8 @@ def main():
     t_graphs, t_g, t_nf = best["graphs"], best["grover"], best["nf"]
     print(f"fit        GroverFeaturizer() (loads moses-small, checks X): {t_fit:.2f} s")
     print(f"featurize  GROVER graphs alone (parse + 151/14 features, no network) "
-          f"{args.n / t_graphs:8.1f} mol/s")
+          f"{args.n / t_graphs:8.1f} mol/s | generic per-atom blocks (same arrays) "
+          f"{args.n / best['generic']:8.1f} mol/s | ratio {best['generic'] / t_graphs:.2f}")
     print(f"featurize  GROVER moses-small  {args.n / t_g:8.1f} mol/s | NeuralFingerprint "
           f"{args.n / t_nf:8.1f} mol/s | ratio GROVER / NF {t_nf / t_g:.2f}")
     if peer is not None:

@@ -40,17 +40,15 @@ _FINETUNE_TASKS = {MSE_LOSS: "regression", BCE_LOSS: "binary", CROSS_ENTROPY_LOS
 
 # -- featurization (module level: joblib workers pickle these) ------------------------------
 def _graphs_chunk(mols, with_labels, smiles=None):
-    from sklearn_papers.chem.featurizers import mols_to_graphs
     from sklearn_papers.chem.featurizers._grover_features import (
-        grover_atom_features,
-        grover_bond_features,
         grover_graphs,
+        grover_mols_to_graphs,
     )
 
-    fa, fb = grover_atom_features(), grover_bond_features()
+    # the default feature sets (151 atom / 14 bond features), through their fast path
     if with_labels:
-        return grover_graphs(mols, fa, fb, smiles=smiles)
-    return mols_to_graphs(mols, fa, fb, smiles=smiles)
+        return grover_graphs(mols, smiles=smiles)
+    return grover_mols_to_graphs(mols, smiles=smiles)
 
 
 def _featurize(mols, *, with_labels, n_jobs, smiles=None):

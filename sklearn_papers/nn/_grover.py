@@ -7,7 +7,9 @@ edges ``2k`` and ``2k + 1`` are the two directions of bond ``k``, so the reverse
 ``e`` is ``e ^ 1`` and the bond-level rows are the even edges.
 
 Everything is vectorised over the batch: message passing is one sparse-dense product per
-hop for all streams (:class:`NeighbourOperator`, built once per batch and view); attention
+hop for all streams (:class:`NeighbourOperator`, built once per batch and view; in
+inference the edge view's is a gather + ordered scatter-add, the same sums, and the hops
+reuse two buffers); attention
 runs on zero-padded ``(G, L, H)`` layouts with a mask (``scaled_dot_product_attention``),
 one per group of molecules of similar length (:func:`attention_groups`: a few groups per
 batch, never one per molecule), so one large molecule does not make the whole batch pay
@@ -148,6 +150,7 @@ class NeighbourOperator:
     """
 
     def __init__(self, view, edge_index, n_atoms, n_streams):
+        self.view = view
         self.n_rows = int(n_atoms) if view == "node" else int(edge_index.shape[1])
         self.n_streams = int(n_streams)
         self.rows, self.cols = _neighbour_pairs(view, edge_index, n_atoms)
@@ -177,26 +180,33 @@ class NeighbourOperator:
             self._cache[key] = mat
         return self._cache[key]
 
-    def _apply(self, values, n_blocks):
+    def _apply(self, values, n_blocks, out=None):
         if self.n_rows == 0 or self.rows.shape[0] == 0:
-            return torch.zeros_like(values)
+            return torch.zeros_like(values) if out is None else out.zero_()
         grad = torch.is_grad_enabled() and values.requires_grad
+        if not grad and n_blocks > 1 and self.view == "edge" and values.device.type == "cpu":
+            # The edge view's block-diagonal CSR product is slow on CPU (several times the
+            # gather + ordered scatter-add below, which sums each row's terms in the same
+            # order: the same values, bit for bit).
+            out = values.new_zeros(values.shape) if out is None else out.zero_()
+            return out.index_add_(1, self.rows, values.index_select(1, self.cols))
         flat = values.reshape(n_blocks * self.n_rows, values.shape[-1])
         mat = self._matrix(n_blocks, grad, values.dtype)
         if grad:
             return torch.sparse.mm(mat, flat).view(values.shape)
         # into a new buffer (beta=0: its contents are ignored); several times faster on
         # CPU than ``mat @ flat``
-        out = flat.new_empty(flat.shape)
+        out = flat.new_empty(flat.shape) if out is None else out.view(flat.shape)
         return torch.addmm(out, mat, flat, beta=0, out=out).view(values.shape)
 
     def single(self, values):
         """``agg`` of one (M, H) matrix."""
         return self._apply(values, 1)
 
-    def streams(self, values):
-        """``agg`` of each of the ``S`` streams of an (S, M, H) tensor."""
-        return self._apply(values, values.shape[0])
+    def streams(self, values, out=None):
+        """``agg`` of each of the ``S`` streams of an (S, M, H) tensor (written into
+        ``out``, a contiguous tensor of the same shape, when given; not with gradients)."""
+        return self._apply(values, values.shape[0], out)
 
 
 class DyMPN(nn.Module):
@@ -240,14 +250,25 @@ class DyMPN(nn.Module):
         if operator is None:
             operator = NeighbourOperator(self.view, edge_index, n_atoms, n_streams)
         base = x.unsqueeze(0) + self.bias  # (S, M, H): x + b_s, shared by every hop
-        inplace = not torch.is_grad_enabled()
+        if not torch.is_grad_enabled():
+            # Inference: two (S, M, H) buffers for every hop (fewer fresh allocations,
+            # whose page faults cost as much as the arithmetic on CPU); the same values.
+            agg_buf, m = torch.empty_like(base), torch.empty_like(base)
+            for hop in range(int(hops)):
+                if hop == 0:  # m^0 = x in every stream: aggregate it once
+                    agg = operator.single(x).unsqueeze(0).expand(n_streams, -1, -1)
+                else:
+                    agg = operator.streams(m, out=agg_buf)
+                torch.baddbmm(base, agg, self.weight, out=m)
+                m = self.dropout(F.relu_(m))
+            return m
         m = None
         for hop in range(int(hops)):
             if hop == 0:  # m^0 = x in every stream: aggregate it once
                 agg = operator.single(x).unsqueeze(0).expand(n_streams, -1, -1)
             else:
                 agg = operator.streams(m)
-            m = self.dropout(F.relu(torch.baddbmm(base, agg, self.weight), inplace=inplace))
+            m = self.dropout(F.relu(torch.baddbmm(base, agg, self.weight)))
         return m
 
 

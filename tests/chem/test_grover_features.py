@@ -130,3 +130,84 @@ def test_ring_size_flags_match_rdkit_per_atom_queries():
         atoms = list(mol.GetAtoms())
         want = [[a.IsInRingSize(k) for k in range(3, 9)] for a in atoms]
         np.testing.assert_array_equal(block.flags(mol, atoms), np.array(want, float))
+
+
+# -- the fast path of the default feature sets is bit for bit the generic one ----------------
+#: SMILES that exercise each shortcut of ``grover_mols_to_graphs``: chirality (``@``), bond
+#: stereo (``/``), isotopes (``[13C]``, ``[2H]``: mass from ``GetMass``), a dative bond
+#: (``->``: its double value is a single bond's), a quadruple bond, kept hydrogen atoms,
+#: charges, salts, dummy atoms, heavy and rare elements, one-atom molecules, and SMILES
+#: that are not canonical (re-read in canonical order).
+_EDGE_CASES = [
+    "C[C@H](N)C(=O)O", "N[C@@H](C)C(=O)O", "F/C=C/F", "F/C=C\\Cl", "C/C=C/C=C/C",
+    "[13CH4]", "[2H]C([2H])Cl", "[H][H]", "[2H]O[2H]", "N->[Cu+2]", "[Fe]<-N", "C$C",
+    "[Na+].[Cl-]", "[CH3][CH2][OH]", "OCC", "C1CC1C2CCCC2", "*C", "[1*]CC",
+    "C[S@@](=O)c1ccccc1", "CC=C=CC", "[U]", "[Og]", "C[N+](C)(C)C", "[O-][n+]1ccccc1",
+    "C1=CC=CC=C1", "c1ccc2ccccc2c1", "C1CCCCCCC1", "C12C3C4C1C5C2C3C45", "O=[N+]([O-])c1ccccc1",
+    "[nH]1cccc1", "OC(=O)CC(O)(CC(=O)O)C(=O)O", "CCN(CC)CC.Cl", "[Se]", "B(O)O", "[SiH4]",
+    "C[C@@H]1CC[C@H](C)CC1", "CC(C)(C)c1ccc(O)cc1", "[O-]S(=O)(=O)[O-].[Mg+2]",
+]
+
+
+def _assert_same_graphs(got, want):
+    assert len(got) == len(want)
+    for i, (a, b) in enumerate(zip(got, want)):
+        assert (a is None) == (b is None), i
+        if a is None:
+            continue
+        for field in a._fields:
+            x, y = getattr(a, field), getattr(b, field)
+            assert x.dtype == y.dtype and x.shape == y.shape, (i, field)
+            assert x.tobytes() == y.tobytes(), (i, field, np.argwhere(x != y)[:3])
+
+
+def _fast_and_generic(smiles, *, as_mols=False):
+    from sklearn_papers.chem import check_molecules
+    from sklearn_papers.chem.featurizers import mols_to_graphs
+    from sklearn_papers.chem.featurizers._grover_features import grover_mols_to_graphs
+
+    mols, valid = check_molecules(smiles, errors="nan")
+    given = None if as_mols else [s if v else None for s, v in zip(smiles, valid)]
+    fast = grover_mols_to_graphs(mols, smiles=given)
+    generic = mols_to_graphs(mols, grover_atom_features(), grover_bond_features(),
+                             smiles=given)
+    return fast, generic
+
+
+@pytest.mark.parametrize("as_mols", [False, True])
+def test_fast_path_is_bitwise_the_generic_feature_sets_on_edge_cases(as_mols):
+    fast, generic = _fast_and_generic(_EDGE_CASES + ["not a smiles"], as_mols=as_mols)
+    assert fast[-1] is None and generic[-1] is None  # invalid entries stay None
+    _assert_same_graphs(fast, generic)
+    # the shortcuts were taken and still hit the cases they must read from RDKit
+    names = list(grover_atom_features().feature_names)
+    tags = fast[0].atom_features[:, names.index("chiral_tag=0"):names.index("chiral_tag=0") + 4]
+    assert tags[:, 1:3].sum() == 1  # one tetrahedral centre
+    mass = fast[_EDGE_CASES.index("[13CH4]")].atom_features[0, names.index("mass/100")]
+    assert mass == np.float32(Chem.MolFromSmiles("[13CH4]").GetAtomWithIdx(0).GetMass() * 0.01)
+    assert mass != np.float32(Chem.Atom(6).GetMass() * 0.01)  # not the element's weight
+    stereo = fast[_EDGE_CASES.index("F/C=C/F")].bond_features[:, 7:]
+    assert stereo[:, 0].sum() < stereo.shape[0]  # the double bond is not STEREONONE
+
+
+@pytest.mark.parametrize("loader", ["load_delaney", "load_freesolv", "load_bbbp",
+                                    "load_tox21", "load_moses_smiles"])
+def test_fast_path_is_bitwise_the_generic_feature_sets_on_bundled_data(loader):
+    import sklearn_papers.datasets as datasets
+
+    kwargs = {"n_samples": 3000} if loader == "load_moses_smiles" else {}
+    X = np.asarray(getattr(datasets, loader)(return_X_y=True, **kwargs)[0], dtype=object)
+    sample = list(X[np.random.default_rng(0).choice(len(X), 150, replace=False)])
+    _assert_same_graphs(*_fast_and_generic(sample))
+
+
+def test_grover_graphs_labels_unchanged_by_the_fast_path():
+    from sklearn_papers.chem.featurizers._grover_features import grover_graphs
+
+    mols = [Chem.MolFromSmiles(s) for s in _EDGE_CASES]
+    fast = grover_graphs(mols, smiles=_EDGE_CASES)
+    generic = grover_graphs(mols, grover_atom_features(), grover_bond_features(),
+                            smiles=_EDGE_CASES)
+    _assert_same_graphs([f[0] for f in fast], [g[0] for g in generic])
+    for f, g in zip(fast, generic):
+        assert f[1] == g[1] and f[2] == g[2] and np.array_equal(f[3], g[3])

@@ -83,6 +83,13 @@ def standardize_mol(mol, smiles=None):
         A new molecule, or ``mol`` itself when ``smiles`` was canonical; the input is not
         modified.
     """
+    return _standardize(mol, smiles)[0]
+
+
+def _standardize(mol, smiles=None):
+    """:func:`standardize_mol`, and the SMILES the returned molecule was read from by
+    ``Chem.MolFromSmiles`` (default arguments), or None when it was not (RDKit corner
+    cases: the input itself, hydrogens removed). ``(mol, source)``."""
     from rdkit import Chem, rdBase
 
     with rdBase.BlockLogs():
@@ -91,16 +98,19 @@ def standardize_mol(mol, smiles=None):
             # hydrogens would copy it unchanged.
             canonical_smiles = Chem.MolToSmiles(mol)
             if canonical_smiles == smiles:
-                return mol
+                return mol, smiles
             canonical, no_h = Chem.MolFromSmiles(canonical_smiles), mol
         else:
             try:
                 no_h = Chem.RemoveHs(mol)
             except Exception:  # noqa: BLE001 - unsanitizable input: keep it as given
                 no_h = Chem.Mol(mol)
-            canonical = Chem.MolFromSmiles(Chem.MolToSmiles(no_h))
+            canonical_smiles = Chem.MolToSmiles(no_h)
+            canonical = Chem.MolFromSmiles(canonical_smiles)
     # A canonical SMILES that does not re-parse is an RDKit corner case; keep the graph.
-    return canonical if canonical is not None and canonical.GetNumAtoms() else no_h
+    if canonical is not None and canonical.GetNumAtoms():
+        return canonical, canonical_smiles
+    return no_h, None
 
 
 def mol_to_graph(mol, atom_features=None, bond_features=None, *, standardize=True,
@@ -188,12 +198,19 @@ def _chunk_graphs(mols, atom_features, bond_features):
     atoms, n_atoms = molecule_items(mols, "atoms")
     bonds, n_bonds = molecule_items(mols, "bonds")
     x = atom_features.rows(atoms, mols)
-    e = np.repeat(bond_features.rows(bonds, mols), 2, axis=0)  # one row per direction
     begin = np.fromiter(map(methodcaller("GetBeginAtomIdx"), bonds), dtype=np.int64,
                         count=len(bonds))
     end = np.fromiter(map(methodcaller("GetEndAtomIdx"), bonds), dtype=np.int64,
                       count=len(bonds))
-    edges = np.empty((2, 2 * len(bonds)), dtype=np.int64)  # 2k: u -> v, 2k + 1: v -> u
+    return _split_graphs(x, bond_features.rows(bonds, mols), begin, end, n_atoms, n_bonds)
+
+
+def _split_graphs(x, bond_rows, begin, end, n_atoms, n_bonds):
+    """MolGraphs of a chunk of molecules from its concatenated arrays: ``x`` the atom
+    rows, ``bond_rows`` one row per bond, ``begin`` / ``end`` the (per-molecule) atom
+    indices of each bond, ``n_atoms`` / ``n_bonds`` per molecule."""
+    e = np.repeat(bond_rows, 2, axis=0)  # one row per direction
+    edges = np.empty((2, 2 * len(begin)), dtype=np.int64)  # 2k: u -> v, 2k + 1: v -> u
     edges[0, 0::2], edges[1, 0::2] = begin, end
     edges[0, 1::2], edges[1, 1::2] = end, begin
     atom_start = np.concatenate([[0], np.cumsum(n_atoms)])
@@ -202,7 +219,7 @@ def _chunk_graphs(mols, atom_features, bond_features):
     shift = np.repeat(atom_start[:-1], 2 * n_bonds)
     degree = np.bincount(edges[1] + shift, minlength=int(atom_start[-1])).astype(np.int64)
     graphs = []
-    for k in range(len(mols)):
+    for k in range(len(n_atoms)):
         a0, a1, e0, e1 = atom_start[k], atom_start[k + 1], edge_start[k], edge_start[k + 1]
         graphs.append(MolGraph(x[a0:a1], e[e0:e1], np.ascontiguousarray(edges[:, e0:e1]),
                                degree[a0:a1]))

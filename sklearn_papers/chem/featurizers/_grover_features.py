@@ -19,6 +19,7 @@ Nothing here imports torch.
 """
 
 from collections import Counter
+from itertools import repeat
 from operator import methodcaller
 
 import numpy as np
@@ -37,6 +38,7 @@ __all__ = [
     "grover_bond_features",
     "grover_graph",
     "grover_graphs",
+    "grover_mols_to_graphs",
     "motif_labels",
 ]
 
@@ -229,6 +231,10 @@ _stereo = methodcaller("GetStereo")  # an int enum, as _chiral_tag
 
 def _hybridization(atom):
     return str(atom.GetHybridization())
+
+
+_hybridization_enum = methodcaller("GetHybridization")
+_bond_double = methodcaller("GetBondTypeAsDouble")
 
 
 def _mass(atom):
@@ -430,16 +436,252 @@ def grover_graphs(mols, atom_features=None, bond_features=None, *, smiles=None):
     results : list of tuple
         ``(graph, atom_labels, bond_labels, motifs)`` per molecule, as :func:`grover_graph`.
     """
-    from sklearn_papers.chem.featurizers._graph import mols_to_graphs, standardize_mol
+    from sklearn_papers.chem.featurizers._graph import _standardize, mols_to_graphs
 
-    atom_features = grover_atom_features() if atom_features is None else atom_features
-    bond_features = grover_bond_features() if bond_features is None else bond_features
     smiles = [None] * len(mols) if smiles is None else smiles
-    mols = [standardize_mol(m, s) for m, s in zip(mols, smiles)]
-    graphs = mols_to_graphs(mols, atom_features, bond_features, standardize=False)
+    standard = [_standardize(m, s) for m, s in zip(mols, smiles)]
+    mols = [m for m, _ in standard]
+    if atom_features is None and bond_features is None:
+        graphs = []
+        for start in range(0, len(mols), _CHUNK):
+            graphs += _grover_chunk(mols[start:start + _CHUNK],
+                                    [s for _, s in standard[start:start + _CHUNK]])
+    else:
+        atom_features = grover_atom_features() if atom_features is None else atom_features
+        bond_features = grover_bond_features() if bond_features is None else bond_features
+        graphs = mols_to_graphs(mols, atom_features, bond_features, standardize=False)
     return [(graph, [atom_context_label(a) for a in mol.GetAtoms()],
              [bond_context_label(b) for b in mol.GetBonds()], motif_labels(mol))
             for graph, mol in zip(graphs, mols)]
+
+
+# -- fast path of the default feature sets ----------------------------------------------------
+#: Molecules featurized together by :func:`grover_mols_to_graphs`.
+_CHUNK = 512
+
+
+def grover_mols_to_graphs(mols, smiles=None):
+    """``mols_to_graphs(mols, grover_atom_features(), grover_bond_features(),
+    smiles=smiles)``, computed with fewer RDKit calls: the same arrays, bit for bit.
+
+    The generic path calls one RDKit getter per atom (bond) and feature block; here
+
+    * total degree is read as heavy-atom degree (from the edge index) plus total
+      hydrogens (RDKit's own definition of ``Atom.GetTotalDegree``);
+    * atomic mass is a per-element table (``PeriodicTable.GetAtomicWeight``, what
+      ``Atom.GetMass`` returns for an atom without an isotope) unless the SMILES the
+      molecule was read from names an isotope (``[13C]``);
+    * chiral tags and bond stereo are read only for molecules whose SMILES has ``@``
+      (``/``, ``\\``): without them the parser sets none, so every tag is 0;
+    * bond types come from ``Bond.GetBondTypeAsDouble`` (1, 2, 3, 1.5) unless the SMILES
+      has a dative bond (``->``), which shares the value of a single bond;
+    * enumerations are looked up as integers (no string conversion per atom), the
+      SMARTS flags and ring sizes are written once per chunk of molecules.
+
+    Molecules not read from a known SMILES (RDKit corner cases of
+    :func:`~sklearn_papers.chem.featurizers.standardize_mol`) take the per-atom calls for
+    all of these.
+
+    Parameters
+    ----------
+    mols : list of rdkit.Chem.Mol or None
+        As returned by :func:`sklearn_papers.chem.check_molecules`.
+    smiles : list of (str or None), default=None
+        The SMILES each molecule was read from by ``Chem.MolFromSmiles`` (None for a
+        molecule given as a ``Mol``).
+
+    Returns
+    -------
+    graphs : list of MolGraph or None
+        None where ``mols`` has None.
+    """
+    from sklearn_papers.chem.featurizers._graph import _standardize
+
+    mols = list(mols)
+    if smiles is not None and len(smiles) != len(mols):
+        raise ValueError(f"Got {len(smiles)} SMILES for {len(mols)} molecules.")
+    where = [i for i, mol in enumerate(mols) if mol is not None]
+    graphs = [None] * len(mols)
+    for start in range(0, len(where), _CHUNK):
+        part = where[start:start + _CHUNK]
+        standard = [_standardize(mols[i], None if smiles is None else smiles[i])
+                    for i in part]
+        for i, graph in zip(part, _grover_chunk([m for m, _ in standard],
+                                                [s for _, s in standard])):
+            graphs[i] = graph
+    return graphs
+
+
+class _Tables:
+    """Lookups of the fast path, built once per process from the default feature sets
+    (so the column layout cannot drift from :func:`grover_atom_features`)."""
+
+    def __init__(self):
+        from rdkit import Chem
+
+        atoms, bonds = grover_atom_features(), grover_bond_features()
+        self.n_atom, self.n_bond = atoms.n_features, bonds.n_features
+        offsets, off = {}, 0
+        for block in atoms.blocks:
+            offsets[getattr(block, "name", type(block).__name__)] = (off, block)
+            off += block.n_features
+        self.atom = offsets
+        offsets, off = {}, 0
+        for block in bonds.blocks:
+            offsets[block.name] = (off, block)
+            off += block.n_features
+        self.bond = offsets
+        self.smarts = [b for b in atoms.blocks if isinstance(b, SmartsFlag)]
+        self.rings = next(b for b in atoms.blocks if isinstance(b, RingSizeFlags))
+        self.implicit_valence = _implicit_valence_getter()
+        table = Chem.GetPeriodicTable()
+        self.weight = np.array([table.GetAtomicWeight(z) for z in range(119)])
+        names = Chem.HybridizationType.names
+        _, hyb = self.atom["hybridization"]
+        self.hybridization = {int(names[c]): i for i, c in enumerate(hyb.choices)}
+        _, btype = self.bond["bond_type"]
+        doubles = {"SINGLE": 1.0, "DOUBLE": 2.0, "TRIPLE": 3.0, "AROMATIC": 1.5}
+        self.bond_double = {doubles[c]: i for i, c in enumerate(btype.choices)}
+        for name in ("atomic_num", "total_degree", "formal_charge", "chiral_tag",
+                     "total_hs", "implicit_valence"):
+            choices = self.atom[name][1].choices
+            assert choices == tuple(range(choices[0], choices[0] + len(choices))), name
+        choices = self.bond["stereo"][1].choices
+        assert choices == tuple(range(len(choices)))
+
+
+_TABLES = None
+
+
+def _tables():
+    global _TABLES
+    if _TABLES is None:
+        _TABLES = _Tables()
+    return _TABLES
+
+
+def _slots(values, block):
+    """One-hot slot of integer values for an integer-choice :class:`OneHot` block whose
+    choices are consecutive (its ``_index`` lookup, vectorised); -1 for no slot."""
+    low, n = block.choices[0], len(block.choices)
+    fallback = {"extra": n, "last": n - 1, "ignore": -1}[block.unknown]
+    slot = values - low
+    return np.where((slot >= 0) & (slot < n), slot, fallback)
+
+
+def _calls(items, getter, where, dtype=np.int64, fill=0):
+    """``getter`` of the items at the positions ``where`` (bool mask), ``fill`` elsewhere."""
+    out = np.full(len(items), fill, dtype=dtype)
+    index = np.flatnonzero(where)
+    if len(index):
+        out[index] = np.fromiter(map(getter, [items[i] for i in index]), dtype=dtype,
+                                 count=len(index))
+    return out
+
+
+_ISOTOPE = None
+
+
+def _grover_chunk(mols, sources):
+    """GROVER MolGraphs of standardized molecules (``sources``: the SMILES each was read
+    from, or None), bit for bit those of the generic feature sets."""
+    import re
+
+    from sklearn_papers.chem.featurizers._features import molecule_items
+    from sklearn_papers.chem.featurizers._graph import _split_graphs
+
+    global _ISOTOPE
+    if _ISOTOPE is None:
+        _ISOTOPE = re.compile(r"\[\d")
+    tab = _tables()
+    atoms, n_atoms = molecule_items(mols, "atoms")
+    bonds, n_bonds = molecule_items(mols, "bonds")
+    n, m = len(atoms), len(bonds)
+    unknown = [s is None for s in sources]
+    # per-molecule: what the SMILES says the molecule cannot have
+    chiral = np.repeat([u or "@" in s for u, s in zip(unknown, sources)], n_atoms)
+    isotope = np.repeat([u or _ISOTOPE.search(s) is not None
+                         for u, s in zip(unknown, sources)], n_atoms)
+    stereo = np.repeat([u or "/" in s or "\\" in s or "@" in s
+                        for u, s in zip(unknown, sources)], n_bonds)
+    dative = np.repeat([u or "<" in s or ">" in s for u, s in zip(unknown, sources)],
+                       n_bonds)
+
+    begin = np.fromiter(map(methodcaller("GetBeginAtomIdx"), bonds), dtype=np.int64, count=m)
+    end = np.fromiter(map(methodcaller("GetEndAtomIdx"), bonds), dtype=np.int64, count=m)
+    atom_start = np.concatenate([[0], np.cumsum(n_atoms)])
+    shift = np.repeat(atom_start[:-1], n_bonds)
+    heavy_degree = np.bincount(np.concatenate([begin + shift, end + shift]), minlength=n)
+
+    z = np.fromiter(map(_atomic_num, atoms), dtype=np.int64, count=n)
+    hs = np.fromiter(map(_total_hs, atoms), dtype=np.int64, count=n)
+    charge = np.fromiter(map(_formal_charge, atoms), dtype=np.int64, count=n)
+    hyb = np.fromiter(map(tab.hybridization.get, map(_hybridization_enum, atoms),
+                          repeat(-2)), dtype=np.int64, count=n)
+    aromatic = np.fromiter(map(_aromatic, atoms), dtype=bool, count=n)
+    valence = np.fromiter(map(tab.implicit_valence, atoms), dtype=np.int64, count=n)
+    tags = _calls(atoms, _chiral_tag, chiral)
+    known_z = (z >= 0) & (z < len(tab.weight))
+    mass = _calls(atoms, _mass, isotope | ~known_z, dtype=np.float64)
+    plain = ~isotope & known_z
+    mass[plain] = tab.weight[z[plain]] * 0.01
+
+    x = np.zeros((n, tab.n_atom), dtype=np.float32)
+    rows = np.arange(n)
+    for name, values in (("atomic_num", z), ("total_degree", heavy_degree + hs),
+                         ("formal_charge", charge), ("chiral_tag", tags),
+                         ("total_hs", hs), ("implicit_valence", valence)):
+        off, block = tab.atom[name]
+        slot = _slots(values, block)
+        hit = slot >= 0
+        x[rows[hit], off + slot[hit]] = 1.0
+    off, block = tab.atom["hybridization"]
+    x[rows, off + np.where(hyb == -2, len(block.choices), hyb)] = 1.0
+    x[:, tab.atom["aromatic"][0]] = aromatic
+    x[:, tab.atom["mass/100"][0]] = mass
+    params = _match_params()
+    for block in tab.smarts:
+        if block._pattern is None:
+            from rdkit import Chem
+
+            block._pattern = Chem.MolFromSmarts(block.smarts)
+        off = tab.atom[block.name][0]
+        matched = [start + i for mol, start in zip(mols, atom_start[:-1].tolist())
+                   for match in mol.GetSubstructMatches(block._pattern, params)
+                   for i in match]
+        x[matched, off] = 1.0
+    off = tab.atom["RingSizeFlags"][0]
+    column = {k: j for j, k in enumerate(tab.rings.sizes)}
+    ring_rows, ring_cols = [], []
+    for mol, start in zip(mols, atom_start[:-1].tolist()):
+        for ring in mol.GetRingInfo().AtomRings():
+            j = column.get(len(ring))
+            if j is not None:
+                ring_rows.extend([start + i for i in ring])
+                ring_cols.extend([j] * len(ring))
+    x[ring_rows, [off + j for j in ring_cols]] = 1.0
+
+    e = np.zeros((m, tab.n_bond), dtype=np.float32)
+    brows = np.arange(m)
+    off, block = tab.bond["bond_type"]
+    btype = np.full(m, -1, dtype=np.int64)
+    fast = np.flatnonzero(~dative)
+    if len(fast):
+        btype[fast] = np.fromiter(
+            map(tab.bond_double.get, map(_bond_double, [bonds[i] for i in fast]), repeat(-1)),
+            dtype=np.int64, count=len(fast))
+    slow = np.flatnonzero(dative)
+    if len(slow):
+        btype[slow] = block.columns([bonds[i] for i in slow])
+    hit = btype >= 0
+    e[brows[hit], off + btype[hit]] = 1.0
+    e[:, tab.bond["conjugated"][0]] = np.fromiter(map(_conjugated, bonds), dtype=bool, count=m)
+    e[:, tab.bond["in_ring"][0]] = np.fromiter(map(_in_ring, bonds), dtype=bool, count=m)
+    off, block = tab.bond["stereo"]
+    slot = _slots(_calls(bonds, _stereo, stereo), block)
+    hit = slot >= 0
+    e[brows[hit], off + slot[hit]] = 1.0
+    return _split_graphs(x, e, begin, end, n_atoms, n_bonds)
 
 
 class ContextVocab:
