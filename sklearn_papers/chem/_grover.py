@@ -32,7 +32,7 @@ __all__ = ["GroverClassifier", "GroverFeaturizer", "GroverRegressor", "load_grov
 FORMAT_NAME = "sklearn_papers.grover"
 FORMAT_VERSION = 1
 #: Checkpoints shipped inside the package (``sklearn_papers/chem/_pretrained/<name>/``).
-PRETRAINED = ("moses-small",)
+PRETRAINED = ("moses-small", "moses-176k")
 _ARCH = ("hidden_size", "n_layers", "n_heads", "depth")
 #: ``grover_finetune_loss`` task of each loss name of ``_graph_estimator``.
 _FINETUNE_TASKS = {MSE_LOSS: "regression", BCE_LOSS: "binary", CROSS_ENTROPY_LOSS: "multiclass"}
@@ -102,7 +102,7 @@ def load_grover_checkpoint(pretrained, *, heads=True):
     Parameters
     ----------
     pretrained : str or os.PathLike
-        A shipped checkpoint name (``"moses-small"``) or a folder.
+        A shipped checkpoint name (``"moses-small"`` or ``"moses-176k"``) or a folder.
     heads : bool, default=True
         Also check the pretraining heads against the vocabularies. The fine-tuning
         estimators only load the encoder and pass False.
@@ -396,8 +396,13 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
     lr : float, default=1e-3
         Adam learning rate.
     pretrained : str, path or None, default="moses-small"
-        ``"moses-small"``: the checkpoint shipped with the package (pretrained on 15,000
-        MOSES molecules, see :doc:`/papers/rong_grover`). A folder written by :meth:`save`.
+        ``"moses-small"``: the default checkpoint shipped with the package (hidden size
+        64, pretrained on 15,000 MOSES molecules, see :doc:`/papers/rong_grover`).
+        ``"moses-176k"``: the bigger shipped checkpoint (hidden size 144, two blocks per
+        view, one epoch over all 176,074 bundled MOSES molecules; 288-dimensional
+        embeddings that beat ECFP4 under scaffold cross-validation on ESOL, FreeSolv,
+        BBBP and Tox21, at about 2.5 times the featurization time). A folder written by
+        :meth:`save`.
         None: a new model with the architecture parameters above, pretrained from scratch
         on ``X`` for ``max_epochs`` epochs.
     device : str, default="cpu"
