@@ -29,7 +29,8 @@ rng = np.random.default_rng(0)
 order = rng.permutation(len(X))
 train, test = order[:900], order[900:]
 reg = MPNNRegressor(hidden_size=32, n_steps=3, set2set_steps=3, edge_hidden_size=32,
-                    max_epochs=25, batch_size=32, lr=5e-3, random_state=0)
+                    max_epochs=25, batch_size=32, lr=5e-3, message="edge_network",
+                    readout="set2set", lr_schedule="constant", random_state=0)
 reg.fit(X[train], y[train])
 pred = reg.predict(X[test])
 rmse = np.sqrt(np.mean((pred - y[test]) ** 2))

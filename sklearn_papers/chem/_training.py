@@ -34,15 +34,15 @@ TRAINING_CONSTRAINTS = {
 WARMUP_EPOCHS = 2
 
 _PARAMS_DOC = """\
-    early_stopping : bool, default=False
+    early_stopping : bool, default={early_stopping}
         Hold out a random ``validation_fraction`` of the training molecules (seeded by
         ``random_state``), stop when their loss has not improved for
         ``n_iter_no_change`` epochs, and restore the weights of the best epoch (as
         scikit-learn's ``MLPRegressor``).
     validation_fraction : float, default=0.1
         Share of the training molecules held out with ``early_stopping`` (at least one).
-    n_iter_no_change : int, default=10
-        Epochs without improvement of the validation loss before stopping.
+    n_iter_no_change : int, default={n_iter_no_change}
+        Epochs without improvement of the validation loss before stopping.{patience_note}
     lr_schedule : {{"constant", "warmup_decay"}}, default="{default}"
         ``"warmup_decay"``: per batch, the learning rate rises linearly from ``lr / 10``
         to ``lr`` over the first two epochs, then decays exponentially to ``lr / 10`` at
@@ -51,9 +51,13 @@ _PARAMS_DOC = """\
 """
 
 
-def training_params_doc(lr_schedule):
-    """numpydoc of the four training parameters, with the default ``lr_schedule``."""
-    return _PARAMS_DOC.format(default=lr_schedule)
+def training_params_doc(lr_schedule, early_stopping=False, n_iter_no_change=10,
+                        patience_note=""):
+    """numpydoc of the four training parameters, with the estimator's defaults
+    (``patience_note``: text appended to the description of ``n_iter_no_change``)."""
+    return _PARAMS_DOC.format(default=lr_schedule, early_stopping=early_stopping,
+                              n_iter_no_change=n_iter_no_change,
+                              patience_note=patience_note)
 
 
 class WarmupDecay:

@@ -12,7 +12,11 @@ from sklearn.model_selection import GridSearchCV
 from sklearn_papers.chem import MPNN, MPNNClassifier, MPNNRegressor
 from sklearn_papers.chem._mpnn import _featurize, mpnn_atom_features
 
-SMALL = dict(hidden_size=8, n_steps=2, set2set_steps=2, edge_hidden_size=8, batch_size=4)
+# the paper's model (edge network, GRU, set2set) trained as before issue 20 (constant lr,
+# every molecule), small; the defaults are chemprop's shape and training
+SMALL = dict(hidden_size=8, n_steps=2, set2set_steps=2, edge_hidden_size=8, batch_size=4,
+             message="edge_network", readout="set2set", lr_schedule="constant",
+             early_stopping=False)
 MOLS = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "C1CCCCC1",
         "OC(=O)c1ccccc1", "CCOC(=O)C", "Clc1ccccc1", "C", "O"]
 Y = np.array([len(s) for s in MOLS], dtype=float)
@@ -30,6 +34,18 @@ def _one_torch_thread():
 @pytest.fixture(scope="module")
 def fitted_regressor():
     return MPNNRegressor(**SMALL, max_epochs=3, random_state=0).fit(MOLS, Y)
+
+
+def test_default_network_is_directed_with_mean_readout():
+    # the defaults (chemprop's D-MPNN shape, issue 20): directed messages, mean readout
+    reg = MPNNRegressor(hidden_size=8, max_epochs=3, batch_size=4, random_state=0)
+    reg.fit(MOLS, Y)
+    assert reg.module_.encoder.directed is not None
+    assert reg.module_.encoder.out_features == 8 and reg.n_iter_ == 3
+    assert np.isfinite(reg.predict(MOLS)).all()
+    # warm-up then decay ends at a tenth of the peak learning rate
+    assert reg.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(reg.lr / 10)
+    assert MPNN(hidden_size=8, random_state=0).fit(MOLS).transform(MOLS).shape == (12, 8)
 
 
 def test_regressor_quick(fitted_regressor):
@@ -96,7 +112,7 @@ def test_transformer_random_and_trained():
     assert rand.n_iter_ == 0 and rand.net_ is None
     names = rand.get_feature_names_out()
     assert list(names) == [f"mpnn{i}" for i in range(16)]
-    trained = MPNN(**SMALL, readout="sum", max_epochs=2, random_state=0).fit(MOLS, Y)
+    trained = MPNN(**{**SMALL, "readout": "sum"}, max_epochs=2, random_state=0).fit(MOLS, Y)
     assert trained.transform(MOLS).shape == (12, 8) and trained.n_iter_ == 2
     df = clone(trained).set_output(transform="pandas").fit(MOLS, Y).transform(MOLS[:3])
     assert list(df.columns) == [f"mpnn{i}" for i in range(8)]
@@ -185,8 +201,11 @@ def test_grid_search_over_n_steps_b16():
 def test_regressor_overfit():
     # Memorise 12 molecules: training MSE in standardised units far below 1 (predicting
     # the mean gives exactly 1).
+    # (the paper's model, on every molecule: no held-out part to restore a best epoch on)
     reg = MPNNRegressor(hidden_size=16, n_steps=3, set2set_steps=3, edge_hidden_size=16,
-                        batch_size=12, lr=1e-2, max_epochs=150, random_state=0).fit(MOLS, Y)
+                        batch_size=12, lr=1e-2, max_epochs=150, message="edge_network",
+                        readout="set2set", lr_schedule="constant", early_stopping=False,
+                        random_state=0).fit(MOLS, Y)
     mse = np.mean((reg.predict(MOLS) - Y) ** 2) / Y.var()
     assert mse < 0.05, mse
     assert reg.loss_curve_[-1] < 0.1 * reg.loss_curve_[0]

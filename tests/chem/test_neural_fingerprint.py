@@ -239,7 +239,8 @@ def test_feature_names_and_pandas_output():
 
 def test_grid_search_over_radius_in_pipeline(delaney):
     X, y = delaney[0][:40], delaney[1][:40]
-    pipe = make_pipeline(NeuralFingerprint(fp_length=32, random_state=0), Ridge())
+    pipe = make_pipeline(NeuralFingerprint(fp_length=32, max_epochs=30, random_state=0),
+                         Ridge())
     search = GridSearchCV(pipe, {"neuralfingerprint__radius": [1, 2]}, cv=2).fit(X, y)
     assert search.best_params_["neuralfingerprint__radius"] in (1, 2)
     assert np.isfinite(search.predict(X[:3])).all()
