@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.datasets import load_digits
 
 from sklearn_papers.reproduce import continual, get_experiments
+from sklearn_papers.reproduce._digits import load_split
 from sklearn_papers.reproduce._registry import RunContext
 
 TINY = dict(seeds=1, n_jobs=1, max_epochs=1, generator_steps=2, gan_steps=2, pnn_epochs=1,
@@ -32,11 +34,48 @@ def test_paired_interval_is_the_paired_t_interval():
 
 def test_tiny_run_writes_verdicts_and_plots(tmp_path, monkeypatch):
     monkeypatch.setattr(continual, "_config", lambda quick: TINY)
+    monkeypatch.setattr(continual, "_followup_config",
+                        lambda quick: dict(replay_seeds=1, curve_seeds=2))
     section = continual.run(RunContext(quick=True, out_dir=tmp_path, verbose=0))
     for claim in ["Fine-tuning forgets", "Joint training", "closes >= 0.75",
                   "Prior-focused alone", "bit-identical", "per-task heads forgets",
-                  "Progressive minus fresh column", "95 % CI"]:
+                  "Progressive minus fresh column", "95 % CI",
+                  "Forward transfer against the labels budget:", "labels per class",
+                  "why GAN replay closes less of the gap", "Explanation:", "coverage"]:
         assert claim in section.markdown, claim
     assert "1/1 runs: **holds**" in section.markdown  # frozen columns, whatever the budget
+    assert "the table's runs' in 2/2)" in section.markdown  # probed runs repeat the table's
+    assert "No replay of replay" in section.markdown  # generators are frozen once trained
     assert all(p.exists() and p.stat().st_size > 0 for p in section.figures)
     assert section.shortened
+
+
+def test_sample_quality_of_real_rows_and_of_far_rows():
+    X, y = load_digits(return_X_y=True)
+    train, test = X[y == 3][:120], X[y == 3][120:]
+    same = continual.sample_quality(train, train, test)
+    assert same["spread"] == pytest.approx(1.0)
+    assert same["coverage"] == 1.0 and same["precision"] == 1.0
+    assert same["distance"] == 0.0
+    far = continual.sample_quality(train + 100.0, train, test)
+    assert far["coverage"] == 0.0 and far["precision"] == 0.0 and far["distance"] > 1
+    mean_row = continual.sample_quality(np.repeat(train.mean(0, keepdims=True), 50, 0),
+                                        train, test)
+    assert mean_row["spread"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_transfer_curve_takes_the_first_rows_of_forward_transfers_draws():
+    data = load_split(0)
+    one = continual.forward_transfer(*data, seed=3, cfg=TINY)
+    curve = continual.transfer_curve(*data, seed=3, cfg=TINY, sizes=(1, 10))
+    assert curve[10] == one  # same 0-4 networks, same 10 rows per class
+    assert set(curve[1]) == set(one)
+
+
+def test_replay_diagnostics_probe_every_task():
+    out = continual.replay_diagnostics("vae", *load_split(0), seed=0, cfg=TINY)
+    for key in ("real", "replayed", "oracle", "spread", "coverage", "precision", "distance",
+                "drift", "told_apart"):
+        assert len(out[key]) == 5, key
+    assert out["drift"] == [0.0] * 5  # one frozen generator per class: no replay of replay
+    assert 0 <= out["tstr"] <= 1 and 0 <= out["tstr_task1"] <= 1
