@@ -34,16 +34,17 @@ OUTPUT_METHODS = ["transform", "predict_proba", "predict", "score_samples",
 
 #: Estimators whose weight-0 rows equal left-out rows, with the parameters that make the
 #: fit deterministic and independent of how the remaining rows are batched: one batch
-#: holding every row, no random augmentation or dropout, no batch statistics, and no
-#: internal validation split (``early_stopping`` holds out a share of the rows given, so
-#: weight-0 rows change which rows are held out, as in scikit-learn's MLP).
+#: holding every row, no random augmentation or dropout, no batch statistics. MPNN's
+#: default ``early_stopping=True`` stays on: its validation split draws only among the
+#: rows with a label and a positive weight, so weight-0 rows do not move it.
 ZERO_WEIGHT_IS_DROPPING = {
     "SupConEmbedder": {"augment": None, "norm": None, "batch_size": 64},
     "CrossEntropyEmbedder": {"augment": None, "norm": None, "batch_size": 64},
-    "MPNNRegressor": {"batch_size": 64, "early_stopping": False},
-    "MPNNClassifier": {"batch_size": 64, "early_stopping": False},
-    "MPNN": {"batch_size": 64, "early_stopping": False},
-    "NeuralFingerprintRegressor": {"batch_size": 64, "batch_norm": False},
+    "MPNNRegressor": {"batch_size": 64},
+    "MPNNClassifier": {"batch_size": 64},
+    "MPNN": {"batch_size": 64},
+    "NeuralFingerprintRegressor": {"batch_size": 64, "batch_norm": False,
+                                   "early_stopping": True},
     "NeuralFingerprintClassifier": {"batch_size": 64, "batch_norm": False},
     "NeuralFingerprint": {"batch_size": 64, "batch_norm": False},
     "GroverRegressor": {"batch_size": 64, "dropout": 0.0},

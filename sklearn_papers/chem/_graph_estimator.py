@@ -31,6 +31,7 @@ from sklearn_papers.chem._targets import (
 )
 from sklearn_papers.chem._validation import (
     as_molecule_array,
+    check_molecule_feature_names,
     parse_molecules,
     raise_or_mask,
     set_molecule_input_attributes,
@@ -55,7 +56,7 @@ def _require_y(estimator, y):
 
 def _as_target_array(y):
     """``y`` as a numpy array of at least one dimension (ValueError for a scalar)."""
-    y = y.to_numpy() if hasattr(y, "to_numpy") else np.asarray(y)
+    y = _pandas_target(y) if hasattr(y, "to_numpy") else np.asarray(y)
     if y.ndim == 0:
         raise ValueError(
             "y should be a 1d array of shape (n_samples,) or a 2d array of shape "
@@ -63,6 +64,25 @@ def _as_target_array(y):
             "instead: give one target per molecule."
         )
     return y
+
+
+def _pandas_target(y):
+    """A pandas Series / DataFrame target as numpy; nullable numeric or boolean columns
+    (``Int64``, ``Float64``, ``boolean``) with ``pd.NA`` become float64 with NaN
+    (missing), as scikit-learn's ``check_array`` converts them."""
+    import pandas as pd
+
+    columns = [y[c] for c in y.columns] if hasattr(y, "columns") else [y]
+    types = pd.api.types
+    nullable = [types.is_extension_array_dtype(c.dtype)
+                and (types.is_numeric_dtype(c.dtype) or types.is_bool_dtype(c.dtype))
+                for c in columns]
+    if not any(nullable):
+        return y.to_numpy()
+    if bool(np.asarray(y.isna()).any()):
+        return y.to_numpy(dtype=np.float64, na_value=np.nan)
+    dtype = np.result_type(*[getattr(c.dtype, "numpy_dtype", c.dtype) for c in columns])
+    return y.to_numpy(dtype=dtype)
 
 
 def _valid_weights(sample_weight, valid):
@@ -221,6 +241,7 @@ class _GraphEstimator(BaseEstimator):
         from sklearn_papers.nn._skorch import check_device
 
         check_is_fitted(self)
+        check_molecule_feature_names(self, X)
         graphs, valid = self._graphs(X)
         device = check_device(self.device)
         module = self.module_.to(device).eval()
@@ -255,10 +276,12 @@ class _SkorchGraphEstimator(_GraphEstimator):
     def _fit_module(self, module, graphs, target, loss, *, seed, device, sample_weight=None):
         from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
         from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss, WeightPenaltyNet
-        from sklearn_papers.chem._training import skorch_training_options
+        from sklearn_papers.chem._training import labelled_rows, skorch_training_options
         from sklearn_papers.nn._skorch import build_net, loss_curve
 
         criterion = MaskedMSELoss if loss == MSE_LOSS else classification_criterion(loss)
+        # early stopping splits only the rows with a label and a positive weight
+        labelled = labelled_rows(target, sample_weight)
         weighted = {}
         if sample_weight is not None:  # the weights travel as a last target column
             from sklearn_papers.nn._skorch import SampleWeightedTargetLoss, pack_sample_weight
@@ -274,7 +297,7 @@ class _SkorchGraphEstimator(_GraphEstimator):
             batch_size=self.batch_size, device=device, verbose=self.verbose,
             iterator_train__collate_fn=collate_graph_targets,
             iterator_valid__collate_fn=collate_graph_targets,
-            **skorch_training_options(self, len(graphs), seed), **weighted,
+            **skorch_training_options(self, len(graphs), seed, labelled), **weighted,
         )
         net.fit(GraphDataset(graphs, target), y=None)
         self.net_ = net
@@ -366,3 +389,45 @@ class _GraphClassifierMixin(ClassifierMixin):
 
     def _class_labels(self, X):
         return predict_from_proba(self.predict_proba(X), self._task, self.classes_)
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy of ``predict(X)`` against ``y``.
+
+        For a binary or multiclass target this is scikit-learn's ``accuracy_score``. For
+        a multi-task target (0 / 1, NaN or ``pd.NA`` where a label is missing) it is the
+        mean over tasks of the accuracy on the molecules labelled for that task, so the
+        data ``fit`` accepts can be scored and cross-validated; for ROC-AUC use
+        :data:`sklearn_papers.metrics.masked_roc_auc_scorer`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,)
+            SMILES strings or RDKit molecules.
+        y : array-like of shape (n_samples,) or (n_samples, n_tasks)
+            True labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the molecules.
+
+        Returns
+        -------
+        score : float
+            In [0, 1]; an invalid molecule (``errors="nan"``) counts as wrong.
+        """
+        check_is_fitted(self)
+        if self._task != "multitask":
+            return super().score(X, y, sample_weight=sample_weight)
+        y = np.asarray(_as_target_array(y), dtype=np.float64)
+        y = y.reshape(len(y), -1)
+        pred = np.asarray(self.predict(X), dtype=np.float64).reshape(len(y), -1)
+        if y.shape != pred.shape:
+            raise ValueError(f"y has shape {y.shape} but the estimator predicts "
+                             f"{pred.shape[1]} task(s).")
+        w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+        scores = []
+        for j in range(y.shape[1]):
+            rows = ~np.isnan(y[:, j])
+            if rows.any() and w[rows].sum() > 0:
+                scores.append(np.average(pred[rows, j] == y[rows, j], weights=w[rows]))
+        if not scores:
+            raise ValueError("y has no label (every entry is NaN): nothing to score.")
+        return float(np.mean(scores))

@@ -159,7 +159,7 @@ def murcko_scaffolds(X, *, include_chirality=False):
     """
     from rdkit.Chem.Scaffolds import MurckoScaffold
 
-    mols, _ = check_molecules(X)
+    mols, _ = check_molecules(X, nan_hint=False)
     chirality = bool(include_chirality)
     return np.array([
         # small molecules: RDKit's C++ is faster than the Python pruning, same SMILES

@@ -289,7 +289,8 @@ def standardize_targets(y, *, allow_nan=True, require_labels=False, estimator=No
     ------
     ValueError
         If ``y`` holds text (naming ``estimator``), infinite values, NaN while
-        ``allow_nan=False``, or an empty column while ``require_labels=True``.
+        ``allow_nan=False``, an empty column while ``require_labels=True``, or a column
+        so large that its mean or standard deviation overflows float64.
 
     Examples
     --------
@@ -304,8 +305,17 @@ def standardize_targets(y, *, allow_nan=True, require_labels=False, estimator=No
     y2 = y.reshape(len(y), -1)
     if require_labels:
         check_labelled_columns(y2)
-    mean = np.nanmean(y2, axis=0)
-    std = np.nanstd(y2, axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = np.nanmean(y2, axis=0)
+        std = np.nanstd(y2, axis=0)
+    labelled = (~np.isnan(y2)).any(axis=0)
+    overflow = labelled & ~(np.isfinite(mean) & np.isfinite(std))
+    if overflow.any():
+        j = int(np.flatnonzero(overflow)[0])
+        raise ValueError(
+            f"y column {j} is too large to standardise: its mean or standard deviation "
+            f"overflows float64 (largest absolute value {np.nanmax(np.abs(y2[:, j])):.3g})"
+            "; rescale the target.")
     scale = np.where(np.isfinite(std) & (std > 0), std, 1.0)
     return ((y2 - mean) / scale).astype(np.float32), mean, scale, y.ndim == 1
 

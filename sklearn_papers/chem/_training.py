@@ -38,7 +38,9 @@ _PARAMS_DOC = """\
         Hold out a random ``validation_fraction`` of the training molecules (seeded by
         ``random_state``), stop when their loss has not improved for
         ``n_iter_no_change`` epochs, and restore the weights of the best epoch (as
-        scikit-learn's ``MLPRegressor``).
+        scikit-learn's ``MLPRegressor``). Only molecules with a label (not NaN) and a
+        positive ``sample_weight`` are split, so a weight of 0 still equals leaving the
+        molecule out. Ignored with ``max_epochs=0``.
     validation_fraction : float, default=0.1
         Share of the training molecules held out with ``early_stopping`` (at least one).
     n_iter_no_change : int, default={n_iter_no_change}
@@ -91,18 +93,87 @@ def n_validation(n_samples, validation_fraction):
     return max(1, math.ceil(validation_fraction * n_samples))
 
 
-def check_early_stopping_size(estimator, n_samples):
-    """ValueError when too few molecules are left to hold some out."""
-    if estimator.early_stopping and n_samples - n_validation(
-            n_samples, estimator.validation_fraction) < 1:
+def labelled_rows(target, sample_weight=None):
+    """Rows that can enter a loss: at least one labelled (non-NaN) target and, with
+    ``sample_weight``, a positive weight.
+
+    Parameters
+    ----------
+    target : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        Float targets (NaN: missing) or integer class codes.
+    sample_weight : ndarray of shape (n_samples,) or None
+
+    Returns
+    -------
+    rows : ndarray of shape (n_samples,), dtype=bool
+    """
+    import numpy as np
+
+    target = np.asarray(target)
+    target = target.reshape(len(target), -1)
+    rows = (~np.isnan(target)).any(axis=1) if target.dtype.kind == "f" else \
+        np.ones(len(target), dtype=bool)
+    if sample_weight is not None:
+        rows &= np.asarray(sample_weight) > 0
+    return rows
+
+
+def check_early_stopping_size(estimator, n_samples, n_labelled=None):
+    """ValueError when too few molecules are left to hold some out.
+
+    ``n_labelled``: the molecules with a label and a positive weight (default: all
+    ``n_samples``); only those are split.
+    """
+    n_labelled = n_samples if n_labelled is None else n_labelled
+    if estimator.early_stopping and n_labelled - n_validation(
+            n_labelled, estimator.validation_fraction) < 1:
+        what = ("" if n_labelled == n_samples else
+                f" ({n_labelled} of the {n_samples} have a label and a positive weight; "
+                "only those are split)")
         raise ValueError(
             f"early_stopping=True holds out validation_fraction="
-            f"{estimator.validation_fraction} of the {n_samples} training molecule(s), "
-            "which leaves none to train on; give more molecules or set "
+            f"{estimator.validation_fraction} of the {n_labelled} training molecule(s)"
+            f"{what}, which leaves none to train on; give more molecules or set "
             "early_stopping=False.")
 
 
-def skorch_training_options(estimator, n_samples, seed):
+class LabelledRowsSplit:
+    """skorch ``train_split``: a seeded random ``fraction`` of the labelled rows held out.
+
+    Only rows with a label and a positive weight (:func:`labelled_rows`) are split, so
+    the held-out rows always carry a validation loss and the rows left to train on always
+    carry a training loss; the other rows are dropped (they add nothing to either loss).
+    With every row labelled this is skorch's ``ValidSplit(fraction, stratified=False,
+    random_state=seed)`` exactly (the same rows, in the same order), and a row of weight
+    0 changes nothing, as if it were left out.
+
+    Parameters
+    ----------
+    fraction : float
+        In (0, 1); at least one row is held out.
+    seed : int
+    rows : ndarray of shape (n_samples,), dtype=bool
+        The labelled rows.
+    """
+
+    def __init__(self, fraction, seed, rows):
+        self.fraction = fraction
+        self.seed = seed
+        self.rows = rows
+
+    def __call__(self, dataset, y=None, groups=None):
+        import numpy as np
+        import torch
+        from sklearn.model_selection import ShuffleSplit
+
+        index = np.flatnonzero(self.rows)
+        split = ShuffleSplit(n_splits=1, test_size=self.fraction, random_state=self.seed)
+        train, valid = next(iter(split.split(np.arange(len(index)))))
+        return (torch.utils.data.Subset(dataset, index[train]),
+                torch.utils.data.Subset(dataset, index[valid]))
+
+
+def skorch_training_options(estimator, n_samples, seed, labelled=None):
     """``build_net`` keyword arguments (``train_split``, ``callbacks``) for ``estimator``.
 
     Parameters
@@ -113,22 +184,30 @@ def skorch_training_options(estimator, n_samples, seed):
         Training molecules.
     seed : int
         Seeds the validation split.
+    labelled : ndarray of shape (n_samples,), dtype=bool, default=None
+        The rows with a label and a positive weight (:func:`labelled_rows`; default:
+        all). Early stopping splits only those.
 
     Returns
     -------
     options : dict
     """
+    import numpy as np
     import torch
     from skorch.callbacks import EarlyStopping, LRScheduler
-    from skorch.dataset import ValidSplit
 
-    check_early_stopping_size(estimator, n_samples)
-    callbacks, options = [], {}
+    labelled = np.ones(n_samples, dtype=bool) if labelled is None else np.asarray(labelled)
+    n_labelled = int(labelled.sum())
+    from sklearn_papers.nn._skorch import FiniteLossCheck
+
+    callbacks = [("finite_loss", FiniteLossCheck(type(estimator).__name__))]
+    options = {}
     n_train = n_samples
-    if estimator.early_stopping:
-        options["train_split"] = ValidSplit(cv=float(estimator.validation_fraction),
-                                            stratified=False, random_state=int(seed))
-        n_train = n_samples - n_validation(n_samples, estimator.validation_fraction)
+    if estimator.early_stopping and estimator.max_epochs > 0:
+        check_early_stopping_size(estimator, n_samples, n_labelled)
+        options["train_split"] = LabelledRowsSplit(float(estimator.validation_fraction),
+                                                   int(seed), labelled)
+        n_train = n_labelled - n_validation(n_labelled, estimator.validation_fraction)
         callbacks.append(("early_stopping", EarlyStopping(
             monitor="valid_loss", patience=int(estimator.n_iter_no_change), threshold=0.0,
             load_best=True, sink=_silent)))
@@ -138,7 +217,7 @@ def skorch_training_options(estimator, n_samples, seed):
             policy=torch.optim.lr_scheduler.LambdaLR, step_every="batch",
             lr_lambda=WarmupDecay(WARMUP_EPOCHS * per_epoch,
                                   per_epoch * estimator.max_epochs))))
-    options["callbacks"] = callbacks or None
+    options["callbacks"] = callbacks
     return options
 
 

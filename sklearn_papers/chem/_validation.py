@@ -316,7 +316,7 @@ def _describe(entry):
     return f"index {entry.index}: {shown} ({entry.reason})"
 
 
-def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X"):
+def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X", nan_hint=True):
     """Apply the invalid-molecule policy.
 
     Parameters
@@ -329,6 +329,9 @@ def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X"):
         ``"raise"``: raise ``ValueError`` if any entry is invalid. ``"nan"``: return the
         mask; the caller fills the invalid rows with NaN.
     input_name : str, default="X"
+    nan_hint : bool, default=True
+        End the error with the advice to pass ``errors='nan'`` (False for a caller
+        without that option).
 
     Returns
     -------
@@ -354,13 +357,14 @@ def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X"):
         tail = f"; and {more} more" if more > 0 else ""
         raise ValueError(
             f"{len(invalid)} of {n_samples} molecule(s) in {input_name} are invalid: "
-            f"{listed}{tail}. Fix or drop them, or pass errors='nan' to get NaN rows for "
-            "them instead."
+            f"{listed}{tail}. Fix or drop them"
+            + (", or pass errors='nan' to get NaN rows for them instead." if nan_hint
+               else ".")
         )
     return valid
 
 
-def check_molecules(X, *, errors="raise", input_name="X"):
+def check_molecules(X, *, errors="raise", input_name="X", nan_hint=True):
     """Validate molecule input and parse every SMILES once.
 
     Parameters
@@ -373,6 +377,9 @@ def check_molecules(X, *, errors="raise", input_name="X"):
         in ``mols`` and ``False`` in ``valid`` so the caller can emit NaN rows.
     input_name : str, default="X"
         Name used in error messages.
+    nan_hint : bool, default=True
+        With ``errors="raise"``, end the error with the advice to pass ``errors='nan'``
+        (False for a caller without that option).
 
     Returns
     -------
@@ -400,7 +407,8 @@ def check_molecules(X, *, errors="raise", input_name="X"):
     """
     values = as_molecule_array(X, input_name=input_name)
     mols, invalid = parse_molecules(values)
-    valid = raise_or_mask(invalid, len(values), errors=errors, input_name=input_name)
+    valid = raise_or_mask(invalid, len(values), errors=errors, input_name=input_name,
+                          nan_hint=nan_hint)
     return mols, valid
 
 
@@ -426,3 +434,29 @@ def set_molecule_input_attributes(estimator, X):
         estimator.feature_names_in_ = np.asarray(list(columns), dtype=object)
     elif hasattr(estimator, "feature_names_in_"):
         del estimator.feature_names_in_
+
+
+def check_molecule_feature_names(estimator, X):
+    """At predict / transform: the column name of ``X`` against ``feature_names_in_``.
+
+    As scikit-learn's estimators check a table's columns: ``ValueError`` when ``X`` is a
+    DataFrame whose column name differs from the one ``fit`` saw, a ``UserWarning`` when
+    ``fit`` saw a named column and ``X`` has none (or the reverse).
+
+    Parameters
+    ----------
+    estimator : fitted molecule estimator
+    X : array-like of shape (n_samples,) or (n_samples, 1)
+        The molecules given to predict / transform.
+
+    Raises
+    ------
+    ValueError
+        If the column names differ.
+    """
+    try:
+        from sklearn.utils.validation import _check_feature_names
+    except ImportError:  # scikit-learn < 1.6
+        estimator._check_feature_names(X, reset=False)
+    else:
+        _check_feature_names(estimator, X, reset=False)

@@ -1,9 +1,11 @@
-"""Disentanglement and segmentation scores as scikit-learn style metric functions and scorers.
+"""Disentanglement, segmentation and missing-label multi-task scores, as metric functions
+and scorers.
 
 numpy and scikit-learn only: importing this package never imports torch or RDKit.
 """
 
 from sklearn_papers.metrics._interventional import beta_vae_score, factor_vae_score
+from sklearn_papers.metrics._multitask import masked_roc_auc_score, masked_roc_auc_scorer
 from sklearn_papers.metrics._sample_based import (
     dci,
     irs,
@@ -29,6 +31,8 @@ __all__ = [
     "make_disentanglement_scorer",
     "make_segmentation_scorer",
     "mask_average_precision",
+    "masked_roc_auc_score",
+    "masked_roc_auc_scorer",
     "modularity_explicitness",
     "mutual_info_gap",
     "sap_score",

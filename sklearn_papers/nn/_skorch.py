@@ -9,6 +9,7 @@ import contextlib
 import numpy as np
 import torch
 from sklearn.utils import check_random_state
+from skorch.callbacks import Callback
 
 __all__ = ["SampleWeightedTargetLoss", "build_net", "check_device", "loss_curve",
            "pack_sample_weight", "seed_from_random_state", "torch_seeded"]
@@ -153,6 +154,28 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
 def loss_curve(net):
     """Training loss after every epoch of a fitted skorch net, as a list of floats."""
     return [float(v) for v in net.history[:, "train_loss"]]
+
+
+class FiniteLossCheck(Callback):
+    """skorch callback: ``FloatingPointError`` once an epoch's training loss is not finite
+    (a diverged network would otherwise go on and predict NaN without a word).
+
+    Parameters
+    ----------
+    estimator_name : str
+        Named in the message.
+    """
+
+    def __init__(self, estimator_name="the estimator"):
+        self.estimator_name = estimator_name
+
+    def on_epoch_end(self, net, **kwargs):
+        loss = net.history[-1].get("train_loss")
+        if loss is not None and not np.isfinite(loss):
+            raise FloatingPointError(
+                f"{self.estimator_name}: the training loss became {loss} at epoch "
+                f"{len(net.history)} (the network diverged); lower lr, or check that the "
+                "targets are finite and of a moderate size.")
 
 
 def pack_sample_weight(target, sample_weight):

@@ -73,6 +73,64 @@ def test_early_stopping_for_classifiers_and_too_few_molecules():
             ["CCO"], [1.0])
 
 
+
+def _held_out_rows(reg, target):
+    from sklearn_papers.nn._graph import GraphDataset
+
+    graphs = reg._featurize_mols(reg._molecules(MOLS)[0])
+    _, valid = reg.net_.get_split_datasets(GraphDataset(graphs, target))
+    return set(valid.indices.tolist())
+
+
+def test_early_stopping_holds_out_only_labelled_rows_of_positive_weight():
+    # with every row labelled the split is skorch's ValidSplit(0.25) (shuffled rows)
+    y = Y.copy()
+    y[::2] = np.nan  # half the rows have no label
+    reg = MPNNRegressor(max_epochs=3, validation_fraction=0.25, random_state=0,
+                        **MP).fit(MOLS, y)
+    target = np.zeros((len(MOLS), 1), np.float32)
+    held_out = _held_out_rows(reg, target)
+    assert len(held_out) == 3 and all(i % 2 == 1 for i in held_out)  # ceil(0.25 x 10)
+    assert all(v > 0 for v in reg.validation_loss_curve_)  # a real loss every epoch
+    # weight 0 rows are never held out, and a weight-0 row is as if it were left out
+    w = np.ones(len(MOLS))
+    w[:12] = 0
+    reg = MPNNRegressor(max_epochs=3, validation_fraction=0.25, random_state=0,
+                        **MP).fit(MOLS, Y, sample_weight=w)
+    assert _held_out_rows(reg, target) <= set(range(12, 20))
+    assert all(v > 0 for v in reg.loss_curve_)
+    with pytest.raises(ValueError, match="1 of the 20 have a label and a positive weight"):
+        MPNNRegressor(max_epochs=2, **MP).fit(MOLS, Y, sample_weight=np.eye(20)[3])
+
+
+def test_max_epochs_0_with_early_stopping_keeps_the_initial_weights():
+    reg = MPNNRegressor(max_epochs=0, **MP, random_state=0).fit(MOLS, Y)
+    assert reg.n_iter_ == 0 and reg.validation_loss_curve_ is None
+    assert np.isfinite(reg.predict(MOLS)).all()
+
+
+def test_a_diverging_fit_raises_instead_of_predicting_nan():
+    with pytest.raises(FloatingPointError, match="MPNNRegressor: the training loss became"):
+        MPNNRegressor(max_epochs=3, lr=1e10, **MP, **PLAIN, random_state=0).fit(MOLS, Y)
+    with pytest.raises(ValueError, match="too large to standardise"):
+        MPNNRegressor(max_epochs=1, **MP).fit(MOLS, Y * 1e300)
+
+
+def test_pandas_nullable_targets_with_missing_labels():
+    import pandas as pd
+
+    labels = pd.Series((Y > 0).astype(int), dtype="Int64")
+    labels[[0, 5]] = pd.NA
+    frame = pd.DataFrame({"a": labels, "b": pd.Series((Y > 1).astype(int), dtype="Int64")})
+    clf = NeuralFingerprintClassifier(fp_length=8, conv_width=4, hidden_size=4, radius=1,
+                                      max_epochs=1, batch_size=8, random_state=0)
+    clf.fit(MOLS, frame)
+    assert clf.classes_.tolist() == [0, 1]
+    assert clf.predict_proba(MOLS).shape[0] == len(MOLS)
+    reg = MPNNRegressor(max_epochs=1, **MP, random_state=0).fit(MOLS, frame.astype("Float64"))
+    assert reg.predict(MOLS).shape == (len(MOLS), 2)
+
+
 def test_directed_messages_fit_and_overfit_a_small_set():
     reg = MPNNRegressor(message="directed", max_epochs=80, lr=1e-2, random_state=0,
                         **dict(MP, hidden_size=16), **PLAIN).fit(MOLS, Y)
@@ -108,3 +166,38 @@ def test_grover_fine_tuning_early_stopping_and_schedule():
     assert GroverRegressor().lr_schedule == "warmup_decay"
     sched = GroverRegressor(max_epochs=2, lr_schedule="constant", **tiny).fit(MOLS, Y)
     assert np.isfinite(sched.predict(MOLS)).all()
+
+
+def test_column_names_are_checked_at_predict():
+    import pandas as pd
+
+    reg = MPNNRegressor(max_epochs=1, **MP, random_state=0).fit(
+        pd.DataFrame({"smiles": MOLS}), Y)
+    assert reg.feature_names_in_.tolist() == ["smiles"]
+    reg.predict(pd.DataFrame({"smiles": MOLS}))
+    with pytest.raises(ValueError, match="feature names should match"):
+        reg.predict(pd.DataFrame({"other": MOLS}))
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        reg.predict(MOLS)
+
+
+def test_multitask_score_and_cross_validation_skip_missing_labels():
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from sklearn_papers.metrics import masked_roc_auc_scorer
+
+    Y2 = np.column_stack([Y > 0, Y > 1]).astype(float)
+    Y2[[0, 3, 7], 0] = np.nan
+    clf = NeuralFingerprintClassifier(fp_length=8, conv_width=4, hidden_size=4, radius=1,
+                                      max_epochs=2, batch_size=8, random_state=0)
+    clf.fit(MOLS, Y2)
+    pred = clf.predict(MOLS)
+    labelled = ~np.isnan(Y2[:, 0])
+    expected = np.mean([np.mean(pred[labelled, 0] == Y2[labelled, 0]),
+                        np.mean(pred[:, 1] == Y2[:, 1])])
+    assert clf.score(MOLS, Y2) == pytest.approx(expected)
+    scores = cross_val_score(clf, MOLS, Y2, cv=KFold(2), error_score="raise")
+    assert np.isfinite(scores).all()
+    auc = cross_val_score(clf, MOLS, Y2, cv=KFold(2), scoring=masked_roc_auc_scorer,
+                          error_score="raise")
+    assert ((0 <= auc) & (auc <= 1)).all()
