@@ -24,10 +24,15 @@ optional (``make bench`` installs it); without it those lines say SKIPPED. ``--c
 times the ESOL 5-fold ``cross_val_score`` of ``make_pipeline(GroverFeaturizer(),
 RidgeCV())`` (and of ECFP + RidgeCV); ``--epochs 0`` skips the pretraining part.
 
-``--data esol`` times the 1128 ESOL molecules instead of ``--n`` MOSES ones.
+``--data esol`` times the 1128 ESOL molecules instead of ``--n`` MOSES ones;
+``--pretrained moses-small moses-176k`` times the transform of each shipped checkpoint.
+The ``RATIO`` lines sum it up: the transform's CPU time per molecule, split into the graph
+step and the network (the difference), against chemprop's featurizer, and the ratio of the
+rates (the issue's target: at least 1).
 
 Run: ``.venv/bin/python benchmarks/bench_grover.py [--n 2000] [--data moses] [--epochs 2]
-[--hidden 64] [--batch-size 32] [--repeats 3] [--cv]``.
+[--hidden 64] [--batch-size 32] [--repeats 3] [--pretrained moses-small moses-176k]
+[--cv]``.
 """
 
 import argparse
@@ -120,6 +125,9 @@ def main():
     parser.add_argument("--batch-size", type=int, default=32,
                         help="molecules per batch (GroverFeaturizer's default: 32)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pretrained", nargs="+", default=["moses-small"],
+                        help="shipped checkpoints whose transform is timed (the first is "
+                             "the default's, moses-small; also: moses-176k)")
     parser.add_argument("--cv", action="store_true",
                         help="also time the ESOL 5-fold cross_val_score of "
                              "make_pipeline(GroverFeaturizer(), RidgeCV())")
@@ -151,6 +159,8 @@ def main():
     start = time.perf_counter()
     grover = GroverFeaturizer(batch_size=args.batch_size).fit(X)
     t_fit = time.perf_counter() - start
+    checkpoints = {name: GroverFeaturizer(pretrained=name, batch_size=args.batch_size).fit(X)
+                   for name in args.pretrained}
     nf = NeuralFingerprint(batch_size=args.batch_size, random_state=0).fit(X[:50])
     fa, fb = grover_atom_features(), grover_bond_features()
 
@@ -159,18 +169,22 @@ def main():
         return mols_to_graphs(mols, fa, fb, smiles=smiles)
 
     timers = {"graphs": lambda: grover._graphs(X), "generic": generic,
-              "grover": lambda: grover.transform(X), "nf": lambda: nf.transform(X)}
+              "nf": lambda: nf.transform(X)}
+    for name, est in checkpoints.items():
+        timers[f"grover {name}"] = (lambda est: lambda: est.transform(X))(est)
     peer = _chemprop_timers(X, args.batch_size)
     if peer is not None:
         timers["chemprop_feat"], timers["chemprop_enc"], version = peer
     best = _interleaved(timers, args.repeats)
-    t_graphs, t_g, t_nf = best["graphs"], best["grover"], best["nf"]
+    t_graphs, t_nf = best["graphs"], best["nf"]
+    first = f"grover {args.pretrained[0]}"
+    t_g = best[first]
     print(f"fit        GroverFeaturizer() (loads moses-small, checks X): {t_fit:.2f} s")
     print(f"featurize  GROVER graphs alone (parse + 151/14 features, no network) "
           f"{args.n / t_graphs:8.1f} mol/s | generic per-atom blocks (same arrays) "
           f"{args.n / best['generic']:8.1f} mol/s | ratio {best['generic'] / t_graphs:.2f}")
-    print(f"featurize  GROVER moses-small  {args.n / t_g:8.1f} mol/s | NeuralFingerprint "
-          f"{args.n / t_nf:8.1f} mol/s | ratio GROVER / NF {t_nf / t_g:.2f}")
+    print(f"featurize  GROVER {args.pretrained[0]}  {args.n / t_g:8.1f} mol/s | "
+          f"NeuralFingerprint {args.n / t_nf:8.1f} mol/s | ratio GROVER / NF {t_nf / t_g:.2f}")
     if peer is not None:
         t_feat, t_enc = best["chemprop_feat"], best["chemprop_enc"]
         print(f"featurize  chemprop {version} featurizer alone {args.n / t_feat:8.1f} mol/s "
@@ -178,6 +192,16 @@ def main():
               f"transform / it {t_feat / t_g:.2f}")
         print(f"featurize  chemprop {version} featurizer + D-MPNN encoder "
               f"{args.n / t_enc:8.1f} mol/s | ratio GROVER / it {t_enc / t_g:.2f}")
+    us = 1e6 / args.n
+    for name in args.pretrained:
+        t = best[f"grover {name}"]
+        line = (f"RATIO      GroverFeaturizer(pretrained={name!r}).transform: "
+                f"{args.n / t:7.1f} mol/s = {t * us:6.0f} us/mol CPU (graphs "
+                f"{t_graphs * us:.0f} + network {(t - t_graphs) * us:.0f})")
+        if peer is not None:
+            line += (f" | chemprop featurizer {t_feat * us:.0f} us/mol | ratio of rates "
+                     f"{t_feat / t:.2f} (target >= 1)")
+        print(line)
     if args.cv:
         _cross_validation()
     if args.epochs == 0:

@@ -10,6 +10,7 @@ from sklearn_papers.chem._validation import (
     as_molecule_array,
     parse_molecules,
     raise_or_mask,
+    check_molecule_feature_names,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -228,7 +229,8 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         "use_features": ["boolean"],
         "use_chirality": ["boolean"],
         "errors": [StrOptions({"raise", "nan"})],
-        "n_jobs": [Integral, None],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"),
+                   Interval(Integral, None, -1, closed="right"), None],  # joblib: not 0
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
     }
@@ -328,6 +330,8 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
             would not fit in the machine's physical memory (saying how much it needs).
         """
         self._validate_params()
+        if hasattr(self, "n_features_in_"):  # fitted: the column name must match fit's
+            check_molecule_feature_names(self, X)
         return self._transform(X)
 
     def _output_dtype(self):

@@ -18,7 +18,10 @@ from sklearn_papers.chem._graph_estimator import (
 )
 from sklearn_papers.chem._targets import BCE_LOSS, CROSS_ENTROPY_LOSS, MSE_LOSS
 from sklearn_papers.chem._training import TRAINING_CONSTRAINTS, training_params_doc
-from sklearn_papers.chem._validation import set_molecule_input_attributes
+from sklearn_papers.chem._validation import (
+    check_molecule_feature_names,
+    set_molecule_input_attributes,
+)
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -283,7 +286,8 @@ class _BaseGrover(_GraphEstimator):
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "dist_coef": [Interval(Real, 0, None, closed="left")],
         "pretrained": [None, str, os.PathLike],
-        "n_jobs": [None, Integral],
+        "n_jobs": [None, Interval(Integral, 1, None, closed="left"),
+                   Interval(Integral, None, -1, closed="right")],  # joblib: not 0
     }
 
     def _featurize_mols(self, mols, smiles=None):
@@ -299,9 +303,11 @@ class _BaseGrover(_GraphEstimator):
         import torch
 
         from sklearn_papers.nn._graph import collate_graphs
+        from sklearn_papers.nn._grover import inference_scratch
         from sklearn_papers.nn._skorch import check_device
 
         check_is_fitted(self)
+        check_molecule_feature_names(self, X)
         graphs, valid = self._graphs(X)
         device = check_device(self.device)
         module = self.module_.to(device).eval()
@@ -314,7 +320,7 @@ class _BaseGrover(_GraphEstimator):
         order = np.argsort(sizes, kind="stable")
         rows = np.empty((len(graphs), width), dtype=np.float32)
         step = int(self.batch_size)
-        with torch.inference_mode():
+        with torch.inference_mode(), inference_scratch():
             for start in range(0, len(order), step):
                 index = order[start:start + step]
                 batch = collate_graphs([graphs[i] for i in index]).to(device)
@@ -325,7 +331,22 @@ class _BaseGrover(_GraphEstimator):
     def _arch(self, config):
         """Architecture parameters: the checkpoint's when there is one, else ours."""
         if config is not None:
-            return {k: int(config["params"][k]) for k in _ARCH}
+            arch = {k: int(config["params"][k]) for k in _ARCH}
+            import inspect
+
+            defaults = inspect.signature(type(self).__init__).parameters
+            ignored = [f"{k}={getattr(self, k)!r}" for k in _ARCH
+                       if getattr(self, k) != defaults[k].default and getattr(self, k) != arch[k]]
+            if ignored:
+                import warnings
+
+                warnings.warn(
+                    f"{', '.join(ignored)} ignored: the architecture comes from the checkpoint "
+                    f"pretrained={self.pretrained!r} ("
+                    + ", ".join(f"{k}={v}" for k, v in arch.items())
+                    + "); set pretrained=None to train that architecture from scratch.",
+                    UserWarning, stacklevel=4)
+            return arch
         return {k: int(getattr(self, k)) for k in _ARCH}
 
     def _new_encoder(self, arch):
@@ -776,10 +797,13 @@ class _GroverFinetune(_BaseGrover):
             WARMUP_EPOCHS,
             WarmupDecay,
             check_early_stopping_size,
+            labelled_rows,
             n_validation,
         )
 
         task, dist_coef = _FINETUNE_TASKS[loss], float(self.dist_coef)
+        # early stopping splits only the rows with a label and a positive weight
+        labelled = np.flatnonzero(labelled_rows(target, sample_weight))
         if sample_weight is not None:  # the weights travel as a last target column
             from sklearn_papers.nn._skorch import pack_sample_weight
 
@@ -800,12 +824,13 @@ class _GroverFinetune(_BaseGrover):
             y, w = split(labels["y"])
             return grover_finetune_loss((pred, pred), y, task, 0.0, sample_weight=w) / 2
 
-        check_early_stopping_size(self, len(graphs))
         train_idx, valid = np.arange(len(graphs)), None
-        if self.early_stopping:
-            perm = np.random.RandomState(seed).permutation(len(graphs))
-            n_valid = n_validation(len(graphs), self.validation_fraction)
-            valid_idx, train_idx = np.sort(perm[:n_valid]), np.sort(perm[n_valid:])
+        if self.early_stopping and self.max_epochs > 0:
+            check_early_stopping_size(self, len(graphs), len(labelled))
+            perm = np.random.RandomState(seed).permutation(len(labelled))
+            n_valid = n_validation(len(labelled), self.validation_fraction)
+            valid_idx = np.sort(labelled[perm[:n_valid]])
+            train_idx = np.sort(labelled[perm[n_valid:]])
             valid = GroverDataset([graphs[i] for i in valid_idx], y=target[valid_idx])
         lr_lambda = None
         if self.lr_schedule == "warmup_decay":

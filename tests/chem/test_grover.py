@@ -194,10 +194,10 @@ def _record_attention(monkeypatch):
 
     calls, dense = [], grover_nn._dense_attention
 
-    def recording(q, k, v, group, pos, n_groups, length):
+    def recording(q, k, v, group, pos, n_groups, length, **kwargs):
         own = int((torch.bincount(group, minlength=int(n_groups)) ** 2).sum())
         calls.append((q.shape[0] * int(n_groups) * int(length) ** 2, q.shape[0] * own))
-        return dense(q, k, v, group, pos, n_groups, length)
+        return dense(q, k, v, group, pos, n_groups, length, **kwargs)
 
     monkeypatch.setattr(grover_nn, "_dense_attention", recording)
     return calls

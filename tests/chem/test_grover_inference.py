@@ -196,3 +196,67 @@ def test_dympn_inference_loop_matches_the_training_loop(batch):
         fast = mpn(x, edge_index, n_atoms, 3)
     slow = mpn(x.clone().requires_grad_(True), edge_index, n_atoms, 3)
     torch.testing.assert_close(fast, slow.detach())
+
+
+# -- the inference path (evaluation mode without autograd) against the autograd path ------
+MIXED = SMILES + ["C" * 130, "C1CC1", "[Na+]"]  # a chain in its own attention group
+
+
+def _autograd_path(enc, batch):
+    """The training code path (evaluation mode, autograd on)."""
+    with torch.enable_grad():
+        return {k: v.detach() for k, v in enc(**batch).items()}
+
+
+@pytest.mark.parametrize("params", [dict(hidden_size=16, n_layers=1, n_heads=2, depth=3),
+                                    dict(hidden_size=12, n_layers=2, n_heads=3, depth=2),
+                                    dict(hidden_size=151, n_layers=1, n_heads=1, depth=1),
+                                    dict(hidden_size=165, n_layers=1, n_heads=1, depth=0)])
+def test_inference_path_matches_the_autograd_path(params):
+    # widths 151 and 165 leave out the node-view / edge-view input projection
+    mols = check_molecules(MIXED)[0]
+    batch = collate_graphs(_featurize(mols, with_labels=False, n_jobs=1)).tensors
+    torch.manual_seed(0)
+    enc = GTransformer(151, 14, **params).eval()
+    with torch.inference_mode():
+        fast = enc(**batch)
+        fast_atoms = enc(**batch, atoms_only=True)
+    want = _autograd_path(enc, batch)
+    assert set(fast) == set(want) and set(fast_atoms) == {"atom_from_atom", "atom_from_bond"}
+    for key, value in want.items():
+        torch.testing.assert_close(fast[key], value, rtol=1e-5, atol=1e-5)
+    for key, value in fast_atoms.items():
+        torch.testing.assert_close(value, want[key], rtol=1e-5, atol=1e-5)
+
+
+def test_inference_path_on_molecules_without_bonds():
+    mols = check_molecules(["C", "[Na+].[Cl-]", "O"])[0]
+    batch = collate_graphs(_featurize(mols, with_labels=False, n_jobs=1)).tensors
+    assert batch["edge_index"].shape[1] == 0
+    torch.manual_seed(0)
+    enc = GTransformer(151, 14, hidden_size=8).eval()
+    with torch.inference_mode():
+        fast = enc.embed(**batch)
+    with torch.enable_grad():
+        want = enc.embed(**batch).detach()
+    torch.testing.assert_close(fast, want, rtol=1e-5, atol=1e-5)
+
+
+def test_reused_scratch_gives_the_same_rows_and_never_aliases_outputs():
+    from sklearn_papers.nn._grover import inference_scratch
+
+    def tensors(smiles):
+        mols = check_molecules(smiles)[0]
+        return collate_graphs(_featurize(mols, with_labels=False, n_jobs=1)).tensors
+
+    big, small = tensors(MIXED), tensors(["CCO", "c1ccccc1"])
+    torch.manual_seed(0)
+    enc = GTransformer(151, 14, hidden_size=16).eval()
+    with torch.inference_mode():
+        want_big, want_small = enc.embed(**big), enc.embed(**small)
+        with inference_scratch():  # buffers sized by the big batch, then reused
+            first = enc.embed(**big)
+            second = enc.embed(**small)
+            third = enc.embed(**big)
+    assert torch.equal(first, want_big) and torch.equal(third, want_big)
+    assert torch.equal(second, want_small)

@@ -201,3 +201,31 @@ def test_multitask_score_and_cross_validation_skip_missing_labels():
     auc = cross_val_score(clf, MOLS, Y2, cv=KFold(2), scoring=masked_roc_auc_scorer,
                           error_score="raise")
     assert ((0 <= auc) & (auc <= 1)).all()
+
+
+def test_grover_early_stopping_labelled_rows_divergence_and_ignored_architecture():
+    from sklearn_papers.chem import GroverFeaturizer, GroverRegressor
+
+    y = Y.copy()
+    y[::2] = np.nan
+    reg = GroverRegressor(max_epochs=3, early_stopping=True, validation_fraction=0.2,
+                          batch_size=8, random_state=0).fit(MOLS, y)
+    assert all(v > 0 for v in reg.validation_loss_curve_)  # the held-out rows have labels
+    with pytest.raises(FloatingPointError, match="training loss became"):
+        GroverRegressor(max_epochs=3, lr=1e12, batch_size=8, random_state=0).fit(MOLS, Y)
+    with pytest.warns(UserWarning, match="hidden_size=128 ignored: the architecture comes"):
+        GroverFeaturizer(hidden_size=128).fit(MOLS[:3])
+
+
+def test_fingerprint_column_names_and_n_jobs():
+    import pandas as pd
+
+    from sklearn_papers.chem import CircularFingerprint
+
+    fp = CircularFingerprint(n_bits=64).fit(pd.DataFrame({"smiles": MOLS}))
+    assert fp.transform(pd.DataFrame({"smiles": MOLS})).shape == (len(MOLS), 64)
+    with pytest.raises(ValueError, match="feature names should match"):
+        fp.transform(pd.DataFrame({"other": MOLS}))
+    assert CircularFingerprint(n_bits=64).transform(MOLS).shape == (len(MOLS), 64)  # unfitted
+    with pytest.raises(ValueError, match="n_jobs"):
+        CircularFingerprint(n_jobs=0).fit(MOLS)
