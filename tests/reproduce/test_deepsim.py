@@ -16,15 +16,25 @@ def _tiny(quick):
 
 def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
     monkeypatch.setattr(deepsim, "_config", _tiny)
-    section = deepsim.EXPERIMENT.run(RunContext(quick=True, out_dir=tmp_path, verbose=0))
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
+    section = deepsim.EXPERIMENT.run(ctx)
     md = section.markdown
     for heading in ("digits: autoencoders", "shapes: autoencoders", "Feature inversion",
-                    "Iterated encoding-decoding"):
+                    "Iterated encoding-decoding", "Follow-up 1 (digits)",
+                    "Follow-up 2 (shapes)", "Follow-up 3 (digits)"):
         assert heading in md
-    assert md.count("**holds**") + md.count("**does not hold**") == 2 * 6 + 2
+    # 6 claims per dataset, inversion and iteration; then the follow-ups' verdicts
+    n_followup = 3 + 2 * (len(deepsim.SHARPNESS_ARMS) - 1) + 2 + 5
+    assert md.count("**holds**") + md.count("**does not hold**") == 2 * 6 + 2 + n_followup
+    assert md.count("Explanation **supported**") + md.count("Explanation **not supported**") == 2
     assert "logistic regression (standardised codes)" in md  # the shapes code probes
-    assert len(section.figures) == 4 and all(p.exists() for p in section.figures)
+    # the refitted arm-C autoencoder of the iteration follow-up is the main one
+    assert "reproduces the main section's iteration exactly: yes" in md
+    assert len(section.figures) == 7 and all(p.exists() for p in section.figures)
     assert section.shortened
+    # the follow-ups are parts of their own, beside the main ones
+    assert sum(k.startswith("followup/") for k in ctx.computed) == (
+        len(deepsim.ITERATE_CONFIGS) + len(deepsim.SHARPNESS_ARMS) + 1)
 
 
 def test_sharpness_ratio_of_a_blurred_image_is_below_one():
@@ -33,3 +43,22 @@ def test_sharpness_ratio_of_a_blurred_image_is_below_one():
     blurred = (images + np.roll(images, 1, 1) + np.roll(images, 1, 2)) / 3
     assert deepsim.sharpness(blurred.reshape(5, -1), (8, 8)) < deepsim.sharpness(
         images.reshape(5, -1), (8, 8))
+
+
+def test_sharpness_measures_rank_blur_and_noise():
+    rng = np.random.RandomState(0)
+    hw = (12, 12)
+    real = np.zeros((6, *hw))
+    real[:, 3:9, 3:9] = 1.0  # squares: sharp edges, flat elsewhere
+    real = real.reshape(6, -1)
+    same = deepsim.sharpness_measures(real, real, hw)
+    assert all(np.isclose(same[k], 1.0)
+               for k in ("gradient", "edge gradient", "high-frequency power"))
+    blurred = deepsim.sharpness_measures(deepsim._blurred(real, hw, 1.0), real, hw)
+    for key in ("edge gradient", "high-frequency power"):
+        assert blurred[key] < 0.9 * same[key]
+    # the mean absolute gradient is a total variation, which blurring an isolated
+    # monotone edge keeps: the report's ratio sees blur only where strokes are thin
+    assert abs(blurred["gradient"] - 1.0) < 0.05
+    noisy = deepsim.sharpness_measures(real + 0.3 * rng.rand(*real.shape), real, hw)
+    assert noisy["flat gradient"] > same["flat gradient"] + 0.1  # texture where real is flat
