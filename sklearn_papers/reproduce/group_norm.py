@@ -36,6 +36,9 @@ _BATCH_SIZES = (2, 4, 16, 64)
 #: runs two fits side by side. The results do not depend on it.
 _N_JOBS = 2
 
+#: The follow-up's figure: error at batch 2 and 32 with fixed steps and equal epochs.
+_FOLLOWUP_FIGURE = "group_norm_equal_epochs.png"
+
 
 def _config(quick):
     if quick:
@@ -184,14 +187,18 @@ def run(ctx):
         "",
         followup_md,
     ]
+    eq, ef = ([_epochs_of(c, bs) for bs in c["batch_sizes"]]
+              for c in (_followup_config(True), _followup_config(False)))
     shortened = (
         f"{cfg['train']} training images instead of {len(X_train)}, at least {cfg['epochs']} "
         f"epochs and {cfg['min_steps']} steps instead of 15 and 3000, {cfg['seeds']} seeds "
         f"instead of 3; layer norm skipped (the full run adds it). Follow-up: 1000 "
         f"training images, a narrower net (8-32 channels), 800 / 300 steps at batch 2 / 32, "
-        f"one seed (full: 5000 images, 16-64 channels, 6000 / 1500 steps, 3 seeds)."
+        f"one seed, equal epochs at {eq[0]:.1f} or {eq[1]:.1f} (full: 5000 images, 16-64 "
+        f"channels, 6000 / 1500 steps, 3 seeds, equal epochs at {ef[0]:.1f} or {ef[1]:.1f})."
         if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig_path], shortened=shortened)
+    return Section(markdown="\n".join(md),
+                   figures=[fig_path, ctx.figure_path(_FOLLOWUP_FIGURE)], shortened=shortened)
 
 
 # -- follow-up: the paper's conditions at our scale -----------------------------------------
@@ -311,30 +318,103 @@ def _followup_fit(norm, bs, seed, cfg, X_tr, y_tr, X_te, y_te):
     return scores, time.perf_counter() - start
 
 
+def _epochs_of(cfg, bs, steps=None):
+    """Epochs (passes over the ``cfg["n_train"]`` images) of ``steps`` steps at batch
+    ``bs`` (default: the follow-up's own steps)."""
+    steps = cfg["steps"][bs] if steps is None else steps
+    return steps * bs / cfg["n_train"]
+
+
+def _equal_epoch_budgets(cfg):
+    """Steps per batch size of two equal-epoch budgets, ``{"short": {bs: steps},
+    "long": {bs: steps}}``.
+
+    The follow-up's fixed step counts give the small batch fewer epochs than the large
+    one (full run: 6000 steps x 2 / 5000 images = 2.4 epochs at batch 2, 1500 x 32 / 5000
+    = 9.6 at batch 32), while Wu & He train every batch size for the same epochs. Each
+    budget keeps one batch size's steps and gives the other as many epochs: ``short`` at
+    the small batch's epochs, ``long`` at the large batch's. The kept runs are the
+    follow-up's own (the same cached parts); the learning-rate rule is unchanged.
+    """
+    small, big = cfg["batch_sizes"]
+    steps = cfg["steps"]
+    short = {small: steps[small], big: max(1, round(steps[small] * small / big))}
+    long = {small: max(1, round(steps[big] * big / small)), big: steps[big]}
+    return {"short": short, "long": long}
+
+
+def _budget_names(quick):
+    """The equal-epoch budgets run: ``long`` only in the full run. In the quick one its
+    two fits (4800 steps at batch 2) took 1270 s of wall time against 341 s for the four
+    fixed-step fits, measured together on the loaded 2-core machine (load 15-20); the
+    ``short`` budget's two fits took 30 s."""
+    return ("short",) if quick else ("short", "long")
+
+
+def _followup_parts(cfg, seeds, names=("short", "long")):
+    """The follow-up's cached parts: the fixed-step runs (their keys and params as in the
+    first full run, so that ``--resume`` reads them back), then the runs the equal-epoch
+    budgets add. Returns ``(parts, runs)``; ``runs[i] = (norm, batch_size, steps, seed)``
+    of ``parts[i]``."""
+    parts, runs, data = [], [], {}
+    for bs in cfg["batch_sizes"]:
+        for seed in seeds:
+            if seed not in data:
+                data[seed] = _shapes_task(cfg, seed)
+            for norm in ("batch", "group"):
+                parts.append((f"followup/{norm}/batch={bs}/seed={seed}", _followup_fit,
+                              (norm, bs, seed, cfg, *data[seed]), {**cfg, "norm": norm}))
+                runs.append((norm, bs, cfg["steps"][bs], seed))
+    have = set(runs)
+    budgets = _equal_epoch_budgets(cfg)
+    for name in names:
+        for bs, n in budgets[name].items():
+            for seed in seeds:
+                for norm in ("batch", "group"):
+                    if (norm, bs, n, seed) in have:
+                        continue
+                    have.add((norm, bs, n, seed))
+                    sub = {**cfg, "steps": {bs: n}}
+                    parts.append((f"followup/equal-epochs/{norm}/batch={bs}/steps={n}/"
+                                  f"seed={seed}", _followup_fit,
+                                  (norm, bs, seed, sub, *data[seed]), {**sub, "norm": norm}))
+                    runs.append((norm, bs, n, seed))
+    return parts, runs
+
+
+def _arm_errors(values, runs):
+    """``{(arm, batch_size, steps): [error over seeds]}`` from the parts' values."""
+    err = {}
+    for (norm, bs, n, _), (scores, _) in zip(runs, values):
+        for mode, e in scores.items():
+            arm = f"batch: {mode}" if norm == "batch" else "group"
+            err.setdefault((arm, bs, n), []).append(e)
+    return err
+
+
 def followup(ctx):
     """Wu & He's conditions at our scale: a deeper net on larger images, and where batch
     norm's small-batch error comes from (training with noisy statistics, or a mismatch
-    between the statistics of training and of evaluation).
+    between the statistics of training and of evaluation); then the same comparison at
+    equal epochs (:func:`_equal_epoch_budgets`).
 
-    Returns ``(markdown, errors)``; ``errors[(arm, batch_size)]`` is a list over seeds.
+    Returns ``(markdown, errors)``; ``errors[(arm, batch_size)]`` is a list over seeds
+    of the fixed-step runs.
     """
     cfg = _followup_config(ctx.quick)
     arms = ("batch: running", "batch: precise", "batch: test batches", "group")
-    err = {}
-    jobs = [(bs, ctx.random_state + s) for bs in cfg["batch_sizes"] for s in range(cfg["seeds"])]
-    parts = []
-    for bs, seed in jobs:
-        data = _shapes_task(cfg, seed)
-        for norm in ("batch", "group"):
-            parts.append((f"followup/{norm}/batch={bs}/seed={seed}", _followup_fit,
-                          (norm, bs, seed, cfg, *data), {**cfg, "norm": norm}))
+    seeds = [ctx.random_state + s for s in range(cfg["seeds"])]
+    names = _budget_names(ctx.quick)
+    parts, runs = _followup_parts(cfg, seeds, names)
+    # the longest runs first, so that the workers finish together
+    order = sorted(range(len(parts)), key=lambda i: -runs[i][2] * runs[i][1] ** 0.5)
     with one_torch_thread(), ctx.progress(total=len(parts),
                                           desc="group_norm follow-up") as bar:
-        values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
-    for (_, _, (norm, bs, *_), _), (scores, _) in zip(parts, values):
-        for mode, e in scores.items():
-            arm = f"batch: {mode}" if norm == "batch" else "group"
-            err.setdefault((arm, bs), []).append(e)
+        values = cached_parts(ctx, [parts[i] for i in order], n_jobs=_N_JOBS, progress=bar)
+    values = [v for _, v in sorted(zip(order, values))]
+    by_steps = _arm_errors(values, runs)
+    err = {(arm, bs): by_steps[(arm, bs, cfg["steps"][bs])]
+           for arm in arms for bs in cfg["batch_sizes"]}
     small, big = cfg["batch_sizes"]
     rows = [{"normalisation (statistics at test time)": arm,
              **{f"batch {bs}: test error (%)": format_mean_std(err[(arm, bs)], 1)
@@ -379,8 +459,141 @@ def followup(ctx):
         f"- Group norm at least as good as batch norm (running averages) at batch {small}: "
         f"**{holds}** here.",
         f"- {explain}",
+        "",
+        _equal_epochs_markdown(cfg, by_steps, names),
     ]
+    _plot_budgets(ctx.figure_path(_FOLLOWUP_FIGURE), cfg, by_steps, names)
     return "\n".join(md), err
+
+
+def _budget_rows(cfg, names=("short", "long")):
+    """``(name, {batch_size: steps})`` of the fixed-step runs and the equal-epoch budgets
+    ``names``, as the report lists them."""
+    budgets = _equal_epoch_budgets(cfg)
+    return [("fixed steps (above)", dict(cfg["steps"]))] + [
+        (f"equal epochs, {name}", budgets[name]) for name in names]
+
+
+def _equal_epochs_markdown(cfg, by_steps, names=("short", "long")):
+    """The equal-epochs table and its computed verdicts."""
+    small, big = cfg["batch_sizes"]
+    rows, m = [], {}
+    for name, steps in _budget_rows(cfg, names):
+        row = {"budget": name, **{f"batch {bs}: steps (epochs)":
+                                  f"{steps[bs]} ({_epochs_of(cfg, bs, steps[bs]):.1f})"
+                                  for bs in (small, big)}}
+        for arm in ("batch: running", "group"):
+            for bs in (small, big):
+                e = by_steps[(arm, bs, steps[bs])]
+                m[(name, arm, bs)] = e
+                row[f"{arm.split(':')[0]} norm, batch {bs} (%)"] = format_mean_std(e, 1)
+        rows.append(row)
+    short, long = "equal epochs, short", "equal epochs, long"
+
+    def penalty(name, arm):
+        return float(np.mean(m[(name, arm, small)]) - np.mean(m[(name, arm, big)]))
+
+    lines = []
+    for name in [f"equal epochs, {n}" for n in names]:
+        excess = penalty(name, "batch: running") - penalty(name, "group")
+        ok = verdict([-e for e in m[(name, "group", small)]],
+                     [-e for e in m[(name, "batch: running", small)]])
+        lines.append(
+            f"- {name.capitalize()}: from batch {big} to {small} batch norm's error changes "
+            f"by {penalty(name, 'batch: running'):+.1f} points and group norm's by "
+            f"{penalty(name, 'group'):+.1f} (batch norm's excess penalty "
+            f"{excess:+.1f}); group norm at least as good as batch norm at batch {small}: "
+            f"**{ok}**.")
+
+    e_long, e_short = _epochs_of(cfg, big), _epochs_of(cfg, small)
+    intro = [
+        "##### Equal epochs at both batch sizes",
+        "",
+        f"The runs above train a fixed number of steps, so batch {small} sees "
+        f"{e_short:.1f} epochs and batch {big} {e_long:.1f}: batch size and training length "
+        f"are confounded. Wu & He (Fig. 1, Sec. 5.1) train every batch size for the same "
+        f"epochs (100 on ImageNet), with the learning rate scaled with the batch. Two "
+        f"equal-epoch budgets fix that: `short` gives batch {big} the {e_short:.1f} epochs "
+        f"of batch {small}, `long` gives batch {small} the {e_long:.1f} epochs of batch {big} "
+        f"({_equal_epoch_budgets(cfg)['long'][small]} steps)"
+        + ("" if long in _names_in(m) else "; `long` runs in the full protocol only")
+        + "; each reuses the fixed-step runs of the other batch size. The learning-rate "
+        "rule is unchanged (2e-3 x sqrt(batch / 16)), so that only the training length "
+        "moves and the kept runs stay the same. Batch norm: running averages (as "
+        "deployed). Same data, nets and seeds as above.",
+        "",
+        markdown_table(rows),
+        "",
+        *lines,
+    ]
+    if long not in _names_in(m):
+        return "\n".join(intro + [
+            f"- Which arm answers the paper's question: **equal epochs, long** (the paper "
+            f"fixes the epochs and trains every batch size for its full schedule); its "
+            f"verdicts are computed by the full run."])
+
+    def pooled(name, bs):  # both norms' errors at one budget and batch size
+        return [-e for e in m[(name, "batch: running", bs)] + m[(name, "group", bs)]]
+
+    def change(bs):  # mean error change from the short to the long budget
+        return {arm.split(":")[0]: float(np.mean(m[(long, arm, bs)])
+                                        - np.mean(m[(short, arm, bs)]))
+                for arm in ("batch: running", "group")}
+
+    gn_ok = verdict([-e for e in m[(long, "group", small)]],
+                    [-e for e in m[(long, "batch: running", small)]])
+    excess = penalty(long, "batch: running") - penalty(long, "group")
+    bn_worse = verdict(m[(long, "batch: running", small)], m[(long, "batch: running", big)])
+    c_small, c_big = change(small), change(big)
+    paper_excess = (_PAPER[("batch", 2)] - _PAPER[("batch", 32)]
+                    - _PAPER[("group", 2)] + _PAPER[("group", 32)])
+    return "\n".join(intro + [
+        f"- Training length: from {e_short:.1f} to {e_long:.1f} epochs the error at batch "
+        f"{small} changes by {c_small['batch']:+.1f} (batch norm) and {c_small['group']:+.1f} "
+        f"points (group norm), at batch {big} by {c_big['batch']:+.1f} and "
+        f"{c_big['group']:+.1f}; batch {small} lower at {e_long:.1f} epochs (both norms "
+        f"pooled): **{verdict(pooled(long, small), pooled(short, small))}**, batch {big}: "
+        f"**{verdict(pooled(long, big), pooled(short, big))}**.",
+        f"- Which arm answers the paper's question: **equal epochs, long** — the paper fixes "
+        f"the epochs and trains every batch size for its full schedule; {e_long:.1f} epochs "
+        f"is the longer equal budget here, the one batch {big} had in the fixed-step runs. "
+        f"There, batch norm's error is higher at batch "
+        f"{small} than at {big}: **{bn_worse}**; batch norm's excess small-batch penalty "
+        f"over group norm is {excess:+.1f} points (paper {paper_excess:+.1f}); group norm "
+        f"at least as good as batch norm at batch {small}: **{gn_ok}**.",
+    ])
+
+
+def _names_in(m):
+    """The budget names present in ``m`` (keys ``(budget, arm, batch_size)``)."""
+    return {k[0] for k in m}
+
+
+def _plot_budgets(path, cfg, by_steps, names=("short", "long")):
+    """Test error at the two batch sizes under each budget: batch norm (running
+    averages) and group norm side by side."""
+    import matplotlib.pyplot as plt
+
+    small, big = cfg["batch_sizes"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    for ax, arm in zip(axes, ("batch: running", "group")):
+        for (name, steps), marker in zip(_budget_rows(cfg, names), "osD"):
+            e = [by_steps[(arm, bs, steps[bs])] for bs in (big, small)]
+            ax.errorbar([0, 1], [np.mean(v) for v in e], yerr=[np.std(v) for v in e],
+                        marker=marker, capsize=3,
+                        label=f"{name}: {_epochs_of(cfg, big, steps[big]):.1f} / "
+                              f"{_epochs_of(cfg, small, steps[small]):.1f} epochs")
+        ax.set_xticks([0, 1], [f"batch {big}", f"batch {small}"])
+        ax.set_xlim(-0.3, 1.3)
+        ax.set_title(f"{arm.split(':')[0]} norm" + (" (running averages)"
+                                                    if arm.startswith("batch") else ""))
+        ax.set_xlabel("batch size (images per step)")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel("test error (%), mean ± std over seeds")
+    fig.suptitle("Shapes(32), 5-block conv net: fixed steps vs equal epochs")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
 
 
 def _bn_modes_group(model, X_test, y_test):

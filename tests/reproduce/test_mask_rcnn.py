@@ -41,10 +41,62 @@ def test_matched_iou():
     assert miou == pytest.approx(0.5) and frac == pytest.approx(0.5)
 
 
+def test_other_class_share_counts_the_pixels_of_other_classes_in_each_box():
+    sem = np.zeros((1, 8, 8), dtype=int)
+    sem[0, 0:4, 0:4] = 1        # instance 1, box [0, 0, 4, 4]
+    sem[0, 2:4, 4:8] = 2        # instance 2, box [4, 2, 8, 4]
+    sem[0, 3, 3] = 2            # one pixel of class 2 inside box 1
+    boxes = [np.array([[0.0, 0, 4, 4], [4, 2, 8, 4], [0, 0, 4, 4]])]
+    labels = [np.array([1, 2, 2])]  # the third box, of class 2, holds 15 class-1 pixels
+    share = mask_rcnn.other_class_share(sem, boxes, labels)
+    np.testing.assert_allclose(share, [1 / 16, 0.0, 15 / 16])
+
+
+def test_instance_ious_take_the_best_detection_of_the_instances_class():
+    inst = np.zeros((1, 4, 4), dtype=int)
+    inst[0, :2, :2] = 1
+    inst[0, 2:, 2:] = 2
+    half, full, other = (np.zeros((4, 4), bool) for _ in range(3))
+    half[:2, :1] = True          # IoU 0.5 with instance 1
+    full[:2, :2] = True          # IoU 1 with instance 1, but scored below the threshold
+    other[2:, 2:] = True         # covers instance 2 exactly, but with the wrong class
+    dets = [{"masks": np.stack([half, full, other]), "scores": np.array([0.9, 0.3, 0.8]),
+             "labels": np.array([1, 1, 1])}]
+    ious = mask_rcnn.instance_ious(inst, [np.array([1, 2])], dets, 0.5)
+    np.testing.assert_allclose(ious, [0.5, 0.0])
+
+
+@pytest.fixture(scope="module")
+def tiny_model():
+    from sklearn_papers.datasets import make_scenes
+    from sklearn_papers.vision import MaskRCNN
+
+    data = make_scenes(4, image_size=32, random_state=0)
+    model = MaskRCNN(anchor_sizes=(4, 8, 16), max_epochs=2, score_threshold=0.0,
+                     instance_score_threshold=0.05, random_state=0)
+    return model.fit(data.images, data.instance_maps, data.semantic_maps), data
+
+
+def test_label_maps_from_detections_equal_predict(tiny_model):
+    # _evaluate paints predict's maps from the detections it already has
+    model, data = tiny_model
+    dets = model.predict_detections(data.images)
+    assert sum(len(d["scores"]) for d in dets) > 0
+    maps = mask_rcnn._label_maps(dets, data.images.shape[1:3],
+                                 model.instance_score_threshold)
+    assert maps.max() > 0
+    np.testing.assert_array_equal(maps, model.predict(data.images))
+
+
 def test_tiny_run_writes_a_section(tmp_path, monkeypatch):
     tiny = dict(mask_rcnn._config(True), image_size=32, n_train=4, n_test=2,
                 anchors=(4, 8, 16), epochs=1, seeds=1, segmenter_epochs=None, n_jobs=1)
     monkeypatch.setattr(mask_rcnn, "_config", lambda quick: tiny)
-    section = mask_rcnn.EXPERIMENT.run(RunContext(quick=True, out_dir=tmp_path, verbose=0))
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="mask_rcnn")
+    section = mask_rcnn.EXPERIMENT.run(ctx)
     assert "RoIAlign vs RoIPool" in section.markdown and "mask AP" in section.markdown
-    assert all(p.exists() for p in section.figures)
+    assert "#### Follow-up: classes competing inside a box" in section.markdown
+    assert "| crowded (follow-up) |" in section.markdown
+    assert "larger on crowded scenes: **undecided (one seed)**" in section.markdown
+    assert all(p.exists() for p in section.figures) and len(section.figures) == 2
+    assert any(k.startswith("followup/crowded/") for k in ctx.computed)
