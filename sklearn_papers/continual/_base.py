@@ -113,6 +113,13 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"partial_fit trains on one task at a time; task has {len(groups)} ids "
                 f"{list(groups)}. Call partial_fit once per task, or fit(X, y, task=task).")
+        if weight is not None:  # before any training: a task needs a row to learn from
+            for key, rows in groups.items():
+                if not np.any(weight[np.asarray(rows)] > 0):
+                    raise ValueError(
+                        f"every row of task {key!r} has sample_weight 0 ({len(rows)} rows): "
+                        "the task has nothing to learn from. Leave the task out, or give "
+                        "some of its rows a positive weight.")
         for key, rows in groups.items():
             rows = np.asarray(rows)
             self._learn_rows(X[rows], y[rows], None if weight is None else weight[rows],

@@ -238,8 +238,9 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         Raises
         ------
         ValueError
-            If ``X`` is empty, sparse or not finite, ``y`` is continuous, or ``task`` has
-            the wrong length.
+            If ``X`` is empty, sparse or not finite, ``y`` is continuous, ``task`` has
+            the wrong length, or every row of a task has ``sample_weight`` 0 (the message
+            names the task).
         """
         self._check_params()
         return self._fit(X, y, task, sample_weight, reset=True)

@@ -184,7 +184,8 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
         ------
         ValueError
             If ``X`` is empty, sparse or not finite, ``y`` is continuous, ``task`` has the
-            wrong length, or ``hidden_layer_sizes`` is not a tuple of positive ints.
+            wrong length, every row of a task has ``sample_weight`` 0 (the message names
+            the task), or ``hidden_layer_sizes`` is not a tuple of positive ints.
         """
         self._check_params()
         return self._fit(X, y, task, sample_weight, reset=True)

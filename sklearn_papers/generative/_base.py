@@ -164,6 +164,13 @@ class _BaseDeePSiM(BaseEstimator):
                 check_classification_targets(y)
                 classes, y_enc = np.unique(y, return_inverse=True)
                 n_classes = len(classes)
+                if n_classes < 2:
+                    raise ValueError(
+                        f"y has 1 class ({classes.tolist()[0]!r}) among the rows of positive "
+                        f"weight; comparator='auto' is trained as a classifier of y and "
+                        "needs at least two, since with one class its cross-entropy is zero "
+                        "and it learns nothing. Pass y=None (a comparator of frozen random "
+                        "weights) or labels of several classes.")
             module = ComparatorCNN(shape, n_classes=max(n_classes, 0),
                                    mean=float(rows.mean(dtype=np.float64)),
                                    std=std if std > 0 else 1.0)

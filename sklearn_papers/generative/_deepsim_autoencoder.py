@@ -214,7 +214,7 @@ class DeePSiMAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Bas
         ValueError
             If ``X`` is empty, sparse, has a non-finite pixel (the message names the image
             and pixel) or images of a shape other than ``image_shape``; if ``y`` is not
-            class labels for ``comparator="auto"``; if ``comparator_layer`` names no
+            class labels of at least two classes for ``comparator="auto"``; if ``comparator_layer`` names no
             submodule; if the comparator fails on image rows; if ``lambda_img``,
             ``lambda_feat`` and ``lambda_adv`` are all 0 (no loss to train on).
         TypeError

@@ -154,9 +154,10 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
         ------
         ValueError
             If ``X`` is empty, sparse, has a non-finite pixel (named in the message) or the
-            wrong image shape; if ``y`` is not class labels for ``comparator="auto"``; if
-            ``comparator_layer`` names no submodule; if the comparator fails on image rows;
-            if ``lambda_img``, ``lambda_feat`` and ``lambda_adv`` are all 0.
+            wrong image shape; if ``y`` is not class labels of at least two classes for
+            ``comparator="auto"``; if ``comparator_layer`` names no submodule; if the
+            comparator fails on image rows; if ``lambda_img``, ``lambda_feat`` and
+            ``lambda_adv`` are all 0.
         TypeError
             If ``comparator`` is an estimator without a torch module.
         FloatingPointError

@@ -12,7 +12,14 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import ndimage
 
-from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn import config_context
+
+from sklearn_papers.utils._sklearn_compat import (
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    validate_params,
+)
 
 __all__ = ["boundary_f_score", "make_segmentation_scorer", "mask_average_precision",
            "semantic_mean_iou", "symmetric_best_dice"]
@@ -52,6 +59,13 @@ def _check_map(item, name):
         if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
             raise ValueError(f"{name} must hold integer labels; it has non-integer values "
                              f"(e.g. {arr[arr != np.round(arr)].ravel()[:1].tolist()}).")
+    if arr.size and np.issubdtype(arr.dtype, np.unsignedinteger) and (
+            arr.max() > np.iinfo(np.int64).max):
+        raise ValueError(f"{name} has a label too large for int64 ({int(arr.max())}); "
+                         f"labels must be at most {np.iinfo(np.int64).max}.")
+    if arr.size and np.issubdtype(arr.dtype, np.floating) and (
+            np.abs(arr).max() >= 2.0**63):
+        raise ValueError(f"{name} has a label too large for int64 ({arr.max()!r}).")
     arr = arr.astype(np.int64)
     if arr.size and arr.min() < 0:
         raise ValueError(f"{name} has a negative label ({arr.min()}); labels must be >= 0 "
@@ -99,10 +113,10 @@ def _best_dice(inter, size_a, size_b):
     return float(dice.max(axis=1).mean())
 
 
-@validate_params(
-    {"y_true": ["array-like"], "y_pred": ["array-like"], "average": ["boolean"]},
-    prefer_skip_nested_validation=True,
-)
+_DICE_PARAMS = {"y_true": ["array-like"], "y_pred": ["array-like"], "average": ["boolean"]}
+
+
+@validate_params(_DICE_PARAMS, prefer_skip_nested_validation=True)
 def symmetric_best_dice(y_true, y_pred, *, average=True):
     """Symmetric best Dice of instance label maps (the CVPPP leaf-segmentation score).
 
@@ -190,6 +204,28 @@ def _label_masks(label_map):
     return label_map.ravel()[None, :] == ids[:, None]
 
 
+def _check_iou_thresholds(iou_thresholds):
+    """1-D float array of thresholds in (0, 1) (COCO's ten for None); ValueError else."""
+    if iou_thresholds is None:
+        return COCO_IOU_THRESHOLDS
+    if isinstance(iou_thresholds, (bool, np.bool_)):
+        raise ValueError(f"iou_thresholds must be a float or floats in (0, 1), not the bool "
+                         f"{iou_thresholds!r}.")
+    try:
+        thresholds = np.atleast_1d(np.asarray(iou_thresholds, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"iou_thresholds must be a float or floats in (0, 1); got "
+                         f"{iou_thresholds!r}.") from None
+    if thresholds.ndim != 1 or thresholds.size == 0:
+        raise ValueError(f"iou_thresholds must be a float or a non-empty 1-D list of floats "
+                         f"in (0, 1); got {iou_thresholds!r}.")
+    bad = ~((thresholds > 0) & (thresholds < 1))  # NaN is bad too
+    if bad.any():
+        raise ValueError(f"iou_thresholds must lie in (0, 1); iou_thresholds"
+                         f"[{int(np.argmax(bad))}] is {float(thresholds[bad][0])!r}.")
+    return thresholds
+
+
 def _per_image(values, name, n_images, counts, dtype, default):
     """Per-image 1-D arrays (scores or classes) matching the number of instances."""
     if values is None:
@@ -237,14 +273,15 @@ def _match(ious, thresholds):
     return matched
 
 
-@validate_params(
-    {"y_true": ["array-like"], "y_pred": ["array-like"],
-     "pred_scores": ["array-like", None], "true_labels": ["array-like", None],
-     "pred_labels": ["array-like", None],
-     "iou_thresholds": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
-     "max_detections": [Interval(Integral, 1, None, closed="left")]},
-    prefer_skip_nested_validation=True,
-)
+_AP_PARAMS = {
+    "y_true": ["array-like"], "y_pred": ["array-like"],
+    "pred_scores": ["array-like", None], "true_labels": ["array-like", None],
+    "pred_labels": ["array-like", None],
+    "iou_thresholds": [Interval(Real, 0, 1, closed="neither"), "array-like", None],
+    "max_detections": [Interval(Integral, 1, None, closed="left")]}
+
+
+@validate_params(_AP_PARAMS, prefer_skip_nested_validation=True)
 def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None,
                            pred_labels=None, iou_thresholds=None, max_detections=100):
     """COCO-style mask average precision (AP) over images, classes and IoU thresholds.
@@ -292,7 +329,8 @@ def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None
     ValueError
         If the numbers of images or an image's shapes differ, a map holds negative or
         non-integer labels, a score or label array has the wrong length (the message
-        names the image), or only one of ``true_labels`` / ``pred_labels`` is given.
+        names the image), only one of ``true_labels`` / ``pred_labels`` is given, or
+        ``iou_thresholds`` is empty or has a value outside (0, 1) (NaN included).
 
     See Also
     --------
@@ -331,10 +369,7 @@ def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None
     scores = _per_image(pred_scores, "pred_scores", n, [d.shape[0] for d in dts], float, 1.0)
     t_lab = _per_image(true_labels, "true_labels", n, [g.shape[0] for g in gts], np.int64, 1)
     p_lab = _per_image(pred_labels, "pred_labels", n, [d.shape[0] for d in dts], np.int64, 1)
-    thresholds = (COCO_IOU_THRESHOLDS if iou_thresholds is None
-                  else np.atleast_1d(np.asarray(iou_thresholds, dtype=float)))
-    if thresholds.ndim != 1 or np.any((thresholds <= 0) | (thresholds >= 1)):
-        raise ValueError(f"iou_thresholds must lie in (0, 1); got {thresholds.tolist()}.")
+    thresholds = _check_iou_thresholds(iou_thresholds)
     classes = np.unique(np.concatenate(t_lab + p_lab)) if n else np.array([], dtype=int)
     precisions = []  # (n_thresholds,) AP per class with ground truth
     for c in classes:
@@ -373,11 +408,30 @@ def _interpolated_ap(tp, n_gt):
 
 
 # --------------------------------------------------------------------------- semantic IoU
-@validate_params(
-    {"y_true": ["array-like"], "y_pred": ["array-like"], "labels": ["array-like", None],
-     "average": ["boolean"]},
-    prefer_skip_nested_validation=True,
-)
+def _check_labels(labels):
+    """1-D int64 array of non-negative integer classes; ValueError naming a bad one."""
+    arr = np.asarray(labels)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.integer)
+                                   or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"labels must be non-negative integer classes; got {labels!r}.")
+    arr = arr.ravel()
+    if arr.size == 0:
+        raise ValueError("labels is empty; pass at least one class, or None for every "
+                         "class present.")
+    bad = ~np.isfinite(arr) | (arr != np.round(arr)) | (arr < 0) if np.issubdtype(
+        arr.dtype, np.floating) else arr < 0
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ValueError(f"labels[{k}] is {arr[k].item()!r}; labels must be non-negative "
+                         "integer classes (0 = background).")
+    return arr.astype(np.int64)
+
+
+_MIOU_PARAMS = {"y_true": ["array-like"], "y_pred": ["array-like"],
+                "labels": ["array-like", None], "average": ["boolean"]}
+
+
+@validate_params(_MIOU_PARAMS, prefer_skip_nested_validation=True)
 def semantic_mean_iou(y_true, y_pred, *, labels=None, average=True):
     """Mean intersection over union of semantic (class) maps, pooled over all pixels.
 
@@ -393,9 +447,9 @@ def semantic_mean_iou(y_true, y_pred, *, labels=None, average=True):
     y_pred : array-like of the same form and shapes as ``y_true``
         Predicted class maps.
     labels : array-like of int or None, default=None
-        Classes to average over. None uses every class present in ``y_true`` or
-        ``y_pred``. A listed class absent from both has no IoU (NaN per class) and is
-        left out of the mean.
+        Classes to average over, non-negative integers. None uses every class present
+        in ``y_true`` or ``y_pred``. A listed class absent from both has no IoU (NaN per
+        class) and is left out of the mean.
     average : bool, default=True
         Return the mean; if False, the IoU of each class in ``labels`` order (sorted
         classes when None).
@@ -408,8 +462,9 @@ def semantic_mean_iou(y_true, y_pred, *, labels=None, average=True):
     Raises
     ------
     ValueError
-        If the numbers of images or an image's shapes differ, or a map holds negative
-        or non-integer labels.
+        If the numbers of images or an image's shapes differ, a map holds negative
+        or non-integer labels, or ``labels`` is empty or has a negative or non-integer
+        class (the message names it).
 
     See Also
     --------
@@ -431,7 +486,7 @@ def semantic_mean_iou(y_true, y_pred, *, labels=None, average=True):
     true, pred = _check_pair(y_true, y_pred)
     t = np.concatenate([m.ravel() for m in true])
     p = np.concatenate([m.ravel() for m in pred])
-    classes = np.union1d(t, p) if labels is None else np.asarray(labels, dtype=np.int64).ravel()
+    classes = np.union1d(t, p) if labels is None else _check_labels(labels)
     ious = np.empty(classes.size)
     for k, c in enumerate(classes):
         a, b = t == c, p == c
@@ -455,17 +510,25 @@ def _boundary(label_map):
     return b & (label_map > 0)
 
 
-@validate_params(
-    {"y_true": ["array-like"], "y_pred": ["array-like"],
-     "tolerance": [Interval(Real, 0, None, closed="left")], "average": ["boolean"]},
-    prefer_skip_nested_validation=True,
-)
+_BF_PARAMS = {"y_true": ["array-like"], "y_pred": ["array-like"],
+              "tolerance": [Interval(Real, 0, None, closed="left")], "average": ["boolean"]}
+
+
+def _check_tolerance(tolerance):
+    if isinstance(tolerance, (bool, np.bool_)):
+        raise ValueError(f"tolerance must be a number of pixels (>= 1) or a fraction of the "
+                         f"image diagonal (< 1), not the bool {tolerance!r}.")
+
+
+@validate_params(_BF_PARAMS, prefer_skip_nested_validation=True)
 def boundary_f_score(y_true, y_pred, *, tolerance=0.008, average=True):
     """Boundary F-measure of label maps, with a distance tolerance (DAVIS's F).
 
     The boundary of a label map is the set of object pixels (label > 0) with a
-    4-neighbour of another label, so the edges between touching instances count. A
-    predicted boundary pixel is correct when a true boundary pixel lies within the
+    4-neighbour of another label, so the edges between touching instances count; the
+    image border is not a boundary (DAVIS's ``seg2bmap`` marks an object's pixels on the
+    last row and column, and not on the first ones: ours is symmetric). A predicted
+    boundary pixel is correct when a true boundary pixel lies within the
     tolerance (Euclidean distance); precision is the fraction of correct predicted
     boundary pixels, recall the same with the roles swapped, and
     ``F = 2 P R / (P + R)`` per image (Perazzi et al. 2016, Sec. 3.1; Martin et al.
@@ -478,24 +541,28 @@ def boundary_f_score(y_true, y_pred, *, tolerance=0.008, average=True):
     y_pred : array-like of the same form and shapes as ``y_true``
         Predicted maps.
     tolerance : float, default=0.008
-        Matching distance. At least 1: in pixels. Below 1: a fraction of the image
-        diagonal, rounded up to whole pixels (DAVIS's default 0.008 gives 1 pixel for
-        images up to 88 x 88). 0: a boundary pixel is correct only where the other map
-        has a boundary pixel at the same place.
+        Matching distance, read in one of two units: **below 1 it is a fraction of the
+        image diagonal** (rounded up to whole pixels; DAVIS's default 0.008 gives 1
+        pixel for images up to 88 x 88, so ``tolerance=0.5`` is half the diagonal, not
+        half a pixel); **at least 1 it is in pixels**. 0: a boundary pixel is correct
+        only where the other map has a boundary pixel at the same place. A bool is
+        refused.
     average : bool, default=True
         Return the mean over images; if False, the F-score of each image.
 
     Returns
     -------
     score : float or ndarray of shape (n_images,)
-        In [0, 1], greater is better. An image where neither map has a boundary scores
-        1, one where exactly one has none scores 0.
+        In [0, 1], greater is better. An image where exactly one map has a boundary
+        scores 0. Where neither has one (each map empty or a single object covering the
+        whole image), it scores 1 if both have the same object pixels and 0 if not: an
+        empty truth against a prediction of one object covering the image scores 0.
 
     Raises
     ------
     ValueError
-        If the numbers of images or an image's shapes differ, or a map holds negative
-        or non-integer labels.
+        If the numbers of images or an image's shapes differ, a map holds negative
+        or non-integer labels, or ``tolerance`` is a bool.
 
     See Also
     --------
@@ -519,14 +586,15 @@ def boundary_f_score(y_true, y_pred, *, tolerance=0.008, average=True):
     >>> boundary_f_score(true, shifted) < 1.0
     True
     """
+    _check_tolerance(tolerance)
     true, pred = _check_pair(y_true, y_pred)
     scores = np.empty(len(true))
     for i, (t, p) in enumerate(zip(true, pred)):
         radius = (tolerance if tolerance >= 1
                   else np.ceil(tolerance * np.hypot(*t.shape)))
         bt, bp = _boundary(t), _boundary(p)
-        if not bt.any() and not bp.any():
-            scores[i] = 1.0
+        if not bt.any() and not bp.any():  # empty, or one object over the whole image
+            scores[i] = float(np.array_equal(t > 0, p > 0))
             continue
         if not bt.any() or not bp.any():
             scores[i] = 0.0
@@ -563,11 +631,19 @@ class _SegmentationScorer:
                              "(shape (n_images, H, W)); got y=None.")
         function = _SEGMENTATION_METRICS[self.metric]
         if self.metric == "semantic_mean_iou":
+            if not hasattr(estimator, "predict_semantic"):
+                raise TypeError(f"The 'semantic_mean_iou' scorer scores class maps from "
+                                f"estimator.predict_semantic(X), but "
+                                f"{type(estimator).__name__} has no predict_semantic method "
+                                "(it predicts no semantic output).")
             return float(function(y, estimator.predict_semantic(X), **self.kwargs))
-        if self.metric == "mask_average_precision" and hasattr(estimator, "predict_instances"):
-            found = estimator.predict_instances(X)
-            return float(function(y, [f["masks"] for f in found],
-                                  pred_scores=[f["scores"] for f in found], **self.kwargs))
+        if self.metric == "mask_average_precision":
+            for method in ("predict_instances", "predict_detections"):
+                if hasattr(estimator, method):
+                    found = getattr(estimator, method)(X)
+                    return float(function(y, [f["masks"] for f in found],
+                                          pred_scores=[f["scores"] for f in found],
+                                          **self.kwargs))
         return float(function(y, estimator.predict(X), **self.kwargs))
 
     def __repr__(self):
@@ -586,9 +662,10 @@ def make_segmentation_scorer(metric, **kwargs):
     label maps. ``"semantic_mean_iou"`` scores ``estimator.predict_semantic(X)`` against
     class maps; the others score ``estimator.predict(X)`` (instance maps) against
     instance maps, except that ``"mask_average_precision"`` uses
-    ``estimator.predict_instances(X)`` when the estimator has it (a list of dicts with
-    ``"masks"`` (k, H, W) bool and ``"scores"`` (k,) per image), so that detection
-    confidences rank the masks. AP is class-agnostic here (``y`` carries no classes).
+    ``estimator.predict_instances(X)`` or else ``estimator.predict_detections(X)`` (as
+    :class:`~sklearn_papers.vision.MaskRCNN` has) when the estimator has one (a list of
+    dicts with ``"masks"`` (k, H, W) bool and ``"scores"`` (k,) per image), so that
+    detection confidences rank the masks. AP is class-agnostic here (``y`` carries no classes).
     Greater is better for every score.
 
     Parameters
@@ -609,7 +686,11 @@ def make_segmentation_scorer(metric, **kwargs):
     TypeError
         If a keyword argument is not a parameter of the metric, or one the scorer
         supplies itself (``y_true``, ``y_pred``, ``average``); checked when the scorer
-        is made.
+        is made. When called, a ``"semantic_mean_iou"`` scorer raises it for an
+        estimator without ``predict_semantic``.
+    ValueError
+        If a keyword argument's value is one the metric refuses (``tolerance=-1``,
+        ``iou_thresholds=5``, ``labels=[1.5]``); checked when the scorer is made.
 
     See Also
     --------
@@ -632,4 +713,34 @@ def make_segmentation_scorer(metric, **kwargs):
             raise TypeError(f"make_segmentation_scorer({metric!r}) got an unexpected or "
                             f"scorer-supplied keyword argument {name!r}; {metric} takes "
                             f"{valid}.")
+    _check_scorer_values(metric, function, kwargs)
     return _SegmentationScorer(metric, dict(kwargs))
+
+
+_CONSTRAINTS = {"symmetric_best_dice": _DICE_PARAMS, "mask_average_precision": _AP_PARAMS,
+                "semantic_mean_iou": _MIOU_PARAMS, "boundary_f_score": _BF_PARAMS}
+_VALUE_CHECKS = {"iou_thresholds": _check_iou_thresholds, "labels": _check_labels,
+                 "tolerance": _check_tolerance}
+
+
+def _check_scorer_values(metric, function, kwargs):
+    """Run the metric's constraints and value checks on a scorer's keyword arguments."""
+    def stand_in(**_):
+        return None
+
+    stand_in.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in kwargs])
+    stand_in.__qualname__ = function.__name__
+    constraints = {name: c for name, c in _CONSTRAINTS[metric].items() if name in kwargs}
+    try:
+        with config_context(skip_parameter_validation=False):  # inside a validated call
+            validate_params(constraints, prefer_skip_nested_validation=True)(stand_in)(
+                **kwargs)
+    except InvalidParameterError as exc:
+        raise ValueError(f"make_segmentation_scorer({metric!r}): {exc}") from exc
+    for name, check in _VALUE_CHECKS.items():
+        if name in kwargs and kwargs[name] is not None:
+            try:
+                check(kwargs[name])
+            except ValueError as exc:
+                raise ValueError(f"make_segmentation_scorer({metric!r}): {exc}") from exc

@@ -47,12 +47,17 @@ def check_device(device):
     Raises
     ------
     ValueError
-        If the string is not a device, or CUDA is asked for on a machine without it.
+        If the string is not a device, is a device type other than cpu, cuda and mps
+        (``"meta"``, ``"xla"``, ...: the estimators train and predict on real tensors), or
+        CUDA is asked for on a machine without it.
     """
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
         raise ValueError(f"device={device!r} is not a torch device: {exc}") from None
+    if dev.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device={device!r} is a {dev.type!r} device; the estimators run "
+                         "on 'cpu', 'cuda', 'cuda:N' or 'mps' only.")
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(
             f"device={device!r} was requested but CUDA is not available on this machine "
@@ -154,6 +159,7 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
 def loss_curve(net):
     """Training loss after every epoch of a fitted skorch net, as a list of floats."""
     return [float(v) for v in net.history[:, "train_loss"]]
+
 
 
 class FiniteLossCheck(Callback):

@@ -138,8 +138,9 @@ class A2C(_BaseRLEstimator):
         Raises
         ------
         TypeError, ValueError
-            If an environment is not a gymnasium environment with those spaces (the message
-            names its index).
+            If an environment is not a gymnasium environment with those spaces, or
+            returns a non-finite reward, a non-finite ``Box`` observation or an
+            observation outside its ``Discrete`` space (the message names its index).
         """
         envs = self._check_envs(environments)
         seed = seed_from_random_state(self.random_state)

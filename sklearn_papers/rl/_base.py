@@ -81,7 +81,8 @@ class _BaseRLEstimator(BaseEstimator):
         """
         check_device(self.device)  # validated; the small agents and cores run on CPU
         gen = torch.Generator().manual_seed(int(seed))
-        core = make_batch(envs, generator=gen, seed=int(seed) % (2**31 - len(envs)))
+        core = make_batch(envs, generator=gen, seed=int(seed) % (2**31 - len(envs)),
+                          named_from=envs)
         net = _make_net(core, self.agent, self._prediction_size(), self.agent_hidden_size)
         params = net.init_params(len(envs), generator=gen)
         d = net.n_states if isinstance(net, TabularAgentNet) else net.n_inputs

@@ -831,6 +831,10 @@ class GymEnvBatch(_BatchCore):
     seed : int, default=0
         Environment ``i`` is reset with seed ``seed + i`` first; later resets are unseeded
         (they continue each environment's own generator).
+    named_from : list of gymnasium.Env or None, default=None
+        The caller's list: an environment that returns a non-finite reward or an
+        observation outside its space is named ``environments[k]`` by its position
+        ``k`` in it. None names it by its batch slot.
 
     References
     ----------
@@ -845,8 +849,9 @@ class GymEnvBatch(_BatchCore):
     tensor([0., 0.], dtype=torch.float64)
     """
 
-    def __init__(self, envs, seed=0):
+    def __init__(self, envs, seed=0, *, named_from=None):
         self.envs = list(envs)
+        self.named_from = None if named_from is None else list(named_from)
         self.n_envs = len(self.envs)
         space = self.envs[0].observation_space
         self.n_actions = int(self.envs[0].action_space.n)
@@ -858,16 +863,41 @@ class GymEnvBatch(_BatchCore):
         # gymnasium's Discrete(n, start=s) holds s .. s + n - 1: the agents see 0 .. n - 1
         self._obs_start = [self._start(e.observation_space) for e in self.envs]
         self._act_start = [self._start(e.action_space) for e in self.envs]
-        self._current = [self._shift(i, env.reset(seed=int(seed) + i)[0])
+        self._current = [self._shift(i, env.reset(seed=int(seed) + i)[0], "reset")
                          for i, env in enumerate(self.envs)]
 
     @staticmethod
     def _start(space):
         return int(space.start) if isinstance(space, spaces.Discrete) else 0
 
-    def _shift(self, i, obs):
-        """Observation of environment ``i`` relative to its space's ``start``."""
-        return int(obs) - self._obs_start[i] if self.obs_dim is None else obs
+    def _where(self, i):
+        env = self.envs[i]
+        k = next((k for k, e in enumerate(self.named_from or []) if e is env), None)
+        return (f"environments[{k}]" if k is not None
+                else f"the environment in batch slot {i} ({type(env).__name__})")
+
+    def _shift(self, i, obs, call="step"):
+        """Observation of environment ``i`` relative to its space's ``start``, checked
+        against its space (the agents index tables and one-hot vectors with it)."""
+        space = self.envs[i].observation_space
+        if self.obs_dim is None:
+            try:
+                value = int(obs)
+            except (TypeError, ValueError):
+                raise ValueError(f"{self._where(i)} returned the observation {obs!r} from "
+                                 f"{call}(); its space is {space}.") from None
+            if not (0 <= value - self._obs_start[i] < int(space.n)):
+                raise ValueError(f"{self._where(i)} returned the observation {obs!r} from "
+                                 f"{call}(), outside its observation space {space}.")
+            return value - self._obs_start[i]
+        arr = np.asarray(obs, dtype=np.float32)
+        if arr.shape != (self.obs_dim,) or not np.isfinite(arr).all():
+            what = (f"of shape {arr.shape}" if arr.shape != (self.obs_dim,)
+                    else "with non-finite values")
+            raise ValueError(f"{self._where(i)} returned an observation {what} from "
+                             f"{call}() ({np.asarray(obs).ravel()[:8].tolist()}...); its "
+                             f"space is {space}.")
+        return obs
 
     def set_env(self, i, env):
         """Put ``env`` in slot ``i`` and reset it.
@@ -882,7 +912,7 @@ class GymEnvBatch(_BatchCore):
         self.envs[i] = env
         self._obs_start[i] = self._start(env.observation_space)
         self._act_start[i] = self._start(env.action_space)
-        self._current[i] = self._shift(i, env.reset()[0])
+        self._current[i] = self._shift(i, env.reset()[0], "reset")
 
     def _stack(self, observations):
         if self.obs_dim is None:
@@ -914,6 +944,12 @@ class GymEnvBatch(_BatchCore):
             Episodes ended by the environment (bool).
         truncated : Tensor of shape (n_envs,)
             Episodes cut by the time limit (bool).
+
+        Raises
+        ------
+        ValueError
+            If an environment returns a non-finite reward, or an observation outside
+            its ``Discrete`` space or non-finite (``Box``); the message names it.
         """
         if uniforms is not None:
             raise ValueError("GymEnvBatch steps environments with their own generators; "
@@ -923,11 +959,18 @@ class GymEnvBatch(_BatchCore):
         for i, env in enumerate(self.envs):
             obs, r, te, tr, _ = env.step(int(actions[i]) + self._act_start[i])
             obs = self._shift(i, obs)
+            try:
+                reward = float(r)
+            except (TypeError, ValueError):
+                reward = None
+            if reward is None or not np.isfinite(reward):
+                raise ValueError(f"{self._where(i)} returned the reward {r!r} from step(); "
+                                 "rewards must be finite numbers.")
             nxt.append(obs)
-            rew.append(float(r))
+            rew.append(reward)
             term.append(bool(te))
             trunc.append(bool(tr))
-            self._current[i] = self._shift(i, env.reset()[0]) if (te or tr) else obs
+            self._current[i] = self._shift(i, env.reset()[0], "reset") if (te or tr) else obs
         return (self._stack(nxt), torch.as_tensor(rew, dtype=torch.float64),
                 torch.as_tensor(term), torch.as_tensor(trunc))
 
@@ -975,7 +1018,7 @@ def check_environments(environments, name="environments"):
     return envs
 
 
-def make_batch(envs, *, generator=None, seed=0):
+def make_batch(envs, *, generator=None, seed=0, named_from=None):
     """The fastest core for ``envs``: batched when all are one kind and size, else a loop.
 
     Parameters
@@ -986,6 +1029,9 @@ def make_batch(envs, *, generator=None, seed=0):
         Uniforms for the batched cores.
     seed : int, default=0
         First-reset seeds of :class:`GymEnvBatch`.
+    named_from : list of gymnasium.Env or None, default=None
+        Passed to :class:`GymEnvBatch` (its error messages name environments by their
+        position in this list).
 
     Returns
     -------
@@ -1004,4 +1050,4 @@ def make_batch(envs, *, generator=None, seed=0):
     if all(type(e) is DelayedChain for e in envs) and len(
             {(e.length, e.observation) for e in envs}) == 1:
         return BatchedChain(envs, generator=generator)
-    return GymEnvBatch(envs, seed=seed)
+    return GymEnvBatch(envs, seed=seed, named_from=named_from)

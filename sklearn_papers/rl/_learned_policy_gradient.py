@@ -234,13 +234,16 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         ------
         TypeError, ValueError
             If an environment is not a gymnasium environment with ``Discrete`` actions and
-            ``Discrete`` or 1-D ``Box`` observations (the message names its index).
+            ``Discrete`` or 1-D ``Box`` observations (the message names its index), or
+            if one returns a non-finite reward, a non-finite ``Box`` observation or an
+            observation outside its ``Discrete`` space.
         FloatingPointError
             If the meta-loss becomes non-finite.
         """
         check_device(self.device)
         seed = seed_from_random_state(self.random_state)
         rng = np.random.RandomState(seed)
+        envs = None
         if callable(environments) and not isinstance(environments, gymnasium.Env):
             sampler = environments
 
@@ -257,14 +260,15 @@ class LearnedPolicyGradient(_BaseRLEstimator):
 
         with torch_seeded(seed):
             rule = self._new_rule()
-            self._meta_train(rule, draw, seed)
+            self._meta_train(rule, draw, seed, envs)
         return self
 
-    def _meta_train(self, rule, draw, seed):
+    def _meta_train(self, rule, draw, seed, envs=None):
         gen = torch.Generator().manual_seed(seed)
         slots = draw(self.n_agents)
         self._check_envs(slots)
-        core = make_batch(slots, generator=gen, seed=seed % (2**31 - 1 - self.n_agents))
+        core = make_batch(slots, generator=gen, seed=seed % (2**31 - 1 - self.n_agents),
+                          named_from=envs)
         net = _make_net(core, self.agent, self.prediction_size, self.agent_hidden_size)
         params = net.init_params(self.n_agents, generator=gen)
         d = getattr(net, "n_inputs", None) or net.n_states
@@ -354,9 +358,20 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         path : pathlib.Path
             The written file. It holds ``{"format", "config", "state_dict"}`` (strings and
             tensors only) and is read with ``torch.load(path, weights_only=True)``.
+
+        Raises
+        ------
+        ValueError
+            If ``path`` is a directory or its folder does not exist.
         """
         check_is_fitted(self, "update_rule_")
         path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{str(path)!r} is a directory; save needs a file path such as "
+                             f"{str(path / 'rule.pt')!r}.")
+        if not path.parent.is_dir():
+            raise ValueError(f"cannot write {str(path)!r}: its folder {str(path.parent)!r} "
+                             "does not exist.")
         torch.save({"format": _FORMAT, "config": json.dumps(self._config()),
                     "state_dict": {k: v.detach().cpu().clone()
                                    for k, v in self.update_rule_.state_dict().items()}}, path)
@@ -379,24 +394,45 @@ class LearnedPolicyGradient(_BaseRLEstimator):
 
         Raises
         ------
+        FileNotFoundError
+            If there is no file at ``path``.
         ValueError
-            If the file is not in this format.
+            If ``path`` is a directory, or the file is not in this format or is damaged
+            (not readable by torch, a bad config, weights of other shapes).
         """
         import pickle
+        import struct
 
+        path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{str(path)!r} is a directory, not a LearnedPolicyGradient "
+                             "rule file written by save.")
+        if not path.exists():
+            raise FileNotFoundError(f"no LearnedPolicyGradient rule file at {str(path)!r}.")
         try:
-            blob = torch.load(Path(path), weights_only=True, map_location="cpu")
+            blob = torch.load(path, weights_only=True, map_location="cpu")
         except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError, KeyError,
-                AttributeError, ImportError, IndexError, TypeError) as exc:
-            raise ValueError(f"{path} is not a LearnedPolicyGradient rule file (format "
-                             f"{_FORMAT!r}); torch could not read it: "
-                             f"{type(exc).__name__}") from exc
+                AttributeError, ImportError, IndexError, TypeError, struct.error,
+                UnicodeDecodeError, OverflowError, MemoryError) as exc:
+            # torch's own text (chained below) may suggest weights_only=False: never here.
+            kind = type(exc).__name__ if type(exc).__module__ == "builtins" else (
+                f"{type(exc).__module__}.{type(exc).__name__}")
+            raise ValueError(f"{str(path)!r} is not a LearnedPolicyGradient rule file "
+                             f"that torch can read (format {_FORMAT!r}; torch raised "
+                             f"{kind}); it is damaged or of another kind. "
+                             "Save the rule again with LearnedPolicyGradient.save.") from exc
         if not isinstance(blob, dict) or blob.get("format") != _FORMAT:
-            raise ValueError(f"{path} is not a LearnedPolicyGradient rule file (format "
+            raise ValueError(f"{str(path)!r} is not a LearnedPolicyGradient rule file (format "
                              f"{_FORMAT!r})")
-        est = cls(**json.loads(blob["config"]))
-        rule = est._new_rule()
-        rule.load_state_dict(blob["state_dict"])
+        try:
+            est = cls(**json.loads(blob["config"]))
+            est._validate_params()
+            rule = est._new_rule()
+            rule.load_state_dict(blob["state_dict"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise ValueError(f"{str(path)!r} is a damaged LearnedPolicyGradient rule file "
+                             f"({type(exc).__name__}: {str(exc)[:200]}). Save the rule again "
+                             "with LearnedPolicyGradient.save.") from exc
         rule.eval()
         for p in rule.parameters():
             p.requires_grad_(False)

@@ -109,6 +109,15 @@ def _check_label_maps(y, name, n_images, shape):
             i, r, c = np.argwhere(bad)[0]
             raise ValueError(f"{name} must hold integer labels; {name}[{i}, {r}, {c}] = "
                              f"{arr[i, r, c]!r}.")
+    big = np.iinfo(np.int64).max
+    if arr.size and np.issubdtype(arr.dtype, np.unsignedinteger) and arr.max() > big:
+        i = int(np.argwhere(arr > big)[0][0])
+        raise ValueError(f"{name}[{i}] has a label too large for int64 ({int(arr[i].max())}); "
+                         f"labels must be at most {big}.")
+    if arr.size and np.issubdtype(arr.dtype, np.floating) and np.abs(arr).max() >= 2.0**63:
+        i = int(np.argwhere(np.abs(arr) >= 2.0**63)[0][0])
+        raise ValueError(f"{name}[{i}] has a label too large for int64 "
+                         f"({float(np.abs(arr[i]).max())!r}).")
     arr = arr.astype(np.int64)
     if arr.min() < 0:
         i = int(np.argwhere(arr < 0)[0][0])
@@ -368,7 +377,11 @@ class InstanceSegmenter(BaseEstimator):
         connected components of the semantic map (no instance heads). Read at
         prediction time.
     norm : {"batch", "group"} or None, default="batch"
-        Normalisation after every convolution.
+        Normalisation after every convolution. With ``"batch"`` and images so small
+        that the outputs are 1 x 1 (at most ``output_stride`` pixels a side), a
+        training batch needs two images: a last batch of one image is dropped from
+        each epoch, and a single training image or ``batch_size=1`` raises; ``"group"``
+        then needs ``width >= 32`` (two channels per group).
     width : int, default=16
         Channels of the shared encoder (each decoder has ``max(8, width // 2)``).
     max_epochs : int, default=30
@@ -560,7 +573,10 @@ class InstanceSegmenter(BaseEstimator):
             If the images are empty, not finite or of an unknown layout; the maps'
             shapes differ from the images'; a map holds negative or non-integer labels;
             an instance spans two classes or background; a class exceeds
-            ``n_classes`` (or 1024 with ``n_classes=None``); ``delta_v >= delta_d``; or the weights are invalid.
+            ``n_classes`` (or 1024 with ``n_classes=None``); ``delta_v >= delta_d``; the
+            weights are invalid; or ``norm="batch"`` would normalise one value per
+            channel (outputs of 1 x 1 and one image or ``batch_size=1``), or
+            ``norm="group"`` one value per group (outputs of 1 x 1, ``width < 32``).
         TypeError
             If an input is not numeric or sparse.
         FloatingPointError
@@ -622,6 +638,33 @@ class InstanceSegmenter(BaseEstimator):
         )
 
         device = check_device(self.device)
+        # BatchNorm in training needs more than one value per channel: with 1 x 1 outputs
+        # a batch of one image has one. Drop such a last batch; refuse a single image.
+        stride = int(self.output_stride)
+        extra = {}
+        n = len(images)
+        one_by_one = images.shape[2] * images.shape[3] == stride * stride
+        decoder_width = max(8, self.width // 2)
+        if self.norm == "group" and one_by_one and min(
+                c // min(8, c) for c in (self.width, decoder_width)) == 1:
+            raise ValueError(
+                f"X has images of {images.shape[2]} x {images.shape[3]} pixels (after "
+                f"padding to output_stride={stride}), so their outputs are 1 x 1, and with "
+                f"width={self.width} norm='group' has groups of one channel: it cannot "
+                "normalise one value per group. Pass larger images, a smaller "
+                "output_stride, width >= 32, or norm=None.")
+        if self.norm == "batch" and one_by_one:
+            if min(int(self.batch_size), n) == 1:
+                what = "one image" if n == 1 else f"batch_size={self.batch_size}"
+                raise ValueError(
+                    f"X has images of {images.shape[2]} x {images.shape[3]} pixels (after "
+                    f"padding to output_stride={stride}), so their outputs are 1 x 1, and "
+                    f"with {what} a training batch holds one image: norm='batch' cannot "
+                    "normalise one value per channel. Pass at least 2 images and "
+                    "batch_size >= 2, larger images, a smaller output_stride, or "
+                    "norm='group'.")
+            if n % int(self.batch_size) == 1:
+                extra["iterator_train__drop_last"] = True
         seed = seed_from_random_state(self.random_state)
         # Per-channel moments, weighted by image so that a weight of 0 leaves it out.
         w = np.ones(len(images)) if sample_weight is None else sample_weight
@@ -647,7 +690,7 @@ class InstanceSegmenter(BaseEstimator):
                 module__n_classes=self.n_classes_,
                 module__embedding_dim=self.embedding_dim,
                 module__width=self.width,
-                module__decoder_width=max(8, self.width // 2),
+                module__decoder_width=decoder_width,
                 module__output_stride=int(self.output_stride),
                 module__norm=self.norm,
                 module__mean=mean.astype(np.float32),
@@ -656,6 +699,7 @@ class InstanceSegmenter(BaseEstimator):
                 criterion__gamma=self.gamma,
                 criterion__delta_v=self.delta_v,
                 criterion__delta_d=self.delta_d,
+                **extra,
             )
             targets = {k: (v.astype(np.float32) if k == "center" else v.astype(np.int64))
                        for k, v in targets.items()}

@@ -11,7 +11,7 @@ from sklearn_papers.utils._sklearn_compat import (
     _fit_context,
     check_is_fitted,
 )
-from sklearn_papers.vision._instance_segmenter import _pixel_scale
+from sklearn_papers.vision._instance_segmenter import _MAX_INFERRED_CLASSES, _pixel_scale
 
 __all__ = ["MaskRCNN"]
 
@@ -72,6 +72,10 @@ def _check_label_map(arr, name, shape):
     if arr.size and arr.min() < 0:
         raise ValueError(f"{name} has negative labels (min {int(arr.min())}); 0 is the "
                          f"background.")
+    if arr.size and np.issubdtype(arr.dtype, np.unsignedinteger) and (
+            arr.max() > np.iinfo(np.int64).max):
+        raise ValueError(f"{name} has a label too large for int64 ({int(arr.max())}); "
+                         f"labels must be at most {np.iinfo(np.int64).max}.")
     return arr.astype(np.int64, copy=False)
 
 
@@ -100,12 +104,13 @@ def _targets_from_maps(instance_maps, semantic_maps, n, shape):
             s = _check_label_map(sem[i], f"semantic_maps[{i}]", shape)
             labels = np.empty(len(ids), dtype=np.int64)
             for j, mk in enumerate(masks):
-                counts = np.bincount(s[mk])
-                counts[0] = 0
+                # majority class (smallest on ties), without a table as large as the class
+                classes, counts = np.unique(s[mk], return_counts=True)
+                counts[classes == 0] = 0
                 if counts.sum() == 0:
                     raise ValueError(f"instance {ids[j]} of y[{i}] lies on "
                                      f"background (class 0) of semantic_maps[{i}].")
-                labels[j] = int(np.argmax(counts))
+                labels[j] = int(classes[np.argmax(counts)])
         out.append((_boxes_of(masks), labels, masks))
     return out
 
@@ -183,7 +188,8 @@ class MaskRCNN(BaseEstimator):
     ----------
     n_classes : int or None, default=None
         Object classes (background excluded). None takes the largest class seen in
-        ``fit`` (1 without ``semantic_maps``: class-agnostic instances).
+        ``fit`` (1 without ``semantic_maps``: class-agnostic instances); a largest class
+        above 1024 then raises (relabel the classes to ``1..K`` or pass ``n_classes``).
     backbone : {"c4", "fpn"}, default="fpn"
         ``"c4"``: one feature map at stride 8, all anchor sizes on it (the paper's
         single-map ResNet-C4 design, at our scale). ``"fpn"``: levels at strides 4, 8, 16,
@@ -383,8 +389,8 @@ class MaskRCNN(BaseEstimator):
         ------
         ValueError
             If shapes disagree (the message names the image), maps hold negative or
-            non-integer labels, a dict lacks a key, a label exceeds ``n_classes``, or
-            ``semantic_maps`` is given with dicts.
+            non-integer labels, a dict lacks a key, a label exceeds ``n_classes`` (or
+            1024 with ``n_classes=None``), or ``semantic_maps`` is given with dicts.
         FloatingPointError
             If the training loss becomes non-finite.
         """
@@ -412,6 +418,14 @@ class MaskRCNN(BaseEstimator):
         else:
             targets = _targets_from_maps(y, semantic_maps, n, (h, w))
         max_label = max([1] + [int(t[1].max()) for t in targets if len(t[1])])
+        if self.n_classes is None and max_label > _MAX_INFERRED_CLASSES:
+            i = next(i for i, t in enumerate(targets) if len(t[1]) and t[1].max() == max_label)
+            where = "y" if dict_input else "semantic_maps"
+            raise ValueError(
+                f"{where}[{i}] has class {max_label}: with n_classes=None that would mean "
+                f"{max_label} object classes (a head of {max_label + 1} outputs). Relabel "
+                f"the classes to 1..K, or pass n_classes explicitly (at most "
+                f"{_MAX_INFERRED_CLASSES} classes are inferred).")
         n_classes = max_label if self.n_classes is None else int(self.n_classes)
         if max_label > n_classes:
             raise ValueError(f"the data has class {max_label} but n_classes={n_classes}.")
@@ -571,24 +585,43 @@ class MaskRCNN(BaseEstimator):
         X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W)
             Images with the channels seen in ``fit``.
         y : array-like of shape (n, H, W) of int
-            True instance maps (0 = background).
+            True instance maps (0 = background). Target dicts (which :meth:`fit` takes)
+            are refused: the AP needs non-overlapping instance maps.
         semantic_maps : array-like of shape (n, H, W) of int or None, default=None
-            True classes; with them the AP is class-aware (averaged over classes), without
-            it is class-agnostic.
+            True classes (``0 .. n_classes_``); with them the AP is class-aware (averaged
+            over classes), without it is class-agnostic.
 
         Returns
         -------
         score : float
             In [0, 1], greater is better (NaN if no image has an instance).
+
+        Raises
+        ------
+        ValueError
+            If ``y`` is a list of target dicts, shapes disagree, a map holds negative or
+            non-integer labels, or ``semantic_maps`` has a class above ``n_classes_``
+            (the message names the image and the class).
         """
         from sklearn_papers.metrics import mask_average_precision
 
+        check_is_fitted(self)
+        if isinstance(y, (list, tuple)) and any(isinstance(t, dict) for t in y):
+            raise ValueError("MaskRCNN.score takes y as instance maps of shape (n, H, W) "
+                             "(0 = background), not target dicts: the AP needs one "
+                             "non-overlapping instance map per image. Paint the masks "
+                             "into label maps, or score predict_detections(X) yourself.")
         dets = self._detect(X)
         x_shape = _check_images(X, "X").shape[-2:]
         kwargs = {}
         if semantic_maps is not None:
             targets = _targets_from_maps(y, semantic_maps, len(dets),
                                          tuple(x_shape))
+            for i, t in enumerate(targets):
+                if len(t[1]) and t[1].max() > self.n_classes_:
+                    raise ValueError(f"semantic_maps[{i}] has class {int(t[1].max())} but "
+                                     f"the model was fitted with n_classes_="
+                                     f"{self.n_classes_} (classes 1..{self.n_classes_}).")
             kwargs = {"true_labels": [t[1] for t in targets],
                       "pred_labels": [d["labels"] for d in dets]}
         return float(mask_average_precision(

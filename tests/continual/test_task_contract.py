@@ -96,3 +96,12 @@ def test_sample_weight_is_validated(cls, data):
         cls(**FAST[cls]).fit(X[:10], y[:10], sample_weight=np.zeros(10))
     with pytest.raises(ValueError, match="(?i)negative"):
         cls(**FAST[cls]).fit(X[:10], y[:10], sample_weight=-np.ones(10))
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_a_task_whose_rows_all_weigh_zero_is_named(cls):
+    X = np.random.RandomState(0).randn(20, 3)
+    y, task = np.array([0, 1] * 10), np.repeat(["a", "b"], 10)
+    weight = np.r_[np.ones(10), np.zeros(10)]
+    with pytest.raises(ValueError, match="every row of task 'b' has sample_weight 0"):
+        cls(**FAST[cls]).fit(X, y, task=task, sample_weight=weight)

@@ -196,3 +196,17 @@ def test_y_of_another_length_is_rejected(digits):
     for n_y in (99, 101):
         with pytest.raises(ValueError, match="inconsistent numbers of samples"):
             DeePSiMAutoencoder(**TINY, random_state=0).fit(X[:100], y[:n_y])
+
+
+def test_one_class_y_for_the_auto_comparator_is_refused(digits):
+    X, y = digits
+    with pytest.raises(ValueError, match=r"y has 1 class \(0\.0\).*at least two"):
+        DeePSiMAutoencoder(**TINY, random_state=0).fit(X[:12], np.zeros(12))
+    # the weight-0 rows are left out first: one class left
+    w = (y[:12] == y[0]).astype(float)
+    with pytest.raises(ValueError, match="y has 1 class"):
+        DeePSiMAutoencoder(**TINY, random_state=0).fit(X[:12], y[:12], sample_weight=w)
+    # labels are not used without the feature loss: no complaint
+    est = DeePSiMAutoencoder(**{**TINY, "max_epochs": 1}, lambda_feat=0,
+                             random_state=0).fit(X[:12], np.zeros(12))
+    assert "unused" in est.comparator_description_

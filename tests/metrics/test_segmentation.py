@@ -272,3 +272,65 @@ def test_ap_scorer_uses_predict_instances_scores(scenes):
     scorer = make_segmentation_scorer("mask_average_precision")
     assert scorer(est, scenes.images, scenes.instance_maps) == pytest.approx(
         mask_average_precision(scenes.instance_maps, masks, pred_scores=scores))
+
+
+def test_ap_scorer_uses_predict_detections_scores(scenes):
+    masks, scores, _ = _perturbed(scenes, seed=2)
+
+    class Detector:  # MaskRCNN's interface: predict_detections, thresholded predict
+        def predict_detections(self, X):
+            return [{"masks": m, "scores": s} for m, s in zip(masks, scores)][: len(X)]
+
+        def predict(self, X):
+            return np.zeros_like(scenes.instance_maps[: len(X)])
+
+    scorer = make_segmentation_scorer("mask_average_precision")
+    expected = mask_average_precision(scenes.instance_maps, masks, pred_scores=scores)
+    assert expected > 0
+    assert scorer(Detector(), scenes.images, scenes.instance_maps) == pytest.approx(expected)
+    with pytest.raises(TypeError, match="Detector has no predict_semantic"):
+        make_segmentation_scorer("semantic_mean_iou")(Detector(), scenes.images,
+                                                       scenes.semantic_maps)
+
+
+@pytest.mark.parametrize("metric, kwargs, match", [
+    ("boundary_f_score", {"tolerance": -1}, "tolerance"),
+    ("boundary_f_score", {"tolerance": True}, "not the bool True"),
+    ("mask_average_precision", {"iou_thresholds": 5}, "iou_thresholds"),
+    ("mask_average_precision", {"iou_thresholds": [0.5, np.nan]},
+     r"iou_thresholds\[1\] is nan"),
+    ("mask_average_precision", {"iou_thresholds": []}, "non-empty"),
+    ("semantic_mean_iou", {"labels": [1.5]}, r"labels\[0\] is 1.5"),
+])
+def test_scorer_values_are_checked_when_the_scorer_is_made(metric, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_segmentation_scorer(metric, **kwargs)
+
+
+def test_bad_thresholds_labels_and_tolerance_are_refused():
+    a = np.zeros((2, 8, 8), dtype=int)
+    a[:, 2:5, 2:5] = 1
+    with pytest.raises(ValueError, match=r"iou_thresholds\[0\] is nan"):
+        mask_average_precision(a, a, iou_thresholds=[np.nan])  # was 1.0
+    with pytest.raises(ValueError, match="non-empty"):
+        mask_average_precision(a, a, iou_thresholds=[])  # was NaN with warnings
+    with pytest.raises(ValueError, match=r"labels\[0\] is 1.5"):
+        semantic_mean_iou(a, a, labels=[1.5])  # was class 1
+    with pytest.raises(ValueError, match=r"labels\[1\] is -1"):
+        semantic_mean_iou(a, a, labels=[0, -1])  # was NaN
+    assert semantic_mean_iou(a, a, labels=[0, 1.0]) == 1.0
+    with pytest.raises(ValueError, match="not the bool True"):
+        boundary_f_score(a, a, tolerance=True)
+
+
+def test_boundary_f_score_without_boundaries_compares_the_object_pixels():
+    empty, full = np.zeros((16, 16), dtype=int), np.ones((16, 16), dtype=int)
+    assert boundary_f_score(empty, full) == 0.0  # was 1.0
+    assert boundary_f_score(full, full * 3) == 1.0 and boundary_f_score(empty, empty) == 1.0
+
+
+def test_uint64_labels_above_int64_are_reported_as_too_large():
+    a = np.zeros((8, 8), dtype=np.uint64)
+    a[0, 0] = np.uint64(2**63 + 5)
+    with pytest.raises(ValueError, match=r"too large for int64 \(9223372036854775813\)"):
+        symmetric_best_dice(a, a)

@@ -26,3 +26,17 @@ def test_caller_settings_are_not_combined_with_fused(setting):
 
 def test_device_none_means_do_not_move():
     assert build_net(torch.nn.Linear(2, 1), seed=0, device=None).device is None
+
+
+@pytest.mark.parametrize("device", ["meta", "xla", "nope"])
+def test_check_device_refuses_devices_the_estimators_cannot_run_on(device):
+    from sklearn_papers.nn._skorch import check_device
+
+    with pytest.raises(ValueError, match=repr(device)):
+        check_device(device)
+
+
+def test_check_device_accepts_cpu():
+    from sklearn_papers.nn._skorch import check_device
+
+    assert check_device("cpu") == torch.device("cpu")

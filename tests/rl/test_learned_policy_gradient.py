@@ -249,3 +249,58 @@ def test_load_rejects_a_corrupt_file(tmp_path):
     bad.write_bytes(b"this is not a torch file at all")
     with pytest.raises(ValueError, match="not a LearnedPolicyGradient rule file"):
         LearnedPolicyGradient.load(bad)
+
+
+def test_load_and_save_name_junk_files_and_directories(fitted, tmp_path):
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"junk")  # torch's unpickler raised struct.error
+    with pytest.raises(ValueError, match="not a LearnedPolicyGradient rule file that torch "
+                                         "can read.*damaged"):
+        LearnedPolicyGradient.load(junk)
+    with pytest.raises(ValueError, match="is a directory"):
+        LearnedPolicyGradient.load(tmp_path)
+    with pytest.raises(ValueError, match="is a directory; save needs a file path"):
+        fitted.save(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no LearnedPolicyGradient rule file"):
+        LearnedPolicyGradient.load(tmp_path / "missing.pt")
+    path = fitted.save(tmp_path / "rule.pt")
+    blob = torch.load(path, weights_only=True)
+    blob["state_dict"] = {k: v[:1] for k, v in blob["state_dict"].items()}
+    torch.save(blob, tmp_path / "cut.pt")
+    with pytest.raises(ValueError, match="damaged LearnedPolicyGradient rule file"):
+        LearnedPolicyGradient.load(tmp_path / "cut.pt")
+
+
+class _BadEnv(gymnasium.Env):
+    """Discrete(3) observations; returns a bad reward or observation when asked to."""
+
+    def __init__(self, reward=1.0, obs=0, box=False):
+        self.action_space = spaces.Discrete(2)
+        self.observation_space = (spaces.Box(-1, 1, (3,), np.float32) if box
+                                  else spaces.Discrete(3))
+        self.reward, self.obs, self.box = reward, obs, box
+
+    def _obs(self):
+        return np.full(3, self.obs, np.float32) if self.box else self.obs
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return self._obs(), {}
+
+    def step(self, action):
+        return self._obs(), self.reward, False, False, {}
+
+
+@pytest.mark.parametrize("make", [
+    lambda: LearnedPolicyGradient(**TINY),
+    lambda: A2C(lifetime=2, rollout_length=4, random_state=0)], ids=["lpg", "a2c"])
+@pytest.mark.parametrize("env, match", [
+    (lambda: _BadEnv(reward=np.nan), r"environments\[1\] returned the reward nan"),
+    (lambda: _BadEnv(obs=99), r"environments\[1\] returned the observation 99 .*Discrete\(3\)"),
+    (lambda: _BadEnv(obs=np.nan, box=True), r"environments\[1\] returned an observation with "
+                                            "non-finite values"),
+], ids=["nan-reward", "obs-outside-space", "nan-box-obs"])
+def test_environments_returning_bad_values_are_named(make, env, match):
+    good = _BadEnv(obs=0.5, box=True) if "non-finite" in match else _BadEnv()
+    with pytest.raises(ValueError, match=match):
+        make().fit([good, env()])

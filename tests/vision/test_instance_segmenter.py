@@ -255,3 +255,29 @@ def test_integer_images_outside_0_255_are_refused(fitted, data, low, high):
         fitted.predict(images)
     with pytest.raises(ValueError, match=r"X\[2\] has integer pixel values"):
         InstanceSegmenter(**SMALL).fit(images, data.instance_maps[:3])
+
+
+def test_uint64_ids_above_int64_are_reported_as_too_large(data):
+    y = data.instance_maps[:2].astype(np.uint64)
+    y[1][y[1] > 0] += np.uint64(2**63)
+    with pytest.raises(ValueError, match=r"y \(instance maps\)\[1\] has a label too large "
+                                         r"for int64 \(92233720368547758\d\d\)"):
+        InstanceSegmenter(**SMALL).fit(data.images[:2], y)
+
+
+def test_batch_norm_on_one_by_one_outputs_needs_two_images_per_batch():
+    rng = np.random.RandomState(0)
+    X = rng.rand(3, 2, 2, 3)
+    y = np.zeros((3, 2, 2), dtype=int)
+    y[:, 0, 0] = 1
+    tiny = {"width": 4, "embedding_dim": 2, "max_epochs": 1, "random_state": 0}
+    with pytest.raises(ValueError, match="one image.*norm='batch'"):
+        InstanceSegmenter(**tiny, batch_size=1).fit(X[:1], y[:1])
+    with pytest.raises(ValueError, match="batch_size=1.*norm='group'"):
+        InstanceSegmenter(**tiny, batch_size=1).fit(X, y)
+    # 3 images in batches of 2: the last batch of one image is dropped
+    est = InstanceSegmenter(**tiny, batch_size=2).fit(X, y)
+    assert est.predict(X).shape == (3, 2, 2)
+    with pytest.raises(ValueError, match="width=4 norm='group' has groups of one channel"):
+        InstanceSegmenter(**tiny, batch_size=2, norm="group").fit(X, y)
+    assert InstanceSegmenter(**tiny, batch_size=1, norm=None).fit(X[:1], y[:1]).n_iter_ == 1

@@ -182,3 +182,35 @@ def test_integer_images_outside_0_255_are_refused(scenes):
     images[1, 0, 0, 0] = 1000
     with pytest.raises(ValueError, match=r"X\[1\] has integer pixel values in \[\d+, 1000\]"):
         MaskRCNN(**TINY).fit(images, scenes.instance_maps[:3])
+
+
+def test_inferred_class_count_is_capped(scenes):
+    X, y, sem = scenes.images[:2], scenes.instance_maps[:2], scenes.semantic_maps[:2]
+    with pytest.raises(ValueError, match=r"semantic_maps\[\d\] has class \d+.*at most 1024 "
+                                         "classes are inferred"):
+        MaskRCNN(**TINY).fit(X, y, sem * 5000)
+
+
+def test_score_refuses_classes_above_n_classes_and_target_dicts(fitted, scenes):
+    with pytest.raises(ValueError, match=r"semantic_maps\[\d\] has class [3-9].*n_classes_=2"):
+        fitted.score(scenes.images, scenes.instance_maps, scenes.semantic_maps * 5)
+    with pytest.raises(ValueError, match="not target dicts"):
+        fitted.score(scenes.images, _dicts(scenes))
+
+
+def test_segmentation_scorers_use_the_detections(fitted, scenes):
+    from sklearn_papers.metrics import make_segmentation_scorer
+
+    scorer = make_segmentation_scorer("mask_average_precision")
+    assert scorer(fitted, scenes.images, scenes.instance_maps) == fitted.score(
+        scenes.images, scenes.instance_maps)
+    with pytest.raises(TypeError, match="MaskRCNN has no predict_semantic"):
+        make_segmentation_scorer("semantic_mean_iou")(fitted, scenes.images,
+                                                       scenes.semantic_maps)
+
+
+def test_uint64_ids_above_int64_are_reported_as_too_large(scenes):
+    y = scenes.instance_maps[:2].astype(np.uint64)
+    y[1][y[1] > 0] += np.uint64(2**63)
+    with pytest.raises(ValueError, match=r"y\[1\] has a label too large for int64"):
+        MaskRCNN(**TINY).fit(scenes.images[:2], y)
