@@ -1,0 +1,88 @@
+"""The grover experiment's follow-up (issue 19): its pieces and a tiny end-to-end run."""
+
+import numpy as np
+import pytest
+
+from sklearn_papers.reproduce import RunContext, grover
+
+
+def _naive_nearest(A, B):
+    out = []
+    for a in A:
+        best = -1.0
+        for b in B:
+            union = np.sum(a | b)
+            best = max(best, np.sum(a & b) / union if union else 1.0)
+        out.append(best)
+    return np.array(out)
+
+
+def test_nearest_tanimoto_equals_the_pairwise_definition():
+    rng = np.random.default_rng(0)
+    A = (rng.random((7, 40)) < 0.2).astype(np.uint8)
+    B = (rng.random((11, 40)) < 0.2).astype(np.uint8)
+    B[3] = 0  # an empty fingerprint
+    A[2] = 0  # empty against empty: 1
+    got = grover._nearest_tanimoto(A, B, chunk=3)
+    np.testing.assert_allclose(got, _naive_nearest(A, B), rtol=1e-6)
+    assert got[2] == 1.0
+
+
+def test_subset_is_a_seeded_share_of_the_training_part():
+    train = np.arange(100, 200)
+    a, b = grover._subset(train, 0.25, 3), grover._subset(train, 0.25, 3)
+    np.testing.assert_array_equal(a, b)
+    assert len(a) == 25 and set(a) <= set(train) and np.all(np.diff(a) > 0)
+    assert len(grover._subset(train, 0.01, 0)) == 8  # never fewer than 8 molecules
+
+
+def _fake(test, train=0.5):
+    return {"test": test, "train": train, "loss_curve": [1.0], "cpu_seconds": 1.0,
+            "n_train": 10}
+
+
+def _gap(esol_other, esol_nn):
+    gap = {}
+    for name, other, nn in (("MOSES (held out)", 0.0, 0.5), ("BBBP", 0.02, 0.3),
+                            ("ESOL", esol_other, esol_nn), ("FreeSolv", 0.05, 0.25)):
+        gap[name] = {"atom_other/moses-small": other, "nn_tanimoto": np.full(4, nn)}
+    return gap
+
+
+def test_followup_verdicts_follow_the_numbers():
+    main = {"grover_finetuned": [1.1, 1.2], "grover_scratch": [1.0, 1.0]}
+    big = {"finetuned": [_fake(0.9), _fake(0.9)], "scratch": [_fake(1.0), _fake(1.0)]}
+    curve = {0.1: {"finetuned": [_fake(1.5)], "scratch": [_fake(1.8)]}}
+    v = grover._followup_verdicts(big, curve, _gap(0.01, 0.35), main, (0, 1), 100)
+    assert v["flips"] and v["helps_few"] and v["grows"]
+    assert not v["far_vocab"] and not v["far_nn"]
+    assert v["small_gain"] == pytest.approx(-0.15) and v["big_gain"] == pytest.approx(0.1)
+    assert "turns the verdict" in v["why"] and "does not single ESOL out" in v["why"]
+
+    big = {"finetuned": [_fake(1.2)], "scratch": [_fake(1.0)]}
+    curve = {0.1: {"finetuned": [_fake(2.0)], "scratch": [_fake(1.8)]}}
+    v = grover._followup_verdicts(big, curve, _gap(0.09, 0.1), main, (0,), 100)
+    assert not v["flips"] and not v["helps_few"] and v["far_vocab"] and v["far_nn"]
+    assert "does not turn the verdict" in v["why"]
+
+
+def test_followup_runs_end_to_end_and_caches_its_parts(tmp_path, monkeypatch):
+    monkeypatch.setattr(grover, "_followup_config", lambda quick: dict(
+        seeds=1, fractions=(0.5,), n_ref=20, n_held=10))
+    settings = dict(grover.QUICK, n_max=40, epochs=1)
+    main = {"grover_finetuned": [1.5], "grover_scratch": [1.4]}
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="grover")
+    md, fig, res = grover.followup(ctx, settings, (0,), main)
+    assert fig.is_file() and "### Follow-up" in md and "Conclusion" in md
+    assert set(res["gap"]) == {"MOSES (held out)", "BBBP", "ESOL", "FreeSolv"}
+    for row in res["gap"].values():
+        assert 0 <= row["atom_other/moses-176k"] <= 1 and row["heavy_atoms"] > 0
+        assert np.all((row["nn_tanimoto"] >= 0) & (row["nn_tanimoto"] <= 1))
+    assert res["gap"]["MOSES (held out)"]["n_molecules"] == 10
+    part = res["big"]["finetuned"][0]
+    assert part["n_train"] == 32 and len(part["loss_curve"]) == 1
+    assert res["curve"][0.5]["scratch"][0]["n_train"] == 16
+    # every follow-up part is cached under a key of its own
+    cached = {p.name.split("-")[0] for p in ctx.cache_dir().glob("*.pkl")}
+    assert any(c.startswith("followup_ESOL_seed=0_176k_finetuned") for c in cached)
+    assert any(c.startswith("followup_domain_gap") for c in cached)
