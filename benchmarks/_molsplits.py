@@ -7,6 +7,8 @@ test ROC-AUC (Tox21: mean over its 12 tasks of the labelled test molecules). Use
 ``bench_quality.py`` and ``search_defaults.py``.
 """
 
+from pathlib import Path
+
 import numpy as np
 
 DATASETS = {"esol": "regression", "freesolv": "regression", "bbbp": "classification",
@@ -61,3 +63,30 @@ def positive_proba(est, X):
     """P(label 1) per molecule (binary) or per molecule and task (multi-task)."""
     proba = est.predict_proba(X)
     return proba[:, 1] if est._task == "binary" else proba
+
+
+def commit():
+    """The commit of the imported ``sklearn_papers``, ``+dirty`` when its files differ
+    from it; for a copy outside git, the first line of a ``COMMIT`` file next to the
+    package (e.g. written after ``git archive``); else ``None``."""
+    import subprocess
+
+    import sklearn_papers
+
+    root = Path(sklearn_papers.__file__).resolve().parent.parent
+    try:
+        def git(*cmd):
+            return subprocess.run(["git", *cmd], capture_output=True, text=True, cwd=root,
+                                  check=True).stdout.strip()
+
+        dirty = git("status", "--porcelain", "--", "sklearn_papers")
+        return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        stamp = root / "COMMIT"
+        return stamp.read_text().splitlines()[0] if stamp.exists() else None
+
+
+def mean_std(values):
+    """Mean and sample standard deviation (0 for one value)."""
+    values = np.asarray(values, dtype=float)
+    return values.mean(), values.std(ddof=1) if len(values) > 1 else 0.0

@@ -52,6 +52,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _molsplits import DATASETS, load, positive_proba, score, split  # noqa: E402
+from _molsplits import commit as _commit  # noqa: E402
+from _molsplits import mean_std as _stats  # noqa: E402
 
 #: Model name -> (checkpoint whose weights start the fit or None, checkpoint whose
 #: architecture the model has).
@@ -99,24 +101,6 @@ def fit_one(model, name, X, y, train, test, seed):
         "class": type(est).__name__, "params": params, "n_iter": int(est.n_iter_)}
 
 
-def _commit():
-    """The commit of the imported ``sklearn_papers`` (``+dirty`` when it differs), or None."""
-    import subprocess
-
-    import sklearn_papers
-
-    root = Path(sklearn_papers.__file__).resolve().parent.parent
-    try:
-        def git(*cmd):
-            return subprocess.run(["git", *cmd], capture_output=True, text=True, cwd=root,
-                                  check=True).stdout.strip()
-
-        dirty = git("status", "--porcelain", "--", "sklearn_papers")
-        return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def _rows(out):
     out = Path(out)
     if not out.exists():
@@ -153,11 +137,6 @@ def run(args):
                 print(json.dumps({k: v for k, v in row.items() if k != "params"}),
                       flush=True)
     summary(args)
-
-
-def _stats(values):
-    values = np.asarray(values, dtype=float)
-    return values.mean(), values.std(ddof=1) if len(values) > 1 else 0.0
 
 
 def verdict(name, per, tuned):

@@ -53,6 +53,8 @@ from pathlib import Path
 
 import numpy as np
 from _molsplits import DATASETS, load, positive_proba, score, split
+from _molsplits import commit as _commit
+from _molsplits import mean_std as _stats
 from _peers import import_chemprop
 
 OURS = ("mpnn", "neural_fingerprint", "grover")
@@ -140,27 +142,6 @@ def _fit_chemprop(name, X, y, train, test, seed):
         "seeded": True}}
 
 
-def _commit():
-    """The commit of the imported ``sklearn_papers``, ``+dirty`` when its files differ
-    from it; for a copy outside git, the first line of a ``COMMIT`` file next to the
-    package (e.g. written after ``git archive``); else ``None``."""
-    import subprocess
-
-    import sklearn_papers
-
-    root = Path(sklearn_papers.__file__).resolve().parent.parent
-    try:
-        def git(*cmd):
-            return subprocess.run(["git", *cmd], capture_output=True, text=True, cwd=root,
-                                  check=True).stdout.strip()
-
-        dirty = git("status", "--porcelain", "--", "sklearn_papers")
-        return git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        stamp = root / "COMMIT"
-        return stamp.read_text().splitlines()[0] if stamp.exists() else None
-
-
 def _rows(out):
     """The measured rows of ``out``, without those marked ``superseded`` (measured at
     defaults that are no longer the defaults; kept in the file as a record)."""
@@ -204,12 +185,6 @@ def run(args):
                     f.write(json.dumps(row) + "\n")
                 print(json.dumps(row), flush=True)
     summary(args)
-
-
-def _stats(values):
-    """Mean and sample standard deviation (0 for one value)."""
-    values = np.asarray(values, dtype=float)
-    return values.mean(), values.std(ddof=1) if len(values) > 1 else 0.0
 
 
 def _verdict(name, per, seeds):
