@@ -51,8 +51,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _molsplits import DATASETS, load, positive_proba, score, split  # noqa: E402
+from _molsplits import DATASETS, load, split  # noqa: E402
 from _molsplits import commit as _commit  # noqa: E402
+from _molsplits import fit_and_score  # noqa: E402
 from _molsplits import mean_std as _stats  # noqa: E402
 
 #: Model name -> (checkpoint whose weights start the fit or None, checkpoint whose
@@ -89,15 +90,9 @@ def estimator(model, task, seed):
 
 def fit_one(model, name, X, y, train, test, seed):
     """``(score, wall seconds, CPU seconds, what)`` of one fit on the training part."""
-    task = DATASETS[name]
-    est = estimator(model, task, seed)
-    start, cpu = time.perf_counter(), time.process_time()
-    est.fit(X[train], y[train])
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    pred = est.predict(X[test]) if task == "regression" else positive_proba(est, X[test])
-    params = {k: (str(v) if isinstance(v, os.PathLike) else v)
-              for k, v in est.get_params().items() if k != "random_state"}
-    return score(name, y[test], pred), seconds, cpu, {
+    est = estimator(model, DATASETS[name], seed)
+    value, seconds, cpu, params = fit_and_score(est, name, X, y, train, test)
+    return value, seconds, cpu, {
         "class": type(est).__name__, "params": params, "n_iter": int(est.n_iter_)}
 
 

@@ -52,8 +52,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _molsplits import DATASETS, load, positive_proba, score, split
+from _molsplits import DATASETS, load, score, split
 from _molsplits import commit as _commit
+from _molsplits import fit_and_score
 from _molsplits import mean_std as _stats
 from _peers import import_chemprop
 
@@ -73,15 +74,9 @@ def _ours(family, task, seed):
 
 
 def _fit_ours(family, name, X, y, train, test, seed):
-    task = DATASETS[name]
-    est = _ours(family, task, seed)
-    start, cpu = time.perf_counter(), time.process_time()
-    est.fit(X[train], y[train])
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
-    pred = est.predict(X[test]) if task == "regression" else positive_proba(est, X[test])
-    params = {k: v for k, v in est.get_params().items() if k != "random_state"}
-    return score(name, y[test], pred), seconds, cpu, {"class": type(est).__name__,
-                                                     "params": params}
+    est = _ours(family, DATASETS[name], seed)
+    value, seconds, cpu, params = fit_and_score(est, name, X, y, train, test)
+    return value, seconds, cpu, {"class": type(est).__name__, "params": params}
 
 
 def _fit_chemprop(name, X, y, train, test, seed):
