@@ -146,14 +146,17 @@ def verdict(name, per, tuned):
     higher = DATASETS[name] != "regression"
     a = np.array([per[tuned][s][0] for s in seeds])
     b = np.array([per[scratch][s][0] for s in seeds])
-    wins = int(np.sum(a > b if higher else a < b))
+    won = a > b if higher else a < b
+    wins = int(np.sum(won))
     beats = a.mean() > b.mean() if higher else a.mean() < b.mean()
     cpu = np.mean([per[tuned][s][2] for s in seeds]) / np.mean(
         [per[scratch][s][2] for s in seeds])
     return (f"{name}: fine-tuning from {tuned} {'BEATS' if beats else 'does NOT beat'} "
             f"scratch ({a.mean():.3f} vs {b.mean():.3f}, "
             f"{'+' if (a.mean() > b.mean()) else '-'}{abs(a.mean() - b.mean()):.3f}; "
-            f"wins {wins} of {len(seeds)} seeds: {' '.join(map(str, seeds))}; "
+            f"wins {wins} of {len(seeds)} seeds"
+            f" ({' '.join(str(s) for s, w in zip(seeds, won) if w) or 'none'} of "
+            f"{' '.join(map(str, seeds))}); "
             f"CPU time ratio {cpu:.2f})"
             + ("" if len(seeds) >= 3 else " [PARTIAL: fewer than 3 seeds]"))
 

@@ -120,6 +120,12 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen in ``fit``, when ``X`` has string column names.
+    data_min_ : ndarray of shape (`n_features_in_`,), dtype float64
+        Per-feature minimum of the rows learnt so far (over every ``fit`` /
+        ``partial_fit`` call since the last ``fit``; rows of weight 0 left out).
+        :meth:`sample` clips its rows to ``[data_min_, data_max_]``.
+    data_max_ : ndarray of shape (`n_features_in_`,), dtype float64
+        Per-feature maximum of the rows learnt so far.
 
     See Also
     --------
@@ -286,6 +292,11 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         from sklearn_papers.nn._skorch import build_net, loss_curve, torch_seeded
 
         device = self._check_params()
+        # per-feature range of every row learnt so far: bounds the rows sample() returns
+        low, high = X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64)
+        if hasattr(self, "data_min_"):
+            low, high = np.minimum(self.data_min_, low), np.maximum(self.data_max_, high)
+        self.data_min_, self.data_max_ = low, high
         with torch_seeded(seed, device):
             if not hasattr(self, "classifier_"):
                 mean = X.mean(axis=0, dtype=np.float64)
@@ -484,7 +495,12 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         Returns
         -------
         X : ndarray of shape (n_samples, n_features_in)
-            Generated rows, in the dtype of the training ``X`` (float32 or float64).
+            Generated rows, in the dtype of the training ``X`` (float32 or float64),
+            clipped feature by feature to ``[data_min_, data_max_]``, the range of the
+            rows learnt so far (for digits, pixels in 0-16; a VAE or GAN draw can stray
+            outside it). The rows replayed while learning a later task are the same
+            draws unclipped (as they have always been), and so are the rows whose quality
+            ``sklearn-papers reproduce --only continual`` reports.
         y : ndarray of shape (n_samples,)
             Their classes.
 
@@ -494,6 +510,10 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
             If ``generator=None`` (no generative model is kept) or ``y`` has a label that
             was never seen.
         """
+        return self._sample(n_samples, y, clip=True)
+
+    def _sample(self, n_samples, y, *, clip):
+        """:meth:`sample`, clipped or not (``clip=False``: the draws replay trains on)."""
         import torch
 
         from sklearn_papers.nn._skorch import seed_from_random_state
@@ -530,6 +550,9 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         for i in np.unique(which):
             rows = np.flatnonzero(which == i)
             X_out[rows] = self._draw(self.generators_[i], len(rows), g)
+        if clip and hasattr(self, "data_min_"):  # absent from older pickles
+            np.clip(X_out, self.data_min_.astype(X_out.dtype),
+                    self.data_max_.astype(X_out.dtype), out=X_out)
         return X_out, labels[which]
 
 

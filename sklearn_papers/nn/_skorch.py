@@ -5,13 +5,16 @@ holds the pieces they all need, so each estimator file only describes its model.
 """
 
 import contextlib
+import re
+import sys
 
 import numpy as np
 import torch
 from sklearn.utils import check_random_state
-from skorch.callbacks import Callback
+from skorch.callbacks import Callback, PrintLog
 
-__all__ = ["SampleWeightedTargetLoss", "build_net", "check_device", "loss_curve",
+__all__ = ["PlainPrintLog", "SampleWeightedTargetLoss", "build_net", "check_device",
+           "loss_curve",
            "pack_sample_weight", "seed_from_random_state", "torch_seeded"]
 
 
@@ -99,7 +102,8 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
     No internal validation split (``train_split=None``), training batches shuffled by a
     generator seeded from ``seed``, and the inference loader (``predict``, ``forward``)
     given its own generator too, so that no iteration draws from the global torch RNG;
-    no progress printing unless ``verbose``. Adam and AdamW
+    no progress printing unless ``verbose``, and the epoch table without colour codes
+    when stdout is not a terminal (:class:`PlainPrintLog`). Adam and AdamW
     run their fused kernels on CPU and CUDA (``optimizer__fused=True``: one pass over each
     parameter per step instead of one per elementwise operation; same update rule) unless
     the caller sets ``optimizer__fused``, ``optimizer__foreach`` or
@@ -147,6 +151,8 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
         # which would make predict/transform advance the user's RNG (field case C03).
         iterator_valid__generator=torch.Generator().manual_seed(int(seed)),
     )
+    if "callbacks__print_log" not in kwargs:
+        params["callbacks__print_log"] = PlainPrintLog
     chosen = {k for k in kwargs if k in ("optimizer__fused", "optimizer__foreach",
                                           "optimizer__differentiable")}
     if (optimizer in (torch.optim.Adam, torch.optim.AdamW) and not chosen
@@ -154,6 +160,32 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
         params["optimizer__fused"] = True
     params.update(kwargs)
     return net_class(**params)
+
+
+_ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _stdout_is_terminal():
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stdout
+        return False
+
+
+class PlainPrintLog(PrintLog):
+    """skorch's epoch table (:class:`skorch.callbacks.PrintLog`), without colour codes
+    when standard output is not a terminal.
+
+    skorch colours the best value of each column with ANSI escape codes whatever the
+    output; in a pipe, a log file or a notebook capture they show up as ``[32m``-style
+    garbage. The table is otherwise unchanged: ``tabulate`` aligns the columns on the
+    visible text, so removing the codes keeps the layout. :func:`build_net` uses it as
+    the ``print_log`` callback (same parameters as ``PrintLog``).
+    """
+
+    def table(self, row):
+        text = super().table(row)
+        return text if _stdout_is_terminal() else _ANSI_CODE.sub("", text)
 
 
 def loss_curve(net):

@@ -70,6 +70,12 @@ def main(argv=None):
         for page in pages:
             print(f"wrote {page}")
         return 0
+    if args.list:  # names and titles only: no experiment module (torch, RDKit) imported
+        from sklearn_papers.reproduce._registry import list_experiments
+
+        for name, (title, paper) in list_experiments().items():
+            print(f"{name:15s} {title}  [{paper}]")
+        return 0
     import matplotlib
 
     matplotlib.use("Agg")
@@ -80,10 +86,6 @@ def main(argv=None):
     get_experiments = _registry.get_experiments
 
     experiments = get_experiments()
-    if args.list:
-        for name, exp in experiments.items():
-            print(f"{name:15s} {exp.title}  [{exp.paper}]")
-        return 0
     names = args.only or list(experiments)
     unknown = [n for n in names if n not in experiments]
     if unknown:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["Experiment", "RunContext", "Section", "format_seconds", "get_experiments"]
+__all__ = ["Experiment", "RunContext", "Section", "format_seconds", "get_experiments",
+           "list_experiments"]
 
 
 @dataclass
@@ -348,6 +349,79 @@ def get_experiments():
         if isinstance(exp, Experiment):
             found[exp.name] = exp
     return dict(sorted(found.items()))
+
+
+def list_experiments():
+    """Name, title and paper of every experiment, read without importing the modules.
+
+    ``--list`` needs only the strings of each module's ``EXPERIMENT = Experiment(name=...,
+    title=..., paper=...)``; importing the modules would import torch, RDKit and the
+    estimators (tens of seconds). The module source is parsed instead, and a literal
+    string (or a module-level constant string holding it) is read; a module whose
+    ``EXPERIMENT`` is not written that way is imported, as :func:`get_experiments` does.
+
+    Returns
+    -------
+    experiments : dict
+        ``{name: (title, paper)}`` sorted by name, the same as ``{name: (exp.title,
+        exp.paper)}`` over :func:`get_experiments`.
+    """
+    import sklearn_papers.reproduce as pkg
+
+    found = {}
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("_"):
+            continue
+        folder = getattr(info.module_finder, "path", None)  # None: not a plain folder
+        fields = None if folder is None or info.ispkg else _static_experiment_fields(
+            Path(folder) / f"{info.name}.py")
+        if fields is None:  # not plain strings: import the module
+            module = importlib.import_module(f"{pkg.__name__}.{info.name}")
+            exp = getattr(module, "EXPERIMENT", None)
+            if isinstance(exp, Experiment):
+                found[exp.name] = (exp.title, exp.paper)
+        elif fields:
+            found[fields["name"]] = (fields["title"], fields["paper"])
+    return dict(sorted(found.items()))
+
+
+def _static_experiment_fields(path):
+    """``{"name", "title", "paper"}`` strings of ``EXPERIMENT = Experiment(...)`` in the
+    module at ``path``; ``{}`` when it defines no ``EXPERIMENT``; None when they are not
+    literal strings (or module-level string constants) or the file cannot be parsed."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+    constants, call = {}, None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name):
+            target = node.targets[0].id
+            if target == "EXPERIMENT":
+                call = node.value
+            elif isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                constants[target] = node.value.value
+            else:
+                constants.pop(target, None)  # reassigned to something else
+    if call is None:
+        return {}
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+            and call.func.id == "Experiment" and not call.args):
+        return None
+    fields = {}
+    for kw in call.keywords:
+        if kw.arg not in ("name", "title", "paper"):
+            continue
+        if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+            fields[kw.arg] = kw.value.value
+        elif isinstance(kw.value, ast.Name) and kw.value.id in constants:
+            fields[kw.arg] = constants[kw.value.id]
+        else:
+            return None
+    return fields if len(fields) == 3 else None
 
 
 def run_experiment(exp, ctx):

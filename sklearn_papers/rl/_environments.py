@@ -41,11 +41,11 @@ def _check_observation(observation):
         raise ValueError(f"observation must be 'index' or 'features', got {observation!r}")
 
 
-def _check_was_reset(env):
+def _check_was_reset(env, method="step"):
     if getattr(env, "_needs_reset", False):
         raise gymnasium.error.ResetNeeded(
-            f"call {type(env).__name__}.reset() before step(): the episode has not started "
-            "(and reset(seed=...) seeds the per-step random numbers)")
+            f"call {type(env).__name__}.reset() before {method}(): the episode has not "
+            "started (and reset(seed=...) seeds the per-step random numbers)")
 
 
 # Smallest grids that hold each layout (see make_grid_world's docstring).
@@ -251,7 +251,19 @@ class GridWorld(gymnasium.Env):
         return self._obs(), float(reward), terminated, truncated, {}
 
     def render(self):
-        """Text picture: ``A`` agent, digits objects present, ``.`` empty."""
+        """Text picture: ``A`` agent, digits objects present, ``.`` empty.
+
+        Returns
+        -------
+        picture : str
+            ``height`` lines of ``width`` characters.
+
+        Raises
+        ------
+        gymnasium.error.ResetNeeded
+            If :meth:`reset` was never called (there is no episode to draw).
+        """
+        _check_was_reset(self, "render")
         grid = [["." for _ in range(self.width)] for _ in range(self.height)]
         for k, cell in enumerate(self._obj_cell):
             if self._present[k]:

@@ -108,7 +108,7 @@ def _check_label_maps(y, name, n_images, shape):
         if bad.any():
             i, r, c = np.argwhere(bad)[0]
             raise ValueError(f"{name} must hold integer labels; {name}[{i}, {r}, {c}] = "
-                             f"{arr[i, r, c]!r}.")
+                             f"{float(arr[i, r, c])!r}.")
     big = np.iinfo(np.int64).max
     if arr.size and np.issubdtype(arr.dtype, np.unsignedinteger) and arr.max() > big:
         i = int(np.argwhere(arr > big)[0][0])
@@ -124,6 +124,16 @@ def _check_label_maps(y, name, n_images, shape):
         raise ValueError(f"{name}[{i}] has a negative label ({arr[i].min()}); labels must "
                          "be >= 0 (0 = background).")
     return arr
+
+
+def _group_norm_one_value(norm, width, stride, padded_shape):
+    """Whether ``norm="group"`` would normalise one value per group: the network outputs
+    are 1 x 1 (padded images of ``stride x stride`` pixels) and a norm layer (encoder
+    ``width``, decoder ``max(8, width // 2)`` channels, ``min(8, channels)`` groups) has
+    groups of one channel."""
+    if norm != "group" or padded_shape[0] * padded_shape[1] != stride * stride:
+        return False
+    return min(c // min(8, c) for c in (width, max(8, width // 2))) == 1
 
 
 def _instance_classes(instance, semantic):
@@ -381,7 +391,9 @@ class InstanceSegmenter(BaseEstimator):
         that the outputs are 1 x 1 (at most ``output_stride`` pixels a side), a
         training batch needs two images: a last batch of one image is dropped from
         each epoch, and a single training image or ``batch_size=1`` raises; ``"group"``
-        then needs ``width >= 32`` (two channels per group).
+        then needs ``width >= 32`` (two channels per group): with a smaller width,
+        ``fit`` and every predict method (and ``score``) raise a ``ValueError`` on such
+        images.
     width : int, default=16
         Channels of the shared encoder (each decoder has ``max(8, width // 2)``).
     max_epochs : int, default=30
@@ -645,8 +657,7 @@ class InstanceSegmenter(BaseEstimator):
         n = len(images)
         one_by_one = images.shape[2] * images.shape[3] == stride * stride
         decoder_width = max(8, self.width // 2)
-        if self.norm == "group" and one_by_one and min(
-                c // min(8, c) for c in (self.width, decoder_width)) == 1:
+        if _group_norm_one_value(self.norm, self.width, stride, images.shape[2:]):
             raise ValueError(
                 f"X has images of {images.shape[2]} x {images.shape[3]} pixels (after "
                 f"padding to output_stride={stride}), so their outputs are 1 x 1, and with "
@@ -731,6 +742,18 @@ class InstanceSegmenter(BaseEstimator):
         if images.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {images.shape[1]} channels but InstanceSegmenter was "
                              f"fitted on images with {self.n_features_in_}.")
+        # the rule of fit, for the fitted network (set_params after fit does not change it)
+        norm = getattr(self.net_, "module__norm", self.norm)
+        width = getattr(self.net_, "module__width", self.width)
+        stride = int(getattr(self.net_, "module__output_stride", self.output_stride))
+        H, W = images.shape[2:]
+        if _group_norm_one_value(norm, width, stride, _pad_to(images[:1, :1], stride).shape[2:]):
+            raise ValueError(
+                f"X[0] has shape {np.shape(X)[1:]} ({H} x {W} pixels, as every image of "
+                f"X): padded to output_stride={stride} its network outputs are 1 x 1, and "
+                f"norm='group' with width={width} has groups of one channel, which cannot "
+                f"normalise one value per group (fit refuses such images too). Images "
+                f"must be more than {stride} pixels high or wide.")
         return images
 
     def predict_outputs(self, X):

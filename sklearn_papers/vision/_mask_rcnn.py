@@ -65,9 +65,20 @@ def _check_label_map(arr, name, shape):
     if arr.dtype == bool:
         arr = arr.astype(np.int64)
     if not np.issubdtype(arr.dtype, np.integer):
-        if not np.issubdtype(arr.dtype, np.floating) or not np.array_equal(arr, np.round(arr)):
+        if not np.issubdtype(arr.dtype, np.floating):
             raise ValueError(f"{name} must hold non-negative integer labels, got dtype "
-                             f"{arr.dtype} with non-integer values.")
+                             f"{arr.dtype}.")
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            pos = tuple(int(v) for v in np.argwhere(bad)[0])
+            raise ValueError(f"{name} must hold integer labels; {name}"
+                             f"[{', '.join(map(str, pos))}] = {float(arr[pos])!r}.")
+        big = np.abs(arr) >= 2.0**63  # would overflow int64 (the cast is undefined)
+        if big.any():
+            pos = tuple(int(v) for v in np.argwhere(big)[0])
+            raise ValueError(f"{name} has a label too large for int64: {name}"
+                             f"[{', '.join(map(str, pos))}] = {float(arr[pos])!r}; labels must be "
+                             "below 2**63.")
         arr = arr.astype(np.int64)
     if arr.size and arr.min() < 0:
         raise ValueError(f"{name} has negative labels (min {int(arr.min())}); 0 is the "

@@ -183,3 +183,24 @@ def test_zero_weight_equals_dropping_the_row(split):
                                                             task=task[w > 0])
     np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
     np.testing.assert_array_equal(a.sample(4)[0], b.sample(4)[0])
+
+
+def test_samples_are_clipped_to_the_range_seen_in_fit(replayed, split):
+    import torch
+
+    X, y, _ = split
+    np.testing.assert_array_equal(replayed.data_min_, X.min(0))
+    np.testing.assert_array_equal(replayed.data_max_, X.max(0))
+    Xs, _ = replayed.sample(300)
+    assert (Xs >= X.min(0)).all() and (Xs <= X.max(0)).all()
+    # the generators' own draws leave the range (so the clipping is what keeps Xs in it)
+    raw = replayed._draw(replayed.generators_[0], 300, torch.Generator().manual_seed(0))
+    assert ((raw < X.min(0)) | (raw > X.max(0))).any()
+    # partial_fit widens the range with each task's rows
+    est = GenerativeReplayClassifier(**{**FAST, "max_epochs": 1, "generator_steps": 5},
+                                     random_state=0)
+    est.partial_fit(X[:50] / 2, y[:50], task=0)
+    np.testing.assert_array_equal(est.data_max_, (X[:50] / 2).max(0))
+    est.partial_fit(X[50:100], y[50:100], task=1)
+    np.testing.assert_array_equal(est.data_max_, np.maximum(X[:50] / 2, X[50:100]).max(0))
+    assert (est.sample(100)[0] <= est.data_max_).all()

@@ -40,3 +40,26 @@ def test_check_device_accepts_cpu():
     from sklearn_papers.nn._skorch import check_device
 
     assert check_device("cpu") == torch.device("cpu")
+
+
+def _epoch_table(capsys):
+    X = torch.linspace(-1, 1, 16).reshape(-1, 1).numpy()
+    module = torch.nn.Linear(1, 1)
+    torch.nn.init.zeros_(module.weight), torch.nn.init.zeros_(module.bias)
+    net = build_net(module, seed=0, max_epochs=3, lr=0.1, batch_size=16, verbose=1)
+    net.fit(X, 2 * X)
+    return capsys.readouterr().out
+
+
+def test_epoch_table_has_no_colour_codes_when_stdout_is_not_a_terminal(capsys, monkeypatch):
+    from sklearn_papers.nn import _skorch
+
+    plain = _epoch_table(capsys)  # captured stdout: not a terminal
+    assert "\x1b[" not in plain
+    assert "train_loss" in plain and len(plain.strip().splitlines()) == 2 + 3
+    monkeypatch.setattr(_skorch, "_stdout_is_terminal", lambda: True)
+    coloured = _epoch_table(capsys)
+    assert "\x1b[" in coloured  # a terminal keeps skorch's colours
+    # the same table otherwise (the durations differ; compare the other columns)
+    strip = [line.split()[:2] for line in _skorch._ANSI_CODE.sub("", coloured).splitlines()]
+    assert strip == [line.split()[:2] for line in plain.splitlines()]

@@ -248,3 +248,17 @@ def test_sampled_grid_world_needs_reset_before_step():
     env = sample_grid_worlds(1, height=3, width=3, random_state=0)[0]
     with pytest.raises(gymnasium.error.ResetNeeded):
         env.step(0)
+
+
+def test_render_before_reset_raises_and_draws_the_episode_after():
+    import gymnasium
+
+    env = GridWorld(height=2, width=3, start=(0, 0), objects=[(1, 2, 1.0, 0.0, 0.0)],
+                    render_mode="ansi")
+    with pytest.raises(gymnasium.error.ResetNeeded, match=r"GridWorld\.reset\(\) before "
+                                                          r"render\(\)"):
+        env.render()
+    env.reset(seed=0)
+    assert env.render() == "A..\n..0"
+    env.step(3)
+    assert env.render() == ".A.\n..0"

@@ -281,3 +281,40 @@ def test_batch_norm_on_one_by_one_outputs_needs_two_images_per_batch():
     with pytest.raises(ValueError, match="width=4 norm='group' has groups of one channel"):
         InstanceSegmenter(**tiny, batch_size=2, norm="group").fit(X, y)
     assert InstanceSegmenter(**tiny, batch_size=1, norm=None).fit(X[:1], y[:1]).n_iter_ == 1
+
+
+def test_group_norm_refuses_one_by_one_outputs_at_predict_like_fit():
+    rng = np.random.RandomState(0)
+    X = rng.rand(2, 6, 6, 3)
+    y = np.zeros((2, 6, 6), dtype=int)
+    y[:, :3, :3] = 1
+    est = InstanceSegmenter(width=8, embedding_dim=2, max_epochs=1, batch_size=2,
+                            norm="group", random_state=0).fit(X, y)
+    small = rng.rand(1, 2, 2, 3)  # padded to output_stride=2: 1 x 1 outputs
+    match = (r"X\[0\] has shape \(2, 2, 3\) \(2 x 2 pixels.*norm='group' with width=8.*"
+             r"more than 2 pixels high or wide")
+    for method in ("predict", "predict_outputs", "predict_proba", "predict_semantic",
+                   "predict_instances"):
+        with pytest.raises(ValueError, match=match):
+            getattr(est, method)(small)
+    with pytest.raises(ValueError, match=match):
+        est.score(small, np.zeros((1, 2, 2), dtype=int))
+    assert est.predict(rng.rand(1, 3, 2, 3)).shape == (1, 3, 2)  # 2 x 1 outputs: fine
+    # the fitted network's settings decide, not set_params after fit
+    with pytest.raises(ValueError, match=match):
+        pickle.loads(pickle.dumps(est)).set_params(norm="batch", width=32).predict(small)
+
+
+@pytest.mark.parametrize("value, match", [
+    (2.0**63, r"\[1\] has a label too large for int64 \(9\.22"),
+    (np.nan, r"must hold integer labels; .*\[1, \d+, \d+\] = nan\.$"),
+    (2.5, r"must hold integer labels; .*\[1, \d+, \d+\] = 2\.5\.$"),
+])
+def test_float_labels_beyond_int64_or_non_integral_are_refused(data, value, match):
+    for key in ("y", "semantic_maps"):
+        maps = {"y": data.instance_maps[:2], "semantic_maps": data.semantic_maps[:2]}
+        maps[key] = maps[key].astype(np.float64)
+        maps[key][1][maps[key][1] > 0] = value
+        with pytest.raises(ValueError, match=match):
+            InstanceSegmenter(**SMALL).fit(data.images[:2], maps["y"],
+                                           semantic_maps=maps["semantic_maps"])

@@ -129,7 +129,8 @@ def test_sample_weight_is_refused_by_name(scenes):
 @pytest.mark.parametrize("make_bad, match", [
     (lambda d: (d.images, d.instance_maps[:, :30]), r"y\[0\] has shape \(30, 32\)"),
     (lambda d: (d.images, d.instance_maps[:5]), "one .* instance map per image"),
-    (lambda d: (d.images, d.instance_maps + 0.5), "non-integer"),
+    (lambda d: (d.images, d.instance_maps + 0.5), r"y\[0\] must hold integer labels; "
+                                                    r"y\[0\]\[0, 0\] = 0\.5"),
     (lambda d: (d.images, d.instance_maps - 1), "negative"),
     (lambda d: (d.images[..., 0, 0], d.instance_maps), "shape"),
     (lambda d: (d.images, [{"boxes": b} for b in d.boxes]), r"y\[0\] must be a dict"),
@@ -214,3 +215,18 @@ def test_uint64_ids_above_int64_are_reported_as_too_large(scenes):
     y[1][y[1] > 0] += np.uint64(2**63)
     with pytest.raises(ValueError, match=r"y\[1\] has a label too large for int64"):
         MaskRCNN(**TINY).fit(scenes.images[:2], y)
+
+
+@pytest.mark.parametrize("value, match", [
+    (2.0**63, r"y\[1\] has a label too large for int64: y\[1\]\[\d+, \d+\] = 9\.22"),
+    (1e30, r"y\[1\] has a label too large for int64: y\[1\]\[\d+, \d+\] = 1e\+30"),
+    (np.nan, r"y\[1\] must hold integer labels; y\[1\]\[\d+, \d+\] = nan"),
+    (2.5, r"y\[1\] must hold integer labels; y\[1\]\[\d+, \d+\] = 2\.5"),
+])
+def test_float_labels_beyond_int64_or_non_integral_name_item_and_value(scenes, value, match):
+    y = scenes.instance_maps[:2].astype(np.float64)
+    y[1][y[1] > 0] = value
+    with pytest.raises(ValueError, match=match):
+        MaskRCNN(**TINY).fit(scenes.images[:2], y)
+    with pytest.raises(ValueError, match=match.replace("y\\[", "semantic_maps\\[")):
+        MaskRCNN(**TINY).fit(scenes.images[:2], scenes.instance_maps[:2], y)
