@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["format_mean_std", "machine_info", "markdown_table", "source_commit", "write_report"]
+__all__ = ["format_mean_std", "full_mode_only", "machine_info", "markdown_table",
+           "source_commit", "write_report"]
 
 
 def format_mean_std(values, digits=2):
@@ -20,6 +21,37 @@ def format_mean_std(values, digits=2):
     if values.size == 1:
         return f"{values[0]:.{digits}f}"
     return f"{values.mean():.{digits}f} ± {values.std():.{digits}f}"
+
+
+def full_mode_only(experiment, heading, what):
+    """Markdown for a follow-up that the quick run skips (to keep ``make demo`` short).
+
+    Points to the published full report (``docs/results/<experiment>.rst``, found from a
+    source checkout) when it holds ``heading``, else says to run the full mode.
+
+    Parameters
+    ----------
+    experiment : str
+        The experiment's name, e.g. ``"mask_rcnn"``.
+    heading : str
+        The follow-up's heading, without the markdown ``#`` marks.
+    what : str
+        One sentence on what the follow-up measures.
+
+    Returns
+    -------
+    markdown : str
+    """
+    page = Path(__file__).resolve().parents[2] / "docs" / "results" / f"{experiment}.rst"
+    try:
+        published = heading in page.read_text(encoding="utf-8")
+    except OSError:
+        published = False
+    where = (f"its published full result is in `docs/results/{experiment}.rst` "
+             f"(section \"{heading}\")" if published else
+             f"run `sklearn-papers reproduce --only {experiment}` (full mode) for it")
+    return (f"#### {heading}\n\n{what} This follow-up runs in full mode only (the quick "
+            f"run skips it to stay within the demo's budget; no verdict here): {where}.")
 
 
 def markdown_table(rows, columns=None, floatfmt=".3f"):

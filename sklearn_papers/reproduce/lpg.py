@@ -40,13 +40,14 @@ from contextlib import contextmanager
 import numpy as np
 
 from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
 
 __all__ = ["EXPERIMENT"]
 
 _TRAIN_DISCOUNT = 0.99
 _PROBE_DISCOUNTS = (0.5, 0.8, 0.9, 0.99)
 _A2C_LRS = (1.0, 2.0, 3.0, 4.0)
+_FOLLOWUP_HEADING = "Follow-up: y's value-likeness along meta-training"
 
 
 def _config(quick):
@@ -401,7 +402,7 @@ def _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, wall):
                   if refits else "")
     cpu = sum(c["cpu"] for c in checkpoints)
     md = [
-        "#### Follow-up: y's value-likeness along meta-training",
+        f"#### {_FOLLOWUP_HEADING}",
         "",
         f"Why y's per-grid probe at 0.99 is where it is: the LPG rule of every meta-training "
         f"run above is taken at meta-steps {', '.join(map(str, steps))} (0: the untrained "
@@ -642,19 +643,22 @@ def run(ctx):
 
         # follow-up: the same LPG runs probed at several meta-steps (new cached parts; the
         # rule's snapshots come from the LPG parts, or from a deterministic re-run of their
-        # meta-training where a part was cached before it kept them)
+        # meta-training where a part was cached before it kept them); full mode only, the
+        # quick run skips it to stay within the demo's budget
         lpg_values = [value for (v, _), value in zip(jobs, values) if v == "LPG"]
         lpg_seeds = [seed for v, seed in jobs if v == "LPG"]
         steps = _checkpoints(cfg["meta_steps"])
         ck_parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
                      (seed, cfg, rs, value.get("snapshots")),
                      {"cfg": cfg, "defaults": defaults, "steps": steps})
-                    for seed, value in zip(lpg_seeds, lpg_values)]
-        t_ck = time.perf_counter()
-        with ctx.progress(total=len(ck_parts), desc="lpg: follow-up checkpoints") as bar:
-            checkpoints = cached_parts(ctx, ck_parts, n_jobs=cfg["n_jobs"], progress=bar)
-        ck_wall = time.perf_counter() - t_ck
-        ctx.log(f"[lpg] follow-up: {len(ck_parts)} parts, {ck_wall:.0f} s wall")
+                    for seed, value in zip(lpg_seeds, lpg_values)] if not ctx.quick else []
+        checkpoints, ck_wall = None, 0.0
+        if ck_parts:
+            t_ck = time.perf_counter()
+            with ctx.progress(total=len(ck_parts), desc="lpg: follow-up checkpoints") as bar:
+                checkpoints = cached_parts(ctx, ck_parts, n_jobs=cfg["n_jobs"], progress=bar)
+            ck_wall = time.perf_counter() - t_ck
+            ctx.log(f"[lpg] follow-up: {len(ck_parts)} parts, {ck_wall:.0f} s wall")
     finally:
         torch.set_num_threads(n_threads)
 
@@ -662,8 +666,10 @@ def run(ctx):
     _plot_returns(fig1, table, names)
     fig2 = ctx.figure_path("lpg_meta_training_and_probe.png")
     _plot_curves(fig2, curves, probes)
-    fig3 = ctx.figure_path("lpg_checkpoints.png")
-    _plot_checkpoints(fig3, steps, checkpoints)
+    fig3 = None
+    if checkpoints is not None:
+        fig3 = ctx.figure_path("lpg_checkpoints.png")
+        _plot_checkpoints(fig3, steps, checkpoints)
 
     rows = []
     for sname in sets:
@@ -769,14 +775,21 @@ def run(ctx):
         f"{pooled['y_beats']}), TD {pooled['td_train']:.2f} at 0.99 (higher than at the "
         f"others: {pooled['td_drops']}); both parts together: {pooled['claim3']}.",
         "",
-        _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, ck_wall),
+        _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, ck_wall)
+        if checkpoints is not None else full_mode_only(
+            "lpg", _FOLLOWUP_HEADING,
+            "Why is y's per-grid probe at 0.99 where it is? The LPG rule of every "
+            "meta-training run, taken at several meta-steps, through the same probe, with "
+            "the return of the agents it trains, the probe on often-visited cells and the "
+            "retest reliability of the Monte-Carlo target."),
     ]
     shortened = (
         f"{cfg['meta_steps']} meta-steps (the full run: 1500) with {cfg['n_agents']} agents "
         f"(64), {cfg['n_train']} meta-training grids (48), {cfg['seeds']} seeds (3); the "
         f"paper meta-trains for billions of steps with a 256-unit LSTM and prediction size "
-        f"30 (ours: 32 units, 8)." if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig1, fig2, fig3],
+        f"30 (ours: 32 units, 8); the checkpoints follow-up in full mode only."
+        if ctx.quick else "")
+    return Section(markdown="\n".join(md), figures=[f for f in (fig1, fig2, fig3) if f],
                    shortened=shortened)
 
 

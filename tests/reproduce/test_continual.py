@@ -79,3 +79,19 @@ def test_replay_diagnostics_probe_every_task():
         assert len(out[key]) == 5, key
     assert out["drift"] == [0.0] * 5  # one frozen generator per class: no replay of replay
     assert 0 <= out["tstr"] <= 1 and 0 <= out["tstr_task1"] <= 1
+
+
+def test_quick_run_leaves_the_replay_quality_follow_up_to_the_full_mode():
+    assert continual._followup_config(True)["replay_seeds"] == 0
+    assert continual._followup_config(False) == dict(replay_seeds=5, curve_seeds=20)
+
+
+def test_full_mode_only_note_points_to_a_published_result():
+    from sklearn_papers.reproduce._report import full_mode_only
+
+    # docs/results/continual.rst (this checkout) holds the follow-up's full result
+    note = full_mode_only("continual", continual._REPLAY_HEADING, "Why?")
+    assert note.startswith(f"#### {continual._REPLAY_HEADING}\n\nWhy? ")
+    assert "runs in full mode only" in note and "docs/results/continual.rst" in note
+    missing = full_mode_only("continual", "Follow-up: not published", "Why?")
+    assert "reproduce --only continual` (full mode)" in missing

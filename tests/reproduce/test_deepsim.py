@@ -16,6 +16,10 @@ def _tiny(quick):
 
 def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
     monkeypatch.setattr(deepsim, "_config", _tiny)
+    # the quick run leaves follow-up 3 to the full mode: put its arms back to test it
+    followup_config = deepsim._followup_config
+    monkeypatch.setattr(deepsim, "_followup_config", lambda quick, cfg: dict(
+        followup_config(quick, cfg), iterate=deepsim.ITERATE_CONFIGS))
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
     section = deepsim.EXPERIMENT.run(ctx)
     md = section.markdown
@@ -35,6 +39,15 @@ def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
     # the follow-ups are parts of their own, beside the main ones
     assert sum(k.startswith("followup/") for k in ctx.computed) == (
         len(deepsim.ITERATE_CONFIGS) + len(deepsim.SHARPNESS_ARMS) + 1)
+
+
+def test_quick_followups_leave_the_iteration_to_the_full_mode(tmp_path):
+    cfg = _tiny(True)
+    assert deepsim._followup_config(True, cfg)["iterate"] == ()
+    assert deepsim._followup_config(False, cfg)["iterate"] == deepsim.ITERATE_CONFIGS
+    parts = deepsim._followup_parts(cfg, deepsim._followup_config(True, cfg), [0], 0,
+                                    {"digits": None, "shapes": None}, {})
+    assert parts and not any(name[0] == "iterate" for name, _, _ in parts)
 
 
 def test_sharpness_ratio_of_a_blurred_image_is_below_one():

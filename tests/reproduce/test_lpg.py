@@ -23,7 +23,8 @@ def test_lpg_experiment_tiny(tmp_path, monkeypatch):
         return value
 
     monkeypatch.setattr(lpg, "_seed_part", without_snapshots_for_seed_1)
-    section = lpg.EXPERIMENT.run(RunContext(quick=True, out_dir=tmp_path, verbose=0))
+    # full mode (tiny budget): the checkpoints follow-up runs in full mode only
+    section = lpg.EXPERIMENT.run(RunContext(quick=False, out_dir=tmp_path, verbose=0))
     md = section.markdown
     for text in ("held-out 5x5", "larger 7x7", "y(s), pooled", "per grid", "LPG / A2C"):
         assert text in md
@@ -38,7 +39,22 @@ def test_lpg_experiment_tiny(tmp_path, monkeypatch):
     assert "meta-training returns exactly: yes" in follow_up
     assert "repeats the probe of the table above exactly: yes" in follow_up
     assert "- Why, per grid at 0.99: " in follow_up
+
+
+def test_lpg_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypatch):
+    monkeypatch.setattr(lpg, "_config", _tiny)
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
+    section = lpg.EXPERIMENT.run(ctx)
+    follow_up = section.markdown[section.markdown.index("#### Follow-up"):]
+    assert "runs in full mode only" in follow_up and "| 0 (untrained) |" not in follow_up
+    assert md_count_verdicts(section.markdown) == 5
+    assert len(section.figures) == 2 and all(p.exists() for p in section.figures)
+    assert ctx.computed and not any(k.startswith("LPG checkpoints/") for k in ctx.computed)
     assert section.shortened
+
+
+def md_count_verdicts(md):
+    return md.count("**holds**") + md.count("**does not hold**") + md.count("**tie")
 
 
 def test_probe_spearman_recovers_a_monotone_signal():

@@ -88,15 +88,29 @@ def test_label_maps_from_detections_equal_predict(tiny_model):
     np.testing.assert_array_equal(maps, model.predict(data.images))
 
 
-def test_tiny_run_writes_a_section(tmp_path, monkeypatch):
+def _tiny(monkeypatch, tmp_path, quick):
     tiny = dict(mask_rcnn._config(True), image_size=32, n_train=4, n_test=2,
                 anchors=(4, 8, 16), epochs=1, seeds=1, segmenter_epochs=None, n_jobs=1)
     monkeypatch.setattr(mask_rcnn, "_config", lambda quick: tiny)
-    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="mask_rcnn")
-    section = mask_rcnn.EXPERIMENT.run(ctx)
+    ctx = RunContext(quick=quick, out_dir=tmp_path, verbose=0, experiment="mask_rcnn")
+    return ctx, mask_rcnn.EXPERIMENT.run(ctx)
+
+
+def test_tiny_run_writes_a_section(tmp_path, monkeypatch):
+    # full mode (tiny budget) runs the crowded-scenes follow-up: one seed more than the main run
+    ctx, section = _tiny(monkeypatch, tmp_path, quick=False)
     assert "RoIAlign vs RoIPool" in section.markdown and "mask AP" in section.markdown
     assert "#### Follow-up: classes competing inside a box" in section.markdown
     assert "| crowded (follow-up) |" in section.markdown
-    assert "larger on crowded scenes: **undecided (one seed)**" in section.markdown
+    assert "seeds of both: 1" in section.markdown
     assert all(p.exists() for p in section.figures) and len(section.figures) == 2
-    assert any(k.startswith("followup/crowded/") for k in ctx.computed)
+    assert sum(k.startswith("followup/crowded/") for k in ctx.computed) == 4
+
+
+def test_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypatch):
+    ctx, section = _tiny(monkeypatch, tmp_path, quick=True)
+    assert "#### Follow-up: classes competing inside a box" in section.markdown
+    assert "runs in full mode only" in section.markdown
+    assert "| crowded (follow-up) |" not in section.markdown
+    assert len(section.figures) == 1 and section.figures[0].exists()
+    assert ctx.computed and not any(k.startswith("followup/") for k in ctx.computed)
