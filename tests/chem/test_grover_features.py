@@ -201,6 +201,28 @@ def test_fast_path_is_bitwise_the_generic_feature_sets_on_bundled_data(loader):
     _assert_same_graphs(*_fast_and_generic(sample))
 
 
+def test_fast_path_skips_smarts_searches_only_where_no_match_is_possible():
+    from sklearn_papers.chem.featurizers._grover_features import _SMARTS_ELEMENTS
+
+    # every flag both searched and skipped in one chunk: molecules with only some of the
+    # elements each pattern needs, next to ones that match it
+    smiles = ["c1ccccc1", "CCCl", "CC(=O)O", "CCN", "CCS", "C[N+](C)(C)C", "CC(=S)[O-]",
+              "c1ccncc1", "[nH]1cccc1", "OCCN", "C[S-]", "CP(=O)(O)O"]
+    fast, generic = _fast_and_generic(smiles)
+    _assert_same_graphs(fast, generic)
+    names = list(grover_atom_features().feature_names)
+    for flag, needed in _SMARTS_ELEMENTS.items():
+        column = np.concatenate([g.atom_features[:, names.index(flag)] for g in fast])
+        assert column.any(), flag  # the pattern still matches where it can
+        skipped = 0
+        # a molecule without the needed elements has no match (why it may be skipped)
+        for g, s in zip(generic, smiles):
+            if not {a.GetAtomicNum() for a in Chem.MolFromSmiles(s).GetAtoms()} & set(needed):
+                assert not g.atom_features[:, names.index(flag)].any(), (flag, s)
+                skipped += 1
+        assert skipped, flag  # the skip was exercised
+
+
 def test_grover_graphs_labels_unchanged_by_the_fast_path():
     from sklearn_papers.chem.featurizers._grover_features import grover_graphs
 

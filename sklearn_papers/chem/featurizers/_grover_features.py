@@ -476,7 +476,10 @@ def grover_mols_to_graphs(mols, smiles=None):
     * bond types come from ``Bond.GetBondTypeAsDouble`` (1, 2, 3, 1.5) unless the SMILES
       has a dative bond (``->``), which shares the value of a single bond;
     * enumerations are looked up as integers (no string conversion per atom), the
-      SMARTS flags and ring sizes are written once per chunk of molecules.
+      SMARTS flags and ring sizes are written once per chunk of molecules;
+    * a SMARTS flag's substructure search is skipped for a molecule that has none of
+      the elements every match of its pattern contains (N, O or S for the H-bond donor
+      and acceptor, O for acidic, N for basic): it could match nothing there.
 
     Molecules not read from a known SMILES (RDKit corner cases of
     :func:`~sklearn_papers.chem.featurizers.standardize_mol`) take the per-atom calls for
@@ -581,6 +584,13 @@ def _calls(items, getter, where, dtype=np.int64, fill=0):
 
 _ISOTOPE = None
 
+#: Atomic numbers one of which every match of each SMARTS flag contains (read off the
+#: patterns above): the acceptor and donor alternatives are all N, O or S atoms (aliphatic
+#: or aromatic), the acidic pattern needs an O ([O;H1,-1]), the basic one is rooted at #7.
+#: The fast path skips the substructure search of a molecule without any of them.
+_SMARTS_ELEMENTS = {"hbond_acceptor": (7, 8, 16), "hbond_donor": (7, 8, 16),
+                    "acidic": (8,), "basic": (7,)}
+
 
 def _grover_chunk(mols, sources):
     """GROVER MolGraphs of standardized molecules (``sources``: the SMILES each was read
@@ -640,14 +650,23 @@ def _grover_chunk(mols, sources):
     x[:, tab.atom["aromatic"][0]] = aromatic
     x[:, tab.atom["mass/100"][0]] = mass
     params = _match_params()
+    mol_of_atom = np.repeat(np.arange(len(mols)), n_atoms)
+    starts = atom_start[:-1].tolist()
     for block in tab.smarts:
         if block._pattern is None:
             from rdkit import Chem
 
             block._pattern = Chem.MolFromSmarts(block.smarts)
         off = tab.atom[block.name][0]
-        matched = [start + i for mol, start in zip(mols, atom_start[:-1].tolist())
-                   for match in mol.GetSubstructMatches(block._pattern, params)
+        needed = _SMARTS_ELEMENTS.get(block.name)
+        if needed is None:
+            searched = range(len(mols))
+        else:  # a molecule without any of these elements has no match: not searched
+            present = np.zeros(len(mols), dtype=bool)
+            present[mol_of_atom[np.isin(z, needed)]] = True
+            searched = np.flatnonzero(present).tolist()
+        matched = [starts[k] + i for k in searched
+                   for match in mols[k].GetSubstructMatches(block._pattern, params)
                    for i in match]
         x[matched, off] = 1.0
     off = tab.atom["RingSizeFlags"][0]
