@@ -26,16 +26,21 @@ $(VENV)/.torch: | $(BIN)/python
 	$(PIP) install --quiet $(TORCH_PIP_ARGS) "$(TORCH_SPEC)"
 	touch $@
 
-$(VENV)/.installed: pyproject.toml $(VENV)/.torch
+# the package alone (what `make demo` needs), then the test extra on top (`make test`)
+$(VENV)/.core: pyproject.toml $(VENV)/.torch
+	$(PIP) install --quiet -e .
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.core
 	$(PIP) install --quiet -e ".[test]"
 	touch $@
 
 venv: $(VENV)/.installed
 
-demo: $(VENV)/.installed
+demo: $(VENV)/.core
 	$(BIN)/sklearn-papers reproduce $(REPRODUCE_ARGS)
 
-reproduce: $(VENV)/.installed
+reproduce: $(VENV)/.core
 	$(BIN)/sklearn-papers reproduce
 
 test: $(VENV)/.installed

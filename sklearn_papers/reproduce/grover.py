@@ -33,6 +33,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from sklearn_papers.reproduce._parallel import cached_parts, worker_cpu_seconds
 from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
@@ -47,6 +48,9 @@ MODELS = ("grover_linear", "grover_mlp", "grover_finetuned", "grover_scratch", "
 #: Settings: molecules kept per data set (random subset before splitting), seeds, epochs.
 QUICK = {"n_max": 250, "seeds": (0,), "epochs": 5, "trees": 100}
 FULL = {"n_max": None, "seeds": (0, 1, 2), "epochs": 30, "trees": 500}
+#: Worker processes for the independent fits (not part of the protocol: cached parts do not
+#: depend on it).
+N_JOBS = 2
 
 
 def _load(name, n_max, seed):
@@ -79,79 +83,86 @@ def _split(name, settings, seed):
     return X, y, train, test
 
 
-def _run_dataset(name, settings, seed, ctx):
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+def _frozen_heads_part(name, X, y, train, test, seed):
+    """Test scores of the frozen ``moses-small`` embeddings + a linear model and + an MLP."""
     from sklearn.linear_model import LogisticRegression, RidgeCV
     from sklearn.neural_network import MLPClassifier, MLPRegressor
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from sklearn_papers.chem import (
-        CircularFingerprint,
-        GroverClassifier,
-        GroverFeaturizer,
-        GroverRegressor,
-    )
+    from sklearn_papers.chem import GroverFeaturizer
 
-    X, y, train, test = _split(name, settings, seed)
     clf = name == "BBBP"
-    if clf and len(np.unique(y[test])) < 2:  # ROC-AUC needs both classes in test
+    grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0).fit(X[:1])
+    Z = grover.transform(X)
+    heads = {
+        "grover_linear": make_pipeline(StandardScaler(), LogisticRegression(
+            C=0.1, max_iter=2000)) if clf
+        else make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-2, 3, 12))),
+        "grover_mlp": make_pipeline(StandardScaler(), (
+            MLPClassifier if clf else MLPRegressor)(
+            hidden_layer_sizes=(64,), alpha=1e-2, max_iter=500, early_stopping=False,
+            random_state=seed)),
+    }
+    out = {}
+    for key, model in heads.items():
+        with warnings.catch_warnings():  # fixed iteration budget, reported as is
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(Z[train], y[train])
+        pred = model.predict_proba(Z[test])[:, 1] if clf else model.predict(Z[test])
+        out[key] = _score(name, y[test], pred)
+    return out
+
+
+def _fine_tune_part(name, X, y, train, test, est_params):
+    """Test score of ``GroverClassifier`` / ``GroverRegressor`` fitted with ``est_params``."""
+    from sklearn_papers.chem import GroverClassifier, GroverRegressor
+
+    clf = name == "BBBP"
+    Est = GroverClassifier if clf else GroverRegressor
+    est = Est(**pinned(Est, est_params)).fit(X[train], y[train])
+    pred = est.predict_proba(X[test])[:, 1] if clf else est.predict(X[test])
+    return _score(name, y[test], pred)
+
+
+def _forest_part(name, X, y, train, test, trees, seed):
+    """Test score of ECFP4 (2048 bits) + a random forest of ``trees`` trees."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    from sklearn_papers.chem import CircularFingerprint
+
+    clf = name == "BBBP"
+    fp = CircularFingerprint(radius=2, n_bits=2048).fit(X)
+    F = fp.transform(X)
+    forest = (RandomForestClassifier if clf else RandomForestRegressor)(
+        n_estimators=trees, random_state=seed, n_jobs=1)
+    forest.fit(F[train], y[train])
+    pred = forest.predict_proba(F[test])[:, 1] if clf else forest.predict(F[test])
+    return _score(name, y[test], pred)
+
+
+def _dataset_parts(name, settings, seed):
+    """``(parts, n)``: the cached parts of one data set and seed (``cached_parts``'s
+    ``(key, func, args, params)``, one per model) and the number of molecules."""
+    X, y, train, test = _split(name, settings, seed)
+    if name == "BBBP" and len(np.unique(y[test])) < 2:  # ROC-AUC needs both classes
         raise RuntimeError(f"{name} seed {seed}: test split holds a single class")
     base = {"data set": name, "seed": seed, "n": len(X), "settings": settings}
-
-    def frozen_heads():
-        grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0).fit(X[:1])
-        Z = grover.transform(X)
-        heads = {
-            "grover_linear": make_pipeline(StandardScaler(), LogisticRegression(
-                C=0.1, max_iter=2000)) if clf
-            else make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-2, 3, 12))),
-            "grover_mlp": make_pipeline(StandardScaler(), (
-                MLPClassifier if clf else MLPRegressor)(
-                hidden_layer_sizes=(64,), alpha=1e-2, max_iter=500, early_stopping=False,
-                random_state=seed)),
-        }
-        out = {}
-        for key, model in heads.items():
-            with warnings.catch_warnings():  # fixed iteration budget, reported as is
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                model.fit(Z[train], y[train])
-            pred = model.predict_proba(Z[test])[:, 1] if clf else model.predict(Z[test])
-            out[key] = _score(name, y[test], pred)
-        return out
-
+    data = (name, X, y, train, test)
     # each model is one cached part: ``--resume`` skips the finished ones
-    results = dict(ctx.cached(f"{name}/seed={seed}/frozen_heads", frozen_heads, params=base))
-    Est = GroverClassifier if clf else GroverRegressor
+    parts = [("grover_heads", f"{name}/seed={seed}/frozen_heads", _frozen_heads_part,
+              (*data, seed), base)]
     for key, pretrained in (("grover_finetuned", "moses-small"), ("grover_scratch", None)):
         # same architecture either way: the shipped checkpoint's (hidden 64, 1 layer, 2 heads)
         est_params = dict(pretrained=pretrained, hidden_size=64, n_layers=1, n_heads=2,
                           depth=3, max_epochs=settings["epochs"], lr=5e-4, batch_size=32,
                           ffn_hidden=64, dropout=0.0, readout="mean", dist_coef=0.1,
                           random_state=seed)
-
-        def fine_tune(est_params=est_params):
-            est = Est(**pinned(Est, est_params)).fit(X[train], y[train])
-            pred = est.predict_proba(X[test])[:, 1] if clf else est.predict(X[test])
-            return _score(name, y[test], pred)
-
-        results[key] = ctx.cached(f"{name}/seed={seed}/{key}", fine_tune,
-                                  params={**base, **est_params})
-
-    def forest_score():
-        fp = CircularFingerprint(radius=2, n_bits=2048).fit(X)
-        F = fp.transform(X)
-        forest = (RandomForestClassifier if clf else RandomForestRegressor)(
-            n_estimators=settings["trees"], random_state=seed, n_jobs=1)
-        forest.fit(F[train], y[train])
-        pred = forest.predict_proba(F[test])[:, 1] if clf else forest.predict(F[test])
-        return _score(name, y[test], pred)
-
-    results["ecfp_rf"] = ctx.cached(f"{name}/seed={seed}/ecfp_rf", forest_score, params=base)
-    results = {m: results[m] for m in MODELS}
-    ctx.log(f"grover {name} seed {seed}: " + ", ".join(f"{k} {v:.3f}"
-                                                         for k, v in results.items()))
-    return results, len(X)
+        parts.append((key, f"{name}/seed={seed}/{key}", _fine_tune_part,
+                      (*data, est_params), {**base, **est_params}))
+    parts.append(("ecfp_rf", f"{name}/seed={seed}/ecfp_rf", _forest_part,
+                  (*data, settings["trees"], seed), base))
+    return parts, len(X)
 
 
 def _better(name, a, b):
@@ -168,21 +179,33 @@ def run(ctx):
     torch.set_num_threads(1)  # small graph model: one thread is fastest on a shared machine
     start = time.perf_counter()
     try:
-        scores, sizes = {}, {}
-        with ctx.progress(total=len(PAPER) * len(seeds), desc="grover") as bar:
-            for name in PAPER:
-                scores[name] = {m: [] for m in MODELS}
-                for seed in seeds:
-                    res, sizes[name] = _run_dataset(name, settings, seed, ctx)
-                    for m, v in res.items():
-                        scores[name][m].append(v)
-                    bar.update(1)
+        scores, sizes, jobs, parts = {}, {}, [], []
+        for name in PAPER:
+            scores[name] = {m: [] for m in MODELS}
+            for seed in seeds:
+                dataset_parts, sizes[name] = _dataset_parts(name, settings, seed)
+                for model, *part in dataset_parts:
+                    jobs.append((name, seed, model))
+                    parts.append(tuple(part))
+        # independent fits side by side on worker processes (one torch thread each)
+        with ctx.progress(total=len(parts), desc="grover") as bar:
+            values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar)
+        results = {}
+        for (name, seed, model), value in zip(jobs, values):
+            res = results.setdefault((name, seed), {})
+            res.update(value if model == "grover_heads" else {model: value})
+        for (name, seed), res in results.items():
+            for m in MODELS:
+                scores[name][m].append(res[m])
+            ctx.log(f"grover {name} seed {seed}: " + ", ".join(
+                f"{m} {res[m]:.3f}" for m in MODELS))
         seconds = time.perf_counter() - start
         # the follow-up of the ESOL claim (issue 19): new parts, the ones above unchanged
-        follow_start, follow_cpu = time.perf_counter(), time.process_time()
+        follow_start = time.perf_counter()
+        follow_cpu = time.process_time() + worker_cpu_seconds()
         follow_md, follow_fig, _ = followup(ctx, settings, seeds, scores["ESOL"])
         follow_seconds = time.perf_counter() - follow_start
-        follow_cpu = time.process_time() - follow_cpu
+        follow_cpu = time.process_time() + worker_cpu_seconds() - follow_cpu
     finally:
         torch.set_num_threads(threads)
 
@@ -225,12 +248,13 @@ def run(ctx):
         "",
         markdown_table(claims),
         "",
-        f"Wall time {seconds:.0f} s (torch on one thread).",
+        f"Wall time {seconds:.0f} s ({N_JOBS} worker processes, one torch thread each).",
         "",
         follow_md,
         "",
-        f"Follow-up wall time {follow_seconds:.0f} s, CPU time {follow_cpu:.0f} s of this "
-        "process (torch on one thread; parts read back from the cache cost neither).",
+        f"Follow-up wall time {follow_seconds:.0f} s, CPU time {follow_cpu:.0f} s (this "
+        f"process and its {N_JOBS} worker processes, one torch thread each; parts read back "
+        "from the cache cost neither).",
     ])
     shortened = ""
     if ctx.quick:
@@ -427,35 +451,37 @@ def followup(ctx, settings, seeds, main):
     small = dict(hidden_size=64, n_layers=1, n_heads=2, depth=3)  # the main table's
     big_config = _checkpoint_config("moses-176k")["params"]
     big = {k: int(big_config[k]) for k in ("hidden_size", "n_layers", "n_heads", "depth")}
-    steps = len(seeds) * (2 + 2 * len(follow["fractions"])) + 1
     res_big = {"finetuned": [], "scratch": []}
     res_curve = {f: {"finetuned": [], "scratch": []} for f in follow["fractions"]}
-    with ctx.progress(total=steps, desc="grover follow-up") as bar:
-        for seed in seeds:
-            X, y, train, test = _split(name, settings, seed)
-            base = {"data set": name, "seed": seed, "n": len(X), "settings": settings}
-            for key, pretrained in (("finetuned", "moses-176k"), ("scratch", None)):
-                est_params = _finetune_params(pretrained, big, settings, seed)
-                res_big[key].append(ctx.cached(
-                    f"followup/{name}/seed={seed}/176k_{key}",
-                    lambda p=est_params: _finetune_scores(name, X, y, train, test, p),
-                    params={**base, **est_params}))
-                bar.update(1)
-            for fraction in follow["fractions"]:
-                fit = _subset(train, fraction, seed)
-                for key, pretrained in (("finetuned", "moses-small"), ("scratch", None)):
-                    est_params = _finetune_params(pretrained, small, settings, seed)
-                    res_curve[fraction][key].append(ctx.cached(
-                        f"followup/{name}/seed={seed}/fraction={fraction}/{key}",
-                        lambda p=est_params, fit=fit: _finetune_scores(name, X, y, fit,
-                                                                       test, p),
-                        params={**base, **est_params, "fraction": fraction}))
-                    bar.update(1)
-        gap = ctx.cached("followup/domain_gap", lambda: _domain_gap(
+    jobs, parts = [], []
+    for seed in seeds:
+        X, y, train, test = _split(name, settings, seed)
+        base = {"data set": name, "seed": seed, "n": len(X), "settings": settings}
+        for key, pretrained in (("finetuned", "moses-176k"), ("scratch", None)):
+            est_params = _finetune_params(pretrained, big, settings, seed)
+            jobs.append(res_big[key])
+            parts.append((f"followup/{name}/seed={seed}/176k_{key}", _finetune_scores,
+                          (name, X, y, train, test, est_params), {**base, **est_params}))
+        for fraction in follow["fractions"]:
+            fit = _subset(train, fraction, seed)
+            for key, pretrained in (("finetuned", "moses-small"), ("scratch", None)):
+                est_params = _finetune_params(pretrained, small, settings, seed)
+                jobs.append(res_curve[fraction][key])
+                parts.append((f"followup/{name}/seed={seed}/fraction={fraction}/{key}",
+                              _finetune_scores, (name, X, y, fit, test, est_params),
+                              {**base, **est_params, "fraction": fraction}))
+    gap = {}
+
+    def domain_gap():  # in this process while the workers fit
+        gap.update(ctx.cached("followup/domain_gap", lambda: _domain_gap(
             settings, follow, ctx.random_state), params={
             "settings": settings, "n_ref": follow["n_ref"], "n_held": follow["n_held"],
-            "moses_small_rows": MOSES_SMALL_ROWS, "seed": ctx.random_state})
-        bar.update(1)
+            "moses_small_rows": MOSES_SMALL_ROWS, "seed": ctx.random_state}))
+
+    with ctx.progress(total=len(parts), desc="grover follow-up") as bar:
+        values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar, meanwhile=domain_gap)
+    for into, value in zip(jobs, values):
+        into.append(value)
     n_train_full = int(np.mean([len(_split(name, settings, s)[2]) for s in seeds]))
     verdicts = _followup_verdicts(res_big, res_curve, gap, main, seeds, n_train_full)
     fig = _followup_plot(ctx, res_big, res_curve, gap, main, seeds, n_train_full)
