@@ -11,10 +11,14 @@ import warnings
 
 import numpy as np
 
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
 
 LOG_Z = math.log(2 * math.pi)
+#: Worker processes for the independent VAE fits (not part of the protocol: cached parts do
+#: not depend on it).
+N_JOBS = 2
 # Huang's note (the issue quotes it): estimate and empirical variance of one estimate.
 NOTE = {"ELBO": (1.4595, 0.9921), "IWAE (k=5)": (1.7616, 0.1544), "SUMO": (1.8359, 4.0)}
 
@@ -165,11 +169,27 @@ def _part_a(ctx):
     return fits, rows, tune_rows, tuned, n_iter
 
 
+def _vae_loglik_curve(params, X_tr, X_te, k_eval):
+    """A SUMOVAE fitted with ``params``: its IWAE_k_eval test log-likelihood and loss
+    curve (a cached part; runs in a worker)."""
+    from sklearn_papers.estimation import SUMOVAE
+
+    vae = SUMOVAE(**params).fit(X_tr)
+    return float(vae._iwae_scores(X_te, k_eval).mean()), list(vae.loss_curve_)
+
+
+def _vae_loglik_k(params, X_tr, X_te, k_eval):
+    """A SUMOVAE fitted with ``params``: its IWAE_k_eval test log-likelihood and the IWAE
+    ``k`` of equal expected samples (a cached part; runs in a worker)."""
+    from sklearn_papers.estimation import SUMOVAE
+
+    vae = SUMOVAE(**params).fit(X_tr)
+    return float(vae._iwae_scores(X_te, k_eval).mean()), vae._k()
+
+
 def _part_b(ctx):
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
-
-    from sklearn_papers.estimation import SUMOVAE
 
     X = (load_digits().data > 7).astype(np.float64)
     seeds = [0, 1] if ctx.quick else [0, 1, 2, 3, 4]
@@ -177,22 +197,22 @@ def _part_b(ctx):
     k_eval = 200 if ctx.quick else 2000
     results = {"sumo": [], "iwae": []}
     curves = {"sumo": [], "iwae": []}
-    for seed in ctx.progress(seeds, desc="sumo: SUMO vs IWAE VAEs"):
+    jobs, parts = [], []
+    for seed in seeds:
         X_tr, X_te = train_test_split(X, test_size=0.2, random_state=seed)
         for objective in ("sumo", "iwae"):
             params = dict(n_components=8, hidden_size=128, objective=objective,
                           max_iter=epochs, random_state=seed)
-
-            def fit_score(params=params, X_tr=X_tr, X_te=X_te):
-                vae = SUMOVAE(**params).fit(X_tr)
-                return float(vae._iwae_scores(X_te, k_eval).mean()), list(vae.loss_curve_)
-
             # one cached part per VAE: ``--resume`` skips the finished ones
-            ll, curve = ctx.cached(f"part_b/{objective}/seed={seed}", fit_score,
-                                   params={**params, "k_eval": k_eval})
-            results[objective].append(ll)
-            curves[objective].append(curve)
-            ctx.log(f"[sumo] seed {seed} {objective}: test log-lik {results[objective][-1]:.3f}")
+            jobs.append((seed, objective))
+            parts.append((f"part_b/{objective}/seed={seed}", _vae_loglik_curve,
+                          (params, X_tr, X_te, k_eval), {**params, "k_eval": k_eval}))
+    with ctx.progress(total=len(parts), desc="sumo: SUMO vs IWAE VAEs") as bar:
+        values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar)
+    for (seed, objective), (ll, curve) in zip(jobs, values):
+        results[objective].append(ll)
+        curves[objective].append(curve)
+        ctx.log(f"[sumo] seed {seed} {objective}: test log-lik {ll:.3f}")
     n_train = len(X_tr)
     rows = [
         {"training objective": "SUMO (m=1, E[K]=5.08)",
@@ -215,8 +235,6 @@ def _followup(ctx, settings=None):
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    from sklearn_papers.estimation import SUMOVAE
-
     X = (load_digits().data > 7).astype(np.float64)
     if settings is None:  # (tests pass a tiny one)
         settings = (dict(ms=(1, 4), seeds=[0], epochs=10, k_eval=200) if ctx.quick else
@@ -224,29 +242,30 @@ def _followup(ctx, settings=None):
     ms, seeds, epochs, k_eval = (settings[k] for k in ("ms", "seeds", "epochs", "k_eval"))
     gap = {m: [] for m in ms}
     rows = []
-    with ctx.progress(total=2 * len(ms) * len(seeds), desc="sumo follow-up") as bar:
-        for m in ms:
-            scores = {"sumo": [], "iwae": []}
-            for seed in seeds:
-                X_tr, X_te = train_test_split(X, test_size=0.2, random_state=seed)
-                for objective in ("sumo", "iwae"):
-                    params = dict(n_components=8, hidden_size=128, objective=objective,
-                                  min_terms=m, k=None, n_mc=10, batch_size=64, lr=1e-3,
-                                  max_iter=epochs, random_state=seed)
-
-                    def fit_score(params=params, X_tr=X_tr, X_te=X_te):
-                        vae = SUMOVAE(**params).fit(X_tr)
-                        return float(vae._iwae_scores(X_te, k_eval).mean()), vae._k()
-
-                    ll, k = ctx.cached(f"followup/m={m}/{objective}/seed={seed}", fit_score,
-                                       params={**params, "k_eval": k_eval})
-                    scores[objective].append(ll)
-                    bar.update(1)
-                gap[m].append(scores["sumo"][-1] - scores["iwae"][-1])
-            rows.append({"min_terms m": m, "IWAE k (equal expected samples)": k,
-                         "SUMO: test log-lik": format_mean_std(scores["sumo"], 3),
-                         "IWAE: test log-lik": format_mean_std(scores["iwae"], 3),
-                         "SUMO - IWAE (nats)": format_mean_std(gap[m], 3)})
+    jobs, parts = [], []
+    for m in ms:
+        for seed in seeds:
+            X_tr, X_te = train_test_split(X, test_size=0.2, random_state=seed)
+            for objective in ("sumo", "iwae"):
+                params = dict(n_components=8, hidden_size=128, objective=objective,
+                              min_terms=m, k=None, n_mc=10, batch_size=64, lr=1e-3,
+                              max_iter=epochs, random_state=seed)
+                jobs.append((m, objective))
+                parts.append((f"followup/m={m}/{objective}/seed={seed}", _vae_loglik_k,
+                              (params, X_tr, X_te, k_eval), {**params, "k_eval": k_eval}))
+    with ctx.progress(total=len(parts), desc="sumo follow-up") as bar:
+        values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar)
+    scores = {m: {"sumo": [], "iwae": []} for m in ms}
+    ks = {}
+    for (m, objective), (ll, k) in zip(jobs, values):
+        scores[m][objective].append(ll)
+        ks[m] = k
+    for m in ms:
+        gap[m] = [s - i for s, i in zip(scores[m]["sumo"], scores[m]["iwae"])]
+        rows.append({"min_terms m": m, "IWAE k (equal expected samples)": ks[m],
+                     "SUMO: test log-lik": format_mean_std(scores[m]["sumo"], 3),
+                     "IWAE: test log-lik": format_mean_std(scores[m]["iwae"], 3),
+                     "SUMO - IWAE (nats)": format_mean_std(gap[m], 3)})
     g = [float(np.mean(gap[m])) for m in ms]
     # a change counts when it exceeds the seed-to-seed spread of the gap; one seed has none
     spread = max(float(np.std(gap[m])) for m in ms)
