@@ -35,7 +35,7 @@ _VARIANTS = ("FPN, RoIAlign, sigmoid", "FPN, RoIPool, sigmoid", "FPN, RoIAlign, 
              "C4, RoIAlign, sigmoid")
 # Fits run side by side on 2 worker processes (one torch thread each); n_jobs is not part
 # of the protocol (cached parts do not depend on it).
-_QUICK = dict(image_size=64, n_train=96, n_test=32, anchors=(8, 16, 32), epochs=12, lr=1e-2,
+_QUICK = dict(image_size=64, n_train=96, n_test=32, anchors=(8, 16, 32), epochs=10, lr=1e-2,
               seeds=2, variants=_VARIANTS, hard=False, segmenter_epochs=15, n_jobs=2)
 _FULL = dict(image_size=64, n_train=512, n_test=128, anchors=(8, 16, 32), epochs=16, lr=1e-2,
              seeds=3, variants=_VARIANTS + ("C4, RoIPool, sigmoid",), hard=True,
