@@ -619,7 +619,11 @@ class BatchedGridWorld(_BatchCore):
         self._valid = torch.zeros(B, K, dtype=torch.bool)
         self._start = torch.zeros(B, dtype=torch.long)
         self._max_steps = torch.zeros(B, dtype=torch.long)
-        self._moves = torch.as_tensor(_MOVES)
+        # next cell of every (cell, action): one gather per step instead of the arithmetic
+        rows, cols = np.divmod(np.arange(self.n_states), self.width)
+        self._next_cell = torch.as_tensor(
+            np.clip(rows[:, None] + _MOVES[None, :, 0], 0, self.height - 1) * self.width
+            + np.clip(cols[:, None] + _MOVES[None, :, 1], 0, self.width - 1))
         for i, env in enumerate(envs):
             self.set_env(i, env)
         self.pos = self._start.clone()
@@ -710,22 +714,20 @@ class BatchedGridWorld(_BatchCore):
         """
         u = self._uniforms((self.n_envs, self.n_objects, 2), uniforms)
         actions = torch.as_tensor(actions, dtype=torch.long)
-        move = self._moves[actions]
-        r = (self.pos // self.width + move[:, 0]).clamp(0, self.height - 1)
-        c = (self.pos % self.width + move[:, 1]).clamp(0, self.width - 1)
-        self.pos = r * self.width + c
+        self.pos = self._next_cell[self.pos, actions]
         absent_before = self._valid & ~self.present
         hit = self.present & (self._cell == self.pos[:, None])
         reward = (hit * self._reward).sum(1)
         terminated = (hit & (u[..., 0] < self._p_term)).any(1)
         self.present = (self.present & ~hit) | (absent_before & (u[..., 1] < self._p_respawn))
-        self.t = self.t + 1
+        self.t += 1
         truncated = ~terminated & (self.t >= self._max_steps)
         next_obs = self._observe(self.pos, self.present)
         done = terminated | truncated
-        self.pos = torch.where(done, self._start, self.pos)
-        self.present = torch.where(done[:, None], self._valid, self.present)
-        self.t = torch.where(done, 0, self.t)
+        if done.any():
+            self.pos = torch.where(done, self._start, self.pos)
+            self.present = torch.where(done[:, None], self._valid, self.present)
+            self.t.masked_fill_(done, 0)
         return next_obs, reward, terminated, truncated
 
 
