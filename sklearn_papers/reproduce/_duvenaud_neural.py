@@ -21,7 +21,7 @@ from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._report import markdown_table
 
 __all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "draws", "ecfp_correlation",
-           "neural_rows", "quick_neural_rows"]
+           "neural_plan", "neural_rows", "quick_neural_rows"]
 
 #: The paper's Table 2, test MSE (mean, std over folds), neural fingerprint rows.
 PAPER_MSE = {
@@ -60,14 +60,40 @@ class _CachedGraphsRegressor(NeuralFingerprintRegressor):
         return [cache[s] for s in X], np.ones(len(X), dtype=bool)
 
 
+#: ``(data set name, digest of its SMILES, graph cache)`` of the last data set that a worker
+#: process of the full run's search featurized: its parts come data set by data set, so a
+#: worker featurizes each one about once instead of being sent ~200 MB of graphs per part
+#: (photovoltaic: 20,000 molecules; unpickling them took ~8 s per part on a loaded machine).
+_WORKER_GRAPHS = [None]
+
+
 def _graph_cache(data):
     cache = getattr(data, "_nf_graphs", None)
     if cache is None:
         from sklearn_papers.chem.featurizers import mols_to_graphs
 
-        cache = dict(zip(data.smiles, mols_to_graphs(data.mols)))
+        memo = getattr(data, "_nf_worker_memo", False)  # set by _part_data only
+        if memo:
+            import hashlib
+
+            digest = hashlib.sha1("\n".join(map(str, data.smiles)).encode()).hexdigest()
+            last = _WORKER_GRAPHS[0]
+            if last is not None and last[:2] == (data.name, digest):
+                cache = last[2]
+        if cache is None:
+            cache = dict(zip(data.smiles, mols_to_graphs(data.mols)))
+            if memo:
+                _WORKER_GRAPHS[0] = (data.name, digest, cache)
         data._nf_graphs = cache
     return cache
+
+
+def _part_data(data, params):
+    """What :func:`_fit_predict` reads of ``data``: its SMILES and targets, without the
+    parsed molecules; the process that fits the part builds (and keeps) the graphs."""
+    slim = data.slim()
+    slim._nf_worker_memo = True
+    return slim
 
 
 def _sampler(linear):
@@ -111,10 +137,11 @@ def _specs():
             "target")
     return [
         ModelSpec("nf_linear", "neural FP + linear layer (NeuralFingerprintRegressor, "
-                  "hidden_size=0, end to end)", _sampler(True), _fit_predict, full),
+                  "hidden_size=0, end to end)", _sampler(True), _fit_predict, full,
+                  _part_data),
         ModelSpec("nf_mlp", "neural FP + neural net (NeuralFingerprintRegressor, 1 hidden "
                   "layer, end to end)", _sampler(False), _fit_predict,
-                  full + ", hidden {50, 100, 200}"),
+                  full + ", hidden {50, 100, 200}", _part_data),
     ]
 
 
@@ -124,13 +151,24 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def neural_rows(ctx, datasets):
+def neural_plan(ctx, datasets):
+    """The full run's neural rows: ``(data, spec, n_draws)`` per (data set, row), for
+    ``duvenaud.search_rows`` (data sets in the order given, ``nf_linear`` then
+    ``nf_mlp``)."""
+    n_draws = draws(ctx.quick)
+    return [(data, spec, n_draws[spec.key]) for data in datasets for spec in _specs()]
+
+
+def neural_rows(ctx, datasets, n_jobs=None):
     """Run the two neural rows on each data set with ``duvenaud.evaluate``.
 
     Parameters
     ----------
     ctx : RunContext
     datasets : list of duvenaud.DatasetData
+    n_jobs : int, default=None
+        Worker processes of the full run's search (every draw one part);
+        None: ``duvenaud.FULL_N_JOBS``. ``--quick`` runs :func:`quick_neural_rows`.
 
     Returns
     -------
@@ -140,36 +178,18 @@ def neural_rows(ctx, datasets):
     chosen : dict
         ``{(data_name, key): [configuration per fold]}``.
     """
-    from sklearn_papers.reproduce.duvenaud import evaluate
+    from sklearn_papers.reproduce.duvenaud import FULL_N_JOBS, search_rows
 
     if ctx.quick:
         return quick_neural_rows(ctx, datasets)
-    n_draws = draws(ctx.quick)
-    results, chosen = {}, {}
-    plan = [(data, [s for s in _specs()
-                    if s.key in (QUICK_MODELS.get(data.name, ()) if ctx.quick
-                                 else ("nf_linear", "nf_mlp"))])
-            for data in datasets]
-    total = sum(5 * n_draws[s.key] for _, specs in plan for s in specs)
-    with ctx.progress(total=total, desc="duvenaud neural rows") as bar:
-        for data, specs in plan:
-            if not specs:
-                continue
-            start = time.perf_counter()
-            results[data.name] = {}
-            for spec in specs:
-                mse, picked = evaluate(data, spec, n_draws=n_draws[spec.key],
-                                       quick=ctx.quick, random_state=ctx.random_state,
-                                       progress=bar, ctx=ctx)
-                results[data.name][spec.key] = mse
-                chosen[(data.name, spec.key)] = picked
-            ctx.log(f"[duvenaud] neural rows on {data.name}: "
-                    f"{time.perf_counter() - start:.0f} s")
-    return results, chosen
+    return search_rows(ctx, neural_plan(ctx, datasets),
+                       n_jobs=FULL_N_JOBS if n_jobs is None else n_jobs,
+                       desc="duvenaud neural rows")
 
 
 #: ``--quick``: worker processes for the neural rows, one data set per part (one torch
-#: thread each). The full run computes them in this process, one cached part per draw.
+#: thread each). The full run fits them one cached part per draw, on
+#: ``duvenaud.FULL_N_JOBS`` workers (``duvenaud.search_rows``).
 QUICK_N_JOBS = 2
 
 

@@ -6,9 +6,26 @@ cut into 5 contiguous chunks; fold ``i`` tests on chunk ``i``, validates on chun
 scored on the validation chunk; the best draw's model (trained on the three training
 chunks) is scored on the test chunk. The table reports test MSE, mean ± std over folds.
 
-Models are a list of :class:`ModelSpec`; the NeuralFingerprint rows are added by
-appending specs to :data:`MODEL_SPECS` (each spec draws its hyper-parameters and fits on
-a :class:`DatasetData`, which caches parsed molecules and fingerprints).
+Models are a list of :class:`ModelSpec` (:data:`MODEL_SPECS` here, the neural rows in
+``_duvenaud_neural``); each spec draws its hyper-parameters and fits on a
+:class:`DatasetData`, which caches parsed molecules and fingerprints. The full run fits every
+draw of every row as one cached part on :data:`FULL_N_JOBS` worker processes
+(:func:`search_rows`); ``--quick`` fits the ECFP rows in this process.
+
+Duration of the full run (estimated 2026-12-02 with 648 of its 1290 parts cached: all
+solubility ECFP, malaria ECFP + linear, 48 of 100 malaria ECFP + net). We replayed the random
+search to list the 642 remaining configurations, timed short fits on one thread (CPU seconds,
+fold-0 training rows, on the 2-core AMD EPYC machine while it was loaded, load average 5-8,
+so the times are high) and extrapolated per configuration. Ridge: 0.3 s (16 bits) to 9.7 s
+(2048 bits) per fit on photovoltaic. MLPRegressor: 0.20 + 1.4e-6 * n_bits * hidden s per
+epoch on photovoltaic (half on malaria); it stopped through ``tol`` after a median of 83
+epochs (26 to the cap of 200) on 17 remaining small-n_bits configurations. Neural
+fingerprint, 100 epochs: 1.4 + 0.55 * radius + 0.13 * radius * conv_width * (conv_width +
+fp_length) / 1000 s per epoch on photovoltaic (1.3 to 8.6 s measured), 0.68x on malaria,
+0.04x on solubility. Remaining CPU hours: ECFP rows 1.0 (2.2 if every net ran 200 epochs);
+neural rows 0.4 on solubility, 6.2 on malaria, 9.1 on photovoltaic; total 17-18 CPU hours,
+about 8.5-9 hours of wall time on 2 workers (an idle machine; plus ~0.1 h for the
+photovoltaic follow-up in this process). The run resumes part by part (``--resume``).
 """
 
 import time
@@ -18,11 +35,13 @@ from typing import Callable
 
 import numpy as np
 
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
 
-__all__ = ["CLAIMS", "EXPERIMENT", "MODEL_SPECS", "DatasetData", "ModelSpec", "claim_verdicts",
-           "duvenaud_folds"]
+__all__ = ["CLAIMS", "EXPERIMENT", "FULL_N_JOBS", "MODEL_SPECS", "DatasetData", "ModelSpec",
+           "claim_verdicts", "duvenaud_folds", "evaluate", "full_plan", "search_parts",
+           "search_rows", "select"]
 
 #: Largest fingerprint length searched; shorter ones are folded from it (exact for powers
 #: of two: RDKit's Morgan generator maps each 32-bit identifier to ``id % fpSize``).
@@ -98,13 +117,26 @@ class DatasetData:
             self._mols, _ = check_molecules(self.smiles)
         return self._mols
 
-    def fingerprints(self, radius, n_bits, dtype=np.float64):
-        """ECFP bits ``(n_samples, n_bits)``, cached per radius at MAX_BITS and folded."""
+    def bits(self, radius):
+        """ECFP bits ``(n_samples, MAX_BITS)`` of ``radius`` (uint8), computed once."""
         if radius not in self._cache:
             from sklearn_papers.chem import CircularFingerprint
 
             self._cache[radius] = CircularFingerprint(radius, MAX_BITS).transform(self.mols)
-        return fold_bits(self._cache[radius], n_bits).astype(dtype)
+        return self._cache[radius]
+
+    def fingerprints(self, radius, n_bits, dtype=np.float64):
+        """ECFP bits ``(n_samples, n_bits)``, cached per radius at MAX_BITS and folded."""
+        return fold_bits(self.bits(radius), n_bits).astype(dtype)
+
+    def slim(self, radius=None):
+        """A copy holding only the SMILES, targets and, if given, the bits of ``radius``.
+
+        What one fit needs, without the parsed molecules and the other radii: the copy is
+        sent to a worker process (pickled) for every part of the search.
+        """
+        cache = {} if radius is None else {radius: self.bits(radius)}
+        return DatasetData(self.name, self.smiles, self.y, _cache=cache)
 
 
 @dataclass(frozen=True)
@@ -124,6 +156,10 @@ class ModelSpec:
         ``train`` rows of ``data`` (a :class:`DatasetData`), predict the other index sets.
     describe : str
         The search space, for the report.
+    part_data : callable, default=None
+        ``part_data(data, params) -> DatasetData``: what ``fit_predict(params, ...)`` reads
+        of ``data``, sent to a worker process when the full run fits the draws side by side
+        (``fit_predict`` must then be a module-level function). None sends ``data`` whole.
     """
 
     key: str
@@ -131,6 +167,7 @@ class ModelSpec:
     sample: Callable
     fit_predict: Callable
     describe: str
+    part_data: Callable = None
 
 
 def _bits_choice(rng, quick):
@@ -176,15 +213,23 @@ def _fit_mlp(params, data, train, others, seed):
 
 
 #: The rows of the table; NeuralFingerprint rows are appended by their module.
+def _ecfp_part_data(data, params):
+    return data.slim(params["radius"])
+
+
 MODEL_SPECS = [
     ModelSpec("ecfp_linear", "ECFP + linear (Ridge)", _sample_linear, _fit_linear,
-              "radius 1-4, n_bits 2^4-2^11, Ridge alpha log-uniform 1e-2..1e4"),
+              "radius 1-4, n_bits 2^4-2^11, Ridge alpha log-uniform 1e-2..1e4",
+              _ecfp_part_data),
     ModelSpec("ecfp_mlp", "ECFP + neural net (sklearn MLPRegressor, 1 hidden layer)",
               _sample_mlp, _fit_mlp,
               "radius 1-4, n_bits 2^4-2^11, L2 alpha log-uniform 1e-5..10, hidden "
               "{50, 100, 200}, Adam lr log-uniform 10^-3.5..10^-2, 200 epochs, "
-              "batch 100, standardised target"),
+              "batch 100, standardised target", _ecfp_part_data),
 ]
+
+#: Worker processes of the full run's search (every draw of every row is one part).
+FULL_N_JOBS = 2
 
 
 def _load(quick):
@@ -202,12 +247,69 @@ def _load(quick):
     return out
 
 
-def evaluate(data, spec, *, n_draws, quick, random_state, progress=None, ctx=None):
+def _search_part(fit_predict, params, data, train, val, test, seed):
+    """One draw of the search: ``(validation MSE, test predictions)`` (a cached part)."""
+    val_pred, test_pred = fit_predict(params, data, train, [val, test], seed)
+    return float(np.mean((val_pred - data.y[val]) ** 2)), np.asarray(test_pred)
+
+
+def search_parts(data, spec, *, n_draws, quick, random_state):
+    """The draws of :func:`evaluate` as independent parts, configurations drawn in order.
+
+    The random generator draws every configuration of fold 0 (draw 0, 1, ...), then of
+    fold 1, and so on; nothing else reads it, so the draws are those of a run that fits
+    each one as soon as it is drawn.
+
+    Returns
+    -------
+    parts : list of tuple
+        ``(key, func, args, params)`` per (fold, draw), for
+        :func:`~sklearn_papers.reproduce._parallel.cached_parts`: the value is
+        ``(validation MSE, test predictions)``; ``params`` holds the configuration,
+        ``"seed"`` and ``"n"``.
+    """
+    rng = np.random.default_rng(random_state)
+    parts = []
+    for fold, (train, val, test) in enumerate(duvenaud_folds(len(data.y))):
+        for draw in range(n_draws):
+            params = spec.sample(rng, quick)
+            seed = random_state * 1000 + fold * 100 + draw
+            part_data = data if spec.part_data is None else spec.part_data(data, params)
+            parts.append((f"{data.name}/{spec.key}/fold={fold}/draw={draw}", _search_part,
+                          (spec.fit_predict, params, part_data, train, val, test, seed),
+                          {"params": params, "seed": seed, "n": len(data.y)}))
+    return parts
+
+
+def select(data, parts, values):
+    """Test MSE and configuration of the best draw (lowest validation MSE) per fold.
+
+    ``parts`` from :func:`search_parts`, ``values`` their values in the same order; the
+    first of equal validation MSEs wins.
+    """
+    test_mse, chosen = [], []
+    folds = list(duvenaud_folds(len(data.y)))
+    n_draws = len(parts) // len(folds)
+    for fold, (_, _, test) in enumerate(folds):
+        best = (np.inf, None, None)
+        for (_, _, _, part_params), (val_mse, test_pred) in zip(
+                parts[fold * n_draws:(fold + 1) * n_draws],
+                values[fold * n_draws:(fold + 1) * n_draws]):
+            if val_mse < best[0]:
+                best = (val_mse, part_params["params"], test_pred)
+        test_mse.append(float(np.mean((best[2] - data.y[test]) ** 2)))
+        chosen.append(best[1])
+    return test_mse, chosen
+
+
+def evaluate(data, spec, *, n_draws, quick, random_state, progress=None, ctx=None,
+             n_jobs=1):
     """Run the search-then-test protocol of one model on one data set.
 
     With a :class:`~sklearn_papers.reproduce.RunContext` ``ctx``, every draw (one fit) is
-    a cached part of the output folder, so ``--resume`` skips the finished ones; the draws'
-    configurations are sampled in the same order either way.
+    a cached part of the output folder, so ``--resume`` skips the finished ones, and
+    ``n_jobs > 1`` fits the draws on worker processes; the draws' configurations are
+    sampled in the same order either way (:func:`search_parts`).
 
     Returns
     -------
@@ -216,31 +318,55 @@ def evaluate(data, spec, *, n_draws, quick, random_state, progress=None, ctx=Non
     chosen : list of dict
         The selected configuration per fold.
     """
-    rng = np.random.default_rng(random_state)
-    test_mse, chosen = [], []
-    for fold, (train, val, test) in enumerate(duvenaud_folds(len(data.y))):
-        best = (np.inf, None, None)
-        for draw in range(n_draws):
-            params = spec.sample(rng, quick)
-            seed = random_state * 1000 + fold * 100 + draw
-
-            def fit_one(params=params, seed=seed, train=train, val=val, test=test):
-                val_pred, test_pred = spec.fit_predict(params, data, train, [val, test], seed)
-                return float(np.mean((val_pred - data.y[val]) ** 2)), np.asarray(test_pred)
-
-            if ctx is None:
-                val_mse, test_pred = fit_one()
-            else:
-                val_mse, test_pred = ctx.cached(
-                    f"{data.name}/{spec.key}/fold={fold}/draw={draw}", fit_one,
-                    params={"params": params, "seed": seed, "n": len(data.y)})
-            if val_mse < best[0]:
-                best = (val_mse, params, test_pred)
+    parts = search_parts(data, spec, n_draws=n_draws, quick=quick,
+                         random_state=random_state)
+    if ctx is None:
+        values = []
+        for _, func, args, _ in parts:
+            values.append(func(*args))
             if progress is not None:
                 progress.update(1)
-        test_mse.append(float(np.mean((best[2] - data.y[test]) ** 2)))
-        chosen.append(best[1])
-    return test_mse, chosen
+    else:
+        values = cached_parts(ctx, parts, n_jobs=n_jobs, progress=progress)
+    return select(data, parts, values)
+
+
+def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud"):
+    """:func:`evaluate` for several (data set, model) rows, all their draws in one pool.
+
+    Parameters
+    ----------
+    ctx : RunContext
+    plan : list of tuple
+        ``(data, spec, n_draws)`` per row.
+    n_jobs : int, default=FULL_N_JOBS
+        Worker processes; the draws of every row are independent parts, so the workers
+        stay busy until the last one (no wait at the end of a row or data set).
+    desc : str
+        Progress bar label.
+
+    Returns
+    -------
+    results : dict
+        ``{data_name: {model_key: [test MSE per fold]}}``, rows in the order of ``plan``.
+    chosen : dict
+        ``{(data_name, model_key): [configuration per fold]}``, in the order of ``plan``.
+    """
+    row_parts = [search_parts(data, spec, n_draws=n_draws, quick=ctx.quick,
+                              random_state=ctx.random_state) for data, spec, n_draws in plan]
+    start = time.perf_counter()
+    with ctx.progress(total=sum(map(len, row_parts)), desc=desc) as bar:
+        values = cached_parts(ctx, [p for parts in row_parts for p in parts],
+                              n_jobs=n_jobs, progress=bar)
+    ctx.log(f"[duvenaud] {desc}: {len(values)} fits, {time.perf_counter() - start:.0f} s")
+    results, chosen = {}, {}
+    offset = 0
+    for (data, spec, _), parts in zip(plan, row_parts):
+        mse, picked = select(data, parts, values[offset:offset + len(parts)])
+        offset += len(parts)
+        results.setdefault(data.name, {})[spec.key] = mse
+        chosen[(data.name, spec.key)] = picked
+    return results, chosen
 
 
 def _mean_baseline(data):
@@ -350,10 +476,25 @@ def _plot(results, path, paper_mse=PAPER_MSE):
     plt.close(fig)
 
 
+def _ecfp_draws(quick):
+    """Random-search draws per fold of the ECFP rows."""
+    return {"ecfp_linear": 5 if quick else 50, "ecfp_mlp": 2 if quick else 20}
+
+
+def full_plan(ctx, datasets):
+    """Every row of the full run's search: ``(data, spec, n_draws)``, for
+    :func:`search_rows` (ECFP rows of each data set, then the neural rows)."""
+    from sklearn_papers.reproduce import _duvenaud_neural as neural
+
+    draws = _ecfp_draws(False)
+    return ([(data, spec, draws.get(spec.key, 2)) for data in datasets for spec in MODEL_SPECS]
+            + neural.neural_plan(ctx, datasets))
+
+
 def run(ctx):
     """Run the experiment; see the module docstring for the protocol."""
     quick = ctx.quick
-    draws = {"ecfp_linear": 5 if quick else 50, "ecfp_mlp": 2 if quick else 20}
+    draws = _ecfp_draws(quick)
     datasets = _load(quick)
     results, chosen_all, timings = {}, {}, {}
     total = 5 * len(datasets) * sum(draws.get(s.key, 2) for s in MODEL_SPECS)
@@ -392,11 +533,13 @@ def run(ctx):
         corr_md, corr_fig, _ = side["corr"]
         pv_md, _ = side["pv"]
     else:
-        ecfp_rows()
-        nf_results, nf_chosen = neural.neural_rows(ctx, datasets)
-        for name, res in nf_results.items():
+        # every draw of every row (ECFP and neural) is one part; FULL_N_JOBS workers fit
+        # them side by side (cache keys and configurations as when fitted one by one)
+        for data in datasets:
+            results[data.name] = {"mean": _mean_baseline(data)}
+        found, chosen_all = search_rows(ctx, full_plan(ctx, datasets), n_jobs=FULL_N_JOBS)
+        for name, res in found.items():
             results[name].update(res)
-        chosen_all.update(nf_chosen)
         corr_md, corr_fig, _ = neural.ecfp_correlation(ctx)
         pv_md, _ = neural.photovoltaic_followup(ctx)
     neural_specs = neural.NEURAL_SPECS

@@ -6,7 +6,7 @@ from rdkit import Chem
 from rdkit.Chem import rdFingerprintGenerator
 
 from sklearn_papers.datasets import load_delaney
-from sklearn_papers.reproduce import get_experiments
+from sklearn_papers.reproduce import RunContext, get_experiments
 from sklearn_papers.reproduce.duvenaud import (
     MAX_BITS,
     DatasetData,
@@ -15,6 +15,8 @@ from sklearn_papers.reproduce.duvenaud import (
     duvenaud_folds,
     evaluate,
     fold_bits,
+    search_parts,
+    search_rows,
 )
 
 
@@ -119,3 +121,43 @@ def test_claim_verdicts_are_computed_from_the_fold_mses():
     rows = {r["data set"]: r for r in claim_verdicts(results, _paper_table())}
     assert rows["malaria"]["holds here"].startswith("yes (difference 0.10 <= fold std")
     assert rows["solubility"]["holds here"] == "no (neural FP lower on 0 of 5 folds)"
+
+
+def _sample_constant(rng, quick):
+    return {"c": float(rng.normal())}
+
+
+def _fit_constant(params, data, train, others, seed):
+    return [np.full(len(idx), params["c"]) for idx in others]
+
+
+_CONSTANT = ModelSpec("const", "constant", _sample_constant, _fit_constant, "c ~ N(0, 1)")
+
+
+def test_search_parts_draw_every_configuration_of_a_fold_in_generator_order():
+    data = DatasetData("toy", np.array(["C"] * 30, dtype=object), np.zeros(30))
+    rng = np.random.default_rng(7)
+    expected = [_sample_constant(rng, False) for _ in range(5 * 3)]
+    parts = search_parts(data, _CONSTANT, n_draws=3, quick=False, random_state=7)
+    assert [p[3]["params"] for p in parts] == expected
+    assert [p[0] for p in parts] == [f"toy/const/fold={f}/draw={d}"
+                                     for f in range(5) for d in range(3)]
+    assert [p[3]["seed"] for p in parts] == [7000 + 100 * f + d
+                                             for f in range(5) for d in range(3)]
+    assert all(p[3]["n"] == 30 for p in parts)
+
+
+def test_search_rows_on_two_workers_equals_the_serial_search_and_resumes(tmp_path):
+    y = np.random.default_rng(0).normal(size=40)
+    data = DatasetData("toy", np.array(["C"] * 40, dtype=object), y)
+    test_mse, chosen = evaluate(data, _CONSTANT, n_draws=3, quick=False, random_state=0)
+    ctx = RunContext(quick=False, out_dir=tmp_path, verbose=0, experiment="duvenaud")
+    results, picked = search_rows(ctx, [(data, _CONSTANT, 3)], n_jobs=2)
+    assert results == {"toy": {"const": test_mse}}
+    assert picked == {("toy", "const"): chosen}
+    assert len(ctx.computed) == 15
+
+    again = RunContext(quick=False, out_dir=tmp_path, verbose=0, experiment="duvenaud",
+                       resume=True)
+    assert search_rows(again, [(data, _CONSTANT, 3)], n_jobs=2) == (results, picked)
+    assert again.computed == [] and len(again.reused) == 15
