@@ -38,6 +38,12 @@ def _in_worker(func, args, kwargs):
     return value, (end.user - start.user) + (end.system - start.system)
 
 
+def _in_worker_indexed(index, func, args):
+    """``(index, value, CPU seconds)`` of :func:`_in_worker` (results arrive unordered)."""
+    value, cpu = _in_worker(func, args, {})
+    return index, value, cpu
+
+
 def _is_cached(ctx, key, params):
     """Whether ``ctx.cached(key, ..., params=params)`` would read the value back."""
     if not ctx.resume:
@@ -74,7 +80,8 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
         Worker processes (joblib's loky backend, one torch thread each). 1 computes every
         part in this process, in order.
     progress : progress bar, default=None
-        ``update(1)`` is called as each part finishes (in the order of ``parts``).
+        ``update(1)`` is called as each part finishes (with ``n_jobs > 1``, in the order
+        the workers finish them; parts read back from the cache after those).
     meanwhile : callable, default=None
         ``meanwhile()`` is run in this process once the parts are handed to the workers,
         before their values are collected (other work of the experiment, so that this
@@ -84,7 +91,9 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
     -------
     values : list
         One per part, in the order of ``parts``; parts cached by an earlier run (with
-        ``--resume``) are read back and not recomputed.
+        ``--resume``) are read back and not recomputed. Each computed part is stored as
+        soon as its worker returns it, so stopping the run loses only the parts still
+        being computed.
     """
     values = []
     todo = set() if n_jobs == 1 else {i for i, (key, _, _, params) in enumerate(parts)
@@ -99,22 +108,27 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
         return values
     from joblib import Parallel, delayed
 
-    # the generator yields in submission order, which is the order of ``parts``; no
-    # memory-mapping of large arguments (a worker would get read-only arrays, which torch
-    # warns about when it wraps them)
-    results = Parallel(n_jobs=n_jobs, return_as="generator", max_nbytes=None)(
-        delayed(_in_worker)(func, args, {}) for i, (_, func, args, _) in enumerate(parts)
-        if i in todo)
+    # values are stored as they arrive (unordered), so that a run stopped part-way keeps
+    # every finished part for ``--resume``; no memory-mapping of large arguments (a worker
+    # would get read-only arrays, which torch warns about when it wraps them)
+    results = Parallel(n_jobs=n_jobs, return_as="generator_unordered", max_nbytes=None)(
+        delayed(_in_worker_indexed)(i, func, args) for i, (_, func, args, _) in
+        enumerate(parts) if i in todo)
     if meanwhile is not None:
         meanwhile()
+    done = {}
+    for i, value, cpu in results:
+        _WORKER_CPU[0] += cpu
+        key, _, _, params = parts[i]
+        done[i] = ctx.cached(key, lambda value=value: value, params=params)
+        if progress is not None:
+            progress.update(1)
     for i, (key, func, args, params) in enumerate(parts):
-        if i in todo:
-            value, cpu = next(results)
-            _WORKER_CPU[0] += cpu
-            compute = lambda value=value: value  # noqa: E731 - computed by a worker
-        else:  # read back by ``ctx.cached`` (computed here if the file is unreadable)
-            compute = partial(func, *args)
-        values.append(ctx.cached(key, compute, params=params))
+        if i in done:
+            values.append(done[i])
+            continue
+        # read back by ``ctx.cached`` (computed here if the file is unreadable)
+        values.append(ctx.cached(key, partial(func, *args), params=params))
         if progress is not None:
             progress.update(1)
     return values

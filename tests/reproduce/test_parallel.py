@@ -1,5 +1,9 @@
 """Parts of an experiment computed on worker processes: values, order, cache and resume."""
 
+import time
+
+import pytest
+
 from sklearn_papers.reproduce._parallel import cached_parts, worker_cpu_seconds
 from sklearn_papers.reproduce._registry import RunContext
 
@@ -16,7 +20,8 @@ def test_parts_on_workers_equal_parts_in_process_and_resume(tmp_path):
     ctx = RunContext(quick=True, out_dir=tmp_path / "w", verbose=0, experiment="x")
     on_workers = cached_parts(ctx, _parts(3), n_jobs=2)
     assert in_process == on_workers == [0, 1, 4]
-    assert ctx.computed == ["part=0", "part=1", "part=2"]
+    # stored as the workers return them (any order), values in the order of the parts
+    assert sorted(ctx.computed) == ["part=0", "part=1", "part=2"]
     assert worker_cpu_seconds() >= before
 
     # --resume: the cached parts are read back, only the new ones are computed
@@ -24,7 +29,7 @@ def test_parts_on_workers_equal_parts_in_process_and_resume(tmp_path):
                      resume=True)
     assert cached_parts(ctx, _parts(5), n_jobs=2) == [0, 1, 4, 9, 16]
     assert [key for key, _ in ctx.reused] == ["part=0", "part=1", "part=2"]
-    assert ctx.computed == ["part=3", "part=4"]
+    assert sorted(ctx.computed) == ["part=3", "part=4"]
 
 
 def test_meanwhile_runs_once_in_this_process(tmp_path):
@@ -36,3 +41,23 @@ def test_meanwhile_runs_once_in_this_process(tmp_path):
                               meanwhile=lambda: calls.append(n_jobs))
         assert values == [0, 1]
     assert calls == [1, 2]
+
+
+def _slow_failure(seconds):
+    time.sleep(seconds)
+    raise ValueError("this part fails")
+
+
+def test_finished_parts_are_stored_when_another_part_fails(tmp_path):
+    # part 0 fails after the other worker has finished the quick parts: those are stored
+    # all the same, so --resume does not compute them again
+    parts = [("bad", _slow_failure, (3.0,), {"i": 0})] + [
+        (f"part={i}", pow, (i, 2), {"i": i}) for i in range(1, 4)]
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="x")
+    with pytest.raises(ValueError, match="this part fails"):
+        cached_parts(ctx, parts, n_jobs=2)
+    assert sorted(ctx.computed) == ["part=1", "part=2", "part=3"]
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="x", resume=True)
+    assert cached_parts(ctx, parts[1:], n_jobs=2) == [1, 4, 9]
+    assert [key for key, _ in ctx.reused] == ["part=1", "part=2", "part=3"]
+    assert ctx.computed == []
