@@ -169,6 +169,23 @@ def _part_a(ctx):
     return fits, rows, tune_rows, tuned, n_iter
 
 
+def _vae_parts(X, jobs, key_params, func, k_eval):
+    """``cached_parts`` parts of VAE fits: for each job ``(seed, ...)``, ``key_params(*job)``
+    gives the part's key and SUMOVAE parameters; the fit uses ``seed``'s 80/20 split of
+    ``X`` and ``func(params, X_train, X_test, k_eval)`` gives the part's value."""
+    from sklearn.model_selection import train_test_split
+
+    splits = {seed: train_test_split(X, test_size=0.2, random_state=seed)
+              for seed in dict.fromkeys(job[0] for job in jobs)}
+    parts = []
+    for job in jobs:
+        key, params = key_params(*job)
+        # one cached part per VAE: ``--resume`` skips the finished ones
+        parts.append((key, func, (params, *splits[job[0]], k_eval),
+                      {**params, "k_eval": k_eval}))
+    return parts
+
+
 def _vae_loglik_curve(params, X_tr, X_te, k_eval):
     """A SUMOVAE fitted with ``params``: its IWAE_k_eval test log-likelihood and loss
     curve (a cached part; runs in a worker)."""
@@ -189,7 +206,6 @@ def _vae_loglik_k(params, X_tr, X_te, k_eval):
 
 def _part_b(ctx):
     from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
 
     X = (load_digits().data > 7).astype(np.float64)
     seeds = [0, 1] if ctx.quick else [0, 1, 2, 3, 4]
@@ -197,23 +213,18 @@ def _part_b(ctx):
     k_eval = 200 if ctx.quick else 2000
     results = {"sumo": [], "iwae": []}
     curves = {"sumo": [], "iwae": []}
-    jobs, parts = [], []
-    for seed in seeds:
-        X_tr, X_te = train_test_split(X, test_size=0.2, random_state=seed)
-        for objective in ("sumo", "iwae"):
-            params = dict(n_components=8, hidden_size=128, objective=objective,
-                          max_iter=epochs, random_state=seed)
-            # one cached part per VAE: ``--resume`` skips the finished ones
-            jobs.append((seed, objective))
-            parts.append((f"part_b/{objective}/seed={seed}", _vae_loglik_curve,
-                          (params, X_tr, X_te, k_eval), {**params, "k_eval": k_eval}))
+    jobs = [(seed, objective) for seed in seeds for objective in ("sumo", "iwae")]
+    parts = _vae_parts(X, jobs, lambda seed, objective: (
+        f"part_b/{objective}/seed={seed}",
+        dict(n_components=8, hidden_size=128, objective=objective, max_iter=epochs,
+             random_state=seed)), _vae_loglik_curve, k_eval)
     with ctx.progress(total=len(parts), desc="sumo: SUMO vs IWAE VAEs") as bar:
         values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar)
     for (seed, objective), (ll, curve) in zip(jobs, values):
         results[objective].append(ll)
         curves[objective].append(curve)
         ctx.log(f"[sumo] seed {seed} {objective}: test log-lik {ll:.3f}")
-    n_train = len(X_tr)
+    n_train = len(parts[0][2][1])  # the training rows of a split (the same size for each)
     rows = [
         {"training objective": "SUMO (m=1, E[K]=5.08)",
          "ours: test log-lik (nats)": format_mean_std(results["sumo"], 3),
@@ -233,7 +244,6 @@ def _followup(ctx, settings=None):
     same expected number of samples, ``k = m + E[K]``.
     """
     from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
 
     X = (load_digits().data > 7).astype(np.float64)
     if settings is None:  # (tests pass a tiny one)
@@ -242,22 +252,18 @@ def _followup(ctx, settings=None):
     ms, seeds, epochs, k_eval = (settings[k] for k in ("ms", "seeds", "epochs", "k_eval"))
     gap = {m: [] for m in ms}
     rows = []
-    jobs, parts = [], []
-    for m in ms:
-        for seed in seeds:
-            X_tr, X_te = train_test_split(X, test_size=0.2, random_state=seed)
-            for objective in ("sumo", "iwae"):
-                params = dict(n_components=8, hidden_size=128, objective=objective,
-                              min_terms=m, k=None, n_mc=10, batch_size=64, lr=1e-3,
-                              max_iter=epochs, random_state=seed)
-                jobs.append((m, objective))
-                parts.append((f"followup/m={m}/{objective}/seed={seed}", _vae_loglik_k,
-                              (params, X_tr, X_te, k_eval), {**params, "k_eval": k_eval}))
+    jobs = [(seed, m, objective) for m in ms for seed in seeds
+            for objective in ("sumo", "iwae")]
+    parts = _vae_parts(X, jobs, lambda seed, m, objective: (
+        f"followup/m={m}/{objective}/seed={seed}",
+        dict(n_components=8, hidden_size=128, objective=objective, min_terms=m, k=None,
+             n_mc=10, batch_size=64, lr=1e-3, max_iter=epochs, random_state=seed)),
+        _vae_loglik_k, k_eval)
     with ctx.progress(total=len(parts), desc="sumo follow-up") as bar:
         values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar)
     scores = {m: {"sumo": [], "iwae": []} for m in ms}
     ks = {}
-    for (m, objective), (ll, k) in zip(jobs, values):
+    for (_, m, objective), (ll, k) in zip(jobs, values):
         scores[m][objective].append(ll)
         ks[m] = k
     for m in ms:
