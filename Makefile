@@ -54,10 +54,14 @@ docs: $(VENV)/.docs
 	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 # The peers are installed without their own pins: scikit-fingerprints pins an older RDKit
-# and chemprop pulls packages we do not need; our RDKit and torch stay as installed.
+# and chemprop pulls packages we do not need; torch stays as installed. chemprop 2.3 imports
+# cuik_molmaker (cuik-molmaker-pin), a compiled module built against one RDKit release, so
+# pip installs that RDKit release beside it (2026.3.6 as of 2026-12): after `make bench` the
+# venv's RDKit is the one chemprop's featurizer was built for.
 BENCH_PEERS ?= scikit-fingerprints chemprop pytorch-metric-learning
 BENCH_PEER_DEPS ?= descriptastorus e3fp huggingface-hub mordredcommunity lightning torchmetrics \
-	lightning-utilities astartes multiprocess dill psutil rich configargparse six
+	lightning-utilities astartes multiprocess dill psutil rich configargparse six \
+	cuik-molmaker-pin myerson
 $(VENV)/.bench: pyproject.toml $(VENV)/.installed
 	$(PIP) install --quiet --no-deps $(BENCH_PEERS)
 	$(PIP) install --quiet $(BENCH_PEER_DEPS)
