@@ -173,6 +173,17 @@ def mols_to_graphs(mols, atom_features=None, bond_features=None, *, standardize=
 
     atom_features = duvenaud_atom_features() if atom_features is None else atom_features
     bond_features = duvenaud_bond_features() if bond_features is None else bond_features
+    return _graphs_in_chunks(
+        mols, smiles, lambda chunk, _: _chunk_graphs(chunk, atom_features, bond_features),
+        standardize=standardize)
+
+
+def _graphs_in_chunks(mols, smiles, featurize, *, standardize=True):
+    """The loop of :func:`mols_to_graphs` and of GROVER's fast path: ``None`` entries stay
+    ``None``; the other molecules, standardized (:func:`standardize_mol`) when asked, are
+    given ``_CHUNK`` at a time to ``featurize(chunk, chunk_smiles)``, which returns one
+    graph per molecule. ``chunk_smiles[k]`` is the SMILES ``chunk[k]`` was read from by
+    ``Chem.MolFromSmiles``, or None when unknown."""
     mols = list(mols)
     if smiles is not None and len(smiles) != len(mols):
         raise ValueError(f"Got {len(smiles)} SMILES for {len(mols)} molecules.")
@@ -180,11 +191,13 @@ def mols_to_graphs(mols, atom_features=None, bond_features=None, *, standardize=
     graphs = [None] * len(mols)
     for start in range(0, len(where), _CHUNK):
         part = where[start:start + _CHUNK]
-        chunk = [mols[i] for i in part]
+        source = [None if smiles is None else smiles[i] for i in part]
         if standardize:
-            chunk = [standardize_mol(m, None if smiles is None else smiles[i])
-                     for m, i in zip(chunk, part)]
-        for i, graph in zip(part, _chunk_graphs(chunk, atom_features, bond_features)):
+            standard = [_standardize(mols[i], s) for i, s in zip(part, source)]
+        else:
+            standard = [(mols[i], s) for i, s in zip(part, source)]
+        chunk_graphs = featurize([m for m, _ in standard], [s for _, s in standard])
+        for i, graph in zip(part, chunk_graphs):
             graphs[i] = graph
     return graphs
 

@@ -436,16 +436,18 @@ def grover_graphs(mols, atom_features=None, bond_features=None, *, smiles=None):
     results : list of tuple
         ``(graph, atom_labels, bond_labels, motifs)`` per molecule, as :func:`grover_graph`.
     """
-    from sklearn_papers.chem.featurizers._graph import _standardize, mols_to_graphs
+    from sklearn_papers.chem.featurizers._graph import (
+        _standardize,
+        _graphs_in_chunks,
+        mols_to_graphs,
+    )
 
     smiles = [None] * len(mols) if smiles is None else smiles
     standard = [_standardize(m, s) for m, s in zip(mols, smiles)]
     mols = [m for m, _ in standard]
     if atom_features is None and bond_features is None:
-        graphs = []
-        for start in range(0, len(mols), _CHUNK):
-            graphs += _grover_chunk(mols[start:start + _CHUNK],
-                                    [s for _, s in standard[start:start + _CHUNK]])
+        graphs = _graphs_in_chunks(mols, [s for _, s in standard], _grover_chunk,
+                                  standardize=False)
     else:
         atom_features = grover_atom_features() if atom_features is None else atom_features
         bond_features = grover_bond_features() if bond_features is None else bond_features
@@ -456,8 +458,6 @@ def grover_graphs(mols, atom_features=None, bond_features=None, *, smiles=None):
 
 
 # -- fast path of the default feature sets ----------------------------------------------------
-#: Molecules featurized together by :func:`grover_mols_to_graphs`.
-_CHUNK = 512
 
 
 def grover_mols_to_graphs(mols, smiles=None):
@@ -498,21 +498,9 @@ def grover_mols_to_graphs(mols, smiles=None):
     graphs : list of MolGraph or None
         None where ``mols`` has None.
     """
-    from sklearn_papers.chem.featurizers._graph import _standardize
+    from sklearn_papers.chem.featurizers._graph import _graphs_in_chunks
 
-    mols = list(mols)
-    if smiles is not None and len(smiles) != len(mols):
-        raise ValueError(f"Got {len(smiles)} SMILES for {len(mols)} molecules.")
-    where = [i for i, mol in enumerate(mols) if mol is not None]
-    graphs = [None] * len(mols)
-    for start in range(0, len(where), _CHUNK):
-        part = where[start:start + _CHUNK]
-        standard = [_standardize(mols[i], None if smiles is None else smiles[i])
-                    for i in part]
-        for i, graph in zip(part, _grover_chunk([m for m, _ in standard],
-                                                [s for _, s in standard])):
-            graphs[i] = graph
-    return graphs
+    return _graphs_in_chunks(mols, smiles, _grover_chunk)
 
 
 class _Tables:
