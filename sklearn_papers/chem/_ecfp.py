@@ -377,13 +377,24 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         input_features : array-like of str or None, default=None
-            Ignored (the output does not map to input columns).
+            Checked as scikit-learn checks it (it must equal ``feature_names_in_`` when
+            ``fit`` saw a DataFrame, and have ``n_features_in_`` = 1 entries after ``fit``);
+            the names do not depend on it (the output does not map to input columns).
 
         Returns
         -------
         feature_names_out : ndarray of shape (n_bits,), dtype=object
             ``ecfp4_0`` ... ``ecfp4_{n_bits-1}`` for ``radius=2``.
+
+        Raises
+        ------
+        ValueError
+            If ``input_features`` does not match the names or the number of columns seen
+            in ``fit``.
         """
+        from sklearn.utils.validation import _check_feature_names_in
+
+        _check_feature_names_in(self, input_features, generate_names=False)
         prefix = f"{'fcfp' if self.use_features else 'ecfp'}{2 * self.radius}"
         if self.use_counts:
             prefix += "_count"

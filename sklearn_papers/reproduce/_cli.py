@@ -73,8 +73,10 @@ def main(argv=None):
     if args.list:  # names and titles only: no experiment module (torch, RDKit) imported
         from sklearn_papers.reproduce._registry import list_experiments
 
-        for name, (title, paper) in list_experiments().items():
-            print(f"{name:15s} {title}  [{paper}]")
+        listed = list_experiments()
+        width = max(map(len, listed), default=0)
+        for name, (title, paper) in listed.items():
+            print(f"{name:{width}s}  {title}  [{paper}]")
         return 0
     import matplotlib
 
@@ -106,10 +108,12 @@ def main(argv=None):
                 f"{format_seconds(time.perf_counter() - start)} into the run) ...")
         earlier = _load_section(ctx, exp) if args.resume else None
         if earlier is not None:
-            section, secs, created = earlier
+            section, secs, created, earlier_cpu = earlier
             error = None
+            if earlier_cpu is not None:
+                cpu[name] = earlier_cpu
             notes[name] = (f"**Resumed:** this whole section was read back from the run "
-                           f"finished {created} (`--resume`); its time is that run's.")
+                           f"finished {created} (`--resume`); its times are that run's.")
             ctx.log(f"[{name}] reused from the run of {created}")
         else:
             cpu_start = _cpu_seconds()
@@ -120,7 +124,7 @@ def main(argv=None):
                 ctx.log(f"[{name}] repeated warnings not shown again: " + "; ".join(
                     f"{n} x {label}" for label, n in repeats.items()))
             if error is None:
-                _save_section(ctx, section, secs, exp)
+                _save_section(ctx, section, secs, exp, cpu=cpu[name])
             note = ctx.reused_note()
             if note:
                 notes[name] = note
@@ -238,14 +242,15 @@ def _source_digest(exp):
         return ""
 
 
-def _save_section(ctx, section, seconds, exp=None):
-    """Keep a finished experiment's section so that ``--resume`` can skip it."""
+def _save_section(ctx, section, seconds, exp=None, cpu=None):
+    """Keep a finished experiment's section (and its wall and CPU seconds) so that
+    ``--resume`` can skip it."""
     path = _section_file(ctx)
     path.parent.mkdir(parents=True, exist_ok=True)
     created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     record = {"markdown": section.markdown, "shortened": section.shortened,
               "figures": [str(Path(f).resolve()) for f in section.figures],
-              "seconds": seconds, "created": created,
+              "seconds": seconds, "cpu": cpu, "created": created,
               "source": _source_digest(exp) if exp is not None else ""}
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(record))
@@ -253,7 +258,8 @@ def _save_section(ctx, section, seconds, exp=None):
 
 
 def _load_section(ctx, exp=None):
-    """``(section, seconds, created)`` of an earlier finished run, or None.
+    """``(section, seconds, created, cpu_seconds)`` of an earlier finished run, or None
+    (``cpu_seconds`` None for a section saved before they were kept).
 
     None when there is none, when the experiment's module has changed since, or when one
     of its figures is gone from the output folder.
@@ -274,7 +280,7 @@ def _load_section(ctx, exp=None):
         return None
     section = Section(markdown=record["markdown"], figures=figures,
                       shortened=record["shortened"])
-    return section, record["seconds"], record["created"]
+    return section, record["seconds"], record["created"], record.get("cpu")
 
 
 if __name__ == "__main__":

@@ -189,8 +189,11 @@ def write_report(out_dir, results, *, quick, seconds, command=None, pending=(), 
         f"Machine: {machine}; load average at the end {_load()}.",
         f"Versions: {_versions()}.",
         "",
-        "Every number below was computed by this run on the data bundled in "
-        "`sklearn_papers.datasets`; the paper's numbers are quoted from the paper.",
+        ("Every number below was computed on the data bundled in `sklearn_papers.datasets`, "
+         "by this run or, where a section says **Resumed**, by the earlier run it names "
+         "(`--resume`); the paper's numbers are quoted from the paper." if notes else
+         "Every number below was computed by this run on the data bundled in "
+         "`sklearn_papers.datasets`; the paper's numbers are quoted from the paper."),
         "",
         "| experiment | paper | status | time (s) |" + (" CPU time (s) |" if cpu else ""),
         "|---|---|---|---|" + ("---|" if cpu else ""),

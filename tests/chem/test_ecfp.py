@@ -178,6 +178,15 @@ def test_feature_names_and_pandas_output():
     assert list(df.columns) == list(names) and df.shape == (2, 16)
 
 
+def test_feature_names_out_checks_input_features_as_scikit_learn_does():
+    fp = CircularFingerprint(n_bits=4).fit(pd.DataFrame({"smiles": ["CCO", "CCC"]}))
+    assert list(fp.get_feature_names_out(["smiles"])) == [f"ecfp4_{i}" for i in range(4)]
+    with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
+        fp.get_feature_names_out(["other"])
+    with pytest.raises(ValueError, match="input_features should have length equal"):
+        CircularFingerprint(n_bits=4).fit(["CCO"]).get_feature_names_out(["a", "b"])
+
+
 def test_fit_sets_input_attributes_and_is_stateless():
     fp = CircularFingerprint(n_bits=32)
     out_unfitted = fp.transform(["CCO"])

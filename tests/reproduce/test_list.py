@@ -16,8 +16,13 @@ def test_list_imports_no_experiment_module_nor_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == "HEAVY []"
-    listed = [line.split()[0] for line in out.stdout.splitlines()[:-1]]
+    lines = out.stdout.splitlines()[:-1]
+    listed = [line.split()[0] for line in lines]
     assert listed == list(get_experiments())
+    # titles start in one column, after the longest name
+    titles = {title for title, _ in list_experiments().values()}
+    starts = {line.index(next(t for t in titles if t in line)) for line in lines}
+    assert starts == {max(map(len, listed)) + 2}
 
 
 def test_listed_titles_and_papers_are_those_of_the_imported_experiments():

@@ -66,6 +66,9 @@ def test_a_finished_experiment_is_reused_whole(tmp_path, fake):
     assert CALLS == [0, 1, 2]
     text = (tmp_path / "REPORT.md").read_text()
     assert "values [0, 10, 20]" in text and "whole section was read back" in text
+    # the header does not claim this run computed everything; the CPU time is kept
+    assert "computed by this run" not in text and "by the earlier run it names" in text
+    assert "| CPU time (s) |" in text
     # a full run does not read the quick run's cache
     assert main(["reproduce", "--out", str(tmp_path), "--verbose", "0", "--resume"]) == 0
     assert CALLS == [0, 1, 2, 0, 1, 2]
