@@ -89,9 +89,17 @@ def estimator(model, task, seed):
 
 
 def fit_one(model, name, X, y, train, test, seed):
-    """``(score, wall seconds, CPU seconds, what)`` of one fit on the training part."""
+    """``(score, wall seconds, CPU seconds, what)`` of one fit on the training part.
+
+    A fit that diverges (``FloatingPointError``: its training loss became NaN) gives score
+    None, the seconds it ran and ``what["error"]``, the estimator's message."""
     est = estimator(model, DATASETS[name], seed)
-    value, seconds, cpu, params = fit_and_score(est, name, X, y, train, test)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    try:
+        value, seconds, cpu, params = fit_and_score(est, name, X, y, train, test)
+    except FloatingPointError as exc:
+        return None, time.perf_counter() - wall0, time.process_time() - cpu0, {
+            "class": type(est).__name__, "params": est.get_params(), "error": str(exc)}
     return value, seconds, cpu, {
         "class": type(est).__name__, "params": params, "n_iter": int(est.n_iter_)}
 
@@ -144,21 +152,42 @@ def verdict(name, per, tuned):
     if not seeds:
         return None
     higher = DATASETS[name] != "regression"
-    a = np.array([per[tuned][s][0] for s in seeds])
-    b = np.array([per[scratch][s][0] for s in seeds])
-    won = a > b if higher else a < b
+    # a diverged fit (score None) loses its seed; the means are over the seeds both finished
+    diverged = {m: [s for s in seeds if per[m][s][0] is None] for m in (tuned, scratch)}
+    def seed_won(s):
+        a, b = per[tuned][s][0], per[scratch][s][0]
+        if a is None or b is None:
+            return b is None and a is not None
+        return a > b if higher else a < b
+
+    won = np.array([seed_won(s) for s in seeds])
     wins = int(np.sum(won))
+    both = [s for s in seeds if per[tuned][s][0] is not None and per[scratch][s][0] is not None]
+    if not both:
+        return (f"{name}: no seed where both {tuned} and {scratch} finished (diverged: "
+                + "; ".join(f"{m} on seeds {v}" for m, v in diverged.items() if v) + ")")
+    a = np.array([per[tuned][s][0] for s in both])
+    b = np.array([per[scratch][s][0] for s in both])
     beats = a.mean() > b.mean() if higher else a.mean() < b.mean()
-    cpu = np.mean([per[tuned][s][2] for s in seeds]) / np.mean(
-        [per[scratch][s][2] for s in seeds])
+    cpu = np.mean([per[tuned][s][2] for s in both]) / np.mean(
+        [per[scratch][s][2] for s in both])
+    note = "".join(f"; {m} diverged (training loss NaN) on seed(s) "
+                   f"{' '.join(map(str, v))}, a seed it loses" for m, v in diverged.items() if v)
+    means = "" if len(both) == len(seeds) else f" on seeds {' '.join(map(str, both))}"
     return (f"{name}: fine-tuning from {tuned} {'BEATS' if beats else 'does NOT beat'} "
-            f"scratch ({a.mean():.3f} vs {b.mean():.3f}, "
+            f"scratch ({a.mean():.3f} vs {b.mean():.3f}{means}, "
             f"{'+' if (a.mean() > b.mean()) else '-'}{abs(a.mean() - b.mean()):.3f}; "
             f"wins {wins} of {len(seeds)} seeds"
             f" ({' '.join(str(s) for s, w in zip(seeds, won) if w) or 'none'} of "
             f"{' '.join(map(str, seeds))}); "
-            f"CPU time ratio {cpu:.2f})"
+            f"CPU time ratio {cpu:.2f}{note})"
             + ("" if len(seeds) >= 3 else " [PARTIAL: fewer than 3 seeds]"))
+
+
+def _mean_of_finished(by_seed, k):
+    """Mean of entry ``k`` (1: wall s, 2: CPU s) over the seeds whose fit finished."""
+    done = [v[k] for v in by_seed.values() if v[0] is not None]
+    return np.mean(done) if done else float("nan")
 
 
 def summary(args):
@@ -178,11 +207,13 @@ def summary(args):
         print("|---|---|---|---|---|")
         for m in [m for m in MODELS if m in per]:
             seeds = sorted(per[m])
-            mu, sd = _stats([per[m][s][0] for s in seeds])
+            finished = [per[m][s][0] for s in seeds if per[m][s][0] is not None]
+            mu, sd = _stats(finished) if finished else (float("nan"), float("nan"))
             print(f"| {m} | {mu:.3f} +- {sd:.3f} | "
-                  + " / ".join(f"{s}: {per[m][s][0]:.3f}" for s in seeds)
-                  + f" | {np.mean([per[m][s][1] for s in seeds]):.0f}"
-                  f" | {np.mean([per[m][s][2] for s in seeds]):.0f} |")
+                  + " / ".join(f"{s}: " + ("diverged" if per[m][s][0] is None else
+                                           f"{per[m][s][0]:.3f}") for s in seeds)
+                  + f" | {_mean_of_finished(per[m], 1):.0f}"
+                  f" | {_mean_of_finished(per[m], 2):.0f} |")
         for tuned in PAIRS:
             line = verdict(name, per, tuned)
             if line:
