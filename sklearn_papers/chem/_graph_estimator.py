@@ -235,9 +235,6 @@ class _GraphEstimator(BaseEstimator):
         vectors of ``_embedding``. Returns float32 rows, NaN rows for invalid molecules
         (``errors="nan"``).
         """
-        import torch
-
-        from sklearn_papers.nn._graph import graph_loader
         from sklearn_papers.nn._skorch import check_device
 
         check_is_fitted(self)
@@ -248,14 +245,23 @@ class _GraphEstimator(BaseEstimator):
         fn, width = (module, self.n_outputs_) if part == "output" else self._embedding(module)
         out = np.full((len(valid), width), np.nan, dtype=np.float32)
         if len(graphs):
-            chunks = []
-            with torch.no_grad():
-                # own generator: a loader without one draws from the global RNG (C03)
-                for batch, _ in graph_loader(graphs, batch_size=self.batch_size,
-                                             generator=torch.Generator()):
-                    chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
-            out[valid] = np.concatenate(chunks)
+            out[valid] = self._forward_rows(fn, graphs, device, width)
         return out
+
+    def _forward_rows(self, fn, graphs, device, width):
+        """``(len(graphs), width)`` float32 rows of ``fn`` on the (valid) graphs, in their
+        order, batched by ``batch_size``, without gradients."""
+        import torch
+
+        from sklearn_papers.nn._graph import graph_loader
+
+        chunks = []
+        with torch.no_grad():
+            # own generator: a loader without one draws from the global RNG (C03)
+            for batch, _ in graph_loader(graphs, batch_size=self.batch_size,
+                                         generator=torch.Generator()):
+                chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
+        return np.concatenate(chunks)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -18,10 +18,7 @@ from sklearn_papers.chem._graph_estimator import (
 )
 from sklearn_papers.chem._targets import BCE_LOSS, CROSS_ENTROPY_LOSS, MSE_LOSS
 from sklearn_papers.chem._training import TRAINING_CONSTRAINTS, training_params_doc
-from sklearn_papers.chem._validation import (
-    check_molecule_feature_names,
-    set_molecule_input_attributes,
-)
+from sklearn_papers.chem._validation import set_molecule_input_attributes
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -293,28 +290,18 @@ class _BaseGrover(_GraphEstimator):
     def _featurize_mols(self, mols, smiles=None):
         return _featurize(mols, with_labels=False, n_jobs=self.n_jobs, smiles=smiles)
 
-    def _run(self, X, part="output"):
-        """Run the fitted network on ``X``: the molecules are batched in order of size
-        (``batch_size`` per batch; similar sizes pad the per-molecule attention least) under
-        ``torch.inference_mode`` and the rows are put back in the order of ``X``. The
-        same values as batching in input order, up to float32 round-off: every molecule is
-        computed independently of its batch. NaN rows for invalid molecules
-        (``errors="nan"``)."""
+    def _forward_rows(self, fn, graphs, device, width):
+        """Rows of ``fn`` on the graphs, as :meth:`_GraphEstimator._forward_rows`, but
+        the molecules are batched in order of size (``batch_size`` per batch; similar
+        sizes pad the per-molecule attention least) under ``torch.inference_mode`` and the
+        rows are put back in the order of ``graphs``. The same values as batching in input
+        order, up to float32 round-off: every molecule is computed independently of its
+        batch."""
         import torch
 
         from sklearn_papers.nn._graph import collate_graphs
         from sklearn_papers.nn._grover import inference_scratch
-        from sklearn_papers.nn._skorch import check_device
 
-        check_is_fitted(self)
-        check_molecule_feature_names(self, X)
-        graphs, valid = self._graphs(X)
-        device = check_device(self.device)
-        module = self.module_.to(device).eval()
-        fn, width = (module, self.n_outputs_) if part == "output" else self._embedding(module)
-        out = np.full((len(valid), width), np.nan, dtype=np.float32)
-        if not len(graphs):
-            return out
         sizes = np.fromiter((g.atom_features.shape[0] for g in graphs), dtype=np.int64,
                             count=len(graphs))
         order = np.argsort(sizes, kind="stable")
@@ -325,8 +312,7 @@ class _BaseGrover(_GraphEstimator):
                 index = order[start:start + step]
                 batch = collate_graphs([graphs[i] for i in index]).to(device)
                 rows[index] = fn(**batch.tensors).float().cpu().numpy()
-        out[valid] = rows
-        return out
+        return rows
 
     def _arch(self, config):
         """Architecture parameters: the checkpoint's when there is one, else ours."""
