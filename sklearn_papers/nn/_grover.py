@@ -332,8 +332,9 @@ def _dense_attention(q, k, v, group, pos, n_groups, length, scratch=None, out=No
     molecules (``group`` (M,) in ``[0, n_groups)``, ``pos`` (M,) in ``[0, length)``).
 
     The score tensor is (h, n_groups, length, length), padded keys masked out; computed by
-    ``torch.nn.functional.scaled_dot_product_attention`` (scale ``1 / sqrt(D)``). Returns
-    (h, M, D).
+    ``torch.nn.functional.scaled_dot_product_attention`` (scale ``1 / sqrt(D)``), or, when
+    gradients are needed on the CPU, by :func:`_math_attention` (finite gradients for large
+    logits). Returns (h, M, D).
 
     The inference path passes a :class:`Scratch` (the padded inputs are taken from it and,
     up to :data:`_MATH_ATTENTION_MAX` rows, the attention is computed with batched matrix
