@@ -114,3 +114,16 @@ def test_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypatch):
     assert "| crowded (follow-up) |" not in section.markdown
     assert len(section.figures) == 1 and section.figures[0].exists()
     assert ctx.computed and not any(k.startswith("followup/") for k in ctx.computed)
+
+
+def test_followup_explains_the_main_result_it_was_given():
+    # a tie on easy scenes and a (small) win are different things to explain
+    tie = mask_rcnn._followup_explanation("b", "holds", "tie (gap within one std over seeds)",
+                                          "tie (gap within one std over seeds)", 0.004)
+    win = mask_rcnn._followup_explanation("b", "holds", "tie (gap within one std over seeds)",
+                                          "holds", 0.018)
+    assert "explains the tie on easy scenes only in part" in tie
+    assert "the tie" not in win and "small (+0.018 mask AP; paper: +5.5 AP) only in part" in win
+    none = mask_rcnn._followup_explanation("b", "does not hold", "does not hold", "holds", 0.02)
+    assert none.endswith("does not explain why the sigmoid's win on easy scenes is small "
+                         "(+0.020 mask AP; paper: +5.5 AP)")
