@@ -40,8 +40,10 @@ venv: $(VENV)/.installed
 demo: $(VENV)/.core
 	$(BIN)/sklearn-papers reproduce $(REPRODUCE_ARGS)
 
+# the full protocols; experiments that keep text records of their parts (duvenaud) keep
+# them in records/, committed, so a run continues on the next machine
 reproduce: $(VENV)/.core
-	$(BIN)/sklearn-papers reproduce
+	$(BIN)/sklearn-papers reproduce --records records
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -1,4 +1,5 @@
-"""Command line: ``sklearn-papers reproduce [--quick] [--only NAME ...] [--out DIR] [--resume]``
+"""Command line: ``sklearn-papers reproduce [--quick] [--only NAME ...] [--out DIR] [--resume]
+[--records DIR]``
 and ``sklearn-papers publish --report DIR [--to docs/results]``."""
 
 import argparse
@@ -37,6 +38,13 @@ def _parser():
                           "finished: whole experiments, and the folds/arms/seeds of "
                           "experiments that cache their parts; the report says which "
                           "parts were reused and when they were computed")
+    rep.add_argument("--records", default=None, type=Path, metavar="DIR",
+                     help="folder of text records of finished parts, for the experiments "
+                          "that keep them (duvenaud): a part recorded there (same key, "
+                          "settings and code version) is reused, each new part is written "
+                          "there as it finishes, so a run spread over several machines "
+                          "continues where the last stopped once the folder is kept (e.g. "
+                          "committed); records go to DIR/<experiment>/<quick|full>-seed<N>/")
     rep.add_argument("--seed", default=0, type=int, help="random seed (default: 0)")
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
     rep.add_argument("--verbose", default=1, type=int,
@@ -103,7 +111,10 @@ def main(argv=None):
     machine = machine_info()
     for i, name in enumerate(names):
         exp = experiments[name]
-        ctx.experiment, ctx.reused, ctx.computed = name, [], []
+        ctx.experiment, ctx.reused, ctx.computed, ctx.records = name, [], [], []
+        ctx.records_dir = (None if args.records is None or not exp.records else
+                           args.records / name / f"{'quick' if args.quick else 'full'}"
+                                                 f"-seed{args.seed}")
         ctx.log(f"[{name}] {exp.title} ({i + 1}/{len(names)}, "
                 f"{format_seconds(time.perf_counter() - start)} into the run) ...")
         earlier = _load_section(ctx, exp) if args.resume else None

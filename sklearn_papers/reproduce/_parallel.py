@@ -44,26 +44,6 @@ def _in_worker_indexed(index, func, args):
     return index, value, cpu
 
 
-def _is_cached(ctx, key, params):
-    """Whether ``ctx.cached(key, ..., params=params)`` would read the value back."""
-    if not ctx.resume:
-        return False
-    import pickle
-
-    from sklearn_papers.reproduce._registry import _CACHE_FORMAT, _canonical
-
-    path = ctx._cache_file(key, params)
-    if not path.is_file():
-        return False
-    try:
-        with path.open("rb") as fh:
-            record = pickle.load(fh)
-    except Exception:  # noqa: BLE001 - a broken cache file is recomputed
-        return False
-    return (record.get("format") == _CACHE_FORMAT and record.get("key") == str(key)
-            and record.get("params") == _canonical(params))
-
-
 def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
     """Values of independent parts, computed on ``n_jobs`` processes and cached by ``ctx``.
 
@@ -97,7 +77,7 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
     """
     values = []
     todo = set() if n_jobs == 1 else {i for i, (key, _, _, params) in enumerate(parts)
-                                      if not _is_cached(ctx, key, params)}
+                                      if not ctx.has_cached(key, params)}
     if len(todo) < 2:  # in this process, in order (cached parts are read back)
         if meanwhile is not None:
             meanwhile()
@@ -120,7 +100,7 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
     for i, value, cpu in results:
         _WORKER_CPU[0] += cpu
         key, _, _, params = parts[i]
-        done[i] = ctx.cached(key, lambda value=value: value, params=params)
+        done[i] = ctx.cached(key, lambda value=value: value, params=params, cpu_seconds=cpu)
         if progress is not None:
             progress.update(1)
     for i, (key, func, args, params) in enumerate(parts):

@@ -88,6 +88,15 @@ class RunContext:
         Parts of the current experiment read back from the cache: ``(key, date computed)``.
     computed : list of str
         Keys of the parts computed (and cached) by this run.
+    records_dir : pathlib.Path or None, default=None
+        Folder of text records of finished parts (set by the command line's ``--records``
+        for experiments that record their parts, see :mod:`._records`). When set,
+        :meth:`cached` reads and writes JSON records there instead of the pickles of the
+        output folder, and reuses a record whatever ``resume`` says: the records are
+        results kept with the source, which any later run continues.
+    records : list of dict
+        The records read or written for the current experiment (their ``commit`` fields
+        say which code computed each part).
 
     Notes
     -----
@@ -104,6 +113,8 @@ class RunContext:
     experiment: str = ""
     reused: list = field(default_factory=list, repr=False)
     computed: list = field(default_factory=list, repr=False)
+    records_dir: Path = None
+    records: list = field(default_factory=list, repr=False)
 
     def figure_path(self, name):
         """Path for a figure file ``<out_dir>/<name>`` (the folder exists)."""
@@ -127,7 +138,52 @@ class RunContext:
         digest = hashlib.sha1(repr((str(key), _canonical(params))).encode()).hexdigest()[:12]
         return self.cache_dir() / f"{safe}-{digest}.pkl"
 
-    def cached(self, key, compute, *, params=None):
+    def has_cached(self, key, params=None):
+        """Whether :meth:`cached` would read the value of ``key`` back instead of computing
+        it."""
+        if self.records_dir is not None:
+            from sklearn_papers.reproduce._records import read_record
+
+            return read_record(self.records_dir, key, _canonical(params)) is not None
+        if not self.resume:
+            return False
+        return self._read_pickle(key, params) is not None
+
+    def _read_pickle(self, key, params):
+        path = self._cache_file(key, params)
+        if not path.is_file():
+            return None
+        try:
+            with path.open("rb") as fh:
+                record = pickle.load(fh)
+        except Exception:  # noqa: BLE001 - a broken cache file is recomputed
+            return None
+        if (record.get("format") == _CACHE_FORMAT and record.get("key") == str(key)
+                and record.get("params") == _canonical(params)):
+            return record
+        return None
+
+    def _cached_record(self, key, compute, params, cpu_seconds):
+        from sklearn_papers.reproduce._records import read_record, write_record
+
+        canonical = _canonical(params)
+        record = read_record(self.records_dir, key, canonical)
+        if record is not None:
+            self.reused.append((str(key), record["created"]))
+            self.records.append(record)
+            return record["value"]
+        start = os.times()
+        value = compute()
+        if cpu_seconds is None:
+            end = os.times()
+            cpu_seconds = (end.user - start.user) + (end.system - start.system)
+        record = write_record(self.records_dir, key, canonical, value,
+                              cpu_seconds=cpu_seconds)
+        self.records.append(record)
+        self.computed.append(str(key))
+        return record["value"]
+
+    def cached(self, key, compute, *, params=None, cpu_seconds=None):
         """Return ``compute()``, cached in the output folder under ``key``.
 
         With ``resume=True`` a value cached by an earlier run under the same key, params,
@@ -144,22 +200,23 @@ class RunContext:
         params : object, default=None
             Settings the value depends on (a dict of hyper-parameters): a cached value is
             used only when they are equal, so a changed protocol recomputes.
+        cpu_seconds : float, default=None
+            CPU seconds the value took, when it was computed elsewhere (a worker process);
+            kept in the part's record (:attr:`records_dir`). None measures ``compute()``.
 
         Returns
         -------
         value : object
+            With :attr:`records_dir` set, the value's JSON form (tuples read back as
+            lists, arrays as lists).
         """
+        if self.records_dir is not None:
+            return self._cached_record(key, compute, params, cpu_seconds)
         path = self._cache_file(key, params)
-        if self.resume and path.is_file():
-            try:
-                with path.open("rb") as fh:
-                    record = pickle.load(fh)
-                if (record.get("format") == _CACHE_FORMAT and record.get("key") == str(key)
-                        and record.get("params") == _canonical(params)):
-                    self.reused.append((str(key), record["created"]))
-                    return record["value"]
-            except Exception:  # noqa: BLE001 - a broken cache file is recomputed
-                pass
+        record = self._read_pickle(key, params) if self.resume else None
+        if record is not None:
+            self.reused.append((str(key), record["created"]))
+            return record["value"]
         value = compute()
         record = {"format": _CACHE_FORMAT, "key": str(key), "params": _canonical(params),
                   "created": _now().strftime("%Y-%m-%d %H:%M UTC"), "value": value}
@@ -328,12 +385,16 @@ class Experiment:
         Citation: authors, year, title, venue.
     run : callable
         ``run(ctx: RunContext) -> Section``.
+    records : bool, default=False
+        The experiment's parts can be kept as text records (``--records``; see
+        :attr:`RunContext.records_dir`): their values are plain numbers.
     """
 
     name: str
     title: str
     paper: str
     run: Callable
+    records: bool = False
 
 
 def get_experiments():

@@ -160,6 +160,12 @@ class ModelSpec:
         ``part_data(data, params) -> DatasetData``: what ``fit_predict(params, ...)`` reads
         of ``data``, sent to a worker process when the full run fits the draws side by side
         (``fit_predict`` must then be a module-level function). None sends ``data`` whole.
+    code_version : int, default=1
+        Version of the code that computes this row's parts, part of every part's settings:
+        a recorded part is reused only under the same version. Bump it when a change of
+        ``fit_predict`` or of the estimator it fits changes the results
+        (``tests/reproduce/test_duvenaud_records.py`` refits small parts against stored
+        numbers and says when).
     """
 
     key: str
@@ -168,6 +174,7 @@ class ModelSpec:
     fit_predict: Callable
     describe: str
     part_data: Callable = None
+    code_version: int = 1
 
 
 def _bits_choice(rng, quick):
@@ -248,9 +255,10 @@ def _load(quick):
 
 
 def _search_part(fit_predict, params, data, train, val, test, seed):
-    """One draw of the search: ``(validation MSE, test predictions)`` (a cached part)."""
+    """One draw of the search: ``(validation MSE, test MSE)`` (a cached part)."""
     val_pred, test_pred = fit_predict(params, data, train, [val, test], seed)
-    return float(np.mean((val_pred - data.y[val]) ** 2)), np.asarray(test_pred)
+    return (float(np.mean((np.asarray(val_pred) - data.y[val]) ** 2)),
+            float(np.mean((np.asarray(test_pred) - data.y[test]) ** 2)))
 
 
 def search_parts(data, spec, *, n_draws, quick, random_state):
@@ -265,8 +273,8 @@ def search_parts(data, spec, *, n_draws, quick, random_state):
     parts : list of tuple
         ``(key, func, args, params)`` per (fold, draw), for
         :func:`~sklearn_papers.reproduce._parallel.cached_parts`: the value is
-        ``(validation MSE, test predictions)``; ``params`` holds the configuration,
-        ``"seed"`` and ``"n"``.
+        ``(validation MSE, test MSE)``; ``params`` holds the configuration, ``"seed"``,
+        ``"n"`` and the row's ``"code"`` version.
     """
     rng = np.random.default_rng(random_state)
     parts = []
@@ -277,7 +285,8 @@ def search_parts(data, spec, *, n_draws, quick, random_state):
             part_data = data if spec.part_data is None else spec.part_data(data, params)
             parts.append((f"{data.name}/{spec.key}/fold={fold}/draw={draw}", _search_part,
                           (spec.fit_predict, params, part_data, train, val, test, seed),
-                          {"params": params, "seed": seed, "n": len(data.y)}))
+                          {"params": params, "seed": seed, "n": len(data.y),
+                           "code": spec.code_version}))
     return parts
 
 
@@ -288,16 +297,16 @@ def select(data, parts, values):
     first of equal validation MSEs wins.
     """
     test_mse, chosen = [], []
-    folds = list(duvenaud_folds(len(data.y)))
-    n_draws = len(parts) // len(folds)
-    for fold, (_, _, test) in enumerate(folds):
+    n_folds = len(list(duvenaud_folds(len(data.y))))
+    n_draws = len(parts) // n_folds
+    for fold in range(n_folds):
         best = (np.inf, None, None)
-        for (_, _, _, part_params), (val_mse, test_pred) in zip(
+        for (_, _, _, part_params), (val_mse, part_test_mse) in zip(
                 parts[fold * n_draws:(fold + 1) * n_draws],
                 values[fold * n_draws:(fold + 1) * n_draws]):
             if val_mse < best[0]:
-                best = (val_mse, part_params["params"], test_pred)
-        test_mse.append(float(np.mean((best[2] - data.y[test]) ** 2)))
+                best = (val_mse, part_params["params"], part_test_mse)
+        test_mse.append(float(best[2]))
         chosen.append(best[1])
     return test_mse, chosen
 
@@ -476,6 +485,22 @@ def _plot(results, path, paper_mse=PAPER_MSE):
     plt.close(fig)
 
 
+def _records_note(ctx):
+    """Markdown sentence on the text records the search's parts were read from or written
+    to (``--records``): how many, which commits computed them, their CPU time; ``""``
+    without records."""
+    from sklearn_papers.reproduce._records import record_commits
+
+    if not ctx.records:
+        return ""
+    commits = ", ".join(f"`{c}` ({n})" for c, n in record_commits(ctx.records).items())
+    cpu = sum(r.get("cpu_seconds") or 0.0 for r in ctx.records)
+    dates = sorted(r["created"] for r in ctx.records)
+    return (f"The {len(ctx.records)} search fits are kept as text records (`--records`), "
+            f"computed from {dates[0]} to {dates[-1]} by the code of commit(s) {commits}, "
+            f"{cpu / 3600:.1f} CPU hours in all.")
+
+
 def _ecfp_draws(quick):
     """Random-search draws per fold of the ECFP rows."""
     return {"ecfp_linear": 5 if quick else 50, "ecfp_mlp": 2 if quick else 20}
@@ -542,6 +567,7 @@ def run(ctx):
             results[name].update(res)
         corr_md, corr_fig, _ = neural.ecfp_correlation(ctx)
         pv_md, _ = neural.photovoltaic_followup(ctx)
+    records_md = _records_note(ctx)
     neural_specs = neural.NEURAL_SPECS
     paper_mse = {name: {**PAPER_MSE[name], **neural.PAPER_MSE.get(name, {})}
                  for name in PAPER_MSE}
@@ -634,6 +660,7 @@ def run(ctx):
         markdown_table(verdicts),
         "",
         *[line for note in quick_notes for line in (note, "")],
+        *([records_md, ""] if records_md else []),
         pv_md,
         "",
         "### Random-weight neural fingerprints track ECFP (paper, Section 3)",
@@ -666,4 +693,5 @@ EXPERIMENT = Experiment(
            "Aspuru-Guzik, Adams (2015). Convolutional networks on graphs for learning "
            "molecular fingerprints. NeurIPS 28"),
     run=run,
+    records=True,
 )

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._parallel import _is_cached, cached_parts
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
 
@@ -602,7 +602,7 @@ def run(ctx):
     parts, split = [], []
     for seed in seeds:
         args = (cfg, seed, *scenes[seed])
-        split.append(_is_cached(ctx, f"seed={seed}", cfg))
+        split.append(ctx.has_cached(f"seed={seed}", cfg))
         if split[-1]:
             parts += [(f"seed={seed}", _fit_and_score, args, cfg),
                       (f"follow-ups/seed={seed}", _fit_and_follow_up, args, fu_params)]
