@@ -21,12 +21,11 @@ import math
 import os
 import platform
 import re
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["RECORD_FORMAT", "read_record", "record_commits", "record_path", "source_commit",
-           "to_json", "write_record"]
+__all__ = ["RECORD_FORMAT", "read_record", "record_commits", "record_path", "to_json",
+           "write_record"]
 
 #: Version of the records' layout; records of another version are not reused.
 RECORD_FORMAT = 1
@@ -134,7 +133,7 @@ def write_record(folder, key, params, value, *, cpu_seconds=None, device="cpu"):
         "value": to_json(value),
         "created": datetime.datetime.now(datetime.timezone.utc).strftime(
             "%Y-%m-%d %H:%M UTC"),
-        "commit": source_commit(),
+        "commit": _commit(),
         "cpu_seconds": None if cpu_seconds is None else round(float(cpu_seconds), 2),
         "device": str(device), "versions": _versions(),
     }
@@ -157,21 +156,10 @@ def record_commits(records):
 
 
 @lru_cache(maxsize=1)
-def source_commit():
-    """Commit of the git checkout this package is imported from (12 hex digits), with
-    ``+modified`` when tracked files of the package differ from it; ``"unknown"`` outside a
-    checkout."""
-    package = Path(__file__).resolve().parents[1]
-    try:
-        head = subprocess.run(["git", "-C", str(package), "rev-parse", "--short=12", "HEAD"],
-                              capture_output=True, text=True, check=True, timeout=10)
-        status = subprocess.run(["git", "-C", str(package), "status", "--porcelain",
-                                 "--untracked-files=no", "--", "."],
-                                capture_output=True, text=True, check=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    commit = head.stdout.strip() or "unknown"
-    return commit + ("+modified" if status.stdout.strip() else "")
+def _commit():
+    from sklearn_papers.reproduce._report import source_commit
+
+    return source_commit()
 
 
 @lru_cache(maxsize=1)
