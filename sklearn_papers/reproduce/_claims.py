@@ -1,0 +1,220 @@
+"""Claims of the papers and the rules that judge them: holds, does not hold, inconclusive.
+
+Every experiment states what it checks as a :class:`Claim` (what is compared, on which
+metric, in which direction, with what margin) and judges it on per-seed numbers with one of
+a few named rules, so that every verdict in the report is reached the same way and says
+which rule reached it:
+
+``paired interval``
+    "A beats B": the per-seed differences ``d_s = A_s - B_s`` (signed so that positive
+    favours A), a two-sided Student-t interval of their mean at :data:`CONFIDENCE`. Holds
+    when the whole interval is above ``margin``; does not hold when the whole interval is at
+    or below ``margin``; inconclusive otherwise (also with one seed: no spread, no interval).
+``mean interval``
+    "A reaches a threshold": the t interval of A's mean over seeds against ``threshold``.
+    Holds when the interval is on the claimed side of the threshold, does not hold when it
+    is on the other side, inconclusive when it contains the threshold.
+``every seed``
+    "A beats B on every seed": holds when every paired difference exceeds ``margin``, does
+    not hold when none does, inconclusive when some do.
+``equivalence``
+    "A ties with B": the paired interval lies inside ``[-margin, margin]`` (holds), or
+    entirely outside it (does not hold); otherwise inconclusive.
+
+A borderline result is inconclusive on every machine, rather than "holds" on one CPU and
+"does not hold" on another: small floating-point differences between hosts move a mean,
+and an interval that straddles the boundary says the run cannot decide.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["CONFIDENCE", "HOLDS", "INCONCLUSIVE", "NOT_HOLDS", "RULES", "Claim", "Verdict",
+           "judge", "verdict_table"]
+
+#: Coverage of the two-sided t intervals of the rules.
+CONFIDENCE = 0.9
+
+HOLDS, NOT_HOLDS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+
+#: The rules' names, as the report prints them next to each verdict.
+RULES = ("paired interval", "mean interval", "every seed", "equivalence")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a paper, as an experiment checks it.
+
+    Attributes
+    ----------
+    statement : str
+        The claim in words, e.g. ``"RoIAlign beats RoIPool on AP75"``.
+    metric : str
+        Name of the metric compared (for the report).
+    rule : {"paired interval", "mean interval", "every seed", "equivalence"}
+        How the numbers are judged (module docstring).
+    higher_is_better : bool, default=True
+        Direction of the metric: for an error (MSE, error rate) set False, and the
+        differences are taken as ``B - A``.
+    margin : float, default=0.0
+        For ``"paired interval"`` and ``"every seed"``: the least advantage of A, in metric
+        units, that counts. For ``"equivalence"``: the half-width of the tie band (must be
+        positive).
+    threshold : float or None, default=None
+        For ``"mean interval"``: the value A's mean must reach (``>=`` when higher is
+        better, ``<=`` otherwise).
+    paper : str, default=""
+        What the paper reports, for the report.
+    """
+
+    statement: str
+    metric: str
+    rule: str
+    higher_is_better: bool = True
+    margin: float = 0.0
+    threshold: float = None
+    paper: str = ""
+
+    def __post_init__(self):
+        if self.rule not in RULES:
+            raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
+        if self.rule == "mean interval" and self.threshold is None:
+            raise ValueError("the 'mean interval' rule needs a threshold")
+        if self.rule == "equivalence" and not self.margin > 0:
+            raise ValueError("the 'equivalence' rule needs a positive margin (the tie band)")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of :func:`judge`.
+
+    Attributes
+    ----------
+    claim : Claim
+    outcome : {"holds", "does not hold", "inconclusive"}
+    estimate : float
+        The mean difference in A's favour (paired rules), or A's mean (``"mean interval"``).
+    interval : tuple of float
+        The t interval of ``estimate`` at :data:`CONFIDENCE` (``(nan, nan)`` with one seed).
+    n_seeds : int
+    wins : int
+        Seeds on which A is ahead by more than ``margin`` (paired rules), or on the claimed
+        side of the threshold.
+    """
+
+    claim: Claim
+    outcome: str
+    estimate: float
+    interval: tuple
+    n_seeds: int
+    wins: int
+    numbers: dict = field(default_factory=dict)
+
+    @property
+    def rule(self):
+        return self.claim.rule
+
+    def text(self, digits=3):
+        """One line: outcome in bold, the rule, the estimate with its interval and the
+        seeds that favour the claim."""
+        lo, hi = self.interval
+        if self.claim.rule == "mean interval":
+            what = f"mean {self.estimate:.{digits}f}"
+        else:
+            what = f"advantage {self.estimate:+.{digits}f}"
+        spread = (f" [{lo:+.{digits}f}, {hi:+.{digits}f}]" if np.isfinite(lo) else
+                  " (one seed: no interval)")
+        if self.claim.rule == "mean interval":
+            spread = spread.replace("+", "")
+        return (f"**{self.outcome}** ({self.claim.rule}, {int(CONFIDENCE * 100)} %: {what}"
+                f"{spread}; {self.wins} of {self.n_seeds} seeds)")
+
+
+def _interval(values):
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, (float("nan"), float("nan"))
+    sem = float(values.std(ddof=1)) / np.sqrt(values.size)
+    if sem == 0.0:
+        return mean, (mean, mean)
+    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, values.size - 1)) * sem
+    return mean, (mean - half, mean + half)
+
+
+def _as_seeds(values, name):
+    values = np.asarray(values, dtype=float).ravel()
+    if values.size == 0:
+        raise ValueError(f"{name} holds no values: judge a claim on at least one seed")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} holds NaN or inf ({values.tolist()}): a diverged run must "
+                         "be reported, not judged")
+    return values
+
+
+def judge(claim, a, b=None):
+    """Judge ``claim`` on per-seed numbers.
+
+    Parameters
+    ----------
+    claim : Claim
+    a : array-like of shape (n_seeds,)
+        The metric of the claimed side (A), one value per seed.
+    b : array-like of shape (n_seeds,), default=None
+        The comparison (B), paired with ``a`` by seed; a scalar is a fixed reference (a
+        method without randomness). Not used by ``"mean interval"``.
+
+    Returns
+    -------
+    verdict : Verdict
+
+    Raises
+    ------
+    ValueError
+        For no values, NaN or inf values, or unpaired lengths.
+    """
+    a = _as_seeds(a, "a")
+    sign = 1.0 if claim.higher_is_better else -1.0
+    if claim.rule == "mean interval":
+        mean, (lo, hi) = _interval(a)
+        t = float(claim.threshold)
+        # distances on the claimed side of the threshold are positive
+        lo_s, hi_s = sorted((sign * (lo - t), sign * (hi - t)))
+        wins = int(np.sum(sign * (a - t) >= 0))
+        outcome = (INCONCLUSIVE if not np.isfinite(lo) else
+                   HOLDS if lo_s >= 0 else NOT_HOLDS if hi_s < 0 else INCONCLUSIVE)
+        return Verdict(claim, outcome, mean, (lo, hi), a.size, wins,
+                       {"a": a.tolist(), "threshold": t})
+    if b is None:
+        raise ValueError(f"the {claim.rule!r} rule compares two arms: pass b")
+    b = np.asarray(b, dtype=float)
+    b = np.full_like(a, float(b)) if b.ndim == 0 else _as_seeds(b, "b")
+    if b.shape != a.shape:
+        raise ValueError(f"a and b are paired by seed: got {a.size} and {b.size} values")
+    diff = sign * (a - b)
+    mean, (lo, hi) = _interval(diff)
+    m = float(claim.margin)
+    wins = int(np.sum(diff > m))
+    if claim.rule == "every seed":
+        outcome = HOLDS if wins == a.size else NOT_HOLDS if wins == 0 else INCONCLUSIVE
+    elif not np.isfinite(lo):
+        outcome = INCONCLUSIVE
+    elif claim.rule == "paired interval":
+        outcome = HOLDS if lo > m else NOT_HOLDS if hi <= m else INCONCLUSIVE
+    else:  # equivalence
+        inside = -m <= lo and hi <= m
+        outside = lo > m or hi < -m
+        outcome = HOLDS if inside else NOT_HOLDS if outside else INCONCLUSIVE
+        wins = int(np.sum(np.abs(diff) <= m))
+    return Verdict(claim, outcome, mean, (lo, hi), a.size, wins,
+                   {"a": a.tolist(), "b": b.tolist()})
+
+
+def verdict_table(verdicts, digits=3):
+    """Rows for :func:`~sklearn_papers.reproduce._report.markdown_table`: claim, metric,
+    paper, verdict with its rule and numbers."""
+    return [{"claim": v.claim.statement, "metric": v.claim.metric,
+             "paper": v.claim.paper or "", "here": v.text(digits)} for v in verdicts]
