@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["CONFIDENCE", "HOLDS", "INCONCLUSIVE", "NOT_HOLDS", "RULES", "Claim", "Verdict",
-           "judge", "verdict_table"]
+           "all_of", "judge", "verdict_table"]
 
 #: Coverage of the two-sided t intervals of the rules.
 CONFIDENCE = 0.9
@@ -118,6 +118,11 @@ class Verdict:
     def text(self, digits=3):
         """One line: outcome in bold, the rule, the estimate with its interval and the
         seeds that favour the claim."""
+        outcome, rest = self.short(digits).split(" (", 1)
+        return f"**{outcome}** ({rest}"
+
+    def short(self, digits=3):
+        """:meth:`text` without markup."""
         lo, hi = self.interval
         if self.claim.rule == "mean interval":
             what = f"mean {self.estimate:.{digits}f}"
@@ -127,7 +132,7 @@ class Verdict:
                   " (one seed: no interval)")
         if self.claim.rule == "mean interval":
             spread = spread.replace("+", "")
-        return (f"**{self.outcome}** ({self.claim.rule}, {int(CONFIDENCE * 100)} %: {what}"
+        return (f"{self.outcome} ({self.claim.rule}, {int(CONFIDENCE * 100)} %: {what}"
                 f"{spread}; {self.wins} of {self.n_seeds} seeds)")
 
 
@@ -218,3 +223,12 @@ def verdict_table(verdicts, digits=3):
     paper, verdict with its rule and numbers."""
     return [{"claim": v.claim.statement, "metric": v.claim.metric,
              "paper": v.claim.paper or "", "here": v.text(digits)} for v in verdicts]
+
+
+def all_of(*verdicts):
+    """The outcome of a claim made of several parts that must all hold: does not hold when
+    one part does not, holds when every part does, else inconclusive."""
+    outcomes = [v.outcome for v in verdicts]
+    if NOT_HOLDS in outcomes:
+        return NOT_HOLDS
+    return HOLDS if all(o == HOLDS for o in outcomes) else INCONCLUSIVE

@@ -117,13 +117,18 @@ def test_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypatch):
 
 
 def test_followup_explains_the_main_result_it_was_given():
-    # a tie on easy scenes and a (small) win are different things to explain
-    tie = mask_rcnn._followup_explanation("b", "holds", "tie (gap within one std over seeds)",
-                                          "tie (gap within one std over seeds)", 0.004)
-    win = mask_rcnn._followup_explanation("b", "holds", "tie (gap within one std over seeds)",
-                                          "holds", 0.018)
-    assert "explains the tie on easy scenes only in part" in tie
-    assert "the tie" not in win and "small (+0.018 mask AP; paper: +5.5 AP) only in part" in win
-    none = mask_rcnn._followup_explanation("b", "does not hold", "does not hold", "holds", 0.02)
+    # an undecided comparison on easy scenes and a (small) win are different things to
+    # explain; verdicts come as the claim rule's text
+    und = "inconclusive (paired interval, 90 %: advantage +0.004 [-0.01, +0.02]; 2 of 3 seeds)"
+    holds = "holds (paired interval, 90 %: advantage +0.018 [+0.01, +0.03]; 3 of 3 seeds)"
+    fails = "does not hold (paired interval, 90 %: advantage -0.02 [-0.03, -0.01]; 0 of 3 seeds)"
+    tie = mask_rcnn._followup_explanation("b", holds, und, und, 0.004)
+    win = mask_rcnn._followup_explanation("b", holds, und, holds, 0.018)
+    assert "explains the undecided comparison on easy scenes only in part" in tie
+    assert "undecided" not in win and "small (+0.018 mask AP; paper: +5.5 AP) only in part" in win
+    none = mask_rcnn._followup_explanation("b", fails, fails, holds, 0.02)
     assert none.endswith("does not explain why the sigmoid's win on easy scenes is small "
                          "(+0.020 mask AP; paper: +5.5 AP)")
+    one = "inconclusive (paired interval, 90 %: advantage +0.02 (one seed: no interval); 1 of 1 seeds)"
+    assert "with one seed the quick run cannot tell" in mask_rcnn._followup_explanation(
+        "b", one, one, holds, 0.02)
