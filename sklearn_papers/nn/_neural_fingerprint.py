@@ -134,17 +134,29 @@ class NeuralFingerprintNet(nn.Module):
                 for p in self.parameters():
                     p.normal_(0.0, float(init_scale))
 
-    def _convolve(self, layer, h, bond_features, edge_index, degree):
+    def _degree_groups(self, degree):
+        """``(order, inverse, counts)``: the atoms sorted by capped degree (stable), the
+        permutation back, and how many atoms have each degree ``0..max_degree``; computed
+        once per batch and shared by the layers."""
+        capped = degree.clamp(max=self.max_degree)
+        order = torch.argsort(capped, stable=True)
+        inverse = torch.empty_like(order)
+        inverse[order] = torch.arange(order.numel(), device=order.device)
+        counts = torch.bincount(capped, minlength=self.max_degree + 1).tolist()
+        return order, inverse, counts
+
+    def _convolve(self, layer, h, bond_features, edge_index, groups):
         src, dst = edge_index[0], edge_index[1]
         weights = self.degree_weights[layer]                      # (D+1, F_in + F_b, F_out)
-        n_deg, f_in, f_out = weights.shape
+        f_in = weights.shape[1]
         messages = torch.cat([h[src], bond_features], dim=1)      # (E, F_in + F_b)
         summed = h.new_zeros((h.shape[0], f_in)).index_add_(0, dst, messages)
-        by_degree = (summed @ weights.permute(1, 0, 2).reshape(f_in, n_deg * f_out))
-        by_degree = by_degree.view(h.shape[0], n_deg, f_out)      # (N, D+1, F_out)
-        idx = degree.clamp(max=n_deg - 1).view(-1, 1, 1).expand(-1, 1, f_out)
-        neighbours = by_degree.gather(1, idx).squeeze(1)          # (N, F_out)
-        out = self.self_layers[layer](h) + neighbours
+        # each atom's neighbour sum times its own degree's matrix H_d: the atoms sorted by
+        # degree, one product per degree over a contiguous block, then back in atom order
+        order, inverse, counts = groups
+        blocks = summed.index_select(0, order).split(counts)
+        neighbours = torch.cat([block @ weights[d] for d, block in enumerate(blocks)])
+        out = self.self_layers[layer](h) + neighbours.index_select(0, inverse)
         return torch.relu(self.norms[layer](out))
 
     def forward(self, atom_features, bond_features, edge_index, degree, batch, n_molecules):
@@ -168,8 +180,9 @@ class NeuralFingerprintNet(nn.Module):
         n_molecules = int(n_molecules)
         h = atom_features
         fp = sum_by_molecule(torch.softmax(self.output_layers[0](h), dim=1), batch, n_molecules)
+        groups = self._degree_groups(degree)
         for layer in range(len(self.self_layers)):
-            h = self._convolve(layer, h, bond_features, edge_index, degree)
+            h = self._convolve(layer, h, bond_features, edge_index, groups)
             fp = fp + sum_by_molecule(
                 torch.softmax(self.output_layers[layer + 1](h), dim=1), batch, n_molecules
             )
