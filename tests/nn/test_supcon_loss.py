@@ -196,7 +196,9 @@ def test_supcon_loss_flattens_trailing_dimensions():
 def test_agrees_with_pytorch_metric_learning_where_definitions_coincide(global_random_seed):
     # Every anchor has a positive (two views) and the batch has negatives: both are eq. 2
     # averaged over anchors, without base-temperature rescaling.
-    pml_losses = pytest.importorskip("pytorch_metric_learning.losses")
+    # pytorch-metric-learning is in the test extra: this outside check always runs
+    from pytorch_metric_learning import losses as pml_losses
+
     gen = torch.Generator().manual_seed(global_random_seed)
     features = torch.randn(12, 2, 6, generator=gen, dtype=torch.float64)
     labels = torch.randint(0, 3, (12,), generator=gen)
