@@ -1,0 +1,33 @@
+"""The GPU check script, run CPU against CPU: it runs, and deterministic fits agree."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+
+def _script():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu_check.py"
+    spec = importlib.util.spec_from_file_location("gpu_check", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["NMF", "A2C"])
+def test_cpu_against_cpu_gives_identical_results(name):
+    rows = _script().check("cpu", only=[name], out=lambda line: None)
+    assert [r["estimator"] for r in rows] == [name]
+    row = rows[0]
+    assert row["ok"], row
+    assert row["CPU score"] == row["cpu score"]
+    assert row["output rel. diff"] == 0 or row["output rel. diff"] != row["output rel. diff"]
+
+
+def test_without_cuda_it_says_how_to_run_it(capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert _script().main(["--device", "cuda"]) == 2
+    assert "no CUDA device" in capsys.readouterr().err
