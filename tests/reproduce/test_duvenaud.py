@@ -99,28 +99,31 @@ def test_claim_verdicts_are_computed_from_the_fold_mses():
     from sklearn_papers.reproduce.duvenaud import claim_verdicts
 
     results = {
-        # neural FP lower on 4 of 5 folds and on average: "beats" holds
-        "solubility": {"ecfp_linear": [2.0] * 5, "ecfp_mlp": [1.5, 1.5, 1.5, 1.5, 0.5],
-                       "nf_mlp": [1.0, 1.0, 1.0, 1.0, 1.0]},
-        # best ECFP row is the net here (1.2); |1.3 - 1.2| = 0.1 > max fold std 0: no tie
-        "malaria": {"ecfp_linear": [1.4] * 5, "ecfp_mlp": [1.2] * 5, "nf_mlp": [1.3] * 5},
+        # neural FP lower on every fold by about 0.5: "beats" holds (paired interval)
+        "solubility": {"ecfp_linear": [2.0] * 5, "ecfp_mlp": [1.5, 1.6, 1.5, 1.4, 1.5],
+                       "nf_mlp": [1.0, 1.05, 1.0, 0.95, 1.0]},
+        # best ECFP row is the net here (1.2); 1.3 is 8 % above it, outside the 5 % band
+        "malaria": {"ecfp_linear": [1.4] * 5, "ecfp_mlp": [1.2, 1.21, 1.19, 1.2, 1.2],
+                    "nf_mlp": [1.3, 1.31, 1.29, 1.3, 1.3]},
         # neural row missing: not run
         "photovoltaic": {"ecfp_linear": [3.0] * 5, "ecfp_mlp": [2.0] * 5},
     }
     rows = {r["data set"]: r for r in claim_verdicts(results, _paper_table())}
-    assert rows["solubility"]["holds here"] == "yes (neural FP lower on 4 of 5 folds)"
+    assert rows["solubility"]["holds here"].startswith("**holds** (paired interval")
+    assert "5 of 5 seeds" in rows["solubility"]["holds here"]
     assert rows["solubility"]["paper MSE"] == "0.52 vs 1.40"
-    assert rows["malaria"]["holds here"].startswith("no (neural FP worse by 0.10")
+    assert rows["malaria"]["holds here"].startswith("**does not hold** (equivalence")
+    assert rows["malaria"]["holds here"].endswith("tie band ±0.06")
     assert "(ECFP + net)" in rows["malaria"]["ours MSE"]
     assert rows["malaria"]["paper MSE"] == "1.16 vs 1.13"  # the paper's best ECFP: linear
     assert rows["photovoltaic"]["holds here"] == "not run in --quick"
 
-    # a spread as large as the difference makes it a tie; a higher mean fails "beats"
-    results["malaria"]["nf_mlp"] = [1.0, 1.6, 1.0, 1.6, 1.3]
-    results["solubility"]["nf_mlp"] = [2.0] * 5
+    # within the band on every fold: a tie; a spread as large as the gap: inconclusive
+    results["malaria"]["nf_mlp"] = [1.2, 1.21, 1.2, 1.19, 1.2]
+    results["solubility"]["nf_mlp"] = [1.0, 2.1, 1.2, 1.9, 1.4]
     rows = {r["data set"]: r for r in claim_verdicts(results, _paper_table())}
-    assert rows["malaria"]["holds here"].startswith("yes (difference 0.10 <= fold std")
-    assert rows["solubility"]["holds here"] == "no (neural FP lower on 0 of 5 folds)"
+    assert rows["malaria"]["holds here"].startswith("**holds** (equivalence")
+    assert rows["solubility"]["holds here"].startswith("**inconclusive**")
 
 
 def _sample_constant(rng, quick):
