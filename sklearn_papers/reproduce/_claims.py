@@ -33,7 +33,8 @@ import numpy as np
 __all__ = ["CONFIDENCE", "HOLDS", "INCONCLUSIVE", "NOT_HOLDS", "RULES", "Claim", "Verdict",
            "all_of", "judge", "verdict_table"]
 
-#: Coverage of the two-sided t intervals of the rules.
+#: Coverage of the two-sided t intervals of the rules. A directional claim ("A beats B")
+#: reads one end of the interval, so it is decided at the one-sided 95 % level.
 CONFIDENCE = 0.9
 
 HOLDS, NOT_HOLDS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"

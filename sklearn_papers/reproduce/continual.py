@@ -32,6 +32,14 @@ import time
 
 import numpy as np
 
+from sklearn_papers.reproduce._claims import (
+    CONFIDENCE,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_HOLDS,
+    Claim,
+    judge,
+)
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
@@ -292,21 +300,23 @@ def transfer_curve(X_train, X_test, y_train, y_test, *, seed, cfg, sizes=TRANSFE
     return out
 
 
-def paired_interval(a, b, level=0.95):
-    """Mean of ``a - b`` and its two-sided t confidence interval (paired over seeds)."""
-    from scipy import stats
-
-    d = np.asarray(a, float) - np.asarray(b, float)
-    half = stats.t.ppf(0.5 + level / 2, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
-    return float(d.mean()), float(d.mean() - half), float(d.mean() + half)
+def paired_interval(a, b):
+    """Mean of ``a - b`` and its two-sided t interval (paired over seeds) at the shared
+    rules' coverage (:data:`._claims.CONFIDENCE`): ``(mean, low, high)``."""
+    verdict = judge(Claim("A beats B", "accuracy", "paired interval"), a, b)
+    return verdict.estimate, verdict.interval[0], verdict.interval[1]
 
 
 def _ci_verdict(lo, hi):
+    """The ``paired interval`` rule's outcome for "A beats B" from the interval."""
     if lo > 0:
-        return "holds (interval above 0)"
-    if hi < 0:
-        return "does not hold (interval below 0)"
-    return "not shown (interval contains 0)"
+        return f"{HOLDS} (paired interval above 0)"
+    if hi <= 0:
+        return f"{NOT_HOLDS} (paired interval at or below 0)"
+    return f"{INCONCLUSIVE} (paired interval contains 0)"
+
+
+_CI = f"{int(CONFIDENCE * 100)} % CI"
 
 
 def _plot(path, curves, pnn_curves):
@@ -523,7 +533,7 @@ def _transfer_followup(curve_runs, transfer):
             "fresh column (%)": format_mean_std(a["fresh column"], 1),
             "progressive (%)": format_mean_std(a["progressive"], 1),
             "fine-tuning (%)": format_mean_std(a["fine-tuning"], 1),
-            "progressive - fresh (points, 95 % CI)":
+            f"progressive - fresh (points, {_CI})":
                 f"{gaps[n][0]:+.1f} [{gaps[n][1]:+.1f}, {gaps[n][2]:+.1f}]",
             "transfer": _ci_verdict(gaps[n][1], gaps[n][2]).split(" (")[0],
             "progressive - fine-tuning (points)": f"{ft[0]:+.1f} [{ft[1]:+.1f}, {ft[2]:+.1f}]",
@@ -551,7 +561,7 @@ def _transfer_followup(curve_runs, transfer):
         verdict = (f"forward transfer is not shown at any size, down to "
                    f"{min(sizes)} label{'s' if min(sizes) > 1 else ''} per class where a fresh "
                    f"column reaches {fresh[min(sizes)]:.1f} % (largest mean gap "
-                   f"{gaps[best][0]:+.1f} points, at n = {best}; 95 % CI at {min(sizes)}: "
+                   f"{gaps[best][0]:+.1f} points, at n = {best}; {_CI} at {min(sizes)}: "
                    f"[{gaps[min(sizes)][1]:+.1f}, {gaps[min(sizes)][2]:+.1f}]): the missing "
                    f"transfer at 10 "
                    f"labels is not because the task is too easy for it to matter; the "
@@ -581,7 +591,7 @@ def _plot_transfer_curve(path, rows, gaps, ft_gaps):
     ax.set_xticks(sizes, [str(n) for n in sizes])
     ax.set_xlabel("labels per class of digits 5-9")
     ax.set_ylabel("accuracy gap on digits 5-9 (points)")
-    ax.set_title("forward transfer against the labels budget\n(mean, paired 95 % CI)")
+    ax.set_title(f"forward transfer against the labels budget\n(mean, paired {_CI})")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -770,10 +780,10 @@ def run(ctx):
         "",
         markdown_table(tr_rows),
         "",
-        f"- Progressive minus fresh column: {vs_fresh[0]:+.1f} points, 95 % CI "
+        f"- Progressive minus fresh column: {vs_fresh[0]:+.1f} points, {_CI} "
         f"[{vs_fresh[1]:+.1f}, {vs_fresh[2]:+.1f}] (paired t): forward transfer "
         f"**{_ci_verdict(vs_fresh[1], vs_fresh[2])}**.",
-        f"- Progressive minus fine-tuning: {vs_ft[0]:+.1f} points, 95 % CI "
+        f"- Progressive minus fine-tuning: {vs_ft[0]:+.1f} points, {_CI} "
         f"[{vs_ft[1]:+.1f}, {vs_ft[2]:+.1f}]: "
         f"**{_ci_verdict(vs_ft[1], vs_ft[2])}** (the paper finds fine-tuning a strong "
         f"transfer baseline that progressive networks match or beat).",

@@ -6,6 +6,7 @@ from scipy import stats
 from sklearn.datasets import load_digits
 
 from sklearn_papers.reproduce import continual, get_experiments
+from sklearn_papers.reproduce._claims import CONFIDENCE
 from sklearn_papers.reproduce._digits import load_split
 from sklearn_papers.reproduce._registry import RunContext
 
@@ -27,7 +28,7 @@ def test_paired_interval_is_the_paired_t_interval():
     a, b = rng.normal(1, 1, 12), rng.normal(0, 1, 12)
     mean, lo, hi = continual.paired_interval(a, b)
     d = a - b
-    ref = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+    ref = stats.t.interval(CONFIDENCE, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
     assert mean == pytest.approx(d.mean())
     assert (lo, hi) == pytest.approx(ref)
 
@@ -39,7 +40,7 @@ def test_tiny_run_writes_verdicts_and_plots(tmp_path, monkeypatch):
     section = continual.run(RunContext(quick=True, out_dir=tmp_path, verbose=0))
     for claim in ["Fine-tuning forgets", "Joint training", "closes >= 0.75",
                   "Prior-focused alone", "bit-identical", "per-task heads forgets",
-                  "Progressive minus fresh column", "95 % CI",
+                  "Progressive minus fresh column", "90 % CI",
                   "Forward transfer against the labels budget:", "labels per class",
                   "why GAN replay closes less of the gap", "Explanation:", "coverage"]:
         assert claim in section.markdown, claim
