@@ -36,6 +36,7 @@ import time
 
 import numpy as np
 
+from sklearn_papers.reproduce._claims import HOLDS, Claim, all_of, judge
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
 
@@ -262,21 +263,43 @@ def _grid(ax, rows_list, hw, labels):
 
 
 def _claims(res):
-    """Computed verdicts per dataset from ``res[arm] = {"sharp": [...], "acc": [...],
-    "mse": [...]}`` (lists over seeds, in the same seed order for every arm)."""
+    """Verdicts of the shared rules (:mod:`._claims`) per dataset from ``res[arm] =
+    {"sharp": [...], "acc": [...], "mse": [...]}`` (lists over seeds, in the same seed order
+    for every arm): ``{claim: Verdict}``, plus ``"_gains"`` (C minus A accuracy per seed)."""
     a, b, c = (res[k] for k in ARMS)
     sharp_a, sharp_b, sharp_c = (np.asarray(r["sharp"]) for r in (a, b, c))
-    gains = np.asarray(c["acc"]) - np.asarray(a["acc"])
+    acc_a, acc_c = np.asarray(a["acc"]), np.asarray(c["acc"])
+    every = lambda what: Claim(what, "sharpness ratio", "every seed")  # noqa: E731
+    target = "target: C sharpness >= 0.90 and > A on every seed"
+    sharp_c_target = (judge(every(target), sharp_c, sharp_a),
+                      judge(Claim(target, "sharpness ratio", "every seed", margin=-1e-12),
+                            sharp_c, 0.90))
     return {
-        "B sharper than A (every seed)": bool(np.all(sharp_b > sharp_a)),
-        "C sharper than A (every seed)": bool(np.all(sharp_c > sharp_a)),
-        "target: C sharpness >= 0.90 and > A on every seed": bool(
-            np.all(sharp_c >= 0.90) and np.all(sharp_c > sharp_a)),
-        "target: C accuracy >= A + 2 points (seed mean)": bool(gains.mean() >= 2.0),
-        "C accuracy >= A + 2 points on every seed": bool(np.all(gains >= 2.0)),
-        "C costs pixel MSE (MSE C > A)": bool(np.mean(c["mse"]) > np.mean(a["mse"])),
-        "_gains": gains,
+        "B sharper than A (every seed)": judge(every("B sharper than A"), sharp_b, sharp_a),
+        "C sharper than A (every seed)": judge(every("C sharper than A"), sharp_c, sharp_a),
+        target: _Combined(sharp_c_target),
+        "target: C accuracy >= A + 2 points (seed mean)": judge(
+            Claim("C accuracy >= A + 2 points", "accuracy (points)", "paired interval",
+                  margin=2.0), acc_c, acc_a),
+        "C accuracy >= A + 2 points on every seed": judge(
+            Claim("C accuracy >= A + 2 points", "accuracy (points)", "every seed",
+                  margin=2.0 - 1e-12), acc_c, acc_a),
+        "C costs pixel MSE (MSE C > A)": judge(
+            Claim("C's pixel MSE above A's", "pixel MSE", "paired interval"),
+            c["mse"], a["mse"]),
+        "_gains": acc_c - acc_a,
     }
+
+
+class _Combined:
+    """A claim made of parts that must all hold (:func:`._claims.all_of`)."""
+
+    def __init__(self, parts):
+        self.parts = parts
+        self.outcome = all_of(*parts)
+
+    def text(self, digits=3):
+        return f"**{self.outcome}** (" + "; ".join(p.short(digits) for p in self.parts) + ")"
 
 
 def _cost(job):
@@ -372,8 +395,7 @@ def run(ctx):
                f"the shared comparator classifier on them: {prep['comp_acc']:.1f} %. "
                f"C minus A accuracy: {gains.mean():+.1f} points (per seed: "
                + ", ".join(f"{g:+.1f}" for g in gains) + ").", ""]
-        md += [f"- {name}: **{'holds' if ok else 'does not hold'}**"
-               for name, ok in claims.items()]
+        md += [f"- {name}: {verdict.text()}" for name, verdict in claims.items()]
         md.append("")
         if dataset == "shapes":
             md += _probe_section(runs, cfg)
@@ -439,12 +461,14 @@ def run(ctx):
            "which claim it follows and whether that claim failed in this run.", ""]
     d_claims, d_gains, _ = verdicts["digits"]
     sub, path = _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow,
-                                    not d_claims["B sharper than A (every seed)"])
+                                    d_claims["B sharper than A (every seed)"].outcome
+                                    != HOLDS)
     md += sub
     figures.append(path)
     s_claims, s_gains, s_runs = verdicts["shapes"]
     sub, path = _shapes_followup(ctx, cfg, follow[("sensitivity",)], s_runs, s_gains,
-                                 not s_claims["target: C accuracy >= A + 2 points (seed mean)"])
+                                 s_claims["target: C accuracy >= A + 2 points (seed mean)"]
+                                 .outcome != HOLDS)
     md += sub
     figures.append(path)
     if fcfg["iterate"]:
