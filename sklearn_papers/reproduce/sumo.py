@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from sklearn_papers.reproduce._claims import HOLDS, Claim, judge
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
@@ -89,13 +90,13 @@ def _verdicts(fits, tuned, results, seeds, epochs, n_train):
     ])
     # B. SUMO- vs IWAE-trained VAE.
     sumo, iwae = np.asarray(results["sumo"]), np.asarray(results["iwae"])
-    better = sumo.mean() > iwae.mean()
-    wins = int(np.sum(sumo > iwae))
+    verdict = judge(Claim("SUMO-trained VAE beats IWAE-trained", "test log-likelihood (nats)",
+                          "paired interval"), sumo, iwae)
+    better = verdict.outcome == HOLDS
     b = (f"**Paper's claim: a VAE trained with SUMO reaches a higher test log-likelihood "
          f"than one trained with IWAE at equal expected compute (paper: SUMO better than "
-         f"IWAE on MNIST and Omniglot). Holds here: {_yes_no(better)}** (SUMO minus IWAE: "
-         f"{sumo.mean() - iwae.mean():+.3f} nats, SUMO higher on {wins} of {len(seeds)} "
-         "seeds). ")
+         f"IWAE on MNIST and Omniglot).** Here: {verdict.text()} (SUMO minus IWAE in nats, "
+         f"over {len(seeds)} seeds). ")
     if better:
         b += (f"This holds in a small setting ({n_train} training images of 64 binary "
               f"pixels, {epochs} epochs, latent 8), not the paper's MNIST/Omniglot models.")
