@@ -1,9 +1,15 @@
-"""Disentanglement, segmentation and missing-label multi-task scores, as metric functions
-and scorers.
+"""Disentanglement, segmentation, detection, image and missing-label multi-task scores, as
+metric functions and scorers.
 
 numpy and scikit-learn only: importing this package never imports torch or RDKit.
 """
 
+from sklearn_papers.metrics._detection import (
+    box_average_precision,
+    box_iou,
+    matched_mask_iou,
+)
+from sklearn_papers.metrics._image import image_sharpness
 from sklearn_papers.metrics._interventional import beta_vae_score, factor_vae_score
 from sklearn_papers.metrics._multitask import masked_roc_auc_score, masked_roc_auc_scorer
 from sklearn_papers.metrics._sample_based import (
@@ -25,14 +31,18 @@ from sklearn_papers.metrics._segmentation import (
 __all__ = [
     "beta_vae_score",
     "boundary_f_score",
+    "box_average_precision",
+    "box_iou",
     "dci",
     "factor_vae_score",
+    "image_sharpness",
     "irs",
     "make_disentanglement_scorer",
     "make_segmentation_scorer",
     "mask_average_precision",
     "masked_roc_auc_score",
     "masked_roc_auc_scorer",
+    "matched_mask_iou",
     "modularity_explicitness",
     "mutual_info_gap",
     "sap_score",

@@ -106,9 +106,11 @@ def load_data(name, random_state=0, n_shapes=1200, max_train=None, return_factor
 
 
 def sharpness(rows, hw):
-    """Mean absolute horizontal + vertical finite difference of images given as rows."""
-    x = np.asarray(rows, dtype=np.float64).reshape(-1, *hw)
-    return float(np.abs(np.diff(x, axis=2)).mean() + np.abs(np.diff(x, axis=1)).mean())
+    """:func:`~sklearn_papers.metrics.image_sharpness` of images given as rows."""
+    from sklearn_papers.metrics import image_sharpness
+
+    x = np.asarray(rows, dtype=np.float64)
+    return image_sharpness(x.reshape(-1, *hw))
 
 
 def _independent_classifier(X_train, y_train, hw=(8, 8)):

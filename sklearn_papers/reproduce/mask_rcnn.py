@@ -62,64 +62,21 @@ def _scenes(cfg, n, seed, hard):
                        touching=0.0, noise=0.02, random_state=seed)
 
 
-def _box_iou(a, b):
-    lt = np.maximum(a[:, None, :2], b[None, :, :2])
-    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    inter = np.clip(rb - lt, 0, None).prod(-1)
-    area = lambda x: np.clip(x[:, 2:] - x[:, :2], 0, None).prod(-1)  # noqa: E731
-    union = area(a)[:, None] + area(b)[None, :] - inter
-    return inter / np.maximum(union, 1e-12)
-
-
 def box_average_precision(true_boxes, true_labels, dets, max_detections=100):
-    """COCO box AP@[.5:.95]: the matching and 101-point interpolation of
-    :func:`sklearn_papers.metrics.mask_average_precision` (its private helpers, reused so
-    that both APs follow one protocol) on box IoUs instead of mask IoUs."""
-    from sklearn_papers.metrics._segmentation import (
-        COCO_IOU_THRESHOLDS,
-        _interpolated_ap,
-        _match,
-    )
+    """COCO box AP@[.5:.95] of detections (:func:`~sklearn_papers.metrics.box_average_precision`)."""
+    from sklearn_papers.metrics import box_average_precision as box_ap
 
-    classes = np.unique(np.concatenate(list(true_labels) + [d["labels"] for d in dets]))
-    aps = []
-    for c in classes:
-        scores, tps, n_gt = [], [], 0
-        for tb, tl, d in zip(true_boxes, true_labels, dets):
-            g = tb[tl == c]
-            n_gt += len(g)
-            sel = np.flatnonzero(d["labels"] == c)
-            order = sel[np.argsort(-d["scores"][sel], kind="mergesort")][:max_detections]
-            if order.size == 0:
-                continue
-            scores.append(d["scores"][order])
-            ious = _box_iou(d["boxes"][order], g) if len(g) else np.zeros((len(order), 0))
-            tps.append(_match(ious, COCO_IOU_THRESHOLDS))
-        if n_gt == 0:
-            continue
-        if not scores:
-            aps.append(0.0)
-            continue
-        tp = np.concatenate(tps, 1)[:, np.argsort(-np.concatenate(scores), kind="mergesort")]
-        aps.append(np.mean([_interpolated_ap(row, n_gt) for row in tp]))
-    return float(np.mean(aps)) if aps else float("nan")
+    return box_ap([np.asarray(b).reshape(-1, 4) for b in true_boxes],
+                  [np.asarray(d["boxes"]).reshape(-1, 4) for d in dets],
+                  pred_scores=[d["scores"] for d in dets], true_labels=list(true_labels),
+                  pred_labels=[d["labels"] for d in dets], max_detections=max_detections)
 
 
 def _matched_iou(true_maps, pred_maps):
-    """Mean IoU of matched instances (best predicted instance with IoU >= 0.5 for each true
-    one) and the fraction of true instances matched."""
-    ious, n_true = [], 0
-    for t, p in zip(true_maps, pred_maps):
-        p_ids = np.unique(p[p > 0])
-        for i in np.unique(t[t > 0]):
-            n_true += 1
-            g = t == i
-            if p_ids.size == 0:
-                continue
-            best = max(((p == j) & g).sum() / ((p == j) | g).sum() for j in p_ids)
-            if best >= 0.5:
-                ious.append(best)
-    return (float(np.mean(ious)) if ious else 0.0), (len(ious) / max(n_true, 1))
+    """:func:`~sklearn_papers.metrics.matched_mask_iou` at IoU 0.5."""
+    from sklearn_papers.metrics import matched_mask_iou
+
+    return matched_mask_iou(list(true_maps), list(pred_maps), threshold=0.5)
 
 
 def _label_maps(dets, shape, threshold):
