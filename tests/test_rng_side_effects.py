@@ -7,6 +7,7 @@ instance is reused for every inference method it has.
 """
 
 import random
+import warnings
 
 import numpy as np
 import pytest
@@ -139,3 +140,41 @@ def test_public_methods_leave_global_rng_untouched(name):
     assert len(checked) > 1 or not methods, f"{name}: no inference method was checked"
     report = ", ".join(f"{m}: {'/'.join(c)}" for m, c in leaks.items())
     assert not leaks, f"{name}: public methods changed the global RNG state ({report})"
+
+
+def _function_calls():
+    """Public functions that draw random numbers, each called with ``random_state=None``
+    on tiny inputs (list inputs where they take arrays: array-likes must work too)."""
+    from sklearn_papers.datasets import Shapes, make_scenes
+    from sklearn_papers.metrics import beta_vae_score, dci, factor_vae_score, sap_score
+    from sklearn_papers.rl import make_grid_world
+
+    rng = np.random.RandomState(0)
+    factors = rng.randint(0, 3, size=(60, 2)).tolist()
+    codes = (np.asarray(factors) + 0.1 * rng.normal(size=(60, 2))).tolist()
+    shapes = Shapes(image_size=16)
+    weights = rng.normal(size=(16 * 16, 3))
+    rep = lambda X: np.asarray(X, dtype=float).reshape(len(X), -1) @ weights  # noqa: E731
+    return {
+        "make_scenes": lambda: make_scenes(2, image_size=16),
+        "Shapes.sample_factors": lambda: shapes.sample_factors(4, random_state=None),
+        "make_grid_world": lambda: make_grid_world("sparse"),
+        "dci": lambda: dci(factors, codes),
+        "sap_score": lambda: sap_score(factors, codes),
+        "beta_vae_score": lambda: beta_vae_score(shapes, rep, batch_size=4, n_train=16,
+                                                 n_eval=8),
+        "factor_vae_score": lambda: factor_vae_score(shapes, rep, batch_size=4, n_train=16,
+                                                     n_eval=8, n_variance_estimate=32),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_function_calls()))
+def test_public_functions_with_random_state_none_leave_global_rng_untouched(name):
+    call = _function_calls()[name]
+    _seed_globals()
+    before = _state()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        call()
+    changed = _changed(before, _state())
+    assert not changed, f"{name}(random_state=None) changed the global {'/'.join(changed)} RNG"

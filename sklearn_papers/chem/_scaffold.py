@@ -11,9 +11,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.model_selection import BaseCrossValidator
-from sklearn.utils import check_random_state
 
 from sklearn_papers.chem._validation import check_molecules
+from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = ["ScaffoldKFold", "ScaffoldSplit", "murcko_scaffolds"]

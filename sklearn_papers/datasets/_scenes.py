@@ -10,8 +10,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import ndimage
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import Bunch
 
+from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["make_scenes"]

@@ -10,8 +10,8 @@ scores.
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils import check_random_state
 
+from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import Interval, validate_params
 
 __all__ = ["Shapes", "make_shapes"]

@@ -5,8 +5,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils import check_random_state
 
+from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,

@@ -4,10 +4,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
-from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 
 from sklearn_papers.generative._base import _BaseDeePSiM
+from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     _fit_context,

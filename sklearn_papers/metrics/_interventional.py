@@ -10,9 +10,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils import check_random_state
 
 from sklearn_papers.metrics._base import _active_codes, _power_of_two_exponent
+from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, validate_params
 
 __all__ = ["beta_vae_score", "factor_vae_score"]

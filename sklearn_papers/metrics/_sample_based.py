@@ -16,7 +16,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 from sklearn.svm import LinearSVC
-from sklearn.utils import check_random_state
 
 from sklearn_papers.metrics._base import (
     _check_factors_codes,
@@ -25,6 +24,7 @@ from sklearn_papers.metrics._base import (
     _mutual_info_matrix,
     _top_two_gap,
 )
+from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_params
 
 __all__ = ["dci", "irs", "modularity_explicitness", "mutual_info_gap", "sap_score"]
@@ -380,15 +380,17 @@ def sap_score(factors, codes, *, continuous_factors=False, test_size=1 / 3, rand
         var_v = vc.var(axis=0, ddof=1)
         scores = cov**2 / np.outer(var_z, var_v)
     else:
-        train, test = _split(codes.shape[0], test_size, random_state)
+        rng = check_random_state(random_state)
+        train, test = _split(codes.shape[0], test_size, rng)
         for k in range(n_factors):
             y_train, y_test = labels[train, k], labels[test, k]
             for j in range(n_codes):
                 if np.unique(y_train).size < 2:
                     scores[j, k] = np.mean(y_test == y_train[0])
                     continue
-                svm = LinearSVC(C=0.01, class_weight="balanced").fit(codes[train, j:j + 1],
-                                                                     y_train)
+                svm = LinearSVC(C=0.01, class_weight="balanced",
+                                random_state=rng.randint(np.iinfo(np.int32).max))
+                svm.fit(codes[train, j:j + 1], y_train)
                 scores[j, k] = np.mean(svm.predict(codes[test, j:j + 1]) == y_test)
     return float(np.clip(np.mean(_top_two_gap(scores)), 0.0, 1.0))
 

@@ -10,8 +10,9 @@ import sys
 
 import numpy as np
 import torch
-from sklearn.utils import check_random_state
 from skorch.callbacks import Callback, PrintLog
+
+from sklearn_papers.utils._random import check_random_state
 
 __all__ = ["PlainPrintLog", "SampleWeightedTargetLoss", "build_net", "check_device",
            "loss_curve",

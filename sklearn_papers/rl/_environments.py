@@ -443,7 +443,7 @@ def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
     >>> make_grid_world("sparse", random_state=0).n_objects
     1
     """
-    from sklearn.utils import check_random_state
+    from sklearn_papers.utils._random import check_random_state
 
     if kind not in ("dense", "sparse", "long_horizon"):
         raise ValueError(f"kind must be 'dense', 'sparse' or 'long_horizon', got {kind!r}")
@@ -519,7 +519,7 @@ def sample_grid_worlds(n, *, kinds=("dense", "sparse", "long_horizon"), height=5
     >>> len(train), len(test)
     (6, 3)
     """
-    from sklearn.utils import check_random_state
+    from sklearn_papers.utils._random import check_random_state
 
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
         raise ValueError(f"n must be an int >= 1 (the number of grid worlds), got {n!r}")
