@@ -43,7 +43,7 @@ def test_set_output_pandas(fitted, shapes):
     assert list(df.columns) == ["betavae0", "betavae1", "betavae2"]
 
 
-def test_b18_random_state_reproducible_and_global_rng_untouched(shapes):
+def test_random_state_reproducible_and_global_rng_untouched(shapes):
     X, _ = shapes
     X = X[:64]
     torch.manual_seed(123)

@@ -1,4 +1,4 @@
-"""LogPartitionEstimator: the note's mixture, closed-form Gaussians, bad energies, seeding (B18)."""
+"""LogPartitionEstimator: the note's mixture, closed-form Gaussians, bad energies, seeding."""
 
 import math
 import warnings
@@ -104,7 +104,7 @@ def test_bad_energies_raise_clear_errors():
 
 
 def test_random_state_reproducible_and_global_rng_untouched():
-    """B18: same seed -> same result whatever the global seeds; global torch RNG unchanged."""
+    """Same seed -> same result whatever the global seeds; global torch RNG unchanged."""
     kw = dict(n_features=2, max_iter=5, n_estimates=300)
     torch.manual_seed(1)
     np.random.seed(1)

@@ -132,7 +132,7 @@ def test_zero_weights_give_finite_gradients():
 
 
 def test_all_zero_weights_give_minus_inf_not_nan():
-    """B26: logsumexp over all -inf must give -inf, never NaN."""
+    """logsumexp over all -inf must give -inf, never NaN."""
     log_w = torch.full((3, 6), -math.inf)
     assert torch.isneginf(iwae(log_w)).all()
     assert torch.isneginf(iwae_cumulative(log_w)).all()
@@ -143,7 +143,7 @@ def test_all_zero_weights_give_minus_inf_not_nan():
 
 
 def test_large_magnitude_log_weights_are_stable():
-    """B26: exponentiating without subtracting the max would overflow here."""
+    """Exponentiating without subtracting the max would overflow here."""
     log_w = torch.tensor([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -999.0]],
                          dtype=torch.float32)
     out = sumo(log_w, torch.tensor([2, 2]))
@@ -154,7 +154,7 @@ def test_large_magnitude_log_weights_are_stable():
 
 @pytest.mark.parametrize("dtype, gap", [(torch.float64, 1000.0), (torch.float32, 120.0)])
 def test_widely_spread_log_weights_match_shifted_naive_sum(dtype, gap):
-    """B26: a weight far below its row's maximum must not underflow to an empty prefix.
+    """A weight far below its row's maximum must not underflow to an empty prefix.
 
     IWAE_1 = -gap here is finite; exponentiating relative to the row maximum would give
     exp(-gap) = 0 (then IWAE_1 = -inf and SUMO = +inf). Reference: log-sum-exp with the

@@ -96,7 +96,7 @@ def test_group_norm_matches_its_definition():
 
 
 def test_batch_norm_accepts_a_training_batch_of_one():
-    # B15: torch's BatchNorm1d raises "Expected more than 1 value per channel".
+    # A batch of one: torch's BatchNorm1d raises "Expected more than 1 value per channel".
     layer = BatchNorm1d(4).train()
     layer(torch.randn(8, 4))
     before = layer.running_mean.clone()
