@@ -12,17 +12,17 @@ Models are a list of :class:`ModelSpec` (:data:`MODEL_SPECS` here, the neural ro
 draw of every row as one cached part on :data:`FULL_N_JOBS` worker processes
 (:func:`search_rows`); ``--quick`` fits the ECFP rows in this process.
 
-Duration of the full run (estimated 2026-12-02 with 648 of its 1290 parts cached: all
-solubility ECFP, malaria ECFP + linear, 48 of 100 malaria ECFP + net). We replayed the random
-search to list the 642 remaining configurations, timed short fits on one thread (CPU seconds,
-fold-0 training rows, on the 2-core AMD EPYC machine while it was loaded, load average 5-8,
-so the times are high) and extrapolated per configuration. Ridge: 0.3 s (16 bits) to 9.7 s
+Duration of the full run (1290 parts), estimated by replaying the random search to list
+the configurations, timing short fits on one thread (CPU seconds, fold-0 training rows, on
+a shared 2-core machine, so the times are high) and extrapolating per configuration. The
+parts of solubility ECFP, malaria ECFP + linear and 48 of 100 malaria ECFP + net (648) are
+counted apart; the figures below are for the 642 others. Ridge: 0.3 s (16 bits) to 9.7 s
 (2048 bits) per fit on photovoltaic. MLPRegressor: 0.20 + 1.4e-6 * n_bits * hidden s per
 epoch on photovoltaic (half on malaria); it stopped through ``tol`` after a median of 83
 epochs (26 to the cap of 200) on 17 remaining small-n_bits configurations. Neural
 fingerprint, 100 epochs: 1.4 + 0.55 * radius + 0.13 * radius * conv_width * (conv_width +
 fp_length) / 1000 s per epoch on photovoltaic (1.3 to 8.6 s measured), 0.68x on malaria,
-0.04x on solubility. Remaining CPU hours: ECFP rows 1.0 (2.2 if every net ran 200 epochs);
+0.04x on solubility. CPU hours of those 642 parts: ECFP rows 1.0 (2.2 if every net ran 200 epochs);
 neural rows 0.4 on solubility, 6.2 on malaria, 9.1 on photovoltaic; total 17-18 CPU hours,
 about 8.5-9 hours of wall time on 2 workers (an idle machine; plus ~0.1 h for the
 photovoltaic follow-up in this process). The run resumes part by part (``--resume``).

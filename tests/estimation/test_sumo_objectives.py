@@ -311,7 +311,7 @@ def test_log_weight_fn_outputs_are_converted_or_refused_clearly():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_unavailable_device_is_a_value_error():
-    # used to be torch's AssertionError "Torch not compiled with CUDA enabled"
+    # a ValueError, not torch's AssertionError "Torch not compiled with CUDA enabled"
     with pytest.raises(ValueError, match="CUDA is not available"):
         sumo_sampled(lambda rows: torch.zeros(rows.shape[0]), 3, device="cuda")
     with pytest.raises(ValueError, match="not a torch device"):
