@@ -363,7 +363,7 @@ def test_cross_entropy_embedder_rejects_a_single_class(small):
 
 def test_supcon_embedder_rejects_a_single_class(small):
     # One class: every other view is a positive and there are no negatives, so the loss
-    # is minimised by collapsing every sample to one point; it used to fit silently.
+    # is minimised by collapsing every sample to one point; fit must refuse it.
     X, _ = small
     with pytest.raises(ValueError, match=r"y has 1 class \('a'\); SupConEmbedder needs .*"
                                          r"no negatives"):

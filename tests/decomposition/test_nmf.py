@@ -520,7 +520,7 @@ def test_torch_thread_setting_is_restored():
 
 @pytest.mark.parametrize("dtype, scale", [(np.float64, 1e200), (np.float32, 1e30)])
 def test_overflowing_updates_raise_instead_of_returning_non_finite_factors(dtype, scale):
-    # Products of X, W and H overflow for entries this large; fit_transform used to return
+    # Products of X, W and H overflow for entries this large; fit_transform must not return
     # inf/NaN factors silently (as scikit-learn's solver="mu" does).
     X = (np.random.RandomState(0).rand(10, 5) * scale).astype(dtype)
     with pytest.raises(ValueError, match=r"updates overflowed in .*largest entry .*Rescale X"):
