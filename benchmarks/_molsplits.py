@@ -1,4 +1,4 @@
-"""The splits and scores of the molecule quality comparisons (issue 20).
+"""The splits and scores of the molecule quality comparisons.
 
 ESOL and FreeSolv: random 80/20 (``train_test_split(test_size=0.2, random_state=seed)``),
 test RMSE. BBBP and Tox21: balanced scaffold 80/20 (``ScaffoldSplit(method="balanced",

@@ -1,6 +1,6 @@
-"""Fine-tuning GROVER from a shipped checkpoint against training it from scratch (issue 20).
+"""Fine-tuning GROVER from a shipped checkpoint against training it from scratch.
 
-Issue 20's last target for a shipped checkpoint: "fine-tuning from the checkpoint beats
+The target for a shipped checkpoint: "fine-tuning from the checkpoint beats
 training from scratch on each" of ESOL, FreeSolv, BBBP and Tox21. On the splits of
 ``_molsplits`` (the ones ``bench_quality.py`` uses: ESOL and FreeSolv random 80/20, test
 RMSE; BBBP and Tox21 balanced scaffold 80/20, test ROC-AUC, Tox21 the mean over its 12

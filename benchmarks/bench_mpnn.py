@@ -33,7 +33,7 @@ def _ours(X, y, hidden, steps, epochs, batch_size):
     from sklearn_papers.chem import MPNNRegressor
 
     start = time.perf_counter()
-    # the paper's model (the defaults before issue 20 were this model)
+    # the paper's model (edge network, set2set), not the package's defaults
     reg = MPNNRegressor(hidden_size=hidden, n_steps=steps, set2set_steps=steps,
                         edge_hidden_size=2 * hidden, max_epochs=epochs,
                         batch_size=batch_size, message="edge_network", readout="set2set",

@@ -1,4 +1,4 @@
-"""Quality at the defaults: our molecule models against chemprop's D-MPNN (issue 20).
+"""Quality at the defaults: our molecule models against chemprop's D-MPNN.
 
 On the splits of ``_molsplits`` (ESOL and FreeSolv random 80/20, test RMSE; BBBP and
 Tox21 balanced scaffold 80/20, test ROC-AUC), for each seed, in one process, one torch

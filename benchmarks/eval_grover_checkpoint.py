@@ -1,4 +1,4 @@
-"""Does a GROVER checkpoint meet issue 20's targets? Frozen embeddings vs ECFP, scaffold CV.
+"""Does a GROVER checkpoint meet the molecule targets? Frozen embeddings vs ECFP, scaffold CV.
 
 For each data set (ESOL, FreeSolv: RMSE; BBBP, Tox21: ROC-AUC, Tox21 the mean over its 12
 tasks of the labelled molecules) and each fold of ``ScaffoldKFold(n_splits, method=

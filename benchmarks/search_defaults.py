@@ -1,4 +1,4 @@
-"""The search that chose the default training settings of the molecule models (issue 20).
+"""The search that chose the default training settings of the molecule models.
 
 Each named configuration of ``CONFIGS`` is fitted on the training part and scored on the
 test part of the splits of ``_molsplits`` (ESOL and FreeSolv random 80/20, test RMSE;
@@ -9,8 +9,8 @@ rise), and lines already there are skipped, so the search resumes where it stopp
 ``--summary`` prints, per configuration and data set, the mean and per-seed test scores,
 the mean training score, CPU seconds and the largest loss rise (``--out`` may then name
 several comma-separated files). One torch thread. Every MPNN and neural fingerprint
-configuration starts from the defaults before session 6 (``OLD_MPNN``, ``OLD_NF``);
-``defaults_s6`` is the current defaults (``chemprop_like`` and ``epochs_200``).
+configuration starts from the earlier defaults (``OLD_MPNN``, ``OLD_NF``);
+``defaults`` is the current defaults (``chemprop_like`` and ``epochs_200``).
 
 Run (niced, in the background: hours on a shared 2-core machine)::
 
@@ -27,13 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-#: The MPNN defaults before session 6 (the paper's model, constant learning rate): every
+#: The MPNN defaults before this search (the paper's model, constant learning rate): every
 #: MPNN configuration starts from them, so that the rows stay what they measured when the
 #: defaults change.
 OLD_MPNN = dict(hidden_size=64, n_steps=6, set2set_steps=6, edge_hidden_size=128,
                 message="edge_network", readout="set2set", batch_size=50, lr=1e-3,
                 max_epochs=50, lr_schedule="constant", early_stopping=False)
-#: The same for the neural fingerprint (100 epochs before session 6).
+#: The same for the neural fingerprint (100 epochs before this search).
 OLD_NF = dict(max_epochs=100, lr_schedule="constant", early_stopping=False)
 
 #: family -> config name -> constructor parameters (regressor and classifier alike).
@@ -48,7 +48,7 @@ CONFIGS = {
         "directed_128_mean": dict(message="directed", hidden_size=128, n_steps=3,
                                   readout="mean", lr=1e-3, max_epochs=50,
                                   lr_schedule="warmup_decay"),
-        # session 6: reproduce/gilmer.py's --quick model exactly (its batch and edge width)
+        # reproduce/gilmer.py's --quick model exactly (its batch and edge width)
         "gilmer_quick": dict(hidden_size=32, n_steps=3, set2set_steps=3, edge_hidden_size=32,
                              max_epochs=25, batch_size=32, lr=5e-3),
         # pair messages: the best ablation of the full gilmer run (ESOL 80/10/10)
@@ -93,9 +93,9 @@ CONFIGS = {
 
 CONFIGS["mpnn"] = {name: {**OLD_MPNN, **params} for name, params in CONFIGS["mpnn"].items()}
 CONFIGS["nf"] = {name: {**OLD_NF, **params} for name, params in CONFIGS["nf"].items()}
-#: The defaults of session 6 (chosen by this search; see docs/molecules.rst).
-CONFIGS["mpnn"]["defaults_s6"] = {}
-CONFIGS["nf"]["defaults_s6"] = {}
+#: The current defaults (chosen by this search; see docs/molecules.rst).
+CONFIGS["mpnn"]["defaults"] = {}
+CONFIGS["nf"]["defaults"] = {}
 
 
 def _estimator(family, task, params, seed):

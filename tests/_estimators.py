@@ -133,7 +133,7 @@ CUSTOM_DATA = {
 
 # class name -> {check name: reason}
 EXPECTED_FAILED_CHECKS = {
-    # DeePSiM (issue 15): weights scale each image's loss terms in shuffled minibatches of a
+    # DeePSiM: weights scale each image's loss terms in shuffled minibatches of a
     # GAN; integer weights equal repeated images only in expectation (repeats change which
     # images share a batch and the discriminator's dropout draws). Weight 0 is exact: those
     # rows are dropped before training (tests/generative check it).
@@ -151,7 +151,7 @@ EXPECTED_FAILED_CHECKS = {
                "depending on the host's kernels (the check's atol is 1e-7)"}
         for name in ["DeePSiMAutoencoder", "FeatureInverter"]
     },
-    # sample_weight weights each row's term of a minibatch loss (issue 13, C15). Integer
+    # sample_weight weights each row's term of a minibatch loss. Integer
     # weights equal repeated rows only in expectation: repeated rows change which rows share
     # a shuffled minibatch, and each copy draws its own augmentation or latent noise.
     **{
@@ -160,7 +160,7 @@ EXPECTED_FAILED_CHECKS = {
                "expectation (batches and per-row random draws differ)"}
         for name in ["BetaVAE", "CrossEntropyEmbedder", "SUMOVAE", "SupConEmbedder"]
     },
-    # Continual classifiers (issue 14): a weight scales a row's cross-entropy in its one
+    # Continual classifiers: a weight scales a row's cross-entropy in its one
     # shuffled Adam minibatch, a repeated row lands in two batches (other batch mates, more
     # steps), so weight 2 != a repeated row. Weight 0 is exact: those rows are dropped before
     # training (tests/continual check it bit for bit).

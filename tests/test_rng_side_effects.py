@@ -1,4 +1,4 @@
-"""No public method changes the global torch, numpy or Python RNG state (field case C03).
+"""No public method changes the global torch, numpy or Python RNG state.
 
 Walks every estimator registered in ``tests/_estimators.py`` (``NUMERIC``, ``MOLECULE``, and
 ``CUSTOM`` through ``CUSTOM_DATA``), so estimators added later are covered without editing

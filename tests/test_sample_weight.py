@@ -1,4 +1,4 @@
-"""``sample_weight`` is honoured or refused, never silently ignored (field case C15).
+"""``sample_weight`` is honoured or refused, never silently ignored.
 
 Walks every estimator registered in ``tests/_estimators.py`` (``NUMERIC``, ``MOLECULE``, and
 ``CUSTOM`` through ``CUSTOM_DATA``), so estimators added later are covered without editing

@@ -257,7 +257,7 @@ class _GraphEstimator(BaseEstimator):
 
         chunks = []
         with torch.no_grad():
-            # own generator: a loader without one draws from the global RNG (C03)
+            # own generator: a loader without one draws from the global RNG
             for batch, _ in graph_loader(graphs, batch_size=self.batch_size,
                                          generator=torch.Generator()):
                 chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())

@@ -134,8 +134,8 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     lr : float, default=exp(-6)
         Adam learning rate. Only used with ``y``.
     max_epochs : int, default=200
-        Training epochs (passes over the data; 200 since issue 20's search, where it
-        beat 100 on ESOL, see :doc:`/molecules`). Only used with ``y``. ``0`` keeps the
+        Training epochs (passes over the data; 200 beat 100 on ESOL in the search
+        of :doc:`/molecules`). Only used with ``y``. ``0`` keeps the
         untrained (random-weight) fingerprint even when ``y`` is given, as it always is
         inside a ``Pipeline``.
     batch_size : int, default=100
@@ -262,7 +262,7 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
                 norm.reset_running_stats()
             module.train()
             with torch.no_grad():
-                # own generator: a loader without one draws from the global RNG (C03)
+                # own generator: a loader without one draws from the global RNG
                 for batch, _ in graph_loader(graphs, batch_size=self.batch_size,
                                              generator=torch.Generator()):
                     module(**batch.to(device).tensors)
@@ -318,7 +318,7 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
     lr : float, default=exp(-6)
         Adam learning rate.
     max_epochs : int, default=200
-        Training epochs (200 since issue 20's search, where it beat 100 on ESOL; see
+        Training epochs (200 beat 100 on ESOL in the search described in
         :doc:`/molecules`).
     batch_size : int, default=100
         Molecules per batch (a last batch of one is fine).
@@ -471,7 +471,7 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
     lr : float, default=exp(-6)
         Adam learning rate.
     max_epochs : int, default=200
-        Training epochs (200 since issue 20's search, where it beat 100 on ESOL; see
+        Training epochs (200 beat 100 on ESOL in the search described in
         :doc:`/molecules`).
     batch_size : int, default=100
         Molecules per batch.

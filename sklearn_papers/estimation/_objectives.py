@@ -4,7 +4,7 @@ All functions take log-weights ``log w = log p~(x) - log q(x)`` with ``x ~ q`` (
 partition function ``p~ = exp(-U)``; for a latent-variable model ``log p(x, z) - log q(z | x)``)
 and work on any leading batch shape; the last axis holds the samples of one estimate.
 
-Numerical policy (field case B26): every log-mean-exp goes through ``logsumexp`` /
+Numerical policy: every log-mean-exp goes through ``logsumexp`` /
 ``logcumsumexp`` (max subtracted first), and ``-inf`` log-weights (zero density) never
 produce NaN: an estimate whose weights are all zero is ``-inf``.
 """

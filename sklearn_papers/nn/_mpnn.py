@@ -142,7 +142,7 @@ class EdgeNetworkMessage(nn.Module):
         """
         matrices, kind, order, counts = edge_state
         src, dst = edge_index[0], edge_index[1]
-        if src.shape[0] == 0:  # a batch of bond-less molecules (B09): no messages
+        if src.shape[0] == 0:  # a batch of bond-less molecules: no messages
             return h.new_zeros(h.shape)
         if len(counts) <= self._MAX_GROUPS:
             # Edges sorted by kind: one dense (E_k, d) @ (d, d) product per kind.

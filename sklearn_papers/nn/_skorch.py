@@ -149,7 +149,7 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
         iterator_train__generator=torch.Generator().manual_seed(int(seed)),
         # Every DataLoader gets its own generator: iterating one without draws its base
         # seed from the global torch RNG even when it does not shuffle (PyTorch #11062),
-        # which would make predict/transform advance the user's RNG (field case C03).
+        # which would make predict/transform advance the user's RNG.
         iterator_valid__generator=torch.Generator().manual_seed(int(seed)),
     )
     if "callbacks__print_log" not in kwargs:

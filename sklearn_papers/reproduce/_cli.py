@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import datetime
 import pickle
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -91,7 +90,7 @@ def main(argv=None):
     matplotlib.use("Agg")
     from sklearn_papers.reproduce import _registry
     from sklearn_papers.reproduce._registry import RunContext, format_seconds, run_experiment
-    from sklearn_papers.reproduce._report import machine_info, write_report
+    from sklearn_papers.reproduce._report import machine_info, portable_command, write_report
 
     get_experiments = _registry.get_experiments
 
@@ -106,7 +105,7 @@ def main(argv=None):
                      verbose=args.verbose, resume=args.resume)
     start = time.perf_counter()
     words = sys.argv[1:] if argv is None else list(argv)
-    command = "sklearn-papers " + shlex.join(str(w) for w in words)
+    command = portable_command(words)
     results, notes, cpu, path = [], {}, {}, None
     machine = machine_info()
     for i, name in enumerate(names):

@@ -2,15 +2,19 @@
 
 ``sklearn-papers publish --report reports/gilmer --to docs/results`` reads the report the
 job wrote, converts each experiment's section to ``<to>/<name>.rst`` (the report's header
-with command, date, commit, machine and versions at the top of every page), copies its
+with command, date, commit, machine and versions at the top of every page; local paths in
+the command are cut to their last component, see :func:`portable_command`), copies its
 figures into ``<to>/figures/`` and rewrites ``<to>/index.rst`` to list every page there.
 Only the markdown the job itself writes is understood: headings, paragraphs, bullet lists,
 tables, images, inline code, bold and italics, fenced blocks.
 """
 
 import re
+import shlex
 import shutil
 from pathlib import Path
+
+from sklearn_papers.reproduce._report import portable_command
 
 __all__ = ["markdown_to_rst", "publish"]
 
@@ -124,6 +128,19 @@ def markdown_to_rst(markdown, *, figure_dir="figures", level_shift=0):
     return text, images
 
 
+def _without_local_paths(line):
+    """A header line whose recorded ``sklearn-papers`` command has its local paths cut,
+    whatever wrote the report (an absolute ``--out`` folder becomes its name)."""
+    def portable(match):
+        try:
+            words = shlex.split(match.group(1))
+        except ValueError:
+            return match.group(0)
+        return f"`{portable_command(words[1:])}`"
+
+    return re.sub(r"`(sklearn-papers [^`]*)`", portable, line)
+
+
 def _split_report(text):
     """``(header_lines, {name: (title, paper, body)})`` of a ``REPORT.md``."""
     head, _, rest = text.partition('\n<a id="')
@@ -135,7 +152,7 @@ def _split_report(text):
         title = body[0].removeprefix("## ").strip()
         paper = body[2].strip().strip("*") if len(body) > 2 else ""
         sections[name] = (title, paper, "\n".join(body[3:]))
-    header = [ln for ln in head.splitlines()
+    header = [_without_local_paths(ln) for ln in head.splitlines()
               if ln.startswith(("Generated", "Mode:", "Commit:", "Machine:", "Versions:"))]
     table = [ln for ln in head.splitlines() if ln.startswith("| [")]
     return header, table, sections

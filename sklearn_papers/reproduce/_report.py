@@ -3,13 +3,15 @@
 import datetime
 import os
 import platform
+import re
+import shlex
 import subprocess
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 
 import numpy as np
 
 __all__ = ["format_mean_std", "full_mode_only", "machine_info", "markdown_table",
-           "source_commit", "write_report"]
+           "portable_command", "source_commit", "write_report"]
 
 
 def format_mean_std(values, digits=2):
@@ -143,6 +145,43 @@ def _load():
         return "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
     except (AttributeError, OSError):
         return "n/a"
+
+
+def _portable_path(word):
+    """``word``, or its last component when it is a local path (absolute, ``~``, ``..``)."""
+    local = (os.path.isabs(word) or word.startswith("~") or re.match(r"^[A-Za-z]:[\\/]", word)
+             or ".." in re.split(r"[\\/]", word))
+    if not local:
+        return word
+    return PureWindowsPath(word.rstrip("/\\")).name or "."
+
+
+def portable_command(words):
+    """The command line ``sklearn-papers WORDS`` as reports record it: no local paths.
+
+    A word that is a local path (absolute, starting with ``~``, or climbing out with
+    ``..``; also the value of ``--opt=PATH``) is written as its last component:
+    ``--out /home/me/runs/sumo`` becomes ``--out sumo``, the name the published page gives
+    the report's folder. Relative paths inside the working directory are kept as typed.
+
+    Parameters
+    ----------
+    words : sequence of str or path-like
+        The arguments after ``sklearn-papers``.
+
+    Returns
+    -------
+    command : str
+        ``"sklearn-papers " +`` the shell-quoted words.
+    """
+    out = []
+    for word in map(str, words):
+        if word.startswith("--") and "=" in word:
+            option, _, value = word.partition("=")
+            out.append(f"{option}={_portable_path(value)}")
+        else:
+            out.append(_portable_path(word))
+    return "sklearn-papers " + shlex.join(out)
 
 
 def machine_info():

@@ -10,7 +10,7 @@ that of the real test images (1.0 = as sharp as real); the accuracy of an indepe
 classifier (trained on the real training images, not the comparator) on the
 reconstructions of the test images (an RBF SVC on pixels for digits, a small conv net for
 shapes); image grids. The paper's claim at this scale: B and C are sharper than A and keep
-class identity, at some cost in pixel MSE. Target of issue 15: C's sharpness ratio >= 0.90
+class identity, at some cost in pixel MSE. Targets checked: C's sharpness ratio >= 0.90
 and above A's on every seed, and the independent classifier at least 2 points more
 accurate on C's reconstructions than on A's.
 
@@ -24,7 +24,7 @@ exactly, the paper's Fig. 4), iterated encoding-decoding with arm C (images stay
 semantically similar while details change), and on ``Shapes`` linear probes of the codes
 for each generative factor (what a small code keeps).
 
-Follow-ups of the claims that do not hold (issue 19), as cached parts of their own: which
+Follow-ups of the claims that do not hold, as cached parts of their own: which
 term sharpens (a 2 x 2 design of the feature and adversarial terms on digits, sharpness
 measured four ways against blurred real images); what the shapes comparator's compared
 layer weighs (distances of image pairs differing in one factor, linear probes); and why
@@ -355,7 +355,7 @@ def run(ctx):
         return (key, _fit_arm, (dataset, what, seed, cfg, ctx.random_state, prepared[dataset],
                                 job == first_c), params)
 
-    # the follow-ups' parts (issue 19) run in the same pool, longest first with the rest
+    # the follow-ups' parts run in the same pool, longest first with the rest
     fcfg = _followup_config(ctx.quick, cfg)
     extra = _followup_parts(cfg, fcfg, seeds, ctx.random_state, prepared, protocol)
     todo = sorted([(job, part(job), _cost(job)) for job in jobs] + extra,
@@ -456,7 +456,7 @@ def run(ctx):
            f"- images stay semantically similar (accuracy after {len(accs)} iterations within "
            f"10 points of after 1): **{'holds' if stays else 'does not hold'}**.", ""]
 
-    # ------------------------------------------------------------ follow-ups (issue 19)
+    # ----------------------------------------------------------------------- follow-ups
     md += ["### Follow-ups of the claims that do not hold", "",
            "One designed experiment per failing claim, each with its own cached parts "
            f"({len(extra)} parts, {follow_cpu:.0f} s of CPU time in this run); each says "

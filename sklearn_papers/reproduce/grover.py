@@ -17,7 +17,7 @@ validation-based model selection, and RDKit 2D descriptors concatenated to the r
 fine-tuning; our checkpoint is ~0.4M parameters pretrained on 15k MOSES molecules on two
 CPU cores, so the absolute numbers are not comparable; the claims checked are relative.
 
-Follow-up (issue 19; :func:`followup`, new cached parts): the full run found that
+Follow-up (:func:`followup`, cached parts of its own): the full run finds that
 pretraining does not help on ESOL. On the same ESOL splits and protocol it measures (1)
 the bigger ``moses-176k`` checkpoint fine-tuned against its architecture from scratch,
 (2) the domain gap between each data set and MOSES (atom and bond context labels in the
@@ -200,7 +200,7 @@ def run(ctx):
             ctx.log(f"grover {name} seed {seed}: " + ", ".join(
                 f"{m} {res[m]:.3f}" for m in MODELS))
         seconds = time.perf_counter() - start
-        # the follow-up of the ESOL claim (issue 19): new parts, the ones above unchanged
+        # the follow-up of the ESOL claim: parts of its own, the ones above unchanged
         follow_start = time.perf_counter()
         follow_cpu = time.process_time() + worker_cpu_seconds()
         follow_md, follow_fig, _ = followup(ctx, settings, seeds, scores["ESOL"])
@@ -296,7 +296,7 @@ def _plot(ctx, scores):
     return path
 
 
-# -- follow-up of the claim that fails at full scale on ESOL (issue 19) ----------------------
+# -- follow-up of the claim that fails at full scale on ESOL ---------------------------------
 #: Budgets of the follow-up: new cached parts, kept out of ``QUICK``/``FULL`` (which are in
 #: the earlier parts' cache keys). ``seeds``: how many of the main seeds; ``fractions``:
 #: shares of each training part in the learning curve (1.0 is the main table's pair);
@@ -620,7 +620,7 @@ def _followup_markdown(res_big, res_curve, gap, main, seeds, follow, v, n_train_
     return "\n".join([
         "### Follow-up: pretraining on ESOL",
         "",
-        "In the full run (published 2026-12-01) the claim failed on ESOL only: fine-tuned "
+        "In the published full run the claim fails on ESOL only: fine-tuned "
         "from `moses-small` 1.120 ± 0.048 against 1.009 ± 0.019 from scratch. Here, on "
         f"seeds {list(seeds)}, fine-tuning is "
         f"{'better' if v['small_gain'] > 0 else 'worse'} than scratch by "

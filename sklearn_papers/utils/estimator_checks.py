@@ -10,8 +10,7 @@ molecule estimators :func:`molecule_estimator_checks` therefore yields
   classifiers, none for transformers) and the output method is ``transform`` when the
   estimator has one, else ``predict``. Each check uses about ten molecules.
 
-The field cases they encode (B07, B09, B11, B12, B13, B15, B16, B18, B20) are listed in
-each check's docstring.
+Each check's docstring states the behaviour it requires.
 """
 
 import pickle
@@ -46,9 +45,9 @@ OTHER_MOLECULES = [
     "CCCC", "c1ccc2ccccc2c1", "CC(C)(C)O", "NCCO", "c1ccsc1",
     "CC#N", "O=C1CCCCC1", "Cc1ccccc1", "CCCl", "OCCO",
 ]
-#: Field case B07: an unclosed ring, an unclosed branch, an over-valent carbon.
+#: Invalid SMILES: an unclosed ring, an unclosed branch, an over-valent carbon.
 BAD_SMILES = ["C1CC", "CC(C", "CC(C)(C)(C)(C)C"]
-#: Field case B11: missing entries.
+#: Missing entries.
 MISSING = ["", None, float("nan")]
 #: Texts that must never reach a user: leaked low-level errors.
 _LEAKS = re.compile(r"NoneType|Boost|Python argument types|C\+\+ signature")
@@ -122,7 +121,7 @@ def check_rows_out_finite(estimator):
 
 
 def check_invalid_smiles_raises(estimator):
-    """B07: one invalid SMILES raises ValueError naming it, at fit and at output."""
+    """One invalid SMILES raises ValueError naming it, at fit and at output."""
     est = _fitted(estimator)
     for bad in BAD_SMILES:
         X = ["CCO", bad, "c1ccccc1"]
@@ -138,7 +137,7 @@ def check_invalid_smiles_raises(estimator):
 
 
 def check_invalid_smiles_nan(estimator):
-    """B07 lenient mode: errors="nan" gives a NaN row; other rows equal the good alone."""
+    """Lenient mode: errors="nan" gives a NaN row; other rows equal the good alone."""
     if "errors" not in estimator.get_params():
         return
     est = _fitted(estimator, errors="nan")
@@ -155,7 +154,7 @@ def _2d_out(est, X):
 
 
 def check_missing_entries(estimator):
-    """B11: empty string, None and NaN raise ValueError naming the index, no crash."""
+    """Empty string, None and NaN raise ValueError naming the index, no crash."""
     est = _fitted(estimator)
     for entry in MISSING:
         with _raises(ValueError) as info:
@@ -167,7 +166,7 @@ def check_missing_entries(estimator):
 
 
 def check_single_atom_molecules(estimator):
-    """B09: bond-less molecules give finite rows; methane and water differ."""
+    """Bond-less molecules give finite rows; methane and water differ."""
     est = clone(estimator)
     _fit(est, MOLECULES + ["C", "O"])
     out = _2d_out(est, ["C", "O", "N", "[Na+]", "[Cl-]"])
@@ -176,7 +175,7 @@ def check_single_atom_molecules(estimator):
 
 
 def check_same_molecule_same_row(estimator):
-    """B12: four spellings of ethanol give identical rows; stereo honoured if asked."""
+    """Four spellings of ethanol give identical rows; stereo honoured if asked."""
     est = _fitted(estimator)
     out = _2d_out(est, ["CCO", "OCC", "[CH3][CH2][OH]", "[H]OC([H])([H])C([H])([H])[H]"])
     for row in out[1:]:
@@ -191,7 +190,7 @@ def check_same_molecule_same_row(estimator):
 
 
 def check_input_containers(estimator):
-    """B13: Series, one-column DataFrame, 1-D and (n, 1) object arrays give the list result.
+    """Series, one-column DataFrame, 1-D and (n, 1) object arrays give the list result.
 
     Transformers also work inside a ``ColumnTransformer`` with ``remainder="passthrough"``.
     """
@@ -219,7 +218,7 @@ def check_input_containers(estimator):
 
 
 def check_bare_string_refused(estimator):
-    """B15: a bare string raises ValueError (never split into 'C', 'C', 'O')."""
+    """A bare string raises ValueError (never split into 'C', 'C', 'O')."""
     est = _fitted(estimator)
     with _raises(ValueError) as info:
         _out(est, "CCO")
@@ -228,7 +227,7 @@ def check_bare_string_refused(estimator):
 
 
 def check_clone_and_independence(estimator):
-    """B16: clone keeps params; unfitted -> NotFittedError; a refit clone shares nothing."""
+    """Clone keeps params; unfitted -> NotFittedError; a refit clone shares nothing."""
     params = estimator.get_params(deep=False)
     cloned = clone(estimator)
     for key, value in cloned.get_params(deep=False).items():
@@ -260,7 +259,7 @@ def check_n_jobs_invariance(estimator):
 
 
 def check_feature_names_and_pandas_output(estimator):
-    """B20: unique feature names matching the width; pandas output with those columns."""
+    """Unique feature names matching the width; pandas output with those columns."""
     if not hasattr(estimator, "get_feature_names_out"):
         return
     est = _fitted(estimator)
@@ -277,7 +276,7 @@ def check_feature_names_and_pandas_output(estimator):
 
 
 def check_determinism(estimator):
-    """B18: two output calls are identical; same random_state gives the same result."""
+    """Two output calls are identical; same random_state gives the same result."""
     est = _fitted(estimator)
     np.testing.assert_array_equal(_out(est, MOLECULES), _out(est, MOLECULES))
     if "random_state" not in estimator.get_params():

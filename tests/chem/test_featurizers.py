@@ -78,7 +78,7 @@ def test_edges_are_directed_pairs_with_reverse_at_xor_one():
 
 @pytest.mark.parametrize("smiles", ["C", "O", "N", "[Na+]", "[Cl-]"])
 def test_single_atom_molecules_have_empty_edges(smiles):
-    """B09: a molecule without bonds is a valid graph with zero edges."""
+    """A molecule without bonds is a valid graph with zero edges."""
     g = _graph(smiles)
     assert g.n_atoms == 1 and g.edge_index.shape == (2, 0)
     assert g.bond_features.shape == (0, 6) and g.degree.tolist() == [0]
@@ -96,7 +96,7 @@ def test_salt_has_several_fragments_and_charged_atoms():
 
 
 def test_every_spelling_of_ethanol_gives_the_same_graph():
-    """B12: implicit, bracket and explicit hydrogens, any atom order: one graph."""
+    """Implicit, bracket and explicit hydrogens, any atom order: one graph."""
     graphs = [_graph(s) for s in ["CCO", "OCC", "[CH3][CH2][OH]",
                                   "[H]OC([H])([H])C([H])([H])[H]"]]
     for g in graphs[1:]:

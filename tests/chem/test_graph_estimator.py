@@ -152,3 +152,22 @@ def test_none_in_object_targets_is_a_missing_value():
     kw = dict(hidden_size=8, n_steps=1, max_epochs=2, random_state=0)
     np.testing.assert_array_equal(MPNNRegressor(**kw).fit(X, y_none).predict(X),
                                   MPNNRegressor(**kw).fit(X, y_nan).predict(X))
+
+
+@pytest.mark.parametrize("name, kwargs, hint", [
+    ("GroverRegressor", dict(hidden_size=8, n_heads=2, depth=1, ffn_hidden=0, pretrained=None),
+     "Class labels belong"),
+    ("NeuralFingerprintRegressor", dict(), "Class labels belong"),
+    ("MPNN", dict(hidden_size=4, n_steps=1, set2set_steps=1, edge_hidden_size=4),
+     r"MPNN\(max_epochs=0\)"),
+])
+def test_text_regression_targets_name_the_estimator_used(name, kwargs, hint):
+    import sklearn_papers.chem as chem
+
+    est = getattr(chem, name)(max_epochs=1, batch_size=4, random_state=0, **kwargs)
+    with pytest.raises(ValueError, match=rf"y must hold numbers: {name} .*'p'.*{hint}") as e:
+        est.fit(["CCO", "CCN", "c1ccccc1", "CC(=O)O"], ["p", "n", "p", "n"])
+    others = {"NeuralFingerprint", "MPNN", "Grover"} - {n for n in
+                                                       ("NeuralFingerprint", "MPNN", "Grover")
+                                                       if name.startswith(n)}
+    assert not any(o in str(e.value) for o in others)

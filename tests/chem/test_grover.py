@@ -204,7 +204,7 @@ def _record_attention(monkeypatch):
 
 
 def test_one_large_molecule_does_not_blow_up_the_attention_of_its_batch(monkeypatch):
-    # Case C02: a 200-carbon chain with 31 small molecules in one batch of 32.
+    # A 200-carbon chain with 31 small molecules in one batch of 32.
     chain, small = "C" * 200, (MOLS * 3)[:31]
     calls = _record_attention(monkeypatch)
     grover = GroverFeaturizer(batch_size=32).fit(["CCO"])
@@ -290,7 +290,7 @@ def _fit_both(folder, *, regressor_raises=True):
     ("hidden_size", "64", r"params\['hidden_size'\] is '64'; it must be a positive integer"),
 ])
 def test_checkpoint_whose_config_disagrees_with_its_tensors(tmp_path, key, value, expected):
-    # Case C01b: a ValueError naming the folder and the parameter, not a torch traceback.
+    # A checkpoint that does not fit: a ValueError naming the folder and the parameter, not a torch traceback.
     folder = _damaged_copy(tmp_path, lambda c: c["params"].update({key: value}))
     for message in _fit_both(folder):
         assert re.search(expected, message), message

@@ -1,5 +1,5 @@
 """The shipped GROVER checkpoints: loadable by name, within the package's size budget, and
-recording how they were made (issue 20)."""
+recording how they were made."""
 
 import json
 from pathlib import Path

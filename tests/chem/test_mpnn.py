@@ -12,8 +12,8 @@ from sklearn.model_selection import GridSearchCV
 from sklearn_papers.chem import MPNN, MPNNClassifier, MPNNRegressor
 from sklearn_papers.chem._mpnn import _featurize, mpnn_atom_features
 
-# the paper's model (edge network, GRU, set2set) trained as before issue 20 (constant lr,
-# every molecule), small; the defaults are chemprop's shape and training
+# the paper's model (edge network, GRU, set2set) trained with a constant lr on
+# every molecule, small; the defaults are chemprop's shape and training
 SMALL = dict(hidden_size=8, n_steps=2, set2set_steps=2, edge_hidden_size=8, batch_size=4,
              message="edge_network", readout="set2set", lr_schedule="constant",
              early_stopping=False)
@@ -37,7 +37,7 @@ def fitted_regressor():
 
 
 def test_default_network_is_directed_with_mean_readout():
-    # the defaults (chemprop's D-MPNN shape, issue 20): directed messages, mean readout
+    # the defaults (chemprop's D-MPNN shape): directed messages, mean readout
     reg = MPNNRegressor(hidden_size=8, max_epochs=3, batch_size=4, random_state=0)
     reg.fit(MOLS, Y)
     assert reg.module_.encoder.directed is not None
@@ -118,7 +118,7 @@ def test_transformer_random_and_trained():
     assert list(df.columns) == [f"mpnn{i}" for i in range(8)]
 
 
-def test_single_atom_molecules_b09():
+def test_single_atom_molecules():
     reg = MPNNRegressor(**SMALL, max_epochs=3, random_state=0).fit(MOLS, Y)  # has C and O
     pred = reg.predict(["C", "O", "N", "[Na+]", "[Cl-]"])
     assert pred.shape == (5,) and np.isfinite(pred).all()
@@ -127,7 +127,7 @@ def test_single_atom_molecules_b09():
     assert not np.array_equal(readout[0], readout[1])
 
 
-def test_remainder_batch_of_one_and_bare_string_b15():
+def test_remainder_batch_of_one_and_bare_string():
     reg = MPNNRegressor(**{**SMALL, "batch_size": 8}, max_epochs=2, random_state=0)
     reg.fit(MOLS[:9], Y[:9])  # batches of 8 and 1
     pred = reg.predict(["CCO"])
@@ -164,7 +164,7 @@ def test_explicit_hydrogens_graph_and_same_molecule_same_row():
     assert not np.allclose(a, b)
 
 
-def test_random_state_reproducible_and_global_rng_untouched_b18():
+def test_random_state_reproducible_and_global_rng_untouched():
     outs = []
     for global_seed in (1, 2):
         np.random.seed(global_seed)
@@ -188,7 +188,7 @@ def test_invalid_molecules_nan_rows():
         MPNNRegressor(**SMALL, max_epochs=1).fit(["CCO", "CC(C"], [1.0, 2.0])
 
 
-def test_grid_search_over_n_steps_b16():
+def test_grid_search_over_n_steps():
     search = GridSearchCV(MPNNRegressor(**SMALL, max_epochs=2, random_state=0),
                           {"n_steps": [1, 3]}, cv=2)
     search.fit(np.array(MOLS, dtype=object), Y)

@@ -169,7 +169,7 @@ def test_classifier_single_class_raises():
 
 
 def test_same_random_state_same_output_whatever_the_global_seeds():
-    """B18."""
+    """The seed alone decides the output; the global RNGs are left as they were."""
     y = np.array([len(s) for s in MOLS], dtype=float)
     outs = []
     for global_seed in (1, 2):
@@ -190,7 +190,7 @@ def test_same_random_state_same_output_whatever_the_global_seeds():
 
 
 def test_remainder_batch_of_one_and_single_molecule_input():
-    """B15: 9 molecules with batch_size=8 leave a last batch of one (batch norm!)."""
+    """9 molecules with batch_size=8 leave a last batch of one (batch norm!)."""
     X = MOLS[:8] + ["C"]
     y = np.arange(9, dtype=float)
     reg = NeuralFingerprintRegressor(**{**SMALL, "batch_size": 8}, max_epochs=2,
@@ -203,7 +203,7 @@ def test_remainder_batch_of_one_and_single_molecule_input():
 
 @pytest.mark.parametrize("bad", ["C1CC", "CC(C", "CC(C)(C)(C)(C)C"])
 def test_invalid_smiles_raise_or_give_nan_rows(bad, fitted_regressor):
-    """B07."""
+    """An invalid SMILES raises naming its index, or gives a NaN row with errors="nan"."""
     X = ["CCO", bad, "c1ccccc1"]
     with pytest.raises(ValueError, match="index 1"):
         NeuralFingerprint(fp_length=8, random_state=0).fit(MOLS).transform(X)
@@ -228,7 +228,7 @@ def test_classifier_nan_mode_predictions():
 
 
 def test_feature_names_and_pandas_output():
-    """B20."""
+    """Feature names match the output width; set_output(transform="pandas") uses them."""
     nf = NeuralFingerprint(fp_length=8, random_state=0).fit(MOLS)
     names = nf.get_feature_names_out()
     assert list(names) == [f"neuralfingerprint{i}" for i in range(8)]

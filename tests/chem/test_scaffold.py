@@ -97,7 +97,7 @@ def test_murcko_scaffolds_match_rdkit_on_edge_cases(include_chirality, explicit_
 
 
 def test_murcko_scaffolds_of_long_chains():
-    # field case C05: RDKit's MurckoScaffold took 12.8-19.3 s for each of these
+    # RDKit's MurckoScaffold takes 12.8-19.3 s for each of these
     long = ["C" * 1500, "c1ccccc1" + "C" * 1500, "O" + "CCO" * 500]
     assert murcko_scaffolds(long).tolist() == ["", "c1ccccc1", ""]
     # 1,602 atoms; the scaffold runs from the first ring's backbone carbon to the last's

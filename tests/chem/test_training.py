@@ -1,4 +1,4 @@
-"""Early stopping, the warm-up-then-decay schedule and directed messages (issue 20)."""
+"""Early stopping, the warm-up-then-decay schedule and directed messages."""
 
 import pickle
 

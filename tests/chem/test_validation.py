@@ -203,3 +203,14 @@ def test_mol_with_property_cache_but_no_ring_perception_is_sanitized_like_smiles
     mol.UpdatePropertyCache(False)  # property cache set, rings never perceived
     fp = CircularFingerprint(n_bits=256)
     np.testing.assert_array_equal(fp.fit_transform([mol]), fp.transform(["c1ccccc1O"]))
+
+
+@pytest.mark.parametrize("smiles", ["CC O", "CCO ethanol", "CCO\nCCN", "C\tC"])
+def test_whitespace_inside_smiles_is_invalid_not_truncated(smiles):
+    # RDKit reads "CC O" as ethane (the rest is a name): a silent wrong molecule
+    from sklearn_papers.chem import CircularFingerprint
+
+    with pytest.raises(ValueError, match=r"index 1: .*whitespace inside the SMILES"):
+        CircularFingerprint(n_bits=8).fit_transform(["CCO", smiles])
+    _, valid = check_molecules([" CCO", "CCO\n", smiles], errors="nan")
+    assert valid.tolist() == [True, True, False]

@@ -1,4 +1,4 @@
-"""ProgressiveNetworkClassifier: frozen columns, task routing, growth, field cases."""
+"""ProgressiveNetworkClassifier: frozen columns, task routing, growth, bad input."""
 
 import pickle
 

@@ -1,4 +1,4 @@
-"""SupConEmbedder and CrossEntropyEmbedder: behaviour, field cases B15, B16, B18, B20, B21."""
+"""SupConEmbedder and CrossEntropyEmbedder: behaviour, batches of one, seeding, clone, API."""
 
 import pickle
 
@@ -224,7 +224,7 @@ def test_unavailable_cuda_is_a_clear_error(small):
         _supcon_fast(device="cuda").fit(X, y)
 
 
-# ---------------------------------------------------------------- B15: batches of one
+# --------------------------------------------------------------------- batches of one
 @pytest.mark.parametrize("cls", EMBEDDERS)
 @pytest.mark.parametrize("n_views", [1, 2])
 @pytest.mark.parametrize("encoder", ["mlp", "conv"])
@@ -240,7 +240,7 @@ def test_remainder_batch_of_one_with_batch_norm(cls, n_views, encoder, small):
     assert one.shape == (1, 4) and np.isfinite(one).all()
 
 
-# ---------------------------------------------------------------- B21: class of one
+# ---------------------------------------------------------------------- class of one
 @pytest.mark.parametrize("n_views", [1, 2])
 @pytest.mark.parametrize("variant", ["out", "in"])
 def test_class_of_one_sample_gives_finite_embeddings(n_views, variant, global_random_seed):
@@ -256,7 +256,7 @@ def test_class_of_one_sample_gives_finite_embeddings(n_views, variant, global_ra
     assert all(np.isfinite(v) for v in est.net_.history[:, "train_loss"])
 
 
-# ---------------------------------------------------------------- B18: reproducibility
+# ------------------------------------------------------------------- reproducibility
 @pytest.mark.parametrize("cls", EMBEDDERS)
 def test_random_state_reproducible_regardless_of_global_seeds(cls, small):
     X, y = small[0][:48], small[1][:48]
@@ -282,7 +282,7 @@ def test_fit_leaves_global_torch_rng_untouched(cls, small):
     assert torch.equal(torch.get_rng_state(), state)
 
 
-# ---------------------------------------------------------------- B16: clone, grid search
+# ------------------------------------------------------------- clone, grid search
 @pytest.mark.parametrize("cls", EMBEDDERS)
 def test_unfitted_transform_raises(cls, small):
     with pytest.raises(NotFittedError):
@@ -324,7 +324,7 @@ def test_norm_is_grid_searchable(small):
     assert search.best_params_["crossentropyembedder__norm"] in {"batch", "group", "layer"}
 
 
-# ---------------------------------------------------------------- B20: sklearn API
+# ----------------------------------------------------------------------- sklearn API
 @pytest.mark.parametrize("cls", EMBEDDERS)
 def test_feature_names_set_output_and_width(cls, small):
     X, y = small
@@ -363,7 +363,7 @@ def test_cross_entropy_embedder_rejects_a_single_class(small):
 
 def test_supcon_embedder_rejects_a_single_class(small):
     # One class: every other view is a positive and there are no negatives, so the loss
-    # is minimised by collapsing every sample to one point; it used to fit silently.
+    # is minimised by collapsing every sample to one point; fit must refuse it.
     X, _ = small
     with pytest.raises(ValueError, match=r"y has 1 class \('a'\); SupConEmbedder needs .*"
                                          r"no negatives"):

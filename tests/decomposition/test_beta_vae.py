@@ -43,7 +43,7 @@ def test_set_output_pandas(fitted, shapes):
     assert list(df.columns) == ["betavae0", "betavae1", "betavae2"]
 
 
-def test_b18_random_state_reproducible_and_global_rng_untouched(shapes):
+def test_random_state_reproducible_and_global_rng_untouched(shapes):
     X, _ = shapes
     X = X[:64]
     torch.manual_seed(123)
@@ -153,9 +153,9 @@ def test_batch_norm_with_a_training_batch_of_one(shapes, encoder):
 
 @pytest.mark.parametrize("encoder", ["conv", "mlp"])
 def test_group_norm_with_more_groups_than_channels(shapes, encoder):
-    # num_groups=1000 over 256 hidden units used to give one unit per group: every
-    # hidden activation was normalised to a constant, so every input got the same code,
-    # and a training batch of one crashed inside torch ("Expected more than 1 value per
+    # num_groups=1000 over 256 hidden units taken literally gives one unit per group:
+    # every hidden activation normalised to a constant, the same code for every input, and
+    # a training batch of one crashing inside torch ("Expected more than 1 value per
     # channel"). 33 rows in batches of 16: the last training batch holds one sample.
     X, _ = shapes
     est = BetaVAE(n_components=2, encoder=encoder, norm="group", num_groups=1000,

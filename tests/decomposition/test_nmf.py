@@ -1,5 +1,5 @@
 """Tests of NMF (Lee & Seung 2001 multiplicative updates) against a naive numpy oracle,
-the paper's monotonicity theorem, scikit-learn, and field cases B02, B03, B04, B06."""
+the paper's monotonicity theorem, scikit-learn, and dtypes, shapes, sparse input and bad values."""
 
 import subprocess
 import sys
@@ -303,12 +303,12 @@ def test_nndsvd_zeros_are_lifted_not_locked():
 
 
 # ------------------------------------------------------------------------------------
-# field cases
+# dtypes, shapes, sparse input, bad values
 # ------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("loss", LOSSES)
-def test_b02_float32_input_keeps_float32(loss):
+def test_float32_input_keeps_float32(loss):
     X64 = np.random.RandomState(0).uniform(size=(25, 7))
     errs = {}
     for dtype in (np.float32, np.float64):
@@ -326,7 +326,7 @@ def test_b02_float32_input_keeps_float32(loss):
     assert NMF(3, max_iter=5, tol=0).fit_transform(Xi).dtype == np.float64
 
 
-def test_b03_more_components_than_min_dimension():
+def test_more_components_than_min_dimension():
     X = np.random.RandomState(0).rand(3, 5)
     model = NMF(n_components=4, max_iter=20, tol=0, random_state=0)
     W = model.fit_transform(X)  # default init falls back to random, as in scikit-learn
@@ -339,7 +339,7 @@ def test_b03_more_components_than_min_dimension():
 
 
 @pytest.mark.parametrize("loss", LOSSES)
-def test_b04a_sparse_and_dense_give_the_same_factors(loss):
+def test_sparse_and_dense_give_the_same_factors(loss):
     rng = np.random.RandomState(0)
     X = rng.rand(40, 15)
     X[rng.rand(40, 15) < 0.7] = 0.0
@@ -354,7 +354,7 @@ def test_b04a_sparse_and_dense_give_the_same_factors(loss):
         assert_allclose(model.transform(fmt(X)), dense.transform(X), rtol=1e-4, atol=1e-10)
 
 
-_B04B_SCRIPT = textwrap.dedent("""
+_SPARSE_KL_SCRIPT = textwrap.dedent("""
     import resource
     import numpy as np
     import scipy.sparse as sp
@@ -374,16 +374,16 @@ _B04B_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_b04b_sparse_kl_does_not_densify():
+def test_sparse_kl_does_not_densify():
     """20000 x 5000 CSR at density 1e-3: dense X alone would be 800 MB."""
-    out = subprocess.run([sys.executable, "-c", _B04B_SCRIPT], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", _SPARSE_KL_SCRIPT], capture_output=True,
                          text=True, check=True)
     growth_mb = float(out.stdout.strip().splitlines()[-1])
     assert growth_mb < 400, f"peak RSS grew by {growth_mb:.0f} MB"
 
 
 @pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix, sp.csc_matrix])
-def test_b06_negative_entry_is_named(fmt):
+def test_negative_entry_is_named(fmt):
     X = np.random.RandomState(0).rand(6, 5)
     X[3, 2] = -0.5
     match = r"Negative values.*negative\) entry is -0\.5 at row 3, column 2"
@@ -396,7 +396,7 @@ def test_b06_negative_entry_is_named(fmt):
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 @pytest.mark.parametrize("fmt", [np.asarray, sp.csr_matrix])
-def test_b06_nan_and_inf_are_rejected(bad, fmt):
+def test_nan_and_inf_are_rejected(bad, fmt):
     X = np.random.RandomState(0).rand(6, 5)
     X[1, 1] = bad
     with pytest.raises(ValueError, match="NaN|infinity"):
@@ -407,7 +407,7 @@ def test_b06_nan_and_inf_are_rejected(bad, fmt):
 
 
 @pytest.mark.parametrize("loss", LOSSES)
-def test_b06_uint16_counts_equal_float64_cast(loss):
+def test_uint16_counts_equal_float64_cast(loss):
     counts = np.random.RandomState(0).randint(0, 60001, size=(20, 8)).astype(np.uint16)
     assert counts.max() > 32767  # would wrap round in a 16-bit signed type
     kw = dict(n_components=3, beta_loss=loss, max_iter=50, tol=0, random_state=0)
@@ -520,7 +520,7 @@ def test_torch_thread_setting_is_restored():
 
 @pytest.mark.parametrize("dtype, scale", [(np.float64, 1e200), (np.float32, 1e30)])
 def test_overflowing_updates_raise_instead_of_returning_non_finite_factors(dtype, scale):
-    # Products of X, W and H overflow for entries this large; fit_transform used to return
+    # Products of X, W and H overflow for entries this large; fit_transform must not return
     # inf/NaN factors silently (as scikit-learn's solver="mu" does).
     X = (np.random.RandomState(0).rand(10, 5) * scale).astype(dtype)
     with pytest.raises(ValueError, match=r"updates overflowed in .*largest entry .*Rescale X"):

@@ -1,4 +1,4 @@
-"""LogPartitionEstimator: the note's mixture, closed-form Gaussians, bad energies, seeding (B18)."""
+"""LogPartitionEstimator: the note's mixture, closed-form Gaussians, bad energies, seeding."""
 
 import math
 import warnings
@@ -104,7 +104,7 @@ def test_bad_energies_raise_clear_errors():
 
 
 def test_random_state_reproducible_and_global_rng_untouched():
-    """B18: same seed -> same result whatever the global seeds; global torch RNG unchanged."""
+    """Same seed -> same result whatever the global seeds; global torch RNG unchanged."""
     kw = dict(n_features=2, max_iter=5, n_estimates=300)
     torch.manual_seed(1)
     np.random.seed(1)
@@ -123,7 +123,7 @@ def test_random_state_reproducible_and_global_rng_untouched():
 
 @pytest.mark.parametrize("n_samples", [0, -1, 2.5, None])
 def test_sample_rejects_a_non_positive_or_non_int_count(n_samples):
-    # sample(0) and sample(-1) used to fail inside torch's reshape / tensor creation.
+    # sample(0) and sample(-1) must not fail inside torch's reshape / tensor creation.
     est = LogPartitionEstimator(lambda x: 0.5 * (x**2).sum(1), n_features=2, max_iter=1,
                                 n_estimates=10, random_state=0).fit()
     with pytest.raises(ValueError, match="n_samples must be a positive int"):
@@ -138,10 +138,11 @@ def _standard_normal_energy(x):
 def test_tuning_never_returns_a_proposal_worse_than_an_exact_start():
     """d = 20, q starts exactly at the target: every estimate is log Z (variance ~1e-8).
 
-    Tuning used to drive the variance to ~40-5000 and log Z to 17.0 (max_iter=100) or 2.4
-    (the defaults) against 18.38; the tuned proposal must be measured on fresh draws and
-    dropped (with a warning) when it is worse. The tuning objective is the batch variance
-    of SUMO, which is ~0 at the exact start (the old E[SUMO^2] was (log Z)^2 = 338).
+    Without a check on fresh draws, tuning can drive the variance to ~40-5000 and log Z
+    to 17.0 (max_iter=100) or 2.4 (the defaults) against 18.38; the tuned proposal must be
+    measured on fresh draws and dropped (with a warning) when it is worse. The tuning
+    objective is the batch variance of SUMO, which is ~0 at the exact start (E[SUMO^2]
+    would be (log Z)^2 = 338).
     """
     d = 20
     log_z = d / 2 * math.log(2 * math.pi)

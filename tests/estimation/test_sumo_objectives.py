@@ -132,7 +132,7 @@ def test_zero_weights_give_finite_gradients():
 
 
 def test_all_zero_weights_give_minus_inf_not_nan():
-    """B26: logsumexp over all -inf must give -inf, never NaN."""
+    """logsumexp over all -inf must give -inf, never NaN."""
     log_w = torch.full((3, 6), -math.inf)
     assert torch.isneginf(iwae(log_w)).all()
     assert torch.isneginf(iwae_cumulative(log_w)).all()
@@ -143,7 +143,7 @@ def test_all_zero_weights_give_minus_inf_not_nan():
 
 
 def test_large_magnitude_log_weights_are_stable():
-    """B26: exponentiating without subtracting the max would overflow here."""
+    """Exponentiating without subtracting the max would overflow here."""
     log_w = torch.tensor([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -999.0]],
                          dtype=torch.float32)
     out = sumo(log_w, torch.tensor([2, 2]))
@@ -154,7 +154,7 @@ def test_large_magnitude_log_weights_are_stable():
 
 @pytest.mark.parametrize("dtype, gap", [(torch.float64, 1000.0), (torch.float32, 120.0)])
 def test_widely_spread_log_weights_match_shifted_naive_sum(dtype, gap):
-    """B26: a weight far below its row's maximum must not underflow to an empty prefix.
+    """A weight far below its row's maximum must not underflow to an empty prefix.
 
     IWAE_1 = -gap here is finite; exponentiating relative to the row maximum would give
     exp(-gap) = 0 (then IWAE_1 = -inf and SUMO = +inf). Reference: log-sum-exp with the
@@ -230,7 +230,7 @@ def test_integer_log_weights_are_treated_as_floats():
 
 
 def test_float_truncation_levels_are_a_clear_type_error():
-    # A float n_terms used to reach torch.gather and fail there.
+    # A float n_terms must not reach torch.gather and fail there.
     with pytest.raises(TypeError, match="n_terms must hold integer truncation levels"):
         sumo(torch.zeros(2, 4), torch.tensor([1.0, 2.0]))
 
@@ -241,7 +241,7 @@ _INF = math.inf
 @pytest.mark.parametrize("fn", [elbo, iwae, iwae_cumulative,
                                 lambda lw: sumo(lw, torch.tensor([1]))])
 def test_plus_inf_log_weights_are_a_clear_error(fn):
-    # elbo([[-inf, inf]]) and sumo([[1, inf, 2]], K=[1]) used to return NaN.
+    # elbo([[-inf, inf]]) and sumo([[1, inf, 2]], K=[1]) would otherwise return NaN.
     for log_w in ([[-_INF, _INF]], [[1.0, _INF, 2.0]]):
         with pytest.raises(ValueError, match=r"contains \+inf \(first at index \[0, 1\]\)"):
             fn(torch.tensor(log_w))
@@ -253,7 +253,7 @@ def test_plus_inf_from_log_weight_fn_is_a_clear_error():
 
 
 def test_nan_from_log_weight_fn_is_a_clear_error():
-    # used to give NaN estimates silently (sumo() itself refused NaN)
+    # NaN from the callback must not give NaN estimates silently (sumo() refuses NaN too)
     with pytest.raises(ValueError, match="log_weight_fn returned NaN"):
         sumo_sampled(lambda rows: torch.full((rows.shape[0],), math.nan), 3)
     with pytest.raises(ValueError, match="log_weight_fn returned NaN"):
@@ -263,7 +263,7 @@ def test_nan_from_log_weight_fn_is_a_clear_error():
 @pytest.mark.parametrize("fn", [elbo, iwae, iwae_cumulative,
                                 lambda lw: sumo(lw, torch.tensor([1]))])
 def test_complex_log_weights_are_a_type_error(fn):
-    # elbo / iwae used to return complex numbers, sumo a NotImplementedError
+    # not complex numbers from elbo / iwae, nor a NotImplementedError from sumo
     with pytest.raises(TypeError, match="log_w must be a real tensor"):
         fn(torch.tensor([[1.0 + 1j, 2.0, 0.5]]))
     with pytest.raises(TypeError, match="real numbers"):
@@ -274,8 +274,8 @@ def test_complex_log_weights_are_a_type_error(fn):
                                               (1.7, TypeError), (2.0, TypeError),
                                               (True, TypeError)])
 def test_min_terms_is_checked_by_every_entry_point(min_terms, error):
-    # sumo_sampled used to fail inside torch (RuntimeError / IndexError); sumo truncated
-    # 1.7 to 1 silently.
+    # sumo_sampled must not fail inside torch (RuntimeError / IndexError), nor sumo
+    # truncate 1.7 to 1 silently.
     with pytest.raises(error, match="min_terms"):
         sumo(torch.zeros(1, 6), torch.tensor([1]), min_terms=min_terms)
     with pytest.raises(error, match="min_terms"):
@@ -311,7 +311,7 @@ def test_log_weight_fn_outputs_are_converted_or_refused_clearly():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 def test_unavailable_device_is_a_value_error():
-    # used to be torch's AssertionError "Torch not compiled with CUDA enabled"
+    # a ValueError, not torch's AssertionError "Torch not compiled with CUDA enabled"
     with pytest.raises(ValueError, match="CUDA is not available"):
         sumo_sampled(lambda rows: torch.zeros(rows.shape[0]), 3, device="cuda")
     with pytest.raises(ValueError, match="not a torch device"):
@@ -319,7 +319,7 @@ def test_unavailable_device_is_a_value_error():
 
 
 def test_truncation_level_impossible_under_kind_is_an_error():
-    # K = 3 with kind="harmonic", cap=2 has probability 0; it used to give +inf.
+    # K = 3 with kind="harmonic", cap=2 has probability 0; its weight would be +inf.
     log_w = torch.tensor([[1.0, 2.0, 3.0, 4.0]])
     with pytest.raises(ValueError, match=r"K = 3 is impossible.*cap=2"):
         sumo(log_w, torch.tensor([3]), kind="harmonic", cap=2)

@@ -52,7 +52,7 @@ def test_bad_truncation_parameters_raise():
 @pytest.mark.parametrize("n, error", [(-1, ValueError), (2.5, TypeError), (3.0, TypeError),
                                       (True, TypeError), ("3", TypeError)])
 def test_bad_number_of_draws_is_a_clear_error(n, error):
-    # -1 used to fail inside torch; 2.5 was silently truncated to 2 draws.
+    # -1 must not fail inside torch, nor 2.5 be silently truncated to 2 draws.
     with pytest.raises(error, match="n must be"):
         sample_truncation(n)
 

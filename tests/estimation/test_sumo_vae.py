@@ -1,4 +1,4 @@
-"""SUMOVAE: B26 stability cases, B18 seeding, a quick fit on binarised digits, errors."""
+"""SUMOVAE: numerical stability, seeding, a quick fit on binarised digits, errors."""
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ def fitted(normal_data):
     return SUMOVAE(**FAST).fit(normal_data)
 
 
-def test_b26_scores_have_right_shapes_and_are_finite(fitted, normal_data):
+def test_scores_have_right_shapes_and_are_finite(fitted, normal_data):
     s20 = fitted.score_samples(normal_data[:20])
     s1 = fitted.score_samples(normal_data[:1])
     assert s20.shape == (20,) and s1.shape == (1,)
@@ -29,13 +29,13 @@ def test_b26_scores_have_right_shapes_and_are_finite(fitted, normal_data):
     assert np.isfinite(fitted.score(normal_data))
 
 
-def test_b26_far_outlier_scores_low_without_nan(fitted, normal_data):
+def test_far_outlier_scores_low_without_nan(fitted, normal_data):
     out = fitted.score_samples(np.array([[1e4, -1e4]]))
     assert not np.isnan(out).any()
     assert out[0] < np.median(fitted.score_samples(normal_data))
 
 
-def test_b26_large_magnitude_data_gives_finite_estimates(normal_data):
+def test_large_magnitude_data_gives_finite_estimates(normal_data):
     X = normal_data * 1000 + 5000
     vae = SUMOVAE(**FAST).fit(X)
     s = vae.score_samples(X[:20])
@@ -44,14 +44,14 @@ def test_b26_large_magnitude_data_gives_finite_estimates(normal_data):
     assert np.median(s) < -10
 
 
-def test_b26_default_model_fits_200_normal_points(normal_data):
-    """The field case calls the estimator with its defaults."""
+def test_default_model_fits_200_normal_points(normal_data):
+    """The defaults fit a small 2-D data set with finite scores and losses."""
     vae = SUMOVAE(random_state=0).fit(normal_data)
     assert np.isfinite(vae.score_samples(normal_data[:20])).all()
     assert np.isfinite(vae.loss_curve_).all()
 
 
-def test_b18_random_state_reproducible(normal_data):
+def test_random_state_reproducible(normal_data):
     torch.manual_seed(3)
     np.random.seed(3)
     state = torch.random.get_rng_state()

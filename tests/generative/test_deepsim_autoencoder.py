@@ -210,3 +210,9 @@ def test_one_class_y_for_the_auto_comparator_is_refused(digits):
     est = DeePSiMAutoencoder(**{**TINY, "max_epochs": 1}, lambda_feat=0,
                              random_state=0).fit(X[:12], np.zeros(12))
     assert "unused" in est.comparator_description_
+
+
+def test_all_loss_weights_zero_is_refused():
+    est = DeePSiMAutoencoder(lambda_img=0, lambda_feat=0, lambda_adv=0, max_epochs=1)
+    with pytest.raises(ValueError, match="lambda_img, lambda_feat and lambda_adv are all 0"):
+        est.fit(np.random.RandomState(0).rand(8, 64))

@@ -96,3 +96,9 @@ def test_y_of_another_length_is_rejected(digits):
     for n_y in (99, 101):
         with pytest.raises(ValueError, match="inconsistent numbers of samples"):
             FeatureInverter(**TINY, random_state=0).fit(X[:100], y[:n_y])
+
+
+def test_all_loss_weights_zero_is_refused():
+    est = FeatureInverter(lambda_img=0, lambda_feat=0, lambda_adv=0, max_epochs=1)
+    with pytest.raises(ValueError, match="lambda_img, lambda_feat and lambda_adv are all 0"):
+        est.fit(np.random.RandomState(0).rand(8, 64))

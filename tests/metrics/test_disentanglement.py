@@ -1,4 +1,4 @@
-"""Disentanglement scores: oracles, sanity of perfect/rotated/random codes, cases B23 and B24."""
+"""Disentanglement scores: oracles, perfect/rotated/random codes, dead latents, code sizes."""
 
 import warnings
 
@@ -50,7 +50,7 @@ def _rotated(factors):
 
 
 def _with_dead(codes, seed=0):
-    """Append a constant column and a 1e-13-noise column (dead latents, case B23)."""
+    """Append a constant column and a 1e-13-noise column (dead latents)."""
     rng = np.random.RandomState(seed)
     return np.column_stack([codes, np.full(len(codes), 3.0), 1e-13 * rng.normal(size=len(codes))])
 
@@ -375,8 +375,8 @@ def test_interventional_scores_accept_a_fitted_transformer():
     assert 0.0 <= s <= 1.0
 
 
-# ----------------------------------------------------------------------------- B23
-def test_b23_mig_with_a_constant_factor_equals_mig_of_the_others():
+# -------------------------------------------------------------------- dead latents
+def test_mig_with_a_constant_factor_equals_mig_of_the_others():
     f = _factors(8)
     f3 = np.column_stack([f[:, 0], np.full(N, 2), f[:, 1:]])
     z = _partial(f, 8)
@@ -388,7 +388,7 @@ def test_b23_mig_with_a_constant_factor_equals_mig_of_the_others():
     assert value == pytest.approx(mutual_info_gap(f, z))
 
 
-def test_b23_mig_single_factor_single_code_is_finite():
+def test_mig_single_factor_single_code_is_finite():
     f = _factors(9)[:, :1]
     assert mutual_info_gap(f, f + 0.0) == pytest.approx(1.0, abs=1e-12)
     z = np.random.RandomState(0).normal(size=(N, 1))
@@ -396,7 +396,7 @@ def test_b23_mig_single_factor_single_code_is_finite():
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLE_METRICS))
-def test_b23_dead_latents_change_no_sample_based_score(name):
+def test_dead_latents_change_no_sample_based_score(name):
     f = _factors(10)
     z = _partial(f, 10)
     with warnings.catch_warnings():
@@ -407,7 +407,7 @@ def test_b23_dead_latents_change_no_sample_based_score(name):
     assert abs(dead - base) <= 0.05
 
 
-def test_b23_dead_latents_change_no_interventional_score():
+def test_dead_latents_change_no_interventional_score():
     ds = FactorsAsObservations()
     mix = np.random.RandomState(1).normal(size=(3, 3))
 
@@ -428,7 +428,7 @@ def test_b23_dead_latents_change_no_interventional_score():
             assert abs(dead - base) <= 0.05, score.__name__
 
 
-def test_b23_factor_vae_zero_variance_dimension_does_not_capture_votes():
+def test_factor_vae_zero_variance_dimension_does_not_capture_votes():
     ds = FactorsAsObservations()
 
     def rep(x):
@@ -440,7 +440,7 @@ def test_b23_factor_vae_zero_variance_dimension_does_not_capture_votes():
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLE_METRICS))
-def test_b23_nan_and_constant_codes_raise_clear_errors(name):
+def test_nan_and_constant_codes_raise_clear_errors(name):
     f = _factors(11)
     z = _partial(f, 11)
     z[5, 1] = np.nan
@@ -463,10 +463,10 @@ def test_interventional_scores_reject_constant_codes_and_nan_codes():
         beta_vae_score(FactorsAsObservations((1, 1)), lambda x: x, **kw)
 
 
-# ----------------------------------------------------------------------------- B24
+# ------------------------------------------------------------------------ code size
 @pytest.mark.parametrize("name", sorted(SAMPLE_METRICS))
 @pytest.mark.parametrize("n_codes", [5, 1])
-def test_b24_code_size_differs_from_number_of_factors(name, n_codes):
+def test_code_size_differs_from_number_of_factors(name, n_codes):
     f = _factors(12, sizes=(4, 3))
     rng = np.random.RandomState(12)
     z = np.column_stack([f + 0.1 * rng.normal(size=f.shape), rng.normal(size=(N, 3))])
@@ -475,7 +475,7 @@ def test_b24_code_size_differs_from_number_of_factors(name, n_codes):
 
 
 @pytest.mark.parametrize("n_codes", [5, 1])
-def test_b24_interventional_code_size_differs_from_number_of_factors(n_codes):
+def test_interventional_code_size_differs_from_number_of_factors(n_codes):
     ds = FactorsAsObservations((4, 3))
     noise = np.random.RandomState(0)
 
@@ -770,3 +770,11 @@ def test_text_factors_get_a_clear_error():
     codes = np.random.RandomState(0).rand(20, 3)
     with pytest.raises(ValueError, match="factors must hold numbers; it holds 'x'"):
         mutual_info_gap(factors, codes)
+
+
+def test_disentanglement_scorer_names_an_estimator_without_transform():
+    rng = np.random.RandomState(0)
+    X, factors = rng.rand(20, 3), rng.randint(0, 3, size=(20, 2))
+    with pytest.raises(TypeError, match="LinearRegression has no transform method"):
+        make_disentanglement_scorer("mutual_info_gap")(LinearRegression().fit(X, factors),
+                                                       X, factors)

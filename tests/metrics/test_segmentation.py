@@ -311,13 +311,13 @@ def test_bad_thresholds_labels_and_tolerance_are_refused():
     a = np.zeros((2, 8, 8), dtype=int)
     a[:, 2:5, 2:5] = 1
     with pytest.raises(ValueError, match=r"iou_thresholds\[0\] is nan"):
-        mask_average_precision(a, a, iou_thresholds=[np.nan])  # was 1.0
+        mask_average_precision(a, a, iou_thresholds=[np.nan])  # not 1.0
     with pytest.raises(ValueError, match="non-empty"):
-        mask_average_precision(a, a, iou_thresholds=[])  # was NaN with warnings
+        mask_average_precision(a, a, iou_thresholds=[])  # not NaN with warnings
     with pytest.raises(ValueError, match=r"labels\[0\] is 1.5"):
-        semantic_mean_iou(a, a, labels=[1.5])  # was class 1
+        semantic_mean_iou(a, a, labels=[1.5])  # not class 1
     with pytest.raises(ValueError, match=r"labels\[1\] is -1"):
-        semantic_mean_iou(a, a, labels=[0, -1])  # was NaN
+        semantic_mean_iou(a, a, labels=[0, -1])  # not NaN
     assert semantic_mean_iou(a, a, labels=[0, 1.0]) == 1.0
     with pytest.raises(ValueError, match="not the bool True"):
         boundary_f_score(a, a, tolerance=True)
@@ -325,7 +325,7 @@ def test_bad_thresholds_labels_and_tolerance_are_refused():
 
 def test_boundary_f_score_without_boundaries_compares_the_object_pixels():
     empty, full = np.zeros((16, 16), dtype=int), np.ones((16, 16), dtype=int)
-    assert boundary_f_score(empty, full) == 0.0  # was 1.0
+    assert boundary_f_score(empty, full) == 0.0  # not 1.0: the object pixels differ
     assert boundary_f_score(full, full * 3) == 1.0 and boundary_f_score(empty, empty) == 1.0
 
 

@@ -133,7 +133,7 @@ def test_gradient_check_on_tiny_molecule():
 
 
 def test_batch_norm_batch_of_one_atom_in_training_mode():
-    """B15: a batch holding one single-atom molecule must not fail in training."""
+    """A batch holding one single-atom molecule must not fail in training."""
     bn = AtomBatchNorm(3).train()
     out = bn(torch.ones(1, 3))
     torch.testing.assert_close(out, torch.full((1, 3), 0.5))  # (1 - 0) / (1 + 1)

@@ -96,7 +96,7 @@ def test_group_norm_matches_its_definition():
 
 
 def test_batch_norm_accepts_a_training_batch_of_one():
-    # B15: torch's BatchNorm1d raises "Expected more than 1 value per channel".
+    # A batch of one: torch's BatchNorm1d raises "Expected more than 1 value per channel".
     layer = BatchNorm1d(4).train()
     layer(torch.randn(8, 4))
     before = layer.running_mean.clone()
@@ -127,8 +127,8 @@ def test_encoders_map_to_n_components(norm):
 @pytest.mark.parametrize("norm", ["batch", "group", "layer", None])
 @pytest.mark.parametrize("n_components", [1, 2, 3, 8])
 def test_encoder_outputs_are_not_normalised(norm, n_components):
-    # The output layer used to be Linear -> norm -> ReLU: group norm with one feature per
-    # group (n_components <= num_groups) or layer norm over 1-2 features mapped every
+    # A norm on the output layer would collapse it: group norm with one feature per
+    # group (n_components <= num_groups) or layer norm over 1-2 features maps every
     # input to (nearly) the same point.
     torch.manual_seed(0)
     encoders = [MLPEncoder(10, n_components, hidden_layer_sizes=(16,), norm=norm),

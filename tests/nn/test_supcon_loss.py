@@ -141,7 +141,7 @@ def test_anchors_without_positives_are_left_out_of_the_mean():
 
 
 def _edge_cases():
-    yield "class of one (B21)", torch.randn(21, 1, 8), torch.tensor(
+    yield "class of one", torch.randn(21, 1, 8), torch.tensor(
         [0] * 6 + [1] * 6 + [2] + [3] + [4] * 7)
     yield "class of one, two views", torch.randn(21, 2, 8), torch.tensor(
         [0] * 6 + [1] * 6 + [2] + [3] + [4] * 7)

@@ -14,7 +14,7 @@ TINY = dict(seeds=1, n_jobs=1, max_epochs=1, generator_steps=2, gan_steps=2, pnn
             transfer_seeds=2, transfer_epochs=1, low_data_epochs=1, hidden=(8,))
 
 
-def test_registered_under_its_issue_name():
+def test_registered_under_its_name():
     assert get_experiments()["continual"] is continual.EXPERIMENT
 
 

@@ -1,4 +1,4 @@
-"""The grover experiment's follow-up (issue 19): its pieces and a tiny end-to-end run."""
+"""The grover experiment's follow-up of the ESOL claim: its pieces and a tiny end-to-end run."""
 
 import numpy as np
 import pytest

@@ -62,3 +62,55 @@ def test_publish_writes_a_page_per_experiment_with_the_run_header(tmp_path, monk
     assert (docs / "figures" / "plot.png").read_bytes() == b"\x89PNG"
     assert "   fake" in (docs / "index.rst").read_text()
     assert main(["publish", "--report", str(out), "--to", str(docs), "--only", "nope"]) == 2
+
+
+def test_published_pages_and_reports_carry_no_local_paths(tmp_path, monkeypatch):
+    from sklearn_papers.reproduce import _registry
+
+    exp = Experiment(name="fake", title="Fake et al.: a claim", paper="F et al. 2024",
+                     run=_run)
+    monkeypatch.setattr(_registry, "get_experiments", lambda: {"fake": exp})
+    out, docs = tmp_path / "runs" / "fake_full", tmp_path / "docs"
+    assert main(["reproduce", "--out", str(out), "--verbose", "0"]) == 0
+    report = (out / "REPORT.md").read_text()
+    assert str(tmp_path) not in report
+    assert "`sklearn-papers reproduce --out fake_full --verbose 0`" in report
+    # a report whose header holds an absolute folder (written by hand, or by another tool)
+    (out / "REPORT.md").write_text(report.replace(
+        "--out fake_full", f"--out {out} --records=~/records"), encoding="utf-8")
+    assert main(["publish", "--report", str(out), "--to", str(docs)]) == 0
+    page = (docs / "fake.rst").read_text()
+    assert str(tmp_path) not in page and "~/records" not in page
+    assert "``sklearn-papers reproduce --out fake_full --records=records --verbose 0``" in page
+
+
+@pytest.mark.parametrize("words, expected", [
+    (["reproduce", "--out", "/home/me/runs/sumo/"], "sklearn-papers reproduce --out sumo"),
+    (["reproduce", "--out=../elsewhere/x", "--only", "sumo"],
+     "sklearn-papers reproduce --out=x --only sumo"),
+    (["publish", "--report", "C:\\Users\\me\\run", "--to", "docs/results"],
+     "sklearn-papers publish --report run --to docs/results"),
+    (["reproduce", "--out", "reports/full", "--records", "records"],
+     "sklearn-papers reproduce --out reports/full --records records"),
+])
+def test_portable_command_cuts_local_paths_only(words, expected):
+    from sklearn_papers.reproduce._report import portable_command
+
+    assert portable_command(words) == expected
+
+
+def test_committed_results_pages_carry_no_local_paths():
+    import re
+    import shlex
+    from pathlib import Path
+
+    from sklearn_papers.reproduce._report import portable_command
+
+    pages = sorted((Path(__file__).parents[2] / "docs" / "results").glob("*.rst"))
+    if not pages:
+        pytest.skip("no docs/results in this checkout")
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for command in re.findall(r"``(sklearn-papers [^`]*)``", text):
+            assert portable_command(shlex.split(command)[1:]) == command, (page.name, command)
+        assert not re.search(r"(?<![\w.])/(home|Users|tmp|work|root|mnt)/", text), page.name

@@ -230,3 +230,19 @@ def test_float_labels_beyond_int64_or_non_integral_name_item_and_value(scenes, v
         MaskRCNN(**TINY).fit(scenes.images[:2], y)
     with pytest.raises(ValueError, match=match.replace("y\\[", "semantic_maps\\[")):
         MaskRCNN(**TINY).fit(scenes.images[:2], scenes.instance_maps[:2], y)
+
+
+def test_complex_images_are_refused_not_cast():
+    # numpy would cast them to real with only a ComplexWarning, dropping the imaginary part
+    small = make_scenes(2, image_size=16, max_objects=2, random_state=0)
+    with pytest.raises(TypeError, match="real numeric array.*complex"):
+        MaskRCNN(max_epochs=1).fit(small.images + 1j, small.instance_maps)
+
+
+def test_ragged_image_list_names_the_odd_image():
+    small = make_scenes(2, image_size=16, max_objects=2, random_state=0)
+    X = [small.images[0], small.images[1], small.images[1][:8]]
+    y = [small.instance_maps[0], small.instance_maps[1], small.instance_maps[1][:8]]
+    with pytest.raises(ValueError, match=r"X\[0\] has shape \(16, 16, 3\) but X\[2\] has "
+                                         r"\(8, 16, 3\)"):
+        MaskRCNN(max_epochs=1).fit(X, y)
