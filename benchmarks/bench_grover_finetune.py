@@ -25,8 +25,10 @@ lines already there (read again before each fit) are skipped, so the run resumes
 several processes (e.g. one per data set) may append to one file. At the end (or with ``--summary``)
 one table per data set: per model the mean score +- the sample standard deviation over
 seeds, the per-seed scores and the mean wall and CPU seconds of a fit; then per checkpoint
-a verdict over the seeds both it and its scratch twin have: fine-tuning beats scratch when
-its mean is better (lower RMSE, higher ROC-AUC), with the number of seeds it wins. The
+a verdict over the seeds both it and its scratch twin have, by the reports' shared rule
+(``paired interval``, ``sklearn_papers.reproduce._claims``): fine-tuning beats scratch when
+the 90 % interval of its per-seed advantage (lower RMSE, higher ROC-AUC) lies above 0, does
+not when it lies at or below 0, and the run is inconclusive otherwise. The
 CPU seconds are ``time.process_time()`` of the fit with one torch thread; on a loaded
 machine they are a steadier measure than the wall time.
 
@@ -48,6 +50,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from sklearn_papers.reproduce._claims import Claim, judge
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -168,14 +172,15 @@ def verdict(name, per, tuned):
                 + "; ".join(f"{m} on seeds {v}" for m, v in diverged.items() if v) + ")")
     a = np.array([per[tuned][s][0] for s in both])
     b = np.array([per[scratch][s][0] for s in both])
-    beats = a.mean() > b.mean() if higher else a.mean() < b.mean()
+    judged = judge(Claim(f"fine-tuning from {tuned} beats scratch", "score", "paired interval",
+                         higher_is_better=higher), a, b)
     cpu = np.mean([per[tuned][s][2] for s in both]) / np.mean(
         [per[scratch][s][2] for s in both])
     note = "".join(f"; {m} diverged (training loss NaN) on seed(s) "
                    f"{' '.join(map(str, v))}, a seed it loses" for m, v in diverged.items() if v)
     means = "" if len(both) == len(seeds) else f" on seeds {' '.join(map(str, both))}"
-    return (f"{name}: fine-tuning from {tuned} {'BEATS' if beats else 'does NOT beat'} "
-            f"scratch ({a.mean():.3f} vs {b.mean():.3f}{means}, "
+    return (f"{name}: fine-tuning from {tuned} beats scratch: {judged.outcome.upper()} "
+            f"[{judged.short()}] ({a.mean():.3f} vs {b.mean():.3f}{means}, "
             f"{'+' if (a.mean() > b.mean()) else '-'}{abs(a.mean() - b.mean()):.3f}; "
             f"wins {wins} of {len(seeds)} seeds"
             f" ({' '.join(str(s) for s, w in zip(seeds, won) if w) or 'none'} of "
@@ -222,9 +227,9 @@ def summary(args):
     for tuned in PAIRS:
         lines = [line for t, line in verdicts if t == tuned]
         if lines:
-            n_beat = sum("BEATS" in line for line in lines)
-            print(f"\n{tuned}: fine-tuning beats scratch on {n_beat} of {len(lines)} data "
-                  "sets measured" + (" (target: every one of the four)"))
+            n_beat = sum(": HOLDS [" in line for line in lines)
+            print(f"\n{tuned}: fine-tuning beats scratch (paired interval over seeds) on "
+                  f"{n_beat} of {len(lines)} data sets measured (target: every one of the four)")
 
 
 def main():
