@@ -5,9 +5,10 @@ stratified 70/30 train/test split and the same small conv encoder of
 :mod:`sklearn_papers.contrastive`.
 """
 
-from contextlib import contextmanager
 
 import numpy as np
+
+from sklearn_papers.reproduce._common import one_torch_thread  # noqa: F401 (re-export)
 
 __all__ = []
 
@@ -47,22 +48,3 @@ def verdict(a, b, *, margin=0.0):
     from sklearn_papers.reproduce._claims import Claim, judge
 
     return judge(Claim("A beats B", "", "paired interval", margin=margin), a, b).short()
-
-
-@contextmanager
-def one_torch_thread():
-    """Run torch with one intra-op thread, restoring the caller's setting afterwards.
-
-    These nets are small (batches of 2 to 256 images of 8x8), so per-step overhead
-    dominates and a second thread gains little, while on a busy machine the threads wait
-    on each other: on a shared 2-core machine one quick ``supcon`` fit (8 epochs) took
-    3-7 s wall with one thread and 17-38 s with two.
-    """
-    import torch
-
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(n_threads)

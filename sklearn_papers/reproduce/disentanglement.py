@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from sklearn_papers.reproduce._common import one_torch_thread
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import markdown_table
@@ -99,7 +100,6 @@ def _evaluate(name, model, data, sets, cfg, seed0):
 
 
 def run(ctx):
-    import torch
     from scipy.stats import spearmanr
     from sklearn.decomposition import PCA
     from sklearn.random_projection import GaussianRandomProjection
@@ -127,22 +127,18 @@ def run(ctx):
     models.append(("random projection", GaussianRandomProjection(
         cfg["n_components"], compute_inverse_components=True, random_state=seed0)))
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small MLPs: one thread is as fast and robust to contention
     # one representation per cached part: ``--resume`` skips the finished ones; --quick
     # evaluates them side by side on two worker processes, the full run in this process
     parts = [(name, _evaluate, (name, model, data, sets, cfg, seed0),
               {"cfg": cfg, "seed": seed0, "model": model.get_params()})
              for name, model in models]
-    try:
+    with one_torch_thread():  # small MLPs: one thread is as fast and robust to contention
         with ctx.progress(total=len(parts), desc="disentanglement") as bar:
             rows = cached_parts(ctx, parts, n_jobs=2 if ctx.quick else 1, progress=bar)
-        for row in rows:
-            ctx.log(f"  {row['representation']}: FactorVAE={row['FactorVAE']:.3f} "
-                    f"MIG={row['MIG']:.3f} acc@10={row['acc@10']:.3f} "
-                    f"({row['total (s)']:.0f} s)")
-    finally:
-        torch.set_num_threads(threads)
+    for row in rows:
+        ctx.log(f"  {row['representation']}: FactorVAE={row['FactorVAE']:.3f} "
+                f"MIG={row['MIG']:.3f} acc@10={row['acc@10']:.3f} "
+                f"({row['total (s)']:.0f} s)")
 
     corr_rows = []
     predictors = SCORES + ["-recon. MSE"]

@@ -19,9 +19,9 @@ Three parts:
 import time
 
 import numpy as np
-import torch
 
 from sklearn_papers.chem import MPNNClassifier, MPNNRegressor
+from sklearn_papers.reproduce._common import one_torch_thread
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._registry import Experiment, Section
@@ -307,15 +307,10 @@ def run(ctx):
     total = 2 * len(seeds) + (len(ABLATIONS) - 1) * len(ablation_seeds) + 3 * len(bbbp_seeds)
     start = time.perf_counter()
     # Molecule batches are small: one torch thread is faster than several, and far faster
-    # on a busy machine (OpenMP threads waiting on each other). Restored afterwards.
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with ctx.progress(total=total, desc="gilmer") as bar:
-            results = _regression(ctx, seeds, ablation_seeds, params, bar, n_jobs=n_jobs)
-            aucs, bbbp_note = _bbbp(ctx, bbbp_seeds, params, quick, bar, n_jobs=n_jobs)
-    finally:
-        torch.set_num_threads(n_threads)
+    # on a busy machine (OpenMP threads waiting on each other).
+    with one_torch_thread(), ctx.progress(total=total, desc="gilmer") as bar:
+        results = _regression(ctx, seeds, ablation_seeds, params, bar, n_jobs=n_jobs)
+        aucs, bbbp_note = _bbbp(ctx, bbbp_seeds, params, quick, bar, n_jobs=n_jobs)
     seconds = time.perf_counter() - start
 
     default = ABLATIONS[0][0]

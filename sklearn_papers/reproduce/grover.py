@@ -33,6 +33,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from sklearn_papers.reproduce._common import one_torch_thread
 from sklearn_papers.reproduce._parallel import cached_parts, worker_cpu_seconds
 from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._registry import Experiment, Section
@@ -171,14 +172,11 @@ def _better(name, a, b):
 
 def run(ctx):
     """Run the experiment (see the module docstring); return the report section."""
-    import torch
 
     settings = QUICK if ctx.quick else FULL
     seeds = tuple(ctx.random_state + s for s in settings["seeds"])
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # small graph model: one thread is fastest on a shared machine
     start = time.perf_counter()
-    try:
+    with one_torch_thread():  # small graph model: one thread is fastest on a shared machine
         scores, sizes, jobs, parts = {}, {}, [], []
         for name in PAPER:
             scores[name] = {m: [] for m in MODELS}
@@ -206,8 +204,6 @@ def run(ctx):
         follow_md, follow_fig, _ = followup(ctx, settings, seeds, scores["ESOL"])
         follow_seconds = time.perf_counter() - follow_start
         follow_cpu = time.process_time() + worker_cpu_seconds() - follow_cpu
-    finally:
-        torch.set_num_threads(threads)
 
     rows = []
     for name in PAPER:
