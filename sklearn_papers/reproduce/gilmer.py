@@ -29,7 +29,7 @@ from sklearn_papers.reproduce._report import format_mean_std, markdown_table
 
 __all__ = ["EXPERIMENT", "PEER_RMSE", "random_split"]
 
-#: Test RMSE (mean, std) of the peers on random splits, as given in the issue: MoleculeNet's
+#: Test RMSE (mean, std) of the peers on random splits, as published: MoleculeNet's
 #: MPNN (Wu et al. 2018) and chemprop's D-MPNN (Yang et al. 2019).
 PEER_RMSE = {
     "ESOL": {"MoleculeNet MPNN": (0.58, 0.03), "chemprop D-MPNN": (0.567, 0.026)},
