@@ -1,6 +1,7 @@
 """GenerativeReplayClassifier: replay really runs, sampling, class-incremental heads."""
 
 import pickle
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -204,3 +205,64 @@ def test_samples_are_clipped_to_the_range_seen_in_fit(replayed, split):
     est.partial_fit(X[50:100], y[50:100], task=1)
     np.testing.assert_array_equal(est.data_max_, np.maximum(X[:50] / 2, X[50:100]).max(0))
     assert (est.sample(100)[0] <= est.data_max_).all()
+
+
+def test_proportional_split_stays_within_one_row_of_each_quota():
+    from sklearn_papers.continual._generative_replay_classifier import _proportional_split
+
+    for total, counts in [(16, np.full(21, 16.0)), (16, np.full(10, 5.0)), (7, [1, 2, 4]),
+                          (100, [3, 0, 97]), (0, [1, 1])]:
+        counts = np.asarray(counts, dtype=float)
+        share = _proportional_split(total, counts, np.random.default_rng(0))
+        quota = total * counts / counts.sum()
+        assert share.sum() == total
+        assert np.all(np.abs(share - quota) < 1), (share, quota)
+        np.testing.assert_array_equal(
+            share, _proportional_split(total, counts, np.random.default_rng(0)))
+    # ties go to a random subset, not always to the first sources
+    shares = [_proportional_split(16, np.full(21, 16.0), np.random.default_rng(s))
+              for s in range(4)]
+    assert len({tuple(s) for s in shares}) > 1
+
+
+def _long_stream(n_tasks):
+    """The field stream: tasks of 32 rows (16 per label), features shifted by 0.2 per task.
+
+    Returns the estimator, its pickle size after 11 and 21 tasks and the ``(task, label, rows)``
+    of every generator draw of the last call.
+    """
+    est = GenerativeReplayClassifier(hidden_layer_sizes=(8,), max_epochs=1, generator_steps=5,
+                                     generator_hidden=8, n_latent=2, random_state=0)
+    rng = np.random.RandomState(0)
+    y = np.r_[np.zeros(16), np.ones(16)].astype(int)
+    sizes, drawn = {}, []
+    original = GenerativeReplayClassifier._draw
+
+    def draw(self, src, n, g):
+        drawn.append((src["task"], int(src["label"]), n))
+        return original(self, src, n, g)
+
+    for t in range(n_tasks):
+        X = rng.randn(32, 4) + 0.2 * t
+        if t < n_tasks - 1:
+            est.partial_fit(X, y, task=t)
+        else:
+            with mock.patch.object(GenerativeReplayClassifier, "_draw", draw):
+                est.partial_fit(X, y, task=t)
+        if t + 1 in (11, 21):
+            sizes[t + 1] = len(pickle.dumps(est))
+    return est, sizes, drawn
+
+
+def test_replay_is_shared_by_every_earlier_task_of_a_long_stream():
+    est, sizes, drawn = _long_stream(22)
+    for label in (0, 1):
+        rows = {t: n for t, lab, n in drawn if lab == label}
+        assert sum(rows.values()) == 16  # one call's mean class size
+        assert len(rows) >= 8 and max(rows.values()) <= 5, rows
+        assert set(rows) <= set(range(21))
+    # the split is seeded: a refit replays from the same generators
+    assert sorted(_long_stream(22)[2]) == sorted(drawn)
+    # replay per call is flat, and the pickle grows no faster than the stream
+    assert est.n_replayed_ == [0] + [32] * 21
+    assert sizes[21] <= 2.5 * sizes[11]
