@@ -7,6 +7,8 @@ first appearance. ``task`` (and ``sample_weight``) are ordinary keyword argument
 scikit-learn's metadata routing generates ``set_fit_request(task=...)`` and friends.
 """
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -106,6 +108,8 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
             self.task_classes_ = {}
             self.n_tasks_ = 0
         if tasks is None:
+            if not reset and self.n_tasks_:
+                self._warn_new_labels_without_task(y, weight)
             tasks = [self.tasks_[-1] if self.n_tasks_ else 0] * len(X)
         X = _as_float32(X)
         groups = _in_order_of_appearance(tasks)
@@ -125,6 +129,31 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
             self._learn_rows(X[rows], y[rows], None if weight is None else weight[rows],
                              key, classes)
         return self
+
+    def _warn_new_labels_without_task(self, y, weight):
+        """One UserWarning when a ``partial_fit`` without ``task`` brings unseen labels.
+
+        Without ``task`` the rows continue the latest task; new labels more often mean that
+        the caller forgot to name a new task, which a continual learner cannot guess.
+        """
+        seen = y if weight is None else y[weight > 0]
+        try:
+            new = np.setdiff1d(np.unique(seen), self.classes_)
+        except TypeError:  # mixed label types: refused with its own message later
+            return
+        if not new.size:
+            return
+        latest = self.tasks_[-1]
+        ints = [t for t in self.tasks_ if isinstance(t, Integral) and not isinstance(t, bool)]
+        suggestion = max(ints) + 1 if len(ints) == len(self.tasks_) else "<new task id>"
+        import warnings
+
+        warnings.warn(
+            f"partial_fit got labels {new.tolist()} never seen before and no task=, so "
+            f"these rows continue the latest task {latest!r} (learnt tasks: "
+            f"{list(self.tasks_)}). If they start a new task, name it: "
+            f"partial_fit(X, y, task={suggestion!r}); passing task={latest!r} continues "
+            "the latest task without this warning.", UserWarning, stacklevel=5)
 
     def _learn_rows(self, X, y, weight, task, classes):
         known = list(self.tasks_)

@@ -267,7 +267,9 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         task : int, str, or array-like of one repeated id, default=None
             The task. A new id starts a task (the current model becomes the "previous"
             one, its posterior the prior); the latest id continues it. None: the latest
-            task (task 0 on the first call).
+            task (task 0 on the first call); labels never seen before then give a
+            ``UserWarning`` naming them and the ``task=`` to pass, since they usually
+            mean a new task.
         classes : array-like, default=None
             Labels to add to the head now even if this call's ``y`` lacks them; not needed.
         sample_weight : array-like of shape (n_samples,), default=None
