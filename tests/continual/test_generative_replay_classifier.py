@@ -110,7 +110,7 @@ def test_new_classes_arrive_without_a_classes_list(split):
                                      random_state=0)
     for labels in ([0], [1, 2], [3]):  # one task, continued with new labels
         rows = np.isin(y, labels)
-        est.partial_fit(X[rows], y[rows])
+        est.partial_fit(X[rows], y[rows], task=0)
     np.testing.assert_array_equal(est.classes_, [0, 1, 2, 3])
     assert est.n_tasks_ == 1 and est.predict_proba(X[:3]).shape == (3, 4)
     est.partial_fit(X[y == 9], y[y == 9], task="next")  # a single-class task
