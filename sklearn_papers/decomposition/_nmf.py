@@ -526,12 +526,11 @@ def _beta_divergence(Xop, W, H, beta_loss):
             sq = torch.dot(xv, xv)
             cross = _dot64(torch.mm(X64, H64.T), W64)
             quad = _dot64(torch.mm(W64.T, W64), torch.mm(H64, H64.T))
-            return float(0.5 * (sq - 2.0 * cross + quad).clamp_min(0.0))
+            return _checked_divergence(0.5 * (sq - 2.0 * cross + quad))
         wh = torch.sparse.sampled_addmm(X64, W64, H64, beta=0.0).values()
         sum_wh = torch.dot(W64.sum(0), H64.sum(1))
-        x_log = torch.where(xv > 0, xv * torch.log(xv / wh), 0.0)
-        res = x_log.sum() - xv.sum() + sum_wh
-        return float(res.clamp_min(0.0))
+        res = _x_log_x_over_wh(xv, wh).sum() - xv.sum() + sum_wh
+        return _checked_divergence(res)
     n, m = Xop.shape
     rows = max(1, (_CHUNK_CUDA if Xop.is_cuda else 1 << 20) // m)
     acc = torch.zeros((), dtype=torch.float64, device=Xop.device)
@@ -541,10 +540,34 @@ def _beta_divergence(Xop, W, H, beta_loss):
         if beta_loss == "frobenius":
             acc += 0.5 * ((Xb - WHb) ** 2).sum()
         else:
-            # 0 log(0 / WH) = 0 even where WH = 0 (factors from other solvers may hold 0)
-            x_log = torch.where(Xb > 0, Xb * torch.log(Xb / WHb), 0.0)
-            acc += (x_log - Xb + WHb).sum()
-    return float(acc.clamp_min(0.0))
+            acc += (_x_log_x_over_wh(Xb, WHb) - Xb + WHb).sum()
+    return _checked_divergence(acc)
+
+
+def _x_log_x_over_wh(X, WH):
+    """``X log(X / WH)`` entrywise, as ``xlogy(X, X) - xlogy(X, WH)`` (float64 tensors).
+
+    ``0 log(0 / WH) = 0`` even where ``WH = 0`` (factors from other solvers may hold 0).
+    The ratio ``X / WH`` is never formed: for a subnormal X entry (1e-323) it underflows
+    to 0 and its log is -inf, while each log here is finite and the term is about 1e-320.
+    """
+    return torch.special.xlogy(X, X) - torch.special.xlogy(X, WH)
+
+
+def _checked_divergence(value):
+    """A divergence tensor as a float >= 0; a non-finite one raises instead of hiding.
+
+    Rounding can leave a divergence of (nearly) exact factors a little below 0; that is
+    reported as 0. A non-finite value (``WH = 0`` where ``X > 0``, or an overflow) raises
+    ``ValueError``.
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(
+            f"the beta divergence of X and W @ H is {value}: W @ H is 0 where X > 0, or "
+            "the products overflow. Rescale X, or use factors that are positive wherever "
+            "X is.")
+    return max(value, 0.0)
 
 
 def _fit_multiplicative_update(Xop, W, H, *, beta_loss="frobenius", max_iter=200, tol=1e-4,
@@ -1130,8 +1153,8 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 l1_reg_W=l1_W, l1_reg_H=l1_H, l2_reg_W=l2_W, l2_reg_H=l2_H, update_H=True,
                 eps=eps, verbose=self.verbose,
             )
+            _check_finite_factors(X, Wt, Ht)
             divergence = _beta_divergence(Xop, Wt, Ht, self.beta_loss)
-        _check_finite_factors(X, Wt, Ht)
         if n_iter == self.max_iter and self.tol > 0:
             warnings.warn(f"Maximum number of iterations {self.max_iter} reached. Increase "
                           "it to improve convergence.", ConvergenceWarning, stacklevel=2)

@@ -580,3 +580,37 @@ def test_underflow_is_reported_as_underflow():
         NMF(3, init="random", random_state=0, max_iter=50).fit(X)
     model = NMF(3, init="random", random_state=0, max_iter=50).fit(X.astype(np.float64))
     assert np.isfinite(model.components_).all()
+
+
+@pytest.mark.parametrize("container", [np.asarray, sp.csr_matrix])
+def test_kl_reconstruction_error_with_a_subnormal_entry(container):
+    # X / WH underflows to 0 at a subnormal X entry; its log must not make the error -inf
+    X = np.abs(np.random.RandomState(0).randn(10, 3)) * 10
+    X_zero = X.copy()
+    X_zero[0, 0] = 0.0
+    X[0, 0] = 1e-323
+    model = NMF(1, beta_loss="kullback-leibler", random_state=0).fit(container(X))
+    zero = NMF(1, beta_loss="kullback-leibler", random_state=0).fit(container(X_zero))
+    assert model.reconstruction_err_ > 11
+    assert_allclose(model.reconstruction_err_, zero.reconstruction_err_, rtol=1e-7)
+    assert_allclose(model.reconstruction_err_, np.sqrt(2 * model.loss_curve_[-1]), rtol=1e-7)
+    ref = SkNMF(1, beta_loss="kullback-leibler", solver="mu", random_state=0).fit(X)
+    assert_allclose(model.reconstruction_err_, ref.reconstruction_err_, rtol=1e-7)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_beta_divergence_of_subnormal_entries_is_finite_and_non_finite_raises(sparse):
+    rng = np.random.RandomState(1)
+    W, H = rng.rand(6, 2) + 0.1, rng.rand(2, 5) + 0.1
+    X = W @ H
+    X[1, 2] = 5e-324
+    X[3, 4] = 2.2e-310
+    Xop = _nmf._to_operand(sp.csr_matrix(X) if sparse else X, torch.device("cpu"))
+    got = _nmf._beta_divergence(Xop, torch.from_numpy(W), torch.from_numpy(H),
+                                "kullback-leibler")
+    assert_allclose(got, naive_objective(np.where(X < 1e-300, 0, X), W, H,
+                                         "kullback-leibler"), rtol=1e-10)
+    W[1] = 0.0  # WH = 0 where X > 0: the divergence is infinite, never reported as 0
+    with pytest.raises(ValueError, match="divergence of X and W @ H is inf"):
+        _nmf._beta_divergence(Xop, torch.from_numpy(W), torch.from_numpy(H),
+                              "kullback-leibler")
