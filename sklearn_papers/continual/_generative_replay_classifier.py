@@ -289,6 +289,14 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         self._check_params()
         return self._fit(X, y, task, sample_weight, classes, reset=False)
 
+    def _observe(self, X):
+        """Widen ``data_min_`` / ``data_max_``, the per-feature range of every row learnt
+        so far (in the training precision), which bounds the rows :meth:`sample` returns."""
+        low, high = X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64)
+        if hasattr(self, "data_min_"):
+            low, high = np.minimum(self.data_min_, low), np.maximum(self.data_max_, high)
+        self.data_min_, self.data_max_ = low, high
+
     def _learn(self, X, y, weight, task, new_task, seed):
         import torch
 
@@ -297,11 +305,6 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         from sklearn_papers.nn._skorch import build_net, loss_curve, torch_seeded
 
         device = self._check_params()
-        # per-feature range of every row learnt so far: bounds the rows sample() returns
-        low, high = X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64)
-        if hasattr(self, "data_min_"):
-            low, high = np.minimum(self.data_min_, low), np.maximum(self.data_max_, high)
-        self.data_min_, self.data_max_ = low, high
         with torch_seeded(seed, device):
             if not hasattr(self, "classifier_"):
                 mean = X.mean(axis=0, dtype=np.float64)

@@ -266,3 +266,28 @@ def test_replay_is_shared_by_every_earlier_task_of_a_long_stream():
     # replay per call is flat, and the pickle grows no faster than the stream
     assert est.n_replayed_ == [0] + [32] * 21
     assert sizes[21] <= 2.5 * sizes[11]
+
+
+DEGENERATE = {
+    "one value": (np.full((10, 4), 3.0), np.r_[np.zeros(5), np.ones(5)]),
+    # float64 values that float32 (the network's precision) cannot hold exactly
+    "one row per class": (np.random.RandomState(0).randn(2, 4) + 0.1, np.array([0, 1])),
+    "constant rows": (np.repeat(np.linspace(0, 1, 10)[:, None], 4, axis=1),
+                      np.r_[np.zeros(5), np.ones(5)]),
+}
+
+
+@pytest.mark.parametrize("generator", ["vae", "gan", "buffer"])
+@pytest.mark.parametrize("case", sorted(DEGENERATE))
+def test_samples_stay_in_the_training_range_on_degenerate_data(case, generator):
+    X, y = DEGENERATE[case]
+    est = GenerativeReplayClassifier(hidden_layer_sizes=(4,), max_epochs=1, generator=generator,
+                                     generator_steps=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.data_min_, X.min(0))
+    np.testing.assert_array_equal(est.data_max_, X.max(0))
+    Xs, _ = est.sample(50)
+    assert Xs.dtype == X.dtype and np.isfinite(Xs).all()
+    assert (Xs >= X.min(0)).all() and (Xs <= X.max(0)).all()
+    proba = est.predict_proba(X)
+    assert (proba >= 0).all() and (proba <= 1).all()
+    np.testing.assert_allclose(proba.sum(1), 1, rtol=1e-5)
