@@ -90,7 +90,9 @@ def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_coun
     traj = rollout(core, net, params, n_steps, gen)
     obs = traj["obs"].numpy()
     reward = traj["reward"].double().numpy()
-    done = traj["done"].numpy()
+    # a Monte-Carlo return ends with its episode, of either kind: there is no value to
+    # bootstrap from after a time limit, so visits shortly before one count a shorter sum
+    done = (traj["terminated"] | traj["truncated"]).numpy()
     burn = min(n_steps // 3, 700)
     out = {}
     for g in discounts:

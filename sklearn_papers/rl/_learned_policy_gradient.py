@@ -23,7 +23,7 @@ from sklearn_papers.utils._sklearn_compat import Interval, _fit_context, check_i
 
 __all__ = ["LearnedPolicyGradient"]
 
-_FORMAT = "sklearn_papers.rl.LearnedPolicyGradient/1"
+_FORMAT = "sklearn_papers.rl.LearnedPolicyGradient/2"
 
 
 class LearnedPolicyGradient(_BaseRLEstimator):
@@ -32,9 +32,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     The agent has a policy ``pi(a|s)`` and a prediction vector ``y(s)`` of width
     ``prediction_size`` whose meaning is not fixed in advance. The update rule is a backward
     LSTM (:class:`sklearn_papers.nn._lpg.LPGUpdateRule`) that reads, for every step of a
-    rollout, ``r_t``, the episode-end flag, ``gamma``, ``pi(a_t|s_t)``, ``phi(y(s_t))`` and
-    ``phi(y(s_t+1))``, and outputs a scalar ``pi_hat_t`` and a vector ``y_hat_t``. The agent
-    takes one SGD step on ``mean_t[-pi_hat_t log pi(a_t|s_t) + prediction_weight
+    rollout, ``r_t``, the termination flag, the truncation (time-limit) flag, ``gamma``,
+    ``pi(a_t|s_t)``, ``phi(y(s_t))`` and ``phi(y(s_t+1))``, and outputs a scalar ``pi_hat_t``
+    and a vector ``y_hat_t``. The agent takes one SGD step on ``mean_t[-pi_hat_t log pi(a_t|s_t) + prediction_weight
     ||y(s_t) - y_hat_t||^2 / 2]`` (the paper's agent update, with a squared error in place of the
     KL divergence of a softmax ``y``).
 
@@ -421,7 +421,13 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                              f"that torch can read (format {_FORMAT!r}; torch raised "
                              f"{kind}); it is damaged or of another kind. "
                              "Save the rule again with LearnedPolicyGradient.save.") from exc
-        if not isinstance(blob, dict) or blob.get("format") != _FORMAT:
+        fmt = blob.get("format") if isinstance(blob, dict) else None
+        if isinstance(fmt, str) and fmt != _FORMAT and fmt.startswith(_FORMAT.rsplit("/", 1)[0]):
+            raise ValueError(f"{str(path)!r} holds a LearnedPolicyGradient rule in format "
+                             f"{fmt!r}; this version reads {_FORMAT!r}, whose rule also reads "
+                             "the truncation flag (its weights have another shape). Meta-train "
+                             "the rule again with fit and save it.")
+        if fmt != _FORMAT:
             raise ValueError(f"{str(path)!r} is not a LearnedPolicyGradient rule file (format "
                              f"{_FORMAT!r})")
         try:
