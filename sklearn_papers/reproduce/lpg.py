@@ -457,8 +457,9 @@ def _environments(cfg, rs):
 
 
 def _score(est, envs):
+    """Mean lifetime return of fresh agents trained by ``est``'s rule (the paper's metric)."""
     try:
-        return est.score(envs)
+        return float(np.mean(est.lifetime_returns(envs)))
     except FloatingPointError:
         return float("nan")
 
@@ -607,20 +608,21 @@ def run(ctx):
         start = time.perf_counter()
         tuned = {}
         for lr in ctx.progress(_A2C_LRS, desc="lpg: tuning A2C"):
-            try:
-                tuned[lr] = A2C(lr=lr, lifetime=cfg["lifetime"], random_state=rs).score(train)
-            except FloatingPointError:
-                tuned[lr] = -np.inf
+            score = _score(A2C(lr=lr, lifetime=cfg["lifetime"], random_state=rs), train)
+            tuned[lr] = score if np.isfinite(score) else -np.inf  # NaN: the agents diverged
         best_lr = max(tuned, key=tuned.get)
 
         # one cached part per (seed, variant), on cfg["n_jobs"] worker processes;
         # ``--resume`` skips finished parts (the estimator's defaults are in the key)
+        # the rule's file format names its inputs: a part cached with other inputs is redone
+        from sklearn_papers.rl._learned_policy_gradient import _FORMAT as rule_format
+
         defaults = {k: v for k, v in LearnedPolicyGradient().get_params().items()
                     if k not in ("verbose", "random_state")}
         variants = ("LPG", "LPG without y")
         jobs = [(v, rs + i) for i in range(cfg["seeds"]) for v in variants]
         parts = [(f"{v}/seed={seed}", _seed_part, (v, seed, cfg, rs, best_lr),
-                  {"cfg": cfg, "best_lr": best_lr, "defaults": defaults})
+                  {"cfg": cfg, "best_lr": best_lr, "defaults": defaults, "format": rule_format})
                  for v, seed in jobs]
         t_parts = time.perf_counter()
         with ctx.progress(total=len(parts), desc="lpg: meta-training runs") as bar:
@@ -652,7 +654,8 @@ def run(ctx):
         steps = _checkpoints(cfg["meta_steps"])
         ck_parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
                      (seed, cfg, rs, value.get("snapshots")),
-                     {"cfg": cfg, "defaults": defaults, "steps": steps})
+                     {"cfg": cfg, "defaults": defaults, "steps": steps,
+                      "format": rule_format})
                     for seed, value in zip(lpg_seeds, lpg_values)] if not ctx.quick else []
         checkpoints, ck_wall = None, 0.0
         if ck_parts:
