@@ -41,6 +41,11 @@ def _check_observation(observation):
         raise ValueError(f"observation must be 'index' or 'features', got {observation!r}")
 
 
+def _check_render_mode(render_mode, modes):
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
+
+
 def _check_was_reset(env, method="step"):
     if getattr(env, "_needs_reset", False):
         raise gymnasium.error.ResetNeeded(
@@ -98,7 +103,8 @@ class GridWorld(gymnasium.Env):
         map of cells holding a present object (``Box(0, 1, (2 * height * width,))``; an MLP
         agent).
     render_mode : {"ansi"} or None, default=None
-        ``"ansi"``: :meth:`render` returns a text picture.
+        ``"ansi"``: :meth:`render` returns a text picture. ``metadata["render_fps"]`` (4,
+        as gymnasium's text environments) is the frame rate a recorder would use.
 
     References
     ----------
@@ -117,11 +123,12 @@ class GridWorld(gymnasium.Env):
     (1, 0.0, False)
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, height=5, width=5, objects=((4, 4, 1.0, 1.0, 0.0),), start=(0, 0),
                  max_steps=50, observation="index", render_mode=None):
         _check_observation(observation)
+        _check_render_mode(render_mode, self.metadata["render_modes"])
         for name, v in (("height", height), ("width", width), ("max_steps", max_steps)):
             if not isinstance(v, Integral) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
@@ -292,6 +299,8 @@ class DelayedChain(gymnasium.Env):
     observation : {"index", "features"}, default="index"
         ``"index"``: the state ``0`` (start) or ``1 + branch * (length - 1) + depth - 1``
         (``Discrete(2 * length - 1)``); ``"features"``: its one-hot float32 vector.
+    render_mode : None, default=None
+        The chain declares no render modes; anything but None raises ``ValueError``.
 
     References
     ----------
@@ -308,8 +317,11 @@ class DelayedChain(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, length=5, good_branch=0, noise=0.0, observation="index"):
+    def __init__(self, length=5, good_branch=0, noise=0.0, observation="index",
+                 render_mode=None):
         _check_observation(observation)
+        _check_render_mode(render_mode, self.metadata["render_modes"])
+        self.render_mode = render_mode
         if not isinstance(length, Integral) or length < 2:
             raise ValueError(f"length must be an int >= 2, got {length!r}")
         if good_branch not in (0, 1):
@@ -403,7 +415,7 @@ class DelayedChain(gymnasium.Env):
 
 
 def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
-                    observation="index"):
+                    observation="index", render_mode=None):
     """Draw one grid world of a given reward layout (after Oh et al. 2020, scaled down).
 
     Parameters
@@ -421,6 +433,8 @@ def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
         Draws the start and object cells (and the dense rewards).
     observation : {"index", "features"}, default="index"
         Passed to :class:`GridWorld`.
+    render_mode : {"ansi"} or None, default=None
+        Passed to :class:`GridWorld` (``gymnasium.make`` passes it to every maker).
 
     Returns
     -------
@@ -478,11 +492,12 @@ def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
     else:
         raise ValueError(f"kind must be 'dense', 'sparse' or 'long_horizon', got {kind!r}")
     return GridWorld(height=height, width=width, objects=objects, start=start,
-                     max_steps=4 * (height + width), observation=observation)
+                     max_steps=4 * (height + width), observation=observation,
+                     render_mode=render_mode)
 
 
 def sample_grid_worlds(n, *, kinds=("dense", "sparse", "long_horizon"), height=5, width=5,
-                       random_state=None, exclude=(), observation="index"):
+                       random_state=None, exclude=(), observation="index", render_mode=None):
     """Draw ``n`` distinct random grid worlds, e.g. a meta-training set or a held-out one.
 
     Parameters
@@ -498,6 +513,8 @@ def sample_grid_worlds(n, *, kinds=("dense", "sparse", "long_horizon"), height=5
     exclude : sequence of GridWorld, default=()
         Layouts not to repeat (pass the meta-training set to draw a held-out one).
     observation : {"index", "features"}, default="index"
+        Passed to :class:`GridWorld`.
+    render_mode : {"ansi"} or None, default=None
         Passed to :class:`GridWorld`.
 
     Returns
@@ -537,7 +554,8 @@ def sample_grid_worlds(n, *, kinds=("dense", "sparse", "long_horizon"), height=5
         if len(envs) == n:
             break
         env = make_grid_world(kinds[len(envs) % len(kinds)], height=height, width=width,
-                              random_state=rng, observation=observation)
+                              random_state=rng, observation=observation,
+                              render_mode=render_mode)
         key = (env.start, tuple(env.objects))
         if key not in seen:
             seen.add(key)
