@@ -17,6 +17,7 @@ from sklearn_papers.rl._environments import (
     make_grid_world,
     sample_grid_worlds,
 )
+from sklearn_papers.rl._evaluation import evaluate_policy
 from sklearn_papers.rl._learned_policy_gradient import LearnedPolicyGradient
 from sklearn_papers.rl._registration import register_environments
 
@@ -32,6 +33,7 @@ __all__ = [
     "LearnedPolicyGradient",
     "MLPAgent",
     "TabularAgent",
+    "evaluate_policy",
     "make_batch",
     "make_grid_world",
     "sample_grid_worlds",
