@@ -957,8 +957,9 @@ class GymEnvBatch(_BatchCore):
         # gymnasium's Discrete(n, start=s) holds s .. s + n - 1: the agents see 0 .. n - 1
         self._obs_start = [self._start(e.observation_space) for e in self.envs]
         self._act_start = [self._start(e.action_space) for e in self.envs]
-        self._current = [self._shift(i, env.reset(seed=self._seed + i)[0], "reset")
-                         for i, env in enumerate(self.envs)]
+        self._current = [
+            self._shift(i, _reset_result(env.reset(seed=self._seed + i), self._where(i)),
+                        "reset") for i, env in enumerate(self.envs)]
 
     @staticmethod
     def _start(space):
@@ -1031,7 +1032,7 @@ class GymEnvBatch(_BatchCore):
         self._act_start[i] = self._start(env.action_space)
         seed = self._seed + self.n_envs + self._n_set
         self._n_set += 1
-        self._current[i] = self._shift(i, env.reset(seed=seed)[0], "reset")
+        self._current[i] = self._shift(i, _reset_result(env.reset(seed=seed), where), "reset")
 
     def _stack(self, observations):
         if self.obs_dim is None:
@@ -1076,16 +1077,39 @@ class GymEnvBatch(_BatchCore):
         actions = np.asarray(actions)
         nxt, rew, term, trunc = [], [], [], []
         for i, env in enumerate(self.envs):
-            obs, r, te, tr, _ = env.step(int(actions[i]) + self._act_start[i])
+            obs, r, te, tr = _step_result(env.step(int(actions[i]) + self._act_start[i]),
+                                          self._where(i))
             obs = self._shift(i, obs)
             reward = _finite_reward(r, self._where(i))
             nxt.append(obs)
             rew.append(reward)
             term.append(bool(te))
             trunc.append(bool(tr) and not te)
-            self._current[i] = self._shift(i, env.reset()[0], "reset") if (te or tr) else obs
+            self._current[i] = (self._shift(i, _reset_result(env.reset(), self._where(i)),
+                                            "reset") if (te or tr) else obs)
         return (self._stack(nxt), torch.as_tensor(rew, dtype=torch.float64),
                 torch.as_tensor(term), torch.as_tensor(trunc))
+
+
+def _step_result(out, where):
+    """``(obs, reward, terminated, truncated)`` of gymnasium's five-tuple, or a ``ValueError``."""
+    if not isinstance(out, tuple) or len(out) != 5:
+        n = len(out) if isinstance(out, tuple) else type(out).__name__
+        raise ValueError(f"{where} returned {n} values from step(); gymnasium's API returns "
+                         "(observation, reward, terminated, truncated, info). An environment "
+                         "written for the old gym API (four values, one done flag) needs "
+                         "porting, or shimmy's compatibility wrapper.")
+    return out[:4]
+
+
+def _reset_result(out, where):
+    """The observation of gymnasium's ``(observation, info)``, or a ``ValueError``."""
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise ValueError(f"{where} returned {out!r} from reset(); gymnasium's API returns "
+                         "(observation, info). An environment written for the old gym API "
+                         "(the observation alone) needs porting, or shimmy's compatibility "
+                         "wrapper.")
+    return out[0]
 
 
 def _finite_reward(r, where):

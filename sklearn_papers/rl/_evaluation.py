@@ -11,6 +11,8 @@ from sklearn_papers.rl._environments import (
     _feature_observation,
     _finite_reward,
     _index_observation,
+    _reset_result,
+    _step_result,
     check_environment,
 )
 
@@ -155,12 +157,13 @@ def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, rando
 
     returns = np.zeros(n_episodes)
     for episode in range(n_episodes):
-        obs, _ = env.reset(seed=seed if episode == 0 else None)
+        obs = _reset_result(env.reset(seed=seed if episode == 0 else None), where)
         p = proba(obs, "reset")
         total, steps = 0.0, 0
         while True:
             action = int(np.argmax(p)) if greedy else int(rng.choice(len(p), p=p / p.sum()))
-            obs, reward, terminated, truncated, _ = env.step(action + act_start)
+            obs, reward, terminated, truncated = _step_result(env.step(action + act_start),
+                                                              where)
             total += _finite_reward(reward, where)
             steps += 1
             if terminated or truncated or (max_episode_steps is not None

@@ -271,3 +271,25 @@ def test_evaluate_policy_trains_an_agent_with_a_fitted_rule():
     lpg = LearnedPolicyGradient(**TINY).fit([_lake()])
     returns = evaluate_policy(lpg, _lake(), n_episodes=3, random_state=0)
     assert returns.shape == (3,) and np.all(np.isfinite(returns))
+
+
+class _OldGymAPI(_Endless):
+    """Written for the old gym API: step returns four values, reset the observation."""
+
+    def reset(self, *, seed=None, options=None):
+        return super().reset(seed=seed)[0] if self.old_reset else super().reset(seed=seed)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward, terminated or truncated, info
+
+
+@pytest.mark.parametrize("old_reset, match", [
+    (False, r"environments\[1\] returned 4 values from step\(\).*old gym API"),
+    (True, r"environments\[1\] returned 0 from reset\(\).*\(observation, info\)")],
+    ids=["step", "reset"])
+def test_environments_of_the_old_gym_api_are_named(old_reset, match):
+    env = _OldGymAPI()
+    env.old_reset = old_reset
+    with pytest.raises(ValueError, match=match):
+        A2C(lifetime=2, random_state=0).fit([_Endless(), env])
