@@ -165,8 +165,9 @@ class A2C(_BaseRLEstimator):
         Agent ``i`` (trained on ``fit``'s ``environments[i]``) plays ``n_episodes`` whole
         episodes in ``environments[i]`` (or every agent in the one environment given), by
         :func:`evaluate_policy` (an episode still running after 1000 steps is cut there);
-        the score is the mean undiscounted episode return over all agents and episodes. The rewards the agents collected while learning are in
-        ``lifetime_returns_``; :meth:`lifetime_returns` trains fresh agents.
+        the score is the mean undiscounted episode return over all agents and episodes. The
+        rewards the agents collected while learning are in ``lifetime_returns_``;
+        :meth:`lifetime_returns` trains fresh agents.
 
         Parameters
         ----------

@@ -805,7 +805,7 @@ class BatchedChain(_BatchCore):
         self.state = torch.zeros(self.n_envs, dtype=torch.long)
 
     def check_fits(self, env, where="the environment"):
-        """Raise ``ValueError`` unless ``env`` is a :class:`DelayedChain` of this batch's length.
+        """Raise ``ValueError`` unless ``env`` is a :class:`DelayedChain` of the batch's length.
 
         Parameters
         ----------
@@ -1092,7 +1092,7 @@ class GymEnvBatch(_BatchCore):
 
 
 def _step_result(out, where):
-    """``(obs, reward, terminated, truncated)`` of gymnasium's five-tuple, or a ``ValueError``."""
+    """``(obs, reward, terminated, truncated)`` of gymnasium's 5-tuple, or a ``ValueError``."""
     if not isinstance(out, tuple) or len(out) != 5:
         n = len(out) if isinstance(out, tuple) else type(out).__name__
         raise ValueError(f"{where} returned {n} values from step(); gymnasium's API returns "
@@ -1250,7 +1250,8 @@ def check_no_aliases(envs, name="environments"):
     for i, env in enumerate(envs):
         k = first.setdefault(id(env.unwrapped), i)
         if k != i:
-            same = "is the same object as" if env is envs[k] else "wraps the same environment as"
+            same = ("is the same object as" if env is envs[k]
+                    else "wraps the same environment as")
             raise ValueError(
                 f"{name}[{i}] {same} {name}[{k}]; one environment object cannot be "
                 "stepped by two agents (each would interrupt the other's episodes). Pass "

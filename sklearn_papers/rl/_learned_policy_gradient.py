@@ -58,9 +58,12 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     LSTM (:class:`sklearn_papers.nn._lpg.LPGUpdateRule`) that reads, for every step of a
     rollout, ``r_t``, the termination flag, the truncation (time-limit) flag, ``gamma``,
     ``pi(a_t|s_t)``, ``phi(y(s_t))`` and ``phi(y(s_t+1))``, and outputs a scalar ``pi_hat_t``
-    and a vector ``y_hat_t``. The agent takes one SGD step on ``mean_t[-pi_hat_t log pi(a_t|s_t) + prediction_weight
-    ||y(s_t) - y_hat_t||^2 / 2]`` (the paper's agent update, with a squared error in place of the
-    KL divergence of a softmax ``y``).
+    and a vector ``y_hat_t``. The agent takes one SGD step on ``mean_t[-pi_hat_t log
+    pi(a_t|s_t) + prediction_weight ||y(s_t) - y_hat_t||^2 / 2]`` (the paper's agent update,
+    with a squared error in place of the KL divergence of a softmax ``y``). The truncation
+    flag is not among the paper's inputs: after a time limit the state reached still has a
+    future, and the rule can only bootstrap through it if it can tell a time limit from a
+    termination.
 
     :meth:`fit` meta-trains the rule's parameters ``eta``: ``n_agents`` agents, each living
     in an environment drawn from ``environments`` for ``lifetime`` updates (then replaced by
