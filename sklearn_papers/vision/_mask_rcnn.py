@@ -182,6 +182,16 @@ def _pad_targets(targets, shape):
     return boxes, labels, masks
 
 
+def _warmup_fraction(steps, fraction=0.1):
+    """``pct_start`` of torch's ``OneCycleLR`` for ``steps`` optimiser steps: ``fraction``,
+    unless its warm-up phase would end at step 0 (``fraction * steps - 1 == 0``, e.g. 10
+    steps), a phase of zero width on which torch divides by zero; the warm-up then lasts
+    two steps (``2 / steps``). One step has no warm-up phase to speak of and works as is."""
+    if steps > 1 and float(fraction * steps) - 1 == 0:
+        return 2.0 / steps
+    return fraction
+
+
 class MaskRCNN(BaseEstimator):
     """Mask R-CNN instance segmentation (He et al. 2017), in pure torch, from scratch.
 
@@ -474,7 +484,8 @@ class MaskRCNN(BaseEstimator):
                     ("clip", GradientNormClipping(gradient_clip_value=10.0)),
                     ("schedule", LRScheduler(policy=torch.optim.lr_scheduler.OneCycleLR,
                                              max_lr=self.lr, total_steps=steps,
-                                             pct_start=0.1, step_every="batch")),
+                                             pct_start=_warmup_fraction(steps),
+                                             step_every="batch")),
                 ],
                 optimizer__weight_decay=self.weight_decay,
                 optimizer__foreach=True,  # one kernel per step for all tensors (CPU too)

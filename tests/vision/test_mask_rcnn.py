@@ -230,3 +230,15 @@ def test_float_labels_beyond_int64_or_non_integral_name_item_and_value(scenes, v
         MaskRCNN(**TINY).fit(scenes.images[:2], y)
     with pytest.raises(ValueError, match=match.replace("y\\[", "semantic_maps\\[")):
         MaskRCNN(**TINY).fit(scenes.images[:2], scenes.instance_maps[:2], y)
+
+
+@pytest.mark.parametrize("max_epochs, batch_size", [(1, 6), (5, 3), (10, 6)])
+def test_mask_rcnn_trains_for_any_number_of_steps(max_epochs, batch_size):
+    """1, 10 and 10 optimiser steps (the one-cycle schedule's warm-up of 10 % would have
+    zero width at 10 steps)."""
+    data = make_scenes(6, image_size=32, random_state=0)
+    model = MaskRCNN(anchor_sizes=(4, 8, 16), width=8, max_epochs=max_epochs,
+                     batch_size=batch_size, random_state=0)
+    model.fit(data.images, data.instance_maps)
+    assert len(model.loss_curve_) == max_epochs
+    assert np.all(np.isfinite(model.loss_curve_))
