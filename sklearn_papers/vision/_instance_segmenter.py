@@ -715,7 +715,10 @@ class InstanceSegmenter(BaseEstimator):
         center_proba : ndarray of shape (n_images, h, w), float32
             Instance-centre heatmap (sigmoid).
         embedding : ndarray of shape (n_images, embedding_dim, h, w), float32
-            Pixel embeddings.
+            Pixel embeddings; the first two dimensions hold the cell's row and column
+            in units of 32 input pixels plus a learned offset.
+
+        When the images differ in size, each output is a list of per-image arrays.
         """
         images = self._check_predict_images(X)
         stride = int(self.output_stride)
@@ -778,7 +781,8 @@ class InstanceSegmenter(BaseEstimator):
         -------
         proba : ndarray of shape (n_images, H, W, n_classes + 1), float32
             Softmax over background (index 0) and the classes, upsampled from the output
-            stride by nearest neighbour (no SLIC); rows sum to 1.
+            stride by nearest neighbour (no SLIC); rows sum to 1. A list of
+            ``(H_i, W_i, n_classes + 1)`` arrays when the images differ in size.
         """
         images = self._check_predict_images(X)
         stride = int(self.output_stride)
@@ -803,8 +807,9 @@ class InstanceSegmenter(BaseEstimator):
 
         Returns
         -------
-        instance_maps : ndarray of shape (n_images, H, W), int64
-            0 for background, instances ``1..k`` per image.
+        instance_maps : ndarray of shape (n_images, H, W), int64, or list
+            0 for background, instances ``1..k`` per image; a list of ``(H_i, W_i)``
+            maps when the images differ in size.
         """
         return self._stack_or_list([inst for inst, _, _ in self._segment(X)])
 
@@ -820,8 +825,9 @@ class InstanceSegmenter(BaseEstimator):
 
         Returns
         -------
-        semantic_maps : ndarray of shape (n_images, H, W), int64
-            0 for background, else the class ``1..n_classes_`` of the pixel's instance.
+        semantic_maps : ndarray of shape (n_images, H, W), int64, or list
+            0 for background, else the class ``1..n_classes_`` of the pixel's instance;
+            a list of ``(H_i, W_i)`` maps when the images differ in size.
         """
         out = []
         for inst, classes, _ in self._segment(X):
