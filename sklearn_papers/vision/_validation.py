@@ -121,8 +121,8 @@ def _to_unit_float(im, i, name, bits):
     where = f"{name}[{i}]"
     if im.dtype == object or np.iscomplexobj(im) or not (
             np.issubdtype(im.dtype, np.number) or im.dtype == bool):
-        raise TypeError(f"{where} must be a real numeric image (uint8, uint16, bool or "
-                        f"float in [0, 1]); got dtype {im.dtype}.")
+        raise TypeError(f"{where} must be a real numeric array (an image of uint8, uint16, "
+                        f"bool or float in [0, 1]); got dtype {im.dtype}.")
     if im.dtype == bool:
         return im.astype(np.float32)
     if np.issubdtype(im.dtype, np.integer):
