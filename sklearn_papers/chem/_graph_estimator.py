@@ -29,16 +29,49 @@ from sklearn_papers.chem._targets import (
     proba_from_logits,
     standardize_targets,
 )
+from sklearn_papers.chem._graph_cache import GraphCache
+from sklearn_papers.chem._standardize import (
+    check_standardized_molecules,
+    resolve_standardize,
+    standardize_constraint,
+    warn_multiple_fragments,
+)
 from sklearn_papers.chem._validation import (
     as_molecule_array,
     check_molecule_feature_names,
-    parse_molecules,
     raise_or_mask,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
 
 __all__ = []
+
+
+#: Fewer molecules than this are featurized in the calling process whatever ``n_jobs``:
+#: starting workers and sending them molecules costs more (see the "Your own molecules"
+#: guide for the measured break-even).
+_MIN_PARALLEL = 256
+
+
+def featurize_in_parallel(fn, mols, smiles, n_jobs, **kwargs):
+    """``fn(mols, smiles=smiles, **kwargs)`` over chunks of molecules with joblib.
+
+    ``fn`` is a module-level function (workers pickle it) returning one graph per
+    molecule, in order. With one worker, or fewer than ``_MIN_PARALLEL`` molecules, it
+    runs here on all of them at once; otherwise on ``4 * n_jobs`` chunks, concatenated in
+    order, so the result does not depend on ``n_jobs``.
+    """
+    from joblib import Parallel, delayed, effective_n_jobs
+
+    n = effective_n_jobs(n_jobs)
+    if n == 1 or len(mols) < _MIN_PARALLEL:
+        return fn(mols, smiles=smiles, **kwargs)
+    size = -(-len(mols) // (4 * n))
+    chunks = Parallel(n_jobs=n_jobs)(
+        delayed(fn)(mols[i:i + size], smiles=None if smiles is None else smiles[i:i + size],
+                    **kwargs)
+        for i in range(0, len(mols), size))
+    return [g for chunk in chunks for g in chunk]
 
 
 def _require_molecules(items):
@@ -156,26 +189,71 @@ class _GraphEstimator(BaseEstimator):
         "lr": [Interval(Real, 0, None, closed="neither")],
         "device": [str],
         "errors": [StrOptions({"raise", "nan"})],
+        "standardize": standardize_constraint(),
+        "graph_cache": [None, GraphCache],
+        "n_jobs": [None, Interval(Integral, 1, None, closed="left"),
+                   Interval(Integral, None, -1, closed="right")],  # joblib: not 0
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
     # -- data ----------------------------------------------------------------------------
+    def _graph_settings(self):
+        """What the graphs depend on besides the SMILES: a hashable tuple (the feature
+        sets' name and settings; the cache key of :class:`GraphCache`)."""
+        return (type(self).__name__,)
+
     def _molecules(self, X, *, with_smiles=False):
         """The valid molecules of ``X`` in order, and the validity mask (and, with
-        ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input)."""
+        ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input).
+
+        Applies ``standardize``; without it, warns once about multi-fragment molecules.
+        """
         values = as_molecule_array(X)
-        mols, invalid = parse_molecules(values)
+        mols, invalid, smiles, multi = check_standardized_molecules(
+            values, getattr(self, "standardize", False))
         valid = raise_or_mask(invalid, len(values), errors=self.errors)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
+                                stacklevel=5)
         kept = [m for m in mols if m is not None]
         if not with_smiles:
             return kept, valid
-        return kept, valid, [v if isinstance(v, str) else None for v in values[valid]]
+        return kept, valid, [s for s, ok in zip(smiles, valid) if ok]
 
     def _graphs(self, X):
-        """Graphs of the valid molecules of ``X`` in order, and the validity mask."""
-        mols, valid, smiles = self._molecules(X, with_smiles=True)
-        return self._featurize_mols(mols, smiles=smiles), valid
+        """Graphs of the valid molecules of ``X`` in order, and the validity mask.
+
+        With a ``graph_cache``, the graphs of SMILES strings already featurized with the
+        same settings come from it, and only the others are parsed and featurized.
+        """
+        cache = getattr(self, "graph_cache", None)
+        if cache is None:
+            mols, valid, smiles = self._molecules(X, with_smiles=True)
+            return self._featurize_mols(mols, smiles=smiles), valid
+        values = as_molecule_array(X)
+        settings = (self._graph_settings(),
+                    resolve_standardize(getattr(self, "standardize", False)))
+        found = cache._lookup(settings, values)
+        missing = [i for i, entry in enumerate(found) if entry is None]
+        invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
+        if missing:
+            sub = values[missing]
+            mols, sub_invalid, smiles, sub_multi = check_standardized_molecules(
+                sub, getattr(self, "standardize", False))
+            ok = [j for j, m in enumerate(mols) if m is not None]
+            graphs = self._featurize_mols([mols[j] for j in ok],
+                                          smiles=[smiles[j] for j in ok])
+            several = set(sub_multi)
+            entries = [(g, j in several) for g, j in zip(graphs, ok)]
+            for j, entry in zip(ok, entries):
+                found[missing[j]] = entry
+            cache._store_graphs(settings, [sub[j] for j in ok], entries)
+            invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
+            multi = sorted(multi + [missing[j] for j in sub_multi])
+        valid = raise_or_mask(invalid, len(values), errors=self.errors)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
+                                stacklevel=5)
+        return [entry[0] for entry in found if entry is not None], valid
 
     def _fit_graphs(self, X, y, sample_weight=None):
         """Graphs of the valid molecules, their rows of ``y``, the rows left out and the
