@@ -29,19 +29,31 @@ class MultipleFragmentsWarning(UserWarning):
     """
 
 
-def _standardize_mol(mol, cleanup, largest_fragment, neutralize, canonical_tautomer):
-    """The standardized form of one sanitized molecule, as a new molecule (RDKit calls)."""
-    from rdkit.Chem.MolStandardize import rdMolStandardize
+class _Steps:
+    """The ``rdMolStandardize`` objects of one set of steps, built once per call (their
+    construction costs more than applying them to a small molecule)."""
 
-    if cleanup:
-        mol = rdMolStandardize.Cleanup(mol)
-    if largest_fragment:
-        mol = rdMolStandardize.LargestFragmentChooser(preferOrganic=True).choose(mol)
-    if neutralize:
-        mol = rdMolStandardize.Uncharger().uncharge(mol)
-    if canonical_tautomer:
-        mol = rdMolStandardize.TautomerEnumerator().Canonicalize(mol)
-    return mol
+    def __init__(self, cleanup, largest_fragment, neutralize, canonical_tautomer):
+        from rdkit.Chem.MolStandardize import rdMolStandardize
+
+        self.cleanup = rdMolStandardize.Cleanup if cleanup else None
+        self.chooser = (rdMolStandardize.LargestFragmentChooser(preferOrganic=True)
+                        if largest_fragment else None)
+        self.uncharger = rdMolStandardize.Uncharger() if neutralize else None
+        self.tautomers = (rdMolStandardize.TautomerEnumerator() if canonical_tautomer
+                          else None)
+
+    def __call__(self, mol):
+        """The standardized form of one sanitized molecule, as a new molecule."""
+        if self.cleanup is not None:
+            mol = self.cleanup(mol)
+        if self.chooser is not None:
+            mol = self.chooser.choose(mol)
+        if self.uncharger is not None:
+            mol = self.uncharger.uncharge(mol)
+        if self.tautomers is not None:
+            mol = self.tautomers.Canonicalize(mol)
+        return mol
 
 
 def standardize_parsed(mols, steps):
@@ -59,9 +71,11 @@ def standardize_parsed(mols, steps):
     -------
     mols : list of rdkit.Chem.Mol or None
         Each valid molecule re-read (``Chem.MolFromSmiles``) from the canonical SMILES of
-        its standardized form, so a molecule and its salt give the very same ``Mol``.
+        its standardized form, so a molecule and its salt give the very same ``Mol``. When
+        RDKit cannot read that SMILES back (organometallics such as ferrocene, whose
+        neutralized rings do not kekulize), the standardized molecule itself.
     smiles : list of str or None
-        That canonical SMILES (None where the molecule is invalid).
+        That canonical SMILES (None where the molecule is invalid, or was not re-read).
     failed : list of (int, str)
         ``(position, reason)`` of the molecules RDKit could not standardize.
     """
@@ -69,19 +83,22 @@ def standardize_parsed(mols, steps):
 
     out, smiles, failed = [None] * len(mols), [None] * len(mols), []
     with rdBase.BlockLogs():
+        standardize = _Steps(*steps)
         for i, mol in enumerate(mols):
             if mol is None:
                 continue
             try:
-                std = _standardize_mol(mol, *steps)
+                std = standardize(mol)
                 text = Chem.MolToSmiles(std)
                 new = Chem.MolFromSmiles(text) if text else None
             except Exception as exc:  # noqa: BLE001 - RDKit raises several exception types
                 reason = (str(exc).strip().splitlines() or ["no reason given"])[0]
                 failed.append((i, f"standardization failed: {reason}"))
                 continue
+            if new is None and std.GetNumAtoms():
+                new, text = std, None  # not readable back from its SMILES: keep the Mol
             if new is None or new.GetNumAtoms() == 0:
-                failed.append((i, "standardization left no valid molecule"))
+                failed.append((i, "standardization left no atoms"))
                 continue
             out[i], smiles[i] = new, text
     return out, smiles, failed
@@ -177,6 +194,12 @@ def check_standardized_molecules(values, standardize):
         invalid = sorted(invalid + [InvalidMolecule(i, values[i], why) for i, why in failed],
                          key=lambda e: e.index)
     return mols, invalid, smiles, []
+
+
+def _to_smiles(mol):
+    from rdkit import Chem
+
+    return Chem.MolToSmiles(mol)
 
 
 def standardize_constraint():
@@ -349,7 +372,9 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
     def _standardize(self, X):
         values = as_molecule_array(X)
         mols, invalid = parse_molecules(values)
-        _, smiles, failed = standardize_parsed(mols, self._steps())
+        std, smiles, failed = standardize_parsed(mols, self._steps())
+        smiles = [s if s is not None or m is None else _to_smiles(m)
+                  for s, m in zip(smiles, std)]
         if failed:
             invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
                                         for i, why in failed], key=lambda e: e.index)
