@@ -74,6 +74,8 @@ MOLECULE = {
                       "edge_hidden_size": 8, "max_epochs": 2, "batch_size": 4,
                       "random_state": 0},
     "MoleculeStandardizer": {},
+    "RDKitDescriptors": {"descriptors": ["MolWt", "TPSA", "MolLogP", "NumHDonors",
+                                         "BalabanJ", "Ipc", "qed"]},
     "NeuralFingerprint": {"fp_length": 16, "radius": 2, "conv_width": 8, "max_epochs": 2,
                           "batch_size": 4, "random_state": 0},
     "NeuralFingerprintClassifier": {"fp_length": 16, "radius": 2, "conv_width": 8,

@@ -1,5 +1,6 @@
 """Estimators that take molecules (SMILES strings or RDKit ``Mol`` objects) as ``X``."""
 
+from sklearn_papers.chem._descriptors import RDKitDescriptors
 from sklearn_papers.chem._ecfp import CircularFingerprint
 from sklearn_papers.chem._graph_cache import GraphCache
 from sklearn_papers.chem._grover import (
@@ -33,6 +34,7 @@ __all__ = [
     "NeuralFingerprint",
     "NeuralFingerprintClassifier",
     "NeuralFingerprintRegressor",
+    "RDKitDescriptors",
     "ScaffoldKFold",
     "ScaffoldSplit",
     "SkipInvalidMolecules",
