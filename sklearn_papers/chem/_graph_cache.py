@@ -66,7 +66,9 @@ class GraphCache:
       does not carry them. An unpickled cache in a process that already holds the
       original (or another copy unpickled earlier there) shares its graphs, so the worker
       processes of ``GridSearchCV(n_jobs=k)`` each build one cache that their tasks
-      share; in a fresh process it starts empty.
+      share; in a fresh process it starts empty. For that, each process keeps the
+      graphs of its 4 most recently made or unpickled caches reachable after the cache
+      objects are gone: :meth:`clear` frees them at once.
     * Entries never go stale: graphs depend only on the key.
 
     Parameters

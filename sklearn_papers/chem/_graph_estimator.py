@@ -48,30 +48,22 @@ __all__ = []
 
 
 #: Fewer molecules than this are featurized in the calling process whatever ``n_jobs``:
-#: starting workers and sending them molecules costs more (see the "Your own molecules"
-#: guide for the measured break-even).
-_MIN_PARALLEL = 256
+#: starting workers and sending them the SMILES and the graphs back costs more
+#: (``benchmarks/bench_featurization_n_jobs.py``; the "Your own molecules" guide).
+_MIN_PARALLEL = 512
 
 
-def featurize_in_parallel(fn, mols, smiles, n_jobs, **kwargs):
-    """``fn(mols, smiles=smiles, **kwargs)`` over chunks of molecules with joblib.
+def _parse_and_featurize(values, standardize, fn, kwargs):
+    """Parse, standardize and featurize entries (runs in a joblib worker).
 
-    ``fn`` is a module-level function (workers pickle it) returning one graph per
-    molecule, in order. With one worker, or fewer than ``_MIN_PARALLEL`` molecules, it
-    runs here on all of them at once; otherwise on ``4 * n_jobs`` chunks, concatenated in
-    order, so the result does not depend on ``n_jobs``.
+    Returns ``(ok, graphs, invalid, multi)``: the positions of the valid entries, their
+    graphs, the invalid entries and the positions of multi-fragment molecules, all
+    positions relative to ``values``.
     """
-    from joblib import Parallel, delayed, effective_n_jobs
-
-    n = effective_n_jobs(n_jobs)
-    if n == 1 or len(mols) < _MIN_PARALLEL:
-        return fn(mols, smiles=smiles, **kwargs)
-    size = -(-len(mols) // (4 * n))
-    chunks = Parallel(n_jobs=n_jobs)(
-        delayed(fn)(mols[i:i + size], smiles=None if smiles is None else smiles[i:i + size],
-                    **kwargs)
-        for i in range(0, len(mols), size))
-    return [g for chunk in chunks for g in chunk]
+    mols, invalid, smiles, multi = check_standardized_molecules(values, standardize)
+    ok = [j for j, m in enumerate(mols) if m is not None]
+    graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
+    return ok, graphs, invalid, multi
 
 
 def _require_molecules(items):
@@ -171,9 +163,11 @@ class _GraphEstimator(BaseEstimator):
     Subclasses define ``__init__`` (with at least the parameters of
     ``_parameter_constraints`` below) and these hooks:
 
-    * ``_featurize_mols(mols, smiles=None)``: graphs of a list of valid molecules, in
-      order; ``smiles`` lists the SMILES each was read from (None for ``Mol`` inputs),
-      which the featurizers may use to skip work (same graphs);
+    * ``_featurizer()``: ``(fn, kwargs)``, a module-level function (joblib workers
+      pickle it) with ``fn(mols, smiles=None, **kwargs)`` giving the graphs of a list of
+      valid molecules, in order; ``smiles`` lists the SMILES each was read from (None for
+      ``Mol`` inputs), which the featurizers may use to skip work (same graphs);
+    * ``_graph_settings()``: what the graphs depend on (the :class:`GraphCache` key);
     * ``_new_module(n_outputs)``: the network with ``n_outputs`` outputs (called under
       the seeded torch RNG);
     * ``_fit_module(module, graphs, target, loss, *, seed, device)``: train it and return
@@ -203,6 +197,11 @@ class _GraphEstimator(BaseEstimator):
         sets' name and settings; the cache key of :class:`GraphCache`)."""
         return (type(self).__name__,)
 
+    def _featurize_mols(self, mols, smiles=None):
+        """Graphs of valid molecules, in order, in this process."""
+        fn, kwargs = self._featurizer()
+        return fn(mols, smiles=smiles, **kwargs)
+
     def _molecules(self, X, *, with_smiles=False):
         """The valid molecules of ``X`` in order, and the validity mask (and, with
         ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input).
@@ -220,34 +219,56 @@ class _GraphEstimator(BaseEstimator):
             return kept, valid
         return kept, valid, [s for s, ok in zip(smiles, valid) if ok]
 
+    def _parse_and_featurize(self, values):
+        """:func:`_parse_and_featurize` of ``values``, over ``n_jobs`` joblib workers for
+        ``_MIN_PARALLEL`` entries or more (each parses and featurizes its chunk, so only
+        strings go out and graphs come back), in this process otherwise."""
+        from joblib import Parallel, delayed, effective_n_jobs
+
+        standardize = getattr(self, "standardize", False)
+        fn, kwargs = self._featurizer()
+        n_jobs = effective_n_jobs(getattr(self, "n_jobs", None))
+        if n_jobs == 1 or len(values) < _MIN_PARALLEL:
+            return _parse_and_featurize(values, standardize, fn, kwargs)
+        size = -(-len(values) // (4 * n_jobs))
+        starts = range(0, len(values), size)
+        parts = Parallel(n_jobs=n_jobs)(
+            delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs)
+            for s in starts)
+        ok, graphs, invalid, multi = [], [], [], []
+        for s, (p_ok, p_graphs, p_invalid, p_multi) in zip(starts, parts):
+            ok.extend(s + j for j in p_ok)
+            graphs.extend(p_graphs)
+            invalid.extend(type(e)(s + e.index, e.value, e.reason) for e in p_invalid)
+            multi.extend(s + j for j in p_multi)
+        return ok, graphs, invalid, multi
+
     def _graphs(self, X):
         """Graphs of the valid molecules of ``X`` in order, and the validity mask.
 
         With a ``graph_cache``, the graphs of SMILES strings already featurized with the
         same settings come from it, and only the others are parsed and featurized.
         """
-        cache = getattr(self, "graph_cache", None)
-        if cache is None:
-            mols, valid, smiles = self._molecules(X, with_smiles=True)
-            return self._featurize_mols(mols, smiles=smiles), valid
         values = as_molecule_array(X)
-        settings = (self._graph_settings(),
-                    resolve_standardize(getattr(self, "standardize", False)))
-        found = cache._lookup(settings, values)
+        cache = getattr(self, "graph_cache", None)
+        settings = None
+        if cache is None:
+            found = [None] * len(values)
+        else:
+            settings = (self._graph_settings(),
+                        resolve_standardize(getattr(self, "standardize", False)))
+            found = cache._lookup(settings, values)
         missing = [i for i, entry in enumerate(found) if entry is None]
         invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
         if missing:
-            sub = values[missing]
-            mols, sub_invalid, smiles, sub_multi = check_standardized_molecules(
-                sub, getattr(self, "standardize", False))
-            ok = [j for j, m in enumerate(mols) if m is not None]
-            graphs = self._featurize_mols([mols[j] for j in ok],
-                                          smiles=[smiles[j] for j in ok])
+            sub = values[missing] if cache is not None else values
+            ok, graphs, sub_invalid, sub_multi = self._parse_and_featurize(sub)
             several = set(sub_multi)
             entries = [(g, j in several) for g, j in zip(graphs, ok)]
             for j, entry in zip(ok, entries):
                 found[missing[j]] = entry
-            cache._store_graphs(settings, [sub[j] for j in ok], entries)
+            if cache is not None:
+                cache._store_graphs(settings, [sub[j] for j in ok], entries)
             invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
             multi = sorted(multi + [missing[j] for j in sub_multi])
         valid = raise_or_mask(invalid, len(values), errors=self.errors)

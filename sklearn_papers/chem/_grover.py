@@ -290,8 +290,8 @@ class _BaseGrover(_GraphEstimator):
     def _graph_settings(self):
         return ("grover",)
 
-    def _featurize_mols(self, mols, smiles=None):
-        return _featurize(mols, with_labels=False, n_jobs=self.n_jobs, smiles=smiles)
+    def _featurizer(self):
+        return _graphs_chunk, {"with_labels": False}
 
     def _forward_rows(self, fn, graphs, device, width):
         """Rows of ``fn`` on the graphs, as :meth:`_GraphEstimator._forward_rows`, but
@@ -441,7 +441,10 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
     verbose : int, default=0
         A progress bar over epochs when positive.
     n_jobs : int or None, default=None
-        Parallel featurization with joblib (None: 1).
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 
     Attributes
     ----------
@@ -917,7 +920,10 @@ _FINETUNE_PARAMS_TEMPLATE = """
     verbose : int, default=0
         A progress bar over epochs when positive.
     n_jobs : int or None, default=None
-        Parallel featurization with joblib.
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 """
 
 

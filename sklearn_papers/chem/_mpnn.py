@@ -134,11 +134,8 @@ class _BaseMPNN(_SkorchGraphEstimator):
     def _graph_settings(self):
         return ("mpnn", bool(self.explicit_hydrogens))
 
-    def _featurize_mols(self, mols, smiles=None):
-        from sklearn_papers.chem._graph_estimator import featurize_in_parallel
-
-        return featurize_in_parallel(_featurize, mols, smiles, self.n_jobs,
-                                     explicit_hydrogens=self.explicit_hydrogens)
+    def _featurizer(self):
+        return _featurize, {"explicit_hydrogens": bool(self.explicit_hydrogens)}
 
     def _new_module(self, n_outputs):
         from sklearn_papers.chem.featurizers import duvenaud_bond_features
@@ -229,9 +226,10 @@ _PARAMS_DOC = """\
     verbose : int, default=0
         Print skorch's epoch table when positive.
     n_jobs : int or None, default=None
-        Joblib workers featurizing the molecules (None: 1, -1: all processors); the
-        graphs, so the results, do not depend on it. Only worth it for large inputs
-        (see :doc:`/user_guide/molecules_own_data`).""".replace("{_TRAINING_DOC}", _TRAINING_DOC)
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).""".replace("{_TRAINING_DOC}", _TRAINING_DOC)
 
 _REFERENCES = """\
     .. [1] J. Gilmer, S. S. Schoenholz, P. F. Riley, O. Vinyals and G. E. Dahl, "Neural

@@ -68,11 +68,10 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
     def _graph_settings(self):
         return ("neural_fingerprint",)
 
-    def _featurize_mols(self, mols, smiles=None):
-        from sklearn_papers.chem._graph_estimator import featurize_in_parallel
+    def _featurizer(self):
         from sklearn_papers.chem.featurizers import mols_to_graphs
 
-        return featurize_in_parallel(mols_to_graphs, mols, smiles, self.n_jobs)
+        return mols_to_graphs, {}
 
     def _penalty(self):
         return self.alpha
@@ -196,9 +195,10 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     verbose : int, default=0
         Print skorch's epoch table when positive.
     n_jobs : int or None, default=None
-        Joblib workers featurizing the molecules (None: 1, -1: all processors); the
-        graphs, so the results, do not depend on it. Only worth it for large inputs
-        (see :doc:`/user_guide/molecules_own_data`).
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 
     Attributes
     ----------
@@ -394,9 +394,10 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
     verbose : int, default=0
         Print skorch's epoch table when positive.
     n_jobs : int or None, default=None
-        Joblib workers featurizing the molecules (None: 1, -1: all processors); the
-        graphs, so the results, do not depend on it. Only worth it for large inputs
-        (see :doc:`/user_guide/molecules_own_data`).
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 
     Attributes
     ----------
@@ -569,9 +570,10 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
     verbose : int, default=0
         Print skorch's epoch table when positive.
     n_jobs : int or None, default=None
-        Joblib workers featurizing the molecules (None: 1, -1: all processors); the
-        graphs, so the results, do not depend on it. Only worth it for large inputs
-        (see :doc:`/user_guide/molecules_own_data`).
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 
     Attributes
     ----------

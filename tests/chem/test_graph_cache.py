@@ -114,3 +114,47 @@ def test_grid_search_featurizes_each_molecule_once():
         search.fit(X, y)
     assert cache.misses == len(X) and len(cache) == len(X)
     assert cache.hits > 0
+
+
+def test_pipeline_memory_with_featurizers(tmp_path):
+    from sklearn.pipeline import Pipeline, make_union
+
+    from sklearn_papers.chem import CircularFingerprint
+
+    y = np.array([len(s) for s in X], dtype=float)
+    union = make_union(CircularFingerprint(n_bits=64), GroverFeaturizer())
+    pipe = Pipeline([("features", union), ("ridge", Ridge(alpha=1.0))], memory=str(tmp_path))
+    first = pipe.fit(X, y).predict(X)
+    entries = sorted(p.name for p in tmp_path.rglob("output.pkl"))
+    assert len(entries) == 1  # the featurizers' fit_transform, stored once
+    pipe.set_params(ridge__alpha=2.0).fit(X, y)
+    assert sorted(p.name for p in tmp_path.rglob("output.pkl")) == entries  # reused
+    reference = Pipeline([("features", union), ("ridge", Ridge(alpha=1.0))]).fit(X, y)
+    np.testing.assert_allclose(first, reference.predict(X), rtol=1e-6)
+
+
+def test_fitted_pretrained_featurizer_stores_no_data():
+    small = len(pickle.dumps(GroverFeaturizer().fit(X[:2])))
+    large = len(pickle.dumps(GroverFeaturizer().fit(np.repeat(X, 20))))
+    assert small == large  # only the checkpoint's weights, nothing of the molecules
+
+
+def test_parallel_featurization_same_graphs_invalid_and_warning():
+    from sklearn_papers.chem import MultipleFragmentsWarning
+    from sklearn_papers.chem._graph_estimator import _MIN_PARALLEL
+    from sklearn_papers.datasets import load_delaney
+
+    data = np.asarray(load_delaney(return_X_y=True)[0][:_MIN_PARALLEL + 40], dtype=object)
+    data[7], data[_MIN_PARALLEL + 3] = "C1CC", "CCN.Cl"  # the second lands in a late chunk
+    outs = []
+    for n_jobs in (1, 2):
+        est = MPNN(n_jobs=n_jobs, errors="nan", graph_cache=GraphCache())
+        with pytest.warns(MultipleFragmentsWarning, match=f"index {_MIN_PARALLEL + 3}"):
+            graphs, valid = est._graphs(data)
+        outs.append((graphs, valid))
+    (g1, v1), (g2, v2) = outs
+    np.testing.assert_array_equal(v1, v2)
+    assert not v1[7] and v1.sum() == len(data) - 1 and len(g1) == len(g2) == v1.sum()
+    for a, b in zip(g1, g2):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
