@@ -87,6 +87,12 @@ class GraphCache:
     --------
     sklearn_papers.chem.NeuralFingerprint : A graph estimator taking ``graph_cache``.
 
+    References
+    ----------
+    .. [1] E. Heid et al., "Chemprop: A Machine Learning Package for Chemical Property
+       Prediction", J. Chem. Inf. Model. 64(1), 2024 (featurize each molecule once and
+       keep its graph for every epoch and model). https://doi.org/10.1021/acs.jcim.3c01250
+
     Examples
     --------
     >>> from sklearn_papers.chem import GraphCache, MPNN

@@ -86,6 +86,13 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
     molecules, which scikit-learn's metrics refuse; search on valid data (invalid rows of
     a training set are left out here anyway) and use the wrapper to score batches.
 
+    References
+    ----------
+    .. [1] J. Sieg et al., "MolPipeline: A Python Package for Processing Molecules with
+       RDKit in Scikit-learn", J. Chem. Inf. Model., 2024 (its error filter and
+       post-prediction wrapper: invalid molecules filtered out before the model, filled
+       back as NaN after it).
+
     Examples
     --------
     >>> import numpy as np

@@ -20,12 +20,29 @@ __all__ = ["MoleculeStandardizer", "MultipleFragmentsWarning"]
 
 
 class MultipleFragmentsWarning(UserWarning):
-    """Molecules made of several disconnected fragments (salts, solvates, mixtures) were
-    featurized as they are, counter-ions and solvent included.
+    """Warning: molecules with several fragments were featurized with all of them.
 
-    Raised by the molecule estimators with ``standardize=False``; pass
+    Salts, solvates and mixtures (``"CCN.Cl"``) were featurized as they are, counter-ions
+    and solvent included. Raised once per call by the molecule estimators with
+    ``standardize=False``, naming how many molecules and the first one's index. Pass
     ``standardize=True`` (or put :class:`MoleculeStandardizer` first in the pipeline) to
     keep only the parent molecule, or filter this warning when the fragments are meant.
+
+    References
+    ----------
+    .. [1] Bento, A. P. et al. (2020). An open source chemical structure curation pipeline
+       using RDKit. Journal of Cheminformatics, 12, 51 (the parent-molecule step).
+       https://doi.org/10.1186/s13321-020-00456-1
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn_papers.chem import CircularFingerprint, MultipleFragmentsWarning
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = CircularFingerprint().transform(["CCO", "CCN.Cl"])
+    >>> caught[0].category is MultipleFragmentsWarning
+    True
     """
 
 
