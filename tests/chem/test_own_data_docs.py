@@ -31,13 +31,13 @@ def _write_csv(path):
     from sklearn_papers.datasets import load_delaney
 
     X, y = load_delaney(return_X_y=True)
-    rows = list(zip(X[:200], np.round(y[:200], 3)))
+    rows = list(zip(X[:120], np.round(y[:120], 3)))
     # two salts and three broken entries, spread through the table
     rows.insert(10, ("CCCC(=O)[O-].[Na+]", 0.5))
     rows.insert(50, ("CCCCN.Cl", 0.9))
     rows.insert(20, ("not_a_smiles", -1.0))
     rows.insert(80, ("C1CC", -2.0))
-    rows.insert(120, ("", -3.0))
+    rows.insert(100, ("", -3.0))
     pd.DataFrame(rows, columns=["smiles", "logS"]).to_csv(path, index=False)
 
 
