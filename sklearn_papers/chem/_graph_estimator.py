@@ -412,7 +412,39 @@ class _SkorchGraphEstimator(_GraphEstimator):
         return net.module_, (loss_curve(net) if self.max_epochs else [])
 
 
-class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+class _FitTransformWarnsOnce:
+    """``fit_transform`` as ``fit`` then ``transform``, with one multi-fragment warning."""
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on ``X`` (and ``y``), then transform ``X``.
+
+        The same as ``fit(X, y, **fit_params).transform(X)``, except that a
+        :class:`~sklearn_papers.chem.MultipleFragmentsWarning` is given once, by ``fit``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets), default=None
+            Targets, as ``fit`` takes them.
+        **fit_params : dict
+            Other arguments of ``fit`` (``sample_weight``).
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_out)
+            As :meth:`transform` gives it.
+        """
+        from sklearn_papers.chem._standardize import MultipleFragmentsWarning
+
+        self.fit(X, y, **fit_params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MultipleFragmentsWarning)
+            return self.transform(X)
+
+
+class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce,
+                             TransformerMixin):
     """The network as a featurizer (for a :class:`_SkorchGraphEstimator`).
 
     ``fit`` keeps random weights without ``y`` or with ``max_epochs=0`` (so the untrained

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from sklearn_papers.chem._graph_estimator import (
+    _FitTransformWarnsOnce,
     _GraphClassifierMixin,
     _GraphEstimator,
     _GraphRegressorMixin,
@@ -349,7 +350,8 @@ class _BaseGrover(_GraphEstimator):
                             grover_bond_features().n_features, dropout=self.dropout, **arch)
 
 
-class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseGrover):
+class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, TransformerMixin,
+                       _BaseGrover):
     """GROVER molecule embeddings with self-supervised pretraining (Rong et al., 2020).
 
     A graph transformer (GTransformer) reads each molecule twice: a node view over atoms

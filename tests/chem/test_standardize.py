@@ -144,11 +144,12 @@ def test_standardize_accepts_a_standardizer():
     assert not np.array_equal(out[1], out[2])
 
 
-@pytest.mark.parametrize("cls", [CircularFingerprint, NeuralFingerprint, MPNN])
+@pytest.mark.parametrize("cls", [CircularFingerprint, NeuralFingerprint, MPNN,
+                                 GroverFeaturizer])
 def test_multi_fragment_warning_once_per_call(cls):
     X = ["CCO", "CCN.Cl", "c1ccccc1", "CC(=O)[O-].[Na+]"]
     est = _small(cls)
-    for call in ("fit", "transform"):
+    for call in ("fit", "transform", "fit_transform"):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             getattr(est, call)(X)
