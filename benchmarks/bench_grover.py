@@ -28,7 +28,7 @@ RidgeCV())`` (and of ECFP + RidgeCV); ``--epochs 0`` skips the pretraining part.
 ``--pretrained moses-small moses-176k`` times the transform of each shipped checkpoint.
 The ``RATIO`` lines sum it up: the transform's CPU time per molecule, split into the graph
 step and the network (the difference), against chemprop's featurizer, and the ratio of the
-rates (the issue's target: at least 1).
+rates (the target: at least 1).
 
 Run: ``.venv/bin/python benchmarks/bench_grover.py [--n 2000] [--data moses] [--epochs 2]
 [--hidden 64] [--batch-size 32] [--repeats 3] [--pretrained moses-small moses-176k]

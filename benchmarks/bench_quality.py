@@ -23,7 +23,7 @@ the machine load); lines already there are skipped (the run resumes), and lines 
 record but neither skipped nor summarised. At the end (or with ``--summary``) one table
 per data set is printed: per model the mean score +- the sample standard deviation over
 seeds, the per-seed scores, and the mean wall and CPU seconds of a fit; then, over the
-seeds every model has, whether the issue's target holds (the best of our three families
+seeds every model has, whether the target holds (the best of our three families
 beats chemprop's mean, none is more than 10 % worse, i.e. RMSE above 1.1x or ROC-AUC
 below 0.9x chemprop's, each at no more than chemprop's mean fit time, CPU seconds when
 every model has them on a seed: over those seeds; else wall seconds). The per-model
@@ -183,7 +183,7 @@ def run(args):
 
 
 def _verdict(name, per, seeds):
-    """The issue's target on ``name`` over the ``seeds`` every model has, as text."""
+    """The target on ``name`` over the ``seeds`` every model has, as text."""
     higher = DATASETS[name] != "regression"
     mean = {m: np.mean([per[m][s][0] for s in seeds]) for m in per}
     # fit times: CPU seconds over the seeds where every model has them, else wall seconds
@@ -214,7 +214,7 @@ def _verdict(name, per, seeds):
 
 
 def summary(args):
-    """Print one table per data set and the issue's target on the complete seeds."""
+    """Print one table per data set and the target on the complete seeds."""
     rows = _rows(args.out)
     for name in [d for d in DATASETS if any(r["dataset"] == d for r in rows)]:
         metric = "RMSE, lower is better" if DATASETS[name] == "regression" else \

@@ -13,9 +13,9 @@ checkpoint and from scratch (``pretrained=None``, same architecture) on the same
 (slow: one fine-tuning per fold).
 
 Usage (``moses-small`` is the shipped checkpoint; a folder is any ``save``-d one, e.g.
-``/work/pretrain_176k/checkpoint``)::
+``STATE_DIR/checkpoint`` of a resumable pretraining)::
 
-    python benchmarks/eval_grover_checkpoint.py moses-small /work/pretrain_176k/checkpoint \
+    python benchmarks/eval_grover_checkpoint.py moses-small STATE_DIR/checkpoint \
         --datasets esol freesolv bbbp tox21 --folds 5
 
 It prints one table row per data set and model (mean and standard deviation over the

@@ -22,9 +22,11 @@ test = sample_grid_worlds(6, random_state=1, exclude=train)
 
 lpg = LearnedPolicyGradient(n_agents=16, lifetime=50, max_meta_steps=100, random_state=0)
 lpg.fit(train)
-scores = {"LPG": lpg.score(test),
-          "A2C": A2C(lifetime=50, random_state=0).score(test),
-          "untrained rule": lpg.untrained().score(test)}
+# lifetime return: the rewards fresh agents collect while they learn (A2C.score would
+# evaluate an A2C's fitted agents instead)
+scores = {"LPG": lpg.lifetime_returns(test).mean(),
+          "A2C": A2C(lifetime=50, random_state=0).lifetime_returns(test).mean(),
+          "untrained rule": lpg.untrained().lifetime_returns(test).mean()}
 for name, value in scores.items():
     print(f"{name:>15}: mean lifetime return {value:.1f} on {len(test)} held-out grids")
 

@@ -45,9 +45,18 @@ NUMERIC = {
                                    "batch_size": 16, "generator_steps": 5, "random_state": 0},
 }
 
+def _circular_fingerprint_64():
+    from sklearn_papers.chem import CircularFingerprint
+
+    return CircularFingerprint(n_bits=64)
+
+
 # class name -> dict of constructor parameters (small and fast)
 MOLECULE = {
     "CircularFingerprint": {"radius": 2, "n_bits": 256},
+    # the meta-estimator around a fast molecule transformer; tests/chem/test_skip_invalid.py
+    # checks it around regressors, classifiers and pipelines
+    "SkipInvalidMolecules": {"estimator": _circular_fingerprint_64()},
     "GroverClassifier": {"hidden_size": 8, "n_heads": 1, "depth": 2, "ffn_hidden": 8,
                          "max_epochs": 4, "lr": 1e-2, "batch_size": 4, "pretrained": None,
                          "random_state": 0},
@@ -64,6 +73,9 @@ MOLECULE = {
     "MPNNRegressor": {"hidden_size": 8, "n_steps": 2, "set2set_steps": 2,
                       "edge_hidden_size": 8, "max_epochs": 2, "batch_size": 4,
                       "random_state": 0},
+    "MoleculeStandardizer": {},
+    "RDKitDescriptors": {"descriptors": ["MolWt", "TPSA", "MolLogP", "NumHDonors",
+                                         "BalabanJ", "Ipc", "qed"]},
     "NeuralFingerprint": {"fp_length": 16, "radius": 2, "conv_width": 8, "max_epochs": 2,
                           "batch_size": 4, "random_state": 0},
     "NeuralFingerprintClassifier": {"fp_length": 16, "radius": 2, "conv_width": 8,

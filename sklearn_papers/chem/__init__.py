@@ -1,6 +1,8 @@
 """Estimators that take molecules (SMILES strings or RDKit ``Mol`` objects) as ``X``."""
 
+from sklearn_papers.chem._descriptors import RDKitDescriptors
 from sklearn_papers.chem._ecfp import CircularFingerprint
+from sklearn_papers.chem._graph_cache import GraphCache
 from sklearn_papers.chem._grover import (
     GroverClassifier,
     GroverFeaturizer,
@@ -13,22 +15,29 @@ from sklearn_papers.chem._neural_fingerprint import (
     NeuralFingerprintClassifier,
     NeuralFingerprintRegressor,
 )
+from sklearn_papers.chem._standardize import MoleculeStandardizer, MultipleFragmentsWarning
+from sklearn_papers.chem._skip_invalid import SkipInvalidMolecules
 from sklearn_papers.chem._scaffold import ScaffoldKFold, ScaffoldSplit, murcko_scaffolds
 from sklearn_papers.chem._validation import check_molecules
 
 __all__ = [
     "CircularFingerprint",
+    "GraphCache",
     "GroverClassifier",
     "GroverFeaturizer",
     "GroverRegressor",
     "MPNN",
     "MPNNClassifier",
     "MPNNRegressor",
+    "MoleculeStandardizer",
+    "MultipleFragmentsWarning",
     "NeuralFingerprint",
     "NeuralFingerprintClassifier",
     "NeuralFingerprintRegressor",
+    "RDKitDescriptors",
     "ScaffoldKFold",
     "ScaffoldSplit",
+    "SkipInvalidMolecules",
     "check_molecules",
     "load_grover_checkpoint",
     "murcko_scaffolds",

@@ -29,16 +29,41 @@ from sklearn_papers.chem._targets import (
     proba_from_logits,
     standardize_targets,
 )
+from sklearn_papers.chem._graph_cache import GraphCache
+from sklearn_papers.chem._standardize import (
+    check_standardized_molecules,
+    resolve_standardize,
+    standardize_constraint,
+    warn_multiple_fragments,
+)
 from sklearn_papers.chem._validation import (
     as_molecule_array,
     check_molecule_feature_names,
-    parse_molecules,
     raise_or_mask,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
 
 __all__ = []
+
+
+#: Fewer molecules than this are featurized in the calling process whatever ``n_jobs``:
+#: starting workers and sending them the SMILES and the graphs back costs more
+#: (``benchmarks/bench_featurization_n_jobs.py``; the "Your own molecules" guide).
+_MIN_PARALLEL = 512
+
+
+def _parse_and_featurize(values, standardize, fn, kwargs):
+    """Parse, standardize and featurize entries (runs in a joblib worker).
+
+    Returns ``(ok, graphs, invalid, multi)``: the positions of the valid entries, their
+    graphs, the invalid entries and the positions of multi-fragment molecules, all
+    positions relative to ``values``.
+    """
+    mols, invalid, smiles, multi = check_standardized_molecules(values, standardize)
+    ok = [j for j, m in enumerate(mols) if m is not None]
+    graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
+    return ok, graphs, invalid, multi
 
 
 def _require_molecules(items):
@@ -138,9 +163,11 @@ class _GraphEstimator(BaseEstimator):
     Subclasses define ``__init__`` (with at least the parameters of
     ``_parameter_constraints`` below) and these hooks:
 
-    * ``_featurize_mols(mols, smiles=None)``: graphs of a list of valid molecules, in
-      order; ``smiles`` lists the SMILES each was read from (None for ``Mol`` inputs),
-      which the featurizers may use to skip work (same graphs);
+    * ``_featurizer()``: ``(fn, kwargs)``, a module-level function (joblib workers
+      pickle it) with ``fn(mols, smiles=None, **kwargs)`` giving the graphs of a list of
+      valid molecules, in order; ``smiles`` lists the SMILES each was read from (None for
+      ``Mol`` inputs), which the featurizers may use to skip work (same graphs);
+    * ``_graph_settings()``: what the graphs depend on (the :class:`GraphCache` key);
     * ``_new_module(n_outputs)``: the network with ``n_outputs`` outputs (called under
       the seeded torch RNG);
     * ``_fit_module(module, graphs, target, loss, *, seed, device)``: train it and return
@@ -156,26 +183,98 @@ class _GraphEstimator(BaseEstimator):
         "lr": [Interval(Real, 0, None, closed="neither")],
         "device": [str],
         "errors": [StrOptions({"raise", "nan"})],
+        "standardize": standardize_constraint(),
+        "graph_cache": [None, GraphCache],
+        "n_jobs": [None, Interval(Integral, 1, None, closed="left"),
+                   Interval(Integral, None, -1, closed="right")],  # joblib: not 0
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
 
     # -- data ----------------------------------------------------------------------------
+    def _graph_settings(self):
+        """What the graphs depend on besides the SMILES: a hashable tuple (the feature
+        sets' name and settings; the cache key of :class:`GraphCache`)."""
+        return (type(self).__name__,)
+
+    def _featurize_mols(self, mols, smiles=None):
+        """Graphs of valid molecules, in order, in this process."""
+        fn, kwargs = self._featurizer()
+        return fn(mols, smiles=smiles, **kwargs)
+
     def _molecules(self, X, *, with_smiles=False):
         """The valid molecules of ``X`` in order, and the validity mask (and, with
-        ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input)."""
+        ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input).
+
+        Applies ``standardize``; without it, warns once about multi-fragment molecules.
+        """
         values = as_molecule_array(X)
-        mols, invalid = parse_molecules(values)
+        mols, invalid, smiles, multi = check_standardized_molecules(
+            values, getattr(self, "standardize", False))
         valid = raise_or_mask(invalid, len(values), errors=self.errors)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
+                                stacklevel=5)
         kept = [m for m in mols if m is not None]
         if not with_smiles:
             return kept, valid
-        return kept, valid, [v if isinstance(v, str) else None for v in values[valid]]
+        return kept, valid, [s for s, ok in zip(smiles, valid) if ok]
+
+    def _parse_and_featurize(self, values):
+        """:func:`_parse_and_featurize` of ``values``, over ``n_jobs`` joblib workers for
+        ``_MIN_PARALLEL`` entries or more (each parses and featurizes its chunk, so only
+        strings go out and graphs come back), in this process otherwise."""
+        from joblib import Parallel, delayed, effective_n_jobs
+
+        standardize = getattr(self, "standardize", False)
+        fn, kwargs = self._featurizer()
+        n_jobs = effective_n_jobs(getattr(self, "n_jobs", None))
+        if n_jobs == 1 or len(values) < _MIN_PARALLEL:
+            return _parse_and_featurize(values, standardize, fn, kwargs)
+        size = -(-len(values) // (4 * n_jobs))
+        starts = range(0, len(values), size)
+        parts = Parallel(n_jobs=n_jobs)(
+            delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs)
+            for s in starts)
+        ok, graphs, invalid, multi = [], [], [], []
+        for s, (p_ok, p_graphs, p_invalid, p_multi) in zip(starts, parts):
+            ok.extend(s + j for j in p_ok)
+            graphs.extend(p_graphs)
+            invalid.extend(type(e)(s + e.index, e.value, e.reason) for e in p_invalid)
+            multi.extend(s + j for j in p_multi)
+        return ok, graphs, invalid, multi
 
     def _graphs(self, X):
-        """Graphs of the valid molecules of ``X`` in order, and the validity mask."""
-        mols, valid, smiles = self._molecules(X, with_smiles=True)
-        return self._featurize_mols(mols, smiles=smiles), valid
+        """Graphs of the valid molecules of ``X`` in order, and the validity mask.
+
+        With a ``graph_cache``, the graphs of SMILES strings already featurized with the
+        same settings come from it, and only the others are parsed and featurized.
+        """
+        values = as_molecule_array(X)
+        cache = getattr(self, "graph_cache", None)
+        settings = None
+        if cache is None:
+            found = [None] * len(values)
+        else:
+            settings = (self._graph_settings(),
+                        resolve_standardize(getattr(self, "standardize", False)))
+            found = cache._lookup(settings, values)
+        missing = [i for i, entry in enumerate(found) if entry is None]
+        invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
+        if missing:
+            sub = values[missing] if cache is not None else values
+            ok, graphs, sub_invalid, sub_multi = self._parse_and_featurize(sub)
+            several = set(sub_multi)
+            entries = [(g, j in several) for g, j in zip(graphs, ok)]
+            for j, entry in zip(ok, entries):
+                found[missing[j]] = entry
+            if cache is not None:
+                cache._store_graphs(settings, [sub[j] for j in ok], entries)
+            invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
+            multi = sorted(multi + [missing[j] for j in sub_multi])
+        valid = raise_or_mask(invalid, len(values), errors=self.errors)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
+                                stacklevel=5)
+        return [entry[0] for entry in found if entry is not None], valid
 
     def _fit_graphs(self, X, y, sample_weight=None):
         """Graphs of the valid molecules, their rows of ``y``, the rows left out and the
@@ -313,7 +412,39 @@ class _SkorchGraphEstimator(_GraphEstimator):
         return net.module_, (loss_curve(net) if self.max_epochs else [])
 
 
-class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin):
+class _FitTransformWarnsOnce:
+    """``fit_transform`` as ``fit`` then ``transform``, with one multi-fragment warning."""
+
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on ``X`` (and ``y``), then transform ``X``.
+
+        The same as ``fit(X, y, **fit_params).transform(X)``, except that a
+        :class:`~sklearn_papers.chem.MultipleFragmentsWarning` is given once, by ``fit``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_targets), default=None
+            Targets, as ``fit`` takes them.
+        **fit_params : dict
+            Other arguments of ``fit`` (``sample_weight``).
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_out)
+            As :meth:`transform` gives it.
+        """
+        from sklearn_papers.chem._standardize import MultipleFragmentsWarning
+
+        self.fit(X, y, **fit_params)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MultipleFragmentsWarning)
+            return self.transform(X)
+
+
+class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce,
+                             TransformerMixin):
     """The network as a featurizer (for a :class:`_SkorchGraphEstimator`).
 
     ``fit`` keeps random weights without ``y`` or with ``max_epochs=0`` (so the untrained

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from sklearn_papers.chem._graph_estimator import (
+    _FitTransformWarnsOnce,
     _GraphClassifierMixin,
     _GraphEstimator,
     _GraphRegressorMixin,
@@ -287,8 +288,11 @@ class _BaseGrover(_GraphEstimator):
                    Interval(Integral, None, -1, closed="right")],  # joblib: not 0
     }
 
-    def _featurize_mols(self, mols, smiles=None):
-        return _featurize(mols, with_labels=False, n_jobs=self.n_jobs, smiles=smiles)
+    def _graph_settings(self):
+        return ("grover",)
+
+    def _featurizer(self):
+        return _graphs_chunk, {"with_labels": False}
 
     def _forward_rows(self, fn, graphs, device, width):
         """Rows of ``fn`` on the graphs, as :meth:`_GraphEstimator._forward_rows`, but
@@ -346,7 +350,8 @@ class _BaseGrover(_GraphEstimator):
                             grover_bond_features().n_features, dropout=self.dropout, **arch)
 
 
-class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseGrover):
+class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, TransformerMixin,
+                       _BaseGrover):
     """GROVER molecule embeddings with self-supervised pretraining (Rong et al., 2020).
 
     A graph transformer (GTransformer) reads each molecule twice: a node view over atoms
@@ -417,12 +422,31 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
     errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError``, or (``"nan"``) are skipped by ``fit`` and
         get NaN rows from ``transform``.
+    standardize : bool or MoleculeStandardizer, default=False
+        Standardize each molecule before featurizing it, in ``fit`` and at prediction:
+        ``True`` applies :class:`~sklearn_papers.chem.MoleculeStandardizer`'s default steps
+        (cleanup, keep the largest organic fragment, neutralize charges), a
+        ``MoleculeStandardizer`` its own steps (its ``errors`` is not used; this
+        estimator's applies). A salt and its parent, or the charged and neutral forms of an
+        acid or amine, then give the same graph. With ``False`` molecules are featurized
+        as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
+        ``UserWarning``) says, once per call, how many have several fragments and where
+        the first is. ``False`` by default: standardizing did not change scores on the
+        bundled sets (:doc:`/user_guide/molecules_own_data`).
+    graph_cache : GraphCache or None, default=None
+        A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
+        featurized (with the same feature settings) from, and to store new ones in; clones
+        share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
+        every call.
     random_state : int, RandomState instance or None, default=None
         Seeds weights, dropout, hop counts and shuffling; the global torch RNG is untouched.
     verbose : int, default=0
         A progress bar over epochs when positive.
     n_jobs : int or None, default=None
-        Parallel featurization with joblib (None: 1).
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 
     Attributes
     ----------
@@ -482,8 +506,8 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
 
     def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
                  min_freq=1, dist_coef=0.1, max_epochs=0, batch_size=32, lr=1e-3,
-                 pretrained="moses-small", device="cpu", errors="raise", random_state=None,
-                 verbose=0, n_jobs=None):
+                 pretrained="moses-small", device="cpu", errors="raise", standardize=False,
+                 graph_cache=None, random_state=None, verbose=0, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_layers = n_layers
         self.n_heads = n_heads
@@ -497,6 +521,8 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseG
         self.pretrained = pretrained
         self.device = device
         self.errors = errors
+        self.standardize = standardize
+        self.graph_cache = graph_cache
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -740,7 +766,8 @@ class _GroverFinetune(_BaseGrover):
                  ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=30, batch_size=32,
                  lr=1e-3, early_stopping=False, validation_fraction=0.1, n_iter_no_change=10,
                  lr_schedule="constant", pretrained="moses-small", device="cpu",
-                 errors="raise", random_state=None, verbose=0, n_jobs=None):
+                 errors="raise", standardize=False, graph_cache=None, random_state=None,
+                 verbose=0, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_layers = n_layers
         self.n_heads = n_heads
@@ -759,6 +786,8 @@ class _GroverFinetune(_BaseGrover):
         self.pretrained = pretrained
         self.device = device
         self.errors = errors
+        self.standardize = standardize
+        self.graph_cache = graph_cache
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -872,12 +901,31 @@ _FINETUNE_PARAMS_TEMPLATE = """
         Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit`` and
         predicted as NaN. A class seen only on left-out molecules is missing from the
         classifier's ``classes_``, with a ``UserWarning`` naming it.
+    standardize : bool or MoleculeStandardizer, default=False
+        Standardize each molecule before featurizing it, in ``fit`` and at prediction:
+        ``True`` applies :class:`~sklearn_papers.chem.MoleculeStandardizer`'s default steps
+        (cleanup, keep the largest organic fragment, neutralize charges), a
+        ``MoleculeStandardizer`` its own steps (its ``errors`` is not used; this
+        estimator's applies). A salt and its parent, or the charged and neutral forms of an
+        acid or amine, then give the same graph. With ``False`` molecules are featurized
+        as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
+        ``UserWarning``) says, once per call, how many have several fragments and where
+        the first is. ``False`` by default: standardizing did not change scores on the
+        bundled sets (:doc:`/user_guide/molecules_own_data`).
+    graph_cache : GraphCache or None, default=None
+        A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
+        featurized (with the same feature settings) from, and to store new ones in; clones
+        share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
+        every call.
     random_state : int, RandomState instance or None, default=None
         Seeds heads, dropout, hop counts and shuffling; the global torch RNG is untouched.
     verbose : int, default=0
         A progress bar over epochs when positive.
     n_jobs : int or None, default=None
-        Parallel featurization with joblib.
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 """
 
 
@@ -951,15 +999,17 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
                  ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=30, batch_size=32,
                  lr=1e-3, early_stopping=False, validation_fraction=0.1, n_iter_no_change=10,
                  lr_schedule="warmup_decay", pretrained="moses-small", device="cpu",
-                 errors="raise", random_state=None, verbose=0, n_jobs=None):
+                 errors="raise", standardize=False, graph_cache=None, random_state=None,
+                 verbose=0, n_jobs=None):
         super().__init__(
             hidden_size, n_layers=n_layers, n_heads=n_heads, depth=depth, dropout=dropout,
             ffn_hidden=ffn_hidden, readout=readout, dist_coef=dist_coef,
             max_epochs=max_epochs, batch_size=batch_size, lr=lr,
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, lr_schedule=lr_schedule,
-            pretrained=pretrained, device=device, errors=errors, random_state=random_state,
-            verbose=verbose, n_jobs=n_jobs)
+            pretrained=pretrained, device=device, errors=errors, standardize=standardize,
+            graph_cache=graph_cache, random_state=random_state, verbose=verbose,
+            n_jobs=n_jobs)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

@@ -107,7 +107,8 @@ class _BaseMPNN(_SkorchGraphEstimator):
                  message="directed", readout="mean", explicit_hydrogens=False,
                  max_epochs=50, batch_size=64, lr=1e-3, early_stopping=True,
                  validation_fraction=0.1, n_iter_no_change=50, lr_schedule="warmup_decay",
-                 device="cpu", errors="raise", random_state=None, verbose=0):
+                 device="cpu", errors="raise", standardize=False, graph_cache=None,
+                 random_state=None, verbose=0, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_steps = n_steps
         self.set2set_steps = set2set_steps
@@ -124,11 +125,17 @@ class _BaseMPNN(_SkorchGraphEstimator):
         self.lr_schedule = lr_schedule
         self.device = device
         self.errors = errors
+        self.standardize = standardize
+        self.graph_cache = graph_cache
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
-    def _featurize_mols(self, mols, smiles=None):
-        return _featurize(mols, self.explicit_hydrogens, smiles)
+    def _graph_settings(self):
+        return ("mpnn", bool(self.explicit_hydrogens))
+
+    def _featurizer(self):
+        return _featurize, {"explicit_hydrogens": bool(self.explicit_hydrogens)}
 
     def _new_module(self, n_outputs):
         from sklearn_papers.chem.featurizers import duvenaud_bond_features
@@ -198,10 +205,31 @@ _PARAMS_DOC = """\
         Invalid molecules raise ``ValueError`` naming them, or (``"nan"``) are left out of
         ``fit`` and give NaN rows at prediction. A class seen only on left-out molecules
         is missing from a classifier's ``classes_``, with a ``UserWarning`` naming it.
+    standardize : bool or MoleculeStandardizer, default=False
+        Standardize each molecule before featurizing it, in ``fit`` and at prediction:
+        ``True`` applies :class:`~sklearn_papers.chem.MoleculeStandardizer`'s default steps
+        (cleanup, keep the largest organic fragment, neutralize charges), a
+        ``MoleculeStandardizer`` its own steps (its ``errors`` is not used; this
+        estimator's applies). A salt and its parent, or the charged and neutral forms of an
+        acid or amine, then give the same graph. With ``False`` molecules are featurized
+        as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
+        ``UserWarning``) says, once per call, how many have several fragments and where
+        the first is. ``False`` by default: standardizing did not change scores on the
+        bundled sets (:doc:`/user_guide/molecules_own_data`).
+    graph_cache : GraphCache or None, default=None
+        A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
+        featurized (with the same feature settings) from, and to store new ones in; clones
+        share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
+        every call.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=0
-        Print skorch's epoch table when positive.""".replace("{_TRAINING_DOC}", _TRAINING_DOC)
+        Print skorch's epoch table when positive.
+    n_jobs : int or None, default=None
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).""".replace("{_TRAINING_DOC}", _TRAINING_DOC)
 
 _REFERENCES = """\
     .. [1] J. Gilmer, S. S. Schoenholz, P. F. Riley, O. Vinyals and G. E. Dahl, "Neural

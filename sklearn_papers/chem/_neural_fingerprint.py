@@ -41,7 +41,8 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
                  alpha=float(np.exp(-2)), lr=float(np.exp(-6)), max_epochs=200,
                  batch_size=100, init_scale="auto", batch_norm=True, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, lr_schedule="constant",
-                 device="cpu", errors="raise", random_state=None, verbose=0):
+                 device="cpu", errors="raise", standardize=False, graph_cache=None,
+                 random_state=None, verbose=0, n_jobs=None):
         self.fp_length = fp_length
         self.radius = radius
         self.conv_width = conv_width
@@ -58,13 +59,19 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
         self.lr_schedule = lr_schedule
         self.device = device
         self.errors = errors
+        self.standardize = standardize
+        self.graph_cache = graph_cache
         self.random_state = random_state
         self.verbose = verbose
+        self.n_jobs = n_jobs
 
-    def _featurize_mols(self, mols, smiles=None):
+    def _graph_settings(self):
+        return ("neural_fingerprint",)
+
+    def _featurizer(self):
         from sklearn_papers.chem.featurizers import mols_to_graphs
 
-        return mols_to_graphs(mols, smiles=smiles)
+        return mols_to_graphs, {}
 
     def _penalty(self):
         return self.alpha
@@ -167,10 +174,31 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError`` naming them, or (``"nan"``) are left out of
         ``fit`` and give NaN rows in ``transform``.
+    standardize : bool or MoleculeStandardizer, default=False
+        Standardize each molecule before featurizing it, in ``fit`` and at prediction:
+        ``True`` applies :class:`~sklearn_papers.chem.MoleculeStandardizer`'s default steps
+        (cleanup, keep the largest organic fragment, neutralize charges), a
+        ``MoleculeStandardizer`` its own steps (its ``errors`` is not used; this
+        estimator's applies). A salt and its parent, or the charged and neutral forms of an
+        acid or amine, then give the same graph. With ``False`` molecules are featurized
+        as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
+        ``UserWarning``) says, once per call, how many have several fragments and where
+        the first is. ``False`` by default: standardizing did not change scores on the
+        bundled sets (:doc:`/user_guide/molecules_own_data`).
+    graph_cache : GraphCache or None, default=None
+        A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
+        featurized (with the same feature settings) from, and to store new ones in; clones
+        share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
+        every call.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=0
         Print skorch's epoch table when positive.
+    n_jobs : int or None, default=None
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 
     Attributes
     ----------
@@ -345,10 +373,31 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
     errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit`` and
         predicted as NaN.
+    standardize : bool or MoleculeStandardizer, default=False
+        Standardize each molecule before featurizing it, in ``fit`` and at prediction:
+        ``True`` applies :class:`~sklearn_papers.chem.MoleculeStandardizer`'s default steps
+        (cleanup, keep the largest organic fragment, neutralize charges), a
+        ``MoleculeStandardizer`` its own steps (its ``errors`` is not used; this
+        estimator's applies). A salt and its parent, or the charged and neutral forms of an
+        acid or amine, then give the same graph. With ``False`` molecules are featurized
+        as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
+        ``UserWarning``) says, once per call, how many have several fragments and where
+        the first is. ``False`` by default: standardizing did not change scores on the
+        bundled sets (:doc:`/user_guide/molecules_own_data`).
+    graph_cache : GraphCache or None, default=None
+        A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
+        featurized (with the same feature settings) from, and to store new ones in; clones
+        share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
+        every call.
     random_state : int, RandomState instance or None, default=None
         Seeds weights and shuffling; the global torch RNG is untouched.
     verbose : int, default=0
         Print skorch's epoch table when positive.
+    n_jobs : int or None, default=None
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 
     Attributes
     ----------
@@ -500,10 +549,31 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         their ``predict_proba`` rows are NaN and ``predict`` gives NaN (numeric classes)
         or None (other classes). A class seen only on left-out molecules is missing from
         ``classes_``, with a ``UserWarning`` naming it.
+    standardize : bool or MoleculeStandardizer, default=False
+        Standardize each molecule before featurizing it, in ``fit`` and at prediction:
+        ``True`` applies :class:`~sklearn_papers.chem.MoleculeStandardizer`'s default steps
+        (cleanup, keep the largest organic fragment, neutralize charges), a
+        ``MoleculeStandardizer`` its own steps (its ``errors`` is not used; this
+        estimator's applies). A salt and its parent, or the charged and neutral forms of an
+        acid or amine, then give the same graph. With ``False`` molecules are featurized
+        as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
+        ``UserWarning``) says, once per call, how many have several fragments and where
+        the first is. ``False`` by default: standardizing did not change scores on the
+        bundled sets (:doc:`/user_guide/molecules_own_data`).
+    graph_cache : GraphCache or None, default=None
+        A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
+        featurized (with the same feature settings) from, and to store new ones in; clones
+        share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
+        every call.
     random_state : int, RandomState instance or None, default=None
         Seeds weights and shuffling; the global torch RNG is untouched.
     verbose : int, default=0
         Print skorch's epoch table when positive.
+    n_jobs : int or None, default=None
+        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
+        processors); the graphs, so the results, do not depend on it. Inputs under 512
+        molecules are featurized in-process; worth it only for thousands of molecules on
+        idle cores (:doc:`/user_guide/molecules_own_data`).
 
     Attributes
     ----------

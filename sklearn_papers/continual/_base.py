@@ -7,6 +7,8 @@ first appearance. ``task`` (and ``sample_weight``) are ordinary keyword argument
 scikit-learn's metadata routing generates ``set_fit_request(task=...)`` and friends.
 """
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -75,7 +77,8 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
 
     Subclasses implement ``_learn(X, y, w, task, new_task, seed)`` that trains on the rows
     of one task (``X`` float32, ``y`` original labels, ``w`` weights of mean one or None)
-    and ``_forget()`` that drops every fitted state.
+    and ``_forget()`` that drops every fitted state; they may override ``_observe(X)``,
+    which sees the same rows in the training dtype first.
     """
 
     # ------------------------------------------------------------------ the contract
@@ -106,8 +109,10 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
             self.task_classes_ = {}
             self.n_tasks_ = 0
         if tasks is None:
+            if not reset and self.n_tasks_:
+                self._warn_new_labels_without_task(y, weight)
             tasks = [self.tasks_[-1] if self.n_tasks_ else 0] * len(X)
-        X = _as_float32(X)
+        X_exact, X = X, _as_float32(X)
         groups = _in_order_of_appearance(tasks)
         if not reset and len(groups) > 1:
             raise ValueError(
@@ -123,10 +128,35 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
         for key, rows in groups.items():
             rows = np.asarray(rows)
             self._learn_rows(X[rows], y[rows], None if weight is None else weight[rows],
-                             key, classes)
+                             key, classes, X_exact[rows])
         return self
 
-    def _learn_rows(self, X, y, weight, task, classes):
+    def _warn_new_labels_without_task(self, y, weight):
+        """One UserWarning when a ``partial_fit`` without ``task`` brings unseen labels.
+
+        Without ``task`` the rows continue the latest task; new labels more often mean that
+        the caller forgot to name a new task, which a continual learner cannot guess.
+        """
+        seen = y if weight is None else y[weight > 0]
+        try:
+            new = np.setdiff1d(np.unique(seen), self.classes_)
+        except TypeError:  # mixed label types: refused with its own message later
+            return
+        if not new.size:
+            return
+        latest = self.tasks_[-1]
+        ints = [t for t in self.tasks_ if isinstance(t, Integral) and not isinstance(t, bool)]
+        suggestion = max(ints) + 1 if len(ints) == len(self.tasks_) else "<new task id>"
+        import warnings
+
+        warnings.warn(
+            f"partial_fit got labels {new.tolist()} never seen before and no task=, so "
+            f"these rows continue the latest task {latest!r} (learnt tasks: "
+            f"{list(self.tasks_)}). If they start a new task, name it: "
+            f"partial_fit(X, y, task={suggestion!r}); passing task={latest!r} continues "
+            "the latest task without this warning.", UserWarning, stacklevel=5)
+
+    def _learn_rows(self, X, y, weight, task, classes, X_exact):
         known = list(self.tasks_)
         if task in known and task != known[-1]:
             raise ValueError(
@@ -134,7 +164,7 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
                 f"latest task ({known[-1]!r}) can be continued; learnt tasks: {known}.")
         if weight is not None:  # a weight of 0 is the row left out
             keep = weight > 0
-            X, y, weight = X[keep], y[keep], weight[keep]
+            X, y, weight, X_exact = X[keep], y[keep], weight[keep], X_exact[keep]
             weight = (weight / weight.mean()).astype(np.float32)
         new_task = task not in known
         labels = np.unique(y) if classes is None else np.union1d(np.unique(y), classes)
@@ -148,7 +178,12 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
         self.classes_ = self._union(*all_labels)
         seed = int((self._seed + 7919 * self._n_calls) % (2**31 - 1))
         self._n_calls += 1
+        self._observe(X_exact)
         self._learn(X, y, weight, task, new_task, seed)
+
+    def _observe(self, X):
+        """Called with the rows about to be learnt (positive weight), in the training
+        dtype (float64 or float32), before ``_learn`` gets them in float32."""
 
     @staticmethod
     def _union(*arrays):

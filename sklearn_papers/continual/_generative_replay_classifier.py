@@ -55,7 +55,10 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
     replay_ratio : float, default=1.0
         Replayed rows per earlier class in each call, as a multiple of the mean number of
         real rows per class of the call (1.0: every class, old or new, weighs the same).
-        Unused with ``generator=None``.
+        A class learnt in several earlier tasks has one generative model per task; its
+        replayed rows are split over them in proportion to the rows each was trained on
+        (largest remainder, ties drawn from ``random_state``), so the replay of a call
+        does not grow with the number of tasks. Unused with ``generator=None``.
     distill : bool, default=False
         Label replayed rows with the previous task's model's predicted probabilities (soft
         labels, distillation) instead of the generator's class (hard labels).
@@ -264,7 +267,9 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         task : int, str, or array-like of one repeated id, default=None
             The task. A new id starts a task (the current model becomes the "previous"
             one, its posterior the prior); the latest id continues it. None: the latest
-            task (task 0 on the first call).
+            task (task 0 on the first call); labels never seen before then give a
+            ``UserWarning`` naming them and the ``task=`` to pass, since they usually
+            mean a new task.
         classes : array-like, default=None
             Labels to add to the head now even if this call's ``y`` lacks them; not needed.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -284,6 +289,14 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         self._check_params()
         return self._fit(X, y, task, sample_weight, classes, reset=False)
 
+    def _observe(self, X):
+        """Widen ``data_min_`` / ``data_max_``, the per-feature range of every row learnt
+        so far (in the training precision), which bounds the rows :meth:`sample` returns."""
+        low, high = X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64)
+        if hasattr(self, "data_min_"):
+            low, high = np.minimum(self.data_min_, low), np.maximum(self.data_max_, high)
+        self.data_min_, self.data_max_ = low, high
+
     def _learn(self, X, y, weight, task, new_task, seed):
         import torch
 
@@ -292,11 +305,6 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         from sklearn_papers.nn._skorch import build_net, loss_curve, torch_seeded
 
         device = self._check_params()
-        # per-feature range of every row learnt so far: bounds the rows sample() returns
-        low, high = X.min(axis=0).astype(np.float64), X.max(axis=0).astype(np.float64)
-        if hasattr(self, "data_min_"):
-            low, high = np.minimum(self.data_min_, low), np.maximum(self.data_max_, high)
-        self.data_min_, self.data_max_ = low, high
         with torch_seeded(seed, device):
             if not hasattr(self, "classifier_"):
                 mean = X.mean(axis=0, dtype=np.float64)
@@ -364,10 +372,10 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         for src in sources:
             by_label.setdefault(src["label"], []).append(src)
         X_parts, labels = [], []
+        split_rng = np.random.default_rng(seed + 3)
         for label, srcs in by_label.items():
             counts = np.array([s["n_rows"] for s in srcs], dtype=float)
-            share = np.floor(n_per_class * counts / counts.sum()).astype(int)
-            share[0] += n_per_class - share.sum()
+            share = _proportional_split(n_per_class, counts, split_rng)
             for src, m in zip(srcs, share):
                 if m > 0:
                     X_parts.append(self._draw(src, int(m), g))
@@ -554,6 +562,36 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
             np.clip(X_out, self.data_min_.astype(X_out.dtype),
                     self.data_max_.astype(X_out.dtype), out=X_out)
         return X_out, labels[which]
+
+
+def _proportional_split(total, counts, rng):
+    """Split ``total`` rows over sources in proportion to ``counts`` (largest remainder).
+
+    Each source gets the floor of its quota ``total * counts / counts.sum()``; the rows
+    left over go one each to the sources with the largest fractional parts, ties broken
+    in a random order drawn from ``rng``. Every share is within one row of its quota and
+    the shares sum to ``total``, however many sources there are.
+
+    Parameters
+    ----------
+    total : int
+        Rows to split.
+    counts : ndarray of shape (n_sources,)
+        Non-negative weights (rows each source was trained on), not all zero.
+    rng : numpy.random.Generator
+        Breaks ties among equal fractional parts.
+
+    Returns
+    -------
+    share : ndarray of shape (n_sources,), dtype int
+    """
+    quota = total * counts / counts.sum()
+    share = np.floor(quota).astype(int)
+    rest = int(total - share.sum())
+    if rest > 0:
+        order = np.lexsort((rng.permutation(len(counts)), -(quota - share)))
+        share[order[:rest]] += 1
+    return share
 
 
 def _plain(value):

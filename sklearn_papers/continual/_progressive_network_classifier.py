@@ -201,7 +201,9 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
         y : array-like of shape (n_samples,)
             Their labels.
         task : int, str, or array-like of one repeated id, default=None
-            The task. None: the latest task (task 0 on the first call).
+            The task. None: the latest task (task 0 on the first call); labels never
+            seen before then give a ``UserWarning`` naming them and the ``task=`` to
+            pass, since they usually mean a new task.
         classes : array-like, default=None
             Labels of this task, if some are missing from this call's ``y``; not needed
             otherwise: a continued task's head grows when new labels arrive.

@@ -78,7 +78,17 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         check_classification_targets(y)
         sample_weight = check_sample_weight(sample_weight, X)
         self._check_params(X.shape[1])
+        if sample_weight is not None and not np.all(sample_weight > 0):
+            # a weight of 0 is the row left out: drop it before counting the classes, so
+            # a class present only at weight 0 is no class (and gets no output unit)
+            keep = sample_weight > 0
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
         self.classes_, y_encoded = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            where = "" if sample_weight is None else " among the rows of positive sample_weight"
+            raise ValueError(
+                f"y has 1 class ({self.classes_.tolist()[0]!r}){where}; "
+                f"{type(self).__name__} needs at least two, {self._one_class_reason}")
         return _as_float32(X), y_encoded.astype(np.int64), sample_weight
 
     # ------------------------------------------------------------------ training

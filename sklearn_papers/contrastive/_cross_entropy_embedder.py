@@ -83,6 +83,9 @@ class CrossEntropyEmbedder(_BaseEmbedder):
 
     _parameter_constraints = {**_BaseEmbedder._parameter_constraints}
 
+    _one_class_reason = ("since with one class the cross-entropy loss is zero and the encoder is "
+                         "never trained.")
+
     def __init__(self, *, encoder="mlp", n_components=64, augment="default", image_shape=None,
                  norm="batch", num_groups=8, max_epochs=100, batch_size=256, lr=1e-3,
                  weight_decay=1e-4, device="cpu", random_state=None, verbose=0):
@@ -114,9 +117,8 @@ class CrossEntropyEmbedder(_BaseEmbedder):
             Non-negative weight of each sample (None: all 1). It weights each sample's
             cross-entropy (``sum_b w_b l_b / sum_b w_b`` per batch) and the
             standardisation and augmentation statistics, so a weight of 0 is the same as
-            leaving the sample out (up to the batches being formed from the remaining
-            samples; exact when ``batch_size >= n_samples``, ``augment=None`` and no
-            batch norm, whose batch statistics see every row).
+            leaving the sample out: such rows are dropped before training, and classes
+            are counted among the rows of positive weight.
 
         Returns
         -------
@@ -126,22 +128,17 @@ class CrossEntropyEmbedder(_BaseEmbedder):
         Raises
         ------
         ValueError
-            If ``X`` is empty, sparse or not finite, ``y`` is continuous or has one
-            class (the cross-entropy loss would be zero and nothing would be learned),
-            ``image_shape`` does not match the number of features, or a callable
-            ``augment`` does not return a finite ``torch.Tensor`` of the input's shape.
+            If ``X`` is empty, sparse or not finite, ``y`` is continuous or has one class
+            among the rows of positive weight (the cross-entropy loss would be zero and
+            nothing would be learned), ``image_shape`` does not match the number of
+            features, or a callable ``augment`` does not return a finite ``torch.Tensor`` of
+            the input's shape.
         FloatingPointError
             If the training loss becomes non-finite.
         """
         from sklearn_papers.nn._supcon import CrossEntropyModel, WeightedCrossEntropyLoss
 
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has 1 class ({self.classes_.tolist()[0]!r}); CrossEntropyEmbedder needs "
-                "at least two, since with one class the cross-entropy loss is zero and the "
-                "encoder is never trained."
-            )
         return self._fit_net(
             X, y,
             criterion=WeightedCrossEntropyLoss,

@@ -137,6 +137,10 @@ class SupConEmbedder(_BaseEmbedder):
         "n_views": [Interval(Integral, 1, None, closed="left")],
     }
 
+    _one_class_reason = ("since with one class every other view is a positive and there are no "
+                         "negatives: the loss is minimised by mapping every sample to the same "
+                         "point.")
+
     def __init__(self, *, encoder="mlp", n_components=64, projection_dim=128,
                  temperature=0.1, variant="out", n_views=2, augment="default",
                  image_shape=None, norm="batch", num_groups=8, max_epochs=100,
@@ -175,9 +179,8 @@ class SupConEmbedder(_BaseEmbedder):
             counts that many times as anchor, positive and member of every contrast set
             (see :func:`sklearn_papers.nn.supcon_loss`), and the weights enter the
             standardisation and augmentation statistics, so a weight of 0 is the same as
-            leaving the sample out (up to the batches being formed from the remaining
-            samples; exact when ``batch_size >= n_samples``, ``augment=None`` and no
-            batch norm, whose batch statistics see every row).
+            leaving the sample out: such rows are dropped before training, and classes
+            are counted among the rows of positive weight.
 
         Returns
         -------
@@ -187,10 +190,10 @@ class SupConEmbedder(_BaseEmbedder):
         Raises
         ------
         ValueError
-            If ``X`` is empty, sparse or not finite, ``y`` is continuous or has one
-            class (there are no negatives, and the loss is minimised by mapping every
-            sample to the same point), ``image_shape`` does not match the number of
-            features, or a callable ``augment`` does not return a finite
+            If ``X`` is empty, sparse or not finite, ``y`` is continuous or has one class
+            among the rows of positive weight (there are no negatives, and the loss is
+            minimised by mapping every sample to the same point), ``image_shape`` does not
+            match the number of features, or a callable ``augment`` does not return a finite
             ``torch.Tensor`` of the input's shape.
         FloatingPointError
             If the training loss becomes non-finite.
@@ -198,13 +201,6 @@ class SupConEmbedder(_BaseEmbedder):
         from sklearn_papers.nn._supcon import SupConLoss, SupConModel
 
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has 1 class ({self.classes_.tolist()[0]!r}); SupConEmbedder needs at "
-                "least two, since with one class every other view is a positive and there "
-                "are no negatives: the loss is minimised by mapping every sample to the "
-                "same point."
-            )
         return self._fit_net(
             X, y,
             criterion=SupConLoss,

@@ -1,5 +1,6 @@
 """Bundled real data sets, loaded in scikit-learn's ``load_*`` style."""
 
+from sklearn_papers.datasets._coco import load_coco_instances
 from sklearn_papers.datasets._molecules import (
     load_bbbp,
     load_cep,
@@ -16,6 +17,7 @@ __all__ = [
     "Shapes",
     "load_bbbp",
     "load_cep",
+    "load_coco_instances",
     "load_delaney",
     "load_freesolv",
     "load_malaria",

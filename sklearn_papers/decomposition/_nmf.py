@@ -526,12 +526,11 @@ def _beta_divergence(Xop, W, H, beta_loss):
             sq = torch.dot(xv, xv)
             cross = _dot64(torch.mm(X64, H64.T), W64)
             quad = _dot64(torch.mm(W64.T, W64), torch.mm(H64, H64.T))
-            return float(0.5 * (sq - 2.0 * cross + quad).clamp_min(0.0))
+            return _checked_divergence(0.5 * (sq - 2.0 * cross + quad))
         wh = torch.sparse.sampled_addmm(X64, W64, H64, beta=0.0).values()
         sum_wh = torch.dot(W64.sum(0), H64.sum(1))
-        x_log = torch.where(xv > 0, xv * torch.log(xv / wh), 0.0)
-        res = x_log.sum() - xv.sum() + sum_wh
-        return float(res.clamp_min(0.0))
+        res = _x_log_x_over_wh(xv, wh).sum() - xv.sum() + sum_wh
+        return _checked_divergence(res)
     n, m = Xop.shape
     rows = max(1, (_CHUNK_CUDA if Xop.is_cuda else 1 << 20) // m)
     acc = torch.zeros((), dtype=torch.float64, device=Xop.device)
@@ -541,10 +540,34 @@ def _beta_divergence(Xop, W, H, beta_loss):
         if beta_loss == "frobenius":
             acc += 0.5 * ((Xb - WHb) ** 2).sum()
         else:
-            # 0 log(0 / WH) = 0 even where WH = 0 (factors from other solvers may hold 0)
-            x_log = torch.where(Xb > 0, Xb * torch.log(Xb / WHb), 0.0)
-            acc += (x_log - Xb + WHb).sum()
-    return float(acc.clamp_min(0.0))
+            acc += (_x_log_x_over_wh(Xb, WHb) - Xb + WHb).sum()
+    return _checked_divergence(acc)
+
+
+def _x_log_x_over_wh(X, WH):
+    """``X log(X / WH)`` entrywise, as ``xlogy(X, X) - xlogy(X, WH)`` (float64 tensors).
+
+    ``0 log(0 / WH) = 0`` even where ``WH = 0`` (factors from other solvers may hold 0).
+    The ratio ``X / WH`` is never formed: for a subnormal X entry (1e-323) it underflows
+    to 0 and its log is -inf, while each log here is finite and the term is about 1e-320.
+    """
+    return torch.special.xlogy(X, X) - torch.special.xlogy(X, WH)
+
+
+def _checked_divergence(value):
+    """A divergence tensor as a float >= 0; a non-finite one raises instead of hiding.
+
+    Rounding can leave a divergence of (nearly) exact factors a little below 0; that is
+    reported as 0. A non-finite value (``WH = 0`` where ``X > 0``, or an overflow) raises
+    ``ValueError``.
+    """
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(
+            f"the beta divergence of X and W @ H is {value}: W @ H is 0 where X > 0, or "
+            "the products overflow. Rescale X, or use factors that are positive wherever "
+            "X is.")
+    return max(value, 0.0)
 
 
 def _fit_multiplicative_update(Xop, W, H, *, beta_loss="frobenius", max_iter=200, tol=1e-4,
@@ -770,6 +793,268 @@ def _kl_loop(Xop, W, H, blocks, xv, sparse, max_iter, update_H, reg, eps, tol, s
 
 
 # --------------------------------------------------------------------------------------
+# scikit-learn's solver="mu", in torch (any beta; its thresholds and stopping rule)
+# --------------------------------------------------------------------------------------
+
+#: scikit-learn's multiplicative-update constants: ``_SK_EPSILON`` (float32's epsilon)
+#: replaces small ``WH`` entries and zero denominators, and X entries at or below it are
+#: left out of its beta divergence; entries of W (beta < 1) and H (beta <= 1) below
+#: ``_SK_ZERO`` (float64's epsilon) are set to 0 after each update.
+_SK_EPSILON = float(np.finfo(np.float32).eps)
+_SK_ZERO = float(np.finfo(np.float64).eps)
+
+#: Names of the beta divergences (scikit-learn's aliases).
+_BETA_ALIASES = {"frobenius": 2.0, "kullback-leibler": 1.0, "itakura-saito": 0.0}
+#: The losses of the floored solver, by beta.
+_BETA_NAMES = {2.0: "frobenius", 1.0: "kullback-leibler"}
+
+
+def _beta_to_float(beta_loss):
+    """``beta_loss`` as a float (``"frobenius"`` 2, ``"kullback-leibler"`` 1,
+    ``"itakura-saito"`` 0)."""
+    return float(_BETA_ALIASES.get(beta_loss, beta_loss)) if isinstance(beta_loss, str) \
+        else float(beta_loss)
+
+
+def _mu_gamma(beta):
+    """Exponent of the majorise-minimise step (Fevotte & Idier 2011), as scikit-learn."""
+    if beta < 1:
+        return 1.0 / (2.0 - beta)
+    if beta > 2:
+        return 1.0 / (beta - 1.0)
+    return 1.0
+
+
+def _row_block_size(m, device):
+    return max(1, (_CHUNK_CUDA if device.type == "cuda" else _CHUNK_CPU) // max(m, 1))
+
+
+def _wh_at_x(Xop, W, H):
+    """``W @ H`` where X is stored: the dense product, or its values on X's pattern."""
+    if isinstance(Xop, _SparseX):
+        return torch.sparse.sampled_addmm(Xop.X, W, H, beta=0.0).values()
+    return torch.mm(W, H)
+
+
+def _mu_ratio(xv, wh, beta):
+    """``X * WH**(beta - 2)`` on X's entries, with small ``WH`` replaced as scikit-learn
+    does (``wh`` is overwritten)."""
+    if beta < 2:
+        wh.clamp_min_(_SK_EPSILON)
+    if beta == 1:
+        return torch.div(xv.reshape(wh.shape), wh, out=wh)
+    if beta == 0:
+        wh.reciprocal_().pow_(2)
+    else:
+        wh.pow_(beta - 2)
+    return wh.mul_(xv.reshape(wh.shape))
+
+
+def _wh_power_products(W, H, beta, *, side):
+    """``(WH)**(beta - 1) @ H^T`` (``side="w"``) or ``W^T @ (WH)**(beta - 1)``
+    (``side="h"``), over every entry of ``WH`` in row blocks (small entries raised to
+    ``_SK_EPSILON`` first when ``beta < 1``)."""
+    n, m = W.shape[0], H.shape[1]
+    rows = _row_block_size(m, W.device)
+    out = (torch.empty((n, H.shape[0]), dtype=W.dtype, device=W.device) if side == "w"
+           else torch.zeros((W.shape[1], m), dtype=W.dtype, device=W.device))
+    for start in range(0, n, rows):
+        Wb = W[start:start + rows]
+        WHb = torch.mm(Wb, H)
+        if beta < 1:
+            WHb.clamp_min_(_SK_EPSILON)
+        WHb.pow_(beta - 1)
+        if side == "w":
+            out[start:start + rows] = torch.mm(WHb, H.T)
+        else:
+            out.addmm_(Wb.T, WHb)
+    return out
+
+
+def _mu_finish(A, numerator, denominator, l1_reg, l2_reg, gamma):
+    """``A *= (numerator / denominator') ** gamma`` with scikit-learn's regularised
+    denominator (zeros replaced by ``_SK_EPSILON``); ``numerator`` is overwritten."""
+    if l1_reg > 0:
+        denominator = denominator + l1_reg
+    if l2_reg > 0:
+        denominator = denominator + l2_reg * A
+    denominator = torch.where(denominator == 0, _SK_EPSILON, denominator)
+    numerator.div_(denominator)
+    if gamma != 1:
+        numerator.pow_(gamma)
+    return A.mul_(numerator)
+
+
+def _mu_update_w(Xop, W, H, beta, l1_reg, l2_reg, gamma, cache, update_H):
+    """scikit-learn's ``_multiplicative_update_w``; ``cache`` keeps ``X H^T``, ``H H^T``
+    and ``rowsum(H)`` while H is fixed."""
+    sparse = isinstance(Xop, _SparseX)
+    if beta == 2:
+        if cache.get("XHt") is None:
+            cache["XHt"] = _sparse_x_ht(Xop, Xop.X.values(), H) if sparse else _x_ht(Xop, H)
+        numerator = cache["XHt"] if update_H else cache["XHt"].clone()
+        if cache.get("HHt") is None:
+            cache["HHt"] = torch.mm(H, H.T)
+        denominator = torch.mm(W, cache["HHt"])
+    else:
+        R = _mu_ratio(_x_values(Xop), _wh_at_x(Xop, W, H), beta)
+        numerator = (_sparse_x_ht(Xop, R, H) if sparse else torch.mm(R, H.T)).contiguous()
+        if beta == 1:
+            if cache.get("H_sum") is None:
+                cache["H_sum"] = H.sum(1)
+            denominator = cache["H_sum"].unsqueeze(0)
+        else:
+            denominator = _wh_power_products(W, H, beta, side="w")
+    return _mu_finish(W, numerator, denominator, l1_reg, l2_reg, gamma)
+
+
+def _mu_update_h(Xop, W, H, beta, l1_reg, l2_reg, gamma):
+    """scikit-learn's ``_multiplicative_update_h`` (batch form)."""
+    sparse = isinstance(Xop, _SparseX)
+    if beta == 2:
+        numerator = _wt_x(Xop, W).contiguous()
+        denominator = torch.mm(torch.mm(W.T, W), H)
+    else:
+        R = _mu_ratio(_x_values(Xop), _wh_at_x(Xop, W, H), beta)
+        numerator = (_sparse_wt_x(Xop, R, W) if sparse else torch.mm(W.T, R)).contiguous()
+        if beta == 1:
+            W_sum = W.sum(0)
+            W_sum = torch.where(W_sum == 0, 1.0, W_sum)
+            denominator = W_sum.unsqueeze(1)
+        else:
+            denominator = _wh_power_products(W, H, beta, side="h")
+    return _mu_finish(H, numerator, denominator, l1_reg, l2_reg, gamma)
+
+
+def _sk_beta_divergence(Xop, W, H, beta):
+    """scikit-learn's ``_beta_divergence`` (the objective its ``solver="mu"`` reports),
+    accumulated in float64.
+
+    Frobenius is ``0.5 * ||X - WH||_F^2``. For other beta, entries of X at or below
+    ``_SK_EPSILON`` are left out of the sums over X, and ``WH`` there is raised to at
+    least ``_SK_EPSILON``; for beta not in (0, 1, 2) the sum of ``WH ** beta`` runs over
+    every entry.
+    """
+    W64, H64 = W.double(), H.double()
+    sparse = isinstance(Xop, _SparseX)
+    if beta == 2:
+        if sparse:
+            xv = Xop.X.values().double()
+            quad = _dot64(torch.mm(W64.T, W64), torch.mm(H64, H64.T))
+            cross = _dot64(_sparse_x_ht(Xop, xv, H64), W64)
+            return float(0.5 * (torch.dot(xv, xv) + quad - 2.0 * cross))
+        acc = torch.zeros((), dtype=torch.float64, device=W.device)
+        rows = _row_block_size(Xop.shape[1], W.device)
+        for start in range(0, Xop.shape[0], rows):
+            diff = Xop[start:start + rows].double() - W64[start:start + rows] @ H64
+            acc += torch.dot(diff.reshape(-1), diff.reshape(-1))
+        return float(0.5 * acc)
+    n, m = Xop.X.shape if sparse else Xop.shape
+    rows = _row_block_size(m, W.device)
+    acc = torch.zeros((), dtype=torch.float64, device=W.device)
+    sum_wh_beta = torch.zeros((), dtype=torch.float64, device=W.device)
+    generic = beta not in (0, 1)
+
+    def add(xv, wh):
+        """Sums over X's entries: entries at or below _SK_EPSILON are left out."""
+        keep = xv > _SK_EPSILON
+        wh = wh.clamp_min(_SK_EPSILON)
+        if beta == 1:
+            term = xv * torch.log(xv / wh) - xv
+        elif beta == 0:
+            div = xv / wh
+            term = div - torch.log(div)
+        else:
+            term = xv ** beta - beta * xv * wh ** (beta - 1)
+        return torch.where(keep, term, 0.0).sum()
+
+    if sparse:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support.*")
+            X64 = torch.sparse_csr_tensor(Xop.X.crow_indices(), Xop.X.col_indices(),
+                                          Xop.X.values().double(), size=Xop.X.shape,
+                                          check_invariants=False)
+        acc += add(X64.values(), torch.sparse.sampled_addmm(X64, W64, H64,
+                                                            beta=0.0).values())
+        if generic:  # sum of WH ** beta over every entry, in row blocks
+            for start in range(0, n, rows):
+                sum_wh_beta += ((W64[start:start + rows] @ H64) ** beta).sum()
+    else:
+        for start in range(0, n, rows):
+            WHb = W64[start:start + rows] @ H64
+            acc += add(Xop[start:start + rows].double(), WHb)
+            if generic:
+                sum_wh_beta += (WHb ** beta).sum()
+    if beta == 1:
+        return float(acc + _dot64(W64.sum(0), H64.sum(1)))
+    if beta == 0:
+        return float(acc - n * m)
+    return float((acc + sum_wh_beta * (beta - 1)) / (beta * (beta - 1)))
+
+
+def _fit_sklearn_mu(Xop, W, H, *, beta, max_iter=200, tol=1e-4, l1_reg_W=0.0, l1_reg_H=0.0,
+                    l2_reg_W=0.0, l2_reg_H=0.0, update_H=True, verbose=0):
+    """scikit-learn's ``solver="mu"`` (``_fit_multiplicative_update``) for any beta.
+
+    The same updates in the same order as scikit-learn 1.6+ (W then H; its thresholds
+    ``_SK_EPSILON`` and ``_SK_ZERO``; the exponent ``gamma`` of Fevotte & Idier outside
+    ``1 <= beta <= 2``), run as torch tensor code on X's device, dense or sparse. Every
+    10 iterations (``tol > 0``) it stops when the decrease of ``sqrt(2 * divergence)``
+    since the last check, divided by its value at the start, is below ``tol``.
+
+    Parameters
+    ----------
+    Xop : torch.Tensor or _SparseX
+    W, H : torch.Tensor
+        Initial factors (updated in place; H only when ``update_H``).
+    beta : float
+    max_iter, tol, l1_reg_W, l1_reg_H, l2_reg_W, l2_reg_H, update_H, verbose
+        As :func:`_fit_multiplicative_update`.
+
+    Returns
+    -------
+    W, H : torch.Tensor
+    n_iter : int
+    losses : list of float
+        scikit-learn's divergence plus the penalty after every 10th iteration and after
+        the last one (evaluating it every iteration would cost as much as the updates).
+    """
+    from tqdm.auto import tqdm
+
+    gamma = _mu_gamma(beta)
+    reg = (l1_reg_W, l1_reg_H, l2_reg_W, l2_reg_H)
+    with np.errstate(all="ignore"):  # scikit-learn's arithmetic, 0/0 included
+        error_at_init = np.sqrt(2 * np.float64(max(_sk_beta_divergence(Xop, W, H, beta), 0)))
+    previous = error_at_init
+    losses, cache = [], {}
+    bar = tqdm(total=max_iter, desc="NMF", disable=verbose <= 0, leave=False)
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        _mu_update_w(Xop, W, H, beta, l1_reg_W, l2_reg_W, gamma, cache, update_H)
+        if beta < 1:
+            W.masked_fill_(W < _SK_ZERO, 0.0)
+        if update_H:
+            _mu_update_h(Xop, W, H, beta, l1_reg_H, l2_reg_H, gamma)
+            cache.clear()
+            if beta <= 1:
+                H.masked_fill_(H < _SK_ZERO, 0.0)
+        bar.update(1)
+        if n_iter % 10 and n_iter < max_iter:
+            continue
+        # every 10 iterations and after the last: the objective, and scikit-learn's test
+        div = _sk_beta_divergence(Xop, W, H, beta)
+        losses.append(div + float(_penalty(W, H, *reg)))
+        if tol > 0 and n_iter % 10 == 0:
+            with np.errstate(all="ignore"):
+                error = np.sqrt(2 * np.float64(max(div, 0)))
+                if (previous - error) / error_at_init < tol:
+                    break
+            previous = error
+    bar.close()
+    return W, H, n_iter, losses
+
+
+# --------------------------------------------------------------------------------------
 # input checks
 # --------------------------------------------------------------------------------------
 
@@ -802,12 +1087,17 @@ def _check_non_negative(X, whom):
 
 
 def _check_custom(A, shape, dtype, name):
-    """Validate a user-given initial W or H: shape, finite, non-negative; cast to dtype."""
+    """Validate a user-given initial W or H: shape, finite, non-negative; cast to
+    ``dtype`` (None keeps the given dtype). Shape errors use scikit-learn's wording."""
     if A is None:
         raise ValueError(f"init='custom' needs both W and H; {name} is None.")
-    A = check_array(A, dtype=dtype, input_name=name)
-    if A.shape != shape:
-        raise ValueError(f"init='custom': {name} has shape {A.shape}, expected {shape}.")
+    A = check_array(A, dtype="numeric" if dtype is None else dtype, input_name=name)
+    for axis, which in ((0, "first"), (1, "second")):
+        if A.shape[axis] != shape[axis]:
+            raise ValueError(
+                f"Array with wrong {which} dimension passed to NMF (input {name}). Expected "
+                f"{shape[axis]}, but got {A.shape[axis]} (init='custom': {name} has shape "
+                f"{A.shape}, expected {shape}).")
     _check_non_negative(A, f"NMF (initial {name})")
     return A
 
@@ -866,14 +1156,26 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int, default=None
-        Rank ``k`` of the factorisation. None keeps all features (``k = n_features``),
-        except with ``init="custom"``, where ``k`` is read from ``H``. Values above
-        ``min(n_samples, n_features)`` are allowed with ``init=None`` (which then uses
-        ``"random"``, as scikit-learn does) and ``"random"``/``"custom"``; the SVD-based
-        inits raise ``ValueError`` for them.
-    beta_loss : {"frobenius", "kullback-leibler"}, default="frobenius"
-        Objective: half the squared Frobenius norm, or the generalised KL divergence.
+    n_components : int, "auto" or None, default="auto"
+        Rank ``k`` of the factorisation. ``"auto"`` (scikit-learn's default) and None keep
+        all features (``k = n_features``), except with ``init="custom"``, where ``k`` is
+        read from ``H``. Values above ``min(n_samples, n_features)`` are allowed with
+        ``init=None`` (which then uses ``"random"``, as scikit-learn does) and
+        ``"random"``/``"custom"``; the SVD-based inits raise ``ValueError`` for them.
+    solver : {"floored-mu", "mu", "cd"}, default="floored-mu"
+        ``"floored-mu"``: Lee & Seung's updates with every entry of W and H kept at or
+        above a positivity floor (see Notes), for ``beta_loss`` 2 and 1, with fused
+        one-pass CPU kernels. ``"mu"``: scikit-learn's ``NMF(solver="mu")``, the same
+        iterates (its thresholds, its zeroing of small entries, its exponent for other
+        beta, its stopping rule and ``reconstruction_err_``) for any ``beta_loss``, as
+        torch code; see the user guide for the scikit-learn tests it passes and where it
+        differs. ``"cd"`` raises ``ValueError``: coordinate descent is
+        ``sklearn.decomposition.NMF(solver="cd")``.
+    beta_loss : float or {"frobenius", "kullback-leibler", "itakura-saito"}, default="frobenius"
+        The beta divergence minimised: 2 (``"frobenius"``, half the squared Frobenius
+        norm), 1 (``"kullback-leibler"``, the generalised KL divergence), 0
+        (``"itakura-saito"``) or any other float (Fevotte & Idier 2011). Values other
+        than 2 and 1 need ``solver="mu"``, and values <= 0 need X without zeros.
     init : {"random", "nndsvd", "nndsvda", "nndsvdar", "custom"}, default=None
         Initialisation, with scikit-learn's meaning (its own initialiser is called):
         None is ``"nndsvda"`` when ``n_components <= min(n_samples, n_features)``, else
@@ -903,6 +1205,10 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the ``"random"`` and ``"nndsvdar"`` inits and the randomized SVD of the
         NNDSVD inits. The updates themselves are deterministic.
+    shuffle : bool, default=False
+        Accepted for scikit-learn's signature; it orders coordinate descent's updates
+        and has no effect on the multiplicative updates (as in scikit-learn with
+        ``solver="mu"``).
     device : str or torch.device, default="cpu"
         Where the kernels run (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...). Outputs are
         numpy arrays on the host whatever the device.
@@ -917,13 +1223,16 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Number of components used.
     reconstruction_err_ : float
         ``sqrt(2 * divergence(X, W H))`` at the end of the fit, without the penalty; for
-        Frobenius this is ``||X - WH||_F`` (scikit-learn's definition). Computed in
-        float64 from the final factors.
+        Frobenius this is ``||X - WH||_F`` (scikit-learn's definition; with
+        ``solver="mu"`` its divergence exactly, see Notes). Computed in float64 from the
+        final factors.
     n_iter_ : int
         Number of iterations run.
     loss_curve_ : list of float
         Objective (divergence plus penalty) after every iteration; ``loss_curve_[i]`` is
-        the value after ``i + 1`` iterations. Non-increasing (up to rounding).
+        the value after ``i + 1`` iterations. Non-increasing (up to rounding). With
+        ``solver="mu"``: after every 10th iteration (where scikit-learn tests for
+        convergence) and after the last one, ``ceil(n_iter_ / 10)`` values.
     n_features_in_ : int
         Number of features seen during ``fit``.
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -937,21 +1246,24 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
 
     Notes
     -----
-    **Zeros.** A multiplicative update cannot move an entry that is exactly zero, and
-    divides by zero when a row or column of the factors vanishes. Here every entry of W
-    and H is kept at or above ``eps = 1e-12 * sqrt(mean(X))`` (``1e-12`` for an all-zero
-    X) after the initialisation and after every update, ``A <- max(eps, A * num / den)`` (Gillis & Glineur 2012). Because each
-    update minimises a separable convex majoriser, the floored update is still the
-    majoriser's minimiser over ``A >= eps``, so the objective stays non-increasing, and
-    limit points are stationary points of the problem constrained to ``A >= eps``.
-    All-zero rows or columns of X give rows of W / columns of H equal to ``eps``.
+    **Zeros (solver="floored-mu").** A multiplicative update cannot move an entry that is
+    exactly zero, and divides by zero when a row or column of the factors vanishes. Here
+    every entry of W and H is kept at or above ``eps = 1e-12 * sqrt(mean(X))``
+    (``1e-12`` for an all-zero X) after the initialisation and after every update,
+    ``A <- max(eps, A * num / den)`` (Gillis & Glineur 2012). Because each update
+    minimises a separable convex majoriser, the floored update is still the majoriser's
+    minimiser over ``A >= eps``, so the objective stays non-increasing, and limit points
+    are stationary points of the problem constrained to ``A >= eps``. All-zero rows or
+    columns of X give rows of W / columns of H equal to ``eps``.
 
-    scikit-learn's ``solver="mu"`` differs: it leaves zeros of the initialisation in
-    place for good (hence its warning with ``init="nndsvd"``), replaces a zero
-    denominator and, for KL, entries of ``WH`` below float32's epsilon by
-    ``1.19e-7``, and after each KL update sets entries of H below float64's epsilon to
-    exactly 0, from which they never recover. From the same initialisation, both
-    follow the same iterates while no entry comes near these thresholds.
+    **solver="mu"** follows scikit-learn instead: it leaves zeros of the initialisation
+    in place for good (hence its warning with ``init="nndsvd"``), replaces a zero
+    denominator and entries of ``WH`` below float32's epsilon by ``1.19e-7`` (beta < 2),
+    sets entries of W (beta < 1) and H (beta <= 1) below float64's epsilon to exactly 0
+    after each update, and leaves X entries below ``1.19e-7`` out of the divergence it
+    reports. From the same initialisation, the two solvers follow the same iterates while
+    no entry comes near these thresholds. ``loss_curve_`` has scikit-learn's divergence
+    plus the penalty at its convergence checks.
 
     **Precision.** float32 X is factorised in float32 (half the memory, about twice the
     speed); the objective values of ``loss_curve_`` and ``reconstruction_err_`` are
@@ -990,8 +1302,10 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "beta_loss": [StrOptions({"frobenius", "kullback-leibler"})],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None,
+                         StrOptions({"auto"})],
+        "solver": [StrOptions({"floored-mu", "mu", "cd"})],
+        "beta_loss": [StrOptions(set(_BETA_ALIASES)), Real],
         "init": [StrOptions({"random", "nndsvd", "nndsvda", "nndsvdar", "custom"}), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -999,14 +1313,16 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "alpha_H": [Interval(Real, 0, None, closed="left"), StrOptions({"same"})],
         "l1_ratio": [Interval(Real, 0, 1, closed="both")],
         "random_state": ["random_state"],
+        "shuffle": ["boolean"],
         "device": [str, torch.device],
         "verbose": ["verbose"],
     }
 
-    def __init__(self, n_components=None, *, beta_loss="frobenius", init=None, max_iter=200,
-                 tol=1e-4, alpha_W=0.0, alpha_H="same", l1_ratio=0.0, random_state=None,
-                 device="cpu", verbose=0):
+    def __init__(self, n_components="auto", *, solver="floored-mu", beta_loss="frobenius",
+                 init=None, max_iter=200, tol=1e-4, alpha_W=0.0, alpha_H="same",
+                 l1_ratio=0.0, random_state=None, shuffle=False, device="cpu", verbose=0):
         self.n_components = n_components
+        self.solver = solver
         self.beta_loss = beta_loss
         self.init = init
         self.max_iter = max_iter
@@ -1015,22 +1331,51 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.alpha_H = alpha_H
         self.l1_ratio = l1_ratio
         self.random_state = random_state
+        self.shuffle = shuffle
         self.device = device
         self.verbose = verbose
 
     def _check_params(self, X, H):
-        """Derive ``_n_components`` and check rules joining several parameters."""
+        """Derive ``_n_components`` and ``_beta_loss``; check rules joining parameters."""
+        if self.solver == "cd":
+            raise ValueError(
+                "solver='cd' (coordinate descent) is not implemented by "
+                "sklearn_papers.decomposition.NMF, which runs multiplicative updates only "
+                "(solver='mu': scikit-learn's, for any beta_loss; solver='floored-mu': "
+                "with a positivity floor, for beta_loss 'frobenius' and "
+                "'kullback-leibler'). For coordinate descent use "
+                "sklearn.decomposition.NMF(solver='cd').")
+        self._beta_loss = _beta_to_float(self.beta_loss)
+        if self.solver == "floored-mu" and self._beta_loss not in (1.0, 2.0):
+            raise ValueError(
+                f"beta_loss={self.beta_loss!r} needs solver='mu' (scikit-learn's "
+                "multiplicative updates, for any beta); solver='floored-mu' minimises the "
+                "two losses of Lee & Seung: 'frobenius' (2) and 'kullback-leibler' (1).")
         n_samples, n_features = X.shape
         k = self.n_components
-        if k is None:
+        if k is None or k == "auto":
             k = np.shape(H)[0] if (self.init == "custom" and H is not None) else n_features
         if self.init in ("nndsvd", "nndsvda", "nndsvdar") and k > min(n_samples, n_features):
             raise ValueError(
-                f"init={self.init!r} needs n_components <= min(n_samples, n_features) = "
-                f"{min(n_samples, n_features)}, got n_components={k}; use init='random' "
-                "(or init=None, which falls back to it)."
-            )
+                f"init = {self.init!r} can only be used when n_components <= "
+                f"min(n_samples, n_features) = {min(n_samples, n_features)}, got "
+                f"n_components={k}; use init='random' (or init=None, which falls back "
+                "to it).")
+        if self.solver == "mu" and self.init == "nndsvd":
+            warnings.warn(
+                "The multiplicative update ('mu') solver cannot update zeros present in the "
+                "initialization, and so leads to poorer results when used jointly with "
+                "init='nndsvd'. You may try init='nndsvda' or init='nndsvdar' instead "
+                "(or solver='floored-mu', which keeps every entry positive).",
+                UserWarning, stacklevel=3)
         self._n_components = int(k)
+
+    def _check_zeros_for_beta(self, X):
+        """scikit-learn's refusal of beta_loss <= 0 on X with zeros (solver='mu')."""
+        if self._beta_loss <= 0 and (X.min() == 0):
+            raise ValueError(
+                "When beta_loss <= 0 and X contains zeros, the solver may diverge. Please "
+                "add small values to X, or use a positive beta_loss.")
 
     def _regularization(self, X):
         """scikit-learn's scaled (l1_W, l1_H, l2_W, l2_H)."""
@@ -1062,6 +1407,27 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                                    random_state=self.random_state)
             W, H = W.astype(X.dtype, copy=False), H.astype(X.dtype, copy=False)
         return np.maximum(W, eps), np.maximum(H, eps)
+
+    def _sklearn_initial_factors(self, X, W, H):
+        """Initial (W, H) exactly as scikit-learn's ``NMF(solver="mu")`` makes them."""
+        n_samples, n_features = X.shape
+        k = self._n_components
+        if self.init == "custom":
+            W = _check_custom(W, (n_samples, k), None, "W")
+            H = _check_custom(H, (k, n_features), None, "H")
+            if H.dtype != X.dtype or W.dtype != X.dtype:
+                raise TypeError(f"H and W should have the same dtype as X. Got H.dtype = "
+                                f"{H.dtype} and W.dtype = {W.dtype}.")
+            for A, name in ((W, "W"), (H, "H")):
+                if np.max(A) == 0:
+                    raise ValueError(f"Array passed to NMF (input {name}) is full of zeros.")
+            return W.copy(), H.copy()
+        if W is not None or H is not None:
+            warnings.warn("When init!='custom', provided W or H are ignored. Set "
+                          "init='custom' to use them as initialization.", RuntimeWarning,
+                          stacklevel=3)
+        W, H = _initialize_nmf(X, k, init=self.init, random_state=self.random_state)
+        return W.astype(X.dtype, copy=False), H.astype(X.dtype, copy=False)
 
     def fit(self, X, y=None, W=None, H=None):
         """Learn the factors of X.
@@ -1118,24 +1484,38 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         _check_non_negative(X, "NMF.fit")
         self._check_params(X, H)
         device = check_device(self.device)
-        mean = _mean(X)
-        eps = _positivity_floor(mean)
-        W0, H0 = self._initial_factors(X, W, H, eps, mean)
         l1_W, l1_H, l2_W, l2_H = self._regularization(X)
+        if self.solver == "mu":
+            self._check_zeros_for_beta(X)
+            W0, H0 = self._sklearn_initial_factors(X, W, H)
+            eps = None
+        else:
+            mean = _mean(X)
+            eps = _positivity_floor(mean)
+            W0, H0 = self._initial_factors(X, W, H, eps, mean)
         with _cpu_threads(_work(X) * self._n_components, device):
             Xop = _to_operand(X, device)
-            Wt, Ht, n_iter, losses = _fit_multiplicative_update(
-                Xop, torch.from_numpy(W0).to(device), torch.from_numpy(H0).to(device),
-                beta_loss=self.beta_loss, max_iter=self.max_iter, tol=self.tol,
-                l1_reg_W=l1_W, l1_reg_H=l1_H, l2_reg_W=l2_W, l2_reg_H=l2_H, update_H=True,
-                eps=eps, verbose=self.verbose,
-            )
-            divergence = _beta_divergence(Xop, Wt, Ht, self.beta_loss)
-        _check_finite_factors(X, Wt, Ht)
+            Wt, Ht = torch.from_numpy(W0).to(device), torch.from_numpy(H0).to(device)
+            if self.solver == "mu":
+                Wt, Ht, n_iter, losses = _fit_sklearn_mu(
+                    Xop, Wt, Ht, beta=self._beta_loss, max_iter=self.max_iter, tol=self.tol,
+                    l1_reg_W=l1_W, l1_reg_H=l1_H, l2_reg_W=l2_W, l2_reg_H=l2_H,
+                    update_H=True, verbose=self.verbose)
+            else:
+                Wt, Ht, n_iter, losses = _fit_multiplicative_update(
+                    Xop, Wt, Ht, beta_loss=_BETA_NAMES[self._beta_loss],
+                    max_iter=self.max_iter, tol=self.tol, l1_reg_W=l1_W, l1_reg_H=l1_H,
+                    l2_reg_W=l2_W, l2_reg_H=l2_H, update_H=True, eps=eps,
+                    verbose=self.verbose)
+            _check_finite_factors(X, Wt, Ht)
+            if self.solver == "mu":
+                divergence = _sk_beta_divergence(Xop, Wt, Ht, self._beta_loss)
+            else:
+                divergence = _beta_divergence(Xop, Wt, Ht, _BETA_NAMES[self._beta_loss])
         if n_iter == self.max_iter and self.tol > 0:
             warnings.warn(f"Maximum number of iterations {self.max_iter} reached. Increase "
                           "it to improve convergence.", ConvergenceWarning, stacklevel=2)
-        self.reconstruction_err_ = math.sqrt(2.0 * divergence)
+        self.reconstruction_err_ = math.sqrt(2.0 * max(divergence, 0.0))
         self.components_ = Ht.cpu().numpy()
         self.n_components_ = self.components_.shape[0]
         self.n_iter_ = n_iter
@@ -1172,17 +1552,27 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         k = self.n_components_
         mean = _mean(X)
         avg = math.sqrt(mean / k)
-        eps = _positivity_floor(mean)
-        W0 = np.full((X.shape[0], k), max(avg, eps), dtype=X.dtype)
-        H = np.maximum(self.components_.astype(X.dtype, copy=False), eps)
         l1_W, _, l2_W, _ = self._regularization(X)
+        if self.solver == "mu":  # scikit-learn's start and iterates
+            self._check_zeros_for_beta(X)
+            W0 = np.full((X.shape[0], k), avg, dtype=X.dtype)
+            H = self.components_.astype(X.dtype, copy=False)
+        else:
+            eps = _positivity_floor(mean)
+            W0 = np.full((X.shape[0], k), max(avg, eps), dtype=X.dtype)
+            H = np.maximum(self.components_.astype(X.dtype, copy=False), eps)
         with _cpu_threads(_work(X) * k, device):
-            Wt, _, _, _ = _fit_multiplicative_update(
-                _to_operand(X, device), torch.from_numpy(W0).to(device),
-                torch.from_numpy(H).to(device), beta_loss=self.beta_loss,
-                max_iter=self.max_iter, tol=self.tol, l1_reg_W=l1_W, l2_reg_W=l2_W,
-                update_H=False, eps=eps, verbose=self.verbose,
-            )
+            Xop = _to_operand(X, device)
+            Wt, Ht = torch.from_numpy(W0).to(device), torch.from_numpy(H.copy()).to(device)
+            if self.solver == "mu":
+                Wt, _, _, _ = _fit_sklearn_mu(
+                    Xop, Wt, Ht, beta=self._beta_loss, max_iter=self.max_iter, tol=self.tol,
+                    l1_reg_W=l1_W, l2_reg_W=l2_W, update_H=False, verbose=self.verbose)
+            else:
+                Wt, _, _, _ = _fit_multiplicative_update(
+                    Xop, Wt, Ht, beta_loss=_BETA_NAMES[self._beta_loss],
+                    max_iter=self.max_iter, tol=self.tol, l1_reg_W=l1_W, l2_reg_W=l2_W,
+                    update_H=False, eps=eps, verbose=self.verbose)
         _check_finite_factors(X, Wt)
         return Wt.cpu().numpy()
 

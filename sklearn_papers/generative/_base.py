@@ -286,15 +286,33 @@ class _BaseDeePSiM(BaseEstimator):
         rows = np.asarray(X, dtype=np.float32)
         lo, hi = float(rows.min()), float(rows.max())
         self.data_offset_, self.data_scale_ = lo, (hi - lo if hi > lo else 1.0)
+        # the training range in X's own precision: generated images never leave it
+        self._data_range = (float(np.min(X)), float(np.max(X)))
         return X, y, weights, rows, self._to_unit(rows)
 
     def _to_unit(self, rows):
         return ((rows - self.data_offset_) / self.data_scale_).astype(np.float32)
 
-    def _from_unit(self, rows01):
-        """Generator output -> data units, clipped to the training range (the generator's
-        output is linear, so it can overshoot [0, 1] slightly)."""
-        return np.clip(rows01, 0.0, 1.0) * self.data_scale_ + self.data_offset_
+    def _from_unit(self, rows01, dtype):
+        """Generator output -> data units in ``dtype``, within the training range.
+
+        The generator's output is linear, so it can overshoot ``[0, 1]``; it is clipped
+        there, mapped back in float64, and clipped to the training ``[min, max]`` (a single
+        value when every training pixel is the same, where ``data_scale_`` is 1 and the
+        unit scale alone would allow ``[min, min + 1]``), with bounds rounded inwards when
+        ``dtype`` is coarser than the training data.
+        """
+        dtype = np.dtype(dtype)
+        lo, hi = self._data_range
+        out = np.clip(rows01, 0.0, 1.0).astype(np.float64) * self.data_scale_ + self.data_offset_
+        lo_t, hi_t = dtype.type(lo), dtype.type(hi)
+        if float(lo_t) < lo:  # compared as Python floats: numpy would round lo to dtype
+            lo_t = np.nextafter(lo_t, dtype.type(np.inf))
+        if float(hi_t) > hi:
+            hi_t = np.nextafter(hi_t, dtype.type(-np.inf))
+        if lo_t > hi_t:  # one value, not representable in dtype: the nearest one
+            lo_t = hi_t = dtype.type(lo)
+        return np.clip(out.astype(dtype), lo_t, hi_t)
 
 
 def _train_classifier(module, rows, y_enc, weights, seed, device, epochs=None):

@@ -292,7 +292,8 @@ class DeePSiMAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Bas
         images : ndarray
             ``(n_samples, n_features)`` when ``fit`` got flat rows, else ``(n_samples, H,
             W)`` or ``(n_samples, H, W, C)`` as in ``fit``; same float dtype as the codes,
-            in the training data's units (within its range).
+            in the training data's units, within the range ``[min, max]`` of the training
+            pixels for any codes (a single value when every training pixel had it).
 
         Raises
         ------
@@ -308,7 +309,7 @@ class DeePSiMAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Bas
                              f"n_components={self.n_components}.")
         gen = self.net_.module_.generator
         rows01 = self._run_batches(gen, Z, self.n_features_in_)
-        return self._format_images(self._from_unit(rows01).astype(Z.dtype, copy=False))
+        return self._format_images(self._from_unit(rows01, Z.dtype))
 
     @available_if(_is_variational)
     def sample(self, n_samples=1):

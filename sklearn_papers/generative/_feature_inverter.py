@@ -246,7 +246,9 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
         -------
         images : ndarray
             In the layout of the ``fit`` input (flat rows or ``(n, H, W[, C])``), same float
-            dtype as the features, in the training data's units.
+            dtype as the features, in the training data's units, within the range ``[min,
+            max]`` of the training pixels for any features (a single value when every
+            training pixel had it).
 
         Raises
         ------
@@ -262,7 +264,7 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
                              f"FeatureInverter has {self.n_comparator_features_}.")
         inputs = (Z.astype(np.float32) - self.feature_mean_) / self.feature_scale_
         rows01 = self._run_batches(self.net_.module_.generator, inputs, self.n_features_in_)
-        return self._format_images(self._from_unit(rows01).astype(Z.dtype, copy=False))
+        return self._format_images(self._from_unit(rows01, Z.dtype))
 
     def predict(self, X):
         """Reconstruct images from their own comparator features: ``inverse_transform(transform(X))``.

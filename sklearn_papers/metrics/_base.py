@@ -74,6 +74,10 @@ def _check_codes(codes, collapse_tol):
     about 1e+-144, where float64 squares overflow or underflow) are first multiplied by an
     exact power of two, so the rule and the scores hold at any scale.
 
+    Every code is dropped only when every code is exactly constant (a collapsed
+    representation): the largest standard deviation is then 0. The result has no column,
+    and the caller returns its floor score (:func:`_warn_collapsed`).
+
     Returns
     -------
     active : ndarray of shape (n_samples, n_active_codes), float64
@@ -83,18 +87,28 @@ def _check_codes(codes, collapse_tol):
     Raises
     ------
     ValueError
-        If ``codes`` holds NaN or inf, or every code dimension is collapsed.
+        If ``codes`` holds NaN or inf.
     """
     codes = _rescale_extreme(_as_2d(codes, "codes", np.float64))
     keep = _active_codes(codes.std(axis=0), collapse_tol)
-    if not keep.any():
-        raise ValueError(
-            f"All {codes.shape[1]} code dimensions are constant or collapsed (standard "
-            f"deviation <= collapse_tol={collapse_tol!r} x the largest one); there is no "
-            "code to score."
-        )
     index = np.flatnonzero(keep)
     return codes[:, index], index
+
+
+def _warn_collapsed(caller, floor):
+    """Warn that every code is constant and ``caller`` returns its ``floor`` score.
+
+    A fully collapsed representation (e.g. a beta-VAE whose KL term won) carries no
+    information about any factor. disentanglement_lib returns the floor value for it (0 for
+    FactorVAE and IRS explicitly; MIG, SAP and the DCI importances are 0 by construction),
+    so that a sweep ranks the collapsed model last instead of stopping.
+    """
+    warnings.warn(
+        f"{caller}: every code dimension is constant (a collapsed representation carries "
+        f"no information about any factor); returning the floor score {floor}.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 _BINNING_HINT = (

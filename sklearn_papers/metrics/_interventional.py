@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_papers.metrics._base import _active_codes, _power_of_two_exponent
+from sklearn_papers.metrics._base import _active_codes, _power_of_two_exponent, _warn_collapsed
 from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, validate_params
 
@@ -258,6 +258,14 @@ def beta_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n_e
         (n_observations, n_codes) (a 1-D array of length n_observations is one code), or
         changes its number of codes between calls.
 
+    Warns
+    -----
+    UserWarning
+        When every pair of observations is encoded identically (a collapsed, constant
+        representation): the score is then its floor, the evaluation accuracy of
+        predicting the most frequent training factor, which is what the classifier does
+        with constant inputs (and disentanglement_lib's result).
+
     See Also
     --------
     factor_vae_score : The majority-vote variant, robust to rotations of one factor.
@@ -295,6 +303,12 @@ def beta_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n_e
                                         rng)
     if np.unique(y_train).size < 2:
         return float(np.mean(y_eval == y_train[0]))
+    if not (x_train.any() or x_eval.any()):
+        # every pair encoded identically: the classifier sees constant inputs and can only
+        # predict the most frequent training factor (disentanglement_lib's result, too)
+        floor = float(np.mean(y_eval == np.bincount(y_train).argmax()))
+        _warn_collapsed("beta_vae_score", floor)
+        return floor
     # The reference keeps scikit-learn's default max_iter=100, which lbfgs often reaches
     # before converging on these features (one ConvergenceWarning per score). The score is
     # meant to be the accuracy of the regularised optimum, so we let the solver get there:
@@ -331,13 +345,11 @@ def _factor_vae_votes(dataset, function, n_points, batch_size, sizes, varying, s
 
 
 class _Scale:
-    """Global variances of the active (non-collapsed) code dimensions."""
+    """Global variances of the active (non-collapsed) code dimensions (none when every
+    code is constant)."""
 
     def __init__(self, variance, collapse_tol):
         keep = _active_codes(np.sqrt(variance), collapse_tol)
-        if not keep.any():
-            raise ValueError(f"All {variance.size} code dimensions are constant or collapsed on "
-                             "the dataset; there is no code to score.")
         self.index = np.flatnonzero(keep)
         self.variance = variance[self.index]
         self.size = self.index.size
@@ -384,7 +396,14 @@ def factor_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n
     TypeError
         As :func:`beta_vae_score`.
     ValueError
-        As :func:`beta_vae_score`, or if every code is collapsed.
+        As :func:`beta_vae_score`.
+
+    Warns
+    -----
+    UserWarning
+        When every code is constant over the ``n_variance_estimate`` observations (a
+        collapsed representation): the score is then its floor, 0, as in
+        disentanglement_lib.
 
     See Also
     --------
@@ -418,6 +437,9 @@ def factor_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n
     function = _Encoder(representation)
     obs = _observations(dataset, _sample_factors(dataset, n_variance_estimate, sizes, rng), rng)
     scale = _Scale(function(obs).var(axis=0, ddof=1), collapse_tol)
+    if scale.size == 0:  # disentanglement_lib returns 0 here too
+        _warn_collapsed("factor_vae_score", 0.0)
+        return 0.0
     train = _factor_vae_votes(dataset, function, n_train, batch_size, sizes, varying, scale,
                               rng)
     classifier = np.argmax(train, axis=0)  # factor predicted by each active code

@@ -23,6 +23,7 @@ from sklearn_papers.metrics._base import (
     _entropy_base,
     _mutual_info_matrix,
     _top_two_gap,
+    _warn_collapsed,
 )
 from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_params
@@ -119,8 +120,15 @@ def mutual_info_gap(factors, codes, *, n_bins=20, bin_range=None, collapse_tol=1
     ------
     ValueError
         If factors or codes hold NaN/inf, their lengths differ, every factor is constant,
-        every code is collapsed, or a factor is continuous or nearly unique per sample (more
-        distinct values than half the samples; the message names the column).
+        or a factor is continuous or nearly unique per sample (more distinct values than
+        half the samples; the message names the column).
+
+    Warns
+    -----
+    UserWarning
+        When every code is constant (a collapsed representation): the score is then its
+        floor, 0, as in disentanglement_lib, instead of an error, so that a sweep ranks
+        the collapsed model last.
 
     See Also
     --------
@@ -160,6 +168,9 @@ def mutual_info_gap(factors, codes, *, n_bins=20, bin_range=None, collapse_tol=1
     bin_range = _check_bin_range(bin_range)
     labels, _, n_values, codes = _check_factors_codes(factors, codes, collapse_tol,
                                                       caller="mutual_info_gap")
+    if codes.shape[1] == 0:
+        _warn_collapsed("mutual_info_gap", 0.0)
+        return 0.0
     mi, entropy = _mutual_info_matrix(_discretize(codes, n_bins, bin_range), n_bins, labels,
                                       n_values)
     return float(np.clip(np.mean(_top_two_gap(mi) / entropy), 0.0, 1.0))
@@ -215,7 +226,11 @@ def dci(factors, codes, *, estimator=None, test_size=1 / 3, random_state=None,
     -----
     UserWarning
         With a single (non-constant) factor: disentanglement is then 1 for any code, even
-        a random one.
+        a random one. When every code is constant (a collapsed representation): the
+        scores are then their floor, disentanglement and completeness 0 and
+        informativeness the held-out accuracy of predicting each factor's most frequent
+        training value (what the classifiers do with constant inputs, as in
+        disentanglement_lib).
 
     See Also
     --------
@@ -247,6 +262,15 @@ def dci(factors, codes, *, estimator=None, test_size=1 / 3, random_state=None,
     """
     _check_classifier(estimator)
     labels, _, _, codes = _check_factors_codes(factors, codes, collapse_tol, caller="dci")
+    if codes.shape[1] == 0:
+        # the classifiers see constant inputs: each predicts its most frequent training class
+        train, test = _split(codes.shape[0], test_size, random_state)
+        accuracy = [np.mean(labels[test, k] == np.bincount(labels[train, k]).argmax())
+                    for k in range(labels.shape[1])]
+        floor = {"disentanglement": 0.0, "completeness": 0.0,
+                 "informativeness": float(np.mean(accuracy))}
+        _warn_collapsed("dci", floor)
+        return floor
     if labels.shape[1] == 1:
         warnings.warn(
             "dci: with a single factor every code's importance falls on that factor, so "
@@ -333,6 +357,12 @@ def sap_score(factors, codes, *, continuous_factors=False, test_size=1 / 3, rand
     ValueError
         As :func:`mutual_info_gap`.
 
+    Warns
+    -----
+    UserWarning
+        When every code is constant: the score is then its floor, 0 (see
+        :func:`mutual_info_gap`).
+
     See Also
     --------
     mutual_info_gap : The same top-two gap on mutual information.
@@ -370,6 +400,9 @@ def sap_score(factors, codes, *, continuous_factors=False, test_size=1 / 3, rand
     labels, values, _, codes = _check_factors_codes(
         factors, codes, collapse_tol, discrete=not continuous_factors, caller="sap_score",
         hint="Or use continuous_factors=True, the squared-correlation variant.")
+    if codes.shape[1] == 0:
+        _warn_collapsed("sap_score", 0.0)
+        return 0.0
     n_codes, n_factors = codes.shape[1], labels.shape[1]
     scores = np.zeros((n_codes, n_factors))
     if continuous_factors:
@@ -439,7 +472,9 @@ def modularity_explicitness(factors, codes, *, n_bins=20, bin_range=None, test_s
     -----
     UserWarning
         With a single (non-constant) factor: modularity is then 1 for any code with
-        nonzero estimated mutual information, which includes random codes.
+        nonzero estimated mutual information, which includes random codes. When every
+        code is constant (a collapsed representation): the scores are then their floor,
+        modularity 0 and explicitness 0.5 (the ROC-AUC of constant predictions).
 
     See Also
     --------
@@ -476,6 +511,10 @@ def modularity_explicitness(factors, codes, *, n_bins=20, bin_range=None, test_s
     bin_range = _check_bin_range(bin_range)
     labels, _, n_values, codes = _check_factors_codes(factors, codes, collapse_tol,
                                                       caller="modularity_explicitness")
+    if codes.shape[1] == 0:
+        floor = {"modularity": 0.0, "explicitness": 0.5}
+        _warn_collapsed("modularity_explicitness", floor)
+        return floor
     if labels.shape[1] == 1:
         warnings.warn(
             "modularity_explicitness: with a single factor every code that carries any "
@@ -560,6 +599,12 @@ def irs(factors, codes, *, diff_quantile=0.99, n_bins=20, collapse_tol=1e-6):
         As :func:`mutual_info_gap`; in particular for a factor with more distinct values (or
         bins) than half the samples.
 
+    Warns
+    -----
+    UserWarning
+        When every code is constant: the score is then its floor, 0 (see
+        :func:`mutual_info_gap`).
+
     See Also
     --------
     mutual_info_gap : Information-theoretic gap score.
@@ -593,6 +638,9 @@ def irs(factors, codes, *, diff_quantile=0.99, n_bins=20, collapse_tol=1e-6):
     labels, _, n_values, codes = _check_factors_codes(
         factors, codes, collapse_tol, n_bins=n_bins, caller="irs",
         hint="Or lower n_bins (irs bins factors with more than n_bins values).")
+    if codes.shape[1] == 0:
+        _warn_collapsed("irs", 0.0)
+        return 0.0
     max_dev = np.max(np.abs(codes - codes.mean(axis=0)), axis=0)
     cum = np.zeros((codes.shape[1], labels.shape[1]))
     for k in range(labels.shape[1]):

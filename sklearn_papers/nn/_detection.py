@@ -38,8 +38,21 @@ _MAX_LOG_SCALE = math.log(1000.0 / 16)
 
 
 # ----------------------------------------------------------------------------- boxes
+def _upcast(t):
+    """float16 / bfloat16 to float32 (products of coordinates overflow float16 past 65504:
+    square boxes of side above about 181 px), other dtypes unchanged, as torchvision does."""
+    if t.is_floating_point() and t.dtype in (torch.float16, torch.bfloat16):
+        return t.float()
+    return t
+
+
 def box_area(boxes):
-    """Areas of ``(..., 4)`` boxes; degenerate boxes (x2 < x1 or y2 < y1) have area 0."""
+    """Areas of ``(..., 4)`` boxes; degenerate boxes (x2 < x1 or y2 < y1) have area 0.
+
+    float16 and bfloat16 boxes are upcast to float32 first (the area of a 256 x 256 box
+    overflows float16), so the areas are float32 for them.
+    """
+    boxes = _upcast(boxes)
     w = (boxes[..., 2] - boxes[..., 0]).clamp(min=0)
     h = (boxes[..., 3] - boxes[..., 1]).clamp(min=0)
     return w * h
@@ -57,8 +70,11 @@ def box_iou(a, b):
     Returns
     -------
     iou : Tensor of shape (..., N, M)
-        0 where the union is empty (two zero-area boxes), never NaN.
+        0 where the union is empty (two zero-area boxes), never NaN. float16 and bfloat16
+        boxes are upcast to float32 (areas and unions of boxes above about 181 px
+        overflow float16), so the IoU is float32 for them; other dtypes are kept.
     """
+    a, b = _upcast(a), _upcast(b)
     lt = torch.maximum(a[..., :, None, :2], b[..., None, :, :2])
     rb = torch.minimum(a[..., :, None, 2:], b[..., None, :, 2:])
     inter = (rb - lt).clamp(min=0).prod(-1)
@@ -273,7 +289,8 @@ def nms_mask(boxes, scores, valid, groups, iou_threshold, *, presorted=False):
     else:
         order = torch.sort(torch.where(valid, scores, -torch.inf), dim=1, descending=True,
                            stable=True).indices
-    bx = torch.gather(boxes, 1, order[..., None].expand(b, t, 4))
+    # float16 / bfloat16: areas and unions in float32 (they overflow float16 beyond 65504)
+    bx = torch.gather(_upcast(boxes), 1, order[..., None].expand(b, t, 4))
     v = torch.gather(valid, 1, order)
     # IoU > t  <=>  inter > t * union (no division; one (B, T, T) tensor per step)
     x1, y1, x2, y2 = bx.unbind(-1)
@@ -446,28 +463,82 @@ def _pair(size):
     return pair
 
 
-def _bilinear_weights(coords, size):
-    """Interpolation matrix of 1-D bilinear sampling, as in the paper's RoIAlign.
+def _interpolation_matrix(start, bin_size, n_bins, grid, size):
+    """1-D RoIAlign weights ``(K, n_bins, size)``: the weight of each feature cell in each
+    bin, averaged over the bin's ``grid`` (K,) sampling points, as in the paper's RoIAlign
+    (Detectron's ``bilinear_interpolate``): a point below -1 or above ``size`` contributes
+    0 (it lies outside the map); one in [-1, 0] is read at 0; one at or beyond the last
+    cell is read at the last cell. A RoI with ``grid == 0`` gets zero weights."""
+    k = start.shape[0]
+    dtype, device = start.dtype, start.device
+    bins = torch.arange(n_bins, dtype=dtype, device=device)
+    g = grid.clamp(min=1).to(dtype)[:, None]
+    out = torch.zeros(k, n_bins, size, dtype=dtype, device=device)
+    for i in range(int(grid.max()) if k else 0):  # one sampling point of every bin at a time
+        coords = start[:, None] + bins[None] * bin_size[:, None] + (i + 0.5) * bin_size[:, None] / g
+        valid = (coords >= -1.0) & (coords <= size) & (i < grid)[:, None]
+        c = coords.clamp(min=0)
+        low = torch.floor(c).long()
+        at_end = low >= size - 1
+        low = torch.where(at_end, torch.full_like(low, size - 1), low)
+        high = torch.where(at_end, low, low + 1)
+        c = torch.where(at_end, low.to(dtype), c)
+        frac = c - low.to(dtype)
+        out.scatter_add_(-1, low[..., None], ((1 - frac) * valid)[..., None])
+        out.scatter_add_(-1, high[..., None], (frac * valid)[..., None])
+    return out / g[..., None]
 
-    ``coords`` (K, P, S): S sampling positions in each of P bins; returns (K, P, size): the
-    weight of each input position, averaged over the S samples of a bin. A sample below -1
-    or above ``size`` contributes 0 (it lies outside the map); one in [-1, 0] is read at 0;
-    one at or beyond the last cell is read at the last cell.
+
+def _chunks(idx, n_images, per_roi, budget):
+    """RoI indices grouped by image, in chunks of at most ``budget // per_roi`` RoIs."""
+    m = max(1, budget // max(per_roi, 1))
+    order = torch.argsort(idx, stable=True)
+    counts = torch.bincount(idx, minlength=n_images).tolist()
+    start = 0
+    for b, n_b in enumerate(counts):
+        for lo in range(start, start + n_b, m):
+            yield b, order[lo:min(lo + m, start + n_b)]
+        start += n_b
+
+
+class _SeparableRoIAlign(torch.autograd.Function):
+    """``out[k] = A_y[k] F[image_k] A_x[k]^T`` per RoI and channel, with a backward pass
+    that never holds one feature-map copy per RoI.
+
+    Forward: per image, one matrix product of all its RoIs' stacked ``A_y`` with the
+    image's ``(H, C * W)`` map, then a batched product with ``A_x``; RoIs go in chunks so
+    that the intermediate ``(m, P_h, C, W)`` stays within ``budget`` elements. Backward:
+    the gradient of an image's map is ``sum_k A_y[k]^T G[k] A_x[k]``, the sum over RoIs
+    done inside one matrix product per chunk, so it is accumulated in a single
+    feature-map-sized tensor.
     """
-    valid = (coords >= -1.0) & (coords <= size)
-    c = coords.clamp(min=0)
-    low = torch.floor(c).long()
-    at_end = low >= size - 1
-    low = torch.where(at_end, torch.full_like(low, size - 1), low)
-    high = torch.where(at_end, low, low + 1)
-    c = torch.where(at_end, low.to(c.dtype), c)
-    frac = c - low.to(c.dtype)
-    w_low = (1 - frac) * valid
-    w_high = frac * valid
-    out = torch.zeros(*coords.shape, size, dtype=coords.dtype, device=coords.device)
-    out.scatter_add_(-1, low[..., None], w_low[..., None])
-    out.scatter_add_(-1, high[..., None], w_high[..., None])
-    return out.mean(dim=2)
+
+    @staticmethod
+    def forward(ctx, features, ay, ax, idx, budget):
+        n, c, h, w = features.shape
+        k, ph, pw = ay.shape[0], ay.shape[1], ax.shape[1]
+        out = features.new_empty((k, ph, c, pw))
+        for b, rows in _chunks(idx, n, ph * c * w, budget):
+            fb = features[b].permute(1, 0, 2).reshape(h, c * w)
+            tmp = (ay[rows].reshape(-1, h) @ fb).reshape(len(rows), ph * c, w)
+            out[rows] = torch.bmm(tmp, ax[rows].transpose(1, 2)).reshape(len(rows), ph, c, pw)
+        ctx.save_for_backward(ay, ax, idx)
+        ctx.feature_shape = (n, c, h, w)
+        ctx.budget = budget
+        return out.permute(0, 2, 1, 3)
+
+    @staticmethod
+    def backward(ctx, grad):
+        ay, ax, idx = ctx.saved_tensors
+        n, c, h, w = ctx.feature_shape
+        k, ph, pw = ay.shape[0], ay.shape[1], ax.shape[1]
+        g_all = grad.permute(0, 2, 1, 3)  # (K, P_h, C, P_w)
+        g_feat = grad.new_zeros((n, h, c * w))
+        for b, rows in _chunks(idx, n, ph * c * w, ctx.budget):
+            g = g_all[rows].reshape(len(rows), ph * c, pw)
+            t = torch.bmm(g, ax[rows]).reshape(-1, c * w)  # (m * P_h, C * W)
+            g_feat[b] += ay[rows].reshape(-1, h).transpose(0, 1) @ t
+        return g_feat.reshape(n, h, c, w).permute(0, 2, 1, 3), None, None, None, None
 
 
 def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
@@ -479,8 +550,19 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     four nearest feature cells and averaged. RoI coordinates are only scaled, never
     rounded. Bilinear interpolation on a tensor-product grid is separable, so each RoI's
     output is ``A_y F A_x^T`` with interpolation matrices ``A_y (P_h, H)`` and
-    ``A_x (P_w, W)``: two batched matrix products over all RoIs, exact (the same sums as
-    the point-by-point definition), differentiable with respect to the features.
+    ``A_x (P_w, W)``: matrix products over the RoIs of each image, exact (the same sums as
+    the point-by-point definition) and differentiable with respect to the features. Peak
+    memory is about four times the output or the batch's feature maps, whichever is
+    larger, whatever the number of RoIs (no feature-map copy per RoI, in the forward or
+    the backward pass).
+
+    Compared with ``torchvision.ops.roi_align(input, boxes, output_size,
+    spatial_scale=1.0, sampling_ratio=-1, aligned=False)``: the same definition and
+    arguments (``boxes`` as a ``(K, 5)`` tensor only), but the defaults here are
+    ``sampling_ratio=2`` (the paper's 4 points per bin; torchvision's -1 is adaptive,
+    ``ceil(RoI size / output_size)`` points, also accepted here) and ``aligned=True``
+    (Detectron2's half-pixel correction; torchvision's False is the original
+    implementation). Pass ``sampling_ratio=-1, aligned=False`` for torchvision's results.
 
     Parameters
     ----------
@@ -493,12 +575,16 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     spatial_scale : float, default=1.0
         Feature cells per image pixel (``1 / stride``).
     sampling_ratio : int, default=2
-        Sampling points per bin along each axis (the paper uses 4 points per bin, i.e. 2).
+        Sampling points per bin along each axis (the paper uses 4 points per bin, i.e. 2;
+        torchvision's default is -1). ``<= 0``: adaptive, ``ceil(roi_height / P_h)`` by
+        ``ceil(roi_width / P_w)`` points per bin in feature cells, as torchvision (a
+        zero-size RoI then reads no point and outputs 0).
     aligned : bool, default=True
         Shift the scaled box by half a pixel so that a pixel centre ``(j + 0.5)`` of the
         image maps to the centre of the matching feature cell (Detectron2's correction); a
-        zero-size box then samples one point. With False, RoI sizes are clamped to at
-        least one feature cell, as in the original implementation.
+        zero-size box then samples one point (with ``sampling_ratio >= 1``). With False
+        (torchvision's default), RoI sizes are clamped to at least one feature cell, as in
+        the original implementation.
 
     Returns
     -------
@@ -509,8 +595,9 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     ------
     ValueError
         If ``features`` is not 4-D, ``rois`` not ``(K, 5)`` or not finite, a batch index
-        is not an integer in ``[0, N)``, ``output_size < 1``, ``spatial_scale <= 0``, or
-        ``sampling_ratio < 1``.
+        is not an integer in ``[0, N)``, ``output_size < 1`` or ``spatial_scale <= 0``.
+    TypeError
+        If ``sampling_ratio`` is not an integer.
 
     See Also
     --------
@@ -533,8 +620,13 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
               [10.5000, 12.5000]]]])
     """
     ph, pw = _check_rois(features, rois, output_size, spatial_scale)
-    if sampling_ratio < 1:
-        raise ValueError(f"sampling_ratio must be >= 1, got {sampling_ratio}.")
+    try:
+        if isinstance(sampling_ratio, bool):
+            raise TypeError
+        sampling_ratio = operator.index(sampling_ratio)
+    except TypeError:
+        raise TypeError(f"sampling_ratio must be an int (<= 0 for adaptive), got "
+                        f"{sampling_ratio!r}.") from None
     n, c, h, w = features.shape
     k = rois.shape[0]
     if k == 0:
@@ -548,20 +640,19 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     rw, rh = x2 - x1, y2 - y1
     if not aligned:
         rw, rh = rw.clamp(min=1.0), rh.clamp(min=1.0)
-    s = sampling_ratio
-    frac = (torch.arange(s, dtype=features.dtype, device=features.device) + 0.5) / s
-    by = torch.arange(ph, dtype=features.dtype, device=features.device)
-    bx = torch.arange(pw, dtype=features.dtype, device=features.device)
-    ys = y1[:, None, None] + (by[None, :, None] + frac[None, None, :]) * (rh / ph)[:, None, None]
-    xs = x1[:, None, None] + (bx[None, :, None] + frac[None, None, :]) * (rw / pw)[:, None, None]
-    ay = _bilinear_weights(ys, h)  # (K, P_h, H)
-    ax = _bilinear_weights(xs, w)  # (K, P_w, W)
+    bin_h, bin_w = rh / ph, rw / pw
+    if sampling_ratio > 0:
+        grid_h = torch.full((k,), sampling_ratio, dtype=torch.long, device=features.device)
+        grid_w = grid_h
+    else:  # adaptive, as torchvision: ceil(RoI size / bins) points per bin and axis
+        grid_h = torch.ceil(bin_h).long().clamp(min=0)
+        grid_w = torch.ceil(bin_w).long().clamp(min=0)
+    ay = _interpolation_matrix(y1, bin_h, ph, grid_h, h)  # (K, P_h, H)
+    ax = _interpolation_matrix(x1, bin_w, pw, grid_w, w)  # (K, P_w, W)
     idx = rois[:, 0].long()  # validated by _check_rois
-    # (K, H, C * W) so that each RoI is two plain matrix products
-    f = torch.index_select(features.permute(0, 2, 1, 3).reshape(n, h, c * w), 0, idx)
-    tmp = torch.bmm(ay, f).reshape(k, ph * c, w)  # (K, P_h * C, W)
-    out = torch.bmm(tmp, ax.transpose(1, 2))  # (K, P_h * C, P_w)
-    return out.reshape(k, ph, c, pw).permute(0, 2, 1, 3)
+    # intermediates of at most the batch's feature maps or four outputs, whichever is larger
+    budget = max(n * c * h * w, 4 * k * c * ph * pw)
+    return _SeparableRoIAlign.apply(features, ay, ax, idx, budget)
 
 
 def roi_pool(features, rois, output_size, spatial_scale=1.0):
@@ -572,7 +663,9 @@ def roi_pool(features, rois, output_size, spatial_scale=1.0):
     is split into bins whose edges are rounded outwards (floor of the start, ceil of the
     end), and each bin outputs the maximum of its cells; an empty bin outputs 0. The
     gradient goes to one maximal cell per bin (one of them on ties), as in the original
-    implementation.
+    implementation. Peak memory is a few times the output, whatever the number of RoIs.
+    The same definition, arguments and defaults as ``torchvision.ops.roi_pool(input,
+    boxes, output_size, spatial_scale=1.0)`` (``boxes`` as a ``(K, 5)`` tensor only).
 
     Parameters
     ----------
@@ -648,44 +741,29 @@ def roi_pool(features, rois, output_size, spatial_scale=1.0):
 
     rows, row_any = bin_rows(y1, rh, ph, h)  # (K, P_h, L_h)
     cols, col_any = bin_rows(x1, rw, pw, w)  # (K, P_w, L_w)
-    idx = rois[:, 0].long()  # validated by _check_rois
-    # The max over a bin's rectangle is the max over its columns of the max over its rows.
-    # Without gradients, two passes over the (few) cells of a bin side, each step indexing
-    # whole runs of channels-last features for all RoIs at once, find each bin's maximal
-    # cell (the first one on ties); the output is then one gather of those cells, through
-    # which the gradient flows to exactly one cell per bin.
-    nhwc = features.permute(0, 2, 3, 1)  # (N, H, W, C)
-    arange_k = torch.arange(k, device=features.device)
+    base = rois[:, 0].long()[:, None, None] * (h * w)  # validated by _check_rois
+    # Without gradients, one pass over the (few) cells of a bin, each step reading one
+    # cell of every bin of every RoI at once (K, P_h, P_w, C), finds each bin's maximal
+    # cell (on ties the first by column, then by row); the output is then one gather of
+    # those cells, through which the gradient flows to exactly one cell per bin. Peak
+    # memory is a few times the output, whatever the number of RoIs.
+    table = features.permute(0, 2, 3, 1).reshape(n * h * w, c)
     with torch.no_grad():
-        f = nhwc.detach()
-        best = best_row = None
-        for step in range(rows.shape[-1]):  # row pass: (K, P_h, W, C)
-            r = rows[:, :, step]
-            v = f[idx[:, None], r]
-            r = r[:, :, None, None].expand_as(v)
-            if best is None:
-                best, best_row = v, r
-            else:
-                better = v > best
-                best = torch.where(better, v, best)
-                best_row = torch.where(better, r, best_row)
-        best, best_row = best.transpose(1, 2), best_row.transpose(1, 2)  # (K, W, P_h, C)
-        top = top_row = top_col = None
-        for step in range(cols.shape[-1]):  # column pass: (K, P_w, P_h, C)
-            cl = cols[:, :, step]
-            v = best[arange_k[:, None], cl]
-            r = best_row[arange_k[:, None], cl]
-            cl = cl[:, :, None, None].expand_as(v)
-            if top is None:
-                top, top_row, top_col = v, r, cl
-            else:
-                better = v > top
-                top = torch.where(better, v, top)
-                top_row = torch.where(better, r, top_row)
-                top_col = torch.where(better, cl, top_col)
-        cell = (idx[:, None, None, None] * h + top_row) * w + top_col  # (K, P_w, P_h, C)
-    out = torch.gather(nhwc.reshape(n * h * w, c), 0, cell.reshape(-1, c))
-    out = out.reshape(k, pw, ph, c).permute(0, 3, 2, 1)  # (K, C, P_h, P_w)
+        f = table.detach()
+        top = cell = None
+        for col_step in range(cols.shape[-1]):
+            cl = cols[:, :, col_step][:, None, :]  # (K, 1, P_w)
+            for row_step in range(rows.shape[-1]):
+                flat = base + rows[:, :, row_step][:, :, None] * w + cl  # (K, P_h, P_w)
+                v = f[flat]
+                if top is None:
+                    top, cell = v, flat[..., None].expand_as(v).clone()
+                else:
+                    better = v > top
+                    top = torch.where(better, v, top)
+                    cell = torch.where(better, flat[..., None], cell)
+    out = torch.gather(table, 0, cell.reshape(-1, c)).reshape(k, ph, pw, c)
+    out = out.permute(0, 3, 1, 2)  # (K, C, P_h, P_w)
     empty = ~(row_any[:, :, None] & col_any[:, None, :])  # (K, P_h, P_w)
     return out.masked_fill(empty[:, None], 0.0)
 
@@ -702,7 +780,9 @@ class RoIAlign(torch.nn.Module):
     spatial_scale : float, default=1.0
         Feature cells per image pixel (``1 / stride``).
     sampling_ratio : int, default=2
-        Sampling points per bin along each axis.
+        Sampling points per bin along each axis; ``<= 0`` adaptive. torchvision's
+        ``RoIAlign`` has no default here (its Mask R-CNN passes 2) and defaults
+        ``aligned`` to False.
     aligned : bool, default=True
         Half-pixel shift of the scaled boxes (see :func:`roi_align`).
 

@@ -6,9 +6,13 @@ tensors. The functions are pure (no global RNG: sampling takes a ``torch.Generat
 meta-gradients can be checked against finite differences.
 
 Trajectory dict keys: ``obs`` (long ``(B, T)`` or float ``(B, T, D)``), ``actions`` (long
-``(B, T)``), ``reward`` (``(B, T)``), ``done`` (bool ``(B, T)``: the episode ended at this step,
-by termination or truncation), ``next_obs`` (as ``obs``: the observation reached, before any
-reset).
+``(B, T)``), ``reward`` (``(B, T)``), ``terminated`` (bool ``(B, T)``: the environment ended the
+episode at this step, so the state reached has no future), ``truncated`` (bool ``(B, T)``: a time
+limit cut the episode at this step, so the state reached still has a future, bootstrapped from
+its value, while the next step of the trajectory belongs to a new episode), ``next_obs`` (as
+``obs``: the observation reached, before any reset). Gymnasium's guide "Handling Time Limits"
+explains why the two must not be merged: treating a time limit as termination biases every
+value and advantage target toward the truncated sum.
 """
 
 import torch
@@ -34,8 +38,9 @@ __all__ = [
 class LPGUpdateRule(nn.Module):
     """The learned update rule: a backward LSTM over a trajectory (Oh et al. 2020, Sec. 3).
 
-    Per step it reads the reward ``r_t``, the episode-end flag ``d_t``, the discount
-    ``gamma``, the probability ``pi(a_t|s_t)`` of the action taken and an embedding
+    Per step it reads the reward ``r_t``, the termination flag ``d_t`` (the paper's input), the
+    truncation flag ``u_t`` (a time limit ended the episode; the state reached keeps its
+    value), the discount ``gamma``, the probability ``pi(a_t|s_t)`` of the action taken and an embedding
     ``phi`` of the agent's predictions ``y(s_t)`` and ``y(s_t+1)``; the LSTM runs from the
     last step to the first (so every step sees its future), and linear heads give the
     policy target ``pi_hat_t`` (a scalar) and the prediction target ``y_hat_t`` (a vector).
@@ -54,7 +59,7 @@ class LPGUpdateRule(nn.Module):
     def __init__(self, prediction_size, hidden_size=32, embed_size=8):
         super().__init__()
         self.prediction_size = int(prediction_size)
-        n_in = 4
+        n_in = 5
         if self.prediction_size > 0:
             self.phi = nn.Linear(self.prediction_size, embed_size)
             n_in += 2 * embed_size
@@ -62,13 +67,13 @@ class LPGUpdateRule(nn.Module):
         self.head_pi = nn.Linear(hidden_size, 1)
         self.head_y = nn.Linear(hidden_size, max(self.prediction_size, 1))
 
-    def forward(self, reward, done, discount, pi_a, y=None, y_next=None):
+    def forward(self, reward, terminated, truncated, discount, pi_a, y=None, y_next=None):
         """Targets for a batch of trajectories.
 
         Parameters
         ----------
-        reward, done, pi_a : Tensor of shape (B, T)
-            Rewards, episode-end flags (0/1) and ``pi(a_t|s_t)``.
+        reward, terminated, truncated, pi_a : Tensor of shape (B, T)
+            Rewards, termination and truncation flags (0/1) and ``pi(a_t|s_t)``.
         discount : float
             The agent's discount ``gamma``.
         y, y_next : Tensor of shape (B, T, m), optional
@@ -80,8 +85,8 @@ class LPGUpdateRule(nn.Module):
         y_hat : Tensor of shape (B, T, m) or None
         """
         dtype = self.head_pi.weight.dtype
-        parts = [reward.to(dtype), done.to(dtype), torch.full_like(reward, discount, dtype=dtype),
-                 pi_a.to(dtype)]
+        parts = [reward.to(dtype), terminated.to(dtype), truncated.to(dtype),
+                 torch.full_like(reward, discount, dtype=dtype), pi_a.to(dtype)]
         if self.prediction_size > 0:
             parts += [self.phi(y.to(dtype)), self.phi(y_next.to(dtype))]
         x = torch.cat([p if p.dim() == 3 else p[..., None] for p in parts], dim=-1)
@@ -172,7 +177,7 @@ def rollout(core, net, params, length, generator=None):
     Actions are sampled from ``softmax(logits)`` with ``generator``; the core resets finished
     environments itself.
     """
-    obs, actions, rewards, dones, nxt = [], [], [], [], []
+    obs, actions, rewards, terms, truncs, nxt = [], [], [], [], [], []
     for _ in range(length):
         o = core.obs
         logits, _ = net(params, o[:, None])
@@ -185,22 +190,33 @@ def rollout(core, net, params, length, generator=None):
         obs.append(o)
         actions.append(a)
         rewards.append(r)
-        dones.append(term | trunc)
+        terms.append(term)
+        truncs.append(trunc & ~term)
         nxt.append(o2)
     dtype = next(iter(params.values())).dtype
     return {"obs": torch.stack(obs, 1), "actions": torch.stack(actions, 1),
-            "reward": torch.stack(rewards, 1).to(dtype), "done": torch.stack(dones, 1),
+            "reward": torch.stack(rewards, 1).to(dtype),
+            "terminated": torch.stack(terms, 1), "truncated": torch.stack(truncs, 1),
             "next_obs": torch.stack(nxt, 1)}
 
 
-def lambda_returns(reward, done, next_values, discount, lam):
-    """TD(lambda) returns ``G_t = r_t + g_t((1 - lam) v(s_t+1) + lam G_t+1)``, ``g_t =
-    discount (1 - done_t)``, bootstrapped with ``v`` after the last step. All ``(B, T)``."""
-    g = discount * (1.0 - done.to(reward.dtype))
+def lambda_returns(reward, terminated, truncated, next_values, discount, lam):
+    """TD(lambda) returns, cut at termination and bootstrapped through truncation.
+
+    ``G_t = r_t + g_t ((1 - l_t) v(s_t+1) + l_t G_t+1)`` with ``g_t = discount (1 -
+    terminated_t)`` (a terminal state has no future) and ``l_t = lam (1 - truncated_t)``
+    (after a time limit the trajectory's next step belongs to a new episode, so the
+    return of ``s_t+1`` is its value alone: ``G_t = r_t + discount v(s_t+1)``). After the
+    last step ``G_T = v(s_T)``. ``next_values`` are ``v(s_t+1)`` of the observations
+    reached (before any reset). All arguments ``(B, T)``; the flags bool or 0/1.
+    """
+    g = discount * (1.0 - terminated.to(reward.dtype))
+    lam_t = lam * (1.0 - truncated.to(reward.dtype))
     out = torch.empty_like(reward)
     nxt = next_values[:, -1]
     for t in range(reward.shape[1] - 1, -1, -1):
-        nxt = reward[:, t] + g[:, t] * ((1 - lam) * next_values[:, t] + lam * nxt)
+        nxt = reward[:, t] + g[:, t] * ((1 - lam_t[:, t]) * next_values[:, t]
+                                        + lam_t[:, t] * nxt)
         out[:, t] = nxt
     return out
 
@@ -216,7 +232,8 @@ def value_update(w, traj, discount, lam, lr):
         x, x2 = _encode(traj["obs"], w.shape[1], w.dtype), _encode(traj["next_obs"], w.shape[1],
                                                                  w.dtype)
         v, v2 = (x * w[:, None]).sum(-1), (x2 * w[:, None]).sum(-1)
-        target = lambda_returns(traj["reward"], traj["done"], v2, discount, lam)
+        target = lambda_returns(traj["reward"], traj["terminated"], traj["truncated"], v2,
+                                discount, lam)
         step = ((target - v)[..., None] * x).sum(1) / (x * x).sum(-1).mean(1, keepdim=True)
         return w + lr * step
 
@@ -300,7 +317,8 @@ def lpg_targets(rule, net, params, traj, discount):
     logits, y = net(params, traj["obs"])
     _, y_next = net(params, traj["next_obs"])
     pi_a = F.softmax(logits, -1).gather(-1, traj["actions"][..., None])[..., 0]
-    return rule(traj["reward"], traj["done"], discount, pi_a, y, y_next)
+    return rule(traj["reward"], traj["terminated"], traj["truncated"], discount, pi_a, y,
+                y_next)
 
 
 def a2c_targets(values, next_values, traj, discount, lam):
@@ -308,7 +326,8 @@ def a2c_targets(values, next_values, traj, discount, lam):
 
     ``values``/``next_values`` of shape (B, T) are ``v(s_t)``, ``v(s_t+1)``.
     """
-    ret = lambda_returns(traj["reward"], traj["done"], next_values, discount, lam)
+    ret = lambda_returns(traj["reward"], traj["terminated"], traj["truncated"], next_values,
+                         discount, lam)
     return ret - values, ret[..., None]
 
 
@@ -348,7 +367,8 @@ def lpg_meta_loss(rule, net, params, trajectory, n_inner, values, *, lr, y_weigh
     with torch.no_grad():
         v = values(meta_traj["obs"]).to(logits.dtype)
         v2 = values(meta_traj["next_obs"]).to(logits.dtype)
-        adv = lambda_returns(meta_traj["reward"], meta_traj["done"], v2, discount, lam) - v
+        adv = lambda_returns(meta_traj["reward"], meta_traj["terminated"],
+                             meta_traj["truncated"], v2, discount, lam) - v
     logp_a = F.log_softmax(logits, -1).gather(-1, meta_traj["actions"][..., None])[..., 0]
     loss = -(logp_a * adv).mean() - entropy_policy * entropy(logits).mean() + reg
     if y.shape[-1] > 0:

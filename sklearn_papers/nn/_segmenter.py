@@ -56,9 +56,13 @@ class JointSegmenterModule(nn.Module):
     The encoder is a stride-2 convolution per halving of the resolution down to
     ``output_stride``, then residual blocks with dilations 1, 2 and 4 (a receptive field
     of about 30 input pixels at output stride 2). Each decoder is a 3x3 convolution,
-    normalisation, ReLU and a 1x1 convolution. The embedding decoder also sees the pixel
-    coordinates (two channels in [-1, 1]), so that identical touching objects, which a
-    translation-equivariant network cannot tell apart, get different embeddings.
+    normalisation, ReLU and a 1x1 convolution. The first two embedding dimensions are
+    offset by the pixel's coordinates ``(row, column)`` in units of ``coordinate_unit``
+    input pixels (the centre of output cell ``i`` is at input pixel
+    ``(i + 0.5) * output_stride``), so that identical touching objects, which a
+    translation-equivariant network cannot tell apart, get different embeddings, while
+    the embeddings of a shifted object shift by the same amount whatever the image's size:
+    the network learns offsets in pixels, not positions relative to the image.
 
     Parameters
     ----------
@@ -79,6 +83,8 @@ class JointSegmenterModule(nn.Module):
         Normalisation after each convolution.
     mean, std : sequence of C floats or None, default=None
         Per-channel input standardisation (identity when None).
+    coordinate_unit : float, default=32.0
+        Input pixels per unit of the coordinate offset of the embeddings.
 
     Notes
     -----
@@ -104,8 +110,9 @@ class JointSegmenterModule(nn.Module):
     """
 
     def __init__(self, in_channels, n_classes, embedding_dim=8, width=32, decoder_width=16,
-                 output_stride=2, norm="batch", mean=None, std=None):
+                 output_stride=2, norm="batch", mean=None, std=None, coordinate_unit=32.0):
         super().__init__()
+        self.coordinate_unit = float(coordinate_unit)
         n_down = int(round(math.log2(output_stride)))
         if 2**n_down != output_stride:
             raise ValueError(f"output_stride must be a power of 2, got {output_stride}.")
@@ -125,7 +132,7 @@ class JointSegmenterModule(nn.Module):
 
         self.semantic = decoder(width, n_classes + 1)
         self.center = decoder(width, 1)
-        self.embedding = decoder(width + 2, embedding_dim)
+        self.embedding = decoder(width, embedding_dim)
         # A centre is rare: start the heatmap near p = 0.01 (as RetinaNet's prior).
         nn.init.constant_(self.center[-1].bias, -math.log(99.0))
 
@@ -145,12 +152,15 @@ class JointSegmenterModule(nn.Module):
             Shapes (B, n_classes + 1, h, w), (B, h, w) and (B, D, h, w).
         """
         features = self.encoder((X - self.mean) / self.std)
-        b, _, h, w = features.shape
-        ys = torch.linspace(-1, 1, h, device=X.device, dtype=features.dtype)
-        xs = torch.linspace(-1, 1, w, device=X.device, dtype=features.dtype)
-        coords = torch.stack(torch.meshgrid(ys, xs, indexing="ij")).expand(b, 2, h, w)
-        return (self.semantic(features), self.center(features)[:, 0],
-                self.embedding(torch.cat([features, coords], dim=1)))
+        _, _, h, w = features.shape
+        scale = self.output_stride / self.coordinate_unit
+        ys = (torch.arange(h, device=X.device, dtype=features.dtype) + 0.5) * scale
+        xs = (torch.arange(w, device=X.device, dtype=features.dtype) + 0.5) * scale
+        coords = torch.stack(torch.meshgrid(ys, xs, indexing="ij"))  # (2, h, w)
+        embedding = self.embedding(features)
+        d = min(2, embedding.shape[1])
+        embedding = torch.cat([embedding[:, :d] + coords[None, :d], embedding[:, d:]], 1)
+        return (self.semantic(features), self.center(features)[:, 0], embedding)
 
 
 def focal_binary_cross_entropy(logits, target, gamma, beta=4.0):

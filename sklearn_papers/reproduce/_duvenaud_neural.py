@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
+from sklearn_papers.reproduce._common import one_torch_thread
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._report import markdown_table
@@ -48,52 +49,33 @@ def draws(quick):
     return {"nf_linear": 1 if quick else 8, "nf_mlp": 1 if quick else 8}
 
 
-class _CachedGraphsRegressor(NeuralFingerprintRegressor):
-    """The regressor, reading graphs from a per-data-set cache instead of re-featurizing.
-
-    The authors' code memoised its graph arrays the same way. Internal to the experiment:
-    ``_graph_cache`` maps SMILES to ``MolGraph``.
-    """
-
-    def _graphs(self, X):
-        cache = self._graph_cache
-        return [cache[s] for s in X], np.ones(len(X), dtype=bool)
-
-
-#: ``(data set name, digest of its SMILES, graph cache)`` of the last data set that a worker
-#: process of the full run's search featurized: its parts come data set by data set, so a
-#: worker featurizes each one about once instead of being sent ~200 MB of graphs per part
-#: (photovoltaic: 20,000 molecules; unpickling them took ~8 s per part on a loaded machine).
-_WORKER_GRAPHS = [None]
+#: ``{(data set name, digest of its SMILES): GraphCache}``: the graph cache of the data set
+#: that this process fits now. The full run's parts come data set by data set, so a worker
+#: featurizes each molecule about once over all its parts instead of being sent the graphs
+#: with every part (photovoltaic: 20,000 molecules, about 200 MB).
+_CACHES = {}
 
 
 def _graph_cache(data):
-    cache = getattr(data, "_nf_graphs", None)
-    if cache is None:
-        from sklearn_papers.chem.featurizers import mols_to_graphs
+    """The :class:`~sklearn_papers.chem.GraphCache` shared by every fit on ``data`` in this
+    process (the one of the previous data set is cleared)."""
+    import hashlib
 
-        memo = getattr(data, "_nf_worker_memo", False)  # set by _part_data only
-        if memo:
-            import hashlib
+    from sklearn_papers.chem import GraphCache
 
-            digest = hashlib.sha1("\n".join(map(str, data.smiles)).encode()).hexdigest()
-            last = _WORKER_GRAPHS[0]
-            if last is not None and last[:2] == (data.name, digest):
-                cache = last[2]
-        if cache is None:
-            cache = dict(zip(data.smiles, mols_to_graphs(data.mols)))
-            if memo:
-                _WORKER_GRAPHS[0] = (data.name, digest, cache)
-        data._nf_graphs = cache
-    return cache
+    key = (data.name, hashlib.sha1("\n".join(map(str, data.smiles)).encode()).hexdigest())
+    if key not in _CACHES:
+        for old in _CACHES.values():
+            old.clear()
+        _CACHES.clear()
+        _CACHES[key] = GraphCache()
+    return _CACHES[key]
 
 
 def _part_data(data, params):
     """What :func:`_fit_predict` reads of ``data``: its SMILES and targets, without the
     parsed molecules; the process that fits the part builds (and keeps) the graphs."""
-    slim = data.slim()
-    slim._nf_worker_memo = True
-    return slim
+    return data.slim()
 
 
 def _sampler(linear):
@@ -113,20 +95,14 @@ def _sampler(linear):
 
 
 def _fit_predict(params, data, train, others, seed):
-    import torch
-
     # the settings the paper's search leaves fixed are passed explicitly, so that a change
     # of the estimator's defaults does not change this protocol
-    model = _CachedGraphsRegressor(**pinned(_CachedGraphsRegressor, dict(
-        batch_size=100, init_scale="auto", batch_norm=True, random_state=seed, **params)))
-    model._graph_cache = _graph_cache(data)
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny graph model: one thread is fastest, avoids contention
-    try:
+    model = NeuralFingerprintRegressor(**pinned(NeuralFingerprintRegressor, dict(
+        batch_size=100, init_scale="auto", batch_norm=True, random_state=seed,
+        graph_cache=_graph_cache(data), **params)))
+    with one_torch_thread():  # tiny graph model: one thread is fastest, avoids contention
         model.fit(data.smiles[train], data.y[train])
         return [model.predict(data.smiles[idx]) for idx in others]
-    finally:
-        torch.set_num_threads(n_threads)
 
 
 def _specs():

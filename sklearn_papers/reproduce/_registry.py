@@ -378,7 +378,7 @@ class Experiment:
     ----------
     name : str
         Name used by ``--only``, lower case: the first author (e.g. ``"duvenaud"``) or
-        the method (e.g. ``"supcon"``, ``"group_norm"``), as the paper's issue names it.
+        the method (e.g. ``"supcon"``, ``"group_norm"``); it stays stable once published.
     title : str
         Section title in the report.
     paper : str

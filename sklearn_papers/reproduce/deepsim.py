@@ -523,7 +523,7 @@ def run(ctx):
 
 
 # ---------------------------------------------------------------------------- follow-ups
-# Issue 19: one designed experiment per claim that does not hold. They are NEW cached
+# One designed experiment per claim that does not hold. They are cached
 # parts, with settings of their own (``_followup_config``), so the parts above keep their
 # keys and a ``--resume`` of an earlier run computes only these.
 

@@ -29,7 +29,7 @@ from sklearn_papers.reproduce._report import format_mean_std, markdown_table
 
 __all__ = ["EXPERIMENT", "PEER_RMSE", "random_split"]
 
-#: Test RMSE (mean, std) of the peers on random splits, as given in the issue: MoleculeNet's
+#: Test RMSE (mean, std) of the peers on random splits, as published: MoleculeNet's
 #: MPNN (Wu et al. 2018) and chemprop's D-MPNN (Yang et al. 2019).
 PEER_RMSE = {
     "ESOL": {"MoleculeNet MPNN": (0.58, 0.03), "chemprop D-MPNN": (0.567, 0.026)},
@@ -83,65 +83,35 @@ def random_split(n_samples, seed, fractions=(0.8, 0.1, 0.1)):
     return perm[:n_train], perm[n_train:n_train + n_val], perm[n_train + n_val:]
 
 
-class _GraphCache:
-    """Molecule graphs featurized once per data set and hydrogen setting."""
-
-    def __init__(self):
-        self._store = {}
-
-    def graphs(self, smiles, explicit_hydrogens):
-        from sklearn_papers.chem import check_molecules
-        from sklearn_papers.chem._mpnn import _featurize
-
-        key = (id(smiles), explicit_hydrogens)
-        if key not in self._store:
-            mols, _ = check_molecules(smiles)
-            self._store[key] = (smiles, dict(zip(smiles, _featurize(mols, explicit_hydrogens))))
-        return self._store[key][1]
-
-
-def _cached(cls):
-    """A subclass of an MPNN estimator that reads graphs from a :class:`_GraphCache`."""
-
-    class Cached(cls):
-        def _graphs(self, X):
-            table = self._cache.graphs(self._all_smiles, self.explicit_hydrogens)
-            return [table[s] for s in X], np.ones(len(X), dtype=bool)
-
-    Cached.__name__ = f"_Cached{cls.__name__}"
-    return Cached
-
-
-_CachedRegressor = _cached(MPNNRegressor)
-_CachedClassifier = _cached(MPNNClassifier)
-
-
-def _make(cls, cache, smiles, params):
-    est = cls(**pinned(cls, params))
-    est._cache, est._all_smiles = cache, smiles
-    return est
+def _make(cls, cache, params):
+    """``cls`` with ``params`` (the protocol's pinned training settings added) reading its
+    molecule graphs from the data set's :class:`~sklearn_papers.chem.GraphCache`."""
+    return cls(**pinned(cls, {**params, "graph_cache": cache}))
 
 
 def _rmse(a, b):
     return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
 
 
-#: Data sets of this experiment, loaded once per process: ``name -> (X, y, graph cache)``.
+#: Data sets of this experiment, loaded once per process: ``name -> (X, y, graph cache)``
+#: (a :class:`~sklearn_papers.chem.GraphCache`: every molecule featurized once per process).
 #: Worker processes (``--quick`` runs fits side by side) load and featurize their own.
 _DATA = {}
 
 
 def _dataset(name):
     """``(X, y, cache)`` of ``"ESOL"``, ``"FreeSolv"`` or ``"BBBP"``, loaded once per process
-    (X: object array of SMILES; y: float, or int for BBBP; cache: the :class:`_GraphCache`
-    of X)."""
+    (X: object array of SMILES; y: float, or int for BBBP; cache: the ``GraphCache`` of
+    X)."""
     if name not in _DATA:
         from sklearn_papers.datasets import load_bbbp, load_delaney, load_freesolv
 
         loader = {"ESOL": load_delaney, "FreeSolv": load_freesolv, "BBBP": load_bbbp}[name]
         X, y = loader(return_X_y=True)
         y = np.asarray(y).astype(int) if name == "BBBP" else np.asarray(y, dtype=float)
-        _DATA[name] = (np.asarray(X, dtype=object), y, _GraphCache())
+        from sklearn_papers.chem import GraphCache
+
+        _DATA[name] = (np.asarray(X, dtype=object), y, GraphCache())
     return _DATA[name]
 
 
@@ -150,7 +120,7 @@ def _regression_fit(name, seed, setting):
     X, y, cache = _dataset(name)
     train, val, test = random_split(len(y), seed)
     start = time.perf_counter()
-    reg = _make(_CachedRegressor, cache, X, setting)
+    reg = _make(MPNNRegressor, cache, setting)
     reg.fit(X[train], y[train])
     return {"seconds": time.perf_counter() - start,
             "val": _rmse(reg.predict(X[val]), y[val]),
@@ -199,7 +169,7 @@ def _bbbp_fit(model, seed, train, test, params, nf_params):
 
     X, y, cache = _dataset("BBBP")
     if model == _BBBP_MODELS[0]:
-        est = _make(_CachedClassifier, cache, X, {**_DESIGN, **params, "random_state": seed})
+        est = _make(MPNNClassifier, cache, {**_DESIGN, **params, "random_state": seed})
     elif model == _BBBP_MODELS[1]:
         est = NeuralFingerprintClassifier(**pinned(NeuralFingerprintClassifier, nf_params),
                                           random_state=seed)

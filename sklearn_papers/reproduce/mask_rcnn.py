@@ -2,7 +2,7 @@
 
 Claims checked at our scale (He et al. 2017, Table 2): RoIAlign beats RoIPool, most at
 AP75 and at large stride (Table 2c/d: +3 to +7 mask AP); per-class sigmoid masks beat a
-per-pixel softmax over classes (Table 2b: +5.5 AP); and the issue's target, a mean mask
+per-pixel softmax over classes (Table 2b: +5.5 AP); and our target, a mean mask
 IoU of matched instances of at least 0.85 on easy scenes. Data: ``make_scenes`` (discs
 and squares, no touching in the easy setting), trained from scratch (no pretrained
 weights exist offline). C4 (one map) vs FPN is compared too, and the joint semantic +

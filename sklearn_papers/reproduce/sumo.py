@@ -1,6 +1,6 @@
 """Luo et al. (2020), SUMO: unbiased log Z on the note's mixture, and SUMO- vs IWAE-trained VAEs.
 
-Part A re-runs Chin-Wei Huang's note on SUMO (the issue's reference numbers): the energy of
+Part A re-runs Chin-Wei Huang's note on SUMO (its numbers are the reference): the energy of
 0.5 N([-2,0], I) + 0.5 N([2,0], 4I), log Z = log 2 pi, proposal q = N(0, 5 I). Part B trains
 the same VAE with SUMO and with IWAE at equal expected compute on binarised ``load_digits``
 and compares held-out log-likelihoods (estimated with a large-k IWAE).
@@ -20,7 +20,7 @@ LOG_Z = math.log(2 * math.pi)
 #: Worker processes for the independent VAE fits (not part of the protocol: cached parts do
 #: not depend on it).
 N_JOBS = 2
-# Huang's note (the issue quotes it): estimate and empirical variance of one estimate.
+# Huang's note: estimate and empirical variance of one estimate.
 NOTE = {"ELBO": (1.4595, 0.9921), "IWAE (k=5)": (1.7616, 0.1544), "SUMO": (1.8359, 4.0)}
 
 

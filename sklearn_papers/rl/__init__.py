@@ -1,4 +1,9 @@
-"""Reinforcement learning: grid-world environments (gymnasium API, batched core), LearnedPolicyGradient (Oh et al. 2020), A2C."""
+"""Reinforcement learning: grid-world environments (gymnasium API, batched core), LearnedPolicyGradient (Oh et al. 2020), A2C.
+
+Importing this module registers the package's environments with gymnasium:
+``gymnasium.make("sklearn_papers/GridWorld-v0")``, ``"sklearn_papers/RandomGridWorld-v0"``
+(:func:`make_grid_world`'s keywords) and ``"sklearn_papers/DelayedChain-v0"``.
+"""
 
 from sklearn_papers.rl._a2c import A2C
 from sklearn_papers.rl._agents import MLPAgent, TabularAgent
@@ -12,7 +17,11 @@ from sklearn_papers.rl._environments import (
     make_grid_world,
     sample_grid_worlds,
 )
+from sklearn_papers.rl._evaluation import evaluate_policy
 from sklearn_papers.rl._learned_policy_gradient import LearnedPolicyGradient
+from sklearn_papers.rl._registration import register_environments
+
+register_environments()
 
 __all__ = [
     "A2C",
@@ -24,6 +33,7 @@ __all__ = [
     "LearnedPolicyGradient",
     "MLPAgent",
     "TabularAgent",
+    "evaluate_policy",
     "make_batch",
     "make_grid_world",
     "sample_grid_worlds",

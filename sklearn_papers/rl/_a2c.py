@@ -6,8 +6,10 @@ import numpy as np
 
 from sklearn_papers.nn._lpg import a2c_targets
 from sklearn_papers.nn._skorch import seed_from_random_state, torch_seeded
-from sklearn_papers.rl._base import _BaseRLEstimator, _agent_from
-from sklearn_papers.utils._sklearn_compat import Interval, _fit_context
+from sklearn_papers.rl._base import _BaseRLEstimator
+from sklearn_papers.rl._environments import check_environments
+from sklearn_papers.rl._evaluation import _episode_returns
+from sklearn_papers.utils._sklearn_compat import Interval, _fit_context, check_is_fitted
 
 __all__ = ["A2C"]
 
@@ -21,7 +23,8 @@ class A2C(_BaseRLEstimator):
     entropy_cost H(pi(.|s_t))]`` and moves ``v(s_t)`` toward ``G_t`` with weight
     ``value_weight``, by one SGD step of size ``lr`` (the same update form as LPG's, with
     the hand-designed targets in place of the learned ones). There is nothing to meta-train:
-    :meth:`fit` trains one agent per environment and keeps them.
+    :meth:`fit` trains one agent per environment and keeps them, and :meth:`score`
+    evaluates those agents (greedy by default) without training them further.
 
     Parameters
     ----------
@@ -40,7 +43,7 @@ class A2C(_BaseRLEstimator):
     value_weight : float, default=0.5
         Weight of the value loss.
     lifetime : int, default=100
-        Agent updates in a lifetime (used by :meth:`fit`, :meth:`score` and
+        Agent updates in a lifetime (used by :meth:`fit`, :meth:`lifetime_returns` and
         :meth:`train_agent`).
     rollout_length : int, default=20
         Environment steps per update.
@@ -59,13 +62,15 @@ class A2C(_BaseRLEstimator):
     Attributes
     ----------
     agents_ : list of TabularAgent or MLPAgent
-        One trained agent per environment given to :meth:`fit`.
+        One trained agent per environment given to :meth:`fit`, in order.
     lifetime_returns_ : ndarray of shape (n_environments,)
-        Their lifetime returns (sum of rewards over ``lifetime`` updates).
+        Their lifetime returns: the sum of the rewards each collected while it learned,
+        over ``lifetime`` updates (Oh et al. 2020's metric).
 
     See Also
     --------
     LearnedPolicyGradient : The meta-learned update rule A2C is compared with.
+    evaluate_policy : The returns of whole episodes of one trained agent.
 
     References
     ----------
@@ -124,9 +129,12 @@ class A2C(_BaseRLEstimator):
 
         Parameters
         ----------
-        environments : gymnasium.Env or list of gymnasium.Env
-            ``Discrete`` actions (one count for all); ``Discrete`` or 1-D ``Box``
-            observations.
+        environments : gymnasium.Env, list of gymnasium.Env or gymnasium.vector.SyncVectorEnv
+            ``Discrete`` actions; ``Discrete`` or 1-D ``Box`` observations. Each
+            environment object once: its agent steps it in place (for several agents on
+            one task, make one environment each, e.g. ``gymnasium.make_vec(id,
+            num_envs=n, vectorization_mode="sync")``). Environments with other action
+            counts or observation spaces than the rest are trained in a batch of their own.
         y : None
             Ignored.
 
@@ -138,16 +146,63 @@ class A2C(_BaseRLEstimator):
         Raises
         ------
         TypeError, ValueError
-            If an environment is not a gymnasium environment with those spaces, or
-            returns a non-finite reward, a non-finite ``Box`` observation or an
-            observation outside its ``Discrete`` space (the message names its index).
+            If an environment is not a gymnasium environment with those spaces, one
+            object fills two places of ``environments``, or an environment returns a
+            non-finite reward, a non-finite ``Box`` observation or an observation outside
+            its ``Discrete`` space (the message names ``environments[i]``).
         """
         envs = self._check_envs(environments)
         seed = seed_from_random_state(self.random_state)
         with torch_seeded(seed):
-            net, params, ret, value_w = self._run_lifetimes(envs, self.lifetime, seed,
-                                                            desc="A2C agents")
-        self.agents_ = [_agent_from(net, params, i, lifetime_return=ret[i],
-                                    n_updates=self.lifetime) for i in range(len(envs))]
+            agents, ret = self._train_agents(envs, self.lifetime, seed, desc="A2C agents")
+        self.agents_ = agents
         self.lifetime_returns_ = np.asarray(ret, dtype=np.float64)
         return self
+
+    def score(self, environments, y=None, *, n_episodes=10, greedy=True):
+        """Mean episode return of the fitted agents, evaluated without further training.
+
+        Agent ``i`` (trained on ``fit``'s ``environments[i]``) plays ``n_episodes`` whole
+        episodes in ``environments[i]`` (or every agent in the one environment given), by
+        :func:`evaluate_policy` (an episode still running after 1000 steps is cut there);
+        the score is the mean undiscounted episode return over all agents and episodes. The
+        rewards the agents collected while learning are in ``lifetime_returns_``;
+        :meth:`lifetime_returns` trains fresh agents.
+
+        Parameters
+        ----------
+        environments : gymnasium.Env, list of gymnasium.Env or gymnasium.vector.SyncVectorEnv
+            One environment per fitted agent, or one for all of them; spaces that fit the
+            agents (the same action count; observations of the kind and width, or at most
+            the number of states, they were trained on).
+        y : None
+            Ignored (``GridSearchCV`` passes it).
+        n_episodes : int, default=10
+            Episodes per agent.
+        greedy : bool, default=True
+            True: every agent takes its most probable action; False: it samples from its
+            policy (seeded by ``random_state``).
+
+        Returns
+        -------
+        score : float
+            Mean episode return; higher is better.
+
+        Raises
+        ------
+        ValueError
+            If the number of environments is neither 1 nor ``len(agents_)``, or an
+            environment does not fit its agent.
+        """
+        check_is_fitted(self, "agents_")
+        envs = check_environments(environments, one_batch=False, allow_aliases=True)
+        if len(envs) not in (1, len(self.agents_)):
+            raise ValueError(f"score needs one environment per fitted agent "
+                             f"({len(self.agents_)}) or a single environment for all of "
+                             f"them; got {len(envs)}")
+        seed = seed_from_random_state(self.random_state)
+        returns = [_episode_returns(agent, envs[i % len(envs)], n_episodes, greedy=greedy,
+                                    max_episode_steps=1000, random_state=seed + i,
+                                    where=f"environments[{i % len(envs)}]")
+                   for i, agent in enumerate(self.agents_)]
+        return float(np.mean(returns))

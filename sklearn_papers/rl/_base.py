@@ -4,6 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
+from gymnasium import spaces
 from sklearn.base import BaseEstimator
 
 from sklearn_papers.nn._lpg import (
@@ -72,9 +73,11 @@ class _BaseRLEstimator(BaseEstimator):
 
     # --- shared work
     def _check_envs(self, environments, name="environments"):
-        return check_environments(environments, name)
+        """The user's environments as a list, validated: spaces, and no object in two
+        places (each agent steps its environment in place)."""
+        return check_environments(environments, name, one_batch=False)
 
-    def _run_lifetimes(self, envs, n_updates, seed, *, desc=None):
+    def _run_lifetimes(self, envs, n_updates, seed, *, desc=None, names=None):
         """Fresh agents, one per environment, trained ``n_updates`` updates in one batch.
 
         Returns ``(net, params, lifetime_returns (n,), td_value_weights (n, D))``.
@@ -82,7 +85,7 @@ class _BaseRLEstimator(BaseEstimator):
         check_device(self.device)  # validated; the small agents and cores run on CPU
         gen = torch.Generator().manual_seed(int(seed))
         core = make_batch(envs, generator=gen, seed=int(seed) % (2**31 - len(envs)),
-                          named_from=envs)
+                          named_from=envs, names=names)
         net = _make_net(core, self.agent, self._prediction_size(), self.agent_hidden_size)
         params = net.init_params(len(envs), generator=gen)
         d = net.n_states if isinstance(net, TabularAgentNet) else net.n_inputs
@@ -101,6 +104,31 @@ class _BaseRLEstimator(BaseEstimator):
                 targets = self._targets(net, params, traj)
             params = agent_update(net, params, traj, targets, **self._update_kwargs())
         return net, params, total.numpy(), value_w
+
+    def _train_agents(self, envs, n_updates, seed, *, desc=None, name="environments"):
+        """One fresh agent per environment: ``(agents, lifetime_returns (n,))``.
+
+        Environments whose agents need different networks (action counts, observation
+        kinds or widths) are trained in separate batches, with seeds ``seed``, ``seed + 1``
+        ...; one batch when all agree.
+        """
+        groups = {}
+        for i, env in enumerate(envs):
+            space = env.observation_space
+            key = (int(env.action_space.n), isinstance(space, spaces.Discrete),
+                   None if isinstance(space, spaces.Discrete) else space.shape)
+            groups.setdefault(key, []).append(i)
+        agents, returns = [None] * len(envs), np.zeros(len(envs))
+        for g, idx in enumerate(groups.values()):
+            members = [envs[i] for i in idx]
+            net, params, ret, value_w = self._run_lifetimes(
+                members, n_updates, int(seed) + g, desc=desc,
+                names=[f"{name}[{i}]" for i in idx])
+            for j, i in enumerate(idx):
+                agents[i] = _agent_from(net, params, j, lifetime_return=ret[j],
+                                        n_updates=n_updates, td_values=value_w)
+                returns[i] = ret[j]
+        return agents, returns
 
     def train_agent(self, env, n_updates=None, random_state=None):
         """Train one fresh agent on ``env`` with this estimator's update rule.
@@ -134,17 +162,24 @@ class _BaseRLEstimator(BaseEstimator):
         rs = self.random_state if random_state is None else random_state
         seed = seed_from_random_state(rs)
         with torch_seeded(seed):
-            net, params, ret, value_w = self._run_lifetimes(envs, n_updates, seed)
+            net, params, ret, value_w = self._run_lifetimes(envs, n_updates, seed,
+                                                            names=["env"])
         return _agent_from(net, params, 0, lifetime_return=ret[0], n_updates=n_updates,
                            td_values=value_w)
 
     def lifetime_returns(self, environments, n_updates=None, random_state=None):
         """Lifetime return (sum of rewards) of one fresh agent per environment.
 
+        The lifetime return of Oh et al. (2020, Sec. 3): the sum of every reward an agent
+        collects *while it learns* with this estimator's rule, from its first step to the
+        end of its lifetime.
+
         Parameters
         ----------
-        environments : list of gymnasium.Env
-            As for :meth:`train_agent`; trained together in one batch when possible.
+        environments : gymnasium.Env, list of gymnasium.Env or gymnasium.vector.SyncVectorEnv
+            As for :meth:`train_agent`, each object once (the agents step them in place);
+            trained together in one batch when their spaces agree, else in one batch per
+            kind of space.
         n_updates : int, default=None
             Agent updates per lifetime; ``lifetime`` when None.
         random_state : int, RandomState instance or None, default=None
@@ -154,6 +189,13 @@ class _BaseRLEstimator(BaseEstimator):
         -------
         returns : ndarray of shape (n_environments,)
             Sum of every reward each agent collected in its lifetime (float64).
+
+        Raises
+        ------
+        TypeError, ValueError
+            If an environment is not a gymnasium environment with the spaces of
+            :meth:`train_agent`, or one object fills two places of ``environments`` (the
+            message names ``environments[i]``).
         """
         self._check_ready()
         envs = self._check_envs(environments)
@@ -161,28 +203,8 @@ class _BaseRLEstimator(BaseEstimator):
         seed = seed_from_random_state(self.random_state if random_state is None
                                       else random_state)
         with torch_seeded(seed):
-            _, _, ret, _ = self._run_lifetimes(envs, n_updates, seed, desc="agents")
+            _, ret = self._train_agents(envs, n_updates, seed, desc="agents")
         return ret
-
-    def score(self, environments, y=None):
-        """Mean lifetime return of fresh agents trained by this estimator's rule.
-
-        One agent per environment, ``lifetime`` updates of ``rollout_length`` steps each;
-        its lifetime return is the sum of every reward it collected (Oh et al. 2020, Sec. 3).
-
-        Parameters
-        ----------
-        environments : gymnasium.Env or list of gymnasium.Env
-            Evaluation environments (e.g. held-out grid worlds).
-        y : None
-            Ignored (``GridSearchCV`` passes it).
-
-        Returns
-        -------
-        score : float
-            Mean lifetime return; higher is better.
-        """
-        return float(np.mean(self.lifetime_returns(environments)))
 
     def _check_ready(self):
         pass
@@ -194,8 +216,7 @@ class _BaseRLEstimator(BaseEstimator):
         return tags
 
 
-def _assign(envs, n, rng):
-    """``n`` environments drawn from ``envs`` (each at least once when ``n >= len(envs)``)."""
-    idx = np.concatenate([rng.permutation(len(envs)) for _ in range(-(-n // len(envs)))])[:n]
-    return [envs[i] for i in idx]
+def _assign(n_envs, n, rng):
+    """``n`` indices drawn from ``range(n_envs)`` (each at least once when ``n >= n_envs``)."""
+    return np.concatenate([rng.permutation(n_envs) for _ in range(-(-n // n_envs))])[:n]
 

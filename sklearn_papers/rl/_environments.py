@@ -41,6 +41,11 @@ def _check_observation(observation):
         raise ValueError(f"observation must be 'index' or 'features', got {observation!r}")
 
 
+def _check_render_mode(render_mode, modes):
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
+
+
 def _check_was_reset(env, method="step"):
     if getattr(env, "_needs_reset", False):
         raise gymnasium.error.ResetNeeded(
@@ -98,7 +103,8 @@ class GridWorld(gymnasium.Env):
         map of cells holding a present object (``Box(0, 1, (2 * height * width,))``; an MLP
         agent).
     render_mode : {"ansi"} or None, default=None
-        ``"ansi"``: :meth:`render` returns a text picture.
+        ``"ansi"``: :meth:`render` returns a text picture. ``metadata["render_fps"]`` (4,
+        as gymnasium's text environments) is the frame rate a recorder would use.
 
     References
     ----------
@@ -117,11 +123,12 @@ class GridWorld(gymnasium.Env):
     (1, 0.0, False)
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, height=5, width=5, objects=((4, 4, 1.0, 1.0, 0.0),), start=(0, 0),
                  max_steps=50, observation="index", render_mode=None):
         _check_observation(observation)
+        _check_render_mode(render_mode, self.metadata["render_modes"])
         for name, v in (("height", height), ("width", width), ("max_steps", max_steps)):
             if not isinstance(v, Integral) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
@@ -292,6 +299,8 @@ class DelayedChain(gymnasium.Env):
     observation : {"index", "features"}, default="index"
         ``"index"``: the state ``0`` (start) or ``1 + branch * (length - 1) + depth - 1``
         (``Discrete(2 * length - 1)``); ``"features"``: its one-hot float32 vector.
+    render_mode : None, default=None
+        The chain declares no render modes; anything but None raises ``ValueError``.
 
     References
     ----------
@@ -308,8 +317,11 @@ class DelayedChain(gymnasium.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, length=5, good_branch=0, noise=0.0, observation="index"):
+    def __init__(self, length=5, good_branch=0, noise=0.0, observation="index",
+                 render_mode=None):
         _check_observation(observation)
+        _check_render_mode(render_mode, self.metadata["render_modes"])
+        self.render_mode = render_mode
         if not isinstance(length, Integral) or length < 2:
             raise ValueError(f"length must be an int >= 2, got {length!r}")
         if good_branch not in (0, 1):
@@ -403,7 +415,7 @@ class DelayedChain(gymnasium.Env):
 
 
 def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
-                    observation="index"):
+                    observation="index", render_mode=None):
     """Draw one grid world of a given reward layout (after Oh et al. 2020, scaled down).
 
     Parameters
@@ -421,6 +433,8 @@ def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
         Draws the start and object cells (and the dense rewards).
     observation : {"index", "features"}, default="index"
         Passed to :class:`GridWorld`.
+    render_mode : {"ansi"} or None, default=None
+        Passed to :class:`GridWorld` (``gymnasium.make`` passes it to every maker).
 
     Returns
     -------
@@ -478,11 +492,12 @@ def make_grid_world(kind="dense", *, height=5, width=5, random_state=None,
     else:
         raise ValueError(f"kind must be 'dense', 'sparse' or 'long_horizon', got {kind!r}")
     return GridWorld(height=height, width=width, objects=objects, start=start,
-                     max_steps=4 * (height + width), observation=observation)
+                     max_steps=4 * (height + width), observation=observation,
+                     render_mode=render_mode)
 
 
 def sample_grid_worlds(n, *, kinds=("dense", "sparse", "long_horizon"), height=5, width=5,
-                       random_state=None, exclude=(), observation="index"):
+                       random_state=None, exclude=(), observation="index", render_mode=None):
     """Draw ``n`` distinct random grid worlds, e.g. a meta-training set or a held-out one.
 
     Parameters
@@ -498,6 +513,8 @@ def sample_grid_worlds(n, *, kinds=("dense", "sparse", "long_horizon"), height=5
     exclude : sequence of GridWorld, default=()
         Layouts not to repeat (pass the meta-training set to draw a held-out one).
     observation : {"index", "features"}, default="index"
+        Passed to :class:`GridWorld`.
+    render_mode : {"ansi"} or None, default=None
         Passed to :class:`GridWorld`.
 
     Returns
@@ -537,7 +554,8 @@ def sample_grid_worlds(n, *, kinds=("dense", "sparse", "long_horizon"), height=5
         if len(envs) == n:
             break
         env = make_grid_world(kinds[len(envs) % len(kinds)], height=height, width=width,
-                              random_state=rng, observation=observation)
+                              random_state=rng, observation=observation,
+                              render_mode=render_mode)
         key = (env.start, tuple(env.objects))
         if key not in seen:
             seen.add(key)
@@ -629,6 +647,26 @@ class BatchedGridWorld(_BatchCore):
         self.pos = self._start.clone()
         self.present = self._valid.clone()
         self.t = torch.zeros(B, dtype=torch.long)
+
+    def check_fits(self, env, where="the environment"):
+        """Raise ``ValueError`` unless ``env`` is a :class:`GridWorld` of this batch's size.
+
+        Parameters
+        ----------
+        env : gymnasium.Env
+            A candidate for :meth:`set_env`.
+        where : str, default="the environment"
+            How the message names it.
+        """
+        if type(env) is not GridWorld or (env.height, env.width, env.observation) != (
+                self.height, self.width, self.observation):
+            got = (f"a {env.height} x {env.width} GridWorld ({env.observation!r})"
+                   if type(env) is GridWorld else f"a {type(env).__name__}")
+            raise ValueError(
+                f"{where} is {got}; this batch of agents steps {self.height} x {self.width} "
+                f"GridWorlds ({self.observation!r}) in one tensor operation, chosen from the "
+                "first environments. Give one fit environments of one kind and size (a "
+                "sampler should fix height and width), or pass them as a list.")
 
     def set_env(self, i, env):
         """Give slot ``i`` the layout of ``env`` and reset it.
@@ -766,6 +804,26 @@ class BatchedChain(_BatchCore):
             self.set_env(i, env)
         self.state = torch.zeros(self.n_envs, dtype=torch.long)
 
+    def check_fits(self, env, where="the environment"):
+        """Raise ``ValueError`` unless ``env`` is a :class:`DelayedChain` of the batch's length.
+
+        Parameters
+        ----------
+        env : gymnasium.Env
+            A candidate for :meth:`set_env`.
+        where : str, default="the environment"
+            How the message names it.
+        """
+        if type(env) is not DelayedChain or (env.length, env.observation) != (
+                self.length, self.observation):
+            got = (f"a DelayedChain of length {env.length} ({env.observation!r})"
+                   if type(env) is DelayedChain else f"a {type(env).__name__}")
+            raise ValueError(
+                f"{where} is {got}; this batch of agents steps DelayedChains of length "
+                f"{self.length} ({self.observation!r}) in one tensor operation, chosen from "
+                "the first environments. Give one fit environments of one kind and size, "
+                "or pass them as a list.")
+
     def set_env(self, i, env):
         """Give slot ``i`` the parameters of ``env`` and reset it.
 
@@ -841,14 +899,30 @@ class GymEnvBatch(_BatchCore):
     envs : list of gymnasium.Env
         ``Discrete`` action spaces of one size; observations all ``Discrete`` (index) or all
         1-D ``Box`` of one width (features). A ``Discrete`` space's ``start`` is honoured:
-        the agents see observations and pick actions in ``0 .. n - 1``, shifted by it.
+        the agents see observations and pick actions in ``0 .. n - 1``, shifted by it. No
+        environment object (nor the ``unwrapped`` core of a wrapper) may fill two slots:
+        every slot is stepped as its own episode.
     seed : int, default=0
-        Environment ``i`` is reset with seed ``seed + i`` first; later resets are unseeded
-        (they continue each environment's own generator).
+        Environment ``i`` is reset with seed ``seed + i`` first; the ``k``-th environment
+        put in a slot by :meth:`set_env` is reset with seed ``seed + n_envs + k``. Later
+        resets within a slot are unseeded (they continue that environment's generator).
     named_from : list of gymnasium.Env or None, default=None
         The caller's list: an environment that returns a non-finite reward or an
         observation outside its space is named ``environments[k]`` by its position
         ``k`` in it. None names it by its batch slot.
+    names : list of str or None, default=None
+        How error messages name the environment of each slot (e.g. ``"environments[3]"``);
+        overrides ``named_from``.
+    n_states : int or None, default=None
+        Size of the agents' tables for ``Discrete`` observations: at least the largest
+        ``n`` of the spaces of ``envs`` (the default); give more when :meth:`set_env` will
+        bring larger spaces.
+
+    Raises
+    ------
+    ValueError
+        If one environment fills two slots, or an environment's first observation lies
+        outside its space.
 
     References
     ----------
@@ -863,70 +937,102 @@ class GymEnvBatch(_BatchCore):
     tensor([0., 0.], dtype=torch.float64)
     """
 
-    def __init__(self, envs, seed=0, *, named_from=None):
+    def __init__(self, envs, seed=0, *, named_from=None, names=None, n_states=None):
         self.envs = list(envs)
         self.named_from = None if named_from is None else list(named_from)
+        self._names = None if names is None else list(names)
         self.n_envs = len(self.envs)
+        self._seed = int(seed)
+        self._n_set = 0
         space = self.envs[0].observation_space
         self.n_actions = int(self.envs[0].action_space.n)
         if isinstance(space, spaces.Discrete):
-            self.n_states = int(max(e.observation_space.n for e in self.envs))
+            largest = int(max(e.observation_space.n for e in self.envs))
+            self.n_states = largest if n_states is None else max(largest, int(n_states))
             self.obs_dim = None
         else:
             self.n_states, self.obs_dim = None, int(space.shape[0])
+        for i, env in enumerate(self.envs):
+            self._check_not_in_another_slot(i, env)
         # gymnasium's Discrete(n, start=s) holds s .. s + n - 1: the agents see 0 .. n - 1
         self._obs_start = [self._start(e.observation_space) for e in self.envs]
         self._act_start = [self._start(e.action_space) for e in self.envs]
-        self._current = [self._shift(i, env.reset(seed=int(seed) + i)[0], "reset")
-                         for i, env in enumerate(self.envs)]
+        self._current = [
+            self._shift(i, _reset_result(env.reset(seed=self._seed + i), self._where(i)),
+                        "reset") for i, env in enumerate(self.envs)]
 
     @staticmethod
     def _start(space):
         return int(space.start) if isinstance(space, spaces.Discrete) else 0
 
     def _where(self, i):
+        if self._names is not None and self._names[i] is not None:
+            return self._names[i]
         env = self.envs[i]
         k = next((k for k, e in enumerate(self.named_from or []) if e is env), None)
         return (f"environments[{k}]" if k is not None
                 else f"the environment in batch slot {i} ({type(env).__name__})")
+
+    def _check_not_in_another_slot(self, i, env):
+        core = env.unwrapped
+        for j, other in enumerate(self.envs):
+            if j != i and other.unwrapped is core:
+                raise ValueError(
+                    f"batch slots {min(i, j)} and {max(i, j)} hold the same environment "
+                    f"object ({type(core).__name__}); one object cannot run two episodes at "
+                    "once. Give every slot its own environment (gymnasium.make(...) for "
+                    "each, or copy.deepcopy(env)).")
 
     def _shift(self, i, obs, call="step"):
         """Observation of environment ``i`` relative to its space's ``start``, checked
         against its space (the agents index tables and one-hot vectors with it)."""
         space = self.envs[i].observation_space
         if self.obs_dim is None:
-            try:
-                value = int(obs)
-            except (TypeError, ValueError):
-                raise ValueError(f"{self._where(i)} returned the observation {obs!r} from "
-                                 f"{call}(); its space is {space}.") from None
-            if not (0 <= value - self._obs_start[i] < int(space.n)):
-                raise ValueError(f"{self._where(i)} returned the observation {obs!r} from "
-                                 f"{call}(), outside its observation space {space}.")
-            return value - self._obs_start[i]
-        arr = np.asarray(obs, dtype=np.float32)
-        if arr.shape != (self.obs_dim,) or not np.isfinite(arr).all():
-            what = (f"of shape {arr.shape}" if arr.shape != (self.obs_dim,)
-                    else "with non-finite values")
-            raise ValueError(f"{self._where(i)} returned an observation {what} from "
-                             f"{call}() ({np.asarray(obs).ravel()[:8].tolist()}...); its "
-                             f"space is {space}.")
-        return obs
+            return _index_observation(space, obs, self._where(i), call)
+        return _feature_observation(space, obs, self.obs_dim, self._where(i), call)
 
-    def set_env(self, i, env):
-        """Put ``env`` in slot ``i`` and reset it.
+    def check_fits(self, env, where="the environment"):
+        """Raise ``ValueError`` unless ``env`` has the spaces this batch was built for.
+
+        Parameters
+        ----------
+        env : gymnasium.Env
+            A candidate for :meth:`set_env`.
+        where : str, default="the environment"
+            How the message names it.
+        """
+        _check_fits(env, self.n_actions, self.n_states, self.obs_dim, where)
+
+    def set_env(self, i, env, name=None):
+        """Put ``env`` in slot ``i`` and reset it (with the next unused seed).
 
         Parameters
         ----------
         i : int
             Batch slot.
         env : gymnasium.Env
-            Same spaces as the batch.
+            Spaces that fit the batch (:meth:`check_fits`), not held by another slot.
+        name : str, default=None
+            How error messages name it (see ``names``).
+
+        Raises
+        ------
+        ValueError
+            If ``env`` does not fit the batch or already fills another slot.
         """
+        where = name if name is not None else f"the environment put in batch slot {i}"
+        self.check_fits(env, where)
+        self._check_not_in_another_slot(i, env)
         self.envs[i] = env
+        if self._names is None and name is not None:
+            self._names = [None] * self.n_envs
+        if self._names is not None:
+            self._names[i] = name
         self._obs_start[i] = self._start(env.observation_space)
         self._act_start[i] = self._start(env.action_space)
-        self._current[i] = self._shift(i, env.reset()[0], "reset")
+        seed = self._seed + self.n_envs + self._n_set
+        self._n_set += 1
+        self._current[i] = self._shift(i, _reset_result(env.reset(seed=seed), where), "reset")
 
     def _stack(self, observations):
         if self.obs_dim is None:
@@ -957,7 +1063,7 @@ class GymEnvBatch(_BatchCore):
         terminated : Tensor of shape (n_envs,)
             Episodes ended by the environment (bool).
         truncated : Tensor of shape (n_envs,)
-            Episodes cut by the time limit (bool).
+            Episodes cut by a time limit and not terminated (bool).
 
         Raises
         ------
@@ -971,58 +1077,211 @@ class GymEnvBatch(_BatchCore):
         actions = np.asarray(actions)
         nxt, rew, term, trunc = [], [], [], []
         for i, env in enumerate(self.envs):
-            obs, r, te, tr, _ = env.step(int(actions[i]) + self._act_start[i])
+            obs, r, te, tr = _step_result(env.step(int(actions[i]) + self._act_start[i]),
+                                          self._where(i))
             obs = self._shift(i, obs)
-            try:
-                reward = float(r)
-            except (TypeError, ValueError):
-                reward = None
-            if reward is None or not np.isfinite(reward):
-                raise ValueError(f"{self._where(i)} returned the reward {r!r} from step(); "
-                                 "rewards must be finite numbers.")
+            reward = _finite_reward(r, self._where(i))
             nxt.append(obs)
             rew.append(reward)
             term.append(bool(te))
-            trunc.append(bool(tr))
-            self._current[i] = self._shift(i, env.reset()[0], "reset") if (te or tr) else obs
+            trunc.append(bool(tr) and not te)
+            self._current[i] = (self._shift(i, _reset_result(env.reset(), self._where(i)),
+                                            "reset") if (te or tr) else obs)
         return (self._stack(nxt), torch.as_tensor(rew, dtype=torch.float64),
                 torch.as_tensor(term), torch.as_tensor(trunc))
 
 
-def check_environment(env, index=0, name="environments"):
-    """Raise a clear error unless ``env`` is a gymnasium environment an agent can learn on."""
-    where = f"{name}[{index}]"
+def _step_result(out, where):
+    """``(obs, reward, terminated, truncated)`` of gymnasium's 5-tuple, or a ``ValueError``."""
+    if not isinstance(out, tuple) or len(out) != 5:
+        n = len(out) if isinstance(out, tuple) else type(out).__name__
+        raise ValueError(f"{where} returned {n} values from step(); gymnasium's API returns "
+                         "(observation, reward, terminated, truncated, info). An environment "
+                         "written for the old gym API (four values, one done flag) needs "
+                         "porting, or shimmy's compatibility wrapper.")
+    return out[:4]
+
+
+def _reset_result(out, where):
+    """The observation of gymnasium's ``(observation, info)``, or a ``ValueError``."""
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise ValueError(f"{where} returned {out!r} from reset(); gymnasium's API returns "
+                         "(observation, info). An environment written for the old gym API "
+                         "(the observation alone) needs porting, or shimmy's compatibility "
+                         "wrapper.")
+    return out[0]
+
+
+def _finite_reward(r, where):
+    try:
+        reward = float(r)
+    except (TypeError, ValueError):
+        reward = None
+    if reward is None or not np.isfinite(reward):
+        raise ValueError(f"{where} returned the reward {r!r} from step(); rewards must be "
+                         "finite numbers.")
+    return reward
+
+
+def _index_observation(space, obs, where, call):
+    """``obs`` as an index in ``0 .. n - 1`` of a ``Discrete`` space, or a ``ValueError``.
+
+    Accepts what ``space.contains`` accepts (a Python or numpy integer, or a 0-d integer
+    array, in ``start .. start + n - 1``): a float such as 2.7 or a string such as "3" is
+    not cast, since a lossy cast would turn a faulty environment into a plausible state.
+    """
+    if not space.contains(obs):
+        low, high = int(space.start), int(space.start) + int(space.n) - 1
+        raise ValueError(f"{where} returned the observation {obs!r} "
+                         f"({type(obs).__name__}) from {call}(), outside its observation "
+                         f"space {space}: a Discrete observation must be an integer (Python "
+                         f"int, numpy integer or 0-d integer array) in {low} .. {high}. Fix "
+                         "the environment's reset()/step(), or declare the space it "
+                         "really has.")
+    return int(obs) - int(space.start)
+
+
+def _feature_observation(space, obs, obs_dim, where, call):
+    """``obs`` checked as a finite float vector of width ``obs_dim``, or a ``ValueError``."""
+    try:
+        arr = np.asarray(obs, dtype=np.float32)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is None or arr.shape != (obs_dim,) or not np.isfinite(arr).all():
+        what = ("that is not numeric" if arr is None
+                else f"of shape {arr.shape}" if arr.shape != (obs_dim,)
+                else "with non-finite values")
+        shown = np.asarray(obs, dtype=object).ravel()[:8].tolist()
+        raise ValueError(f"{where} returned an observation {what} from {call}() "
+                         f"({shown}...); its space is {space}.")
+    return obs
+
+
+def _describe_spaces(n_actions, n_states, obs_dim):
+    obs = (f"Discrete observations (up to {n_states} states)" if obs_dim is None
+           else f"1-D Box observations of width {obs_dim}")
+    return f"{n_actions} actions and {obs}"
+
+
+def _check_fits(env, n_actions, n_states, obs_dim, where):
+    """``ValueError`` unless ``env``'s spaces fit agents built for the given sizes."""
+    space = env.observation_space
+    fits = int(env.action_space.n) == n_actions and (
+        (obs_dim is None and isinstance(space, spaces.Discrete) and int(space.n) <= n_states)
+        or (obs_dim is not None and isinstance(space, spaces.Box)
+            and space.shape == (obs_dim,)))
+    if not fits:
+        raise ValueError(
+            f"{where} has action space {env.action_space} and observation space {space}; "
+            f"the agents were built for {_describe_spaces(n_actions, n_states, obs_dim)}. "
+            "The environments of one batch of agents need one action count and one "
+            "observation kind and width (tables are sized by the largest Discrete space "
+            "of a list; a sampler's first draws size them): make a sampler return "
+            "environments of one size, or pass them as a list.")
+
+
+def check_environment(env, index=0, name="environments", *, where=None):
+    """Raise a clear error unless ``env`` is a gymnasium environment an agent can learn on
+    (named ``where``, by default ``name[index]``)."""
+    where = f"{name}[{index}]" if where is None else where
+    if isinstance(env, type) and issubclass(env, gymnasium.Env):
+        raise TypeError(f"{where} is the class {env.__name__}, not an environment; pass an "
+                        f"instance, e.g. {env.__name__}()")
+    if isinstance(env, str):
+        raise TypeError(f"{where} is the string {env!r}, not an environment; pass "
+                        f"gymnasium.make({env!r})")
     if not isinstance(env, gymnasium.Env):
         raise TypeError(f"{where} is a {type(env).__name__}, not a gymnasium.Env")
     if not isinstance(env.action_space, spaces.Discrete):
         raise ValueError(f"{where} has action space {env.action_space}; the agents need "
                          "gymnasium.spaces.Discrete actions")
     space = env.observation_space
-    ok_box = isinstance(space, spaces.Box) and len(space.shape) == 1
+    ok_box = isinstance(space, spaces.Box) and len(space.shape) == 1 and space.shape[0] > 0
     if not (isinstance(space, spaces.Discrete) or ok_box):
         raise ValueError(f"{where} has observation space {space}; the agents need Discrete "
-                         "observations (tabular agent) or a 1-D Box (MLP agent)")
+                         "observations (tabular agent) or a 1-D Box (MLP agent). Flatten "
+                         "other spaces first (e.g. gymnasium.wrappers.FlattenObservation).")
 
 
-def check_environments(environments, name="environments"):
-    """Validate a non-empty list of environments that can share one batch; return the list."""
+def _sub_environments(vec, name):
+    """The sub-environments of a ``SyncVectorEnv`` (stepped one by one here)."""
+    from gymnasium.vector import SyncVectorEnv, VectorWrapper
+
+    if isinstance(vec, VectorWrapper):
+        raise ValueError(
+            f"{name} is a vector environment wrapped in {type(vec).__name__}; the agents "
+            "step its sub-environments one by one, which would bypass that wrapper. Wrap "
+            "each sub-environment instead (gymnasium.make_vec(..., wrappers=[...])) or pass "
+            "a list of environments.")
+    if not isinstance(vec, SyncVectorEnv):
+        raise ValueError(
+            f"{name} is a {type(vec).__name__}; the agents step the sub-environments of a "
+            "gymnasium.vector.SyncVectorEnv one by one, and cannot reach those of other "
+            "vector environments. Use gymnasium.make_vec(id, num_envs=n, "
+            "vectorization_mode='sync') or a list [gymnasium.make(id) for _ in range(n)].")
+    return list(vec.envs)
+
+
+def environment_list(environments, name="environments"):
+    """``environments`` as a list: one ``Env``, a sequence, or a ``SyncVectorEnv``'s
+    sub-environments (error messages then name ``environments[i]`` by sub-environment)."""
+    from gymnasium.vector import VectorEnv
+
+    if isinstance(environments, VectorEnv):
+        return _sub_environments(environments, name)
     if isinstance(environments, gymnasium.Env):
-        environments = [environments]
+        return [environments]
+    if isinstance(environments, (str, bytes, type)):
+        hint = (f"; pass gymnasium.make({environments!r})" if isinstance(environments, str)
+                else "")
+        raise TypeError(f"{name} must be a gymnasium.Env, a list of them or a gymnasium "
+                        f"vector environment, got {environments!r}{hint}")
     try:
-        envs = list(environments)
+        return list(environments)
     except TypeError:
-        raise TypeError(f"{name} must be a gymnasium.Env or a list of them, got "
-                        f"{type(environments).__name__}") from None
+        raise TypeError(f"{name} must be a gymnasium.Env, a list of them or a gymnasium "
+                        f"vector environment, got {type(environments).__name__}") from None
+
+
+def check_no_aliases(envs, name="environments"):
+    """``ValueError`` if one environment object (or the ``unwrapped`` core of two
+    wrappers) fills two places of ``envs``: it would be stepped as if it were two."""
+    first = {}
+    for i, env in enumerate(envs):
+        k = first.setdefault(id(env.unwrapped), i)
+        if k != i:
+            same = ("is the same object as" if env is envs[k]
+                    else "wraps the same environment as")
+            raise ValueError(
+                f"{name}[{i}] {same} {name}[{k}]; one environment object cannot be "
+                "stepped by two agents (each would interrupt the other's episodes). Pass "
+                f"separate environments, e.g. [gymnasium.make(id) for _ in range(n)] or "
+                f"copy.deepcopy({name}[{k}]).")
+
+
+def check_environments(environments, name="environments", *, one_batch=True,
+                       allow_aliases=False):
+    """Validate a non-empty list of environments; return the list.
+
+    ``one_batch``: all share one action count and observation kind and width (one batch
+    of agents). ``allow_aliases``: the same object may appear twice (the caller copies).
+    """
+    envs = environment_list(environments, name)
     if not envs:
         raise ValueError(f"{name} is empty")
     for i, env in enumerate(envs):
         check_environment(env, i, name)
+    if not allow_aliases:
+        check_no_aliases(envs, name)
+    if not one_batch:
+        return envs
     n_actions = envs[0].action_space.n
     kind0 = isinstance(envs[0].observation_space, spaces.Discrete)
     for i, env in enumerate(envs):
         if env.action_space.n != n_actions:
             raise ValueError(f"{name}[{i}] has {env.action_space.n} actions, {name}[0] has "
-                             f"{n_actions}; one batch needs one action count")
+                             f"{n_actions}; one batch of agents needs one action count (pass "
+                             "environments with one action count)")
         if isinstance(env.observation_space, spaces.Discrete) != kind0:
             raise ValueError(f"{name}[{i}] and {name}[0] mix Discrete and Box observations")
         if not kind0 and env.observation_space.shape != envs[0].observation_space.shape:
@@ -1032,7 +1291,18 @@ def check_environments(environments, name="environments"):
     return envs
 
 
-def make_batch(envs, *, generator=None, seed=0, named_from=None):
+def _batchable(envs):
+    if all(type(e) is GridWorld for e in envs) and len(
+            {(e.height, e.width, e.observation) for e in envs}) == 1:
+        return BatchedGridWorld
+    if all(type(e) is DelayedChain for e in envs) and len(
+            {(e.length, e.observation) for e in envs}) == 1:
+        return BatchedChain
+    return None
+
+
+def make_batch(envs, *, generator=None, seed=0, named_from=None, names=None,
+               compatible_with=()):
     """The fastest core for ``envs``: batched when all are one kind and size, else a loop.
 
     Parameters
@@ -1046,6 +1316,11 @@ def make_batch(envs, *, generator=None, seed=0, named_from=None):
     named_from : list of gymnasium.Env or None, default=None
         Passed to :class:`GymEnvBatch` (its error messages name environments by their
         position in this list).
+    names : list of str or None, default=None
+        Passed to :class:`GymEnvBatch` (how its error messages name each slot).
+    compatible_with : sequence of gymnasium.Env, default=()
+        Environments that may later be put in the slots (``set_env``): a batched core is
+        chosen only when it can hold them too, and tables are sized for them.
 
     Returns
     -------
@@ -1058,10 +1333,12 @@ def make_batch(envs, *, generator=None, seed=0, named_from=None):
     >>> type(make_batch(sample_grid_worlds(3, random_state=0))).__name__
     'BatchedGridWorld'
     """
-    if all(type(e) is GridWorld for e in envs) and len(
-            {(e.height, e.width, e.observation) for e in envs}) == 1:
-        return BatchedGridWorld(envs, generator=generator)
-    if all(type(e) is DelayedChain for e in envs) and len(
-            {(e.length, e.observation) for e in envs}) == 1:
-        return BatchedChain(envs, generator=generator)
-    return GymEnvBatch(envs, seed=seed, named_from=named_from)
+    kind = _batchable(list(envs) + list(compatible_with))
+    if kind is not None:
+        return kind(envs, generator=generator)
+    n_states = None
+    if isinstance(envs[0].observation_space, spaces.Discrete):
+        n_states = max(int(e.observation_space.n) for e in list(envs) + list(compatible_with)
+                       if isinstance(e.observation_space, spaces.Discrete))
+    return GymEnvBatch(envs, seed=seed, named_from=named_from, names=names,
+                       n_states=n_states)

@@ -1,5 +1,6 @@
 """LearnedPolicyGradient: a meta-learned reinforcement-learning update rule (Oh et al. 2020)."""
 
+import copy
 import json
 from numbers import Integral, Real
 from pathlib import Path
@@ -18,12 +19,35 @@ from sklearn_papers.nn._lpg import (
 )
 from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 from sklearn_papers.rl._base import _VALUE_LR, _assign, _BaseRLEstimator, _make_net
-from sklearn_papers.rl._environments import check_environment, make_batch
+from sklearn_papers.rl._environments import (
+    GymEnvBatch,
+    _batchable,
+    check_environment,
+    check_environments,
+    make_batch,
+)
 from sklearn_papers.utils._sklearn_compat import Interval, _fit_context, check_is_fitted
 
 __all__ = ["LearnedPolicyGradient"]
 
-_FORMAT = "sklearn_papers.rl.LearnedPolicyGradient/1"
+_FORMAT = "sklearn_papers.rl.LearnedPolicyGradient/2"
+
+
+def _slot_env(env, where, others, *, from_list):
+    """The environment an agent's slot steps: a deep copy of one from the user's list (those
+    are never stepped), or a sampler's new environment itself unless it already fills
+    another slot (``others``), then a copy; a ``ValueError`` naming ``where`` if the copy
+    fails."""
+    if not from_list and all(o.unwrapped is not env.unwrapped for o in others):
+        return env
+    try:
+        return copy.deepcopy(env)
+    except Exception as exc:  # any failure of a user object's __deepcopy__ / pickling
+        raise ValueError(
+            f"{where} cannot be copied for the agents' slots (copy.deepcopy raised "
+            f"{type(exc).__name__}: {exc}); LearnedPolicyGradient gives every agent its own "
+            "copy of the environment it draws. Pass a sampler instead, a callable "
+            "environments(rng) that makes a new environment on every call.") from exc
 
 
 class LearnedPolicyGradient(_BaseRLEstimator):
@@ -32,11 +56,14 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     The agent has a policy ``pi(a|s)`` and a prediction vector ``y(s)`` of width
     ``prediction_size`` whose meaning is not fixed in advance. The update rule is a backward
     LSTM (:class:`sklearn_papers.nn._lpg.LPGUpdateRule`) that reads, for every step of a
-    rollout, ``r_t``, the episode-end flag, ``gamma``, ``pi(a_t|s_t)``, ``phi(y(s_t))`` and
-    ``phi(y(s_t+1))``, and outputs a scalar ``pi_hat_t`` and a vector ``y_hat_t``. The agent
-    takes one SGD step on ``mean_t[-pi_hat_t log pi(a_t|s_t) + prediction_weight
-    ||y(s_t) - y_hat_t||^2 / 2]`` (the paper's agent update, with a squared error in place of the
-    KL divergence of a softmax ``y``).
+    rollout, ``r_t``, the termination flag, the truncation (time-limit) flag, ``gamma``,
+    ``pi(a_t|s_t)``, ``phi(y(s_t))`` and ``phi(y(s_t+1))``, and outputs a scalar ``pi_hat_t``
+    and a vector ``y_hat_t``. The agent takes one SGD step on ``mean_t[-pi_hat_t log
+    pi(a_t|s_t) + prediction_weight ||y(s_t) - y_hat_t||^2 / 2]`` (the paper's agent update,
+    with a squared error in place of the KL divergence of a softmax ``y``). The truncation
+    flag is not among the paper's inputs: after a time limit the state reached still has a
+    future, and the rule can only bootstrap through it if it can tell a time limit from a
+    termination.
 
     :meth:`fit` meta-trains the rule's parameters ``eta``: ``n_agents`` agents, each living
     in an environment drawn from ``environments`` for ``lifetime`` updates (then replaced by
@@ -216,12 +243,19 @@ class LearnedPolicyGradient(_BaseRLEstimator):
 
         Parameters
         ----------
-        environments : list of gymnasium.Env, or callable
+        environments : list of gymnasium.Env, gymnasium.vector.SyncVectorEnv, or callable
             Meta-training environments (e.g. from :func:`sample_grid_worlds`); every new
             agent lifetime draws one. A callable ``environments(rng)`` taking a
             ``numpy.random.RandomState`` and returning an environment is a sampler, called
             for every new lifetime. All must share the action count and observation kind
-            (and, for the batched core, the grid size).
+            and width; tabular agents are sized for the largest ``Discrete`` space of a
+            list, or of a sampler's first ``n_agents`` draws (a later, larger draw raises).
+            The package's grid worlds (one size) and chains (one length) run in a batched
+            core that only reads their parameters; any other environment is deep-copied
+            (``copy.deepcopy``) for every agent slot it is drawn for, so one environment can
+            serve all ``n_agents`` agents and the objects in the list are never stepped; a
+            sampler's environments are stepped as they are, and copied only when the
+            sampler returns an object that already fills another slot.
         y : None
             Ignored.
 
@@ -234,9 +268,10 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         ------
         TypeError, ValueError
             If an environment is not a gymnasium environment with ``Discrete`` actions and
-            ``Discrete`` or 1-D ``Box`` observations (the message names its index), or
-            if one returns a non-finite reward, a non-finite ``Box`` observation or an
-            observation outside its ``Discrete`` space.
+            ``Discrete`` or 1-D ``Box`` observations, does not fit the agents' sizes, cannot
+            be deep-copied, or returns a non-finite reward, a non-finite ``Box``
+            observation or an observation outside its ``Discrete`` space (the message
+            names ``environments[i]``, or the sampler's draw).
         FloatingPointError
             If the meta-loss becomes non-finite.
         """
@@ -246,17 +281,24 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         envs = None
         if callable(environments) and not isinstance(environments, gymnasium.Env):
             sampler = environments
+            count = [0]
 
             def draw(n):
-                out = [sampler(rng) for _ in range(n)]
-                for i, env in enumerate(out):
-                    check_environment(env, i, "environments(rng)")
-                return out
+                out, names = [], []
+                for _ in range(n):
+                    env = sampler(rng)
+                    name = f"environments(rng) draw {count[0]}"
+                    check_environment(env, where=name)
+                    count[0] += 1
+                    out.append(env)
+                    names.append(name)
+                return out, names
         else:
-            envs = self._check_envs(environments)
+            envs = check_environments(environments, allow_aliases=True)
 
             def draw(n):
-                return _assign(envs, n, rng)
+                idx = _assign(len(envs), n, rng)
+                return [envs[i] for i in idx], [f"environments[{i}]" for i in idx]
 
         with torch_seeded(seed):
             rule = self._new_rule()
@@ -265,10 +307,20 @@ class LearnedPolicyGradient(_BaseRLEstimator):
 
     def _meta_train(self, rule, draw, seed, envs=None):
         gen = torch.Generator().manual_seed(seed)
-        slots = draw(self.n_agents)
-        self._check_envs(slots)
+        first, names = draw(self.n_agents)
+        if envs is None:  # a sampler: its first draws must agree with each other
+            check_environments(first, "environments(rng)", allow_aliases=True)
+        # every agent steps its own copy of an environment the loop core steps in place
+        # (two agents on one object would interrupt each other's episodes); the batched
+        # cores only read the environments' parameters
+        loop = _batchable(list(first) + list(envs or [])) is None
+        slots = first
+        if loop:
+            slots = []
+            for env, name in zip(first, names):
+                slots.append(_slot_env(env, name, slots, from_list=envs is not None))
         core = make_batch(slots, generator=gen, seed=seed % (2**31 - 1 - self.n_agents),
-                          named_from=envs)
+                          names=names, compatible_with=envs or ())
         net = _make_net(core, self.agent, self.prediction_size, self.agent_hidden_size)
         params = net.init_params(self.n_agents, generator=gen)
         d = getattr(net, "n_inputs", None) or net.n_states
@@ -317,7 +369,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             ended = torch.nonzero(age >= self.lifetime)[:, 0].tolist()
             if ended:
                 fresh = net.init_params(len(ended), generator=gen)
-                new_envs = draw(len(ended))
+                new_envs, new_names = draw(len(ended))
+                for env, name in zip(new_envs, new_names):
+                    core.check_fits(env, name)
                 params = {k: v.clone() for k, v in params.items()}
                 for j, i in enumerate(ended):
                     finished.append(float(running[i]))
@@ -326,7 +380,13 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                     state["value_w"][i] = 0.0
                     for k in params:
                         params[k][i] = fresh[k][j]
-                    core.set_env(i, new_envs[j])
+                    if isinstance(core, GymEnvBatch):
+                        others = core.envs[:i] + core.envs[i + 1:]
+                        core.set_env(i, _slot_env(new_envs[j], new_names[j], others,
+                                                  from_list=envs is not None),
+                                     name=new_names[j])
+                    else:
+                        core.set_env(i, new_envs[j])
             if bar is not None and step % 10 == 0:
                 recent = np.mean(finished[-self.n_agents:]) if finished else float("nan")
                 bar.set_postfix(meta_loss=f"{losses[-1]:.3f}", lifetime_return=f"{recent:.2f}")
@@ -337,6 +397,34 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         self.meta_loss_curve_ = losses
         self.training_returns_ = np.asarray(finished, dtype=np.float64)
         self.n_iter_ = len(losses)
+
+    def score(self, environments, y=None):
+        """Mean lifetime return of fresh agents trained by the learned rule.
+
+        The fitted object is the update rule, and its quality is the paper's metric: one
+        fresh agent per environment learns with the rule for ``lifetime`` updates of
+        ``rollout_length`` steps, and its lifetime return is the sum of every reward it
+        collected while learning (Oh et al. 2020, Sec. 3). To evaluate a trained agent's
+        final policy instead, use :func:`evaluate_policy` on ``train_agent(env)``.
+
+        Parameters
+        ----------
+        environments : gymnasium.Env, list of gymnasium.Env or gymnasium.vector.SyncVectorEnv
+            Evaluation environments (e.g. held-out grid worlds), each object once.
+        y : None
+            Ignored (``GridSearchCV`` passes it).
+
+        Returns
+        -------
+        score : float
+            Mean lifetime return; higher is better.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :meth:`lifetime_returns`.
+        """
+        return float(np.mean(self.lifetime_returns(environments)))
 
     # --- persistence
     def _config(self):
@@ -421,7 +509,13 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                              f"that torch can read (format {_FORMAT!r}; torch raised "
                              f"{kind}); it is damaged or of another kind. "
                              "Save the rule again with LearnedPolicyGradient.save.") from exc
-        if not isinstance(blob, dict) or blob.get("format") != _FORMAT:
+        fmt = blob.get("format") if isinstance(blob, dict) else None
+        if isinstance(fmt, str) and fmt != _FORMAT and fmt.startswith(_FORMAT.rsplit("/", 1)[0]):
+            raise ValueError(f"{str(path)!r} holds a LearnedPolicyGradient rule in format "
+                             f"{fmt!r}; this version reads {_FORMAT!r}, whose rule also reads "
+                             "the truncation flag (its weights have another shape). Meta-train "
+                             "the rule again with fit and save it.")
+        if fmt != _FORMAT:
             raise ValueError(f"{str(path)!r} is not a LearnedPolicyGradient rule file (format "
                              f"{_FORMAT!r})")
         try:

@@ -2,5 +2,6 @@
 
 from sklearn_papers.vision._instance_segmenter import InstanceSegmenter
 from sklearn_papers.vision._mask_rcnn import MaskRCNN
+from sklearn_papers.vision._plotting import plot_instances
 
-__all__ = ["InstanceSegmenter", "MaskRCNN"]
+__all__ = ["InstanceSegmenter", "MaskRCNN", "plot_instances"]

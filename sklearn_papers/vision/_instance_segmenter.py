@@ -17,113 +17,35 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
 )
 from sklearn_papers.utils._validation import check_sample_weight
+from sklearn_papers.vision._validation import (
+    MAX_INFERRED_CLASSES,
+    check_images,
+    check_label_maps,
+    integer_bit_depth,
+)
 
 __all__ = ["InstanceSegmenter"]
 
 
 # ----------------------------------------------------------------------------- validation
-def _stack(X, name):
-    """``np.asarray`` with a clear error for a ragged list of images or maps."""
-    if isinstance(X, (list, tuple)):
-        items = [np.asarray(im) for im in X]
-        for i, im in enumerate(items[1:], 1):
-            if im.shape != items[0].shape:
-                raise ValueError(f"{name} must all have one shape: {name}[0] has shape "
-                                 f"{items[0].shape} but {name}[{i}] has {im.shape}.")
-        return np.stack(items) if items else np.asarray(X)
-    return np.asarray(X)
+#: Smallest image side InstanceSegmenter takes.
+_MIN_SIZE = 2
 
 
-def _pixel_scale(arr, name):
-    """The factor that brings ``arr`` to [0, 1]: 1 / 255 for any integer dtype, else 1.
-
-    Every integer dtype (uint8, uint16, int32, int64, ...) is read as 8-bit intensities in
-    0-255, so that images fitted as int64 and predicted as uint8 (or as float / 255) give the
-    same inputs; integer values outside 0-255 raise a ValueError naming the first such image.
-    bool and float images are used as given.
-    """
-    if not np.issubdtype(arr.dtype, np.integer):
-        return 1.0
-    if arr.dtype != np.uint8:
-        flat = arr.reshape(arr.shape[0], -1)
-        bad = (flat < 0).any(axis=1) | (flat > 255).any(axis=1)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise ValueError(
-                f"{name}[{i}] has integer pixel values in [{flat[i].min()}, {flat[i].max()}]; "
-                f"integer images ({arr.dtype}) are read as 8-bit intensities in 0-255. "
-                f"Rescale them, or pass floats in [0, 1].")
-    return 1.0 / 255.0
+def _pad_images_edge(images, shape):
+    """``(n, C, H, W)`` array of ``(C, H_i, W_i)`` images padded at the bottom and right to
+    ``shape`` with their edge values."""
+    return np.stack([np.pad(im, ((0, 0), (0, shape[0] - im.shape[1]),
+                                 (0, shape[1] - im.shape[2])), mode="edge")
+                     for im in images])
 
 
-def _check_images(X, name="X"):
-    """Images as float32 (n, C, H, W) from (n, H, W, C), (n, C, H, W) or (n, H, W).
-
-    Channels-last is canonical; an array is read as channels-first only when its second
-    axis has at most 4 entries and its last more than 4. Integer dtypes are read as 0-255
-    and scaled by 1 / 255 (see :func:`_pixel_scale`).
-    """
-    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-        raise TypeError(f"{name} must be a dense array of images, not a sparse matrix.")
-    arr = _stack(X, name)
-    if arr.dtype == object or np.iscomplexobj(arr) or not (
-            np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must be a real numeric array of images (uint8 or float); "
-                        f"got dtype {arr.dtype}.")
-    if arr.ndim == 3:
-        arr = arr[:, None]
-    elif arr.ndim == 4:
-        if not (arr.shape[1] <= 4 < arr.shape[-1]):
-            arr = np.moveaxis(arr, -1, 1)
-    else:
-        raise ValueError(f"{name} must be a batch of images of shape (n, H, W, C), "
-                         f"(n, C, H, W) or (n, H, W); got an array of shape {arr.shape}. "
-                         f"For one image pass {name}[None].")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} has 0 images.")
-    if min(arr.shape[2:]) < 2:
-        raise ValueError(f"{name} images must be at least 2 x 2 pixels; got "
-                         f"{arr.shape[2:]}.")
-    scale = _pixel_scale(arr, name)
-    out = arr.astype(np.float32) * np.float32(scale)
-    if not np.isfinite(out).all():
-        i = int(np.argwhere(~np.isfinite(out))[0][0])
-        raise ValueError(f"{name}[{i}] has non-finite pixel values (NaN or inf).")
+def _pad_maps(maps, shape):
+    """``(n, H, W)`` int64 array of label maps padded with background (0) to ``shape``."""
+    out = np.zeros((len(maps),) + tuple(shape), dtype=np.int64)
+    for i, m in enumerate(maps):
+        out[i, : m.shape[0], : m.shape[1]] = m
     return out
-
-
-def _check_label_maps(y, name, n_images, shape):
-    """(n, H, W) int64 label maps matching the images; clear errors otherwise."""
-    if hasattr(y, "toarray"):
-        raise TypeError(f"{name} must be a dense array, not a sparse matrix.")
-    arr = _stack(y, name)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must be a numeric array of integer labels; got dtype "
-                        f"{arr.dtype}.")
-    if arr.ndim != 3 or arr.shape[0] != n_images or arr.shape[1:] != shape:
-        raise ValueError(f"{name} must have shape {(n_images, *shape)} (one (H, W) map per "
-                         f"image of X); got {arr.shape}.")
-    if np.issubdtype(arr.dtype, np.floating):
-        bad = ~np.isfinite(arr) | (arr != np.round(arr))
-        if bad.any():
-            i, r, c = np.argwhere(bad)[0]
-            raise ValueError(f"{name} must hold integer labels; {name}[{i}, {r}, {c}] = "
-                             f"{float(arr[i, r, c])!r}.")
-    big = np.iinfo(np.int64).max
-    if arr.size and np.issubdtype(arr.dtype, np.unsignedinteger) and arr.max() > big:
-        i = int(np.argwhere(arr > big)[0][0])
-        raise ValueError(f"{name}[{i}] has a label too large for int64 ({int(arr[i].max())}); "
-                         f"labels must be at most {big}.")
-    if arr.size and np.issubdtype(arr.dtype, np.floating) and np.abs(arr).max() >= 2.0**63:
-        i = int(np.argwhere(np.abs(arr) >= 2.0**63)[0][0])
-        raise ValueError(f"{name}[{i}] has a label too large for int64 "
-                         f"({float(np.abs(arr[i]).max())!r}).")
-    arr = arr.astype(np.int64)
-    if arr.min() < 0:
-        i = int(np.argwhere(arr < 0)[0][0])
-        raise ValueError(f"{name}[{i}] has a negative label ({arr[i].min()}); labels must "
-                         "be >= 0 (0 = background).")
-    return arr
 
 
 def _group_norm_one_value(norm, width, stride, padded_shape):
@@ -301,7 +223,6 @@ def _group_mean_shift(sem, heat, emb, threshold, merge_distance):
 _SLIC_PIXELS_PER_SEGMENT = 16
 _SLIC_COMPACTNESS = 40.0
 _SLIC_SIGMA = 0.5
-_MAX_INFERRED_CLASSES = 1024  # n_classes=None: larger labels are ids, not classes
 
 _GROUPINGS = {"centers": _group_centers, "mean_shift": _group_mean_shift,
               "connected_components": _group_components}
@@ -394,6 +315,12 @@ class InstanceSegmenter(BaseEstimator):
         then needs ``width >= 32`` (two channels per group): with a smaller width,
         ``fit`` and every predict method (and ``score``) raise a ``ValueError`` on such
         images.
+    bit_depth : int or None, default=None
+        Bits of integer images other than uint8 (uint8 is read as 0-255): they are
+        divided by ``2 ** bit_depth - 1``. None: the smallest of 8, 10, 12, 14 and 16
+        bits that holds the largest value of the training images (12-bit microscopy
+        data stored as uint16 reads as 12-bit), kept for prediction
+        (:attr:`bit_depth_`).
     width : int, default=16
         Channels of the shared encoder (each decoder has ``max(8, width // 2)``).
     max_epochs : int, default=30
@@ -415,8 +342,12 @@ class InstanceSegmenter(BaseEstimator):
     n_classes_ : int
         Number of object classes.
     n_features_in_ : int
-        Number of image channels seen in ``fit`` (the network is fully convolutional:
-        image height and width may change between ``fit`` and ``predict``).
+        Number of image channels seen in ``fit`` (the network is fully convolutional
+        and its embeddings hold offsets in pixels: image height and width may change
+        between ``fit`` and ``predict``, e.g. fit on tiles and predict whole images).
+    bit_depth_ : int or None
+        Bit depth of integer images other than uint8 (``bit_depth`` or the one found in
+        ``fit``; None when ``fit`` saw none, and prediction then finds its own).
     class_weights_ : ndarray of shape (n_classes + 1,)
         Cross-entropy weight of the background and of each class.
     net_ : skorch.NeuralNet
@@ -436,12 +367,14 @@ class InstanceSegmenter(BaseEstimator):
     Notes
     -----
     Images: ``(n, H, W, C)`` (channels last) is the canonical layout; ``(n, C, H, W)``
-    is accepted when ``C <= 4 < W``, and ``(n, H, W)`` is one channel. Images of any
-    integer dtype (uint8, uint16, int32, int64, ...) are read as 8-bit intensities in 0-255
-    and divided by 255 (integer values outside 0-255 raise a ``ValueError`` naming the
-    image); float and bool images are used as given, so pass floats in [0, 1]. H and W
-    need not be multiples of ``output_stride`` (images are padded at the bottom and
-    right, outputs cropped).
+    is accepted when ``C <= 4 < W``, and ``(n, H, W)`` is one channel; a list may hold
+    images of different sizes (``fit`` pads them at the bottom and right to the largest,
+    with their edge values and background labels; the predict methods then return
+    lists). uint8 images are read as 0-255, other integer dtypes by their bit depth
+    (``bit_depth``), bool as 0/1, and float images must lie in [0, 1] (a ``ValueError``
+    names the image otherwise). One image given where a batch is expected raises and
+    says to pass ``X[None]``. H and W need not be multiples of ``output_stride`` (images
+    are padded at the bottom and right, outputs cropped).
 
     References
     ----------
@@ -478,6 +411,7 @@ class InstanceSegmenter(BaseEstimator):
         "slic": ["boolean"],
         "grouping": [StrOptions(set(_GROUPINGS))],
         "norm": [StrOptions({"batch", "group"}), None],
+        "bit_depth": [Interval(Integral, 1, 16, closed="both"), None],
         "width": [Interval(Integral, 1, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -489,7 +423,8 @@ class InstanceSegmenter(BaseEstimator):
 
     def __init__(self, *, n_classes=None, embedding_dim=8, delta_v=0.5, delta_d=1.5,
                  center_threshold=0.7, gamma=2.0, output_stride=2, slic=True,
-                 grouping="centers", norm="batch", width=16, max_epochs=30, batch_size=16,
+                 grouping="centers", norm="batch", bit_depth=None, width=16, max_epochs=30,
+                 batch_size=16,
                  lr=3e-3, device="cpu", random_state=None, verbose=0):
         self.n_classes = n_classes
         self.embedding_dim = embedding_dim
@@ -501,6 +436,7 @@ class InstanceSegmenter(BaseEstimator):
         self.slic = slic
         self.grouping = grouping
         self.norm = norm
+        self.bit_depth = bit_depth
         self.width = width
         self.max_epochs = max_epochs
         self.batch_size = batch_size
@@ -515,14 +451,18 @@ class InstanceSegmenter(BaseEstimator):
                              f"delta_d={self.delta_d!r} (pull margin inside push margin).")
 
     def _validate_fit_data(self, X, y, semantic_maps, sample_weight):
-        images = _check_images(X)
-        shape = images.shape[2:]
-        instance = _check_label_maps(y, "y (instance maps)", images.shape[0], shape)
+        image_list = check_images(X, name="X", min_size=_MIN_SIZE, bits=self.bit_depth)
+        shapes = [im.shape[1:] for im in image_list]
+        # images of different sizes: padded at the bottom and right to the largest (edge
+        # values), the padding being background
+        shape = tuple(int(v) for v in np.max(shapes, axis=0))
+        images = _pad_images_edge(image_list, shape)
+        instance = _pad_maps(check_label_maps(y, "y", shapes), shape)
         if semantic_maps is None:
             semantic = (instance > 0).astype(np.int64)
         else:
-            semantic = _check_label_maps(semantic_maps, "semantic_maps", images.shape[0],
-                                         shape)
+            semantic = _pad_maps(check_label_maps(semantic_maps, "semantic_maps", shapes),
+                                 shape)
             for i in range(images.shape[0]):
                 ids, lo, hi = _instance_classes(instance[i], semantic[i])
                 mixed = np.flatnonzero((lo != hi) | (lo == 0))
@@ -535,13 +475,13 @@ class InstanceSegmenter(BaseEstimator):
                                      "object class.")
         top = int(semantic.max())
         if self.n_classes is None:
-            if top > _MAX_INFERRED_CLASSES:
+            if top > MAX_INFERRED_CLASSES:
                 i = int(np.argmax(semantic.reshape(len(semantic), -1).max(1)))
                 raise ValueError(
                     f"semantic_maps[{i}] has class {top}: with n_classes=None that would "
                     f"mean {top} object classes (a head of {top + 1} outputs). Relabel the "
                     f"classes to 1..K, or pass n_classes explicitly (at most "
-                    f"{_MAX_INFERRED_CLASSES} classes are inferred).")
+                    f"{MAX_INFERRED_CLASSES} classes are inferred).")
             n_classes = max(1, top)
         else:
             n_classes = int(self.n_classes)
@@ -551,6 +491,8 @@ class InstanceSegmenter(BaseEstimator):
                 raise ValueError(f"semantic_maps[{i}] has class {int(semantic[i].max())} "
                                  f"but n_classes={n_classes}.")
         sample_weight = check_sample_weight(sample_weight, images)
+        self.bit_depth_ = self.bit_depth if self.bit_depth is not None else \
+            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(np.asarray(X)))
         return images, instance, semantic, n_classes, sample_weight
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -560,10 +502,11 @@ class InstanceSegmenter(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_images, H, W, C), (n_images, C, H, W) or \
-                (n_images, H, W)
-            Training images: any integer dtype read as 0-255 (divided by 255), or float
-            in about [0, 1] used as given.
-        y : array-like of shape (n_images, H, W)
+                (n_images, H, W), or list of images
+            Training images (a list may hold images of different sizes): uint8 read as
+            0-255, other integer dtypes by their bit depth (``bit_depth``), bool as 0/1,
+            float in [0, 1].
+        y : array-like of shape (n_images, H, W), or list of maps
             Instance maps: 0 for background, a positive id per instance (ids need not be
             consecutive; an image may have no instance). Integer-valued.
         semantic_maps : array-like of shape (n_images, H, W) or None, default=None
@@ -728,33 +671,31 @@ class InstanceSegmenter(BaseEstimator):
 
     # ------------------------------------------------------------------ inference
     def _check_predict_images(self, X):
+        """Validated images: a list of float32 ``(C, H, W)`` arrays."""
         check_is_fitted(self)
-        try:
-            shape = None if hasattr(X, "toarray") else np.shape(X)
-        except ValueError:  # ragged: _check_images says so
-            shape = None
-        if self.n_features_in_ > 1 and shape is not None and len(shape) == 3 and (
-                shape[-1] == self.n_features_in_):
-            raise ValueError(f"X has shape {shape}: one image? InstanceSegmenter "
-                             f"expects a batch of images of shape (n, H, W[, C]); pass X[None] "
-                             "for one image.")
-        images = _check_images(X)
-        if images.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {images.shape[1]} channels but InstanceSegmenter was "
-                             f"fitted on images with {self.n_features_in_}.")
+        images = check_images(X, name="X", n_channels=self.n_features_in_,
+                              min_size=_MIN_SIZE, bits=self.bit_depth_)
         # the rule of fit, for the fitted network (set_params after fit does not change it)
         norm = getattr(self.net_, "module__norm", self.norm)
         width = getattr(self.net_, "module__width", self.width)
         stride = int(getattr(self.net_, "module__output_stride", self.output_stride))
-        H, W = images.shape[2:]
-        if _group_norm_one_value(norm, width, stride, _pad_to(images[:1, :1], stride).shape[2:]):
-            raise ValueError(
-                f"X[0] has shape {np.shape(X)[1:]} ({H} x {W} pixels, as every image of "
-                f"X): padded to output_stride={stride} its network outputs are 1 x 1, and "
-                f"norm='group' with width={width} has groups of one channel, which cannot "
-                f"normalise one value per group (fit refuses such images too). Images "
-                f"must be more than {stride} pixels high or wide.")
+        for i, im in enumerate(images):
+            H, W = im.shape[1:]
+            if _group_norm_one_value(norm, width, stride, _pad_to(im[:1], stride).shape[1:]):
+                raise ValueError(
+                    f"X[{i}] is {H} x {W} pixels: padded to output_stride={stride} its "
+                    f"network outputs are 1 x 1, and norm='group' with width={width} has "
+                    f"groups of one channel, which cannot normalise one value per group "
+                    f"(fit refuses such images too). Images must be more than {stride} "
+                    f"pixels high or wide.")
         return images
+
+    def _batches(self, images):
+        """Indices of the images grouped by shape (one network pass per group)."""
+        groups = {}
+        for i, im in enumerate(images):
+            groups.setdefault(im.shape, []).append(i)
+        return list(groups.values())
 
     def predict_outputs(self, X):
         """Network outputs at the output stride (before grouping and upsampling).
@@ -762,8 +703,9 @@ class InstanceSegmenter(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_images, H, W, C), (n_images, C, H, W) or \
-                (n_images, H, W)
-            Images with the channels seen in ``fit``.
+                (n_images, H, W), or list of images
+            Images with the channels seen in ``fit``, of any size (a batch, even of one
+            image: ``X[None]``).
 
         Returns
         -------
@@ -773,10 +715,22 @@ class InstanceSegmenter(BaseEstimator):
         center_proba : ndarray of shape (n_images, h, w), float32
             Instance-centre heatmap (sigmoid).
         embedding : ndarray of shape (n_images, embedding_dim, h, w), float32
-            Pixel embeddings.
+            Pixel embeddings; the first two dimensions hold the cell's row and column
+            in units of 32 input pixels plus a learned offset.
+
+        When the images differ in size, each output is a list of per-image arrays.
         """
         images = self._check_predict_images(X)
-        return self._outputs(_pad_to(images, int(self.output_stride)))
+        stride = int(self.output_stride)
+        outputs = [None] * len(images)
+        for members in self._batches(images):
+            sem, cen, emb = self._outputs(_pad_to(np.stack([images[i] for i in members]),
+                                                  stride))
+            for j, i in enumerate(members):
+                outputs[i] = (sem[j], cen[j], emb[j])
+        if all(im.shape == images[0].shape for im in images):
+            return tuple(np.stack([o[k] for o in outputs]) for k in range(3))
+        return tuple([o[k] for o in outputs] for k in range(3))
 
     def _outputs(self, images_p):
         import torch
@@ -788,23 +742,30 @@ class InstanceSegmenter(BaseEstimator):
         """Per image: full-resolution instance map, instance classes and scores."""
         images = self._check_predict_images(X)
         stride = int(self.output_stride)
-        images_p = _pad_to(images, stride)
-        sem_p, cen, emb = self._outputs(images_p)
         group = _GROUPINGS[self.grouping]
-        H, W = images.shape[2:]
-        n_segments = max(1, int(round(H * W / _SLIC_PIXELS_PER_SEGMENT)))
-        results = []
-        for i in range(images.shape[0]):
-            sem = sem_p[i].argmax(0)
-            low, classes, scores = group(sem, cen[i], emb[i], self.center_threshold,
-                                         self.delta_d)
-            up = _upsample(low, stride, (H, W), images[i], self.slic and stride > 1,
-                           n_segments, _SLIC_COMPACTNESS)
-            kept = np.unique(up[up > 0])
-            inst = _relabel(up)
-            results.append((inst, np.array([classes[k - 1] for k in kept], dtype=np.int64),
-                            np.array([scores[k - 1] for k in kept], dtype=float)))
+        results = [None] * len(images)
+        for members in self._batches(images):
+            sem_p, cen, emb = self._outputs(_pad_to(np.stack([images[i] for i in members]),
+                                                    stride))
+            H, W = images[members[0]].shape[1:]
+            n_segments = max(1, int(round(H * W / _SLIC_PIXELS_PER_SEGMENT)))
+            for j, i in enumerate(members):
+                sem = sem_p[j].argmax(0)
+                low, classes, scores = group(sem, cen[j], emb[j], self.center_threshold,
+                                             self.delta_d)
+                up = _upsample(low, stride, (H, W), images[i], self.slic and stride > 1,
+                               n_segments, _SLIC_COMPACTNESS)
+                kept = np.unique(up[up > 0])
+                inst = _relabel(up)
+                results[i] = (inst, np.array([classes[k - 1] for k in kept], dtype=np.int64),
+                              np.array([scores[k - 1] for k in kept], dtype=float))
         return results
+
+    @staticmethod
+    def _stack_or_list(maps):
+        if all(m.shape == maps[0].shape for m in maps):
+            return np.stack(maps)
+        return maps
 
     def predict_proba(self, X):
         """Per-pixel class probabilities of the semantic decoder, at the input size.
@@ -812,21 +773,27 @@ class InstanceSegmenter(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_images, H, W, C), (n_images, C, H, W) or \
-                (n_images, H, W)
-            Images with the channels seen in ``fit``.
+                (n_images, H, W), or list of images
+            Images with the channels seen in ``fit``, of any size (a batch, even of one
+            image: ``X[None]``).
 
         Returns
         -------
         proba : ndarray of shape (n_images, H, W, n_classes + 1), float32
             Softmax over background (index 0) and the classes, upsampled from the output
-            stride by nearest neighbour (no SLIC); rows sum to 1.
+            stride by nearest neighbour (no SLIC); rows sum to 1. A list of
+            ``(H_i, W_i, n_classes + 1)`` arrays when the images differ in size.
         """
         images = self._check_predict_images(X)
         stride = int(self.output_stride)
-        proba = self._outputs(_pad_to(images, stride))[0]
-        proba = np.repeat(np.repeat(proba, stride, axis=2), stride, axis=3)
-        H, W = images.shape[2:]
-        return np.ascontiguousarray(np.moveaxis(proba[:, :, :H, :W], 1, -1))
+        out = [None] * len(images)
+        for members in self._batches(images):
+            proba = self._outputs(_pad_to(np.stack([images[i] for i in members]), stride))[0]
+            proba = np.repeat(np.repeat(proba, stride, axis=2), stride, axis=3)
+            H, W = images[members[0]].shape[1:]
+            for j, i in enumerate(members):
+                out[i] = np.ascontiguousarray(np.moveaxis(proba[j, :, :H, :W], 0, -1))
+        return self._stack_or_list(out)
 
     def predict(self, X):
         """Instance label maps.
@@ -834,15 +801,17 @@ class InstanceSegmenter(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_images, H, W, C), (n_images, C, H, W) or \
-                (n_images, H, W)
-            Images with the channels seen in ``fit``.
+                (n_images, H, W), or list of images
+            Images with the channels seen in ``fit``, of any size (a batch, even of one
+            image: ``X[None]``).
 
         Returns
         -------
-        instance_maps : ndarray of shape (n_images, H, W), int64
-            0 for background, instances ``1..k`` per image.
+        instance_maps : ndarray of shape (n_images, H, W), int64, or list
+            0 for background, instances ``1..k`` per image; a list of ``(H_i, W_i)``
+            maps when the images differ in size.
         """
-        return np.stack([inst for inst, _, _ in self._segment(X)])
+        return self._stack_or_list([inst for inst, _, _ in self._segment(X)])
 
     def predict_semantic(self, X):
         """Semantic (class) maps, consistent with :meth:`predict`.
@@ -850,18 +819,20 @@ class InstanceSegmenter(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_images, H, W, C), (n_images, C, H, W) or \
-                (n_images, H, W)
-            Images with the channels seen in ``fit``.
+                (n_images, H, W), or list of images
+            Images with the channels seen in ``fit``, of any size (a batch, even of one
+            image: ``X[None]``).
 
         Returns
         -------
-        semantic_maps : ndarray of shape (n_images, H, W), int64
-            0 for background, else the class ``1..n_classes_`` of the pixel's instance.
+        semantic_maps : ndarray of shape (n_images, H, W), int64, or list
+            0 for background, else the class ``1..n_classes_`` of the pixel's instance;
+            a list of ``(H_i, W_i)`` maps when the images differ in size.
         """
         out = []
         for inst, classes, _ in self._segment(X):
             out.append(np.concatenate([[0], classes])[inst])
-        return np.stack(out)
+        return self._stack_or_list(out)
 
     def predict_instances(self, X):
         """Instances as masks with their class and confidence (for mask AP).
@@ -869,8 +840,9 @@ class InstanceSegmenter(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_images, H, W, C), (n_images, C, H, W) or \
-                (n_images, H, W)
-            Images with the channels seen in ``fit``.
+                (n_images, H, W), or list of images
+            Images with the channels seen in ``fit``, of any size (a batch, even of one
+            image: ``X[None]``).
 
         Returns
         -------
@@ -904,7 +876,8 @@ class InstanceSegmenter(BaseEstimator):
             :func:`sklearn_papers.metrics.symmetric_best_dice`).
         """
         pred = self.predict(X)
-        true = _check_label_maps(y, "y (instance maps)", pred.shape[0], pred.shape[1:])
+        pred = list(pred)
+        true = check_label_maps(y, "y", [p.shape for p in pred])
         return symmetric_best_dice(true, pred)
 
     def __sklearn_tags__(self):

@@ -1,5 +1,6 @@
 """MaskRCNN: instance segmentation by detection (He et al. 2017), trained from scratch."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -11,87 +12,23 @@ from sklearn_papers.utils._sklearn_compat import (
     _fit_context,
     check_is_fitted,
 )
-from sklearn_papers.vision._instance_segmenter import _MAX_INFERRED_CLASSES, _pixel_scale
+from sklearn_papers.vision._validation import (
+    MAX_INFERRED_CLASSES,
+    check_images,
+    check_label_map,
+    integer_bit_depth,
+    pad_images,
+)
 
 __all__ = ["MaskRCNN"]
 
-
-# ----------------------------------------------------------------------------- input checks
-def _check_images(images, name="images"):
-    """``(n, C, H, W)`` float32 in about [0, 1] from (n, H, W), (n, H, W, C) or (n, C, H, W).
-
-    Channels last is canonical (what :func:`~sklearn_papers.datasets.make_scenes` returns);
-    a 4-D array is read as channels first only when its second axis has at most 4 entries
-    and its last more than 4 (as :class:`InstanceSegmenter` reads it). Integer images (any
-    dtype) are read as 0-255 and divided by 255, as :class:`InstanceSegmenter` does.
-    """
-    if hasattr(images, "toarray") or hasattr(images, "tocsr"):
-        raise TypeError(f"{name} must be a dense array of images, not a sparse matrix.")
-    if isinstance(images, (list, tuple)) and len(images):
-        items = [np.asarray(im) for im in images]
-        for i, im in enumerate(items[1:], 1):
-            if im.shape != items[0].shape:
-                raise ValueError(f"{name} must all have one shape: {name}[0] has shape "
-                                 f"{items[0].shape} but {name}[{i}] has {im.shape}.")
-        images = np.stack(items)
-    arr = np.asarray(images)
-    if arr.dtype == object or np.iscomplexobj(arr) or not (
-            np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must be a real numeric array, got dtype {arr.dtype}.")
-    if arr.ndim == 3:
-        arr = arr[..., None]
-    if arr.ndim != 4:
-        raise ValueError(f"{name} must have shape (n, H, W), (n, H, W, C) or (n, C, H, W); "
-                         f"got shape {arr.shape}.")
-    if arr.shape[0] == 0:
-        raise ValueError(f"{name} is empty (0 images).")
-    if arr.shape[1] <= 4 < arr.shape[-1]:  # the rule of InstanceSegmenter
-        arr = np.moveaxis(arr, 1, -1)
-    if min(arr.shape[1:3]) < 8:
-        raise ValueError(f"{name} must be at least 8 x 8 pixels (after reading the channel "
-                         f"axis), got {arr.shape[1]} x {arr.shape[2]}.")
-    divisor = 255.0 if _pixel_scale(arr, name) != 1.0 else 1.0
-    out = np.ascontiguousarray(np.moveaxis(arr, -1, 1), dtype=np.float32) / np.float32(divisor)
-    if not np.isfinite(out).all():
-        i = int(np.argwhere(~np.isfinite(out))[0, 0])
-        raise ValueError(f"{name}[{i}] has non-finite values.")
-    return out
+#: Smallest image side MaskRCNN takes (the backbone's coarsest stride is 16).
+_MIN_SIZE = 8
 
 
-def _check_label_map(arr, name, shape):
-    arr = np.asarray(arr)
-    if arr.shape != shape:
-        raise ValueError(f"{name} has shape {arr.shape} but its image is {shape}.")
-    if arr.dtype == bool:
-        arr = arr.astype(np.int64)
-    if not np.issubdtype(arr.dtype, np.integer):
-        if not np.issubdtype(arr.dtype, np.floating):
-            raise ValueError(f"{name} must hold non-negative integer labels, got dtype "
-                             f"{arr.dtype}.")
-        bad = ~np.isfinite(arr) | (arr != np.round(arr))
-        if bad.any():
-            pos = tuple(int(v) for v in np.argwhere(bad)[0])
-            raise ValueError(f"{name} must hold integer labels; {name}"
-                             f"[{', '.join(map(str, pos))}] = {float(arr[pos])!r}.")
-        big = np.abs(arr) >= 2.0**63  # would overflow int64 (the cast is undefined)
-        if big.any():
-            pos = tuple(int(v) for v in np.argwhere(big)[0])
-            raise ValueError(f"{name} has a label too large for int64: {name}"
-                             f"[{', '.join(map(str, pos))}] = {float(arr[pos])!r}; labels must be "
-                             "below 2**63.")
-        arr = arr.astype(np.int64)
-    if arr.size and arr.min() < 0:
-        raise ValueError(f"{name} has negative labels (min {int(arr.min())}); 0 is the "
-                         f"background.")
-    if arr.size and np.issubdtype(arr.dtype, np.unsignedinteger) and (
-            arr.max() > np.iinfo(np.int64).max):
-        raise ValueError(f"{name} has a label too large for int64 ({int(arr.max())}); "
-                         f"labels must be at most {np.iinfo(np.int64).max}.")
-    return arr.astype(np.int64, copy=False)
-
-
-def _targets_from_maps(instance_maps, semantic_maps, n, shape):
+def _targets_from_maps(instance_maps, semantic_maps, shapes):
     """Per-image (boxes, labels, masks) from instance and optional semantic maps."""
+    n = len(shapes)
     inst = list(instance_maps) if not isinstance(instance_maps, np.ndarray) or \
         instance_maps.ndim == 3 else None
     if inst is None or len(inst) != n:
@@ -105,14 +42,14 @@ def _targets_from_maps(instance_maps, semantic_maps, n, shape):
             raise ValueError(f"semantic_maps has {len(sem)} maps but there are {n} images.")
     out = []
     for i in range(n):
-        m = _check_label_map(inst[i], f"y[{i}]", shape)
+        m = check_label_map(inst[i], f"y[{i}]", shapes[i])
         ids = np.unique(m)
         ids = ids[ids > 0]
         masks = m[None] == ids[:, None, None]
         if sem is None:
             labels = np.ones(len(ids), dtype=np.int64)
         else:
-            s = _check_label_map(sem[i], f"semantic_maps[{i}]", shape)
+            s = check_label_map(sem[i], f"semantic_maps[{i}]", shapes[i])
             labels = np.empty(len(ids), dtype=np.int64)
             for j, mk in enumerate(masks):
                 # majority class (smallest on ties), without a table as large as the class
@@ -126,6 +63,16 @@ def _targets_from_maps(instance_maps, semantic_maps, n, shape):
     return out
 
 
+def _per_image(maps, n, name):
+    """A list of ``n`` per-image maps from an array ``(n, H, W)`` or a list."""
+    items = list(maps) if isinstance(maps, (list, tuple)) or (
+        isinstance(maps, np.ndarray) and maps.ndim == 3) else None
+    if items is None or len(items) != n:
+        got = getattr(maps, "shape", None) or len(items or [])
+        raise ValueError(f"{name} must give one (H, W) map per image ({n}); got {got}.")
+    return items
+
+
 def _boxes_of(masks):
     """Tight ``(x1, y1, x2, y2)`` boxes (max exclusive) of ``(k, H, W)`` masks."""
     k = masks.shape[0]
@@ -136,11 +83,13 @@ def _boxes_of(masks):
     return boxes
 
 
-def _targets_from_dicts(targets, n, shape):
+def _targets_from_dicts(targets, shapes):
+    n = len(shapes)
     if len(targets) != n:
         raise ValueError(f"y has {len(targets)} target dicts but there are {n} images.")
     out = []
     for i, t in enumerate(targets):
+        shape = tuple(shapes[i])
         if not isinstance(t, dict) or not {"boxes", "labels", "masks"} <= set(t):
             keys = sorted(t) if isinstance(t, dict) else type(t).__name__
             raise ValueError(f"y[{i}] must be a dict with keys 'boxes', 'labels' and "
@@ -171,6 +120,7 @@ def _targets_from_dicts(targets, n, shape):
 
 
 def _pad_targets(targets, shape):
+    """Targets of all images in arrays padded to ``g`` objects and ``shape`` pixels."""
     n = len(targets)
     g = max([1] + [len(t[1]) for t in targets])
     boxes = np.zeros((n, g, 4), dtype=np.float32)
@@ -178,8 +128,32 @@ def _pad_targets(targets, shape):
     masks = np.zeros((n, g) + shape, dtype=np.uint8)
     for i, (b, lab, m) in enumerate(targets):
         k = len(lab)
-        boxes[i, :k], labels[i, :k], masks[i, :k] = b, lab, m
+        boxes[i, :k], labels[i, :k] = b, lab
+        masks[i, :k, : m.shape[1], : m.shape[2]] = m
     return boxes, labels, masks
+
+
+def _auto_anchor_sizes(boxes):
+    """Three anchor sizes (pixels) from training boxes ``(k, 4)``: the 10th and 90th
+    percentiles of ``sqrt(width * height)`` and their geometric mean, spread to a factor
+    of at least 2 around that mean (factor sqrt(2) between neighbours)."""
+    wh = np.clip(boxes[:, 2:] - boxes[:, :2], 1.0, None)
+    size = np.sqrt(wh[:, 0] * wh[:, 1])
+    lo, hi = np.percentile(size, [10, 90])
+    mid = float(np.sqrt(lo * hi))
+    if hi / lo < 2.0:
+        lo, hi = mid / np.sqrt(2.0), mid * np.sqrt(2.0)
+    return tuple(round(float(v), 2) for v in (lo, mid, hi))
+
+
+def _warmup_fraction(steps, fraction=0.1):
+    """``pct_start`` of torch's ``OneCycleLR`` for ``steps`` optimiser steps: ``fraction``,
+    unless its warm-up phase would end at step 0 (``fraction * steps - 1 == 0``, e.g. 10
+    steps), a phase of zero width on which torch divides by zero; the warm-up then lasts
+    two steps (``2 / steps``). One step has no warm-up phase to speak of and works as is."""
+    if steps > 1 and float(fraction * steps) - 1 == 0:
+        return 2.0 / steps
+    return fraction
 
 
 class MaskRCNN(BaseEstimator):
@@ -211,8 +185,11 @@ class MaskRCNN(BaseEstimator):
     mask_loss : {"sigmoid", "softmax"}, default="sigmoid"
         Per-class sigmoid masks (the paper's) or a per-pixel softmax over background and
         the classes (its ablation, Table 2b).
-    anchor_sizes : tuple of float, default=(8, 16, 32)
-        Anchor sizes in pixels of the network input (with ``"fpn"``: one per level).
+    anchor_sizes : tuple of float or None, default=None
+        Anchor sizes (square root of the area) in pixels of the network input (with
+        ``"fpn"``: one per level, three levels). None chooses three sizes from the boxes
+        seen in ``fit``: the 10th and 90th percentiles of the boxes' sizes and their
+        geometric mean, spread to at least a factor of 2 (see :attr:`anchor_sizes_`).
     aspect_ratios : tuple of float, default=(0.5, 1.0, 2.0)
         Anchor height / width ratios.
     rpn_pre_nms_top_n : int, default=100
@@ -230,7 +207,15 @@ class MaskRCNN(BaseEstimator):
         ``score_threshold``, as COCO's AP does).
     image_size : int or None, default=None
         Side the images are resized to (bilinear) for the network; outputs are mapped
-        back to the input size. None runs at the input size.
+        back to the input size. None runs at the input size (images of different sizes
+        in one ``fit`` are padded at the bottom and right to the largest; the padding
+        is background).
+    bit_depth : int or None, default=None
+        Bits of integer images other than uint8 (uint8 is read as 0-255): they are
+        divided by ``2 ** bit_depth - 1``. None: the smallest of 8, 10, 12, 14 and 16
+        bits that holds the largest value of the training images (12-bit microscopy
+        data stored as uint16 reads as 12-bit), kept for ``predict``
+        (:attr:`bit_depth_`).
     width : int, default=16
         Channels of the first backbone stage (the others and the heads use twice that).
     max_epochs : int, default=40
@@ -257,6 +242,14 @@ class MaskRCNN(BaseEstimator):
         The class labels ``1 .. n_classes_``.
     n_channels_ : int
         Image channels seen in ``fit``.
+    anchor_sizes_ : tuple of float
+        Anchor sizes used (``anchor_sizes``, or those chosen from the training boxes).
+    object_sizes_ : tuple of float
+        Smallest and largest ``sqrt(width * height)`` of the training boxes, in network
+        pixels; :meth:`predict` warns when detections fall far outside this range.
+    bit_depth_ : int or None
+        Bit depth of integer images other than uint8 (``bit_depth`` or the one found in
+        ``fit``; None when ``fit`` saw none, and ``predict`` then finds its own).
     net_ : skorch.NeuralNet
         The trained net; ``net_.module_`` is the
         :class:`~sklearn_papers.nn._mask_rcnn.MaskRCNNModule`.
@@ -286,7 +279,7 @@ class MaskRCNN(BaseEstimator):
     >>> from sklearn_papers.datasets import make_scenes
     >>> from sklearn_papers.vision import MaskRCNN
     >>> data = make_scenes(8, image_size=32, random_state=0)
-    >>> model = MaskRCNN(anchor_sizes=(4, 8, 16), max_epochs=1, random_state=0)
+    >>> model = MaskRCNN(max_epochs=1, random_state=0)
     >>> model.fit(data.images, data.instance_maps, data.semantic_maps).predict(
     ...     data.images[:2]).shape
     (2, 32, 32)
@@ -297,7 +290,7 @@ class MaskRCNN(BaseEstimator):
         "backbone": [StrOptions({"c4", "fpn"})],
         "roi_op": [StrOptions({"align", "pool"})],
         "mask_loss": [StrOptions({"sigmoid", "softmax"})],
-        "anchor_sizes": [tuple, list],
+        "anchor_sizes": [tuple, list, None],
         "aspect_ratios": [tuple, list],
         "rpn_pre_nms_top_n": [Interval(Integral, 1, None, closed="left")],
         "rpn_post_nms_top_n": [Interval(Integral, 1, None, closed="left")],
@@ -305,6 +298,7 @@ class MaskRCNN(BaseEstimator):
         "score_threshold": [Interval(Real, 0, 1, closed="left")],
         "instance_score_threshold": [Interval(Real, 0, 1, closed="both")],
         "image_size": [Interval(Integral, 16, None, closed="left"), None],
+        "bit_depth": [Interval(Integral, 1, 16, closed="both"), None],
         "width": [Interval(Integral, 8, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -316,10 +310,11 @@ class MaskRCNN(BaseEstimator):
     }
 
     def __init__(self, *, n_classes=None, backbone="fpn", roi_op="align",
-                 mask_loss="sigmoid", anchor_sizes=(8, 16, 32),
+                 mask_loss="sigmoid", anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
-                 instance_score_threshold=0.5, image_size=None, width=16, max_epochs=40,
+                 instance_score_threshold=0.5, image_size=None, bit_depth=None, width=16,
+                 max_epochs=40,
                  batch_size=8, lr=3e-3, weight_decay=1e-4, device="cpu", random_state=None,
                  verbose=0):
         self.n_classes = n_classes
@@ -334,6 +329,7 @@ class MaskRCNN(BaseEstimator):
         self.score_threshold = score_threshold
         self.instance_score_threshold = instance_score_threshold
         self.image_size = image_size
+        self.bit_depth = bit_depth
         self.width = width
         self.max_epochs = max_epochs
         self.batch_size = batch_size
@@ -347,25 +343,29 @@ class MaskRCNN(BaseEstimator):
     def _check_params(self):
         for name in ("anchor_sizes", "aspect_ratios"):
             vals = getattr(self, name)
+            if vals is None:
+                continue
             if len(vals) == 0 or not all(isinstance(v, Real) and v > 0 for v in vals):
                 raise ValueError(f"{name} must be a non-empty sequence of positive numbers, "
                                  f"got {vals!r}.")
-        if self.backbone == "fpn" and len(self.anchor_sizes) != 3:
+        if self.backbone == "fpn" and self.anchor_sizes is not None and \
+                len(self.anchor_sizes) != 3:
             raise ValueError(f"backbone='fpn' has 3 levels and takes one anchor size per "
                              f"level; anchor_sizes={self.anchor_sizes!r} has "
                              f"{len(self.anchor_sizes)}.")
 
-    def _to_network(self, x):
-        """Resize ``(n, C, H, W)`` float32 images to the network size; returns the scale
-        ``(sy, sx)`` from input to network pixels too."""
-        h, w = x.shape[-2:]
+    def _to_network(self, image):
+        """Resize one ``(C, H, W)`` float32 image to the network size; returns it and the
+        scale ``(sy, sx)`` from input to network pixels."""
+        h, w = image.shape[-2:]
         if self.image_size is None or (h, w) == (self.image_size, self.image_size):
-            return x, (1.0, 1.0)
+            return image, (1.0, 1.0)
         import torch
         import torch.nn.functional as F
 
-        out = F.interpolate(torch.from_numpy(x), size=(self.image_size, self.image_size),
-                            mode="bilinear", align_corners=False).numpy()
+        out = F.interpolate(torch.from_numpy(image[None]),
+                            size=(self.image_size, self.image_size), mode="bilinear",
+                            align_corners=False)[0].numpy()
         return out, (self.image_size / h, self.image_size / w)
 
     # ------------------------------------------------------------------ fit
@@ -375,12 +375,13 @@ class MaskRCNN(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W)
-            Images; channels last is canonical. Any integer dtype (uint8, uint16, int32,
-            int64, ...) is read as 8-bit intensities in 0-255 and divided by 255 (values
-            outside 0-255 raise a ``ValueError`` naming the image); float images (about
-            0-1) are used as given.
-        y : array-like of shape (n, H, W) of int, or list of n dicts
+        X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W), or list of images
+            Images; channels last is canonical; a list may hold images of different sizes
+            (``(H, W)``, ``(H, W, C)`` or ``(C, H, W)``), at least 8 x 8 pixels. uint8
+            is read as 0-255, other integer dtypes (uint16, ...) by their bit depth (see
+            ``bit_depth``), bool as 0/1 and floats must lie in [0, 1] (a ``ValueError``
+            names the image otherwise).
+        y : array-like of shape (n, H, W) of int, list of n maps, or list of n dicts
             Instance label maps (0 = background, each other id one object), or detection
             annotations: one dict per image with ``"boxes"`` (k, 4) float
             ``(x1, y1, x2, y2)`` in pixels (max exclusive), ``"labels"`` (k,) int in
@@ -417,39 +418,58 @@ class MaskRCNN(BaseEstimator):
         )
 
         self._check_params()
-        x = _check_images(X, "X")
-        n, c, h, w = x.shape
+        images = check_images(X, name="X", min_size=_MIN_SIZE, bits=self.bit_depth)
+        shapes = [im.shape[1:] for im in images]
+        n, c = len(images), images[0].shape[0]
         dict_input = isinstance(y, (list, tuple)) and len(y) > 0 \
             and all(isinstance(t, dict) for t in y)
         if dict_input:
             if semantic_maps is not None:
                 raise ValueError("semantic_maps cannot be combined with target dicts: the "
                                  "dicts' 'labels' give the classes.")
-            targets = _targets_from_dicts(y, n, (h, w))
+            targets = _targets_from_dicts(y, shapes)
         else:
-            targets = _targets_from_maps(y, semantic_maps, n, (h, w))
+            targets = _targets_from_maps(y, semantic_maps, shapes)
         max_label = max([1] + [int(t[1].max()) for t in targets if len(t[1])])
-        if self.n_classes is None and max_label > _MAX_INFERRED_CLASSES:
+        if self.n_classes is None and max_label > MAX_INFERRED_CLASSES:
             i = next(i for i, t in enumerate(targets) if len(t[1]) and t[1].max() == max_label)
             where = "y" if dict_input else "semantic_maps"
             raise ValueError(
                 f"{where}[{i}] has class {max_label}: with n_classes=None that would mean "
                 f"{max_label} object classes (a head of {max_label + 1} outputs). Relabel "
                 f"the classes to 1..K, or pass n_classes explicitly (at most "
-                f"{_MAX_INFERRED_CLASSES} classes are inferred).")
+                f"{MAX_INFERRED_CLASSES} classes are inferred).")
         n_classes = max_label if self.n_classes is None else int(self.n_classes)
         if max_label > n_classes:
             raise ValueError(f"the data has class {max_label} but n_classes={n_classes}.")
-        x, (sy, sx) = self._to_network(x)
-        boxes, labels, masks = _pad_targets(targets, (h, w))
-        if (sy, sx) != (1.0, 1.0):
-            boxes = boxes * np.array([sx, sy, sx, sy], dtype=np.float32)
-            mt = torch.from_numpy(masks.reshape(-1, 1, h, w).astype(np.float32))
-            mt = torch.nn.functional.interpolate(mt, size=x.shape[-2:], mode="bilinear",
-                                                 align_corners=False)
-            masks = (mt.numpy() >= 0.5).astype(np.uint8).reshape(n, -1, *x.shape[-2:])
-        mean = x.mean(axis=(0, 2, 3), dtype=np.float64)
-        std = x.std(axis=(0, 2, 3), dtype=np.float64)
+        # network input: each image resized to image_size, or all padded (bottom, right) to
+        # the largest; padding is background
+        net_images, net_targets = [], []
+        for im, (b, lab, m) in zip(images, targets):
+            xi, (sy, sx) = self._to_network(im)
+            if (sy, sx) != (1.0, 1.0):
+                b = b * np.array([sx, sy, sx, sy], dtype=np.float32)
+                if len(lab):
+                    mt = torch.from_numpy(m[:, None].astype(np.float32))
+                    mt = torch.nn.functional.interpolate(mt, size=xi.shape[-2:],
+                                                         mode="bilinear", align_corners=False)
+                    m = mt[:, 0].numpy() >= 0.5
+                else:
+                    m = np.zeros((0,) + xi.shape[-2:], dtype=bool)
+            net_images.append(xi)
+            net_targets.append((b, lab, m))
+        net_shape = tuple(int(v) for v in np.max([xi.shape[1:] for xi in net_images], axis=0))
+        x = pad_images(net_images, net_shape)
+        boxes, labels, masks = _pad_targets(net_targets, net_shape)
+        all_boxes = np.concatenate([t[0] for t in net_targets])
+        if self.anchor_sizes is None:
+            anchor_sizes = (_auto_anchor_sizes(all_boxes) if len(all_boxes)
+                            else (8.0, 16.0, 32.0))
+        else:
+            anchor_sizes = tuple(float(v) for v in self.anchor_sizes)
+        pixels = np.concatenate([xi.reshape(c, -1) for xi in net_images], axis=1)
+        mean = pixels.mean(axis=1, dtype=np.float64)
+        std = pixels.std(axis=1, dtype=np.float64)
         std = np.where(std > 0, std, 1.0)
 
         device = check_device(self.device)
@@ -474,7 +494,8 @@ class MaskRCNN(BaseEstimator):
                     ("clip", GradientNormClipping(gradient_clip_value=10.0)),
                     ("schedule", LRScheduler(policy=torch.optim.lr_scheduler.OneCycleLR,
                                              max_lr=self.lr, total_steps=steps,
-                                             pct_start=0.1, step_every="batch")),
+                                             pct_start=_warmup_fraction(steps),
+                                             step_every="batch")),
                 ],
                 optimizer__weight_decay=self.weight_decay,
                 optimizer__foreach=True,  # one kernel per step for all tensors (CPU too)
@@ -484,7 +505,7 @@ class MaskRCNN(BaseEstimator):
                 module__fpn=self.backbone == "fpn",
                 module__roi_op=self.roi_op,
                 module__mask_loss=self.mask_loss,
-                module__anchor_sizes=tuple(self.anchor_sizes),
+                module__anchor_sizes=anchor_sizes,
                 module__aspect_ratios=tuple(self.aspect_ratios),
                 module__rpn_pre_nms_top_n=self.rpn_pre_nms_top_n,
                 module__rpn_post_nms_top_n=self.rpn_post_nms_top_n,
@@ -503,48 +524,96 @@ class MaskRCNN(BaseEstimator):
         self.n_classes_ = n_classes
         self.classes_ = np.arange(1, n_classes + 1)
         self.n_channels_ = c
-        self._image_shape = (h, w)
+        self.anchor_sizes_ = anchor_sizes
+        self.bit_depth_ = self.bit_depth if self.bit_depth is not None else \
+            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(np.asarray(X)))
+        sizes = np.sqrt(np.prod(np.clip(all_boxes[:, 2:] - all_boxes[:, :2], 1, None), 1))
+        self.object_sizes_ = ((float(sizes.min()), float(sizes.max())) if len(sizes)
+                              else (float("nan"), float("nan")))
+        self._fit_area = float(max(xi.shape[1] * xi.shape[2] for xi in net_images))
         return self
 
     # ------------------------------------------------------------------ inference
+    def _check_predict_images(self, X):
+        check_is_fitted(self)
+        return check_images(X, name="X", n_channels=self.n_channels_, min_size=_MIN_SIZE,
+                            bits=self.bit_depth_)
+
     def _detect(self, X):
-        """Per-image detections at input resolution: list of dicts of numpy arrays."""
+        """Per-image detections at input resolution: list of dicts of numpy arrays, and
+        the validated images."""
         import torch
 
         from sklearn_papers.nn._mask_rcnn import paste_masks
 
-        check_is_fitted(self)
-        x = _check_images(X, "X")
-        if x.shape[1] != self.n_channels_:
-            raise ValueError(f"X has {x.shape[1]} channels but the model was fitted "
-                             f"on {self.n_channels_}.")
-        h, w = x.shape[-2:]
-        xn, (sy, sx) = self._to_network(x)
+        images = self._check_predict_images(X)
         module = self.net_.module_
         module.eval()
         dev = next(module.parameters()).device
-        scale = torch.tensor([sx, sy, sx, sy])
-        out = []
-        for start in range(0, len(xn), self.batch_size):
-            det = module.detect(torch.from_numpy(xn[start:start + self.batch_size]).to(dev))
-            det = {k: v.cpu() for k, v in det.items()}
-            for i in range(det["valid"].shape[0]):
-                v = det["valid"][i]
-                boxes = det["boxes"][i][v] / scale
-                masks = paste_masks(det["masks"][i][v], boxes, h, w)
-                out.append({"boxes": boxes.numpy().astype(np.float32),
-                            "labels": det["labels"][i][v].numpy().astype(np.int64),
-                            "scores": det["scores"][i][v].numpy().astype(np.float32),
-                            "masks": masks.numpy()})
-        return out
+        prepared = [self._to_network(im) for im in images]
+        # images of one network shape go through the network together
+        groups = {}
+        for i, (xi, _) in enumerate(prepared):
+            groups.setdefault(xi.shape, []).append(i)
+        out = [None] * len(images)
+        for members in groups.values():
+            for start in range(0, len(members), self.batch_size):
+                chunk = members[start:start + self.batch_size]
+                xb = np.stack([prepared[i][0] for i in chunk])
+                with torch.no_grad():
+                    det = module.detect(torch.from_numpy(xb).to(dev))
+                det = {k: v.cpu() for k, v in det.items()}
+                for j, i in enumerate(chunk):
+                    sy, sx = prepared[i][1]
+                    h, w = images[i].shape[1:]
+                    v = det["valid"][j]
+                    boxes = det["boxes"][j][v] / torch.tensor([sx, sy, sx, sy])
+                    masks = paste_masks(det["masks"][j][v], boxes, h, w)
+                    out[i] = {"boxes": boxes.numpy().astype(np.float32),
+                              "labels": det["labels"][j][v].numpy().astype(np.int64),
+                              "scores": det["scores"][j][v].numpy().astype(np.float32),
+                              "masks": masks.numpy()}
+        self._warn_scale(out, prepared)
+        return out, images
+
+    def _warn_scale(self, detections, prepared):
+        """Warn when the detections (or their absence) suggest objects at a scale the
+        model has not seen in ``fit``."""
+        lo, hi = self.object_sizes_
+        if not np.isfinite(lo):
+            return
+        for i, (d, (xi, (sy, sx))) in enumerate(zip(detections, prepared)):
+            area = xi.shape[1] * xi.shape[2]
+            confident = d["scores"] >= self.instance_score_threshold
+            if not confident.any() and area >= 4 * self._fit_area:
+                warnings.warn(
+                    f"MaskRCNN found no object in X[{i}] ({xi.shape[1]} x {xi.shape[2]} "
+                    f"network pixels, {area / self._fit_area:.0f} times the largest "
+                    f"training image). If its objects are larger or smaller than those "
+                    f"seen in fit ({lo:.0f} to {hi:.0f} px across), rescale the image so "
+                    f"that they match (or set image_size), or fit on images at this "
+                    f"scale.", UserWarning, stacklevel=4)
+                continue
+            if confident.any():
+                b = d["boxes"][confident] * np.array([sx, sy, sx, sy], dtype=np.float32)
+                size = float(np.median(np.sqrt(np.prod(
+                    np.clip(b[:, 2:] - b[:, :2], 1, None), 1))))
+                if size > 2 * hi or size < lo / 2:
+                    warnings.warn(
+                        f"MaskRCNN's detections in X[{i}] are {size:.0f} px across (median), "
+                        f"outside the sizes seen in fit ({lo:.0f} to {hi:.0f} px): objects "
+                        f"at another scale are often missed or split. Rescale the image "
+                        f"so that its objects match the training size.", UserWarning,
+                        stacklevel=4)
 
     def predict_detections(self, X):
         """Detections of each image: boxes, classes, scores and masks.
 
         Parameters
         ----------
-        X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W)
-            Images with the channels seen in ``fit``.
+        X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W), or list of images
+            Images with the channels seen in ``fit``, of any size (a batch, even of one
+            image: ``X[None]``).
 
         Returns
         -------
@@ -553,8 +622,16 @@ class MaskRCNN(BaseEstimator):
             (k,) int64 in ``1 .. n_classes_``, ``"scores"`` (k,) float32 in (0, 1],
             decreasing, and ``"masks"`` (k, H, W) bool (may overlap). ``k`` is at most
             ``detections_per_image``; 0 where nothing scores above ``score_threshold``.
+
+        Warns
+        -----
+        UserWarning
+            When an image at least 4 times the area of the largest training image has no
+            detection scoring ``instance_score_threshold``, or the detections' median
+            size is outside half to twice the range of object sizes seen in ``fit``
+            (:attr:`object_sizes_`): objects at a scale the model has not learned.
         """
-        return self._detect(X)
+        return self._detect(X)[0]
 
     def predict(self, X):
         """Instance label maps.
@@ -565,18 +642,20 @@ class MaskRCNN(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W)
-            Images with the channels seen in ``fit``.
+        X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W), or list of images
+            Images with the channels seen in ``fit``, of any size (a batch, even of one
+            image: ``X[None]``).
 
         Returns
         -------
-        instance_maps : ndarray of shape (n, H, W), int64
-            0 for background.
+        instance_maps : ndarray of shape (n, H, W), int64, or list of n arrays
+            0 for background; a list of ``(H_i, W_i)`` maps when the images differ in
+            size.
         """
-        dets = self._detect(X)
-        x_shape = _check_images(X, "X").shape[-2:]
-        maps = np.zeros((len(dets),) + tuple(x_shape), dtype=np.int64)
+        dets, images = self._detect(X)
+        maps = []
         for i, d in enumerate(dets):
+            maps.append(np.zeros(images[i].shape[1:], dtype=np.int64))
             keep = np.nonzero(d["scores"] >= self.instance_score_threshold)[0]
             for rank in keep[::-1]:  # lowest score first, the best painted last
                 maps[i][d["masks"][rank]] = rank + 1
@@ -586,6 +665,8 @@ class MaskRCNN(BaseEstimator):
             lut = np.zeros(len(d["scores"]) + 1, dtype=np.int64)
             lut[ids] = np.arange(1, len(ids) + 1)
             maps[i] = lut[maps[i]]
+        if all(m.shape == maps[0].shape for m in maps):
+            return np.stack(maps)
         return maps
 
     def score(self, X, y, semantic_maps=None):
@@ -593,9 +674,10 @@ class MaskRCNN(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W)
-            Images with the channels seen in ``fit``.
-        y : array-like of shape (n, H, W) of int
+        X : array-like of shape (n, H, W, C), (n, C, H, W) or (n, H, W), or list of images
+            Images with the channels seen in ``fit``, of any size (a batch, even of one
+            image: ``X[None]``).
+        y : array-like of shape (n, H, W) of int, or list of n maps
             True instance maps (0 = background). Target dicts (which :meth:`fit` takes)
             are refused: the AP needs non-overlapping instance maps.
         semantic_maps : array-like of shape (n, H, W) of int or None, default=None
@@ -622,12 +704,13 @@ class MaskRCNN(BaseEstimator):
                              "(0 = background), not target dicts: the AP needs one "
                              "non-overlapping instance map per image. Paint the masks "
                              "into label maps, or score predict_detections(X) yourself.")
-        dets = self._detect(X)
-        x_shape = _check_images(X, "X").shape[-2:]
+        dets, images = self._detect(X)
+        shapes = [im.shape[1:] for im in images]
+        y = [check_label_map(m, f"y[{i}]", s) for i, (m, s) in enumerate(
+            zip(_per_image(y, len(shapes), "y"), shapes))]
         kwargs = {}
         if semantic_maps is not None:
-            targets = _targets_from_maps(y, semantic_maps, len(dets),
-                                         tuple(x_shape))
+            targets = _targets_from_maps(y, semantic_maps, shapes)
             for i, t in enumerate(targets):
                 if len(t[1]) and t[1].max() > self.n_classes_:
                     raise ValueError(f"semantic_maps[{i}] has class {int(t[1].max())} but "

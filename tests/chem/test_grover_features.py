@@ -65,7 +65,7 @@ def test_aspirin_atom_labels_match_hand_derived():
         "C_C-AROMATIC2_O-SINGLE1",             # ring C bearing the ester O
         "C_C-AROMATIC2", "C_C-AROMATIC2", "C_C-AROMATIC2", "C_C-AROMATIC2",
         "C_C-AROMATIC2_C-SINGLE1",             # ring C bearing the acid
-        "C_C-SINGLE1_O-DOUBLE1_O-SINGLE1",     # carboxyl C (the example)
+        "C_C-SINGLE1_O-DOUBLE1_O-SINGLE1",     # carboxyl C (as the ester carbonyl C)
         "O_C-DOUBLE1",
         "O_C-SINGLE1",                         # hydroxyl O
     ]

@@ -1,6 +1,7 @@
 """GenerativeReplayClassifier: replay really runs, sampling, class-incremental heads."""
 
 import pickle
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -109,7 +110,7 @@ def test_new_classes_arrive_without_a_classes_list(split):
                                      random_state=0)
     for labels in ([0], [1, 2], [3]):  # one task, continued with new labels
         rows = np.isin(y, labels)
-        est.partial_fit(X[rows], y[rows])
+        est.partial_fit(X[rows], y[rows], task=0)
     np.testing.assert_array_equal(est.classes_, [0, 1, 2, 3])
     assert est.n_tasks_ == 1 and est.predict_proba(X[:3]).shape == (3, 4)
     est.partial_fit(X[y == 9], y[y == 9], task="next")  # a single-class task
@@ -204,3 +205,89 @@ def test_samples_are_clipped_to_the_range_seen_in_fit(replayed, split):
     est.partial_fit(X[50:100], y[50:100], task=1)
     np.testing.assert_array_equal(est.data_max_, np.maximum(X[:50] / 2, X[50:100]).max(0))
     assert (est.sample(100)[0] <= est.data_max_).all()
+
+
+def test_proportional_split_stays_within_one_row_of_each_quota():
+    from sklearn_papers.continual._generative_replay_classifier import _proportional_split
+
+    for total, counts in [(16, np.full(21, 16.0)), (16, np.full(10, 5.0)), (7, [1, 2, 4]),
+                          (100, [3, 0, 97]), (0, [1, 1])]:
+        counts = np.asarray(counts, dtype=float)
+        share = _proportional_split(total, counts, np.random.default_rng(0))
+        quota = total * counts / counts.sum()
+        assert share.sum() == total
+        assert np.all(np.abs(share - quota) < 1), (share, quota)
+        np.testing.assert_array_equal(
+            share, _proportional_split(total, counts, np.random.default_rng(0)))
+    # ties go to a random subset, not always to the first sources
+    shares = [_proportional_split(16, np.full(21, 16.0), np.random.default_rng(s))
+              for s in range(4)]
+    assert len({tuple(s) for s in shares}) > 1
+
+
+def _long_stream(n_tasks):
+    """The field stream: tasks of 32 rows (16 per label), features shifted by 0.2 per task.
+
+    Returns the estimator, its pickle size after 11 and 21 tasks and the ``(task, label, rows)``
+    of every generator draw of the last call.
+    """
+    est = GenerativeReplayClassifier(hidden_layer_sizes=(8,), max_epochs=1, generator_steps=5,
+                                     generator_hidden=8, n_latent=2, random_state=0)
+    rng = np.random.RandomState(0)
+    y = np.r_[np.zeros(16), np.ones(16)].astype(int)
+    sizes, drawn = {}, []
+    original = GenerativeReplayClassifier._draw
+
+    def draw(self, src, n, g):
+        drawn.append((src["task"], int(src["label"]), n))
+        return original(self, src, n, g)
+
+    for t in range(n_tasks):
+        X = rng.randn(32, 4) + 0.2 * t
+        if t < n_tasks - 1:
+            est.partial_fit(X, y, task=t)
+        else:
+            with mock.patch.object(GenerativeReplayClassifier, "_draw", draw):
+                est.partial_fit(X, y, task=t)
+        if t + 1 in (11, 21):
+            sizes[t + 1] = len(pickle.dumps(est))
+    return est, sizes, drawn
+
+
+def test_replay_is_shared_by_every_earlier_task_of_a_long_stream():
+    est, sizes, drawn = _long_stream(22)
+    for label in (0, 1):
+        rows = {t: n for t, lab, n in drawn if lab == label}
+        assert sum(rows.values()) == 16  # one call's mean class size
+        assert len(rows) >= 8 and max(rows.values()) <= 5, rows
+        assert set(rows) <= set(range(21))
+    # the split is seeded: a refit replays from the same generators
+    assert sorted(_long_stream(22)[2]) == sorted(drawn)
+    # replay per call is flat, and the pickle grows no faster than the stream
+    assert est.n_replayed_ == [0] + [32] * 21
+    assert sizes[21] <= 2.5 * sizes[11]
+
+
+DEGENERATE = {
+    "one value": (np.full((10, 4), 3.0), np.r_[np.zeros(5), np.ones(5)]),
+    # float64 values that float32 (the network's precision) cannot hold exactly
+    "one row per class": (np.random.RandomState(0).randn(2, 4) + 0.1, np.array([0, 1])),
+    "constant rows": (np.repeat(np.linspace(0, 1, 10)[:, None], 4, axis=1),
+                      np.r_[np.zeros(5), np.ones(5)]),
+}
+
+
+@pytest.mark.parametrize("generator", ["vae", "gan", "buffer"])
+@pytest.mark.parametrize("case", sorted(DEGENERATE))
+def test_samples_stay_in_the_training_range_on_degenerate_data(case, generator):
+    X, y = DEGENERATE[case]
+    est = GenerativeReplayClassifier(hidden_layer_sizes=(4,), max_epochs=1, generator=generator,
+                                     generator_steps=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.data_min_, X.min(0))
+    np.testing.assert_array_equal(est.data_max_, X.max(0))
+    Xs, _ = est.sample(50)
+    assert Xs.dtype == X.dtype and np.isfinite(Xs).all()
+    assert (Xs >= X.min(0)).all() and (Xs <= X.max(0)).all()
+    proba = est.predict_proba(X)
+    assert (proba >= 0).all() and (proba <= 1).all()
+    np.testing.assert_allclose(proba.sum(1), 1, rtol=1e-5)

@@ -105,3 +105,44 @@ def test_a_task_whose_rows_all_weigh_zero_is_named(cls):
     weight = np.r_[np.ones(10), np.zeros(10)]
     with pytest.raises(ValueError, match="every row of task 'b' has sample_weight 0"):
         cls(**FAST[cls]).fit(X, y, task=task, sample_weight=weight)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_unseen_labels_without_task_warn_once_naming_them_and_task(cls, data):
+    import warnings
+
+    X, y, _ = data
+    a, b, c = y < 2, (y == 2) | (y == 3), (y == 4) | (y == 5)
+    est = cls(**FAST[cls], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.partial_fit(X[a], y[a])                     # the first call starts task 0
+        est.partial_fit(X[a], y[a])                     # known labels continue it
+        est.partial_fit(X[b], y[b], task=0)             # named: no warning
+    with pytest.warns(UserWarning) as record:
+        est.partial_fit(X[c], y[c])
+    messages = [str(w.message) for w in record if "never seen" in str(w.message)]
+    assert len(messages) == 1
+    assert "[4, 5]" in messages[0] and "task=1" in messages[0]
+    assert list(est.tasks_) == [0]                      # rows continued the latest task
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.partial_fit(X[c], y[c])                     # seen by now
+        est.partial_fit(X[a | (y >= 6)], y[a | (y >= 6)],
+                        sample_weight=np.where(y[a | (y >= 6)] >= 6, 0.0, 1.0))
+        cls(**FAST[cls], random_state=0).fit(X, y)      # fit: one joint task, no warning
+        est.partial_fit(X[y == 6], y[y == 6], task="next")
+
+
+def test_continual_docs_snippets_run():
+    """The ``.. code-block:: python`` snippets of docs/continual.rst run, in order."""
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "continual.rst").read_text()
+    blocks = re.findall(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", text)
+    assert blocks
+    namespace = {}
+    for block in blocks:
+        code = "\n".join(line[4:] for line in block.splitlines())
+        exec(compile(code, "docs/continual.rst", "exec"), namespace)

@@ -371,6 +371,23 @@ def test_supcon_embedder_rejects_a_single_class(small):
 
 
 @pytest.mark.parametrize("cls", EMBEDDERS)
+def test_classes_are_counted_among_rows_of_positive_weight(cls):
+    X = np.random.RandomState(0).randn(40, 6)
+    y = np.r_[np.zeros(20), np.ones(20)]
+    only_class_0 = (y == 0).astype(float)
+    with pytest.raises(ValueError, match=r"y has 1 class \(0\.0\) among the rows of "
+                                         r"positive sample_weight; " + cls.__name__):
+        cls(max_epochs=2, n_components=4, random_state=0).fit(X, y, sample_weight=only_class_0)
+    # three labels, one of them only at weight 0: two classes, two output units
+    y3 = np.r_[np.zeros(15), np.ones(15), np.full(10, 2.0)]
+    est = cls(max_epochs=1, n_components=4, random_state=0).fit(
+        X, y3, sample_weight=(y3 < 2).astype(float))
+    np.testing.assert_array_equal(est.classes_, [0.0, 1.0])
+    if cls is CrossEntropyEmbedder:
+        assert est.net_.module_.classifier.out_features == 2
+
+
+@pytest.mark.parametrize("cls", EMBEDDERS)
 def test_large_scale_features_train_finitely(cls):
     # Standardisation statistics of float32 data overflowed for |x| ~ 1e30 (x^2 > float32
     # max) and training stopped with a misleading "lower lr" error.

@@ -580,3 +580,161 @@ def test_underflow_is_reported_as_underflow():
         NMF(3, init="random", random_state=0, max_iter=50).fit(X)
     model = NMF(3, init="random", random_state=0, max_iter=50).fit(X.astype(np.float64))
     assert np.isfinite(model.components_).all()
+
+
+@pytest.mark.parametrize("container", [np.asarray, sp.csr_matrix])
+def test_kl_reconstruction_error_with_a_subnormal_entry(container):
+    # X / WH underflows to 0 at a subnormal X entry; its log must not make the error -inf
+    X = np.abs(np.random.RandomState(0).randn(10, 3)) * 10
+    X_zero = X.copy()
+    X_zero[0, 0] = 0.0
+    X[0, 0] = 1e-323
+    model = NMF(1, beta_loss="kullback-leibler", random_state=0).fit(container(X))
+    zero = NMF(1, beta_loss="kullback-leibler", random_state=0).fit(container(X_zero))
+    assert model.reconstruction_err_ > 11
+    assert_allclose(model.reconstruction_err_, zero.reconstruction_err_, rtol=1e-7)
+    assert_allclose(model.reconstruction_err_, np.sqrt(2 * model.loss_curve_[-1]), rtol=1e-7)
+    ref = SkNMF(1, beta_loss="kullback-leibler", solver="mu", random_state=0).fit(X)
+    assert_allclose(model.reconstruction_err_, ref.reconstruction_err_, rtol=1e-7)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_beta_divergence_of_subnormal_entries_is_finite_and_non_finite_raises(sparse):
+    rng = np.random.RandomState(1)
+    W, H = rng.rand(6, 2) + 0.1, rng.rand(2, 5) + 0.1
+    X = W @ H
+    X[1, 2] = 5e-324
+    X[3, 4] = 2.2e-310
+    Xop = _nmf._to_operand(sp.csr_matrix(X) if sparse else X, torch.device("cpu"))
+    got = _nmf._beta_divergence(Xop, torch.from_numpy(W), torch.from_numpy(H),
+                                "kullback-leibler")
+    assert_allclose(got, naive_objective(np.where(X < 1e-300, 0, X), W, H,
+                                         "kullback-leibler"), rtol=1e-10)
+    W[1] = 0.0  # WH = 0 where X > 0: the divergence is infinite, never reported as 0
+    with pytest.raises(ValueError, match="divergence of X and W @ H is inf"):
+        _nmf._beta_divergence(Xop, torch.from_numpy(W), torch.from_numpy(H),
+                              "kullback-leibler")
+
+
+# ------------------------------------------------------------------------------------
+# solver="mu": scikit-learn's iterates, any beta
+# ------------------------------------------------------------------------------------
+
+BETAS = [2.0, "kullback-leibler", "itakura-saito", 0.5, 1.5, 3.0, -0.5]
+
+
+@pytest.mark.parametrize("beta_loss", BETAS)
+@pytest.mark.parametrize("init", ["random", "nndsvda", "nndsvdar"])
+@pytest.mark.parametrize("container", [np.asarray, sp.csr_matrix])
+def test_solver_mu_gives_scikit_learns_iterates(beta_loss, init, container):
+    rng = np.random.RandomState(0)
+    X = np.abs(rng.randn(12, 7))
+    if _nmf._beta_to_float(beta_loss) <= 0:
+        X += 0.1  # scikit-learn refuses zeros for beta <= 0
+    else:
+        X[X < 0.3] = 0.0
+    kw = dict(n_components=4, solver="mu", beta_loss=beta_loss, init=init, alpha_W=0.05,
+              l1_ratio=0.3, max_iter=60, tol=1e-3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ours = NMF(**kw)
+        theirs = SkNMF(**kw)
+        W, W_ref = ours.fit_transform(container(X)), theirs.fit_transform(container(X))
+        T, T_ref = ours.transform(container(X)), theirs.transform(container(X))
+    assert ours.n_iter_ == theirs.n_iter_
+    # float64, the same operations in another summation order: agreement to ~1e-12
+    assert_allclose(W, W_ref, rtol=1e-9, atol=1e-12)
+    assert_allclose(ours.components_, theirs.components_, rtol=1e-9, atol=1e-12)
+    if _nmf._beta_to_float(beta_loss) != 1:  # KL with L1: see the test below
+        assert_allclose(T, T_ref, rtol=1e-9, atol=1e-12)
+    assert_allclose(ours.reconstruction_err_, theirs.reconstruction_err_, rtol=1e-9)
+    assert len(ours.loss_curve_) == -(-ours.n_iter_ // 10)  # every 10th and the last
+    assert_allclose(ours.loss_curve_[-1] - float(_nmf._penalty(
+        torch.from_numpy(W), torch.from_numpy(ours.components_),
+        *ours._regularization(X))), ours.reconstruction_err_**2 / 2, rtol=1e-9)
+
+
+def test_solver_mu_float32_stays_float32_and_close_to_scikit_learn():
+    X = np.abs(np.random.RandomState(1).randn(20, 6)).astype(np.float32)
+    kw = dict(n_components=3, solver="mu", beta_loss=1, max_iter=50, tol=0, random_state=0)
+    ours, theirs = NMF(**kw), SkNMF(**kw)
+    W, W_ref = ours.fit_transform(X), theirs.fit_transform(X)
+    assert W.dtype == np.float32 and ours.components_.dtype == np.float32
+    # float32 updates: rounding grows over 50 iterations (float32 eps is 1.2e-7)
+    assert_allclose(W, W_ref, rtol=1e-3, atol=1e-5)
+
+
+def test_solver_mu_csc_input_equals_dense():
+    # scikit-learn's mu pairs a CSC X's values with W H on CSR positions for beta != 2,
+    # so its CSC fit differs from its dense one; ours gives the dense fit
+    rng = np.random.RandomState(42)
+    X = np.abs(rng.randn(10, 10))
+    X[:, ::2] = 0.0
+    kw = dict(n_components=5, solver="mu", beta_loss="kullback-leibler", init="random",
+              max_iter=40, tol=0, random_state=1)
+    dense = NMF(**kw).fit(X)
+    csc = NMF(**kw).fit(sp.csc_matrix(X))
+    assert_allclose(csc.components_, dense.components_, rtol=1e-10, atol=1e-13)
+    assert_allclose(csc.reconstruction_err_, dense.reconstruction_err_, rtol=1e-10)
+
+
+def test_solver_mu_reports_scikit_learns_kl_error_with_a_subnormal_entry():
+    X = np.abs(np.random.RandomState(0).randn(10, 3)) * 10
+    X[0, 0] = 1e-323
+    for container in (np.asarray, sp.csr_matrix):
+        model = NMF(1, solver="mu", beta_loss="kullback-leibler", random_state=0)
+        model.fit(container(X))
+        ref = SkNMF(1, solver="mu", beta_loss="kullback-leibler", random_state=0).fit(X)
+        assert_allclose(model.reconstruction_err_, ref.reconstruction_err_, rtol=1e-9)
+
+
+def test_solver_and_beta_loss_refusals_name_the_alternative():
+    X = np.abs(np.random.RandomState(0).randn(6, 4))
+    with pytest.raises(ValueError, match=r"sklearn\.decomposition\.NMF\(solver='cd'\)"):
+        NMF(2, solver="cd").fit(X)
+    with pytest.raises(ValueError, match="beta_loss=0.5 needs solver='mu'"):
+        NMF(2, beta_loss=0.5).fit(X)
+    X[0, 0] = 0.0
+    with pytest.raises(ValueError, match="When beta_loss <= 0 and X contains zeros"):
+        NMF(2, solver="mu", beta_loss="itakura-saito").fit(X)
+    model = NMF(2, solver="mu", beta_loss=0).fit(X + 1.0)
+    with pytest.raises(ValueError, match="When beta_loss <= 0 and X contains zeros"):
+        model.transform(X)
+    with pytest.raises(TypeError, match="same dtype as X"):
+        NMF(2, solver="mu", init="custom").fit(X, W=np.ones((6, 2), np.float32),
+                                               H=np.ones((2, 4)))
+    with pytest.raises(ValueError, match="full of zeros"):
+        NMF(2, solver="mu", init="custom").fit(X, W=np.zeros((6, 2)), H=np.ones((2, 4)))
+    with pytest.warns(UserWarning, match="cannot update zeros"):
+        NMF(2, solver="mu", init="nndsvd", max_iter=5, tol=0).fit(X)
+
+
+@pytest.mark.parametrize("solver", ["floored-mu", "mu"])
+def test_n_components_auto_is_the_default(solver):
+    X = np.abs(np.random.RandomState(0).randn(8, 5))
+    assert NMF().n_components == "auto"
+    assert NMF(solver=solver, max_iter=5, tol=0).fit(X).n_components_ == 5
+    W0, H0 = np.full((8, 2), 0.5), np.full((2, 5), 0.5)
+    model = NMF(solver=solver, init="custom", max_iter=5, tol=0).fit(X, W=W0, H=H0)
+    assert model.n_components_ == 2
+
+
+def test_solver_mu_kl_transform_keeps_the_l1_term_fixed():
+    # scikit-learn's KL W-update adds l1 to its cached rowsum(H) in place, so in
+    # transform (H fixed, the cache kept) the L1 term grows by l1 every iteration. Ours
+    # adds it once: W converges to a stationary point of the penalised objective, where
+    # (X / WH) H^T = rowsum(H) + l1 + l2 W on the positive entries of W.
+    rng = np.random.RandomState(0)
+    X = np.abs(rng.randn(15, 6)) + 0.1
+    model = NMF(3, solver="mu", beta_loss=1, alpha_W=0.02, l1_ratio=0.5, max_iter=600,
+                tol=0, random_state=0).fit(X)
+    W = model.transform(X)
+    H = model.components_
+    l1, _, l2, _ = model._regularization(X)
+    grad_ratio = ((X / (W @ H)) @ H.T) / (H.sum(1)[None, :] + l1 + l2 * W)
+    assert (W > 1e-3).sum() > 10
+    assert_allclose(grad_ratio[W > 1e-3], 1.0, rtol=1e-4)
+    theirs = SkNMF(3, solver="mu", beta_loss=1, alpha_W=0.02, l1_ratio=0.5, max_iter=600,
+                   tol=0, random_state=0).fit(X)
+    assert_allclose(theirs.components_, H, rtol=1e-8, atol=1e-12)  # fit agrees
+    assert not np.allclose(theirs.transform(X), W, rtol=1e-3)  # its transform does not

@@ -440,23 +440,52 @@ def test_factor_vae_zero_variance_dimension_does_not_capture_votes():
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLE_METRICS))
-def test_nan_and_constant_codes_raise_clear_errors(name):
+def test_nan_codes_and_constant_factors_raise_clear_errors(name):
     f = _factors(11)
     z = _partial(f, 11)
     z[5, 1] = np.nan
     with pytest.raises(ValueError, match="codes"):
         SAMPLE_METRICS[name](f, z)
-    with pytest.raises(ValueError, match="code dimensions are constant"):
-        SAMPLE_METRICS[name](f, np.ones((N, 3)))
     with pytest.raises(ValueError, match="factors are constant"):
         SAMPLE_METRICS[name](np.zeros((N, 2)), _partial(f, 11))
 
 
-def test_interventional_scores_reject_constant_codes_and_nan_codes():
+#: disentanglement_lib's value for a fully collapsed (constant) representation
+COLLAPSED_FLOOR = {"mig": 0.0, "dci_d": 0.0, "dci_c": 0.0, "sap": 0.0, "sap_continuous": 0.0,
+                   "modularity": 0.0, "explicitness": 0.5, "irs": 0.0,
+                   # the classifiers predict each factor's most frequent training value
+                   "dci_i": float(np.mean([1 / s for s in SIZES]))}
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLE_METRICS))
+@pytest.mark.parametrize("value", [0.0, -3.5])
+def test_collapsed_codes_give_the_floor_score_with_a_warning(name, value):
+    f = _factors(11)
+    with pytest.warns(UserWarning, match="every code dimension is constant") as record:
+        score = SAMPLE_METRICS[name](f, np.full((N, 3), value))
+    assert any("floor" in str(w.message) for w in record)
+    tol = 0.03 if name == "dci_i" else 0.0  # a held-out majority-class accuracy
+    assert abs(score - COLLAPSED_FLOOR[name]) <= tol
+    if name not in ("explicitness", "dci_i"):  # ranked below any informative code
+        assert score < SAMPLE_METRICS[name](f, _partial(f, 11))
+
+
+def test_interventional_scores_of_collapsed_codes_are_the_floor():
+    ds = FactorsAsObservations()
+    kw = dict(batch_size=4, n_train=30, n_eval=60, random_state=0)
+    with pytest.warns(UserWarning, match="every code dimension is constant"):
+        assert factor_vae_score(ds, lambda x: np.zeros((len(x), 2)), n_variance_estimate=50,
+                                **kw) == 0.0
+    with pytest.warns(UserWarning, match="every code dimension is constant"):
+        floor = beta_vae_score(ds, lambda x: np.ones((len(x), 2)), **kw)
+    # three factors drawn uniformly: the most frequent training one is right ~1/3 of the time
+    assert abs(floor - 1 / 3) < 0.2
+    assert floor < beta_vae_score(ds, lambda x: x, **kw)
+
+
+def test_interventional_scores_reject_nan_codes_and_constant_factors():
     ds = FactorsAsObservations()
     kw = dict(batch_size=4, n_train=5, n_eval=5, random_state=0)
-    with pytest.raises(ValueError, match="code dimensions are constant"):
-        factor_vae_score(ds, lambda x: np.ones((len(x), 2)), n_variance_estimate=50, **kw)
     with pytest.raises(ValueError, match="NaN"):
         beta_vae_score(ds, lambda x: np.full((len(x), 2), np.nan), **kw)
     with pytest.raises(ValueError, match="constant"):

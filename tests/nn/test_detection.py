@@ -58,14 +58,16 @@ def _roi_align_reference(features, rois, out, scale, sr, aligned):
         if not aligned:
             rw, rh = max(rw, 1.0), max(rh, 1.0)
         bh, bw = rh / out, rw / out
+        # sr <= 0: torchvision's adaptive grid, ceil(bin size) points per axis
+        gh, gw = (sr, sr) if sr > 0 else (math.ceil(bh), math.ceil(bw))
         cells = []
         for ph, pw in itertools.product(range(out), range(out)):
-            acc = 0
-            for iy, ix in itertools.product(range(sr), range(sr)):
-                y = y1 + ph * bh + (iy + 0.5) * bh / sr
-                x = x1 + pw * bw + (ix + 0.5) * bw / sr
+            acc = features.new_zeros(features.shape[1])
+            for iy, ix in itertools.product(range(gh), range(gw)):
+                y = y1 + ph * bh + (iy + 0.5) * bh / gh
+                x = x1 + pw * bw + (ix + 0.5) * bw / gw
                 acc = acc + _bilinear(features[b], y, x)
-            cells.append(acc / (sr * sr))
+            cells.append(acc / max(gh * gw, 1))
         res.append(torch.stack(cells, 1).reshape(-1, out, out))
     return torch.stack(res)
 
@@ -126,7 +128,7 @@ def _random_rois(rng, n_images, k, size):
 
 # ----------------------------------------------------------------------------- RoIAlign
 @pytest.mark.parametrize("aligned", [True, False])
-@pytest.mark.parametrize("scale, sr", [(1.0, 2), (0.5, 1), (0.25, 3)])
+@pytest.mark.parametrize("scale, sr", [(1.0, 2), (0.5, 1), (0.25, 3), (1.0, 0), (0.5, -1)])
 def test_roi_align_matches_pointwise_reference_values_and_gradients(aligned, scale, sr,
                                                                     global_random_seed):
     rng = np.random.RandomState(global_random_seed)
@@ -167,8 +169,66 @@ def test_roi_align_module_empty_rois_and_errors():
         layer(feats, torch.tensor([[1.0, 0, 0, 2, 2]]))
     with pytest.raises(ValueError, match=r"\(K, 5\)"):
         layer(feats, torch.zeros(3, 4))
-    with pytest.raises(ValueError, match="sampling_ratio"):
-        roi_align(feats, torch.zeros(1, 5), 2, sampling_ratio=0)
+    with pytest.raises(TypeError, match="sampling_ratio"):
+        roi_align(feats, torch.zeros(1, 5), 2, sampling_ratio=1.5)
+    # adaptive sampling of a zero-size RoI reads no point (torchvision's 0)
+    assert not roi_align(torch.ones(1, 2, 4, 4), torch.tensor([[0.0, 1, 1, 1, 1]]), 2,
+                         sampling_ratio=0, aligned=True).any()
+
+
+def test_roi_align_adaptive_sampling_grows_with_the_roi():
+    """sampling_ratio <= 0 reads ceil(bin size) points per axis: on a map that is
+    quadratic in x (where the number of points matters), a 12-cell-wide RoI in 2 bins
+    equals a fixed grid of 6 points, not of 2."""
+    xx = torch.arange(16, dtype=torch.float64)[None].expand(16, 16)
+    feats = (xx**2)[None, None]
+    rois = torch.tensor([[0, 2.0, 2.0, 14.0, 14.0]], dtype=torch.float64)
+    adaptive = roi_align(feats, rois, 2, 1.0, -1)
+    torch.testing.assert_close(adaptive, roi_align(feats, rois, 2, 1.0, 6), rtol=0,
+                               atol=1e-12)
+    assert not torch.allclose(adaptive, roi_align(feats, rois, 2, 1.0, 2))
+
+
+class _LargestTensor:
+    """Largest number of elements of any tensor an op makes inside the context."""
+
+    def __enter__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        outer = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                for t in torch.utils._pytree.tree_leaves(out):
+                    if isinstance(t, torch.Tensor):
+                        outer.largest = max(outer.largest, t.numel())
+                return out
+
+        self.largest = 0
+        self._mode = Mode()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._mode.__exit__(*exc)
+
+
+@pytest.mark.parametrize("pool", [roi_align, roi_pool])
+def test_roi_pooling_memory_does_not_grow_with_rois_times_the_map(pool):
+    """No tensor of the forward or backward pass is as large as n_rois x feature map: 500
+    RoIs on a 64 x 64 map with 8 channels (500 x 32768 elements) keep every tensor below
+    a few times the output (500 x 8 x 7 x 7) or the map itself."""
+    rng = np.random.RandomState(0)
+    feats = torch.tensor(rng.normal(size=(2, 8, 64, 64)), dtype=torch.float32,
+                         requires_grad=True)
+    rois = _random_rois(rng, 2, 500, 64).float()
+    with _LargestTensor() as probe:
+        out = pool(feats, rois, 7)
+        out.sum().backward()
+    bound = 8 * out.numel() + feats.numel()
+    assert probe.largest <= bound
+    assert probe.largest < 500 * 8 * 64 * 64 / 10
 
 
 # ----------------------------------------------------------------------------- RoIPool
@@ -367,3 +427,36 @@ def test_roi_pooling_rejects_bad_input(pool):
             pool(features, good, 2, scale)
     assert pool(features, good, (2, 3), 0.5).shape == (2, 3, 2, 3)
     assert pool(features, good, np.int64(2)).shape == (2, 3, 2, 2)
+
+
+# ----------------------------------------------------------------------------- half precision
+# Boxes of about 910 x 665 px whose areas overflow float16 (65504): suppression must not fail
+_BIG_BOXES = [[285.35, 185.58, 1193.51, 851.46], [285.15, 188.74, 1192.50, 851.07],
+              [279.24, 197.98, 1189.47, 849.20]]
+_BIG_SCORES = [0.637, 0.757, 0.397]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_nms_of_large_half_precision_boxes_matches_float32(dtype):
+    boxes = torch.tensor(_BIG_BOXES).to(dtype)
+    scores = torch.tensor(_BIG_SCORES).to(dtype)
+    expected = nms(boxes.float(), scores.float(), 0.2)
+    assert expected.tolist() == [1]
+    keep = nms(boxes, scores, 0.2)
+    assert keep.dtype == torch.int64 and torch.equal(keep, expected)
+    keep = batched_nms(boxes, scores, torch.zeros(3, dtype=torch.long), 0.2)
+    assert torch.equal(keep, expected)
+    two = torch.tensor([[0.0, 0, 200, 200], [1, 1, 201, 201]]).to(dtype)
+    assert nms(two, torch.tensor([0.9, 0.8]).to(dtype), 0.5).tolist() == [0]
+    assert nms(two.float(), torch.tensor([0.9, 0.8]), 0.5).tolist() == [0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_box_iou_of_large_half_precision_boxes_is_computed_in_float32(dtype):
+    boxes = torch.tensor(_BIG_BOXES).to(dtype)
+    iou = box_iou(boxes, boxes)
+    assert iou.dtype == torch.float32
+    expected = box_iou(boxes.float(), boxes.float())  # the same (rounded) coordinates
+    torch.testing.assert_close(iou, expected, rtol=1e-6, atol=0)
+    torch.testing.assert_close(torch.diagonal(iou), torch.ones(3))
+    assert float(iou[0, 1]) > 0.9

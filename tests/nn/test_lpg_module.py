@@ -20,7 +20,8 @@ def _trajectory(gen, B, T, S, A, dtype=torch.float64):
     return {"obs": torch.randint(0, S, (B, T), generator=gen),
             "actions": torch.randint(0, A, (B, T), generator=gen),
             "reward": torch.randn(B, T, generator=gen, dtype=dtype),
-            "done": torch.rand(B, T, generator=gen) < 0.2,
+            "terminated": torch.rand(B, T, generator=gen) < 0.15,
+            "truncated": torch.rand(B, T, generator=gen) < 0.15,
             "next_obs": torch.randint(0, S, (B, T), generator=gen)}
 
 
@@ -107,20 +108,21 @@ def test_rule_is_a_backward_lstm():
     B, T = 1, 6
     r, d, pi = torch.zeros(B, T), torch.zeros(B, T), torch.full((B, T), 0.5)
     y = torch.zeros(B, T, 2)
-    base, _ = rule(r, d, 0.9, pi, y, y)
+    base, _ = rule(r, d, d, 0.9, pi, y, y)
     r_last = r.clone()
     r_last[0, -1] = 1.0
     r_first = r.clone()
     r_first[0, 0] = 1.0
-    last, _ = rule(r_last, d, 0.9, pi, y, y)
-    first, _ = rule(r_first, d, 0.9, pi, y, y)
+    last, _ = rule(r_last, d, d, 0.9, pi, y, y)
+    first, _ = rule(r_first, d, d, 0.9, pi, y, y)
     assert torch.all((last - base).abs() > 0)
     assert torch.equal(first[0, 1:], base[0, 1:]) and first[0, 0] != base[0, 0]
 
 
 def test_rule_without_predictions_has_no_y_outputs():
     rule = LPGUpdateRule(0, hidden_size=4)
-    pi_hat, y_hat = rule(torch.zeros(2, 3), torch.zeros(2, 3), 0.99, torch.ones(2, 3))
+    pi_hat, y_hat = rule(torch.zeros(2, 3), torch.zeros(2, 3), torch.zeros(2, 3), 0.99,
+                         torch.ones(2, 3))
     assert pi_hat.shape == (2, 3) and y_hat is None
     assert not hasattr(rule, "phi")
 
@@ -130,11 +132,12 @@ def test_lambda_returns_match_a_naive_sum():
     r = torch.randn(1, 6, generator=gen, dtype=torch.float64)
     done = torch.zeros(1, 6, dtype=torch.bool)
     done[0, 2] = True
+    never = torch.zeros(1, 6, dtype=torch.bool)
     v = torch.randn(1, 6, generator=gen, dtype=torch.float64)
     g, lam = 0.9, 0.7
-    out = lambda_returns(r, done, v, g, lam)[0]
+    out = lambda_returns(r, done, never, v, g, lam)[0]
     # lam = 1 with no bootstrap inside an episode is the discounted sum to the episode end
-    mc = lambda_returns(r, done, v, g, 1.0)[0]
+    mc = lambda_returns(r, done, never, v, g, 1.0)[0]
     assert mc[0].item() == pytest.approx(r[0, 0] + g * r[0, 1] + g * g * r[0, 2])
     assert mc[3].item() == pytest.approx(r[0, 3] + g * r[0, 4] + g**2 * (r[0, 5] + g * v[0, 5]))
     # one-step recursion
@@ -153,3 +156,41 @@ def test_mlp_agents_are_independent_across_the_batch():
     l1, y1 = net(one, obs[1:2])
     assert torch.allclose(logits[1:2], l1) and torch.allclose(y[1:2], y1)
     assert logits.shape == (3, 7, 3) and y.shape == (3, 7, 2)
+
+
+def test_lambda_returns_bootstrap_through_a_truncation():
+    """At a time limit the return of the state reached is its value: G_t = r_t + g v(s_t+1),
+    whatever lambda, and the next step's return (a new episode) does not leak in; at a
+    termination nothing follows: G_t = r_t."""
+    gen = torch.Generator().manual_seed(3)
+    r = torch.randn(2, 5, generator=gen, dtype=torch.float64)
+    v = torch.randn(2, 5, generator=gen, dtype=torch.float64)
+    cut = torch.zeros(2, 5, dtype=torch.bool)
+    cut[:, 2] = True
+    never = torch.zeros(2, 5, dtype=torch.bool)
+    g = 0.9
+    for lam in (0.0, 0.7, 1.0):
+        trunc = lambda_returns(r, never, cut, v, g, lam)
+        term = lambda_returns(r, cut, never, v, g, lam)
+        torch.testing.assert_close(trunc[:, 2], r[:, 2] + g * v[:, 2], rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(term[:, 2], r[:, 2], rtol=1e-12, atol=1e-12)
+        # the later steps do not see the boundary
+        torch.testing.assert_close(trunc[:, 3:], term[:, 3:], rtol=0, atol=0)
+    # lambda = 1: the discounted sum of the episode's rewards, then the value at the limit
+    mc = lambda_returns(r, never, cut, v, g, 1.0)[0]
+    expected = r[0, 0] + g * r[0, 1] + g * g * (r[0, 2] + g * v[0, 2])
+    assert mc[0].item() == pytest.approx(expected.item(), rel=1e-12)
+
+
+def test_the_rule_reads_the_truncation_flag():
+    torch.manual_seed(0)
+    rule = LPGUpdateRule(2, hidden_size=6, embed_size=3)
+    r, zeros, pi = torch.zeros(1, 4), torch.zeros(1, 4), torch.full((1, 4), 0.5)
+    y = torch.zeros(1, 4, 2)
+    flag = zeros.clone()
+    flag[0, 1] = 1.0
+    base, _ = rule(r, zeros, zeros, 0.9, pi, y, y)
+    term, _ = rule(r, flag, zeros, 0.9, pi, y, y)
+    trunc, _ = rule(r, zeros, flag, 0.9, pi, y, y)
+    assert not torch.equal(term[0, :2], trunc[0, :2])
+    assert not torch.equal(trunc[0, :2], base[0, :2])

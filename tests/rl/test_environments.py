@@ -20,8 +20,14 @@ from sklearn_papers.rl import (
 @pytest.mark.parametrize("observation", ["index", "features"])
 @pytest.mark.parametrize("kind", ["dense", "sparse", "long_horizon"])
 def test_grid_world_passes_check_env(kind, observation):
-    env = make_grid_world(kind, random_state=3, observation=observation)
-    check_env(env, skip_render_check=True)
+    import warnings
+
+    env = make_grid_world(kind, random_state=3, observation=observation, render_mode="ansi")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # without gymnasium.make there is no spec to re-make the env in other render modes
+        warnings.filterwarnings("ignore", message=".*environment not having a spec")
+        check_env(env, skip_render_check=False)
 
 
 @pytest.mark.parametrize("observation", ["index", "features"])
@@ -262,3 +268,49 @@ def test_render_before_reset_raises_and_draws_the_episode_after():
     assert env.render() == "A..\n..0"
     env.step(3)
     assert env.render() == ".A.\n..0"
+
+
+_REGISTERED = [
+    ("sklearn_papers/GridWorld-v0", {}),
+    ("sklearn_papers/RandomGridWorld-v0", dict(kind="dense")),
+    ("sklearn_papers/RandomGridWorld-v0", dict(kind="sparse", random_state=0)),
+    ("sklearn_papers/RandomGridWorld-v0", dict(kind="long_horizon", observation="features")),
+]
+
+
+@pytest.mark.parametrize("env_id, kwargs", _REGISTERED,
+                         ids=["grid", "dense", "sparse", "long-horizon-features"])
+def test_registered_grid_worlds_render_as_text_through_gymnasium_make(env_id, kwargs):
+    import gymnasium
+
+    import sklearn_papers.rl  # noqa: F401  (registers the ids)
+
+    env = gymnasium.make(env_id, render_mode="ansi", **kwargs)
+    assert env.unwrapped.render_mode == "ansi"
+    env.reset(seed=0)
+    picture = env.render()
+    assert picture.count("A") == 1 and len(picture.splitlines()) == env.unwrapped.height
+    assert env.metadata["render_fps"] > 0
+
+
+@pytest.mark.parametrize("env_id, kwargs", _REGISTERED + [("sklearn_papers/DelayedChain-v0", {})],
+                         ids=["grid", "dense", "sparse", "long-horizon-features", "chain"])
+def test_registered_environments_pass_check_env_with_the_render_check(env_id, kwargs):
+    import warnings
+
+    import gymnasium
+
+    env = gymnasium.make(env_id, **kwargs).unwrapped
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=False)
+
+
+def test_makers_pass_render_mode_on_and_reject_unknown_modes():
+    assert make_grid_world("sparse", random_state=0, render_mode="ansi").render_mode == "ansi"
+    envs = sample_grid_worlds(2, random_state=0, render_mode="ansi")
+    assert [e.render_mode for e in envs] == ["ansi", "ansi"]
+    with pytest.raises(ValueError, match=r"render_mode must be None or one of \['ansi'\]"):
+        GridWorld(render_mode="human")
+    with pytest.raises(ValueError, match=r"render_mode must be None or one of \[\]"):
+        DelayedChain(render_mode="ansi")

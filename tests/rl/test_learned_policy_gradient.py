@@ -145,8 +145,9 @@ def test_bad_environments_give_clear_errors(grids, estimator):
         estimator.fit([_ImageObs()])
     with pytest.raises(TypeError, match=r"environments\[1\] is a ndarray, not a gymnasium"):
         estimator.fit([grids[0], np.zeros(3)])
-    with pytest.raises(ValueError, match=r"environments\[1\] has 2 actions"):
-        estimator.fit([grids[0], DelayedChain()])
+    if isinstance(estimator, LearnedPolicyGradient):  # one batch of agents, one action count
+        with pytest.raises(ValueError, match=r"environments\[1\] has 2 actions"):
+            estimator.fit([grids[0], DelayedChain()])
     with pytest.raises(ValueError, match="empty"):
         estimator.fit([])
 
@@ -174,7 +175,9 @@ def test_a2c_learns_a_delayed_chain():
         assert agent.predict([0])[0] == env.good_branch
     # 40 updates x 20 steps = 800 steps, about 267 episodes; most of them paid +1
     assert a2c.lifetime_returns_.min() > 100
-    assert a2c.score(envs) == pytest.approx(a2c.lifetime_returns_.mean())
+    # score evaluates those fitted agents: greedy, every episode pays +1
+    assert a2c.score(envs) == 1.0
+    assert a2c.score(envs, greedy=False) > 0.5
 
 
 def test_a2c_is_deterministic(grids):

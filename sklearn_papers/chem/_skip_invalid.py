@@ -1,0 +1,457 @@
+"""A meta-estimator that fits on the valid molecules and answers NaN for invalid ones."""
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.utils import _safe_indexing
+from sklearn.utils.metaestimators import available_if
+
+from sklearn_papers.chem._validation import (
+    as_molecule_array,
+    check_molecule_feature_names,
+    parse_molecules,
+    raise_or_mask,
+    set_molecule_input_attributes,
+)
+from sklearn_papers.utils._sklearn_compat import HasMethods, _fit_context, check_is_fitted
+
+__all__ = ["SkipInvalidMolecules"]
+
+
+def _inner_has(name):
+    """``available_if`` test: the wrapped estimator (fitted or not) has method ``name``."""
+
+    def check(self):
+        inner = getattr(self, "estimator_", self.estimator)
+        getattr(inner, name)  # AttributeError -> the method is unavailable
+        return True
+
+    return check
+
+
+class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
+    """Fit an estimator on the valid molecules; NaN rows for invalid ones at prediction.
+
+    A molecule pipeline given a batch with unparsable SMILES, empty cells or missing
+    values either stops (``errors="raise"``) or, with ``errors="nan"``, hands NaN
+    feature rows to a downstream model that refuses them. This wrapper takes the invalid
+    rows out before the wrapped estimator (a molecule estimator or a whole
+    ``Pipeline`` starting with one) sees them:
+
+    * ``fit`` fits a clone of ``estimator`` on the valid rows, with their rows of ``y`` and
+      ``sample_weight``, and warns (``UserWarning``) how many rows it left out and the
+      first ones, with the reason RDKit gave;
+    * ``predict``, ``predict_proba``, ``predict_log_proba``, ``decision_function`` and
+      ``transform`` (whichever the wrapped estimator has) run it on the valid rows and
+      return one row per input row in input order, NaN (``np.nan``) for exactly the
+      invalid ones. Numeric outputs come back as float64 (float32 stays float32);
+      class labels that are not numbers come back as an object array with ``np.nan``.
+
+    Validity is decided once, by :func:`~sklearn_papers.chem.check_molecules` (the one
+    parser of the package): unparsable SMILES, empty strings, ``None``/NaN, non-molecules
+    and molecules with no atoms are invalid. A molecule that parses but that the wrapped
+    estimator itself refuses still raises there.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The estimator to fit on the valid molecules (cloned in ``fit``); it takes SMILES or
+        ``Mol`` objects as ``X``, e.g. ``make_pipeline(CircularFingerprint(), RidgeCV())``.
+
+    Attributes
+    ----------
+    estimator_ : estimator instance
+        The fitted clone of ``estimator``.
+    n_left_out_ : int
+        Number of invalid rows ``fit`` left out.
+    left_out_ : ndarray of shape (n_left_out_,), dtype=int64
+        Their positions in the ``X`` given to ``fit``.
+    classes_ : ndarray of shape (n_classes,)
+        The wrapped classifier's classes (classifiers only).
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name, when ``X`` was a one-column DataFrame.
+
+    See Also
+    --------
+    sklearn_papers.chem.check_molecules : The validation deciding which rows are invalid.
+    sklearn_papers.chem.MoleculeStandardizer : Standardize molecules first.
+
+    Notes
+    -----
+    ``score`` scores the wrapped estimator on the valid rows only. Scorers such as
+    ``GridSearchCV(scoring="r2")`` call ``predict`` and see the NaN rows of invalid
+    molecules, which scikit-learn's metrics refuse; search on valid data (invalid rows of
+    a training set are left out here anyway) and use the wrapper to score batches.
+
+    References
+    ----------
+    .. [1] J. Sieg et al., "MolPipeline: A Python Package for Processing Molecules with
+       RDKit in Scikit-learn", J. Chem. Inf. Model., 2024 (its error filter and
+       post-prediction wrapper: invalid molecules filtered out before the model, filled
+       back as NaN after it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn_papers.chem import CircularFingerprint, SkipInvalidMolecules
+    >>> X = ["CCO", "CCCO", "c1ccccc1", "CCN", "not a smiles", "CCCl"]
+    >>> y = [0.1, 0.3, 1.2, 0.2, 5.0, 0.8]
+    >>> model = SkipInvalidMolecules(make_pipeline(CircularFingerprint(n_bits=64), Ridge()))
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     model = model.fit(X, y)
+    >>> model.n_left_out_
+    1
+    >>> np.isnan(model.predict(["CCO", "C1CC", "CCCCO"])).tolist()
+    [False, True, False]
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit"])],
+    }
+
+    def __init__(self, estimator):
+        self.estimator = estimator
+
+    def _mask(self, X):
+        """``X`` as a 1-D object array, its validity mask and the invalid entries."""
+        values = as_molecule_array(X)
+        _, invalid = parse_molecules(values)
+        valid = raise_or_mask(invalid, len(values), errors="nan")
+        return values, valid, invalid
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y=None, sample_weight=None, **fit_params):
+        """Fit a clone of ``estimator`` on the valid molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects (list, array, Series, one-column
+            DataFrame), some of which may be invalid.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
+            Targets; the rows of invalid molecules are left out with them.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights, passed to the wrapped estimator's ``fit`` for the valid rows (a
+            ``Pipeline`` takes them through metadata routing or as
+            ``stepname__sample_weight`` in ``fit_params``).
+        **fit_params : dict
+            Other keyword arguments of the wrapped ``fit``; array-likes with one entry
+            per row of ``X`` are subset to the valid rows, others passed as they are.
+
+        Returns
+        -------
+        self : SkipInvalidMolecules
+            Fitted.
+
+        Raises
+        ------
+        ValueError
+            If every molecule is invalid, or ``y`` / ``sample_weight`` do not have one
+            row per molecule.
+
+        Warns
+        -----
+        UserWarning
+            When rows were left out: how many, of how many, and the first few with their
+            index and reason.
+        """
+        values, valid, invalid = self._mask(X)
+        n = len(values)
+        if not valid.any():
+            raise ValueError(
+                f"Every one of the {n} molecule(s) in X is invalid (first: index "
+                f"{invalid[0].index}, {invalid[0].value!r}: {invalid[0].reason}); "
+                "nothing to fit.")
+        keep = np.flatnonzero(valid)
+        for name, arr in (("y", y), ("sample_weight", sample_weight)):
+            if arr is not None and not np.isscalar(arr) and len(arr) != n:
+                raise ValueError(
+                    f"X has {n} molecules but {name} has {len(arr)} rows.")
+        params = {k: (_safe_indexing(v, keep) if _is_row_aligned(v, n) else v)
+                  for k, v in fit_params.items()}
+        if sample_weight is not None:
+            params["sample_weight"] = (sample_weight if np.isscalar(sample_weight)
+                                       else _safe_indexing(sample_weight, keep))
+        X_valid = _safe_indexing(_as_indexable(X, values), keep)
+        y_valid = None if y is None else _safe_indexing(y, keep)
+        self.left_out_ = np.flatnonzero(~valid).astype(np.int64)
+        self.n_left_out_ = int(len(self.left_out_))
+        if self.n_left_out_:
+            shown = "; ".join(f"index {e.index}: {_short(e.value)} ({e.reason})"
+                              for e in invalid[:3])
+            more = f"; and {self.n_left_out_ - 3} more" if self.n_left_out_ > 3 else ""
+            warnings.warn(
+                f"SkipInvalidMolecules left {self.n_left_out_} of {n} invalid molecule(s) "
+                f"out of fit: {shown}{more}.", UserWarning, stacklevel=3)
+        self.estimator_ = clone(self.estimator)
+        if y_valid is None:
+            self.estimator_.fit(X_valid, **params)
+        else:
+            self.estimator_.fit(X_valid, y_valid, **params)
+        set_molecule_input_attributes(self, X)
+        self._y_shape = None if y is None else np.shape(y)[1:]
+        return self
+
+    @property
+    def classes_(self):
+        """The wrapped classifier's classes."""
+        check_is_fitted(self)
+        return self.estimator_.classes_
+
+    def _rows(self, method, X):
+        """Output of ``estimator_.<method>`` on the valid rows, NaN rows elsewhere."""
+        check_is_fitted(self)
+        check_molecule_feature_names(self, X)
+        values, valid, _ = self._mask(X)
+        keep = np.flatnonzero(valid)
+        if len(keep):
+            part = getattr(self.estimator_, method)(
+                _safe_indexing(_as_indexable(X, values), keep))
+            if hasattr(part, "to_numpy"):  # pandas output of set_output
+                part = part.to_numpy()
+            part = np.asarray(part)
+            shape = part.shape[1:]
+        else:
+            part, shape = None, self._empty_shape(method)
+        dtype = np.float64
+        if part is not None:
+            if part.dtype.kind == "f":
+                dtype = part.dtype
+            elif part.dtype.kind not in "iub":
+                dtype = object
+        out = np.full((len(values),) + tuple(shape), np.nan, dtype=dtype)
+        if part is not None:
+            out[keep] = part
+        return out
+
+    def _empty_shape(self, method):
+        """Output shape per row when no row of a batch is valid."""
+        if method == "transform":
+            names = self.estimator_.get_feature_names_out()
+            return (len(names),)
+        if method in ("predict_proba", "predict_log_proba"):
+            return (len(self.estimator_.classes_),)
+        if method == "decision_function":
+            n_classes = len(self.estimator_.classes_)
+            return () if n_classes == 2 else (n_classes,)
+        return tuple(self._y_shape or ())
+
+    @available_if(_inner_has("predict"))
+    def predict(self, X):
+        """Predict with the wrapped estimator; NaN for invalid molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects, some of which may be invalid.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            Predictions in input order; ``np.nan`` in the rows of invalid molecules.
+        """
+        return self._rows("predict", X)
+
+    @available_if(_inner_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities; NaN rows for invalid molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            As the wrapped estimator's, with NaN rows for invalid molecules.
+        """
+        return self._rows("predict_proba", X)
+
+    @available_if(_inner_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """Log class probabilities; NaN rows for invalid molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            As the wrapped estimator's, with NaN rows for invalid molecules.
+        """
+        return self._rows("predict_log_proba", X)
+
+    @available_if(_inner_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function; NaN rows for invalid molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            As the wrapped estimator's, with NaN for invalid molecules.
+        """
+        return self._rows("decision_function", X)
+
+    @available_if(_inner_has("transform"))
+    def transform(self, X):
+        """Transform with the wrapped estimator; NaN rows for invalid molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_out)
+            As the wrapped estimator's (float64 for integer outputs), with NaN rows for
+            invalid molecules.
+        """
+        out = self._rows("transform", X)
+        config = getattr(self, "_sklearn_output_config", {}).get("transform", "default")
+        if config == "pandas":
+            import pandas as pd
+
+            index = X.index if hasattr(X, "iloc") else None
+            return pd.DataFrame(out, columns=self.get_feature_names_out(), index=index)
+        return out
+
+    @available_if(_inner_has("transform"))
+    def set_output(self, *, transform=None):
+        """Set the output container of :meth:`transform` (and the wrapped estimator's).
+
+        Parameters
+        ----------
+        transform : {"default", "pandas"} or None, default=None
+            ``"pandas"``: a DataFrame with the wrapped estimator's feature names (the
+            index of ``X`` when ``X`` is pandas); ``"default"``: numpy; None: unchanged.
+
+        Returns
+        -------
+        self : SkipInvalidMolecules
+            This estimator.
+        """
+        if transform is None:
+            return self
+        if transform not in ("default", "pandas"):
+            raise ValueError(
+                f"transform must be 'default', 'pandas' or None, got {transform!r}.")
+        if hasattr(self.estimator, "set_output"):
+            self.estimator.set_output(transform="default")  # wrapped here, on all rows
+        self._sklearn_output_config = {"transform": transform}
+        return self
+
+    @available_if(_inner_has("transform"))
+    def fit_transform(self, X, y=None, **fit_params):
+        """Fit on the valid molecules, then transform all of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,), default=None
+            Targets, if the wrapped estimator uses them.
+        **fit_params : dict
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_out)
+            See :meth:`transform`.
+        """
+        return self.fit(X, y, **fit_params).transform(X)
+
+    @available_if(_inner_has("get_feature_names_out"))
+    def get_feature_names_out(self, input_features=None):
+        """The wrapped estimator's output feature names.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Passed on.
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+            As the wrapped estimator gives them.
+        """
+        check_is_fitted(self)
+        return self.estimator_.get_feature_names_out(input_features)
+
+    @available_if(_inner_has("score"))
+    def score(self, X, y, sample_weight=None):
+        """The wrapped estimator's ``score`` on the valid molecules only.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            True targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights.
+
+        Returns
+        -------
+        score : float
+            As the wrapped estimator defines it, over the valid rows.
+        """
+        check_is_fitted(self)
+        values, valid, _ = self._mask(X)
+        keep = np.flatnonzero(valid)
+        if not len(keep):
+            raise ValueError("Every molecule in X is invalid: nothing to score.")
+        kwargs = {} if sample_weight is None else {
+            "sample_weight": _safe_indexing(sample_weight, keep)}
+        return self.estimator_.score(_safe_indexing(_as_indexable(X, values), keep),
+                                     _safe_indexing(y, keep), **kwargs)
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import get_tags
+
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self.estimator)
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        tags.transformer_tags = inner.transformer_tags
+        tags.target_tags = inner.target_tags
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.input_tags.allow_nan = True
+        tags.non_deterministic = inner.non_deterministic
+        return tags
+
+
+def _short(value):
+    shown = "<rdkit Mol>" if type(value).__name__ == "Mol" else repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _is_row_aligned(value, n):
+    return (hasattr(value, "__len__") and not isinstance(value, (str, bytes, dict))
+            and len(value) == n)
+
+
+def _as_indexable(X, values):
+    """``X`` itself when ``_safe_indexing`` keeps its form (pandas, numpy), else the
+    1-D object array of its entries (lists, tuples, other iterables)."""
+    if hasattr(X, "iloc") or isinstance(X, np.ndarray):
+        return X
+    return values

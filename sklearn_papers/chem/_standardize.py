@@ -1,0 +1,463 @@
+"""Molecule standardization (RDKit ``rdMolStandardize``) as a transformer and as the
+``standardize`` step inside every molecule estimator."""
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from sklearn_papers.chem._validation import (
+    InvalidMolecule,
+    as_molecule_array,
+    check_molecule_feature_names,
+    parse_molecules,
+    raise_or_mask,
+    set_molecule_input_attributes,
+)
+from sklearn_papers.utils._sklearn_compat import StrOptions, _fit_context
+
+__all__ = ["MoleculeStandardizer", "MultipleFragmentsWarning"]
+
+
+class MultipleFragmentsWarning(UserWarning):
+    """Warning: molecules with several fragments were featurized with all of them.
+
+    Salts, solvates and mixtures (``"CCN.Cl"``) were featurized as they are, counter-ions
+    and solvent included. Raised once per call by the molecule estimators with
+    ``standardize=False``, naming how many molecules and the first one's index. Pass
+    ``standardize=True`` (or put :class:`MoleculeStandardizer` first in the pipeline) to
+    keep only the parent molecule, or filter this warning when the fragments are meant.
+
+    References
+    ----------
+    .. [1] Bento, A. P. et al. (2020). An open source chemical structure curation pipeline
+       using RDKit. Journal of Cheminformatics, 12, 51 (the parent-molecule step).
+       https://doi.org/10.1186/s13321-020-00456-1
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn_papers.chem import CircularFingerprint, MultipleFragmentsWarning
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = CircularFingerprint().transform(["CCO", "CCN.Cl"])
+    >>> caught[0].category is MultipleFragmentsWarning
+    True
+    """
+
+
+class _Steps:
+    """The ``rdMolStandardize`` objects of one set of steps, built once per call (their
+    construction costs more than applying them to a small molecule)."""
+
+    def __init__(self, cleanup, largest_fragment, neutralize, canonical_tautomer):
+        from rdkit.Chem.MolStandardize import rdMolStandardize
+
+        self.cleanup = rdMolStandardize.Cleanup if cleanup else None
+        self.chooser = (rdMolStandardize.LargestFragmentChooser(preferOrganic=True)
+                        if largest_fragment else None)
+        self.uncharger = rdMolStandardize.Uncharger() if neutralize else None
+        self.tautomers = (rdMolStandardize.TautomerEnumerator() if canonical_tautomer
+                          else None)
+
+    def __call__(self, mol):
+        """The standardized form of one sanitized molecule, as a new molecule."""
+        if self.cleanup is not None:
+            mol = self.cleanup(mol)
+        if self.chooser is not None:
+            mol = self.chooser.choose(mol)
+        if self.uncharger is not None:
+            mol = self.uncharger.uncharge(mol)
+        if self.tautomers is not None:
+            mol = self.tautomers.Canonicalize(mol)
+        return mol
+
+
+def standardize_parsed(mols, steps):
+    """Standardize parsed molecules; the failures become invalid entries.
+
+    Parameters
+    ----------
+    mols : list of rdkit.Chem.Mol or None
+        From :func:`~sklearn_papers.chem._validation.parse_molecules` (None: invalid).
+    steps : tuple of 4 bool
+        ``(cleanup, largest_fragment, neutralize, canonical_tautomer)``, as
+        :meth:`MoleculeStandardizer._steps` gives.
+
+    Returns
+    -------
+    mols : list of rdkit.Chem.Mol or None
+        Each valid molecule re-read (``Chem.MolFromSmiles``) from the canonical SMILES of
+        its standardized form, so a molecule and its salt give the very same ``Mol``. When
+        RDKit cannot read that SMILES back (organometallics such as ferrocene, whose
+        neutralized rings do not kekulize), the standardized molecule itself.
+    smiles : list of str or None
+        That canonical SMILES (None where the molecule is invalid, or was not re-read).
+    failed : list of (int, str)
+        ``(position, reason)`` of the molecules RDKit could not standardize.
+    """
+    from rdkit import Chem, rdBase
+
+    out, smiles, failed = [None] * len(mols), [None] * len(mols), []
+    with rdBase.BlockLogs():
+        standardize = _Steps(*steps)
+        for i, mol in enumerate(mols):
+            if mol is None:
+                continue
+            try:
+                std = standardize(mol)
+                text = Chem.MolToSmiles(std)
+                new = Chem.MolFromSmiles(text) if text else None
+            except Exception as exc:  # noqa: BLE001 - RDKit raises several exception types
+                reason = (str(exc).strip().splitlines() or ["no reason given"])[0]
+                failed.append((i, f"standardization failed: {reason}"))
+                continue
+            if new is None and std.GetNumAtoms():
+                new, text = std, None  # not readable back from its SMILES: keep the Mol
+            if new is None or new.GetNumAtoms() == 0:
+                failed.append((i, "standardization left no atoms"))
+                continue
+            out[i], smiles[i] = new, text
+    return out, smiles, failed
+
+
+def resolve_standardize(standardize):
+    """The standardization steps a ``standardize`` parameter asks for, or None.
+
+    ``False`` → None, ``True`` → the defaults of :class:`MoleculeStandardizer`, a
+    ``MoleculeStandardizer`` → its steps (its ``errors`` is not used: the estimator's own
+    ``errors`` applies).
+    """
+    if standardize is None:
+        return None
+    if isinstance(standardize, (bool, np.bool_)):
+        return MoleculeStandardizer()._steps() if standardize else None
+    if isinstance(standardize, MoleculeStandardizer):
+        standardize._validate_params()
+        return standardize._steps()
+    raise TypeError(
+        "standardize must be a bool or a MoleculeStandardizer instance, got "
+        f"{type(standardize).__name__} {standardize!r}."
+    )
+
+
+def n_multi_fragment(values, mols):
+    """Positions of the molecules made of more than one fragment.
+
+    A SMILES without ``.`` is one connected molecule, so only strings with a dot and
+    ``Mol`` inputs are looked at (``Chem.GetMolFrags``).
+    """
+    from rdkit import Chem
+
+    found = []
+    for i, (value, mol) in enumerate(zip(values, mols)):
+        if mol is None or (isinstance(value, str) and "." not in value):
+            continue
+        if len(Chem.GetMolFrags(mol)) > 1:
+            found.append(i)
+    return found
+
+
+def warn_multiple_fragments(positions, values, n_samples, estimator, stacklevel=3):
+    """One :class:`MultipleFragmentsWarning` naming how many and the first one."""
+    if not positions:
+        return
+    first = positions[0]
+    value = values[first]
+    shown = repr(value) if isinstance(value, str) else "<rdkit Mol>"
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    warnings.warn(
+        f"{len(positions)} of {n_samples} molecule(s) given to {estimator} have more than "
+        f"one fragment (first at index {first}: {shown}); counter-ions, solvents and "
+        "mixture components are featurized as part of the molecule. Pass "
+        "standardize=True (or put MoleculeStandardizer() first in the pipeline) to keep "
+        "the largest organic fragment, neutralized.",
+        MultipleFragmentsWarning, stacklevel=stacklevel,
+    )
+
+
+def check_standardized_molecules(values, standardize):
+    """Parse ``values`` and apply the ``standardize`` parameter of an estimator.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples,), dtype=object
+        From :func:`~sklearn_papers.chem._validation.as_molecule_array`.
+    standardize : bool or MoleculeStandardizer
+        The estimator's parameter.
+
+    Returns
+    -------
+    mols : list of rdkit.Chem.Mol or None
+    invalid : list of InvalidMolecule
+        Unparsable entries and molecules RDKit could not standardize, in input order.
+    smiles : list of str or None
+        The SMILES each molecule was read from by ``Chem.MolFromSmiles`` (the input string,
+        or the canonical SMILES of the standardized form; None for ``Mol`` inputs without
+        standardization), for the featurizers' shortcuts.
+    multi : list of int
+        Without standardization, the positions of the molecules with several fragments
+        (for :func:`warn_multiple_fragments`); empty with it.
+    """
+    mols, invalid = parse_molecules(values)
+    steps = resolve_standardize(standardize)
+    if steps is None:
+        smiles = [v if isinstance(v, str) and m is not None else None
+                  for v, m in zip(values, mols)]
+        return mols, invalid, smiles, n_multi_fragment(values, mols)
+    mols, smiles, failed = standardize_parsed(mols, steps)
+    if failed:
+        invalid = sorted(invalid + [InvalidMolecule(i, values[i], why) for i, why in failed],
+                         key=lambda e: e.index)
+    return mols, invalid, smiles, []
+
+
+def _to_smiles(mol):
+    from rdkit import Chem
+
+    return Chem.MolToSmiles(mol)
+
+
+def standardize_constraint():
+    """``_parameter_constraints`` entry of a ``standardize`` parameter."""
+    return ["boolean", MoleculeStandardizer]
+
+
+class MoleculeStandardizer(TransformerMixin, BaseEstimator):
+    """Standardize molecules: SMILES or ``Mol`` in, canonical SMILES of the parent out.
+
+    Applies RDKit's ``rdMolStandardize`` steps in the order RDKit recommends, each one a
+    parameter:
+
+    1. ``cleanup``: ``rdMolStandardize.Cleanup`` (remove explicit hydrogens, disconnect
+       metal atoms from organic ones, normalize functional groups such as nitro or
+       N-oxides to one drawing, reionize so the strongest acid carries the charge);
+    2. ``largest_fragment``: ``LargestFragmentChooser(preferOrganic=True)`` keeps the
+       largest organic fragment (drops counter-ions, salts and solvent of crystallisation:
+       ``"CCN.Cl"`` → ``"CCN"``);
+    3. ``neutralize``: ``Uncharger`` adds or removes hydrogens so that charged groups with
+       a neutral form become neutral (carboxylates, protonated amines, zwitterions:
+       ``"[NH3+]CC(=O)[O-]"`` → ``"NCC(=O)O"``); groups without one (quaternary ammonium,
+       nitro) keep their charges;
+    4. ``canonical_tautomer``: ``TautomerEnumerator().Canonicalize``, RDKit's canonical
+       tautomer (off by default: slower, and it can change stereochemistry and
+       aromaticity that the user drew on purpose).
+
+    The output is the canonical isomeric SMILES of the result, one per row, which every
+    molecule estimator of :mod:`sklearn_papers.chem` takes as input. The same steps run
+    inside those estimators with their ``standardize`` parameter.
+
+    Stateless: ``fit`` only validates, and ``transform`` works without ``fit``.
+
+    Parameters
+    ----------
+    cleanup : bool, default=True
+        Apply ``rdMolStandardize.Cleanup`` first.
+    largest_fragment : bool, default=True
+        Keep the largest organic fragment of multi-fragment molecules.
+    neutralize : bool, default=True
+        Neutralize charges where a neutral form exists.
+    canonical_tautomer : bool, default=False
+        Replace each molecule by RDKit's canonical tautomer.
+    errors : {"raise", "nan"}, default="raise"
+        Invalid entries (unparsable SMILES, empty strings, None/NaN, non-molecules, and
+        molecules RDKit cannot standardize): ``"raise"`` raises ``ValueError`` naming
+        their index, value and reason; ``"nan"`` puts ``NaN`` in their row, which the
+        molecule estimators read as a missing molecule (a NaN row with their
+        ``errors="nan"``) and :class:`SkipInvalidMolecules` leaves out.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Always 1: the input is one column of molecules.
+    feature_names_in_ : ndarray of shape (1,)
+        The input column's name. Defined only when ``X`` is a one-column DataFrame with
+        a string column name.
+
+    See Also
+    --------
+    sklearn_papers.chem.SkipInvalidMolecules : NaN predictions for invalid rows.
+    sklearn_papers.chem.check_molecules : The input validation used here.
+
+    References
+    ----------
+    .. [1] RDKit ``rdMolStandardize``, after Bento, A. P. et al. (2020). An open source
+       chemical structure curation pipeline using RDKit. Journal of Cheminformatics, 12,
+       51. https://doi.org/10.1186/s13321-020-00456-1
+
+    Examples
+    --------
+    >>> from sklearn_papers.chem import MoleculeStandardizer
+    >>> MoleculeStandardizer().transform(["CCN.Cl", "[NH3+]CC(=O)[O-]", "CC(=O)[O-].[Na+]"])
+    array([['CCN'],
+           ['NCC(=O)O'],
+           ['CC(=O)O']], dtype=object)
+    """
+
+    _parameter_constraints = {
+        "cleanup": ["boolean"],
+        "largest_fragment": ["boolean"],
+        "neutralize": ["boolean"],
+        "canonical_tautomer": ["boolean"],
+        "errors": [StrOptions({"raise", "nan"})],
+    }
+
+    def __init__(self, *, cleanup=True, largest_fragment=True, neutralize=True,
+                 canonical_tautomer=False, errors="raise"):
+        self.cleanup = cleanup
+        self.largest_fragment = largest_fragment
+        self.neutralize = neutralize
+        self.canonical_tautomer = canonical_tautomer
+        self.errors = errors
+
+    def _steps(self):
+        return (bool(self.cleanup), bool(self.largest_fragment), bool(self.neutralize),
+                bool(self.canonical_tautomer))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Validate the parameters and the molecules (nothing is learned).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : MoleculeStandardizer
+            The transformer, with ``n_features_in_`` (and ``feature_names_in_``) set.
+
+        Raises
+        ------
+        ValueError
+            For invalid molecules when ``errors="raise"``, naming index and value.
+        """
+        self._standardize(X)
+        set_molecule_input_attributes(self, X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X, y=None):
+        """Validate, then standardize (each molecule is parsed once).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, 1), dtype=object
+            See :meth:`transform`.
+        """
+        out = self._standardize(X)
+        set_molecule_input_attributes(self, X)
+        return out
+
+    def transform(self, X):
+        """Standardize the molecules.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects (list, array, Series, one-column
+            DataFrame). A bare string is refused rather than split into characters.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, 1), dtype=object
+            The canonical SMILES of each standardized molecule, in input order; ``NaN``
+            for invalid entries when ``errors="nan"``.
+
+        Raises
+        ------
+        ValueError
+            For a bare string, a wrong shape, no molecules, or (``errors="raise"``)
+            invalid molecules, naming their index, value and reason.
+        """
+        self._validate_params()
+        if hasattr(self, "n_features_in_"):
+            check_molecule_feature_names(self, X)
+        return self._standardize(X)
+
+    def _standardize(self, X):
+        values = as_molecule_array(X)
+        mols, invalid = parse_molecules(values)
+        std, smiles, failed = standardize_parsed(mols, self._steps())
+        smiles = [s if s is not None or m is None else _to_smiles(m)
+                  for s, m in zip(smiles, std)]
+        if failed:
+            invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
+                                        for i, why in failed], key=lambda e: e.index)
+        valid = raise_or_mask(invalid, len(values), errors=self.errors)
+        out = np.empty((len(values), 1), dtype=object)
+        out[:, 0] = [s if ok else np.nan for s, ok in zip(smiles, valid)]
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """The output column's name: the input column's name, else ``"smiles"``.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Checked as scikit-learn checks it; when given (or seen in ``fit``), its one
+            name is the output name.
+
+        Returns
+        -------
+        feature_names_out : ndarray of shape (1,), dtype=object
+            The column name.
+
+        Raises
+        ------
+        ValueError
+            If ``input_features`` does not match the names or the number of columns seen
+            in ``fit``.
+        """
+        from sklearn.utils.validation import _check_feature_names_in
+
+        names = _check_feature_names_in(self, input_features, generate_names=False)
+        if names is None or len(names) != 1:
+            return np.asarray(["smiles"], dtype=object)
+        return np.asarray(names, dtype=object)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.input_tags.string = True
+        tags.input_tags.allow_nan = self.errors == "nan"
+        tags.transformer_tags.preserves_dtype = []
+        tags.non_deterministic = False
+        return tags
+
+
+#: Docstring of the ``standardize`` and ``graph_cache`` parameters of the graph estimators
+#: (placed after ``errors``).
+GRAPH_INPUT_PARAMS_DOC = """\
+    standardize : bool or MoleculeStandardizer, default=False
+        Standardize each molecule before featurizing it, in ``fit`` and at prediction:
+        ``True`` applies :class:`~sklearn_papers.chem.MoleculeStandardizer`'s default steps
+        (cleanup, keep the largest organic fragment, neutralize charges), a
+        ``MoleculeStandardizer`` its own steps (its ``errors`` is not used; this
+        estimator's applies). A salt and its parent, or the charged and neutral forms of an
+        acid or amine, then give the same graph. With ``False`` molecules are featurized
+        as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
+        ``UserWarning``) says, once per call, how many have several fragments and where
+        the first is. ``False`` by default: standardizing did not change scores on the
+        bundled sets (:doc:`/user_guide/molecules_own_data`).
+    graph_cache : GraphCache or None, default=None
+        A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
+        featurized (with the same feature settings) from, and to store new ones in; clones
+        share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
+        every call."""

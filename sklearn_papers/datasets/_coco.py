@@ -1,0 +1,133 @@
+"""load_coco_instances: a COCO instance-segmentation file as images and label maps."""
+
+import os
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from sklearn_papers.utils._sklearn_compat import validate_params
+
+__all__ = ["load_coco_instances"]
+
+
+def _import_coco():
+    try:
+        from pycocotools.coco import COCO
+    except ImportError as exc:
+        raise ImportError(
+            "load_coco_instances needs pycocotools, an optional dependency: install it with "
+            "`pip install 'sklearn_papers[coco]'` (or `pip install pycocotools`).") from exc
+    return COCO
+
+
+@validate_params(
+    {"annotation_json": [str, os.PathLike],
+     "image_dir": [str, os.PathLike],
+     "return_X_y": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
+def load_coco_instances(annotation_json, image_dir, *, return_X_y=False):
+    """Load a COCO instance-segmentation data set as images and label maps.
+
+    Reads the annotation file with ``pycocotools`` (an optional dependency: the
+    ``coco`` extra) and each image from ``image_dir`` with :func:`skimage.io.imread`.
+    Every object's segmentation (polygons or RLE) becomes a mask; the masks of an image
+    are painted into one instance map from the largest to the smallest, so that an
+    object lying on a larger one stays visible where they overlap (instance maps cannot
+    hold overlaps). Crowd annotations (``iscrowd=1``), which COCO's evaluation ignores,
+    are left out. The result fits both :class:`~sklearn_papers.vision.MaskRCNN` and
+    :class:`~sklearn_papers.vision.InstanceSegmenter`: ``fit(images, instance_maps,
+    semantic_maps)``.
+
+    Parameters
+    ----------
+    annotation_json : str or path-like
+        COCO annotation file (``"images"``, ``"annotations"`` with ``"segmentation"``,
+        ``"categories"``).
+    image_dir : str or path-like
+        Folder holding the images' ``file_name`` entries.
+    return_X_y : bool, default=False
+        Return ``(images, instance_maps)`` instead of a Bunch.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``images``: list of n arrays ``(H, W)`` or ``(H, W, C)`` as stored (uint8 for
+        PNG and JPEG files); ``instance_maps``: list of n int64 ``(H, W)`` maps (0 =
+        background, objects ``1..k`` in the order of their annotation ids);
+        ``semantic_maps``: list of n int64 ``(H, W)`` maps of classes ``1..K``, the
+        categories in order of their COCO ids; ``category_names``: list of ``K + 1``
+        names, ``"background"`` first; ``category_ids``: the COCO id of each class
+        ``1..K``; ``image_ids`` and ``file_names``: per image, as in the file;
+        ``annotation_ids``: per image, the COCO id of each instance ``1..k``.
+    (images, instance_maps) : tuple of lists
+        If ``return_X_y`` is True.
+
+    Raises
+    ------
+    ImportError
+        If pycocotools is not installed (the message names the extra).
+    FileNotFoundError
+        If the annotation file or an image is missing (the message names it).
+    ValueError
+        If an image's size differs from its ``height`` and ``width`` in the file.
+
+    References
+    ----------
+    .. [1] Lin, T.-Y. et al. (2014). Microsoft COCO: common objects in context. ECCV.
+       :doi:`10.1007/978-3-319-10602-1_48`
+
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import load_coco_instances
+    >>> data = load_coco_instances("annotations.json", "images/")  # doctest: +SKIP
+    >>> MaskRCNN().fit(data.images, data.instance_maps, data.semantic_maps)  # doctest: +SKIP
+    """
+    COCO = _import_coco()
+    import contextlib
+    import io
+
+    from skimage.io import imread
+
+    annotation_json = os.fspath(annotation_json)
+    if not os.path.isfile(annotation_json):
+        raise FileNotFoundError(f"annotation_json {annotation_json!r} does not exist.")
+    with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints its progress
+        coco = COCO(annotation_json)
+    cat_ids = sorted(coco.getCatIds())
+    cat_class = {cid: k + 1 for k, cid in enumerate(cat_ids)}
+    names = ["background"] + [coco.loadCats(cid)[0].get("name", str(cid)) for cid in cat_ids]
+    images, instance_maps, semantic_maps = [], [], []
+    image_ids, file_names, annotation_ids = [], [], []
+    for img_id in sorted(coco.getImgIds()):
+        info = coco.loadImgs(img_id)[0]
+        path = os.path.join(os.fspath(image_dir), info["file_name"])
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"image {info['file_name']!r} (id {img_id}) is not in "
+                                    f"image_dir {os.fspath(image_dir)!r}.")
+        image = imread(path)
+        h, w = int(info["height"]), int(info["width"])
+        if image.shape[:2] != (h, w):
+            raise ValueError(f"image {info['file_name']!r} (id {img_id}) is "
+                             f"{image.shape[0]} x {image.shape[1]} pixels but the annotation "
+                             f"file says {h} x {w}.")
+        anns = [a for a in coco.loadAnns(coco.getAnnIds(imgIds=img_id))
+                if not a.get("iscrowd", 0)]
+        anns.sort(key=lambda a: a["id"])
+        masks = [coco.annToMask(a).astype(bool) for a in anns]
+        inst = np.zeros((h, w), dtype=np.int64)
+        sem = np.zeros((h, w), dtype=np.int64)
+        for j in sorted(range(len(anns)), key=lambda j: -int(masks[j].sum())):
+            inst[masks[j]] = j + 1
+            sem[masks[j]] = cat_class[anns[j]["category_id"]]
+        images.append(image)
+        instance_maps.append(inst)
+        semantic_maps.append(sem)
+        image_ids.append(img_id)
+        file_names.append(info["file_name"])
+        annotation_ids.append([int(a["id"]) for a in anns])
+    if return_X_y:
+        return images, instance_maps
+    return Bunch(images=images, instance_maps=instance_maps, semantic_maps=semantic_maps,
+                 category_names=names, category_ids=cat_ids, image_ids=image_ids,
+                 file_names=file_names, annotation_ids=annotation_ids)

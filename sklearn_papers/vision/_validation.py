@@ -1,0 +1,289 @@
+"""The one place where images and label maps enter the vision estimators.
+
+Images come as a batch: an array of shape ``(n, H, W)`` (grey), ``(n, H, W, C)``
+(channels last, canonical) or ``(n, C, H, W)`` (read as channels first when ``C <= 4 < W``),
+or a list of ``(H, W)``, ``(H, W, C)`` or ``(C, H, W)`` images, which may differ in size.
+They leave as a list of float32 ``(C, H, W)`` arrays in [0, 1]:
+
+- ``uint8``: divided by 255;
+- other integer dtypes (``uint16`` microscopy and camera images above all): divided by
+  ``2 ** bits - 1``, ``bits`` being the declared bit depth or, when none is declared, the
+  smallest of 8, 10, 12, 14 and 16 that holds the largest value of the training images
+  (so 12-bit data stored as uint16 reads as 12-bit); the estimators keep the depth found
+  in ``fit`` for ``predict``;
+- ``bool``: 0 and 1;
+- float: used as given, and must lie in [0, 1].
+
+Every error names the offending image by its index.
+"""
+
+import numpy as np
+
+__all__ = ["MAX_INFERRED_CLASSES", "check_images", "check_label_map", "check_label_maps",
+           "integer_bit_depth", "pad_images", "stack_images"]
+
+#: Bit depths tried, in order, for integer images without a declared depth.
+_BIT_DEPTHS = (8, 10, 12, 14, 16)
+#: Float pixel values may leave [0, 1] by this much (rounding of resampled images).
+_FLOAT_TOLERANCE = 1e-6
+
+
+def _one_image_error(name, shape, what):
+    return ValueError(
+        f"{name} has shape {tuple(shape)}: {what}. The estimator expects a batch of images "
+        f"of shape (n, H, W), (n, H, W, C) or a list of images; for one image pass "
+        f"{name}[None] (or [image]).")
+
+
+def _as_items(X, name, n_channels):
+    """Split ``X`` into a list of ``(image_array, layout)`` without converting values."""
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+        raise TypeError(f"{name} must be a dense array of images, not a sparse matrix.")
+    if isinstance(X, (list, tuple)):
+        if len(X) == 0:
+            raise ValueError(f"{name} has 0 images.")
+        items = []
+        for i, im in enumerate(X):
+            if hasattr(im, "toarray") or hasattr(im, "tocsr"):
+                raise TypeError(f"{name}[{i}] is a sparse matrix; images must be dense "
+                                "arrays.")
+            im = np.asarray(im)
+            if im.ndim == 2:
+                im = im[None]
+            elif im.ndim == 3:
+                if not (im.shape[0] <= 4 < im.shape[-1]):
+                    im = np.moveaxis(im, -1, 0)
+            else:
+                raise ValueError(f"{name}[{i}] must be one image of shape (H, W), (H, W, C) "
+                                 f"or (C, H, W); got shape {im.shape}.")
+            items.append(im)
+        return items
+    arr = np.asarray(X)
+    if arr.ndim == 2:
+        raise _one_image_error(name, arr.shape, "one 2-D image, not a batch")
+    if arr.ndim == 3:
+        if n_channels is not None and n_channels > 1:
+            raise _one_image_error(
+                name, arr.shape, f"one image? The model was fitted on {n_channels}-channel "
+                f"images, so a batch is 4-D (n, H, W, {n_channels})")
+        if arr.shape[-1] == 1 or (n_channels is None and arr.shape[-1] <= 4
+                                  and min(arr.shape[:2]) > 4):
+            raise _one_image_error(name, arr.shape,
+                                   "one image of shape (H, W, C)? A 3-D batch (n, H, W) "
+                                   "holds grey images")
+        return list(arr[:, None])
+    if arr.ndim == 4:
+        if arr.shape[0] == 0:
+            raise ValueError(f"{name} has 0 images.")
+        if not (arr.shape[1] <= 4 < arr.shape[-1]):
+            arr = np.moveaxis(arr, -1, 1)
+        return list(arr)
+    raise ValueError(f"{name} must be a batch of images of shape (n, H, W), (n, H, W, C) or "
+                     f"(n, C, H, W), or a list of images; got an array of shape "
+                     f"{arr.shape}.")
+
+
+def integer_bit_depth(X):
+    """Bit depth of the integer images of ``X`` other than uint8 (None when it has none).
+
+    The smallest of 8, 10, 12, 14 and 16 bits that holds their largest value (16 when it
+    needs more: :func:`check_images` then refuses those images). uint8 images are always
+    8-bit.
+
+    Parameters
+    ----------
+    X : array-like or list of arrays
+        Images, as :func:`check_images` takes them.
+
+    Returns
+    -------
+    bits : int or None
+    """
+    items = X if isinstance(X, (list, tuple)) else [np.asarray(X)]
+    top = None
+    for im in items:
+        im = np.asarray(im)
+        if (im.dtype == bool or im.dtype == np.uint8 or im.size == 0
+                or not np.issubdtype(im.dtype, np.integer)):
+            continue
+        value = int(im.max())
+        top = value if top is None else max(top, value)
+    if top is None:
+        return None
+    for bits in _BIT_DEPTHS:
+        if top <= 2**bits - 1:
+            return bits
+    return _BIT_DEPTHS[-1]  # values beyond 16 bits: check_images names the image
+
+
+def _to_unit_float(im, i, name, bits):
+    """One image's pixel values as float32 in [0, 1] (see the module docstring)."""
+    where = f"{name}[{i}]"
+    if im.dtype == object or np.iscomplexobj(im) or not (
+            np.issubdtype(im.dtype, np.number) or im.dtype == bool):
+        raise TypeError(f"{where} must be a real numeric array (an image of uint8, uint16, "
+                        f"bool or float in [0, 1]); got dtype {im.dtype}.")
+    if im.dtype == bool:
+        return im.astype(np.float32)
+    if np.issubdtype(im.dtype, np.integer):
+        top = 2**bits - 1
+        if im.size and (im.min() < 0 or im.max() > top):
+            limit = f"0..{top} ({bits} bits)"
+            raise ValueError(
+                f"{where} has integer pixel values in [{im.min()}, {im.max()}]; integer "
+                f"images here must lie in {limit}. Declare the bit depth (bit_depth=...), "
+                f"rescale the images, or pass floats in [0, 1].")
+        return im.astype(np.float32) / np.float32(top)
+    out = im.astype(np.float32)
+    if not np.isfinite(out).all():
+        raise ValueError(f"{where} has non-finite pixel values (NaN or inf).")
+    lo, hi = float(out.min()), float(out.max())
+    if lo < -_FLOAT_TOLERANCE or hi > 1 + _FLOAT_TOLERANCE:
+        hint = ("it looks like 8-bit intensities: divide by 255, or pass the uint8 array"
+                if hi <= 255 and lo >= 0 else
+                "rescale it, e.g. (image - image.min()) / (image.max() - image.min())")
+        raise ValueError(f"{where} has float pixel values in [{lo:g}, {hi:g}], but float "
+                         f"images must lie in [0, 1]: {hint}.")
+    return np.clip(out, 0.0, 1.0)
+
+
+def check_images(X, *, name="X", n_channels=None, min_size=1, bits=None):
+    """Validate a batch of images and bring it to float32 ``(C, H, W)`` arrays in [0, 1].
+
+    Parameters
+    ----------
+    X : array-like of shape (n, H, W), (n, H, W, C) or (n, C, H, W), or list of images
+        A list may hold ``(H, W)``, ``(H, W, C)`` or ``(C, H, W)`` images of different
+        sizes (with one channel count).
+    name : str, default="X"
+        Name used in error messages.
+    n_channels : int or None, default=None
+        Channels the images must have (a fitted model's); None accepts any count (one
+        for all images).
+    min_size : int, default=1
+        Smallest height and width accepted.
+    bits : int or None, default=None
+        Bit depth of integer images other than uint8 (which are always 8-bit); None: the
+        smallest of 8, 10, 12, 14 and 16 bits that holds the largest value of the batch's
+        such images (:func:`integer_bit_depth`).
+
+    Returns
+    -------
+    images : list of n ndarrays of shape (C, H, W), float32
+        Values in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        One image given where a batch is expected, an empty batch, an unknown layout, a
+        size below ``min_size``, a channel count other than ``n_channels`` (or differing
+        between images), non-finite values, floats outside [0, 1] or integers beyond the
+        bit depth; the message names the image.
+    TypeError
+        Sparse or non-numeric input.
+    """
+    items = _as_items(X, name, n_channels)
+    if not items:
+        raise ValueError(f"{name} has 0 images.")
+    if bits is None:  # one depth for the batch's integer images other than uint8
+        bits = integer_bit_depth(items)
+    out = []
+    for i, im in enumerate(items):
+        c, h, w = im.shape
+        if min(h, w) < min_size:
+            raise ValueError(f"{name}[{i}] is {h} x {w} pixels (after reading the channel "
+                             f"axis; {c} channels); images must be at least {min_size} x "
+                             f"{min_size} pixels.")
+        expected = n_channels if n_channels is not None else out[0].shape[0] if out else c
+        if c != expected:
+            what = (f"the model was fitted on {n_channels}" if n_channels is not None
+                    else f"{name}[0] has {expected}")
+            raise ValueError(f"{name}[{i}] has {c} channels but {what}.")
+        out.append(_to_unit_float(im, i, name, 8 if im.dtype == np.uint8 else bits))
+    return out
+
+
+def stack_images(images):
+    """``(n, C, H, W)`` array when all images share a shape, else None."""
+    if all(im.shape == images[0].shape for im in images):
+        return np.stack(images)
+    return None
+
+
+def pad_images(images, shape, value=0.0):
+    """``(n, C, H, W)`` array of the images padded at the bottom and right to ``shape``."""
+    n, c = len(images), images[0].shape[0]
+    out = np.full((n, c) + tuple(shape), value, dtype=np.float32)
+    for i, im in enumerate(images):
+        out[i, :, : im.shape[1], : im.shape[2]] = im
+    return out
+
+
+def check_label_map(arr, name, shape):
+    """One ``(H, W)`` map of non-negative integer labels matching an image of ``shape``.
+
+    Parameters
+    ----------
+    arr : array-like of shape (H, W)
+        Integer-valued labels (bool, any integer dtype, or integral floats).
+    name : str
+        Name used in error messages (e.g. ``"y[3]"``).
+    shape : tuple of int
+        ``(H, W)`` of the image.
+
+    Returns
+    -------
+    labels : ndarray of shape (H, W), int64
+    """
+    if hasattr(arr, "toarray"):
+        raise TypeError(f"{name} must be a dense array, not a sparse matrix.")
+    arr = np.asarray(arr)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be a numeric array of integer labels; got dtype "
+                        f"{arr.dtype}.")
+    if arr.shape != tuple(shape):
+        raise ValueError(f"{name} has shape {arr.shape} but its image is {tuple(shape)}.")
+    if arr.dtype == bool:
+        return arr.astype(np.int64)
+    if np.issubdtype(arr.dtype, np.floating):
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            pos = tuple(int(v) for v in np.argwhere(bad)[0])
+            raise ValueError(f"{name} must hold integer labels; {name}"
+                             f"[{', '.join(map(str, pos))}] = {float(arr[pos])!r}.")
+        big = np.abs(arr) >= 2.0**63
+        if big.any():
+            pos = tuple(int(v) for v in np.argwhere(big)[0])
+            raise ValueError(f"{name} has a label too large for int64: {name}"
+                             f"[{', '.join(map(str, pos))}] = {float(arr[pos])!r}; labels "
+                             "must be below 2**63.")
+    if arr.size and np.issubdtype(arr.dtype, np.unsignedinteger) and (
+            arr.max() > np.iinfo(np.int64).max):
+        raise ValueError(f"{name} has a label too large for int64 ({int(arr.max())}); "
+                         f"labels must be at most {np.iinfo(np.int64).max}.")
+    arr = arr.astype(np.int64)
+    if arr.size and arr.min() < 0:
+        raise ValueError(f"{name} has a negative label ({int(arr.min())}); labels must be "
+                         ">= 0 (0 = background).")
+    return arr
+
+
+def check_label_maps(y, name, shapes):
+    """One label map per image (:func:`check_label_map`), as a list of int64 arrays."""
+    if hasattr(y, "toarray"):
+        raise TypeError(f"{name} must be a dense array, not a sparse matrix.")
+    if isinstance(y, np.ndarray) and y.ndim == 2 and len(shapes) == 1:
+        raise ValueError(f"{name} has shape {y.shape}: one map? Pass one (H, W) map per "
+                         f"image, e.g. {name}[None].")
+    items = list(y) if isinstance(y, (list, tuple)) or (
+        isinstance(y, np.ndarray) and y.ndim >= 1) else None
+    if items is None:
+        items = list(np.asarray(y))
+    if len(items) != len(shapes):
+        raise ValueError(f"{name} has {len(items)} maps but there are {len(shapes)} images.")
+    return [check_label_map(m, f"{name}[{i}]", s) for i, (m, s) in enumerate(zip(items,
+                                                                                 shapes))]
+
+
+#: With n_classes=None, larger labels are taken for ids rather than classes and refused.
+MAX_INFERRED_CLASSES = 1024

@@ -1,0 +1,145 @@
+"""SkipInvalidMolecules: fit on the valid rows, NaN rows for exactly the invalid ones."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+
+from sklearn_papers.chem import CircularFingerprint, MPNNRegressor, SkipInvalidMolecules
+
+GOOD = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "C1CCCCC1",
+        "OC(=O)c1ccccc1", "CCOC(=O)C", "Clc1ccccc1", "CCCC", "NCCO"]
+BAD = {2: "C1CC", 5: None, 9: "", 13: "CC(C"}
+
+
+def _with_invalid(good, bad=BAD):
+    X, it = [], iter(good)
+    for i in range(len(good) + len(bad)):
+        X.append(bad[i] if i in bad else next(it))
+    return np.array(X, dtype=object)
+
+
+def _ridge():
+    return make_pipeline(CircularFingerprint(n_bits=128), Ridge(alpha=1.0))
+
+
+def test_fit_uses_the_valid_rows_with_their_targets_and_weights():
+    X = _with_invalid(GOOD)
+    valid = np.array([i not in BAD for i in range(len(X))])
+    y = np.arange(len(X), dtype=float)
+    w = np.linspace(0.5, 2.0, len(X))
+    with pytest.warns(UserWarning, match=r"left 4 of 16 invalid .*index 2: 'C1CC'"):
+        model = SkipInvalidMolecules(_ridge()).fit(X, y, ridge__sample_weight=w)
+    assert model.n_left_out_ == 4
+    np.testing.assert_array_equal(model.left_out_, sorted(BAD))
+    reference = _ridge().fit(X[valid], y[valid], ridge__sample_weight=w[valid])
+    pred = model.predict(X)
+    assert pred.shape == (len(X),) and pred.dtype == np.float64
+    assert np.isnan(pred[~valid]).all() and np.isfinite(pred[valid]).all()
+    np.testing.assert_array_equal(pred[valid], reference.predict(X[valid]))
+    # sample_weight= goes to the wrapped fit, for the valid rows
+    est = MPNNRegressor(hidden_size=8, n_steps=1, edge_hidden_size=8, max_epochs=1,
+                        batch_size=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        weighted = SkipInvalidMolecules(est).fit(X, y, sample_weight=w)
+    reference = clone(est).fit(X[valid], y[valid], sample_weight=w[valid])
+    np.testing.assert_allclose(weighted.predict(X[valid]), reference.predict(X[valid]),
+                               rtol=1e-6)
+
+
+def test_predict_proba_and_string_labels():
+    X = _with_invalid(GOOD)
+    valid = np.array([i not in BAD for i in range(len(X))])
+    y = np.where(np.arange(len(X)) % 2 == 0, "active", "inactive").astype(object)
+    clf = make_pipeline(CircularFingerprint(n_bits=128), LogisticRegression())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = SkipInvalidMolecules(clf).fit(X, y)
+    reference = clone(clf).fit(X[valid], y[valid])
+    proba = model.predict_proba(X)
+    assert proba.shape == (len(X), 2)
+    assert np.isnan(proba[~valid]).all()
+    np.testing.assert_array_equal(proba[valid], reference.predict_proba(X[valid]))
+    labels = model.predict(X)
+    assert labels.dtype == object
+    assert all(isinstance(v, float) and np.isnan(v) for v in labels[~valid])
+    np.testing.assert_array_equal(labels[valid], reference.predict(X[valid]))
+    np.testing.assert_array_equal(model.classes_, ["active", "inactive"])
+    dec = model.decision_function(X)
+    assert dec.shape == (len(X),) and np.isnan(dec[~valid]).all()
+    # a batch where nothing is valid: NaN rows of the right shape
+    assert model.predict_proba(["C1CC", None]).shape == (2, 2)
+    assert np.isnan(model.predict_proba(["C1CC", None])).all()
+
+
+def test_transform_nan_rows_and_pandas_output():
+    pd = pytest.importorskip("pandas")
+    X = _with_invalid(GOOD)
+    valid = np.array([i not in BAD for i in range(len(X))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = SkipInvalidMolecules(CircularFingerprint(n_bits=64)).fit(X)
+    out = model.transform(X)
+    assert out.shape == (len(X), 64) and np.isnan(out[~valid]).all()
+    np.testing.assert_array_equal(out[valid], CircularFingerprint(n_bits=64).transform(
+        X[valid]))
+    assert model.transform(["C1CC"]).shape == (1, 64)
+    model.set_output(transform="pandas")
+    df = model.transform(pd.Series(X, index=np.arange(len(X)) + 100))
+    assert list(df.columns) == list(CircularFingerprint(n_bits=64).get_feature_names_out())
+    assert df.index[0] == 100 and df.iloc[2].isna().all()
+
+
+def test_only_the_inner_methods_are_offered():
+    model = SkipInvalidMolecules(_ridge())
+    assert hasattr(model, "predict") and not hasattr(model, "predict_proba")
+    assert not hasattr(model, "transform")
+    assert hasattr(SkipInvalidMolecules(CircularFingerprint()), "transform")
+    assert not hasattr(SkipInvalidMolecules(CircularFingerprint()), "predict")
+
+
+def test_every_row_invalid_raises():
+    with pytest.raises(ValueError, match="Every one of the 2 molecule"):
+        SkipInvalidMolecules(_ridge()).fit(["C1CC", ""], [1.0, 2.0])
+
+
+def test_length_mismatch_raises():
+    with pytest.raises(ValueError, match="y has 3 rows"):
+        SkipInvalidMolecules(_ridge()).fit(["CCO", "CCC"], [1.0, 2.0, 3.0])
+
+
+def test_grid_search_clone_pickle():
+    X = _with_invalid(GOOD)
+    y = np.array([len(str(s)) for s in X], dtype=float)
+    search = GridSearchCV(SkipInvalidMolecules(_ridge()),
+                          {"estimator__ridge__alpha": [0.1, 10.0]}, cv=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        search.fit(X, y)
+    best = search.best_estimator_
+    assert best.estimator_.named_steps["ridge"].alpha in (0.1, 10.0)
+    loaded = pickle.loads(pickle.dumps(best))
+    np.testing.assert_array_equal(loaded.predict(X), best.predict(X))
+    cloned = clone(best)
+    assert not hasattr(cloned, "estimator_")
+
+
+def test_graph_estimator_inside():
+    X = _with_invalid(GOOD[:8], {1: "C1CC", 4: None})
+    valid = np.array([i not in (1, 4) for i in range(len(X))])
+    y = np.arange(len(X), dtype=float)
+    est = MPNNRegressor(hidden_size=8, n_steps=1, edge_hidden_size=8, max_epochs=2,
+                        batch_size=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = SkipInvalidMolecules(est).fit(X, y)
+    reference = clone(est).fit(X[valid], y[valid])
+    pred = model.predict(X)
+    assert np.isnan(pred[~valid]).all()
+    np.testing.assert_allclose(pred[valid], reference.predict(X[valid]), rtol=1e-6)

@@ -1,0 +1,169 @@
+"""MoleculeStandardizer and the ``standardize`` parameter of the molecule estimators."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from sklearn_papers.chem import (
+    CircularFingerprint,
+    GroverFeaturizer,
+    GroverRegressor,
+    MoleculeStandardizer,
+    MPNN,
+    MPNNRegressor,
+    MultipleFragmentsWarning,
+    NeuralFingerprint,
+    NeuralFingerprintRegressor,
+)
+
+#: (charged or multi-fragment form, parent), each string as it appears in the bundled
+#: Tox21 or BBBP data (checked below), except the zwitterion written by hand.
+PAIRS = [
+    ("CCCCCCCC(=O)[O-].CCCCCCCC(=O)[O-].[Zn+2]", "CCCCCCCC(=O)O"),  # acid salt, acid
+    ("CC(=O)[O-].[Na+]", "CC(=O)O"),  # carboxylate salt, acid
+    ("[NH3+]c1ccccc1", "Nc1ccccc1"),  # protonated amine, amine
+    ("CN1CCN(C2=Nc3ccccc3Oc3ccc(Cl)cc32)CC1.O=C(O)CCC(=O)O",  # succinate salt, parent
+     "C1=C(Cl)C=CC2=C1C(=NC3=C(O2)C=CC=C3)N4CCN(CC4)C"),
+]
+ZWITTERION = ("[NH3+]CC(=O)[O-]", "NCC(=O)O")  # glycine
+
+
+def _bundled_smiles():
+    from sklearn_papers.datasets import load_bbbp, load_tox21
+
+    return set(load_tox21(return_X_y=True)[0]) | set(load_bbbp(return_X_y=True)[0])
+
+
+def test_pairs_come_from_the_bundled_data():
+    bundled = _bundled_smiles()
+    for charged, parent in PAIRS:
+        assert charged in bundled and parent in bundled, (charged, parent)
+
+
+def test_standardizer_gives_the_parent():
+    X = [c for c, _ in PAIRS] + [ZWITTERION[0]]
+    out = MoleculeStandardizer().fit_transform(X)
+    assert out.shape == (len(X), 1) and out.dtype == object
+    expected = MoleculeStandardizer().transform([p for _, p in PAIRS] + [ZWITTERION[1]])
+    np.testing.assert_array_equal(out, expected)
+    assert out[-1, 0] == "NCC(=O)O"
+
+
+def test_standardizer_steps_are_parameters():
+    salt = ["CC(=O)[O-].[Na+]"]
+    assert MoleculeStandardizer(largest_fragment=False, neutralize=False).transform(
+        salt)[0, 0] == "CC(=O)[O-].[Na+]"
+    assert MoleculeStandardizer(neutralize=False).transform(salt)[0, 0] == "CC(=O)[O-]"
+    assert MoleculeStandardizer().transform(salt)[0, 0] == "CC(=O)O"
+    # a quaternary ammonium has no neutral form: it keeps its charge
+    assert MoleculeStandardizer().transform(["C[N+](C)(C)C.[Cl-]"])[0, 0] == "C[N+](C)(C)C"
+    # canonical tautomer: two tautomers of 2-hydroxypyridine give one SMILES
+    taut = MoleculeStandardizer(canonical_tautomer=True).transform(
+        ["Oc1ccccn1", "O=c1cccc[nH]1"])
+    assert taut[0, 0] == taut[1, 0]
+    plain = MoleculeStandardizer().transform(["Oc1ccccn1", "O=c1cccc[nH]1"])
+    assert plain[0, 0] != plain[1, 0]
+
+
+def test_standardizer_invalid_entries():
+    X = ["CCO", "C1CC", None, "CCN.Cl"]
+    with pytest.raises(ValueError, match=r"2 of 4 .*index 1: 'C1CC'"):
+        MoleculeStandardizer().transform(X)
+    out = MoleculeStandardizer(errors="nan").transform(X)
+    assert out[0, 0] == "CCO" and out[3, 0] == "CCN"
+    assert np.isnan(out[1, 0]) and np.isnan(out[2, 0])
+    # the NaN rows read as missing molecules downstream
+    fp = CircularFingerprint(n_bits=64, errors="nan").transform(out)
+    assert np.isnan(fp[[1, 2]]).all() and np.isfinite(fp[[0, 3]]).all()
+
+
+def test_standardizer_output_names_and_pandas():
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"mol": ["CCN.Cl", "CCO"]})
+    est = MoleculeStandardizer().fit(df)
+    assert list(est.get_feature_names_out()) == ["mol"]
+    assert list(MoleculeStandardizer().get_feature_names_out()) == ["smiles"]
+    out = MoleculeStandardizer().set_output(transform="pandas").fit_transform(df)
+    assert list(out.columns) == ["mol"] and out["mol"].tolist() == ["CCN", "CCO"]
+
+
+def test_mol_input_and_pickle():
+    from rdkit import Chem
+
+    est = MoleculeStandardizer()
+    out = pickle.loads(pickle.dumps(est)).transform([Chem.MolFromSmiles("CCN.Cl")])
+    assert out[0, 0] == "CCN"
+
+
+def _small(cls):
+    if cls is CircularFingerprint:
+        return CircularFingerprint(n_bits=256)
+    common = dict(max_epochs=2, batch_size=4, random_state=0)
+    if cls in (NeuralFingerprint, NeuralFingerprintRegressor):
+        return cls(fp_length=16, radius=2, conv_width=8, **common)
+    if cls in (MPNN, MPNNRegressor):
+        return cls(hidden_size=8, n_steps=2, edge_hidden_size=8, **common)
+    return cls(hidden_size=8, n_heads=1, depth=2, pretrained=None,
+               **({"ffn_hidden": 8} if cls is GroverRegressor else {}), **common)
+
+
+_TRAIN = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "CCCl", "NCCO"]
+
+
+@pytest.mark.parametrize("cls", [CircularFingerprint, NeuralFingerprint, MPNN,
+                                 GroverFeaturizer, NeuralFingerprintRegressor,
+                                 MPNNRegressor, GroverRegressor])
+def test_standardize_same_features_and_predictions(cls):
+    est = _small(cls).set_params(standardize=True)
+    y = np.arange(len(_TRAIN), dtype=float)
+    if cls is GroverFeaturizer:
+        est.set_params(max_epochs=0)
+    est.fit(_TRAIN, y) if hasattr(est, "predict") else est.fit(_TRAIN)
+    pairs = PAIRS + [ZWITTERION]
+    charged, parents = [c for c, _ in pairs], [p for _, p in pairs]
+    method = est.predict if hasattr(est, "predict") else est.transform
+    out_charged, out_parent = method(charged), method(parents)
+    # the same molecule after standardization, so the same graph: identical rows
+    np.testing.assert_array_equal(out_charged, out_parent)
+    # and without standardization they differ (the check can fail)
+    plain = clone(est).set_params(standardize=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MultipleFragmentsWarning)
+        plain.fit(_TRAIN, y) if hasattr(plain, "predict") else plain.fit(_TRAIN)
+        method = plain.predict if hasattr(plain, "predict") else plain.transform
+        assert not np.array_equal(method(charged), method(parents))
+
+
+def test_standardize_accepts_a_standardizer():
+    fp = CircularFingerprint(n_bits=256, standardize=MoleculeStandardizer(neutralize=False))
+    out = fp.transform(["CC(=O)[O-].[Na+]", "CC(=O)[O-]", "CC(=O)O"])
+    np.testing.assert_array_equal(out[0], out[1])
+    assert not np.array_equal(out[1], out[2])
+
+
+@pytest.mark.parametrize("cls", [CircularFingerprint, NeuralFingerprint, MPNN,
+                                 GroverFeaturizer])
+def test_multi_fragment_warning_once_per_call(cls):
+    X = ["CCO", "CCN.Cl", "c1ccccc1", "CC(=O)[O-].[Na+]"]
+    est = _small(cls)
+    for call in ("fit", "transform", "fit_transform"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(est, call)(X)
+        found = [w for w in caught if issubclass(w.category, MultipleFragmentsWarning)]
+        assert len(found) == 1, [str(w.message) for w in caught]
+        assert issubclass(found[0].category, UserWarning)
+        message = str(found[0].message)
+        assert "2 of 4" in message and "index 1" in message, message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MultipleFragmentsWarning)
+        est.transform(["CCO", "c1ccccc1"])  # single fragments: no warning
+        clone(est).set_params(standardize=True).fit(X).transform(X)  # standardized: none
+
+
+def test_standardize_parameter_is_validated():
+    with pytest.raises((TypeError, ValueError), match="standardize"):
+        CircularFingerprint(standardize="yes").transform(["CCO"])

@@ -1,0 +1,107 @@
+"""load_coco_instances on a tiny COCO file written by the test."""
+
+import json
+import sys
+
+import numpy as np
+import pytest
+from skimage.io import imsave
+
+from sklearn_papers.datasets import load_coco_instances
+
+pytest.importorskip("pycocotools")
+
+
+def _write_coco(tmp_path):
+    """Two images of different sizes; categories 3 ("coin") and 7 ("ring"); a polygon, an
+    uncompressed RLE, an object lying on a larger one, and a crowd region."""
+    rng = np.random.RandomState(0)
+    (tmp_path / "img").mkdir()
+    imsave(tmp_path / "img" / "a.png", rng.randint(0, 256, (20, 30), dtype=np.uint8))
+    imsave(tmp_path / "img" / "b.png", rng.randint(0, 256, (16, 12, 3), dtype=np.uint8),
+           check_contrast=False)
+    rle_mask = np.zeros((16, 12), dtype=np.uint8)
+    rle_mask[2:6, 3:9] = 1
+    # column-major run lengths, starting with a run of zeros
+    flat = rle_mask.flatten(order="F")
+    runs, value, count = [], 0, 0
+    for v in flat:
+        if v != value:
+            runs.append(count)
+            value, count = v, 0
+        count += 1
+    runs.append(count)
+    doc = {
+        "images": [{"id": 5, "file_name": "a.png", "height": 20, "width": 30},
+                   {"id": 9, "file_name": "b.png", "height": 16, "width": 12}],
+        "categories": [{"id": 7, "name": "ring"}, {"id": 3, "name": "coin"}],
+        "annotations": [
+            {"id": 1, "image_id": 5, "category_id": 3, "iscrowd": 0,
+             "segmentation": [[2, 2, 12, 2, 12, 12, 2, 12]], "area": 100,
+             "bbox": [2, 2, 10, 10]},
+            {"id": 2, "image_id": 5, "category_id": 7, "iscrowd": 0,  # on top of 1
+             "segmentation": [[5, 5, 8, 5, 8, 8, 5, 8]], "area": 9, "bbox": [5, 5, 3, 3]},
+            {"id": 3, "image_id": 5, "category_id": 3, "iscrowd": 1,
+             "segmentation": [[20, 2, 28, 2, 28, 10, 20, 10]], "area": 64,
+             "bbox": [20, 2, 8, 8]},
+            {"id": 4, "image_id": 9, "category_id": 7, "iscrowd": 0,
+             "segmentation": {"counts": runs, "size": [16, 12]}, "area": 24,
+             "bbox": [3, 2, 6, 4]},
+        ],
+    }
+    path = tmp_path / "instances.json"
+    path.write_text(json.dumps(doc))
+    return path, tmp_path / "img", rle_mask
+
+
+def test_coco_file_becomes_images_and_label_maps(tmp_path):
+    path, image_dir, rle_mask = _write_coco(tmp_path)
+    data = load_coco_instances(path, image_dir)
+    assert data.category_names == ["background", "coin", "ring"]
+    assert data.category_ids == [3, 7] and data.image_ids == [5, 9]
+    assert [im.shape for im in data.images] == [(20, 30), (16, 12, 3)]
+    a, b = data.instance_maps
+    assert a.shape == (20, 30) and b.shape == (16, 12) and a.dtype == np.int64
+    # the small object (annotation 2, a ring) lies on the coin and stays visible
+    assert set(np.unique(a)) == {0, 1, 2} and data.annotation_ids[0] == [1, 2]
+    assert a[6, 6] == 2 and data.semantic_maps[0][6, 6] == 2
+    assert a[3, 3] == 1 and data.semantic_maps[0][3, 3] == 1
+    assert not a[:, 20:].any()  # the crowd region is left out
+    np.testing.assert_array_equal(b > 0, rle_mask.astype(bool))
+    assert set(np.unique(data.semantic_maps[1])) == {0, 2}
+    X, y = load_coco_instances(path, image_dir, return_X_y=True)
+    assert len(X) == len(y) == 2 and np.array_equal(y[0], a)
+
+
+def test_coco_images_fit_both_estimators(tmp_path):
+    from sklearn_papers.vision import InstanceSegmenter, MaskRCNN
+
+    path, image_dir, _ = _write_coco(tmp_path)
+    data = load_coco_instances(path, image_dir)
+    grey = [im if im.ndim == 2 else im[..., 0] for im in data.images]
+    MaskRCNN(width=8, max_epochs=1, random_state=0).fit(grey, data.instance_maps,
+                                                        data.semantic_maps)
+    seg = InstanceSegmenter(width=4, embedding_dim=2, max_epochs=1, random_state=0)
+    pred = seg.fit(grey, data.instance_maps, data.semantic_maps).predict(grey)
+    assert [p.shape for p in pred] == [(20, 30), (16, 12)]
+
+
+def test_missing_files_and_sizes_are_named(tmp_path):
+    path, image_dir, _ = _write_coco(tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_coco_instances(tmp_path / "nope.json", image_dir)
+    (image_dir / "b.png").unlink()
+    with pytest.raises(FileNotFoundError, match=r"'b.png' \(id 9\)"):
+        load_coco_instances(path, image_dir)
+    imsave(image_dir / "b.png", np.zeros((5, 5), dtype=np.uint8), check_contrast=False)
+    with pytest.raises(ValueError, match=r"'b.png' \(id 9\) is 5 x 5 pixels but the "
+                                         r"annotation file says 16 x 12"):
+        load_coco_instances(path, image_dir)
+
+
+def test_missing_pycocotools_names_the_extra(tmp_path, monkeypatch):
+    path, image_dir, _ = _write_coco(tmp_path)
+    monkeypatch.setitem(sys.modules, "pycocotools", None)
+    monkeypatch.setitem(sys.modules, "pycocotools.coco", None)
+    with pytest.raises(ImportError, match=r"pip install 'sklearn_papers\[coco\]'"):
+        load_coco_instances(path, image_dir)

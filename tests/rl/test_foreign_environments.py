@@ -1,0 +1,295 @@
+"""Environments the package did not write: time limits, aliasing, bad observations, spaces,
+registration with gymnasium, vector environments and evaluation of fitted agents."""
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from sklearn_papers.rl import A2C, LearnedPolicyGradient
+
+TINY = dict(prediction_size=3, hidden_size=8, embedding_size=4, n_agents=2, lifetime=6,
+            inner_steps=2, rollout_length=6, max_meta_steps=3, random_state=0)
+
+
+class _Endless(gymnasium.Env):
+    """One state, two actions, reward 1 on every step; the episode ends after ``limit`` steps
+    by truncation (a time limit), by termination, or never (``limit=None``)."""
+
+    def __init__(self, limit=10, terminate=False):
+        self.observation_space = spaces.Discrete(1)
+        self.action_space = spaces.Discrete(2)
+        self.limit, self.terminate = limit, terminate
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return 0, {}
+
+    def step(self, action):
+        self.t += 1
+        end = self.limit is not None and self.t >= self.limit
+        return 0, 1.0, end and self.terminate, end and not self.terminate, {}
+
+
+@pytest.mark.parametrize("kwargs, low, high", [
+    (dict(limit=None), 9.0, 11.0),               # 1 / (1 - 0.9) = 10
+    (dict(limit=10), 8.5, 11.0),                 # the clock does not change the state's future
+    (dict(limit=10, terminate=True), 0.0, 7.0),  # a real end: the 10-step discounted sum, 6.5
+], ids=["no-limit", "time-limit", "termination"])
+def test_a2c_bootstraps_values_through_a_time_limit(kwargs, low, high):
+    a2c = A2C(lifetime=150, discount=0.9, random_state=0).fit(_Endless(**kwargs))
+    value = a2c.agents_[0].predict_values([0])[0, 0]
+    assert low <= value <= high, value
+
+
+def _lake(slippery=False):
+    return gymnasium.make("FrozenLake-v1", is_slippery=slippery)
+
+
+# --- one environment object in two places
+
+def test_a2c_refuses_one_environment_object_in_two_places():
+    env = _lake()
+    with pytest.raises(ValueError, match=r"environments\[1\] is the same object as "
+                                         r"environments\[0\].*copy.deepcopy"):
+        A2C(lifetime=2, random_state=0).fit([env, env])
+    # two wrappers around one environment are one environment too
+    inner = _lake().unwrapped
+    wrapped = [gymnasium.wrappers.TimeLimit(inner, 50), gymnasium.wrappers.TimeLimit(inner, 50)]
+    with pytest.raises(ValueError, match=r"environments\[1\] wraps the same environment as "
+                                         r"environments\[0\]"):
+        A2C(lifetime=2, random_state=0).fit(wrapped)
+    with pytest.raises(ValueError, match=r"environments\[2\] is the same object"):
+        A2C(lifetime=2, random_state=0).lifetime_returns([env, _lake(), env])
+
+
+def test_a2c_on_separate_copies_learns_as_on_independent_environments():
+    a = A2C(lifetime=30, random_state=0).fit([_lake(), _lake()])
+    b = A2C(lifetime=30, random_state=0).fit([_lake(), _lake()])
+    np.testing.assert_array_equal(a.lifetime_returns_, b.lifetime_returns_)
+    assert a.lifetime_returns_.min() > 20  # each agent reached the goal many times
+
+
+def test_lpg_gives_every_agent_its_own_copy_of_one_environment():
+    env = _lake()
+    one = LearnedPolicyGradient(**TINY).fit([env])
+    two = LearnedPolicyGradient(**TINY).fit([_lake(), _lake()])
+    np.testing.assert_allclose(one.meta_loss_curve_, two.meta_loss_curve_, rtol=1e-6)
+    assert not hasattr(env.unwrapped, "s") or env.unwrapped.s is None  # never stepped
+
+
+def test_loop_core_refuses_one_object_in_two_slots():
+    from sklearn_papers.rl import GymEnvBatch
+
+    env = _lake()
+    with pytest.raises(ValueError, match="batch slots 0 and 1 hold the same environment"):
+        GymEnvBatch([env, env])
+
+
+class _Unpicklable(_Endless):
+    def __deepcopy__(self, memo):
+        raise TypeError("cannot copy this environment")
+
+
+def test_lpg_names_an_environment_it_cannot_copy():
+    with pytest.raises(ValueError, match=r"environments\[0\] cannot be copied.*sampler"):
+        LearnedPolicyGradient(**TINY).fit([_Unpicklable()])
+    # a sampler that makes new environments works
+    LearnedPolicyGradient(**TINY).fit(lambda rng: _Unpicklable())
+
+
+# --- observations outside the declared Discrete space
+
+class _Returns(gymnasium.Env):
+    """Discrete(5) observations, two actions, reward 1, five steps; returns ``value``."""
+
+    def __init__(self, value):
+        self.observation_space = spaces.Discrete(5)
+        self.action_space = spaces.Discrete(2)
+        self.value = value
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self.value, {}
+
+    def step(self, action):
+        self.t += 1
+        return self.value, 1.0, self.t >= 5, False, {}
+
+
+@pytest.mark.parametrize("make", [
+    lambda: A2C(lifetime=3, random_state=0),
+    lambda: LearnedPolicyGradient(**TINY)], ids=["a2c", "lpg"])
+@pytest.mark.parametrize("value", [2.7, "3", 5, -1, np.float64(2.0), np.array([1])],
+                         ids=["float", "string", "too-large", "negative", "numpy-float",
+                              "1-d-array"])
+def test_observations_outside_the_discrete_space_are_named(make, value):
+    with pytest.raises(ValueError, match=r"environments\[0\] returned the observation .* "
+                                         r"outside its observation space Discrete\(5\)"):
+        make().fit([_Returns(value)])
+
+
+@pytest.mark.parametrize("value", [3, np.int64(3), np.int8(3), np.array(3)],
+                         ids=["int", "int64", "int8", "0-d-array"])
+def test_integer_observations_of_any_integer_type_are_accepted(value):
+    a2c = A2C(lifetime=3, random_state=0).fit(_Returns(value))
+    assert a2c.lifetime_returns_[0] == 60.0
+
+
+# --- spaces and sizes across a list, a sampler or a vector environment
+
+def test_a2c_trains_environments_with_different_action_counts_in_one_fit():
+    from sklearn_papers.rl import DelayedChain, GridWorld
+
+    def grid():
+        return GridWorld(height=3, width=3, objects=[(2, 2, 1.0, 1.0, 0.0)])
+
+    a2c = A2C(lifetime=5, random_state=0).fit([grid(), DelayedChain(length=3), _lake()])
+    assert [agent.n_actions for agent in a2c.agents_] == [4, 2, 4]
+    # the environments with the first kind of spaces train as they would without the chain
+    alone = A2C(lifetime=5, random_state=0).fit([grid(), _lake()])
+    for i, j in ((0, 0), (2, 1)):
+        np.testing.assert_array_equal(a2c.agents_[i].predict_proba(np.arange(16)),
+                                      alone.agents_[j].predict_proba(np.arange(16)))
+
+
+def test_tables_are_sized_for_the_largest_discrete_space_of_a_list():
+    small = gymnasium.make("FrozenLake-v1", map_name="4x4", is_slippery=False)
+    large = gymnasium.make("FrozenLake-v1", map_name="8x8", is_slippery=False)
+    a2c = A2C(lifetime=3, random_state=0).fit([small, large])
+    assert [agent.n_states for agent in a2c.agents_] == [64, 64]
+    LearnedPolicyGradient(**TINY).fit([small, large])
+
+
+def test_a_sampler_whose_later_draws_do_not_fit_the_agents_is_named():
+    from sklearn_papers.rl import make_grid_world
+
+    def grids(rng):  # the first two draws are 4 x 4, the third 5 x 5
+        grids.calls += 1
+        size = 4 if grids.calls <= 2 else 5
+        return make_grid_world("sparse", height=size, width=size, random_state=grids.calls)
+
+    grids.calls = 0
+    with pytest.raises(ValueError, match=r"environments\(rng\) draw 2 is a 5 x 5 GridWorld.*"
+                                         r"4 x 4 GridWorlds.*fix height and width"):
+        LearnedPolicyGradient(**{**TINY, "max_meta_steps": 5}).fit(grids)
+
+    def lakes(rng):
+        lakes.calls += 1
+        return gymnasium.make("FrozenLake-v1", map_name="4x4" if lakes.calls <= 2 else "8x8")
+
+    lakes.calls = 0
+    with pytest.raises(ValueError, match=r"environments\(rng\) draw 2 has .*Discrete\(64\).*"
+                                         r"up to 16 states"):
+        LearnedPolicyGradient(**{**TINY, "max_meta_steps": 5}).fit(lakes)
+
+
+def test_a_sync_vector_environment_is_a_list_of_its_sub_environments():
+    vec = gymnasium.make_vec("FrozenLake-v1", num_envs=2, vectorization_mode="sync",
+                             is_slippery=False)
+    a2c = A2C(lifetime=30, random_state=0).fit(vec)
+    listed = A2C(lifetime=30, random_state=0).fit([_lake(), _lake()])
+    np.testing.assert_array_equal(a2c.lifetime_returns_, listed.lifetime_returns_)
+    assert a2c.score(vec) == listed.score([_lake(), _lake()])
+    LearnedPolicyGradient(**TINY).fit(vec)
+
+
+def test_other_vector_environments_are_refused_with_the_fix():
+    from gymnasium.vector import VectorEnv
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    vec = gymnasium.make_vec("FrozenLake-v1", num_envs=2, vectorization_mode="sync")
+    with pytest.raises(ValueError, match=r"wrapped in RecordEpisodeStatistics.*wrappers="):
+        A2C(lifetime=2).fit(RecordEpisodeStatistics(vec))
+
+    class OtherVectorEnv(VectorEnv):  # stands for AsyncVectorEnv's out-of-process envs
+        pass
+
+    with pytest.raises(ValueError, match=r"is a OtherVectorEnv.*vectorization_mode='sync'"):
+        A2C(lifetime=2).fit(OtherVectorEnv())
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    ("FrozenLake-v1", TypeError, r"pass gymnasium.make\('FrozenLake-v1'\)"),
+    ([_Endless], TypeError, r"environments\[0\] is the class _Endless.*_Endless\(\)"),
+    (["FrozenLake-v1"], TypeError, r"environments\[0\] is the string"),
+], ids=["id-string", "class", "string-in-list"])
+def test_common_mistakes_get_the_fix_in_the_message(bad, error, match):
+    with pytest.raises(error, match=match):
+        A2C(lifetime=2).fit(bad)
+
+
+# --- evaluation of the fitted agents
+
+def test_score_evaluates_the_fitted_agents_greedily_by_default():
+    from sklearn_papers.rl import evaluate_policy
+
+    a2c = A2C(lifetime=100, random_state=0).fit([_lake(), _lake()])
+    assert a2c.score([_lake(), _lake()]) == 1.0   # both reach the goal on every episode
+    assert a2c.score(_lake()) == 1.0               # one environment for every agent
+    returns = evaluate_policy(a2c.agents_[0], _lake(), n_episodes=4, random_state=0)
+    np.testing.assert_array_equal(returns, np.ones(4))
+    sampled = evaluate_policy(a2c.agents_[0], _lake(), n_episodes=20, greedy=False,
+                              random_state=0)
+    assert sampled.shape == (20,) and set(np.unique(sampled)) <= {0.0, 1.0}
+    again = evaluate_policy(a2c.agents_[0], _lake(), n_episodes=20, greedy=False,
+                            random_state=0)
+    np.testing.assert_array_equal(sampled, again)
+    with pytest.raises(ValueError, match=r"one environment per fitted agent \(2\)"):
+        a2c.score([_lake(), _lake(), _lake()])
+    with pytest.raises(ValueError, match=r"this A2C holds 2 agents.*agents_\[0\]"):
+        evaluate_policy(a2c, _lake())
+
+
+def test_score_leaves_the_fitted_agents_unchanged():
+    a2c = A2C(lifetime=20, random_state=0).fit(_lake())
+    before = a2c.agents_[0].predict_proba(np.arange(16))
+    first = a2c.score(_lake())
+    assert first in (0.0, 1.0)  # greedy on a deterministic lake: every episode alike
+    assert a2c.score(_lake()) == first
+    np.testing.assert_array_equal(a2c.agents_[0].predict_proba(np.arange(16)), before)
+
+
+def test_evaluate_policy_cuts_endless_episodes_and_checks_the_spaces():
+    from sklearn_papers.rl import evaluate_policy
+
+    a2c = A2C(lifetime=2, random_state=0).fit(_Endless(limit=None))
+    returns = evaluate_policy(a2c.agents_[0], _Endless(limit=None), n_episodes=2,
+                              max_episode_steps=7)
+    np.testing.assert_array_equal(returns, [7.0, 7.0])
+    with pytest.raises(ValueError, match=r"env has 4 actions.*trained with 2"):
+        evaluate_policy(a2c.agents_[0], _lake())
+    with pytest.raises(ValueError, match=r"n_episodes must be a positive int"):
+        evaluate_policy(a2c.agents_[0], _Endless(), n_episodes=0)
+
+
+def test_evaluate_policy_trains_an_agent_with_a_fitted_rule():
+    from sklearn_papers.rl import evaluate_policy
+
+    lpg = LearnedPolicyGradient(**TINY).fit([_lake()])
+    returns = evaluate_policy(lpg, _lake(), n_episodes=3, random_state=0)
+    assert returns.shape == (3,) and np.all(np.isfinite(returns))
+
+
+class _OldGymAPI(_Endless):
+    """Written for the old gym API: step returns four values, reset the observation."""
+
+    def reset(self, *, seed=None, options=None):
+        return super().reset(seed=seed)[0] if self.old_reset else super().reset(seed=seed)
+
+    def step(self, action):
+        obs, reward, terminated, truncated, info = super().step(action)
+        return obs, reward, terminated or truncated, info
+
+
+@pytest.mark.parametrize("old_reset, match", [
+    (False, r"environments\[1\] returned 4 values from step\(\).*old gym API"),
+    (True, r"environments\[1\] returned 0 from reset\(\).*\(observation, info\)")],
+    ids=["step", "reset"])
+def test_environments_of_the_old_gym_api_are_named(old_reset, match):
+    env = _OldGymAPI()
+    env.old_reset = old_reset
+    with pytest.raises(ValueError, match=match):
+        A2C(lifetime=2, random_state=0).fit([_Endless(), env])
