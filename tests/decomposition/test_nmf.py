@@ -738,3 +738,18 @@ def test_solver_mu_kl_transform_keeps_the_l1_term_fixed():
                    tol=0, random_state=0).fit(X)
     assert_allclose(theirs.components_, H, rtol=1e-8, atol=1e-12)  # fit agrees
     assert not np.allclose(theirs.transform(X), W, rtol=1e-3)  # its transform does not
+
+
+def test_nmf_docs_snippets_run():
+    """The ``.. code-block:: python`` snippets of docs/papers/lee_seung_nmf.rst run."""
+    import pathlib
+    import re
+
+    path = pathlib.Path(__file__).parents[2] / "docs" / "papers" / "lee_seung_nmf.rst"
+    blocks = re.findall(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", path.read_text())
+    assert len(blocks) >= 2
+    for block in blocks:
+        code = "\n".join(line[4:] for line in block.splitlines())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            exec(compile(code, str(path), "exec"), {})
