@@ -167,3 +167,19 @@ def test_bad_parameters_raise(digits):
         ProgressiveNetworkClassifier(hidden_layer_sizes=()).fit(X, y)
     with pytest.raises(ValueError, match="task must be one task id or one per row"):
         ProgressiveNetworkClassifier(**FAST).fit(X, y, task=[0, 1])
+
+
+@pytest.mark.parametrize("case", ["one value", "one row per class", "constant rows"])
+def test_probabilities_stay_in_range_on_degenerate_data(case):
+    X, y = {
+        "one value": (np.full((10, 4), 3.0), np.r_[np.zeros(5), np.ones(5)]),
+        "one row per class": (np.random.RandomState(0).randn(2, 4), np.array([0, 1])),
+        "constant rows": (np.repeat(np.linspace(0, 1, 10)[:, None], 4, axis=1),
+                          np.r_[np.zeros(5), np.ones(5)]),
+    }[case]
+    pnn = ProgressiveNetworkClassifier(**FAST, random_state=0)
+    pnn.fit(X, y, task=np.where(np.arange(len(y)) < len(y) // 2, 0, 1))
+    for task in (0, 1):
+        proba = pnn.predict_proba(X, task=task)
+        assert np.isfinite(proba).all() and (proba >= 0).all() and (proba <= 1).all()
+        np.testing.assert_allclose(proba.sum(1), 1, rtol=1e-5)

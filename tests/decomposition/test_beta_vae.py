@@ -183,3 +183,19 @@ def test_grid_search_over_norm(shapes):
     assert list(grid.cv_results_["param_norm"]) == [None, "batch", "group", "layer"]
     assert grid.best_estimator_.norm == grid.best_params_["norm"]
     assert grid.transform(X[:3]).shape == (3, 3)
+
+
+@pytest.mark.parametrize("case", ["all zero", "all one", "one value", "one image",
+                                  "constant images"])
+def test_bernoulli_outputs_stay_in_unit_range_on_degenerate_images(case):
+    rng = np.random.RandomState(0)
+    X = {"all zero": np.zeros((8, 64)), "all one": np.ones((8, 64)),
+         "one value": np.full((8, 64), 0.3), "one image": rng.rand(1, 64),
+         "constant images": np.repeat(np.linspace(0, 1, 8)[:, None], 64, axis=1)}[case]
+    vae = BetaVAE(n_components=2, encoder="mlp", max_epochs=2, batch_size=4,
+                  random_state=0).fit(X)
+    assert vae.likelihood_ == "bernoulli"
+    far = 10 * rng.randn(6, 2)  # codes far outside the prior's bulk
+    for out in (vae.inverse_transform(vae.transform(X)), vae.inverse_transform(far),
+                vae.sample(6)):
+        assert np.isfinite(out).all() and out.min() >= 0 and out.max() <= 1

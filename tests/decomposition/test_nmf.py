@@ -738,3 +738,38 @@ def test_solver_mu_kl_transform_keeps_the_l1_term_fixed():
                    tol=0, random_state=0).fit(X)
     assert_allclose(theirs.components_, H, rtol=1e-8, atol=1e-12)  # fit agrees
     assert not np.allclose(theirs.transform(X), W, rtol=1e-3)  # its transform does not
+
+
+def test_nmf_docs_snippets_run():
+    """The ``.. code-block:: python`` snippets of docs/papers/lee_seung_nmf.rst run."""
+    import pathlib
+    import re
+
+    path = pathlib.Path(__file__).parents[2] / "docs" / "papers" / "lee_seung_nmf.rst"
+    blocks = re.findall(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", path.read_text())
+    assert len(blocks) >= 2
+    for block in blocks:
+        code = "\n".join(line[4:] for line in block.splitlines())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            exec(compile(code, str(path), "exec"), {})
+
+
+@pytest.mark.parametrize("solver", ["floored-mu", "mu"])
+@pytest.mark.parametrize("case", ["constant", "one sample", "all zero", "constant rows"])
+def test_factors_stay_non_negative_and_finite_on_degenerate_data(solver, case):
+    X = {"constant": np.full((8, 5), 7.0),
+         "one sample": np.abs(np.random.RandomState(0).randn(1, 5)),
+         "all zero": np.zeros((8, 5)),
+         "constant rows": np.repeat(np.linspace(0, 2, 8)[:, None], 5, axis=1)}[case]
+    for beta in (2, 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model = NMF(1, solver=solver, beta_loss=beta, max_iter=30, random_state=0)
+            W = model.fit_transform(X)
+            T = model.transform(X)
+        for A in (W, model.components_, T, model.inverse_transform(W)):
+            assert np.isfinite(A).all() and (A >= 0).all()
+        assert np.isfinite(model.reconstruction_err_) and model.reconstruction_err_ >= 0
+        # rank-one data is reproduced
+        assert_allclose(model.inverse_transform(W), X, atol=1e-6 * max(1.0, X.max()))
