@@ -52,8 +52,10 @@ $(VENV)/.docs: pyproject.toml $(VENV)/.installed
 	$(PIP) install --quiet -e ".[test,docs]"
 	touch $@
 
+# the HTML is then checked as a reader meets it: every internal link, anchor and image
 docs: $(VENV)/.docs
 	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
+	$(BIN)/python docs/check_html.py docs/_build/html
 
 # The peers are installed without their own pins: scikit-fingerprints pins an older RDKit
 # and chemprop pulls packages we do not need; torch stays as installed. chemprop 2.3 imports
