@@ -212,8 +212,7 @@ class _GraphEstimator(BaseEstimator):
         mols, invalid, smiles, multi = check_standardized_molecules(
             values, getattr(self, "standardize", False))
         valid = raise_or_mask(invalid, len(values), errors=self.errors)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                stacklevel=5)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__)
         kept = [m for m in mols if m is not None]
         if not with_smiles:
             return kept, valid
@@ -272,8 +271,7 @@ class _GraphEstimator(BaseEstimator):
             invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
             multi = sorted(multi + [missing[j] for j in sub_multi])
         valid = raise_or_mask(invalid, len(values), errors=self.errors)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                stacklevel=5)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__)
         return [entry[0] for entry in found if entry is not None], valid
 
     def _fit_graphs(self, X, y, sample_weight=None):
