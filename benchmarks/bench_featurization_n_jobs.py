@@ -2,7 +2,8 @@
 
 Times the featurization alone of each estimator family (ECFP4 ``transform``; the graph
 estimators' graphs, as their ``fit`` and ``predict`` build them) for MOSES molecules
-in sizes ``--sizes`` (with the in-process shortcut for small inputs switched off), with ``n_jobs=1`` and ``n_jobs=--n-jobs`` (joblib's loky backend;
+in sizes ``--sizes`` (with the in-process shortcut for small inputs switched off), with
+``n_jobs=1`` and ``n_jobs=--n-jobs`` (joblib's loky backend;
 the worker pool is started before timing, as it is after a first call), best of
 ``--repeats``. Prints the wall seconds and the speed-up; a speed-up below 1 means the
 workers cost more than they save.

@@ -45,18 +45,19 @@ NUMERIC = {
                                    "batch_size": 16, "generator_steps": 5, "random_state": 0},
 }
 
-def _circular_fingerprint_64():
-    from sklearn_papers.chem import CircularFingerprint
+def _small_mpnn_regressor():
+    from sklearn_papers.chem import MPNNRegressor
 
-    return CircularFingerprint(n_bits=64)
+    return MPNNRegressor(hidden_size=8, n_steps=2, set2set_steps=2, edge_hidden_size=8,
+                         max_epochs=2, batch_size=4, random_state=0)
 
 
 # class name -> dict of constructor parameters (small and fast)
 MOLECULE = {
     "CircularFingerprint": {"radius": 2, "n_bits": 256},
-    # the meta-estimator around a fast molecule transformer; tests/chem/test_skip_invalid.py
-    # checks it around regressors, classifiers and pipelines
-    "SkipInvalidMolecules": {"estimator": _circular_fingerprint_64()},
+    # the meta-estimator around a small graph regressor (which takes sample weights);
+    # tests/chem/test_skip_invalid.py checks it around transformers, classifiers, pipelines
+    "SkipInvalidMolecules": {"estimator": _small_mpnn_regressor()},
     "GroverClassifier": {"hidden_size": 8, "n_heads": 1, "depth": 2, "ffn_hidden": 8,
                          "max_epochs": 4, "lr": 1e-2, "batch_size": 4, "pretrained": None,
                          "random_state": 0},

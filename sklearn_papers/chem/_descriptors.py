@@ -162,8 +162,7 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
         values = as_molecule_array(X)
         mols, invalid, _, multi = check_standardized_molecules(values, self.standardize)
         valid = raise_or_mask(invalid, len(values), errors=self.errors)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                stacklevel=4)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__)
         kept = [m for m in mols if m is not None]
         n = effective_n_jobs(self.n_jobs)
         if n == 1 or len(kept) < 64:

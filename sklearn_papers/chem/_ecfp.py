@@ -328,8 +328,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         values = as_molecule_array(X)
         _, invalid, _, multi = check_standardized_molecules(values, self.standardize)
         raise_or_mask(invalid, len(values), errors=self.errors)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                stacklevel=4)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__)
         set_molecule_input_attributes(self, X)
         return self
 
@@ -417,7 +416,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
             multi.extend(several)
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
         valid = raise_or_mask(invalid, n, errors=self.errors)
-        warn_multiple_fragments(multi, values, n, type(self).__name__, stacklevel=4)
+        warn_multiple_fragments(multi, values, n, type(self).__name__)
         if not valid.all():
             out[~valid] = np.nan
         return out

@@ -212,8 +212,7 @@ class _GraphEstimator(BaseEstimator):
         mols, invalid, smiles, multi = check_standardized_molecules(
             values, getattr(self, "standardize", False))
         valid = raise_or_mask(invalid, len(values), errors=self.errors)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                stacklevel=5)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__)
         kept = [m for m in mols if m is not None]
         if not with_smiles:
             return kept, valid
@@ -272,8 +271,7 @@ class _GraphEstimator(BaseEstimator):
             invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
             multi = sorted(multi + [missing[j] for j in sub_multi])
         valid = raise_or_mask(invalid, len(values), errors=self.errors)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                stacklevel=5)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__)
         return [entry[0] for entry in found if entry is not None], valid
 
     def _fit_graphs(self, X, y, sample_weight=None):
@@ -415,10 +413,18 @@ class _SkorchGraphEstimator(_GraphEstimator):
 class _FitTransformWarnsOnce:
     """``fit_transform`` as ``fit`` then ``transform``, with one multi-fragment warning."""
 
-    def fit_transform(self, X, y=None, **fit_params):
+    def _fit_then_transform(self, X, y, fit_kwargs):
+        from sklearn_papers.chem._standardize import MultipleFragmentsWarning
+
+        self.fit(X, y, **fit_kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MultipleFragmentsWarning)
+            return self.transform(X)
+
+    def fit_transform(self, X, y=None, sample_weight=None):
         """Fit on ``X`` (and ``y``), then transform ``X``.
 
-        The same as ``fit(X, y, **fit_params).transform(X)``, except that a
+        The same as ``fit(X, y, sample_weight=sample_weight).transform(X)``, except that a
         :class:`~sklearn_papers.chem.MultipleFragmentsWarning` is given once, by ``fit``.
 
         Parameters
@@ -427,20 +433,16 @@ class _FitTransformWarnsOnce:
             SMILES strings or RDKit ``Mol`` objects.
         y : array-like of shape (n_samples,) or (n_samples, n_targets), default=None
             Targets, as ``fit`` takes them.
-        **fit_params : dict
-            Other arguments of ``fit`` (``sample_weight``).
+        sample_weight : array-like of shape (n_samples,), default=None
+            As ``fit`` takes them.
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features_out)
             As :meth:`transform` gives it.
         """
-        from sklearn_papers.chem._standardize import MultipleFragmentsWarning
-
-        self.fit(X, y, **fit_params)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MultipleFragmentsWarning)
-            return self.transform(X)
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return self._fit_then_transform(X, y, kwargs)
 
 
 class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce,

@@ -527,6 +527,26 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         self.verbose = verbose
         self.n_jobs = n_jobs
 
+    def fit_transform(self, X, y=None):
+        """Fit (load or pretrain the encoder), then transform ``X``.
+
+        The same as ``fit(X, y).transform(X)``, except that a
+        :class:`~sklearn_papers.chem.MultipleFragmentsWarning` is given once, by ``fit``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,) or (n_samples, 1)
+            SMILES strings or RDKit ``Mol`` objects.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_out)
+            As :meth:`transform` gives it.
+        """
+        return self._fit_then_transform(X, y, {})
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Load ``pretrained`` (and continue pretraining on ``X`` if ``max_epochs > 0``).

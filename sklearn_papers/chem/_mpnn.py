@@ -229,7 +229,8 @@ _PARAMS_DOC = """\
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512
         molecules are featurized in-process; worth it only for thousands of molecules on
-        idle cores (:doc:`/user_guide/molecules_own_data`).""".replace("{_TRAINING_DOC}", _TRAINING_DOC)
+        idle cores (:doc:`/user_guide/molecules_own_data`).""".replace(
+    "{_TRAINING_DOC}", _TRAINING_DOC)
 
 _REFERENCES = """\
     .. [1] J. Gilmer, S. S. Schoenholz, P. F. Riley, O. Vinyals and G. E. Dahl, "Neural

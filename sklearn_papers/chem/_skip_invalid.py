@@ -127,7 +127,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         return values, valid, invalid
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y=None, sample_weight=None, **fit_params):
+    def fit(self, X, y=None, sample_weight=None):
         """Fit a clone of ``estimator`` on the valid molecules.
 
         Parameters
@@ -138,12 +138,11 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         y : array-like of shape (n_samples,) or (n_samples, n_outputs), default=None
             Targets; the rows of invalid molecules are left out with them.
         sample_weight : array-like of shape (n_samples,), default=None
-            Weights, passed to the wrapped estimator's ``fit`` for the valid rows (a
-            ``Pipeline`` takes them through metadata routing or as
-            ``stepname__sample_weight`` in ``fit_params``).
-        **fit_params : dict
-            Other keyword arguments of the wrapped ``fit``; array-likes with one entry
-            per row of ``X`` are subset to the valid rows, others passed as they are.
+            Weights of the rows; those of the valid rows go to the wrapped estimator's
+            ``fit`` as ``sample_weight``. A wrapped ``Pipeline`` gets them as
+            ``<last step>__sample_weight`` (its final estimator's weights), or, with
+            scikit-learn's metadata routing enabled, as ``sample_weight`` for the steps
+            that request it. An estimator that takes no weights raises ``TypeError``.
 
         Returns
         -------
@@ -174,11 +173,11 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
             if arr is not None and not np.isscalar(arr) and len(arr) != n:
                 raise ValueError(
                     f"X has {n} molecules but {name} has {len(arr)} rows.")
-        params = {k: (_safe_indexing(v, keep) if _is_row_aligned(v, n) else v)
-                  for k, v in fit_params.items()}
+        params = {}
         if sample_weight is not None:
-            params["sample_weight"] = (sample_weight if np.isscalar(sample_weight)
-                                       else _safe_indexing(sample_weight, keep))
+            params[_weight_name(self.estimator)] = (
+                sample_weight if np.isscalar(sample_weight)
+                else _safe_indexing(sample_weight, keep))
         X_valid = _safe_indexing(_as_indexable(X, values), keep)
         y_valid = None if y is None else _safe_indexing(y, keep)
         self.left_out_ = np.flatnonzero(~valid).astype(np.int64)
@@ -357,7 +356,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         return self
 
     @available_if(_inner_has("transform"))
-    def fit_transform(self, X, y=None, **fit_params):
+    def fit_transform(self, X, y=None, sample_weight=None):
         """Fit on the valid molecules, then transform all of ``X``.
 
         Parameters
@@ -366,7 +365,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
             SMILES strings or RDKit ``Mol`` objects.
         y : array-like of shape (n_samples,), default=None
             Targets, if the wrapped estimator uses them.
-        **fit_params : dict
+        sample_weight : array-like of shape (n_samples,), default=None
             As in :meth:`fit`.
 
         Returns
@@ -374,7 +373,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         X_new : ndarray of shape (n_samples, n_features_out)
             See :meth:`transform`.
         """
-        return self.fit(X, y, **fit_params).transform(X)
+        return self.fit(X, y, sample_weight=sample_weight).transform(X)
 
     @available_if(_inner_has("get_feature_names_out"))
     def get_feature_names_out(self, input_features=None):
@@ -444,9 +443,16 @@ def _short(value):
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
-def _is_row_aligned(value, n):
-    return (hasattr(value, "__len__") and not isinstance(value, (str, bytes, dict))
-            and len(value) == n)
+def _weight_name(estimator):
+    """The keyword under which ``estimator.fit`` takes row weights: ``sample_weight``, or
+    ``<last step>__sample_weight`` for a ``Pipeline`` without metadata routing."""
+    from sklearn import get_config
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(estimator, Pipeline) and not get_config().get(
+            "enable_metadata_routing", False):
+        return f"{estimator.steps[-1][0]}__sample_weight"
+    return "sample_weight"
 
 
 def _as_indexable(X, values):

@@ -158,10 +158,29 @@ def n_multi_fragment(values, mols):
     return found
 
 
-def warn_multiple_fragments(positions, values, n_samples, estimator, stacklevel=3):
-    """One :class:`MultipleFragmentsWarning` naming how many and the first one."""
+def _caller_stacklevel():
+    """``stacklevel`` for a warning raised here that points at the first frame outside
+    sklearn_papers, scikit-learn and joblib (the user's call, through any wrappers)."""
+    import sys
+
+    frame, level = sys._getframe(1), 1  # level 1: the function calling warnings.warn
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not name.startswith(("sklearn_papers.", "sklearn.", "joblib.")):
+            return level
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def warn_multiple_fragments(positions, values, n_samples, estimator, stacklevel=None):
+    """One :class:`MultipleFragmentsWarning` naming how many and the first one.
+
+    ``stacklevel`` None points the warning at the user's call (the first frame outside
+    sklearn_papers and scikit-learn)."""
     if not positions:
         return
+    if stacklevel is None:
+        stacklevel = _caller_stacklevel()
     first = positions[0]
     value = values[first]
     shown = repr(value) if isinstance(value, str) else "<rdkit Mol>"

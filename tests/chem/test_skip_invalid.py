@@ -34,7 +34,7 @@ def test_fit_uses_the_valid_rows_with_their_targets_and_weights():
     y = np.arange(len(X), dtype=float)
     w = np.linspace(0.5, 2.0, len(X))
     with pytest.warns(UserWarning, match=r"left 4 of 16 invalid .*index 2: 'C1CC'"):
-        model = SkipInvalidMolecules(_ridge()).fit(X, y, ridge__sample_weight=w)
+        model = SkipInvalidMolecules(_ridge()).fit(X, y, sample_weight=w)
     assert model.n_left_out_ == 4
     np.testing.assert_array_equal(model.left_out_, sorted(BAD))
     reference = _ridge().fit(X[valid], y[valid], ridge__sample_weight=w[valid])

@@ -167,3 +167,16 @@ def test_multi_fragment_warning_once_per_call(cls):
 def test_standardize_parameter_is_validated():
     with pytest.raises((TypeError, ValueError), match="standardize"):
         CircularFingerprint(standardize="yes").transform(["CCO"])
+
+
+def test_multi_fragment_warning_points_at_the_callers_line():
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+
+    for call in (lambda: CircularFingerprint().set_output(transform="pandas").transform(
+                     ["CCN.Cl"]),
+                 lambda: make_pipeline(CircularFingerprint(), Ridge()).fit(
+                     ["CCN.Cl", "CCO"], [1.0, 2.0])):
+        with pytest.warns(MultipleFragmentsWarning) as record:
+            call()
+        assert record[0].filename == __file__, record[0].filename
