@@ -19,6 +19,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array
 
 from sklearn_papers.nn._skorch import check_device
+from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -1346,6 +1347,10 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 "'kullback-leibler'). For coordinate descent use "
                 "sklearn.decomposition.NMF(solver='cd').")
         self._beta_loss = _beta_to_float(self.beta_loss)
+        if not np.isfinite(self._beta_loss):
+            raise ValueError(f"beta_loss must be finite (e.g. 2, 1, 0.5, 0, -1 or "
+                             f"'frobenius', 'kullback-leibler', 'itakura-saito'), got "
+                             f"{self.beta_loss!r}")
         if self.solver == "floored-mu" and self._beta_loss not in (1.0, 2.0):
             raise ValueError(
                 f"beta_loss={self.beta_loss!r} needs solver='mu' (scikit-learn's "
@@ -1404,7 +1409,7 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             # otherwise data around 1e-16 loses every entry (a rank-one start).
             threshold = 1e-6 * min(1.0, math.sqrt(mean)) if mean > 0 else 1e-6
             W, H = _initialize_nmf(X, k, init=self.init, eps=threshold,
-                                   random_state=self.random_state)
+                                   random_state=check_random_state(self.random_state))
             W, H = W.astype(X.dtype, copy=False), H.astype(X.dtype, copy=False)
         return np.maximum(W, eps), np.maximum(H, eps)
 
@@ -1426,7 +1431,7 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             warnings.warn("When init!='custom', provided W or H are ignored. Set "
                           "init='custom' to use them as initialization.", RuntimeWarning,
                           stacklevel=3)
-        W, H = _initialize_nmf(X, k, init=self.init, random_state=self.random_state)
+        W, H = _initialize_nmf(X, k, init=self.init, random_state=check_random_state(self.random_state))
         return W.astype(X.dtype, copy=False), H.astype(X.dtype, copy=False)
 
     def fit(self, X, y=None, W=None, H=None):

@@ -4,6 +4,8 @@ numpy only. Box AP follows the same matching and 101-point interpolation as
 :func:`~sklearn_papers.metrics.mask_average_precision` (one protocol for both), on box IoUs.
 """
 
+import numbers
+
 import numpy as np
 
 from sklearn_papers.metrics._segmentation import (
@@ -109,8 +111,9 @@ def box_average_precision(true_boxes, pred_boxes, *, pred_scores=None, true_labe
     ------
     ValueError
         If the numbers of images differ, a box set is malformed (the message names the
-        image), a score or label array has the wrong length, only one of the label lists
-        is given, or a threshold is outside (0, 1).
+        image), a score or label array has the wrong length, a label is not an integer,
+        only one of the label lists is given, a threshold is outside (0, 1), or
+        ``max_detections`` is not an int >= 1.
 
     References
     ----------
@@ -137,6 +140,10 @@ def box_average_precision(true_boxes, pred_boxes, *, pred_scores=None, true_labe
     if (true_labels is None) != (pred_labels is None):
         raise ValueError("Pass both true_labels and pred_labels (class-aware AP) or neither "
                          "(class-agnostic AP).")
+    if isinstance(max_detections, bool) or not isinstance(max_detections, numbers.Integral) \
+            or max_detections < 1:
+        raise ValueError(f"max_detections must be an int >= 1 (COCO: 100), got "
+                         f"{max_detections!r}")
     gts = [_check_boxes(b, f"true_boxes[{i}]") for i, b in enumerate(true_boxes)]
     dts = [_check_boxes(b, f"pred_boxes[{i}]") for i, b in enumerate(pred_boxes)]
     n = len(gts)
@@ -195,7 +202,7 @@ def matched_mask_iou(y_true, y_pred, *, threshold=0.5):
     ------
     ValueError
         If the maps are not integer label maps of matching numbers and shapes (naming the
-        image), or ``threshold`` is outside (0, 1].
+        image), there are no images, or ``threshold`` is not a number in (0, 1].
 
     Examples
     --------
@@ -206,12 +213,15 @@ def matched_mask_iou(y_true, y_pred, *, threshold=0.5):
     >>> [round(v, 3) for v in matched_mask_iou(true, pred)]
     [0.667, 1.0]
     """
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not (
+            0 < threshold <= 1):
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
     threshold = float(threshold)
-    if not 0 < threshold <= 1:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     true, pred = _check_maps(y_true, "y_true"), _check_maps(y_pred, "y_pred")
     if len(true) != len(pred):
         raise ValueError(f"y_true has {len(true)} images but y_pred has {len(pred)}.")
+    if not true:
+        raise ValueError("y_true and y_pred are empty (0 images).")
     ious, n_true = [], 0
     for i, (t, p) in enumerate(zip(true, pred)):
         if t.shape != p.shape:

@@ -1,5 +1,7 @@
 """Image statistics for generative models: sharpness by finite differences. numpy only."""
 
+import numbers
+
 import numpy as np
 
 __all__ = ["image_sharpness"]
@@ -29,8 +31,9 @@ def image_sharpness(images, image_shape=None):
     Raises
     ------
     ValueError
-        If ``images`` is empty, holds NaN or inf, is not 3-D without ``image_shape``, or
-        its rows do not have ``H * W`` values.
+        If ``images`` is empty, complex, holds NaN or inf, is not 3-D without
+        ``image_shape``, its rows do not have ``H * W`` values, or ``image_shape`` is not a
+        pair of positive ints.
 
     References
     ----------
@@ -45,12 +48,21 @@ def image_sharpness(images, image_shape=None):
     >>> image_sharpness(stripes)
     1.0
     """
+    arr = np.asarray(images)
+    if np.iscomplexobj(arr):
+        raise ValueError("images must be real numbers, got complex values")
     try:
-        x = np.asarray(images, dtype=np.float64)
+        x = np.asarray(arr, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"images must be numbers: {exc}") from None
     if image_shape is not None:
-        h, w = (int(v) for v in image_shape)
+        shape = tuple(image_shape) if isinstance(image_shape, (tuple, list)) else None
+        if shape is None or len(shape) != 2 or not all(
+                isinstance(v, numbers.Integral) and not isinstance(v, bool) and v > 0
+                for v in shape):
+            raise ValueError(f"image_shape must be a pair of positive ints (H, W), got "
+                             f"{image_shape!r}")
+        h, w = (int(v) for v in shape)
         if x.ndim != 2 or x.shape[1] != h * w:
             raise ValueError(f"with image_shape={tuple(image_shape)}, images must be rows of "
                              f"{h * w} values; got shape {x.shape}")

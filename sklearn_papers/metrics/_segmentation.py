@@ -235,13 +235,20 @@ def _per_image(values, name, n_images, counts, dtype, default):
         raise ValueError(f"{name} has {len(values)} entries but there are {n_images} images.")
     out = []
     for i, (v, k) in enumerate(zip(values, counts)):
-        v = np.asarray(v, dtype=float).ravel()
+        try:
+            v = np.asarray(v, dtype=float).ravel()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}[{i}] must hold numbers: {exc}") from None
         if v.size != k:
             raise ValueError(f"{name}[{i}] has {v.size} values but image {i} has {k} "
                              "instances (one value per instance, in increasing id order "
                              "for a label map).")
         if not np.all(np.isfinite(v)):
             raise ValueError(f"{name}[{i}] has non-finite values.")
+        bad = (v != np.round(v)) | (np.abs(v) >= 2.0**53)
+        if np.issubdtype(dtype, np.integer) and bad.any():
+            raise ValueError(f"{name}[{i}] must hold integer class ids (exactly representable "
+                             f"integers); got {v[bad][:3].tolist()}")
         out.append(v.astype(dtype))
     return out
 

@@ -773,3 +773,20 @@ def test_factors_stay_non_negative_and_finite_on_degenerate_data(solver, case):
         assert np.isfinite(model.reconstruction_err_) and model.reconstruction_err_ >= 0
         # rank-one data is reproduced
         assert_allclose(model.inverse_transform(W), X, atol=1e-6 * max(1.0, X.max()))
+
+
+@pytest.mark.parametrize("solver", ["floored-mu", "mu"])
+@pytest.mark.parametrize("init", ["random", "nndsvda", "nndsvdar"])
+def test_random_state_none_leaves_the_global_numpy_rng_alone(solver, init):
+    X = np.random.RandomState(0).rand(6, 4)
+    np.random.seed(0)
+    before = np.random.get_state()[1].copy()
+    NMF(2, solver=solver, init=init, max_iter=2).fit(X)
+    np.testing.assert_array_equal(np.random.get_state()[1], before)
+
+
+@pytest.mark.parametrize("beta", [np.inf, -np.inf, np.nan])
+def test_non_finite_beta_loss_is_refused(beta):
+    X = np.random.RandomState(0).rand(6, 4)
+    with pytest.raises(ValueError, match="beta_loss must be finite"):
+        NMF(2, solver="mu", beta_loss=beta, max_iter=2).fit(X)

@@ -137,12 +137,36 @@ def test_image_sharpness():
     (lambda: matched_mask_iou(np.zeros((1, 4, 4), int), np.zeros((1, 4, 5), int)),
      r"y_true\[0\] has shape"),
     (lambda: matched_mask_iou(np.zeros((1, 4, 4), int), np.zeros((1, 4, 4), int),
-                              threshold=0), "threshold must be in"),
+                              threshold=0), "threshold must be a number in"),
     (lambda: image_sharpness(np.zeros((2, 3))), "image_shape"),
     (lambda: image_sharpness(np.zeros((1, 10)), image_shape=(3, 3)), "rows of 9 values"),
     (lambda: image_sharpness(np.full((1, 2, 2), np.nan)), "NaN or inf"),
     (lambda: image_sharpness(np.zeros((0, 2, 2))), "empty"),
 ])
 def test_bad_input_names_the_problem(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: box_average_precision([[[0, 0, 4, 4]]], [[[0, 0, 4, 4]]], max_detections=0),
+     "max_detections must be an int >= 1"),
+    (lambda: box_average_precision([[[0, 0, 4, 4]]], [[[0, 0, 4, 4]]], max_detections=1.5),
+     "max_detections must be an int >= 1"),
+    (lambda: box_average_precision([[[0, 0, 4, 4]]], [[[0, 0, 4, 4]]], max_detections=True),
+     "max_detections must be an int >= 1"),
+    (lambda: box_average_precision([[[0, 0, 4, 4]]], [[[0, 0, 4, 4]]], true_labels=[[1]],
+                                   pred_labels=[[1.7]]), r"pred_labels\[0\] must hold integer"),
+    (lambda: box_average_precision([[[0, 0, 4, 4]]], [[[0, 0, 4, 4]]], true_labels=[[1]],
+                                   pred_labels=[["cat"]]), r"pred_labels\[0\] must hold numbers"),
+    (lambda: matched_mask_iou([], []), "empty"),
+    (lambda: matched_mask_iou(np.zeros((1, 2, 2), int), np.zeros((1, 2, 2), int),
+                              threshold=None), "threshold must be a number"),
+    (lambda: image_sharpness(np.zeros((1, 4)), image_shape=(-2, -2)), "pair of positive ints"),
+    (lambda: image_sharpness(np.zeros((1, 4)), image_shape=4), "pair of positive ints"),
+    (lambda: image_sharpness(np.zeros((1, 4)), image_shape=(2.0, 2.0)), "pair of positive ints"),
+    (lambda: image_sharpness(np.zeros((1, 2, 2)) + 1j), "complex"),
+])
+def test_parameters_and_labels_are_checked(call, match):
     with pytest.raises(ValueError, match=match):
         call()
