@@ -19,7 +19,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array
 
 from sklearn_papers.nn._skorch import check_device
-from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -810,6 +809,17 @@ _BETA_ALIASES = {"frobenius": 2.0, "kullback-leibler": 1.0, "itakura-saito": 0.0
 _BETA_NAMES = {2.0: "frobenius", 1.0: "kullback-leibler"}
 
 
+def _init_random_state(random_state):
+    """``random_state`` for scikit-learn's ``_initialize_nmf``: as given, except None, which
+    becomes a fresh int seed from the operating system's entropy (scikit-learn would draw
+    from numpy's global generator). An int is passed as an int, so that every generator the
+    initialisation makes (its randomized SVD, its random fill) starts from it, as in
+    scikit-learn."""
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    return random_state
+
+
 def _beta_to_float(beta_loss):
     """``beta_loss`` as a float (``"frobenius"`` 2, ``"kullback-leibler"`` 1,
     ``"itakura-saito"`` 0)."""
@@ -1409,7 +1419,7 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             # otherwise data around 1e-16 loses every entry (a rank-one start).
             threshold = 1e-6 * min(1.0, math.sqrt(mean)) if mean > 0 else 1e-6
             W, H = _initialize_nmf(X, k, init=self.init, eps=threshold,
-                                   random_state=check_random_state(self.random_state))
+                                   random_state=_init_random_state(self.random_state))
             W, H = W.astype(X.dtype, copy=False), H.astype(X.dtype, copy=False)
         return np.maximum(W, eps), np.maximum(H, eps)
 
@@ -1431,7 +1441,7 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             warnings.warn("When init!='custom', provided W or H are ignored. Set "
                           "init='custom' to use them as initialization.", RuntimeWarning,
                           stacklevel=3)
-        W, H = _initialize_nmf(X, k, init=self.init, random_state=check_random_state(self.random_state))
+        W, H = _initialize_nmf(X, k, init=self.init, random_state=_init_random_state(self.random_state))
         return W.astype(X.dtype, copy=False), H.astype(X.dtype, copy=False)
 
     def fit(self, X, y=None, W=None, H=None):
