@@ -521,8 +521,8 @@ def _slip(env, p):
 def _widened_grid_world(rng):
     """A meta-training environment from the widened distribution: one of our 5 x 5 layouts
     with its rewards scaled by 0.1, 1, 10 or 100 (negated with probability 1/4), a per-step
-    reward of 0, -0.1 or -1, episodes of 10 to 150 steps and slipperiness 0 to 2/3 (the
-    sampler of :meth:`LearnedPolicyGradient.fit`)."""
+    reward of 0, -0.1 or -1, episodes of 10 to 150 steps and slipperiness 0 to 0.66 (a
+    sampler for :meth:`LearnedPolicyGradient.fit`)."""
     from gymnasium.wrappers import TransformReward
 
     from sklearn_papers.rl import GridWorld, make_grid_world
@@ -533,7 +533,7 @@ def _widened_grid_world(rng):
                     max_steps=int(rng.choice([10, 20, 40, 80, 150])))
     scale = float(rng.choice([0.1, 1.0, 10.0, 100.0])) * (1.0 if rng.rand() < 0.75 else -1.0)
     env = TransformReward(env, _Affine(scale, float(rng.choice([0.0, 0.0, -0.1, -1.0]))))
-    p = float(rng.choice([0.0, 0.0, 0.1, 1 / 3, 2 / 3]))
+    p = float(rng.choice([0.0, 0.0, 0.1, 0.33, 0.66]))
     return _slip(env, p) if p else env
 
 
@@ -684,7 +684,7 @@ def _stock_section(baselines, rules, cfg, wall):
         "meta-trained on a widened distribution of our grid worlds (rewards scaled by 0.1 "
         "to 100 and negated a quarter of the time, a per-step reward of 0, -0.1 or -1, "
         "episodes of 10 to 150 steps, actions replaced by random ones with probability 0 "
-        "to 2/3). Every method trains one tabular agent per environment and agent seed "
+        "to 0.66). Every method trains one tabular agent per environment and agent seed "
         f"({n_seeds} seed{'s' if n_seeds > 1 else ''}) for {lifetime * 20:,} environment "
         f"steps ({lifetime} updates of 20 steps); each agent is then evaluated greedily on "
         f"{episodes} episodes (an episode still running after {max_steps} steps is cut). "
