@@ -4,7 +4,6 @@ from numbers import Integral
 
 import numpy as np
 from gymnasium import spaces
-from sklearn.utils import check_random_state
 
 from sklearn_papers.rl._agents import MLPAgent, TabularAgent, _Agent
 from sklearn_papers.rl._environments import (
@@ -15,6 +14,7 @@ from sklearn_papers.rl._environments import (
     _step_result,
     check_environment,
 )
+from sklearn_papers.utils._random import check_random_state
 
 __all__ = ["evaluate_policy"]
 

@@ -521,7 +521,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         try:
             est = cls(**json.loads(blob["config"]))
             est._validate_params()
-            rule = est._new_rule()
+            with torch_seeded(0):  # initial weights, replaced by the file's below
+                rule = est._new_rule()
             rule.load_state_dict(blob["state_dict"])
         except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             raise ValueError(f"{str(path)!r} is a damaged LearnedPolicyGradient rule file "

@@ -307,3 +307,22 @@ def test_environments_returning_bad_values_are_named(make, env, match):
     good = _BadEnv(obs=0.5, box=True) if "non-finite" in match else _BadEnv()
     with pytest.raises(ValueError, match=match):
         make().fit([good, env()])
+
+
+def test_load_and_evaluate_policy_leave_the_global_rngs_alone(fitted, grids, tmp_path):
+    import torch
+
+    from sklearn_papers.rl import evaluate_policy
+
+    path = tmp_path / "rule.pt"
+    fitted.save(path)
+    np.random.seed(0)
+    torch.manual_seed(0)
+    np_before, torch_before = np.random.get_state()[1].copy(), torch.get_rng_state()
+    LearnedPolicyGradient.load(path)
+    agent = fitted.train_agent(grids[0])
+    with pytest.raises(TypeError):
+        evaluate_policy("not an agent", grids[0])
+    evaluate_policy(agent, grids[0], n_episodes=2)
+    np.testing.assert_array_equal(np.random.get_state()[1], np_before)
+    assert torch.equal(torch.get_rng_state(), torch_before)
