@@ -168,14 +168,15 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
             weight = (weight / weight.mean()).astype(np.float32)
         new_task = task not in known
         labels = np.unique(y) if classes is None else np.union1d(np.unique(y), classes)
-        if new_task:
-            self.tasks_ = np.array(known + [task], dtype=object)
-            self.n_tasks_ = len(self.tasks_)
-            self.task_classes_[task] = labels
-        else:
-            self.task_classes_[task] = self._union(self.task_classes_[task], labels)
-        all_labels = [self.task_classes_[t] for t in self.tasks_]
-        self.classes_ = self._union(*all_labels)
+        # every check first, then the state: a refused call leaves the estimator as it was
+        task_labels = labels if new_task else self._union(self.task_classes_[task], labels)
+        tasks = known + [task] if new_task else known
+        all_classes = self._union(*[task_labels if t == task else self.task_classes_[t]
+                                    for t in tasks])
+        self.tasks_ = np.array(tasks, dtype=object)
+        self.n_tasks_ = len(self.tasks_)
+        self.task_classes_[task] = task_labels
+        self.classes_ = all_classes
         seed = int((self._seed + 7919 * self._n_calls) % (2**31 - 1))
         self._n_calls += 1
         self._observe(X_exact)

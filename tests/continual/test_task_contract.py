@@ -146,3 +146,17 @@ def test_continual_docs_snippets_run():
     for block in blocks:
         code = "\n".join(line[4:] for line in block.splitlines())
         exec(compile(code, "docs/continual.rst", "exec"), namespace)
+
+
+@pytest.mark.parametrize("cls", [ProgressiveNetworkClassifier, GenerativeReplayClassifier])
+def test_a_refused_call_leaves_the_estimator_as_it_was(cls):
+    X = np.random.RandomState(0).rand(8, 4)
+    est = cls(hidden_layer_sizes=(4,), max_epochs=1, random_state=0)
+    est.partial_fit(X, [0, 1] * 4, task=0)
+    with pytest.raises(ValueError, match="labels of different types"):
+        est.partial_fit(X, ["a", "b"] * 4, task=1)
+    assert list(est.tasks_) == [0] and set(est.task_classes_) == {0}
+    est.partial_fit(X, [2, 3] * 4, task=1)   # the next call works
+    assert list(est.tasks_) == [0, 1]
+    kwargs = {"task": 1} if cls is ProgressiveNetworkClassifier else {}
+    assert est.predict(X, **kwargs).shape == (8,)
