@@ -1,5 +1,6 @@
 """RDKit's 2-D molecular descriptors, normalized through a fitted per-descriptor CDF."""
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -228,6 +229,12 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
         if self.normalize == "cdf":
             finite = np.where(np.isfinite(raw), raw, np.nan)
             self._never_finite = np.isnan(finite).all(axis=0)
+            if len(raw) == 1:
+                warnings.warn(
+                    "RDKitDescriptors was fitted on one valid molecule: the empirical CDF of "
+                    "one point maps each descriptor to 0, 0.5 or 1 (below, equal to, above "
+                    "that molecule's value). Fit on the training set for a useful scale.",
+                    UserWarning, stacklevel=3)
             self.quantile_transformer_ = QuantileTransformer(
                 n_quantiles=min(1000, len(raw)), output_distribution="uniform",
                 subsample=None).fit(finite)
@@ -260,7 +267,16 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
 
     def _output(self, raw, valid):
         values = raw
-        if self.quantile_transformer_ is not None:
+        if self.quantile_transformer_ is not None and not len(raw):
+            values = raw  # every molecule invalid (errors="nan"): rows of NaN below
+        elif self.quantile_transformer_ is not None and \
+                self.quantile_transformer_.n_quantiles_ == 1:
+            # the empirical CDF of a single training molecule: a step at its value
+            ref = self.quantile_transformer_.quantiles_[0]
+            values = np.where(raw > ref, 1.0, np.where(raw < ref, 0.0, NAN_VALUE))
+            values[np.isnan(raw) | np.isnan(np.broadcast_to(ref, raw.shape))] = NAN_VALUE
+            values[:, self._never_finite] = NAN_VALUE
+        elif self.quantile_transformer_ is not None:
             finite = np.isfinite(raw)
             values = self.quantile_transformer_.transform(np.where(finite, raw, np.nan))
             values[np.isnan(values)] = NAN_VALUE  # NaN input and never-finite columns

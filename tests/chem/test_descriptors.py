@@ -82,3 +82,16 @@ def test_linear_model_learns_from_them():
                          RidgeCV())
     r2 = cross_val_score(pipe, X, y, cv=3).mean()
     assert r2 > 0.6, r2  # logP alone explains most of aqueous solubility
+
+
+def test_all_invalid_rows_give_nan_rows_with_errors_nan():
+    est = RDKitDescriptors(["MolWt"], errors="nan").fit(["CCO", "CC"])
+    out = est.transform(["xx", "C1CC"])
+    assert out.shape == (2, 1) and np.isnan(out).all()
+
+
+def test_one_training_molecule_gives_a_step_cdf_and_a_warning():
+    with pytest.warns(UserWarning, match="fitted on one valid molecule"):
+        est = RDKitDescriptors(["MolWt"]).fit(["CCO"])
+    np.testing.assert_array_equal(est.transform(["C", "CCO", "CCCCCCCC"]).ravel(),
+                                  [0.0, 0.5, 1.0])
