@@ -392,7 +392,9 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
         -------
         X_new : ndarray of shape (n_samples, 1), dtype=object
             The canonical SMILES of each standardized molecule, in input order; ``NaN``
-            for invalid entries when ``errors="nan"``.
+            for invalid entries when ``errors="nan"``. A molecule whose standardized SMILES
+            RDKit cannot read back (organometallics such as ferrocene) counts as invalid,
+            so every SMILES given out can be read by the next step.
 
         Raises
         ------
@@ -409,8 +411,13 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
         values = as_molecule_array(X)
         mols, invalid = parse_molecules(values)
         std, smiles, failed = standardize_parsed(mols, self._steps())
-        smiles = [s if s is not None or m is None else _to_smiles(m)
-                  for s, m in zip(smiles, std)]
+        # a standardized molecule whose SMILES RDKit cannot read back (organometallics such
+        # as ferrocene) would break the next step of a pipeline: it is an invalid row here
+        failed = failed + [
+            (i, "its standardized SMILES cannot be read back by RDKit (" + _to_smiles(m)
+             + "); use the standardize parameter of the estimator, which keeps the molecule "
+             "object, or leave this molecule out")
+            for i, (m, text) in enumerate(zip(std, smiles)) if m is not None and text is None]
         if failed:
             invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
                                         for i, why in failed], key=lambda e: e.index)

@@ -180,3 +180,15 @@ def test_multi_fragment_warning_points_at_the_callers_line():
         with pytest.warns(MultipleFragmentsWarning) as record:
             call()
         assert record[0].filename == __file__, record[0].filename
+
+
+def test_a_standardized_smiles_rdkit_cannot_read_back_is_an_invalid_row():
+    from rdkit import Chem
+
+    ferrocene = "[Fe+2].c1cc[cH-]c1.c1cc[cH-]c1"
+    out = MoleculeStandardizer(errors="nan").transform([ferrocene, "CCN.Cl"])
+    assert out[0, 0] != out[0, 0] and out[1, 0] == "CCN"   # NaN, then the parent amine
+    with pytest.raises(ValueError, match="index 0: .*cannot be read back"):
+        MoleculeStandardizer().transform([ferrocene])
+    # every SMILES it does output is readable by the next step of a pipeline
+    assert Chem.MolFromSmiles(out[1, 0]) is not None
