@@ -48,6 +48,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from sklearn_papers.reproduce._claims import Claim, judge
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
 
@@ -75,12 +76,30 @@ def _config(quick):
                 n_agents=64, mc_steps=6000, n_jobs=2)
 
 
-def _verdict(a, b, tie_scale=1.0):
-    """'holds' / 'tie' / 'does not hold' for mean(a) >= mean(b) (tie within one std)."""
-    gap = np.mean(a) - np.mean(b)
-    if abs(gap) <= tie_scale * max(np.std(a), np.std(b)):
-        return "tie (gap within one std over seeds)"
-    return "holds" if gap > 0 else "does not hold"
+def _verdict(a, b, margin=0.0):
+    """The claim "mean(a) > mean(b) + margin" on per-seed numbers, by the shared paired
+    interval rule (:mod:`._claims`): its text, starting with "holds", "does not hold" or
+    "inconclusive"."""
+    return judge(Claim("A beats B", "", "paired interval", margin=margin), a, b).short()
+
+
+def _at_least(values, target):
+    """The claim "the mean of ``values`` reaches ``target``" by the shared mean-interval
+    rule: its text (NaN values, seeds without a probe, are left out)."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return "inconclusive (no finite value)"
+    return judge(Claim("reaches the target", "", "mean interval", threshold=target),
+                 values).short()
+
+
+def _reaches_share(a, b, share):
+    """The claim "A reaches ``share`` of B" (per seed, paired): ``a - share * b`` by the
+    shared paired interval rule."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return judge(Claim("A reaches a share of B", "", "paired interval"), a,
+                 share * b).short()
 
 
 def _mean(values):
@@ -364,7 +383,7 @@ def _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, wall):
         falls = False
     else:
         verdict = _verdict(y[peak], y[final])
-        falls = verdict == "holds"
+        falls = verdict.startswith("holds")
         fall = (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
                 f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
                 + ("a fall beyond the seed spread" if falls else
@@ -969,17 +988,17 @@ def run(ctx):
         # there) and the TD value does not (its probe is lower there than at its own
         # discount)
         y_beats, td_drops = _verdict(y_other, td_other), _verdict(td_train, td_other)
-        both = ("holds" if y_beats == "holds" and td_drops == "holds" else
-                "does not hold" if "does not" in y_beats or "does not" in td_drops else
-                "tie (gap within one std over seeds)")
-        return dict(y_train=_mean(y_train), td_train=_mean(td_train),
+        outcomes = [v.split(" (")[0] for v in (y_beats, td_drops)]
+        both = ("holds" if outcomes == ["holds", "holds"] else
+                "does not hold" if "does not hold" in outcomes else "inconclusive")
+        return dict(y_train=_mean(y_train), td_train=_mean(td_train), y_train_seeds=y_train,
                     y_other=_mean(y_other), td_other=_mean(td_other),
                     y_beats=y_beats, td_drops=td_drops, claim3=both)
 
     grid, pooled = probe_stats(1), probe_stats(0)
 
-    def target_word(value):
-        return "holds" if value >= 0.7 else "does not hold"
+    def target_word(stats):
+        return _at_least(stats["y_train_seeds"], 0.7)
 
     lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in tuned.items())
     md = [
@@ -1001,7 +1020,7 @@ def run(ctx):
         markdown_table(rows),
         "",
         f"- LPG reaches {100 * ratio:.0f} % of A2C's return on the held-out grids (target "
-        f">= 80 %: **{'holds' if ratio >= 0.8 else 'does not hold'}**) and "
+        f">= 80 %: **{_reaches_share(held['LPG'], held['A2C (tuned lr)'], 0.8)}**) and "
         f"{100 * ratio_large:.0f} % on the larger grids. Paper: LPG is competitive with A2C "
         f"on the tabular grid worlds.",
         f"- LPG beats the untrained rule: **{_verdict(held['LPG'], held['untrained rule'])}**;"
@@ -1026,10 +1045,10 @@ def run(ctx):
         "",
         f"- y is value-like at the training discount 0.99, per grid (the paper analyses "
         f"y within one environment): Spearman {grid['y_train']:.2f} (target >= 0.7: "
-        f"**{target_word(grid['y_train'])}**). Pooled across grids, a stricter test that "
+        f"**{target_word(grid)}**). Pooled across grids, a stricter test that "
         f"the paper does not make (one read-out for every layout, so y must also carry the "
         f"value's level in reward units): {pooled['y_train']:.2f} "
-        f"({target_word(pooled['y_train'])} against the same 0.7).",
+        f"({target_word(pooled)} against the same 0.7).",
         f"- Per grid, at the other discounts ({', '.join(str(g) for g in others)}), y's "
         f"probe averages {grid['y_other']:.2f} against the TD(lambda) value's "
         f"{grid['td_other']:.2f} (y higher: {grid['y_beats']}), while the TD value's probe "
