@@ -193,10 +193,13 @@ class MaskRCNN(BaseEstimator):
     aspect_ratios : tuple of float, default=(0.5, 1.0, 2.0)
         Anchor height / width ratios.
     rpn_pre_nms_top_n : int, default=100
-        Proposals kept per image and level before the RPN's NMS (IoU 0.7).
+        Proposals kept per image and level before the RPN's NMS (IoU 0.7), for an image
+        the size of the largest training image; at prediction an image ``k`` times its
+        area keeps ``k`` times as many.
     rpn_post_nms_top_n : int, default=50
-        Proposals kept per image after it (training and inference; the paper's 1000 to
-        2000 are for COCO images with many more objects than these scenes).
+        Proposals kept per image after it (training and inference; scaled with the
+        image area at prediction as ``rpn_pre_nms_top_n``; the paper's 1000 to 2000 are
+        for COCO images with many more objects than these scenes).
     detections_per_image : int, default=100
         Most detections returned per image (the paper: 100).
     score_threshold : float, default=0.05
@@ -556,12 +559,21 @@ class MaskRCNN(BaseEstimator):
         for i, (xi, _) in enumerate(prepared):
             groups.setdefault(xi.shape, []).append(i)
         out = [None] * len(images)
-        for members in groups.values():
+        base = (module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n)
+        for shape, members in groups.items():
+            # proposal budgets per training-image area: an image k times larger keeps k
+            # times the proposals, as many per object as a training image
+            factor = max(1.0, shape[1] * shape[2] / self._fit_area)
+            budget = tuple(int(np.ceil(b * factor)) for b in base)
             for start in range(0, len(members), self.batch_size):
                 chunk = members[start:start + self.batch_size]
                 xb = np.stack([prepared[i][0] for i in chunk])
-                with torch.no_grad():
-                    det = module.detect(torch.from_numpy(xb).to(dev))
+                module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = budget
+                try:
+                    with torch.no_grad():
+                        det = module.detect(torch.from_numpy(xb).to(dev))
+                finally:
+                    module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = base
                 det = {k: v.cpu() for k, v in det.items()}
                 for j, i in enumerate(chunk):
                     sy, sx = prepared[i][1]

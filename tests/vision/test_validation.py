@@ -202,3 +202,23 @@ def test_embeddings_hold_pixel_offsets_that_do_not_depend_on_the_image_size():
     expected[:, 0] -= 16 / 32
     expected[:, 1] -= 32 / 32
     torch.testing.assert_close(e_shift[..., 16:24, 16:24], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_mask_rcnn_proposal_budget_grows_with_the_image_area(scenes, monkeypatch):
+    """An image 4 times the training area keeps 4 times the proposals; the module's
+    settings are restored afterwards."""
+    est = MaskRCNN(**TINY_RCNN).fit(scenes.images, scenes.instance_maps)
+    module = est.net_.module_
+    seen = []
+    detect = module.detect
+
+    def spy(images):
+        seen.append((tuple(images.shape[-2:]), module.rpn_pre_nms_top_n,
+                     module.rpn_post_nms_top_n))
+        return detect(images)
+
+    monkeypatch.setattr(module, "detect", spy)
+    big = np.tile(scenes.images[:1], (1, 2, 2, 1))  # 64 x 64: 4 times the area
+    est.predict_detections([scenes.images[0], big[0]])
+    assert sorted(seen) == [((32, 32), 50, 20), ((64, 64), 200, 80)]
+    assert (module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n) == (50, 20)
