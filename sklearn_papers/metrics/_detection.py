@@ -8,13 +8,7 @@ import numbers
 
 import numpy as np
 
-from sklearn_papers.metrics._segmentation import (
-    _check_iou_thresholds,
-    _check_maps,
-    _interpolated_ap,
-    _match,
-    _per_image,
-)
+from sklearn_papers.metrics._segmentation import _check_maps, _coco_average_precision
 
 __all__ = ["box_average_precision", "box_iou", "matched_mask_iou"]
 
@@ -146,33 +140,8 @@ def box_average_precision(true_boxes, pred_boxes, *, pred_scores=None, true_labe
                          f"{max_detections!r}")
     gts = [_check_boxes(b, f"true_boxes[{i}]") for i, b in enumerate(true_boxes)]
     dts = [_check_boxes(b, f"pred_boxes[{i}]") for i, b in enumerate(pred_boxes)]
-    n = len(gts)
-    scores = _per_image(pred_scores, "pred_scores", n, [len(d) for d in dts], float, 1.0)
-    t_lab = _per_image(true_labels, "true_labels", n, [len(g) for g in gts], np.int64, 1)
-    p_lab = _per_image(pred_labels, "pred_labels", n, [len(d) for d in dts], np.int64, 1)
-    thresholds = _check_iou_thresholds(iou_thresholds)
-    classes = np.unique(np.concatenate(t_lab + p_lab))
-    precisions = []
-    for c in classes:
-        det_scores, det_tp, n_gt = [], [], 0
-        for i in range(n):
-            g = gts[i][t_lab[i] == c]
-            sel = np.flatnonzero(p_lab[i] == c)
-            order = sel[np.argsort(-scores[i][sel], kind="mergesort")][:max_detections]
-            n_gt += len(g)
-            if order.size == 0:
-                continue
-            det_scores.append(scores[i][order])
-            det_tp.append(_match(box_iou(dts[i][order], g), thresholds))
-        if n_gt == 0:
-            continue
-        if not det_scores:
-            precisions.append(np.zeros(len(thresholds)))
-            continue
-        tp = np.concatenate(det_tp, axis=1)[:, np.argsort(-np.concatenate(det_scores),
-                                                          kind="mergesort")]
-        precisions.append(np.array([_interpolated_ap(row, n_gt) for row in tp]))
-    return float(np.mean(precisions)) if precisions else float("nan")
+    return _coco_average_precision(gts, dts, box_iou, pred_scores, true_labels, pred_labels,
+                                   iou_thresholds, max_detections)
 
 
 def matched_mask_iou(y_true, y_pred, *, threshold=0.5):

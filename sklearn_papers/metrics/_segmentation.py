@@ -372,10 +372,20 @@ def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None
                          "(class-agnostic AP).")
     gts = [_label_masks(t) for t in true]
     dts = [_pred_masks(p, f"y_pred[{i}]", true[i].shape) for i, p in enumerate(pred_items)]
-    n = len(true)
-    scores = _per_image(pred_scores, "pred_scores", n, [d.shape[0] for d in dts], float, 1.0)
-    t_lab = _per_image(true_labels, "true_labels", n, [g.shape[0] for g in gts], np.int64, 1)
-    p_lab = _per_image(pred_labels, "pred_labels", n, [d.shape[0] for d in dts], np.int64, 1)
+    return _coco_average_precision(gts, dts, _iou, pred_scores, true_labels, pred_labels,
+                                   iou_thresholds, max_detections)
+
+
+def _coco_average_precision(gts, dts, iou, pred_scores, true_labels, pred_labels,
+                            iou_thresholds, max_detections):
+    """COCO AP over images, classes and thresholds of detections ``dts`` against ground
+    truths ``gts`` (per image, indexable by a boolean or index array; their lengths are the
+    instance counts), with ``iou(detections, truths)`` giving the IoU matrix: the protocol
+    shared by mask and box AP."""
+    n = len(gts)
+    scores = _per_image(pred_scores, "pred_scores", n, [len(d) for d in dts], float, 1.0)
+    t_lab = _per_image(true_labels, "true_labels", n, [len(g) for g in gts], np.int64, 1)
+    p_lab = _per_image(pred_labels, "pred_labels", n, [len(d) for d in dts], np.int64, 1)
     thresholds = _check_iou_thresholds(iou_thresholds)
     classes = np.unique(np.concatenate(t_lab + p_lab)) if n else np.array([], dtype=int)
     precisions = []  # (n_thresholds,) AP per class with ground truth
@@ -385,11 +395,11 @@ def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None
             g = gts[i][t_lab[i] == c]
             sel = np.flatnonzero(p_lab[i] == c)
             order = sel[np.argsort(-scores[i][sel], kind="mergesort")][:max_detections]
-            n_gt += g.shape[0]
+            n_gt += len(g)
             if order.size == 0:
                 continue
             det_scores.append(scores[i][order])
-            det_tp.append(_match(_iou(dts[i][order], g), thresholds))
+            det_tp.append(_match(iou(dts[i][order], g), thresholds))
         if n_gt == 0:
             continue
         if not det_scores:
@@ -398,9 +408,7 @@ def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None
         all_scores = np.concatenate(det_scores)
         tp = np.concatenate(det_tp, axis=1)[:, np.argsort(-all_scores, kind="mergesort")]
         precisions.append(np.array([_interpolated_ap(row, n_gt) for row in tp]))
-    if not precisions:
-        return float("nan")
-    return float(np.mean(precisions))
+    return float(np.mean(precisions)) if precisions else float("nan")
 
 
 def _interpolated_ap(tp, n_gt):
