@@ -665,6 +665,18 @@ class MaskRCNN(BaseEstimator):
             size.
         """
         dets, images = self._detect(X)
+        unpainted = [(i, float(d["scores"].max())) for i, d in enumerate(dets)
+                     if len(d["scores"]) and d["scores"].max() < self.instance_score_threshold]
+        if unpainted:
+            i, best = unpainted[0]
+            more = f" and {len(unpainted) - 1} more image(s)" if len(unpainted) > 1 else ""
+            warnings.warn(
+                f"MaskRCNN.predict painted no object in X[{i}]{more}: its best detection "
+                f"scores {best:.2f}, below instance_score_threshold="
+                f"{self.instance_score_threshold}. Lower instance_score_threshold, or see "
+                "every detection with its score in predict_detections; low scores on every "
+                "image usually mean the model needs more training.", UserWarning,
+                stacklevel=2)
         maps = []
         for i, d in enumerate(dets):
             maps.append(np.zeros(images[i].shape[1:], dtype=np.int64))

@@ -255,3 +255,19 @@ def test_mask_rcnn_trains_for_any_number_of_steps(max_epochs, batch_size):
     model.fit(data.images, data.instance_maps)
     assert len(model.loss_curve_) == max_epochs
     assert np.all(np.isfinite(model.loss_curve_))
+
+
+def test_predict_says_when_every_detection_is_under_the_score_threshold(fitted, scenes):
+    import copy
+    import warnings as _warnings
+
+    dets = fitted.predict_detections(scenes.images[:2])
+    assert any(len(d["scores"]) for d in dets)
+    strict = copy.deepcopy(fitted).set_params(instance_score_threshold=1.0)  # none reaches 1
+    with pytest.warns(UserWarning, match="below instance_score_threshold=1.0"):
+        maps = strict.predict(scenes.images[:2])
+    assert not maps.any()
+    lenient = copy.deepcopy(fitted).set_params(instance_score_threshold=0.0)
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("error", UserWarning)
+        lenient.predict(scenes.images[:2])
