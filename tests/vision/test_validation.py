@@ -1,6 +1,5 @@
 """Image input of the vision estimators: dtypes, layouts, sizes and one image for a batch."""
 
-
 import numpy as np
 import pytest
 import torch
