@@ -23,6 +23,7 @@ extensions = [
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "published",  # :result: and published-table: numbers read from docs/results/
+    "benchmarks",  # docs/benchmarks/ written from benchmarks/results/*.json
 ]
 
 # :doi:`10.1038/44565` and :arxiv:`1509.09292` in docstrings, as in scikit-learn.
