@@ -5,6 +5,7 @@ import sys
 
 sys.path.insert(0, os.path.abspath(".."))
 sys.path.insert(0, os.path.abspath("."))
+sys.path.insert(0, os.path.abspath("_ext"))
 
 import sklearn_papers  # noqa: E402
 
@@ -21,6 +22,8 @@ extensions = [
     "sphinx.ext.extlinks",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "published",  # :result: and published-table: numbers read from docs/results/
+    "benchmarks",  # docs/benchmarks/ written from benchmarks/results/*.json
 ]
 
 # :doi:`10.1038/44565` and :arxiv:`1509.09292` in docstrings, as in scikit-learn.

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sklearn_papers.reproduce._report import portable_command
 
-__all__ = ["markdown_to_rst", "publish"]
+__all__ = ["markdown_to_rst", "publish", "published_tables", "published_value"]
 
 _HEADING_CHARS = {2: "=", 3: "-", 4: "~", 5: "^"}
 
@@ -225,3 +225,96 @@ def _write_index(to_dir):
              "on. Published with ``sklearn-papers publish --report DIR --to docs/results``.",
              "", ".. toctree::", "   :maxdepth: 1", ""] + [f"   {n}" for n in names]
     (Path(to_dir) / "index.rst").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _plain(cell):
+    """The text a reader sees in an rst table cell: no inline-literal marks or escapes."""
+    text = cell.replace("``", "").replace("\\ ", "").replace("\\", "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def published_tables(text):
+    """The tables of a published results page, as :func:`publish` writes them.
+
+    Parameters
+    ----------
+    text : str
+        A page of ``docs/results/`` (reStructuredText whose tables are ``list-table``
+        directives with one header row).
+
+    Returns
+    -------
+    tables : list of dict
+        One per table, in page order: ``"section"`` (the heading above it, or the page
+        title), ``"columns"`` (header cells) and ``"rows"`` (lists of cells), cells as a
+        reader sees them (without inline-literal marks and escapes).
+    """
+    lines = text.splitlines()
+    tables, section = [], ""
+    i = 0
+    while i < len(lines):
+        if i + 1 < len(lines) and lines[i].strip() and re.fullmatch(r"[=\-~^]{4,}", lines[i + 1]):
+            section = _plain(lines[i])
+            i += 2
+            continue
+        if lines[i].startswith(".. list-table::"):
+            i += 1
+            while i < len(lines) and (lines[i].startswith("   :") or not lines[i].strip()):
+                i += 1
+            rows = []
+            while i < len(lines) and lines[i].startswith("   "):
+                line = lines[i]
+                if line.startswith("   * - ") or line == "   * -":
+                    rows.append([_plain(line[6:])])
+                elif line.startswith("     - ") or line == "     -":
+                    rows[-1].append(_plain(line[6:]))
+                i += 1
+            if rows:
+                tables.append({"section": section, "columns": rows[0], "rows": rows[1:]})
+            continue
+        i += 1
+    return tables
+
+
+def published_value(tables, row, column, *, section=None):
+    """The one cell of ``tables`` in the row holding every key of ``row``, under ``column``.
+
+    Parameters
+    ----------
+    tables : list of dict
+        From :func:`published_tables`.
+    row : str or sequence of str
+        Cell texts that the row must all hold (exactly, as a reader sees them).
+    column : str
+        A header cell (exactly).
+    section : str, default=None
+        Only tables under a heading that contains this text.
+
+    Returns
+    -------
+    value : str
+
+    Raises
+    ------
+    KeyError
+        If no cell matches, or more than one does (the message lists the candidates), so a
+        number in the docs can never silently come from another row.
+    """
+    keys = [row] if isinstance(row, str) else list(row)
+    found = []
+    for table in tables:
+        if section is not None and section not in table["section"]:
+            continue
+        if column not in table["columns"]:
+            continue
+        j = table["columns"].index(column)
+        for cells in table["rows"]:
+            if all(k in cells for k in keys) and j < len(cells):
+                found.append((table["section"], cells, cells[j]))
+    if len(found) != 1:
+        what = "no cell" if not found else f"{len(found)} cells"
+        listed = "; ".join(f"[{s}] {c}" for s, c, _ in found[:5])
+        raise KeyError(f"{what} under column {column!r} in a row holding {keys}"
+                       + (f" under a heading containing {section!r}" if section else "")
+                       + (f": {listed}" if listed else ""))
+    return found[0][2]
