@@ -293,3 +293,91 @@ def test_environments_of_the_old_gym_api_are_named(old_reset, match):
     env.old_reset = old_reset
     with pytest.raises(ValueError, match=match):
         A2C(lifetime=2, random_state=0).fit([_Endless(), env])
+
+
+# --- parameters of the evaluation and the training calls
+
+@pytest.mark.parametrize("greedy", ["no", 0, 1, None, "False"])
+def test_evaluation_refuses_a_greedy_that_is_not_a_bool(greedy):
+    from sklearn_papers.rl import evaluate_policy
+
+    a2c = A2C(lifetime=2, random_state=0).fit(_Endless())
+    with pytest.raises(TypeError, match=r"greedy must be True .* or False .*got"):
+        evaluate_policy(a2c.agents_[0], _Endless(), greedy=greedy)
+    with pytest.raises(TypeError, match=r"greedy must be True"):
+        a2c.score(_Endless(), greedy=greedy)
+    assert evaluate_policy(a2c.agents_[0], _Endless(), 1, greedy=np.True_).shape == (1,)
+
+
+@pytest.mark.parametrize("value", [True, 2.0, -1, "5"])
+def test_n_updates_must_be_a_count(value):
+    a2c = A2C(lifetime=2, random_state=0)
+    with pytest.raises(ValueError, match=r"n_updates must be a non-negative int"):
+        a2c.train_agent(_Endless(), n_updates=value)
+    with pytest.raises(ValueError, match=r"n_updates must be a non-negative int"):
+        a2c.lifetime_returns([_Endless()], n_updates=value)
+
+
+class _Rewarding(_Endless):
+    """``_Endless`` whose reward is ``reward``."""
+
+    def __init__(self, reward):
+        super().__init__()
+        self.reward = reward
+
+    def step(self, action):
+        obs, _, terminated, truncated, info = super().step(action)
+        return obs, self.reward, terminated, truncated, info
+
+
+@pytest.mark.parametrize("reward", [1e31, -1e39, float(np.finfo(np.float64).max)])
+def test_rewards_too_large_for_the_agents_are_named_with_the_fix(reward):
+    from sklearn_papers.rl import evaluate_policy
+
+    with pytest.raises(ValueError, match=r"environments\[1\] returned the reward .* float32"
+                                         r".*TransformReward"):
+        A2C(lifetime=2, random_state=0).fit([_Endless(), _Rewarding(reward)])
+    agent = A2C(lifetime=2, random_state=0).fit(_Endless()).agents_[0]
+    with pytest.raises(ValueError, match=r"env returned the reward .*TransformReward"):
+        evaluate_policy(agent, _Rewarding(reward), 1)
+
+
+def test_rewards_up_to_the_limit_train():
+    a2c = A2C(lifetime=3, random_state=0).fit(_Rewarding(1e30))
+    assert np.isfinite(a2c.lifetime_returns_).all()
+
+
+class _OutOfBounds(gymnasium.Env):
+    """A 1-D Box of declared bounds [-1, 1] whose observations reach ``value``."""
+
+    def __init__(self, value=5.0):
+        self.observation_space = spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
+        self.action_space = spaces.Discrete(2)
+        self.value = value
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return np.zeros(2, dtype=np.float32), {}
+
+    def step(self, action):
+        return np.array([0.5, self.value], dtype=np.float32), 1.0, False, False, {}
+
+
+def test_box_observations_outside_the_bounds_warn_once_naming_the_environment():
+    import warnings
+
+    from sklearn_papers.rl import evaluate_policy
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a2c = A2C(lifetime=3, random_state=0).fit([_OutOfBounds(0.5), _OutOfBounds(5.0)])
+    bounds = [w for w in caught if "outside the bounds" in str(w.message)]
+    assert len(bounds) == 1, [str(w.message) for w in caught]
+    message = str(bounds[0].message)
+    assert "environments[1]" in message and "feature 1 is 5" in message
+    assert "TransformObservation" in message
+    with pytest.warns(UserWarning, match=r"env returned an observation from step\(\) outside"):
+        evaluate_policy(a2c.agents_[1], _OutOfBounds(5.0), 2, max_episode_steps=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # observations inside the bounds: no warning
+        evaluate_policy(a2c.agents_[0], _OutOfBounds(0.5), 2, max_episode_steps=3)
