@@ -4,14 +4,29 @@ from numbers import Real
 
 import numpy as np
 
-from sklearn_papers.nn._lpg import a2c_targets
+from sklearn_papers.nn._lpg import MLPAgentNet, a2c_targets
 from sklearn_papers.nn._skorch import seed_from_random_state, torch_seeded
 from sklearn_papers.rl._base import _BaseRLEstimator
 from sklearn_papers.rl._environments import check_environments
 from sklearn_papers.rl._evaluation import _episode_returns
-from sklearn_papers.utils._sklearn_compat import Interval, _fit_context, check_is_fitted
+from sklearn_papers.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_is_fitted,
+)
 
 __all__ = ["A2C"]
+
+#: ``lr="auto"``: the SGD step size of each agent kind (see the class docstring).
+_AUTO_LR = {"tabular": 1.0, "mlp": 0.1}
+
+
+def _standardize(advantage):
+    """Advantages ``(B, T)`` standardized per agent over the rollout: mean 0, std 1 (a
+    rollout of equal advantages gives zeros)."""
+    centred = advantage - advantage.mean(1, keepdim=True)
+    return centred / (centred.pow(2).mean(1, keepdim=True).sqrt() + 1e-8)
 
 
 class A2C(_BaseRLEstimator):
@@ -90,16 +105,19 @@ class A2C(_BaseRLEstimator):
 
     _parameter_constraints = {
         **_BaseRLEstimator._parameter_constraints,
-        "lr": [Interval(Real, 0, None, closed="neither")],
+        "lr": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "normalize_advantage": ["boolean"],
         "td_lambda": [Interval(Real, 0, 1, closed="both")],
         "entropy_cost": [Interval(Real, 0, None, closed="left")],
         "value_weight": [Interval(Real, 0, None, closed="left")],
     }
 
-    def __init__(self, *, lr=3.0, discount=0.99, td_lambda=0.9, entropy_cost=0.01,
-                 value_weight=0.5, lifetime=100, rollout_length=20, agent="auto",
-                 agent_hidden_size=32, device="cpu", random_state=None, verbose=0):
+    def __init__(self, *, lr="auto", normalize_advantage=True, discount=0.99, td_lambda=0.9,
+                 entropy_cost=0.01, value_weight=0.5, lifetime=100, rollout_length=20,
+                 agent="auto", agent_hidden_size=32, device="cpu", random_state=None,
+                 verbose=0):
         self.lr = lr
+        self.normalize_advantage = normalize_advantage
         self.discount = discount
         self.td_lambda = td_lambda
         self.entropy_cost = entropy_cost
@@ -118,10 +136,22 @@ class A2C(_BaseRLEstimator):
     def _targets(self, net, params, traj):
         _, y = net(params, traj["obs"])
         _, y2 = net(params, traj["next_obs"])
-        return a2c_targets(y[..., 0], y2[..., 0], traj, self.discount, self.td_lambda)
+        advantage, returns = a2c_targets(y[..., 0], y2[..., 0], traj, self.discount,
+                                         self.td_lambda)
+        if self.normalize_advantage:
+            advantage = _standardize(advantage)
+        return advantage, returns
 
-    def _update_kwargs(self):
-        return dict(lr=self.lr, y_weight=self.value_weight, entropy_cost=self.entropy_cost)
+    def _learning_rate(self, net=None):
+        """``lr``, or for ``lr="auto"`` the default of the agent kind (``net``; the tabular
+        one without a net)."""
+        if self.lr != "auto":
+            return float(self.lr)
+        return _AUTO_LR["mlp" if isinstance(net, MLPAgentNet) else "tabular"]
+
+    def _update_kwargs(self, net=None):
+        return dict(lr=self._learning_rate(net), y_weight=self.value_weight,
+                    entropy_cost=self.entropy_cost)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, environments, y=None):

@@ -68,7 +68,7 @@ class _BaseRLEstimator(BaseEstimator):
     def _targets(self, net, params, traj):
         raise NotImplementedError
 
-    def _update_kwargs(self):
+    def _update_kwargs(self, net):
         raise NotImplementedError
 
     # --- shared work
@@ -102,7 +102,7 @@ class _BaseRLEstimator(BaseEstimator):
             value_w = value_update(value_w, traj, self.discount, 0.9, _VALUE_LR)
             with torch.no_grad():
                 targets = self._targets(net, params, traj)
-            params = agent_update(net, params, traj, targets, **self._update_kwargs())
+            params = agent_update(net, params, traj, targets, **self._update_kwargs(net))
         return net, params, total.numpy(), value_w
 
     def _train_agents(self, envs, n_updates, seed, *, desc=None, name="environments"):
