@@ -8,8 +8,8 @@ from sklearn_papers.reproduce._registry import RunContext, get_experiments
 
 
 def _tiny(quick):
-    return dict(rules=("widened", "grid"), meta_seeds=2, agent_seeds=2, meta_steps=2, n_agents=3, meta_lifetime=3,
-                n_train=4, lifetime=2, episodes=2, max_steps=10, a2c_lrs=(0.3, 1.0),
+    return dict(rules=("widened", "grid"), meta_seeds=2, agent_seeds=2, meta_steps=2,
+                n_agents=3, meta_lifetime=3, n_train=4, lifetime=2, episodes=2, max_steps=10, a2c_lrs=(0.3, 1.0),
                 q_alphas=(0.5,), n_jobs=1)
 
 

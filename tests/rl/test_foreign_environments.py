@@ -381,3 +381,47 @@ def test_box_observations_outside_the_bounds_warn_once_naming_the_environment():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # observations inside the bounds: no warning
         evaluate_policy(a2c.agents_[0], _OutOfBounds(0.5), 2, max_episode_steps=3)
+
+
+# --- A2C's defaults on stock environments
+
+def test_a2c_defaults_find_the_safe_path_of_cliff_walking():
+    # raw advantages of a -100 reward made the tabular policy deterministic before it had
+    # explored: a greedy policy that loops until cut (-200), with every learning rate
+    env = gymnasium.make("CliffWalking-v1")
+    a2c = A2C(lifetime=500, random_state=0).fit(env)
+    assert a2c.score(env, n_episodes=1) >= -17  # the optimum is -13, the safe path -17
+    raw = A2C(lifetime=500, normalize_advantage=False, random_state=0).fit(env)
+    assert raw.score(env, n_episodes=1) <= -100
+
+
+def test_a2c_default_learning_rate_depends_on_the_agent_kind():
+    cart = gymnasium.make("CartPole-v1")
+    a2c = A2C(lifetime=100, random_state=0).fit(cart)  # an MLP agent; lr 3 diverged here
+    assert np.isfinite(a2c.agents_[0].predict_proba(np.zeros((1, 4)))).all()
+    assert a2c._learning_rate(a2c.agents_[0].net) == 0.03
+    lake = A2C(lifetime=2, random_state=0).fit(_lake())
+    assert lake._learning_rate(lake.agents_[0].net) == 0.5
+    assert A2C(lr=2.0)._learning_rate(a2c.agents_[0].net) == 2.0
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_standardized_advantages_make_the_policy_step_independent_of_the_reward_scale(
+        normalize):
+    from gymnasium.wrappers import TransformReward
+
+    def fit(scale):
+        env = TransformReward(_lake(), lambda r: r * scale - scale / 64)
+        return A2C(lifetime=30, normalize_advantage=normalize, random_state=0).fit(env)
+
+    # a power of two scales every sum exactly: the standardized advantages are equal
+    small, large = fit(1.0), fit(64.0)
+    p_small = small.agents_[0].predict_proba(np.arange(16))
+    p_large = large.agents_[0].predict_proba(np.arange(16))
+    if normalize:
+        np.testing.assert_allclose(p_large, p_small, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(large.agents_[0].predict_values(np.arange(16)),
+                                   64 * small.agents_[0].predict_values(np.arange(16)),
+                                   rtol=1e-4, atol=1e-4)
+    else:
+        assert np.abs(p_large - p_small).max() > 0.1
