@@ -37,6 +37,11 @@ def _task_key(value, where):
         value = value.item()
     if isinstance(value, float) and np.isnan(value):
         raise ValueError(f"task id at {where} is NaN; task ids are ints or strings.")
+    if isinstance(value, bool) or (isinstance(value, float) and value.is_integer()):
+        # Python equates True, 1 and 1.0 (one dict key): they would silently be one task
+        raise ValueError(f"task id at {where} is {value!r} ({type(value).__name__}); task "
+                         f"ids are ints or strings ({value!r} would be the same task as "
+                         f"{int(value)!r}). Pass {int(value)!r} or a string.")
     try:
         hash(value)
     except TypeError:

@@ -33,14 +33,9 @@ the Monte-Carlo target (how far its noise caps any probe). New cached parts
 (``LPG checkpoints/seed=S``); for LPG parts cached before the snapshots were kept, the
 meta-training is re-run (deterministic) to take them.
 
-Follow-up on environments nobody here wrote (full mode only): the paper's claim that a rule
-meta-learned on simple grid worlds generalizes. Each LPG run's rule (meta-trained on our grid
-worlds), and a rule per seed meta-trained on a widened distribution of our grid worlds
-(reward scales and signs, a per-step reward, episode lengths, slipperiness;
-``_widened_grid_world``), train tabular agents on gymnasium's FrozenLake-v1 (slippery and
-not), CliffWalking-v1 and Taxi-v4; the agents are evaluated greedily and compared, as
-(method - random) / (A2C - random), with A2C and tabular Q-learning tuned on each of those
-environments (cached parts ``LPG stock/...``).
+Whether the learned rule generalizes to environments nobody here wrote (gymnasium's
+FrozenLake, CliffWalking and Taxi) is the experiment ``lpg_stock``
+(:mod:`sklearn_papers.reproduce.lpg_stock`).
 """
 
 import time
@@ -58,14 +53,7 @@ _TRAIN_DISCOUNT = 0.99
 _PROBE_DISCOUNTS = (0.5, 0.8, 0.9, 0.99)
 _A2C_LRS = (1.0, 2.0, 3.0, 4.0)
 _FOLLOWUP_HEADING = "Follow-up: y's value-likeness along meta-training"
-_STOCK_HEADING = "Follow-up: the learned rule on gymnasium's stock environments"
-# (name, gymnasium id, keywords): environments nobody here wrote, never meta-trained on
-_STOCK = (("FrozenLake, not slippery", "FrozenLake-v1", {"is_slippery": False}),
-          ("FrozenLake, slippery", "FrozenLake-v1", {"is_slippery": True}),
-          ("CliffWalking", "CliffWalking-v1", {}),
-          ("Taxi", "Taxi-v4", {}))
-_STOCK_LRS = (0.5, 1.0, 2.0, 3.0)    # A2C's learning rates, tuned per environment
-_Q_ALPHAS = (0.1, 0.5, 1.0)          # tabular Q-learning's step sizes, tuned likewise
+
 
 
 def _config(quick):
@@ -500,231 +488,6 @@ def _score(est, envs):
         return float("nan")
 
 
-def _stock_settings(cfg):
-    """Agent lifetime (updates of 20 steps), agent seeds, evaluation episodes and the step
-    at which an evaluation episode is cut, for the stock-environment follow-up."""
-    return (cfg.get("stock_lifetime", 500), cfg.get("stock_agent_seeds", 3),
-            cfg.get("stock_episodes", 100), cfg.get("stock_max_steps", 200))
-
-
-def _make_stock(env_id, kwargs):
-    import gymnasium
-
-    return gymnasium.make(env_id, **kwargs)
-
-
-class _Affine:
-    """The reward map ``r -> scale * r + offset`` (a picklable ``TransformReward`` function)."""
-
-    def __init__(self, scale, offset):
-        self.scale, self.offset = scale, offset
-
-    def __call__(self, reward):
-        return self.scale * reward + self.offset
-
-
-def _slip(env, p):
-    """``env`` whose action is replaced by a uniformly random one with probability ``p``
-    (drawn from the environment's own generator)."""
-    import gymnasium
-
-    class Slip(gymnasium.ActionWrapper):
-        def action(self, action):
-            if self.np_random.random() < p:
-                return int(self.np_random.integers(self.action_space.n))
-            return action
-
-    return Slip(env)
-
-
-def _widened_grid_world(rng):
-    """A meta-training environment from the widened distribution: one of our 5 x 5 layouts
-    with its rewards scaled by 0.1, 1, 10 or 100 (negated with probability 1/4), a per-step
-    reward of 0, -0.1 or -1, episodes of 10 to 150 steps and slipperiness 0 to 0.66 (a
-    sampler for :meth:`LearnedPolicyGradient.fit`)."""
-    from gymnasium.wrappers import TransformReward
-
-    from sklearn_papers.rl import GridWorld, make_grid_world
-
-    base = make_grid_world(("dense", "sparse", "long_horizon")[rng.randint(3)],
-                           random_state=rng)
-    env = GridWorld(height=5, width=5, objects=base.objects, start=base.start,
-                    max_steps=int(rng.choice([10, 20, 40, 80, 150])))
-    scale = float(rng.choice([0.1, 1.0, 10.0, 100.0])) * (1.0 if rng.rand() < 0.75 else -1.0)
-    env = TransformReward(env, _Affine(scale, float(rng.choice([0.0, 0.0, -0.1, -1.0]))))
-    p = float(rng.choice([0.0, 0.0, 0.1, 0.33, 0.66]))
-    return _slip(env, p) if p else env
-
-
-def _policy_returns(act, env, seed, episodes, max_steps):
-    """Mean return of ``episodes`` episodes of the policy ``act(state)`` (first reset seeded)."""
-    out = []
-    for ep in range(episodes):
-        state = env.reset(seed=seed if ep == 0 else None)[0]
-        total = 0.0
-        for _ in range(max_steps):
-            state, reward, terminated, truncated, _ = env.step(act(state))
-            total += float(reward)
-            if terminated or truncated:
-                break
-        out.append(total)
-    return float(np.mean(out))
-
-
-def _q_learning(env, steps, alpha, seed, *, epsilon=0.1, discount=0.99):
-    """Tabular Q-learning (epsilon-greedy, ties broken at random) for ``steps`` steps: the
-    Q-table. A time limit bootstraps; only termination ends the target."""
-    rng = np.random.RandomState(seed)
-    q = np.zeros((env.observation_space.n, env.action_space.n))
-    state = env.reset(seed=seed)[0]
-    for _ in range(steps):
-        row = q[state]
-        action = (rng.randint(len(row)) if rng.rand() < epsilon
-                  else int(rng.choice(np.flatnonzero(row == row.max()))))
-        nxt, reward, terminated, truncated, _ = env.step(action)
-        target = reward + (0.0 if terminated else discount * q[nxt].max())
-        q[state, action] += alpha * (target - q[state, action])
-        state = env.reset()[0] if terminated or truncated else nxt
-    return q
-
-
-def _stock_baselines_part(cfg):
-    """Random policy, tabular Q-learning (each step size) and A2C (each learning rate) on
-    every stock environment: ``{arm: {setting: {env: [mean return per agent seed]}}}``."""
-    import torch
-
-    from sklearn_papers.nn._skorch import torch_seeded
-    from sklearn_papers.rl import A2C, evaluate_policy
-
-    torch.set_num_threads(1)
-    lifetime, n_seeds, episodes, max_steps = _stock_settings(cfg)
-    out = {"random": {"": {}}, "Q-learning": {a: {} for a in _Q_ALPHAS},
-           "A2C": {lr: {} for lr in _STOCK_LRS}}
-    t0 = time.process_time()
-    for name, env_id, kwargs in _STOCK:
-        seeds = range(n_seeds)
-        env = _make_stock(env_id, kwargs)
-        rngs = [np.random.RandomState(s) for s in seeds]
-        out["random"][""][name] = [
-            _policy_returns(lambda _, r=r: int(r.randint(env.action_space.n)), env,
-                            1000 + s, episodes, max_steps) for s, r in zip(seeds, rngs)]
-        for alpha in _Q_ALPHAS:
-            tables = [_q_learning(env, lifetime * 20, alpha, s) for s in seeds]
-            out["Q-learning"][alpha][name] = [
-                _policy_returns(lambda x, q=q: int(np.argmax(q[x])), env, 1000 + s,
-                                episodes, max_steps) for s, q in zip(seeds, tables)]
-        for lr in _STOCK_LRS:
-            returns = []
-            for s in seeds:
-                with torch_seeded(s):
-                    try:
-                        a2c = A2C(lr=lr, lifetime=lifetime, random_state=s).fit(
-                            _make_stock(env_id, kwargs))
-                        returns.append(float(np.mean(evaluate_policy(
-                            a2c.agents_[0], env, episodes, max_episode_steps=max_steps,
-                            random_state=1000 + s))))
-                    except FloatingPointError:
-                        returns.append(float("nan"))
-            out["A2C"][lr][name] = returns
-    out["cpu"] = time.process_time() - t0
-    return out
-
-
-def _stock_rule_part(kind, seed, cfg, rs, params):
-    """Agents trained on every stock environment by an LPG rule, evaluated greedily:
-    ``{"returns": {env: [mean return per agent seed]}, "cpu": s}``. ``kind`` "grid": the
-    rule of the LPG part of ``seed`` (``params``, its parameters; None re-runs its
-    meta-training); "widened": a rule meta-trained on :func:`_widened_grid_world`."""
-    import torch
-
-    from sklearn_papers.rl import evaluate_policy
-
-    torch.set_num_threads(1)
-    lifetime, n_seeds, episodes, max_steps = _stock_settings(cfg)
-    t0 = time.process_time()
-    est = _lpg("LPG", cfg, seed)
-    if kind == "widened":
-        est.fit(_widened_grid_world)
-    elif params is None:
-        est.fit(_environments(cfg, rs)[0])
-    else:
-        est = _with_rule(est, params)
-    returns = {}
-    for name, env_id, kwargs in _STOCK:
-        returns[name] = []
-        for s in range(n_seeds):
-            try:
-                agent = est.train_agent(_make_stock(env_id, kwargs), n_updates=lifetime,
-                                        random_state=s)
-                returns[name].append(float(np.mean(evaluate_policy(
-                    agent, _make_stock(env_id, kwargs), episodes,
-                    max_episode_steps=max_steps, random_state=1000 + s))))
-            except FloatingPointError:
-                returns[name].append(float("nan"))
-    return {"returns": returns, "cpu": time.process_time() - t0}
-
-
-def _stock_section(baselines, rules, cfg, wall):
-    """Markdown of the stock-environment follow-up."""
-    lifetime, n_seeds, episodes, max_steps = _stock_settings(cfg)
-
-    def best(arm, name):  # the setting with the best mean return on this environment
-        settings = baselines[arm]
-        finite = [k for k in settings if np.isfinite(_mean(settings[k][name]))]
-        return max(finite or list(settings), key=lambda k: _mean(settings[k][name]))
-
-    rows, ratios = [], {"LPG, our grid worlds": [], "LPG, widened": []}
-    for name, _, _ in _STOCK:
-        alpha, lr = best("Q-learning", name), best("A2C", name)
-        rand = _mean(baselines["random"][""][name])
-        a2c_values = baselines["A2C"][lr][name]
-        a2c = _mean(a2c_values)
-        row = {"environment": name, "random": f"{rand:.2f}",
-               "Q-learning": format_mean_std(baselines["Q-learning"][alpha][name], 2),
-               "A2C": f"{format_mean_std(a2c_values, 2)} (lr {lr:g})"}
-        for label, kind in (("LPG, our grid worlds", "grid"), ("LPG, widened", "widened")):
-            values = [v for part in rules[kind] for v in part["returns"][name]]
-            norm = (_mean(values) - rand) / (a2c - rand) if a2c != rand else float("nan")
-            ratios[label].append(norm)
-            row[label] = f"{format_mean_std(values, 2)} ({norm:.2f})"
-        q_norm = ((_mean(baselines["Q-learning"][alpha][name]) - rand) / (a2c - rand)
-                  if a2c != rand else float("nan"))
-        row["Q-learning"] += f" ({q_norm:.2f}; alpha {alpha:g})"
-        rows.append(row)
-    widened_ok = all(np.isfinite(r) and r >= 0.8 for r in ratios["LPG, widened"])
-    cpu = baselines["cpu"] + sum(p["cpu"] for kind in rules for p in rules[kind])
-    return "\n".join([
-        f"#### {_STOCK_HEADING}",
-        "",
-        "The paper's point is that a rule meta-learned on simple grid worlds generalizes to "
-        "environments it has never seen. Here: gymnasium's FrozenLake-v1 (slippery and "
-        "not), CliffWalking-v1 and Taxi-v4, never used in meta-training. Rules: the LPG "
-        "rule of every seed above (meta-trained on our grid worlds), and a rule per seed "
-        "meta-trained on a widened distribution of our grid worlds (rewards scaled by 0.1 "
-        "to 100 and negated a quarter of the time, a per-step reward of 0, -0.1 or -1, "
-        "episodes of 10 to 150 steps, actions replaced by random ones with probability 0 "
-        "to 0.66). Every method trains one tabular agent per environment and agent seed "
-        f"({n_seeds} seed{'s' if n_seeds > 1 else ''}) for {lifetime * 20:,} environment "
-        f"steps ({lifetime} updates of 20 steps); each agent is then evaluated greedily on "
-        f"{episodes} episodes (an episode still running after {max_steps} steps is cut). "
-        "A2C's learning rate (of " + ", ".join(f"{v:g}" for v in _STOCK_LRS) + ") and "
-        "Q-learning's step size (of " + ", ".join(f"{v:g}" for v in _Q_ALPHAS) + "; "
-        "epsilon-greedy 0.1) are tuned on each environment (the best mean return there). "
-        "Mean episode return ± std over the seeds (LPG: over "
-        "meta-training seeds x agent seeds); in brackets the normalized score "
-        "(method - random) / (A2C - random).",
-        "",
-        markdown_table(rows),
-        "",
-        f"- The widened rule reaches at least 80 % of A2C's normalized score on every "
-        f"environment: **{'holds' if widened_ok else 'does not hold'}** (normalized "
-        + ", ".join(f"{r:.2f}" for r in ratios["LPG, widened"]) + "); the rule "
-        "meta-trained on our grid worlds alone: "
-        + ", ".join(f"{r:.2f}" for r in ratios["LPG, our grid worlds"]) + ".",
-        f"- Cost: {cpu:.0f} s of CPU time summed over the parts, {wall:.0f} s wall.",
-    ])
-
-
 def _checkpoints(meta_steps):
     """Meta-steps at which the follow-up looks at the rule: 0 (the untrained rule), those of
     150, 300, 600, 1000 below ``meta_steps``, and ``meta_steps`` (at least one in between)."""
@@ -816,8 +579,8 @@ def _seed_part(variant, seed, cfg, rs, best_lr):
     rules = {variant: est}
     if variant == "LPG":
         rules["untrained rule"] = est.untrained(random_state=seed)
-        rules["A2C (tuned lr)"] = A2C(lr=best_lr, lifetime=cfg["lifetime"],
-                                      random_state=seed)
+        rules["A2C (tuned lr)"] = A2C(lr=best_lr, normalize_advantage=False,
+                                      lifetime=cfg["lifetime"], random_state=seed)
         out["probe"] = _probe(est, sets["held-out 5x5"], cfg, seed)
     for sname, envs in sets.items():
         out["scores"][sname] = {name: _score(r, envs) for name, r in rules.items()}
@@ -865,11 +628,12 @@ def run(ctx):
         rs = ctx.random_state
         train, sets = _environments(cfg, rs)
 
-        # A2C's learning rate, tuned on the meta-training grids (as the paper tunes A2C)
-        start = time.perf_counter()
+        # A2C's learning rate, tuned on the meta-training grids (as the paper tunes A2C);
+        # the paper's A2C, with raw advantages (the protocol of the published runs)
         tuned = {}
         for lr in ctx.progress(_A2C_LRS, desc="lpg: tuning A2C"):
-            score = _score(A2C(lr=lr, lifetime=cfg["lifetime"], random_state=rs), train)
+            score = _score(A2C(lr=lr, normalize_advantage=False, lifetime=cfg["lifetime"],
+                               random_state=rs), train)
             tuned[lr] = score if np.isfinite(score) else -np.inf  # NaN: the agents diverged
         best_lr = max(tuned, key=tuned.get)
 
@@ -925,25 +689,6 @@ def run(ctx):
                 checkpoints = cached_parts(ctx, ck_parts, n_jobs=cfg["n_jobs"], progress=bar)
             ck_wall = time.perf_counter() - t_ck
             ctx.log(f"[lpg] follow-up: {len(ck_parts)} parts, {ck_wall:.0f} s wall")
-
-        # follow-up: the rules on gymnasium's stock environments (full mode only)
-        stock = None
-        if not ctx.quick:
-            key = {"cfg": cfg, "defaults": defaults, "format": rule_format,
-                   "stock": [list(e[:2]) + [sorted(e[2].items())] for e in _STOCK]}
-            st_parts = [("LPG stock/baselines", _stock_baselines_part, (cfg,), key)]
-            st_parts += [(f"LPG stock/grid rule/seed={seed}", _stock_rule_part,
-                          ("grid", seed, cfg, rs,
-                           (value.get("snapshots") or {}).get(cfg["meta_steps"])), key)
-                         for seed, value in zip(lpg_seeds, lpg_values)]
-            st_parts += [(f"LPG stock/widened rule/seed={seed}", _stock_rule_part,
-                          ("widened", seed, cfg, rs, None), key) for seed in lpg_seeds]
-            t_st = time.perf_counter()
-            with ctx.progress(total=len(st_parts), desc="lpg: stock environments") as bar:
-                st_values = cached_parts(ctx, st_parts, n_jobs=cfg["n_jobs"], progress=bar)
-            n = len(lpg_seeds)
-            stock = (st_values[0], {"grid": st_values[1:1 + n], "widened": st_values[1 + n:]},
-                     time.perf_counter() - t_st)
     finally:
         torch.set_num_threads(n_threads)
 
@@ -1068,18 +813,14 @@ def run(ctx):
             "the return of the agents it trains, the probe on often-visited cells and the "
             "retest reliability of the Monte-Carlo target."),
         "",
-        _stock_section(stock[0], stock[1], cfg, stock[2]) if stock is not None
-        else full_mode_only(
-            "lpg", _STOCK_HEADING,
-            "Does a rule meta-trained on our grid worlds (or on a widened distribution of "
-            "them) train agents on FrozenLake, CliffWalking and Taxi as well as tuned A2C?"),
+        "Whether the learned rule generalizes to environments nobody here wrote "
+        "(gymnasium's FrozenLake, CliffWalking and Taxi) is the experiment `lpg_stock`.",
     ]
     shortened = (
         f"{cfg['meta_steps']} meta-steps (the full run: 1500) with {cfg['n_agents']} agents "
         f"(64), {cfg['n_train']} meta-training grids (48), {cfg['seeds']} seeds (3); the "
         f"paper meta-trains for billions of steps with a 256-unit LSTM and prediction size "
-        f"30 (ours: 32 units, 8); the checkpoints and stock-environment follow-ups in full "
-        f"mode only."
+        f"30 (ours: 32 units, 8); the checkpoints follow-up in full mode only."
         if ctx.quick else "")
     return Section(markdown="\n".join(md), figures=[f for f in (fig1, fig2, fig3) if f],
                    shortened=shortened)

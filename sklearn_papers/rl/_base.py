@@ -68,7 +68,7 @@ class _BaseRLEstimator(BaseEstimator):
     def _targets(self, net, params, traj):
         raise NotImplementedError
 
-    def _update_kwargs(self):
+    def _update_kwargs(self, net):
         raise NotImplementedError
 
     # --- shared work
@@ -102,7 +102,7 @@ class _BaseRLEstimator(BaseEstimator):
             value_w = value_update(value_w, traj, self.discount, 0.9, _VALUE_LR)
             with torch.no_grad():
                 targets = self._targets(net, params, traj)
-            params = agent_update(net, params, traj, targets, **self._update_kwargs())
+            params = agent_update(net, params, traj, targets, **self._update_kwargs(net))
         return net, params, total.numpy(), value_w
 
     def _train_agents(self, envs, n_updates, seed, *, desc=None, name="environments"):
@@ -156,9 +156,7 @@ class _BaseRLEstimator(BaseEstimator):
         """
         self._check_ready()
         envs = self._check_envs([env], name="env")
-        n_updates = self.lifetime if n_updates is None else n_updates
-        if not isinstance(n_updates, Integral) or n_updates < 0:
-            raise ValueError(f"n_updates must be a non-negative int, got {n_updates!r}")
+        n_updates = _check_n_updates(self.lifetime if n_updates is None else n_updates)
         rs = self.random_state if random_state is None else random_state
         seed = seed_from_random_state(rs)
         with torch_seeded(seed):
@@ -199,7 +197,7 @@ class _BaseRLEstimator(BaseEstimator):
         """
         self._check_ready()
         envs = self._check_envs(environments)
-        n_updates = self.lifetime if n_updates is None else n_updates
+        n_updates = _check_n_updates(self.lifetime if n_updates is None else n_updates)
         seed = seed_from_random_state(self.random_state if random_state is None
                                       else random_state)
         with torch_seeded(seed):
@@ -214,6 +212,14 @@ class _BaseRLEstimator(BaseEstimator):
         tags.input_tags.two_d_array = False
         tags.non_deterministic = False
         return tags
+
+
+def _check_n_updates(n_updates):
+    """``n_updates`` as an int, or a ``ValueError`` (a bool is not a number of updates)."""
+    if (isinstance(n_updates, (bool, np.bool_)) or not isinstance(n_updates, Integral)
+            or n_updates < 0):
+        raise ValueError(f"n_updates must be a non-negative int or None, got {n_updates!r}")
+    return int(n_updates)
 
 
 def _assign(n_envs, n, rng):

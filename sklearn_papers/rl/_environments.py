@@ -14,6 +14,7 @@ Two layers:
 :func:`make_batch` picks the fastest core for a list of environments.
 """
 
+import warnings
 from numbers import Integral
 
 import gymnasium
@@ -944,6 +945,7 @@ class GymEnvBatch(_BatchCore):
         self.n_envs = len(self.envs)
         self._seed = int(seed)
         self._n_set = 0
+        self._warned = set()  # environments already warned about out-of-bounds observations
         space = self.envs[0].observation_space
         self.n_actions = int(self.envs[0].action_space.n)
         if isinstance(space, spaces.Discrete):
@@ -989,7 +991,8 @@ class GymEnvBatch(_BatchCore):
         space = self.envs[i].observation_space
         if self.obs_dim is None:
             return _index_observation(space, obs, self._where(i), call)
-        return _feature_observation(space, obs, self.obs_dim, self._where(i), call)
+        return _feature_observation(space, obs, self.obs_dim, self._where(i), call,
+                                    warned=self._warned)
 
     def check_fits(self, env, where="the environment"):
         """Raise ``ValueError`` unless ``env`` has the spaces this batch was built for.
@@ -1112,6 +1115,11 @@ def _reset_result(out, where):
     return out[0]
 
 
+#: Largest reward magnitude accepted: the agents compute in float32 (largest 3.4e38), and a
+#: discounted return sums up to ``1 / (1 - discount)`` rewards (1e4 at discount 0.9999).
+MAX_ABS_REWARD = 1e30
+
+
 def _finite_reward(r, where):
     try:
         reward = float(r)
@@ -1120,6 +1128,13 @@ def _finite_reward(r, where):
     if reward is None or not np.isfinite(reward):
         raise ValueError(f"{where} returned the reward {r!r} from step(); rewards must be "
                          "finite numbers.")
+    if abs(reward) > MAX_ABS_REWARD:
+        raise ValueError(
+            f"{where} returned the reward {reward:.3g} from step(); the agents compute in "
+            f"float32 and accept rewards of magnitude up to {MAX_ABS_REWARD:.0e} (their "
+            "returns, sums of many rewards, must stay finite). Scale the rewards down, e.g. "
+            "gymnasium.wrappers.TransformReward(env, lambda r: r * 1e-30): the policy "
+            "updates do not depend on the reward scale.")
     return reward
 
 
@@ -1141,8 +1156,14 @@ def _index_observation(space, obs, where, call):
     return int(obs) - int(space.start)
 
 
-def _feature_observation(space, obs, obs_dim, where, call):
-    """``obs`` checked as a finite float vector of width ``obs_dim``, or a ``ValueError``."""
+def _feature_observation(space, obs, obs_dim, where, call, warned=None):
+    """``obs`` checked as a finite float vector of width ``obs_dim``, or a ``ValueError``.
+
+    An observation outside the bounds of its ``Box`` space is used as it is, with a
+    ``UserWarning`` naming ``where`` (once per ``where`` when a set ``warned`` is given),
+    as gymnasium's own environment checker does: the agents do not read the bounds, but a
+    space that does not hold the observations is a fault of the environment.
+    """
     try:
         arr = np.asarray(obs, dtype=np.float32)
     except (TypeError, ValueError):
@@ -1154,6 +1175,23 @@ def _feature_observation(space, obs, obs_dim, where, call):
         shown = np.asarray(obs, dtype=object).ravel()[:8].tolist()
         raise ValueError(f"{where} returned an observation {what} from {call}() "
                          f"({shown}...); its space is {space}.")
+    if isinstance(space, spaces.Box) and (warned is None or where not in warned):
+        low = np.broadcast_to(np.asarray(space.low, dtype=np.float64), arr.shape)
+        high = np.broadcast_to(np.asarray(space.high, dtype=np.float64), arr.shape)
+        outside = np.flatnonzero((arr < low) | (arr > high))
+        if outside.size:
+            j = int(outside[0])
+            if warned is not None:
+                warned.add(where)
+            warnings.warn(
+                f"{where} returned an observation from {call}() outside the bounds of its "
+                f"observation space {space}: feature {j} is {float(arr[j]):.6g}, outside "
+                f"[{low[j]:.6g}, {high[j]:.6g}] ({outside.size} feature(s) out of bounds). The "
+                "agents use the values as they are; fix the environment's declared bounds "
+                "(Box(low, high) holding every observation it returns, -inf/inf when "
+                "unbounded) or clip its observations (gymnasium.wrappers."
+                "TransformObservation(env, lambda o: numpy.clip(o, low, high), space)).",
+                UserWarning, stacklevel=2)
     return obs
 
 

@@ -99,11 +99,18 @@ def evaluate_policy(agent, env, n_episodes=10, *, greedy=True, max_episode_steps
     Raises
     ------
     TypeError
-        If ``agent`` or ``env`` is of an unsupported type.
+        If ``agent`` or ``env`` is of an unsupported type, or ``greedy`` is not a bool.
     ValueError
-        If ``env``'s spaces do not fit the agent, it returns an observation outside its
-        space or a non-finite reward, an A2C holds several agents, or ``n_episodes`` or
+        If ``env``'s spaces do not fit the agent, it returns a ``Discrete`` observation
+        outside its space, a non-finite ``Box`` observation or a reward that is not finite
+        or exceeds 1e30 in magnitude, an A2C holds several agents, or ``n_episodes`` or
         ``max_episode_steps`` is not a positive int.
+
+    Warns
+    -----
+    UserWarning
+        Once, if ``env`` returns a ``Box`` observation outside its space's bounds (it is
+        used as it is).
 
     See Also
     --------
@@ -133,8 +140,11 @@ def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, rando
     for name, value in (("n_episodes", n_episodes), ("max_episode_steps", max_episode_steps)):
         if value is None and name == "max_episode_steps":
             continue
-        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if not isinstance(greedy, (bool, np.bool_)):
+        raise TypeError(f"greedy must be True (the most probable action) or False (actions "
+                        f"sampled from the policy), got {greedy!r}")
     check_environment(env, where=where)
     rng = check_random_state(random_state)
     seed = int(rng.randint(np.iinfo(np.int32).max))
@@ -150,9 +160,11 @@ def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, rando
         def proba(obs, call):
             return table[_index_observation(space, obs, where, call)]
     else:
+        warned = set()  # one warning for observations outside the Box's bounds
+
         def proba(obs, call):
-            x = np.asarray(_feature_observation(space, obs, agent.net.n_inputs, where, call),
-                           dtype=np.float32)
+            x = np.asarray(_feature_observation(space, obs, agent.net.n_inputs, where, call,
+                                                warned=warned), dtype=np.float32)
             return agent.predict_proba(x[None])[0]
 
     returns = np.zeros(n_episodes)

@@ -228,7 +228,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     def _targets(self, net, params, traj):
         return lpg_targets(self.update_rule_, net, params, traj, self.discount)
 
-    def _update_kwargs(self):
+    def _update_kwargs(self, net=None):
         return dict(lr=self.agent_lr, y_weight=self.prediction_weight)
 
     def _check_ready(self):

@@ -160,3 +160,15 @@ def test_a_refused_call_leaves_the_estimator_as_it_was(cls):
     assert list(est.tasks_) == [0, 1]
     kwargs = {"task": 1} if cls is ProgressiveNetworkClassifier else {}
     assert est.predict(X, **kwargs).shape == (8,)
+
+
+@pytest.mark.parametrize("task, same", [(True, 1), (False, 0), (1.0, 1), (np.float64(2.0), 2)])
+def test_task_ids_python_equates_with_ints_are_refused(task, same):
+    from sklearn_papers.continual._base import check_task
+
+    with pytest.raises(ValueError, match=rf"task ids are ints or strings .*same task as "
+                                         rf"{same}"):
+        check_task(task, 3)
+    with pytest.raises(ValueError, match=r"task\[1\]"):
+        check_task([same, task], 2)
+    assert check_task([same, "a", np.int64(same)], 3) == [same, "a", same]

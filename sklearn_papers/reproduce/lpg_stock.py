@@ -1,0 +1,374 @@
+"""Oh et al. (2020), follow-up of ``lpg``: does the learned rule generalize to environments
+nobody here wrote?
+
+The paper's point is that an update rule meta-learned on simple grid worlds generalizes to
+environments it has never seen. Here the test environments are gymnasium's stock
+``FrozenLake-v1`` (slippery and not), ``CliffWalking-v1`` and ``Taxi-v4``: never used in
+meta-training, with rewards of -1, -10 and -100 that our grid worlds do not have.
+
+Rules (one per meta-training seed):
+
+* *LPG, widened*: meta-trained on a widened distribution of our 5 x 5 grid worlds, as the
+  paper widens its training set (:func:`_widened_grid_world`: rewards scaled by 0.1 to 100
+  and negated a quarter of the time, a per-step reward of 0, -0.1 or -1, episodes of 10 to
+  150 steps, actions replaced by random ones with probability 0 to 0.66);
+* *LPG, our grid worlds*: meta-trained on ``sample_grid_worlds`` alone (the ``lpg``
+  experiment's training set), for comparison.
+
+Every method trains one tabular agent per environment and agent seed for the same number
+of environment steps; the agent is then evaluated greedily (an episode still running after
+``max_steps`` steps is cut). A2C's learning rate and tabular Q-learning's step size are each
+tuned on every test environment over a small grid (the best mean return there), which
+favours them. Scores are normalized as (method - random policy) / (A2C - random policy).
+
+Claims (shared rules of :mod:`._claims`):
+
+1. The widened rule reaches at least 80 % of tuned A2C's normalized score on every test
+   environment (mean interval over meta-training seeds, each seed's score the mean over its
+   agent seeds; all environments together by :func:`._claims.all_of`).
+2. A2C does not lose to tabular Q-learning where both converge (FrozenLake not slippery,
+   CliffWalking): per agent seed, A2C's score normalized by Q-learning's, (A2C - random) /
+   (Q-learning - random), reaches 0.9 (mean interval).
+"""
+
+import time
+
+import numpy as np
+
+from sklearn_papers.reproduce._claims import Claim, all_of, judge, verdict_table
+from sklearn_papers.reproduce._registry import Experiment, Section
+from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+
+__all__ = ["EXPERIMENT"]
+
+# (name, gymnasium id, keywords): environments nobody here wrote, never meta-trained on
+_STOCK = (("FrozenLake, not slippery", "FrozenLake-v1", {"is_slippery": False}),
+          ("FrozenLake, slippery", "FrozenLake-v1", {"is_slippery": True}),
+          ("CliffWalking", "CliffWalking-v1", {}),
+          ("Taxi", "Taxi-v4", {}))
+#: Environments where tabular Q-learning and A2C both converge in the step budget (claim 2).
+_CONVERGING = ("FrozenLake, not slippery", "CliffWalking")
+_RULES = (("widened", "LPG, widened"), ("grid", "LPG, our grid worlds"))
+_TRAIN_DISCOUNT = 0.99
+
+
+def _config(quick):
+    """Budgets. ``lifetime``: agent updates of 20 steps on a test environment (the same
+    number of environment steps for every method)."""
+    if quick:
+        return dict(rules=("widened",), meta_seeds=3, agent_seeds=3, meta_steps=300,
+                    n_agents=16, meta_lifetime=100, n_train=24, lifetime=500, episodes=20,
+                    max_steps=200, a2c_lrs=(0.3, 1.0), q_alphas=(0.5, 1.0), n_jobs=2)
+    return dict(rules=("widened", "grid"), meta_seeds=3, agent_seeds=3, meta_steps=600,
+                n_agents=32, meta_lifetime=100, n_train=24, lifetime=500, episodes=100,
+                max_steps=200, a2c_lrs=(0.3, 1.0, 3.0), q_alphas=(0.1, 0.5, 1.0), n_jobs=2)
+
+
+def _make_stock(env_id, kwargs):
+    import gymnasium
+
+    return gymnasium.make(env_id, **kwargs)
+
+
+class _Affine:
+    """The reward map ``r -> scale * r + offset`` (a picklable ``TransformReward`` function)."""
+
+    def __init__(self, scale, offset):
+        self.scale, self.offset = scale, offset
+
+    def __call__(self, reward):
+        return self.scale * reward + self.offset
+
+
+def _slip(env, p):
+    """``env`` whose action is replaced by a uniformly random one with probability ``p``
+    (drawn from the environment's own generator)."""
+    import gymnasium
+
+    class Slip(gymnasium.ActionWrapper):
+        def action(self, action):
+            if self.np_random.random() < p:
+                return int(self.np_random.integers(self.action_space.n))
+            return action
+
+    return Slip(env)
+
+
+def _widened_grid_world(rng):
+    """A meta-training environment from the widened distribution: one of our 5 x 5 layouts
+    with its rewards scaled by 0.1, 1, 10 or 100 (negated with probability 1/4), a per-step
+    reward of 0, -0.1 or -1, episodes of 10 to 150 steps and slipperiness 0 to 0.66 (a
+    sampler for :meth:`LearnedPolicyGradient.fit`)."""
+    from gymnasium.wrappers import TransformReward
+
+    from sklearn_papers.rl import GridWorld, make_grid_world
+
+    base = make_grid_world(("dense", "sparse", "long_horizon")[rng.randint(3)],
+                           random_state=rng)
+    env = GridWorld(height=5, width=5, objects=base.objects, start=base.start,
+                    max_steps=int(rng.choice([10, 20, 40, 80, 150])))
+    scale = float(rng.choice([0.1, 1.0, 10.0, 100.0])) * (1.0 if rng.rand() < 0.75 else -1.0)
+    env = TransformReward(env, _Affine(scale, float(rng.choice([0.0, 0.0, -0.1, -1.0]))))
+    p = float(rng.choice([0.0, 0.0, 0.1, 0.33, 0.66]))
+    return _slip(env, p) if p else env
+
+
+def _policy_returns(act, env, seed, episodes, max_steps):
+    """Mean return of ``episodes`` episodes of the policy ``act(state)`` (first reset seeded)."""
+    out = []
+    for ep in range(episodes):
+        state = env.reset(seed=seed if ep == 0 else None)[0]
+        total = 0.0
+        for _ in range(max_steps):
+            state, reward, terminated, truncated, _ = env.step(act(state))
+            total += float(reward)
+            if terminated or truncated:
+                break
+        out.append(total)
+    return float(np.mean(out))
+
+
+def _q_learning(env, steps, alpha, seed, *, epsilon=0.1, discount=_TRAIN_DISCOUNT):
+    """Tabular Q-learning (epsilon-greedy, ties broken at random) for ``steps`` steps: the
+    Q-table. A time limit bootstraps; only termination ends the target."""
+    rng = np.random.RandomState(seed)
+    q = np.zeros((env.observation_space.n, env.action_space.n))
+    state = env.reset(seed=seed)[0]
+    for _ in range(steps):
+        row = q[state]
+        action = (rng.randint(len(row)) if rng.rand() < epsilon
+                  else int(rng.choice(np.flatnonzero(row == row.max()))))
+        nxt, reward, terminated, truncated, _ = env.step(action)
+        target = reward + (0.0 if terminated else discount * q[nxt].max())
+        q[state, action] += alpha * (target - q[state, action])
+        state = env.reset()[0] if terminated or truncated else nxt
+    return q
+
+
+def _baselines_part(name, cfg):
+    """The random policy, tabular Q-learning (each step size) and A2C (each learning rate)
+    on the stock environment ``name``: ``{"random": [...], "Q-learning": {alpha: [...]},
+    "A2C": {lr: [...]}}``, one mean greedy return per agent seed (NaN: diverged)."""
+    import torch
+
+    from sklearn_papers.nn._skorch import torch_seeded
+    from sklearn_papers.rl import A2C, evaluate_policy
+
+    torch.set_num_threads(1)
+    env_id, kwargs = next((i, k) for n, i, k in _STOCK if n == name)
+    seeds = range(cfg["agent_seeds"])
+    steps, episodes, max_steps = cfg["lifetime"] * 20, cfg["episodes"], cfg["max_steps"]
+    env = _make_stock(env_id, kwargs)
+    out = {"random": [], "Q-learning": {}, "A2C": {}}
+    for s in seeds:
+        rng = np.random.RandomState(s)
+        out["random"].append(_policy_returns(lambda _: int(rng.randint(env.action_space.n)),
+                                             env, 1000 + s, episodes, max_steps))
+    for alpha in cfg["q_alphas"]:
+        out["Q-learning"][str(alpha)] = [
+            _policy_returns(lambda x, q=_q_learning(env, steps, alpha, s): int(np.argmax(q[x])),
+                            env, 1000 + s, episodes, max_steps) for s in seeds]
+    for lr in cfg["a2c_lrs"]:
+        returns = []
+        for s in seeds:
+            with torch_seeded(s):
+                try:
+                    a2c = A2C(lr=lr, lifetime=cfg["lifetime"], discount=_TRAIN_DISCOUNT,
+                              random_state=s).fit(_make_stock(env_id, kwargs))
+                    returns.append(float(np.mean(evaluate_policy(
+                        a2c.agents_[0], env, episodes, max_episode_steps=max_steps,
+                        random_state=1000 + s))))
+                except FloatingPointError:
+                    returns.append(float("nan"))
+        out["A2C"][str(lr)] = returns
+    return out
+
+
+def _rule_part(kind, seed, cfg):
+    """A rule meta-trained with ``seed`` (``kind`` "widened": on :func:`_widened_grid_world`;
+    "grid": on ``sample_grid_worlds(n_train)``) and agents it trains on every stock
+    environment, evaluated greedily: ``{"returns": {env: [mean return per agent seed]},
+    "meta_cpu": s}``."""
+    import torch
+
+    from sklearn_papers.rl import LearnedPolicyGradient, evaluate_policy, sample_grid_worlds
+
+    torch.set_num_threads(1)
+    t0 = time.process_time()
+    est = LearnedPolicyGradient(lifetime=cfg["meta_lifetime"], n_agents=cfg["n_agents"],
+                                max_meta_steps=cfg["meta_steps"], discount=_TRAIN_DISCOUNT,
+                                random_state=seed)
+    est.fit(_widened_grid_world if kind == "widened"
+            else sample_grid_worlds(cfg["n_train"], random_state=seed))
+    out = {"returns": {}, "meta_cpu": time.process_time() - t0}
+    for name, env_id, kwargs in _STOCK:
+        out["returns"][name] = []
+        for s in range(cfg["agent_seeds"]):
+            try:
+                agent = est.train_agent(_make_stock(env_id, kwargs), n_updates=cfg["lifetime"],
+                                        random_state=s)
+                out["returns"][name].append(float(np.mean(evaluate_policy(
+                    agent, _make_stock(env_id, kwargs), cfg["episodes"],
+                    max_episode_steps=cfg["max_steps"], random_state=1000 + s))))
+            except FloatingPointError:
+                out["returns"][name].append(float("nan"))
+    return out
+
+
+def _mean(values):
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else float("nan")
+
+
+def _best(settings):
+    """The setting (a key of ``settings``) with the best mean return, NaN runs last."""
+    return max(settings, key=lambda k: (np.isfinite(_mean(settings[k])), _mean(settings[k])))
+
+
+def _normalized(value, random, reference):
+    return (value - random) / (reference - random) if reference != random else float("nan")
+
+
+def _summary(baselines, rules):
+    """Per environment: tuned settings, means, normalized scores and the verdicts' inputs."""
+    out = {}
+    for name, _, _ in _STOCK:
+        base = baselines[name]
+        lr, alpha = _best(base["A2C"]), _best(base["Q-learning"])
+        rand, a2c, q = (_mean(base["random"]), _mean(base["A2C"][lr]),
+                        _mean(base["Q-learning"][alpha]))
+        row = dict(lr=lr, alpha=alpha, random=rand, a2c=a2c, a2c_seeds=base["A2C"][lr],
+                   q=q, q_seeds=base["Q-learning"][alpha], q_norm=_normalized(q, rand, a2c),
+                   a2c_over_q=[_normalized(v, rand, q) for v in base["A2C"][lr]])
+        for kind in rules:
+            per_seed = [_mean(part["returns"][name]) for part in rules[kind]]
+            row[kind] = [v for part in rules[kind] for v in part["returns"][name]]
+            row[f"{kind}_norm"] = [_normalized(v, rand, a2c) for v in per_seed]
+        out[name] = row
+    return out
+
+
+def _section(cfg, baselines, rules, wall, cpu):
+    summary = _summary(baselines, rules)
+    rows, claims1, claims2 = [], [], []
+    for name, _, _ in _STOCK:
+        s = summary[name]
+        row = {"environment": name, "random": f"{s['random']:.2f}",
+               "Q-learning (tuned)": f"{format_mean_std(s['q_seeds'], 2)} ({s['q_norm']:.2f}; "
+                                     f"alpha {float(s['alpha']):g})",
+               "A2C (tuned)": f"{format_mean_std(s['a2c_seeds'], 2)} (lr {float(s['lr']):g})"}
+        for kind, label in _RULES:
+            if kind in rules:
+                row[label] = (f"{format_mean_std(s[kind], 2)} "
+                              f"({_mean(s[f'{kind}_norm']):.2f})")
+        rows.append(row)
+        norm = [v if np.isfinite(v) else -1e9 for v in s["widened_norm"]]
+        claims1.append(judge(Claim(f"LPG, widened reaches 80 % of tuned A2C on {name}",
+                                   "(LPG - random) / (A2C - random)", "mean interval",
+                                   threshold=0.8, paper="generalizes (Fig. 4, 5)"), norm))
+        if name in _CONVERGING:
+            ratio = [v if np.isfinite(v) else -1e9 for v in s["a2c_over_q"]]
+            claims2.append(judge(Claim(f"A2C does not lose to Q-learning on {name}",
+                                       "(A2C - random) / (Q-learning - random)",
+                                       "mean interval", threshold=0.9), ratio))
+    a2c_lrs = ", ".join(f"{v:g}" for v in cfg["a2c_lrs"])
+    q_alphas = ", ".join(f"{v:g}" for v in cfg["q_alphas"])
+    per_seed = "; ".join(
+        f"{name}: " + ", ".join(f"{v:.2f}" for v in summary[name]["widened_norm"])
+        for name, _, _ in _STOCK)
+    grid_rule = (f"; *LPG, our grid worlds*, meta-trained on {cfg['n_train']} grids of "
+                 "`sample_grid_worlds`" if "grid" in rules else
+                 " (the rule meta-trained on our grid worlds alone is in the full mode)")
+    return "\n".join([
+        "Test environments (never meta-trained on): gymnasium's FrozenLake-v1 (slippery "
+        "and not), CliffWalking-v1 and Taxi-v4. Rules, one per meta-training seed "
+        f"({cfg['meta_seeds']} seeds): *LPG, widened*, meta-trained on a widened "
+        "distribution of our 5 x 5 grid worlds (rewards scaled by 0.1, 1, 10 or 100 and "
+        "negated a quarter of the time, a per-step reward of 0, -0.1 or -1, episodes of 10 "
+        f"to 150 steps, actions replaced by random ones with probability 0 to 0.66){grid_rule}. "
+        f"Meta-training: {cfg['meta_steps']} meta-steps of {cfg['n_agents']} agents "
+        f"(lifetimes of {cfg['meta_lifetime']} updates), the estimator's other defaults. "
+        f"Every method trains one tabular agent per environment and agent seed "
+        f"({cfg['agent_seeds']} seeds) for {cfg['lifetime'] * 20:,} environment steps "
+        f"({cfg['lifetime']} updates of 20 steps; Q-learning: as many steps, epsilon-greedy "
+        f"0.1), then plays {cfg['episodes']} greedy episodes (cut at {cfg['max_steps']} "
+        f"steps). A2C's learning rate (of {a2c_lrs}) and Q-learning's step size (of "
+        f"{q_alphas}) are tuned on each test environment (the best mean return there). "
+        "Mean greedy episode return ± std over the seeds (LPG: meta-training x agent "
+        "seeds); in brackets the normalized score (method - random) / (A2C - random), "
+        "where 1 is tuned A2C and 0 the random policy.",
+        "",
+        markdown_table(rows),
+        "",
+        "Claim 1, the widened rule generalizes (normalized score of each meta-training seed, "
+        f"the mean over its agent seeds; per seed: {per_seed}). Claim 2, A2C against "
+        "Q-learning where both converge (per agent seed).",
+        "",
+        markdown_table(verdict_table(claims1 + claims2, digits=2)),
+        "",
+        f"- The widened rule reaches 80 % of tuned A2C on every test environment: "
+        f"**{all_of(*claims1)}**.",
+        f"- A2C does not lose to tabular Q-learning where both converge: "
+        f"**{all_of(*claims2)}**.",
+        f"- Cost: {cpu:.0f} s of CPU time summed over the parts, {wall:.0f} s wall.",
+    ]), summary
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring."""
+    import torch
+
+    from sklearn_papers.reproduce._parallel import cached_parts
+    from sklearn_papers.rl import A2C, LearnedPolicyGradient
+
+    cfg = _config(ctx.quick)
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        defaults = {"lpg": {k: v for k, v in LearnedPolicyGradient().get_params().items()
+                            if k not in ("verbose", "random_state")},
+                    "a2c": {k: v for k, v in A2C().get_params().items()
+                            if k not in ("verbose", "random_state", "lr")}}
+        key = {"cfg": cfg, "defaults": defaults,
+               "stock": [[n, i, sorted(k.items())] for n, i, k in _STOCK]}
+        seeds = [ctx.random_state + i for i in range(cfg["meta_seeds"])]
+        rule_parts = [(f"rule/{kind}/seed={seed}", _rule_part, (kind, seed, cfg), key)
+                      for kind in cfg["rules"] for seed in seeds]
+        base_parts = [(f"baselines/{name}", _baselines_part, (name, cfg), key)
+                      for name, _, _ in _STOCK]
+        t0, c0 = time.perf_counter(), time.process_time()
+        with ctx.progress(total=len(rule_parts) + len(base_parts),
+                          desc="lpg_stock: parts") as bar:
+            values = cached_parts(ctx, rule_parts + base_parts, n_jobs=cfg["n_jobs"],
+                                  progress=bar)
+        wall = time.perf_counter() - t0
+    finally:
+        torch.set_num_threads(n_threads)
+    from sklearn_papers.reproduce._parallel import worker_cpu_seconds
+
+    cpu = time.process_time() - c0 + worker_cpu_seconds()
+    rules = {kind: [] for kind in cfg["rules"]}
+    for (key_, _, (kind, _, _), _), value in zip(rule_parts, values[:len(rule_parts)]):
+        rules[kind].append(value)
+    baselines = {name: value for (name, _, _), value in zip(_STOCK, values[len(rule_parts):])}
+    md, _ = _section(cfg, baselines, rules, wall, cpu)
+    shortened = (
+        f"{cfg['meta_seeds']} meta-training seeds x {cfg['agent_seeds']} agent seeds (full: "
+        f"3 x 3), {cfg['meta_steps']} meta-steps of {cfg['n_agents']} agents (full: 600 of "
+        f"32), {cfg['episodes']} evaluation episodes (full: 100), A2C's learning rate tuned "
+        f"over {len(cfg['a2c_lrs'])} values and Q-learning's step size over "
+        f"{len(cfg['q_alphas'])} (full: 3 each); no rule meta-trained on our grid worlds alone "
+        f"(full: one per seed)." if ctx.quick else "")
+    return Section(markdown=md, shortened=shortened)
+
+
+EXPERIMENT = Experiment(
+    name="lpg_stock",
+    title="Learned Policy Gradient on environments nobody here wrote (gymnasium's "
+          "FrozenLake, CliffWalking, Taxi)",
+    paper="Oh, Hessel, Czarnecki, Xu, van Hasselt, Singh & Silver 2020, Discovering "
+          "Reinforcement Learning Algorithms, NeurIPS",
+    run=run,
+    records=True,
+)

@@ -1,0 +1,65 @@
+"""The ``lpg_stock`` experiment (the learned rule on gymnasium's stock environments) end to
+end on a tiny configuration, and its pieces."""
+
+import numpy as np
+
+from sklearn_papers.reproduce import lpg_stock
+from sklearn_papers.reproduce._registry import RunContext, get_experiments
+
+
+def _tiny(quick):
+    return dict(rules=("widened", "grid"), meta_seeds=2, agent_seeds=2, meta_steps=2,
+                n_agents=3, meta_lifetime=3, n_train=4, lifetime=2, episodes=2, max_steps=10, a2c_lrs=(0.3, 1.0),
+                q_alphas=(0.5,), n_jobs=1)
+
+
+def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
+    monkeypatch.setattr(lpg_stock, "_config", _tiny)
+    assert get_experiments()["lpg_stock"] is lpg_stock.EXPERIMENT
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
+    section = lpg_stock.EXPERIMENT.run(ctx)
+    md = section.markdown
+    for name in ("FrozenLake, not slippery", "FrozenLake, slippery", "CliffWalking", "Taxi"):
+        assert f"| {name} |" in md
+    assert "LPG, widened" in md and "(method - random) / (A2C - random)" in md
+    # a verdict per environment (claim 1) and per converging environment (claim 2), then
+    # the two claims as a whole
+    verdicts = sum(md.count(f"**{o}") for o in ("holds", "does not hold", "inconclusive"))
+    assert verdicts == 4 + 2 + 2
+    assert "mean interval" in md and section.shortened
+    assert sorted(ctx.computed) == sorted(
+        [f"rule/{k}/seed={s}" for k in ("widened", "grid") for s in (0, 1)]
+        + [f"baselines/{n}" for n, _, _ in lpg_stock._STOCK])
+
+
+def test_widened_grid_worlds_vary_rewards_lengths_and_slipperiness():
+    rng = np.random.RandomState(0)
+    envs = [lpg_stock._widened_grid_world(rng) for _ in range(40)]
+    lengths = {e.unwrapped.max_steps for e in envs}
+    assert len(lengths) >= 4 and {e.unwrapped.height for e in envs} == {5}
+    assert any(type(e).__name__ == "Slip" for e in envs)
+    rewards = set()
+    for e in envs[:10]:
+        e.reset(seed=0)
+        rewards |= {e.step(t % 4)[1] for t in range(30)}
+    assert min(rewards) <= -1 and max(rewards) >= 1
+
+
+def test_q_learning_solves_a_deterministic_lake():
+    import gymnasium
+
+    env = gymnasium.make("FrozenLake-v1", is_slippery=False)
+    q = lpg_stock._q_learning(env, 3000, 0.5, 0)
+    assert lpg_stock._policy_returns(lambda s: int(np.argmax(q[s])), env, 0, 5, 100) == 1.0
+
+
+def test_summary_normalizes_by_tuned_a2c_and_random():
+    base = {"random": [0.0, 0.0], "Q-learning": {"0.5": [1.0, 1.0]},
+            "A2C": {"0.3": [0.5, 0.5], "1.0": [1.0, np.nan]}}
+    baselines = {n: base for n, _, _ in lpg_stock._STOCK}
+    part = {"returns": {n: [0.8, 0.4] for n, _, _ in lpg_stock._STOCK}}
+    summary = lpg_stock._summary(baselines, {"widened": [part], "grid": [part]})
+    row = summary["CliffWalking"]
+    assert row["lr"] == "1.0" and row["a2c"] == 1.0   # NaN runs are left out of the mean
+    np.testing.assert_allclose(row["widened_norm"], [0.6])
+    np.testing.assert_allclose(row["a2c_over_q"][0], 1.0)
