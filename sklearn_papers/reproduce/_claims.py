@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["CONFIDENCE", "HOLDS", "INCONCLUSIVE", "NOT_HOLDS", "RULES", "Claim", "Verdict",
-           "all_of", "judge", "verdict_table"]
+           "all_of", "at_least", "judge", "verdict_table"]
 
 #: Coverage of the two-sided t intervals of the rules. A directional claim ("A beats B")
 #: reads one end of the interval, so it is decided at the one-sided 95 % level.
@@ -233,3 +233,23 @@ def all_of(*verdicts):
     if NOT_HOLDS in outcomes:
         return NOT_HOLDS
     return HOLDS if all(o == HOLDS for o in outcomes) else INCONCLUSIVE
+
+
+def at_least(k, *verdicts):
+    """The outcome of "at least ``k`` of these parts hold" (e.g. "beats ECFP on at least two
+    of three data sets"): holds when ``k`` parts hold, does not hold when so many parts do
+    not hold that ``k`` cannot be reached, else inconclusive.
+
+    Raises
+    ------
+    ValueError
+        When ``k`` is not between 1 and the number of parts.
+    """
+    if not 1 <= k <= len(verdicts):
+        raise ValueError(f"k must be between 1 and the {len(verdicts)} parts, got {k}")
+    outcomes = [v.outcome for v in verdicts]
+    if outcomes.count(HOLDS) >= k:
+        return HOLDS
+    if len(outcomes) - outcomes.count(NOT_HOLDS) < k:
+        return NOT_HOLDS
+    return INCONCLUSIVE
