@@ -67,6 +67,10 @@ class Claim:
         better, ``<=`` otherwise).
     paper : str, default=""
         What the paper reports, for the report.
+    unit : str, default="seeds"
+        What one value of ``a`` is (the report says "3 of 3 seeds"): ``"seeds"`` for per-seed
+        numbers, e.g. ``"estimates"`` when the values are independent draws of one
+        estimator, ``"starts"`` for starting points.
     """
 
     statement: str
@@ -76,6 +80,7 @@ class Claim:
     margin: float = 0.0
     threshold: float = None
     paper: str = ""
+    unit: str = "seeds"
 
     def __post_init__(self):
         if self.rule not in RULES:
@@ -130,11 +135,11 @@ class Verdict:
         else:
             what = f"advantage {self.estimate:+.{digits}f}"
         spread = (f" [{lo:+.{digits}f}, {hi:+.{digits}f}]" if np.isfinite(lo) else
-                  " (one seed: no interval)")
+                  f" (one {self.claim.unit.rstrip('s')}: no interval)")
         if self.claim.rule == "mean interval":
             spread = spread.replace("+", "")
         return (f"{self.outcome} ({self.claim.rule}, {int(CONFIDENCE * 100)} %: {what}"
-                f"{spread}; {self.wins} of {self.n_seeds} seeds)")
+                f"{spread}; {self.wins:,} of {self.n_seeds:,} {self.claim.unit})")
 
 
 def _interval(values):
