@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["CONFIDENCE", "HOLDS", "INCONCLUSIVE", "NOT_HOLDS", "RULES", "Claim", "Verdict",
-           "all_of", "at_least", "judge", "verdict_table"]
+           "all_of", "at_least", "judge", "negation", "verdict_table"]
 
 #: Coverage of the two-sided t intervals of the rules. A directional claim ("A beats B")
 #: reads one end of the interval, so it is decided at the one-sided 95 % level.
@@ -231,10 +231,22 @@ def verdict_table(verdicts, digits=3):
              "paper": v.claim.paper or "", "here": v.text(digits)} for v in verdicts]
 
 
+def _outcome(part):
+    return part if isinstance(part, str) else part.outcome
+
+
+def negation(verdict):
+    """The outcome of the opposite claim ("A is no better than B by more than ``margin``"
+    for "A beats B by more than ``margin``"): holds where ``verdict`` does not hold and
+    the other way round; inconclusive stays inconclusive."""
+    return {HOLDS: NOT_HOLDS, NOT_HOLDS: HOLDS}.get(_outcome(verdict), INCONCLUSIVE)
+
+
 def all_of(*verdicts):
     """The outcome of a claim made of several parts that must all hold: does not hold when
-    one part does not, holds when every part does, else inconclusive."""
-    outcomes = [v.outcome for v in verdicts]
+    one part does not, holds when every part does, else inconclusive. A part is a
+    :class:`Verdict` or an outcome (e.g. of :func:`negation`)."""
+    outcomes = [_outcome(v) for v in verdicts]
     if NOT_HOLDS in outcomes:
         return NOT_HOLDS
     return HOLDS if all(o == HOLDS for o in outcomes) else INCONCLUSIVE
@@ -252,7 +264,7 @@ def at_least(k, *verdicts):
     """
     if not 1 <= k <= len(verdicts):
         raise ValueError(f"k must be between 1 and the {len(verdicts)} parts, got {k}")
-    outcomes = [v.outcome for v in verdicts]
+    outcomes = [_outcome(v) for v in verdicts]
     if outcomes.count(HOLDS) >= k:
         return HOLDS
     if len(outcomes) - outcomes.count(NOT_HOLDS) < k:

@@ -10,7 +10,7 @@
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["one_torch_thread", "over_seeds", "run_seeds", "save_figure"]
+__all__ = ["in_one_torch_thread", "one_torch_thread", "over_seeds", "run_seeds", "save_figure"]
 
 
 def run_seeds(ctx, n_seeds):
@@ -111,3 +111,16 @@ def save_figure(fig, out, name, *, dpi=100):
     finally:
         plt.close(fig)
     return path
+
+
+def in_one_torch_thread(func):
+    """Decorate ``func`` to run inside :func:`one_torch_thread` (for the parts of an
+    experiment, which run in a worker process or in this one)."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with one_torch_thread():
+            return func(*args, **kwargs)
+
+    return wrapper

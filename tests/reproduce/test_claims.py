@@ -106,3 +106,14 @@ def test_all_of_and_at_least_combine_the_parts_outcomes():
     assert at_least(2, yes, maybe, no) == INCONCLUSIVE
     with pytest.raises(ValueError, match="between 1 and the 3 parts"):
         at_least(4, yes, no, maybe)
+
+
+def test_negation_swaps_holds_and_does_not_hold():
+    from sklearn_papers.reproduce._claims import all_of, negation
+
+    b = [0.8, 0.81, 0.79]
+    yes = judge(BEATS, [0.9, 0.92, 0.91], b)
+    no = judge(BEATS, [0.7, 0.69, 0.71], b)
+    maybe = judge(BEATS, [0.85, 0.78, 0.8], b)
+    assert (negation(yes), negation(no), negation(maybe)) == (NOT_HOLDS, HOLDS, INCONCLUSIVE)
+    assert all_of(negation(no), yes) == HOLDS  # outcomes and verdicts mix
