@@ -44,6 +44,7 @@ from sklearn_papers.reproduce._claims import (
 )
 from sklearn_papers.reproduce._common import (
     one_torch_thread,
+    over_seeds,
     run_seeds,
     save_figure,
 )
@@ -155,7 +156,7 @@ def _forest_part(name, X, y, train, test, trees, seed):
     return _score(name, y[test], pred)
 
 
-def _dataset_parts(name, settings, seed):
+def _dataset_parts(seed, name, settings):
     """``(parts, n)``: the cached parts of one data set and seed (``cached_parts``'s
     ``(key, func, args, params)``, one per model) and the number of molecules."""
     X, y, train, test = _split(name, settings, seed)
@@ -189,8 +190,8 @@ def run(ctx):
         scores, sizes, jobs, parts = {}, {}, [], []
         for name in PAPER:
             scores[name] = {m: [] for m in MODELS}
-            for seed in seeds:
-                dataset_parts, sizes[name] = _dataset_parts(name, settings, seed)
+            per_seed = over_seeds(_dataset_parts, seeds, name=name, settings=settings)
+            for seed, (dataset_parts, sizes[name]) in zip(seeds, per_seed):
                 for model, *part in dataset_parts:
                     jobs.append((name, seed, model))
                     parts.append(tuple(part))
@@ -319,8 +320,8 @@ def _main_esol(ctx, settings, seeds):
     """``{"grover_finetuned": [...], "grover_scratch": [...]}``: the main table's ESOL test
     RMSE per seed, computed by the main table's parts (same keys and settings)."""
     parts, models = [], []
-    for seed in seeds:
-        for model, *part in _dataset_parts("ESOL", settings, seed)[0]:
+    for dataset_parts, _ in over_seeds(_dataset_parts, seeds, name="ESOL", settings=settings):
+        for model, *part in dataset_parts:
             if model in ("grover_finetuned", "grover_scratch"):
                 models.append(model)
                 parts.append(tuple(part))

@@ -24,7 +24,7 @@ from sklearn_papers.reproduce._digits import (
     verdict,
 )
 from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, judge
-from sklearn_papers.reproduce._common import run_seeds, save_figure
+from sklearn_papers.reproduce._common import over_seeds, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
@@ -116,8 +116,10 @@ def run(ctx):
         if cfg["few_labels"]:
             X_few, y_few = subsample(X_train, y_train, 0.1, ctx.random_state)
             for name in ("SupCon L_out, 2 views", "cross-entropy"):
-                few[name] = [100 * _probe(methods[name](s), X_few, y_few, X_test, y_test)[0]
-                             for s in ctx.progress(seeds, desc=f"supcon: 10% labels, {name}")]
+                few[name] = over_seeds(
+                    lambda s, name=name: 100 * _probe(methods[name](s), X_few, y_few, X_test,
+                                                      y_test)[0],
+                    ctx.progress(seeds, desc=f"supcon: 10% labels, {name}"))
 
     rows = []
     for name, values in acc.items():
