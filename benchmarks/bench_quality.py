@@ -24,9 +24,11 @@ record but neither skipped nor summarised. At the end (or with ``--summary``) on
 per data set is printed: per model the mean score +- the sample standard deviation over
 seeds, the per-seed scores, and the mean wall and CPU seconds of a fit; then, over the
 seeds every model has, whether the target holds (the best of our three families
-beats chemprop's mean, none is more than 10 % worse, i.e. RMSE above 1.1x or ROC-AUC
-below 0.9x chemprop's, each at no more than chemprop's mean fit time, CPU seconds when
-every model has them on a seed: over those seeds; else wall seconds). The per-model
+beats chemprop, none is more than 10 % worse, i.e. RMSE above 1.1x or ROC-AUC below 0.9x
+chemprop's, each judged by the reports' ``paired interval`` rule over the seeds, so the
+target reads HOLDS, DOES NOT HOLD or INCONCLUSIVE; each at no more than chemprop's mean fit
+time, CPU seconds when every model has them on a seed: over those seeds; else wall
+seconds). The per-model
 rows show every seed measured; the target line names the seeds it uses. Lower RMSE /
 higher ROC-AUC is better.
 
@@ -57,6 +59,8 @@ from _molsplits import commit as _commit
 from _molsplits import fit_and_score
 from _molsplits import mean_std as _stats
 from _peers import import_chemprop
+
+from sklearn_papers.reproduce._claims import NOT_HOLDS, Claim, all_of, judge
 
 OURS = ("mpnn", "neural_fingerprint", "grover")
 
@@ -183,33 +187,42 @@ def run(args):
 
 
 def _verdict(name, per, seeds):
-    """The target on ``name`` over the ``seeds`` every model has, as text."""
+    """The target on ``name`` over the ``seeds`` every model has, as text.
+
+    Quality is judged by the reports' shared rule (``paired interval`` over seeds,
+    ``sklearn_papers.reproduce._claims``): the best of ours (by mean) beats chemprop, and
+    each of ours is within 10 % of chemprop (beats 0.9 x chemprop's ROC-AUC, or 1.1 x its
+    RMSE, on the same seed). The fit time is a budget: each mean at most chemprop's.
+    """
     higher = DATASETS[name] != "regression"
-    mean = {m: np.mean([per[m][s][0] for s in seeds]) for m in per}
+    values = {m: np.array([per[m][s][0] for s in seeds], dtype=float) for m in per}
+    mean = {m: float(v.mean()) for m, v in values.items()}
     # fit times: CPU seconds over the seeds where every model has them, else wall seconds
     timed = [s for s in seeds if all(per[m][s][2] is not None for m in per)]
     cpu = bool(timed)
     timed, k = (timed, 2) if cpu else (seeds, 1)
     time_of = {m: np.mean([per[m][s][k] for s in timed]) for m in per}
     ref = mean["chemprop"]
+    metric = "ROC-AUC" if higher else "RMSE"
     ours = [m for m in OURS if m in per]
     best = max(ours, key=mean.get) if higher else min(ours, key=mean.get)
-    beats = mean[best] > ref if higher else mean[best] < ref
+    beats = judge(Claim(f"{best} beats chemprop", metric, "paired interval",
+                        higher_is_better=higher), values[best], values["chemprop"])
     # "10 % worse": ROC-AUC below 0.9 x chemprop's, or RMSE above 1.1 x chemprop's
-    close = {m: mean[m] >= 0.9 * ref if higher else mean[m] <= 1.1 * ref for m in ours}
+    bound = values["chemprop"] * (0.9 if higher else 1.1)
+    close = {m: judge(Claim(f"{m} within 10 % of chemprop", metric, "paired interval",
+                            higher_is_better=higher), values[m], bound) for m in ours}
     fast = {m: time_of[m] <= time_of["chemprop"] for m in ours}
-    ok = beats and all(close.values()) and all(fast.values())
+    outcome = all_of(beats, *close.values()) if all(fast.values()) else NOT_HOLDS
     worst = min(ours, key=mean.get) if higher else max(ours, key=mean.get)
-    return (f"{name}, seeds {' '.join(map(str, seeds))}: target "
-            f"{'HOLDS' if ok else 'FAILS'}: best ours {best} {mean[best]:.3f} "
-            f"{'beats' if beats else 'does not beat'} chemprop {ref:.3f} "
-            f"({100 * abs(mean[best] - ref) / ref:.1f} %); worst {worst} "
-            f"{100 * abs(mean[worst] - ref) / ref:.1f} % "
-            f"{'worse' if (mean[worst] < ref) == higher else 'better'} "
-            f"({'within' if all(close.values()) else 'NOT within'} 10 %); "
-            f"{'CPU' if cpu else 'wall'} fit time (seeds {' '.join(map(str, timed))}) "
-            f"<= chemprop's "
-            f"({time_of['chemprop']:.0f} s): "
+    return (f"{name}, seeds {' '.join(map(str, seeds))}: target {outcome.upper()}: "
+            f"best ours {best} {mean[best]:.3f} vs chemprop {ref:.3f} "
+            f"({100 * abs(mean[best] - ref) / ref:.1f} %), beats chemprop: "
+            f"{beats.short()}; worst {worst} {100 * abs(mean[worst] - ref) / ref:.1f} % "
+            f"{'worse' if (mean[worst] < ref) == higher else 'better'}; within 10 %: "
+            + ", ".join(f"{m} {v.short()}" for m, v in close.items())
+            + f"; {'CPU' if cpu else 'wall'} fit time (seeds {' '.join(map(str, timed))}) "
+            f"<= chemprop's ({time_of['chemprop']:.0f} s): "
             + ", ".join(f"{m} {time_of[m]:.0f} s {'yes' if fast[m] else 'NO'}" for m in ours))
 
 

@@ -19,7 +19,9 @@ Usage (``moses-small`` is the shipped checkpoint; a folder is any ``save``-d one
         --datasets esol freesolv bbbp tox21 --folds 5
 
 It prints one table row per data set and model (mean and standard deviation over the
-folds) and, per checkpoint, whether it beats ECFP (and scratch) on every data set.
+folds) and, per checkpoint, whether it beats ECFP (and scratch) on every data set: holds,
+does not hold or inconclusive by the reports' ``paired interval`` rule over the folds
+(``sklearn_papers.reproduce._claims``).
 """
 
 import argparse
@@ -28,6 +30,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from sklearn_papers.reproduce._claims import Claim, judge
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -147,12 +151,14 @@ def main(argv=None):
             for name, scores in results.items():
                 if ours not in scores or other not in scores:
                     continue
-                sign = 1 if DATASETS[name] == "classification" else -1
-                verdicts.append((name, sign * (np.mean(scores[ours]) -
-                                               np.mean(scores[other])) > 0))
+                # paired by fold, judged by the reports' shared rule
+                claim = Claim(f"{ours} beats {other}", "score", "paired interval",
+                              higher_is_better=DATASETS[name] == "classification",
+                              unit="folds")
+                verdicts.append((name, judge(claim, scores[ours], scores[other])))
             if verdicts:
-                print(f"{ckpt}: {label} on " + ", ".join(
-                    f"{n} {'yes' if v else 'NO'}" for n, v in verdicts))
+                print(f"{ckpt}: {label} on " + "; ".join(
+                    f"{n} {v.short()}" for n, v in verdicts))
     return results
 
 

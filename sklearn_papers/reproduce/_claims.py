@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["CONFIDENCE", "HOLDS", "INCONCLUSIVE", "NOT_HOLDS", "RULES", "Claim", "Verdict",
-           "all_of", "judge", "verdict_table"]
+           "all_of", "at_least", "judge", "negation", "verdict_table"]
 
 #: Coverage of the two-sided t intervals of the rules. A directional claim ("A beats B")
 #: reads one end of the interval, so it is decided at the one-sided 95 % level.
@@ -67,6 +67,10 @@ class Claim:
         better, ``<=`` otherwise).
     paper : str, default=""
         What the paper reports, for the report.
+    unit : str, default="seeds"
+        What one value of ``a`` is (the report says "3 of 3 seeds"): ``"seeds"`` for per-seed
+        numbers, e.g. ``"estimates"`` when the values are independent draws of one
+        estimator, ``"starts"`` for starting points.
     """
 
     statement: str
@@ -76,6 +80,7 @@ class Claim:
     margin: float = 0.0
     threshold: float = None
     paper: str = ""
+    unit: str = "seeds"
 
     def __post_init__(self):
         if self.rule not in RULES:
@@ -130,11 +135,11 @@ class Verdict:
         else:
             what = f"advantage {self.estimate:+.{digits}f}"
         spread = (f" [{lo:+.{digits}f}, {hi:+.{digits}f}]" if np.isfinite(lo) else
-                  " (one seed: no interval)")
+                  f" (one {self.claim.unit.rstrip('s')}: no interval)")
         if self.claim.rule == "mean interval":
             spread = spread.replace("+", "")
         return (f"{self.outcome} ({self.claim.rule}, {int(CONFIDENCE * 100)} %: {what}"
-                f"{spread}; {self.wins} of {self.n_seeds} seeds)")
+                f"{spread}; {self.wins:,} of {self.n_seeds:,} {self.claim.unit})")
 
 
 def _interval(values):
@@ -226,10 +231,42 @@ def verdict_table(verdicts, digits=3):
              "paper": v.claim.paper or "", "here": v.text(digits)} for v in verdicts]
 
 
+def _outcome(part):
+    return part if isinstance(part, str) else part.outcome
+
+
+def negation(verdict):
+    """The outcome of the opposite claim ("A is no better than B by more than ``margin``"
+    for "A beats B by more than ``margin``"): holds where ``verdict`` does not hold and
+    the other way round; inconclusive stays inconclusive."""
+    return {HOLDS: NOT_HOLDS, NOT_HOLDS: HOLDS}.get(_outcome(verdict), INCONCLUSIVE)
+
+
 def all_of(*verdicts):
     """The outcome of a claim made of several parts that must all hold: does not hold when
-    one part does not, holds when every part does, else inconclusive."""
-    outcomes = [v.outcome for v in verdicts]
+    one part does not, holds when every part does, else inconclusive. A part is a
+    :class:`Verdict` or an outcome (e.g. of :func:`negation`)."""
+    outcomes = [_outcome(v) for v in verdicts]
     if NOT_HOLDS in outcomes:
         return NOT_HOLDS
     return HOLDS if all(o == HOLDS for o in outcomes) else INCONCLUSIVE
+
+
+def at_least(k, *verdicts):
+    """The outcome of "at least ``k`` of these parts hold" (e.g. "beats ECFP on at least two
+    of three data sets"): holds when ``k`` parts hold, does not hold when so many parts do
+    not hold that ``k`` cannot be reached, else inconclusive.
+
+    Raises
+    ------
+    ValueError
+        When ``k`` is not between 1 and the number of parts.
+    """
+    if not 1 <= k <= len(verdicts):
+        raise ValueError(f"k must be between 1 and the {len(verdicts)} parts, got {k}")
+    outcomes = [_outcome(v) for v in verdicts]
+    if outcomes.count(HOLDS) >= k:
+        return HOLDS
+    if len(outcomes) - outcomes.count(NOT_HOLDS) < k:
+        return NOT_HOLDS
+    return INCONCLUSIVE

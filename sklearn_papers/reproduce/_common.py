@@ -1,8 +1,64 @@
-"""Pieces every experiment uses: one torch thread for small models."""
+"""Pieces every experiment uses: its seeds, one torch thread for small models, figures.
+
+* :func:`run_seeds` gives the seeds of a run (``--seed`` plus 0, 1, ...) and
+  :func:`over_seeds` calls a function once per seed, so that no experiment writes its own
+  seed loop;
+* :func:`one_torch_thread` runs small torch models on one intra-op thread;
+* :func:`save_figure` writes a matplotlib figure into the output folder and closes it.
+"""
 
 from contextlib import contextmanager
+from pathlib import Path
 
-__all__ = ["one_torch_thread"]
+__all__ = ["in_one_torch_thread", "one_torch_thread", "over_seeds", "run_seeds", "save_figure"]
+
+
+def run_seeds(ctx, n_seeds):
+    """The seeds of a run: ``ctx.random_state, ctx.random_state + 1, ...``.
+
+    Parameters
+    ----------
+    ctx : RunContext or int
+        The run (its ``random_state`` is ``--seed``), or the base seed itself.
+    n_seeds : int
+        How many seeds (at least 1).
+
+    Returns
+    -------
+    seeds : list of int
+        ``n_seeds`` consecutive seeds from the base seed.
+
+    Raises
+    ------
+    ValueError
+        When ``n_seeds`` is below 1.
+    """
+    n_seeds = int(n_seeds)
+    if n_seeds < 1:
+        raise ValueError(f"n_seeds must be at least 1, got {n_seeds}")
+    base = int(getattr(ctx, "random_state", ctx))
+    return [base + i for i in range(n_seeds)]
+
+
+def over_seeds(fn, seeds, *args, **kwargs):
+    """``[fn(seed, *args, **kwargs) for seed in seeds]``: one result per seed, in order.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(seed, *args, **kwargs) -> result`` for one seed.
+    seeds : iterable of int
+        The seeds (e.g. :func:`run_seeds`).
+    *args, **kwargs
+        Passed to every call.
+
+    Returns
+    -------
+    results : list
+        ``fn``'s results, paired with ``seeds`` by position (what the paired rules of
+        :mod:`._claims` judge).
+    """
+    return [fn(seed, *args, **kwargs) for seed in seeds]
 
 
 @contextmanager
@@ -22,3 +78,49 @@ def one_torch_thread():
         yield
     finally:
         torch.set_num_threads(n_threads)
+
+
+def save_figure(fig, out, name, *, dpi=100):
+    """Write ``fig`` as ``<out>/<name>`` (a PNG), close it and return the path.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    out : RunContext or path-like
+        The run (its output folder) or a folder; created when missing.
+    name : str
+        File name, e.g. ``"grover.png"``.
+    dpi : int, default=100
+        Resolution of the PNG.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The file written (what :class:`~._registry.Section` lists in ``figures``).
+    """
+    import matplotlib.pyplot as plt
+
+    if hasattr(out, "figure_path"):
+        path = out.figure_path(name)
+    else:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / name
+    try:
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def in_one_torch_thread(func):
+    """Decorate ``func`` to run inside :func:`one_torch_thread` (for the parts of an
+    experiment, which run in a worker process or in this one)."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with one_torch_thread():
+            return func(*args, **kwargs)
+
+    return wrapper

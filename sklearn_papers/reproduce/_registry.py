@@ -4,6 +4,12 @@ One module per paper lives in :mod:`sklearn_papers.reproduce` (e.g. ``duvenaud.p
 defines a module-level ``EXPERIMENT = Experiment(...)``; modules are discovered by name, so
 adding a paper means adding one file. An experiment's ``run`` takes a :class:`RunContext`
 and returns a :class:`Section` of the report.
+
+A follow-up study of a paper's claims (why a claim fails, what changes it) is an experiment
+of its own, defined in the same module as ``EXPERIMENT_FOLLOWUP = Experiment(name=
+"<name>_followup", ...)``: every module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` that
+is an :class:`Experiment` is registered, so ``reproduce --only <name>_followup`` runs it
+alone, with its own report section, cache folder, CPU time and published page.
 """
 
 import datetime
@@ -397,8 +403,22 @@ class Experiment:
     records: bool = False
 
 
+def _is_experiment_name(name):
+    """Whether a module-level ``name`` registers an experiment: ``EXPERIMENT`` or
+    ``EXPERIMENT_<SUFFIX>`` (e.g. ``EXPERIMENT_FOLLOWUP``)."""
+    return name == "EXPERIMENT" or (name.startswith("EXPERIMENT_")
+                                    and len(name) > len("EXPERIMENT_"))
+
+
+def _module_experiments(module):
+    """The :class:`Experiment` objects that ``module`` registers (see the module docstring)."""
+    return [value for key, value in vars(module).items()
+            if _is_experiment_name(key) and isinstance(value, Experiment)]
+
+
 def get_experiments():
-    """Discover every experiment module and return ``{name: Experiment}`` sorted by name."""
+    """Discover every experiment module and return ``{name: Experiment}`` sorted by name
+    (a module's ``EXPERIMENT`` and each of its ``EXPERIMENT_<SUFFIX>``)."""
     import sklearn_papers.reproduce as pkg
 
     found = {}
@@ -406,8 +426,10 @@ def get_experiments():
         if info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{pkg.__name__}.{info.name}")
-        exp = getattr(module, "EXPERIMENT", None)
-        if isinstance(exp, Experiment):
+        for exp in _module_experiments(module):
+            if exp.name in found:
+                raise ValueError(f"two experiments are named {exp.name!r}: give the one in "
+                                 f"{module.__name__} another name")
             found[exp.name] = exp
     return dict(sorted(found.items()))
 
@@ -434,41 +456,69 @@ def list_experiments():
         if info.name.startswith("_"):
             continue
         folder = getattr(info.module_finder, "path", None)  # None: not a plain folder
-        fields = None if folder is None or info.ispkg else _static_experiment_fields(
+        listed = None if folder is None or info.ispkg else _static_experiments(
             Path(folder) / f"{info.name}.py")
-        if fields is None:  # not plain strings: import the module
+        if listed is None:  # not plain strings: import the module
             module = importlib.import_module(f"{pkg.__name__}.{info.name}")
-            exp = getattr(module, "EXPERIMENT", None)
-            if isinstance(exp, Experiment):
-                found[exp.name] = (exp.title, exp.paper)
-        elif fields:
+            listed = [{"name": exp.name, "title": exp.title, "paper": exp.paper}
+                      for exp in _module_experiments(module)]
+        for fields in listed:
             found[fields["name"]] = (fields["title"], fields["paper"])
     return dict(sorted(found.items()))
 
 
-def _static_experiment_fields(path):
-    """``{"name", "title", "paper"}`` strings of ``EXPERIMENT = Experiment(...)`` in the
-    module at ``path``; ``{}`` when it defines no ``EXPERIMENT``; None when they are not
+def _static_experiment_fields(path, target="EXPERIMENT"):
+    """``{"name", "title", "paper"}`` strings of ``<target> = Experiment(...)`` in the
+    module at ``path``; ``{}`` when it defines no ``target``; None when they are not
     literal strings (or module-level string constants) or the file cannot be parsed."""
+    calls = _static_experiment_calls(path)
+    if calls is None:
+        return None
+    constants, found = calls
+    return {} if target not in found else _call_fields(found[target], constants)
+
+
+def _static_experiments(path):
+    """The ``{"name", "title", "paper"}`` of every experiment the module at ``path``
+    registers (``EXPERIMENT`` and ``EXPERIMENT_<SUFFIX>``), or None when one of them is not
+    written with literal strings (the module must then be imported)."""
+    calls = _static_experiment_calls(path)
+    if calls is None:
+        return None
+    constants, found = calls
+    listed = [_call_fields(call, constants) for call in found.values()]
+    return None if any(fields is None for fields in listed) else listed
+
+
+def _static_experiment_calls(path):
+    """``(constants, {target: call node})`` of the module at ``path``: its module-level
+    string constants and the values assigned to experiment names; None when the file
+    cannot be parsed."""
     import ast
 
     try:
         tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError):
         return None
-    constants, call = {}, None
+    constants, calls = {}, {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
                 node.targets[0], ast.Name):
             target = node.targets[0].id
-            if target == "EXPERIMENT":
-                call = node.value
+            if _is_experiment_name(target):
+                calls[target] = node.value
             elif isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 constants[target] = node.value.value
             else:
                 constants.pop(target, None)  # reassigned to something else
-    if call is None:
-        return {}
+    return constants, calls
+
+
+def _call_fields(call, constants):
+    """The literal ``name``, ``title`` and ``paper`` of an ``Experiment(...)`` call node,
+    or None."""
+    import ast
+
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
             and call.func.id == "Experiment" and not call.args):
         return None

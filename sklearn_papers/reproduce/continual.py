@@ -40,6 +40,7 @@ from sklearn_papers.reproduce._claims import (
     Claim,
     judge,
 )
+from sklearn_papers.reproduce._common import run_seeds, save_figure
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
@@ -307,6 +308,37 @@ def paired_interval(a, b):
     return verdict.estimate, verdict.interval[0], verdict.interval[1]
 
 
+def _main_verdicts(pct, pnn, forgetting):
+    """The main claims judged by the shared rules (:mod:`._claims`) on per-seed numbers:
+    thresholds by ``mean interval``, the gap closed per seed (paired runs of one seed) by
+    ``mean interval``, prior-focused near fine-tuning by ``equivalence``, bit-identical
+    outputs by ``every seed``."""
+    ft, joint = pct["fine-tuning"], pct["joint (all data, one fit)"]
+    acc = "final accuracy, 10 classes (%)"
+    out = {
+        "forgets": judge(Claim("fine-tuning forgets", acc, "mean interval",
+                               higher_is_better=False, threshold=25.0), ft),
+        "joint": judge(Claim("joint training reaches 95 %", acc, "mean interval",
+                             threshold=95.0), joint),
+        "prior": judge(Claim("prior-focused stays near fine-tuning", acc, "equivalence",
+                             margin=10.0), pct["prior-focused (VCL-like)"], ft),
+        "identical": judge(Claim("task 1's predict_proba bit-identical after tasks 2-5",
+                                 "identical (1) or not (0)", "every seed"),
+                           np.asarray(pnn["per-task"]["identical"], dtype=float), 0.0),
+        "forgetting": judge(Claim("fine-tuning with per-task heads forgets", "points",
+                                  "mean interval", threshold=1.0), forgetting),
+    }
+    gap = joint - ft
+    keep = gap > 0  # a seed where joint training is no better than fine-tuning has no gap
+    for g in ("VAE", "GAN"):
+        share = ((pct[f"generative replay, {g}"] - ft)[keep] / gap[keep] if keep.any()
+                 else np.zeros(1))
+        out[g] = judge(Claim(f"generative replay ({g}) closes 0.75 of the gap",
+                             "share of the gap closed", "mean interval", threshold=0.75),
+                       share)
+    return out
+
+
 def _ci_verdict(lo, hi):
     """The ``paired interval`` rule's outcome for "A beats B" from the interval."""
     if lo > 0:
@@ -347,8 +379,7 @@ def _plot(path, curves, pnn_curves):
     ax2.set_title("task-incremental (head per task)")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=90)
 
 
 def _plot_transfer(path, transfer):
@@ -365,8 +396,7 @@ def _plot_transfer(path, transfer):
     ax.set_title("forward transfer: 10 labels per class after a 0-4 column\n"
                  "(one line per seed)")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=90)
 
 
 def _replay_followup(probes, cfg, closure, curves):
@@ -511,8 +541,7 @@ def _plot_replay(path, probes):
     ax2.set_title("quality of the replayed samples")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=90)
 
 
 def _transfer_followup(curve_runs, transfer):
@@ -593,8 +622,7 @@ def _plot_transfer_curve(path, rows, gaps, ft_gaps):
     ax.set_ylabel("accuracy gap on digits 5-9 (points)")
     ax.set_title(f"forward transfer against the labels budget\n(mean, paired {_CI})")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=90)
 
 
 def _run_job(kind, name, seed, cfg):
@@ -618,7 +646,7 @@ def run(ctx):
     thread each)."""
     cfg = _config(ctx.quick)
     follow = _followup_config(ctx.quick)
-    seeds = [ctx.random_state + i for i in range(cfg["seeds"])]
+    seeds = run_seeds(ctx, cfg["seeds"])
     start = time.perf_counter()
     final = {name: [] for name in METHODS}
     curves = {name: [] for name in METHODS}
@@ -711,6 +739,7 @@ def run(ctx):
             "parameters after each task": ", ".join(map(str, res["params"])),
         })
     forgetting = 100 * np.asarray(pnn["shared"]["forgetting"])
+    v = _main_verdicts(pct, pnn, forgetting)
 
     tr = {k: 100 * np.asarray(v) for k, v in transfer.items()}
     vs_fresh = paired_interval(tr["progressive"], tr["fresh column"])
@@ -745,18 +774,13 @@ def run(ctx):
         "",
         markdown_table(rows),
         "",
-        f"- Fine-tuning forgets: {ft:.1f} % (target <= 25 %): "
-        f"**{'holds' if ft <= 25 else 'does not hold'}**.",
-        f"- Joint training: {joint:.1f} % (target >= 95 %): "
-        f"**{'holds' if joint >= 95 else 'does not hold'}**.",
-        f"- Generative replay closes >= 0.75 of the fine-tuning-to-joint gap: VAE "
-        f"{closure['VAE']:.2f} (**{'holds' if closure['VAE'] >= 0.75 else 'does not hold'}**),"
-        f" GAN {closure['GAN']:.2f} "
-        f"(**{'holds' if closure['GAN'] >= 0.75 else 'does not hold'}**); Avalanche's "
-        f"generative replay on split MNIST: 0.71.",
+        f"- Fine-tuning forgets: {ft:.1f} % (target <= 25 %): {v['forgets'].text(1)}.",
+        f"- Joint training: {joint:.1f} % (target >= 95 %): {v['joint'].text(1)}.",
+        f"- Generative replay closes >= 0.75 of the fine-tuning-to-joint gap (per seed): VAE "
+        f"{closure['VAE']:.2f}: {v['VAE'].text(2)}; GAN {closure['GAN']:.2f}: "
+        f"{v['GAN'].text(2)}; Avalanche's generative replay on split MNIST: 0.71.",
         f"- Prior-focused alone stays near fine-tuning with a shared head (the paper's "
-        f"claim): {prior:.1f} % vs {ft:.1f} % "
-        f"(**{'holds' if abs(prior - ft) <= 10 else 'does not hold'}**, within 10 points).",
+        f"claim): {prior:.1f} % vs {ft:.1f} %, within 10 points: {v['prior'].text(1)}.",
         "",
         f"Task-incremental: `ProgressiveNetworkClassifier(hidden_layer_sizes=(64, 64), "
         f"max_epochs={cfg['pnn_epochs']})`, per-task columns with MLP adapters vs "
@@ -765,13 +789,12 @@ def run(ctx):
         markdown_table(ti_rows),
         "",
         f"- Progressive networks: task 1's `predict_proba` bit-identical after tasks 2-5 in "
-        f"{sum(pnn['per-task']['identical'])}/{len(seeds)} runs: "
-        f"**{'holds' if all(pnn['per-task']['identical']) else 'does not hold'}**.",
+        f"{sum(pnn['per-task']['identical'])}/{len(seeds)} runs: {v['identical'].text(0)}.",
         f"- Fine-tuning with per-task heads forgets: tasks 1-4 lose "
         f"{format_mean_std(forgetting, 1)} points of accuracy on average between right "
         f"after learning them and after task 5 (progressive networks: "
-        f"{format_mean_std(100 * np.asarray(pnn['per-task']['forgetting']), 1)}): "
-        f"**{'holds' if forgetting.mean() > 1 else 'does not hold'}** (measurably: > 1 point).",
+        f"{format_mean_std(100 * np.asarray(pnn['per-task']['forgetting']), 1)}), "
+        f"measurably (> 1 point): {v['forgetting'].text(1)}.",
         "",
         f"Forward transfer: a column trained on digits 0-4 ({cfg['transfer_epochs']} "
         f"epochs), then digits 5-9 from 10 labelled rows per class ({cfg['low_data_epochs']} "

@@ -36,7 +36,8 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import HOLDS, Claim, all_of, judge
+from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, judge, negation
+from sklearn_papers.reproduce._common import in_one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
 
@@ -161,12 +162,11 @@ def _comparator_accuracy(module, classes, X, y):
     return 100 * float((classes[pred.numpy()] == np.asarray(y)).mean())
 
 
+@in_one_torch_thread
 def _prepare(dataset, part, cfg, data_seed):
     """Per dataset, once: the independent classifier (``part="classifier"``) or the shared
     comparator (``part="comparator"``)."""
-    import torch
 
-    torch.set_num_threads(1)
     start = time.process_time()
     X_tr, X_te, y_tr, y_te, hw = load_data(dataset, data_seed, cfg["shapes"]["n"],
                                            cfg.get("max_train"))
@@ -182,13 +182,12 @@ def _prepare(dataset, part, cfg, data_seed):
     return out
 
 
+@in_one_torch_thread
 def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False):
     """One autoencoder (dataset, arm, seed); metrics, CPU seconds, first reconstructions."""
-    import torch
 
     from sklearn_papers.generative import DeePSiMAutoencoder
 
-    torch.set_num_threads(1)
     start = time.process_time()
     X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = load_data(
         dataset, data_seed, cfg["shapes"]["n"], cfg.get("max_train"), return_factors=True)
@@ -222,13 +221,12 @@ def _probe_codes(Z_tr, Z_te, f_tr, f_te):
             for k, name in enumerate(FACTORS)}
 
 
+@in_one_torch_thread
 def _invert(layer, cfg, seed, data_seed, prepared):
     """FeatureInverter on digits from one layer of the shared digits comparator."""
-    import torch
 
     from sklearn_papers.generative import FeatureInverter
 
-    torch.set_num_threads(1)
     start = time.process_time()
     X_tr, X_te, y_tr, y_te, hw = load_data("digits", data_seed,
                                            max_train=cfg.get("max_train"))
@@ -321,7 +319,7 @@ def run(ctx):
     from sklearn_papers.reproduce._parallel import cached_parts
 
     cfg = _config(ctx.quick)
-    seeds = [ctx.random_state + i for i in range(cfg["seeds"])]
+    seeds = run_seeds(ctx, cfg["seeds"])
     datasets = ("digits", "shapes")
     start = time.perf_counter()
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
@@ -408,9 +406,7 @@ def run(ctx):
               first["hw"], ["real"] + [arm.split(":")[0] for arm in ARMS])
         ax.set_title(f"{dataset}: test images and reconstructions (seed {seeds[0]})")
         fig.tight_layout()
-        path = ctx.figure_path(f"deepsim_{dataset}_reconstructions.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        path = save_figure(fig, ctx, f"deepsim_{dataset}_reconstructions.png", dpi=110)
         figures.append(path)
 
     # ------------------------------------------------------------ feature inversion
@@ -419,15 +415,16 @@ def run(ctx):
     inv_rows = [{"comparator layer": f"{name} ({v['width']} features)",
                  "pixel MSE (test)": f"{v['mse']:.4f}",
                  "indep. classifier acc. (%)": f"{v['acc']:.1f}"} for name, v in layers.items()]
-    early_better = layers["pool1"]["mse"] < layers["relu3"]["mse"]
+    # one inverter per layer (seed 0): the shared rule reads one seed as inconclusive
+    early_better = judge(Claim("earlier layer reconstructed more exactly", "pixel MSE (test)",
+                               "paired interval", higher_is_better=False),
+                         [layers["pool1"]["mse"]], [layers["relu3"]["mse"]])
     fig, ax = plt.subplots(figsize=(8, 2.6))
     _grid(ax, [layers["pool1"]["real"]] + [v["recon"] for v in layers.values()], (8, 8),
           ["real", *layers])
     ax.set_title("digits: images inverted from comparator features of two depths")
     fig.tight_layout()
-    path = ctx.figure_path("deepsim_feature_inversion.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, ctx, "deepsim_feature_inversion.png", dpi=110)
     figures.append(path)
 
     # ------------------------------------------------------------ iterated encode-decode
@@ -435,46 +432,45 @@ def run(ctx):
     X_tr, X_te, y_tr, y_te, hw = load_data("digits", ctx.random_state,
                                            max_train=cfg.get("max_train"))
     accs, images = _iterate(model, X_te, y_te, prepared["digits"]["clf"], cfg["iterations"])
-    stays = accs[-1] >= accs[0] - 10.0
+    stays = judge(Claim("images stay semantically similar", "accuracy drop (points)",
+                        "mean interval", higher_is_better=False, threshold=10.0),
+                  [accs[0] - accs[-1]])
     fig, ax = plt.subplots(figsize=(5, 0.6 * (len(images) + 1)))
     _grid(ax, images, hw, ["real"] + [f"iter {k + 1}" for k in range(len(images) - 1)])
     ax.set_title("digits, arm C: x -> decode(encode(x)), repeated")
     fig.tight_layout()
-    path = ctx.figure_path("deepsim_iterated.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, ctx, "deepsim_iterated.png", dpi=110)
     figures.append(path)
 
     md += ["### Feature inversion (digits, `FeatureInverter`, DeePSiM loss)", "",
            markdown_table(inv_rows), "",
            f"- earlier layer reconstructed more exactly (MSE pool1 < relu3): "
-           f"**{'holds' if early_better else 'does not hold'}** (paper, Fig. 4: conv1-conv5 "
+           f"{early_better.text(4)} (paper, Fig. 4: conv1-conv5 "
            "reconstructions keep more detail than fc6-fc8).", "",
            f"### Iterated encoding-decoding (digits, arm C, seed {seeds[0]})", "",
            "Independent-classifier accuracy (%) against the original labels after k "
            "iterations: " + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs)), "",
            f"- images stay semantically similar (accuracy after {len(accs)} iterations within "
-           f"10 points of after 1): **{'holds' if stays else 'does not hold'}**.", ""]
+           f"10 points of after 1): {stays.text(1)}.", ""]
 
     # ----------------------------------------------------------------------- follow-ups
     md += ["### Follow-ups of the claims that do not hold", "",
            "One designed experiment per failing claim, each with its own cached parts "
            f"({len(extra)} parts, {follow_cpu:.0f} s of CPU time in this run); each says "
-           "which claim it follows and whether that claim failed in this run.", ""]
+           "which claim it follows and how that claim came out in this run.", ""]
     d_claims, d_gains, _ = verdicts["digits"]
     sub, path = _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow,
-                                    d_claims["B sharper than A (every seed)"].outcome
-                                    != HOLDS)
+                                    d_claims["B sharper than A (every seed)"].outcome)
     md += sub
     figures.append(path)
     s_claims, s_gains, s_runs = verdicts["shapes"]
     sub, path = _shapes_followup(ctx, cfg, follow[("sensitivity",)], s_runs, s_gains,
                                  s_claims["target: C accuracy >= A + 2 points (seed mean)"]
-                                 .outcome != HOLDS)
+                                 .outcome)
     md += sub
     figures.append(path)
     if fcfg["iterate"]:
-        sub, path = _iterate_followup(ctx, cfg, fcfg, seeds, follow, accs, not stays)
+        sub, path = _iterate_followup(ctx, cfg, fcfg, seeds, follow, accs, stays.outcome)
         md += sub
         figures.append(path)
     else:  # the quick run leaves it to the full mode (2/3 of its follow-ups' CPU time)
@@ -635,13 +631,12 @@ def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, override
     return DeePSiMAutoencoder(**params).fit(X_tr, y_tr), data
 
 
+@in_one_torch_thread
 def _fit_sharpness_arm(key, seed, cfg, fcfg, data_seed, prepared):
     """Follow-up part (digits): the added arm ``key`` of ``fcfg["sharpness_arms"]``; the
     main metrics and the sharpness measures on the full test set, and its first 10
     reconstructions."""
-    import torch
 
-    torch.set_num_threads(1)
     start = time.process_time()
     ae, (X_tr, X_te, y_tr, y_te, hw) = _fit_ae("digits", "C", seed, cfg, data_seed,
                                                prepared,
@@ -665,18 +660,17 @@ def _comparator_features(module, layer, rows):
         return frozen(torch.as_tensor(np.ascontiguousarray(rows, dtype=np.float32))).numpy()
 
 
+@in_one_torch_thread
 def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     """Follow-up part (shapes): what the comparator's features encode. Per factor, the
     normalised pixel and feature distances between images that differ in that factor
     only (one step), and linear probes of the compared layer's features."""
-    import torch
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     from sklearn_papers.datasets import Shapes
 
-    torch.set_num_threads(1)
     start = time.process_time()
     module = prepared["comparator"]
     layers = (cfg["shapes"]["layer"], "head")
@@ -716,14 +710,13 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
                 width=int(feats_te.shape[1]), cpu=time.process_time() - start)
 
 
+@in_one_torch_thread
 def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
     """Follow-up part (digits): iterated ``x -> decode(encode(x))`` of one autoencoder
     (arm, code width): per iteration the independent classifier's and the comparator's
     accuracy against the original labels, the pixel MSE to the original and to the
     previous iterate, and how far the codes move."""
-    import torch
 
-    torch.set_num_threads(1)
     start = time.process_time()
     ae, (X_tr, X_te, y_tr, y_te, hw) = _fit_ae("digits", arm, seed, cfg, data_seed,
                                                prepared, code=code)
@@ -781,11 +774,32 @@ def _followup_parts(cfg, fcfg, seeds, data_seed, prepared, protocol):
     return parts
 
 
-def _verdict(text, ok):
-    return f"- {text}: **{'holds' if ok else 'does not hold'}**"
+def _followed(outcome):
+    """How the followed claim came out in this run, in words (``outcome`` of its verdict)."""
+    return {HOLDS: "which held in this run", NOT_HOLDS: "which did not hold in this run"}.get(
+        outcome, "which was inconclusive in this run")
 
 
-def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, failed):
+def _verdict(text, verdict, rule=None):
+    """One line of a follow-up's verdicts: the claim, then a :class:`~._claims.Verdict`'s
+    outcome with its rule and numbers, or a combined outcome with ``rule`` saying how its
+    parts were judged."""
+    if isinstance(verdict, str):
+        return f"- {text}: **{verdict}** ({rule})"
+    return f"- {text}: {verdict.text()}"
+
+
+def _beats(statement, a, b, rule="paired interval", margin=0.0, unit="seeds"):
+    """:func:`~._claims.judge` of "A beats B" (higher is better) on paired values."""
+    return judge(Claim(statement, "", rule, margin=margin, unit=unit), a, b)
+
+
+#: How the shapes follow-up's single measurement (of one fixed comparator) is judged: a
+#: value, not a mean over seeds, so no interval rule applies.
+_MEASURED = "measured once (one fixed comparator, no seeds)"
+
+
+def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, followed):
     """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
     import matplotlib.pyplot as plt
 
@@ -827,13 +841,16 @@ def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, failed):
     table += [{"images": name, **{m: f"{v[m]:.3f}" for m in keys}, "accuracy (%)": ""}
               for name, v in refs.items()]
     mean = {k: {m: float(np.mean([v[m] for v in measures[k]])) for m in keys} for k in order}
-    v_adv = bool(np.all(adv_effect > 0))
-    v_feat = bool(np.all(feat_effect < adv_effect))
-    v_agree = all(mean["B"][m] <= mean["A"][m] and mean["D"][m] > mean["A"][m]
-                  for m in sharp_keys)
+    v_adv = _beats("adversarial term sharpens", adv_effect, 0.0, "every seed")
+    v_feat = _beats("feature term sharpens less than the adversarial term", adv_effect,
+                    feat_effect, "every seed")
+    per_seed = {k: {m: [v[m] for v in measures[k]] for m in keys} for k in order}
+    v_agree = all_of(*(part for m in sharp_keys for part in (
+        negation(_beats(f"B sharper than A ({m})", per_seed["B"][m], per_seed["A"][m])),
+        _beats(f"D sharper than A ({m})", per_seed["D"][m], per_seed["A"][m]))))
     md = ["#### Follow-up 1 (digits): which term makes the images sharp", "",
           f"Claim followed: B (pixel + feature) sharper than A (every seed), "
-          f"{'which failed' if failed else 'which held in this run'} above. Design: a 2 x 2 "
+          f"{_followed(followed)} above. Design: a 2 x 2 "
           "factorial of the two perceptual terms, feature term off / on x adversarial term "
           "off / on: A, B and C are the main arms, and D (pixel + adversarial, "
           "lambda_adv=0.1, no feature term) is the missing cell; B' is B with its feature "
@@ -863,28 +880,32 @@ def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, failed):
           _verdict("the feature term sharpens less than the adversarial term (every seed)",
                    v_feat),
           _verdict("the measures agree: gradient, edge gradient and high-frequency power "
-                   "all rank B no sharper than A and D sharper than A (seed mean)", v_agree)]
+                   "all rank B no sharper than A and D sharper than A", v_agree,
+                   "paired interval per measure and comparison; all must hold")]
     texture = []
     for key in fcfg["sharpness_arms"]:
         if key == "D":
             continue
         name = f"{labels[key].split(':')[0]} ({labels[key].split(': ')[-1]})"
-        every = bool(np.all(sharp[key] > sharp["A"]))
-        edges = all(mean[key][m] > mean["A"][m] for m in ("edge gradient",
-                                                          "high-frequency power"))
+        every = _beats(f"{name} sharper than A", sharp[key], sharp["A"], "every seed")
+        edges = all_of(*(_beats(f"{name} sharper than A ({m})", per_seed[key][m],
+                                per_seed["A"][m])
+                         for m in ("edge gradient", "high-frequency power")))
         md.append(_verdict(f"{name} is sharper than A on every seed (gradient ratio)", every))
         md.append(_verdict(f"{name} is sharper than A by the edge gradient and the "
-                           "high-frequency power too (seed mean)", edges))
-        if every and not edges:
+                           "high-frequency power too", edges,
+                           "paired interval per measure; both must hold"))
+        if every.outcome == HOLDS and edges == NOT_HOLDS:
             texture.append(
                 f"{name.split(' (')[0]} raises the gradient ratio with texture where the "
                 f"digits are flat (flat gradient {mean[key]['flat gradient']:.3f} against "
                 f"A's {mean['A']['flat gradient']:.3f}), not with steeper edges (edge "
                 f"gradient {mean[key]['edge gradient']:.3f} against "
                 f"{mean['A']['edge gradient']:.3f}) or more high frequencies.")
-    explained = v_adv and v_feat and v_agree
+    explained = all_of(v_adv, v_feat, v_agree)
     b0 = fcfg["blurs"][0]
-    md += ["", "Explanation " + ("**supported**: " if explained else "**not supported**: ")
+    md += ["", "Explanation " + {HOLDS: "**supported**: ", NOT_HOLDS: "**not supported**: "}.get(
+        explained, "**not decided** (a verdict above is inconclusive): ")
            + ("at this scale the sharpness is the adversarial term's. A squared distance "
               "between the features of a fixed network is, like the pixel distance, "
               "minimised under an uncertain 4-d code by images whose features are the "
@@ -897,9 +918,11 @@ def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, failed):
               + f" (For scale: the real images blurred by {b0:g} px have an edge-gradient "
               f"ratio of {refs[f'real, blurred {b0:g} px']['edge gradient']:.3f}; A's is "
               f"{mean['A']['edge gradient']:.3f}, C's {mean['C']['edge gradient']:.3f}.)"
-              if explained else
+              if explained == HOLDS else
               "the terms' effects or the measures disagree with that reading (see the "
-              "numbers above)."), ""]
+              "numbers above)." if explained == NOT_HOLDS else
+              "the run cannot tell whether the sharpness is the adversarial term's (see "
+              "the numbers above)."), ""]
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
     _grid(axes[0], [X_te] + [runs[k][0]["recon"] for k in order], hw,
@@ -920,13 +943,11 @@ def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, failed):
     axes[1].set_title("sharpness measured three ways (1 = real; first 10 test images)",
                       fontsize=9)
     fig.tight_layout()
-    path = ctx.figure_path("deepsim_followup_sharpness.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, ctx, "deepsim_followup_sharpness.png", dpi=110)
     return md, path
 
 
-def _shapes_followup(ctx, cfg, sens, runs, gains, failed):
+def _shapes_followup(ctx, cfg, sens, runs, gains, followed):
     """Markdown and figure of follow-up 2 (shapes: why C is not better classified)."""
     import matplotlib.pyplot as plt
 
@@ -948,12 +969,15 @@ def _shapes_followup(ctx, cfg, sens, runs, gains, failed):
     shape_a = [r["probe"]["shape"] for r in runs[arms[0]]]
     shape_c = [r["probe"]["shape"] for r in runs[arms[2]]]
     code_gain = float(np.mean(shape_c) - np.mean(shape_a))
-    v1 = e_layer < EMPHASIS_MATERIAL
-    v2 = code_gain <= 2.0
+    v1 = HOLDS if e_layer < EMPHASIS_MATERIAL else NOT_HOLDS
+    # "no more shape": the negation of "C's codes keep more than 2 points more shape"
+    v2 = negation(_beats("C's codes keep more shape than A's", shape_c, shape_a,
+                         margin=2.0))
+    supported = all_of(v1, v2)
     md = ["#### Follow-up 2 (shapes): why C's reconstructions are not classified better than "
           "A's", "",
           f"Claim followed: C accuracy >= A + 2 points, "
-          f"{'which failed' if failed else 'which held in this run'} above "
+          f"{_followed(followed)} above "
           f"(C - A = {gains.mean():+.1f} points). Design: the feature term can push into the "
           "code only what the compared features weigh. For "
           f"{sens['n_pairs']} pairs of `Shapes` images identical but for one factor, "
@@ -972,10 +996,12 @@ def _shapes_followup(ctx, cfg, sens, runs, gains, failed):
           f"(C - A {code_gain:+.1f} points).", "",
           _verdict(f"the compared layer `{layer}` puts no material extra weight on a shape "
                    "change, relative to a shift, over the pixels (emphasis < "
-                   f"{EMPHASIS_MATERIAL:g})", v1),
+                   f"{EMPHASIS_MATERIAL:g})", v1, _MEASURED),
           _verdict("C's codes keep no more shape than A's (shape probe, C - A <= 2 points)",
-                   v2), "",
-          "Explanation " + ("**supported**: " if v1 and v2 else "**not supported**: ")
+                   v2, "the opposite claim, C's codes keep more than 2 points more shape, "
+                   "judged by paired interval and negated"), "",
+          "Explanation " + {HOLDS: "**supported**: ", NOT_HOLDS: "**not supported**: "}.get(
+              supported, "**not decided** (a verdict above is inconclusive): ")
           + (f"`{layer}` does encode the shape (a linear probe reads it from the real "
              f"images' features at {sens['probe']['shape']:.1f} %, the position at "
              f"{sens['probe']['pos_x']:.1f} / {sens['probe']['pos_y']:.1f} %), but the loss "
@@ -987,10 +1013,12 @@ def _shapes_followup(ctx, cfg, sens, runs, gains, failed):
              "the shape no better than A's and its reconstructions cannot be classified "
              f"better. The logits weigh the shape {e_head:.1f} times more than pixels do, "
              "but comparing them made the autoencoders collapse (see the user guide)."
-             if v1 and v2 else
+             if supported == HOLDS else
              "the compared layer does weigh the shape more than the pixels do, or C's "
              "codes keep more shape than A's: the accuracy gap has another cause (see "
-             "the numbers above)."), ""]
+             "the numbers above)." if supported == NOT_HOLDS else
+             "the run cannot tell whether C's codes keep more shape than A's (see the "
+             "numbers above)."), ""]
 
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     x = np.arange(len(dist))
@@ -1002,13 +1030,11 @@ def _shapes_followup(ctx, cfg, sens, runs, gains, failed):
     ax.set_title("shapes: distance of image pairs differing in one factor", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    path = ctx.figure_path("deepsim_followup_comparator.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, ctx, "deepsim_followup_comparator.png", dpi=110)
     return md, path
 
 
-def _iterate_followup(ctx, cfg, fcfg, seeds, follow, main_accs, failed):
+def _iterate_followup(ctx, cfg, fcfg, seeds, follow, main_accs, followed):
     """Markdown and figure of follow-up 3 (digits: why iterated encoding-decoding drifts)."""
     import matplotlib.pyplot as plt
 
@@ -1040,16 +1066,24 @@ def _iterate_followup(ctx, cfg, fcfg, seeds, follow, main_accs, failed):
                 f"{step[:, min(1, k - 1)].mean():.4f} / {step[:, -1].mean():.4f}"})
     c4, c16, a4 = ("C", 4), ("C", 16), ("A", 4)
     mean_drop = {key: float(d.mean()) for key, d in drop.items()}
-    stays16 = bool(np.all(drop[c16] <= 10.0)) if c16 in drop else False
-    code_cause = c16 in drop and mean_drop[c16] <= mean_drop[c4] - 5.0
-    loss_cause = a4 in drop and mean_drop[a4] <= mean_drop[c4] - 5.0
-    settles = k > 2 and all(r["mse_step"][-1] < r["mse_step"][1]
-                            for rs in runs.values() for r in rs)
-    fewer = all(r["entropy"][-1] < r["entropy"][0] for rs in runs.values() for r in rs)
+    missing = judge(Claim("not run", "", "every seed"), [0.0], 0.0)  # does not hold
+    stays16 = (_beats("C 16-d stays within 10 points", 10.0 - drop[c16], 0.0, "every seed")
+               if c16 in drop else missing)
+    code_cause = (_beats("C 4-d drops more than C 16-d", drop[c4], drop[c16], margin=5.0)
+                  if c16 in drop and c4 in drop else missing)
+    loss_cause = (_beats("C 4-d drops more than A 4-d", drop[c4], drop[a4], margin=5.0)
+                  if a4 in drop and c4 in drop else missing)
+    all_runs = [r for rs in runs.values() for r in rs]
+    settles = (_beats("the change between iterates shrinks",
+                      [r["mse_step"][1] - r["mse_step"][-1] for r in all_runs], 0.0,
+                      "every seed", unit="runs") if k > 2 else missing)
+    fewer = _beats("the entropy of the predicted classes falls",
+                   [r["entropy"][0] - r["entropy"][-1] for r in all_runs], 0.0,
+                   "every seed", unit="runs")
     same = (c4 in runs and np.allclose(runs[c4][0]["acc"], main_accs))
     md = [f"#### {_ITERATE_HEADING}", "",
           f"Claim followed: images stay semantically similar over iterations, "
-          f"{'which failed' if failed else 'which held in this run'} above. Candidate "
+          f"{_followed(followed)} above. Candidate "
           "causes: the 4-d code (each pass squeezes the image into 4 numbers again), the "
           "perceptual loss (its feature and adversarial terms trade pixel fidelity for "
           "plausible detail, which the next pass takes as input), or the iterated map "
@@ -1069,19 +1103,19 @@ def _iterate_followup(ctx, cfg, fcfg, seeds, follow, main_accs, failed):
           f"section's iteration exactly: {'yes' if same else 'no'}.", "",
           _verdict("with a 16-d code, C's images stay semantically similar (accuracy after "
                    f"{k} iterations within 10 points of after 1, every seed)", stays16),
-          _verdict("the code size is a material cause (a 16-d code drops at least 5 points "
-                   "less than a 4-d one, arm C, seed mean)", code_cause),
-          _verdict("the loss is a material cause (the pixel loss alone drops at least 5 "
-                   "points less than DeePSiM, 4-d codes, seed mean)", loss_cause),
+          _verdict("the code size is a material cause (a 16-d code drops more than 5 points "
+                   "less than a 4-d one, arm C, paired by seed)", code_cause),
+          _verdict("the loss is a material cause (the pixel loss alone drops more than 5 "
+                   "points less than DeePSiM, 4-d codes, paired by seed)", loss_cause),
           _verdict("the iterates settle (the pixel change between successive iterates "
                    "shrinks from iteration 2 to the last, every run)", settles),
           _verdict("the iterates concentrate on fewer classes (the entropy of the predicted "
                    "classes falls, every run)", fewer), ""]
     drops = ", ".join(f"{arm} {code}-d {mean_drop[arm, code]:.1f}" for arm, code in runs)
-    if code_cause or loss_cause:
+    if HOLDS in (code_cause.outcome, loss_cause.outcome):
         why = ("the drift has a material cause in "
-               + " and ".join(n for n, ok in (("the code size", code_cause),
-                                              ("the loss", loss_cause)) if ok)
+               + " and ".join(n for n, v in (("the code size", code_cause),
+                                             ("the loss", loss_cause)) if v.outcome == HOLDS)
                + f" (mean drops in points: {drops}).")
     elif k > 1:
         per = {key: mean_drop[key] / (k - 1) for key in mean_drop}
@@ -1132,9 +1166,7 @@ def _iterate_followup(ctx, cfg, fcfg, seeds, follow, main_accs, failed):
     axes[1].set_title("digits: x -> decode(encode(x)), repeated (mean ± std over seeds)",
                       fontsize=9)
     fig.tight_layout()
-    path = ctx.figure_path("deepsim_followup_iterated.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, ctx, "deepsim_followup_iterated.png", dpi=110)
     return md, path
 
 

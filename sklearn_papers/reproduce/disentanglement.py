@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._common import one_torch_thread
+from sklearn_papers.reproduce._common import one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import markdown_table
@@ -213,10 +213,7 @@ def _plot(ctx, predictors, corr, rows):
     ax1.set_ylabel("few-shot accuracy (10 per class)")
     ax1.set_title("FactorVAE score vs downstream accuracy")
     fig.tight_layout()
-    path = ctx.figure_path("disentanglement_correlations.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, ctx, "disentanglement_correlations.png", dpi=110)
 
 
 EXPERIMENT = Experiment(

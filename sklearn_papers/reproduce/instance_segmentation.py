@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, all_of, judge
-from sklearn_papers.reproduce._common import one_torch_thread
+from sklearn_papers.reproduce._common import one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, markdown_table
@@ -487,8 +487,7 @@ def _plot_follow_ups(path, contact, merged, follow, stride):
     ax_b.legend(fontsize=7)
     ax_b.set_title("boundary F against its tolerance (mean over seeds)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=80)
 
 
 def _plot_examples(path, test, results, variants):
@@ -511,8 +510,7 @@ def _plot_examples(path, test, results, variants):
         ax.set_xticks([])
         ax.set_yticks([])
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=80)
 
 
 def _plot_scores(path, table, variants):
@@ -539,8 +537,7 @@ def _plot_scores(path, table, variants):
     ax_t.set_xscale("log")
     ax_t.set_xlabel("inference images / s (1 thread, log scale)")
     fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=80)
 
 
 def _fit(cfg, seed, train):
@@ -580,7 +577,7 @@ def run(ctx):
     cfg = _config(ctx.quick)
     table = {v[0]: [] for v in _VARIANTS}
     forward, fit_seconds, fit_cpus, examples, test0 = [], [], [], None, None
-    seeds = [ctx.random_state + i for i in range(cfg["seeds"])]
+    seeds = run_seeds(ctx, cfg["seeds"])
     scenes = {seed: (make_scenes(cfg["n_train"], image_size=cfg["image_size"],
                                  random_state=seed),
                      make_scenes(cfg["n_test"], image_size=cfg["image_size"],

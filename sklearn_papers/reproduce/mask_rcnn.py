@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, judge
+from sklearn_papers.reproduce._common import run_seeds, save_figure
 from sklearn_papers.reproduce._digits import one_torch_thread, verdict
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
@@ -187,8 +188,7 @@ def _plot(path, images, maps, results, variants):
     ax.set_title("test AP (mean over seeds)")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=90)
 
 
 def _paired(a, b):
@@ -205,7 +205,7 @@ def run(ctx):
     from sklearn_papers.reproduce._parallel import cached_parts
 
     cfg = _config(ctx.quick)
-    seeds = [ctx.random_state + i for i in range(cfg["seeds"])]
+    seeds = run_seeds(ctx, cfg["seeds"])
     settings = ["easy"] + (["default"] if cfg["hard"] else [])
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
     parts, jobs = [], []
@@ -663,8 +663,7 @@ def _plot_followup(path, shares, easy_gap, gap, by_group, example, index=0):
     ax.set_ylabel("instance mask IoU, sigmoid - softmax")
     ax.set_title("crowded test instances, per seed", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=90)
 
 
 EXPERIMENT = Experiment(

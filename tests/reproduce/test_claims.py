@@ -89,3 +89,31 @@ def test_the_table_names_the_rule_next_to_each_verdict():
     rows = verdict_table([judge(BEATS, [0.9, 0.91, 0.92], [0.5, 0.52, 0.5])])
     assert rows[0]["claim"] == "A beats B"
     assert rows[0]["here"].startswith("**holds** (paired interval, 90 %")
+
+
+def test_all_of_and_at_least_combine_the_parts_outcomes():
+    from sklearn_papers.reproduce._claims import all_of, at_least
+
+    b = [0.8, 0.81, 0.79]
+    yes = judge(BEATS, [0.9, 0.92, 0.91], b)
+    no = judge(BEATS, [0.7, 0.69, 0.71], b)
+    maybe = judge(BEATS, [0.85, 0.78, 0.8], b)
+    assert (yes.outcome, no.outcome, maybe.outcome) == (HOLDS, NOT_HOLDS, INCONCLUSIVE)
+    assert all_of(yes, yes) == HOLDS and all_of(yes, maybe) == INCONCLUSIVE
+    assert all_of(yes, maybe, no) == NOT_HOLDS
+    assert at_least(2, yes, yes, no) == HOLDS
+    assert at_least(2, yes, no, no) == NOT_HOLDS  # two of three can no longer hold
+    assert at_least(2, yes, maybe, no) == INCONCLUSIVE
+    with pytest.raises(ValueError, match="between 1 and the 3 parts"):
+        at_least(4, yes, no, maybe)
+
+
+def test_negation_swaps_holds_and_does_not_hold():
+    from sklearn_papers.reproduce._claims import all_of, negation
+
+    b = [0.8, 0.81, 0.79]
+    yes = judge(BEATS, [0.9, 0.92, 0.91], b)
+    no = judge(BEATS, [0.7, 0.69, 0.71], b)
+    maybe = judge(BEATS, [0.85, 0.78, 0.8], b)
+    assert (negation(yes), negation(no), negation(maybe)) == (NOT_HOLDS, HOLDS, INCONCLUSIVE)
+    assert all_of(negation(no), yes) == HOLDS  # outcomes and verdicts mix

@@ -31,7 +31,15 @@ def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
     n_followup = 3 + 2 * (len(deepsim.SHARPNESS_ARMS) - 1) + 2 + 5
     outcomes = ("**holds**", "**does not hold**", "**inconclusive**")
     assert sum(md.count(o) for o in outcomes) == 2 * 6 + 2 + n_followup
-    assert md.count("Explanation **supported**") + md.count("Explanation **not supported**") == 2
+    assert sum(md.count(f"Explanation **{w}**")
+               for w in ("supported", "not supported", "not decided")) == 2
+    # every follow-up verdict names the rule that reached it
+    from sklearn_papers.reproduce._claims import RULES
+
+    rules = (*RULES, "measured once")
+    for line in md.splitlines():
+        if line.startswith("- ") and any(o in line for o in outcomes):
+            assert any(r in line for r in rules), line
     assert "logistic regression (standardised codes)" in md  # the shapes code probes
     # the refitted arm-C autoencoder of the iteration follow-up is the main one
     assert "reproduces the main section's iteration exactly: yes" in md

@@ -50,20 +50,53 @@ def _gap(esol_other, esol_nn):
 
 
 def test_followup_verdicts_follow_the_numbers():
-    main = {"grover_finetuned": [1.1, 1.2], "grover_scratch": [1.0, 1.0]}
-    big = {"finetuned": [_fake(0.9), _fake(0.9)], "scratch": [_fake(1.0), _fake(1.0)]}
-    curve = {0.1: {"finetuned": [_fake(1.5)], "scratch": [_fake(1.8)]}}
-    v = grover._followup_verdicts(big, curve, _gap(0.01, 0.35), main, (0, 1), 100)
-    assert v["flips"] and v["helps_few"] and v["grows"]
+    from sklearn_papers.reproduce._claims import HOLDS, INCONCLUSIVE, NOT_HOLDS
+
+    main = {"grover_finetuned": [1.1, 1.2, 1.15], "grover_scratch": [1.0, 1.0, 1.0]}
+    big = {"finetuned": [_fake(0.9), _fake(0.92), _fake(0.88)],
+           "scratch": [_fake(1.0), _fake(1.01), _fake(1.0)]}
+    curve = {0.1: {"finetuned": [_fake(1.5), _fake(1.52), _fake(1.49)],
+                   "scratch": [_fake(1.8), _fake(1.83), _fake(1.79)]}}
+    v = grover._followup_verdicts(big, curve, _gap(0.01, 0.35), main, (0, 1, 2), 100)
+    assert v["flips"] == v["helps_few"] == v["grows"] == HOLDS
+    assert v["big"].rule == "paired interval" and v["big"].n_seeds == 3
     assert not v["far_vocab"] and not v["far_nn"]
-    assert v["small_gain"] == pytest.approx(-0.15) and v["big_gain"] == pytest.approx(0.1)
+    assert v["small_gain"] == pytest.approx(-0.15)
+    assert v["big_gain"] == pytest.approx(0.1033, abs=1e-4)
     assert "turns the verdict" in v["why"] and "does not single ESOL out" in v["why"]
 
-    big = {"finetuned": [_fake(1.2)], "scratch": [_fake(1.0)]}
-    curve = {0.1: {"finetuned": [_fake(2.0)], "scratch": [_fake(1.8)]}}
-    v = grover._followup_verdicts(big, curve, _gap(0.09, 0.1), main, (0,), 100)
-    assert not v["flips"] and not v["helps_few"] and v["far_vocab"] and v["far_nn"]
+    big = {"finetuned": [_fake(1.2), _fake(1.21)], "scratch": [_fake(1.0), _fake(1.02)]}
+    curve = {0.1: {"finetuned": [_fake(2.0), _fake(2.05)],
+                   "scratch": [_fake(1.8), _fake(1.82)]}}
+    v = grover._followup_verdicts(big, curve, _gap(0.09, 0.1), main, (0, 1), 100)
+    assert v["flips"] == v["helps_few"] == NOT_HOLDS and v["far_vocab"] and v["far_nn"]
     assert "does not turn the verdict" in v["why"]
+
+    # one seed: no interval, so every seed-dependent answer is inconclusive
+    v = grover._followup_verdicts({k: x[:1] for k, x in big.items()},
+                                  {0.1: {k: x[:1] for k, x in curve[0.1].items()}},
+                                  _gap(0.09, 0.1), main, (0,), 100)
+    assert v["flips"] == v["helps_few"] == v["grows"] == INCONCLUSIVE
+    assert "not decided on 1 seed(s)" in v["why"]
+
+
+def test_main_claims_are_judged_per_data_set_by_the_paired_interval_rule():
+    better = {"grover_finetuned": [0.9, 0.91, 0.92], "grover_scratch": [0.8, 0.82, 0.8],
+              "ecfp_rf": [0.95, 0.96, 0.97]}
+    lower = {"grover_finetuned": [1.0, 1.02, 1.01], "grover_scratch": [1.2, 1.21, 1.25],
+             "ecfp_rf": [0.9, 0.92, 0.93]}
+    rows = grover._main_claims({"BBBP": better, "ESOL": lower, "FreeSolv": lower})
+    assert rows[0]["verdict"].startswith("**holds**")  # every data set: fine-tuned wins
+    assert rows[1]["verdict"].startswith("**does not hold**")  # ECFP wins on all three
+    assert "paired interval" in rows[0]["per data set"]
+
+
+def test_the_followup_is_an_experiment_of_its_own():
+    from sklearn_papers.reproduce import get_experiments
+
+    experiments = get_experiments()
+    assert experiments["grover_followup"] is grover.EXPERIMENT_FOLLOWUP
+    assert experiments["grover"].run is grover.run
 
 
 def test_followup_runs_end_to_end_and_caches_its_parts(tmp_path, monkeypatch):

@@ -42,3 +42,21 @@ def test_non_literal_fields_fall_back_to_importing(tmp_path):
     assert _static_experiment_fields(path) is None
     path.write_text("X = 1\n")
     assert _static_experiment_fields(path) == {}
+
+
+def test_a_followup_experiment_in_the_same_module_is_listed_and_registered(tmp_path):
+    from sklearn_papers.reproduce._registry import _static_experiments
+
+    path = tmp_path / "m.py"
+    path.write_text('PAPER = "P"\nEXPERIMENT = Experiment(name="m", title="T", paper=PAPER,'
+                    ' run=None)\nEXPERIMENT_FOLLOWUP = Experiment(name="m_followup", '
+                    'title="F", paper=PAPER, run=None)\nEXPERIMENTAL = 3\n')
+    assert _static_experiments(path) == [{"name": "m", "title": "T", "paper": "P"},
+                                         {"name": "m_followup", "title": "F", "paper": "P"}]
+    assert _static_experiment_fields(path, "EXPERIMENT_FOLLOWUP")["name"] == "m_followup"
+    path.write_text('EXPERIMENT_FOLLOWUP = Experiment(name=NAME, title="F", paper="P", '
+                    'run=None)\n')
+    assert _static_experiments(path) is None  # not literal: the module is imported
+    followups = [n for n in get_experiments() if n.endswith("_followup")]
+    assert "grover_followup" in followups
+    assert all(n[:-len("_followup")] in get_experiments() for n in followups)

@@ -1,0 +1,64 @@
+"""The pieces every experiment shares: seeds, one torch thread, figures."""
+
+import pickle
+
+import pytest
+
+from sklearn_papers.reproduce import RunContext
+from sklearn_papers.reproduce._common import (
+    in_one_torch_thread,
+    one_torch_thread,
+    over_seeds,
+    run_seeds,
+    save_figure,
+)
+
+
+def test_run_seeds_start_at_the_run_seed():
+    ctx = RunContext(quick=True, out_dir=".", random_state=7)
+    assert run_seeds(ctx, 3) == [7, 8, 9]
+    assert run_seeds(0, 1) == [0]
+    with pytest.raises(ValueError, match="at least 1"):
+        run_seeds(ctx, 0)
+
+
+def test_over_seeds_pairs_results_with_the_seeds_in_order():
+    assert over_seeds(lambda seed, k, *, b: seed * k + b, [3, 1, 2], 10, b=1) == [31, 11, 21]
+
+
+def _threads():
+    import torch
+
+    return torch.get_num_threads()
+
+
+def test_one_thread_inside_and_the_callers_setting_restored():
+    import torch
+
+    before = torch.get_num_threads()
+    with one_torch_thread():
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    wrapped = in_one_torch_thread(_threads)
+    assert wrapped() == 1 and torch.get_num_threads() == before
+    assert wrapped.__name__ == "_threads"
+
+
+def test_a_decorated_part_function_pickles_for_the_worker_processes():
+    from sklearn_papers.reproduce import deepsim
+
+    assert pickle.loads(pickle.dumps(deepsim._fit_arm)) is deepsim._fit_arm
+
+
+def test_save_figure_writes_closes_and_returns_the_path(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, _ = plt.subplots()
+    path = save_figure(fig, RunContext(quick=True, out_dir=tmp_path / "out"), "a.png", dpi=20)
+    assert path == tmp_path / "out" / "a.png" and path.stat().st_size > 0
+    assert not plt.fignum_exists(fig.number)
+    fig, _ = plt.subplots()
+    assert save_figure(fig, tmp_path / "b", "c.png").is_file()  # a folder works too
