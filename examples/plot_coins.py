@@ -1,7 +1,7 @@
 """
-=====================================================================
+======================================================================
 Segment your own images: coins, Mask R-CNN, InstanceSegmenter and Otsu
-=====================================================================
+======================================================================
 
 A real photograph that ships with scikit-image, ``skimage.data.coins()`` (303 x 384
 uint8 grey), with instance labels made by scikit-image's own gallery recipe (Sobel

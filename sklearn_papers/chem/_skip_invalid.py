@@ -65,7 +65,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         The fitted clone of ``estimator``.
     n_left_out_ : int
         Number of invalid rows ``fit`` left out.
-    left_out_ : ndarray of shape (n_left_out_,), dtype=int64
+    left_out_ : ndarray of shape (n_invalid,), dtype=int64
         Their positions in the ``X`` given to ``fit``.
     classes_ : ndarray of shape (n_classes,)
         The wrapped classifier's classes (classifiers only).
