@@ -7,13 +7,10 @@ Importing this module registers the package's environments with gymnasium:
 
 from sklearn_papers.rl._a2c import A2C
 from sklearn_papers.rl._agents import MLPAgent, TabularAgent
+from sklearn_papers.rl._batched import BatchedChain, BatchedGridWorld, GymEnvBatch, make_batch
 from sklearn_papers.rl._environments import (
-    BatchedChain,
-    BatchedGridWorld,
     DelayedChain,
     GridWorld,
-    GymEnvBatch,
-    make_batch,
     make_grid_world,
     sample_grid_worlds,
 )

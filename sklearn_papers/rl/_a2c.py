@@ -7,8 +7,8 @@ import numpy as np
 from sklearn_papers.nn._lpg import MLPAgentNet, a2c_targets
 from sklearn_papers.nn._skorch import seed_from_random_state, torch_seeded
 from sklearn_papers.rl._base import _BaseRLEstimator
-from sklearn_papers.rl._environments import check_environments
-from sklearn_papers.rl._evaluation import _episode_returns
+from sklearn_papers.rl._env_checks import check_environments
+from sklearn_papers.rl._episodes import _episode_returns
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,

@@ -16,7 +16,8 @@ from sklearn_papers.nn._lpg import (
 )
 from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 from sklearn_papers.rl._agents import MLPAgent, TabularAgent
-from sklearn_papers.rl._environments import check_environments, make_batch
+from sklearn_papers.rl._batched import make_batch
+from sklearn_papers.rl._env_checks import check_environments
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = []

@@ -19,13 +19,8 @@ from sklearn_papers.nn._lpg import (
 )
 from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 from sklearn_papers.rl._base import _VALUE_LR, _assign, _BaseRLEstimator, _make_net
-from sklearn_papers.rl._environments import (
-    GymEnvBatch,
-    _batchable,
-    check_environment,
-    check_environments,
-    make_batch,
-)
+from sklearn_papers.rl._batched import GymEnvBatch, _batchable, make_batch
+from sklearn_papers.rl._env_checks import check_environment, check_environments
 from sklearn_papers.utils._sklearn_compat import Interval, _fit_context, check_is_fitted
 
 __all__ = ["LearnedPolicyGradient"]
