@@ -95,7 +95,8 @@ def main(argv=None):
     get_experiments = _registry.get_experiments
 
     experiments = get_experiments()
-    names = args.only or list(experiments)
+    names = args.only or [name for name, exp in experiments.items()
+                          if not args.quick or exp.in_quick_run]
     unknown = [n for n in names if n not in experiments]
     if unknown:
         print(f"sklearn-papers: unknown experiment(s) {unknown}; "
@@ -103,6 +104,11 @@ def main(argv=None):
         return 2
     ctx = RunContext(quick=args.quick, out_dir=args.out, random_state=args.seed,
                      verbose=args.verbose, resume=args.resume)
+    left_out = [name for name in experiments if name not in names and not args.only]
+    if left_out:
+        ctx.log(f"left out of a quick run of every experiment (their quick protocols take "
+                f"longer than the others together): {', '.join(left_out)}; run them with "
+                f"--only {' '.join(left_out)} --quick")
     start = time.perf_counter()
     words = sys.argv[1:] if argv is None else list(argv)
     command = portable_command(words)

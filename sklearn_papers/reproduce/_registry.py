@@ -394,6 +394,10 @@ class Experiment:
     records : bool, default=False
         The experiment's parts can be kept as text records (``--records``; see
         :attr:`RunContext.records_dir`): their values are plain numbers.
+    in_quick_run : bool, default=True
+        Whether ``reproduce --quick`` without ``--only`` (``make demo``) runs it. False for
+        an experiment whose quick protocol alone takes longer than the demo's budget of
+        about 15 minutes on 2 cores; ``--only NAME --quick`` and the full run still run it.
     """
 
     name: str
@@ -401,6 +405,7 @@ class Experiment:
     paper: str
     run: Callable
     records: bool = False
+    in_quick_run: bool = True
 
 
 def _is_experiment_name(name):

@@ -371,4 +371,6 @@ EXPERIMENT = Experiment(
           "Reinforcement Learning Algorithms, NeurIPS",
     run=run,
     records=True,
+    # its quick protocol (3 meta-trainings x 3 agent seeds) takes about 10 CPU minutes
+    in_quick_run=False,
 )

@@ -83,6 +83,28 @@ def test_report_header_records_the_exact_command(tmp_path, monkeypatch):
     assert "`sklearn-papers reproduce --quick --only good --out " in header
 
 
+def test_quick_run_of_every_experiment_leaves_out_the_long_ones(tmp_path, monkeypatch, capsys):
+    from sklearn_papers.reproduce import _registry
+
+    good = Experiment(name="good", title="Good one", paper="A et al. 2020", run=_ok)
+    long = Experiment(name="long", title="Long one", paper="B et al. 2021", run=_ok,
+                      in_quick_run=False)
+    monkeypatch.setattr(_registry, "get_experiments", lambda: {"good": good, "long": long})
+    assert main(["reproduce", "--quick", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "REPORT.md").read_text()
+    assert "## Good one" in text and "Long one" not in text
+    printed = capsys.readouterr()
+    assert "--only long --quick" in printed.out + printed.err
+    assert main(["reproduce", "--quick", "--only", "long", "--out", str(tmp_path / "b"),
+                 "--verbose", "0"]) == 0
+    assert "## Long one" in (tmp_path / "b" / "REPORT.md").read_text()
+    assert main(["reproduce", "--out", str(tmp_path / "c"), "--verbose", "0"]) == 0
+    assert "## Long one" in (tmp_path / "c" / "REPORT.md").read_text()
+    from sklearn_papers.reproduce.lpg_stock import EXPERIMENT
+
+    assert not EXPERIMENT.in_quick_run
+
+
 def _interrupt(ctx):
     raise KeyboardInterrupt
 
