@@ -81,8 +81,10 @@ def main(argv=None):
 
     def record(row):
         rows.append(row)
+        best = "" if row["best_epoch"] is None else \
+            f"  best held-out epoch {row['best_epoch']} of {row['n_epochs']}"
         print(f"{row['dataset']:9} seed {row['seed']} {row['arm']:22} "
-              f"{row['score']:.3f}  fit CPU {row['cpu_s']:6.1f} s", flush=True)
+              f"{row['score']:.3f}  fit CPU {row['cpu_s']:6.1f} s{best}", flush=True)
         if args.out:
             with open(args.out, "a") as f:
                 f.write(json.dumps(row) + "\n")
@@ -104,8 +106,10 @@ def main(argv=None):
                 est.fit(X[train], y[train])
                 cpu = time.process_time() - start
                 value = score(name, y[test], predictions(est, task, X[test]))
+                curve = getattr(est, "validation_loss_curve_", None)
                 record({"dataset": name, "seed": seed, "arm": arm, "score": value,
-                        "cpu_s": cpu, "n_epochs": getattr(est, "n_iter_", None)})
+                        "cpu_s": cpu, "n_epochs": getattr(est, "n_iter_", None),
+                        "best_epoch": None if not curve else int(np.argmin(curve)) + 1})
     summary(rows, args.models)
 
 

@@ -146,3 +146,54 @@ def test_grover_featurizer_load_refuses_descriptors(tmp_path):
         warnings.simplefilter("error")
         loaded = GroverFeaturizer(pretrained=str(folder), descriptors=_desc()).fit(TRAIN)
     assert loaded.transform(TEST).shape == (len(TEST), est.embedding_dim_ + len(NAMES))
+
+
+def test_descriptor_cdfs_are_fitted_on_the_training_molecules_only():
+    # a template fitted elsewhere is refitted, never used as it is, nor modified
+    elsewhere = _desc().fit(TEST + ["CCCCCCCCCCCCCCCCCCCC", "OCC(O)CO"])
+    before = elsewhere.quantile_transformer_.quantiles_.copy()
+    est = MPNN(hidden_size=8, n_steps=1, edge_hidden_size=8, random_state=0,
+               descriptors=elsewhere, errors="nan").fit(TRAIN + ["C1CC", ""])
+    reference = _desc().fit(TRAIN).quantile_transformer_.quantiles_
+    np.testing.assert_array_equal(est.descriptors_.quantile_transformer_.quantiles_,
+                                  reference)  # the invalid rows left out too
+    assert not np.array_equal(before, reference)
+    np.testing.assert_array_equal(elsewhere.quantile_transformer_.quantiles_, before)
+    # transforming other molecules does not refit them
+    est.transform(TEST)
+    np.testing.assert_array_equal(est.descriptors_.quantile_transformer_.quantiles_,
+                                  reference)
+
+
+@pytest.mark.parametrize("make", [_mpnn, _nf, _grover], ids=["mpnn", "nf", "grover"])
+def test_clone_keeps_the_descriptors_parameter_and_refits_alike(make):
+    est = make(descriptors=_desc()).fit(TRAIN, Y)
+    copy = clone(est)
+    assert not hasattr(copy, "descriptors_")
+    assert copy.descriptors is not est.descriptors
+    assert copy.descriptors.get_params() == est.descriptors.get_params()
+    assert copy.get_params()["descriptors__descriptors"] == NAMES
+    np.testing.assert_array_equal(copy.fit(TRAIN, Y).predict(TEST), est.predict(TEST))
+
+
+@pytest.mark.parametrize("cls", [MPNNRegressor, NeuralFingerprint, GroverFeaturizer],
+                         ids=["mpnn", "nf", "grover"])
+@pytest.mark.parametrize("value", ["rdkit", 3, ["MolWt"]])
+def test_bad_descriptors_value_names_what_is_accepted(cls, value):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError,
+                       match=r"'descriptors' parameter .*bool.*RDKitDescriptors.*Got"):
+        cls(descriptors=value).fit(TRAIN, Y)
+
+
+def test_graph_estimator_messages_name_the_pandas_label():
+    pd = pytest.importorskip("pandas")
+    from sklearn_papers.chem import MultipleFragmentsWarning
+
+    X = pd.Series(TRAIN[:3] + ["C1CC"], index=["w", "x", "y", "z"])
+    with pytest.raises(ValueError, match=r"index 3 \(label 'z'\): 'C1CC'"):
+        _mpnn().fit(X, Y[:4])
+    est = _mpnn().fit(pd.Series(TRAIN), Y)
+    with pytest.warns(MultipleFragmentsWarning, match=r"index 1 \(label 'q'\)"):
+        est.predict(pd.Series(["CCO", "CCN.Cl"], index=["p", "q"]))
