@@ -8,6 +8,12 @@ tasks of the labelled molecules) and each fold of ``ScaffoldKFold(n_splits, meth
 ``RidgeCV(alphas=logspace(-2, 3, 12))`` for regression, ``StandardScaler`` +
 ``LogisticRegression(C=0.1)`` for classification (one per Tox21 task). The embeddings do
 not depend on the training molecules, so each checkpoint embeds every molecule once.
+With ``--descriptors``, also RDKit's 217 2-D descriptors (CDF-normalized, the CDFs fitted on
+each fold's training molecules) joined to each checkpoint's embeddings (what
+``GroverFeaturizer(pretrained=..., descriptors=True)`` fitted on the training fold gives)
+and to ECFP4, and alone; the raw descriptors of every molecule are computed once. Data sets
+beyond the four of ``_molsplits.DATASETS``: ``photovoltaic`` and ``malaria``;
+``--max-molecules N`` draws N molecules of a larger set (seeded, printed).
 With ``--finetune``, ``GroverRegressor`` / ``GroverClassifier`` at their defaults from each
 checkpoint and from scratch (``pretrained=None``, same architecture) on the same folds
 (slow: one fine-tuning per fold).
@@ -74,7 +80,7 @@ def main(argv=None):
     """
     import torch
 
-    from _molsplits import DATASETS, load, positive_proba, score
+    from _molsplits import DATASETS, TASKS, load, positive_proba, score
     from sklearn_papers.chem import (
         CircularFingerprint,
         GroverClassifier,
@@ -90,26 +96,49 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--finetune", action="store_true")
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--descriptors", action="store_true")
+    parser.add_argument("--max-molecules", type=int, default=None)
     args = parser.parse_args(argv)
+    DATASETS = TASKS  # noqa: N806 - every named set, with its task
     torch.set_num_threads(1)
     results = {}
     for name in args.datasets:
         task = DATASETS[name]
         X, y = load(name)
+        if args.max_molecules and len(X) > args.max_molecules:
+            keep = np.sort(np.random.RandomState(args.seed).choice(
+                len(X), args.max_molecules, replace=False))
+            print(f"[{name}] {args.max_molecules} of {len(X)} molecules drawn "
+                  f"(seed {args.seed})", file=sys.stderr, flush=True)
+            X, y = X[keep], y[keep]
         t = time.perf_counter()
         feats = {"ECFP4": CircularFingerprint(n_jobs=args.n_jobs).fit_transform(X)}
         for ckpt in args.checkpoints:
             feats[f"GROVER {ckpt}"] = GroverFeaturizer(
                 pretrained=ckpt, n_jobs=args.n_jobs).fit(X[:1]).transform(X)
+        raw = None
+        if args.descriptors:
+            from sklearn_papers.chem import RDKitDescriptors
+
+            raw = RDKitDescriptors(normalize=None, n_jobs=args.n_jobs).fit_transform(X)
+            names = RDKitDescriptors()._names()
         print(f"[{name}] featurized {len(X)} molecules in {time.perf_counter() - t:.0f} s",
               file=sys.stderr, flush=True)
         folds = list(ScaffoldKFold(args.folds, method="balanced",
                                    random_state=args.seed).split(X))
         scores = {model: [] for model in feats}
         for train, test in folds:
-            for model, F in feats.items():
+            fold_feats = dict(feats)
+            if raw is not None:
+                # the CDFs of the training fold, as fit(X[train]) learns them
+                desc = RDKitDescriptors()._fit_raw(raw[train], names)._output(
+                    raw, np.ones(len(raw), dtype=bool))
+                fold_feats["descriptors"] = desc
+                for model, F in feats.items():
+                    fold_feats[f"{model} + descriptors"] = np.hstack([F, desc])
+            for model, F in fold_feats.items():
                 pred = _fit_predict(task, F[train], y[train], F[test])
-                scores[model].append(score(name, y[test], pred))
+                scores.setdefault(model, []).append(score(name, y[test], pred))
         if args.finetune:
             est_cls = GroverRegressor if task == "regression" else GroverClassifier
             for pretrained in list(args.checkpoints) + [None]:
@@ -144,9 +173,13 @@ def main(argv=None):
                   f"({np.std(values):.3f}) |")
     print()
     for ckpt in args.checkpoints:
-        for other, label in (("ECFP4", "frozen embeddings beat ECFP4"),
-                             ("fine-tuned scratch", "fine-tuning beats scratch")):
-            ours = f"GROVER {ckpt}" if other == "ECFP4" else f"fine-tuned {ckpt}"
+        for ours, other, label in (
+                (f"GROVER {ckpt}", "ECFP4", "frozen embeddings beat ECFP4"),
+                (f"GROVER {ckpt} + descriptors", "ECFP4",
+                 "frozen embeddings + descriptors beat ECFP4"),
+                (f"GROVER {ckpt} + descriptors", "ECFP4 + descriptors",
+                 "frozen embeddings + descriptors beat ECFP4 + descriptors"),
+                (f"fine-tuned {ckpt}", "fine-tuned scratch", "fine-tuning beats scratch")):
             verdicts = []
             for name, scores in results.items():
                 if ours not in scores or other not in scores:

@@ -45,6 +45,13 @@ NUMERIC = {
                                    "batch_size": 16, "generator_steps": 5, "random_state": 0},
 }
 
+def _few_descriptors():
+    """Three RDKit descriptors, joined to the readout of some graph estimators below."""
+    from sklearn_papers.chem import RDKitDescriptors
+
+    return RDKitDescriptors(descriptors=["MolWt", "TPSA", "MolLogP"])
+
+
 def _small_mpnn_regressor():
     from sklearn_papers.chem import MPNNRegressor
 
@@ -58,9 +65,10 @@ MOLECULE = {
     # the meta-estimator around a small graph regressor (which takes sample weights);
     # tests/chem/test_skip_invalid.py checks it around transformers, classifiers, pipelines
     "SkipInvalidMolecules": {"estimator": _small_mpnn_regressor()},
+    # with descriptors joined to the readout (one estimator of each family has them)
     "GroverClassifier": {"hidden_size": 8, "n_heads": 1, "depth": 2, "ffn_hidden": 8,
                          "max_epochs": 4, "lr": 1e-2, "batch_size": 4, "pretrained": None,
-                         "random_state": 0},
+                         "descriptors": _few_descriptors(), "random_state": 0},
     "GroverFeaturizer": {"hidden_size": 8, "n_heads": 1, "depth": 2, "max_epochs": 1,
                          "batch_size": 4, "pretrained": None, "random_state": 0},
     "GroverRegressor": {"hidden_size": 8, "n_heads": 1, "depth": 2, "ffn_hidden": 8,
@@ -73,12 +81,13 @@ MOLECULE = {
                        "random_state": 0},
     "MPNNRegressor": {"hidden_size": 8, "n_steps": 2, "set2set_steps": 2,
                       "edge_hidden_size": 8, "max_epochs": 2, "batch_size": 4,
-                      "random_state": 0},
+                      "descriptors": _few_descriptors(), "random_state": 0},
     "MoleculeStandardizer": {},
     "RDKitDescriptors": {"descriptors": ["MolWt", "TPSA", "MolLogP", "NumHDonors",
                                          "BalabanJ", "Ipc", "qed"]},
     "NeuralFingerprint": {"fp_length": 16, "radius": 2, "conv_width": 8, "max_epochs": 2,
-                          "batch_size": 4, "random_state": 0},
+                          "batch_size": 4, "descriptors": _few_descriptors(),
+                          "random_state": 0},
     "NeuralFingerprintClassifier": {"fp_length": 16, "radius": 2, "conv_width": 8,
                                     "hidden_size": 8, "max_epochs": 2, "batch_size": 4,
                                     "random_state": 0},

@@ -18,6 +18,7 @@ from sklearn_papers.chem._validation import (
     parse_molecules,
     raise_or_mask,
     check_molecule_feature_names,
+    row_labels,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -327,8 +328,10 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         """
         values = as_molecule_array(X)
         _, invalid, _, multi = check_standardized_molecules(values, self.standardize)
-        raise_or_mask(invalid, len(values), errors=self.errors)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__)
+        labels = row_labels(X)
+        raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
+                                labels=labels)
         set_molecule_input_attributes(self, X)
         return self
 
@@ -415,8 +418,9 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
             invalid.extend(bad)
             multi.extend(several)
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
-        valid = raise_or_mask(invalid, n, errors=self.errors)
-        warn_multiple_fragments(multi, values, n, type(self).__name__)
+        labels = row_labels(X)
+        valid = raise_or_mask(invalid, n, errors=self.errors, labels=labels)
+        warn_multiple_fragments(multi, values, n, type(self).__name__, labels=labels)
         if not valid.all():
             out[~valid] = np.nan
         return out

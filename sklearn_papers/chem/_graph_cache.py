@@ -150,11 +150,16 @@ class GraphCache:
 
         with self._store.lock:
             entries = list(self._store.table.values())
-        total = 0
-        for graph, _ in entries:
-            parts = graph if isinstance(graph, tuple) else vars(graph).values()
-            total += sum(p.nbytes for p in parts if isinstance(p, np.ndarray))
-        return total
+        def size(obj):
+            if isinstance(obj, np.ndarray):
+                return obj.nbytes
+            if isinstance(obj, tuple):
+                return sum(size(p) for p in obj)
+            if hasattr(obj, "__dict__"):  # a graph with its descriptors, GROVER graphs
+                return sum(size(p) for p in vars(obj).values())
+            return 0
+
+        return sum(size(graph) for graph, _ in entries)
 
     def clear(self):
         """Drop every cached graph and reset :attr:`hits` and :attr:`misses`."""

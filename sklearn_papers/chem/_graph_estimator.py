@@ -29,6 +29,7 @@ from sklearn_papers.chem._targets import (
     proba_from_logits,
     standardize_targets,
 )
+from sklearn_papers.chem._descriptors import descriptors_constraint, resolve_descriptors
 from sklearn_papers.chem._graph_cache import GraphCache
 from sklearn_papers.chem._standardize import (
     check_standardized_molecules,
@@ -40,6 +41,7 @@ from sklearn_papers.chem._validation import (
     as_molecule_array,
     check_molecule_feature_names,
     raise_or_mask,
+    row_labels,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
@@ -53,16 +55,49 @@ __all__ = []
 _MIN_PARALLEL = 512
 
 
-def _parse_and_featurize(values, standardize, fn, kwargs):
+class DescribedGraph:
+    """A molecule's graph with one row of molecule-level features (``mol_features``).
+
+    Reads as the graph it wraps (``atom_features``, ``edge_index``...), so the collate
+    functions batch it as any graph; :func:`~sklearn_papers.nn._graph.collate_graphs`
+    stacks the ``mol_features`` rows into the batch's ``mol_features`` tensor.
+
+    Parameters
+    ----------
+    graph : MolGraph
+        The graph.
+    mol_features : ndarray of shape (n_mol_features,)
+        Raw descriptors (from the featurizer and the cache) or their normalized values
+        (what the network sees).
+    """
+
+    def __init__(self, graph, mol_features):
+        self.graph = graph
+        self.mol_features = mol_features
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("graph", "mol_features"):
+            raise AttributeError(name)
+        return getattr(self.graph, name)
+
+
+def _parse_and_featurize(values, standardize, fn, kwargs, descriptor_names=None):
     """Parse, standardize and featurize entries (runs in a joblib worker).
 
     Returns ``(ok, graphs, invalid, multi)``: the positions of the valid entries, their
     graphs, the invalid entries and the positions of multi-fragment molecules, all
-    positions relative to ``values``.
+    positions relative to ``values``. With ``descriptor_names``, each graph is a
+    :class:`DescribedGraph` holding the raw RDKit descriptors of its (standardized)
+    molecule.
     """
     mols, invalid, smiles, multi = check_standardized_molecules(values, standardize)
     ok = [j for j, m in enumerate(mols) if m is not None]
     graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
+    if descriptor_names is not None:
+        from sklearn_papers.chem._descriptors import compute_descriptors
+
+        raw = compute_descriptors([mols[j] for j in ok], descriptor_names)
+        graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
     return ok, graphs, invalid, multi
 
 
@@ -185,6 +220,7 @@ class _GraphEstimator(BaseEstimator):
         "errors": [StrOptions({"raise", "nan"})],
         "standardize": standardize_constraint(),
         "graph_cache": [None, GraphCache],
+        "descriptors": descriptors_constraint(),
         "n_jobs": [None, Interval(Integral, 1, None, closed="left"),
                    Interval(Integral, None, -1, closed="right")],  # joblib: not 0
         "random_state": ["random_state"],
@@ -196,6 +232,45 @@ class _GraphEstimator(BaseEstimator):
         """What the graphs depend on besides the SMILES: a hashable tuple (the feature
         sets' name and settings; the cache key of :class:`GraphCache`)."""
         return (type(self).__name__,)
+
+    def _descriptor_names(self):
+        """Names of the RDKit descriptors ``descriptors`` asks for, or None."""
+        template = resolve_descriptors(getattr(self, "descriptors", False))
+        return None if template is None else template._names()
+
+    def _n_mol_features(self):
+        """Width of the molecule-level features joined to the readout (0: none)."""
+        fitted = getattr(self, "descriptors_", None)
+        return 0 if fitted is None else len(fitted.descriptor_names_)
+
+    def _fit_descriptors(self, raw):
+        """Fit ``descriptors_`` (the CDFs) on the raw descriptor rows of the training
+        molecules, or set it to None without ``descriptors``."""
+        template = resolve_descriptors(getattr(self, "descriptors", False))
+        if template is None:
+            self.descriptors_ = None
+            return self
+        self.descriptors_ = template._fit_raw(np.asarray(raw, dtype=np.float64),
+                                              template._names())
+        self.descriptors_.n_features_in_ = 1
+        return self
+
+    def _described(self, graphs, *, fit):
+        """Graphs with their normalized descriptors (float32) as ``mol_features``.
+
+        With ``fit``, first fits ``descriptors_`` on them. Without ``descriptors`` the
+        graphs come back as they are.
+        """
+        if not graphs or not isinstance(graphs[0], DescribedGraph):
+            if fit:
+                self.descriptors_ = None
+            return graphs
+        raw = np.stack([g.mol_features for g in graphs])
+        if fit:
+            self._fit_descriptors(raw)
+        rows = self.descriptors_._output(raw, np.ones(len(raw), dtype=bool))
+        rows = rows.astype(np.float32)
+        return [DescribedGraph(g.graph, row) for g, row in zip(graphs, rows)]
 
     def _featurize_mols(self, mols, smiles=None):
         """Graphs of valid molecules, in order, in this process."""
@@ -211,8 +286,10 @@ class _GraphEstimator(BaseEstimator):
         values = as_molecule_array(X)
         mols, invalid, smiles, multi = check_standardized_molecules(
             values, getattr(self, "standardize", False))
-        valid = raise_or_mask(invalid, len(values), errors=self.errors)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__)
+        labels = row_labels(X)
+        valid = raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
+                                labels=labels)
         kept = [m for m in mols if m is not None]
         if not with_smiles:
             return kept, valid
@@ -226,13 +303,15 @@ class _GraphEstimator(BaseEstimator):
 
         standardize = getattr(self, "standardize", False)
         fn, kwargs = self._featurizer()
+        names = self._descriptor_names()
         n_jobs = effective_n_jobs(getattr(self, "n_jobs", None))
         if n_jobs == 1 or len(values) < _MIN_PARALLEL:
-            return _parse_and_featurize(values, standardize, fn, kwargs)
+            return _parse_and_featurize(values, standardize, fn, kwargs, names)
         size = -(-len(values) // (4 * n_jobs))
         starts = range(0, len(values), size)
         parts = Parallel(n_jobs=n_jobs)(
-            delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs)
+            delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs,
+                                          names)
             for s in starts)
         ok, graphs, invalid, multi = [], [], [], []
         for s, (p_ok, p_graphs, p_invalid, p_multi) in zip(starts, parts):
@@ -254,8 +333,10 @@ class _GraphEstimator(BaseEstimator):
         if cache is None:
             found = [None] * len(values)
         else:
+            names = self._descriptor_names()
             settings = (self._graph_settings(),
-                        resolve_standardize(getattr(self, "standardize", False)))
+                        resolve_standardize(getattr(self, "standardize", False)),
+                        None if names is None else tuple(names))
             found = cache._lookup(settings, values)
         missing = [i for i, entry in enumerate(found) if entry is None]
         invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
@@ -270,8 +351,10 @@ class _GraphEstimator(BaseEstimator):
                 cache._store_graphs(settings, [sub[j] for j in ok], entries)
             invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
             multi = sorted(multi + [missing[j] for j in sub_multi])
-        valid = raise_or_mask(invalid, len(values), errors=self.errors)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__)
+        labels = row_labels(X)
+        valid = raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
+        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
+                                labels=labels)
         return [entry[0] for entry in found if entry is not None], valid
 
     def _fit_graphs(self, X, y, sample_weight=None):
@@ -291,6 +374,7 @@ class _GraphEstimator(BaseEstimator):
                 raise ValueError(f"X has {len(valid)} molecules but y has {y.shape[0]} rows.")
             y, left_out = y[valid], y[~valid]
         _require_molecules(graphs)
+        graphs = self._described(graphs, fit=True)
         set_molecule_input_attributes(self, X)
         return graphs, y, left_out, weight
 
@@ -337,9 +421,15 @@ class _GraphEstimator(BaseEstimator):
         check_is_fitted(self)
         check_molecule_feature_names(self, X)
         graphs, valid = self._graphs(X)
+        graphs = self._described(graphs, fit=False)
         device = check_device(self.device)
         module = self.module_.to(device).eval()
-        fn, width = (module, self.n_outputs_) if part == "output" else self._embedding(module)
+        if part == "output":
+            fn, width = module, self.n_outputs_
+        else:
+            fn, width = self._embedding(module)
+            if self._n_mol_features():
+                fn, width = _EmbeddingWithFeatures(fn), width + self._n_mol_features()
         out = np.full((len(valid), width), np.nan, dtype=np.float32)
         if len(graphs):
             out[valid] = self._forward_rows(fn, graphs, device, width)
@@ -367,6 +457,19 @@ class _GraphEstimator(BaseEstimator):
         tags.input_tags.string = True
         tags.non_deterministic = False
         return tags
+
+
+class _EmbeddingWithFeatures:
+    """An embedding function whose rows are followed by the batch's ``mol_features``."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, mol_features, **tensors):
+        import torch
+
+        emb = self.fn(**tensors)
+        return torch.cat([emb, mol_features.to(emb.dtype)], dim=1)
 
 
 class _SkorchGraphEstimator(_GraphEstimator):
@@ -478,7 +581,7 @@ class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, _FitTransformWarns
             y = _zero_weight_rows_missing(y, weight)
             self._train(graphs, self._standardise(y, len(left_out)), self.n_outputs_,
                         MSE_LOSS, weight)
-        self._n_features_out = self._embedding(self.module_)[1]
+        self._n_features_out = self._embedding(self.module_)[1] + self._n_mol_features()
         return self
 
     def _fit_untrained(self, graphs):

@@ -3,6 +3,7 @@
 from numbers import Integral
 from operator import methodcaller
 
+from sklearn_papers.chem._descriptors import DESCRIPTORS_PARAM_DOC
 from sklearn_papers.chem._graph_estimator import (
     _GraphClassifierMixin,
     _GraphRegressorMixin,
@@ -108,7 +109,7 @@ class _BaseMPNN(_SkorchGraphEstimator):
                  max_epochs=50, batch_size=64, lr=1e-3, early_stopping=True,
                  validation_fraction=0.1, n_iter_no_change=50, lr_schedule="warmup_decay",
                  device="cpu", errors="raise", standardize=False, graph_cache=None,
-                 random_state=None, verbose=0, n_jobs=None):
+                 descriptors=False, random_state=None, verbose=0, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_steps = n_steps
         self.set2set_steps = set2set_steps
@@ -127,6 +128,7 @@ class _BaseMPNN(_SkorchGraphEstimator):
         self.errors = errors
         self.standardize = standardize
         self.graph_cache = graph_cache
+        self.descriptors = descriptors
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -147,6 +149,7 @@ class _BaseMPNN(_SkorchGraphEstimator):
             hidden_size=self.hidden_size, n_steps=self.n_steps, message=self.message,
             readout=self.readout, set2set_steps=self.set2set_steps,
             edge_hidden_size=self.edge_hidden_size, n_outputs=n_outputs,
+            n_mol_features=self._n_mol_features(),
         )
 
     def _embedding(self, module):
@@ -221,6 +224,7 @@ _PARAMS_DOC = """\
         featurized (with the same feature settings) from, and to store new ones in; clones
         share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
         every call.
+{_DESCRIPTORS_DOC}
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=0
@@ -230,7 +234,7 @@ _PARAMS_DOC = """\
         processors); the graphs, so the results, do not depend on it. Inputs under 512
         molecules are featurized in-process; worth it only for thousands of molecules on
         idle cores (:doc:`/user_guide/molecules_own_data`).""".replace(
-    "{_TRAINING_DOC}", _TRAINING_DOC)
+    "{_TRAINING_DOC}", _TRAINING_DOC).replace("{_DESCRIPTORS_DOC}", DESCRIPTORS_PARAM_DOC)
 
 _REFERENCES = """\
     .. [1] J. Gilmer, S. S. Schoenholz, P. F. Riley, O. Vinyals and G. E. Dahl, "Neural
@@ -281,6 +285,9 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
         None.
     n_iter_ : int
         Number of epochs run.
+    descriptors_ : RDKitDescriptors or None
+        With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
+        None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -379,6 +386,9 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
         None.
     n_iter_ : int
         Number of epochs run.
+    descriptors_ : RDKitDescriptors or None
+        With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
+        None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -478,6 +488,9 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
         None.
     n_iter_ : int
         Number of epochs run.
+    descriptors_ : RDKitDescriptors or None
+        With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
+        None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)

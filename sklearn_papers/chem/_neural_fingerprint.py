@@ -42,7 +42,7 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
                  batch_size=100, init_scale="auto", batch_norm=True, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, lr_schedule="constant",
                  device="cpu", errors="raise", standardize=False, graph_cache=None,
-                 random_state=None, verbose=0, n_jobs=None):
+                 descriptors=False, random_state=None, verbose=0, n_jobs=None):
         self.fp_length = fp_length
         self.radius = radius
         self.conv_width = conv_width
@@ -61,6 +61,7 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
         self.errors = errors
         self.standardize = standardize
         self.graph_cache = graph_cache
+        self.descriptors = descriptors
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -95,7 +96,8 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
         from sklearn_papers.nn._neural_fingerprint import NeuralFingerprintModel
 
         return NeuralFingerprintModel(**self._network_params(_TRAINED_INIT_SCALE),
-                                      hidden_size=self.hidden_size, n_outputs=n_outputs)
+                                      hidden_size=self.hidden_size, n_outputs=n_outputs,
+                                      n_mol_features=self._n_mol_features())
 
     def _embedding(self, module):
         # The untrained transformer's module_ is the bare fingerprint network.
@@ -190,6 +192,18 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         featurized (with the same feature settings) from, and to store new ones in; clones
         share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
         every call.
+    descriptors : bool or RDKitDescriptors, default=False
+        Molecule-level features joined to the graph readout before the prediction head,
+        as chemprop's ``rdkit_2d_normalized`` features and GROVER's fine-tuning do:
+        ``True`` uses RDKit's 2-D descriptors (all of them) through
+        :class:`~sklearn_papers.chem.RDKitDescriptors`' per-descriptor CDF (values in
+        [0, 1]), an ``RDKitDescriptors`` instance its ``descriptors`` and ``normalize``
+        (its ``standardize``, ``errors`` and ``n_jobs`` are not used: this estimator's
+        apply, so the descriptors are those of the standardized molecule). The CDFs are
+        fitted in ``fit`` on the training molecules only (``descriptors_``) and applied
+        at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
+        A transformer's ``transform`` gives its embedding followed by these features.
+        Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=0
@@ -217,6 +231,9 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         None.
     n_iter_ : int
         Number of epochs run.
+    descriptors_ : RDKitDescriptors or None
+        With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
+        None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -293,7 +310,9 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
                 # own generator: a loader without one draws from the global RNG
                 for batch, _ in graph_loader(graphs, batch_size=self.batch_size,
                                              generator=torch.Generator()):
-                    module(**batch.to(device).tensors)
+                    tensors = dict(batch.to(device).tensors)
+                    tensors.pop("mol_features", None)  # joined after the fingerprint
+                    module(**tensors)
         return module
 
     def transform(self, X):
@@ -389,6 +408,18 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         featurized (with the same feature settings) from, and to store new ones in; clones
         share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
         every call.
+    descriptors : bool or RDKitDescriptors, default=False
+        Molecule-level features joined to the graph readout before the prediction head,
+        as chemprop's ``rdkit_2d_normalized`` features and GROVER's fine-tuning do:
+        ``True`` uses RDKit's 2-D descriptors (all of them) through
+        :class:`~sklearn_papers.chem.RDKitDescriptors`' per-descriptor CDF (values in
+        [0, 1]), an ``RDKitDescriptors`` instance its ``descriptors`` and ``normalize``
+        (its ``standardize``, ``errors`` and ``n_jobs`` are not used: this estimator's
+        apply, so the descriptors are those of the standardized molecule). The CDFs are
+        fitted in ``fit`` on the training molecules only (``descriptors_``) and applied
+        at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
+        A transformer's ``transform`` gives its embedding followed by these features.
+        Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds weights and shuffling; the global torch RNG is untouched.
     verbose : int, default=0
@@ -414,6 +445,9 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         None.
     n_iter_ : int
         Number of epochs run.
+    descriptors_ : RDKitDescriptors or None
+        With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
+        None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -565,6 +599,18 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         featurized (with the same feature settings) from, and to store new ones in; clones
         share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
         every call.
+    descriptors : bool or RDKitDescriptors, default=False
+        Molecule-level features joined to the graph readout before the prediction head,
+        as chemprop's ``rdkit_2d_normalized`` features and GROVER's fine-tuning do:
+        ``True`` uses RDKit's 2-D descriptors (all of them) through
+        :class:`~sklearn_papers.chem.RDKitDescriptors`' per-descriptor CDF (values in
+        [0, 1]), an ``RDKitDescriptors`` instance its ``descriptors`` and ``normalize``
+        (its ``standardize``, ``errors`` and ``n_jobs`` are not used: this estimator's
+        apply, so the descriptors are those of the standardized molecule). The CDFs are
+        fitted in ``fit`` on the training molecules only (``descriptors_``) and applied
+        at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
+        A transformer's ``transform`` gives its embedding followed by these features.
+        Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds weights and shuffling; the global torch RNG is untouched.
     verbose : int, default=0
@@ -592,6 +638,9 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         None.
     n_iter_ : int
         Number of epochs run.
+    descriptors_ : RDKitDescriptors or None
+        With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
+        None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)

@@ -3,15 +3,18 @@
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
 from sklearn_papers.chem._validation import (
     as_molecule_array,
     check_molecule_feature_names,
+    describe_row,
+    input_rows,
     parse_molecules,
     raise_or_mask,
+    row_labels,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import HasMethods, _fit_context, check_is_fitted
@@ -41,7 +44,8 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
 
     * ``fit`` fits a clone of ``estimator`` on the valid rows, with their rows of ``y`` and
       ``sample_weight``, and warns (``UserWarning``) how many rows it left out and the
-      first ones, with the reason RDKit gave;
+      first ones, with the reason RDKit gave, and which classes (for a classifier) occur
+      only on those rows;
     * ``predict``, ``predict_proba``, ``predict_log_proba``, ``decision_function`` and
       ``transform`` (whichever the wrapped estimator has) run it on the valid rows and
       return one row per input row in input order, NaN (``np.nan``) for exactly the
@@ -68,7 +72,9 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
     left_out_ : ndarray of shape (n_invalid,), dtype=int64
         Their positions in the ``X`` given to ``fit``.
     classes_ : ndarray of shape (n_classes,)
-        The wrapped classifier's classes (classifiers only).
+        The wrapped classifier's classes (classifiers only): those of the valid rows. A
+        class that occurs only on invalid rows is not among them (``fit`` warns, naming
+        it), since the classifier never saw it.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -121,7 +127,8 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
 
     def _mask(self, X):
         """``X`` as a 1-D object array, its validity mask and the invalid entries."""
-        values = as_molecule_array(X)
+        values = X if isinstance(X, np.ndarray) and X.ndim == 1 and X.dtype == object \
+            else as_molecule_array(X)
         _, invalid = parse_molecules(values)
         valid = raise_or_mask(invalid, len(values), errors="nan")
         return values, valid, invalid
@@ -153,26 +160,32 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         ------
         ValueError
             If every molecule is invalid, or ``y`` / ``sample_weight`` do not have one
-            row per molecule.
+            row per molecule (the message gives both lengths).
 
         Warns
         -----
         UserWarning
             When rows were left out: how many, of how many, and the first few with their
-            index and reason.
+            position in ``X`` (and index label, for a pandas input) and reason. For a
+            classifier, also when a class occurs only on left-out rows, naming it.
+
+        Notes
+        -----
+        Messages of the wrapped estimator about single rows (a molecule it refuses, the
+        first multi-fragment molecule) name the row's position in this ``X`` and its
+        label, not its position among the valid rows it was given.
         """
-        values, valid, invalid = self._mask(X)
+        values = as_molecule_array(X)
         n = len(values)
+        _check_lengths(n, y=y, sample_weight=sample_weight)
+        values, valid, invalid = self._mask(values)
+        labels = row_labels(X)
         if not valid.any():
             raise ValueError(
-                f"Every one of the {n} molecule(s) in X is invalid (first: index "
-                f"{invalid[0].index}, {invalid[0].value!r}: {invalid[0].reason}); "
-                "nothing to fit.")
+                f"Every one of the {n} molecule(s) in X is invalid (first: "
+                f"{describe_row(invalid[0].index, n, labels)}, {invalid[0].value!r}: "
+                f"{invalid[0].reason}); nothing to fit.")
         keep = np.flatnonzero(valid)
-        for name, arr in (("y", y), ("sample_weight", sample_weight)):
-            if arr is not None and not np.isscalar(arr) and len(arr) != n:
-                raise ValueError(
-                    f"X has {n} molecules but {name} has {len(arr)} rows.")
         params = {}
         if sample_weight is not None:
             params[_weight_name(self.estimator)] = (
@@ -183,17 +196,21 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         self.left_out_ = np.flatnonzero(~valid).astype(np.int64)
         self.n_left_out_ = int(len(self.left_out_))
         if self.n_left_out_:
-            shown = "; ".join(f"index {e.index}: {_short(e.value)} ({e.reason})"
-                              for e in invalid[:3])
+            shown = "; ".join(
+                f"{describe_row(e.index, n, labels)}: {_short(e.value)} ({e.reason})"
+                for e in invalid[:3])
             more = f"; and {self.n_left_out_ - 3} more" if self.n_left_out_ > 3 else ""
             warnings.warn(
                 f"SkipInvalidMolecules left {self.n_left_out_} of {n} invalid molecule(s) "
                 f"out of fit: {shown}{more}.", UserWarning, stacklevel=3)
+            if y is not None and is_classifier(self.estimator):
+                _warn_lost_classes(y, keep, self.left_out_, n, labels)
         self.estimator_ = clone(self.estimator)
-        if y_valid is None:
-            self.estimator_.fit(X_valid, **params)
-        else:
-            self.estimator_.fit(X_valid, y_valid, **params)
+        with input_rows(keep, n, labels):
+            if y_valid is None:
+                self.estimator_.fit(X_valid, **params)
+            else:
+                self.estimator_.fit(X_valid, y_valid, **params)
         set_molecule_input_attributes(self, X)
         self._y_shape = None if y is None else np.shape(y)[1:]
         return self
@@ -211,8 +228,9 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         values, valid, _ = self._mask(X)
         keep = np.flatnonzero(valid)
         if len(keep):
-            part = getattr(self.estimator_, method)(
-                _safe_indexing(_as_indexable(X, values), keep))
+            with input_rows(keep, len(values), row_labels(X)):
+                part = getattr(self.estimator_, method)(
+                    _safe_indexing(_as_indexable(X, values), keep))
             if hasattr(part, "to_numpy"):  # pandas output of set_output
                 part = part.to_numpy()
             part = np.asarray(part)
@@ -409,16 +427,25 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         -------
         score : float
             As the wrapped estimator defines it, over the valid rows.
+
+        Raises
+        ------
+        ValueError
+            If ``y`` is None or ``y`` / ``sample_weight`` do not have one row per molecule
+            (the message gives both lengths), or every molecule is invalid.
         """
         check_is_fitted(self)
-        values, valid, _ = self._mask(X)
+        values = as_molecule_array(X)
+        _check_lengths(len(values), y=y, sample_weight=sample_weight, required=True)
+        values, valid, _ = self._mask(values)
         keep = np.flatnonzero(valid)
         if not len(keep):
             raise ValueError("Every molecule in X is invalid: nothing to score.")
         kwargs = {} if sample_weight is None else {
             "sample_weight": _safe_indexing(sample_weight, keep)}
-        return self.estimator_.score(_safe_indexing(_as_indexable(X, values), keep),
-                                     _safe_indexing(y, keep), **kwargs)
+        with input_rows(keep, len(values), row_labels(X)):
+            return self.estimator_.score(_safe_indexing(_as_indexable(X, values), keep),
+                                         _safe_indexing(y, keep), **kwargs)
 
     def __sklearn_tags__(self):
         from sklearn.utils import get_tags
@@ -436,6 +463,54 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         tags.input_tags.allow_nan = True
         tags.non_deterministic = inner.non_deterministic
         return tags
+
+
+def _check_lengths(n, *, y=None, sample_weight=None, required=False):
+    """``ValueError`` naming both lengths unless ``y`` and ``sample_weight`` (when given)
+    have one row per molecule; ``y`` is required with ``required``."""
+    from sklearn.utils.validation import _num_samples
+
+    if y is None and required:
+        raise ValueError(f"y is required: one target per molecule ({n} molecule(s) in X).")
+    for name, arr in (("y", y), ("sample_weight", sample_weight)):
+        if arr is None or (name == "sample_weight" and np.isscalar(arr)):
+            continue
+        try:
+            rows = _num_samples(arr)
+        except TypeError:
+            raise ValueError(
+                f"{name} must have one row per molecule ({n} in X), got "
+                f"{type(arr).__name__} {arr!r}.") from None
+        if rows != n:
+            raise ValueError(
+                f"X has {n} molecule(s) but {name} has {rows} row(s): give one {name} "
+                "value per molecule, in the order of X (invalid molecules included; they "
+                "are left out with their rows).")
+
+
+def _warn_lost_classes(y, keep, left_out, n, labels):
+    """``UserWarning`` naming the classes that occur only on left-out (invalid) rows: the
+    fitted classifier does not know them (they are missing from ``classes_``)."""
+    y = np.asarray(y.to_numpy() if hasattr(y, "to_numpy") else y)
+    if y.ndim != 1:
+        return  # multi-output / multi-task targets: a task without labels raises inside
+    try:
+        seen = set(np.unique(y[keep]).tolist())
+        lost = sorted({v for v in y[left_out].tolist() if v not in seen
+                       and not (isinstance(v, float) and v != v)}, key=repr)
+    except TypeError:  # labels of mixed types: the classifier will say so
+        return
+    if lost:
+        where = {c: [i for i in left_out.tolist() if y[i] == c] for c in lost}
+        named = ", ".join(
+            f"{c!r} (only at {describe_row(where[c][0], n, labels)}"
+            + (f" and {len(where[c]) - 1} more" if len(where[c]) > 1 else "") + ")"
+            for c in lost)
+        warnings.warn(
+            f"Class(es) {named} occur only on invalid molecule(s) that SkipInvalidMolecules "
+            "left out of fit: the fitted classifier does not know them, they are missing "
+            "from classes_ and are never predicted. Fix those molecules, or drop the "
+            "class(es) from y.", UserWarning, stacklevel=4)
 
 
 def _short(value):

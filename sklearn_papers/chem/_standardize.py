@@ -10,8 +10,10 @@ from sklearn_papers.chem._validation import (
     InvalidMolecule,
     as_molecule_array,
     check_molecule_feature_names,
+    describe_row,
     parse_molecules,
     raise_or_mask,
+    row_labels,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import StrOptions, _fit_context
@@ -172,11 +174,14 @@ def _caller_stacklevel():
     return level
 
 
-def warn_multiple_fragments(positions, values, n_samples, estimator, stacklevel=None):
+def warn_multiple_fragments(positions, values, n_samples, estimator, stacklevel=None,
+                            labels=None):
     """One :class:`MultipleFragmentsWarning` naming how many and the first one.
 
     ``stacklevel`` None points the warning at the user's call (the first frame outside
-    sklearn_papers and scikit-learn)."""
+    sklearn_papers and scikit-learn); ``labels``, the input's pandas labels
+    (:func:`~sklearn_papers.chem._validation.row_labels`), are named beside the
+    position."""
     if not positions:
         return
     if stacklevel is None:
@@ -188,7 +193,7 @@ def warn_multiple_fragments(positions, values, n_samples, estimator, stacklevel=
         shown = shown[:77] + "..."
     warnings.warn(
         f"{len(positions)} of {n_samples} molecule(s) given to {estimator} have more than "
-        f"one fragment (first at index {first}: {shown}); counter-ions, solvents and "
+        f"one fragment (first at {describe_row(first, n_samples, labels)}: {shown}); counter-ions, solvents and "
         "mixture components are featurized as part of the molecule. Pass "
         "standardize=True (or put MoleculeStandardizer() first in the pipeline) to keep "
         "the largest organic fragment, neutralized.",
@@ -421,7 +426,7 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
         if failed:
             invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
                                         for i, why in failed], key=lambda e: e.index)
-        valid = raise_or_mask(invalid, len(values), errors=self.errors)
+        valid = raise_or_mask(invalid, len(values), errors=self.errors, labels=row_labels(X))
         out = np.empty((len(values), 1), dtype=object)
         out[:, 0] = [s if ok else np.nan for s, ok in zip(smiles, valid)]
         return out

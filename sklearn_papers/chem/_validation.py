@@ -20,7 +20,9 @@ Every estimator of :mod:`sklearn_papers.chem` sends its ``X`` through :func:`che
 * RDKit's log lines never reach the console; their text goes into our message.
 """
 
+import contextvars
 import re
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -28,8 +30,11 @@ __all__ = [
     "InvalidMolecule",
     "as_molecule_array",
     "check_molecules",
+    "describe_row",
+    "input_rows",
     "parse_molecules",
     "raise_or_mask",
+    "row_labels",
     "set_molecule_input_attributes",
 ]
 
@@ -37,6 +42,101 @@ __all__ = [
 _MAX_LISTED = 5
 
 _TIMESTAMP = re.compile(r"^\[\d\d:\d\d:\d\d\]\s*")
+
+#: While a wrapper (``SkipInvalidMolecules``) runs its estimator on a subset of the
+#: user's rows: ``(n_subset, positions, labels)``, the subset's size, the position of each
+#: subset row in the user's input and the user's labels (or None), so that messages name
+#: rows as the user numbers them.
+_OUTER_ROWS = contextvars.ContextVar("sklearn_papers_outer_rows", default=None)
+
+
+def row_labels(X):
+    """The pandas index labels of ``X``, when they differ from the positions; else None.
+
+    Parameters
+    ----------
+    X : array-like
+        The molecule input as the user gave it.
+
+    Returns
+    -------
+    labels : list or None
+        One label per row (Python scalars) for a pandas Series or DataFrame whose index is
+        not ``0, 1, ..., n - 1``; None for other inputs and for such a default index (the
+        label would repeat the position).
+    """
+    if not hasattr(X, "iloc"):
+        return None
+    index = getattr(X, "index", None)
+    if index is None:
+        return None
+    labels = index.tolist()
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v == i
+           for i, v in enumerate(labels)):
+        return None
+    return labels
+
+
+@contextmanager
+def input_rows(positions, n_input, labels=None):
+    """Within this block, messages about a call on ``len(positions)`` rows name the row
+    ``positions[i]`` (and its label) of the wrapper's input instead of row ``i``.
+
+    Used by wrappers that pass their estimator a subset of the user's rows. Nested
+    blocks compose: when the wrapper's input is itself the subset an outer block
+    describes, rows are named as the outer input numbers them.
+
+    Parameters
+    ----------
+    positions : array-like of int
+        Position in the wrapper's input of each row handed on.
+    n_input : int
+        Number of rows of the wrapper's input.
+    labels : list or None, default=None
+        The wrapper's input's labels (:func:`row_labels`), or None.
+    """
+    positions = np.asarray(positions, dtype=np.int64)
+    outer = _OUTER_ROWS.get()
+    if outer is not None and outer[0] == n_input:
+        positions, labels = outer[1][positions], outer[2]
+    token = _OUTER_ROWS.set((len(positions), positions, labels))
+    try:
+        yield
+    finally:
+        _OUTER_ROWS.reset(token)
+
+
+def describe_row(i, n_samples, labels=None):
+    """How messages name row ``i`` of an input of ``n_samples`` rows.
+
+    ``"index 3"``, or ``"index 3 (label 'mol_17')"`` when the input has pandas labels
+    (:func:`row_labels`). Inside :func:`input_rows`, a call on that many rows names the
+    row of the outer input (its position and label).
+
+    Parameters
+    ----------
+    i : int
+        Position in the input of the call.
+    n_samples : int
+        Number of rows of that input.
+    labels : list or None, default=None
+        That input's labels, or None.
+
+    Returns
+    -------
+    text : str
+    """
+    outer = _OUTER_ROWS.get()
+    if outer is not None and outer[0] == n_samples:
+        i, labels = int(outer[1][i]), outer[2]
+    text = f"index {int(i)}"
+    if labels is not None:
+        label = labels[i]
+        shown = repr(label)
+        if len(shown) > 40:
+            shown = shown[:37] + "..."
+        text += f" (label {shown})"
+    return text
 
 
 class InvalidMolecule(tuple):
@@ -305,7 +405,7 @@ def parse_molecules(values):
     return mols, invalid
 
 
-def _describe(entry):
+def _describe(entry, n_samples=None, labels=None):
     value = entry.value
     if _is_mol(value):
         shown = "<rdkit Mol>"
@@ -313,10 +413,13 @@ def _describe(entry):
         shown = repr(value)
         if len(shown) > 80:
             shown = shown[:77] + "..."
-    return f"index {entry.index}: {shown} ({entry.reason})"
+    where = (f"index {entry.index}" if n_samples is None
+             else describe_row(entry.index, n_samples, labels))
+    return f"{where}: {shown} ({entry.reason})"
 
 
-def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X", nan_hint=True):
+def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X", nan_hint=True,
+                  labels=None):
     """Apply the invalid-molecule policy.
 
     Parameters
@@ -332,6 +435,8 @@ def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X", nan_hin
     nan_hint : bool, default=True
         End the error with the advice to pass ``errors='nan'`` (False for a caller
         without that option).
+    labels : list or None, default=None
+        The input's pandas labels (:func:`row_labels`), named beside the positions.
 
     Returns
     -------
@@ -352,7 +457,7 @@ def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X", nan_hin
     for entry in invalid:
         valid[entry.index] = False
     if invalid and errors == "raise":
-        listed = "; ".join(_describe(e) for e in invalid[:_MAX_LISTED])
+        listed = "; ".join(_describe(e, n_samples, labels) for e in invalid[:_MAX_LISTED])
         more = len(invalid) - _MAX_LISTED
         tail = f"; and {more} more" if more > 0 else ""
         raise ValueError(
@@ -394,7 +499,8 @@ def check_molecules(X, *, errors="raise", input_name="X", nan_hint=True):
     ------
     ValueError
         For a bare string, wrong dimensionality, empty input, or (with
-        ``errors="raise"``) invalid entries, naming their index, value and RDKit's reason.
+        ``errors="raise"``) invalid entries, naming their index (position; for a pandas
+        input also its index label), value and RDKit's reason.
     TypeError
         For sparse matrices and non-array-like input.
 
@@ -408,7 +514,7 @@ def check_molecules(X, *, errors="raise", input_name="X", nan_hint=True):
     values = as_molecule_array(X, input_name=input_name)
     mols, invalid = parse_molecules(values)
     valid = raise_or_mask(invalid, len(values), errors=errors, input_name=input_name,
-                          nan_hint=nan_hint)
+                          nan_hint=nan_hint, labels=row_labels(X))
     return mols, valid
 
 

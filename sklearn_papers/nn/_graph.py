@@ -68,7 +68,9 @@ def collate_graphs(graphs):
         (E, F_bond), ``edge_index`` int64 (2, E) into the concatenated atoms, ``degree``
         int64 (N,), ``batch`` int64 (N,) molecule index of each atom in
         ``[0, n_molecules)``, and ``n_molecules`` int64 scalar. ``N`` and ``E`` are the
-        totals over the batch.
+        totals over the batch. When the graphs carry ``mol_features`` (one row of
+        molecule-level features each, e.g. normalized descriptors), also
+        ``mol_features`` float32 (n_molecules, F_mol).
     """
     if len(graphs) == 0:
         raise ValueError("collate_graphs needs at least one graph, got an empty batch.")
@@ -78,7 +80,7 @@ def collate_graphs(graphs):
     edge_index = np.concatenate(
         [g.edge_index + off for g, off in zip(graphs, offsets)], axis=1
     )
-    return GraphBatch({
+    tensors = {
         "atom_features": torch.from_numpy(
             np.concatenate([g.atom_features for g in graphs]).astype(np.float32, copy=False)
         ),
@@ -89,7 +91,11 @@ def collate_graphs(graphs):
         "degree": torch.from_numpy(np.concatenate([g.degree for g in graphs]).astype(np.int64)),
         "batch": torch.from_numpy(np.repeat(np.arange(len(graphs), dtype=np.int64), n_atoms)),
         "n_molecules": torch.tensor(len(graphs), dtype=torch.int64),
-    })
+    }
+    if getattr(graphs[0], "mol_features", None) is not None:
+        tensors["mol_features"] = torch.from_numpy(
+            np.stack([g.mol_features for g in graphs]).astype(np.float32, copy=False))
+    return GraphBatch(tensors)
 
 
 def sum_by_molecule(values, batch, n_molecules):

@@ -1075,19 +1075,26 @@ class GroverFinetuneModel(nn.Module):
     ffn_hidden : int, default=64
         Hidden width of each head (0: linear head).
     dropout : float, default=0.0
+    n_mol_features : int, default=0
+        Width of molecule-level features (``mol_features`` of :meth:`forward`, e.g.
+        normalized RDKit descriptors) joined to each view's pooled embedding before its
+        head, as GROVER's fine-tuning joins its ``rdkit_2d_normalized`` features; 0: none.
 
     Shapes: :meth:`forward` returns ``(pred_node_view, pred_edge_view)``, each
     (B, n_outputs), in training mode, and their mean (B, n_outputs) in evaluation mode.
     """
 
-    def __init__(self, encoder, n_outputs, readout="mean", ffn_hidden=64, dropout=0.0):
+    def __init__(self, encoder, n_outputs, readout="mean", ffn_hidden=64, dropout=0.0,
+                 n_mol_features=0):
         super().__init__()
         self.encoder = encoder
         h = encoder.hidden_size
         self.pools = nn.ModuleList(
             SelfAttentivePooling(h) if readout == "self_attention" else nn.Identity()
             for _ in range(2))
-        width = self.pools[0].out_features if readout == "self_attention" else h
+        self.n_mol_features = int(n_mol_features)
+        width = (self.pools[0].out_features if readout == "self_attention" else h) \
+            + self.n_mol_features
         self.readout = readout
 
         def head():
@@ -1099,7 +1106,9 @@ class GroverFinetuneModel(nn.Module):
         self.heads = nn.ModuleList(head() for _ in range(2))
 
     def forward(self, atom_features, bond_features, edge_index, batch, n_molecules,
-                **ignored):
+                mol_features=None, **ignored):
+        from sklearn_papers.nn._mpnn import join_mol_features
+
         emb = self.encoder(atom_features, bond_features, edge_index, batch, n_molecules,
                            atoms_only=True)
         n = int(n_molecules)
@@ -1107,7 +1116,7 @@ class GroverFinetuneModel(nn.Module):
         for pool, head, k in zip(self.pools, self.heads, ("atom_from_atom", "atom_from_bond")):
             pooled = pool(emb[k], batch, n) if self.readout == "self_attention" \
                 else segment_mean(emb[k], batch, n)
-            preds.append(head(pooled))
+            preds.append(head(join_mol_features(pooled, mol_features, self.n_mol_features)))
         if self.training:
             return tuple(preds)
         return (preds[0] + preds[1]) / 2

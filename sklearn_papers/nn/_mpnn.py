@@ -506,6 +506,10 @@ edge_hidden_size
         As in :class:`MPNNEncoder`.
     n_outputs : int, default=1
         Number of outputs (targets, tasks or classes).
+    n_mol_features : int, default=0
+        Width of molecule-level features (``mol_features`` of :meth:`forward`, e.g.
+        normalized RDKit descriptors) joined to the readout before the head, as
+        chemprop's ``features_generator`` does; 0: none.
 
     Shapes: :meth:`forward` returns ``(B, n_outputs)``; :meth:`fingerprint` returns the
     readout vector ``(B, out_features)``.
@@ -513,15 +517,16 @@ edge_hidden_size
 
     def __init__(self, n_atom_features, n_bond_features, hidden_size=64, n_steps=6,
                  message="edge_network", readout="set2set", set2set_steps=6,
-                 edge_hidden_size=128, n_outputs=1):
+                 edge_hidden_size=128, n_outputs=1, n_mol_features=0):
         super().__init__()
         self.encoder = MPNNEncoder(
             n_atom_features, n_bond_features, hidden_size=hidden_size, n_steps=n_steps,
             message=message, readout=readout, set2set_steps=set2set_steps,
             edge_hidden_size=edge_hidden_size,
         )
+        self.n_mol_features = int(n_mol_features)
         self.head = nn.Sequential(
-            nn.Linear(self.encoder.out_features, hidden_size),
+            nn.Linear(self.encoder.out_features + self.n_mol_features, hidden_size),
             nn.ReLU(),
             nn.Linear(hidden_size, n_outputs),
         )
@@ -532,7 +537,37 @@ edge_hidden_size
         return self.encoder(atom_features, bond_features, edge_index, degree, batch,
                             n_molecules)
 
-    def forward(self, atom_features, bond_features, edge_index, degree, batch, n_molecules):
-        """Outputs ``(B, n_outputs)``; inputs as in :meth:`MPNNEncoder.forward`."""
-        return self.head(self.fingerprint(atom_features, bond_features, edge_index, degree,
-                                          batch, n_molecules))
+    def forward(self, atom_features, bond_features, edge_index, degree, batch, n_molecules,
+                mol_features=None):
+        """Outputs ``(B, n_outputs)``; inputs as in :meth:`MPNNEncoder.forward`, plus
+        ``mol_features`` ``(B, n_mol_features)`` when ``n_mol_features > 0``."""
+        readout = self.fingerprint(atom_features, bond_features, edge_index, degree, batch,
+                                   n_molecules)
+        return self.head(join_mol_features(readout, mol_features, self.n_mol_features))
+
+
+def join_mol_features(readout, mol_features, n_mol_features):
+    """``readout`` followed by ``mol_features`` (columns), checked against the width the
+    head was built for.
+
+    Parameters
+    ----------
+    readout : torch.Tensor of shape (B, D)
+    mol_features : torch.Tensor of shape (B, n_mol_features) or None
+    n_mol_features : int
+        The width the network was built for (0: ``mol_features`` must be None).
+
+    Returns
+    -------
+    joined : torch.Tensor of shape (B, D + n_mol_features)
+    """
+    import torch
+
+    given = 0 if mol_features is None else int(mol_features.shape[1])
+    if given != n_mol_features:
+        raise ValueError(
+            f"The network was built for {n_mol_features} molecule-level feature(s) per "
+            f"molecule, got {given}.")
+    if not n_mol_features:
+        return readout
+    return torch.cat([readout, mol_features.to(readout.dtype)], dim=1)

@@ -205,36 +205,46 @@ class NeuralFingerprintModel(nn.Module):
         Width of the head's hidden layer; 0 for a linear head.
     n_outputs : int, default=1
         Number of outputs (targets, tasks or classes).
+    n_mol_features : int, default=0
+        Width of molecule-level features (``mol_features`` of :meth:`forward`) joined to
+        the fingerprint before the head; 0: none.
 
     Shapes: :meth:`forward` returns ``(B, n_outputs)``.
     """
 
     def __init__(self, n_atom_features, n_bond_features, fp_length=50, radius=4, conv_width=20,
-                 hidden_size=100, n_outputs=1, batch_norm=True, init_scale=None):
+                 hidden_size=100, n_outputs=1, batch_norm=True, init_scale=None,
+                 n_mol_features=0):
         super().__init__()
         self.fingerprint = NeuralFingerprintNet(
             n_atom_features, n_bond_features, fp_length=fp_length, radius=radius,
             conv_width=conv_width, batch_norm=batch_norm, init_scale=init_scale,
         )
+        self.n_mol_features = int(n_mol_features)
+        width = fp_length + self.n_mol_features
         if hidden_size:
             self.head = nn.Sequential(
-                nn.Linear(fp_length, hidden_size),
+                nn.Linear(width, hidden_size),
                 AtomBatchNorm(hidden_size) if batch_norm else nn.Identity(),
                 nn.ReLU(),
                 nn.Linear(hidden_size, n_outputs),
             )
         else:
-            self.head = nn.Linear(fp_length, n_outputs)
+            self.head = nn.Linear(width, n_outputs)
         if init_scale is not None:
             with torch.no_grad():
                 for p in self.head.parameters():
                     p.normal_(0.0, float(init_scale))
 
-    def forward(self, atom_features, bond_features, edge_index, degree, batch, n_molecules):
-        """Outputs ``(B, n_outputs)``; inputs as in :meth:`NeuralFingerprintNet.forward`."""
+    def forward(self, atom_features, bond_features, edge_index, degree, batch, n_molecules,
+                mol_features=None):
+        """Outputs ``(B, n_outputs)``; inputs as in :meth:`NeuralFingerprintNet.forward`,
+        plus ``mol_features`` ``(B, n_mol_features)`` when ``n_mol_features > 0``."""
+        from sklearn_papers.nn._mpnn import join_mol_features
+
         fp = self.fingerprint(atom_features, bond_features, edge_index, degree, batch,
                               n_molecules)
-        return self.head(fp)
+        return self.head(join_mol_features(fp, mol_features, self.n_mol_features))
 
 
 class MaskedMSELoss(nn.Module):

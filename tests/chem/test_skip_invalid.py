@@ -110,7 +110,7 @@ def test_every_row_invalid_raises():
 
 
 def test_length_mismatch_raises():
-    with pytest.raises(ValueError, match="y has 3 rows"):
+    with pytest.raises(ValueError, match=r"y has 3 row\(s\)"):
         SkipInvalidMolecules(_ridge()).fit(["CCO", "CCC"], [1.0, 2.0, 3.0])
 
 
@@ -143,3 +143,84 @@ def test_graph_estimator_inside():
     pred = model.predict(X)
     assert np.isnan(pred[~valid]).all()
     np.testing.assert_allclose(pred[valid], reference.predict(X[valid]), rtol=1e-6)
+
+
+def test_messages_name_positions_and_labels_of_the_users_input():
+    pd = pytest.importorskip("pandas")
+    from sklearn_papers.chem import MultipleFragmentsWarning
+
+    X = pd.Series(["CCO", "C1CC", "CCN.Cl", "c1ccccc1", "CCC"],
+                  index=["a", "b", "c", "d", "e"])
+    y = [1.0, 2.0, 3.0, 4.0, 5.0]
+    # the estimator alone names position and label
+    with pytest.raises(ValueError, match=r"index 1 \(label 'b'\): 'C1CC'"):
+        CircularFingerprint().transform(X)
+    with pytest.warns(UserWarning) as caught:
+        model = SkipInvalidMolecules(_ridge()).fit(X, y)
+    messages = [str(w.message) for w in caught]
+    assert any("index 1 (label 'b'): 'C1CC'" in m for m in messages), messages
+    # the wrapped estimator sees 4 rows; its warning names the row of the user's X
+    fragments = [str(w.message) for w in caught if w.category is MultipleFragmentsWarning]
+    assert len(fragments) == 1 and "index 2 (label 'c')" in fragments[0], fragments
+    with pytest.warns(MultipleFragmentsWarning, match=r"index 2 \(label 'c'\)"):
+        model.predict(X)
+    # a list has no labels: positions in the user's input
+    with pytest.warns(MultipleFragmentsWarning, match=r"first at index 2: 'CCN.Cl'"):
+        model.predict(list(X))
+    # a default RangeIndex adds nothing to the position
+    with pytest.raises(ValueError, match=r"index 1: 'C1CC'"):
+        CircularFingerprint().transform(X.reset_index(drop=True))
+
+
+def test_wrapped_estimator_errors_name_the_users_row():
+    from sklearn_papers.chem import MoleculeStandardizer
+
+    # ferrocene parses (the wrapper keeps it) but its standardized SMILES cannot be read
+    # back, so the wrapped MoleculeStandardizer refuses it: at position 2 of the
+    # wrapper's input, position 1 among the valid rows the standardizer is given
+    ferrocene = "[Fe+2].c1cc[cH-]c1.c1cc[cH-]c1"
+    model = SkipInvalidMolecules(make_pipeline(MoleculeStandardizer(), CircularFingerprint(),
+                                               Ridge()))
+    model.fit(["CCO", "CCN", "CCCl", "CCCC"], [1.0, 2.0, 3.0, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(ValueError, match=r"index 2: .*cannot be read back"):
+            model.predict(["C1CC", "CCO", ferrocene, "CCCl"])
+    # and a nested wrapper names the row of the outermost input
+    outer = SkipInvalidMolecules(SkipInvalidMolecules(model.estimator)).fit(
+        ["CCO", "CCN", "CCCl", "CCCC"], [1.0, 2.0, 3.0, 4.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with pytest.raises(ValueError, match=r"index 3: .*cannot be read back"):
+            outer.predict(["", "C1CC", "CCO", ferrocene])
+
+
+def test_classes_seen_only_on_invalid_rows_warn():
+    X = ["CCO", "C1CC", "CCN", "c1ccccc1", "", "CCC"]
+    y = ["a", "rare", "a", "b", "rare", "b"]
+    clf = make_pipeline(CircularFingerprint(n_bits=64), LogisticRegression())
+    with pytest.warns(UserWarning, match=r"Class\(es\) 'rare' \(only at index 1 and 1 more\)"):
+        model = SkipInvalidMolecules(clf).fit(X, y)
+    np.testing.assert_array_equal(model.classes_, ["a", "b"])
+    # no such warning when every class keeps a valid row
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SkipInvalidMolecules(clf).fit(X, ["a", "a", "a", "b", "b", "b"])
+    assert not any("Class(es)" in str(w.message) for w in caught)
+
+
+@pytest.mark.parametrize("method", ["fit", "score"])
+def test_lengths_of_y_and_weights_checked_in_fit_and_score(method):
+    X = ["CCO", "C1CC", "CCN", "CCC"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = SkipInvalidMolecules(_ridge()).fit(X, [1.0, 2.0, 3.0, 4.0])
+    call = getattr(model, method)
+    with pytest.raises(ValueError, match=r"X has 4 molecule\(s\) but y has 3 row\(s\)"):
+        call(X, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"X has 4 molecule\(s\) but y has 5 row\(s\)"):
+        call(X, [1.0, 2.0, 3.0, 4.0, 5.0])
+    with pytest.raises(ValueError, match=r"sample_weight has 2 row\(s\)"):
+        call(X, [1.0, 2.0, 3.0, 4.0], sample_weight=[1.0, 1.0])
+    with pytest.raises(ValueError, match="one row per molecule"):
+        call(X, 3.0)
