@@ -83,39 +83,82 @@ def _boxes_of(masks):
     return boxes
 
 
+#: Boxes may leave the image by this many pixels (rounding of converted annotations);
+#: they are clipped to it.
+_BOX_TOLERANCE = 0.5
+
+
+def _dict_field(t, i, key, dtype=None):
+    """``t[key]`` as a numeric array; a ``TypeError`` naming ``y[i][key]`` otherwise."""
+    try:
+        arr = np.asarray(t[key], dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"y[{i}]['{key}'] must be a numeric array; it could not be read "
+                        f"as one ({exc}).") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
+                                   or arr.dtype == bool):
+        raise TypeError(f"y[{i}]['{key}'] must be a numeric array; got dtype {arr.dtype}.")
+    return arr
+
+
 def _targets_from_dicts(targets, shapes):
+    """Per-image (boxes, labels, masks) from target dicts, each checked against its
+    image: ``k`` labels, ``k`` boxes inside the image and ``k`` masks of its size."""
     n = len(shapes)
     if len(targets) != n:
         raise ValueError(f"y has {len(targets)} target dicts but there are {n} images.")
     out = []
     for i, t in enumerate(targets):
-        shape = tuple(shapes[i])
+        shape = tuple(int(v) for v in shapes[i])
         if not isinstance(t, dict) or not {"boxes", "labels", "masks"} <= set(t):
-            keys = sorted(t) if isinstance(t, dict) else type(t).__name__
+            keys = sorted(map(str, t)) if isinstance(t, dict) else type(t).__name__
             raise ValueError(f"y[{i}] must be a dict with keys 'boxes', 'labels' and "
                              f"'masks'; got {keys}.")
-        masks = np.asarray(t["masks"])
-        labels = np.asarray(t["labels"])
-        boxes = np.asarray(t["boxes"], dtype=np.float32)
-        k = labels.shape[0] if labels.ndim == 1 else -1
+        labels = _dict_field(t, i, "labels")
+        boxes = _dict_field(t, i, "boxes", np.float64)
+        masks = _dict_field(t, i, "masks")
+        if labels.ndim != 1:
+            raise ValueError(f"y[{i}]['labels'] must be 1-D, one class per object; got "
+                             f"shape {labels.shape}.")
+        k = labels.shape[0]
         if k == 0:  # an image without objects: empty lists are fine
             masks = np.zeros((0,) + shape, dtype=bool) if masks.size == 0 else masks
-            boxes = np.zeros((0, 4), dtype=np.float32) if boxes.size == 0 else boxes
-        if labels.ndim != 1 or boxes.shape != (k, 4) or masks.shape != (k,) + shape:
-            raise ValueError(
-                f"y[{i}]: 'boxes' must be (k, 4), 'labels' (k,) and 'masks' (k, H, W) "
-                f"with the image's (H, W) = {shape}; got {boxes.shape}, {labels.shape} and "
-                f"{masks.shape}.")
-        if k and (not np.issubdtype(labels.dtype, np.integer) or labels.min() < 1):
+            boxes = np.zeros((0, 4)) if boxes.size == 0 else boxes
+        if boxes.shape != (k, 4):
+            raise ValueError(f"y[{i}]['boxes'] has shape {boxes.shape} but y[{i}]['labels'] "
+                             f"has {k} objects: boxes must be ({k}, 4), (x1, y1, x2, y2) in "
+                             f"pixels.")
+        if masks.ndim != 3 or masks.shape[0] != k:
+            raise ValueError(f"y[{i}]['masks'] has shape {masks.shape} but y[{i}]['labels'] "
+                             f"has {k} objects: masks must be ({k}, H, W), one per object.")
+        if masks.shape[1:] != shape:
+            raise ValueError(f"y[{i}]['masks'] are {masks.shape[1]} x {masks.shape[2]} but "
+                             f"image X[{i}] is {shape[0]} x {shape[1]} pixels: each mask "
+                             f"must have its image's (H, W).")
+        if k and (not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == bool)
+                  or labels.min() < 1):
             raise ValueError(f"y[{i}]['labels'] must be integers >= 1 (0 is the "
                              f"background), got {labels.tolist()}.")
-        if k and (not np.isfinite(boxes).all()
-                  or (boxes[:, 2] < boxes[:, 0]).any() or (boxes[:, 3] < boxes[:, 1]).any()):
-            j = int(np.argmax(~np.isfinite(boxes).all(1) | (boxes[:, 2] < boxes[:, 0])
-                              | (boxes[:, 3] < boxes[:, 1])))
-            raise ValueError(f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} is not a box "
-                             f"(x1, y1, x2, y2) with x2 >= x1 and y2 >= y1.")
-        out.append((boxes, labels.astype(np.int64), masks.astype(bool)))
+        if k:
+            bad = (~np.isfinite(boxes).all(1) | (boxes[:, 2] < boxes[:, 0])
+                   | (boxes[:, 3] < boxes[:, 1]))
+            if bad.any():
+                j = int(np.argmax(bad))
+                raise ValueError(f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} is not a box "
+                                 f"(x1, y1, x2, y2) with x2 >= x1 and y2 >= y1.")
+            h, w = shape
+            tol = _BOX_TOLERANCE
+            outside = ((boxes[:, :2] < -tol).any(1) | (boxes[:, 2] > w + tol)
+                       | (boxes[:, 3] > h + tol))
+            if outside.any():
+                j = int(np.argmax(outside))
+                raise ValueError(
+                    f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} leaves image X[{i}] "
+                    f"({h} x {w} pixels): boxes are (x1, y1, x2, y2) in pixels of their "
+                    f"image, 0 <= x1 <= x2 <= {w} and 0 <= y1 <= y2 <= {h} (not (x, y, "
+                    f"width, height), nor fractions of the image).")
+            boxes = np.clip(boxes, 0, [w, h, w, h])
+        out.append((boxes.astype(np.float32), labels.astype(np.int64), masks.astype(bool)))
     return out
 
 
@@ -387,9 +430,10 @@ class MaskRCNN(BaseEstimator):
         y : array-like of shape (n, H, W) of int, list of n maps, or list of n dicts
             Instance label maps (0 = background, each other id one object), or detection
             annotations: one dict per image with ``"boxes"`` (k, 4) float
-            ``(x1, y1, x2, y2)`` in pixels (max exclusive), ``"labels"`` (k,) int in
-            ``1 .. n_classes`` and ``"masks"`` (k, H, W) bool. An image without objects
-            is a valid negative example.
+            ``(x1, y1, x2, y2)`` in pixels (max exclusive) inside the image (boxes
+            leaving it by at most half a pixel are clipped to it), ``"labels"`` (k,) int
+            in ``1 .. n_classes`` and ``"masks"`` (k, H, W) bool of the image's size. An
+            image without objects is a valid negative example.
         semantic_maps : array-like of shape (n, H, W) of int or None, default=None
             Class of each pixel (0 = background, ``1 .. n_classes``); an instance takes
             the majority class of its pixels. None (with maps): one object class. Not
@@ -404,8 +448,12 @@ class MaskRCNN(BaseEstimator):
         ------
         ValueError
             If shapes disagree (the message names the image), maps hold negative or
-            non-integer labels, a dict lacks a key, a label exceeds ``n_classes`` (or
+            non-integer labels, a dict lacks a key, its boxes, labels and masks differ in
+            number, a mask differs from its image in size or a box leaves its image (the
+            message names ``y[i]`` and the field), a label exceeds ``n_classes`` (or
             1024 with ``n_classes=None``), or ``semantic_maps`` is given with dicts.
+        TypeError
+            If a dict's field is not numeric.
         FloatingPointError
             If the training loss becomes non-finite.
         """

@@ -141,6 +141,43 @@ def test_bad_input_raises_clear_errors(scenes, make_bad, match):
         MaskRCNN(**TINY).fit(*make_bad(scenes))
 
 
+def _with(data, i, **fields):
+    dicts = _dicts(data)
+    dicts[i] = {**dicts[i], **fields}
+    return dicts
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda d, t: {"masks": t["masks"][:, :30]},
+     r"y\[1\]\['masks'\] are 30 x 32 but image X\[1\] is 32 x 32"),
+    (lambda d, t: {"masks": t["masks"][:-1]},
+     r"y\[1\]\['masks'\] has shape \(\d+, 32, 32\) but y\[1\]\['labels'\] has \d+"),
+    (lambda d, t: {"boxes": t["boxes"][:-1]},
+     r"y\[1\]\['boxes'\] has shape \(\d+, 4\) but y\[1\]\['labels'\] has \d+"),
+    (lambda d, t: {"boxes": t["boxes"] + [0, 0, 40, 0]},
+     r"y\[1\]\['boxes'\]\[0\] = .* leaves image X\[1\] \(32 x 32 pixels\)"),
+    (lambda d, t: {"boxes": t["boxes"] - [50, 0, 0, 0]}, r"y\[1\]\['boxes'\]\[0\].*leaves"),
+    (lambda d, t: {"labels": t["labels"][:, None]}, r"y\[1\]\['labels'\] must be 1-D"),
+])
+def test_target_dicts_are_checked_against_their_image(scenes, bad, match):
+    t = _dicts(scenes)[1]
+    with pytest.raises(ValueError, match=match):
+        MaskRCNN(**TINY).fit(scenes.images, _with(scenes, 1, **bad(scenes, t)))
+    with pytest.raises(TypeError, match=r"y\[1\]\['masks'\] must be a numeric array"):
+        MaskRCNN(**TINY).fit(scenes.images, _with(scenes, 1, masks="mask.png"))
+
+
+def test_target_boxes_a_rounding_off_the_image_are_clipped():
+    from sklearn_papers.vision._mask_rcnn import _targets_from_dicts
+
+    masks = np.zeros((1, 10, 12), dtype=bool)
+    masks[0, 2:10, 3:12] = True
+    (boxes, labels, _), = _targets_from_dicts(
+        [{"boxes": [[2.7, 1.9, 12.3, 10.2]], "labels": [1], "masks": masks}], [(10, 12)])
+    np.testing.assert_allclose(boxes, [[2.7, 1.9, 12, 10]], rtol=1e-6)  # float32
+    assert boxes.dtype == np.float32 and labels.tolist() == [1]
+
+
 def test_parameter_rules(scenes):
     with pytest.raises(ValueError, match="one anchor size per level"):
         MaskRCNN(**{**TINY, "anchor_sizes": (8, 16)}).fit(scenes.images, scenes.instance_maps)
