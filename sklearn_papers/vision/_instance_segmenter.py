@@ -320,7 +320,9 @@ class InstanceSegmenter(BaseEstimator):
         divided by ``2 ** bit_depth - 1``. None: the smallest of 8, 10, 12, 14 and 16
         bits that holds the largest value of the training images (12-bit microscopy
         data stored as uint16 reads as 12-bit), kept for prediction
-        (:attr:`bit_depth_`).
+        (:attr:`bit_depth_`); an image brighter than that depth at prediction
+        has its values above ``2 ** bit_depth_ - 1`` clipped to it, with a
+        ``UserWarning``. A declared depth is kept as is: values beyond it raise.
     width : int, default=16
         Channels of the shared encoder (each decoder has ``max(8, width // 2)``).
     max_epochs : int, default=30
@@ -674,7 +676,8 @@ class InstanceSegmenter(BaseEstimator):
         """Validated images: a list of float32 ``(C, H, W)`` arrays."""
         check_is_fitted(self)
         images = check_images(X, name="X", n_channels=self.n_features_in_,
-                              min_size=_MIN_SIZE, bits=self.bit_depth_)
+                              min_size=_MIN_SIZE, bits=self.bit_depth_,
+                              clip_integers=self.bit_depth is None)
         # the rule of fit, for the fitted network (set_params after fit does not change it)
         norm = getattr(self.net_, "module__norm", self.norm)
         width = getattr(self.net_, "module__width", self.width)

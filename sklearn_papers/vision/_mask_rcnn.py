@@ -261,7 +261,9 @@ class MaskRCNN(BaseEstimator):
         divided by ``2 ** bit_depth - 1``. None: the smallest of 8, 10, 12, 14 and 16
         bits that holds the largest value of the training images (12-bit microscopy
         data stored as uint16 reads as 12-bit), kept for ``predict``
-        (:attr:`bit_depth_`).
+        (:attr:`bit_depth_`); an image brighter than that depth at prediction
+        has its values above ``2 ** bit_depth_ - 1`` clipped to it, with a
+        ``UserWarning``. A declared depth is kept as is: values beyond it raise.
     width : int, default=16
         Channels of the first backbone stage (the others and the heads use twice that).
     max_epochs : int, default=40
@@ -588,7 +590,7 @@ class MaskRCNN(BaseEstimator):
     def _check_predict_images(self, X):
         check_is_fitted(self)
         return check_images(X, name="X", n_channels=self.n_channels_, min_size=_MIN_SIZE,
-                            bits=self.bit_depth_)
+                            bits=self.bit_depth_, clip_integers=self.bit_depth is None)
 
     def _detect(self, X):
         """Per-image detections at input resolution: list of dicts of numpy arrays, and
