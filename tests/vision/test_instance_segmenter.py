@@ -83,6 +83,26 @@ def test_connected_components_grouping_splits_only_components(fitted, data):
         assert p.max() == n
 
 
+def test_centre_seeding_never_joins_objects_apart_in_the_image():
+    from sklearn_papers.vision._instance_segmenter import _group_centers
+
+    sem = np.zeros((8, 12), dtype=np.int64)
+    sem[1:4, 1:4] = sem[1:7, 6:11] = 1  # two objects of class 1, apart
+    heat = np.zeros(sem.shape, dtype=np.float32)
+    heat[2, 2] = 0.9  # one centre, in the left object only
+    emb = np.zeros((2,) + sem.shape, dtype=np.float32)  # one embedding for every pixel
+    out, classes, scores = _group_centers(sem, heat, emb, 0.7, 1.5)
+    # the right object has no centre: it is an instance of its own, not joined to the left
+    assert set(np.unique(out[1:4, 1:4])) == {1} and set(np.unique(out[1:7, 6:11])) == {2}
+    assert classes == [1, 1] and scores == [pytest.approx(0.9), 0.0]
+    # two centres in one object (touching instances) still split it by embedding
+    heat[2, 7], heat[5, 9] = 0.8, 0.85
+    emb[0, 1:7, 6:9], emb[0, 1:7, 9:11] = -2.0, 2.0
+    emb[0, 5, 9] = 2.0
+    out, classes, _ = _group_centers(sem, heat, emb, 0.7, 1.5)
+    assert len(classes) == 3 and out[2, 7] != out[5, 10] and out[2, 7] != out[2, 2]
+
+
 def test_same_random_state_same_model_and_global_rng_untouched(data):
     torch.manual_seed(123)
     np.random.seed(123)
