@@ -12,6 +12,14 @@ from sklearn_papers.utils._sklearn_compat import (
     _fit_context,
     check_is_fitted,
 )
+from sklearn_papers.vision._scales import (
+    MIN_RESCALED_SIDE,
+    check_predict_scales,
+    choose_scale,
+    rescaled_shape,
+    resize_image,
+    typical_size,
+)
 from sklearn_papers.vision._validation import (
     MAX_INFERRED_CLASSES,
     check_images,
@@ -256,6 +264,23 @@ class MaskRCNN(BaseEstimator):
         back to the input size. None runs at the input size (images of different sizes
         in one ``fit`` are padded at the bottom and right to the largest; the padding
         is background).
+    predict_scales : "auto" or sequence of float, default=(1.0,)
+        Scales at which :meth:`predict`, :meth:`predict_detections` and :meth:`score`
+        run each image through the network (resized, bilinear and antialiased, on top of
+        ``image_size``; boxes and masks come back in input pixels). Each image keeps the
+        scale whose detections scoring at least ``instance_score_threshold`` are
+        closest in size to the training boxes (:attr:`object_size_`), its own scale
+        unless another is closer by more than a factor 1.25. ``"auto"``: 0.25, 0.5, 1
+        and 2 (objects up to 4 times larger or 2 times smaller than in ``fit``);
+        ``(1.0,)``, the default, runs the input scale only. Scales that make the network
+        input smaller than 16 pixels a side are skipped. Read at prediction time. Each
+        scale other than 1 costs one more pass through the network (scale 2 four times
+        the pixels). ``"auto"`` is not the default here, unlike
+        :class:`InstanceSegmenter`'s: a detector run at a wrong scale still returns
+        confident boxes of plausible sizes, so the choice by detection size can pick a
+        wrong scale on images already at the training scale
+        (``benchmarks/bench_coins.py`` compares both settings). Use ``"auto"`` for
+        images whose object scale differs from the training images' and is unknown.
     bit_depth : int or None, default=None
         Bits of integer images other than uint8 (uint8 is read as 0-255): they are
         divided by ``2 ** bit_depth - 1``. None: the smallest of 8, 10, 12, 14 and 16
@@ -295,6 +320,9 @@ class MaskRCNN(BaseEstimator):
     object_sizes_ : tuple of float
         Smallest and largest ``sqrt(width * height)`` of the training boxes, in network
         pixels; :meth:`predict` warns when detections fall far outside this range.
+    object_size_ : float
+        Typical size of the training boxes, ``sqrt(width * height)`` in network pixels,
+        the median weighted by area; NaN without boxes. ``predict_scales`` matches it.
     bit_depth_ : int or None
         Bit depth of integer images other than uint8 (``bit_depth`` or the one found in
         ``fit``; None when ``fit`` saw none, and ``predict`` then finds its own).
@@ -346,6 +374,7 @@ class MaskRCNN(BaseEstimator):
         "score_threshold": [Interval(Real, 0, 1, closed="left")],
         "instance_score_threshold": [Interval(Real, 0, 1, closed="both")],
         "image_size": [Interval(Integral, 16, None, closed="left"), None],
+        "predict_scales": [StrOptions({"auto"}), tuple, list],
         "bit_depth": [Interval(Integral, 1, 16, closed="both"), None],
         "width": [Interval(Integral, 8, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -361,7 +390,8 @@ class MaskRCNN(BaseEstimator):
                  mask_loss="sigmoid", anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
-                 instance_score_threshold=0.5, image_size=None, bit_depth=None, width=16,
+                 instance_score_threshold=0.5, image_size=None, predict_scales=(1.0,),
+                 bit_depth=None, width=16,
                  max_epochs=40,
                  batch_size=8, lr=3e-3, weight_decay=1e-4, device="cpu", random_state=None,
                  verbose=0):
@@ -377,6 +407,7 @@ class MaskRCNN(BaseEstimator):
         self.score_threshold = score_threshold
         self.instance_score_threshold = instance_score_threshold
         self.image_size = image_size
+        self.predict_scales = predict_scales
         self.bit_depth = bit_depth
         self.width = width
         self.max_epochs = max_epochs
@@ -389,6 +420,7 @@ class MaskRCNN(BaseEstimator):
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self):
+        check_predict_scales(self.predict_scales)
         for name in ("anchor_sizes", "aspect_ratios"):
             vals = getattr(self, name)
             if vals is None:
@@ -402,19 +434,27 @@ class MaskRCNN(BaseEstimator):
                              f"level; anchor_sizes={self.anchor_sizes!r} has "
                              f"{len(self.anchor_sizes)}.")
 
-    def _to_network(self, image):
-        """Resize one ``(C, H, W)`` float32 image to the network size; returns it and the
-        scale ``(sy, sx)`` from input to network pixels."""
+    def _network_shape(self, shape, scale=1.0):
+        """Network ``(h, w)`` of an image of ``shape`` at a prediction ``scale``."""
+        base = shape if self.image_size is None else (self.image_size, self.image_size)
+        return tuple(int(v) for v in base) if scale == 1.0 else rescaled_shape(base, scale)
+
+    def _to_network(self, image, scale=1.0):
+        """Resize one ``(C, H, W)`` float32 image to the network size (``image_size``,
+        times ``scale``); returns it and the scale ``(sy, sx)`` from input to network
+        pixels."""
         h, w = image.shape[-2:]
-        if self.image_size is None or (h, w) == (self.image_size, self.image_size):
+        shape = self._network_shape((h, w), scale)
+        if shape == (h, w):
             return image, (1.0, 1.0)
+        if scale != 1.0:
+            return resize_image(image, shape), (shape[0] / h, shape[1] / w)
         import torch
         import torch.nn.functional as F
 
-        out = F.interpolate(torch.from_numpy(image[None]),
-                            size=(self.image_size, self.image_size), mode="bilinear",
+        out = F.interpolate(torch.from_numpy(image[None]), size=shape, mode="bilinear",
                             align_corners=False)[0].numpy()
-        return out, (self.image_size / h, self.image_size / w)
+        return out, (shape[0] / h, shape[1] / w)
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -583,6 +623,7 @@ class MaskRCNN(BaseEstimator):
         sizes = np.sqrt(np.prod(np.clip(all_boxes[:, 2:] - all_boxes[:, :2], 1, None), 1))
         self.object_sizes_ = ((float(sizes.min()), float(sizes.max())) if len(sizes)
                               else (float("nan"), float("nan")))
+        self.object_size_ = typical_size(sizes, sizes**2)
         self._fit_area = float(max(xi.shape[1] * xi.shape[2] for xi in net_images))
         return self
 
@@ -595,15 +636,51 @@ class MaskRCNN(BaseEstimator):
     def _detect(self, X):
         """Per-image detections at input resolution: list of dicts of numpy arrays, and
         the validated images."""
+        images = self._check_predict_images(X)
+        scales = check_predict_scales(self.predict_scales)
+        target = getattr(self, "object_size_", float("nan"))
+        out, prepared = self._detect_at(images, 1.0)
+        if scales != (1.0,) and np.isfinite(target):
+            sizes = [{1.0: self._detection_size(d, p)} for d, p in zip(out, prepared)]
+            found = {}
+            for scale in scales:
+                if scale == 1.0:
+                    continue
+                members = [i for i, im in enumerate(images) if min(self._network_shape(
+                    im.shape[1:], scale)) >= max(MIN_RESCALED_SIDE, _MIN_SIZE)]
+                if not members:
+                    continue
+                det, prep = self._detect_at([images[i] for i in members], scale)
+                found[scale] = dict(zip(members, zip(det, prep)))
+                for i, d, p in zip(members, det, prep):
+                    sizes[i][scale] = self._detection_size(d, p)
+            for i in range(len(images)):
+                scale = choose_scale(sizes[i], target)
+                if scale != 1.0:
+                    out[i], prepared[i] = found[scale][i]
+        self._warn_scale(out, prepared)
+        return out, images
+
+    def _detection_size(self, detections, prepared):
+        """Typical size (network pixels, weighted by area) of the detections scoring at
+        least ``instance_score_threshold``."""
+        sy, sx = prepared[1]
+        keep = detections["scores"] >= self.instance_score_threshold
+        b = detections["boxes"][keep] * np.array([sx, sy, sx, sy], dtype=np.float32)
+        area = np.prod(np.clip(b[:, 2:] - b[:, :2], 1, None), 1)
+        return typical_size(np.sqrt(area), area)
+
+    def _detect_at(self, images, scale):
+        """Detections (at input resolution) of validated images run through the network
+        at ``scale``, and the network inputs with their scales."""
         import torch
 
         from sklearn_papers.nn._mask_rcnn import paste_masks
 
-        images = self._check_predict_images(X)
         module = self.net_.module_
         module.eval()
         dev = next(module.parameters()).device
-        prepared = [self._to_network(im) for im in images]
+        prepared = [self._to_network(im, scale) for im in images]
         # images of one network shape go through the network together
         groups = {}
         for i, (xi, _) in enumerate(prepared):
@@ -635,8 +712,7 @@ class MaskRCNN(BaseEstimator):
                               "labels": det["labels"][j][v].numpy().astype(np.int64),
                               "scores": det["scores"][j][v].numpy().astype(np.float32),
                               "masks": masks.numpy()}
-        self._warn_scale(out, prepared)
-        return out, images
+        return out, prepared
 
     def _warn_scale(self, detections, prepared):
         """Warn when the detections (or their absence) suggest objects at a scale the

@@ -308,3 +308,45 @@ def test_predict_says_when_every_detection_is_under_the_score_threshold(fitted, 
     with _warnings.catch_warnings():
         _warnings.simplefilter("error", UserWarning)
         lenient.predict(scenes.images[:2])
+
+
+def test_predict_scales_auto_finds_objects_twice_the_training_size():
+    """Trained on 48 x 48 scenes, the same scenes at twice the size are detected at half
+    scale with ``"auto"`` and scored in input pixels; at their own scale the images keep
+    it, and ``(1.0,)`` predicts at the input scale only."""
+    import warnings as _warnings
+
+    from sklearn_papers.metrics import mask_average_precision, symmetric_best_dice
+
+    data = make_scenes(16, image_size=48, n_classes=1, max_objects=2, touching=0.0,
+                       noise=0.02, random_state=0)
+    est = MaskRCNN(width=8, batch_size=4, predict_scales="auto",
+                   random_state=0).fit(data.images, data.instance_maps)
+    assert MaskRCNN().predict_scales == (1.0,)
+    assert est.object_sizes_[0] <= est.object_size_ <= est.object_sizes_[1]
+    X, y = data.images[:4], data.instance_maps[:4]
+    big = np.repeat(np.repeat(X, 2, axis=1), 2, axis=2)
+    y_big = list(np.repeat(np.repeat(y, 2, axis=1), 2, axis=2))
+    own = pickle.loads(pickle.dumps(est)).set_params(predict_scales=(1.0,))
+    results = {}
+    for name, model in (("auto", est), ("own", own)):
+        with _warnings.catch_warnings(record=True) as record:
+            _warnings.simplefilter("always")
+            dets = model.predict_detections(big)
+            maps = model.predict(big)
+        assert maps.shape == (4, 96, 96)
+        assert all(d["masks"].shape == (len(d["scores"]), 96, 96) for d in dets)
+        results[name] = (symmetric_best_dice(y_big, list(maps)),
+                         mask_average_precision(y_big, [d["masks"] for d in dets],
+                                                pred_scores=[d["scores"] for d in dets]),
+                         [str(w.message) for w in record])
+    dice, ap, messages = results["auto"]
+    assert dice > 0.5 and not any("sizes seen in fit" in m or "found no object" in m
+                                  for m in messages)
+    assert dice >= results["own"][0] and ap >= results["own"][1]
+    # at their own scale the images keep it
+    np.testing.assert_array_equal(est.predict(X), own.predict(X))
+    with pytest.raises(ValueError, match="predict_scales"):
+        clone(est).set_params(predict_scales="big").fit(data.images, data.instance_maps)
+    with pytest.raises(ValueError, match="predict_scales must be 'auto' or a non-empty"):
+        clone(est).set_params(predict_scales=[-1.0]).fit(data.images, data.instance_maps)
