@@ -1,5 +1,6 @@
 """load_coco_instances: a COCO instance-segmentation file as images and label maps."""
 
+import json
 import os
 
 import numpy as np
@@ -18,6 +19,82 @@ def _import_coco():
             "load_coco_instances needs pycocotools, an optional dependency: install it with "
             "`pip install 'sklearn_papers[coco]'` (or `pip install pycocotools`).") from exc
     return COCO
+
+
+_FORMAT = ("see the format at https://cocodataset.org/#format-data (object "
+           "detection / segmentation)")
+
+
+def _is_int(v):
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _check_list(doc, key, required):
+    if key not in doc:
+        if required:
+            raise ValueError(f"the annotation file has no '{key}' list; {_FORMAT}.")
+        return []
+    if not isinstance(doc[key], list):
+        raise ValueError(f"the annotation file's '{key}' must be a list; got "
+                         f"{type(doc[key]).__name__}.")
+    return doc[key]
+
+
+def _check_entry(entry, where, fields):
+    """``entry`` is a dict whose ``fields`` (name -> (check, wanted)) pass their check."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where} must be an object (a dict); got {type(entry).__name__}.")
+    for key, (check, wanted) in fields.items():
+        if key not in entry:
+            raise ValueError(f"{where} has no '{key}' ({wanted}); it has keys "
+                             f"{sorted(map(str, entry))}.")
+        if not check(entry[key]):
+            raise ValueError(f"{where}['{key}'] = {entry[key]!r:.80} is not {wanted}.")
+
+
+def _is_segmentation(seg):
+    """A list of polygons (each an even number >= 6 of coordinates) or an RLE dict."""
+    if isinstance(seg, dict):
+        counts, size = seg.get("counts"), seg.get("size")
+        return (isinstance(size, list) and len(size) == 2 and all(map(_is_int, size))
+                and (isinstance(counts, str) or (isinstance(counts, list)
+                                                 and all(map(_is_int, counts)))))
+    return isinstance(seg, list) and len(seg) > 0 and all(
+        isinstance(poly, list) and len(poly) >= 6 and len(poly) % 2 == 0
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in poly)
+        for poly in seg)
+
+
+def _check_document(doc, path):
+    """The parts of a COCO instances document that :func:`load_coco_instances` reads,
+    each error naming the entry (by position and id) and what it should hold."""
+    if not isinstance(doc, dict):
+        raise ValueError(f"annotation_json {path!r} holds a {type(doc).__name__}, not a "
+                         f"COCO object with 'images', 'annotations' and 'categories'; "
+                         f"{_FORMAT}.")
+    images = _check_list(doc, "images", True)
+    annotations = _check_list(doc, "annotations", False)
+    categories = _check_list(doc, "categories", bool(annotations))
+    positive = (lambda v: _is_int(v) and v > 0, "a positive integer")
+    for j, info in enumerate(images):
+        _check_entry(info, f"images[{j}]", {
+            "id": (_is_int, "an integer id"),
+            "file_name": (lambda v: isinstance(v, str) and v != "", "a file name"),
+            "height": positive, "width": positive})
+    for j, cat in enumerate(categories):
+        _check_entry(cat, f"categories[{j}]", {"id": (_is_int, "an integer id")})
+    image_ids = {info["id"] for info in images}
+    cat_ids = {cat["id"] for cat in categories}
+    for j, ann in enumerate(annotations):
+        where = f"annotations[{j}]" + (f" (id {ann['id']})" if isinstance(ann, dict)
+                                       and "id" in ann else "")
+        _check_entry(ann, where, {
+            "id": (_is_int, "an integer id"),
+            "image_id": (lambda v: v in image_ids, "the id of an entry of 'images'"),
+            "category_id": (lambda v: v in cat_ids, "the id of an entry of 'categories'"),
+            "segmentation": (_is_segmentation,
+                             "a list of polygons [[x1, y1, x2, y2, x3, y3, ...], ...] or "
+                             "an RLE {'counts': ..., 'size': [height, width]}")})
 
 
 @validate_params(
@@ -70,7 +147,12 @@ def load_coco_instances(annotation_json, image_dir, *, return_X_y=False):
     FileNotFoundError
         If the annotation file or an image is missing (the message names it).
     ValueError
-        If an image's size differs from its ``height`` and ``width`` in the file.
+        If the file is not JSON, lacks the ``"images"`` list (or ``"categories"``
+        while it has annotations), an entry lacks a field the loader reads or holds
+        one of the wrong type (image ``id``, ``file_name``, ``height``, ``width``;
+        annotation ``id``, ``image_id`` and ``category_id`` naming existing entries,
+        ``segmentation`` as polygons or RLE), or an image's size differs from its
+        ``height`` and ``width``; the message names the entry.
 
     References
     ----------
@@ -92,8 +174,17 @@ def load_coco_instances(annotation_json, image_dir, *, return_X_y=False):
     annotation_json = os.fspath(annotation_json)
     if not os.path.isfile(annotation_json):
         raise FileNotFoundError(f"annotation_json {annotation_json!r} does not exist.")
+    try:
+        with open(annotation_json, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"annotation_json {annotation_json!r} is not a JSON file: "
+                         f"{exc}.") from None
+    _check_document(doc, annotation_json)
+    coco = COCO()
+    coco.dataset = doc
     with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints its progress
-        coco = COCO(annotation_json)
+        coco.createIndex()
     cat_ids = sorted(coco.getCatIds())
     cat_class = {cid: k + 1 for k, cid in enumerate(cat_ids)}
     names = ["background"] + [coco.loadCats(cid)[0].get("name", str(cid)) for cid in cat_ids]
@@ -105,7 +196,11 @@ def load_coco_instances(annotation_json, image_dir, *, return_X_y=False):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"image {info['file_name']!r} (id {img_id}) is not in "
                                     f"image_dir {os.fspath(image_dir)!r}.")
-        image = imread(path)
+        try:
+            image = imread(path)
+        except Exception as exc:  # the readers raise many types; name the file
+            raise ValueError(f"image {info['file_name']!r} (id {img_id}) could not be read "
+                             f"as an image: {type(exc).__name__}: {exc}") from exc
         h, w = int(info["height"]), int(info["width"])
         if image.shape[:2] != (h, w):
             raise ValueError(f"image {info['file_name']!r} (id {img_id}) is "
@@ -115,6 +210,11 @@ def load_coco_instances(annotation_json, image_dir, *, return_X_y=False):
                 if not a.get("iscrowd", 0)]
         anns.sort(key=lambda a: a["id"])
         masks = [coco.annToMask(a).astype(bool) for a in anns]
+        for a, m in zip(anns, masks):
+            if m.shape != (h, w):
+                raise ValueError(f"annotation id {a['id']} of image {info['file_name']!r} "
+                                 f"(id {img_id}) has an RLE of size {list(m.shape)}, but the "
+                                 f"image is {h} x {w} pixels.")
         inst = np.zeros((h, w), dtype=np.int64)
         sem = np.zeros((h, w), dtype=np.int64)
         for j in sorted(range(len(anns)), key=lambda j: -int(masks[j].sum())):

@@ -47,7 +47,9 @@ def box_iou(boxes_a, boxes_b):
     Returns
     -------
     iou : ndarray of shape (n, m), float64 in [0, 1]
-        0 where the union is empty (two empty boxes).
+        0 where the union is empty (two empty boxes). Computed per pair in units of
+        the pair's longest side, so coordinates of any finite magnitude (1e-200 as
+        1e200) give the IoU of the same boxes in pixels.
 
     Raises
     ------
@@ -62,12 +64,22 @@ def box_iou(boxes_a, boxes_b):
     array([[0.333, 0.   ]])
     """
     a, b = _check_boxes(boxes_a, "boxes_a"), _check_boxes(boxes_b, "boxes_b")
-    lt = np.maximum(a[:, None, :2], b[None, :, :2])
-    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    inter = np.clip(rb - lt, 0, None).prod(-1)
-    area_a = (a[:, 2:] - a[:, :2]).prod(-1)
-    area_b = (b[:, 2:] - b[:, :2]).prod(-1)
-    union = area_a[:, None] + area_b[None, :] - inter
+    # IoU does not depend on the unit, so every length is measured in half units (x / 2:
+    # the difference of two finite coordinates then cannot overflow) and, per pair, in
+    # units of the pair's longest side: areas are products of numbers in [0, 1], which
+    # neither overflow (coordinates near 1e200) nor underflow (near 1e-200).
+    a, b = a * 0.5, b * 0.5
+    wa, ha = a[:, 2] - a[:, 0], a[:, 3] - a[:, 1]
+    wb, hb = b[:, 2] - b[:, 0], b[:, 3] - b[:, 1]
+    iw = np.clip(np.minimum(a[:, None, 2], b[None, :, 2])
+                 - np.maximum(a[:, None, 0], b[None, :, 0]), 0, None)
+    ih = np.clip(np.minimum(a[:, None, 3], b[None, :, 3])
+                 - np.maximum(a[:, None, 1], b[None, :, 1]), 0, None)
+    scale = np.maximum(np.maximum(wa, ha)[:, None], np.maximum(wb, hb)[None, :])
+    safe = np.where(scale > 0, scale, 1.0)
+    inter = (iw / safe) * (ih / safe)
+    union = ((wa[:, None] / safe) * (ha[:, None] / safe)
+             + (wb[None, :] / safe) * (hb[None, :] / safe) - inter)
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 

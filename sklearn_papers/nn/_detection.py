@@ -261,8 +261,78 @@ def _batched_nms(boxes, scores, groups, iou_threshold):
     return order[keep]
 
 
+#: Most box pairs :func:`nms_mask` compares at once: larger sets go row by row, in blocks
+#: of :data:`_NMS_BLOCK` boxes, so that memory stays proportional to the number of boxes.
+_NMS_PAIRS = 1 << 22
+_NMS_BLOCK = 512
+
+
+def _suppresses(a, b, ga, gb, iou_threshold):
+    """``(..., A, B)`` bool: box ``a[i]`` overlaps box ``b[j]`` of its group by IoU above
+    the threshold (``inter > threshold * union``: no division)."""
+    x1a, y1a, x2a, y2a = a.unbind(-1)
+    x1b, y1b, x2b, y2b = b.unbind(-1)
+    iw = (torch.minimum(x2a[..., :, None], x2b[..., None, :])
+          - torch.maximum(x1a[..., :, None], x1b[..., None, :])).clamp_(min=0)
+    ih = (torch.minimum(y2a[..., :, None], y2b[..., None, :])
+          - torch.maximum(y1a[..., :, None], y1b[..., None, :])).clamp_(min=0)
+    inter = iw.mul_(ih)
+    union = box_area(a)[..., :, None] + box_area(b)[..., None, :] - inter
+    sup = inter > union.mul_(iou_threshold)
+    sup &= inter > 0
+    if ga is not None:
+        sup &= ga[..., :, None] == gb[..., None, :]
+    return sup
+
+
+def _greedy_dense(bx, v, g, iou_threshold):
+    """Greedy NMS of sorted ``(B, T, 4)`` rows with one ``(B, T, T)`` suppression matrix:
+    a box is kept when no kept box before it suppresses it (iterated to the fixed
+    point, which is the greedy loop's answer)."""
+    t = bx.shape[1]
+    sup = _suppresses(bx, bx, g, g, iou_threshold)
+    sup &= v[:, :, None] & v[:, None, :]
+    sup = torch.triu(sup, diagonal=1).to(torch.float32)
+    keep = v.clone()
+    for _ in range(t):
+        new = v & (torch.bmm(keep.to(torch.float32)[:, None, :], sup)[:, 0] == 0)
+        if torch.equal(new, keep):
+            break
+        keep = new
+    return keep
+
+
+def _greedy_blocked(bx, v, g, iou_threshold):
+    """Greedy NMS of one sorted ``(T, 4)`` row in blocks of :data:`_NMS_BLOCK` boxes: each
+    block is resolved densely, then its kept boxes suppress the later boxes still
+    alive, at most :data:`_NMS_PAIRS` pairs at a time. The same comparisons as
+    :func:`_greedy_dense`, so the same answer."""
+    t = bx.shape[0]
+    alive = v.clone()
+    keep = torch.zeros_like(v)
+    for s in range(0, t, _NMS_BLOCK):
+        e = min(s + _NMS_BLOCK, t)
+        gb = None if g is None else g[None, s:e]
+        keep[s:e] = _greedy_dense(bx[None, s:e], alive[None, s:e], gb, iou_threshold)[0]
+        kept = torch.nonzero(keep[s:e]).flatten() + s
+        rest = torch.nonzero(alive[e:]).flatten() + e
+        if not len(kept) or not len(rest):
+            continue
+        step = max(1, _NMS_PAIRS // len(kept))
+        for r0 in range(0, len(rest), step):
+            r = rest[r0:r0 + step]
+            sup = _suppresses(bx[kept], bx[r], None if g is None else g[kept],
+                              None if g is None else g[r], iou_threshold).any(0)
+            alive[r[sup]] = False
+    return keep
+
+
 def nms_mask(boxes, scores, valid, groups, iou_threshold, *, presorted=False):
     """Greedy NMS of a padded batch of box sets, one set per row, all rows at once.
+
+    Sets of up to about 2000 boxes per row are compared all pairs at once; larger ones
+    row by row in blocks of 512 boxes, so that memory grows with the number of boxes,
+    not with its square (the same answer either way).
 
     Parameters
     ----------
@@ -292,28 +362,12 @@ def nms_mask(boxes, scores, valid, groups, iou_threshold, *, presorted=False):
     # float16 / bfloat16: areas and unions in float32 (they overflow float16 beyond 65504)
     bx = torch.gather(_upcast(boxes), 1, order[..., None].expand(b, t, 4))
     v = torch.gather(valid, 1, order)
-    # IoU > t  <=>  inter > t * union (no division; one (B, T, T) tensor per step)
-    x1, y1, x2, y2 = bx.unbind(-1)
-    iw = (torch.minimum(x2[:, :, None], x2[:, None, :])
-          - torch.maximum(x1[:, :, None], x1[:, None, :])).clamp_(min=0)
-    ih = (torch.minimum(y2[:, :, None], y2[:, None, :])
-          - torch.maximum(y1[:, :, None], y1[:, None, :])).clamp_(min=0)
-    inter = iw.mul_(ih)
-    area = box_area(bx)
-    union = area[:, :, None] + area[:, None, :] - inter
-    sup = inter > union.mul_(iou_threshold)
-    sup &= inter > 0
-    if groups is not None:
-        g = torch.gather(groups, 1, order)
-        sup &= g[:, :, None] == g[:, None, :]
-    sup &= v[:, :, None] & v[:, None, :]
-    sup = torch.triu(sup, diagonal=1).to(torch.float32)
-    keep = v.clone()
-    for _ in range(t):
-        new = v & (torch.bmm(keep.to(torch.float32)[:, None, :], sup)[:, 0] == 0)
-        if torch.equal(new, keep):
-            break
-        keep = new
+    g = None if groups is None else torch.gather(groups, 1, order)
+    if b * t * t <= _NMS_PAIRS:
+        keep = _greedy_dense(bx, v, g, iou_threshold)
+    else:
+        keep = torch.stack([_greedy_blocked(bx[i], v[i], None if g is None else g[i],
+                                            iou_threshold) for i in range(b)])
     out = torch.zeros_like(valid)
     out.scatter_(1, order, keep)
     return out

@@ -12,6 +12,14 @@ from sklearn_papers.utils._sklearn_compat import (
     _fit_context,
     check_is_fitted,
 )
+from sklearn_papers.vision._scales import (
+    MIN_RESCALED_SIDE,
+    check_predict_scales,
+    choose_scale,
+    rescaled_shape,
+    resize_image,
+    typical_size,
+)
 from sklearn_papers.vision._validation import (
     MAX_INFERRED_CLASSES,
     check_images,
@@ -83,39 +91,82 @@ def _boxes_of(masks):
     return boxes
 
 
+#: Boxes may leave the image by this many pixels (rounding of converted annotations);
+#: they are clipped to it.
+_BOX_TOLERANCE = 0.5
+
+
+def _dict_field(t, i, key, dtype=None):
+    """``t[key]`` as a numeric array; a ``TypeError`` naming ``y[i][key]`` otherwise."""
+    try:
+        arr = np.asarray(t[key], dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"y[{i}]['{key}'] must be a numeric array; it could not be read "
+                        f"as one ({exc}).") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
+                                   or arr.dtype == bool):
+        raise TypeError(f"y[{i}]['{key}'] must be a numeric array; got dtype {arr.dtype}.")
+    return arr
+
+
 def _targets_from_dicts(targets, shapes):
+    """Per-image (boxes, labels, masks) from target dicts, each checked against its
+    image: ``k`` labels, ``k`` boxes inside the image and ``k`` masks of its size."""
     n = len(shapes)
     if len(targets) != n:
         raise ValueError(f"y has {len(targets)} target dicts but there are {n} images.")
     out = []
     for i, t in enumerate(targets):
-        shape = tuple(shapes[i])
+        shape = tuple(int(v) for v in shapes[i])
         if not isinstance(t, dict) or not {"boxes", "labels", "masks"} <= set(t):
-            keys = sorted(t) if isinstance(t, dict) else type(t).__name__
+            keys = sorted(map(str, t)) if isinstance(t, dict) else type(t).__name__
             raise ValueError(f"y[{i}] must be a dict with keys 'boxes', 'labels' and "
                              f"'masks'; got {keys}.")
-        masks = np.asarray(t["masks"])
-        labels = np.asarray(t["labels"])
-        boxes = np.asarray(t["boxes"], dtype=np.float32)
-        k = labels.shape[0] if labels.ndim == 1 else -1
+        labels = _dict_field(t, i, "labels")
+        boxes = _dict_field(t, i, "boxes", np.float64)
+        masks = _dict_field(t, i, "masks")
+        if labels.ndim != 1:
+            raise ValueError(f"y[{i}]['labels'] must be 1-D, one class per object; got "
+                             f"shape {labels.shape}.")
+        k = labels.shape[0]
         if k == 0:  # an image without objects: empty lists are fine
             masks = np.zeros((0,) + shape, dtype=bool) if masks.size == 0 else masks
-            boxes = np.zeros((0, 4), dtype=np.float32) if boxes.size == 0 else boxes
-        if labels.ndim != 1 or boxes.shape != (k, 4) or masks.shape != (k,) + shape:
-            raise ValueError(
-                f"y[{i}]: 'boxes' must be (k, 4), 'labels' (k,) and 'masks' (k, H, W) "
-                f"with the image's (H, W) = {shape}; got {boxes.shape}, {labels.shape} and "
-                f"{masks.shape}.")
-        if k and (not np.issubdtype(labels.dtype, np.integer) or labels.min() < 1):
+            boxes = np.zeros((0, 4)) if boxes.size == 0 else boxes
+        if boxes.shape != (k, 4):
+            raise ValueError(f"y[{i}]['boxes'] has shape {boxes.shape} but y[{i}]['labels'] "
+                             f"has {k} objects: boxes must be ({k}, 4), (x1, y1, x2, y2) in "
+                             f"pixels.")
+        if masks.ndim != 3 or masks.shape[0] != k:
+            raise ValueError(f"y[{i}]['masks'] has shape {masks.shape} but y[{i}]['labels'] "
+                             f"has {k} objects: masks must be ({k}, H, W), one per object.")
+        if masks.shape[1:] != shape:
+            raise ValueError(f"y[{i}]['masks'] are {masks.shape[1]} x {masks.shape[2]} but "
+                             f"image X[{i}] is {shape[0]} x {shape[1]} pixels: each mask "
+                             f"must have its image's (H, W).")
+        if k and (not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == bool)
+                  or labels.min() < 1):
             raise ValueError(f"y[{i}]['labels'] must be integers >= 1 (0 is the "
                              f"background), got {labels.tolist()}.")
-        if k and (not np.isfinite(boxes).all()
-                  or (boxes[:, 2] < boxes[:, 0]).any() or (boxes[:, 3] < boxes[:, 1]).any()):
-            j = int(np.argmax(~np.isfinite(boxes).all(1) | (boxes[:, 2] < boxes[:, 0])
-                              | (boxes[:, 3] < boxes[:, 1])))
-            raise ValueError(f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} is not a box "
-                             f"(x1, y1, x2, y2) with x2 >= x1 and y2 >= y1.")
-        out.append((boxes, labels.astype(np.int64), masks.astype(bool)))
+        if k:
+            bad = (~np.isfinite(boxes).all(1) | (boxes[:, 2] < boxes[:, 0])
+                   | (boxes[:, 3] < boxes[:, 1]))
+            if bad.any():
+                j = int(np.argmax(bad))
+                raise ValueError(f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} is not a box "
+                                 f"(x1, y1, x2, y2) with x2 >= x1 and y2 >= y1.")
+            h, w = shape
+            tol = _BOX_TOLERANCE
+            outside = ((boxes[:, :2] < -tol).any(1) | (boxes[:, 2] > w + tol)
+                       | (boxes[:, 3] > h + tol))
+            if outside.any():
+                j = int(np.argmax(outside))
+                raise ValueError(
+                    f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} leaves image X[{i}] "
+                    f"({h} x {w} pixels): boxes are (x1, y1, x2, y2) in pixels of their "
+                    f"image, 0 <= x1 <= x2 <= {w} and 0 <= y1 <= y2 <= {h} (not (x, y, "
+                    f"width, height), nor fractions of the image).")
+            boxes = np.clip(boxes, 0, [w, h, w, h])
+        out.append((boxes.astype(np.float32), labels.astype(np.int64), masks.astype(bool)))
     return out
 
 
@@ -213,12 +264,31 @@ class MaskRCNN(BaseEstimator):
         back to the input size. None runs at the input size (images of different sizes
         in one ``fit`` are padded at the bottom and right to the largest; the padding
         is background).
+    predict_scales : "auto" or sequence of float, default=(1.0,)
+        Scales at which :meth:`predict`, :meth:`predict_detections` and :meth:`score`
+        run each image through the network (resized, bilinear and antialiased, on top of
+        ``image_size``; boxes and masks come back in input pixels). Each image keeps the
+        scale whose detections scoring at least ``instance_score_threshold`` are
+        closest in size to the training boxes (:attr:`object_size_`), its own scale
+        unless another is closer by more than a factor 1.25. ``"auto"``: 0.25, 0.5, 1
+        and 2 (objects up to 4 times larger or 2 times smaller than in ``fit``);
+        ``(1.0,)``, the default, runs the input scale only. Scales that make the network
+        input smaller than 16 pixels a side are skipped. Read at prediction time. Each
+        scale other than 1 costs one more pass through the network (scale 2 four times
+        the pixels). ``"auto"`` is not the default here, unlike
+        :class:`InstanceSegmenter`'s: a detector run at a wrong scale still returns
+        confident boxes of plausible sizes, so the choice by detection size can pick a
+        wrong scale on images already at the training scale
+        (``benchmarks/bench_coins.py`` compares both settings). Use ``"auto"`` for
+        images whose object scale differs from the training images' and is unknown.
     bit_depth : int or None, default=None
         Bits of integer images other than uint8 (uint8 is read as 0-255): they are
         divided by ``2 ** bit_depth - 1``. None: the smallest of 8, 10, 12, 14 and 16
         bits that holds the largest value of the training images (12-bit microscopy
         data stored as uint16 reads as 12-bit), kept for ``predict``
-        (:attr:`bit_depth_`).
+        (:attr:`bit_depth_`); an image brighter than that depth at prediction
+        has its values above ``2 ** bit_depth_ - 1`` clipped to it, with a
+        ``UserWarning``. A declared depth is kept as is: values beyond it raise.
     width : int, default=16
         Channels of the first backbone stage (the others and the heads use twice that).
     max_epochs : int, default=40
@@ -250,6 +320,9 @@ class MaskRCNN(BaseEstimator):
     object_sizes_ : tuple of float
         Smallest and largest ``sqrt(width * height)`` of the training boxes, in network
         pixels; :meth:`predict` warns when detections fall far outside this range.
+    object_size_ : float
+        Typical size of the training boxes, ``sqrt(width * height)`` in network pixels,
+        the median weighted by area; NaN without boxes. ``predict_scales`` matches it.
     bit_depth_ : int or None
         Bit depth of integer images other than uint8 (``bit_depth`` or the one found in
         ``fit``; None when ``fit`` saw none, and ``predict`` then finds its own).
@@ -301,6 +374,7 @@ class MaskRCNN(BaseEstimator):
         "score_threshold": [Interval(Real, 0, 1, closed="left")],
         "instance_score_threshold": [Interval(Real, 0, 1, closed="both")],
         "image_size": [Interval(Integral, 16, None, closed="left"), None],
+        "predict_scales": [StrOptions({"auto"}), tuple, list],
         "bit_depth": [Interval(Integral, 1, 16, closed="both"), None],
         "width": [Interval(Integral, 8, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -316,7 +390,8 @@ class MaskRCNN(BaseEstimator):
                  mask_loss="sigmoid", anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
-                 instance_score_threshold=0.5, image_size=None, bit_depth=None, width=16,
+                 instance_score_threshold=0.5, image_size=None, predict_scales=(1.0,),
+                 bit_depth=None, width=16,
                  max_epochs=40,
                  batch_size=8, lr=3e-3, weight_decay=1e-4, device="cpu", random_state=None,
                  verbose=0):
@@ -332,6 +407,7 @@ class MaskRCNN(BaseEstimator):
         self.score_threshold = score_threshold
         self.instance_score_threshold = instance_score_threshold
         self.image_size = image_size
+        self.predict_scales = predict_scales
         self.bit_depth = bit_depth
         self.width = width
         self.max_epochs = max_epochs
@@ -344,6 +420,7 @@ class MaskRCNN(BaseEstimator):
 
     # ------------------------------------------------------------------ helpers
     def _check_params(self):
+        check_predict_scales(self.predict_scales)
         for name in ("anchor_sizes", "aspect_ratios"):
             vals = getattr(self, name)
             if vals is None:
@@ -357,19 +434,27 @@ class MaskRCNN(BaseEstimator):
                              f"level; anchor_sizes={self.anchor_sizes!r} has "
                              f"{len(self.anchor_sizes)}.")
 
-    def _to_network(self, image):
-        """Resize one ``(C, H, W)`` float32 image to the network size; returns it and the
-        scale ``(sy, sx)`` from input to network pixels."""
+    def _network_shape(self, shape, scale=1.0):
+        """Network ``(h, w)`` of an image of ``shape`` at a prediction ``scale``."""
+        base = shape if self.image_size is None else (self.image_size, self.image_size)
+        return tuple(int(v) for v in base) if scale == 1.0 else rescaled_shape(base, scale)
+
+    def _to_network(self, image, scale=1.0):
+        """Resize one ``(C, H, W)`` float32 image to the network size (``image_size``,
+        times ``scale``); returns it and the scale ``(sy, sx)`` from input to network
+        pixels."""
         h, w = image.shape[-2:]
-        if self.image_size is None or (h, w) == (self.image_size, self.image_size):
+        shape = self._network_shape((h, w), scale)
+        if shape == (h, w):
             return image, (1.0, 1.0)
+        if scale != 1.0:
+            return resize_image(image, shape), (shape[0] / h, shape[1] / w)
         import torch
         import torch.nn.functional as F
 
-        out = F.interpolate(torch.from_numpy(image[None]),
-                            size=(self.image_size, self.image_size), mode="bilinear",
+        out = F.interpolate(torch.from_numpy(image[None]), size=shape, mode="bilinear",
                             align_corners=False)[0].numpy()
-        return out, (self.image_size / h, self.image_size / w)
+        return out, (shape[0] / h, shape[1] / w)
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -387,9 +472,10 @@ class MaskRCNN(BaseEstimator):
         y : array-like of shape (n, H, W) of int, list of n maps, or list of n dicts
             Instance label maps (0 = background, each other id one object), or detection
             annotations: one dict per image with ``"boxes"`` (k, 4) float
-            ``(x1, y1, x2, y2)`` in pixels (max exclusive), ``"labels"`` (k,) int in
-            ``1 .. n_classes`` and ``"masks"`` (k, H, W) bool. An image without objects
-            is a valid negative example.
+            ``(x1, y1, x2, y2)`` in pixels (max exclusive) inside the image (boxes
+            leaving it by at most half a pixel are clipped to it), ``"labels"`` (k,) int
+            in ``1 .. n_classes`` and ``"masks"`` (k, H, W) bool of the image's size. An
+            image without objects is a valid negative example.
         semantic_maps : array-like of shape (n, H, W) of int or None, default=None
             Class of each pixel (0 = background, ``1 .. n_classes``); an instance takes
             the majority class of its pixels. None (with maps): one object class. Not
@@ -404,8 +490,12 @@ class MaskRCNN(BaseEstimator):
         ------
         ValueError
             If shapes disagree (the message names the image), maps hold negative or
-            non-integer labels, a dict lacks a key, a label exceeds ``n_classes`` (or
+            non-integer labels, a dict lacks a key, its boxes, labels and masks differ in
+            number, a mask differs from its image in size or a box leaves its image (the
+            message names ``y[i]`` and the field), a label exceeds ``n_classes`` (or
             1024 with ``n_classes=None``), or ``semantic_maps`` is given with dicts.
+        TypeError
+            If a dict's field is not numeric.
         FloatingPointError
             If the training loss becomes non-finite.
         """
@@ -533,6 +623,7 @@ class MaskRCNN(BaseEstimator):
         sizes = np.sqrt(np.prod(np.clip(all_boxes[:, 2:] - all_boxes[:, :2], 1, None), 1))
         self.object_sizes_ = ((float(sizes.min()), float(sizes.max())) if len(sizes)
                               else (float("nan"), float("nan")))
+        self.object_size_ = typical_size(sizes, sizes**2)
         self._fit_area = float(max(xi.shape[1] * xi.shape[2] for xi in net_images))
         return self
 
@@ -540,20 +631,56 @@ class MaskRCNN(BaseEstimator):
     def _check_predict_images(self, X):
         check_is_fitted(self)
         return check_images(X, name="X", n_channels=self.n_channels_, min_size=_MIN_SIZE,
-                            bits=self.bit_depth_)
+                            bits=self.bit_depth_, clip_integers=self.bit_depth is None)
 
     def _detect(self, X):
         """Per-image detections at input resolution: list of dicts of numpy arrays, and
         the validated images."""
+        images = self._check_predict_images(X)
+        scales = check_predict_scales(self.predict_scales)
+        target = getattr(self, "object_size_", float("nan"))
+        out, prepared = self._detect_at(images, 1.0)
+        if scales != (1.0,) and np.isfinite(target):
+            sizes = [{1.0: self._detection_size(d, p)} for d, p in zip(out, prepared)]
+            found = {}
+            for scale in scales:
+                if scale == 1.0:
+                    continue
+                members = [i for i, im in enumerate(images) if min(self._network_shape(
+                    im.shape[1:], scale)) >= max(MIN_RESCALED_SIDE, _MIN_SIZE)]
+                if not members:
+                    continue
+                det, prep = self._detect_at([images[i] for i in members], scale)
+                found[scale] = dict(zip(members, zip(det, prep)))
+                for i, d, p in zip(members, det, prep):
+                    sizes[i][scale] = self._detection_size(d, p)
+            for i in range(len(images)):
+                scale = choose_scale(sizes[i], target)
+                if scale != 1.0:
+                    out[i], prepared[i] = found[scale][i]
+        self._warn_scale(out, prepared)
+        return out, images
+
+    def _detection_size(self, detections, prepared):
+        """Typical size (network pixels, weighted by area) of the detections scoring at
+        least ``instance_score_threshold``."""
+        sy, sx = prepared[1]
+        keep = detections["scores"] >= self.instance_score_threshold
+        b = detections["boxes"][keep] * np.array([sx, sy, sx, sy], dtype=np.float32)
+        area = np.prod(np.clip(b[:, 2:] - b[:, :2], 1, None), 1)
+        return typical_size(np.sqrt(area), area)
+
+    def _detect_at(self, images, scale):
+        """Detections (at input resolution) of validated images run through the network
+        at ``scale``, and the network inputs with their scales."""
         import torch
 
         from sklearn_papers.nn._mask_rcnn import paste_masks
 
-        images = self._check_predict_images(X)
         module = self.net_.module_
         module.eval()
         dev = next(module.parameters()).device
-        prepared = [self._to_network(im) for im in images]
+        prepared = [self._to_network(im, scale) for im in images]
         # images of one network shape go through the network together
         groups = {}
         for i, (xi, _) in enumerate(prepared):
@@ -585,8 +712,7 @@ class MaskRCNN(BaseEstimator):
                               "labels": det["labels"][j][v].numpy().astype(np.int64),
                               "scores": det["scores"][j][v].numpy().astype(np.float32),
                               "masks": masks.numpy()}
-        self._warn_scale(out, prepared)
-        return out, images
+        return out, prepared
 
     def _warn_scale(self, detections, prepared):
         """Warn when the detections (or their absence) suggest objects at a scale the

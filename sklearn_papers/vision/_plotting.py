@@ -5,32 +5,68 @@ import numpy as np
 __all__ = ["plot_instances"]
 
 
+def _numeric(value, name, ndim, k):
+    """``value`` as a float array of ``ndim`` dimensions and ``k`` rows, or a clear error."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must hold numbers; got {value!r:.60}.") from None
+    if arr.ndim != ndim or len(arr) != k:
+        want = f"({k},)" if ndim == 1 else f"({k}, 4)"
+        raise ValueError(f"{name} must have shape {want}, one entry per mask ({k} masks); "
+                         f"got shape {arr.shape}.")
+    return arr
+
+
 def _as_detections(y_pred, shape):
     """``(masks (k, H, W) bool, boxes (k, 4), labels (k,) or None, scores (k,) or None)``."""
+    hint = ("pass one image's entry: predict(X)[i], or predict_detections(X)[i] / "
+            "predict_instances(X)[i]")
+    if isinstance(y_pred, (list, tuple)) and y_pred and all(
+            isinstance(d, dict) for d in y_pred):
+        raise ValueError(f"y_pred is a list of {len(y_pred)} dicts, the detections of "
+                         f"several images; plot_instances draws one image: {hint}.")
     if isinstance(y_pred, dict):
         if "masks" not in y_pred:
             raise ValueError(f"y_pred must be an instance map of shape (H, W) or a dict with "
                              f"a 'masks' entry (as predict_detections or predict_instances "
-                             f"return); got keys {sorted(y_pred)}.")
-        masks = np.asarray(y_pred["masks"]).astype(bool)
+                             f"return); got keys {sorted(map(str, y_pred))}.")
+        masks = np.asarray(y_pred["masks"])
+        if masks.dtype == object or not (np.issubdtype(masks.dtype, np.number)
+                                         or masks.dtype == bool):
+            raise TypeError(f"y_pred['masks'] must be numeric (bool); got dtype "
+                            f"{masks.dtype}.")
         if masks.ndim != 3 or masks.shape[1:] != tuple(shape):
             raise ValueError(f"y_pred['masks'] must have shape (k, {shape[0]}, {shape[1]}) "
                              f"to match the image; got {masks.shape}.")
+        masks = masks.astype(bool)
         k = masks.shape[0]
         boxes = y_pred.get("boxes")
-        boxes = _boxes(masks) if boxes is None else np.asarray(boxes, dtype=float)
+        boxes = _boxes(masks) if boxes is None else _numeric(boxes, "y_pred['boxes']", 2, k)
+        if boxes.shape[1:] != (4,):
+            raise ValueError(f"y_pred['boxes'] must have shape ({k}, 4), (x1, y1, x2, y2); "
+                             f"got shape {boxes.shape}.")
         labels = y_pred.get("labels")
         scores = y_pred.get("scores")
-        for key, value in (("boxes", boxes), ("labels", labels), ("scores", scores)):
-            if value is not None and len(value) != k:
-                raise ValueError(f"y_pred['{key}'] has {len(value)} entries but there are "
-                                 f"{k} masks.")
+        labels = None if labels is None else _numeric(labels, "y_pred['labels']", 1, k)
+        scores = None if scores is None else _numeric(scores, "y_pred['scores']", 1, k)
         return masks, boxes, labels, scores
-    m = np.asarray(y_pred)
-    if m.shape != tuple(shape) or not (np.issubdtype(m.dtype, np.integer) or m.dtype == bool):
+    m = np.asarray(y_pred) if not isinstance(y_pred, (str, bytes)) else np.array(None)
+    if m.ndim == 3 and m.shape[1:] == tuple(shape):
+        raise ValueError(f"y_pred has shape {m.shape}: a batch of {m.shape[0]} instance "
+                         f"maps; plot_instances draws one image: {hint}.")
+    numeric = m.dtype != object and (np.issubdtype(m.dtype, np.number) or m.dtype == bool)
+    if m.shape != tuple(shape) or not numeric:
         raise ValueError(f"y_pred must be an integer instance map of shape {tuple(shape)} "
-                         f"(0 = background) or a dict of detections; got an array of shape "
-                         f"{m.shape} and dtype {m.dtype}.")
+                         f"(0 = background) or a dict of detections; got "
+                         + (f"an array of shape {m.shape} and dtype {m.dtype}."
+                            if numeric or m.ndim else f"{y_pred!r:.60}."))
+    if np.issubdtype(m.dtype, np.floating) and not np.all(np.isfinite(m) & (m == np.round(m))):
+        raise ValueError("y_pred must hold integer instance ids; it has non-integer values "
+                         "(resize label maps with nearest neighbour, order=0).")
+    if m.size and m.min() < 0:
+        raise ValueError(f"y_pred has a negative id ({m.min()}); instance maps hold 0 for "
+                         "the background and positive ids.")
     ids = np.unique(m)
     ids = ids[ids > 0]
     masks = m[None] == ids[:, None, None]
@@ -83,8 +119,13 @@ def plot_instances(image, y_pred, ax=None, *, boxes=True, alpha=0.45, min_score=
     Raises
     ------
     ValueError
-        If ``y_pred`` is neither an instance map of the image's size nor a dict of
-        detections matching it.
+        If ``y_pred`` is neither an instance map of the image's size (integer ids >= 0)
+        nor a dict of detections matching it (``k`` masks of the image's size, boxes
+        ``(k, 4)``, labels and scores ``(k,)``), if it holds several images (a batch of
+        maps or a list of dicts: pass one entry), or a label has no entry in
+        ``class_names``.
+    TypeError
+        If the image, the masks, boxes, labels or scores are not numeric.
 
     Examples
     --------
@@ -107,6 +148,9 @@ def plot_instances(image, y_pred, ax=None, *, boxes=True, alpha=0.45, min_score=
         img = np.moveaxis(img, 0, -1)
     if img.ndim == 3 and img.shape[-1] == 1:
         img = img[..., 0]
+    if img.dtype == object or not (np.issubdtype(img.dtype, np.number)
+                                   or img.dtype == bool):
+        raise TypeError(f"image must be a numeric array; got dtype {img.dtype}.")
     if img.ndim not in (2, 3):
         raise ValueError(f"image must be one image of shape (H, W), (H, W, C) or (C, H, W); "
                          f"got shape {np.shape(image)}.")
@@ -118,6 +162,12 @@ def plot_instances(image, y_pred, ax=None, *, boxes=True, alpha=0.45, min_score=
         masks, box_array = masks[keep], box_array[keep]
         labels = None if labels is None else np.asarray(labels)[keep]
         scores = np.asarray(scores)[keep]
+    if labels is not None and class_names is not None:
+        for j, lab in enumerate(np.asarray(labels, dtype=int)):
+            if not 0 <= lab < len(class_names):
+                raise ValueError(f"y_pred['labels'][{j}] = {lab} but class_names has "
+                                 f"{len(class_names)} names (indexed by label, the "
+                                 f"background first).")
     if ax is None:
         ax = plt.gca()
     ax.imshow(img, cmap="gray" if img.ndim == 2 else None)

@@ -10,12 +10,15 @@ They leave as a list of float32 ``(C, H, W)`` arrays in [0, 1]:
   ``2 ** bits - 1``, ``bits`` being the declared bit depth or, when none is declared, the
   smallest of 8, 10, 12, 14 and 16 that holds the largest value of the training images
   (so 12-bit data stored as uint16 reads as 12-bit); the estimators keep the depth found
-  in ``fit`` for ``predict``;
+  in ``fit`` for ``predict``, where brighter values of a depth found (not declared) in
+  ``fit`` are clipped to it with a warning, and values beyond a declared depth raise;
 - ``bool``: 0 and 1;
 - float: used as given, and must lie in [0, 1].
 
 Every error names the offending image by its index.
 """
+
+import warnings
 
 import numpy as np
 
@@ -116,7 +119,7 @@ def integer_bit_depth(X):
     return _BIT_DEPTHS[-1]  # values beyond 16 bits: check_images names the image
 
 
-def _to_unit_float(im, i, name, bits):
+def _to_unit_float(im, i, name, bits, clip_integers=False):
     """One image's pixel values as float32 in [0, 1] (see the module docstring)."""
     where = f"{name}[{i}]"
     if im.dtype == object or np.iscomplexobj(im) or not (
@@ -127,6 +130,13 @@ def _to_unit_float(im, i, name, bits):
         return im.astype(np.float32)
     if np.issubdtype(im.dtype, np.integer):
         top = 2**bits - 1
+        if clip_integers and im.size and im.min() >= 0 and im.max() > top:
+            warnings.warn(
+                f"{name}[{i}] has pixel values up to {im.max()}, beyond the {bits}-bit "
+                f"range (0..{top}) found in fit's images; they are clipped to {top}, the "
+                f"brightest value the model has seen. If the data has more bits, declare "
+                f"them (bit_depth=...) and fit again.", UserWarning, stacklevel=4)
+            im = np.minimum(im, top)
         if im.size and (im.min() < 0 or im.max() > top):
             limit = f"0..{top} ({bits} bits)"
             raise ValueError(
@@ -147,7 +157,8 @@ def _to_unit_float(im, i, name, bits):
     return np.clip(out, 0.0, 1.0)
 
 
-def check_images(X, *, name="X", n_channels=None, min_size=1, bits=None):
+def check_images(X, *, name="X", n_channels=None, min_size=1, bits=None,
+                 clip_integers=False):
     """Validate a batch of images and bring it to float32 ``(C, H, W)`` arrays in [0, 1].
 
     Parameters
@@ -166,6 +177,10 @@ def check_images(X, *, name="X", n_channels=None, min_size=1, bits=None):
         Bit depth of integer images other than uint8 (which are always 8-bit); None: the
         smallest of 8, 10, 12, 14 and 16 bits that holds the largest value of the batch's
         such images (:func:`integer_bit_depth`).
+    clip_integers : bool, default=False
+        Clip integer values above ``2 ** bits - 1`` to it, with a ``UserWarning``,
+        instead of raising (for prediction with a depth found, not declared, in fit:
+        a brighter image keeps fit's scaling, its brightest pixels saturate).
 
     Returns
     -------
@@ -199,7 +214,8 @@ def check_images(X, *, name="X", n_channels=None, min_size=1, bits=None):
             what = (f"the model was fitted on {n_channels}" if n_channels is not None
                     else f"{name}[0] has {expected}")
             raise ValueError(f"{name}[{i}] has {c} channels but {what}.")
-        out.append(_to_unit_float(im, i, name, 8 if im.dtype == np.uint8 else bits))
+        out.append(_to_unit_float(im, i, name, 8 if im.dtype == np.uint8 else bits,
+                                  clip_integers and im.dtype != np.uint8))
     return out
 
 

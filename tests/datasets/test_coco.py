@@ -105,3 +105,44 @@ def test_missing_pycocotools_names_the_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pycocotools.coco", None)
     with pytest.raises(ImportError, match=r"pip install 'sklearn_papers\[coco\]'"):
         load_coco_instances(path, image_dir)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d.pop("images"), r"no 'images' list"),
+    (lambda d: d.pop("categories"), r"no 'categories' list"),
+    (lambda d: d.update(annotations={}), r"'annotations' must be a list; got dict"),
+    (lambda d: d["images"][1].pop("height"), r"images\[1\] has no 'height'"),
+    (lambda d: d["images"][0].update(width="30"), r"images\[0\]\['width'\] = '30' is not a "
+                                                  r"positive integer"),
+    (lambda d: d["annotations"][1].pop("segmentation"),
+     r"annotations\[1\] \(id 2\) has no 'segmentation'"),
+    (lambda d: d["annotations"][0].update(segmentation=[[1, 2, 3]]),
+     r"annotations\[0\] \(id 1\)\['segmentation'\] = \[\[1, 2, 3\]\] is not a list of "
+     r"polygons"),
+    (lambda d: d["annotations"][3].update(category_id=11),
+     r"annotations\[3\] \(id 4\)\['category_id'\] = 11 is not the id of an entry of "
+     r"'categories'"),
+    (lambda d: d["annotations"][2].update(image_id=6), r"\['image_id'\] = 6 is not the id"),
+    (lambda d: d["annotations"][3]["segmentation"].update(size=[12, 16]),
+     r"annotation id 4 of image 'b.png' \(id 9\) has an RLE of size \[12, 16\]"),
+])
+def test_malformed_annotation_files_name_the_entry(tmp_path, edit, match):
+    path, image_dir, _ = _write_coco(tmp_path)
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=match):
+        load_coco_instances(path, image_dir)
+
+
+def test_files_that_are_not_json_or_images_are_named(tmp_path):
+    path, image_dir, _ = _write_coco(tmp_path)
+    (image_dir / "a.png").write_text("not an image")
+    with pytest.raises(ValueError, match=r"image 'a.png' \(id 5\) could not be read"):
+        load_coco_instances(path, image_dir)
+    path.write_text("{'images': []}")
+    with pytest.raises(ValueError, match=r"is not a JSON file"):
+        load_coco_instances(path, image_dir)
+    path.write_text("[]")
+    with pytest.raises(ValueError, match=r"holds a list, not a COCO object"):
+        load_coco_instances(path, image_dir)

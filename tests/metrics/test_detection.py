@@ -102,6 +102,22 @@ def test_box_iou_values():
     np.testing.assert_allclose(iou, [[1 / 3, 1, 0], [0, 0, 0]])
 
 
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1.0, 1e200, 1e300])
+def test_box_iou_is_scale_free_at_extreme_coordinates(scale):
+    # areas of such boxes under- or overflow float64; the IoU of the same boxes must not
+    a = np.array([[0, 0, 2, 2], [-3, -1, 5, 7]]) * scale
+    b = np.array([[1, 0, 3, 2], [0, 0, 2, 2], [4, 4, 5, 5]]) * scale
+    iou = box_iou(a, b)
+    assert np.isfinite(iou).all()
+    np.testing.assert_allclose(iou, box_iou(a / scale, b / scale), rtol=1e-12)
+    np.testing.assert_allclose(iou[0], [1 / 3, 1, 0], rtol=1e-12)
+
+
+def test_box_iou_of_boxes_spanning_the_float64_range():
+    big = np.finfo(np.float64).max / 2
+    np.testing.assert_allclose(box_iou([[-big, 0, big, 1]], [[0, 0, big, 1]]), [[0.5]])
+
+
 def test_matched_mask_iou_values():
     true = np.zeros((2, 4, 4), dtype=int)
     true[0, :2], true[0, 2:, :1] = 1, 2

@@ -297,6 +297,31 @@ def test_batched_nms_separates_groups_and_mask_form_agrees(global_random_seed):
     assert set(torch.nonzero(mask[1]).squeeze(1).tolist()) == half
 
 
+@pytest.mark.parametrize("block, pairs", [(4, 16), (7, 50), (16, 1)])
+def test_nms_of_large_sets_in_blocks_keeps_what_the_dense_form_keeps(
+        monkeypatch, global_random_seed, block, pairs):
+    """Rows too large for one pairwise matrix are resolved block by block, with the same
+    answer as the greedy loop, with groups and padding."""
+    from sklearn_papers.nn import _detection
+
+    rng = np.random.RandomState(global_random_seed)
+    n = 60
+    xy = rng.uniform(0, 20, size=(2, n, 2))
+    boxes = torch.tensor(np.concatenate([xy, xy + rng.uniform(1, 10, size=(2, n, 2))], -1))
+    scores = torch.tensor(rng.choice(np.arange(12.0), size=(2, n)))  # ties included
+    groups = torch.tensor(rng.randint(3, size=(2, n)))
+    valid = torch.tensor(rng.uniform(size=(2, n)) > 0.2)
+    dense = nms_mask(boxes, scores, valid, groups, 0.5)
+    monkeypatch.setattr(_detection, "_NMS_BLOCK", block)
+    monkeypatch.setattr(_detection, "_NMS_PAIRS", pairs)
+    assert torch.equal(nms_mask(boxes, scores, valid, groups, 0.5), dense)
+    assert torch.equal(nms_mask(boxes, scores, valid, None, 0.5),
+                       nms_mask(boxes, scores, valid, torch.zeros_like(groups), 0.5))
+    one = boxes[0, valid[0]]
+    assert nms(one, scores[0, valid[0]], 0.5).tolist() == _greedy_nms(
+        one, scores[0, valid[0]], 0.5)
+
+
 def test_nms_of_no_boxes():
     assert nms(torch.zeros(0, 4), torch.zeros(0), 0.5).shape == (0,)
 

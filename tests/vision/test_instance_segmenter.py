@@ -83,6 +83,50 @@ def test_connected_components_grouping_splits_only_components(fitted, data):
         assert p.max() == n
 
 
+def test_centre_seeding_never_joins_objects_apart_in_the_image():
+    from sklearn_papers.vision._instance_segmenter import _group_centers
+
+    sem = np.zeros((8, 12), dtype=np.int64)
+    sem[1:4, 1:4] = sem[1:7, 6:11] = 1  # two objects of class 1, apart
+    heat = np.zeros(sem.shape, dtype=np.float32)
+    heat[2, 2] = 0.9  # one centre, in the left object only
+    emb = np.zeros((2,) + sem.shape, dtype=np.float32)  # one embedding for every pixel
+    out, classes, scores = _group_centers(sem, heat, emb, 0.7, 1.5)
+    # the right object has no centre: it is an instance of its own, not joined to the left
+    assert set(np.unique(out[1:4, 1:4])) == {1} and set(np.unique(out[1:7, 6:11])) == {2}
+    assert classes == [1, 1] and scores == [pytest.approx(0.9), 0.0]
+    # two centres in one object (touching instances) still split it by embedding
+    heat[2, 7], heat[5, 9] = 0.8, 0.85
+    emb[0, 1:7, 6:9], emb[0, 1:7, 9:11] = -2.0, 2.0
+    emb[0, 5, 9] = 2.0
+    out, classes, _ = _group_centers(sem, heat, emb, 0.7, 1.5)
+    assert len(classes) == 3 and out[2, 7] != out[5, 10] and out[2, 7] != out[2, 2]
+
+
+def test_predict_scales_bring_larger_objects_to_the_training_size(fitted, data):
+    from sklearn_papers.vision._scales import choose_scale, resize_labels
+
+    assert fitted.object_size_ > 0
+    # the choice: the scale whose objects are closest in size, 1 within a factor 1.25
+    assert choose_scale({0.5: 10.0, 1.0: 20.0, 2.0: 40.0}, 10.5) == 0.5
+    assert choose_scale({0.5: 10.0, 1.0: 12.0}, 10.5) == 1.0
+    assert choose_scale({0.5: float("nan"), 1.0: float("nan")}, 10.5) == 1.0
+    # images twice as large: "auto" predicts them at half size, the maps at the input size
+    big = np.repeat(np.repeat(data.images[:2], 2, axis=1), 2, axis=2)
+    auto = pickle.loads(pickle.dumps(fitted))
+    own = pickle.loads(pickle.dumps(fitted)).set_params(predict_scales=(1.0,))
+    half = own.predict(data.images[:2])
+    pred = auto.predict(big)
+    assert pred.shape == (2, 48, 48)
+    up = np.stack([resize_labels(m, (48, 48)) for m in half])
+    assert symmetric_best_dice(list(up), list(pred)) > symmetric_best_dice(
+        list(up), list(own.predict(big)))
+    # at their own scale the images keep it
+    np.testing.assert_array_equal(auto.predict(data.images[:4]), own.predict(data.images[:4]))
+    with pytest.raises(ValueError, match="predict_scales must be 'auto' or a non-empty"):
+        clone(fitted).set_params(predict_scales=(0.0,)).fit(data.images, data.instance_maps)
+
+
 def test_same_random_state_same_model_and_global_rng_untouched(data):
     torch.manual_seed(123)
     np.random.seed(123)
@@ -187,8 +231,10 @@ def test_bad_inputs_raise_clear_errors(fitted, data):
 
 @pytest.mark.slow
 def test_instance_segmenter_overfit():
+    # the paper's SLIC upsampling: at output stride 2 on 32 x 32 scenes, nearest
+    # neighbour upsampling alone costs the small objects their edges
     data = make_scenes(48, image_size=32, max_objects=4, random_state=0)
-    est = InstanceSegmenter(width=16, max_epochs=40, random_state=0)
+    est = InstanceSegmenter(width=16, max_epochs=40, slic=True, random_state=0)
     est.fit(data.images, data.instance_maps, semantic_maps=data.semantic_maps)
     assert est.score(data.images, data.instance_maps) > 0.8
 

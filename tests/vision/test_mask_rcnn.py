@@ -141,6 +141,43 @@ def test_bad_input_raises_clear_errors(scenes, make_bad, match):
         MaskRCNN(**TINY).fit(*make_bad(scenes))
 
 
+def _with(data, i, **fields):
+    dicts = _dicts(data)
+    dicts[i] = {**dicts[i], **fields}
+    return dicts
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda d, t: {"masks": t["masks"][:, :30]},
+     r"y\[1\]\['masks'\] are 30 x 32 but image X\[1\] is 32 x 32"),
+    (lambda d, t: {"masks": t["masks"][:-1]},
+     r"y\[1\]\['masks'\] has shape \(\d+, 32, 32\) but y\[1\]\['labels'\] has \d+"),
+    (lambda d, t: {"boxes": t["boxes"][:-1]},
+     r"y\[1\]\['boxes'\] has shape \(\d+, 4\) but y\[1\]\['labels'\] has \d+"),
+    (lambda d, t: {"boxes": t["boxes"] + [0, 0, 40, 0]},
+     r"y\[1\]\['boxes'\]\[0\] = .* leaves image X\[1\] \(32 x 32 pixels\)"),
+    (lambda d, t: {"boxes": t["boxes"] - [50, 0, 0, 0]}, r"y\[1\]\['boxes'\]\[0\].*leaves"),
+    (lambda d, t: {"labels": t["labels"][:, None]}, r"y\[1\]\['labels'\] must be 1-D"),
+])
+def test_target_dicts_are_checked_against_their_image(scenes, bad, match):
+    t = _dicts(scenes)[1]
+    with pytest.raises(ValueError, match=match):
+        MaskRCNN(**TINY).fit(scenes.images, _with(scenes, 1, **bad(scenes, t)))
+    with pytest.raises(TypeError, match=r"y\[1\]\['masks'\] must be a numeric array"):
+        MaskRCNN(**TINY).fit(scenes.images, _with(scenes, 1, masks="mask.png"))
+
+
+def test_target_boxes_a_rounding_off_the_image_are_clipped():
+    from sklearn_papers.vision._mask_rcnn import _targets_from_dicts
+
+    masks = np.zeros((1, 10, 12), dtype=bool)
+    masks[0, 2:10, 3:12] = True
+    (boxes, labels, _), = _targets_from_dicts(
+        [{"boxes": [[2.7, 1.9, 12.3, 10.2]], "labels": [1], "masks": masks}], [(10, 12)])
+    np.testing.assert_allclose(boxes, [[2.7, 1.9, 12, 10]], rtol=1e-6)  # float32
+    assert boxes.dtype == np.float32 and labels.tolist() == [1]
+
+
 def test_parameter_rules(scenes):
     with pytest.raises(ValueError, match="one anchor size per level"):
         MaskRCNN(**{**TINY, "anchor_sizes": (8, 16)}).fit(scenes.images, scenes.instance_maps)
@@ -271,3 +308,45 @@ def test_predict_says_when_every_detection_is_under_the_score_threshold(fitted, 
     with _warnings.catch_warnings():
         _warnings.simplefilter("error", UserWarning)
         lenient.predict(scenes.images[:2])
+
+
+def test_predict_scales_auto_finds_objects_twice_the_training_size():
+    """Trained on 48 x 48 scenes, the same scenes at twice the size are detected at half
+    scale with ``"auto"`` and scored in input pixels; at their own scale the images keep
+    it, and ``(1.0,)`` predicts at the input scale only."""
+    import warnings as _warnings
+
+    from sklearn_papers.metrics import mask_average_precision, symmetric_best_dice
+
+    data = make_scenes(16, image_size=48, n_classes=1, max_objects=2, touching=0.0,
+                       noise=0.02, random_state=0)
+    est = MaskRCNN(width=8, batch_size=4, predict_scales="auto",
+                   random_state=0).fit(data.images, data.instance_maps)
+    assert MaskRCNN().predict_scales == (1.0,)
+    assert est.object_sizes_[0] <= est.object_size_ <= est.object_sizes_[1]
+    X, y = data.images[:4], data.instance_maps[:4]
+    big = np.repeat(np.repeat(X, 2, axis=1), 2, axis=2)
+    y_big = list(np.repeat(np.repeat(y, 2, axis=1), 2, axis=2))
+    own = pickle.loads(pickle.dumps(est)).set_params(predict_scales=(1.0,))
+    results = {}
+    for name, model in (("auto", est), ("own", own)):
+        with _warnings.catch_warnings(record=True) as record:
+            _warnings.simplefilter("always")
+            dets = model.predict_detections(big)
+            maps = model.predict(big)
+        assert maps.shape == (4, 96, 96)
+        assert all(d["masks"].shape == (len(d["scores"]), 96, 96) for d in dets)
+        results[name] = (symmetric_best_dice(y_big, list(maps)),
+                         mask_average_precision(y_big, [d["masks"] for d in dets],
+                                                pred_scores=[d["scores"] for d in dets]),
+                         [str(w.message) for w in record])
+    dice, ap, messages = results["auto"]
+    assert dice > 0.5 and not any("sizes seen in fit" in m or "found no object" in m
+                                  for m in messages)
+    assert dice >= results["own"][0] and ap >= results["own"][1]
+    # at their own scale the images keep it
+    np.testing.assert_array_equal(est.predict(X), own.predict(X))
+    with pytest.raises(ValueError, match="predict_scales"):
+        clone(est).set_params(predict_scales="big").fit(data.images, data.instance_maps)
+    with pytest.raises(ValueError, match="predict_scales must be 'auto' or a non-empty"):
+        clone(est).set_params(predict_scales=[-1.0]).fit(data.images, data.instance_maps)

@@ -53,6 +53,40 @@ def test_bad_predictions_raise():
         plot_instances(image, {"boxes": np.zeros((0, 4))})
     bad = _detections()
     bad["scores"] = bad["scores"][:2]
-    with pytest.raises(ValueError, match=r"'scores'\] has 2 entries but there are 3 masks"):
+    with pytest.raises(ValueError, match=r"'scores'\] must have shape \(3,\), one entry per "
+                                         r"mask \(3 masks\); got shape \(2,\)"):
         plot_instances(image, bad)
+    plt.close("all")
+
+
+@pytest.mark.parametrize("y_pred, error, match", [
+    (np.zeros((2, 20, 24), dtype=int), ValueError,
+     r"shape \(2, 20, 24\): a batch of 2 instance maps.*predict\(X\)\[i\]"),
+    ([_detections(), _detections()], ValueError,
+     r"list of 2 dicts.*predict_detections\(X\)\[i\]"),
+    (np.full((20, 24), 0.5), ValueError, "integer instance ids"),
+    (-np.ones((20, 24), dtype=int), ValueError, "negative id"),
+    (None, ValueError, "instance map of shape .* got None"),
+    ({**_detections(), "boxes": np.zeros((3, 3))}, ValueError,
+     r"'boxes'\] must have shape \(3, 4\)"),
+    ({**_detections(), "scores": ["high", "low", "low"]}, TypeError,
+     r"'scores'\] must hold numbers"),
+    ({**_detections(), "masks": np.array([[None]])}, TypeError, r"'masks'\] must be numeric"),
+])
+def test_malformed_predictions_name_the_field_and_the_fix(y_pred, error, match):
+    with pytest.raises(error, match=match):
+        plot_instances(np.zeros((20, 24)), y_pred)
+    plt.close("all")
+
+
+def test_labels_without_a_class_name_and_non_numeric_images_raise():
+    with pytest.raises(ValueError, match=r"y_pred\['labels'\]\[1\] = 2 but class_names has "
+                                         r"2 names"):
+        plot_instances(np.zeros((20, 24)), _detections(), class_names=["background", "coin"])
+    with pytest.raises(TypeError, match="image must be a numeric array"):
+        plot_instances(np.full((20, 24), "x"), _detections())
+    labels = np.zeros((20, 24))
+    labels[2:5, 2:5] = 3.0  # an integral float map (e.g. resized with order=0) is drawn
+    fig, ax = plt.subplots()
+    assert len(plot_instances(np.zeros((20, 24)), labels, ax=ax).patches) == 1
     plt.close("all")

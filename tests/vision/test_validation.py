@@ -74,11 +74,30 @@ def test_uint16_fit_keeps_its_bit_depth_for_predict(scenes):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     too_bright = X12[:2].copy()
     too_bright[1, 0, 0, 0] = 5000
+    # a depth found in fit: brighter pixels saturate at it, with a warning
+    with pytest.warns(UserWarning, match=r"X\[1\] has pixel values up to 5000, beyond the "
+                                         r"12-bit range \(0\.\.4095\).*clipped to 4095"):
+        clipped = est.predict_outputs(too_bright)
+    saturated = too_bright.copy()
+    saturated[1, 0, 0, 0] = 4095
+    for a, b in zip(clipped, est.predict_outputs(saturated)):
+        np.testing.assert_array_equal(a, b)  # the same input to the same network
+    # a declared depth is a contract: values beyond it raise
+    declared = InstanceSegmenter(**TINY_SEG, bit_depth=12).fit(X12, scenes.instance_maps)
     with pytest.raises(ValueError, match=r"X\[1\] has integer pixel values in \[\d+, 5000\].*"
                                          r"0\.\.4095 \(12 bits\)"):
-        est.predict(too_bright)
+        declared.predict(too_bright)
     assert InstanceSegmenter(**TINY_SEG, bit_depth=16).fit(
         X12, scenes.instance_maps).bit_depth_ == 16
+
+
+def test_mask_rcnn_clips_images_brighter_than_the_depth_found_in_fit(scenes):
+    X12 = np.round(scenes.images * 4095).astype(np.uint16)
+    est = MaskRCNN(**TINY_RCNN).fit(X12, scenes.instance_maps)
+    too_bright = X12[:2].copy()
+    too_bright[0, 0, 0, 0] = 65535
+    with pytest.warns(UserWarning, match=r"X\[0\] has pixel values up to 65535.*clipped"):
+        est.predict_detections(too_bright)
 
 
 # ----------------------------------------------------------------------------- layouts

@@ -1,0 +1,100 @@
+"""Prediction at the object scale seen in ``fit``: candidate scales and the choice among them.
+
+A model trained on objects about ``d`` pixels across finds objects of that size. An image
+whose objects are larger or smaller (a whole photograph at its native resolution after
+training on half-resolution tiles) is predicted at several scales, and each image keeps
+the scale at which the objects found are closest in size to those seen in ``fit``.
+"""
+
+import numpy as np
+
+__all__ = ["AUTO_SCALES", "choose_scale", "check_predict_scales", "resize_image",
+           "resize_labels", "typical_size"]
+
+#: Scales tried by ``predict_scales="auto"``: objects up to 4 times larger or 2 times
+#: smaller than in ``fit`` are brought to the training size.
+AUTO_SCALES = (0.25, 0.5, 1.0, 2.0)
+#: A scale other than 1 is taken only when its objects' size is closer to the training
+#: size by more than this factor (a margin against the noise of a median).
+_MARGIN = 1.25
+#: Rescaled images smaller than this (pixels a side) are not tried.
+MIN_RESCALED_SIDE = 16
+
+
+def check_predict_scales(value):
+    """``predict_scales`` as a sorted tuple of positive floats holding 1.0."""
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"predict_scales must be 'auto' or a sequence of positive "
+                             f"numbers, got {value!r}.")
+        return AUTO_SCALES
+    try:
+        scales = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"predict_scales must be 'auto' or a sequence of positive numbers, "
+                         f"got {value!r}.") from None
+    if not scales or not all(np.isfinite(s) and s > 0 for s in scales):
+        raise ValueError(f"predict_scales must be 'auto' or a non-empty sequence of positive "
+                         f"numbers, got {value!r}.")
+    return tuple(sorted(set(scales) | {1.0}))
+
+
+def typical_size(sizes, weights=None):
+    """Weighted median of object sizes (``sqrt(area)``): with ``weights`` the areas, the
+    size of the object that the typical object pixel belongs to, so that the pieces of
+    objects cut by a tile's edge count for little. NaN without objects."""
+    sizes = np.asarray(sizes, dtype=float)
+    if sizes.size == 0:
+        return float("nan")
+    w = np.ones_like(sizes) if weights is None else np.asarray(weights, dtype=float)
+    order = np.argsort(sizes)
+    cum = np.cumsum(w[order])
+    return float(sizes[order][np.searchsorted(cum, 0.5 * cum[-1])])
+
+
+def choose_scale(sizes_by_scale, target):
+    """The scale whose typical object size (in rescaled pixels) is closest to ``target``
+    (log ratio), 1.0 unless another is closer by more than a factor 1.25.
+
+    Parameters
+    ----------
+    sizes_by_scale : dict of float -> float
+        Typical size of the objects found at each scale, in pixels of the rescaled image
+        (NaN when none was found).
+    target : float
+        Typical size seen in ``fit``.
+    """
+    found = {s: v for s, v in sizes_by_scale.items() if np.isfinite(v) and v > 0}
+    if not found or not np.isfinite(target) or target <= 0:
+        return 1.0
+    gap = {s: abs(np.log(v / target)) for s, v in found.items()}
+    best = min(gap, key=lambda s: (gap[s], abs(np.log(s))))
+    if 1.0 in gap and gap[1.0] <= gap[best] + np.log(_MARGIN):
+        return 1.0
+    return best
+
+
+def rescaled_shape(shape, scale):
+    return tuple(max(1, int(round(v * scale))) for v in shape)
+
+
+def resize_image(image, shape):
+    """``(C, H, W)`` float32 image resized to ``shape`` (bilinear, antialiased when
+    shrinking)."""
+    import torch
+    import torch.nn.functional as F
+
+    if tuple(image.shape[1:]) == tuple(shape):
+        return image
+    shrink = shape[0] < image.shape[1] or shape[1] < image.shape[2]
+    out = F.interpolate(torch.from_numpy(np.ascontiguousarray(image[None])), size=shape,
+                        mode="bilinear", align_corners=False, antialias=shrink)[0].numpy()
+    return np.clip(out, 0.0, 1.0)
+
+
+def resize_labels(labels, shape):
+    """``(h, w)`` label map resized to ``shape`` by nearest neighbour (pixel centres)."""
+    h, w = labels.shape
+    rows = np.minimum(((np.arange(shape[0]) + 0.5) * h / shape[0]).astype(np.int64), h - 1)
+    cols = np.minimum(((np.arange(shape[1]) + 0.5) * w / shape[1]).astype(np.int64), w - 1)
+    return labels[rows[:, None], cols[None, :]]
