@@ -255,11 +255,12 @@ class _GraphEstimator(BaseEstimator):
         self.descriptors_.n_features_in_ = 1
         return self
 
-    def _described(self, graphs, *, fit):
+    def _described(self, graphs, *, fit, counted=None):
         """Graphs with their normalized descriptors (float32) as ``mol_features``.
 
-        With ``fit``, first fits ``descriptors_`` on them. Without ``descriptors`` the
-        graphs come back as they are.
+        With ``fit``, first fits ``descriptors_`` on them (on the rows where the boolean
+        mask ``counted`` is True, when it is given and holds any). Without
+        ``descriptors`` the graphs come back as they are.
         """
         if not graphs or not isinstance(graphs[0], DescribedGraph):
             if fit:
@@ -267,7 +268,8 @@ class _GraphEstimator(BaseEstimator):
             return graphs
         raw = np.stack([g.mol_features for g in graphs])
         if fit:
-            self._fit_descriptors(raw)
+            use = counted is not None and np.any(counted) and not np.all(counted)
+            self._fit_descriptors(raw[np.asarray(counted)] if use else raw)
         rows = self.descriptors_._output(raw, np.ones(len(raw), dtype=bool))
         rows = rows.astype(np.float32)
         return [DescribedGraph(g.graph, row) for g, row in zip(graphs, rows)]
@@ -374,7 +376,9 @@ class _GraphEstimator(BaseEstimator):
                 raise ValueError(f"X has {len(valid)} molecules but y has {y.shape[0]} rows.")
             y, left_out = y[valid], y[~valid]
         _require_molecules(graphs)
-        graphs = self._described(graphs, fit=True)
+        # descriptor CDFs from the rows that count: a weight-0 row is a row left out
+        counted = None if weight is None else np.asarray(weight) > 0
+        graphs = self._described(graphs, fit=True, counted=counted)
         set_molecule_input_attributes(self, X)
         return graphs, y, left_out, weight
 
