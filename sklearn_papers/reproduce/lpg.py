@@ -44,6 +44,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, judge
+from sklearn_papers.reproduce._common import in_one_torch_thread, one_torch_thread, save_figure
 from sklearn_papers.reproduce._registry import Experiment, Section
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
 
@@ -243,7 +244,7 @@ def _retest_spearman(first, second):
     return pooled, _mean(per_agent)
 
 
-def _plot_returns(path, table, names):
+def _plot_returns(out, filename, table, names):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 4))
@@ -259,11 +260,10 @@ def _plot_returns(path, table, names):
     ax.set_title("Agents trained by each update rule (mean ± std over meta-training seeds)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    return save_figure(fig, out, filename, dpi=90)
 
 
-def _plot_curves(path, curves, probes):
+def _plot_curves(out, filename, curves, probes):
     import matplotlib.pyplot as plt
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
@@ -292,8 +292,7 @@ def _plot_curves(path, curves, probes):
     ax2.set_title("Is y value-like, at which discounts?")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    return save_figure(fig, out, filename, dpi=90)
 
 
 def _ck_values(checkpoints, k, key, j=1):
@@ -306,7 +305,7 @@ def _ck_returns(checkpoints, k):
     return [float(np.mean(c["probes"][k]["returns"])) for c in checkpoints]
 
 
-def _plot_checkpoints(path, steps, checkpoints):
+def _plot_checkpoints(out, filename, steps, checkpoints):
     import matplotlib.pyplot as plt
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
@@ -336,8 +335,7 @@ def _plot_checkpoints(path, steps, checkpoints):
     ax2.set_ylabel("mean lifetime return of the probe's agents")
     ax2.set_title("Return of agents trained by each snapshot")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    return save_figure(fig, out, filename, dpi=90)
 
 
 def _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, wall):
@@ -552,6 +550,7 @@ def _with_rule(est, params):
     return out
 
 
+@in_one_torch_thread
 def _seed_part(variant, seed, cfg, rs, best_lr):
     """One meta-training run (``variant`` "LPG" or "LPG without y") and its evaluation.
 
@@ -560,11 +559,8 @@ def _seed_part(variant, seed, cfg, rs, best_lr):
     cached before they were kept lacks them). Module-level so that it can run in a worker
     process (everything it needs is passed).
     """
-    import torch
-
     from sklearn_papers.rl import A2C
 
-    torch.set_num_threads(1)
     train, sets = _environments(cfg, rs)
     t0, c0 = time.perf_counter(), time.process_time()
     snapshots = {}
@@ -587,6 +583,7 @@ def _seed_part(variant, seed, cfg, rs, best_lr):
     return out
 
 
+@in_one_torch_thread
 def _checkpoint_part(seed, cfg, rs, snapshots):
     """The follow-up for one seed: the LPG rule after each of ``_checkpoints`` meta-steps,
     probed on the held-out 5 x 5 grids (``_probe`` with its extra measures).
@@ -595,9 +592,6 @@ def _checkpoint_part(seed, cfg, rs, snapshots):
     kept) re-runs its meta-training, deterministic with the same seed and settings, to take
     them (``"training_returns"`` lets the caller check that it reproduced the cached run).
     """
-    import torch
-
-    torch.set_num_threads(1)
     train, sets = _environments(cfg, rs)
     steps = _checkpoints(cfg["meta_steps"])
     t0, c0 = time.perf_counter(), time.process_time()
@@ -616,15 +610,11 @@ def _checkpoint_part(seed, cfg, rs, snapshots):
 
 def run(ctx):
     """Run the experiment; see the module docstring."""
-    import torch
-
     from sklearn_papers.reproduce._parallel import cached_parts
     from sklearn_papers.rl import A2C, LearnedPolicyGradient
 
     cfg = _config(ctx.quick)
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         rs = ctx.random_state
         train, sets = _environments(cfg, rs)
 
@@ -689,17 +679,12 @@ def run(ctx):
                 checkpoints = cached_parts(ctx, ck_parts, n_jobs=cfg["n_jobs"], progress=bar)
             ck_wall = time.perf_counter() - t_ck
             ctx.log(f"[lpg] follow-up: {len(ck_parts)} parts, {ck_wall:.0f} s wall")
-    finally:
-        torch.set_num_threads(n_threads)
 
-    fig1 = ctx.figure_path("lpg_returns.png")
-    _plot_returns(fig1, table, names)
-    fig2 = ctx.figure_path("lpg_meta_training_and_probe.png")
-    _plot_curves(fig2, curves, probes)
+    fig1 = _plot_returns(ctx, "lpg_returns.png", table, names)
+    fig2 = _plot_curves(ctx, "lpg_meta_training_and_probe.png", curves, probes)
     fig3 = None
     if checkpoints is not None:
-        fig3 = ctx.figure_path("lpg_checkpoints.png")
-        _plot_checkpoints(fig3, steps, checkpoints)
+        fig3 = _plot_checkpoints(ctx, "lpg_checkpoints.png", steps, checkpoints)
 
     rows = []
     for sname in sets:
