@@ -11,14 +11,19 @@
    wall time and in CPU time (the CPU-time rate is what an idle single core would give).
 
 Run: ``python benchmarks/bench_lpg.py [--envs 256] [--steps 200] [--meta-steps 20]``.
-One torch thread.
+One torch thread. The environment rates are recorded in ``benchmarks/results/lpg.json``
+(the docs' Benchmarks pages); the meta-training rate, which has no peer, is printed only.
 """
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _record, beside this script
 
 
 def _loop_steps_per_s(envs, actions):
@@ -58,6 +63,12 @@ def _batched_steps_per_s(envs, actions):
     return actions.size / (time.perf_counter() - start)
 
 
+def _gymnasium_version():
+    import gymnasium
+
+    return gymnasium.__version__
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--envs", type=int, default=256)
@@ -80,6 +91,20 @@ def main(argv=None):
     print(f"  batched core      {batched:12,.0f}")
     print(f"  gymnasium loop    {loop:12,.0f}   batched / loop = {batched / loop:.1f}x")
     print(f"  SyncVectorEnv     {sync:12,.0f}   batched / SyncVectorEnv = {batched / sync:.1f}x")
+
+    from _record import record
+
+    what = f"{args.envs} grid worlds x {args.steps} random actions, one thread"
+    record("lpg", title="Grid-world steps per second: batched core against stepping one by one",
+           peer=f"the same GridWorld environments stepped one by one (gymnasium "
+                f"{_gymnasium_version()})",
+           rows=[{"what": f"{what}; peer: a Python loop over env.step", "ours": batched,
+                  "peer": loop, "unit": "steps/s", "better": "higher"},
+                 {"what": f"{what}; peer: gymnasium.vector.SyncVectorEnv", "ours": batched,
+                  "peer": sync, "unit": "steps/s", "better": "higher"}],
+           argv=argv, notes="Both take the same random actions; BatchedGridWorld steps "
+                            "every environment in one tensor operation, with automatic "
+                            "resets.")
 
     lpg = LearnedPolicyGradient(max_meta_steps=1, random_state=0).fit(grids)  # warm-up
     lpg.set_params(max_meta_steps=args.meta_steps)

@@ -19,10 +19,11 @@
    for RoIAlign forward + backward: <= 1.2).
 
 Run: ``python benchmarks/bench_mask_rcnn.py [--repeats 20] [--threads 1] [--torchvision]``.
+The timings are recorded in ``benchmarks/results/mask_rcnn.json`` (the docs' Benchmarks
+pages), the torchvision rows only when ``--torchvision`` ran.
 """
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -35,6 +36,8 @@ import torch
 import torch.nn.functional as F
 
 from sklearn_papers.nn import roi_align, roi_pool
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _record, beside this script
 
 
 def _median_time(fn, repeats):
@@ -86,6 +89,7 @@ def bench_roi_align(repeats):
             - grid_sample_roi_align(f64, r64, 7, 0.25, 2)).abs().max().item()
     print(f"  interior RoIs, float64: max |ours - grid_sample| = {diff:.2e}")
     feats, rois = _inputs()
+    rows = []
     for out in (7, 14):
         row = {}
         for name, fn in (("ours", lambda f: roi_align(f, rois, out, 0.25, 2, True)),
@@ -104,6 +108,12 @@ def bench_roi_align(repeats):
         print(f"  {out}x{out}, 512 RoIs: forward ours {1e3 * of:.2f} ms, grid_sample "
               f"{1e3 * gf:.2f} ms (ratio {of / gf:.2f}); forward+backward ours "
               f"{1e3 * ob:.2f} ms, grid_sample {1e3 * gb:.2f} ms (ratio {ob / gb:.2f})")
+        what = f"RoIAlign {out} x {out}, 512 RoIs on (8, 32, 16, 16), float32"
+        rows += [{"what": f"{what}, forward; peer: grid_sample", "ours": 1e3 * of,
+                  "peer": 1e3 * gf, "unit": "ms", "better": "lower"},
+                 {"what": f"{what}, forward + backward; peer: grid_sample", "ours": 1e3 * ob,
+                  "peer": 1e3 * gb, "unit": "ms", "better": "lower"}]
+    return rows
 
 
 def bench_training(steps):
@@ -116,8 +126,8 @@ def bench_training(steps):
 
     print(f"== training: FPN Mask R-CNN, batch 8, 64 x 64 scenes, {steps} steps ==")
     data = make_scenes(8 * steps, image_size=64, random_state=0)
-    targets = _targets_from_maps(data.instance_maps, data.semantic_maps, len(data.images),
-                                 (64, 64))
+    targets = _targets_from_maps(data.instance_maps, data.semantic_maps,
+                                 [(64, 64)] * len(data.images))
     boxes, labels, masks = (torch.from_numpy(a) for a in _pad_targets(targets, (64, 64)))
     images = torch.from_numpy(np.ascontiguousarray(np.moveaxis(data.images, -1, 1)))
     torch.manual_seed(0)
@@ -138,6 +148,9 @@ def bench_training(steps):
     print(f"  plain torch loop: {plain:.2f} it/s ({8 * plain:.1f} images/s); MaskRCNN.fit: "
           f"{fitted:.2f} it/s (ratio fit / plain {fitted / plain:.2f}, includes validation "
           f"and target building)")
+    return [{"what": f"training, FPN, batch 8, 64 x 64 scenes, {steps} steps; ours: "
+                     f"MaskRCNN.fit, peer: a plain torch loop over MaskRCNNModule",
+             "ours": fitted, "peer": plain, "unit": "iterations/s", "better": "higher"}]
 
 
 _CHILD = r"""
@@ -208,7 +221,12 @@ def bench_torchvision(venv, threads, repeats):
           f"(torch {theirs['torch']}, interleaved): forward ours {1e3 * of:.2f} ms vs "
           f"torchvision {1e3 * tf:.2f} ms (ratio {of / tf:.2f}); forward+backward ours "
           f"{1e3 * ob:.2f} ms vs {1e3 * tb:.2f} ms (ratio {ob / tb:.2f}; target <= 1.2)")
-    return json.dumps({"align_diff": d_align, "pool_diff": d_pool})
+    what = (f"RoIAlign 7 x 7, 512 RoIs, in the torchvision venv (torch {theirs['torch']}, "
+            f"largest float64 difference {d_align:.1e})")
+    return [{"what": f"{what}, forward; peer: torchvision.ops.roi_align", "ours": 1e3 * of,
+             "peer": 1e3 * tf, "unit": "ms", "better": "lower"},
+            {"what": f"{what}, forward + backward; peer: torchvision.ops.roi_align",
+             "ours": 1e3 * ob, "peer": 1e3 * tb, "unit": "ms", "better": "lower"}]
 
 
 def main(argv=None):
@@ -221,10 +239,22 @@ def main(argv=None):
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} thread(s)")
-    bench_roi_align(args.repeats)
-    bench_training(args.steps)
+    rows = bench_roi_align(args.repeats) + bench_training(args.steps)
+    peers = "a plain-torch RoIAlign (F.grid_sample, then an average pool); a plain torch loop"
     if args.torchvision:
-        bench_torchvision(args.venv, args.threads, args.repeats)
+        rows += bench_torchvision(args.venv, args.threads, args.repeats)
+        peers += "; torchvision 0.29.1"
+
+    from _record import record
+
+    record("mask_rcnn", title="RoIAlign and Mask R-CNN training against plain-torch peers",
+           peer=peers, rows=rows, argv=argv,
+           notes=f"RoIAlign: medians of {args.repeats} timings after two warm-up calls, "
+                 f"{args.threads} torch thread(s), in one process. The training row sets "
+                 "MaskRCNN.fit (which also builds the targets, checks the input and picks "
+                 "anchors from the training boxes) beside a plain loop over MaskRCNNModule "
+                 "at its own defaults: a ratio near 1 means the estimator adds no "
+                 "cost of its own.")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ def _snippets():
 def test_readme_has_a_quick_start_per_family():
     text = "\n".join(_snippets())
     for family in ("chem", "decomposition", "contrastive", "continual", "vision", "rl",
-                   "estimation", "metrics"):
+                   "estimation", "metrics", "generative"):
         assert f"sklearn_papers.{family} import" in text, family
 
 
@@ -34,3 +34,11 @@ def test_readme_links_resolve():
     missing = [link for link in links if not link.startswith("http")
                and not (README.parent / link).exists()]
     assert not missing, f"README links to missing files: {missing}"
+
+
+def test_readme_links_every_user_guide_page():
+    text = README.read_text(encoding="utf-8")
+    pages = sorted((README.parent / "docs" / "user_guide").glob("*.rst"))
+    assert pages
+    missing = [p.name for p in pages if f"(docs/user_guide/{p.name})" not in text]
+    assert not missing, f"link these user-guide pages from README: {missing}"

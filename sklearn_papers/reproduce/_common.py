@@ -67,8 +67,7 @@ def one_torch_thread():
 
     These nets are small (batches of 2 to 256 images of 8x8), so per-step overhead
     dominates and a second thread gains little, while on a busy machine the threads wait
-    on each other: on a shared 2-core machine one quick ``supcon`` fit (8 epochs) took
-    3-7 s wall with one thread and 17-38 s with two.
+    on each other, so that one thread is often several times faster than two.
     """
     import torch
 

@@ -18,7 +18,7 @@ photovoltaic's take the longest, 1 to 7 s per epoch on one core depending on rad
 widths); the 1,050 ECFP fits take about one CPU hour (a Ridge fit 0.04 to 10 s, an MLP fit
 2 to 60 s). With ``--records DIR`` each finished fit is a text record in ``DIR`` (see
 :mod:`._records`), read back by any later run, so the search can be spread over several
-machines and sessions; the report says which commits computed the records and sums their
+machines and runs; the report says which commits computed the records and sums their
 CPU time.
 """
 

@@ -351,10 +351,8 @@ def _equal_epoch_budgets(cfg):
 
 
 def _budget_names(quick):
-    """The equal-epoch budgets run: ``long`` only in the full run. In the quick one its
-    two fits (4800 steps at batch 2) took 1270 s of wall time against 341 s for the four
-    fixed-step fits, measured together on a shared 2-core machine; the
-    ``short`` budget's two fits took 30 s."""
+    """The equal-epoch budgets run: ``long`` only in the full run, since its two fits (4800
+    steps at batch 2) cost several times the rest of the quick follow-up."""
     return ("short",) if quick else ("short", "long")
 
 

@@ -584,8 +584,8 @@ def run(ctx):
                                  random_state=10_000 + seed)) for seed in seeds}
     # One cached part per seed, the seeds side by side on _N_JOBS worker processes: the
     # table's scores and the follow-ups from one fit ("seed=S+follow-ups"). Where an
-    # earlier run cached the seed's table part alone ("seed=S", from before the follow-ups
-    # existed), it is read back and the follow-ups are a part of their own that trains
+    # earlier run cached the seed's table part alone ("seed=S", a cache without the
+    # follow-ups), it is read back and the follow-ups are a part of their own that trains
     # the seed's network again.
     fu_params = dict(cfg=cfg, tolerances=list(_TOLERANCES))
     parts, split = [], []
