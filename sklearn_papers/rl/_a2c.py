@@ -1,6 +1,6 @@
 """A2C: the hand-designed advantage actor-critic baseline of Oh et al. (2020)."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -8,7 +8,7 @@ from sklearn_papers.nn._lpg import MLPAgentNet, a2c_targets
 from sklearn_papers.nn._skorch import seed_from_random_state, torch_seeded
 from sklearn_papers.rl._base import _BaseRLEstimator
 from sklearn_papers.rl._env_checks import check_environments
-from sklearn_papers.rl._episodes import _episode_returns
+from sklearn_papers.rl._episodes import SCORE_MAX_STEPS, _episode_returns, warn_cut_episodes
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -209,19 +209,29 @@ class A2C(_BaseRLEstimator):
     def score(self, environments, y=None, *, n_episodes=10, greedy=True):
         """Mean episode return of the fitted agents, evaluated without further training.
 
-        Agent ``i`` (trained on ``fit``'s ``environments[i]``) plays ``n_episodes`` whole
-        episodes in ``environments[i]`` (or every agent in the one environment given), by
-        :func:`evaluate_policy` (an episode still running after 1000 steps is cut there);
-        the score is the mean undiscounted episode return over all agents and episodes. The
-        rewards the agents collected while learning are in ``lifetime_returns_``;
+        The agents play whole episodes by :func:`evaluate_policy` (an episode still running
+        after 1000 steps is cut there, with a warning); the score is the mean undiscounted
+        episode return over all agents and episodes. Which agent plays where:
+
+        * as many environments as agents: agent ``i`` plays ``n_episodes`` episodes in
+          ``environments[i]`` (``fit``'s environments, in ``fit``'s order, score each agent
+          on its own task);
+        * any other number (one environment, or the held-out part of a list in
+          ``cross_val_score`` / ``GridSearchCV``): the ``n_episodes * len(agents_)``
+          episodes are dealt round-robin over the environments, agent ``i``'s ``k``-th
+          episode in ``environments[(i * n_episodes + k) % len(environments)]``, so every
+          environment gets an equal share. This measures how well agents trained with
+          these parameters do on environments of the same kind as ``fit``'s.
+
+        The rewards the agents collected while learning are in ``lifetime_returns_``;
         :meth:`lifetime_returns` trains fresh agents.
 
         Parameters
         ----------
         environments : gymnasium.Env, list of gymnasium.Env or gymnasium.vector.SyncVectorEnv
-            One environment per fitted agent, or one for all of them; spaces that fit the
-            agents (the same action count; observations of the kind and width, or at most
-            the number of states, they were trained on).
+            Environments whose spaces fit the agents (the same action count; observations
+            of the kind and width, or at most the number of states, they were trained on).
+            ``GridSearchCV`` and ``cross_val_score`` need a list (they index it).
         y : None
             Ignored (``GridSearchCV`` passes it).
         n_episodes : int, default=10
@@ -238,18 +248,40 @@ class A2C(_BaseRLEstimator):
         Raises
         ------
         ValueError
-            If the number of environments is neither 1 nor ``len(agents_)``, or an
-            environment does not fit its agent.
+            If an environment does not fit the agents (the message names
+            ``environments[i]``), or ``n_episodes`` is not a positive int.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, if episodes were cut at 1000 steps (their returns are partial).
         """
         check_is_fitted(self, "agents_")
         envs = check_environments(environments, one_batch=False, allow_aliases=True)
-        if len(envs) not in (1, len(self.agents_)):
-            raise ValueError(f"score needs one environment per fitted agent "
-                             f"({len(self.agents_)}) or a single environment for all of "
-                             f"them; got {len(envs)}")
+        if (isinstance(n_episodes, (bool, np.bool_)) or not isinstance(n_episodes, Integral)
+                or n_episodes < 1):
+            raise ValueError(f"n_episodes must be a positive int, got {n_episodes!r}")
+        n_agents, n_envs = len(self.agents_), len(envs)
+        # (agent, environment index, episodes): one entry per pair that plays
+        if n_envs == n_agents:
+            plays = [(i, i, n_episodes) for i in range(n_agents)]
+        else:
+            counts = np.zeros((n_agents, n_envs), dtype=int)
+            for i in range(n_agents):
+                for k in range(n_episodes):
+                    counts[i, (i * n_episodes + k) % n_envs] += 1
+            plays = [(i, j, int(counts[i, j])) for i in range(n_agents)
+                     for j in range(n_envs) if counts[i, j]]
         seed = seed_from_random_state(self.random_state)
-        returns = [_episode_returns(agent, envs[i % len(envs)], n_episodes, greedy=greedy,
-                                    max_episode_steps=1000, random_state=seed + i,
-                                    where=f"environments[{i % len(envs)}]")
-                   for i, agent in enumerate(self.agents_)]
-        return float(np.mean(returns))
+        returns, cut = [], 0
+        for i, j, n in plays:
+            r, c = _episode_returns(self.agents_[i], envs[j], n, greedy=greedy,
+                                    max_episode_steps=SCORE_MAX_STEPS,
+                                    random_state=seed + i, where=f"environments[{j}]",
+                                    count_cut=True)
+            returns.append(r)
+            cut += c
+        warn_cut_episodes(cut, sum(n for _, _, n in plays), SCORE_MAX_STEPS,
+                          "A2C.score cuts them there; evaluate_policy(agent, env, "
+                          "max_episode_steps=...) sets the cut")
+        return float(np.mean(np.concatenate(returns)))

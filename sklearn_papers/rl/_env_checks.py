@@ -47,8 +47,12 @@ def _finite_reward(r, where):
             f"{where} returned the reward {reward:.3g} from step(); the agents compute in "
             f"float32 and accept rewards of magnitude up to {MAX_ABS_REWARD:.0e} (their "
             "returns, sums of many rewards, must stay finite). Scale the rewards down, e.g. "
-            "gymnasium.wrappers.TransformReward(env, lambda r: r * 1e-30): the policy "
-            "updates do not depend on the reward scale.")
+            "gymnasium.wrappers.TransformReward(env, lambda r: r * 1e-30). A2C with "
+            "normalize_advantage=True (its default) updates its policy the same way at any "
+            "reward scale; a learned rule (LearnedPolicyGradient) and A2C with "
+            "normalize_advantage=False see the scaled rewards as they are, so scale them "
+            "into the range the rule was meta-trained on (about -1 to 1 for the package's "
+            "grid worlds).")
     return reward
 
 

@@ -2,6 +2,8 @@
 
 from numbers import Integral
 
+import warnings
+
 import numpy as np
 from gymnasium import spaces
 
@@ -34,11 +36,30 @@ def _check_agent_fits(agent, env, where):
                          f"1-D Box observations of width {agent.net.n_inputs}")
 
 
+#: Steps after which ``score`` cuts an evaluation episode: a greedy policy can loop forever
+#: in an environment without a time limit of its own.
+SCORE_MAX_STEPS = 1000
+
+
+def warn_cut_episodes(n_cut, n_episodes, max_episode_steps, how):
+    """One ``UserWarning`` if ``n_cut`` of ``n_episodes`` episodes were cut at
+    ``max_episode_steps`` steps; ``how`` says what sets the cut."""
+    if n_cut:
+        warnings.warn(
+            f"{n_cut} of {n_episodes} evaluation episodes were still running after "
+            f"{max_episode_steps} steps and were cut there: their returns are the sums of "
+            f"their first {max_episode_steps} rewards, not of whole episodes (a greedy "
+            f"policy that loops never ends an episode in an environment without a time "
+            f"limit). {how}; gymnasium.wrappers.TimeLimit gives the environment a limit "
+            f"of its own.", UserWarning, stacklevel=3)
+
+
 def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, random_state,
-                     where="env", resolve=None):
+                     where="env", resolve=None, count_cut=False):
     """The returns of :func:`~sklearn_papers.rl.evaluate_policy`, naming the environment
     ``where`` in its errors. ``resolve(agent, env, seed)`` turns what was passed into the
-    agent to run (None: ``agent`` is one)."""
+    agent to run (None: ``agent`` is one). With ``count_cut``, returns ``(returns, number
+    of episodes cut at max_episode_steps)``."""
     for name, value in (("n_episodes", n_episodes), ("max_episode_steps", max_episode_steps)):
         if value is None and name == "max_episode_steps":
             continue
@@ -70,7 +91,7 @@ def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, rando
                                                 warned=warned), dtype=np.float32)
             return agent.predict_proba(x[None])[0]
 
-    returns = np.zeros(n_episodes)
+    returns, n_cut = np.zeros(n_episodes), 0
     for episode in range(n_episodes):
         obs = _reset_result(env.reset(seed=seed if episode == 0 else None), where)
         p = proba(obs, "reset")
@@ -81,9 +102,11 @@ def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, rando
                                                               where)
             total += _finite_reward(reward, where)
             steps += 1
-            if terminated or truncated or (max_episode_steps is not None
-                                           and steps >= max_episode_steps):
+            if terminated or truncated:
+                break
+            if max_episode_steps is not None and steps >= max_episode_steps:
+                n_cut += 1
                 break
             p = proba(obs, "step")
         returns[episode] = total
-    return returns
+    return (returns, n_cut) if count_cut else returns

@@ -2,7 +2,7 @@
 
 from sklearn_papers.rl._a2c import A2C
 from sklearn_papers.rl._agents import _Agent
-from sklearn_papers.rl._episodes import _episode_returns
+from sklearn_papers.rl._episodes import _episode_returns, warn_cut_episodes
 from sklearn_papers.rl._learned_policy_gradient import LearnedPolicyGradient
 from sklearn_papers.utils._sklearn_compat import check_is_fitted
 
@@ -79,7 +79,7 @@ def evaluate_policy(agent, env, n_episodes=10, *, greedy=True, max_episode_steps
     -----
     UserWarning
         Once, if ``env`` returns a ``Box`` observation outside its space's bounds (it is
-        used as it is).
+        used as it is); once, if episodes were cut at ``max_episode_steps``.
 
     See Also
     --------
@@ -99,6 +99,10 @@ def evaluate_policy(agent, env, n_episodes=10, *, greedy=True, max_episode_steps
     >>> evaluate_policy(a2c.agents_[0], env, n_episodes=3, random_state=0)
     array([1., 1., 1.])
     """
-    return _episode_returns(agent, env, n_episodes, greedy=greedy,
-                            max_episode_steps=max_episode_steps, random_state=random_state,
-                            resolve=_resolve_agent)
+    returns, n_cut = _episode_returns(agent, env, n_episodes, greedy=greedy,
+                                      max_episode_steps=max_episode_steps,
+                                      random_state=random_state, resolve=_resolve_agent,
+                                      count_cut=True)
+    warn_cut_episodes(n_cut, n_episodes, max_episode_steps,
+                      "A larger max_episode_steps (None: never) moves the cut")
+    return returns

@@ -21,6 +21,7 @@ from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torc
 from sklearn_papers.rl._base import _VALUE_LR, _assign, _BaseRLEstimator, _make_net
 from sklearn_papers.rl._batched import GymEnvBatch, _batchable, make_batch
 from sklearn_papers.rl._env_checks import check_environment, check_environments
+from sklearn_papers.rl._episodes import SCORE_MAX_STEPS, _episode_returns, warn_cut_episodes
 from sklearn_papers.utils._sklearn_compat import Interval, _fit_context, check_is_fitted
 
 __all__ = ["LearnedPolicyGradient"]
@@ -113,9 +114,12 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     max_grad_norm : float, default=1.0
         Clip of the meta-gradient's norm.
     max_meta_steps : int, default=600
-        Meta-gradient steps of :meth:`fit` (about 65 s of CPU time with the other
-        defaults on one torch thread: ``benchmarks/bench_lpg.py`` measured 9.5
-        meta-steps per CPU second).
+        Meta-gradient steps of :meth:`fit`. On the package's grid worlds, which are
+        stepped together in one tensor operation, about a minute of CPU time with the
+        other defaults on one torch thread (``benchmarks/bench_lpg.py`` prints the rate);
+        any other gymnasium environment is stepped one at a time through its ``step``,
+        many times fewer steps per second (the Benchmarks page), so meta-training on it
+        takes two or more times longer.
     agent : {"auto", "tabular", "mlp"}, default="auto"
         ``"auto"``: tabular agents for ``Discrete`` observations, MLP agents for 1-D ``Box``.
     agent_hidden_size : int, default=32
@@ -393,14 +397,17 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         self.training_returns_ = np.asarray(finished, dtype=np.float64)
         self.n_iter_ = len(losses)
 
-    def score(self, environments, y=None):
-        """Mean lifetime return of fresh agents trained by the learned rule.
+    def score(self, environments, y=None, *, n_episodes=None, greedy=True):
+        """Mean lifetime return, or episode return, of fresh agents trained by the rule.
 
-        The fitted object is the update rule, and its quality is the paper's metric: one
+        The fitted object is the update rule, so it is scored by the agents it trains: one
         fresh agent per environment learns with the rule for ``lifetime`` updates of
-        ``rollout_length`` steps, and its lifetime return is the sum of every reward it
-        collected while learning (Oh et al. 2020, Sec. 3). To evaluate a trained agent's
-        final policy instead, use :func:`evaluate_policy` on ``train_agent(env)``.
+        ``rollout_length`` steps. By default the score is the paper's metric, their
+        lifetime return, the sum of every reward each agent collected while learning (Oh
+        et al. 2020, Sec. 3). With ``n_episodes``, each trained agent then plays
+        ``n_episodes`` whole episodes in its environment without learning (as
+        :func:`evaluate_policy`, cut at 1000 steps with a warning) and the score is the
+        mean episode return, comparable with :meth:`A2C.score`.
 
         Parameters
         ----------
@@ -408,18 +415,50 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             Evaluation environments (e.g. held-out grid worlds), each object once.
         y : None
             Ignored (``GridSearchCV`` passes it).
+        n_episodes : int or None, default=None
+            None: the lifetime return. An int: episodes per trained agent.
+        greedy : bool, default=True
+            With ``n_episodes``: True, the most probable action; False, actions sampled
+            from the policy (seeded by ``random_state``).
 
         Returns
         -------
         score : float
-            Mean lifetime return; higher is better.
+            Mean lifetime return, or mean episode return; higher is better.
 
         Raises
         ------
         TypeError, ValueError
-            As :meth:`lifetime_returns`.
+            As :meth:`lifetime_returns`; ``n_episodes`` not None or a positive int.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, if evaluation episodes were cut at 1000 steps.
         """
-        return float(np.mean(self.lifetime_returns(environments)))
+        if n_episodes is None:
+            return float(np.mean(self.lifetime_returns(environments)))
+        if (isinstance(n_episodes, (bool, np.bool_)) or not isinstance(n_episodes, Integral)
+                or n_episodes < 1):
+            raise ValueError(f"n_episodes must be None (the lifetime return) or a positive "
+                             f"int, got {n_episodes!r}")
+        self._check_ready()
+        envs = self._check_envs(environments)
+        seed = seed_from_random_state(self.random_state)
+        with torch_seeded(seed):
+            agents, _ = self._train_agents(envs, self.lifetime, seed, desc="agents")
+        returns, cut = [], 0
+        for i, (agent, env) in enumerate(zip(agents, envs)):
+            r, c = _episode_returns(agent, env, n_episodes, greedy=greedy,
+                                    max_episode_steps=SCORE_MAX_STEPS,
+                                    random_state=seed + i, where=f"environments[{i}]",
+                                    count_cut=True)
+            returns.append(r)
+            cut += c
+        warn_cut_episodes(cut, n_episodes * len(envs), SCORE_MAX_STEPS,
+                          "score cuts them there; evaluate_policy(rule.train_agent(env), "
+                          "env, max_episode_steps=...) sets the cut")
+        return float(np.mean(np.concatenate(returns)))
 
     # --- persistence
     def _config(self):

@@ -1,6 +1,8 @@
 """Environments the package did not write: time limits, aliasing, bad observations, spaces,
 registration with gymnasium, vector environments and evaluation of fitted agents."""
 
+import warnings
+
 import gymnasium
 import numpy as np
 import pytest
@@ -237,8 +239,7 @@ def test_score_evaluates_the_fitted_agents_greedily_by_default():
     again = evaluate_policy(a2c.agents_[0], _lake(), n_episodes=20, greedy=False,
                             random_state=0)
     np.testing.assert_array_equal(sampled, again)
-    with pytest.raises(ValueError, match=r"one environment per fitted agent \(2\)"):
-        a2c.score([_lake(), _lake(), _lake()])
+    assert a2c.score([_lake(), _lake(), _lake()]) == 1.0  # held-out environments
     with pytest.raises(ValueError, match=r"this A2C holds 2 agents.*agents_\[0\]"):
         evaluate_policy(a2c, _lake())
 
@@ -252,13 +253,65 @@ def test_score_leaves_the_fitted_agents_unchanged():
     np.testing.assert_array_equal(a2c.agents_[0].predict_proba(np.arange(16)), before)
 
 
+class _CountingLake(gymnasium.Wrapper):
+    """FrozenLake that counts its resets (one per evaluation episode)."""
+
+    def __init__(self):
+        super().__init__(_lake())
+        self.resets = 0
+
+    def reset(self, **kwargs):
+        self.resets += 1
+        return self.env.reset(**kwargs)
+
+
+@pytest.mark.parametrize("n_held_out", [1, 3, 5])
+def test_score_deals_the_episodes_round_robin_over_held_out_environments(n_held_out):
+    a2c = A2C(lifetime=5, random_state=0).fit([_lake(), _lake()])
+    held_out = [_CountingLake() for _ in range(n_held_out)]
+    a2c.score(held_out, n_episodes=5)
+    counts = [env.resets for env in held_out]
+    assert sum(counts) == 10  # 2 agents x 5 episodes
+    assert max(counts) - min(counts) <= 1, counts  # an equal share each
+
+
+def test_score_pairs_agent_i_with_environment_i_when_the_counts_agree():
+    a2c = A2C(lifetime=5, random_state=0).fit([_lake(), _lake(), _lake()])
+    envs = [_CountingLake() for _ in range(3)]
+    a2c.score(envs, n_episodes=4)
+    assert [env.resets for env in envs] == [4, 4, 4]
+    with pytest.raises(ValueError, match="n_episodes must be a positive int"):
+        a2c.score(envs, n_episodes=0)
+
+
+def test_cross_validation_scores_every_fold_of_uneven_environment_lists():
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+
+    lakes = [_lake() for _ in range(7)]  # folds of 3, 2 and 2 held-out environments
+    scores = cross_val_score(A2C(lifetime=30, random_state=0), lakes, cv=3,
+                             error_score="raise")
+    assert scores.shape == (3,) and np.isfinite(scores).all()
+    search = GridSearchCV(A2C(lifetime=30, random_state=0), {"lr": [0.01, 0.5]}, cv=3,
+                          error_score="raise").fit(lakes)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
 def test_evaluate_policy_cuts_endless_episodes_and_checks_the_spaces():
     from sklearn_papers.rl import evaluate_policy
 
     a2c = A2C(lifetime=2, random_state=0).fit(_Endless(limit=None))
-    returns = evaluate_policy(a2c.agents_[0], _Endless(limit=None), n_episodes=2,
-                              max_episode_steps=7)
+    with pytest.warns(UserWarning, match=r"2 of 2 evaluation episodes were still running "
+                                         r"after 7 steps.*max_episode_steps"):
+        returns = evaluate_policy(a2c.agents_[0], _Endless(limit=None), n_episodes=2,
+                                  max_episode_steps=7)
     np.testing.assert_array_equal(returns, [7.0, 7.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # episodes that end by themselves: no warning
+        np.testing.assert_array_equal(
+            evaluate_policy(a2c.agents_[0], _Endless(limit=5), n_episodes=2,
+                            max_episode_steps=7), [5.0, 5.0])
+    with pytest.warns(UserWarning, match=r"A2C.score cuts them there"):
+        assert a2c.score(_Endless(limit=None), n_episodes=1) == 1000.0
     with pytest.raises(ValueError, match=r"env has 4 actions.*trained with 2"):
         evaluate_policy(a2c.agents_[0], _lake())
     with pytest.raises(ValueError, match=r"n_episodes must be a positive int"):
@@ -376,11 +429,15 @@ def test_box_observations_outside_the_bounds_warn_once_naming_the_environment():
     message = str(bounds[0].message)
     assert "environments[1]" in message and "feature 1 is 5" in message
     assert "TransformObservation" in message
-    with pytest.warns(UserWarning, match=r"env returned an observation from step\(\) outside"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         evaluate_policy(a2c.agents_[1], _OutOfBounds(5.0), 2, max_episode_steps=3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # observations inside the bounds: no warning
+    assert any("env returned an observation from step() outside" in str(w.message)
+               for w in caught), [str(w.message) for w in caught]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # observations inside the bounds: no such warning
         evaluate_policy(a2c.agents_[0], _OutOfBounds(0.5), 2, max_episode_steps=3)
+    assert not [w for w in caught if "outside the bounds" in str(w.message)]
 
 
 # --- A2C's defaults on stock environments

@@ -92,6 +92,28 @@ def test_score_is_the_mean_lifetime_return(grids, fitted):
     assert fitted.score(grids) == pytest.approx(returns.mean())
 
 
+def test_score_with_n_episodes_evaluates_the_trained_agents_final_policies(grids, fitted):
+    from unittest import mock
+
+    from sklearn_papers.rl import _learned_policy_gradient as module
+
+    calls = []
+    real = module._episode_returns
+
+    def spy(agent, env, n, **kwargs):
+        calls.append((env, n, kwargs["greedy"]))
+        return real(agent, env, n, **kwargs)
+
+    with mock.patch.object(module, "_episode_returns", spy):
+        score = fitted.score(grids, n_episodes=3)
+    assert [(env, n, greedy) for env, n, greedy in calls] == [(g, 3, True) for g in grids]
+    assert np.isfinite(score)
+    assert fitted.score(grids, n_episodes=3) == score  # seeded by random_state
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="n_episodes must be None"):
+            fitted.score(grids, n_episodes=bad)
+
+
 def test_a_user_gymnasium_env_trains_through_the_loop_core(fitted):
     env = gymnasium.make("FrozenLake-v1", map_name="4x4", is_slippery=False)
     agent = fitted.train_agent(env, n_updates=3)
