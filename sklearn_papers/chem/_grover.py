@@ -1,11 +1,8 @@
 """GROVER (Rong et al., 2020): pretrained molecular featurizer, regressor and classifier."""
 
-import json
 import os
-import pickle
 import time
 from numbers import Integral, Real
-from pathlib import Path
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -17,6 +14,11 @@ from sklearn_papers.chem._graph_estimator import (
     _GraphRegressorMixin,
     _require_molecules,
 )
+from sklearn_papers.chem._grover_checkpoint import (
+    ARCH,
+    load_grover_checkpoint,
+    write_checkpoint,
+)
 from sklearn_papers.chem._targets import BCE_LOSS, CROSS_ENTROPY_LOSS, MSE_LOSS
 from sklearn_papers.chem._training import TRAINING_CONSTRAINTS, training_params_doc
 from sklearn_papers.chem._validation import set_molecule_input_attributes
@@ -27,14 +29,8 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
 )
 
-__all__ = ["GroverClassifier", "GroverFeaturizer", "GroverRegressor", "load_grover_checkpoint"]
+__all__ = ["GroverClassifier", "GroverFeaturizer", "GroverRegressor"]
 
-#: Name of the format written by :meth:`GroverFeaturizer.save`, and its version.
-FORMAT_NAME = "sklearn_papers.grover"
-FORMAT_VERSION = 1
-#: Checkpoints shipped inside the package (``sklearn_papers/chem/_pretrained/<name>/``).
-PRETRAINED = ("moses-small", "moses-176k")
-_ARCH = ("hidden_size", "n_layers", "n_heads", "depth")
 #: ``grover_finetune_loss`` task of each loss name of ``_graph_estimator``.
 _FINETUNE_TASKS = {MSE_LOSS: "regression", BCE_LOSS: "binary", CROSS_ENTROPY_LOSS: "multiclass"}
 
@@ -70,206 +66,6 @@ def _featurize(mols, *, with_labels, n_jobs, smiles=None):
         for i in range(0, len(mols), size))
     return [g for chunk in chunks for g in chunk]
 
-
-def _checkpoint_dir(pretrained):
-    if isinstance(pretrained, str) and pretrained in PRETRAINED:
-        from importlib.resources import files
-
-        return Path(str(files("sklearn_papers.chem") / "_pretrained" / pretrained))
-    return Path(pretrained)
-
-
-def load_grover_checkpoint(pretrained, *, heads=True):
-    """Read and check a GROVER checkpoint written by :meth:`GroverFeaturizer.save`.
-
-    The format (version 1) is a folder with two files:
-
-    * ``config.json``: ``{"format": "sklearn_papers.grover", "format_version": 1,
-      "params": {estimator parameters}, "atom_vocab": [labels], "bond_vocab": [labels],
-      "n_atom_features": 151, "n_bond_features": 14, "motifs": [85 names],
-      "loss_curve": [...], "training": {...}}``; a checkpoint saved after continued
-      pretraining lists every run in ``training["legs"]`` (molecules, seconds, epochs)
-      and the whole loss curve;
-    * ``weights.pt``: a plain ``state_dict`` (str -> tensor) of the pretraining model,
-      written by ``torch.save`` and read with ``torch.load(weights_only=True)``, so loading
-      never runs pickled code.
-
-    The weights are checked against the config before any model sees them: every tensor
-    the architecture in ``params`` (``hidden_size``, ``n_layers``, ``n_heads``) calls for
-    must be present with its shape, no other tensor may be present, and (with ``heads``)
-    the pretraining heads must fit the vocabularies (``atom_vocab``, ``bond_vocab``,
-    ``motifs``).
-
-    Parameters
-    ----------
-    pretrained : str or os.PathLike
-        A shipped checkpoint name (``"moses-small"`` or ``"moses-176k"``) or a folder.
-    heads : bool, default=True
-        Also check the pretraining heads against the vocabularies. The fine-tuning
-        estimators only load the encoder and pass False.
-
-    Returns
-    -------
-    config : dict
-        The parsed ``config.json``.
-    state_dict : dict of str to torch.Tensor
-        The weights.
-
-    Raises
-    ------
-    ValueError
-        If the folder or its files are missing, if ``config.json`` is not valid JSON or
-        lacks a key, if the format or version is unknown, or if config and weights
-        disagree (a parameter of the config that does not match the tensors, a missing,
-        extra or misshapen tensor, a vocabulary of another size than its head); the
-        message names the checkpoint folder or file and the parameter or tensor.
-
-    Examples
-    --------
-    >>> from sklearn_papers.chem import load_grover_checkpoint
-    >>> config, weights = load_grover_checkpoint("moses-small")
-    >>> config["format_version"], len(config["motifs"])
-    (1, 85)
-    """
-    import torch
-
-    folder = _checkpoint_dir(pretrained)
-    cfg_path, w_path = folder / "config.json", folder / "weights.pt"
-    if not cfg_path.is_file() or not w_path.is_file():
-        raise ValueError(
-            f"pretrained={str(pretrained)!r} is neither a shipped checkpoint {PRETRAINED} nor "
-            f"a folder holding config.json and weights.pt (looked in {str(folder)!r})."
-        )
-    try:
-        config = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"{str(cfg_path)!r} is not valid JSON ({exc}); the checkpoint is damaged. "
-            "Save it again with GroverFeaturizer.save."
-        ) from exc
-    if not isinstance(config, dict):
-        raise ValueError(
-            f"{str(cfg_path)!r} holds a JSON {type(config).__name__}, not the object of a "
-            f"{FORMAT_NAME} checkpoint."
-        )
-    if config.get("format") != FORMAT_NAME or config.get("format_version") != FORMAT_VERSION:
-        raise ValueError(
-            f"{str(cfg_path)!r} is not a {FORMAT_NAME} checkpoint of version "
-            f"{FORMAT_VERSION} (format={config.get('format')!r}, "
-            f"version={config.get('format_version')!r})."
-        )
-    missing = [k for k in ("params", "atom_vocab", "bond_vocab") if k not in config]
-    if missing:
-        raise ValueError(f"{str(cfg_path)!r} lacks the key(s) {missing} of a "
-                         f"{FORMAT_NAME} checkpoint.")
-    try:
-        state = torch.load(w_path, map_location="cpu", weights_only=True)
-    except (RuntimeError, EOFError, pickle.UnpicklingError) as exc:
-        # torch's own text (chained below) may suggest weights_only=False: never here.
-        raise ValueError(
-            f"{str(w_path)!r} is not a readable torch state_dict "
-            f"({type(exc).__name__}); the checkpoint is damaged. Save it again with "
-            "GroverFeaturizer.save."
-        ) from exc
-    _check_checkpoint(config, state, folder, heads=heads)
-    return config, state
-
-
-def _shape(t):
-    return tuple(int(d) for d in t.shape)
-
-
-def _check_checkpoint(config, state, folder, *, heads):
-    """ValueError naming ``folder`` and the parameter where config and weights disagree."""
-    import torch
-
-    from sklearn_papers.chem.featurizers._grover_features import (
-        GROVER_MOTIFS,
-        grover_atom_features,
-        grover_bond_features,
-    )
-    from sklearn_papers.nn._grover import GroverPretrainModel, GTransformer
-
-    where = f"GROVER checkpoint {str(folder)!r}"
-    params = config["params"]
-    if not isinstance(params, dict):
-        raise ValueError(f"{where}: config.json's 'params' is a {type(params).__name__}, "
-                         "not an object of estimator parameters.")
-    for key in _ARCH:
-        value = params.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{where}: config.json's params[{key!r}] is {value!r}; it "
-                             "must be a positive integer.")
-    for key in ("atom_vocab", "bond_vocab"):
-        vocab = config[key]
-        if not isinstance(vocab, list) or len(vocab) < 2 or vocab[:2] != ["<pad>", "<other>"] \
-                or not all(isinstance(w, str) for w in vocab):
-            raise ValueError(f"{where}: config.json's {key!r} is not a list of labels "
-                             "starting with '<pad>', '<other>'.")
-    widths = {"n_atom_features": grover_atom_features().n_features,
-              "n_bond_features": grover_bond_features().n_features}
-    for key, width in widths.items():
-        if key in config and config[key] != width:
-            raise ValueError(f"{where}: config.json's {key} is {config[key]!r}, but this "
-                             f"version of the package builds {width} GROVER features.")
-    if not isinstance(state, dict) or not all(
-            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()):
-        raise ValueError(f"{where}: weights.pt does not hold a state_dict (a dict of "
-                         "tensor names to tensors).")
-    # What the tensors say about the architecture, against what config.json says.
-    stream = state.get("encoder.node_blocks.0.mpn.weight")
-    if stream is not None and stream.ndim == 3:
-        layers = {int(k.split(".")[2]) for k in state if k.startswith("encoder.node_blocks.")}
-        found = {"hidden_size": stream.shape[-1], "n_heads": stream.shape[0] // 3,
-                 "n_layers": len(layers)}
-        for key, value in found.items():
-            if value != params[key]:
-                raise ValueError(
-                    f"{where}: config.json gives {key}={params[key]}, but the tensors in "
-                    f"weights.pt are those of {key}={value} (e.g. "
-                    f"'encoder.node_blocks.0.mpn.weight' has shape {_shape(stream)}). The "
-                    "config and the weights come from different models.")
-    if heads:
-        sizes = {"atom_vocab": ("atom_heads.0.weight", len(config["atom_vocab"])),
-                 "bond_vocab": ("bond_heads.0.weight", len(config["bond_vocab"])),
-                 "motifs": ("motif_heads.0.weight",
-                            len(config.get("motifs", GROVER_MOTIFS)))}
-        for key, (name, size) in sizes.items():
-            head = state.get(name)
-            if head is not None and head.ndim == 2 and head.shape[0] != size:
-                raise ValueError(
-                    f"{where}: config.json's {key} has {size} labels, but the head "
-                    f"{name!r} in weights.pt predicts {head.shape[0]} (shape "
-                    f"{_shape(head)}). The vocabulary does not belong to these weights.")
-    # Every tensor, by name and shape (the model is built on the meta device: no memory,
-    # no random numbers drawn).
-    with torch.device("meta"):
-        encoder = GTransformer(widths["n_atom_features"], widths["n_bond_features"],
-                               **{k: int(params[k]) for k in _ARCH})
-        if heads:
-            model = GroverPretrainModel(encoder, len(config["atom_vocab"]),
-                                        len(config["bond_vocab"]), len(GROVER_MOTIFS))
-            expected = {k: _shape(v) for k, v in model.state_dict().items()}
-        else:
-            expected = {f"encoder.{k}": _shape(v) for k, v in encoder.state_dict().items()}
-    given = {k: _shape(v) for k, v in state.items() if heads or k.startswith("encoder.")}
-    missing = [k for k in expected if k not in given]
-    if missing:
-        raise ValueError(
-            f"{where}: weights.pt lacks {len(missing)} tensor(s) that the parameters of "
-            f"config.json call for, e.g. {missing[0]!r} of shape {expected[missing[0]]}. "
-            "The file is incomplete or belongs to another model.")
-    extra = [k for k in given if k not in expected]
-    if extra:
-        raise ValueError(
-            f"{where}: weights.pt holds {len(extra)} tensor(s) that the parameters of "
-            f"config.json do not call for, e.g. {extra[0]!r}. The config and the weights "
-            "come from different models.")
-    for name, shape in expected.items():
-        if given[name] != shape:
-            raise ValueError(
-                f"{where}: tensor {name!r} in weights.pt has shape {given[name]}, but the "
-                f"parameters of config.json call for {shape}.")
 
 
 class _BaseGrover(_GraphEstimator):
@@ -321,11 +117,11 @@ class _BaseGrover(_GraphEstimator):
     def _arch(self, config):
         """Architecture parameters: the checkpoint's when there is one, else ours."""
         if config is not None:
-            arch = {k: int(config["params"][k]) for k in _ARCH}
+            arch = {k: int(config["params"][k]) for k in ARCH}
             import inspect
 
             defaults = inspect.signature(type(self).__init__).parameters
-            ignored = [f"{k}={getattr(self, k)!r}" for k in _ARCH
+            ignored = [f"{k}={getattr(self, k)!r}" for k in ARCH
                        if getattr(self, k) != defaults[k].default and getattr(self, k) != arch[k]]
             if ignored:
                 import warnings
@@ -337,7 +133,7 @@ class _BaseGrover(_GraphEstimator):
                     + "); set pretrained=None to train that architecture from scratch.",
                     UserWarning, stacklevel=4)
             return arch
-        return {k: int(getattr(self, k)) for k in _ARCH}
+        return {k: int(getattr(self, k)) for k in ARCH}
 
     def _new_encoder(self, arch):
         from sklearn_papers.chem.featurizers._grover_features import (
@@ -700,32 +496,18 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         import torch
 
         import sklearn_papers
-        from sklearn_papers.chem.featurizers._grover_features import GROVER_MOTIFS
 
         check_is_fitted(self)
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
         params = {k: v for k, v in self.get_params().items()
                   if isinstance(v, (int, float, str, type(None)))
                   and k not in ("pretrained", "descriptors")}
         params.update(self._arch(self.checkpoint_config_))  # the model's own architecture
-        config = {
-            "format": FORMAT_NAME,
-            "format_version": FORMAT_VERSION,
-            "params": params,
-            "atom_vocab": list(self.atom_vocab_.itos),
-            "bond_vocab": list(self.bond_vocab_.itos),
-            "n_atom_features": 151,
-            "n_bond_features": 14,
-            "embedding_dim": int(self.embedding_dim_),
-            "motifs": list(GROVER_MOTIFS),
-            "loss_curve": list(self.loss_curve_),
-            "training": {
-                "n_molecules": int(getattr(self, "_n_fit_molecules", 0)),
-                "seconds": float(getattr(self, "_fit_seconds", 0.0)),
-                "torch": torch.__version__,
-                "sklearn_papers": getattr(sklearn_papers, "__version__", "unknown"),
-            },
+        loss_curve = list(self.loss_curve_)
+        training = {
+            "n_molecules": int(getattr(self, "_n_fit_molecules", 0)),
+            "seconds": float(getattr(self, "_fit_seconds", 0.0)),
+            "torch": torch.__version__,
+            "sklearn_papers": getattr(sklearn_papers, "__version__", "unknown"),
         }
         previous = self.checkpoint_config_
         if previous is not None:
@@ -734,17 +516,15 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
             before = dict(previous.get("training", {}))
             legs = before.pop("legs", None) or ([before] if before else [])
             if self.n_iter_ == 0:
-                config["loss_curve"] = list(previous.get("loss_curve", []))
-                config["training"] = dict(previous.get("training", {}))
+                loss_curve = list(previous.get("loss_curve", []))
+                training = dict(previous.get("training", {}))
             else:
-                config["loss_curve"] = list(previous.get("loss_curve", [])) + \
-                    config["loss_curve"]
-                config["training"]["legs"] = legs + [dict(config["training"],
-                                                          epochs=int(self.n_iter_))]
-        (folder / "config.json").write_text(json.dumps(config, indent=1))
-        state = {k: v.detach().cpu().clone() for k, v in self.module_.state_dict().items()}
-        torch.save(state, folder / "weights.pt")
-        return folder
+                loss_curve = list(previous.get("loss_curve", [])) + loss_curve
+                training["legs"] = legs + [dict(training, epochs=int(self.n_iter_))]
+        return write_checkpoint(path, params=params, atom_vocab=self.atom_vocab_.itos,
+                                bond_vocab=self.bond_vocab_.itos,
+                                embedding_dim=self.embedding_dim_, loss_curve=loss_curve,
+                                training=training, state_dict=self.module_.state_dict())
 
     @classmethod
     def load(cls, path, **params):

@@ -25,7 +25,7 @@ the same command again and it continues where the last leg stopped, drawing the 
 and hop counts the uninterrupted run would have drawn. When the last epoch is done, the
 checkpoint is written to ``--out``, its ``config.json`` listing every leg (featurization
 and training seconds, molecules per second, command, processes, device, machine load) in
-``training["legs"]``. Data parallelism (:mod:`sklearn_papers.nn._grover_ddp`): each
+``training["legs"]``. Data parallelism (:mod:`sklearn_papers.nn._grover._ddp`): each
 process takes a disjoint shard of every global batch of ``--batch-size`` molecules and DDP
 all-reduces the gradients, so ``W`` processes follow the loss curve of one process up to
 float rounding. Processes come from ``torchrun`` (it sets ``RANK``, ``WORLD_SIZE``,
@@ -546,7 +546,7 @@ def _worker(rank, world_size, smiles, state_dir, out, cfg, *, spawned):
         grover_bond_features,
     )
     from sklearn_papers.nn._grover import GroverPretrainModel, GTransformer
-    from sklearn_papers.nn._grover_ddp import train_pretrain_ddp
+    from sklearn_papers.nn._grover._ddp import train_pretrain_ddp
     from sklearn_papers.nn._skorch import torch_seeded
 
     torch.set_num_threads(int(cfg["threads"]))
@@ -717,52 +717,36 @@ def _featurization_legs(state_dir):
 
 def _write_checkpoint(folder, state):
     """The package checkpoint (``load_grover_checkpoint`` format) of a training state."""
-    import torch
-
     import sklearn_papers
-    from sklearn_papers.chem._grover import FORMAT_NAME, FORMAT_VERSION
-    from sklearn_papers.chem.featurizers._grover_features import GROVER_MOTIFS
+    from sklearn_papers.chem._grover_checkpoint import write_checkpoint
 
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     run = state["run"]
     legs = state["legs"]
-    config = {
-        "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
-        "params": {"batch_size": run["batch_size"], "depth": run["depth"], "device": "cpu",
-                   "dist_coef": 0.1, "dropout": 0.0, "errors": "raise",
-                   "hidden_size": run["hidden_size"], "lr": run["lr"],
-                   "max_epochs": run["max_epochs"], "min_freq": run["min_freq"],
-                   "n_heads": run["n_heads"], "n_jobs": None, "n_layers": run["n_layers"],
-                   "random_state": run["random_state"], "verbose": 0},
-        "atom_vocab": list(state["atom_vocab"]),
-        "bond_vocab": list(state["bond_vocab"]),
-        "n_atom_features": 151,
-        "n_bond_features": 14,
-        "embedding_dim": 2 * int(run["hidden_size"]),
-        "motifs": list(GROVER_MOTIFS),
-        "loss_curve": list(state["loss_curve"]),
-        "training": {
-            "n_molecules": int(run["n_samples"]),
-            "dataset": f"load_moses_smiles(n_samples={run['n_samples']}) (MOSES test split, "
-                       f"first {run['n_samples']} rows)",
-            "epochs_done": int(state["epoch"]), "next_step": int(state["step"]),
-            "finished": bool(state["done"]),
-            "seconds_total": sum(float(g.get("seconds", 0.0)) for g in legs) + sum(
-                float(g.get("seconds", 0.0)) for g in state.get("featurization", [])),
-            "command": legs[-1].get("command") if legs else None,
-            "torch": legs[-1].get("torch") if legs else None,
-            "sklearn_papers": getattr(sklearn_papers, "__version__", "unknown"),
-            "legs": legs,
-            "featurization": state.get("featurization", []),
-        },
+    params = {"batch_size": run["batch_size"], "depth": run["depth"], "device": "cpu",
+              "dist_coef": 0.1, "dropout": 0.0, "errors": "raise",
+              "hidden_size": run["hidden_size"], "lr": run["lr"],
+              "max_epochs": run["max_epochs"], "min_freq": run["min_freq"],
+              "n_heads": run["n_heads"], "n_jobs": None, "n_layers": run["n_layers"],
+              "random_state": run["random_state"], "verbose": 0}
+    training = {
+        "n_molecules": int(run["n_samples"]),
+        "dataset": f"load_moses_smiles(n_samples={run['n_samples']}) (MOSES test split, "
+                   f"first {run['n_samples']} rows)",
+        "epochs_done": int(state["epoch"]), "next_step": int(state["step"]),
+        "finished": bool(state["done"]),
+        "seconds_total": sum(float(g.get("seconds", 0.0)) for g in legs) + sum(
+            float(g.get("seconds", 0.0)) for g in state.get("featurization", [])),
+        "command": legs[-1].get("command") if legs else None,
+        "torch": legs[-1].get("torch") if legs else None,
+        "sklearn_papers": getattr(sklearn_papers, "__version__", "unknown"),
+        "legs": legs,
+        "featurization": state.get("featurization", []),
     }
-    tmp = folder / f"weights.pt.tmp{os.getpid()}"
-    torch.save(dict(state["model"]), tmp)
-    os.replace(tmp, folder / "weights.pt")
-    (folder / "config.json").write_text(json.dumps(config, indent=1))
-    return folder
+    return write_checkpoint(folder, params=params, atom_vocab=state["atom_vocab"],
+                            bond_vocab=state["bond_vocab"],
+                            embedding_dim=2 * int(run["hidden_size"]),
+                            loss_curve=state["loss_curve"], training=training,
+                            state_dict=dict(state["model"]))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from sklearn_papers.chem import (
     GroverRegressor,
     load_grover_checkpoint,
 )
-from sklearn_papers.chem._grover import _checkpoint_dir
+from sklearn_papers.chem._grover_checkpoint import _checkpoint_dir
 from sklearn_papers.chem.featurizers._grover_features import grover_graph
 
 MOLS = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "C1CCCCC1",
@@ -73,7 +73,7 @@ def test_load_rejects_missing_or_foreign_checkpoints(tmp_path):
 def test_damaged_checkpoint_files_raise_value_error_naming_them(tmp_path):
     import shutil
 
-    from sklearn_papers.chem._grover import _checkpoint_dir
+    from sklearn_papers.chem._grover_checkpoint import _checkpoint_dir
 
     folder = tmp_path / "ckpt"
     shutil.copytree(_checkpoint_dir("moses-small"), folder)
@@ -190,16 +190,18 @@ def test_shipped_checkpoint_loads_offline_and_is_small():
 
 def _record_attention(monkeypatch):
     """Record (padded score entries, own score entries) of every attention call."""
-    import sklearn_papers.nn._grover as grover_nn
+    import sklearn_papers.nn._grover._attention as grover_attention
+    import sklearn_papers.nn._grover._inference as grover_inference
 
-    calls, dense = [], grover_nn._dense_attention
+    calls, dense = [], grover_attention._dense_attention
 
     def recording(q, k, v, group, pos, n_groups, length, **kwargs):
         own = int((torch.bincount(group, minlength=int(n_groups)) ** 2).sum())
         calls.append((q.shape[0] * int(n_groups) * int(length) ** 2, q.shape[0] * own))
         return dense(q, k, v, group, pos, n_groups, length, **kwargs)
 
-    monkeypatch.setattr(grover_nn, "_dense_attention", recording)
+    monkeypatch.setattr(grover_attention, "_dense_attention", recording)  # autograd path
+    monkeypatch.setattr(grover_inference, "_dense_attention", recording)  # inference path
     return calls
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from sklearn_papers.chem import GroverFeaturizer
-from sklearn_papers.chem._grover import PRETRAINED, load_grover_checkpoint
+from sklearn_papers.chem._grover_checkpoint import PRETRAINED, load_grover_checkpoint
 
 _DIR = Path(__file__).resolve().parents[2] / "sklearn_papers" / "chem" / "_pretrained"
 

@@ -22,9 +22,9 @@ from sklearn_papers.nn._grover import (
     GroverPretrainModel,
     GTransformer,
     NeighbourOperator,
-    _sparse_rows_product,
     draw_hops,
 )
+from sklearn_papers.nn._grover._ops import _sparse_rows_product
 
 SMILES = ["CCO", "c1ccccc1O", "CC(=O)Oc1ccccc1C(=O)O", "[Na+].[Cl-]", "C", "C" * 40,
           "CN1CCC[C@H]1c1cccnc1", "O=C(O)CC(O)(CC(=O)O)C(=O)O", "c1ccc2ccccc2c1", "N#N"]

@@ -1,4 +1,4 @@
-"""Resumable, data-parallel GROVER pretraining (chem/_grover_pretrain, nn/_grover_ddp)."""
+"""Resumable, data-parallel GROVER pretraining (chem/_grover_pretrain, nn/_grover/_ddp)."""
 
 import json
 import shutil
@@ -26,7 +26,7 @@ from sklearn_papers.nn._grover import (
     collate_grover,
     grover_pretrain_loss,
 )
-from sklearn_papers.nn._grover_ddp import (
+from sklearn_papers.nn._grover._ddp import (
     _global_loss,
     global_batches,
     keep_every_parameter,

@@ -8,11 +8,11 @@ from sklearn_papers.nn._grover import (
     DyMPN,
     GroverPretrainModel,
     GTransformer,
-    _masked_attention,
     draw_hops,
     grover_finetune_loss,
     segment_mean,
 )
+from sklearn_papers.nn._grover._attention import _masked_attention
 
 
 def _toy_batch():

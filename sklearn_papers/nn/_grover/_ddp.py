@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from sklearn_papers.nn._grover import collate_grover
+from sklearn_papers.nn._grover._data import collate_grover
 
 __all__ = ["global_batches", "keep_every_parameter", "pretrain_loss_terms", "step_seed",
            "train_pretrain_ddp"]
