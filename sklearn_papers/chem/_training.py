@@ -10,9 +10,8 @@
   last epoch, once per batch (the schedule of chemprop, Yang et al. 2019, its ``NoamLR``
   with ``init_lr = final_lr = max_lr / 10`` and two warm-up epochs).
 
-For skorch nets (neural fingerprint, MPNN) these are skorch callbacks
-(:func:`skorch_training_options`); GROVER's plain torch loop uses the same rules
-(:func:`sklearn_papers.nn._grover.train_module`).
+Every graph model (neural fingerprint, MPNN, GROVER) trains through a skorch net, and
+these are its callbacks (:func:`skorch_training_options`).
 """
 
 import math
