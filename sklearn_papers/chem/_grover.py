@@ -786,7 +786,9 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     Attributes
     ----------
     module_ : torch.nn.Module
-        The trained ``GroverFinetuneModel``.
+        The trained ``GroverFinetuneModel`` (``net_.module_``).
+    net_ : skorch.NeuralNet
+        The skorch net that trained it.
     n_outputs_ : int
         Number of targets.
     loss_curve_ : list of float
@@ -911,7 +913,9 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
     classes_ : ndarray of shape (n_classes,)
         Class labels; ``[0, 1]`` for multi-task targets.
     module_ : torch.nn.Module
-        The trained ``GroverFinetuneModel``.
+        The trained ``GroverFinetuneModel`` (``net_.module_``).
+    net_ : skorch.NeuralNet
+        The skorch net that trained it.
     n_outputs_ : int
         Number of network outputs (1 binary, ``n_classes`` multiclass, ``n_tasks``).
     loss_curve_ : list of float
