@@ -52,7 +52,9 @@ $(VENV)/.docs: pyproject.toml $(VENV)/.installed
 	$(PIP) install --quiet -e ".[test,docs]"
 	touch $@
 
-# the HTML is then checked as a reader meets it: every internal link, anchor and image
+# the HTML is then checked as a reader meets it: every internal link, anchor and image of
+# every page, and four pages opened in a headless Chromium when one is installed
+# (apt-get install chromium-headless-shell)
 docs: $(VENV)/.docs
 	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
 	$(BIN)/python docs/check_html.py docs/_build/html
