@@ -98,9 +98,9 @@ def main(argv=None):
            peer="the same model on the molecules as given (CircularFingerprint(standardize="
                 "False))", argv=argv, rows=rows,
            notes=f"Ours is CircularFingerprint(standardize=True), on the same splits "
-                 f"({args.seeds} seeds, mean ± std over the seeds; RidgeCV for ESOL and "
-                 "FreeSolv, LogisticRegression for BBBP and Tox21, balanced scaffold "
-                 "splits). A molecule changes when its canonical SMILES does. "
+                 f"({args.seeds} seeds, mean ± std over the seeds; RidgeCV on random 80/20 "
+                 "splits for ESOL and FreeSolv, LogisticRegression on balanced scaffold "
+                 "splits for BBBP and Tox21). A molecule changes when its canonical SMILES does. "
                  + "; ".join(notes) + ".")
 
 
