@@ -14,8 +14,8 @@ Two checks:
   (``http:``, ``https:``, ``mailto:``) are not fetched.
 * **Four pages, opened in a headless browser.** When Chromium's headless shell (Debian:
   ``apt-get install chromium-headless-shell``) or Chromium is on ``PATH`` (or named by
-  ``--browser`` or ``$CHECK_HTML_BROWSER``), the index, one user-guide page, one API page
-  and one gallery page are opened in it, driven through the DevTools protocol over a pipe
+  ``--browser`` or ``$CHECK_HTML_BROWSER``), the index, one user-guide page, one API page,
+  one gallery example and the gallery's index are opened in it, driven through the DevTools protocol over a pipe
   (standard library only): every image must be decoded by the browser with a non-zero
   size, every internal link the browser resolves must reach an existing file and anchor,
   and the page must raise no JavaScript exception. Without a browser this check is
@@ -244,14 +244,15 @@ def open_page(browser, path):
 
 
 def reader_pages(root):
-    """The pages opened in the browser: the index, a user-guide page, an API page and a
-    gallery page; of each kind the first (by name) that shows an image, else the first."""
+    """The pages opened in the browser: the index, a user-guide page, an API page, a
+    gallery example and the gallery's index (its thumbnails); of each kind the first (by
+    name) that shows an image, else the first."""
     root = Path(root)
     kinds = [("index", [root / "index.html"]),
              ("user guide", sorted((root / "user_guide").glob("*.html"))),
              ("API", sorted((root / "generated").glob("sklearn_papers.*.html"))),
-             ("gallery", sorted((root / "auto_examples").glob("plot_*.html"))
-              + [root / "auto_examples" / "index.html"])]
+             ("gallery", sorted((root / "auto_examples").glob("plot_*.html"))),
+             ("gallery index", [root / "auto_examples" / "index.html"])]
     cache, pages = {}, []
     for kind, found in kinds:
         found = [f for f in found if f.is_file()]

@@ -74,10 +74,12 @@ def test_the_pages_a_reader_opens_are_one_of_each_kind_with_an_image_first(tmp_p
     (tmp_path / "user_guide" / "b.html").write_text('<img src="../img.png">')
     (tmp_path / "generated" / "sklearn_papers.chem.X.html").write_text("<p>api</p>")
     (tmp_path / "auto_examples" / "index.html").write_text('<img src="../img.png">')
+    (tmp_path / "auto_examples" / "plot_a.html").write_text("<p>not run</p>")
     pages = _checker().reader_pages(tmp_path)
     assert [(kind, str(path.relative_to(tmp_path))) for kind, path in pages] == [
         ("index", "index.html"), ("user guide", "user_guide/b.html"),
-        ("API", "generated/sklearn_papers.chem.X.html"), ("gallery", "auto_examples/index.html")]
+        ("API", "generated/sklearn_papers.chem.X.html"), ("gallery", "auto_examples/plot_a.html"),
+        ("gallery index", "auto_examples/index.html")]
 
 
 def test_a_headless_browser_shows_what_loads_and_finds_what_does_not(tmp_path):
