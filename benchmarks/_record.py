@@ -45,6 +45,10 @@ def machine():
         versions["scikit-learn"] = sklearn.__version__
     except ImportError:  # pragma: no cover - a hard dependency
         pass
+    # the libraries whose version moves a benchmark's figures, where the benchmark used them
+    for name in ("rdkit", "scipy", "joblib"):
+        if name in sys.modules:
+            versions[name] = getattr(sys.modules[name], "__version__", "unknown")
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "system": platform.system(),
             "torch_threads": torch.get_num_threads(), "versions": versions}
 

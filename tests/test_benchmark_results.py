@@ -46,6 +46,8 @@ ROW = {"what": "batch 8", "ours": 2.0, "peer": 4.0, "unit": "ms", "better": "low
 
 def test_record_writes_what_the_pages_show(tmp_path, record_module, pages_module,
                                            monkeypatch):
+    import rdkit
+
     monkeypatch.setattr(sys, "argv", [str(ROOT / "benchmarks" / "bench_fake.py"), "--n", "3"])
     path = record_module.record("fake", title="Fake loss, forward", peer="peerlib 1.0",
                                 rows=[ROW], notes="Values agree *exactly*.", results=tmp_path)
@@ -53,6 +55,9 @@ def test_record_writes_what_the_pages_show(tmp_path, record_module, pages_module
     assert data["command"] == "python benchmarks/bench_fake.py --n 3"
     assert data["rows"][0]["ratio"] == 0.5
     assert data["machine"]["cpu"] and data["machine"]["cores"] >= 1
+    assert {"python", "numpy", "torch"} <= set(data["machine"]["versions"])
+    # a library the benchmark imported is named with its version
+    assert data["machine"]["versions"]["rdkit"] == rdkit.__version__
     out = tmp_path / "pages"
     assert pages_module.write_pages(out, results=tmp_path) == ["fake"]
     text = (out / "fake.rst").read_text()
