@@ -4,6 +4,11 @@ The splits of the quality comparisons (``benchmarks/_molsplits.py``: random 80/2
 ``--seeds`` seeds); each featurization followed by ``RidgeCV`` (11 alphas, 1e-2..1e3):
 ECFP4 (2048 bits), ``RDKitDescriptors()`` (all 217, CDF-normalized), and both joined.
 
+Each comparison of two featurizations ("RDKitDescriptors beat ECFP4", "ECFP4 +
+RDKitDescriptors beat ECFP4", "ECFP4 + RDKitDescriptors beat RDKitDescriptors") is judged
+by the reports' ``paired interval`` rule over the seeds (``sklearn_papers.reproduce.
+_claims``: holds, does not hold or inconclusive), not by comparing the means.
+
 Run: ``.venv/bin/python benchmarks/bench_descriptors.py [--seeds 3]``.
 """
 
@@ -35,17 +40,38 @@ def main(argv=None):
                                                        RDKitDescriptors()),
     }
     print(f"{'data set':9} {'features':26} {'test RMSE':>16}")
+    scores = {}
     for name in args.datasets:
         X, y = load(name)
         for label, make in arms.items():
-            scores = []
+            per_seed = scores.setdefault((name, label), [])
             for seed in range(args.seeds):
                 train, test = split(name, X, y, seed)
                 model = make_pipeline(make(), RidgeCV(alphas=np.logspace(-2, 3, 11)))
                 model.fit(X[train], y[train])
-                scores.append(score(name, y[test], model.predict(X[test])))
-            mean, std = mean_std(scores)
+                per_seed.append(score(name, y[test], model.predict(X[test])))
+            mean, std = mean_std(per_seed)
             print(f"{name:9} {label:26} {mean:8.3f} ± {std:.3f}")
+    verdicts(scores, args.datasets)
+
+
+#: (A, B): the claim "A beats B" on test RMSE, judged per data set.
+CLAIMS = (("RDKitDescriptors", "ECFP4"), ("ECFP4 + RDKitDescriptors", "ECFP4"),
+          ("ECFP4 + RDKitDescriptors", "RDKitDescriptors"))
+
+
+def verdicts(scores, datasets):
+    """Print, per data set and claim of ``CLAIMS``, the verdict of the ``paired interval``
+    rule on the per-seed test RMSE (``scores``: ``{(data set, arm): [RMSE per seed]}``)."""
+    from sklearn_papers.reproduce._claims import Claim, judge
+
+    print()
+    for name in datasets:
+        for a, b in CLAIMS:
+            claim = Claim(f"{a} beat {b}", "test RMSE", "paired interval",
+                          higher_is_better=False)
+            verdict = judge(claim, scores[name, a], scores[name, b])
+            print(f"{name:9} {claim.statement:50} {verdict.short()}")
 
 
 if __name__ == "__main__":
