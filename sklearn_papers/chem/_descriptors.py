@@ -335,7 +335,7 @@ def check_descriptors_param(estimator):
     """``InvalidParameterError`` (a ``ValueError``) for a ``descriptors`` parameter that is
     neither a bool nor an ``RDKitDescriptors`` instance, naming the accepted values and
     how to choose descriptors by name (scikit-learn's own message names the class by its
-    private module path and gives no fix)."""
+    private module path and gives no fix); worded as scikit-learn's messages are."""
     value = getattr(estimator, "descriptors", False)
     if isinstance(value, (bool, np.bool_, RDKitDescriptors)):
         return
@@ -348,7 +348,7 @@ def check_descriptors_param(estimator):
     raise InvalidParameterError(
         f"The 'descriptors' parameter of {type(estimator).__name__} must be True (all of "
         "RDKit's 2-D descriptors, CDF-normalized), False (none) or an "
-        f"sklearn_papers.chem.RDKitDescriptors instance; got {value!r}.{hint}")
+        f"sklearn_papers.chem.RDKitDescriptors instance. Got {value!r} instead.{hint}")
 
 
 def resolve_descriptors(descriptors):
