@@ -52,7 +52,9 @@ $(VENV)/.docs: pyproject.toml $(VENV)/.installed
 	$(PIP) install --quiet -e ".[test,docs]"
 	touch $@
 
-# the HTML is then checked as a reader meets it: every internal link, anchor and image
+# the HTML is then checked as a reader meets it: every internal link, anchor and image of
+# every page, and four pages opened in a headless Chromium when one is installed
+# (apt-get install chromium-headless-shell)
 docs: $(VENV)/.docs
 	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
 	$(BIN)/python docs/check_html.py docs/_build/html
@@ -60,7 +62,7 @@ docs: $(VENV)/.docs
 # The peers are installed without their own pins: scikit-fingerprints pins an older RDKit
 # and chemprop pulls packages we do not need; torch stays as installed. chemprop 2.3 imports
 # cuik_molmaker (cuik-molmaker-pin), a compiled module built against one RDKit release, so
-# pip installs that RDKit release beside it (2026.3.6 as of 2026-12): after `make bench` the
+# pip installs the RDKit release that cuik-molmaker-pin names beside it: after `make bench` the
 # venv's RDKit is the one chemprop's featurizer was built for.
 BENCH_PEERS ?= scikit-fingerprints chemprop pytorch-metric-learning
 BENCH_PEER_DEPS ?= descriptastorus e3fp huggingface-hub mordredcommunity lightning torchmetrics \

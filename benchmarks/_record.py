@@ -17,6 +17,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 # the keys of a row as given to record(); it adds "ratio" = ours / peer
 ROW_KEYS = ("what", "ours", "peer", "unit", "better")
+# keys a row may add: the standard deviations over seeds of a score averaged over seeds
+OPTIONAL_KEYS = ("ours_std", "peer_std")
 
 
 def cpu_model():
@@ -43,6 +45,10 @@ def machine():
         versions["scikit-learn"] = sklearn.__version__
     except ImportError:  # pragma: no cover - a hard dependency
         pass
+    # the libraries whose version moves a benchmark's figures, where the benchmark used them
+    for name in ("rdkit", "scipy", "joblib"):
+        if name in sys.modules:
+            versions[name] = getattr(sys.modules[name], "__version__", "unknown")
     return {"cpu": cpu_model(), "cores": os.cpu_count(), "system": platform.system(),
             "torch_threads": torch.get_num_threads(), "versions": versions}
 
@@ -73,7 +79,9 @@ def record(name, *, title, peer, rows, argv=None, notes="", results=None):
         One per measurement, with the keys of ``ROW_KEYS``: ``what`` (str), ``ours`` and
         ``peer`` (positive numbers, in ``unit``), ``unit`` (str) and ``better``
         (``"higher"`` or ``"lower"``: which values are better, e.g. ``"lower"`` for
-        seconds). The file adds ``ratio``, ours / peer.
+        seconds). The file adds ``ratio``, ours / peer. A score averaged over seeds may
+        add ``ours_std`` and ``peer_std`` (non-negative, in ``unit``), its standard
+        deviations over the seeds, shown as ``mean ± std``.
     argv : list of str, default=None
         The script's arguments; ``sys.argv[1:]`` when None.
     notes : str, default=""
@@ -86,12 +94,15 @@ def record(name, *, title, peer, rows, argv=None, notes="", results=None):
     path : pathlib.Path
     """
     for i, row in enumerate(rows):
-        if set(row) != set(ROW_KEYS):
-            raise ValueError(f"row {i} has keys {sorted(row)}; expected {sorted(ROW_KEYS)}")
+        if not set(ROW_KEYS) <= set(row) <= set(ROW_KEYS + OPTIONAL_KEYS):
+            raise ValueError(f"row {i} has keys {sorted(row)}; expected {sorted(ROW_KEYS)}, "
+                             f"optionally with {sorted(OPTIONAL_KEYS)}")
         if row["better"] not in ("higher", "lower"):
             raise ValueError(f"row {i}: better must be 'higher' or 'lower'")
         if not (float(row["ours"]) > 0 and float(row["peer"]) > 0):
             raise ValueError(f"row {i}: ours and peer must be positive numbers")
+        if not all(float(row[key]) >= 0 for key in OPTIONAL_KEYS if key in row):
+            raise ValueError(f"row {i}: ours_std and peer_std must be non-negative numbers")
     folder = Path(results) if results is not None else RESULTS
     folder.mkdir(parents=True, exist_ok=True)
     data = {"name": name, "title": title, "peer": peer, "command": command(argv),
@@ -99,7 +110,9 @@ def record(name, *, title, peer, rows, argv=None, notes="", results=None):
             "rows": [{"what": row["what"], "ours": float(row["ours"]),
                       "peer": float(row["peer"]), "unit": row["unit"],
                       "ratio": float(row["ours"]) / float(row["peer"]),
-                      "better": row["better"]} for row in rows]}
+                      "better": row["better"],
+                      **{key: float(row[key]) for key in OPTIONAL_KEYS if key in row}}
+                     for row in rows]}
     path = folder / f"{name}.json"
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"recorded in {path.relative_to(folder.parent) if folder == RESULTS else path}")

@@ -6,16 +6,22 @@ in sizes ``--sizes`` (with the in-process shortcut for small inputs switched off
 ``n_jobs=1`` and ``n_jobs=--n-jobs`` (joblib's loky backend;
 the worker pool is started before timing, as it is after a first call), best of
 ``--repeats``. Prints the wall seconds and the speed-up; a speed-up below 1 means the
-workers cost more than they save.
+workers cost more than they save. The times are recorded in
+``benchmarks/results/featurization_n_jobs.json`` (the docs' Benchmarks pages), ``--n-jobs``
+workers against one.
 
 Run: ``.venv/bin/python benchmarks/bench_featurization_n_jobs.py [--n-jobs 2]
 [--sizes 128 512 2048 8192] [--repeats 3]``.
 """
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _record, beside this script
 
 
 def main(argv=None):
@@ -55,6 +61,7 @@ def main(argv=None):
           f"(under {shortcut} molecules they featurize in-process whatever n_jobs)")
     print(f"{'featurizer':30} {'n':>6} {'1 job s':>9} {f'{args.n_jobs} jobs s':>9} "
           f"{'speed-up':>9}")
+    rows = []
     for name, run in families.items():
         for n in args.sizes:
             data = X[:n]
@@ -68,6 +75,19 @@ def main(argv=None):
                 best[jobs] = min(times)
             print(f"{name:30} {n:6d} {best[1]:9.3f} {best[args.n_jobs]:9.3f} "
                   f"{best[1] / best[args.n_jobs]:9.2f}")
+            rows.append({"what": f"{name}, {n} molecules", "ours": best[args.n_jobs],
+                         "peer": best[1], "unit": "s (wall time)", "better": "lower"})
+
+    from _record import record
+
+    record("featurization_n_jobs",
+           title=f"Featurization with n_jobs={args.n_jobs} against one worker",
+           peer="the same featurization with n_jobs=1", argv=argv, rows=rows,
+           notes=f"MOSES molecules, best of {args.repeats}, joblib's loky backend with its "
+                 f"pool started before timing; the graph estimators' in-process shortcut "
+                 f"(under {shortcut} molecules) switched off. A ratio below 1 means the "
+                 f"{args.n_jobs} workers were faster; above 1, they cost more than they "
+                 "saved.")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,8 @@ ROW = {"what": "batch 8", "ours": 2.0, "peer": 4.0, "unit": "ms", "better": "low
 
 def test_record_writes_what_the_pages_show(tmp_path, record_module, pages_module,
                                            monkeypatch):
+    import rdkit
+
     monkeypatch.setattr(sys, "argv", [str(ROOT / "benchmarks" / "bench_fake.py"), "--n", "3"])
     path = record_module.record("fake", title="Fake loss, forward", peer="peerlib 1.0",
                                 rows=[ROW], notes="Values agree *exactly*.", results=tmp_path)
@@ -53,6 +55,9 @@ def test_record_writes_what_the_pages_show(tmp_path, record_module, pages_module
     assert data["command"] == "python benchmarks/bench_fake.py --n 3"
     assert data["rows"][0]["ratio"] == 0.5
     assert data["machine"]["cpu"] and data["machine"]["cores"] >= 1
+    assert {"python", "numpy", "torch"} <= set(data["machine"]["versions"])
+    # a library the benchmark imported is named with its version
+    assert data["machine"]["versions"]["rdkit"] == rdkit.__version__
     out = tmp_path / "pages"
     assert pages_module.write_pages(out, results=tmp_path) == ["fake"]
     text = (out / "fake.rst").read_text()
@@ -60,6 +65,13 @@ def test_record_writes_what_the_pages_show(tmp_path, record_module, pages_module
     assert "peerlib 1.0" in text and "0.50" in text and "bench_fake.py --n 3" in text
     assert data["machine"]["cpu"] in text
     assert ":doc:`fake`" in (out / "index.rst").read_text()
+    # a score over seeds keeps its spread, shown as mean ± std
+    record_module.record("fake", title="t", peer="p", argv=[], results=tmp_path,
+                         rows=[{**ROW, "ours_std": 0.5, "peer_std": 0.25}])
+    data = json.loads(path.read_text())
+    assert (data["rows"][0]["ours_std"], data["rows"][0]["peer_std"]) == (0.5, 0.25)
+    pages_module.write_pages(out, results=tmp_path)
+    assert "2.000 ± 0.500" in (out / "fake.rst").read_text()
     # a page whose result file is gone is removed
     path.unlink()
     assert pages_module.write_pages(out, results=tmp_path) == []
@@ -70,6 +82,8 @@ def test_record_writes_what_the_pages_show(tmp_path, record_module, pages_module
     ({**ROW, "ratio": 1.0}, "keys"),
     ({**ROW, "better": "faster"}, "better"),
     ({**ROW, "peer": 0.0}, "positive"),
+    ({**ROW, "spread": 1.0}, "keys"),
+    ({**ROW, "ours_std": -0.1}, "non-negative"),
 ])
 def test_record_refuses_a_malformed_row(tmp_path, record_module, row, match):
     with pytest.raises(ValueError, match=match):

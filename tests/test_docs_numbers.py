@@ -1,9 +1,12 @@
-"""Numbers in the docs come from the published results: every ``:result:`` role and
-``published-table`` directive of every page names exactly one cell (or table) of a page of
-docs/results/, and the published tables read back as ``sklearn-papers publish`` wrote them.
+"""Numbers in the docs come from data: every ``:result:`` role and ``published-table``
+directive of every page names exactly one cell (or table) of a page of docs/results/, the
+published tables read back as ``sklearn-papers publish`` wrote them, and every ``:bench:``
+role and ``benchmark-table`` directive names one figure (or rows) of a recorded benchmark
+in benchmarks/results/.
 """
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -14,8 +17,8 @@ from sklearn_papers.reproduce._publish import (markdown_to_rst, published_tables
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
-def _extension():
-    spec = importlib.util.spec_from_file_location("published", DOCS / "_ext" / "published.py")
+def _extension(name="published"):
+    spec = importlib.util.spec_from_file_location(name, DOCS / "_ext" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -100,3 +103,49 @@ def test_every_published_number_of_a_page_resolves(page):
                                         columns=split(options.get("columns")),
                                         rows=split(options.get("rows")))
         assert rows and all(len(r) == len(columns) for r in rows), name
+
+
+BENCH = {"name": "fake", "rows": [
+    {"what": "ESOL, descriptors", "ours": 0.5, "peer": 2.0, "ratio": 0.25, "unit": "RMSE",
+     "better": "lower", "ours_std": 0.25, "peer_std": 0.125},
+    {"what": "ESOL, both", "ours": 1.0, "peer": 2.0, "ratio": 0.5, "unit": "RMSE",
+     "better": "lower"},
+    {"what": "FreeSolv, both", "ours": 4.0, "peer": 2.0, "ratio": 2.0, "unit": "RMSE",
+     "better": "lower"}]}
+
+
+def test_the_bench_role_and_table_read_one_recorded_figure(tmp_path):
+    bench = _extension("benchmarks")
+    (tmp_path / "fake.json").write_text(json.dumps(BENCH))
+    assert bench.resolve("fake | ESOL; both | ours", tmp_path) == "1.000"
+    assert bench.resolve("fake | FreeSolv | ratio", tmp_path) == "2.00"
+    assert bench.resolve("fake | FreeSolv | inverse ratio", tmp_path) == "0.50"
+    assert bench.resolve("fake | descriptors | ours ± std", tmp_path) == "0.500 ± 0.250"
+    for text, match in [("fake | both | ours", "2 rows"),          # two rows hold it
+                        ("fake | SIDER | ours", "0 rows"),         # none does
+                        ("fake | ESOL; both | mean", "FIELD"),     # no such field
+                        ("fake | ESOL; both | ours ± std", "ours_std"),
+                        ("fake | ours", "NAME"),
+                        ("gone | ESOL | ours", "no recorded benchmark")]:
+        with pytest.raises(KeyError, match=match):
+            bench.resolve(text, tmp_path)
+    lines = bench.table("fake", rows=["FreeSolv", "ESOL; descriptors"], results=tmp_path)
+    assert lines[0].endswith("(:ref:`benchmark-fake`)")
+    body = "\n".join(lines)
+    assert body.index("FreeSolv, both") < body.index("ESOL, descriptors")
+    assert "ESOL, both" not in body and "0.500 ± 0.250" in body
+    text = ("A :bench:`fake | ESOL; both | ours` and\n\n.. benchmark-table:: fake\n"
+            "   :rows: FreeSolv | ESOL; both\n\nafter\n")
+    assert bench.find_uses(text) == (["fake | ESOL; both | ours"],
+                                     [("fake", {"rows": "FreeSolv | ESOL; both"})])
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(DOCS)))
+def test_every_benchmark_number_of_a_page_resolves(page):
+    bench = _extension("benchmarks")
+    roles, tables = bench.find_uses(page.read_text(encoding="utf-8"))
+    for text in roles:
+        assert bench.resolve(text).strip(), text
+    for name, options in tables:
+        lines = bench.table(name, rows=bench.split_rows(options.get("rows")))
+        assert any(line.startswith("   * - ") for line in lines[10:]), name

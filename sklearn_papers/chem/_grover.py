@@ -391,11 +391,17 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         from sklearn_papers.chem.featurizers._grover_features import GROVER_MOTIFS, ContextVocab
         from sklearn_papers.nn._grover import (
             GroverDataset,
+            GroverNet,
             GroverPretrainModel,
-            grover_pretrain_loss,
-            train_module,
+            PretrainCriterion,
+            collate_labelled,
         )
-        from sklearn_papers.nn._skorch import torch_seeded
+        from sklearn_papers.nn._skorch import (
+            FiniteLossCheck,
+            build_net,
+            loss_curve,
+            torch_seeded,
+        )
 
         start = time.perf_counter()
         device, seed = self._device_and_seed()
@@ -432,16 +438,15 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
                 dataset = GroverDataset(
                     [d[0] for d in data], [atom_vocab.encode(d[1]) for d in data],
                     [bond_vocab.encode(d[2]) for d in data], np.stack([d[3] for d in data]))
-                dist_coef = float(self.dist_coef)
-
-                def loss_fn(out, labels):
-                    return grover_pretrain_loss(out, labels["atom"], labels["bond"],
-                                                labels["motif"], dist_coef)[0]
-
-                curve = train_module(module, dataset, loss_fn, max_epochs=self.max_epochs,
-                                     batch_size=self.batch_size, lr=self.lr, seed=seed,
-                                     device=device, verbose=self.verbose,
-                                     desc="GROVER pretraining")
+                net = build_net(
+                    module, seed=seed, criterion=PretrainCriterion, net_class=GroverNet,
+                    max_epochs=self.max_epochs, lr=self.lr, batch_size=self.batch_size,
+                    device=device, verbose=self.verbose,
+                    criterion__dist_coef=float(self.dist_coef),
+                    iterator_train__collate_fn=collate_labelled,
+                    callbacks=[("finite_loss", FiniteLossCheck(type(self).__name__))])
+                net.fit(dataset, y=None)
+                module, curve = net.module_, loss_curve(net)
         self.module_ = module.to(device).eval()
         self.encoder_ = module.encoder
         self.atom_vocab_, self.bond_vocab_ = atom_vocab, bond_vocab
@@ -641,61 +646,37 @@ class _GroverFinetune(_BaseGrover):
                                    n_mol_features=self._n_mol_features())
 
     def _fit_module(self, module, graphs, target, loss, *, seed, device, sample_weight=None):
-        from sklearn_papers.nn._grover import GroverDataset, grover_finetune_loss, train_module
-
-        from sklearn_papers.chem._training import (
-            WARMUP_EPOCHS,
-            WarmupDecay,
-            check_early_stopping_size,
-            labelled_rows,
-            n_validation,
+        from sklearn_papers.nn._grover import (
+            FinetuneCriterion,
+            GroverDataset,
+            GroverNet,
+            collate_labelled,
         )
+        from sklearn_papers.nn._skorch import build_net, loss_curve, pack_sample_weight
 
-        task, dist_coef = _FINETUNE_TASKS[loss], float(self.dist_coef)
+        from sklearn_papers.chem._training import labelled_rows, skorch_training_options
+
         # early stopping splits only the rows with a label and a positive weight
-        labelled = np.flatnonzero(labelled_rows(target, sample_weight))
+        labelled = labelled_rows(target, sample_weight)
         if sample_weight is not None:  # the weights travel as a last target column
-            from sklearn_papers.nn._skorch import pack_sample_weight
-
             target = pack_sample_weight(target, sample_weight)
-
-        def split(y):
-            """(target, weights) of a batch; weights None when unweighted."""
-            if sample_weight is None:
-                return y, None
-            return (y[:, 0].long() if task == "multiclass" else y[:, :-1]), y[:, -1]
-
-        def loss_fn(out, labels):
-            y, w = split(labels["y"])
-            return grover_finetune_loss(out, y, task, dist_coef, sample_weight=w)
-
-        def valid_loss_fn(pred, labels):
-            # eval mode gives the mean of the two views: its task loss (no disagreement)
-            y, w = split(labels["y"])
-            return grover_finetune_loss((pred, pred), y, task, 0.0, sample_weight=w) / 2
-
-        train_idx, valid = np.arange(len(graphs)), None
-        if self.early_stopping and self.max_epochs > 0:
-            check_early_stopping_size(self, len(graphs), len(labelled))
-            perm = np.random.RandomState(seed).permutation(len(labelled))
-            n_valid = n_validation(len(labelled), self.validation_fraction)
-            valid_idx = np.sort(labelled[perm[:n_valid]])
-            train_idx = np.sort(labelled[perm[n_valid:]])
-            valid = GroverDataset([graphs[i] for i in valid_idx], y=target[valid_idx])
-        lr_lambda = None
-        if self.lr_schedule == "warmup_decay":
-            per_epoch = -(-len(train_idx) // self.batch_size)
-            lr_lambda = WarmupDecay(WARMUP_EPOCHS * per_epoch, per_epoch * self.max_epochs)
-        history = {}
-        curve = train_module(module, GroverDataset([graphs[i] for i in train_idx],
-                                                   y=target[train_idx]), loss_fn,
-                             max_epochs=self.max_epochs, batch_size=self.batch_size,
-                             lr=self.lr, seed=seed, device=device, verbose=self.verbose,
-                             desc="GROVER fine-tuning", lr_lambda=lr_lambda,
-                             valid_dataset=valid, valid_loss_fn=valid_loss_fn,
-                             n_iter_no_change=self.n_iter_no_change, history=history)
-        self.validation_loss_curve_ = history.get("valid_loss") if valid is not None else None
-        return module, curve
+        # The validation split, early stopping with the best epoch restored, the LR
+        # schedule and the divergence check are the skorch callbacks of every graph model.
+        net = build_net(
+            module, seed=seed, criterion=FinetuneCriterion, net_class=GroverNet,
+            max_epochs=self.max_epochs, lr=self.lr, batch_size=self.batch_size,
+            device=device, verbose=self.verbose, criterion__task=_FINETUNE_TASKS[loss],
+            criterion__dist_coef=float(self.dist_coef),
+            criterion__weighted=sample_weight is not None,
+            iterator_train__collate_fn=collate_labelled,
+            iterator_valid__collate_fn=collate_labelled,
+            **skorch_training_options(self, len(graphs), seed, labelled))
+        net.fit(GroverDataset(list(graphs), y=target), y=None)
+        self.net_ = net
+        self.validation_loss_curve_ = (
+            [float(v) for v in net.history[:, "valid_loss"]]
+            if self.early_stopping and self.max_epochs else None)
+        return net.module_.eval(), (loss_curve(net) if self.max_epochs else [])
 
 
 _FINETUNE_PARAMS_TEMPLATE = """
@@ -805,7 +786,9 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     Attributes
     ----------
     module_ : torch.nn.Module
-        The trained ``GroverFinetuneModel``.
+        The trained ``GroverFinetuneModel`` (``net_.module_``).
+    net_ : skorch.NeuralNet
+        The skorch net that trained it.
     n_outputs_ : int
         Number of targets.
     loss_curve_ : list of float
@@ -930,7 +913,9 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
     classes_ : ndarray of shape (n_classes,)
         Class labels; ``[0, 1]`` for multi-task targets.
     module_ : torch.nn.Module
-        The trained ``GroverFinetuneModel``.
+        The trained ``GroverFinetuneModel`` (``net_.module_``).
+    net_ : skorch.NeuralNet
+        The skorch net that trained it.
     n_outputs_ : int
         Number of network outputs (1 binary, ``n_classes`` multiclass, ``n_tasks``).
     loss_curve_ : list of float

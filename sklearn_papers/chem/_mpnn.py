@@ -10,7 +10,7 @@ from sklearn_papers.chem._graph_estimator import (
     _GraphTransformerMixin,
     _SkorchGraphEstimator,
 )
-from sklearn_papers.chem._training import SKORCH_TRAINING_CONSTRAINTS, training_params_doc
+from sklearn_papers.chem._training import HOLD_TRAINING_CONSTRAINTS, training_params_doc
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["MPNN", "MPNNClassifier", "MPNNRegressor", "mpnn_atom_features"]
@@ -101,7 +101,7 @@ class _BaseMPNN(_SkorchGraphEstimator):
         "message": [StrOptions({"edge_network", "pair", "directed"})],
         "readout": [StrOptions({"set2set", "sum", "mean"})],
         "explicit_hydrogens": ["boolean"],
-        **SKORCH_TRAINING_CONSTRAINTS,
+        **HOLD_TRAINING_CONSTRAINTS,
     }
 
     def __init__(self, hidden_size=300, *, n_steps=3, set2set_steps=6, edge_hidden_size=128,

@@ -10,13 +10,12 @@
   last epoch, once per batch (the schedule of chemprop, Yang et al. 2019, its ``NoamLR``
   with ``init_lr = final_lr = max_lr / 10`` and two warm-up epochs).
 
-* ``lr_schedule="warmup_decay_hold"`` (skorch nets only): the same warm-up and decay,
-  reaching ``lr / 10`` at half of ``max_epochs`` and holding it there, so that the
-  held-out loss levels off within the run and early stopping can end it.
+* ``lr_schedule="warmup_decay_hold"`` (MPNN only): the same warm-up and decay, reaching
+  ``lr / 10`` at half of ``max_epochs`` and holding it there, so that the held-out loss
+  can level off within the run and early stopping end it.
 
-For skorch nets (neural fingerprint, MPNN) these are skorch callbacks
-(:func:`skorch_training_options`); GROVER's plain torch loop uses the same rules
-(:func:`sklearn_papers.nn._grover.train_module`).
+Every graph model (neural fingerprint, MPNN, GROVER) trains through a skorch net, and
+these are its callbacks (:func:`skorch_training_options`).
 """
 
 import math
@@ -34,9 +33,9 @@ TRAINING_CONSTRAINTS = {
     "lr_schedule": [StrOptions({"constant", "warmup_decay"})],
 }
 
-#: The schedules of the skorch nets (MPNN, neural fingerprint): those of
+#: The schedules of the MPNN estimators: those of
 #: ``TRAINING_CONSTRAINTS`` plus ``"warmup_decay_hold"``.
-SKORCH_TRAINING_CONSTRAINTS = {
+HOLD_TRAINING_CONSTRAINTS = {
     **TRAINING_CONSTRAINTS,
     "lr_schedule": [StrOptions({"constant", "warmup_decay", "warmup_decay_hold"})],
 }

@@ -385,8 +385,8 @@ _SIG_SOFT = ("FPN, RoIAlign, sigmoid", "FPN, RoIAlign, softmax")
 def _followup_config(quick):
     """The main run's training budget (same scene size, counts, epochs, lr and anchors,
     so that its easy-scene runs are the control), crowded scenes; one seed more than the
-    main run in the full run, one seed in the quick run (two seeds added 148 s of fit CPU
-    time to the main fits' 284 s there, measured under load)."""
+    main run in the full run, one seed in the quick run (a second seed would add about half
+    of the main fits' CPU time to the quick run)."""
     cfg = _config(quick)
     out = {k: cfg[k] for k in ("image_size", "n_train", "n_test", "anchors", "epochs", "lr")}
     return dict(out, seeds=1 if quick else cfg["seeds"] + 1, scenes=dict(_CROWDED),

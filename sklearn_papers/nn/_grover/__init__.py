@@ -30,7 +30,7 @@ Modules, one job each:
 * ``_inference``: the encoder's inference path and its scratch buffers;
 * ``_heads``: pretraining and fine-tuning models and their losses;
 * ``_data``: :class:`GroverDataset`, :func:`collate_grover`, :func:`run_module`;
-* ``_training``: :func:`train_module`, the training loop;
+* ``_training``: the skorch net class, criteria and collate function of training;
 * ``_ddp``: data-parallel pretraining across processes.
 """
 
@@ -51,26 +51,34 @@ from sklearn_papers.nn._grover._heads import (
 from sklearn_papers.nn._grover._inference import inference_scratch
 from sklearn_papers.nn._grover._message_passing import DyMPN, NeighbourOperator
 from sklearn_papers.nn._grover._ops import draw_hops, segment_mean
-from sklearn_papers.nn._grover._training import train_module
+from sklearn_papers.nn._grover._training import (
+    FinetuneCriterion,
+    GroverNet,
+    PretrainCriterion,
+    collate_labelled,
+)
 
 __all__ = [
     "ATTENTION_FLOOR",
     "ATTENTION_RATIO",
     "DyMPN",
+    "FinetuneCriterion",
     "GTransformer",
     "GroverDataset",
     "GroverFinetuneModel",
+    "GroverNet",
     "GroverPretrainModel",
     "MTBlock",
     "NeighbourOperator",
+    "PretrainCriterion",
     "SelfAttentivePooling",
     "attention_groups",
     "collate_grover",
+    "collate_labelled",
     "draw_hops",
     "grover_finetune_loss",
     "grover_pretrain_loss",
     "inference_scratch",
     "run_module",
     "segment_mean",
-    "train_module",
 ]

@@ -182,12 +182,18 @@ class GTransformer(nn.Module):
                "atom_from_bond": _ffn_split(self.ffn_atom_from_bond, xw["ab"], into, n_feat)}
         if atoms_only:
             return out
+        out.update(self._bond_embeddings(x, bond_features, src, h_v, h_e, into))
+        return out
+
+    def _bond_embeddings(self, x, bond_features, src, h_v, h_e, into):
+        """``bond_from_atom`` and ``bond_from_bond`` (E, H) from the atom features ``x``,
+        the node-view states ``h_v``, the edge-view states ``h_e`` and their sums per
+        atom ``into`` (shared by :meth:`forward` and the inference path)."""
         x_e = torch.cat([x[src], bond_features], dim=1)
         rev = torch.arange(h_e.shape[0], device=h_e.device) ^ 1
-        out["bond_from_atom"] = self.ffn_bond_from_atom(torch.cat([x_e, h_v[src]], 1))
-        out["bond_from_bond"] = self.ffn_bond_from_bond(
-            torch.cat([x_e, into[src] - h_e[rev]], 1))
-        return out
+        return {"bond_from_atom": self.ffn_bond_from_atom(torch.cat([x_e, h_v[src]], 1)),
+                "bond_from_bond": self.ffn_bond_from_bond(
+                    torch.cat([x_e, into[src] - h_e[rev]], 1))}
 
     def embed(self, atom_features, bond_features, edge_index, batch, n_molecules, **ignored):
         """Molecule embeddings (B, 2 H): mean-pooled atom embeddings of both views."""

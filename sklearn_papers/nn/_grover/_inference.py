@@ -276,9 +276,5 @@ def encoder_inference(self, atom_features, bond_features, edge_index, batch,
         out[key] = ffn[4](ffn[3](hidden))
     if atoms_only:
         return out
-    x_e = torch.cat([x[src], bond_features], dim=1)
-    rev = torch.arange(h_e.shape[0], device=h_e.device) ^ 1
-    out["bond_from_atom"] = self.ffn_bond_from_atom(torch.cat([x_e, h_v[src]], 1))
-    out["bond_from_bond"] = self.ffn_bond_from_bond(
-        torch.cat([x_e, into[src] - h_e[rev]], 1))
+    out.update(self._bond_embeddings(x, bond_features, src, h_v, h_e, into))
     return out

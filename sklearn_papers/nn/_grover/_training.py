@@ -1,118 +1,90 @@
-"""GROVER's training loop: Adam on shuffled mini-batches with an optional learning-rate
-schedule and early stopping on held-out molecules."""
+"""GROVER's training through skorch: the net class that feeds graph batches to the
+model, the collate function of labelled batches, and the pretraining and fine-tuning
+losses as skorch criteria.
 
-import math
+The estimators build the net with :func:`sklearn_papers.nn._skorch.build_net` and the
+callbacks every graph model gets (the divergence check, early stopping on held-out
+molecules with the best epoch restored, the learning-rate schedule: see
+``chem/_training.py``), so GROVER trains as the other graph models do.
+"""
 
-import torch
+from skorch import NeuralNet
+from torch import nn
 
+from sklearn_papers.nn._graph import GraphBatch
 from sklearn_papers.nn._grover._data import collate_grover
+from sklearn_papers.nn._grover._heads import grover_finetune_loss, grover_pretrain_loss
+
+__all__ = ["FinetuneCriterion", "GroverNet", "PretrainCriterion", "collate_labelled"]
 
 
-def train_module(module, dataset, loss_fn, *, max_epochs, batch_size, lr, seed, device="cpu",
-                 weight_decay=0.0, verbose=0, desc="training", lr_lambda=None,
-                 valid_dataset=None, valid_loss_fn=None, n_iter_no_change=None,
-                 history=None):
-    """Train a module with Adam on shuffled mini-batches; a plain torch loop.
+class GroverNet(NeuralNet):
+    """skorch ``NeuralNet`` whose ``infer`` moves a
+    :class:`~sklearn_papers.nn._graph.GraphBatch` to the device and calls
+    ``module(**batch.tensors)``; everything else is skorch's."""
 
-    Optionally with a learning-rate schedule (``lr_lambda``, stepped once per batch) and
-    early stopping on ``valid_dataset``: after every epoch the module is evaluated in
-    eval mode with ``valid_loss_fn``; training stops when the loss has not improved for
-    ``n_iter_no_change`` epochs and the weights of the best epoch are restored.
+    def infer(self, x, **fit_params):
+        if isinstance(x, GraphBatch):
+            return self.module_(**x.to(self.device).tensors, **fit_params)
+        return super().infer(x, **fit_params)
 
-    Parameters
-    ----------
-    module : torch.nn.Module
-        Called as ``module(**batch.tensors)``.
-    dataset : GroverDataset
-    loss_fn : callable
-        ``loss_fn(output, labels) -> 0-d tensor``; ``labels`` from :func:`collate_grover`
-        (on ``device``).
-    max_epochs, batch_size : int
-    lr : float
-    seed : int
-        Seeds the shuffling generator (weights and dropout follow torch's RNG: call this
-        inside ``torch_seeded``).
-    device : torch.device or str, default="cpu"
-    weight_decay : float, default=0.0
-    verbose : int, default=0
-        A tqdm bar over epochs when positive.
-    desc : str, default="training"
-    lr_lambda : callable, default=None
-        ``step -> factor`` of ``lr`` (``torch.optim.lr_scheduler.LambdaLR``), stepped
-        after every batch; None keeps ``lr``.
-    valid_dataset : GroverDataset, default=None
-        Held-out molecules for early stopping.
-    valid_loss_fn : callable, default=None
-        ``valid_loss_fn(eval_output, labels) -> 0-d tensor``; needed with
-        ``valid_dataset``.
-    n_iter_no_change : int, default=None
-        Patience in epochs (None: run ``max_epochs`` epochs, still restoring the best).
-    history : dict, default=None
-        When given, ``history["valid_loss"]`` receives the validation loss of each epoch
-        and ``history["best_epoch"]`` the (0-based) epoch whose weights are kept.
+
+def collate_labelled(items):
+    """:func:`~sklearn_papers.nn._grover.collate_grover` without the label kinds the
+    dataset does not have (skorch moves every label tensor to the device).
 
     Returns
     -------
-    loss_curve : list of float
-        Mean training loss of each epoch.
+    batch : GraphBatch
+    labels : dict of str to torch.Tensor
     """
-    from tqdm.auto import tqdm
-
-    module.to(device).train()
-    opt = torch.optim.Adam(module.parameters(), lr=lr, weight_decay=weight_decay)
-    sched = None if lr_lambda is None else torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda)
-    loader = torch.utils.data.DataLoader(
-        dataset, batch_size=batch_size, shuffle=True, collate_fn=collate_grover,
-        generator=torch.Generator().manual_seed(int(seed)))
-    curve, valid_curve, best, best_state = [], [], None, None
-    for epoch in tqdm(range(int(max_epochs)), desc=desc, disable=verbose <= 0, leave=False):
-        total, count = 0.0, 0
-        for batch, labels in loader:
-            batch = batch.to(device)
-            labels = {k: None if v is None else v.to(device) for k, v in labels.items()}
-            opt.zero_grad()
-            loss = loss_fn(module(**batch.tensors), labels)
-            loss.backward()
-            opt.step()
-            if sched is not None:
-                sched.step()
-            total += float(loss.detach()) * len(batch)
-            count += len(batch)
-        curve.append(total / max(count, 1))
-        if not math.isfinite(curve[-1]):
-            raise FloatingPointError(
-                f"{desc}: the training loss became {curve[-1]} at epoch {epoch + 1} (the "
-                "network diverged); lower lr, or check that the targets are finite and of "
-                "a moderate size.")
-        if valid_dataset is None:
-            continue
-        valid_curve.append(_evaluate(module, valid_dataset, valid_loss_fn,
-                                     batch_size=batch_size, device=device))
-        module.train()
-        if best is None or valid_curve[-1] < valid_curve[best]:
-            best = epoch
-            best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
-        elif n_iter_no_change is not None and epoch - best >= int(n_iter_no_change):
-            break
-    if best_state is not None:
-        module.load_state_dict(best_state)
-    if history is not None:
-        history["valid_loss"], history["best_epoch"] = valid_curve, best
-    module.eval()
-    return curve
+    batch, labels = collate_grover(items)
+    return batch, {k: v for k, v in labels.items() if v is not None}
 
 
-def _evaluate(module, dataset, loss_fn, *, batch_size, device):
-    """Mean of ``loss_fn`` over ``dataset`` in eval mode (weighted by batch size)."""
-    module.eval()
-    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=False,
-                                         collate_fn=collate_grover,
-                                         generator=torch.Generator())
-    total, count = 0.0, 0
-    with torch.no_grad():
-        for batch, labels in loader:
-            batch = batch.to(device)
-            labels = {k: None if v is None else v.to(device) for k, v in labels.items()}
-            total += float(loss_fn(module(**batch.tensors), labels)) * len(batch)
-            count += len(batch)
-    return total / max(count, 1)
+class PretrainCriterion(nn.Module):
+    """GROVER's self-supervised loss (:func:`grover_pretrain_loss`) as a skorch criterion.
+
+    Parameters
+    ----------
+    dist_coef : float, default=0.1
+        Weight of the disagreement between the node-view and edge-view predictions.
+    """
+
+    def __init__(self, dist_coef=0.1):
+        super().__init__()
+        self.dist_coef = float(dist_coef)
+
+    def forward(self, out, labels):
+        return grover_pretrain_loss(out, labels["atom"], labels["bond"], labels["motif"],
+                                    self.dist_coef)[0]
+
+
+class FinetuneCriterion(nn.Module):
+    """GROVER's fine-tuning loss (:func:`grover_finetune_loss`) as a skorch criterion.
+
+    In training the model returns the predictions of its two views, and the loss is the
+    task loss of each plus ``dist_coef`` times their disagreement; in evaluation (the
+    validation loss of early stopping) it returns their mean, whose task loss is the
+    validation loss.
+
+    Parameters
+    ----------
+    task : {"regression", "binary", "multiclass"}
+    dist_coef : float, default=0.1
+    weighted : bool, default=False
+        The targets carry the sample weights as a last column
+        (:func:`~sklearn_papers.nn._skorch.pack_sample_weight`).
+    """
+
+    def __init__(self, task, dist_coef=0.1, weighted=False):
+        super().__init__()
+        self.task, self.dist_coef, self.weighted = task, float(dist_coef), bool(weighted)
+
+    def forward(self, pred, labels):
+        y, w = labels["y"], None
+        if self.weighted:
+            y, w = (y[:, 0].long() if self.task == "multiclass" else y[:, :-1]), y[:, -1]
+        if isinstance(pred, tuple):  # training: the two views
+            return grover_finetune_loss(pred, y, self.task, self.dist_coef, sample_weight=w)
+        return grover_finetune_loss((pred, pred), y, self.task, 0.0, sample_weight=w) / 2
