@@ -6,6 +6,11 @@ ECFP4 (2048 bits), ``RDKitDescriptors()`` (all 217, CDF-normalized), and both jo
 The scores are recorded in ``benchmarks/results/descriptors.json`` (the docs' Benchmarks
 pages), each arm with descriptors against ECFP4 alone.
 
+Each comparison of two featurizations ("RDKitDescriptors beat ECFP4", "ECFP4 +
+RDKitDescriptors beat ECFP4", "ECFP4 + RDKitDescriptors beat RDKitDescriptors") is judged
+by the reports' ``paired interval`` rule over the seeds (``sklearn_papers.reproduce.
+_claims``: holds, does not hold or inconclusive), not by comparing the means.
+
 Run: ``.venv/bin/python benchmarks/bench_descriptors.py [--seeds 3]``.
 """
 
@@ -40,18 +45,18 @@ def main(argv=None):
                                                        RDKitDescriptors()),
     }
     print(f"{'data set':9} {'features':26} {'test RMSE':>16}")
-    rows = []
+    rows, scores = [], {}
     for name in args.datasets:
         X, y = load(name)
         found = {}
         for label, make in arms.items():
-            scores = []
+            per_seed = scores.setdefault((name, label), [])
             for seed in range(args.seeds):
                 train, test = split(name, X, y, seed)
                 model = make_pipeline(make(), RidgeCV(alphas=np.logspace(-2, 3, 11)))
                 model.fit(X[train], y[train])
-                scores.append(score(name, y[test], model.predict(X[test])))
-            mean, std = mean_std(scores)
+                per_seed.append(score(name, y[test], model.predict(X[test])))
+            mean, std = mean_std(per_seed)
             found[label] = mean, std
             print(f"{name:9} {label:26} {mean:8.3f} ± {std:.3f}")
         (peer, peer_std) = found["ECFP4"]
@@ -70,6 +75,26 @@ def main(argv=None):
                  "RidgeCV over 11 alphas from 1e-2 to 1e3; RDKitDescriptors() computes all of "
                  "RDKit's 2-D descriptors, each through the CDF fitted on the training "
                  "molecules.")
+    verdicts(scores, args.datasets)
+
+
+#: (A, B): the claim "A beats B" on test RMSE, judged per data set.
+CLAIMS = (("RDKitDescriptors", "ECFP4"), ("ECFP4 + RDKitDescriptors", "ECFP4"),
+          ("ECFP4 + RDKitDescriptors", "RDKitDescriptors"))
+
+
+def verdicts(scores, datasets):
+    """Print, per data set and claim of ``CLAIMS``, the verdict of the ``paired interval``
+    rule on the per-seed test RMSE (``scores``: ``{(data set, arm): [RMSE per seed]}``)."""
+    from sklearn_papers.reproduce._claims import Claim, judge
+
+    print()
+    for name in datasets:
+        for a, b in CLAIMS:
+            claim = Claim(f"{a} beat {b}", "test RMSE", "paired interval",
+                          higher_is_better=False)
+            verdict = judge(claim, scores[name, a], scores[name, b])
+            print(f"{name:9} {claim.statement:50} {verdict.short()}")
 
 
 if __name__ == "__main__":

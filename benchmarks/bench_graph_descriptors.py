@@ -14,7 +14,11 @@ Run: ``.venv/bin/python benchmarks/bench_graph_descriptors.py [--models mpnn nf 
 [--datasets esol freesolv bbbp] [--seeds 3] [--scaffold-seeds 1] [--out rows.jsonl]``.
 Each fit prints a row as it ends; the summary at the end gives, per data set and model,
 the mean score without and with descriptors, their ratio (RMSE) or difference (AUC), and
-the same against ECFP4 + the linear model.
+the same against ECFP4 + the linear model; then the claims "with descriptors beats
+without" and "with descriptors beats ECFP4 + the linear model", judged per data set by the
+reports' ``paired interval`` rule over the seeds (``sklearn_papers.reproduce._claims``:
+holds, does not hold or inconclusive; one seed is always inconclusive).
+``--summary rows.jsonl`` prints the summary of rows recorded by ``--out`` without fitting.
 """
 
 import argparse
@@ -67,7 +71,15 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--scaffold-seeds", type=int, default=1)
     parser.add_argument("--out", default=None, help="append one JSON line per fit")
+    parser.add_argument("--summary", default=None, metavar="ROWS",
+                        help="print the summary of a --out file and exit")
     args = parser.parse_args(argv)
+    if args.summary:
+        with open(args.summary) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        models = [m for m in MODELS if any(r["arm"] == m for r in rows)]
+        summary(rows, models)
+        return
 
     import torch
 
@@ -137,6 +149,40 @@ def summary(rows, models):
                 versus = f"diff {with_ - ecfp:+.3f}"
             print(f"{name:9} {model:7} {without:.3f} (n={n0})  {with_:.3f} (n={n1})  "
                   f"{change:17} {ecfp:.3f}         {versus}")
+    print()
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        for model in models:
+            for statement, a, b in claims(model):
+                verdict = judge_rows(rows, name, statement, a, b)
+                if verdict is not None:
+                    print(f"{name:9} {statement:44} {verdict.short()}")
+
+
+def claims(model):
+    """``(statement, arm A, arm B)``: the claims "A beats B" judged for ``model``."""
+    return ((f"{model}+descriptors beats {model}", model + "+descriptors", model),
+            (f"{model}+descriptors beats ECFP4+linear", model + "+descriptors",
+             "ecfp4+linear"))
+
+
+def judge_rows(rows, name, statement, a, b):
+    """The ``paired interval`` verdict of "A beats B" on data set ``name``, over the seeds
+    both arms have (None when they share none)."""
+    from _molsplits import DATASETS
+
+    from sklearn_papers.reproduce._claims import Claim, judge
+
+    def per_seed(arm):
+        return {r["seed"]: r["score"] for r in rows if r["dataset"] == name and r["arm"] == arm}
+
+    sa, sb = per_seed(a), per_seed(b)
+    seeds = sorted(set(sa) & set(sb))
+    if not seeds:
+        return None
+    metric = "test RMSE" if DATASETS[name] == "regression" else "test ROC-AUC"
+    claim = Claim(statement, metric, "paired interval",
+                  higher_is_better=DATASETS[name] != "regression")
+    return judge(claim, [sa[s] for s in seeds], [sb[s] for s in seeds])
 
 
 if __name__ == "__main__":

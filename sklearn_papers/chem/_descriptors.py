@@ -20,6 +20,7 @@ from sklearn_papers.chem._validation import (
 )
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
+    InvalidParameterError,
     StrOptions,
     _fit_context,
     check_is_fitted,
@@ -328,6 +329,26 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
 def descriptors_constraint():
     """``_parameter_constraints`` entry of the graph estimators' ``descriptors``."""
     return ["boolean", RDKitDescriptors]
+
+
+def check_descriptors_param(estimator):
+    """``InvalidParameterError`` (a ``ValueError``) for a ``descriptors`` parameter that is
+    neither a bool nor an ``RDKitDescriptors`` instance, naming the accepted values and
+    how to choose descriptors by name (scikit-learn's own message names the class by its
+    private module path and gives no fix); worded as scikit-learn's messages are."""
+    value = getattr(estimator, "descriptors", False)
+    if isinstance(value, (bool, np.bool_, RDKitDescriptors)):
+        return
+    hint = ""
+    if isinstance(value, str) or (
+            isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)):
+        hint = (" To join chosen descriptors, name them in an RDKitDescriptors: "
+                "descriptors=RDKitDescriptors(descriptors=['MolWt', 'TPSA']) "
+                "(names from rdkit.Chem.Descriptors._descList).")
+    raise InvalidParameterError(
+        f"The 'descriptors' parameter of {type(estimator).__name__} must be True (all of "
+        "RDKit's 2-D descriptors, CDF-normalized), False (none) or an "
+        f"sklearn_papers.chem.RDKitDescriptors instance. Got {value!r} instead.{hint}")
 
 
 def resolve_descriptors(descriptors):

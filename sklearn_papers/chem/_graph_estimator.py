@@ -29,7 +29,11 @@ from sklearn_papers.chem._targets import (
     proba_from_logits,
     standardize_targets,
 )
-from sklearn_papers.chem._descriptors import descriptors_constraint, resolve_descriptors
+from sklearn_papers.chem._descriptors import (
+    check_descriptors_param,
+    descriptors_constraint,
+    resolve_descriptors,
+)
 from sklearn_papers.chem._graph_cache import GraphCache
 from sklearn_papers.chem._standardize import (
     check_standardized_molecules,
@@ -226,6 +230,11 @@ class _GraphEstimator(BaseEstimator):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+
+    def _validate_params(self):
+        # a bad ``descriptors`` gets a message naming the accepted values and the fix
+        check_descriptors_param(self)
+        super()._validate_params()
 
     # -- data ----------------------------------------------------------------------------
     def _graph_settings(self):

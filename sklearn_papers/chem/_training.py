@@ -10,6 +10,10 @@
   last epoch, once per batch (the schedule of chemprop, Yang et al. 2019, its ``NoamLR``
   with ``init_lr = final_lr = max_lr / 10`` and two warm-up epochs).
 
+* ``lr_schedule="warmup_decay_hold"`` (MPNN only): the same warm-up and decay, reaching
+  ``lr / 10`` at half of ``max_epochs`` and holding it there, so that the held-out loss
+  can level off within the run and early stopping end it.
+
 Every graph model (neural fingerprint, MPNN, GROVER) trains through a skorch net, and
 these are its callbacks (:func:`skorch_training_options`).
 """
@@ -29,8 +33,19 @@ TRAINING_CONSTRAINTS = {
     "lr_schedule": [StrOptions({"constant", "warmup_decay"})],
 }
 
+#: The schedules of the MPNN estimators: those of
+#: ``TRAINING_CONSTRAINTS`` plus ``"warmup_decay_hold"``.
+HOLD_TRAINING_CONSTRAINTS = {
+    **TRAINING_CONSTRAINTS,
+    "lr_schedule": [StrOptions({"constant", "warmup_decay", "warmup_decay_hold"})],
+}
+
 #: Warm-up length of ``lr_schedule="warmup_decay"``, in epochs (chemprop's default).
 WARMUP_EPOCHS = 2
+
+#: Share of ``max_epochs`` over which ``lr_schedule="warmup_decay_hold"`` warms up and
+#: decays to ``lr / 10`` (then holds it).
+HOLD_AFTER = 0.5
 
 _PARAMS_DOC = """\
     early_stopping : bool, default={early_stopping}
@@ -44,21 +59,30 @@ _PARAMS_DOC = """\
         Share of the training molecules held out with ``early_stopping`` (at least one).
     n_iter_no_change : int, default={n_iter_no_change}
         Epochs without improvement of the validation loss before stopping.{patience_note}
-    lr_schedule : {{"constant", "warmup_decay"}}, default="{default}"
+    lr_schedule : {{{options}}}, default="{default}"
         ``"warmup_decay"``: per batch, the learning rate rises linearly from ``lr / 10``
         to ``lr`` over the first two epochs, then decays exponentially to ``lr / 10`` at
-        ``max_epochs`` (chemprop's schedule, Yang et al. 2019). ``"constant"``: ``lr``
-        throughout.
+        ``max_epochs`` (chemprop's schedule, Yang et al. 2019).{hold} ``"constant"``:
+        ``lr`` throughout.{schedule_note}
 """
+
+_HOLD_DOC = """ ``"warmup_decay_hold"``:
+        the same, reaching ``lr / 10`` at half of ``max_epochs`` and holding it for the
+        second half, so that with ``early_stopping`` and a patience shorter than that
+        half training can end before ``max_epochs``."""
 
 
 def training_params_doc(lr_schedule, early_stopping=False, n_iter_no_change=10,
-                        patience_note=""):
+                        patience_note="", hold=False, schedule_note=""):
     """numpydoc of the four training parameters, with the estimator's defaults
-    (``patience_note``: text appended to the description of ``n_iter_no_change``)."""
+    (``patience_note``, ``schedule_note``: text appended to the descriptions of
+    ``n_iter_no_change`` and ``lr_schedule``; ``hold``: the estimator accepts
+    ``"warmup_decay_hold"``)."""
+    options = '"constant", "warmup_decay"' + (', "warmup_decay_hold"' if hold else "")
     return _PARAMS_DOC.format(default=lr_schedule, early_stopping=early_stopping,
                               n_iter_no_change=n_iter_no_change,
-                              patience_note=patience_note)
+                              patience_note=patience_note, options=options,
+                              hold=_HOLD_DOC if hold else "", schedule_note=schedule_note)
 
 
 class WarmupDecay:
@@ -210,12 +234,16 @@ def skorch_training_options(estimator, n_samples, seed, labelled=None):
         callbacks.append(("early_stopping", EarlyStopping(
             monitor="valid_loss", patience=int(estimator.n_iter_no_change), threshold=0.0,
             load_best=True, sink=_silent)))
-    if estimator.lr_schedule == "warmup_decay" and estimator.max_epochs > 0:
+    if estimator.lr_schedule in ("warmup_decay", "warmup_decay_hold") and \
+            estimator.max_epochs > 0:
         per_epoch = math.ceil(n_train / estimator.batch_size)
+        decay_epochs = estimator.max_epochs
+        if estimator.lr_schedule == "warmup_decay_hold":
+            decay_epochs = min(estimator.max_epochs, max(
+                WARMUP_EPOCHS + 1, math.ceil(HOLD_AFTER * estimator.max_epochs)))
         callbacks.append(("lr_schedule", LRScheduler(
             policy=torch.optim.lr_scheduler.LambdaLR, step_every="batch",
-            lr_lambda=WarmupDecay(WARMUP_EPOCHS * per_epoch,
-                                  per_epoch * estimator.max_epochs))))
+            lr_lambda=WarmupDecay(WARMUP_EPOCHS * per_epoch, per_epoch * decay_epochs))))
     options["callbacks"] = callbacks
     return options
 

@@ -229,3 +229,41 @@ def test_fingerprint_column_names_and_n_jobs():
     assert CircularFingerprint(n_bits=64).transform(MOLS).shape == (len(MOLS), 64)  # unfitted
     with pytest.raises(ValueError, match="n_jobs"):
         CircularFingerprint(n_jobs=0).fit(MOLS)
+
+
+def test_warmup_decay_hold_finishes_training_before_max_epochs():
+    # the schedule that finishes its decay halfway, with lr=3e-3 and a patience of 10, on
+    # 200 ESOL molecules (a narrower network than the default): the held-out loss levels
+    # off within the run, so early stopping ends it n_iter_no_change epochs after the
+    # best epoch, well before max_epochs (the default "warmup_decay" at lr=1e-3 puts the
+    # best epoch of this fit at 47 of 50)
+    from sklearn_papers.datasets import load_delaney
+
+    X, y = load_delaney(return_X_y=True)
+    rows = np.random.RandomState(0).permutation(len(X))[:200]
+    X, y = np.asarray(X, dtype=object)[rows], np.asarray(y, dtype=float)[rows]
+    reg = MPNNRegressor(hidden_size=64, lr=3e-3, lr_schedule="warmup_decay_hold",
+                        n_iter_no_change=10, random_state=0).fit(X, y)
+    best = int(np.argmin(reg.validation_loss_curve_)) + 1
+    assert reg.n_iter_ < reg.max_epochs == 50
+    assert reg.n_iter_ == best + reg.n_iter_no_change
+    assert best <= 0.8 * reg.max_epochs
+
+
+def test_warmup_decay_hold_reaches_its_floor_halfway():
+    # per batch: lr / 10 at half of max_epochs, then held (10 molecules, batch 5: 2 steps
+    # an epoch, 6 epochs: the decay ends after epoch 3)
+    from sklearn_papers.chem._training import skorch_training_options
+
+    est = MPNNRegressor(max_epochs=6, batch_size=5, lr_schedule="warmup_decay_hold",
+                        early_stopping=False)
+    (_, callback), = [c for c in skorch_training_options(est, 10, 0)["callbacks"]
+                      if c[0] == "lr_schedule"]
+    factor = callback.kwargs["lr_lambda"]
+    values = [factor(step) for step in range(13)]
+    assert values[0] == pytest.approx(0.1) and values[4] == pytest.approx(1.0)
+    assert np.all(np.diff(values[4:7]) < 0)
+    np.testing.assert_allclose(values[6:], 0.1)
+    reg = MPNNRegressor(max_epochs=4, lr=1e-2, lr_schedule="warmup_decay_hold",
+                        random_state=0, early_stopping=False, **MP).fit(MOLS, Y)
+    assert reg.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(1e-3)

@@ -1,0 +1,191 @@
+"""Where MPNNRegressor's best held-out epoch falls: its defaults against a schedule that
+finishes the decay halfway, in one process.
+
+Both arms are ``MPNNRegressor`` with the same network (the defaults: chemprop's D-MPNN
+shape) and the same held-out 10 % (``early_stopping=True``); they differ only in the
+training settings:
+
+* ``defaults``: ``lr=1e-3``, ``lr_schedule="warmup_decay"`` (warm-up, then decay to
+  ``lr / 10`` at epoch ``max_epochs=50``), ``n_iter_no_change=50`` (never stops early;
+  the best epoch's weights are kept, as chemprop does), passed explicitly;
+* ``candidate``: ``lr=3e-3``, ``lr_schedule="warmup_decay_hold"`` (the decay ends at
+  half of ``max_epochs`` and ``lr / 10`` is held), ``n_iter_no_change=10``.
+
+On the regression sets of the quality comparisons (``benchmarks/_molsplits.py``: random
+80/20, ``--seeds`` seeds; ``--n-max`` draws a seeded random subset first, for the larger
+sets), each fit prints its best held-out epoch and the last epoch run, the test RMSE and
+the fit's CPU seconds; the summary gives the means of both arms and their ratio
+(candidate / defaults). When chemprop can be imported (``_peers.import_chemprop``) it is
+fitted at its defaults too (D-MPNN, 300 wide, depth 3, mean aggregation, batch 64, 50
+epochs, Noam learning rate, on 90 % of the training part with the other 10 % validated
+each epoch), on the first ``--chemprop-seeds`` seeds, for its fit CPU seconds and its
+last epoch's test RMSE. One torch thread. ``--record`` writes
+``benchmarks/results/mpnn_defaults.json`` (the candidate as "ours", the defaults as
+"peer").
+
+Run: ``nice -n 5 .venv/bin/python benchmarks/bench_mpnn_defaults.py [--datasets esol
+freesolv malaria] [--seeds 3] [--n-max 2000] [--chemprop-seeds 1] [--record]``.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+#: The training settings of the defaults, explicitly.
+DEFAULTS = dict(lr=1e-3, lr_schedule="warmup_decay", max_epochs=50, early_stopping=True,
+                n_iter_no_change=50)
+#: The schedule that finishes its decay halfway, with a larger step and a short patience.
+CANDIDATE = dict(lr=3e-3, lr_schedule="warmup_decay_hold", max_epochs=50,
+                 early_stopping=True, n_iter_no_change=10)
+
+
+def fit_mpnn(params, X, y, train, test, seed):
+    """``(best epoch, epochs run, test RMSE, fit CPU seconds)`` of one MPNNRegressor."""
+    from sklearn_papers.chem import MPNNRegressor
+
+    est = MPNNRegressor(random_state=seed, **params)
+    cpu = time.process_time()
+    est.fit(X[train], y[train])
+    cpu = time.process_time() - cpu
+    rmse = float(np.sqrt(np.mean((est.predict(X[test]) - y[test]) ** 2)))
+    best = int(np.argmin(est.validation_loss_curve_)) + 1
+    return best, int(est.n_iter_), rmse, cpu
+
+
+def fit_chemprop(X, y, train, test, seed):
+    """``(epochs, test RMSE of the last epoch, fit CPU seconds)`` of chemprop at its
+    defaults, trained on 90 % of ``train`` and validated on the other 10 % each epoch."""
+    import logging
+    import warnings
+
+    import lightning.pytorch as pl
+    from sklearn.model_selection import train_test_split
+
+    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", module="lightning")
+    from chemprop import data, featurizers, models, nn
+
+    fit_idx, val_idx = train_test_split(train, test_size=0.1, random_state=seed)
+    featurizer = featurizers.SimpleMoleculeMolGraphFeaturizer()
+
+    def dataset(idx):
+        return data.MoleculeDataset(
+            [data.MoleculeDatapoint.from_smi(s, [t]) for s, t in zip(X[idx], y[idx])],
+            featurizer)
+
+    cpu = time.process_time()
+    fit_set, val_set, test_set = dataset(fit_idx), dataset(val_idx), dataset(test)
+    scaler = fit_set.normalize_targets()
+    val_set.normalize_targets(scaler)
+    pl.seed_everything(seed, verbose=False)
+    ffn = nn.RegressionFFN(output_transform=nn.UnscaleTransform.from_standard_scaler(scaler))
+    model = models.MPNN(nn.BondMessagePassing(), nn.MeanAggregation(), ffn)
+    trainer = pl.Trainer(accelerator="cpu", devices=1, max_epochs=50, logger=False,
+                         enable_checkpointing=False, enable_progress_bar=False,
+                         enable_model_summary=False)
+    trainer.fit(model, data.build_dataloader(fit_set, num_workers=0, seed=seed),
+                data.build_dataloader(val_set, num_workers=0, shuffle=False))
+    cpu = time.process_time() - cpu
+    preds = trainer.predict(model, data.build_dataloader(test_set, num_workers=0,
+                                                         shuffle=False))
+    pred = np.concatenate([p.numpy() for p in preds]).ravel()
+    return 50, float(np.sqrt(np.mean((pred - y[test]) ** 2))), cpu
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=["esol", "freesolv"])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--n-max", type=int, default=None,
+                        help="at most this many molecules per data set (seeded subset)")
+    parser.add_argument("--chemprop-seeds", type=int, default=1,
+                        help="seeds on which chemprop is fitted too (0: never)")
+    parser.add_argument("--record", action="store_true")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(1)
+    from _molsplits import load, split
+
+    chemprop = None
+    if args.chemprop_seeds > 0:
+        from _peers import import_chemprop
+
+        chemprop, note = import_chemprop()
+        print(f"chemprop: {'version ' + chemprop.__version__ if chemprop else note}")
+    arms = {"defaults": DEFAULTS, "candidate": CANDIDATE}
+    results = {}
+    for name in args.datasets:
+        X, y = load(name)
+        if args.n_max is not None and len(X) > args.n_max:
+            keep = np.sort(np.random.RandomState(0).choice(len(X), args.n_max,
+                                                           replace=False))
+            X, y = X[keep], y[keep]
+        for seed in range(args.seeds):
+            train, test = split(name, X, y, seed)
+            for arm, params in arms.items():
+                best, last, rmse, cpu = fit_mpnn(params, X, y, train, test, seed)
+                results.setdefault((name, arm), []).append((best, last, rmse, cpu))
+                print(f"{name:9} n={len(X):5} seed {seed} {arm:9} best epoch {best:3} of "
+                      f"{last:3}  test RMSE {rmse:.3f}  fit CPU {cpu:6.1f} s", flush=True)
+            if chemprop is not None and seed < args.chemprop_seeds:
+                epochs, rmse, cpu = fit_chemprop(X, y, train, test, seed)
+                results.setdefault((name, "chemprop"), []).append((None, epochs, rmse, cpu))
+                print(f"{name:9} n={len(X):5} seed {seed} chemprop {epochs} epochs  test "
+                      f"RMSE {rmse:.3f} (last epoch)  fit CPU {cpu:6.1f} s", flush=True)
+    rows = summary(results, args.datasets)
+    if args.record:
+        from _record import record
+
+        record("mpnn_defaults",
+               title="MPNNRegressor with lr=3e-3, lr_schedule='warmup_decay_hold', "
+                     "n_iter_no_change=10 (ours) against its defaults (peer): random "
+                     "80/20 splits, means over seeds",
+               peer="MPNNRegressor() (lr=1e-3, lr_schedule='warmup_decay', "
+                    "n_iter_no_change=50: chemprop's training)",
+               rows=rows,
+               notes="Same network and held-out 10 %; only the schedule and early "
+                     "stopping differ. 'best epoch / epochs run' is the position of the "
+                     "best held-out epoch in the run (1: the last epoch).")
+
+
+def summary(results, datasets):
+    """Print and return the record rows: per data set, the mean test RMSE, fit CPU
+    seconds, epochs run and best epoch / epochs run of both arms (the candidate as
+    "ours", the defaults as "peer")."""
+    rows = []
+    print()
+    print(f"{'data set':9} {'arm':9} {'best/last':>10} {'epochs':>7} {'RMSE':>7} "
+          f"{'CPU s':>7}")
+    for name in datasets:
+        for arm in ("defaults", "candidate", "chemprop"):
+            runs = results.get((name, arm))
+            if not runs:
+                continue
+            share = "-" if runs[0][0] is None else \
+                f"{np.mean([b / n for b, n, _, _ in runs]):.2f}"
+            print(f"{name:9} {arm:9} {share:>10} {np.mean([r[1] for r in runs]):7.1f} "
+                  f"{np.mean([r[2] for r in runs]):7.3f} {np.mean([r[3] for r in runs]):7.1f}")
+        after, before = results[name, "candidate"], results[name, "defaults"]
+        for what, unit, column in (("test RMSE", "log units", 2),
+                                   ("fit CPU time", "s", 3), ("epochs run", "epochs", 1)):
+            rows.append({"what": f"{name}: {what}", "unit": unit, "better": "lower",
+                         "ours": float(np.mean([r[column] for r in after])),
+                         "peer": float(np.mean([r[column] for r in before]))})
+        rows.append({"what": f"{name}: best held-out epoch / epochs run", "unit": "share",
+                     "better": "lower",
+                     "ours": float(np.mean([b / n for b, n, _, _ in after])),
+                     "peer": float(np.mean([b / n for b, n, _, _ in before]))})
+        print(f"{name:9} candidate / defaults: RMSE {rows[-4]['ours'] / rows[-4]['peer']:.3f}, "
+              f"CPU {rows[-3]['ours'] / rows[-3]['peer']:.3f}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
