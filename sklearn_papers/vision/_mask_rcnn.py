@@ -15,9 +15,11 @@ from sklearn_papers.utils._sklearn_compat import (
 from sklearn_papers.vision._scales import (
     MIN_RESCALED_SIDE,
     check_predict_scales,
-    choose_scale,
+    choose_scale_by_count,
+    owned_intervals,
     rescaled_shape,
     resize_image,
+    tile_starts,
     typical_size,
 )
 from sklearn_papers.vision._validation import (
@@ -32,6 +34,9 @@ __all__ = ["MaskRCNN"]
 
 #: Smallest image side MaskRCNN takes (the backbone's coarsest stride is 16).
 _MIN_SIZE = 8
+#: With ``predict_tile_size="auto"``, network inputs of more than this many times the
+#: area of the training images are predicted in windows of the training images' shape.
+_TILE_AREA = 4.0
 
 
 def _targets_from_maps(instance_maps, semantic_maps, shapes):
@@ -375,6 +380,8 @@ class MaskRCNN(BaseEstimator):
         "instance_score_threshold": [Interval(Real, 0, 1, closed="both")],
         "image_size": [Interval(Integral, 16, None, closed="left"), None],
         "predict_scales": [StrOptions({"auto"}), tuple, list],
+        "predict_tile_size": [StrOptions({"auto"}), Interval(Integral, 16, None,
+                                                             closed="left"), None],
         "bit_depth": [Interval(Integral, 1, 16, closed="both"), None],
         "width": [Interval(Integral, 8, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -390,8 +397,8 @@ class MaskRCNN(BaseEstimator):
                  mask_loss="sigmoid", anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
-                 instance_score_threshold=0.5, image_size=None, predict_scales=(1.0,),
-                 bit_depth=None, width=16,
+                 instance_score_threshold=0.5, image_size=None, predict_scales="auto",
+                 predict_tile_size="auto", bit_depth=None, width=16,
                  max_epochs=40,
                  batch_size=8, lr=3e-3, weight_decay=1e-4, device="cpu", random_state=None,
                  verbose=0):
@@ -408,6 +415,7 @@ class MaskRCNN(BaseEstimator):
         self.instance_score_threshold = instance_score_threshold
         self.image_size = image_size
         self.predict_scales = predict_scales
+        self.predict_tile_size = predict_tile_size
         self.bit_depth = bit_depth
         self.width = width
         self.max_epochs = max_epochs
@@ -625,6 +633,7 @@ class MaskRCNN(BaseEstimator):
                               else (float("nan"), float("nan")))
         self.object_size_ = typical_size(sizes, sizes**2)
         self._fit_area = float(max(xi.shape[1] * xi.shape[2] for xi in net_images))
+        self._fit_shape = net_shape
         return self
 
     # ------------------------------------------------------------------ inference
@@ -638,10 +647,9 @@ class MaskRCNN(BaseEstimator):
         the validated images."""
         images = self._check_predict_images(X)
         scales = check_predict_scales(self.predict_scales)
-        target = getattr(self, "object_size_", float("nan"))
         out, prepared = self._detect_at(images, 1.0)
-        if scales != (1.0,) and np.isfinite(target):
-            sizes = [{1.0: self._detection_size(d, p)} for d, p in zip(out, prepared)]
+        if scales != (1.0,):
+            counts = [{1.0: self._confident_count(d)} for d in out]
             found = {}
             for scale in scales:
                 if scale == 1.0:
@@ -652,49 +660,78 @@ class MaskRCNN(BaseEstimator):
                     continue
                 det, prep = self._detect_at([images[i] for i in members], scale)
                 found[scale] = dict(zip(members, zip(det, prep)))
-                for i, d, p in zip(members, det, prep):
-                    sizes[i][scale] = self._detection_size(d, p)
+                for i, d in zip(members, det):
+                    counts[i][scale] = self._confident_count(d)
             for i in range(len(images)):
-                scale = choose_scale(sizes[i], target)
+                scale = choose_scale_by_count(counts[i])
                 if scale != 1.0:
                     out[i], prepared[i] = found[scale][i]
         self._warn_scale(out, prepared)
         return out, images
 
-    def _detection_size(self, detections, prepared):
-        """Typical size (network pixels, weighted by area) of the detections scoring at
-        least ``instance_score_threshold``."""
-        sy, sx = prepared[1]
-        keep = detections["scores"] >= self.instance_score_threshold
-        b = detections["boxes"][keep] * np.array([sx, sy, sx, sy], dtype=np.float32)
-        area = np.prod(np.clip(b[:, 2:] - b[:, :2], 1, None), 1)
-        return typical_size(np.sqrt(area), area)
+    def _confident_count(self, detections):
+        """Sum of the scores of the detections scoring at least
+        ``instance_score_threshold``: the number of objects they are expected to hold."""
+        scores = detections["scores"]
+        return float(scores[scores >= self.instance_score_threshold].sum())
+
+    def _tile_shape(self, shape):
+        """Network ``(h, w)`` of the windows a network input of ``shape`` is predicted
+        in: the whole input unless ``predict_tile_size`` asks for windows (``"auto"``:
+        the training images' shape, for inputs more than ``_TILE_AREA`` times their
+        area)."""
+        h, w = shape
+        size = self.predict_tile_size
+        fit_shape = getattr(self, "_fit_shape", None)
+        if size is None or (size == "auto" and (fit_shape is None or h * w <= _TILE_AREA
+                                                * fit_shape[0] * fit_shape[1])):
+            return h, w
+        th, tw = fit_shape if size == "auto" else (int(size), int(size))
+        return min(h, int(th)), min(w, int(tw))
 
     def _detect_at(self, images, scale):
         """Detections (at input resolution) of validated images run through the network
-        at ``scale``, and the network inputs with their scales."""
+        at ``scale``, and the network inputs with their scales.
+
+        A network input larger than the tile shape (:meth:`_tile_shape`) is run as
+        windows of that shape overlapping by half a window; each window keeps the
+        detections whose box centre is closer to its centre than to any other window's,
+        and class-wise NMS (``box_nms_threshold`` of the module) removes an object found
+        by two windows."""
         import torch
 
+        from sklearn_papers.nn._detection import nms_mask
         from sklearn_papers.nn._mask_rcnn import paste_masks
 
         module = self.net_.module_
         module.eval()
         dev = next(module.parameters()).device
         prepared = [self._to_network(im, scale) for im in images]
-        # images of one network shape go through the network together
-        groups = {}
+        # windows of each network input: (image, row, column, shape, owned rows, owned
+        # columns)
+        windows = []
         for i, (xi, _) in enumerate(prepared):
-            groups.setdefault(xi.shape, []).append(i)
-        out = [None] * len(images)
+            h, w = xi.shape[1:]
+            th, tw = self._tile_shape((h, w))
+            rows, cols = tile_starts(h, th), tile_starts(w, tw)
+            for r, own_r in zip(rows, owned_intervals(rows, th, h)):
+                for c, own_c in zip(cols, owned_intervals(cols, tw, w)):
+                    windows.append((i, r, c, (th, tw), own_r, own_c))
+        # windows of one shape go through the network together
+        groups = {}
+        for k, win in enumerate(windows):
+            groups.setdefault(win[3], []).append(k)
+        found = [[] for _ in images]
         base = (module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n)
-        for shape, members in groups.items():
-            # proposal budgets per training-image area: an image k times larger keeps k
+        for (th, tw), members in groups.items():
+            # proposal budgets per training-image area: an input k times larger keeps k
             # times the proposals, as many per object as a training image
-            factor = max(1.0, shape[1] * shape[2] / self._fit_area)
+            factor = max(1.0, th * tw / self._fit_area)
             budget = tuple(int(np.ceil(b * factor)) for b in base)
             for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                xb = np.stack([prepared[i][0] for i in chunk])
+                chunk = [windows[k] for k in members[start:start + self.batch_size]]
+                xb = np.stack([prepared[i][0][:, r:r + th, c:c + tw]
+                               for i, r, c, *_ in chunk])
                 module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = budget
                 try:
                     with torch.no_grad():
@@ -702,16 +739,34 @@ class MaskRCNN(BaseEstimator):
                 finally:
                     module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = base
                 det = {k: v.cpu() for k, v in det.items()}
-                for j, i in enumerate(chunk):
-                    sy, sx = prepared[i][1]
-                    h, w = images[i].shape[1:]
+                for j, (i, r, c, _, own_r, own_c) in enumerate(chunk):
                     v = det["valid"][j]
-                    boxes = det["boxes"][j][v] / torch.tensor([sx, sy, sx, sy])
-                    masks = paste_masks(det["masks"][j][v], boxes, h, w)
-                    out[i] = {"boxes": boxes.numpy().astype(np.float32),
-                              "labels": det["labels"][j][v].numpy().astype(np.int64),
-                              "scores": det["scores"][j][v].numpy().astype(np.float32),
-                              "masks": masks.numpy()}
+                    boxes = det["boxes"][j][v] + torch.tensor([c, r, c, r],
+                                                              dtype=torch.float32)
+                    cx = (boxes[:, 0] + boxes[:, 2]) / 2
+                    cy = (boxes[:, 1] + boxes[:, 3]) / 2
+                    own = ((cy >= own_r[0]) & (cy < own_r[1]) & (cx >= own_c[0])
+                           & (cx < own_c[1]))
+                    found[i].append((boxes[own], det["scores"][j][v][own],
+                                     det["labels"][j][v][own], det["masks"][j][v][own]))
+        out = []
+        for i, parts in enumerate(found):
+            boxes, scores, labels, masks = (torch.cat(x) for x in zip(*parts))
+            if len(parts) > 1 and len(scores):
+                # an object found by two windows, its box centre on either side
+                keep = nms_mask(boxes[None], scores[None], torch.ones_like(
+                    scores[None], dtype=torch.bool), labels[None],
+                    module.box_nms_threshold)[0]
+                boxes, scores, labels, masks = (x[keep] for x in (boxes, scores, labels,
+                                                                  masks))
+            order = torch.argsort(-scores, stable=True)[:self.detections_per_image]
+            sy, sx = prepared[i][1]
+            h, w = images[i].shape[1:]
+            boxes = boxes[order] / torch.tensor([sx, sy, sx, sy])
+            out.append({"boxes": boxes.numpy().astype(np.float32),
+                        "labels": labels[order].numpy().astype(np.int64),
+                        "scores": scores[order].numpy().astype(np.float32),
+                        "masks": paste_masks(masks[order], boxes, h, w).numpy()})
         return out, prepared
 
     def _warn_scale(self, detections, prepared):
