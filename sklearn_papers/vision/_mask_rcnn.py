@@ -269,23 +269,34 @@ class MaskRCNN(BaseEstimator):
         back to the input size. None runs at the input size (images of different sizes
         in one ``fit`` are padded at the bottom and right to the largest; the padding
         is background).
-    predict_scales : "auto" or sequence of float, default=(1.0,)
+    predict_scales : "auto" or sequence of float, default="auto"
         Scales at which :meth:`predict`, :meth:`predict_detections` and :meth:`score`
         run each image through the network (resized, bilinear and antialiased, on top of
         ``image_size``; boxes and masks come back in input pixels). Each image keeps the
-        scale whose detections scoring at least ``instance_score_threshold`` are
-        closest in size to the training boxes (:attr:`object_size_`), its own scale
-        unless another is closer by more than a factor 1.25. ``"auto"``: 0.25, 0.5, 1
-        and 2 (objects up to 4 times larger or 2 times smaller than in ``fit``);
-        ``(1.0,)``, the default, runs the input scale only. Scales that make the network
-        input smaller than 16 pixels a side are skipped. Read at prediction time. Each
-        scale other than 1 costs one more pass through the network (scale 2 four times
-        the pixels). ``"auto"`` is not the default here, unlike
-        :class:`InstanceSegmenter`'s: a detector run at a wrong scale still returns
-        confident boxes of plausible sizes, so the choice by detection size can pick a
-        wrong scale on images already at the training scale
-        (``benchmarks/bench_coins.py`` compares both settings). Use ``"auto"`` for
-        images whose object scale differs from the training images' and is unknown.
+        scale at which the network finds the most objects: the largest sum of the
+        scores of the detections scoring at least ``instance_score_threshold`` (at the
+        scale it learned, a detector finds each object with high confidence; at a wrong
+        scale it finds pieces or groups of objects, fewer and less confident). The
+        image's own scale is kept unless another finds more by a factor 1.25 (or finds
+        some where it finds none). ``"auto"``: 0.25, 0.5, 1 and 2 (objects up to 4 times larger
+        or 2 times smaller than in ``fit``); ``(1.0,)`` runs the input scale only.
+        Scales that make the network input smaller than 16 pixels a side are skipped.
+        Read at prediction time. Each scale other than 1 costs one more pass through the
+        network (scale 2 four times the pixels), so ``"auto"`` predicts about 5 times
+        slower than ``(1.0,)``; pass ``(1.0,)`` when the images are at the training
+        scale. On a model trained too briefly to be confident the count can pick a wrong
+        scale.
+    predict_tile_size : "auto", int or None, default="auto"
+        Windows the network input (after ``image_size`` and the scale) is predicted in:
+        windows of this side overlapping by half a window, each keeping the detections
+        whose box centre is closer to its centre than to any other window's, then
+        class-wise NMS (IoU 0.5) over the windows; masks are pasted into the whole
+        image. ``"auto"``: windows of the shape of the (largest) training image, for
+        inputs more than 4 times its area, which run as the training images did (a
+        network trained on tiles finds fewer objects in a whole image many times their
+        size); smaller inputs run whole. None: inputs always run whole. An int: windows
+        of that side for every larger input. Objects more than half a window across can
+        be cut. Read at prediction time.
     bit_depth : int or None, default=None
         Bits of integer images other than uint8 (uint8 is read as 0-255): they are
         divided by ``2 ** bit_depth - 1``. None: the smallest of 8, 10, 12, 14 and 16
@@ -327,7 +338,7 @@ class MaskRCNN(BaseEstimator):
         pixels; :meth:`predict` warns when detections fall far outside this range.
     object_size_ : float
         Typical size of the training boxes, ``sqrt(width * height)`` in network pixels,
-        the median weighted by area; NaN without boxes. ``predict_scales`` matches it.
+        the median weighted by area; NaN without boxes.
     bit_depth_ : int or None
         Bit depth of integer images other than uint8 (``bit_depth`` or the one found in
         ``fit``; None when ``fit`` saw none, and ``predict`` then finds its own).

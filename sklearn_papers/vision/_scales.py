@@ -76,7 +76,7 @@ def choose_scale(sizes_by_scale, target):
 
 def choose_scale_by_count(counts_by_scale):
     """The scale at which a detector finds the most objects, 1.0 unless another finds
-    more by a factor 1.25 and by at least one object.
+    more by a factor 1.25 (or finds some where 1.0 finds none).
 
     A detector shown objects at the scale it learned finds each of them with high
     confidence; at a wrong scale it finds pieces of objects or groups of them, with fewer
@@ -98,7 +98,7 @@ def choose_scale_by_count(counts_by_scale):
         return 1.0
     best = max(counts, key=lambda s: (counts[s], -abs(np.log(s))))
     own = counts.get(1.0, 0.0)
-    if best != 1.0 and counts[best] >= _MARGIN * own and counts[best] >= own + 1.0:
+    if best != 1.0 and counts[best] > 0 and counts[best] >= _MARGIN * own:
         return best
     return 1.0 if 1.0 in counts else best
 
