@@ -26,12 +26,15 @@ from torch import nn
 from sklearn_papers.nn._detection import (
     box_iou,
     clip_boxes,
-    decode_boxes,
-    encode_boxes,
     grid_anchors,
     nms_mask,
     roi_align,
     roi_pool,
+)
+from sklearn_papers.nn._detection_utils import (
+    BalancedPositiveNegativeSampler,
+    BoxCoder,
+    Matcher,
 )
 
 __all__ = ["LossOutputNet", "MaskRCNNModule", "mask_loss_sigmoid", "mask_loss_softmax",
@@ -130,13 +133,7 @@ def sample_labels(labels, n_per_row, positive_fraction):
     -------
     positive, negative : Tensors of shape (B, M) of bool
     """
-    pos, neg = labels == 1, labels == 0
-    n_pos = pos.sum(1).clamp(max=int(n_per_row * positive_fraction))
-    n_neg = torch.minimum(n_per_row - n_pos, neg.sum(1))
-    rand = torch.rand(labels.shape, device=labels.device)
-    pos_rank = torch.where(pos, rand, 2.0).argsort(1).argsort(1)
-    neg_rank = torch.where(neg, rand, 2.0).argsort(1).argsort(1)
-    return pos & (pos_rank < n_pos[:, None]), neg & (neg_rank < n_neg[:, None])
+    return BalancedPositiveNegativeSampler(n_per_row, positive_fraction)(labels)
 
 
 def mask_loss_sigmoid(logits, labels, targets):
@@ -280,6 +277,33 @@ class MaskRCNNModule(nn.Module):
         self.register_buffer("std", std.float().reshape(1, -1, 1, 1))
 
     # ------------------------------------------------------------------ pieces
+    # RPN: IoU >= 0.7 positive, < 0.3 negative, each object's best anchors positive, half
+    # of the sampled anchors positive at most; RoI heads: IoU >= 0.5 positive, a quarter
+    # of the sampled proposals positive at most (Ren et al. 2015)
+    @property
+    def rpn_matcher(self):
+        return Matcher(0.7, 0.3, allow_low_quality_matches=True)
+
+    @property
+    def rpn_sampler(self):
+        return BalancedPositiveNegativeSampler(self.rpn_batch_size, 0.5)
+
+    @property
+    def rpn_box_coder(self):
+        return BoxCoder()
+
+    @property
+    def roi_matcher(self):
+        return Matcher(0.5, 0.5)
+
+    @property
+    def roi_sampler(self):
+        return BalancedPositiveNegativeSampler(self.roi_batch_size, 0.25)
+
+    @property
+    def box_coder(self):
+        return BoxCoder(_BOX_WEIGHTS)
+
     def _anchors(self, features):
         return [grid_anchors(f.shape[-2:], s, sizes, self.aspect_ratios, device=f.device)
                 for f, s, sizes in zip(features, self.strides, self.level_sizes)]
@@ -307,7 +331,8 @@ class MaskRCNNModule(nn.Module):
             scores, idx = lg.topk(k, dim=1)
             d = _gather_rows(dl, idx)
             a = an[idx]
-            boxes = decode_boxes(a.reshape(-1, 4), d.reshape(-1, 4)).reshape(idx.shape + (4,))
+            boxes = self.rpn_box_coder.decode(a.reshape(-1, 4), d.reshape(-1, 4)).reshape(
+                idx.shape + (4,))
             all_boxes.append(clip_boxes(boxes, height, width))
             all_scores.append(scores)
             all_levels.append(torch.full_like(idx, lvl))
@@ -371,52 +396,51 @@ class MaskRCNNModule(nn.Module):
         feats = self.backbone(images)
         anchors = self._anchors(feats)
         logits, deltas = self._rpn(feats)
+        rpn_cls, rpn_box = self._rpn_losses(logits, deltas, anchors, boxes, gt_valid)
+        # proposals + ground truth boxes, matched and sampled per image
+        props, pvalid = self._proposals(logits, deltas, anchors, (height, width))
+        props = torch.cat([props, boxes], 1)
+        pvalid = torch.cat([pvalid, gt_valid], 1)
+        loss_cls, loss_box, loss_mask = self._roi_losses(feats, props, pvalid, boxes, labels,
+                                                         masks, gt_valid)
+        total = loss_cls + loss_box + loss_mask + rpn_cls + rpn_box
+        return {"loss": total, "loss_cls": loss_cls, "loss_box": loss_box,
+                "loss_mask": loss_mask, "loss_rpn_cls": rpn_cls, "loss_rpn_box": rpn_box}
 
-        # RPN targets: IoU >= 0.7 positive, < 0.3 negative, each GT's best anchors positive
+    def _rpn_losses(self, logits, deltas, anchors, boxes, gt_valid):
+        """Objectness and box losses of the RPN on sampled anchors (Ren et al. 2015)."""
+        n = boxes.shape[0]
         all_anchors = torch.cat(anchors, 0)
         obj = torch.cat(logits, 1)
         dlt = torch.cat(deltas, 1)
         iou = box_iou(all_anchors[None].expand(n, -1, -1), boxes)  # (N, A, G)
-        iou = torch.where(gt_valid[:, None, :], iou, -1.0)
-        best, match = iou.max(2) if iou.shape[2] else (
-            torch.full(obj.shape, -1.0, device=obj.device),
-            torch.zeros(obj.shape, dtype=torch.long, device=obj.device))
-        lab = torch.full_like(match, -1)
-        lab = torch.where(best < 0.3, 0, lab)
-        lab = torch.where(best >= 0.7, 1, lab)
-        if iou.shape[2]:
-            gt_best = iou.max(1, keepdim=True).values  # (N, 1, G)
-            low_q = ((iou == gt_best) & (gt_best > 0) & gt_valid[:, None, :]).any(2)
-            lab = torch.where(low_q, 1, lab)
-        pos, neg = sample_labels(lab, self.rpn_batch_size, 0.5)
+        match, lab = self.rpn_matcher(torch.where(gt_valid[:, None, :], iou, -1.0))
+        pos, neg = self.rpn_sampler(lab)
         sampled = pos | neg
         n_sampled = sampled.sum().clamp(min=1)
         rpn_cls = F.binary_cross_entropy_with_logits(
             obj[sampled], pos[sampled].float(), reduction="sum") / n_sampled
         if pos.any():
             gt_of = _gather_rows(boxes, match)  # (N, A, 4)
-            target = encode_boxes(all_anchors[None].expand(n, -1, -1)[pos], gt_of[pos])
+            target = self.rpn_box_coder.encode(all_anchors[None].expand(n, -1, -1)[pos],
+                                               gt_of[pos])
             rpn_box = F.smooth_l1_loss(dlt[pos], target, beta=_RPN_BETA,
                                        reduction="sum") / n_sampled
         else:
             rpn_box = dlt.sum() * 0.0
+        return rpn_cls, rpn_box
 
-        # proposals + ground truth boxes, matched and sampled per image
-        props, pvalid = self._proposals(logits, deltas, anchors, (height, width))
-        props = torch.cat([props, boxes], 1)
-        pvalid = torch.cat([pvalid, gt_valid], 1)
+    def _roi_losses(self, feats, props, pvalid, boxes, labels, masks, gt_valid):
+        """Classification, box and mask losses of the RoI heads on sampled proposals."""
+        n, height, width = masks.shape[0], masks.shape[-2], masks.shape[-1]
         iou = box_iou(props, boxes)
         iou = torch.where(gt_valid[:, None, :] & pvalid[:, :, None], iou, -1.0)
-        if iou.shape[2]:
-            best, match = iou.max(2)
-        else:
-            best = torch.full(pvalid.shape, -1.0, device=images.device)
-            match = torch.zeros(pvalid.shape, dtype=torch.long, device=images.device)
-        lab = torch.where(best >= 0.5, 1, 0)
+        match, lab = self.roi_matcher(iou)
         lab = torch.where(pvalid, lab, -1)
-        pos, neg = sample_labels(lab, self.roi_batch_size, 0.25)
+        pos, neg = self.roi_sampler(lab)
         sel = pos | neg
-        img_idx = torch.arange(n, device=images.device)[:, None].expand_as(sel)[sel]
+        dev = props.device
+        img_idx = torch.arange(n, device=dev)[:, None].expand_as(sel)[sel]
         roi_boxes = props[sel]
         rois = torch.cat([img_idx[:, None].float(), roi_boxes], 1)
         matched = match[sel]
@@ -425,31 +449,26 @@ class MaskRCNNModule(nn.Module):
         cls_logits, box_deltas = self._box_head(feats, rois)
         loss_cls = F.cross_entropy(cls_logits, cls_target) if len(rois) else cls_logits.sum() * 0
         k = max(len(rois), 1)
-        if is_pos.any():
-            p_idx = torch.nonzero(is_pos).squeeze(1)
-            p_cls = cls_target[p_idx]
-            d = box_deltas[p_idx].reshape(-1, self.n_classes, 4)[
-                torch.arange(len(p_idx), device=images.device), p_cls - 1]
-            gt_b = boxes[img_idx[p_idx], matched[p_idx]]
-            target = encode_boxes(roi_boxes[p_idx], gt_b, _BOX_WEIGHTS)
-            loss_box = F.smooth_l1_loss(d, target, beta=_RPN_BETA, reduction="sum") / k
-            # mask target: the GT mask cropped to the RoI and resampled (RoI n GT mask)
-            g = masks.shape[1]
-            flat_masks = masks.reshape(n * g, 1, height, width).float()
-            mrois = torch.cat([(img_idx[p_idx] * g + matched[p_idx])[:, None].float(),
-                               roi_boxes[p_idx]], 1)
-            mask_logits = self._mask_head(feats, rois[p_idx])
-            m = mask_logits.shape[-1]
-            mtarget = (roi_align(flat_masks, mrois, m, 1.0, 2, True)[:, 0] >= 0.5).float()
-            loss_fn = mask_loss_sigmoid if self.mask_loss == "sigmoid" else mask_loss_softmax
-            loss_mask = loss_fn(mask_logits, p_cls, mtarget)
-        else:
+        if not is_pos.any():
             zero = box_deltas.sum() * 0.0
-            loss_box = zero
-            loss_mask = zero + sum(p.sum() for p in self.mask_pred.parameters()) * 0.0
-        total = loss_cls + loss_box + loss_mask + rpn_cls + rpn_box
-        return {"loss": total, "loss_cls": loss_cls, "loss_box": loss_box,
-                "loss_mask": loss_mask, "loss_rpn_cls": rpn_cls, "loss_rpn_box": rpn_box}
+            return loss_cls, zero, zero + sum(p.sum() for p in self.mask_pred.parameters()) * 0.0
+        p_idx = torch.nonzero(is_pos).squeeze(1)
+        p_cls = cls_target[p_idx]
+        d = box_deltas[p_idx].reshape(-1, self.n_classes, 4)[
+            torch.arange(len(p_idx), device=dev), p_cls - 1]
+        gt_b = boxes[img_idx[p_idx], matched[p_idx]]
+        target = self.box_coder.encode(roi_boxes[p_idx], gt_b)
+        loss_box = F.smooth_l1_loss(d, target, beta=_RPN_BETA, reduction="sum") / k
+        # mask target: the GT mask cropped to the RoI and resampled (RoI n GT mask)
+        g = masks.shape[1]
+        flat_masks = masks.reshape(n * g, 1, height, width).float()
+        mrois = torch.cat([(img_idx[p_idx] * g + matched[p_idx])[:, None].float(),
+                           roi_boxes[p_idx]], 1)
+        mask_logits = self._mask_head(feats, rois[p_idx])
+        m = mask_logits.shape[-1]
+        mtarget = (roi_align(flat_masks, mrois, m, 1.0, 2, True)[:, 0] >= 0.5).float()
+        loss_fn = mask_loss_sigmoid if self.mask_loss == "sigmoid" else mask_loss_softmax
+        return loss_cls, loss_box, loss_fn(mask_logits, p_cls, mtarget)
 
     # ------------------------------------------------------------------ inference
     @torch.no_grad()
@@ -475,7 +494,7 @@ class MaskRCNNModule(nn.Module):
         cls_logits, box_deltas = self._box_head(feats, rois)
         probs = F.softmax(cls_logits, -1)[:, 1:]  # (N*P, C)
         c = self.n_classes
-        dec = decode_boxes(props.reshape(-1, 4), box_deltas, _BOX_WEIGHTS).reshape(-1, c, 4)
+        dec = self.box_coder.decode(props.reshape(-1, 4), box_deltas).reshape(-1, c, 4)
         dec = clip_boxes(dec, height, width).reshape(n, p * c, 4)
         scores = probs.reshape(n, p * c)
         labels = torch.arange(1, c + 1, device=images.device).repeat(p).expand(n, p * c)

@@ -15,9 +15,11 @@ from sklearn_papers.utils._sklearn_compat import (
 from sklearn_papers.vision._scales import (
     MIN_RESCALED_SIDE,
     check_predict_scales,
-    choose_scale,
+    choose_scale_by_count,
+    owned_intervals,
     rescaled_shape,
     resize_image,
+    tile_starts,
     typical_size,
 )
 from sklearn_papers.vision._validation import (
@@ -26,49 +28,17 @@ from sklearn_papers.vision._validation import (
     check_label_map,
     integer_bit_depth,
     pad_images,
+    targets_from_dicts as _targets_from_dicts,
+    targets_from_maps as _targets_from_maps,
 )
 
 __all__ = ["MaskRCNN"]
 
 #: Smallest image side MaskRCNN takes (the backbone's coarsest stride is 16).
 _MIN_SIZE = 8
-
-
-def _targets_from_maps(instance_maps, semantic_maps, shapes):
-    """Per-image (boxes, labels, masks) from instance and optional semantic maps."""
-    n = len(shapes)
-    inst = list(instance_maps) if not isinstance(instance_maps, np.ndarray) or \
-        instance_maps.ndim == 3 else None
-    if inst is None or len(inst) != n:
-        got = getattr(instance_maps, "shape", None) or len(inst or [])
-        raise ValueError(f"y must give one (H, W) instance map per image ({n}); got "
-                         f"{got}.")
-    sem = None
-    if semantic_maps is not None:
-        sem = list(semantic_maps)
-        if len(sem) != n:
-            raise ValueError(f"semantic_maps has {len(sem)} maps but there are {n} images.")
-    out = []
-    for i in range(n):
-        m = check_label_map(inst[i], f"y[{i}]", shapes[i])
-        ids = np.unique(m)
-        ids = ids[ids > 0]
-        masks = m[None] == ids[:, None, None]
-        if sem is None:
-            labels = np.ones(len(ids), dtype=np.int64)
-        else:
-            s = check_label_map(sem[i], f"semantic_maps[{i}]", shapes[i])
-            labels = np.empty(len(ids), dtype=np.int64)
-            for j, mk in enumerate(masks):
-                # majority class (smallest on ties), without a table as large as the class
-                classes, counts = np.unique(s[mk], return_counts=True)
-                counts[classes == 0] = 0
-                if counts.sum() == 0:
-                    raise ValueError(f"instance {ids[j]} of y[{i}] lies on "
-                                     f"background (class 0) of semantic_maps[{i}].")
-                labels[j] = int(classes[np.argmax(counts)])
-        out.append((_boxes_of(masks), labels, masks))
-    return out
+#: With ``predict_tile_size="auto"``, network inputs of more than this many times the
+#: area of the training images are predicted in windows of the training images' shape.
+_TILE_AREA = 4.0
 
 
 def _per_image(maps, n, name):
@@ -79,95 +49,6 @@ def _per_image(maps, n, name):
         got = getattr(maps, "shape", None) or len(items or [])
         raise ValueError(f"{name} must give one (H, W) map per image ({n}); got {got}.")
     return items
-
-
-def _boxes_of(masks):
-    """Tight ``(x1, y1, x2, y2)`` boxes (max exclusive) of ``(k, H, W)`` masks."""
-    k = masks.shape[0]
-    boxes = np.zeros((k, 4), dtype=np.float32)
-    for j in range(k):
-        ys, xs = np.nonzero(masks[j])
-        boxes[j] = (xs.min(), ys.min(), xs.max() + 1, ys.max() + 1)
-    return boxes
-
-
-#: Boxes may leave the image by this many pixels (rounding of converted annotations);
-#: they are clipped to it.
-_BOX_TOLERANCE = 0.5
-
-
-def _dict_field(t, i, key, dtype=None):
-    """``t[key]`` as a numeric array; a ``TypeError`` naming ``y[i][key]`` otherwise."""
-    try:
-        arr = np.asarray(t[key], dtype=dtype)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"y[{i}]['{key}'] must be a numeric array; it could not be read "
-                        f"as one ({exc}).") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
-                                   or arr.dtype == bool):
-        raise TypeError(f"y[{i}]['{key}'] must be a numeric array; got dtype {arr.dtype}.")
-    return arr
-
-
-def _targets_from_dicts(targets, shapes):
-    """Per-image (boxes, labels, masks) from target dicts, each checked against its
-    image: ``k`` labels, ``k`` boxes inside the image and ``k`` masks of its size."""
-    n = len(shapes)
-    if len(targets) != n:
-        raise ValueError(f"y has {len(targets)} target dicts but there are {n} images.")
-    out = []
-    for i, t in enumerate(targets):
-        shape = tuple(int(v) for v in shapes[i])
-        if not isinstance(t, dict) or not {"boxes", "labels", "masks"} <= set(t):
-            keys = sorted(map(str, t)) if isinstance(t, dict) else type(t).__name__
-            raise ValueError(f"y[{i}] must be a dict with keys 'boxes', 'labels' and "
-                             f"'masks'; got {keys}.")
-        labels = _dict_field(t, i, "labels")
-        boxes = _dict_field(t, i, "boxes", np.float64)
-        masks = _dict_field(t, i, "masks")
-        if labels.ndim != 1:
-            raise ValueError(f"y[{i}]['labels'] must be 1-D, one class per object; got "
-                             f"shape {labels.shape}.")
-        k = labels.shape[0]
-        if k == 0:  # an image without objects: empty lists are fine
-            masks = np.zeros((0,) + shape, dtype=bool) if masks.size == 0 else masks
-            boxes = np.zeros((0, 4)) if boxes.size == 0 else boxes
-        if boxes.shape != (k, 4):
-            raise ValueError(f"y[{i}]['boxes'] has shape {boxes.shape} but y[{i}]['labels'] "
-                             f"has {k} objects: boxes must be ({k}, 4), (x1, y1, x2, y2) in "
-                             f"pixels.")
-        if masks.ndim != 3 or masks.shape[0] != k:
-            raise ValueError(f"y[{i}]['masks'] has shape {masks.shape} but y[{i}]['labels'] "
-                             f"has {k} objects: masks must be ({k}, H, W), one per object.")
-        if masks.shape[1:] != shape:
-            raise ValueError(f"y[{i}]['masks'] are {masks.shape[1]} x {masks.shape[2]} but "
-                             f"image X[{i}] is {shape[0]} x {shape[1]} pixels: each mask "
-                             f"must have its image's (H, W).")
-        if k and (not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == bool)
-                  or labels.min() < 1):
-            raise ValueError(f"y[{i}]['labels'] must be integers >= 1 (0 is the "
-                             f"background), got {labels.tolist()}.")
-        if k:
-            bad = (~np.isfinite(boxes).all(1) | (boxes[:, 2] < boxes[:, 0])
-                   | (boxes[:, 3] < boxes[:, 1]))
-            if bad.any():
-                j = int(np.argmax(bad))
-                raise ValueError(f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} is not a box "
-                                 f"(x1, y1, x2, y2) with x2 >= x1 and y2 >= y1.")
-            h, w = shape
-            tol = _BOX_TOLERANCE
-            outside = ((boxes[:, :2] < -tol).any(1) | (boxes[:, 2] > w + tol)
-                       | (boxes[:, 3] > h + tol))
-            if outside.any():
-                j = int(np.argmax(outside))
-                raise ValueError(
-                    f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} leaves image X[{i}] "
-                    f"({h} x {w} pixels): boxes are (x1, y1, x2, y2) in pixels of their "
-                    f"image, 0 <= x1 <= x2 <= {w} and 0 <= y1 <= y2 <= {h} (not (x, y, "
-                    f"width, height), nor fractions of the image).")
-            boxes = np.clip(boxes, 0, [w, h, w, h])
-        out.append((boxes.astype(np.float32), labels.astype(np.int64), masks.astype(bool)))
-    return out
 
 
 def _pad_targets(targets, shape):
@@ -264,23 +145,34 @@ class MaskRCNN(BaseEstimator):
         back to the input size. None runs at the input size (images of different sizes
         in one ``fit`` are padded at the bottom and right to the largest; the padding
         is background).
-    predict_scales : "auto" or sequence of float, default=(1.0,)
+    predict_scales : "auto" or sequence of float, default="auto"
         Scales at which :meth:`predict`, :meth:`predict_detections` and :meth:`score`
         run each image through the network (resized, bilinear and antialiased, on top of
         ``image_size``; boxes and masks come back in input pixels). Each image keeps the
-        scale whose detections scoring at least ``instance_score_threshold`` are
-        closest in size to the training boxes (:attr:`object_size_`), its own scale
-        unless another is closer by more than a factor 1.25. ``"auto"``: 0.25, 0.5, 1
-        and 2 (objects up to 4 times larger or 2 times smaller than in ``fit``);
-        ``(1.0,)``, the default, runs the input scale only. Scales that make the network
-        input smaller than 16 pixels a side are skipped. Read at prediction time. Each
-        scale other than 1 costs one more pass through the network (scale 2 four times
-        the pixels). ``"auto"`` is not the default here, unlike
-        :class:`InstanceSegmenter`'s: a detector run at a wrong scale still returns
-        confident boxes of plausible sizes, so the choice by detection size can pick a
-        wrong scale on images already at the training scale
-        (``benchmarks/bench_coins.py`` compares both settings). Use ``"auto"`` for
-        images whose object scale differs from the training images' and is unknown.
+        scale at which the network finds the most objects: the largest sum of the
+        scores of the detections scoring at least ``instance_score_threshold`` (at the
+        scale it learned, a detector finds each object with high confidence; at a wrong
+        scale it finds pieces or groups of objects, fewer and less confident). The
+        image's own scale is kept unless another finds more by a factor 1.25 (or finds
+        some where it finds none). ``"auto"``: 0.25, 0.5, 1 and 2 (objects up to 4 times larger
+        or 2 times smaller than in ``fit``); ``(1.0,)`` runs the input scale only.
+        Scales that make the network input smaller than 16 pixels a side are skipped.
+        Read at prediction time. Each scale other than 1 costs one more pass through the
+        network (scale 2 four times the pixels), so ``"auto"`` predicts about 5 times
+        slower than ``(1.0,)``; pass ``(1.0,)`` when the images are at the training
+        scale. On a model trained too briefly to be confident the count can pick a wrong
+        scale.
+    predict_tile_size : "auto", int or None, default="auto"
+        Windows the network input (after ``image_size`` and the scale) is predicted in:
+        windows of this side overlapping by half a window, each keeping the detections
+        whose box centre is closer to its centre than to any other window's, then
+        class-wise NMS (IoU 0.5) over the windows; masks are pasted into the whole
+        image. ``"auto"``: windows of the shape of the (largest) training image, for
+        inputs more than 4 times its area, which run as the training images did (a
+        network trained on tiles finds fewer objects in a whole image many times their
+        size); smaller inputs run whole. None: inputs always run whole. An int: windows
+        of that side for every larger input. Objects more than half a window across can
+        be cut. Read at prediction time.
     bit_depth : int or None, default=None
         Bits of integer images other than uint8 (uint8 is read as 0-255): they are
         divided by ``2 ** bit_depth - 1``. None: the smallest of 8, 10, 12, 14 and 16
@@ -322,7 +214,7 @@ class MaskRCNN(BaseEstimator):
         pixels; :meth:`predict` warns when detections fall far outside this range.
     object_size_ : float
         Typical size of the training boxes, ``sqrt(width * height)`` in network pixels,
-        the median weighted by area; NaN without boxes. ``predict_scales`` matches it.
+        the median weighted by area; NaN without boxes.
     bit_depth_ : int or None
         Bit depth of integer images other than uint8 (``bit_depth`` or the one found in
         ``fit``; None when ``fit`` saw none, and ``predict`` then finds its own).
@@ -375,6 +267,8 @@ class MaskRCNN(BaseEstimator):
         "instance_score_threshold": [Interval(Real, 0, 1, closed="both")],
         "image_size": [Interval(Integral, 16, None, closed="left"), None],
         "predict_scales": [StrOptions({"auto"}), tuple, list],
+        "predict_tile_size": [StrOptions({"auto"}), Interval(Integral, 16, None,
+                                                             closed="left"), None],
         "bit_depth": [Interval(Integral, 1, 16, closed="both"), None],
         "width": [Interval(Integral, 8, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -390,8 +284,8 @@ class MaskRCNN(BaseEstimator):
                  mask_loss="sigmoid", anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
-                 instance_score_threshold=0.5, image_size=None, predict_scales=(1.0,),
-                 bit_depth=None, width=16,
+                 instance_score_threshold=0.5, image_size=None, predict_scales="auto",
+                 predict_tile_size="auto", bit_depth=None, width=16,
                  max_epochs=40,
                  batch_size=8, lr=3e-3, weight_decay=1e-4, device="cpu", random_state=None,
                  verbose=0):
@@ -408,6 +302,7 @@ class MaskRCNN(BaseEstimator):
         self.instance_score_threshold = instance_score_threshold
         self.image_size = image_size
         self.predict_scales = predict_scales
+        self.predict_tile_size = predict_tile_size
         self.bit_depth = bit_depth
         self.width = width
         self.max_epochs = max_epochs
@@ -625,6 +520,7 @@ class MaskRCNN(BaseEstimator):
                               else (float("nan"), float("nan")))
         self.object_size_ = typical_size(sizes, sizes**2)
         self._fit_area = float(max(xi.shape[1] * xi.shape[2] for xi in net_images))
+        self._fit_shape = net_shape
         return self
 
     # ------------------------------------------------------------------ inference
@@ -638,10 +534,9 @@ class MaskRCNN(BaseEstimator):
         the validated images."""
         images = self._check_predict_images(X)
         scales = check_predict_scales(self.predict_scales)
-        target = getattr(self, "object_size_", float("nan"))
         out, prepared = self._detect_at(images, 1.0)
-        if scales != (1.0,) and np.isfinite(target):
-            sizes = [{1.0: self._detection_size(d, p)} for d, p in zip(out, prepared)]
+        if scales != (1.0,):
+            counts = [{1.0: self._confident_count(d)} for d in out]
             found = {}
             for scale in scales:
                 if scale == 1.0:
@@ -652,49 +547,78 @@ class MaskRCNN(BaseEstimator):
                     continue
                 det, prep = self._detect_at([images[i] for i in members], scale)
                 found[scale] = dict(zip(members, zip(det, prep)))
-                for i, d, p in zip(members, det, prep):
-                    sizes[i][scale] = self._detection_size(d, p)
+                for i, d in zip(members, det):
+                    counts[i][scale] = self._confident_count(d)
             for i in range(len(images)):
-                scale = choose_scale(sizes[i], target)
+                scale = choose_scale_by_count(counts[i])
                 if scale != 1.0:
                     out[i], prepared[i] = found[scale][i]
         self._warn_scale(out, prepared)
         return out, images
 
-    def _detection_size(self, detections, prepared):
-        """Typical size (network pixels, weighted by area) of the detections scoring at
-        least ``instance_score_threshold``."""
-        sy, sx = prepared[1]
-        keep = detections["scores"] >= self.instance_score_threshold
-        b = detections["boxes"][keep] * np.array([sx, sy, sx, sy], dtype=np.float32)
-        area = np.prod(np.clip(b[:, 2:] - b[:, :2], 1, None), 1)
-        return typical_size(np.sqrt(area), area)
+    def _confident_count(self, detections):
+        """Sum of the scores of the detections scoring at least
+        ``instance_score_threshold``: the number of objects they are expected to hold."""
+        scores = detections["scores"]
+        return float(scores[scores >= self.instance_score_threshold].sum())
+
+    def _tile_shape(self, shape):
+        """Network ``(h, w)`` of the windows a network input of ``shape`` is predicted
+        in: the whole input unless ``predict_tile_size`` asks for windows (``"auto"``:
+        the training images' shape, for inputs more than ``_TILE_AREA`` times their
+        area)."""
+        h, w = shape
+        size = self.predict_tile_size
+        fit_shape = getattr(self, "_fit_shape", None)
+        if size is None or (size == "auto" and (fit_shape is None or h * w <= _TILE_AREA
+                                                * fit_shape[0] * fit_shape[1])):
+            return h, w
+        th, tw = fit_shape if size == "auto" else (int(size), int(size))
+        return min(h, int(th)), min(w, int(tw))
 
     def _detect_at(self, images, scale):
         """Detections (at input resolution) of validated images run through the network
-        at ``scale``, and the network inputs with their scales."""
+        at ``scale``, and the network inputs with their scales.
+
+        A network input larger than the tile shape (:meth:`_tile_shape`) is run as
+        windows of that shape overlapping by half a window; each window keeps the
+        detections whose box centre is closer to its centre than to any other window's,
+        and class-wise NMS (``box_nms_threshold`` of the module) removes an object found
+        by two windows."""
         import torch
 
+        from sklearn_papers.nn._detection import nms_mask
         from sklearn_papers.nn._mask_rcnn import paste_masks
 
         module = self.net_.module_
         module.eval()
         dev = next(module.parameters()).device
         prepared = [self._to_network(im, scale) for im in images]
-        # images of one network shape go through the network together
-        groups = {}
+        # windows of each network input: (image, row, column, shape, owned rows, owned
+        # columns)
+        windows = []
         for i, (xi, _) in enumerate(prepared):
-            groups.setdefault(xi.shape, []).append(i)
-        out = [None] * len(images)
+            h, w = xi.shape[1:]
+            th, tw = self._tile_shape((h, w))
+            rows, cols = tile_starts(h, th), tile_starts(w, tw)
+            for r, own_r in zip(rows, owned_intervals(rows, th, h)):
+                for c, own_c in zip(cols, owned_intervals(cols, tw, w)):
+                    windows.append((i, r, c, (th, tw), own_r, own_c))
+        # windows of one shape go through the network together
+        groups = {}
+        for k, win in enumerate(windows):
+            groups.setdefault(win[3], []).append(k)
+        found = [[] for _ in images]
         base = (module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n)
-        for shape, members in groups.items():
-            # proposal budgets per training-image area: an image k times larger keeps k
+        for (th, tw), members in groups.items():
+            # proposal budgets per training-image area: an input k times larger keeps k
             # times the proposals, as many per object as a training image
-            factor = max(1.0, shape[1] * shape[2] / self._fit_area)
+            factor = max(1.0, th * tw / self._fit_area)
             budget = tuple(int(np.ceil(b * factor)) for b in base)
             for start in range(0, len(members), self.batch_size):
-                chunk = members[start:start + self.batch_size]
-                xb = np.stack([prepared[i][0] for i in chunk])
+                chunk = [windows[k] for k in members[start:start + self.batch_size]]
+                xb = np.stack([prepared[i][0][:, r:r + th, c:c + tw]
+                               for i, r, c, *_ in chunk])
                 module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = budget
                 try:
                     with torch.no_grad():
@@ -702,16 +626,34 @@ class MaskRCNN(BaseEstimator):
                 finally:
                     module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = base
                 det = {k: v.cpu() for k, v in det.items()}
-                for j, i in enumerate(chunk):
-                    sy, sx = prepared[i][1]
-                    h, w = images[i].shape[1:]
+                for j, (i, r, c, _, own_r, own_c) in enumerate(chunk):
                     v = det["valid"][j]
-                    boxes = det["boxes"][j][v] / torch.tensor([sx, sy, sx, sy])
-                    masks = paste_masks(det["masks"][j][v], boxes, h, w)
-                    out[i] = {"boxes": boxes.numpy().astype(np.float32),
-                              "labels": det["labels"][j][v].numpy().astype(np.int64),
-                              "scores": det["scores"][j][v].numpy().astype(np.float32),
-                              "masks": masks.numpy()}
+                    boxes = det["boxes"][j][v] + torch.tensor([c, r, c, r],
+                                                              dtype=torch.float32)
+                    cx = (boxes[:, 0] + boxes[:, 2]) / 2
+                    cy = (boxes[:, 1] + boxes[:, 3]) / 2
+                    own = ((cy >= own_r[0]) & (cy < own_r[1]) & (cx >= own_c[0])
+                           & (cx < own_c[1]))
+                    found[i].append((boxes[own], det["scores"][j][v][own],
+                                     det["labels"][j][v][own], det["masks"][j][v][own]))
+        out = []
+        for i, parts in enumerate(found):
+            boxes, scores, labels, masks = (torch.cat(x) for x in zip(*parts))
+            if len(parts) > 1 and len(scores):
+                # an object found by two windows, its box centre on either side
+                keep = nms_mask(boxes[None], scores[None], torch.ones_like(
+                    scores[None], dtype=torch.bool), labels[None],
+                    module.box_nms_threshold)[0]
+                boxes, scores, labels, masks = (x[keep] for x in (boxes, scores, labels,
+                                                                  masks))
+            order = torch.argsort(-scores, stable=True)[:self.detections_per_image]
+            sy, sx = prepared[i][1]
+            h, w = images[i].shape[1:]
+            boxes = boxes[order] / torch.tensor([sx, sy, sx, sy])
+            out.append({"boxes": boxes.numpy().astype(np.float32),
+                        "labels": labels[order].numpy().astype(np.int64),
+                        "scores": scores[order].numpy().astype(np.float32),
+                        "masks": paste_masks(masks[order], boxes, h, w).numpy()})
         return out, prepared
 
     def _warn_scale(self, detections, prepared):

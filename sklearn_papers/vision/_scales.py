@@ -8,8 +8,8 @@ the scale at which the objects found are closest in size to those seen in ``fit`
 
 import numpy as np
 
-__all__ = ["AUTO_SCALES", "choose_scale", "check_predict_scales", "resize_image",
-           "resize_labels", "typical_size"]
+__all__ = ["AUTO_SCALES", "choose_scale", "choose_scale_by_count", "check_predict_scales",
+           "resize_image", "resize_labels", "tile_starts", "typical_size"]
 
 #: Scales tried by ``predict_scales="auto"``: objects up to 4 times larger or 2 times
 #: smaller than in ``fit`` are brought to the training size.
@@ -72,6 +72,54 @@ def choose_scale(sizes_by_scale, target):
     if 1.0 in gap and gap[1.0] <= gap[best] + np.log(_MARGIN):
         return 1.0
     return best
+
+
+def choose_scale_by_count(counts_by_scale):
+    """The scale at which a detector finds the most objects, 1.0 unless another finds
+    more by a factor 1.25 (or finds some where 1.0 finds none).
+
+    A detector shown objects at the scale it learned finds each of them with high
+    confidence; at a wrong scale it finds pieces of objects or groups of them, with fewer
+    confident detections. The count is the sum of the confident detections' scores (the
+    number of objects they are expected to hold).
+
+    Parameters
+    ----------
+    counts_by_scale : dict of float -> float
+        Sum of the scores of the confident detections found at each scale.
+
+    Returns
+    -------
+    scale : float
+        Ties between scales other than 1 go to the scale closest to 1 (log ratio).
+    """
+    counts = {s: float(v) for s, v in counts_by_scale.items() if np.isfinite(v)}
+    if not counts:
+        return 1.0
+    best = max(counts, key=lambda s: (counts[s], -abs(np.log(s))))
+    own = counts.get(1.0, 0.0)
+    if best != 1.0 and counts[best] > 0 and counts[best] >= _MARGIN * own:
+        return best
+    return 1.0 if 1.0 in counts else best
+
+
+def tile_starts(length, window):
+    """Start offsets of windows of ``window`` pixels covering ``length`` pixels with half
+    a window of overlap, the last one flush with the end (``[0]`` when one window
+    covers it)."""
+    if length <= window:
+        return [0]
+    step = max(1, window // 2)
+    return sorted({*range(0, length - window + 1, step), length - window})
+
+
+def owned_intervals(starts, window, length):
+    """The part ``[lo, hi)`` of an axis of ``length`` pixels that each window owns: the
+    points closer to its centre than to any other window's centre (the first window's
+    part is open below, the last one's above)."""
+    centres = [s + window / 2 for s in starts]
+    bounds = [-np.inf] + [(a + b) / 2 for a, b in zip(centres, centres[1:])] + [np.inf]
+    return list(zip(bounds[:-1], bounds[1:]))
 
 
 def rescaled_shape(shape, scale):

@@ -15,7 +15,9 @@ They leave as a list of float32 ``(C, H, W)`` arrays in [0, 1]:
 - ``bool``: 0 and 1;
 - float: used as given, and must lie in [0, 1].
 
-Every error names the offending image by its index.
+Every error names the offending image by its index. Detection targets (instance maps, or
+dicts of boxes, labels and masks) are checked here too, each against its image
+(:func:`targets_from_maps`, :func:`targets_from_dicts`).
 """
 
 import warnings
@@ -23,7 +25,8 @@ import warnings
 import numpy as np
 
 __all__ = ["MAX_INFERRED_CLASSES", "check_images", "check_label_map", "check_label_maps",
-           "integer_bit_depth", "pad_images", "stack_images"]
+           "integer_bit_depth", "pad_images", "stack_images", "targets_from_dicts",
+           "targets_from_maps"]
 
 #: Bit depths tried, in order, for integer images without a declared depth.
 _BIT_DEPTHS = (8, 10, 12, 14, 16)
@@ -303,3 +306,133 @@ def check_label_maps(y, name, shapes):
 
 #: With n_classes=None, larger labels are taken for ids rather than classes and refused.
 MAX_INFERRED_CLASSES = 1024
+
+
+# ---------------------------------------------------------------- detection targets
+def targets_from_maps(instance_maps, semantic_maps, shapes):
+    """Per-image detection targets ``(boxes, labels, masks)`` from instance maps and
+    optional semantic maps (an instance takes the majority class of its pixels; one
+    class without them), each map checked against its image's ``shapes[i]``."""
+    n = len(shapes)
+    inst = list(instance_maps) if not isinstance(instance_maps, np.ndarray) or \
+        instance_maps.ndim == 3 else None
+    if inst is None or len(inst) != n:
+        got = getattr(instance_maps, "shape", None) or len(inst or [])
+        raise ValueError(f"y must give one (H, W) instance map per image ({n}); got "
+                         f"{got}.")
+    sem = None
+    if semantic_maps is not None:
+        sem = list(semantic_maps)
+        if len(sem) != n:
+            raise ValueError(f"semantic_maps has {len(sem)} maps but there are {n} images.")
+    out = []
+    for i in range(n):
+        m = check_label_map(inst[i], f"y[{i}]", shapes[i])
+        ids = np.unique(m)
+        ids = ids[ids > 0]
+        masks = m[None] == ids[:, None, None]
+        if sem is None:
+            labels = np.ones(len(ids), dtype=np.int64)
+        else:
+            s = check_label_map(sem[i], f"semantic_maps[{i}]", shapes[i])
+            labels = np.empty(len(ids), dtype=np.int64)
+            for j, mk in enumerate(masks):
+                # majority class (smallest on ties), without a table as large as the class
+                classes, counts = np.unique(s[mk], return_counts=True)
+                counts[classes == 0] = 0
+                if counts.sum() == 0:
+                    raise ValueError(f"instance {ids[j]} of y[{i}] lies on "
+                                     f"background (class 0) of semantic_maps[{i}].")
+                labels[j] = int(classes[np.argmax(counts)])
+        out.append((_boxes_of(masks), labels, masks))
+    return out
+
+
+def _boxes_of(masks):
+    """Tight ``(x1, y1, x2, y2)`` boxes (max exclusive) of ``(k, H, W)`` masks."""
+    k = masks.shape[0]
+    boxes = np.zeros((k, 4), dtype=np.float32)
+    for j in range(k):
+        ys, xs = np.nonzero(masks[j])
+        boxes[j] = (xs.min(), ys.min(), xs.max() + 1, ys.max() + 1)
+    return boxes
+
+
+#: Boxes may leave the image by this many pixels (rounding of converted annotations);
+#: they are clipped to it.
+_BOX_TOLERANCE = 0.5
+
+
+def _dict_field(t, i, key, dtype=None):
+    """``t[key]`` as a numeric array; a ``TypeError`` naming ``y[i][key]`` otherwise."""
+    try:
+        arr = np.asarray(t[key], dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"y[{i}]['{key}'] must be a numeric array; it could not be read "
+                        f"as one ({exc}).") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
+                                   or arr.dtype == bool):
+        raise TypeError(f"y[{i}]['{key}'] must be a numeric array; got dtype {arr.dtype}.")
+    return arr
+
+
+def targets_from_dicts(targets, shapes):
+    """Per-image detection targets ``(boxes, labels, masks)`` from target dicts, each
+    checked against its image: ``k`` labels, ``k`` boxes inside the image and ``k``
+    masks of its size."""
+    n = len(shapes)
+    if len(targets) != n:
+        raise ValueError(f"y has {len(targets)} target dicts but there are {n} images.")
+    out = []
+    for i, t in enumerate(targets):
+        shape = tuple(int(v) for v in shapes[i])
+        if not isinstance(t, dict) or not {"boxes", "labels", "masks"} <= set(t):
+            keys = sorted(map(str, t)) if isinstance(t, dict) else type(t).__name__
+            raise ValueError(f"y[{i}] must be a dict with keys 'boxes', 'labels' and "
+                             f"'masks'; got {keys}.")
+        labels = _dict_field(t, i, "labels")
+        boxes = _dict_field(t, i, "boxes", np.float64)
+        masks = _dict_field(t, i, "masks")
+        if labels.ndim != 1:
+            raise ValueError(f"y[{i}]['labels'] must be 1-D, one class per object; got "
+                             f"shape {labels.shape}.")
+        k = labels.shape[0]
+        if k == 0:  # an image without objects: empty lists are fine
+            masks = np.zeros((0,) + shape, dtype=bool) if masks.size == 0 else masks
+            boxes = np.zeros((0, 4)) if boxes.size == 0 else boxes
+        if boxes.shape != (k, 4):
+            raise ValueError(f"y[{i}]['boxes'] has shape {boxes.shape} but y[{i}]['labels'] "
+                             f"has {k} objects: boxes must be ({k}, 4), (x1, y1, x2, y2) in "
+                             f"pixels.")
+        if masks.ndim != 3 or masks.shape[0] != k:
+            raise ValueError(f"y[{i}]['masks'] has shape {masks.shape} but y[{i}]['labels'] "
+                             f"has {k} objects: masks must be ({k}, H, W), one per object.")
+        if masks.shape[1:] != shape:
+            raise ValueError(f"y[{i}]['masks'] are {masks.shape[1]} x {masks.shape[2]} but "
+                             f"image X[{i}] is {shape[0]} x {shape[1]} pixels: each mask "
+                             f"must have its image's (H, W).")
+        if k and (not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == bool)
+                  or labels.min() < 1):
+            raise ValueError(f"y[{i}]['labels'] must be integers >= 1 (0 is the "
+                             f"background), got {labels.tolist()}.")
+        if k:
+            bad = (~np.isfinite(boxes).all(1) | (boxes[:, 2] < boxes[:, 0])
+                   | (boxes[:, 3] < boxes[:, 1]))
+            if bad.any():
+                j = int(np.argmax(bad))
+                raise ValueError(f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} is not a box "
+                                 f"(x1, y1, x2, y2) with x2 >= x1 and y2 >= y1.")
+            h, w = shape
+            tol = _BOX_TOLERANCE
+            outside = ((boxes[:, :2] < -tol).any(1) | (boxes[:, 2] > w + tol)
+                       | (boxes[:, 3] > h + tol))
+            if outside.any():
+                j = int(np.argmax(outside))
+                raise ValueError(
+                    f"y[{i}]['boxes'][{j}] = {boxes[j].tolist()} leaves image X[{i}] "
+                    f"({h} x {w} pixels): boxes are (x1, y1, x2, y2) in pixels of their "
+                    f"image, 0 <= x1 <= x2 <= {w} and 0 <= y1 <= y2 <= {h} (not (x, y, "
+                    f"width, height), nor fractions of the image).")
+            boxes = np.clip(boxes, 0, [w, h, w, h])
+        out.append((boxes.astype(np.float32), labels.astype(np.int64), masks.astype(bool)))
+    return out

@@ -322,7 +322,7 @@ def test_predict_scales_auto_finds_objects_twice_the_training_size():
                        noise=0.02, random_state=0)
     est = MaskRCNN(width=8, batch_size=4, predict_scales="auto",
                    random_state=0).fit(data.images, data.instance_maps)
-    assert MaskRCNN().predict_scales == (1.0,)
+    assert MaskRCNN().predict_scales == "auto"
     assert est.object_sizes_[0] <= est.object_size_ <= est.object_sizes_[1]
     X, y = data.images[:4], data.instance_maps[:4]
     big = np.repeat(np.repeat(X, 2, axis=1), 2, axis=2)
@@ -350,3 +350,71 @@ def test_predict_scales_auto_finds_objects_twice_the_training_size():
         clone(est).set_params(predict_scales="big").fit(data.images, data.instance_maps)
     with pytest.raises(ValueError, match="predict_scales must be 'auto' or a non-empty"):
         clone(est).set_params(predict_scales=[-1.0]).fit(data.images, data.instance_maps)
+
+
+def test_scale_choice_keeps_the_input_scale_unless_another_finds_more_objects():
+    from sklearn_papers.vision._scales import choose_scale_by_count
+
+    # many more confident objects at half scale: objects twice the training size
+    assert choose_scale_by_count({0.25: 3.0, 0.5: 23.1, 1.0: 4.0, 2.0: 8.5}) == 0.5
+    # objects half the training size
+    assert choose_scale_by_count({0.5: 0.9, 1.0: 2.0, 2.0: 7.9}) == 2.0
+    # within a factor 1.25: the input scale; objects only at another scale: that one
+    assert choose_scale_by_count({0.5: 6.4, 1.0: 6.0, 2.0: 2.0}) == 1.0
+    assert choose_scale_by_count({0.5: 0.9, 1.0: 0.0}) == 0.5
+    assert choose_scale_by_count({0.5: 0.0, 1.0: 0.0, 2.0: 0.0}) == 1.0
+    # equal counts away from 1: the scale closer to 1
+    assert choose_scale_by_count({0.25: 9.0, 0.5: 9.0, 1.0: 1.0}) == 0.5
+    assert choose_scale_by_count({}) == 1.0
+
+
+def test_windows_cover_the_axis_with_half_overlap_and_own_it_once():
+    from sklearn_papers.vision._scales import owned_intervals, tile_starts
+
+    assert tile_starts(64, 64) == [0] and tile_starts(40, 64) == [0]
+    starts = tile_starts(152, 64)
+    assert starts == [0, 32, 64, 88]
+    owned = owned_intervals(starts, 64, 152)
+    assert owned[0][0] == -np.inf and owned[-1][1] == np.inf
+    assert all(a[1] == b[0] for a, b in zip(owned, owned[1:]))  # a partition
+    for s, (lo, hi) in zip(starts, owned):
+        # each window owns points at least 16 px (a quarter window) from its inner edges
+        assert (lo == -np.inf or lo >= s + 16) and (hi == np.inf or hi <= s + 64 - 16)
+
+
+def test_large_images_are_predicted_in_windows_of_the_training_shape(monkeypatch):
+    """An image of more than 4 times the training area runs as windows of the training
+    shape, detections in input pixels without duplicates; smaller images run whole and
+    ``predict_tile_size=None`` runs every image whole."""
+    from sklearn_papers.nn._detection import box_iou
+
+    data = make_scenes(8, image_size=32, n_classes=1, max_objects=3, touching=0.0,
+                       random_state=0)
+    est = MaskRCNN(**{**TINY, "max_epochs": 8}, predict_scales=(1.0,),
+                   instance_score_threshold=0.1).fit(data.images, data.instance_maps)
+    module = est.net_.module_
+    seen = []
+    detect = module.detect
+
+    def spy(images):
+        seen.extend([tuple(images.shape[-2:])] * len(images))
+        return detect(images)
+
+    monkeypatch.setattr(module, "detect", spy)
+    mosaic = np.concatenate([np.concatenate(list(data.images[r:r + 3]), axis=1)
+                             for r in (0, 3)], axis=0)[None]  # 64 x 96: 6 times the area
+    dets = est.predict_detections(mosaic)[0]
+    assert set(seen) == {(32, 32)} and len(seen) == 3 * 5  # rows 0, 16, 32; 5 columns
+    k = len(dets["scores"])
+    assert k > 0 and dets["masks"].shape == (k, 64, 96)
+    assert np.all(dets["boxes"] >= 0) and np.all(dets["boxes"][:, 2] <= 96)
+    assert np.all(np.diff(dets["scores"]) <= 0)
+    iou = box_iou(torch.from_numpy(dets["boxes"]), torch.from_numpy(dets["boxes"])).numpy()
+    assert np.all(iou[np.triu_indices(k, 1)] <= 0.5)  # no object twice
+    assert est.predict(mosaic).shape == (1, 64, 96)
+    seen.clear()
+    est.predict_detections(data.images[:2])  # the training size: whole
+    whole = est.set_params(predict_tile_size=None).predict_detections(mosaic)[0]
+    assert seen == [(32, 32)] * 2 + [(64, 96)] and whole["masks"].shape[1:] == (64, 96)
+    with pytest.raises(ValueError, match="predict_tile_size"):
+        clone(est).set_params(predict_tile_size=8).fit(data.images, data.instance_maps)

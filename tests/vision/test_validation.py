@@ -237,6 +237,7 @@ def test_mask_rcnn_proposal_budget_grows_with_the_image_area(scenes, monkeypatch
 
     monkeypatch.setattr(module, "detect", spy)
     big = np.tile(scenes.images[:1], (1, 2, 2, 1))  # 64 x 64: 4 times the area
+    est.set_params(predict_scales=(1.0,), predict_tile_size=None)
     est.predict_detections([scenes.images[0], big[0]])
     assert sorted(seen) == [((32, 32), 50, 20), ((64, 64), 200, 80)]
     assert (module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n) == (50, 20)
