@@ -107,8 +107,10 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         Task ids in the order they were learnt.
     n_tasks_ : int
         Number of tasks learnt.
-    classifier_ : sklearn_papers.nn._generative_replay.ReplayClassifierModule
-        The torch classifier.
+    net_ : skorch.NeuralNet
+        The skorch net of the last call (``net_.history``: that call's epochs); every
+        call trains the same classifier, ``net_.module_``, a
+        :class:`~sklearn_papers.nn._generative_replay.ReplayClassifierModule`.
     generators_ : list of dict
         One entry per (task, class): ``{"task", "label", "n_rows", "model"}``; ``model`` is
         a trained ``ClassVAE`` / ``ClassGAN``, or the stored rows (``"buffer"``). Empty with
@@ -306,13 +308,13 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
 
         device = self._check_params()
         with torch_seeded(seed, device):
-            if not hasattr(self, "classifier_"):
+            if not hasattr(self, "net_"):
                 mean = X.mean(axis=0, dtype=np.float64)
                 std = X.std(axis=0, dtype=np.float64)
                 self._mean = mean.astype(np.float32)
                 self._std = np.where(std > 0, std, 1.0).astype(np.float32)
                 self._units = []
-                self.classifier_ = ReplayClassifierModule(
+                classifier = ReplayClassifierModule(
                     X.shape[1], tuple(self.hidden_layer_sizes), 1,
                     bayesian=self.prior == "previous", prior_std=self.prior_std,
                     mean=self._mean, std=self._std).to(device)
@@ -321,15 +323,17 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
                 self.loss_curve_ = []
                 self._previous = None
                 self._n_sources = 0
-            elif new_task:
-                self._previous = copy.deepcopy(self.classifier_).eval()
-                self.classifier_.posterior_to_prior()
-                self._n_sources = len(self.generators_)
+            else:
+                classifier = self.net_.module_
+                if new_task:
+                    self._previous = copy.deepcopy(classifier).eval()
+                    classifier.posterior_to_prior()
+                    self._n_sources = len(self.generators_)
             had_units = len(self._units)
             self._units += [c for c in self.task_classes_[task] if c not in self._units]
-            if had_units == 0 or len(self._units) > self.classifier_.n_outputs:
-                self.classifier_.grow(len(self._units))
-                self.classifier_.to(device)
+            if had_units == 0 or len(self._units) > classifier.n_outputs:
+                classifier.grow(len(self._units))
+                classifier.to(device)
             index = {c: i for i, c in enumerate(self._units)}
             n_units = len(self._units)
             targets = np.zeros((len(y), n_units), dtype=np.float32)
@@ -340,13 +344,14 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
             inputs = {"X": np.concatenate([X, X_r]),
                       "sample_weight": np.concatenate([w, np.ones(len(X_r), np.float32)])}
             targets = np.concatenate([targets, t_r])
-            self.classifier_.kl_scale = self.kl_weight / len(targets)
-            net = build_net(self.classifier_, seed=seed, criterion=torch.nn.Identity,
+            classifier.kl_scale = self.kl_weight / len(targets)
+            net = build_net(classifier, seed=seed, criterion=torch.nn.Identity,
                             net_class=SoftTargetNet, max_epochs=self.max_epochs, lr=self.lr,
                             batch_size=self.batch_size, optimizer=torch.optim.Adam,
                             device=device, verbose=self.verbose)
             net.fit(inputs, targets)
-            self.classifier_.eval()
+            classifier.eval()
+            self.net_ = net
             curve = loss_curve(net)
             if not np.all(np.isfinite(curve)):
                 raise FloatingPointError(f"training loss became non-finite ({curve}); "
@@ -462,10 +467,11 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         import torch
 
         X = self._check_predict_X(X)
-        device = next(self.classifier_.parameters()).device
-        self.classifier_.eval()
+        classifier = self.net_.module_
+        device = next(classifier.parameters()).device
+        classifier.eval()
         with torch.no_grad():
-            out = [torch.softmax(self.classifier_(torch.as_tensor(X[i:i + 4096]).to(device)),
+            out = [torch.softmax(classifier(torch.as_tensor(X[i:i + 4096]).to(device)),
                                  dim=1).cpu().numpy() for i in range(0, len(X), 4096)]
         proba = np.concatenate(out) if out else np.zeros((0, len(self._units)), np.float32)
         order = np.searchsorted(self.classes_, np.asarray(self._units, dtype=self.classes_.dtype))

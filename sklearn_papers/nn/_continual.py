@@ -10,6 +10,7 @@ for sample weights (its FAQ: "How do I use sample weights?").
 
 import torch
 from skorch import NeuralNet
+from skorch.utils import to_tensor
 
 __all__ = ["SoftTargetNet", "soft_cross_entropy"]
 
@@ -39,7 +40,26 @@ class SoftTargetNet(NeuralNet):
     variational classifier, already divided by the number of training rows). Only
     parameters with ``requires_grad`` reach the optimiser, so frozen columns of a
     progressive network are not even visited by it.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for ``skorch.NeuralNet``.
+    task_index : int or None, default=None
+        With an int, the module is called as ``module(X, task_index)`` (the head of a
+        multi-head module, such as one column of a progressive network); with None, as
+        skorch calls it (``module(**X)`` for a dict ``X``).
     """
+
+    def __init__(self, *args, task_index=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.task_index = task_index
+
+    def infer(self, x, **fit_params):
+        if self.task_index is None:
+            return super().infer(x, **fit_params)
+        x = to_tensor(x, device=self.device)
+        return self.module_(x["X"] if isinstance(x, dict) else x, self.task_index)
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         y_true = y_true.to(y_pred.device)
