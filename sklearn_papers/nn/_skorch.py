@@ -16,7 +16,7 @@ from sklearn_papers.utils._random import check_random_state
 
 __all__ = ["PlainPrintLog", "SampleWeightedTargetLoss", "build_net", "check_device",
            "loss_curve",
-           "pack_sample_weight", "seed_from_random_state", "torch_seeded"]
+           "pack_sample_weight", "seed_from_random_state", "spawn_seeds", "torch_seeded"]
 
 
 def seed_from_random_state(random_state):
@@ -34,6 +34,35 @@ def seed_from_random_state(random_state):
         In ``[0, 2**31 - 1)``.
     """
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def spawn_seeds(seed, n):
+    """``n`` independent int seeds derived from ``seed`` by ``numpy.random.SeedSequence``.
+
+    The sub-seeds of the generators one fit owns (initialisation, shuffling, draws): child
+    ``k`` is ``SeedSequence(seed).spawn(n)[k]``, so seeds for different jobs are
+    statistically independent, unlike offsets such as ``seed + 1`` that make the streams of
+    neighbouring seeds overlap; from an int ``seed``, child ``k`` does not depend on ``n``
+    (a ``SeedSequence`` given as ``seed`` goes on numbering its children across calls).
+
+    Parameters
+    ----------
+    seed : int or numpy.random.SeedSequence
+        Non-negative int (as from :func:`seed_from_random_state`) or a sequence spawned
+        before.
+    n : int
+        Number of seeds.
+
+    Returns
+    -------
+    seeds : list of int
+        Each in ``[0, 2**31 - 1)``, valid for ``torch.manual_seed``,
+        ``torch.Generator.manual_seed`` and ``numpy.random.default_rng``.
+    """
+    parent = seed if isinstance(seed, np.random.SeedSequence) else \
+        np.random.SeedSequence(int(seed))
+    return [int(child.generate_state(1, dtype=np.uint32)[0] % np.iinfo(np.int32).max)
+            for child in parent.spawn(int(n))]
 
 
 def check_device(device):
