@@ -302,9 +302,9 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
     def _learn(self, X, y, weight, task, new_task, seed):
         import torch
 
-        from sklearn_papers.nn._continual import SoftTargetNet
         from sklearn_papers.nn._generative_replay import ReplayClassifierModule
-        from sklearn_papers.nn._skorch import build_net, loss_curve, spawn_seeds, torch_seeded
+        from sklearn_papers.nn._skorch import (
+            SoftTargetNet, build_net, loss_curve, spawn_seeds, torch_seeded)
 
         device = self._check_params()
         replay_seed, generator_seed = spawn_seeds(seed, 2)

@@ -231,9 +231,8 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
     def _learn(self, X, y, weight, task, new_task, seed):
         import torch
 
-        from sklearn_papers.nn._continual import SoftTargetNet
         from sklearn_papers.nn._progressive import ProgressiveNetwork
-        from sklearn_papers.nn._skorch import build_net, loss_curve, torch_seeded
+        from sklearn_papers.nn._skorch import SoftTargetNet, build_net, loss_curve, torch_seeded
 
         device = self._check_params()
         labels = self.task_classes_[task]
