@@ -303,9 +303,11 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         import torch
 
         from sklearn_papers.nn._generative_replay import ReplayClassifierModule
-        from sklearn_papers.nn._skorch import SoftTargetNet, build_net, loss_curve, torch_seeded
+        from sklearn_papers.nn._skorch import (
+            SoftTargetNet, build_net, loss_curve, spawn_seeds, torch_seeded)
 
         device = self._check_params()
+        replay_seed, generator_seed = spawn_seeds(seed, 2)
         with torch_seeded(seed, device):
             if not hasattr(self, "net_"):
                 mean = X.mean(axis=0, dtype=np.float64)
@@ -338,7 +340,7 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
             targets = np.zeros((len(y), n_units), dtype=np.float32)
             targets[np.arange(len(y)), [index[c] for c in y]] = 1.0
             w = np.ones(len(y), np.float32) if weight is None else weight
-            X_r, t_r = self._replay(len(y) / len(np.unique(y)), n_units, index, seed)
+            X_r, t_r = self._replay(len(y) / len(np.unique(y)), n_units, index, replay_seed)
             self.n_replayed_ = self.n_replayed_ + [len(X_r)]
             inputs = {"X": np.concatenate([X, X_r]),
                       "sample_weight": np.concatenate([w, np.ones(len(X_r), np.float32)])}
@@ -357,7 +359,7 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
                                          f"lower lr={self.lr!r}.")
             self.loss_curve_ = self.loss_curve_ + curve
             self.n_iter_ = len(curve)
-            self._learn_generators(X, y, weight, task, seed, device)
+            self._learn_generators(X, y, weight, task, generator_seed, device)
 
     def _replay(self, rows_per_class, n_units, index, seed):
         """Replayed rows of the earlier tasks' classes and their target rows."""
@@ -371,13 +373,15 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         n_per_class = int(round(self.replay_ratio * rows_per_class))
         if n_per_class == 0:
             return empty
-        # sub-seeds as offsets of the call's seed (see ContinualClassifierMixin)
-        g = torch.Generator().manual_seed(seed + 1)
+        from sklearn_papers.nn._skorch import spawn_seeds
+
+        draw_seed, split_seed = spawn_seeds(seed, 2)
+        g = torch.Generator().manual_seed(draw_seed)
         by_label = {}
         for src in sources:
             by_label.setdefault(src["label"], []).append(src)
         X_parts, labels = [], []
-        split_rng = np.random.default_rng(seed + 3)
+        split_rng = np.random.default_rng(split_seed)
         for label, srcs in by_label.items():
             counts = np.array([s["n_rows"] for s in srcs], dtype=float)
             share = _proportional_split(n_per_class, counts, split_rng)
@@ -420,10 +424,14 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         import torch
 
         from sklearn_papers.nn._generative_replay import ClassGAN, ClassVAE, train_generator
+        from sklearn_papers.nn._skorch import spawn_seeds
 
         if self.generator is None:
             return
-        for j, label in enumerate(np.unique(y)):
+        labels = np.unique(y)
+        # per class: initialisation, training noise, batch order
+        class_seeds = [spawn_seeds(s, 3) for s in spawn_seeds(seed, len(labels))]
+        for label, (init_seed, train_seed, batch_seed) in zip(labels, class_seeds):
             rows = y == label
             entry = next((e for e in self.generators_
                           if e["task"] == task and e["label"] == label), None)
@@ -437,16 +445,16 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
                 continue
             if entry is None:
                 cls = ClassGAN if self.generator == "gan" else ClassVAE
-                torch.manual_seed(seed + 101 + j)
+                torch.manual_seed(init_seed)
                 model = cls(X.shape[1], self.n_latent, self.generator_hidden).to(device)
                 entry = {"task": task, "label": label, "n_rows": 0, "model": model}
                 self.generators_ = self.generators_ + [entry]
             Xc = torch.as_tensor((X[rows] - self._mean) / self._std).to(device)
             wc = None if weight is None else torch.as_tensor(weight[rows]).to(device)
-            torch.manual_seed(seed + 211 + j)
+            torch.manual_seed(train_seed)
             train_generator(entry["model"], Xc, wc, n_steps=self.generator_steps,
                             batch_size=self.batch_size, lr=self.lr,
-                            generator=torch.Generator().manual_seed(seed + 307 + j))
+                            generator=torch.Generator().manual_seed(batch_seed))
             entry["n_rows"] += int(rows.sum())
 
     # ------------------------------------------------------------------ inference
