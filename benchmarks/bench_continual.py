@@ -21,7 +21,7 @@ import torch
 from sklearn.datasets import load_digits
 
 from sklearn_papers.continual import GenerativeReplayClassifier, ProgressiveNetworkClassifier
-from sklearn_papers.nn._continual import soft_cross_entropy
+from sklearn_papers.nn._skorch import soft_cross_entropy
 from sklearn_papers.nn._generative_replay import ReplayClassifierModule
 from sklearn_papers.nn._progressive import ProgressiveNetwork, count_progressive_parameters
 

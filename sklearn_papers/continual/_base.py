@@ -182,7 +182,9 @@ class ContinualClassifierMixin(ClassifierMixin, BaseEstimator):
         self.n_tasks_ = len(self.tasks_)
         self.task_classes_[task] = task_labels
         self.classes_ = all_classes
-        seed = int((self._seed + 7919 * self._n_calls) % (2**31 - 1))
+        from sklearn_papers.nn._skorch import spawn_seeds
+
+        seed = spawn_seeds(self._seed, self._n_calls + 1)[-1]  # one child per call
         self._n_calls += 1
         self._observe(X_exact)
         self._learn(X, y, weight, task, new_task, seed)

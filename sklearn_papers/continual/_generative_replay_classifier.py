@@ -107,8 +107,10 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         Task ids in the order they were learnt.
     n_tasks_ : int
         Number of tasks learnt.
-    classifier_ : sklearn_papers.nn._generative_replay.ReplayClassifierModule
-        The torch classifier.
+    net_ : skorch.NeuralNet
+        The skorch net of the last call (``net_.history``: that call's epochs); every
+        call trains the same classifier, ``net_.module_``, a
+        :class:`~sklearn_papers.nn._generative_replay.ReplayClassifierModule`.
     generators_ : list of dict
         One entry per (task, class): ``{"task", "label", "n_rows", "model"}``; ``model`` is
         a trained ``ClassVAE`` / ``ClassGAN``, or the stored rows (``"buffer"``). Empty with
@@ -300,19 +302,20 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
     def _learn(self, X, y, weight, task, new_task, seed):
         import torch
 
-        from sklearn_papers.nn._continual import SoftTargetNet
         from sklearn_papers.nn._generative_replay import ReplayClassifierModule
-        from sklearn_papers.nn._skorch import build_net, loss_curve, torch_seeded
+        from sklearn_papers.nn._skorch import (
+            SoftTargetNet, build_net, loss_curve, spawn_seeds, torch_seeded)
 
         device = self._check_params()
+        replay_seed, generator_seed = spawn_seeds(seed, 2)
         with torch_seeded(seed, device):
-            if not hasattr(self, "classifier_"):
+            if not hasattr(self, "net_"):
                 mean = X.mean(axis=0, dtype=np.float64)
                 std = X.std(axis=0, dtype=np.float64)
                 self._mean = mean.astype(np.float32)
                 self._std = np.where(std > 0, std, 1.0).astype(np.float32)
                 self._units = []
-                self.classifier_ = ReplayClassifierModule(
+                classifier = ReplayClassifierModule(
                     X.shape[1], tuple(self.hidden_layer_sizes), 1,
                     bayesian=self.prior == "previous", prior_std=self.prior_std,
                     mean=self._mean, std=self._std).to(device)
@@ -321,39 +324,42 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
                 self.loss_curve_ = []
                 self._previous = None
                 self._n_sources = 0
-            elif new_task:
-                self._previous = copy.deepcopy(self.classifier_).eval()
-                self.classifier_.posterior_to_prior()
-                self._n_sources = len(self.generators_)
+            else:
+                classifier = self.net_.module_
+                if new_task:
+                    self._previous = copy.deepcopy(classifier).eval()
+                    classifier.posterior_to_prior()
+                    self._n_sources = len(self.generators_)
             had_units = len(self._units)
             self._units += [c for c in self.task_classes_[task] if c not in self._units]
-            if had_units == 0 or len(self._units) > self.classifier_.n_outputs:
-                self.classifier_.grow(len(self._units))
-                self.classifier_.to(device)
+            if had_units == 0 or len(self._units) > classifier.n_outputs:
+                classifier.grow(len(self._units))
+                classifier.to(device)
             index = {c: i for i, c in enumerate(self._units)}
             n_units = len(self._units)
             targets = np.zeros((len(y), n_units), dtype=np.float32)
             targets[np.arange(len(y)), [index[c] for c in y]] = 1.0
             w = np.ones(len(y), np.float32) if weight is None else weight
-            X_r, t_r = self._replay(len(y) / len(np.unique(y)), n_units, index, seed)
+            X_r, t_r = self._replay(len(y) / len(np.unique(y)), n_units, index, replay_seed)
             self.n_replayed_ = self.n_replayed_ + [len(X_r)]
             inputs = {"X": np.concatenate([X, X_r]),
                       "sample_weight": np.concatenate([w, np.ones(len(X_r), np.float32)])}
             targets = np.concatenate([targets, t_r])
-            self.classifier_.kl_scale = self.kl_weight / len(targets)
-            net = build_net(self.classifier_, seed=seed, criterion=torch.nn.Identity,
+            classifier.kl_scale = self.kl_weight / len(targets)
+            net = build_net(classifier, seed=seed, criterion=torch.nn.Identity,
                             net_class=SoftTargetNet, max_epochs=self.max_epochs, lr=self.lr,
                             batch_size=self.batch_size, optimizer=torch.optim.Adam,
                             device=device, verbose=self.verbose)
             net.fit(inputs, targets)
-            self.classifier_.eval()
+            classifier.eval()
+            self.net_ = net
             curve = loss_curve(net)
             if not np.all(np.isfinite(curve)):
                 raise FloatingPointError(f"training loss became non-finite ({curve}); "
                                          f"lower lr={self.lr!r}.")
             self.loss_curve_ = self.loss_curve_ + curve
             self.n_iter_ = len(curve)
-            self._learn_generators(X, y, weight, task, seed, device)
+            self._learn_generators(X, y, weight, task, generator_seed, device)
 
     def _replay(self, rows_per_class, n_units, index, seed):
         """Replayed rows of the earlier tasks' classes and their target rows."""
@@ -367,12 +373,15 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         n_per_class = int(round(self.replay_ratio * rows_per_class))
         if n_per_class == 0:
             return empty
-        g = torch.Generator().manual_seed(seed + 1)
+        from sklearn_papers.nn._skorch import spawn_seeds
+
+        draw_seed, split_seed = spawn_seeds(seed, 2)
+        g = torch.Generator().manual_seed(draw_seed)
         by_label = {}
         for src in sources:
             by_label.setdefault(src["label"], []).append(src)
         X_parts, labels = [], []
-        split_rng = np.random.default_rng(seed + 3)
+        split_rng = np.random.default_rng(split_seed)
         for label, srcs in by_label.items():
             counts = np.array([s["n_rows"] for s in srcs], dtype=float)
             share = _proportional_split(n_per_class, counts, split_rng)
@@ -415,10 +424,14 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         import torch
 
         from sklearn_papers.nn._generative_replay import ClassGAN, ClassVAE, train_generator
+        from sklearn_papers.nn._skorch import spawn_seeds
 
         if self.generator is None:
             return
-        for j, label in enumerate(np.unique(y)):
+        labels = np.unique(y)
+        # per class: initialisation, training noise, batch order
+        class_seeds = [spawn_seeds(s, 3) for s in spawn_seeds(seed, len(labels))]
+        for label, (init_seed, train_seed, batch_seed) in zip(labels, class_seeds):
             rows = y == label
             entry = next((e for e in self.generators_
                           if e["task"] == task and e["label"] == label), None)
@@ -432,16 +445,16 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
                 continue
             if entry is None:
                 cls = ClassGAN if self.generator == "gan" else ClassVAE
-                torch.manual_seed(seed + 101 + j)
+                torch.manual_seed(init_seed)
                 model = cls(X.shape[1], self.n_latent, self.generator_hidden).to(device)
                 entry = {"task": task, "label": label, "n_rows": 0, "model": model}
                 self.generators_ = self.generators_ + [entry]
             Xc = torch.as_tensor((X[rows] - self._mean) / self._std).to(device)
             wc = None if weight is None else torch.as_tensor(weight[rows]).to(device)
-            torch.manual_seed(seed + 211 + j)
+            torch.manual_seed(train_seed)
             train_generator(entry["model"], Xc, wc, n_steps=self.generator_steps,
                             batch_size=self.batch_size, lr=self.lr,
-                            generator=torch.Generator().manual_seed(seed + 307 + j))
+                            generator=torch.Generator().manual_seed(batch_seed))
             entry["n_rows"] += int(rows.sum())
 
     # ------------------------------------------------------------------ inference
@@ -462,10 +475,11 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         import torch
 
         X = self._check_predict_X(X)
-        device = next(self.classifier_.parameters()).device
-        self.classifier_.eval()
+        classifier = self.net_.module_
+        device = next(classifier.parameters()).device
+        classifier.eval()
         with torch.no_grad():
-            out = [torch.softmax(self.classifier_(torch.as_tensor(X[i:i + 4096]).to(device)),
+            out = [torch.softmax(classifier(torch.as_tensor(X[i:i + 4096]).to(device)),
                                  dim=1).cpu().numpy() for i in range(0, len(X), 4096)]
         proba = np.concatenate(out) if out else np.zeros((0, len(self._units)), np.float32)
         order = np.searchsorted(self.classes_, np.asarray(self._units, dtype=self.classes_.dtype))

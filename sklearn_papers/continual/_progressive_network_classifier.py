@@ -73,8 +73,11 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
         Number of tasks (columns, or heads with ``columns="shared"``).
     n_parameters_ : list of int
         Total number of parameters after each task.
-    network_ : sklearn_papers.nn._progressive.ProgressiveNetwork
-        The torch module (``network_.columns``).
+    net_ : skorch.NeuralNet
+        The skorch net of the last call (``net_.history``: that call's epochs); every
+        call trains the same module, ``net_.module_``, a
+        :class:`~sklearn_papers.nn._progressive.ProgressiveNetwork` (its columns in
+        ``net_.module_.columns``).
     loss_curve_ : list of float
         Mean training loss of every epoch of every call, in order.
     n_iter_ : int
@@ -228,17 +231,18 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
     def _learn(self, X, y, weight, task, new_task, seed):
         import torch
 
-        from sklearn_papers.nn._continual import SoftTargetNet
-        from sklearn_papers.nn._progressive import ProgressiveNetwork, TaskView
-        from sklearn_papers.nn._skorch import build_net, loss_curve, torch_seeded
+        from sklearn_papers.nn._progressive import ProgressiveNetwork
+        from sklearn_papers.nn._skorch import SoftTargetNet, build_net, loss_curve, torch_seeded
 
         device = self._check_params()
         labels = self.task_classes_[task]
         with torch_seeded(seed, device):
-            if not hasattr(self, "network_"):
+            if hasattr(self, "net_"):
+                network = self.net_.module_
+            else:
                 mean = X.mean(axis=0, dtype=np.float64)
                 std = X.std(axis=0, dtype=np.float64)
-                self.network_ = ProgressiveNetwork(
+                network = ProgressiveNetwork(
                     X.shape[1], tuple(self.hidden_layer_sizes), adapter=self.adapter,
                     alpha_init=self.alpha_init, norm=self.norm, mean=mean,
                     std=np.where(std > 0, std, 1.0), shared=self.columns == "shared",
@@ -247,14 +251,14 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
                 self.n_parameters_ = []
                 self.loss_curve_ = []
             if new_task:
-                self.network_.add_task(len(labels))
-                self.network_.to(device)
+                network.add_task(len(labels))
+                network.to(device)
                 self._units[task] = list(labels)
             else:  # new labels in the latest task: widen its head
                 units = self._units[task]
                 units += [c for c in labels if c not in units]
-                self.network_.grow_outputs(self.n_tasks_ - 1, len(units))
-                self.network_.to(device)
+                network.grow_outputs(self.n_tasks_ - 1, len(units))
+                network.to(device)
             units = self._units[task]
             index = {c: i for i, c in enumerate(units)}
             targets = np.zeros((len(y), len(units)), dtype=np.float32)
@@ -263,18 +267,19 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
             if weight is not None:
                 inputs["sample_weight"] = weight
             net = build_net(
-                TaskView(self.network_, self.n_tasks_ - 1), seed=seed,
-                criterion=torch.nn.Identity, net_class=SoftTargetNet,
+                network, seed=seed, criterion=torch.nn.Identity, net_class=SoftTargetNet,
+                task_index=self.n_tasks_ - 1,
                 max_epochs=self.max_epochs, lr=self.lr, batch_size=self.batch_size,
                 optimizer=torch.optim.Adam, device=device, verbose=self.verbose)
             net.fit(inputs, targets)
+        self.net_ = net
         curve = loss_curve(net)
         if not np.all(np.isfinite(curve)):
             raise FloatingPointError(f"training loss became non-finite ({curve}); lower "
                                      f"lr={self.lr!r}.")
         self.loss_curve_ = self.loss_curve_ + curve
         self.n_iter_ = len(curve)
-        n_params = sum(p.numel() for p in self.network_.parameters())
+        n_params = sum(p.numel() for p in network.parameters())
         if new_task:
             self.n_parameters_ = self.n_parameters_ + [n_params]
         else:
@@ -323,15 +328,16 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
         X = self._check_predict_X(X)
         tasks = self._row_tasks(task, len(X))
         proba = np.zeros((len(X), len(self.classes_)), dtype=np.float32)
-        device = next(self.network_.parameters()).device
-        self.network_.eval()
+        network = self.net_.module_
+        device = next(network.parameters()).device
+        network.eval()
         position = {c: i for i, c in enumerate(self.classes_)}
         for key, rows in _groups(tasks).items():
             k = list(self.tasks_).index(key)
             cols = [position[c] for c in self._units[key]]
             with torch.no_grad():
-                out = [torch.softmax(self.network_(torch.as_tensor(X[rows[i:i + 4096]])
-                                                   .to(device), k), dim=1).cpu().numpy()
+                out = [torch.softmax(network(torch.as_tensor(X[rows[i:i + 4096]])
+                                             .to(device), k), dim=1).cpu().numpy()
                        for i in range(0, len(rows), 4096)]
             proba[np.ix_(rows, cols)] = np.concatenate(out)
         return proba

@@ -107,7 +107,9 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
     Attributes
     ----------
     module_ : SUMOVAEModule
-        The trained torch model (float32).
+        The trained torch model (float32). It is trained by a loop of its own, not a
+        skorch net (the encoder descends the estimator's variance while the decoder
+        ascends its mean, two gradients rather than one loss's), so there is no ``net_``.
     likelihood_ : str
         Decoder family used.
     mean_ : ndarray of shape (`n_features_in_`,)

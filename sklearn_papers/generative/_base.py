@@ -321,13 +321,14 @@ def _train_classifier(module, rows, y_enc, weights, seed, device, epochs=None):
     import torch
     from torch.nn import functional as F
 
-    from sklearn_papers.nn._skorch import torch_seeded
+    from sklearn_papers.nn._skorch import spawn_seeds, torch_seeded
 
     X = torch.as_tensor(np.ascontiguousarray(rows, dtype=np.float32))
     y = torch.as_tensor(y_enc, dtype=torch.int64)
     w = None if weights is None else torch.as_tensor(weights)
-    gen = torch.Generator().manual_seed(int(seed) + 1)
-    with torch_seeded(seed + 1, "cpu"):
+    order_seed, torch_seed = spawn_seeds(seed, 2)
+    gen = torch.Generator().manual_seed(order_seed)
+    with torch_seeded(torch_seed, "cpu"):
         opt = torch.optim.Adam(module.parameters(), lr=AUTO_COMPARATOR_LR)
         module.train()
         for _ in range(AUTO_COMPARATOR_EPOCHS if epochs is None else int(epochs)):

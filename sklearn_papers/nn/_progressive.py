@@ -24,7 +24,7 @@ outputs of earlier tasks cannot change. The module knows nothing of scikit-learn
 import torch
 from torch import nn
 
-__all__ = ["LateralAdapter", "ProgressiveColumn", "ProgressiveNetwork", "TaskView",
+__all__ = ["LateralAdapter", "ProgressiveColumn", "ProgressiveNetwork",
            "count_progressive_parameters", "grow_linear"]
 
 
@@ -308,24 +308,6 @@ class _Trunk(nn.Module):
 
     def forward(self, x):
         return self.body(x)
-
-
-class TaskView(nn.Module):
-    """``forward(x) = network(x, task_index)``: one task's logits, for a skorch net.
-
-    Parameters
-    ----------
-    network : ProgressiveNetwork
-    task_index : int
-    """
-
-    def __init__(self, network, task_index):
-        super().__init__()
-        self.network = network
-        self.task_index = int(task_index)
-
-    def forward(self, X, sample_weight=None):
-        return self.network(X, self.task_index)
 
 
 def count_progressive_parameters(n_features, hidden_layer_sizes, n_outputs, *, adapter="mlp",

@@ -11,11 +11,12 @@ import math
 
 import torch
 import torch.nn.functional as F
-from skorch import NeuralNet
-from skorch.utils import to_tensor
 from torch import nn
 
 from sklearn_papers.nn._discriminative import DiscriminativeLoss
+# the segmenter trains with the shared sample-weighted net; its name here is the one the
+# estimator imports
+from sklearn_papers.nn._skorch import SampleWeightedNet as SegmenterNet
 
 __all__ = ["JointSegmentationLoss", "JointSegmenterModule", "SegmenterNet"]
 
@@ -248,21 +249,3 @@ class JointSegmentationLoss(nn.Module):
             return losses.mean()
         w = sample_weight.to(losses.dtype).reshape(-1)
         return (w * losses).sum() / torch.clamp(w.sum(), min=torch.finfo(losses.dtype).tiny)
-
-
-class SegmenterNet(NeuralNet):
-    """skorch net whose loss receives the batch's sample weights.
-
-    Only ``get_loss`` is overridden (a documented skorch extension point): with
-    ``X = {"X": images, "sample_weight": w}`` the criterion is called as
-    ``criterion(y_pred, y_true, sample_weight=w_batch)``; ``y`` is a dict of target
-    maps, which skorch batches like arrays.
-    """
-
-    def get_loss(self, y_pred, y_true, X=None, training=False):
-        """The criterion's loss, with the batch's sample weights when ``X`` has them."""
-        y_true = to_tensor(y_true, device=self.device)
-        if isinstance(X, dict) and "sample_weight" in X:
-            weight = to_tensor(X["sample_weight"], device=self.device)
-            return self.criterion_(y_pred, y_true, sample_weight=weight)
-        return self.criterion_(y_pred, y_true)

@@ -1,7 +1,9 @@
-"""skorch glue shared by every torch estimator: seeding, device checks and net building.
+"""skorch glue shared by every torch estimator: seeding, device checks, net building, and
+the net subclasses, callbacks and losses that more than one model trains with.
 
 Public estimators own a skorch ``NeuralNet`` built inside ``fit`` (see STYLE.md). This module
-holds the pieces they all need, so each estimator file only describes its model.
+holds the pieces they all need, so each estimator file only describes its model; a net
+subclass that runs one model's own training step stays beside that model.
 """
 
 import contextlib
@@ -10,13 +12,15 @@ import sys
 
 import numpy as np
 import torch
+from skorch import NeuralNet
 from skorch.callbacks import Callback, PrintLog
+from skorch.utils import to_tensor
 
 from sklearn_papers.utils._random import check_random_state
 
-__all__ = ["PlainPrintLog", "SampleWeightedTargetLoss", "build_net", "check_device",
-           "loss_curve",
-           "pack_sample_weight", "seed_from_random_state", "torch_seeded"]
+__all__ = ["FiniteLossCheck", "PlainPrintLog", "SampleWeightedNet", "SampleWeightedTargetLoss",
+           "SoftTargetNet", "build_net", "check_device", "loss_curve", "pack_sample_weight",
+           "seed_from_random_state", "soft_cross_entropy", "spawn_seeds", "torch_seeded"]
 
 
 def seed_from_random_state(random_state):
@@ -34,6 +38,35 @@ def seed_from_random_state(random_state):
         In ``[0, 2**31 - 1)``.
     """
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def spawn_seeds(seed, n):
+    """``n`` independent int seeds derived from ``seed`` by ``numpy.random.SeedSequence``.
+
+    The sub-seeds of the generators one fit owns (initialisation, shuffling, draws): child
+    ``k`` is ``SeedSequence(seed).spawn(n)[k]``, so seeds for different jobs are
+    statistically independent, unlike offsets such as ``seed + 1`` that make the streams of
+    neighbouring seeds overlap; from an int ``seed``, child ``k`` does not depend on ``n``
+    (a ``SeedSequence`` given as ``seed`` goes on numbering its children across calls).
+
+    Parameters
+    ----------
+    seed : int or numpy.random.SeedSequence
+        Non-negative int (as from :func:`seed_from_random_state`) or a sequence spawned
+        before.
+    n : int
+        Number of seeds.
+
+    Returns
+    -------
+    seeds : list of int
+        Each in ``[0, 2**31 - 1)``, valid for ``torch.manual_seed``,
+        ``torch.Generator.manual_seed`` and ``numpy.random.default_rng``.
+    """
+    parent = seed if isinstance(seed, np.random.SeedSequence) else \
+        np.random.SeedSequence(int(seed))
+    return [int(child.generate_state(1, dtype=np.uint32)[0] % np.iinfo(np.int32).max)
+            for child in parent.spawn(int(n))]
 
 
 def check_device(device):
@@ -131,8 +164,6 @@ def build_net(module, *, seed, criterion=torch.nn.MSELoss, net_class=None, max_e
     net : skorch.NeuralNet
         Not yet initialised.
     """
-    from skorch import NeuralNet
-
     net_class = NeuralNet if net_class is None else net_class
     params = dict(
         module=module,
@@ -293,3 +324,86 @@ class SampleWeightedTargetLoss(torch.nn.Module):
         entry_weight = weight[:, None] * mask
         per_entry = torch.where(mask, per_entry, torch.zeros_like(per_entry))
         return (entry_weight * per_entry).sum() / entry_weight.sum().clamp(min=1e-12)
+
+
+class SampleWeightedNet(NeuralNet):
+    """skorch net whose criterion receives the batch's sample weights.
+
+    Only ``get_loss`` is overridden (a documented skorch extension point), following
+    skorch's recipe for sample weights (its FAQ: "How do I use sample weights?"): fit on
+    ``X = {"X": X, "sample_weight": w}``; the criterion is then called as
+    ``criterion(y_pred, y_true, sample_weight=w_batch)``, and as ``criterion(y_pred,
+    y_true)`` when ``X`` carries no weights. ``y`` may be an array or a dict of arrays,
+    which skorch batches alike.
+    """
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        """The criterion's loss, with the batch's sample weights when ``X`` has them."""
+        y_true = to_tensor(y_true, device=self.device)
+        if isinstance(X, dict) and "sample_weight" in X:
+            weight = to_tensor(X["sample_weight"], device=self.device)
+            return self.criterion_(y_pred, y_true, sample_weight=weight)
+        return self.criterion_(y_pred, y_true)
+
+
+def soft_cross_entropy(logits, targets):
+    """Per-row cross-entropy ``-sum_c t_c log softmax(z)_c``.
+
+    Parameters
+    ----------
+    logits : torch.Tensor of shape (B, C)
+    targets : torch.Tensor of shape (B, C)
+        Rows summing to one.
+
+    Returns
+    -------
+    torch.Tensor of shape (B,)
+    """
+    return -(targets * torch.log_softmax(logits, dim=1)).sum(dim=1)
+
+
+class SoftTargetNet(NeuralNet):
+    """skorch net minimising ``mean_b(w_b * CE_b) + module.penalty()``.
+
+    ``w`` are the per-row weights from ``X["sample_weight"]`` (normalised by the estimator
+    to mean one over the training rows), ``CE`` is :func:`soft_cross_entropy` and
+    ``penalty`` an optional term of the module (the KL divergence to the prior of a
+    variational classifier, already divided by the number of training rows). Only
+    parameters with ``requires_grad`` reach the optimiser, so frozen columns of a
+    progressive network are not even visited by it.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for ``skorch.NeuralNet``.
+    task_index : int or None, default=None
+        With an int, the module is called as ``module(X, task_index)`` (the head of a
+        multi-head module, such as one column of a progressive network); with None, as
+        skorch calls it (``module(**X)`` for a dict ``X``).
+    """
+
+    def __init__(self, *args, task_index=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.task_index = task_index
+
+    def infer(self, x, **fit_params):
+        if self.task_index is None:
+            return super().infer(x, **fit_params)
+        x = to_tensor(x, device=self.device)
+        return self.module_(x["X"] if isinstance(x, dict) else x, self.task_index)
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        y_true = y_true.to(y_pred.device)
+        ce = soft_cross_entropy(y_pred, y_true)
+        if isinstance(X, dict) and X.get("sample_weight") is not None:
+            ce = ce * X["sample_weight"].to(ce.device)
+        loss = ce.mean()
+        penalty = getattr(self.module_, "penalty", None)
+        if callable(penalty):
+            loss = loss + penalty()
+        return loss
+
+    def get_all_learnable_params(self):
+        for name, param in self.module_.named_parameters():
+            if param.requires_grad:
+                yield name, param

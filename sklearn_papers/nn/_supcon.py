@@ -10,11 +10,12 @@ Everything here is torch; the estimators that use it live in
 import math
 
 import torch
-from skorch import NeuralNet
 from skorch.dataset import unpack_data
 from skorch.utils import to_tensor
 from torch import nn
 from torch.nn import functional as F
+
+from sklearn_papers.nn._skorch import SampleWeightedNet
 
 __all__ = [
     "CrossEntropyModel",
@@ -586,14 +587,14 @@ class CrossEntropyModel(_EncoderModel):
         return self.classifier(self(self._view(x)))
 
 
-class TrainingOutputNet(NeuralNet):
+class TrainingOutputNet(SampleWeightedNet):
     """skorch net whose training step uses ``module_.training_output``.
 
-    Only ``train_step_single`` and ``get_loss`` are overridden (documented skorch
-    extension points): the loss is computed on the module's training output (augmented
-    views and projection head for :class:`SupConModel`, logits for
-    :class:`CrossEntropyModel`), while ``forward`` returns the representation ``(B, D)``.
-    Sample weights follow skorch's documented recipe: fit on
+    Only ``train_step_single`` is overridden (a documented skorch extension point): the
+    loss is computed on the module's training output (augmented views and projection head
+    for :class:`SupConModel`, logits for :class:`CrossEntropyModel`), while ``forward``
+    returns the representation ``(B, D)``. Sample weights reach the criterion as in
+    :class:`~sklearn_papers.nn._skorch.SampleWeightedNet`: fit on
     ``X = {"X": X, "sample_weight": w}``; the criterion is then called as
     ``criterion(y_pred, y_true, sample_weight=w_batch)``.
     """
@@ -611,11 +612,3 @@ class TrainingOutputNet(NeuralNet):
         loss = self.get_loss(y_pred, yi, X=Xi, training=True)
         loss.backward()
         return {"loss": loss, "y_pred": y_pred}
-
-    def get_loss(self, y_pred, y_true, X=None, training=False):
-        """The criterion's loss, with the batch's sample weights when ``X`` has them."""
-        if isinstance(X, dict) and "sample_weight" in X:
-            y_true = to_tensor(y_true, device=self.device)
-            weight = to_tensor(X["sample_weight"], device=self.device)
-            return self.criterion_(y_pred, y_true, sample_weight=weight)
-        return super().get_loss(y_pred, y_true, X=X, training=training)

@@ -144,7 +144,7 @@ def test_prior_previous_anchors_to_the_last_posterior(split):
     est = GenerativeReplayClassifier(**{**FAST, "max_epochs": 2}, generator=None,
                                      prior="previous", random_state=0)
     est.partial_fit(X[task == 0], y[task == 0], task=0)
-    first = est.classifier_.layers[0]
+    first = est.net_.module_.layers[0]
     mu = first.weight_mu.detach().clone()
     est.partial_fit(X[task == 1][:5], y[task == 1][:5], task=1)
     np.testing.assert_array_equal(first.prior_weight_mu.numpy(), mu.numpy())

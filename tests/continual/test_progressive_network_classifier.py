@@ -51,13 +51,13 @@ def test_task_one_predictions_are_bit_identical_after_later_tasks(three_tasks):
     pnn = ProgressiveNetworkClassifier(**FAST, random_state=0)
     pnn.partial_fit(X[task == 0], y[task == 0], task="a")
     before = pnn.predict_proba(X, task="a")
-    state = {k: v.clone() for k, v in pnn.network_.columns[0].state_dict().items()}
+    state = {k: v.clone() for k, v in pnn.net_.module_.columns[0].state_dict().items()}
     for t, name in [(1, "b"), (2, "c")]:
         pnn.partial_fit(X[task == t], y[task == t], task=name)
         after = pnn.predict_proba(X, task="a")
         np.testing.assert_array_equal(after[:, :3], before[:, :3])
         assert np.all(after[:, 3:] == 0)
-    for k, v in pnn.network_.columns[0].state_dict().items():
+    for k, v in pnn.net_.module_.columns[0].state_dict().items():
         assert v.equal(state[k]), k
 
 

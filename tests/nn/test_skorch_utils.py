@@ -1,9 +1,11 @@
-"""build_net: the package's skorch conventions, and the caller's optimizer settings win."""
+"""build_net: the package's skorch conventions, and the caller's optimizer settings win;
+spawn_seeds: sub-seeds from numpy's SeedSequence."""
 
+import numpy as np
 import pytest
 import torch
 
-from sklearn_papers.nn._skorch import build_net
+from sklearn_papers.nn._skorch import build_net, spawn_seeds
 
 
 def _optimizer(**kwargs):
@@ -63,3 +65,15 @@ def test_epoch_table_has_no_colour_codes_when_stdout_is_not_a_terminal(capsys, m
     # the same table otherwise (the durations differ; compare the other columns)
     strip = [line.split()[:2] for line in _skorch._ANSI_CODE.sub("", coloured).splitlines()]
     assert strip == [line.split()[:2] for line in plain.splitlines()]
+
+
+def test_spawn_seeds_are_seed_sequence_children_independent_of_their_number():
+    seeds = spawn_seeds(7, 4)
+    assert spawn_seeds(7, 2) == seeds[:2]
+    children = np.random.SeedSequence(7).spawn(4)
+    assert seeds == [int(c.generate_state(1, dtype=np.uint32)[0] % np.iinfo(np.int32).max)
+                     for c in children]
+    assert all(0 <= s < np.iinfo(np.int32).max for s in seeds)
+    assert len(set(seeds)) == 4
+    # neighbouring parents give unrelated children, unlike offsets (seed + 1 of 7 is 8)
+    assert not set(spawn_seeds(8, 4)) & set(seeds)
