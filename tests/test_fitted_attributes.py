@@ -38,10 +38,7 @@ NO_TORCH_MODULE = {
 META = {"SkipInvalidMolecules": "estimator_"}
 
 #: Known departures, outside the families that follow the spelling yet.
-KNOWN_DEPARTURES = {
-    "LearnedPolicyGradient": "the meta-learnt update rule is kept at update_rule_, not "
-                             "module_",
-}
+KNOWN_DEPARTURES = {}
 
 _NAMES = sorted(set(NUMERIC) | set(MOLECULE) | set(CUSTOM))
 

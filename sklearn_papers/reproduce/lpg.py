@@ -541,7 +541,7 @@ def _with_rule(est, params):
 
     out = est.untrained()
     if params is not None:
-        rule = list(out.update_rule_.parameters())
+        rule = list(out.module_.parameters())
         if len(rule) != len(params):
             raise ValueError(f"a snapshot of {len(params)} tensors for a rule of {len(rule)}")
         with torch.no_grad():

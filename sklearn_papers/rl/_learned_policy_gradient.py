@@ -134,9 +134,10 @@ class LearnedPolicyGradient(_BaseRLEstimator):
 
     Attributes
     ----------
-    update_rule_ : sklearn_papers.nn._lpg.LPGUpdateRule
-        The meta-trained rule (float32, CPU).
-    meta_loss_curve_ : list of float
+    module_ : sklearn_papers.nn._lpg.LPGUpdateRule
+        The meta-trained update rule (float32, CPU); the estimator trains it with its own
+        meta-gradient loop, so it keeps the module itself (no skorch ``net_``).
+    loss_curve_ : list of float
         Meta-loss at every meta-step.
     training_returns_ : ndarray of shape (n_finished,)
         Lifetime returns of the agents whose lifetime ended during meta-training, in order.
@@ -225,13 +226,13 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         return self.prediction_size
 
     def _targets(self, net, params, traj):
-        return lpg_targets(self.update_rule_, net, params, traj, self.discount)
+        return lpg_targets(self.module_, net, params, traj, self.discount)
 
     def _update_kwargs(self, net=None):
         return dict(lr=self.agent_lr, y_weight=self.prediction_weight)
 
     def _check_ready(self):
-        check_is_fitted(self, "update_rule_")
+        check_is_fitted(self, "module_")
 
     def _new_rule(self):
         return LPGUpdateRule(self.prediction_size, self.hidden_size, self.embedding_size)
@@ -392,8 +393,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         rule.eval()
         for p in rule.parameters():
             p.requires_grad_(False)
-        self.update_rule_ = rule
-        self.meta_loss_curve_ = losses
+        self.module_ = rule
+        self.loss_curve_ = losses
         self.training_returns_ = np.asarray(finished, dtype=np.float64)
         self.n_iter_ = len(losses)
 
@@ -486,7 +487,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         ValueError
             If ``path`` is a directory or its folder does not exist.
         """
-        check_is_fitted(self, "update_rule_")
+        check_is_fitted(self, "module_")
         path = Path(path)
         if path.is_dir():
             raise ValueError(f"{str(path)!r} is a directory; save needs a file path such as "
@@ -496,7 +497,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                              "does not exist.")
         torch.save({"format": _FORMAT, "config": json.dumps(self._config()),
                     "state_dict": {k: v.detach().cpu().clone()
-                                   for k, v in self.update_rule_.state_dict().items()}}, path)
+                                   for k, v in self.module_.state_dict().items()}}, path)
         return path
 
     @classmethod
@@ -511,7 +512,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         Returns
         -------
         estimator : LearnedPolicyGradient
-            With the saved parameters and ``update_rule_`` (``meta_loss_curve_`` and
+            With the saved parameters and ``module_`` (``loss_curve_`` and
             ``training_returns_`` are not saved: empty).
 
         Raises
@@ -565,8 +566,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         rule.eval()
         for p in rule.parameters():
             p.requires_grad_(False)
-        est.update_rule_ = rule
-        est.meta_loss_curve_ = []
+        est.module_ = rule
+        est.loss_curve_ = []
         est.training_returns_ = np.zeros(0)
         est.n_iter_ = 0
         return est
@@ -582,7 +583,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         Returns
         -------
         estimator : LearnedPolicyGradient
-            A clone of this estimator's parameters with a random ``update_rule_``.
+            A clone of this estimator's parameters with a random ``module_``.
         """
         from sklearn.base import clone
 
@@ -594,6 +595,6 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         rule.eval()
         for p in rule.parameters():
             p.requires_grad_(False)
-        est.update_rule_ = rule
-        est.meta_loss_curve_, est.training_returns_, est.n_iter_ = [], np.zeros(0), 0
+        est.module_ = rule
+        est.loss_curve_, est.training_returns_, est.n_iter_ = [], np.zeros(0), 0
         return est

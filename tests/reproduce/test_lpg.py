@@ -90,7 +90,7 @@ def test_rule_snapshots_are_the_rules_of_shorter_fits():
     for k, params in ((0, None), (2, snapshots[2]), (4, snapshots[4])):
         shorter = lpg._lpg("LPG", {**cfg, "meta_steps": k}, 0).fit(train)
         copy = lpg._with_rule(est, params)
-        for a, b in zip(copy.update_rule_.parameters(), shorter.update_rule_.parameters()):
+        for a, b in zip(copy.module_.parameters(), shorter.module_.parameters()):
             assert torch.equal(a, b)
     # the hook is gone: a later fit records nothing
     lpg._lpg("LPG", {**cfg, "meta_steps": 2}, 0).fit(train)

@@ -77,7 +77,7 @@ def test_lpg_gives_every_agent_its_own_copy_of_one_environment():
     env = _lake()
     one = LearnedPolicyGradient(**TINY).fit([env])
     two = LearnedPolicyGradient(**TINY).fit([_lake(), _lake()])
-    np.testing.assert_allclose(one.meta_loss_curve_, two.meta_loss_curve_, rtol=1e-6)
+    np.testing.assert_allclose(one.loss_curve_, two.loss_curve_, rtol=1e-6)
     assert not hasattr(env.unwrapped, "s") or env.unwrapped.s is None  # never stepped
 
 

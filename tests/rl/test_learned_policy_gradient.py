@@ -34,12 +34,12 @@ def fitted(grids):
 
 
 def _rule_state(est):
-    return {k: v.clone() for k, v in est.update_rule_.state_dict().items()}
+    return {k: v.clone() for k, v in est.module_.state_dict().items()}
 
 
 def test_fit_sets_attributes(fitted):
-    assert fitted.n_iter_ == 3 and len(fitted.meta_loss_curve_) == 3
-    assert np.all(np.isfinite(fitted.meta_loss_curve_))
+    assert fitted.n_iter_ == 3 and len(fitted.loss_curve_) == 3
+    assert np.all(np.isfinite(fitted.loss_curve_))
     # lifetime 6, 2 updates per meta-step, staggered ages: some agents finished a lifetime
     assert fitted.training_returns_.ndim == 1 and fitted.training_returns_.size > 0
 
@@ -239,7 +239,7 @@ def test_meta_training_on_chains_and_on_user_gymnasium_envs():
     assert est.train_agent(chains[1], n_updates=2).predict_proba([0]).shape == (1, 2)
     lakes = [gymnasium.make("FrozenLake-v1", map_name="4x4", is_slippery=s) for s in (0, 1)]
     est = LearnedPolicyGradient(**TINY).fit(lakes)
-    assert np.all(np.isfinite(est.meta_loss_curve_))
+    assert np.all(np.isfinite(est.loss_curve_))
 
 
 class _ShiftedActions(gymnasium.Env):
