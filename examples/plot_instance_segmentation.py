@@ -25,8 +25,7 @@ train = make_scenes(128, image_size=48, max_objects=4, touching=0.7, random_stat
 test = make_scenes(24, image_size=48, max_objects=4, touching=0.7, random_state=1)
 
 # %%
-# The default network (width 16), trained briefly (the whole script takes about 15 s of
-# one free CPU core).
+# The default network (width 16), trained briefly so that the example runs in seconds.
 seg = InstanceSegmenter(max_epochs=12, random_state=0)
 seg.fit(train.images, train.instance_maps, semantic_maps=train.semantic_maps)
 

@@ -84,7 +84,7 @@ def test_unlabelled_column_message_names_left_out_invalid_molecules(est):
 
 @pytest.mark.parametrize("est", CLASSIFIERS + REGRESSORS + Y_TRANSFORMERS, ids=_id)
 def test_scalar_y_raises_value_error(est):
-    # Used to be IndexError: tuple index out of range.
+    # a scalar y is a user error to name, not an IndexError from indexing its shape
     with pytest.raises(ValueError, match=r"y should be a 1d array.*got a scalar 1\.0"):
         clone(est).fit(MOLS, 1.0)
 
