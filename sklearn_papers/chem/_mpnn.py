@@ -197,8 +197,8 @@ _PARAMS_DOC = """\
         The step size, batch and patience (``lr=2e-3``, ``batch_size=32``,
         ``n_iter_no_change=10``) replace chemprop's ``1e-3``, 64 and "keep the best
         of 50 epochs": the network, still improving at chemprop's budget, reaches its
-        best held-out epoch sooner at equal or lower test error and less CPU time
-        (``benchmarks/bench_mpnn_defaults.py``).
+        best held-out epoch sooner at equal or lower test error in about the same or
+        less CPU time (``benchmarks/bench_mpnn_defaults.py``).
     explicit_hydrogens : bool, default=False
         Put hydrogens in the graph as atoms (the paper's QM9 setting) instead of counting
         them as an atom feature only.
