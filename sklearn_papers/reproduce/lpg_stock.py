@@ -261,8 +261,13 @@ def _summary(baselines, rules):
     return out
 
 
-def _section(cfg, baselines, rules, wall, cpu):
+def _section(cfg, baselines, rules, wall, cpu, records=()):
     summary = _summary(baselines, rules)
+    recorded = ""
+    if records:
+        part_cpu = sum(r.get("cpu_seconds") or 0.0 for r in records)
+        recorded = (f"; the {len(records)} parts, kept as text records (`--records`), took "
+                    f"{part_cpu / 3600:.1f} CPU hours when they were computed")
     rows, claims1, claims2 = [], [], []
     for name, _, _ in _STOCK:
         s = summary[name]
@@ -323,7 +328,7 @@ def _section(cfg, baselines, rules, wall, cpu):
         f"**{all_of(*claims1)}**.",
         f"- A2C does not lose to tabular Q-learning where both converge: "
         f"**{all_of(*claims2)}**.",
-        f"- Cost: {cpu:.0f} s of CPU time summed over the parts, {wall:.0f} s wall.",
+        f"- Cost: {cpu:.0f} s of CPU time and {wall:.0f} s wall in this run{recorded}.",
     ]), summary
 
 
@@ -364,7 +369,7 @@ def run(ctx):
     for (key_, _, (kind, _, _), _), value in zip(rule_parts, values[:len(rule_parts)]):
         rules[kind].append(value)
     baselines = {name: value for (name, _, _), value in zip(_STOCK, values[len(rule_parts):])}
-    md, _ = _section(cfg, baselines, rules, wall, cpu)
+    md, _ = _section(cfg, baselines, rules, wall, cpu, ctx.records)
     shortened = (
         f"{cfg['meta_seeds']} meta-training seeds x {cfg['agent_seeds']} agent seeds (full: "
         f"3 x 3), {cfg['meta_steps']} meta-steps of {cfg['n_agents']} agents (full: 600 of "
