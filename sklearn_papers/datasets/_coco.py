@@ -83,6 +83,8 @@ def _check_document(doc, path):
             "height": positive, "width": positive})
     for j, cat in enumerate(categories):
         _check_entry(cat, f"categories[{j}]", {"id": (_is_int, "an integer id")})
+    _check_unique(images, "images")
+    _check_unique(categories, "categories")
     image_ids = {info["id"] for info in images}
     cat_ids = {cat["id"] for cat in categories}
     for j, ann in enumerate(annotations):
@@ -95,6 +97,53 @@ def _check_document(doc, path):
             "segmentation": (_is_segmentation,
                              "a list of polygons [[x1, y1, x2, y2, x3, y3, ...], ...] or "
                              "an RLE {'counts': ..., 'size': [height, width]}")})
+        if "iscrowd" in ann and ann["iscrowd"] not in (0, 1):  # "0" would read as a crowd
+            raise ValueError(f"{where}['iscrowd'] = {ann['iscrowd']!r:.80} is not 0 or 1 "
+                             "(1 marks a crowd region, which the loader leaves out).")
+    _check_unique(annotations, "annotations")
+
+
+def _check_unique(entries, key):
+    """Ids of ``doc[key]`` are unique (pycocotools keeps the last entry of an id)."""
+    first = {}
+    for j, entry in enumerate(entries):
+        if entry["id"] in first:
+            raise ValueError(f"{key}[{j}] has id {entry['id']}, already the id of "
+                             f"{key}[{first[entry['id']]}]; ids must be unique within "
+                             f"'{key}'.")
+        first[entry["id"]] = j
+
+
+def _check_segmentation(ann, h, w, where):
+    """Refuse what pycocotools would rasterize wrongly or crash on: non-finite or far
+    out-of-image polygon coordinates (NaN crashes the process, 1e9 exhausts memory),
+    and uncompressed RLE counts that are negative or do not cover the image."""
+    seg = ann["segmentation"]
+    if isinstance(seg, dict):
+        size = [int(v) for v in seg["size"]]
+        if size != [h, w]:
+            raise ValueError(f"{where} has an RLE of size {size}, but the image is "
+                             f"{h} x {w} pixels.")
+        counts = seg["counts"]
+        if isinstance(counts, list):
+            if any(c < 0 for c in counts):
+                raise ValueError(f"{where} has a negative RLE count; counts are run "
+                                 "lengths (>= 0).")
+            if sum(counts) != h * w:
+                raise ValueError(f"{where} has RLE counts summing to {sum(counts)} pixels, "
+                                 f"but its size {size} has {h * w}; the runs must cover "
+                                 "the image (column-major, starting with background).")
+        return
+    limit = 10 * (h + w)
+    for k, poly in enumerate(seg):
+        coords = np.asarray(poly, dtype=float)
+        bad = ~np.isfinite(coords) | (np.abs(coords) > limit)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"{where} polygon {k} has coordinate {i} = {float(coords[i])!r}; "
+                             f"polygon coordinates must be finite pixel positions within "
+                             f"{limit} of the {h} x {w} image (not normalised or another "
+                             "image's).")
 
 
 @validate_params(
@@ -151,8 +200,12 @@ def load_coco_instances(annotation_json, image_dir, *, return_X_y=False):
         while it has annotations), an entry lacks a field the loader reads or holds
         one of the wrong type (image ``id``, ``file_name``, ``height``, ``width``;
         annotation ``id``, ``image_id`` and ``category_id`` naming existing entries,
-        ``segmentation`` as polygons or RLE), or an image's size differs from its
-        ``height`` and ``width``; the message names the entry.
+        ``segmentation`` as polygons or RLE, ``iscrowd`` 0 or 1), two entries of
+        ``"images"``, ``"annotations"`` or ``"categories"`` share an id, a polygon has a
+        non-finite coordinate or one farther than ``10 * (height + width)`` from the
+        image, an RLE's size differs from its image's or its counts are negative, do not
+        sum to ``height * width`` or cannot be decoded, or an image's size differs from
+        its ``height`` and ``width``; the message names the entry.
 
     References
     ----------
@@ -182,7 +235,8 @@ def load_coco_instances(annotation_json, image_dir, *, return_X_y=False):
                          f"{exc}.") from None
     _check_document(doc, annotation_json)
     coco = COCO()
-    coco.dataset = doc
+    coco.dataset = dict(doc, annotations=doc.get("annotations", []),
+                        categories=doc.get("categories", []))
     with contextlib.redirect_stdout(io.StringIO()):  # pycocotools prints its progress
         coco.createIndex()
     cat_ids = sorted(coco.getCatIds())
@@ -209,12 +263,16 @@ def load_coco_instances(annotation_json, image_dir, *, return_X_y=False):
         anns = [a for a in coco.loadAnns(coco.getAnnIds(imgIds=img_id))
                 if not a.get("iscrowd", 0)]
         anns.sort(key=lambda a: a["id"])
-        masks = [coco.annToMask(a).astype(bool) for a in anns]
-        for a, m in zip(anns, masks):
-            if m.shape != (h, w):
-                raise ValueError(f"annotation id {a['id']} of image {info['file_name']!r} "
-                                 f"(id {img_id}) has an RLE of size {list(m.shape)}, but the "
-                                 f"image is {h} x {w} pixels.")
+        masks = []
+        for a in anns:
+            where = (f"annotation id {a['id']} of image {info['file_name']!r} "
+                     f"(id {img_id})")
+            _check_segmentation(a, h, w, where)
+            try:
+                masks.append(coco.annToMask(a).astype(bool))
+            except ValueError as exc:  # a compressed RLE string pycocotools cannot read
+                raise ValueError(f"{where} has an RLE that pycocotools cannot decode: "
+                                 f"{exc}.") from exc
         inst = np.zeros((h, w), dtype=np.int64)
         sem = np.zeros((h, w), dtype=np.int64)
         for j in sorted(range(len(anns)), key=lambda j: -int(masks[j].sum())):

@@ -157,3 +157,70 @@ def test_files_that_are_not_json_or_images_are_named(tmp_path):
     path.write_text("[]")
     with pytest.raises(ValueError, match=r"holds a list, not a COCO object"):
         load_coco_instances(path, image_dir)
+
+
+@needs_pycocotools
+@pytest.mark.parametrize("edit, match", [
+    (lambda d: d["images"].append(dict(d["images"][0], file_name="b.png", height=16,
+                                       width=12)),
+     r"images\[2\] has id 5, already the id of images\[0\]"),
+    (lambda d: d["annotations"][1].update(id=1),
+     r"annotations\[1\] has id 1, already the id of annotations\[0\]"),
+    (lambda d: d["categories"].append({"id": 7, "name": "other"}),
+     r"categories\[2\] has id 7, already the id of categories\[0\]"),
+])
+def test_load_coco_instances_refuses_duplicate_ids(tmp_path, edit, match):
+    # pycocotools indexes by id and keeps one entry: an image, an object or a class
+    # would be dropped without a word
+    path, image_dir, _ = _write_coco(tmp_path)
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=match):
+        load_coco_instances(path, image_dir)
+
+
+@needs_pycocotools
+def test_load_coco_instances_refuses_iscrowd_that_is_not_0_or_1(tmp_path):
+    # the string "0" is truthy: the object would be dropped as a crowd region
+    path, image_dir, _ = _write_coco(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["annotations"][0]["iscrowd"] = "0"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"annotations\[0\] \(id 1\)\['iscrowd'\] = '0' "
+                                         r"is not 0 or 1"):
+        load_coco_instances(path, image_dir)
+
+
+@needs_pycocotools
+@pytest.mark.parametrize("segmentation, match", [
+    ([[float("nan"), 2, 12, 2, 12, 12]], r"polygon 0 has coordinate 0 = nan"),
+    ([[2, 2, 1e9, 2, 12, 12]], r"polygon 0 has coordinate 2 = 1000000000.0"),
+    ({"counts": [-5, 197], "size": [20, 30]}, r"negative RLE count"),
+    ({"counts": [5, 3], "size": [20, 30]}, r"RLE counts summing to 8 pixels, but its size "
+                                           r"\[20, 30\] has 600"),
+    ({"counts": "!!garbage", "size": [20, 30]}, r"RLE that pycocotools cannot decode"),
+])
+def test_load_coco_instances_names_a_segmentation_pycocotools_cannot_rasterize(
+        tmp_path, segmentation, match):
+    # NaN coordinates crash pycocotools' rasterizer (the process dies), huge ones exhaust
+    # memory, negative counts overflow, short counts give a silently empty mask
+    path, image_dir, _ = _write_coco(tmp_path)
+    doc = json.loads(path.read_text())
+    doc["annotations"][0]["segmentation"] = segmentation
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"annotation id 1 of image 'a.png' \(id 5\) .*"
+                                         + match):
+        load_coco_instances(path, image_dir)
+
+
+@needs_pycocotools
+def test_load_coco_instances_reads_a_file_without_annotations(tmp_path):
+    path, image_dir, _ = _write_coco(tmp_path)
+    doc = json.loads(path.read_text())
+    del doc["annotations"], doc["categories"]
+    path.write_text(json.dumps(doc))
+    data = load_coco_instances(path, image_dir)
+    assert data.category_names == ["background"] and data.annotation_ids == [[], []]
+    assert [m.shape for m in data.instance_maps] == [(20, 30), (16, 12)]
+    assert not any(m.any() for m in data.instance_maps + data.semantic_maps)
