@@ -150,6 +150,17 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
         known = descriptor_names()
         if self.descriptors is None:
             return known
+        for i, n in enumerate(self.descriptors):
+            if not isinstance(n, str):
+                raise TypeError(f"descriptors[{i}] is {n!r:.60}; descriptors must be a list "
+                                f"of descriptor names (str), e.g. {known[:3]!r}.")
+        seen = {}
+        for i, n in enumerate(self.descriptors):
+            if n in seen:
+                raise ValueError(f"descriptors[{i}] = {n!r} repeats descriptors[{seen[n]}]; "
+                                 "each descriptor must be named once (a repeated column "
+                                 "would repeat its feature name).")
+            seen[n] = i
         unknown = [n for n in self.descriptors if n not in set(known)]
         if unknown or not self.descriptors:
             raise ValueError(
@@ -196,8 +207,10 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            For unknown descriptor names, or invalid molecules with ``errors="raise"``,
-            or when every molecule is invalid.
+            For unknown or repeated descriptor names, or invalid molecules with
+            ``errors="raise"``, or when every molecule is invalid.
+        TypeError
+            If a descriptor name is not a string.
         """
         self._fit(X)
         return self

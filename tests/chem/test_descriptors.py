@@ -95,3 +95,12 @@ def test_one_training_molecule_gives_a_step_cdf_and_a_warning():
         est = RDKitDescriptors(["MolWt"]).fit(["CCO"])
     np.testing.assert_array_equal(est.transform(["C", "CCO", "CCCCCCCC"]).ravel(),
                                   [0.0, 0.5, 1.0])
+
+
+def test_descriptors_names_a_repeated_or_non_string_descriptor():
+    # a repeated name gave two identical columns with the same feature name
+    with pytest.raises(ValueError, match=r"descriptors\[2\] = 'MolWt' repeats "
+                                         r"descriptors\[0\]"):
+        RDKitDescriptors(["MolWt", "TPSA", "MolWt"]).fit(["CCO", "CCN"])
+    with pytest.raises(TypeError, match=r"descriptors\[1\] is \['TPSA'\]"):
+        RDKitDescriptors(["MolWt", ["TPSA"]]).fit(["CCO", "CCN"])
