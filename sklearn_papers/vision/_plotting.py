@@ -1,6 +1,10 @@
 """plot_instances: draw instance masks, boxes, classes and scores over an image."""
 
+from numbers import Real
+
 import numpy as np
+
+from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, validate_params
 
 __all__ = ["plot_instances"]
 
@@ -39,6 +43,9 @@ def _as_detections(y_pred, shape):
         if masks.ndim != 3 or masks.shape[1:] != tuple(shape):
             raise ValueError(f"y_pred['masks'] must have shape (k, {shape[0]}, {shape[1]}) "
                              f"to match the image; got {masks.shape}.")
+        if masks.dtype != bool and not np.all((masks == 0) | (masks == 1)):
+            raise ValueError("y_pred['masks'] must be boolean or 0/1 (threshold soft masks "
+                             "first, e.g. masks >= 0.5).")
         masks = masks.astype(bool)
         k = masks.shape[0]
         boxes = y_pred.get("boxes")
@@ -49,6 +56,12 @@ def _as_detections(y_pred, shape):
         labels = y_pred.get("labels")
         scores = y_pred.get("scores")
         labels = None if labels is None else _numeric(labels, "y_pred['labels']", 1, k)
+        if labels is not None:
+            bad = ~np.isfinite(labels) | (labels != np.round(labels))
+            if bad.any():
+                j = int(np.argmax(bad))
+                raise ValueError(f"y_pred['labels'][{j}] = {float(labels[j])!r} is not "
+                                 "an integer class label.")
         scores = None if scores is None else _numeric(scores, "y_pred['scores']", 1, k)
         return masks, boxes, labels, scores
     m = np.asarray(y_pred) if not isinstance(y_pred, (str, bytes)) else np.array(None)
@@ -82,6 +95,22 @@ def _boxes(masks):
     return out
 
 
+def _check_class_names(class_names):
+    if class_names is None:
+        return None
+    if isinstance(class_names, (str, bytes, dict)) or not hasattr(class_names, "__len__"):
+        raise TypeError(f"class_names must be a sequence of names indexed by label (e.g. "
+                        f"['background', 'coin']); got {class_names!r:.60}.")
+    return list(class_names)
+
+
+@validate_params(
+    {"ax": [HasMethods(["imshow", "add_patch"]), None], "boxes": ["boolean"],
+     "alpha": [Interval(Real, 0, 1, closed="both")],
+     "min_score": [Interval(Real, None, None, closed="neither"), None],
+     "class_names": ["array-like", None]},
+    prefer_skip_nested_validation=True,
+)
 def plot_instances(image, y_pred, ax=None, *, boxes=True, alpha=0.45, min_score=None,
                    class_names=None):
     """Draw instance masks, boxes, classes and scores over an image with matplotlib.
@@ -89,8 +118,11 @@ def plot_instances(image, y_pred, ax=None, *, boxes=True, alpha=0.45, min_score=
     Parameters
     ----------
     image : array-like of shape (H, W), (H, W, C) or (C, H, W)
-        One image (grey, RGB or RGBA; any dtype matplotlib shows: uint8, or floats in
-        [0, 1]). A grey image is shown in grey.
+        One image (grey, RGB or RGBA). A grey image of any real dtype is shown in grey,
+        scaled from its smallest to its largest value. A colour image is uint8, floats
+        in [0, 1], or other integers (uint16, ...) read by their bit depth (the smallest
+        of 8, 10, 12, 14 and 16 bits holding the largest value), as the estimators read
+        them.
     y_pred : array-like of shape (H, W) of int, or dict
         An instance map (0 = background, as :meth:`MaskRCNN.predict` or
         :meth:`InstanceSegmenter.predict` return for one image), or one image's
@@ -103,7 +135,7 @@ def plot_instances(image, y_pred, ax=None, *, boxes=True, alpha=0.45, min_score=
     boxes : bool, default=True
         Draw each instance's box (from ``y_pred["boxes"]``, else the mask's tight box)
         and, when known, its class and score above it.
-    alpha : float, default=0.45
+    alpha : float in [0, 1], default=0.45
         Opacity of the mask colours.
     min_score : float or None, default=None
         Leave out detections scoring below it (only with scores).
@@ -122,10 +154,14 @@ def plot_instances(image, y_pred, ax=None, *, boxes=True, alpha=0.45, min_score=
         If ``y_pred`` is neither an instance map of the image's size (integer ids >= 0)
         nor a dict of detections matching it (``k`` masks of the image's size, boxes
         ``(k, 4)``, labels and scores ``(k,)``), if it holds several images (a batch of
-        maps or a list of dicts: pass one entry), or a label has no entry in
-        ``class_names``.
+        maps or a list of dicts: pass one entry), masks are not boolean or 0/1, a
+        label is not an integer or has no entry in ``class_names``, the image is empty,
+        has a channel count other than 1, 3 or 4, or is a colour image of floats outside
+        [0, 1] or of negative integers, or ``alpha`` is outside [0, 1], ``min_score`` is
+        not a number or ``ax`` is not a matplotlib Axes.
     TypeError
-        If the image, the masks, boxes, labels or scores are not numeric.
+        If the image, the masks, boxes, labels or scores are not numeric, or
+        ``class_names`` is a string, a dict or not a sequence.
 
     Examples
     --------
@@ -143,6 +179,8 @@ def plot_instances(image, y_pred, ax=None, *, boxes=True, alpha=0.45, min_score=
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
+    from sklearn_papers.vision._validation import integer_bit_depth
+
     img = np.asarray(image)
     if img.ndim == 3 and img.shape[0] in (1, 3, 4) and img.shape[-1] not in (1, 3, 4):
         img = np.moveaxis(img, 0, -1)
@@ -151,11 +189,31 @@ def plot_instances(image, y_pred, ax=None, *, boxes=True, alpha=0.45, min_score=
     if img.dtype == object or not (np.issubdtype(img.dtype, np.number)
                                    or img.dtype == bool):
         raise TypeError(f"image must be a numeric array; got dtype {img.dtype}.")
-    if img.ndim not in (2, 3):
-        raise ValueError(f"image must be one image of shape (H, W), (H, W, C) or (C, H, W); "
-                         f"got shape {np.shape(image)}.")
+    if img.ndim not in (2, 3) or (img.ndim == 3 and img.shape[-1] not in (3, 4)):
+        raise ValueError(f"image must be one image of shape (H, W), (H, W, C) or (C, H, W) "
+                         f"with C = 1 (grey), 3 (RGB) or 4 (RGBA); got shape "
+                         f"{np.shape(image)}.")
+    if img.size == 0:
+        raise ValueError(f"image has no pixels (shape {np.shape(image)}).")
+    if np.iscomplexobj(img):
+        raise TypeError("image must be real; got a complex array.")
     if img.dtype == bool:
         img = img.astype(float)
+    if img.ndim == 3 and img.dtype != np.uint8:
+        # matplotlib clips colour images to [0, 1] (floats) or 0..255 (integers): a uint16
+        # image would show white; integers are read by their bit depth as the estimators do
+        if np.issubdtype(img.dtype, np.integer):
+            if img.min() < 0:
+                raise ValueError(f"image has negative pixel values ({img.min()}); integer "
+                                 "colour images must be non-negative.")
+            img = img / float(2 ** integer_bit_depth([img]) - 1)
+        else:
+            finite = img[np.isfinite(img)]
+            if finite.size and (finite.min() < 0 or finite.max() > 1):
+                raise ValueError(f"image is a float colour image with values in "
+                                 f"[{finite.min():g}, {finite.max():g}]; float colour "
+                                 "images must lie in [0, 1] (divide 0-255 values by 255).")
+    class_names = _check_class_names(class_names)
     masks, box_array, labels, scores = _as_detections(y_pred, img.shape[:2])
     if min_score is not None and scores is not None:
         keep = np.asarray(scores) >= min_score

@@ -90,3 +90,53 @@ def test_labels_without_a_class_name_and_non_numeric_images_raise():
     fig, ax = plt.subplots()
     assert len(plot_instances(np.zeros((20, 24)), labels, ax=ax).patches) == 1
     plt.close("all")
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"alpha": 2}, ValueError, "'alpha' parameter"),
+    ({"alpha": float("nan")}, ValueError, "'alpha' parameter"),
+    ({"min_score": "high"}, ValueError, "'min_score' parameter"),
+    ({"ax": "left"}, ValueError, "'ax' parameter"),
+    ({"class_names": "coin"}, ValueError, "'class_names' parameter"),
+    ({"class_names": {1: "coin", 2: "ring"}}, TypeError, "class_names must be a sequence"),
+])
+def test_plot_instances_checks_its_options(kwargs, error, match):
+    # unchecked, alpha=2 drew with an alpha of 2, a string min_score failed in a numpy
+    # ufunc, a string ax in matplotlib, and a string class_names named classes by letter
+    with pytest.raises(error, match=match):
+        plot_instances(np.zeros((20, 24)), _detections(), **kwargs)
+    plt.close("all")
+
+
+@pytest.mark.parametrize("edit, match", [
+    ({"labels": [1.5, 2, 1]}, r"y_pred\['labels'\]\[0\] = 1.5 is not an integer class"),
+    ({"labels": [1, float("nan"), 1]}, r"y_pred\['labels'\]\[1\] = nan is not an integer"),
+    ({"masks": _detections()["masks"] * 0.3}, r"'masks'\] must be boolean or 0/1"),
+])
+def test_plot_instances_refuses_labels_and_masks_it_would_round(edit, match):
+    # a class of 1.5 was drawn as class 1 and soft masks of 0.3 as full masks
+    with pytest.raises(ValueError, match=match):
+        plot_instances(np.zeros((20, 24)), {**_detections(), **edit},
+                       class_names=["background", "coin", "ring"])
+    plt.close("all")
+
+
+@pytest.mark.parametrize("image, match", [
+    (np.zeros((20, 24, 2)), r"C = 1 \(grey\), 3 \(RGB\) or 4 \(RGBA\); got shape \(20, 24, 2\)"),
+    (np.zeros((0, 0)), "image has no pixels"),
+    (np.full((20, 24, 3), 200.0), r"float colour image with values in \[200, 200\]"),
+])
+def test_plot_instances_names_images_matplotlib_cannot_show(image, match):
+    with pytest.raises(ValueError, match=match):
+        plot_instances(image, np.zeros(image.shape[:2], dtype=int))
+    plt.close("all")
+
+
+def test_plot_instances_reads_uint16_colour_images_by_their_bit_depth():
+    # matplotlib clips integer colour images to 0..255: 12-bit data showed white
+    rgb12 = np.random.RandomState(0).randint(0, 4096, (20, 24, 3)).astype(np.uint16)
+    fig, ax = plt.subplots()
+    plot_instances(rgb12, np.zeros((20, 24), dtype=int), ax=ax)
+    shown = np.asarray(ax.images[0].get_array())
+    np.testing.assert_allclose(shown, rgb12 / 4095.0)
+    plt.close("all")
