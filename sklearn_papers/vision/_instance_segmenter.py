@@ -736,13 +736,17 @@ class InstanceSegmenter(BaseEstimator):
     def _check_predict_images(self, X):
         """Validated images: a list of float32 ``(C, H, W)`` arrays."""
         check_is_fitted(self)
+        # parameters read at prediction time (grouping, slic, center_threshold, delta_d,
+        # predict_scales) may have been set after fit
+        self._validate_params()
+        check_predict_scales(self.predict_scales)
         images = check_images(X, name="X", n_channels=self.n_features_in_,
                               min_size=_MIN_SIZE, bits=self.bit_depth_,
                               clip_integers=self.bit_depth is None)
         # the rule of fit, for the fitted network (set_params after fit does not change it)
         norm = getattr(self.net_, "module__norm", self.norm)
         width = getattr(self.net_, "module__width", self.width)
-        stride = int(getattr(self.net_, "module__output_stride", self.output_stride))
+        stride = self._stride()
         for i, im in enumerate(images):
             H, W = im.shape[1:]
             if _group_norm_one_value(norm, width, stride, _pad_to(im[:1], stride).shape[1:]):
@@ -753,6 +757,11 @@ class InstanceSegmenter(BaseEstimator):
                     f"(fit refuses such images too). Images must be more than {stride} "
                     f"pixels high or wide.")
         return images
+
+    def _stride(self):
+        """Output stride of the fitted network (``output_stride`` set after fit does not
+        change the network: its outputs stay at the stride it was trained with)."""
+        return int(getattr(self.net_, "module__output_stride", self.output_stride))
 
     def _batches(self, images):
         """Indices of the images grouped by shape (one network pass per group)."""
@@ -785,7 +794,7 @@ class InstanceSegmenter(BaseEstimator):
         When the images differ in size, each output is a list of per-image arrays.
         """
         images = self._check_predict_images(X)
-        stride = int(self.output_stride)
+        stride = self._stride()
         outputs = [None] * len(images)
         for members in self._batches(images):
             sem, cen, emb = self._outputs(_pad_to(np.stack([images[i] for i in members]),
@@ -802,10 +811,12 @@ class InstanceSegmenter(BaseEstimator):
         sem, cen, emb = self.net_.forward(images_p, training=False, device="cpu")
         return (torch.softmax(sem, 1).numpy(), torch.sigmoid(cen).numpy(), emb.numpy())
 
-    def _segment(self, X):
+    def _segment(self, X, images=None):
         """Per image: full-resolution instance map, instance classes and scores, at the
-        scale of ``predict_scales`` whose objects match the size seen in ``fit``."""
-        images = self._check_predict_images(X)
+        scale of ``predict_scales`` whose objects match the size seen in ``fit``
+        (``images``, when already validated, stand for ``X``)."""
+        if images is None:
+            images = self._check_predict_images(X)
         scales = check_predict_scales(self.predict_scales)
         target = getattr(self, "object_size_", float("nan"))
         results = self._segment_images(images)
@@ -838,7 +849,7 @@ class InstanceSegmenter(BaseEstimator):
 
     def _segment_images(self, images):
         """:meth:`_segment` at the images' own scale."""
-        stride = int(self.output_stride)
+        stride = self._stride()
         group = _GROUPINGS[self.grouping]
         results = [None] * len(images)
         for members in self._batches(images):
@@ -882,7 +893,7 @@ class InstanceSegmenter(BaseEstimator):
             ``(H_i, W_i, n_classes + 1)`` arrays when the images differ in size.
         """
         images = self._check_predict_images(X)
-        stride = int(self.output_stride)
+        stride = self._stride()
         out = [None] * len(images)
         for members in self._batches(images):
             proba = self._outputs(_pad_to(np.stack([images[i] for i in members]), stride))[0]
@@ -972,9 +983,9 @@ class InstanceSegmenter(BaseEstimator):
             In [0, 1], greater is better (see
             :func:`sklearn_papers.metrics.symmetric_best_dice`).
         """
-        pred = self.predict(X)
-        pred = list(pred)
-        true = check_label_maps(y, "y", [p.shape for p in pred])
+        images = self._check_predict_images(X)  # y is checked before the network runs
+        true = check_label_maps(y, "y", [im.shape[1:] for im in images])
+        pred = [inst for inst, _, _ in self._segment(X, images)]
         return symmetric_best_dice(true, pred)
 
     def __sklearn_tags__(self):

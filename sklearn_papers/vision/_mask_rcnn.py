@@ -46,7 +46,8 @@ def _per_image(maps, n, name):
     items = list(maps) if isinstance(maps, (list, tuple)) or (
         isinstance(maps, np.ndarray) and maps.ndim == 3) else None
     if items is None or len(items) != n:
-        got = getattr(maps, "shape", None) or len(items or [])
+        got = (f"{len(items)} maps" if items is not None else
+               f"shape {maps.shape}" if hasattr(maps, "shape") else f"{maps!r:.80}")
         raise ValueError(f"{name} must give one (H, W) map per image ({n}); got {got}.")
     return items
 
@@ -526,13 +527,18 @@ class MaskRCNN(BaseEstimator):
     # ------------------------------------------------------------------ inference
     def _check_predict_images(self, X):
         check_is_fitted(self)
+        # parameters read at prediction time (predict_scales, predict_tile_size,
+        # thresholds, batch_size) may have been set after fit
+        self._validate_params()
+        check_predict_scales(self.predict_scales)
         return check_images(X, name="X", n_channels=self.n_channels_, min_size=_MIN_SIZE,
                             bits=self.bit_depth_, clip_integers=self.bit_depth is None)
 
-    def _detect(self, X):
+    def _detect(self, X, images=None):
         """Per-image detections at input resolution: list of dicts of numpy arrays, and
-        the validated images."""
-        images = self._check_predict_images(X)
+        the validated images (``images``, when already validated, stand for ``X``)."""
+        if images is None:
+            images = self._check_predict_images(X)
         scales = check_predict_scales(self.predict_scales)
         out, prepared = self._detect_at(images, 1.0)
         if scales != (1.0,):
@@ -796,11 +802,12 @@ class MaskRCNN(BaseEstimator):
                              "(0 = background), not target dicts: the AP needs one "
                              "non-overlapping instance map per image. Paint the masks "
                              "into label maps, or score predict_detections(X) yourself.")
-        dets, images = self._detect(X)
+        # the truth is checked against the images before the network runs
+        images = self._check_predict_images(X)
         shapes = [im.shape[1:] for im in images]
         y = [check_label_map(m, f"y[{i}]", s) for i, (m, s) in enumerate(
             zip(_per_image(y, len(shapes), "y"), shapes))]
-        kwargs = {}
+        targets = None
         if semantic_maps is not None:
             targets = _targets_from_maps(y, semantic_maps, shapes)
             for i, t in enumerate(targets):
@@ -808,6 +815,9 @@ class MaskRCNN(BaseEstimator):
                     raise ValueError(f"semantic_maps[{i}] has class {int(t[1].max())} but "
                                      f"the model was fitted with n_classes_="
                                      f"{self.n_classes_} (classes 1..{self.n_classes_}).")
+        dets, _ = self._detect(X, images)
+        kwargs = {}
+        if targets is not None:
             kwargs = {"true_labels": [t[1] for t in targets],
                       "pred_labels": [d["labels"] for d in dets]}
         return float(mask_average_precision(

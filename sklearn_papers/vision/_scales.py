@@ -19,6 +19,8 @@ AUTO_SCALES = (0.25, 0.5, 1.0, 2.0)
 _MARGIN = 1.25
 #: Rescaled images smaller than this (pixels a side) are not tried.
 MIN_RESCALED_SIDE = 16
+#: Largest scale accepted: 16 times the side is 256 times the pixels (and memory).
+MAX_SCALE = 16.0
 
 
 def check_predict_scales(value):
@@ -29,6 +31,8 @@ def check_predict_scales(value):
                              f"numbers, got {value!r}.")
         return AUTO_SCALES
     try:
+        if any(isinstance(v, (bool, np.bool_)) for v in value):
+            raise TypeError
         scales = tuple(float(v) for v in value)
     except (TypeError, ValueError):
         raise ValueError(f"predict_scales must be 'auto' or a sequence of positive numbers, "
@@ -36,6 +40,11 @@ def check_predict_scales(value):
     if not scales or not all(np.isfinite(s) and s > 0 for s in scales):
         raise ValueError(f"predict_scales must be 'auto' or a non-empty sequence of positive "
                          f"numbers, got {value!r}.")
+    if max(scales) > MAX_SCALE:
+        raise ValueError(f"predict_scales holds {max(scales)!r}: scales above {MAX_SCALE:g} "
+                         f"(a network input {MAX_SCALE ** 2:g} times the image's pixels) "
+                         f"are refused; resize such images before predicting, or set "
+                         f"image_size.")
     return tuple(sorted(set(scales) | {1.0}))
 
 

@@ -297,7 +297,11 @@ def check_label_maps(y, name, shapes):
     items = list(y) if isinstance(y, (list, tuple)) or (
         isinstance(y, np.ndarray) and y.ndim >= 1) else None
     if items is None:
-        items = list(np.asarray(y))
+        arr = np.asarray(y)
+        if arr.ndim == 0:
+            raise TypeError(f"{name} must be one (H, W) label map per image (an array of "
+                            f"shape (n, H, W) or a list of maps); got {y!r:.80}.")
+        items = list(arr)
     if len(items) != len(shapes):
         raise ValueError(f"{name} has {len(items)} maps but there are {len(shapes)} images.")
     return [check_label_map(m, f"{name}[{i}]", s) for i, (m, s) in enumerate(zip(items,

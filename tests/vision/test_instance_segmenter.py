@@ -392,3 +392,41 @@ def test_ragged_image_list_names_the_odd_map():
     with pytest.raises(ValueError, match=r"y\[2\] has shape \(16, 16\) but its image is "
                                          r"\(8, 16\)"):
         InstanceSegmenter(max_epochs=1).fit(X, y)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"grouping": "kmeans"}, "grouping"),
+    ({"center_threshold": 5}, "center_threshold"),
+    ({"delta_d": -1}, "delta_d"),
+    ({"slic": "yes"}, "slic"),
+    ({"predict_scales": (1e6,)}, r"predict_scales holds 1000000.0"),
+])
+def test_parameters_set_after_fit_are_checked_at_predict(fitted, data, params, match):
+    # predict reads them: unchecked, an unknown grouping raised a KeyError and the others
+    # were used as given (a threshold of 5 finds no centre, a scale of 1e6 asked torch
+    # for petabytes)
+    est = pickle.loads(pickle.dumps(fitted)).set_params(**params)
+    with pytest.raises(ValueError, match=match):
+        est.predict(data.images[:1])
+
+
+def test_output_stride_set_after_fit_does_not_change_predictions(fitted, data):
+    # the network's outputs stay at the stride it was trained with; reading the new value
+    # upsampled them by the wrong factor
+    for stride in (1, 4, 8):
+        est = pickle.loads(pickle.dumps(fitted)).set_params(output_stride=stride)
+        np.testing.assert_array_equal(est.predict(data.images[:2]),
+                                      fitted.predict(data.images[:2]))
+        np.testing.assert_array_equal(est.predict_proba(data.images[:2]),
+                                      fitted.predict_proba(data.images[:2]))
+
+
+def test_score_checks_the_truth_before_running_the_network(fitted, data, monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("the network ran before y was checked")
+
+    monkeypatch.setattr(type(fitted), "_outputs", fail)
+    with pytest.raises(TypeError, match=r"y must be one \(H, W\) label map per image"):
+        fitted.score(data.images[:2], None)
+    with pytest.raises(ValueError, match=r"y has 1 maps but there are 2 images"):
+        fitted.score(data.images[:2], data.instance_maps[:1])

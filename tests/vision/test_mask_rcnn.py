@@ -418,3 +418,35 @@ def test_large_images_are_predicted_in_windows_of_the_training_shape(monkeypatch
     assert seen == [(32, 32)] * 2 + [(64, 96)] and whole["masks"].shape[1:] == (64, 96)
     with pytest.raises(ValueError, match="predict_tile_size"):
         clone(est).set_params(predict_tile_size=8).fit(data.images, data.instance_maps)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"predict_tile_size": 0}, "predict_tile_size"),
+    ({"predict_tile_size": 16.5}, "predict_tile_size"),
+    ({"predict_tile_size": "big"}, "predict_tile_size"),
+    ({"batch_size": 0}, "batch_size"),
+    ({"detections_per_image": 0}, "detections_per_image"),
+    ({"predict_scales": (1e6,)}, r"predict_scales holds 1000000.0: scales above 16"),
+    ({"predict_scales": (True,)}, "predict_scales must be 'auto' or a sequence"),
+])
+def test_parameters_set_after_fit_are_checked_at_predict(fitted, scenes, params, match):
+    # predict reads them: unchecked, 0 crashed in a convolution, 16.5 was truncated,
+    # batch_size=0 failed in range(), a scale of 1e6 asked torch for 12 PB
+    est = pickle.loads(pickle.dumps(fitted)).set_params(**params)
+    with pytest.raises(ValueError, match=match):
+        est.predict(scenes.images[:1])
+
+
+def test_score_checks_the_truth_before_running_the_network(fitted, scenes, monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("the network ran before y was checked")
+
+    monkeypatch.setattr(type(fitted), "_detect_at", fail)
+    with pytest.raises(ValueError, match=r"y must give one \(H, W\) map per image \(2\); "
+                                         r"got None"):
+        fitted.score(scenes.images[:2], None)
+    with pytest.raises(ValueError, match=r"got 1 maps"):
+        fitted.score(scenes.images[:2], scenes.instance_maps[:1].tolist())
+    with pytest.raises(ValueError, match=r"semantic_maps\[0\] has class 9"):
+        fitted.score(scenes.images[:2], scenes.instance_maps[:2],
+                     np.where(scenes.semantic_maps[:2] > 0, 9, 0))
