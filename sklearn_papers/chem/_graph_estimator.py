@@ -242,8 +242,14 @@ class _GraphEstimator(BaseEstimator):
         sets' name and settings; the cache key of :class:`GraphCache`)."""
         return (type(self).__name__,)
 
-    def _descriptor_names(self):
-        """Names of the RDKit descriptors ``descriptors`` asks for, or None."""
+    def _descriptor_names(self, fitted=False):
+        """Names of the RDKit descriptors ``descriptors`` asks for, or None; with
+        ``fitted``, those of the fitted ``descriptors_`` (the network's input width was
+        set by them: ``descriptors`` changed after fit does not change it)."""
+        if fitted:
+            fitted_descriptors = getattr(self, "descriptors_", None)
+            return (None if fitted_descriptors is None
+                    else list(fitted_descriptors.descriptor_names_))
         template = resolve_descriptors(getattr(self, "descriptors", False))
         return None if template is None else template._names()
 
@@ -306,15 +312,14 @@ class _GraphEstimator(BaseEstimator):
             return kept, valid
         return kept, valid, [s for s, ok in zip(smiles, valid) if ok]
 
-    def _parse_and_featurize(self, values):
-        """:func:`_parse_and_featurize` of ``values``, over ``n_jobs`` joblib workers for
+    def _parse_and_featurize(self, values, names):
+        """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names``), over ``n_jobs`` joblib workers for
         ``_MIN_PARALLEL`` entries or more (each parses and featurizes its chunk, so only
         strings go out and graphs come back), in this process otherwise."""
         from joblib import Parallel, delayed, effective_n_jobs
 
         standardize = getattr(self, "standardize", False)
         fn, kwargs = self._featurizer()
-        names = self._descriptor_names()
         n_jobs = effective_n_jobs(getattr(self, "n_jobs", None))
         if n_jobs == 1 or len(values) < _MIN_PARALLEL:
             return _parse_and_featurize(values, standardize, fn, kwargs, names)
@@ -332,8 +337,9 @@ class _GraphEstimator(BaseEstimator):
             multi.extend(s + j for j in p_multi)
         return ok, graphs, invalid, multi
 
-    def _graphs(self, X):
-        """Graphs of the valid molecules of ``X`` in order, and the validity mask.
+    def _graphs(self, X, *, fitted=False):
+        """Graphs of the valid molecules of ``X`` in order, and the validity mask
+        (``fitted``: with the descriptors of the fitted model, for prediction).
 
         With a ``graph_cache``, the graphs of SMILES strings already featurized with the
         same settings come from it, and only the others are parsed and featurized.
@@ -341,10 +347,10 @@ class _GraphEstimator(BaseEstimator):
         values = as_molecule_array(X)
         cache = getattr(self, "graph_cache", None)
         settings = None
+        names = self._descriptor_names(fitted)
         if cache is None:
             found = [None] * len(values)
         else:
-            names = self._descriptor_names()
             settings = (self._graph_settings(),
                         resolve_standardize(getattr(self, "standardize", False)),
                         None if names is None else tuple(names))
@@ -353,7 +359,7 @@ class _GraphEstimator(BaseEstimator):
         invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
         if missing:
             sub = values[missing] if cache is not None else values
-            ok, graphs, sub_invalid, sub_multi = self._parse_and_featurize(sub)
+            ok, graphs, sub_invalid, sub_multi = self._parse_and_featurize(sub, names)
             several = set(sub_multi)
             entries = [(g, j in several) for g, j in zip(graphs, ok)]
             for j, entry in zip(ok, entries):
@@ -433,7 +439,7 @@ class _GraphEstimator(BaseEstimator):
 
         check_is_fitted(self)
         check_molecule_feature_names(self, X)
-        graphs, valid = self._graphs(X)
+        graphs, valid = self._graphs(X, fitted=True)
         graphs = self._described(graphs, fit=False)
         device = check_device(self.device)
         module = self.module_.to(device).eval()

@@ -200,3 +200,19 @@ def test_graph_estimator_messages_name_the_pandas_label():
     est = _mpnn().fit(pd.Series(TRAIN), Y)
     with pytest.warns(MultipleFragmentsWarning, match=r"index 1 \(label 'q'\)"):
         est.predict(pd.Series(["CCO", "CCN.Cl"], index=["p", "q"]))
+
+
+@pytest.mark.parametrize("fit_with, set_after", [
+    (RDKitDescriptors(descriptors=["MolWt"]), _desc()),
+    (False, _desc()),
+    (_desc(), False),
+])
+def test_descriptors_set_after_fit_do_not_change_predictions(fit_with, set_after):
+    # the network's input width was set by the fitted descriptors: reading the new
+    # parameter at predict failed in QuantileTransformer (1 vs 4 columns) or with an
+    # AttributeError on descriptors_=None
+    for cache in (None, GraphCache()):
+        est = _mpnn(descriptors=fit_with, graph_cache=cache).fit(TRAIN, Y)
+        before = est.predict(TEST)
+        est.set_params(descriptors=set_after)
+        np.testing.assert_array_equal(est.predict(TEST), before)
