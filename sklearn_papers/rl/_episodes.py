@@ -54,6 +54,13 @@ def warn_cut_episodes(n_cut, n_episodes, max_episode_steps, how):
             f"of its own.", UserWarning, stacklevel=3)
 
 
+def check_greedy(greedy):
+    """TypeError unless ``greedy`` is a bool."""
+    if not isinstance(greedy, (bool, np.bool_)):
+        raise TypeError(f"greedy must be True (the most probable action) or False (actions "
+                        f"sampled from the policy), got {greedy!r}")
+
+
 def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, random_state,
                      where="env", resolve=None, count_cut=False):
     """The returns of :func:`~sklearn_papers.rl.evaluate_policy`, naming the environment
@@ -65,9 +72,7 @@ def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, rando
             continue
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
-    if not isinstance(greedy, (bool, np.bool_)):
-        raise TypeError(f"greedy must be True (the most probable action) or False (actions "
-                        f"sampled from the policy), got {greedy!r}")
+    check_greedy(greedy)
     check_environment(env, where=where)
     rng = check_random_state(random_state)
     seed = int(rng.randint(np.iinfo(np.int32).max))

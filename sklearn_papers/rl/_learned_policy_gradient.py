@@ -21,7 +21,12 @@ from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torc
 from sklearn_papers.rl._base import _VALUE_LR, _assign, _BaseRLEstimator, _make_net
 from sklearn_papers.rl._batched import GymEnvBatch, _batchable, make_batch
 from sklearn_papers.rl._env_checks import check_environment, check_environments
-from sklearn_papers.rl._episodes import SCORE_MAX_STEPS, _episode_returns, warn_cut_episodes
+from sklearn_papers.rl._episodes import (
+    SCORE_MAX_STEPS,
+    _episode_returns,
+    check_greedy,
+    warn_cut_episodes,
+)
 from sklearn_papers.utils._sklearn_compat import Interval, _fit_context, check_is_fitted
 
 __all__ = ["LearnedPolicyGradient"]
@@ -430,13 +435,15 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         Raises
         ------
         TypeError, ValueError
-            As :meth:`lifetime_returns`; ``n_episodes`` not None or a positive int.
+            As :meth:`lifetime_returns`; ``n_episodes`` not None or a positive int
+            (ValueError), ``greedy`` not a bool (TypeError, also without ``n_episodes``).
 
         Warns
         -----
         UserWarning
             Once per call, if evaluation episodes were cut at 1000 steps.
         """
+        check_greedy(greedy)  # before the agents train (also when n_episodes is None)
         if n_episodes is None:
             return float(np.mean(self.lifetime_returns(environments)))
         if (isinstance(n_episodes, (bool, np.bool_)) or not isinstance(n_episodes, Integral)

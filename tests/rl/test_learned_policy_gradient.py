@@ -114,6 +114,19 @@ def test_score_with_n_episodes_evaluates_the_trained_agents_final_policies(grids
             fitted.score(grids, n_episodes=bad)
 
 
+def test_score_checks_greedy_before_training_agents(grids, fitted, monkeypatch):
+    # greedy="x" was ignored without n_episodes, and with it refused only after every
+    # agent had trained
+    def fail(*args, **kwargs):
+        raise AssertionError("agents trained before greedy was checked")
+
+    monkeypatch.setattr(type(fitted), "_train_agents", fail)
+    monkeypatch.setattr(type(fitted), "lifetime_returns", fail)
+    for n_episodes in (None, 2):
+        with pytest.raises(TypeError, match="greedy must be True"):
+            fitted.score(grids, n_episodes=n_episodes, greedy="x")
+
+
 def test_a_user_gymnasium_env_trains_through_the_loop_core(fitted):
     env = gymnasium.make("FrozenLake-v1", map_name="4x4", is_slippery=False)
     agent = fitted.train_agent(env, n_updates=3)
