@@ -31,7 +31,8 @@ def image_sharpness(images, image_shape=None):
     Raises
     ------
     ValueError
-        If ``images`` is empty, complex, holds NaN or inf, is not 3-D without
+        If ``images`` is empty, complex, holds NaN or inf, is a list of images of
+        different shapes (the message names the first odd one), is not 3-D without
         ``image_shape``, its rows do not have ``H * W`` values, or ``image_shape`` is not a
         pair of positive ints.
 
@@ -48,6 +49,13 @@ def image_sharpness(images, image_shape=None):
     >>> image_sharpness(stripes)
     1.0
     """
+    if isinstance(images, (list, tuple)) and len(images) > 1:
+        shapes = [np.shape(im) for im in images]
+        odd = next((i for i, sh in enumerate(shapes) if sh != shapes[0]), None)
+        if odd is not None:
+            raise ValueError(f"images[{odd}] has shape {shapes[odd]} but images[0] has "
+                             f"{shapes[0]}; the images must share one shape (crop or resize "
+                             "them, or score each shape apart).")
     arr = np.asarray(images)
     if np.iscomplexobj(arr):
         raise ValueError("images must be real numbers, got complex values")

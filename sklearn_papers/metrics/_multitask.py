@@ -9,6 +9,8 @@ __all__ = ["masked_roc_auc_score", "masked_roc_auc_scorer"]
 def _as_2d_float(values, name):
     if hasattr(values, "to_numpy"):
         values = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.iscomplexobj(values):  # a cast to float would drop the imaginary part
+        raise ValueError(f"{name} must hold real numbers; got complex values.")
     try:
         values = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -48,9 +50,9 @@ def masked_roc_auc_score(y_true, y_score, *, average="macro"):
     Raises
     ------
     ValueError
-        If the shapes differ, labels other than 0, 1 or NaN occur, a labelled molecule
-        has a non-finite score, or no task has both classes among its labelled
-        molecules.
+        If the shapes differ, either array holds complex values, labels other than 0, 1
+        or NaN occur, a labelled molecule has a non-finite score, or no task has both
+        classes among its labelled molecules.
 
     Examples
     --------

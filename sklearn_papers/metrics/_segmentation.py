@@ -55,16 +55,20 @@ def _check_map(item, name):
         return arr.astype(np.int64)
     if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError(f"{name} must hold integer labels; got dtype {arr.dtype}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} has shape {arr.shape}: a label map needs at least one "
+                         "pixel.")
     if np.issubdtype(arr.dtype, np.floating):
-        if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+        bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
             raise ValueError(f"{name} must hold integer labels; it has non-integer values "
-                             f"(e.g. {arr[arr != np.round(arr)].ravel()[:1].tolist()}).")
+                             f"(e.g. {arr[bad].ravel()[:1].tolist()}).")
     if arr.size and np.issubdtype(arr.dtype, np.unsignedinteger) and (
             arr.max() > np.iinfo(np.int64).max):
         raise ValueError(f"{name} has a label too large for int64 ({int(arr.max())}); "
                          f"labels must be at most {np.iinfo(np.int64).max}.")
     if arr.size and np.issubdtype(arr.dtype, np.floating) and (
-            np.abs(arr).max() >= 2.0**63):
+            np.abs(arr.astype(np.float64)).max() >= 2.0**63):  # float16 cannot hold 2**63
         raise ValueError(f"{name} has a label too large for int64 ({arr.max()!r}).")
     arr = arr.astype(np.int64)
     if arr.size and arr.min() < 0:
@@ -145,7 +149,8 @@ def symmetric_best_dice(y_true, y_pred, *, average=True):
     ------
     ValueError
         If the numbers of images or an image's shapes differ (the message names the
-        image), a map is not 2-D, or it holds negative or non-integer labels.
+        image), a map is not 2-D or has no pixels, or it holds negative or non-integer
+        labels.
     TypeError
         If a map is not numeric.
 
@@ -334,8 +339,8 @@ def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None
     Raises
     ------
     ValueError
-        If the numbers of images or an image's shapes differ, a map holds negative or
-        non-integer labels, a score or label array has the wrong length (the message
+        If the numbers of images or an image's shapes differ, a map has no pixels or
+        holds negative or non-integer labels, a score or label array has the wrong length (the message
         names the image), only one of ``true_labels`` / ``pred_labels`` is given, or
         ``iou_thresholds`` is empty or has a value outside (0, 1) (NaN included).
 
@@ -477,8 +482,8 @@ def semantic_mean_iou(y_true, y_pred, *, labels=None, average=True):
     Raises
     ------
     ValueError
-        If the numbers of images or an image's shapes differ, a map holds negative
-        or non-integer labels, or ``labels`` is empty or has a negative or non-integer
+        If the numbers of images or an image's shapes differ, a map has no pixels or
+        holds negative or non-integer labels, or ``labels`` is empty or has a negative or non-integer
         class (the message names it).
 
     See Also
@@ -576,8 +581,8 @@ def boundary_f_score(y_true, y_pred, *, tolerance=0.008, average=True):
     Raises
     ------
     ValueError
-        If the numbers of images or an image's shapes differ, a map holds negative
-        or non-integer labels, or ``tolerance`` is a bool.
+        If the numbers of images or an image's shapes differ, a map has no pixels or
+        holds negative or non-integer labels, or ``tolerance`` is a bool.
 
     See Also
     --------

@@ -186,3 +186,10 @@ def test_bad_input_names_the_problem(call, match):
 def test_parameters_and_labels_are_checked(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_image_sharpness_names_an_image_of_another_shape():
+    # numpy's "inhomogeneous shape" error named no image
+    with pytest.raises(ValueError, match=r"images\[2\] has shape \(4, 4\) but images\[0\] "
+                                         r"has \(5, 5\)"):
+        image_sharpness([np.ones((5, 5)), np.ones((5, 5)), np.ones((4, 4))])

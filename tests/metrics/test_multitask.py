@@ -46,3 +46,9 @@ def test_the_scorer_passes_every_task_of_a_two_class_estimator():
             return P[X]
 
     assert masked_roc_auc_scorer(Fixed(), np.arange(5), Y) == masked_roc_auc_score(Y, P)
+
+
+def test_complex_scores_are_refused_not_cast():
+    # the cast to float dropped the imaginary part with only a ComplexWarning
+    with pytest.raises(ValueError, match="y_score must hold real numbers"):
+        masked_roc_auc_score([0, 1], np.array([1j, 2.0]))

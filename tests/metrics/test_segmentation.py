@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -101,6 +102,28 @@ def test_metrics_reject_bad_maps(metric):
         metric(good, good + 0.5)
     with pytest.raises(ValueError, match="negative"):
         metric(good - 1, good)
+
+
+
+@pytest.mark.parametrize("metric", [symmetric_best_dice, semantic_mean_iou, boundary_f_score,
+                                    mask_average_precision])
+def test_metrics_name_empty_and_non_finite_maps(metric):
+    good = np.zeros((2, 4, 4), dtype=int)
+    # a 0 x 0 map scored 1.0 (Dice, boundary F) or NaN without a word
+    with pytest.raises(ValueError, match=r"y_pred\[1\] has shape \(0, 0\): a label map "
+                                         r"needs at least one pixel"):
+        metric([good[0], good[1]], [good[0], np.zeros((0, 0), dtype=int)])
+    # inf was reported as "non-integer values (e.g. [])"
+    with pytest.raises(ValueError, match=r"non-integer values \(e.g. \[inf\]\)"):
+        metric(good, np.where(good == 0, np.inf, 0.0))
+
+
+def test_float16_label_maps_are_read_without_an_overflow_warning():
+    # comparing float16 labels with 2**63 in float16 overflowed (RuntimeWarning)
+    true = np.array([[0, 1, 1], [0, 2, 2]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert symmetric_best_dice(true.astype(np.float16), true) == 1.0
 
 
 # --------------------------------------------------------------------- mask AP
