@@ -321,26 +321,32 @@ class MaskRCNN(BaseEstimator):
             vals = getattr(self, name)
             if vals is None:
                 continue
-            if len(vals) == 0 or not all(isinstance(v, Real) and v > 0 for v in vals):
-                raise ValueError(f"{name} must be a non-empty sequence of positive numbers, "
-                                 f"got {vals!r}.")
+            if len(vals) == 0 or not all(
+                    isinstance(v, Real) and not isinstance(v, (bool, np.bool_))
+                    and np.isfinite(v) and v > 0 for v in vals):
+                raise ValueError(f"{name} must be a non-empty sequence of finite positive "
+                                 f"numbers, got {vals!r}.")
         if self.backbone == "fpn" and self.anchor_sizes is not None and \
                 len(self.anchor_sizes) != 3:
             raise ValueError(f"backbone='fpn' has 3 levels and takes one anchor size per "
                              f"level; anchor_sizes={self.anchor_sizes!r} has "
                              f"{len(self.anchor_sizes)}.")
 
-    def _network_shape(self, shape, scale=1.0):
-        """Network ``(h, w)`` of an image of ``shape`` at a prediction ``scale``."""
-        base = shape if self.image_size is None else (self.image_size, self.image_size)
+    def _network_shape(self, shape, scale=1.0, *, fitting=False):
+        """Network ``(h, w)`` of an image of ``shape`` at a prediction ``scale`` (with the
+        ``image_size`` of the fitted model unless ``fitting``: set after fit, it does not
+        change the scale the network learned)."""
+        size = self.image_size if fitting else getattr(self, "_fit_image_size",
+                                                        self.image_size)
+        base = shape if size is None else (size, size)
         return tuple(int(v) for v in base) if scale == 1.0 else rescaled_shape(base, scale)
 
-    def _to_network(self, image, scale=1.0):
+    def _to_network(self, image, scale=1.0, *, fitting=False):
         """Resize one ``(C, H, W)`` float32 image to the network size (``image_size``,
         times ``scale``); returns it and the scale ``(sy, sx)`` from input to network
         pixels."""
         h, w = image.shape[-2:]
-        shape = self._network_shape((h, w), scale)
+        shape = self._network_shape((h, w), scale, fitting=fitting)
         if shape == (h, w):
             return image, (1.0, 1.0)
         if scale != 1.0:
@@ -370,8 +376,8 @@ class MaskRCNN(BaseEstimator):
             annotations: one dict per image with ``"boxes"`` (k, 4) float
             ``(x1, y1, x2, y2)`` in pixels (max exclusive) inside the image (boxes
             leaving it by at most half a pixel are clipped to it), ``"labels"`` (k,) int
-            in ``1 .. n_classes`` and ``"masks"`` (k, H, W) bool of the image's size. An
-            image without objects is a valid negative example.
+            in ``1 .. n_classes`` and ``"masks"`` (k, H, W) bool (or 0/1) of the image's
+            size. An image without objects is a valid negative example.
         semantic_maps : array-like of shape (n, H, W) of int or None, default=None
             Class of each pixel (0 = background, ``1 .. n_classes``); an instance takes
             the majority class of its pixels. None (with maps): one object class. Not
@@ -387,9 +393,12 @@ class MaskRCNN(BaseEstimator):
         ValueError
             If shapes disagree (the message names the image), maps hold negative or
             non-integer labels, a dict lacks a key, its boxes, labels and masks differ in
-            number, a mask differs from its image in size or a box leaves its image (the
-            message names ``y[i]`` and the field), a label exceeds ``n_classes`` (or
-            1024 with ``n_classes=None``), or ``semantic_maps`` is given with dicts.
+            number, a mask differs from its image in size or holds values other than 0
+            and 1, or a box leaves its image (the message names ``y[i]`` and the field),
+            ``y`` mixes dicts and maps, a label exceeds ``n_classes`` (or 1024 with
+            ``n_classes=None``), ``semantic_maps`` is given with dicts, or
+            ``anchor_sizes`` or ``aspect_ratios`` holds a value that is not a finite
+            positive number.
         TypeError
             If a dict's field is not numeric.
         FloatingPointError
@@ -412,6 +421,13 @@ class MaskRCNN(BaseEstimator):
         n, c = len(images), images[0].shape[0]
         dict_input = isinstance(y, (list, tuple)) and len(y) > 0 \
             and all(isinstance(t, dict) for t in y)
+        if isinstance(y, (list, tuple)) and not dict_input and any(
+                isinstance(t, dict) for t in y):
+            i = next(i for i, t in enumerate(y) if isinstance(t, dict))
+            j = next(j for j, t in enumerate(y) if not isinstance(t, dict))
+            raise ValueError(f"y mixes target dicts (y[{i}]) and other entries (y[{j}] is a "
+                             f"{type(y[j]).__name__}); pass one dict per image, or one "
+                             "instance map per image.")
         if dict_input:
             if semantic_maps is not None:
                 raise ValueError("semantic_maps cannot be combined with target dicts: the "
@@ -435,7 +451,7 @@ class MaskRCNN(BaseEstimator):
         # the largest; padding is background
         net_images, net_targets = [], []
         for im, (b, lab, m) in zip(images, targets):
-            xi, (sy, sx) = self._to_network(im)
+            xi, (sy, sx) = self._to_network(im, fitting=True)
             if (sy, sx) != (1.0, 1.0):
                 b = b * np.array([sx, sy, sx, sy], dtype=np.float32)
                 if len(lab):
@@ -522,6 +538,7 @@ class MaskRCNN(BaseEstimator):
         self.object_size_ = typical_size(sizes, sizes**2)
         self._fit_area = float(max(xi.shape[1] * xi.shape[2] for xi in net_images))
         self._fit_shape = net_shape
+        self._fit_image_size = self.image_size
         return self
 
     # ------------------------------------------------------------------ inference

@@ -415,6 +415,11 @@ def targets_from_dicts(targets, shapes):
             raise ValueError(f"y[{i}]['masks'] are {masks.shape[1]} x {masks.shape[2]} but "
                              f"image X[{i}] is {shape[0]} x {shape[1]} pixels: each mask "
                              f"must have its image's (H, W).")
+        if masks.dtype != bool and masks.size and not np.all((masks == 0) | (masks == 1)):
+            j = int(np.argmax(~((masks == 0) | (masks == 1)).reshape(k, -1).all(1)))
+            raise ValueError(f"y[{i}]['masks'][{j}] holds values other than 0 and 1; masks "
+                             f"must be boolean or 0/1 (threshold soft masks, e.g. masks >= "
+                             f"0.5, and 0/255 masks with masks > 0).")
         if k and (not (np.issubdtype(labels.dtype, np.integer) or labels.dtype == bool)
                   or labels.min() < 1):
             raise ValueError(f"y[{i}]['labels'] must be integers >= 1 (0 is the "

@@ -450,3 +450,34 @@ def test_score_checks_the_truth_before_running_the_network(fitted, scenes, monke
     with pytest.raises(ValueError, match=r"semantic_maps\[0\] has class 9"):
         fitted.score(scenes.images[:2], scenes.instance_maps[:2],
                      np.where(scenes.semantic_maps[:2] > 0, 9, 0))
+
+
+@pytest.mark.parametrize("params", [{"anchor_sizes": (float("inf"), 8, 16)},
+                                    {"anchor_sizes": (True, 8, 16)},
+                                    {"aspect_ratios": (float("inf"),)}])
+def test_anchor_parameters_must_be_finite_positive_numbers(scenes, params):
+    # inf and True were taken for anchor sizes and ratios
+    with pytest.raises(ValueError, match="finite positive numbers"):
+        MaskRCNN(**{**TINY, **params}).fit(scenes.images, scenes.instance_maps)
+
+
+def test_soft_masks_and_mixed_targets_are_refused_naming_the_entry(scenes):
+    dicts = _dicts(scenes)
+    soft = [dict(d, masks=d["masks"] * 0.5) for d in dicts]
+    # a mask of 0.5 was read as a full mask
+    with pytest.raises(ValueError, match=r"y\[0\]\['masks'\]\[0\] holds values other than "
+                                         r"0 and 1"):
+        MaskRCNN(**TINY).fit(scenes.images, soft)
+    mixed = [dicts[0]] + list(scenes.instance_maps[1:])
+    # was "y[0] must be a numeric array of integer labels; got dtype object"
+    with pytest.raises(ValueError, match=r"y mixes target dicts \(y\[0\]\) and other "
+                                         r"entries \(y\[1\] is a ndarray\)"):
+        MaskRCNN(**TINY).fit(scenes.images, mixed)
+
+
+def test_image_size_set_after_fit_does_not_change_predictions(fitted, scenes):
+    # the network learned objects at the scale of fit's image_size; reading the new value
+    # at predict resized the images to it
+    est = pickle.loads(pickle.dumps(fitted)).set_params(image_size=16)
+    np.testing.assert_array_equal(est.predict(scenes.images[:2]),
+                                  fitted.predict(scenes.images[:2]))
