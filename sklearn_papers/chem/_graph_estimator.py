@@ -313,9 +313,10 @@ class _GraphEstimator(BaseEstimator):
         return kept, valid, [s for s, ok in zip(smiles, valid) if ok]
 
     def _parse_and_featurize(self, values, names):
-        """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names``), over ``n_jobs`` joblib workers for
-        ``_MIN_PARALLEL`` entries or more (each parses and featurizes its chunk, so only
-        strings go out and graphs come back), in this process otherwise."""
+        """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names``),
+        over ``n_jobs`` joblib workers for ``_MIN_PARALLEL`` entries or more (each parses
+        and featurizes its chunk, so only strings go out and graphs come back), in this
+        process otherwise."""
         from joblib import Parallel, delayed, effective_n_jobs
 
         standardize = getattr(self, "standardize", False)

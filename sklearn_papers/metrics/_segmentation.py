@@ -340,9 +340,10 @@ def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None
     ------
     ValueError
         If the numbers of images or an image's shapes differ, a map has no pixels or
-        holds negative or non-integer labels, a score or label array has the wrong length (the message
-        names the image), only one of ``true_labels`` / ``pred_labels`` is given, or
-        ``iou_thresholds`` is empty or has a value outside (0, 1) (NaN included).
+        holds negative or non-integer labels, a score or label array has the wrong
+        length (the message names the image), only one of ``true_labels`` /
+        ``pred_labels`` is given, or ``iou_thresholds`` is empty or has a value outside
+        (0, 1) (NaN included).
 
     See Also
     --------
@@ -483,8 +484,8 @@ def semantic_mean_iou(y_true, y_pred, *, labels=None, average=True):
     ------
     ValueError
         If the numbers of images or an image's shapes differ, a map has no pixels or
-        holds negative or non-integer labels, or ``labels`` is empty or has a negative or non-integer
-        class (the message names it).
+        holds negative or non-integer labels, or ``labels`` is empty or has a negative
+        or non-integer class (the message names it).
 
     See Also
     --------

@@ -122,7 +122,8 @@ def test_plot_instances_refuses_labels_and_masks_it_would_round(edit, match):
 
 
 @pytest.mark.parametrize("image, match", [
-    (np.zeros((20, 24, 2)), r"C = 1 \(grey\), 3 \(RGB\) or 4 \(RGBA\); got shape \(20, 24, 2\)"),
+    (np.zeros((20, 24, 2)),
+     r"C = 1 \(grey\), 3 \(RGB\) or 4 \(RGBA\); got shape \(20, 24, 2\)"),
     (np.zeros((0, 0)), "image has no pixels"),
     (np.full((20, 24, 3), 200.0), r"float colour image with values in \[200, 200\]"),
 ])
