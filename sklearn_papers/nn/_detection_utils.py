@@ -1,6 +1,7 @@
 """The matching, sampling and box-coding pieces of two-stage detectors, by their
 torchvision names (``torchvision.models.detection._utils``): :class:`Matcher`,
-:class:`BalancedPositiveNegativeSampler` and :class:`BoxCoder`.
+:class:`BalancedPositiveNegativeSampler` and :class:`BoxCoder`, and :func:`gather_rows`,
+which picks entries of padded per-image tensors.
 
 Unlike torchvision's, which work on one image at a time, these take a padded batch:
 rows are images, and padding entries are marked by an IoU of -1 (:class:`Matcher`) or a
@@ -15,7 +16,7 @@ import torch
 
 from sklearn_papers.nn._detection import decode_boxes, encode_boxes
 
-__all__ = ["BalancedPositiveNegativeSampler", "BoxCoder", "Matcher"]
+__all__ = ["BalancedPositiveNegativeSampler", "BoxCoder", "Matcher", "gather_rows"]
 
 
 class Matcher:
@@ -134,3 +135,21 @@ class BoxCoder:
     def decode(self, reference, deltas):
         """Boxes ``(K, 4 k)`` from ``reference`` boxes ``(K, 4)`` and deltas ``(K, 4 k)``."""
         return decode_boxes(reference, deltas, self.weights)
+
+
+def gather_rows(x, idx):
+    """Entries of each row of a padded batch, by index.
+
+    Parameters
+    ----------
+    x : Tensor of shape (B, T, ...)
+    idx : Tensor of shape (B, k) of int64
+        Indices into dimension 1 of ``x``.
+
+    Returns
+    -------
+    rows : Tensor of shape (B, k, ...)
+        ``rows[b, j] = x[b, idx[b, j]]``.
+    """
+    shape = idx.shape + x.shape[2:]
+    return torch.gather(x, 1, idx.reshape(*idx.shape, *([1] * (x.dim() - 2))).expand(shape))

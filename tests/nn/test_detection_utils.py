@@ -43,6 +43,20 @@ def test_sampler_counts_and_candidates():
     assert not (pos & (labels != 1)).any() and not (neg & (labels != 0)).any()
 
 
+def test_sampler_random_rows_respect_counts_and_candidates(global_random_seed):
+    torch.manual_seed(global_random_seed)
+    labels = torch.randint(-1, 2, (4, 200))
+    labels[1] = torch.where(labels[1] == 1, 0, labels[1])  # a row without positives
+    pos, neg = BalancedPositiveNegativeSampler(32, 0.25)(labels)
+    assert (pos <= (labels == 1)).all() and (neg <= (labels == 0)).all()
+    assert (pos.sum(1) <= 8).all() and pos[1].sum() == 0
+    assert ((pos | neg).sum(1) == 32).all()  # enough negatives to fill every row
+    few = torch.tensor([[1, 0, -1, -1]])
+    p, n = BalancedPositiveNegativeSampler(8, 0.5)(few)
+    assert p.tolist() == [[True, False, False, False]]
+    assert n.tolist() == [[False, True, False, False]]
+
+
 def test_box_coder_round_trip_and_weights():
     ref = torch.tensor([[0.0, 0.0, 10.0, 20.0], [5.0, 5.0, 9.0, 7.0]])
     target = torch.tensor([[1.0, 2.0, 13.0, 18.0], [4.0, 5.0, 10.0, 9.0]])

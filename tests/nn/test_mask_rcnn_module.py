@@ -1,4 +1,4 @@
-"""Mask R-CNN torch module (nn/_mask_rcnn.py): sampling, losses, targets, shapes."""
+"""Mask R-CNN torch module (nn/_mask_rcnn/): losses, targets, shapes of the whole model."""
 
 import numpy as np
 import pytest
@@ -12,7 +12,6 @@ from sklearn_papers.nn._mask_rcnn import (
     mask_loss_sigmoid,
     mask_loss_softmax,
     paste_masks,
-    sample_labels,
 )
 
 
@@ -36,20 +35,6 @@ def _disc_batch(n=2, size=32, empty=(1,)):
             masks[i, j] = m
             images[i, :, m] = 0.9 if c == 1 else 0.6
     return tuple(torch.from_numpy(a) for a in (images, boxes, labels, masks))
-
-
-def test_sample_labels_respects_counts_and_candidates(global_random_seed):
-    torch.manual_seed(global_random_seed)
-    labels = torch.randint(-1, 2, (4, 200))
-    labels[1] = torch.where(labels[1] == 1, 0, labels[1])  # a row without positives
-    pos, neg = sample_labels(labels, 32, 0.25)
-    assert (pos <= (labels == 1)).all() and (neg <= (labels == 0)).all()
-    assert (pos.sum(1) <= 8).all() and pos[1].sum() == 0
-    assert ((pos | neg).sum(1) == 32).all()  # enough negatives to fill every row
-    few = torch.tensor([[1, 0, -1, -1]])
-    p, n = sample_labels(few, 8, 0.5)
-    assert p.tolist() == [[True, False, False, False]]
-    assert n.tolist() == [[False, True, False, False]]
 
 
 def test_sigmoid_mask_loss_reads_only_the_own_class_mask():
@@ -133,8 +118,9 @@ def test_losses_finite_with_an_empty_image_and_gradients_reach_every_head(fpn, r
                         "loss_rpn_box"}
     assert all(torch.isfinite(v) for v in out.values())
     out["loss"].backward()
-    for name in ("rpn_cls", "cls_score", "bbox_pred", "mask_pred"):
-        grad = getattr(m, name).weight.grad
+    for name in ("rpn.head.cls_logits", "roi_heads.box_predictor.cls_score",
+                 "roi_heads.box_predictor.bbox_pred", "roi_heads.mask_predictor.mask_fcn_logits"):
+        grad = m.get_submodule(name).weight.grad
         assert grad is not None and torch.isfinite(grad).all() and grad.abs().sum() > 0, name
 
 
@@ -145,7 +131,7 @@ def test_losses_with_no_objects_at_all():
     out = m.losses(images, boxes[:, :0], labels[:, :0], masks[:, :0])
     assert torch.isfinite(out["loss"]) and float(out["loss_mask"].detach()) == 0.0
     out["loss"].backward()  # objectness and classification still learn "background"
-    assert m.cls_score.weight.grad.abs().sum() > 0
+    assert m.roi_heads.box_predictor.cls_score.weight.grad.abs().sum() > 0
 
 
 def test_detect_shapes_and_padding():

@@ -1,0 +1,518 @@
+"""The RoI heads of Mask R-CNN on padded batches, in the pieces of torchvision's
+``models/detection/roi_heads.py`` (and the head modules of ``faster_rcnn.py`` and
+``mask_rcnn.py``): box head and predictor, mask head and predictor, their losses
+(:func:`fastrcnn_loss`, :func:`maskrcnn_loss`), the mask targets
+(:func:`project_masks_on_boxes`), inference (:func:`maskrcnn_inference`,
+:func:`paste_masks`) and :class:`RoIHeads`, which matches and samples the proposals and
+composes the rest.
+
+Shapes: ``features`` is a list of maps ``(N, C, H_l, W_l)``; proposals are padded,
+``(N, P, 4)`` with a validity mask ``(N, P)``; ground truth is padded to ``G`` instances,
+``boxes (N, G, 4)`` float32 in pixels, ``labels (N, G)`` int64 (0 for padding, objects
+``1..n_classes``), ``masks (N, G, H, W)`` uint8 / bool. A RoI is ``(image index, x1, y1,
+x2, y2)``.
+
+References
+----------
+He, K., Gkioxari, G., Dollar, P. and Girshick, R. (2017). Mask R-CNN. ICCV.
+Girshick, R. (2015). Fast R-CNN. ICCV.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from sklearn_papers.nn._detection import box_iou, clip_boxes, nms_mask, roi_align
+from sklearn_papers.nn._detection_utils import (
+    BalancedPositiveNegativeSampler,
+    BoxCoder,
+    Matcher,
+    gather_rows,
+)
+from sklearn_papers.nn._mask_rcnn._rpn import SMOOTH_L1_BETA
+
+__all__ = ["FastRCNNPredictor", "MaskRCNNHeads", "MaskRCNNPredictor", "RoIHeads",
+           "TwoMLPHead", "fastrcnn_loss", "mask_loss_sigmoid", "mask_loss_softmax",
+           "maskrcnn_inference", "maskrcnn_loss", "paste_masks", "project_masks_on_boxes"]
+
+BOX_WEIGHTS = (10.0, 10.0, 5.0, 5.0)  # Fast R-CNN's box-head delta weights
+
+
+class TwoMLPHead(nn.Module):
+    """Box head: the pooled features flattened, then two fully connected layers with
+    ReLU.
+
+    Parameters
+    ----------
+    in_features : int
+        Channels times pooled side squared.
+    representation_size : int
+    """
+
+    def __init__(self, in_features, representation_size):
+        super().__init__()
+        self.fc6 = nn.Linear(in_features, representation_size)
+        self.fc7 = nn.Linear(representation_size, representation_size)
+
+    def forward(self, x):
+        """``(K, C, S, S)`` -> ``(K, representation_size)``."""
+        x = F.relu(self.fc6(x.flatten(1)), inplace=True)
+        return F.relu(self.fc7(x), inplace=True)
+
+
+class FastRCNNPredictor(nn.Module):
+    """Class logits (background first) and class-specific box deltas of each RoI.
+
+    The two layers start with torch's default initialisation; :meth:`reset_parameters`
+    draws the detection initialisation, which the model calls once all its layers are
+    built.
+
+    Parameters
+    ----------
+    in_features : int
+    n_classes : int
+        Object classes, background excluded.
+    """
+
+    def __init__(self, in_features, n_classes):
+        super().__init__()
+        self.cls_score = nn.Linear(in_features, n_classes + 1)
+        self.bbox_pred = nn.Linear(in_features, 4 * n_classes)
+
+    def reset_parameters(self):
+        """Weights from N(0, 0.01^2) (class logits) and N(0, 0.001^2) (deltas), drawn
+        from torch's global generator; biases zero."""
+        nn.init.normal_(self.cls_score.weight, std=0.01)
+        nn.init.zeros_(self.cls_score.bias)
+        nn.init.normal_(self.bbox_pred.weight, std=0.001)
+        nn.init.zeros_(self.bbox_pred.bias)
+
+    def forward(self, x):
+        """``(K, in_features)`` -> logits ``(K, n_classes + 1)``, deltas
+        ``(K, 4 n_classes)``."""
+        return self.cls_score(x), self.bbox_pred(x)
+
+
+class MaskRCNNHeads(nn.Sequential):
+    """Mask head: ``n_layers`` 3x3 convs with ReLU at the pooled resolution.
+
+    Parameters
+    ----------
+    in_channels : int
+    n_layers : int, default=2
+    """
+
+    def __init__(self, in_channels, n_layers=2):
+        layers = []
+        for _ in range(n_layers):
+            layers += [nn.Conv2d(in_channels, in_channels, 3, 1, 1), nn.ReLU(inplace=True)]
+        super().__init__(*layers)
+
+
+class MaskRCNNPredictor(nn.Module):
+    """A 2x2 stride-2 transposed conv with ReLU, then a 1x1 conv to one mask logit per
+    class (per class and background for the softmax loss).
+
+    Parameters
+    ----------
+    in_channels : int
+    n_mask_classes : int
+    """
+
+    def __init__(self, in_channels, n_mask_classes):
+        super().__init__()
+        self.conv5_mask = nn.ConvTranspose2d(in_channels, in_channels, 2, 2)
+        self.mask_fcn_logits = nn.Conv2d(in_channels, n_mask_classes, 1)
+
+    def forward(self, x):
+        """``(K, C, S, S)`` -> mask logits ``(K, n_mask_classes, 2 S, 2 S)``."""
+        return self.mask_fcn_logits(F.relu(self.conv5_mask(x)))
+
+
+def fastrcnn_loss(class_logits, box_regression, labels, regression_targets):
+    """Classification and box losses of the sampled RoIs (Girshick 2015).
+
+    Cross-entropy over background and the classes; smooth L1 (beta 1/9) of the positive
+    RoIs' deltas for their own class, summed and divided by the number of sampled RoIs.
+
+    Parameters
+    ----------
+    class_logits : Tensor of shape (K, n_classes + 1)
+    box_regression : Tensor of shape (K, 4 n_classes)
+    labels : Tensor of shape (K,) of int64
+        0 for background, ``1..n_classes`` for a positive RoI.
+    regression_targets : Tensor of shape (K_pos, 4)
+        Deltas of the positive RoIs (``labels > 0``), in their order.
+
+    Returns
+    -------
+    loss_cls, loss_box : scalar Tensors
+        0 with a (zero) gradient when ``K = 0`` (both) or no RoI is positive (box).
+    """
+    if class_logits.shape[0]:
+        loss_cls = F.cross_entropy(class_logits, labels)
+    else:
+        loss_cls = class_logits.sum() * 0
+    if not (labels > 0).any():
+        return loss_cls, box_regression.sum() * 0.0
+    positive = torch.nonzero(labels > 0).squeeze(1)
+    n_classes = box_regression.shape[1] // 4
+    pred = box_regression[positive].reshape(-1, n_classes, 4)[
+        torch.arange(len(positive), device=labels.device), labels[positive] - 1]
+    loss_box = F.smooth_l1_loss(pred, regression_targets, beta=SMOOTH_L1_BETA,
+                                reduction="sum") / max(class_logits.shape[0], 1)
+    return loss_cls, loss_box
+
+
+def mask_loss_sigmoid(logits, labels, targets):
+    """Per-class sigmoid mask loss (He et al. 2017, section 3, L_mask).
+
+    Binary cross-entropy averaged over the pixels of the mask of each RoI's own class
+    only; the other classes' masks do not compete.
+
+    Parameters
+    ----------
+    logits : Tensor of shape (K, n_classes, M, M)
+    labels : Tensor of shape (K,) of int in 1..n_classes
+    targets : Tensor of shape (K, M, M) of float in {0, 1}
+
+    Returns
+    -------
+    loss : scalar Tensor (0 with a gradient when K = 0)
+    """
+    if logits.shape[0] == 0:
+        return logits.sum() * 0.0
+    own = logits[torch.arange(logits.shape[0], device=logits.device), labels - 1]
+    return F.binary_cross_entropy_with_logits(own, targets)
+
+
+def mask_loss_softmax(logits, labels, targets):
+    """Multinomial mask loss, the paper's ablation (Table 2b): a per-pixel softmax over
+    background and the classes, the target being the RoI's class inside its mask and
+    background elsewhere.
+
+    Parameters
+    ----------
+    logits : Tensor of shape (K, n_classes + 1, M, M)
+    labels : Tensor of shape (K,) of int in 1..n_classes
+    targets : Tensor of shape (K, M, M) of float in {0, 1}
+
+    Returns
+    -------
+    loss : scalar Tensor
+    """
+    if logits.shape[0] == 0:
+        return logits.sum() * 0.0
+    cls = (targets > 0.5).long() * labels[:, None, None]
+    return F.cross_entropy(logits, cls)
+
+
+_MASK_LOSSES = {"sigmoid": mask_loss_sigmoid, "softmax": mask_loss_softmax}
+
+
+def project_masks_on_boxes(gt_masks, rois, matched_idxs, size):
+    """Mask targets: each RoI's matched ground-truth mask cropped to the RoI and
+    resampled to ``size x size`` by RoIAlign, thresholded at 0.5.
+
+    Parameters
+    ----------
+    gt_masks : Tensor of shape (N, G, H, W)
+    rois : Tensor of shape (K, 5)
+    matched_idxs : Tensor of shape (K,) of int64
+        Index in ``0..G-1`` of each RoI's ground-truth instance in its image.
+    size : int
+
+    Returns
+    -------
+    targets : Tensor of shape (K, size, size) of float32 in {0, 1}
+    """
+    n, g, height, width = gt_masks.shape
+    flat_masks = gt_masks.reshape(n * g, 1, height, width).float()
+    mask_rois = torch.cat([(rois[:, 0].long() * g + matched_idxs)[:, None].float(),
+                           rois[:, 1:]], 1)
+    return (roi_align(flat_masks, mask_rois, size, 1.0, 2, True)[:, 0] >= 0.5).float()
+
+
+def maskrcnn_loss(mask_logits, labels, gt_masks, rois, matched_idxs, loss="sigmoid"):
+    """Mask loss of the positive RoIs against their projected ground-truth masks.
+
+    Parameters
+    ----------
+    mask_logits : Tensor of shape (K, n_mask_classes, M, M)
+    labels : Tensor of shape (K,) of int in 1..n_classes
+    gt_masks, rois, matched_idxs
+        As in :func:`project_masks_on_boxes`.
+    loss : {"sigmoid", "softmax"}, default="sigmoid"
+        :func:`mask_loss_sigmoid` or :func:`mask_loss_softmax`.
+
+    Returns
+    -------
+    loss : scalar Tensor
+    """
+    targets = project_masks_on_boxes(gt_masks, rois, matched_idxs, mask_logits.shape[-1])
+    return _MASK_LOSSES[loss](mask_logits, labels, targets)
+
+
+def maskrcnn_inference(mask_logits, labels, loss="sigmoid"):
+    """Mask probabilities of each detection's own class.
+
+    Parameters
+    ----------
+    mask_logits : Tensor of shape (D, n_mask_classes, M, M)
+    labels : Tensor of shape (D,) of int in 1..n_classes
+    loss : {"sigmoid", "softmax"}, default="sigmoid"
+        The loss the head was trained with: a sigmoid of the class's own logit, or the
+        class's share of a softmax over background and the classes.
+
+    Returns
+    -------
+    probabilities : Tensor of shape (D, M, M)
+    """
+    rows = torch.arange(len(labels))
+    if loss == "sigmoid":
+        return torch.sigmoid(mask_logits[rows, labels - 1])
+    return F.softmax(mask_logits, 1)[rows, labels]
+
+
+def paste_masks(masks, boxes, height, width, threshold=0.5):
+    """Paste ``(D, M, M)`` RoI masks into ``(D, height, width)`` boolean image masks.
+
+    Each image pixel centre inside a box is read from its mask by bilinear interpolation
+    (the inverse of the RoIAlign sampling that made the mask targets); pixels outside the
+    box are False.
+
+    Parameters
+    ----------
+    masks : Tensor of shape (D, M, M)
+        Probabilities.
+    boxes : Tensor of shape (D, 4)
+        In the pixel coordinates of the output image.
+    height, width : int
+    threshold : float, default=0.5
+
+    Returns
+    -------
+    pasted : Tensor of shape (D, height, width) of bool
+    """
+    d = masks.shape[0]
+    if d == 0:
+        return torch.zeros((0, height, width), dtype=torch.bool, device=masks.device)
+    boxes = boxes.to(masks.dtype)
+    bw = (boxes[:, 2] - boxes[:, 0]).clamp(min=1e-6)
+    bh = (boxes[:, 3] - boxes[:, 1]).clamp(min=1e-6)
+    px = torch.arange(width, dtype=masks.dtype, device=masks.device) + 0.5
+    py = torch.arange(height, dtype=masks.dtype, device=masks.device) + 0.5
+    u = (px[None] - boxes[:, 0:1]) / bw[:, None]  # (D, W)
+    v = (py[None] - boxes[:, 1:2]) / bh[:, None]  # (D, H)
+    grid = torch.stack([(2 * u - 1)[:, None, :].expand(d, height, width),
+                        (2 * v - 1)[:, :, None].expand(d, height, width)], dim=-1)
+    val = F.grid_sample(masks[:, None], grid, mode="bilinear", padding_mode="border",
+                        align_corners=False)[:, 0]
+    inside = ((u >= 0) & (u <= 1))[:, None, :] & ((v >= 0) & (v <= 1))[:, :, None]
+    return (val >= threshold) & inside
+
+
+class RoIHeads(nn.Module):
+    """Box and mask heads on the proposals: losses in training, detections otherwise.
+
+    Training (He et al. 2017; Ren et al. 2015): the ground-truth boxes are added to the
+    proposals, each proposal is matched to the object it overlaps most (IoU at least
+    ``fg_iou_thresh`` positive, below ``bg_iou_thresh`` background),
+    ``batch_size_per_image`` are sampled per image with at most ``positive_fraction``
+    positives, and the losses are :func:`fastrcnn_loss` on the sample and
+    :func:`maskrcnn_loss` on its positives.
+
+    Inference: every proposal gets a score and a decoded, clipped box per class; boxes
+    scoring above ``score_thresh`` and at least 0.01 px wide and high are kept after NMS
+    at ``nms_thresh`` within each class, the ``detections_per_img`` best per image; the
+    mask branch is run on these final detections.
+
+    Parameters
+    ----------
+    box_roi_pool : MultiScaleRoIPool
+        Output size 7 for :class:`TwoMLPHead`.
+    box_head : TwoMLPHead
+    box_predictor : FastRCNNPredictor
+    mask_roi_pool : MultiScaleRoIPool
+    mask_head : MaskRCNNHeads
+    mask_predictor : MaskRCNNPredictor
+    n_classes : int
+        Object classes, background excluded.
+    fg_iou_thresh, bg_iou_thresh : float, default=0.5, 0.5
+    batch_size_per_image : int, default=64
+    positive_fraction : float, default=0.25
+    bbox_reg_weights : tuple of 4 float, default=(10, 10, 5, 5)
+    score_thresh : float, default=0.05
+    nms_thresh : float, default=0.5
+    detections_per_img : int, default=100
+    mask_loss : {"sigmoid", "softmax"}, default="sigmoid"
+    """
+
+    def __init__(self, box_roi_pool, box_head, box_predictor, mask_roi_pool, mask_head,
+                 mask_predictor, n_classes, *, fg_iou_thresh=0.5, bg_iou_thresh=0.5,
+                 batch_size_per_image=64, positive_fraction=0.25,
+                 bbox_reg_weights=BOX_WEIGHTS, score_thresh=0.05, nms_thresh=0.5,
+                 detections_per_img=100, mask_loss="sigmoid"):
+        super().__init__()
+        self.box_roi_pool = box_roi_pool
+        self.box_head = box_head
+        self.box_predictor = box_predictor
+        self.mask_roi_pool = mask_roi_pool
+        self.mask_head = mask_head
+        self.mask_predictor = mask_predictor
+        self.n_classes = int(n_classes)
+        self.proposal_matcher = Matcher(fg_iou_thresh, bg_iou_thresh)
+        self.fg_bg_sampler = BalancedPositiveNegativeSampler(batch_size_per_image,
+                                                             positive_fraction)
+        self.box_coder = BoxCoder(bbox_reg_weights)
+        self.score_thresh = float(score_thresh)
+        self.nms_thresh = float(nms_thresh)
+        self.detections_per_img = int(detections_per_img)
+        self.mask_loss = mask_loss
+
+    def _box_forward(self, features, rois):
+        return self.box_predictor(self.box_head(self.box_roi_pool(features, rois)))
+
+    def _mask_forward(self, features, rois):
+        return self.mask_predictor(self.mask_head(self.mask_roi_pool(features, rois)))
+
+    def select_training_samples(self, proposals, valid, targets):
+        """Add the ground truth to the proposals, match and sample them.
+
+        Parameters
+        ----------
+        proposals : Tensor of shape (N, P, 4)
+        valid : Tensor of shape (N, P) of bool
+        targets : dict
+            ``"boxes"`` (N, G, 4) and ``"labels"`` (N, G).
+
+        Returns
+        -------
+        rois : Tensor of shape (K, 5)
+            The sampled RoIs of all images, image by image.
+        matched_idxs : Tensor of shape (K,) of int64
+            Each RoI's ground-truth instance in its image.
+        labels : Tensor of shape (K,) of int64
+            Its class for a positive, 0 for background.
+        regression_targets : Tensor of shape (K_pos, 4)
+            Deltas (:attr:`box_coder`) from each positive RoI to its ground-truth box.
+        """
+        boxes, gt_labels = targets["boxes"], targets["labels"]
+        gt_valid = gt_labels > 0
+        n = boxes.shape[0]
+        proposals = torch.cat([proposals, boxes], 1)
+        valid = torch.cat([valid, gt_valid], 1)
+        iou = box_iou(proposals, boxes)
+        iou = torch.where(gt_valid[:, None, :] & valid[:, :, None], iou, -1.0)
+        matched, labels = self.proposal_matcher(iou)
+        labels = torch.where(valid, labels, -1)
+        pos, neg = self.fg_bg_sampler(labels)
+        sel = pos | neg
+        img_idx = torch.arange(n, device=proposals.device)[:, None].expand_as(sel)[sel]
+        roi_boxes = proposals[sel]
+        rois = torch.cat([img_idx[:, None].float(), roi_boxes], 1)
+        matched = matched[sel]
+        is_pos = pos[sel]
+        cls_target = torch.where(is_pos, gt_labels[img_idx, matched], 0)
+        regression_targets = self.box_coder.encode(roi_boxes[is_pos],
+                                                   boxes[img_idx[is_pos], matched[is_pos]])
+        return rois, matched, cls_target, regression_targets
+
+    def postprocess_detections(self, class_logits, box_regression, proposals, valid,
+                               image_size):
+        """Per-class boxes and scores of every proposal, filtered, class-wise NMS and
+        the best per image.
+
+        Parameters
+        ----------
+        class_logits : Tensor of shape (N * P, n_classes + 1)
+        box_regression : Tensor of shape (N * P, 4 n_classes)
+        proposals : Tensor of shape (N, P, 4)
+        valid : Tensor of shape (N, P) of bool
+        image_size : tuple of int
+
+        Returns
+        -------
+        dict
+            ``boxes (N, D, 4)``, ``scores (N, D)``, ``labels (N, D)`` (1-based) and
+            ``valid (N, D)`` bool, ``D = min(detections_per_img, P n_classes)``, by
+            decreasing score with padding last.
+        """
+        height, width = image_size
+        n, p = proposals.shape[:2]
+        c = self.n_classes
+        probs = F.softmax(class_logits, -1)[:, 1:]  # (N*P, C)
+        dec = self.box_coder.decode(proposals.reshape(-1, 4), box_regression).reshape(-1, c, 4)
+        dec = clip_boxes(dec, height, width).reshape(n, p * c, 4)
+        scores = probs.reshape(n, p * c)
+        labels = torch.arange(1, c + 1, device=proposals.device).repeat(p).expand(n, p * c)
+        wh = dec[..., 2:] - dec[..., :2]
+        keep = (valid[:, :, None].expand(n, p, c).reshape(n, p * c)
+                & (scores > self.score_thresh) & (wh > 1e-2).all(-1))
+        keep = nms_mask(dec, scores, keep, labels, self.nms_thresh)
+        d = min(self.detections_per_img, p * c)
+        top = torch.where(keep, scores, -torch.inf).topk(d, dim=1).indices
+        return {"boxes": gather_rows(dec, top), "scores": gather_rows(scores, top),
+                "labels": gather_rows(labels.contiguous(), top),
+                "valid": gather_rows(keep, top)}
+
+    def forward(self, features, proposals, valid, image_size, targets=None):
+        """Losses with ``targets``, detections without.
+
+        Parameters
+        ----------
+        features : list of Tensors of shape (N, C, H_l, W_l)
+        proposals : Tensor of shape (N, P, 4)
+        valid : Tensor of shape (N, P) of bool
+        image_size : tuple of int
+            ``(height, width)`` of the (padded) images in pixels.
+        targets : dict or None, default=None
+            ``"boxes"`` (N, G, 4), ``"labels"`` (N, G) and ``"masks"`` (N, G, H, W).
+
+        Returns
+        -------
+        dict
+            With targets, ``"loss_cls"``, ``"loss_box"`` and ``"loss_mask"`` (scalar
+            Tensors, each 0 with a gradient when nothing is sampled or nothing is
+            positive). Without, the detections of :meth:`postprocess_detections` and
+            ``masks (N, D, 28, 28)``: the probability of each detection's class in its
+            box (0 for padding).
+        """
+        if targets is not None:
+            return self._losses(features, proposals, valid, targets)
+        n, p = proposals.shape[:2]
+        img_idx = torch.arange(n, device=proposals.device)[:, None].expand(n, p)
+        rois = torch.cat([img_idx.reshape(-1, 1).float(), proposals.reshape(-1, 4)], 1)
+        class_logits, box_regression = self._box_forward(features, rois)
+        out = self.postprocess_detections(class_logits, box_regression, proposals, valid,
+                                          image_size)
+        d = out["valid"].shape[1]
+        det_img = torch.arange(n, device=proposals.device)[:, None].expand(n, d)[out["valid"]]
+        det_boxes = out["boxes"][out["valid"]]
+        det_labels = out["labels"][out["valid"]]
+        m = 2 * self.mask_roi_pool.output_size
+        masks = features[0].new_zeros((n, d, m, m))
+        if len(det_boxes):
+            mask_logits = self._mask_forward(
+                features, torch.cat([det_img[:, None].float(), det_boxes], 1))
+            masks[out["valid"]] = maskrcnn_inference(mask_logits, det_labels, self.mask_loss)
+        out["masks"] = masks
+        return out
+
+    def _losses(self, features, proposals, valid, targets):
+        rois, matched, labels, regression_targets = self.select_training_samples(
+            proposals, valid, targets)
+        class_logits, box_regression = self._box_forward(features, rois)
+        loss_cls, loss_box = fastrcnn_loss(class_logits, box_regression, labels,
+                                           regression_targets)
+        positive = labels > 0
+        if not positive.any():
+            # zero-valued, with a zero gradient for the mask logits' layer
+            loss_mask = loss_box + sum(
+                p.sum() for p in self.mask_predictor.mask_fcn_logits.parameters()) * 0.0
+            return {"loss_cls": loss_cls, "loss_box": loss_box, "loss_mask": loss_mask}
+        p_idx = torch.nonzero(positive).squeeze(1)
+        mask_logits = self._mask_forward(features, rois[p_idx])
+        loss_mask = maskrcnn_loss(mask_logits, labels[p_idx], targets["masks"], rois[p_idx],
+                                  matched[p_idx], self.mask_loss)
+        return {"loss_cls": loss_cls, "loss_box": loss_box, "loss_mask": loss_mask}

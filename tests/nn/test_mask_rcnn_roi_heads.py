@@ -1,0 +1,158 @@
+"""The RoI heads' pieces (nn/_mask_rcnn/_roi_heads.py, _poolers.py): head shapes, RoI
+pooling levels, sampling, losses, mask targets and postprocessing."""
+
+import math
+
+import torch
+
+from sklearn_papers.nn._detection import roi_align
+from sklearn_papers.nn._mask_rcnn._poolers import MultiScaleRoIPool
+from sklearn_papers.nn._mask_rcnn._roi_heads import (
+    FastRCNNPredictor,
+    MaskRCNNHeads,
+    MaskRCNNPredictor,
+    RoIHeads,
+    TwoMLPHead,
+    fastrcnn_loss,
+    maskrcnn_inference,
+    project_masks_on_boxes,
+)
+
+
+def _heads(n_classes=2, c=4, strides=(8,), **kw):
+    torch.manual_seed(0)
+    heads = RoIHeads(MultiScaleRoIPool(strides, 7), TwoMLPHead(c * 49, 16),
+                     FastRCNNPredictor(16, n_classes), MultiScaleRoIPool(strides, 14),
+                     MaskRCNNHeads(c, 2), MaskRCNNPredictor(c, n_classes), n_classes, **kw)
+    heads.box_predictor.reset_parameters()
+    return heads
+
+
+def test_head_shapes():
+    x = torch.randn(5, 4, 7, 7)
+    h = TwoMLPHead(4 * 49, 16)(x)
+    logits, deltas = FastRCNNPredictor(16, 3)(h)
+    assert h.shape == (5, 16) and logits.shape == (5, 4) and deltas.shape == (5, 12)
+    m = MaskRCNNPredictor(4, 3)(MaskRCNNHeads(4, 2)(torch.randn(5, 4, 14, 14)))
+    assert m.shape == (5, 3, 28, 28)
+
+
+def test_pooler_reads_each_roi_from_its_pyramid_level():
+    torch.manual_seed(0)
+    strides = (4, 8, 16)
+    feats = [torch.randn(1, 2, 64 // s, 64 // s) for s in strides]
+    # 8 px -> P2, 16 px -> P3, 48 px -> P4 (canonical 16 px at P3); order kept
+    rois = torch.tensor([[0, 0, 0, 48, 48], [0, 4, 4, 12, 12], [0, 10, 10, 26, 26.0]])
+    out = MultiScaleRoIPool(strides, 3)(feats, rois)
+    for k, level in enumerate((2, 0, 1)):
+        ref = roi_align(feats[level], rois[k:k + 1], 3, 1 / strides[level], 2, True)
+        torch.testing.assert_close(out[k:k + 1], ref)
+    single = MultiScaleRoIPool((8,), 3, roi_op="pool")([feats[1]], rois)
+    assert single.shape == (3, 2, 3, 3)
+
+
+def test_fastrcnn_loss_hand_checked_values():
+    """Two RoIs, zero logits over 3 classes: cross-entropy log 3. The positive (class 2)
+    predicts deltas 1 off its target in each coordinate: smooth L1 (beta 1/9)
+    4 (1 - 1/18), over the 2 sampled RoIs; its class-1 deltas and the background RoI's
+    deltas do not count."""
+    logits = torch.zeros(2, 3, requires_grad=True)
+    deltas = torch.full((2, 8), 50.0)
+    deltas[0, 4:] = 1.0
+    deltas.requires_grad_(True)
+    loss_cls, loss_box = fastrcnn_loss(logits, deltas, torch.tensor([2, 0]),
+                                       torch.zeros(1, 4))
+    torch.testing.assert_close(loss_cls, torch.tensor(math.log(3.0)))
+    torch.testing.assert_close(loss_box, torch.tensor(4 * (1 - 1 / 18) / 2))
+    loss_box.backward()
+    assert deltas.grad[0, :4].abs().sum() == 0 and deltas.grad[1].abs().sum() == 0
+    assert (deltas.grad[0, 4:] == 0.5).all()
+
+
+def test_losses_without_positives_are_zero_and_gradient_safe():
+    heads = _heads()
+    feats = [torch.randn(1, 4, 4, 4, requires_grad=True)]
+    proposals = torch.tensor([[[2.0, 2.0, 14.0, 14.0], [10.0, 8.0, 30.0, 20.0]]])
+    valid = torch.ones(1, 2, dtype=torch.bool)
+    targets = {"boxes": torch.zeros(1, 1, 4), "labels": torch.zeros(1, 1, dtype=torch.long),
+               "masks": torch.zeros(1, 1, 32, 32, dtype=torch.uint8)}
+    losses = heads(feats, proposals, valid, (32, 32), targets)
+    assert set(losses) == {"loss_cls", "loss_box", "loss_mask"}
+    assert float(losses["loss_box"].detach()) == 0.0
+    assert float(losses["loss_mask"].detach()) == 0.0
+    assert float(losses["loss_cls"].detach()) > 0  # the proposals learn "background"
+    sum(losses.values()).backward()
+    for layer in (heads.box_predictor.bbox_pred, heads.mask_predictor.mask_fcn_logits):
+        assert layer.weight.grad is not None and layer.weight.grad.abs().sum() == 0
+    assert heads.box_predictor.cls_score.weight.grad.abs().sum() > 0
+    assert torch.isfinite(feats[0].grad).all()
+
+
+def test_ground_truth_joins_the_proposals_as_a_positive_with_zero_target():
+    heads = _heads()
+    proposals = torch.zeros(1, 3, 4)
+    valid = torch.zeros(1, 3, dtype=torch.bool)  # no usable proposal
+    box = torch.tensor([4.0, 6.0, 20.0, 18.0])
+    targets = {"boxes": box.reshape(1, 1, 4), "labels": torch.tensor([[2]])}
+    rois, matched, labels, reg = heads.select_training_samples(proposals, valid, targets)
+    assert rois.tolist() == [[0.0, *box.tolist()]]
+    assert matched.tolist() == [0] and labels.tolist() == [2]
+    torch.testing.assert_close(reg, torch.zeros(1, 4))
+
+
+def test_mask_targets_are_the_gt_mask_inside_each_roi():
+    masks = torch.zeros(2, 2, 16, 16, dtype=torch.uint8)
+    masks[1, 1, 4:12, 2:10] = 1  # image 1, instance 1
+    rois = torch.tensor([[1, 2, 4, 10, 12], [1, 2, 4, 18, 12.0]])
+    targets = project_masks_on_boxes(masks, rois, torch.tensor([1, 1]), 8)
+    assert targets.shape == (2, 8, 8) and (targets[0] == 1).all()
+    # a RoI twice as wide: the object fills its left half
+    assert (targets[1][:, :4] == 1).all() and (targets[1][:, 4:] == 0).all()
+    assert project_masks_on_boxes(masks, rois, torch.tensor([0, 0]), 8).sum() == 0
+
+
+def test_mask_inference_reads_each_detections_own_class():
+    logits = torch.zeros(2, 3, 2, 2)
+    logits[0, 1] = 4.0  # detection 0 has class 2
+    logits[1, 0] = -4.0  # detection 1 has class 1
+    prob = maskrcnn_inference(logits, torch.tensor([2, 1]))
+    torch.testing.assert_close(prob[0], torch.full((2, 2), torch.sigmoid(torch.tensor(4.0))))
+    torch.testing.assert_close(prob[1], torch.full((2, 2), torch.sigmoid(torch.tensor(-4.0))))
+    soft = maskrcnn_inference(logits, torch.tensor([1, 0]), "softmax")
+    torch.testing.assert_close(soft, torch.softmax(logits, 1)[[0, 1], [1, 0]])
+
+
+def test_postprocessing_keeps_per_class_nms():
+    """Proposals 0 and 1 overlap (IoU 0.82). Proposal 0 is class 1; proposal 1 is class 1
+    or class 2 with equal scores: its class-1 box is suppressed by proposal 0's, its
+    class-2 box is kept. Proposal 2 is background (both class scores under 0.05)."""
+    heads = _heads(nms_thresh=0.5)
+    proposals = torch.tensor([[[0.0, 0.0, 10.0, 10.0], [1.0, 0.0, 11.0, 10.0],
+                               [20.0, 20.0, 30.0, 30.0]]])
+    logits = torch.tensor([[0.0, 5.0, 0.0], [0.0, 4.0, 4.0], [5.0, 0.0, 0.0]])
+    out = heads.postprocess_detections(logits, torch.zeros(3, 8), proposals,
+                                       torch.ones(1, 3, dtype=torch.bool), (32, 32))
+    assert out["boxes"].shape == (1, 6, 4)
+    v = out["valid"][0]
+    assert int(v.sum()) == 2 and v[:2].all()  # valid first, by decreasing score
+    assert out["labels"][0, :2].tolist() == [1, 2]
+    torch.testing.assert_close(out["boxes"][0, :2], proposals[0, :2])
+    probs = torch.softmax(logits, -1)
+    torch.testing.assert_close(out["scores"][0, :2], torch.stack([probs[0, 1], probs[1, 2]]))
+    heads.nms_thresh = 0.9  # class 1 of proposal 1 no longer suppressed
+    out = heads.postprocess_detections(logits, torch.zeros(3, 8), proposals,
+                                       torch.ones(1, 3, dtype=torch.bool), (32, 32))
+    assert int(out["valid"].sum()) == 3
+
+
+def test_detection_forward_shapes_and_masks_of_padding_are_zero():
+    heads = _heads(score_thresh=0.0, detections_per_img=5)
+    feats = [torch.randn(2, 4, 4, 4)]
+    proposals = torch.tensor([[2.0, 2.0, 14.0, 14.0], [10.0, 8.0, 30.0, 20.0]]).expand(2, 2, 4)
+    valid = torch.tensor([[True, True], [False, False]])
+    with torch.no_grad():
+        out = heads(feats, proposals, valid, (32, 32))
+    assert out["masks"].shape == (2, 4, 28, 28) and out["boxes"].shape == (2, 4, 4)
+    assert not out["valid"][1].any() and out["masks"][1].abs().sum() == 0
+    assert out["valid"][0].any()
+    assert ((out["masks"] >= 0) & (out["masks"] <= 1)).all()
