@@ -134,7 +134,11 @@ class MaskRCNN(BaseEstimator):
         image area at prediction as ``rpn_pre_nms_top_n``; the paper's 1000 to 2000 are
         for COCO images with many more objects than these scenes).
     detections_per_image : int, default=100
-        Most detections returned per image (the paper: 100).
+        Most detections returned per image of the training images' size (the paper:
+        100); at prediction an image ``k`` times the area of the largest training image
+        keeps up to ``k`` times as many (a whole slide predicted after fitting on tiles
+        keeps as many per tile), and a warning says when more confident detections than
+        that were found.
     score_threshold : float, default=0.05
         Detections scoring below it are discarded before NMS.
     instance_score_threshold : float, default=0.5
@@ -633,9 +637,11 @@ class MaskRCNN(BaseEstimator):
             groups.setdefault(win[3], []).append(k)
         found = [[] for _ in images]
         base = (module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n)
+        base_cap = module.roi_heads.detections_per_img
         for (th, tw), members in groups.items():
-            # proposal budgets per training-image area: an input k times larger keeps k
-            # times the proposals, as many per object as a training image
+            # proposal and detection budgets per training-image area: an input k times
+            # larger keeps k times the proposals and detections, as many per object as a
+            # training image
             factor = max(1.0, th * tw / self._fit_area)
             budget = tuple(int(np.ceil(b * factor)) for b in base)
             for start in range(0, len(members), self.batch_size):
@@ -643,11 +649,14 @@ class MaskRCNN(BaseEstimator):
                 xb = np.stack([prepared[i][0][:, r:r + th, c:c + tw]
                                for i, r, c, *_ in chunk])
                 module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = budget
+                # one more than kept, to tell when the cap drops objects
+                module.roi_heads.detections_per_img = int(np.ceil(base_cap * factor)) + 1
                 try:
                     with torch.no_grad():
                         det = module.detect(torch.from_numpy(xb).to(dev))
                 finally:
                     module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = base
+                    module.roi_heads.detections_per_img = base_cap
                 det = {k: v.cpu() for k, v in det.items()}
                 for j, (i, r, c, _, own_r, own_c) in enumerate(chunk):
                     v = det["valid"][j]
@@ -669,7 +678,15 @@ class MaskRCNN(BaseEstimator):
                     module.box_nms_threshold)[0]
                 boxes, scores, labels, masks = (x[keep] for x in (boxes, scores, labels,
                                                                   masks))
-            order = torch.argsort(-scores, stable=True)[:self.detections_per_image]
+            cap = self._detection_cap(prepared[i][0].shape[1:])
+            if len(scores) > cap and int((scores >= self.instance_score_threshold).sum()) > cap:
+                warnings.warn(
+                    f"MaskRCNN kept the {cap} best of {len(scores)} detections in X[{i}], "
+                    f"more than {cap} of them scoring above instance_score_threshold: "
+                    f"objects are being dropped. Raise detections_per_image (now "
+                    f"{self.detections_per_image} per training-image area).",
+                    UserWarning, stacklevel=4)
+            order = torch.argsort(-scores, stable=True)[:cap]
             sy, sx = prepared[i][1]
             h, w = images[i].shape[1:]
             boxes = boxes[order] / torch.tensor([sx, sy, sx, sy])
@@ -678,6 +695,12 @@ class MaskRCNN(BaseEstimator):
                         "scores": scores[order].numpy().astype(np.float32),
                         "masks": paste_masks(masks[order], boxes, h, w).numpy()})
         return out, prepared
+
+    def _detection_cap(self, shape):
+        """Most detections kept for a network input of ``shape``: ``detections_per_image``
+        per training-image area (at least ``detections_per_image``)."""
+        factor = max(1.0, shape[0] * shape[1] / self._fit_area)
+        return int(np.ceil(self.detections_per_image * factor))
 
     def _warn_scale(self, detections, prepared):
         """Warn when the detections (or their absence) suggest objects at a scale the

@@ -69,6 +69,12 @@ def _as_items(X, name, n_channels):
         raise _one_image_error(name, arr.shape, "one 2-D image, not a batch")
     if arr.ndim == 3:
         if n_channels is not None and n_channels > 1:
+            if n_channels not in (arr.shape[0], arr.shape[-1]):
+                raise ValueError(
+                    f"{name} has shape {arr.shape}: a batch of grey images, but the model "
+                    f"was fitted on {n_channels}-channel images. Pass {n_channels}-channel "
+                    f"images (e.g. np.repeat({name}[..., None], {n_channels}, axis=-1) for "
+                    f"grey ones), or fit on grey images.")
             raise _one_image_error(
                 name, arr.shape, f"one image? The model was fitted on {n_channels}-channel "
                 f"images, so a batch is 4-D (n, H, W, {n_channels})")

@@ -481,3 +481,28 @@ def test_image_size_set_after_fit_does_not_change_predictions(fitted, scenes):
     est = pickle.loads(pickle.dumps(fitted)).set_params(image_size=16)
     np.testing.assert_array_equal(est.predict(scenes.images[:2]),
                                   fitted.predict(scenes.images[:2]))
+
+
+def test_detection_cap_grows_with_the_image_area_and_warns_when_reached(scenes):
+    model = MaskRCNN(**{**TINY, "detections_per_image": 1, "score_threshold": 0.0,
+                        "instance_score_threshold": 0.0, "predict_scales": (1.0,)})
+    model.fit(scenes.images, scenes.instance_maps)
+    with pytest.warns(UserWarning, match=r"kept the 1 best of \d+ detections in X\[0\].*"
+                                         r"detections_per_image"):
+        small = model.predict_detections(scenes.images[:1])
+    assert len(small[0]["scores"]) == 1
+    # four training images side by side: four times the area, up to four detections
+    big = np.concatenate([np.concatenate(list(scenes.images[:2]), axis=1),
+                          np.concatenate(list(scenes.images[2:4]), axis=1)], axis=0)
+    with pytest.warns(UserWarning, match=r"kept the 4 best"):
+        dets = model.predict_detections(big[None])
+    assert len(dets[0]["scores"]) == 4
+
+
+def test_grey_batch_and_single_colour_image_get_their_own_messages(fitted, scenes):
+    grey = scenes.images[:1, ..., 0]  # (1, 32, 32): one grey image in a batch
+    with pytest.raises(ValueError, match=r"batch of grey images, but the model was fitted "
+                                         r"on 3-channel images.*np.repeat"):
+        fitted.predict(grey)
+    with pytest.raises(ValueError, match=r"one image\? .*X\[None\]"):
+        fitted.predict(scenes.images[0])
