@@ -347,17 +347,13 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
                       "sample_weight": np.concatenate([w, np.ones(len(X_r), np.float32)])}
             targets = np.concatenate([targets, t_r])
             classifier.kl_scale = self.kl_weight / len(targets)
-            net = build_net(classifier, seed=seed, criterion=torch.nn.Identity,
-                            net_class=SoftTargetNet, max_epochs=self.max_epochs, lr=self.lr,
-                            batch_size=self.batch_size, optimizer=torch.optim.Adam,
-                            device=device, verbose=self.verbose)
+            net = build_net(classifier, seed=seed, estimator=self,
+                            criterion=torch.nn.Identity, net_class=SoftTargetNet,
+                            optimizer=torch.optim.Adam, device=device)
             net.fit(inputs, targets)
             classifier.eval()
             self.net_ = net
             curve = loss_curve(net)
-            if not np.all(np.isfinite(curve)):
-                raise FloatingPointError(f"training loss became non-finite ({curve}); "
-                                         f"lower lr={self.lr!r}.")
             self.loss_curve_ = self.loss_curve_ + curve
             self.n_iter_ = len(curve)
             self._learn_generators(X, y, weight, task, generator_seed, device)

@@ -267,16 +267,12 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
             if weight is not None:
                 inputs["sample_weight"] = weight
             net = build_net(
-                network, seed=seed, criterion=torch.nn.Identity, net_class=SoftTargetNet,
-                task_index=self.n_tasks_ - 1,
-                max_epochs=self.max_epochs, lr=self.lr, batch_size=self.batch_size,
-                optimizer=torch.optim.Adam, device=device, verbose=self.verbose)
+                network, seed=seed, estimator=self, criterion=torch.nn.Identity,
+                net_class=SoftTargetNet, task_index=self.n_tasks_ - 1,
+                optimizer=torch.optim.Adam, device=device)
             net.fit(inputs, targets)
         self.net_ = net
         curve = loss_curve(net)
-        if not np.all(np.isfinite(curve)):
-            raise FloatingPointError(f"training loss became non-finite ({curve}); lower "
-                                     f"lr={self.lr!r}.")
         self.loss_curve_ = self.loss_curve_ + curve
         self.n_iter_ = len(curve)
         n_params = sum(p.numel() for p in network.parameters())

@@ -249,14 +249,11 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             net = build_net(
                 BetaVAEModule,
                 seed=seed,
+                estimator=self,
                 criterion=BetaVAELoss,
                 net_class=BetaVAENet,
-                max_epochs=self.max_epochs,
-                lr=self.lr,
-                batch_size=self.batch_size,
                 optimizer=torch.optim.Adam,
                 device=device,
-                verbose=self.verbose,
                 module__n_features=X.shape[1],
                 module__n_components=self.n_components,
                 module__encoder=self.encoder,
@@ -276,9 +273,6 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.image_shape_ = image_shape
         self.loss_curve_ = loss_curve(net)
         self.n_iter_ = len(self.loss_curve_)
-        if not np.all(np.isfinite(self.loss_curve_)):
-            raise FloatingPointError(f"training loss became non-finite (loss_curve_="
-                                     f"{self.loss_curve_}); lower lr={self.lr!r}.")
         self._n_features_out = self.n_components
         return self
 

@@ -243,18 +243,12 @@ class _BaseDeePSiM(BaseEstimator):
         callbacks = [(f"{k}_term", PassthroughScoring(name=k, on_train=True))
                      for k in ("img", "feat", "adv", "d_loss")]
         net = build_net(
-            model, seed=seed, criterion=loss, net_class=DeePSiMNet,
-            max_epochs=self.max_epochs, lr=self.lr, batch_size=self.batch_size,
-            optimizer=torch.optim.Adam, device=device, verbose=self.verbose,
-            callbacks=callbacks, optimizer__betas=(0.9, 0.999), lambda_kl=float(lambda_kl),
+            model, seed=seed, estimator=self, criterion=loss, net_class=DeePSiMNet,
+            optimizer=torch.optim.Adam, device=device, callbacks=callbacks, optimizer__betas=(0.9, 0.999), lambda_kl=float(lambda_kl),
             pause_ratio=float(self.pause_ratio))
         net.fit(data, None)
-        curve = loss_curve(net)
-        if not np.all(np.isfinite(curve)):
-            raise FloatingPointError(f"training loss became non-finite (loss_curve_={curve}); "
-                                     f"lower lr={self.lr!r}.")
         net.module_.eval()
-        return net, curve
+        return net, loss_curve(net)
 
     def _run_batches(self, fn, array, width):
         """Apply ``fn`` (tensor -> tensor) in evaluation batches; float32 numpy out."""
