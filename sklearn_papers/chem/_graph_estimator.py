@@ -8,7 +8,7 @@ docstrings) that call the ``_fit_*`` / ``_predict_*`` bodies of the mixins below
 """
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import (
@@ -50,6 +50,7 @@ from sklearn_papers.chem._validation import (
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
+from sklearn_papers.utils._validation import common_constraints
 
 __all__ = []
 
@@ -218,18 +219,13 @@ class _GraphEstimator(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "max_epochs": [Interval(Integral, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
+        **common_constraints(min_epochs=0),
         "errors": [StrOptions({"raise", "nan"})],
         "standardize": standardize_constraint(),
         "graph_cache": [None, GraphCache],
         "descriptors": descriptors_constraint(),
         "n_jobs": [None, Interval(Integral, 1, None, closed="left"),
                    Interval(Integral, None, -1, closed="right")],  # joblib: not 0
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def _validate_params(self):

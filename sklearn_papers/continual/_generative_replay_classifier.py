@@ -12,6 +12,7 @@ from sklearn_papers.utils._sklearn_compat import (
     _fit_context,
     check_is_fitted,
 )
+from sklearn_papers.utils._validation import common_constraints
 
 __all__ = ["GenerativeReplayClassifier"]
 
@@ -171,6 +172,7 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
     """
 
     _parameter_constraints = {
+        **common_constraints(),
         "hidden_layer_sizes": [tuple, list],
         "generator": [StrOptions({"vae", "gan", "buffer"}), None],
         "replay_ratio": [Interval(Real, 0, None, closed="left")],
@@ -181,12 +183,6 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         "n_latent": [Interval(Integral, 1, None, closed="left")],
         "generator_hidden": [Interval(Integral, 1, None, closed="left")],
         "generator_steps": [Interval(Integral, 1, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, hidden_layer_sizes=(100, 100), *, generator="vae", replay_ratio=1.0,

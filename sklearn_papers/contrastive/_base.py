@@ -13,7 +13,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
-from sklearn_papers.utils._validation import check_sample_weight
+from sklearn_papers.utils._validation import check_sample_weight, common_constraints
 
 __all__ = []
 
@@ -38,19 +38,14 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     """
 
     _parameter_constraints = {
+        **common_constraints(),
         "encoder": [StrOptions({"mlp", "conv"}), callable],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "augment": [StrOptions({"default"}), callable, None],
         "image_shape": [tuple, list, None],
         "norm": [StrOptions({"batch", "group", "layer"}), None],
         "num_groups": [Interval(Integral, 1, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     # ------------------------------------------------------------------ validation

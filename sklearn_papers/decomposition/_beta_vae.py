@@ -14,7 +14,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
-from sklearn_papers.utils._validation import check_sample_weight
+from sklearn_papers.utils._validation import check_sample_weight, common_constraints
 
 __all__ = ["BetaVAE"]
 
@@ -124,6 +124,7 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
+        **common_constraints(),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="left")],
         "encoder": [StrOptions({"conv", "mlp"})],
@@ -131,12 +132,6 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "norm": [StrOptions({"batch", "group", "layer"}), None],
         "num_groups": [Interval(Integral, 1, None, closed="left")],
         "likelihood": [StrOptions({"auto", "bernoulli", "gaussian"})],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, n_components=10, *, beta=4.0, encoder="conv", image_shape=None,

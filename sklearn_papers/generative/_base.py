@@ -14,6 +14,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
+from sklearn_papers.utils._validation import common_constraints
 
 __all__ = []
 
@@ -29,6 +30,7 @@ class _BaseDeePSiM(BaseEstimator):
     """Image handling, comparator resolution and training shared by the DeePSiM estimators."""
 
     _parameter_constraints = {
+        **common_constraints(),
         "comparator": [StrOptions({"auto"}), HasMethods(["fit", "transform"]),
                        HasMethods(["forward", "parameters"])],
         "comparator_layer": [str, None],
@@ -38,12 +40,6 @@ class _BaseDeePSiM(BaseEstimator):
         "image_shape": [tuple, list, None],
         "channels": [Interval(Integral, 1, None, closed="left")],
         "pause_ratio": [Interval(Real, 0, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     # ------------------------------------------------------------------ input
