@@ -214,7 +214,8 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             If ``X`` is empty, sparse or not finite, ``image_shape`` does not match, or
             ``likelihood="bernoulli"`` gets values outside [0, 1].
         FloatingPointError
-            If the training loss becomes non-finite.
+            At the end of the first epoch whose training loss is not finite (the
+            network diverged); training stops there.
 
         Examples
         --------

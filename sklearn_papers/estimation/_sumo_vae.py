@@ -227,6 +227,9 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         ValueError
             If ``likelihood="bernoulli"`` and a value lies outside [0, 1] (its position
             is named), or the usual ``validate_data`` errors (NaN, inf, empty, sparse).
+        FloatingPointError
+            At the end of the first epoch whose training loss is not finite (the
+            network diverged; lower ``lr``).
         """
         from tqdm.auto import tqdm
 
