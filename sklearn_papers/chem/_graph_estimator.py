@@ -8,7 +8,7 @@ docstrings) that call the ``_fit_*`` / ``_predict_*`` bodies of the mixins below
 """
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import (
@@ -41,6 +41,7 @@ from sklearn_papers.chem._standardize import (
     standardize_constraint,
     warn_multiple_fragments,
 )
+from sklearn_papers.chem._training import DIVERGENCE_HINT
 from sklearn_papers.chem._validation import (
     as_molecule_array,
     check_molecule_feature_names,
@@ -49,6 +50,7 @@ from sklearn_papers.chem._validation import (
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
+from sklearn_papers.utils._validation import common_constraints
 
 __all__ = []
 
@@ -217,18 +219,13 @@ class _GraphEstimator(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "max_epochs": [Interval(Integral, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
+        **common_constraints(min_epochs=0),
         "errors": [StrOptions({"raise", "nan"})],
         "standardize": standardize_constraint(),
         "graph_cache": [None, GraphCache],
         "descriptors": descriptors_constraint(),
         "n_jobs": [None, Interval(Integral, 1, None, closed="left"),
                    Interval(Integral, None, -1, closed="right")],  # joblib: not 0
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def _validate_params(self):
@@ -501,9 +498,13 @@ class _SkorchGraphEstimator(_GraphEstimator):
 
     def _fit_module(self, module, graphs, target, loss, *, seed, device, sample_weight=None):
         from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
-        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss, WeightPenaltyNet
-        from sklearn_papers.chem._training import labelled_rows, skorch_training_options
-        from sklearn_papers.nn._skorch import build_net, loss_curve
+        from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
+        from sklearn_papers.nn._skorch import (
+            WeightPenaltyNet,
+            build_net,
+            labelled_rows,
+            loss_curve,
+        )
 
         criterion = MaskedMSELoss if loss == MSE_LOSS else classification_criterion(loss)
         # early stopping splits only the rows with a label and a positive weight
@@ -515,15 +516,15 @@ class _SkorchGraphEstimator(_GraphEstimator):
             criterion, weighted = SampleWeightedTargetLoss, {"criterion__loss": loss}
             target = pack_sample_weight(target, sample_weight)
         # WeightPenaltyNet feeds a GraphBatch to ``module(**batch.tensors)``; with alpha=0
-        # it is a plain skorch NeuralNet. Early stopping and the LR schedule are skorch
-        # callbacks (chem/_training.py).
+        # it is a plain skorch NeuralNet. build_net reads the training parameters and
+        # installs the divergence check, early stopping and the LR schedule.
         net = build_net(
-            module, seed=seed, criterion=criterion, net_class=WeightPenaltyNet,
-            alpha=self._penalty(), max_epochs=self.max_epochs, lr=self.lr,
-            batch_size=self.batch_size, device=device, verbose=self.verbose,
+            module, seed=seed, estimator=self, criterion=criterion,
+            net_class=WeightPenaltyNet, alpha=self._penalty(), device=device,
+            labelled=labelled, noun="molecule", divergence_hint=DIVERGENCE_HINT.format(
+                lr=self.lr),
             iterator_train__collate_fn=collate_graph_targets,
-            iterator_valid__collate_fn=collate_graph_targets,
-            **skorch_training_options(self, len(graphs), seed, labelled), **weighted,
+            iterator_valid__collate_fn=collate_graph_targets, **weighted,
         )
         net.fit(GraphDataset(graphs, target), y=None)
         self.net_ = net

@@ -20,7 +20,11 @@ from sklearn_papers.chem._grover_checkpoint import (
     write_checkpoint,
 )
 from sklearn_papers.chem._targets import BCE_LOSS, CROSS_ENTROPY_LOSS, MSE_LOSS
-from sklearn_papers.chem._training import TRAINING_CONSTRAINTS, training_params_doc
+from sklearn_papers.chem._training import (
+    DIVERGENCE_HINT,
+    TRAINING_CONSTRAINTS,
+    training_params_doc,
+)
 from sklearn_papers.chem._validation import set_molecule_input_attributes
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
@@ -396,12 +400,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
             PretrainCriterion,
             collate_labelled,
         )
-        from sklearn_papers.nn._skorch import (
-            FiniteLossCheck,
-            build_net,
-            loss_curve,
-            torch_seeded,
-        )
+        from sklearn_papers.nn._skorch import build_net, loss_curve, torch_seeded
 
         start = time.perf_counter()
         device, seed = self._device_and_seed()
@@ -439,12 +438,10 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
                     [d[0] for d in data], [atom_vocab.encode(d[1]) for d in data],
                     [bond_vocab.encode(d[2]) for d in data], np.stack([d[3] for d in data]))
                 net = build_net(
-                    module, seed=seed, criterion=PretrainCriterion, net_class=GroverNet,
-                    max_epochs=self.max_epochs, lr=self.lr, batch_size=self.batch_size,
-                    device=device, verbose=self.verbose,
+                    module, seed=seed, estimator=self, criterion=PretrainCriterion,
+                    net_class=GroverNet, device=device,
                     criterion__dist_coef=float(self.dist_coef),
-                    iterator_train__collate_fn=collate_labelled,
-                    callbacks=[("finite_loss", FiniteLossCheck(type(self).__name__))])
+                    iterator_train__collate_fn=collate_labelled)
                 net.fit(dataset, y=None)
                 module, curve = net.module_, loss_curve(net)
         self.module_ = module.to(device).eval()
@@ -652,9 +649,12 @@ class _GroverFinetune(_BaseGrover):
             GroverNet,
             collate_labelled,
         )
-        from sklearn_papers.nn._skorch import build_net, loss_curve, pack_sample_weight
-
-        from sklearn_papers.chem._training import labelled_rows, skorch_training_options
+        from sklearn_papers.nn._skorch import (
+            build_net,
+            labelled_rows,
+            loss_curve,
+            pack_sample_weight,
+        )
 
         # early stopping splits only the rows with a label and a positive weight
         labelled = labelled_rows(target, sample_weight)
@@ -663,14 +663,14 @@ class _GroverFinetune(_BaseGrover):
         # The validation split, early stopping with the best epoch restored, the LR
         # schedule and the divergence check are the skorch callbacks of every graph model.
         net = build_net(
-            module, seed=seed, criterion=FinetuneCriterion, net_class=GroverNet,
-            max_epochs=self.max_epochs, lr=self.lr, batch_size=self.batch_size,
-            device=device, verbose=self.verbose, criterion__task=_FINETUNE_TASKS[loss],
+            module, seed=seed, estimator=self, criterion=FinetuneCriterion,
+            net_class=GroverNet, device=device, labelled=labelled, noun="molecule",
+            divergence_hint=DIVERGENCE_HINT.format(lr=self.lr),
+            criterion__task=_FINETUNE_TASKS[loss],
             criterion__dist_coef=float(self.dist_coef),
             criterion__weighted=sample_weight is not None,
             iterator_train__collate_fn=collate_labelled,
-            iterator_valid__collate_fn=collate_labelled,
-            **skorch_training_options(self, len(graphs), seed, labelled))
+            iterator_valid__collate_fn=collate_labelled)
         net.fit(GroverDataset(list(graphs), y=target), y=None)
         self.net_ = net
         self.validation_loss_curve_ = (

@@ -12,6 +12,7 @@ from sklearn_papers.utils._sklearn_compat import (
     _fit_context,
     check_is_fitted,
 )
+from sklearn_papers.utils._validation import common_constraints
 
 __all__ = ["GenerativeReplayClassifier"]
 
@@ -171,6 +172,7 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
     """
 
     _parameter_constraints = {
+        **common_constraints(),
         "hidden_layer_sizes": [tuple, list],
         "generator": [StrOptions({"vae", "gan", "buffer"}), None],
         "replay_ratio": [Interval(Real, 0, None, closed="left")],
@@ -181,12 +183,6 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         "n_latent": [Interval(Integral, 1, None, closed="left")],
         "generator_hidden": [Interval(Integral, 1, None, closed="left")],
         "generator_steps": [Interval(Integral, 1, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, hidden_layer_sizes=(100, 100), *, generator="vae", replay_ratio=1.0,
@@ -347,17 +343,13 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
                       "sample_weight": np.concatenate([w, np.ones(len(X_r), np.float32)])}
             targets = np.concatenate([targets, t_r])
             classifier.kl_scale = self.kl_weight / len(targets)
-            net = build_net(classifier, seed=seed, criterion=torch.nn.Identity,
-                            net_class=SoftTargetNet, max_epochs=self.max_epochs, lr=self.lr,
-                            batch_size=self.batch_size, optimizer=torch.optim.Adam,
-                            device=device, verbose=self.verbose)
+            net = build_net(classifier, seed=seed, estimator=self,
+                            criterion=torch.nn.Identity, net_class=SoftTargetNet,
+                            optimizer=torch.optim.Adam, device=device)
             net.fit(inputs, targets)
             classifier.eval()
             self.net_ = net
             curve = loss_curve(net)
-            if not np.all(np.isfinite(curve)):
-                raise FloatingPointError(f"training loss became non-finite ({curve}); "
-                                         f"lower lr={self.lr!r}.")
             self.loss_curve_ = self.loss_curve_ + curve
             self.n_iter_ = len(curve)
             self._learn_generators(X, y, weight, task, generator_seed, device)

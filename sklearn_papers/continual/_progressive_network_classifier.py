@@ -6,6 +6,7 @@ import numpy as np
 
 from sklearn_papers.continual._base import ContinualClassifierMixin, check_task
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
+from sklearn_papers.utils._validation import common_constraints
 
 __all__ = ["ProgressiveNetworkClassifier"]
 
@@ -119,17 +120,12 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
     """
 
     _parameter_constraints = {
+        **common_constraints(),
         "hidden_layer_sizes": [tuple, list],
         "adapter": [StrOptions({"mlp", "linear"})],
         "alpha_init": [Interval(Real, None, None, closed="neither")],
         "norm": [StrOptions({"layer"}), None],
         "columns": [StrOptions({"per-task", "shared"})],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, hidden_layer_sizes=(64, 64), *, adapter="mlp", alpha_init=0.1,
@@ -267,16 +263,12 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
             if weight is not None:
                 inputs["sample_weight"] = weight
             net = build_net(
-                network, seed=seed, criterion=torch.nn.Identity, net_class=SoftTargetNet,
-                task_index=self.n_tasks_ - 1,
-                max_epochs=self.max_epochs, lr=self.lr, batch_size=self.batch_size,
-                optimizer=torch.optim.Adam, device=device, verbose=self.verbose)
+                network, seed=seed, estimator=self, criterion=torch.nn.Identity,
+                net_class=SoftTargetNet, task_index=self.n_tasks_ - 1,
+                optimizer=torch.optim.Adam, device=device)
             net.fit(inputs, targets)
         self.net_ = net
         curve = loss_curve(net)
-        if not np.all(np.isfinite(curve)):
-            raise FloatingPointError(f"training loss became non-finite ({curve}); lower "
-                                     f"lr={self.lr!r}.")
         self.loss_curve_ = self.loss_curve_ + curve
         self.n_iter_ = len(curve)
         n_params = sum(p.numel() for p in network.parameters())

@@ -13,7 +13,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
-from sklearn_papers.utils._validation import check_sample_weight
+from sklearn_papers.utils._validation import check_sample_weight, common_constraints
 
 __all__ = []
 
@@ -38,19 +38,14 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
     """
 
     _parameter_constraints = {
+        **common_constraints(),
         "encoder": [StrOptions({"mlp", "conv"}), callable],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "augment": [StrOptions({"default"}), callable, None],
         "image_shape": [tuple, list, None],
         "norm": [StrOptions({"batch", "group", "layer"}), None],
         "num_groups": [Interval(Integral, 1, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     # ------------------------------------------------------------------ validation
@@ -176,14 +171,12 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
             net = build_net(
                 module_class,
                 seed=seed,
+                estimator=self,
                 criterion=criterion,
                 net_class=TrainingOutputNet,
-                max_epochs=self.max_epochs,
-                lr=self.lr,
-                batch_size=self.batch_size,
                 optimizer=torch.optim.AdamW,
                 device=device,
-                verbose=self.verbose,
+                first_batch_sources=self._first_batch_sources(),
                 optimizer__weight_decay=self.weight_decay,
                 module__n_features=X.shape[1],
                 module__n_components=self.n_components,
@@ -204,27 +197,16 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
         self.net_ = net
         self.loss_curve_ = loss_curve(net)
         self.n_iter_ = len(self.loss_curve_)
-        if not np.all(np.isfinite(self.loss_curve_)):
-            raise FloatingPointError(self._non_finite_message(net))
         self._n_features_out = self.n_components
         return self
 
-    def _non_finite_message(self, net):
-        """Why training stopped being finite. The first batch's loss is computed before
-        any optimiser step, so if it is already non-finite the learning rate is not the
-        cause: the augmentation, the input or the encoder produces non-finite values."""
-        first = float(net.history[0, "batches", 0, "train_loss"])
-        if not np.isfinite(first):
-            sources = "the input X or the encoder"
-            if self.augment is not None:
-                sources = f"the augmentation (augment={self.augment!r}), {sources}"
-            return (
-                f"the training loss of the first batch was already non-finite ({first}), "
-                f"before any optimiser step, so the learning rate is not the cause: "
-                f"{sources} may produce non-finite values (loss_curve_={self.loss_curve_})."
-            )
-        return (f"training loss became non-finite (loss_curve_={self.loss_curve_}); "
-                f"lower lr={self.lr!r}.")
+    def _first_batch_sources(self):
+        """What may make the loss of the first batch non-finite, before any optimiser
+        step (named by the divergence check instead of the learning rate)."""
+        sources = "the input X or the encoder"
+        if self.augment is not None:
+            sources = f"the augmentation (augment={self.augment!r}), {sources}"
+        return sources
 
     # ------------------------------------------------------------------ inference
     def transform(self, X):

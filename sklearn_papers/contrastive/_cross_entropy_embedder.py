@@ -134,7 +134,8 @@ class CrossEntropyEmbedder(_BaseEmbedder):
             features, or a callable ``augment`` does not return a finite ``torch.Tensor`` of
             the input's shape.
         FloatingPointError
-            If the training loss becomes non-finite.
+            At the end of the first epoch whose training loss is not finite (the
+            network diverged); training stops there.
         """
         from sklearn_papers.nn._supcon import CrossEntropyModel, WeightedCrossEntropyLoss
 

@@ -14,7 +14,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
-from sklearn_papers.utils._validation import check_sample_weight
+from sklearn_papers.utils._validation import check_sample_weight, common_constraints
 
 __all__ = ["BetaVAE"]
 
@@ -124,6 +124,7 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
+        **common_constraints(),
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "beta": [Interval(Real, 0, None, closed="left")],
         "encoder": [StrOptions({"conv", "mlp"})],
@@ -131,12 +132,6 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "norm": [StrOptions({"batch", "group", "layer"}), None],
         "num_groups": [Interval(Integral, 1, None, closed="left")],
         "likelihood": [StrOptions({"auto", "bernoulli", "gaussian"})],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     def __init__(self, n_components=10, *, beta=4.0, encoder="conv", image_shape=None,
@@ -219,7 +214,8 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             If ``X`` is empty, sparse or not finite, ``image_shape`` does not match, or
             ``likelihood="bernoulli"`` gets values outside [0, 1].
         FloatingPointError
-            If the training loss becomes non-finite.
+            At the end of the first epoch whose training loss is not finite (the
+            network diverged); training stops there.
 
         Examples
         --------
@@ -249,14 +245,11 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
             net = build_net(
                 BetaVAEModule,
                 seed=seed,
+                estimator=self,
                 criterion=BetaVAELoss,
                 net_class=BetaVAENet,
-                max_epochs=self.max_epochs,
-                lr=self.lr,
-                batch_size=self.batch_size,
                 optimizer=torch.optim.Adam,
                 device=device,
-                verbose=self.verbose,
                 module__n_features=X.shape[1],
                 module__n_components=self.n_components,
                 module__encoder=self.encoder,
@@ -276,9 +269,6 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.image_shape_ = image_shape
         self.loss_curve_ = loss_curve(net)
         self.n_iter_ = len(self.loss_curve_)
-        if not np.all(np.isfinite(self.loss_curve_)):
-            raise FloatingPointError(f"training loss became non-finite (loss_curve_="
-                                     f"{self.loss_curve_}); lower lr={self.lr!r}.")
         self._n_features_out = self.n_components
         return self
 

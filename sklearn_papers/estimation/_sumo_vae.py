@@ -1,6 +1,7 @@
 """SUMOVAE: a latent-variable density estimator trained with SUMO (Luo et al. 2020)."""
 
 import copy
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -23,7 +24,12 @@ from sklearn_papers.estimation._keyed_random import (
 )
 from sklearn_papers.estimation._objectives import _sumo_ragged, iwae, sumo_sampled
 from sklearn_papers.estimation._truncation import _truncation_from_uniform, truncation_mean
-from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+from sklearn_papers.nn._skorch import (
+    check_device,
+    divergence_error,
+    seed_from_random_state,
+    torch_seeded,
+)
 from sklearn_papers.nn._vae_sumo import SUMOVAEModule
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
@@ -221,6 +227,9 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         ValueError
             If ``likelihood="bernoulli"`` and a value lies outside [0, 1] (its position
             is named), or the usual ``validate_data`` errors (NaN, inf, empty, sparse).
+        FloatingPointError
+            At the end of the first epoch whose training loss is not finite (the
+            network diverged; lower ``lr``).
         """
         from tqdm.auto import tqdm
 
@@ -256,7 +265,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
             dec = list(module.decoder.parameters())
             opt = torch.optim.Adam(enc + dec, lr=self.lr)
             self.loss_curve_ = []
-            for _ in tqdm(range(int(self.max_iter)), disable=self.verbose <= 0,
+            for epoch in tqdm(range(int(self.max_iter)), disable=self.verbose <= 0,
                           desc=f"SUMOVAE ({self.objective})", leave=False):
                 perm = torch.randperm(n, generator=generator, device=dev)
                 total = 0.0
@@ -285,6 +294,9 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
                     opt.step()
                     total += -float((est if wb is None else wb * est).detach().sum())
                 self.loss_curve_.append(total / (n if weight is None else float(weight.sum())))
+                if not math.isfinite(self.loss_curve_[-1]):
+                    raise divergence_error(type(self).__name__, self.loss_curve_[-1],
+                                           f"epoch {epoch + 1}", f"lower lr={self.lr!r}.")
         self.module_ = module.eval()
         self.n_iter_ = int(self.max_iter)
         self._n_features_out = int(self.n_components)

@@ -14,6 +14,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
+from sklearn_papers.utils._validation import common_constraints
 
 __all__ = []
 
@@ -29,6 +30,7 @@ class _BaseDeePSiM(BaseEstimator):
     """Image handling, comparator resolution and training shared by the DeePSiM estimators."""
 
     _parameter_constraints = {
+        **common_constraints(),
         "comparator": [StrOptions({"auto"}), HasMethods(["fit", "transform"]),
                        HasMethods(["forward", "parameters"])],
         "comparator_layer": [str, None],
@@ -38,12 +40,6 @@ class _BaseDeePSiM(BaseEstimator):
         "image_shape": [tuple, list, None],
         "channels": [Interval(Integral, 1, None, closed="left")],
         "pause_ratio": [Interval(Real, 0, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
-        "device": [str],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     # ------------------------------------------------------------------ input
@@ -243,18 +239,12 @@ class _BaseDeePSiM(BaseEstimator):
         callbacks = [(f"{k}_term", PassthroughScoring(name=k, on_train=True))
                      for k in ("img", "feat", "adv", "d_loss")]
         net = build_net(
-            model, seed=seed, criterion=loss, net_class=DeePSiMNet,
-            max_epochs=self.max_epochs, lr=self.lr, batch_size=self.batch_size,
-            optimizer=torch.optim.Adam, device=device, verbose=self.verbose,
-            callbacks=callbacks, optimizer__betas=(0.9, 0.999), lambda_kl=float(lambda_kl),
+            model, seed=seed, estimator=self, criterion=loss, net_class=DeePSiMNet,
+            optimizer=torch.optim.Adam, device=device, callbacks=callbacks, optimizer__betas=(0.9, 0.999), lambda_kl=float(lambda_kl),
             pause_ratio=float(self.pause_ratio))
         net.fit(data, None)
-        curve = loss_curve(net)
-        if not np.all(np.isfinite(curve)):
-            raise FloatingPointError(f"training loss became non-finite (loss_curve_={curve}); "
-                                     f"lower lr={self.lr!r}.")
         net.module_.eval()
-        return net, curve
+        return net, loss_curve(net)
 
     def _run_batches(self, fn, array, width):
         """Apply ``fn`` (tensor -> tensor) in evaluation batches; float32 numpy out."""

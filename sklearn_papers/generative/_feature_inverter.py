@@ -161,7 +161,8 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
         TypeError
             If ``comparator`` is an estimator without a torch module.
         FloatingPointError
-            If the training loss becomes non-finite.
+            At the end of the first epoch whose training loss is not finite (the
+            network diverged); training stops there.
         """
         from sklearn_papers.nn._deepsim import (
             DeePSiMDiscriminator,

@@ -5,10 +5,9 @@ Tensor shapes: ``N`` atoms and ``E`` directed edges in a batch of ``B`` molecule
 """
 
 import torch
-from skorch import NeuralNet
 from torch import nn
 
-from sklearn_papers.nn._graph import GraphBatch, sum_by_molecule
+from sklearn_papers.nn._graph import sum_by_molecule
 
 __all__ = [
     "AtomBatchNorm",
@@ -16,7 +15,6 @@ __all__ = [
     "MaskedMSELoss",
     "NeuralFingerprintModel",
     "NeuralFingerprintNet",
-    "WeightPenaltyNet",
 ]
 
 
@@ -274,37 +272,3 @@ class MaskedBCEWithLogitsLoss(nn.Module):
             input, torch.nan_to_num(target), reduction="none"
         )
         return torch.where(mask, losses, torch.zeros_like(losses)).sum() / mask.sum().clamp(min=1)
-
-
-class WeightPenaltyNet(NeuralNet):
-    """skorch ``NeuralNet`` for graph batches, adding an L2 penalty to the loss.
-
-    ``get_loss`` adds ``alpha * mean(w^2)`` over all weights (the authors' L2 prior,
-    ``L2_reg * w.w / len(w)``); ``infer`` moves a
-    :class:`~sklearn_papers.nn._graph.GraphBatch` to the device and calls
-    ``module(**batch.tensors)``. Only these documented extension points are overridden.
-
-    Parameters
-    ----------
-    *args, **kwargs
-        As for ``skorch.NeuralNet``.
-    alpha : float, default=0.0
-        Weight of the penalty.
-    """
-
-    def __init__(self, *args, alpha=0.0, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.alpha = alpha
-
-    def infer(self, x, **fit_params):
-        if isinstance(x, GraphBatch):
-            return self.module_(**x.to(self.device).tensors, **fit_params)
-        return super().infer(x, **fit_params)
-
-    def get_loss(self, y_pred, y_true, X=None, training=False):
-        loss = super().get_loss(y_pred, y_true, X=X, training=training)
-        if self.alpha and training:
-            params = [p for p in self.module_.parameters() if p.requires_grad]
-            n = sum(p.numel() for p in params)
-            loss = loss + self.alpha * sum((p ** 2).sum() for p in params) / n
-        return loss

@@ -17,7 +17,12 @@ from sklearn_papers.nn._lpg import (
     rollout,
     value_update,
 )
-from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+from sklearn_papers.nn._skorch import (
+    check_device,
+    divergence_error,
+    seed_from_random_state,
+    torch_seeded,
+)
 from sklearn_papers.rl._base import _VALUE_LR, _assign, _BaseRLEstimator, _make_net
 from sklearn_papers.rl._batched import GymEnvBatch, _batchable, make_batch
 from sklearn_papers.rl._env_checks import check_environment, check_environments
@@ -362,8 +367,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             loss, new_params = lpg_meta_loss(rule, net, params, trajectory, self.inner_steps,
                                              values, **coefs)
             if not torch.isfinite(loss):
-                raise FloatingPointError(f"the meta-loss became {loss.item()} at meta-step "
-                                         f"{step}; lower meta_lr or agent_lr")
+                raise divergence_error(
+                    type(self).__name__, loss.item(), f"meta-step {step + 1}",
+                    f"lower meta_lr={self.meta_lr!r} or agent_lr={self.agent_lr!r}.")
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(rule.parameters(), self.max_grad_norm)

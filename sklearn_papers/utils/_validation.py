@@ -1,8 +1,12 @@
-"""Input checks shared by several families (no torch, no RDKit)."""
+"""Input and parameter checks shared by several families (no torch, no RDKit)."""
+
+from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["check_sample_weight", "first_non_number"]
+from sklearn_papers.utils._sklearn_compat import Interval
+
+__all__ = ["check_sample_weight", "common_constraints", "first_non_number"]
 
 
 def first_non_number(values):
@@ -78,3 +82,30 @@ def check_sample_weight(sample_weight, X):
         raise ValueError("sample_weight sums to 0: at least one sample needs a positive "
                          "weight.")
     return weight
+
+
+def common_constraints(min_epochs=1):
+    """``_parameter_constraints`` of the parameters every torch estimator trained by
+    epochs shares (those :func:`sklearn_papers.nn._skorch.build_net` reads, and
+    ``random_state``); an estimator class spreads them into its own
+    (``{**common_constraints(), "beta": [...]}``).
+
+    Parameters
+    ----------
+    min_epochs : int, default=1
+        Smallest ``max_epochs`` (0: a fit may keep the initial weights).
+
+    Returns
+    -------
+    constraints : dict
+        ``max_epochs`` and ``batch_size`` (ints), ``lr`` (> 0), ``device`` (str),
+        ``random_state`` and ``verbose``.
+    """
+    return {
+        "max_epochs": [Interval(Integral, min_epochs, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "lr": [Interval(Real, 0, None, closed="neither")],
+        "device": [str],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }

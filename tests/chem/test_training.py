@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from sklearn_papers.chem import MPNNRegressor, NeuralFingerprintClassifier
-from sklearn_papers.chem._training import WarmupDecay
+from sklearn_papers.nn._skorch import WarmupDecay
 
 MOLS = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "C1CCCCC1",
         "OC(=O)c1ccccc1", "CCOC(=O)C", "Clc1ccccc1", "CC(=O)Oc1ccccc1C(=O)O", "CCCCCC",
@@ -270,11 +270,11 @@ def test_warmup_decay_hold_finishes_training_before_max_epochs():
 def test_warmup_decay_hold_reaches_its_floor_halfway():
     # per batch: lr / 10 at half of max_epochs, then held (10 molecules, batch 5: 2 steps
     # an epoch, 6 epochs: the decay ends after epoch 3)
-    from sklearn_papers.chem._training import skorch_training_options
+    from sklearn_papers.nn._skorch import training_callbacks
 
     est = MPNNRegressor(max_epochs=6, batch_size=5, lr_schedule="warmup_decay_hold",
                         early_stopping=False)
-    (_, callback), = [c for c in skorch_training_options(est, 10, 0)["callbacks"]
+    (_, callback), = [c for c in training_callbacks(est, 10, 0)["callbacks"]
                       if c[0] == "lr_schedule"]
     factor = callback.kwargs["lr_lambda"]
     values = [factor(step) for step in range(13)]

@@ -77,3 +77,39 @@ def test_spawn_seeds_are_seed_sequence_children_independent_of_their_number():
     assert len(set(seeds)) == 4
     # neighbouring parents give unrelated children, unlike offsets (seed + 1 of 7 is 8)
     assert not set(spawn_seeds(8, 4)) & set(seeds)
+
+
+class _Estimator:
+    """The common parameters as an estimator holds them (``get_params``)."""
+
+    def __init__(self, **params):
+        self._params = params
+        vars(self).update(params)
+
+    def get_params(self, deep=True):
+        return dict(self._params)
+
+
+def test_build_net_reads_the_common_parameters_and_an_explicit_keyword_wins():
+    est = _Estimator(max_epochs=7, lr=0.5, batch_size=3, device="cpu", verbose=0)
+    net = build_net(torch.nn.Linear, seed=0, estimator=est, lr=0.25)
+    assert (net.max_epochs, net.lr, net.batch_size, net.device) == (7, 0.25, 3, "cpu")
+    assert net.train_split is None
+    names = [name for name, _ in net.callbacks]
+    assert names[0] == "finite_loss"
+    assert net.callbacks[0][1].estimator_name == "_Estimator"
+
+
+def test_build_net_installs_the_training_callbacks_of_an_estimator_that_has_them():
+    est = _Estimator(max_epochs=4, lr=1e-3, batch_size=2, early_stopping=True,
+                     validation_fraction=0.25, n_iter_no_change=2,
+                     lr_schedule="warmup_decay")
+    with pytest.raises(ValueError, match="pass labelled="):
+        build_net(torch.nn.Linear, seed=0, estimator=est)
+    net = build_net(torch.nn.Linear, seed=0, estimator=est, labelled=np.ones(8, bool))
+    assert [name for name, _ in net.callbacks] == ["finite_loss", "early_stopping",
+                                                   "lr_schedule"]
+    assert net.train_split.fraction == 0.25
+    with pytest.raises(ValueError, match="of the 1 training molecule"):
+        build_net(torch.nn.Linear, seed=0, estimator=est, labelled=np.ones(1, bool),
+                  noun="molecule")

@@ -28,6 +28,7 @@ import torch
 from torch.nn import functional as F
 
 from sklearn_papers.nn._grover._data import collate_grover
+from sklearn_papers.nn._skorch import divergence_error
 
 __all__ = ["global_batches", "keep_every_parameter", "pretrain_loss_terms", "step_seed",
            "train_pretrain_ddp"]
@@ -284,9 +285,9 @@ def train_pretrain_ddp(module, dataset, *, max_epochs, batch_size, lr, seed, dis
                 report = report.cpu()
             value = float(report[0])
             if not math.isfinite(value):
-                raise FloatingPointError(
-                    f"GROVER pretraining loss is {value} at epoch {epoch}, step {step}; "
-                    f"lower lr (now {lr}).")
+                raise divergence_error("GROVER pretraining", value,
+                                       f"epoch {epoch + 1}, step {step + 1}",
+                                       f"lower lr={lr!r}.")
             step_losses[epoch].append(value)
             step_sizes[epoch].append(int(counts[5]))
             seen += int(counts[5])
