@@ -28,20 +28,11 @@ OWN_LOOP = {
                               "meta-step 1", {}),
 }
 
-#: Estimators whose ``fit`` does not hand itself to ``build_net`` yet: the check stops
-#: them, but the message names "the estimator" instead of their class.
-UNNAMED = {
-    "InstanceSegmenter": "vision/ builds its net without estimator=self",
-    "MaskRCNN": "vision/ builds its net without estimator=self",
-}
-
 #: Transformers that train only when given targets (without, they keep their initial
 #: weights): fitted with regression targets here.
 TRAIN_WITH_Y = {"MPNN", "NeuralFingerprint"}
 
-_SKORCH = [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=UNNAMED[n]))
-           if n in UNNAMED else n
-           for n in _NAMES if n not in NO_TORCH_MODULE and n not in OWN_LOOP]
+_SKORCH = [n for n in _NAMES if n not in NO_TORCH_MODULE and n not in OWN_LOOP]
 
 
 def _shape(name, where):

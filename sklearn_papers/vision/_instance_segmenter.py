@@ -695,6 +695,7 @@ class InstanceSegmenter(BaseEstimator):
             net = build_net(
                 JointSegmenterModule,
                 seed=seed,
+                estimator=self,
                 criterion=JointSegmentationLoss,
                 net_class=SegmenterNet,
                 max_epochs=self.max_epochs,
@@ -728,9 +729,6 @@ class InstanceSegmenter(BaseEstimator):
         self.net_ = net
         self.loss_curve_ = loss_curve(net)
         self.n_iter_ = len(self.loss_curve_)
-        if not np.all(np.isfinite(self.loss_curve_)):
-            raise FloatingPointError(f"training loss became non-finite (loss_curve_="
-                                     f"{self.loss_curve_}); lower lr={self.lr!r}.")
 
     # ------------------------------------------------------------------ inference
     def _check_predict_images(self, X):

@@ -492,6 +492,7 @@ class MaskRCNN(BaseEstimator):
             net = build_net(
                 MaskRCNNModule,
                 seed=seed,
+                estimator=self,
                 net_class=LossOutputNet,
                 max_epochs=self.max_epochs,
                 lr=self.lr,
@@ -527,9 +528,6 @@ class MaskRCNN(BaseEstimator):
         self.net_ = net
         self.loss_curve_ = loss_curve(net)
         self.n_iter_ = len(self.loss_curve_)
-        if not np.all(np.isfinite(self.loss_curve_)):
-            raise FloatingPointError(f"training loss became non-finite (loss_curve_="
-                                     f"{self.loss_curve_}); lower lr={self.lr!r}.")
         self.n_classes_ = n_classes
         self.classes_ = np.arange(1, n_classes + 1)
         self.n_channels_ = c
