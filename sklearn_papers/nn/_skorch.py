@@ -530,6 +530,8 @@ def training_callbacks(estimator, n_samples, seed, labelled=None, noun="sample")
         callbacks.append(("early_stopping", EarlyStopping(
             monitor="valid_loss", patience=int(estimator.n_iter_no_change), threshold=0.0,
             load_best=True, sink=_silent)))
+        callbacks.append(("still_improving", StillImprovingWarning(
+            type(estimator).__name__, int(estimator.n_iter_no_change))))
     if estimator.lr_schedule in ("warmup_decay", "warmup_decay_hold") and \
             estimator.max_epochs > 0:
         per_epoch = math.ceil(n_train / estimator.batch_size)
@@ -542,6 +544,40 @@ def training_callbacks(estimator, n_samples, seed, labelled=None, noun="sample")
             lr_lambda=WarmupDecay(WARMUP_EPOCHS * per_epoch, per_epoch * decay_epochs))))
     options["callbacks"] = callbacks
     return options
+
+
+class StillImprovingWarning(Callback):
+    """skorch callback: a ``ConvergenceWarning`` when training ran all ``max_epochs`` and
+    the held-out loss was still improving, its best epoch within the last ``patience``
+    epochs (early stopping never got to stop the run; scikit-learn's ``MLPRegressor``
+    warns the same way when it reaches ``max_iter``).
+
+    Parameters
+    ----------
+    estimator_name : str
+        Named in the message.
+    patience : int
+        Early stopping's ``n_iter_no_change``.
+    """
+
+    def __init__(self, estimator_name, patience):
+        self.estimator_name = estimator_name
+        self.patience = patience
+
+    def on_train_end(self, net, **kwargs):
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+
+        n_epochs = len(net.history)
+        best = [i + 1 for i, row in enumerate(net.history) if row.get("valid_loss_best")]
+        if not best or n_epochs < net.max_epochs or best[-1] <= n_epochs - self.patience:
+            return
+        warnings.warn(
+            f"{self.estimator_name}: training ran all max_epochs={net.max_epochs} epochs "
+            f"with the held-out loss still improving (best epoch {best[-1]} of {n_epochs}, "
+            f"whose weights are kept); a larger max_epochs may fit better.",
+            ConvergenceWarning, stacklevel=2)
 
 
 def _silent(*args, **kwargs):

@@ -284,3 +284,20 @@ def test_warmup_decay_hold_reaches_its_floor_halfway():
     reg = MPNNRegressor(max_epochs=4, lr=1e-2, lr_schedule="warmup_decay_hold",
                         random_state=0, early_stopping=False, **MP).fit(MOLS, Y)
     assert reg.net_.optimizer_.param_groups[0]["lr"] == pytest.approx(1e-3)
+
+
+def test_a_run_ending_at_max_epochs_while_still_improving_warns():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    X = np.array(MOLS * 4, dtype=object)
+    y = np.arange(len(X), dtype=float) % 3
+    with pytest.warns(ConvergenceWarning, match=r"MPNNRegressor: training ran all "
+                                                r"max_epochs=2 epochs .*best epoch [12] of 2"):
+        MPNNRegressor(max_epochs=2, hidden_size=8, random_state=0).fit(X, y)
+    # stopped by early stopping, or without a held-out split: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        MPNNRegressor(max_epochs=2, hidden_size=8, early_stopping=False,
+                      random_state=0).fit(X, y)

@@ -108,7 +108,7 @@ def test_build_net_installs_the_training_callbacks_of_an_estimator_that_has_them
         build_net(torch.nn.Linear, seed=0, estimator=est)
     net = build_net(torch.nn.Linear, seed=0, estimator=est, labelled=np.ones(8, bool))
     assert [name for name, _ in net.callbacks] == ["finite_loss", "early_stopping",
-                                                   "lr_schedule"]
+                                                   "still_improving", "lr_schedule"]
     assert net.train_split.fraction == 0.25
     with pytest.raises(ValueError, match="of the 1 training molecule"):
         build_net(torch.nn.Linear, seed=0, estimator=est, labelled=np.ones(1, bool),
