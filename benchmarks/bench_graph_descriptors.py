@@ -44,6 +44,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -131,8 +132,8 @@ def main(argv=None):
     if args.summary:
         rows = read_rows(args.summary)
         summary(rows)
-        if args.record:
-            record_rows(rows, argv)
+        if args.record:  # recorded with the command that fits (and resumes) these rows
+            record_rows(rows, fitting_argv(rows, args.summary))
         return
 
     import torch
@@ -173,6 +174,25 @@ def main(argv=None):
     summary(rows)
     if args.record:
         record_rows(rows, argv)
+
+
+def fitting_argv(rows, path):
+    """The arguments of the run that fits ``rows`` (read from ``path``), resuming them."""
+    from _molsplits import DATASETS
+
+    names = [n for n in NAMES if any(r["dataset"] == n for r in rows)]
+
+    def n_seeds(task):
+        return max([r["seed"] + 1 for r in rows if DATASETS[r["dataset"]] == task],
+                   default=0)
+
+    argv = ["--arms", *[a for a in ARMS if any(r["arm"] == a for r in rows)],
+            "--datasets", *names]
+    if n_seeds("regression"):
+        argv += ["--seeds", str(n_seeds("regression"))]
+    if n_seeds("classification"):
+        argv += ["--scaffold-seeds", str(n_seeds("classification"))]
+    return argv + ["--out", Path(path).name, "--record"]
 
 
 def scores(rows, name, arm):
@@ -307,7 +327,10 @@ def record_rows(rows, argv):
         outcome = target(rows, name)
         if outcome is not None:
             best, verdict, cpu_a, cpu_b, seeds = outcome
-            verdicts.append(f"{NAMES[name]} ({len(seeds)} seeds): {best} beats {PEER} "
+            mean_a = np.mean([scores(rows, name, best)[s]["score"] for s in seeds])
+            mean_b = np.mean([scores(rows, name, PEER)[s]["score"] for s in seeds])
+            verdicts.append(f"{NAMES[name]} ({len(seeds)} seed{'s' * (len(seeds) > 1)}): "
+                            f"{best} (mean {mean_a:.3f} vs {mean_b:.3f}) beats {PEER} "
                             f"{verdict.short()}, fit CPU {cpu_a:.0f} s vs {cpu_b:.0f} s")
     notes = ("Means over seeds (± sample std) of the test score and the fit CPU seconds "
              "(one torch thread, each fit featurizing its molecules); ESOL and FreeSolv "
