@@ -83,7 +83,21 @@ def _fit_ours(family, name, X, y, train, test, seed):
     return value, seconds, cpu, {"class": type(est).__name__, "params": params}
 
 
-def _fit_chemprop(name, X, y, train, test, seed):
+def _fit_chemprop(name, X, y, train, test, seed, descriptors=False):
+    """Fit chemprop 2 at its defaults on ``train``, score it on ``test``.
+
+    With ``descriptors=True``, each molecule also carries chemprop's
+    ``v1_rdkit_2d_normalized`` molecule features (descriptastorus' 200 RDKit 2-D
+    descriptors, each through its CDF fitted on a large reference set), wired as its CLI's
+    ``--molecule-featurizers v1_rdkit_2d_normalized`` does: ``x_d`` of each datapoint (NaN
+    read as 0, as its datapoints do), standard-scaled on the fitting part (the validation
+    part with the same scaler, the model's ``X_d_transform`` at prediction), joined to the
+    aggregated molecule vector before the FFN (``input_dim`` = hidden size + 200). Their
+    computation is part of the timed fit, as the graphs' is.
+
+    Returns ``(score, wall s, CPU s, {"class", "params"})``; ``params["best_epoch"]`` is the
+    1-based epoch of the checkpoint kept (lowest validation loss) of the 50 run.
+    """
     import logging
     import warnings
 
@@ -104,21 +118,37 @@ def _fit_chemprop(name, X, y, train, test, seed):
     featurizer = featurizers.SimpleMoleculeMolGraphFeaturizer()
     pl.seed_everything(seed, verbose=False)  # its weight initialisation
 
+    extra = featurizers.V1RDKit2DNormalizedFeaturizer() if descriptors else None
+
     def dataset(idx):
-        return data.MoleculeDataset(
-            [data.MoleculeDatapoint.from_smi(X[i], y2[i]) for i in idx], featurizer)
+        from chemprop.utils import make_mol
+
+        points = []
+        for i in idx:
+            mol = make_mol(X[i], keep_h=False, add_h=False)
+            points.append(data.MoleculeDatapoint(
+                mol, y2[i], x_d=None if extra is None else extra(mol).astype(float)))
+        return data.MoleculeDataset(points, featurizer)
 
     start, cpu = time.perf_counter(), time.process_time()
     d_fit, d_val, d_test = dataset(fit), dataset(val), dataset(test)
+    x_d_transform, d_xd = None, 0
+    if descriptors:
+        x_scaler = d_fit.normalize_inputs("X_d")
+        d_val.normalize_inputs("X_d", x_scaler)
+        x_d_transform, d_xd = nn.ScaleTransform.from_standard_scaler(x_scaler), d_fit.d_xd
     if task == "regression":
         scaler = d_fit.normalize_targets()
         d_val.normalize_targets(scaler)
-        ffn = nn.RegressionFFN(n_tasks=y2.shape[1],
+    mp = nn.BondMessagePassing()
+    if task == "regression":
+        ffn = nn.RegressionFFN(n_tasks=y2.shape[1], input_dim=mp.output_dim + d_xd,
                                output_transform=nn.UnscaleTransform.from_standard_scaler(
                                    scaler))
     else:
-        ffn = nn.BinaryClassificationFFN(n_tasks=y2.shape[1])
-    model = models.MPNN(nn.BondMessagePassing(), nn.MeanAggregation(), ffn)
+        ffn = nn.BinaryClassificationFFN(n_tasks=y2.shape[1],
+                                         input_dim=mp.output_dim + d_xd)
+    model = models.MPNN(mp, nn.MeanAggregation(), ffn, X_d_transform=x_d_transform)
     with tempfile.TemporaryDirectory() as tmp:
         ckpt = ModelCheckpoint(dirpath=tmp, monitor="val_loss", mode="min", save_top_k=1)
         trainer = pl.Trainer(accelerator="cpu", devices=1, max_epochs=50, logger=False,
@@ -127,18 +157,20 @@ def _fit_chemprop(name, X, y, train, test, seed):
         trainer.fit(model, data.build_dataloader(d_fit, seed=seed),
                     data.build_dataloader(d_val, shuffle=False, drop_last=False))
         best = models.MPNN.load_from_checkpoint(ckpt.best_model_path)
+        best_epoch = int(Path(ckpt.best_model_path).name.split("epoch=")[1].split("-")[0]) + 1
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     best.eval()
     preds = []
     with torch.no_grad():
         for batch in data.build_dataloader(d_test, shuffle=False, drop_last=False):
-            preds.append(best(batch.bmg).numpy())
+            preds.append(best(batch.bmg, batch.V_d, batch.X_d).numpy())
     pred = np.concatenate(preds)
     value = score(name, y[test], pred if y.ndim > 1 or task == "regression" else pred[:, 0])
     return value, seconds, cpu, {"class": "chemprop.models.MPNN", "params": {
         "version": chemprop.__version__, "max_epochs": 50, "message_passing":
         "BondMessagePassing()", "aggregation": "MeanAggregation()", "batch_size": 64,
-        "seeded": True}}
+        "seeded": True, "best_epoch": best_epoch,
+        **({"molecule_featurizers": ["v1_rdkit_2d_normalized"]} if descriptors else {})}}
 
 
 def _rows(out):
