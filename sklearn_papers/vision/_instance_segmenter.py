@@ -351,6 +351,8 @@ class InstanceSegmenter(BaseEstimator):
         (:attr:`object_size_`), its own scale unless another is closer by more than a
         factor 1.25. ``"auto"``: 0.25, 0.5, 1 and 2 (objects up to 4 times larger or 2
         times smaller than in ``fit``); ``(1.0,)`` predicts at the input scale only.
+        The input scale is always a candidate: ``(2.0,)`` compares scales 1 and 2;
+        to predict at another scale only, resize the images before predicting.
         Scales that make an image smaller than 16 pixels a side are skipped. Read at
         prediction time. Each scale other than 1 costs one more pass through the
         network (scale 2 four times the pixels); ``(1.0,)`` is the fastest. A model

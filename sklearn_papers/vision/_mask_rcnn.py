@@ -161,6 +161,8 @@ class MaskRCNN(BaseEstimator):
         image's own scale is kept unless another finds more by a factor 1.25 (or finds
         some where it finds none). ``"auto"``: 0.25, 0.5, 1 and 2 (objects up to 4 times larger
         or 2 times smaller than in ``fit``); ``(1.0,)`` runs the input scale only.
+        The input scale is always a candidate: ``(2.0,)`` compares scales 1 and 2;
+        to predict at another scale only, resize the images before predicting.
         Scales that make the network input smaller than 16 pixels a side are skipped.
         Read at prediction time. Each scale other than 1 costs one more pass through the
         network (scale 2 four times the pixels), so ``"auto"`` predicts about 5 times
