@@ -561,7 +561,7 @@ class MaskRCNN(BaseEstimator):
         if images is None:
             images = self._check_predict_images(X)
         scales = check_predict_scales(self.predict_scales)
-        out, prepared = self._detect_at(images, 1.0)
+        out, prepared, dropped = self._detect_at(images, 1.0)
         if scales != (1.0,):
             counts = [{1.0: self._confident_count(d)} for d in out]
             found = {}
@@ -572,14 +572,22 @@ class MaskRCNN(BaseEstimator):
                     im.shape[1:], scale)) >= max(MIN_RESCALED_SIDE, _MIN_SIZE)]
                 if not members:
                     continue
-                det, prep = self._detect_at([images[i] for i in members], scale)
-                found[scale] = dict(zip(members, zip(det, prep)))
+                det, prep, drop = self._detect_at([images[i] for i in members], scale)
+                found[scale] = dict(zip(members, zip(det, prep, drop)))
                 for i, d in zip(members, det):
                     counts[i][scale] = self._confident_count(d)
             for i in range(len(images)):
                 scale = choose_scale_by_count(counts[i])
                 if scale != 1.0:
-                    out[i], prepared[i] = found[scale][i]
+                    out[i], prepared[i], dropped[i] = found[scale][i]
+        for i, d in enumerate(dropped):
+            if d is not None:
+                warnings.warn(
+                    f"MaskRCNN kept the {d[0]} best of {d[1]} detections in X[{i}], more "
+                    f"than {d[0]} of them scoring above instance_score_threshold: objects "
+                    f"are being dropped. Raise detections_per_image (now "
+                    f"{self.detections_per_image} per training-image area).",
+                    UserWarning, stacklevel=3)
         self._warn_scale(out, prepared)
         return out, images
 
@@ -605,7 +613,8 @@ class MaskRCNN(BaseEstimator):
 
     def _detect_at(self, images, scale):
         """Detections (at input resolution) of validated images run through the network
-        at ``scale``, and the network inputs with their scales.
+        at ``scale``, the network inputs with their scales, and per image ``(cap, found)``
+        when more confident detections than the cap were found (else None).
 
         A network input larger than the tile shape (:meth:`_tile_shape`) is run as
         windows of that shape overlapping by half a window; each window keeps the
@@ -668,7 +677,7 @@ class MaskRCNN(BaseEstimator):
                            & (cx < own_c[1]))
                     found[i].append((boxes[own], det["scores"][j][v][own],
                                      det["labels"][j][v][own], det["masks"][j][v][own]))
-        out = []
+        out, dropped = [], []
         for i, parts in enumerate(found):
             boxes, scores, labels, masks = (torch.cat(x) for x in zip(*parts))
             if len(parts) > 1 and len(scores):
@@ -679,13 +688,8 @@ class MaskRCNN(BaseEstimator):
                 boxes, scores, labels, masks = (x[keep] for x in (boxes, scores, labels,
                                                                   masks))
             cap = self._detection_cap(prepared[i][0].shape[1:])
-            if len(scores) > cap and int((scores >= self.instance_score_threshold).sum()) > cap:
-                warnings.warn(
-                    f"MaskRCNN kept the {cap} best of {len(scores)} detections in X[{i}], "
-                    f"more than {cap} of them scoring above instance_score_threshold: "
-                    f"objects are being dropped. Raise detections_per_image (now "
-                    f"{self.detections_per_image} per training-image area).",
-                    UserWarning, stacklevel=4)
+            confident = int((scores >= self.instance_score_threshold).sum())
+            dropped.append((cap, len(scores)) if confident > cap else None)
             order = torch.argsort(-scores, stable=True)[:cap]
             sy, sx = prepared[i][1]
             h, w = images[i].shape[1:]
@@ -694,7 +698,7 @@ class MaskRCNN(BaseEstimator):
                         "labels": labels[order].numpy().astype(np.int64),
                         "scores": scores[order].numpy().astype(np.float32),
                         "masks": paste_masks(masks[order], boxes, h, w).numpy()})
-        return out, prepared
+        return out, prepared, dropped
 
     def _detection_cap(self, shape):
         """Most detections kept for a network input of ``shape``: ``detections_per_image``

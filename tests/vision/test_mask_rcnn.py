@@ -497,6 +497,11 @@ def test_detection_cap_grows_with_the_image_area_and_warns_when_reached(scenes):
     with pytest.warns(UserWarning, match=r"kept the 4 best"):
         dets = model.predict_detections(big[None])
     assert len(dets[0]["scores"]) == 4
+    # with several scales tried, one warning per image, named by its index in X
+    model.set_params(predict_scales=(0.5, 1.0))
+    with pytest.warns(UserWarning, match=r"detections in X\[1\]") as record:
+        model.predict_detections([scenes.images[0], big])
+    assert sum("detections in X[1]" in str(w.message) for w in record) == 1
 
 
 def test_grey_batch_and_single_colour_image_get_their_own_messages(fitted, scenes):
