@@ -26,7 +26,7 @@ from sklearn_papers.metrics._base import (
     _warn_collapsed,
 )
 from sklearn_papers.utils._random import check_random_state
-from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, StrOptions, validate_params
+from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, validate_params
 
 __all__ = ["dci", "irs", "modularity_explicitness", "mutual_info_gap", "sap_score"]
 

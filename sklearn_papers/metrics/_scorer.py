@@ -2,8 +2,6 @@
 
 import inspect
 
-from sklearn import config_context
-
 from sklearn_papers.metrics._interventional import (
     _BETA_VAE_PARAMS,
     _FACTOR_VAE_PARAMS,
@@ -26,10 +24,10 @@ from sklearn_papers.metrics._sample_based import (
     sap_score,
 )
 from sklearn_papers.utils._sklearn_compat import (
-    InvalidParameterError,
     StrOptions,
     validate_params,
 )
+from sklearn_papers.utils._validation import check_keyword_values
 
 __all__ = ["make_disentanglement_scorer"]
 
@@ -111,22 +109,9 @@ def _check_metric_kwargs(metric, kwargs):
             raise TypeError(f"make_disentanglement_scorer({metric!r}) got an unexpected "
                             f"keyword argument {name!r}; {metric} takes {valid}.")
 
-    # Run the metric's own @validate_params constraints on just these values, through a
-    # stand-in function that has them as its only (keyword) parameters.
-    def stand_in(**_):
-        return None
-
-    stand_in.__signature__ = inspect.Signature(
-        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in kwargs])
-    stand_in.__qualname__ = function.__name__
-    constraints = {name: c for name, c in _CONSTRAINTS[metric].items() if name in kwargs}
-    try:
-        with config_context(skip_parameter_validation=False):  # we run inside a validated call
-            validate_params(constraints, prefer_skip_nested_validation=True)(stand_in)(**kwargs)
-    except InvalidParameterError as exc:
-        # A plain ValueError: our own @validate_params would rename the function in an
-        # InvalidParameterError's message to make_disentanglement_scorer.
-        raise ValueError(f"make_disentanglement_scorer({metric!r}): {exc}") from exc
+    # The metric's own @validate_params constraints, on just these values.
+    check_keyword_values(f"make_disentanglement_scorer({metric!r})", function.__name__,
+                         _CONSTRAINTS[metric], kwargs)
     for name, check in _EXTRA_CHECKS.items():
         if name in kwargs and (name != "estimator" or metric == "dci"):
             check(kwargs[name])

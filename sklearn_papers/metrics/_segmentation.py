@@ -12,14 +12,12 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import ndimage
 
-from sklearn import config_context
-
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
-    InvalidParameterError,
     StrOptions,
     validate_params,
 )
+from sklearn_papers.utils._validation import check_keyword_values
 
 __all__ = ["boundary_f_score", "make_segmentation_scorer", "mask_average_precision",
            "semantic_mean_iou", "symmetric_best_dice"]
@@ -746,19 +744,8 @@ _VALUE_CHECKS = {"iou_thresholds": _check_iou_thresholds, "labels": _check_label
 
 def _check_scorer_values(metric, function, kwargs):
     """Run the metric's constraints and value checks on a scorer's keyword arguments."""
-    def stand_in(**_):
-        return None
-
-    stand_in.__signature__ = inspect.Signature(
-        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in kwargs])
-    stand_in.__qualname__ = function.__name__
-    constraints = {name: c for name, c in _CONSTRAINTS[metric].items() if name in kwargs}
-    try:
-        with config_context(skip_parameter_validation=False):  # inside a validated call
-            validate_params(constraints, prefer_skip_nested_validation=True)(stand_in)(
-                **kwargs)
-    except InvalidParameterError as exc:
-        raise ValueError(f"make_segmentation_scorer({metric!r}): {exc}") from exc
+    check_keyword_values(f"make_segmentation_scorer({metric!r})", function.__name__,
+                         _CONSTRAINTS[metric], kwargs)
     for name, check in _VALUE_CHECKS.items():
         if name in kwargs and kwargs[name] is not None:
             try:

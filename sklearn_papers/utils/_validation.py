@@ -109,3 +109,50 @@ def common_constraints(min_epochs=1):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+
+
+def check_keyword_values(owner, function_name, constraints, kwargs):
+    """Check keyword values against a function's ``@validate_params`` constraints.
+
+    Used by scorer factories, which receive a metric's keyword arguments long before the
+    metric runs: the values are checked when the scorer is made, with the messages the
+    metric itself would give.
+
+    Parameters
+    ----------
+    owner : str
+        Prefix of the error message, e.g. ``"make_segmentation_scorer('mask_average_precision')"``.
+    function_name : str
+        Name of the function whose constraints these are (it appears in the message).
+    constraints : dict
+        ``{parameter name: list of constraints}``, as given to ``validate_params``;
+        parameters absent from ``kwargs`` are ignored.
+    kwargs : dict
+        The values to check.
+
+    Raises
+    ------
+    ValueError
+        ``"<owner>: <scikit-learn's message>"`` for the first value its constraints reject.
+    """
+    import inspect
+
+    from sklearn import config_context
+
+    from sklearn_papers.utils._sklearn_compat import InvalidParameterError, validate_params
+
+    def stand_in(**_):
+        return None
+
+    stand_in.__signature__ = inspect.Signature(
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in kwargs])
+    stand_in.__qualname__ = function_name
+    used = {name: c for name, c in constraints.items() if name in kwargs}
+    try:
+        # The factories run inside a validated call, where nested validation is skipped.
+        with config_context(skip_parameter_validation=False):
+            validate_params(used, prefer_skip_nested_validation=True)(stand_in)(**kwargs)
+    except InvalidParameterError as exc:
+        # A plain ValueError: the factory's own @validate_params would rename the function
+        # in an InvalidParameterError's message to the factory's name.
+        raise ValueError(f"{owner}: {exc}") from exc
