@@ -8,6 +8,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from sklearn_papers.chem._standardize import (
     check_standardized_molecules,
+    input_params_of_fit,
+    pin_input_params,
+    standardize_input_param,
     standardize_constraint,
     warn_multiple_fragments,
 )
@@ -89,8 +92,11 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
         learns nothing).
     standardize : bool or MoleculeStandardizer, default=False
         Standardize each molecule first, as :class:`MoleculeStandardizer` does (so a salt
-        gets its parent's descriptors); with ``False``, a
-        :class:`MultipleFragmentsWarning` says how many molecules have several fragments.
+        gets its parent's descriptors; a salt of inorganic parts only, with no parent, is
+        an invalid molecule); with ``False``, a :class:`MultipleFragmentsWarning` says how
+        many molecules have several fragments. The fitted CDFs keep the value of ``fit``:
+        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
+        says so in ``transform``).
     errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError`` naming them, or (``"nan"``) are left out of
         ``fit`` and give rows of NaN.
@@ -169,12 +175,13 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
                 f"{known[:3]!r}." if unknown else "descriptors is an empty list.")
         return list(self.descriptors)
 
-    def _raw(self, X, names):
-        """Raw descriptor rows of the valid molecules and the validity mask."""
+    def _raw(self, X, names, standardize):
+        """Raw descriptor rows of the valid molecules and the validity mask
+        (``standardize``: the resolved standardization steps, or None)."""
         from joblib import Parallel, delayed, effective_n_jobs
 
         values = as_molecule_array(X)
-        mols, invalid, _, multi = check_standardized_molecules(values, self.standardize)
+        mols, invalid, _, multi = check_standardized_molecules(values, standardize)
         labels = row_labels(X)
         valid = raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
         warn_multiple_fragments(multi, values, len(values), type(self).__name__,
@@ -236,7 +243,9 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
 
     def _fit(self, X):
         names = self._names()
-        raw, valid = self._raw(X, names)
+        params = standardize_input_param(self)
+        raw, valid = self._raw(X, names, params["standardize"][0])
+        pin_input_params(self, params)
         self._fit_raw(raw, names)
         set_molecule_input_attributes(self, X)
         return raw, valid
@@ -284,7 +293,8 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         check_molecule_feature_names(self, X)
-        raw, valid = self._raw(X, self.descriptor_names_)
+        standardize = input_params_of_fit(self, standardize_input_param(self))["standardize"]
+        raw, valid = self._raw(X, self.descriptor_names_, standardize)
         return self._output(raw, valid)
 
     def _output(self, raw, valid):

@@ -206,7 +206,9 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         ``UserWarning``) says, once per call, how many have several fragments and where
         the first is. The default is ``False`` because standardizing did not change
         cross-validated scores on the bundled sets (see the "Your own molecules" guide)
-        while it costs time.
+        while it costs time. A salt or mixture of inorganic parts only
+        (``"[Na+].[Cl-]"``) has no parent to keep and is an invalid molecule (see
+        ``errors``). Read at every call (the fingerprint learns nothing in ``fit``).
     errors : {"raise", "nan"}, default="raise"
         Invalid entries (unparsable SMILES, empty strings, None/NaN, non-molecules):
         ``"raise"`` raises ``ValueError`` naming their index, value and RDKit's reason;

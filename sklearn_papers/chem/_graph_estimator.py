@@ -37,8 +37,10 @@ from sklearn_papers.chem._descriptors import (
 from sklearn_papers.chem._graph_cache import GraphCache
 from sklearn_papers.chem._standardize import (
     check_standardized_molecules,
-    resolve_standardize,
+    input_params_of_fit,
+    pin_input_params,
     standardize_constraint,
+    standardize_input_param,
     warn_multiple_fragments,
 )
 from sklearn_papers.chem._training import DIVERGENCE_HINT
@@ -204,11 +206,17 @@ class _GraphEstimator(BaseEstimator):
     Subclasses define ``__init__`` (with at least the parameters of
     ``_parameter_constraints`` below) and these hooks:
 
-    * ``_featurizer()``: ``(fn, kwargs)``, a module-level function (joblib workers
-      pickle it) with ``fn(mols, smiles=None, **kwargs)`` giving the graphs of a list of
-      valid molecules, in order; ``smiles`` lists the SMILES each was read from (None for
-      ``Mol`` inputs), which the featurizers may use to skip work (same graphs);
-    * ``_graph_settings()``: what the graphs depend on (the :class:`GraphCache` key);
+    * ``_featurizer(inputs=None)``: ``(fn, kwargs)``, a module-level function (joblib
+      workers pickle it) with ``fn(mols, smiles=None, **kwargs)`` giving the graphs of a
+      list of valid molecules, in order; ``smiles`` lists the SMILES each was read from
+      (None for ``Mol`` inputs), which the featurizers may use to skip work (same graphs);
+    * ``_graph_settings(inputs=None)``: what the graphs depend on (the
+      :class:`GraphCache` key);
+
+    ``inputs`` is the dict of :meth:`_input_params` (None: the current parameters). A
+    subclass with more parameters deciding its graphs (MPNN's ``explicit_hydrogens``)
+    adds them in ``_current_input_params`` and reads them from ``inputs``, so that the
+    fitted model keeps the values of ``fit``.
     * ``_new_module(n_outputs)``: the network with ``n_outputs`` outputs (called under
       the seeded torch RNG);
     * ``_fit_module(module, graphs, target, loss, *, seed, device)``: train it and return
@@ -234,10 +242,36 @@ class _GraphEstimator(BaseEstimator):
         super()._validate_params()
 
     # -- data ----------------------------------------------------------------------------
-    def _graph_settings(self):
+    def _graph_settings(self, inputs=None):
         """What the graphs depend on besides the SMILES: a hashable tuple (the feature
         sets' name and settings; the cache key of :class:`GraphCache`)."""
         return (type(self).__name__,)
+
+    def _current_input_params(self):
+        """``name -> (resolved, value)`` of the parameters that decide how molecules are
+        prepared for the network (kept at ``fit``, see
+        :func:`~sklearn_papers.chem._standardize.input_params_of_fit`): ``standardize``
+        and ``descriptors`` (whose fitted ``descriptors_`` is what prediction uses)."""
+        params = standardize_input_param(self)
+        value = getattr(self, "descriptors", False)
+        template = resolve_descriptors(value)
+        params["descriptors"] = (
+            None if template is None else (tuple(template._names()), template.normalize),
+            value)
+        return params
+
+    def _input_params(self, fitted=False):
+        """``name -> value`` of :meth:`_current_input_params` to prepare molecules with:
+        the current ones, or (``fitted``) those of ``fit``, with a ``UserWarning`` naming
+        any changed since."""
+        current = self._current_input_params()
+        if fitted:
+            return input_params_of_fit(self, current)
+        return {name: resolved for name, (resolved, _) in current.items()}
+
+    def _pin_input_params(self):
+        """In ``fit``: keep the parameters of :meth:`_current_input_params`."""
+        pin_input_params(self, self._current_input_params())
 
     def _descriptor_names(self, fitted=False):
         """Names of the RDKit descriptors ``descriptors`` asks for, or None; with
@@ -287,7 +321,7 @@ class _GraphEstimator(BaseEstimator):
         return [DescribedGraph(g.graph, row) for g, row in zip(graphs, rows)]
 
     def _featurize_mols(self, mols, smiles=None):
-        """Graphs of valid molecules, in order, in this process."""
+        """Graphs of valid molecules, in order, in this process (current parameters)."""
         fn, kwargs = self._featurizer()
         return fn(mols, smiles=smiles, **kwargs)
 
@@ -299,7 +333,7 @@ class _GraphEstimator(BaseEstimator):
         """
         values = as_molecule_array(X)
         mols, invalid, smiles, multi = check_standardized_molecules(
-            values, getattr(self, "standardize", False))
+            values, self._input_params()["standardize"])
         labels = row_labels(X)
         valid = raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
         warn_multiple_fragments(multi, values, len(values), type(self).__name__,
@@ -309,15 +343,18 @@ class _GraphEstimator(BaseEstimator):
             return kept, valid
         return kept, valid, [s for s, ok in zip(smiles, valid) if ok]
 
-    def _parse_and_featurize(self, values, names):
-        """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names``),
-        over ``n_jobs`` joblib workers for ``_MIN_PARALLEL`` entries or more (each parses
-        and featurizes its chunk, so only strings go out and graphs come back), in this
-        process otherwise."""
+    def _parse_and_featurize(self, values, names, inputs=None):
+        """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names`` and
+        the :meth:`_input_params` ``inputs``, default the current ones), over ``n_jobs``
+        joblib workers for ``_MIN_PARALLEL`` entries or more (each parses and featurizes
+        its chunk, so only strings go out and graphs come back), in this process
+        otherwise."""
         from joblib import Parallel, delayed, effective_n_jobs
 
-        standardize = getattr(self, "standardize", False)
-        fn, kwargs = self._featurizer()
+        if inputs is None:
+            inputs = self._input_params()
+        standardize = inputs["standardize"]
+        fn, kwargs = self._featurizer(inputs)
         n_jobs = effective_n_jobs(getattr(self, "n_jobs", None))
         if n_jobs == 1 or len(values) < _MIN_PARALLEL:
             return _parse_and_featurize(values, standardize, fn, kwargs, names)
@@ -341,23 +378,26 @@ class _GraphEstimator(BaseEstimator):
 
         With a ``graph_cache``, the graphs of SMILES strings already featurized with the
         same settings come from it, and only the others are parsed and featurized.
+        With ``fitted``, the molecules are prepared as in ``fit``
+        (:meth:`_input_params`).
         """
         values = as_molecule_array(X)
+        inputs = self._input_params(fitted)
         cache = getattr(self, "graph_cache", None)
         settings = None
         names = self._descriptor_names(fitted)
         if cache is None:
             found = [None] * len(values)
         else:
-            settings = (self._graph_settings(),
-                        resolve_standardize(getattr(self, "standardize", False)),
+            settings = (self._graph_settings(inputs), inputs["standardize"],
                         None if names is None else tuple(names))
             found = cache._lookup(settings, values)
         missing = [i for i, entry in enumerate(found) if entry is None]
         invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
         if missing:
             sub = values[missing] if cache is not None else values
-            ok, graphs, sub_invalid, sub_multi = self._parse_and_featurize(sub, names)
+            ok, graphs, sub_invalid, sub_multi = self._parse_and_featurize(sub, names,
+                                                                           inputs)
             several = set(sub_multi)
             entries = [(g, j in several) for g, j in zip(graphs, ok)]
             for j, entry in zip(ok, entries):
@@ -376,10 +416,12 @@ class _GraphEstimator(BaseEstimator):
         """Graphs of the valid molecules, their rows of ``y``, the rows left out and the
         weights of the valid molecules (None without ``sample_weight``).
 
-        Sets ``n_features_in_`` (and ``feature_names_in_``). ``y`` None stays None;
+        Sets ``n_features_in_`` (and ``feature_names_in_``) and keeps the parameters that
+        decide the graphs (:meth:`_pin_input_params`). ``y`` None stays None;
         otherwise the third value holds the rows of ``y`` of the invalid molecules
         (``errors="nan"``), empty when there are none.
         """
+        self._pin_input_params()
         graphs, valid = self._graphs(X)
         weight = _valid_weights(sample_weight, valid)
         left_out = None

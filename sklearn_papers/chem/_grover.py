@@ -88,10 +88,10 @@ class _BaseGrover(_GraphEstimator):
                    Interval(Integral, None, -1, closed="right")],  # joblib: not 0
     }
 
-    def _graph_settings(self):
+    def _graph_settings(self, inputs=None):
         return ("grover",)
 
-    def _featurizer(self):
+    def _featurizer(self, inputs=None):
         return _graphs_chunk, {"with_labels": False}
 
     def _forward_rows(self, fn, graphs, device, width):
@@ -232,7 +232,11 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
         ``UserWarning``) says, once per call, how many have several fragments and where
         the first is. ``False`` by default: standardizing did not change scores on the
-        bundled sets (:doc:`/user_guide/molecules_own_data`).
+        bundled sets (:doc:`/user_guide/molecules_own_data`). With the parent kept, a salt
+        or mixture of inorganic parts only (``"[Na+].[Cl-]"``) has no parent and is an
+        invalid molecule (see ``errors``). The fitted model keeps the value of ``fit``:
+        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
+        says so at prediction).
     graph_cache : GraphCache or None, default=None
         A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
         featurized (with the same feature settings) from, and to store new ones in; clones
@@ -404,6 +408,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
 
         start = time.perf_counter()
         device, seed = self._device_and_seed()
+        self._pin_input_params()
         mols, _ = self._molecules(X)
         _require_molecules(mols)
         set_molecule_input_attributes(self, X)
@@ -574,6 +579,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         self._n_features_out = self.embedding_dim_
         self.n_features_in_ = 1  # one column of molecules, as after fit
         self.descriptors_ = None
+        self._pin_input_params()
         self.loss_curve_, self.n_iter_ = [], 0
         self.checkpoint_config_ = config
         return self
@@ -727,7 +733,11 @@ _FINETUNE_PARAMS_TEMPLATE = """
         as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
         ``UserWarning``) says, once per call, how many have several fragments and where
         the first is. ``False`` by default: standardizing did not change scores on the
-        bundled sets (:doc:`/user_guide/molecules_own_data`).
+        bundled sets (:doc:`/user_guide/molecules_own_data`). With the parent kept, a salt
+        or mixture of inorganic parts only (``"[Na+].[Cl-]"``) has no parent and is an
+        invalid molecule (see ``errors``). The fitted model keeps the value of ``fit``:
+        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
+        says so at prediction).
     graph_cache : GraphCache or None, default=None
         A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
         featurized (with the same feature settings) from, and to store new ones in; clones

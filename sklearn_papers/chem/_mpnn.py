@@ -133,11 +133,18 @@ class _BaseMPNN(_SkorchGraphEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def _graph_settings(self):
-        return ("mpnn", bool(self.explicit_hydrogens))
+    def _current_input_params(self):
+        params = super()._current_input_params()
+        params["explicit_hydrogens"] = (bool(self.explicit_hydrogens), self.explicit_hydrogens)
+        return params
 
-    def _featurizer(self):
-        return _featurize, {"explicit_hydrogens": bool(self.explicit_hydrogens)}
+    def _graph_settings(self, inputs=None):
+        inputs = self._input_params() if inputs is None else inputs
+        return ("mpnn", inputs["explicit_hydrogens"])
+
+    def _featurizer(self, inputs=None):
+        inputs = self._input_params() if inputs is None else inputs
+        return _featurize, {"explicit_hydrogens": inputs["explicit_hydrogens"]}
 
     def _new_module(self, n_outputs):
         from sklearn_papers.chem.featurizers import duvenaud_bond_features
@@ -201,7 +208,8 @@ _PARAMS_DOC = """\
         less CPU time (``benchmarks/bench_mpnn_defaults.py``).
     explicit_hydrogens : bool, default=False
         Put hydrogens in the graph as atoms (the paper's QM9 setting) instead of counting
-        them as an atom feature only.
+        them as an atom feature only. The fitted model keeps the value of ``fit``, as
+        for ``standardize``.
     max_epochs : int, default=50
         Training epochs (passes over the data).
     batch_size : int, default=32
@@ -226,7 +234,11 @@ _PARAMS_DOC = """\
         as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
         ``UserWarning``) says, once per call, how many have several fragments and where
         the first is. ``False`` by default: standardizing did not change scores on the
-        bundled sets (:doc:`/user_guide/molecules_own_data`).
+        bundled sets (:doc:`/user_guide/molecules_own_data`). With the parent kept, a salt
+        or mixture of inorganic parts only (``"[Na+].[Cl-]"``) has no parent and is an
+        invalid molecule (see ``errors``). The fitted model keeps the value of ``fit``:
+        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
+        says so at prediction).
     graph_cache : GraphCache or None, default=None
         A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
         featurized (with the same feature settings) from, and to store new ones in; clones

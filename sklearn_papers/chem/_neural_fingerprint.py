@@ -66,10 +66,10 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
         self.verbose = verbose
         self.n_jobs = n_jobs
 
-    def _graph_settings(self):
+    def _graph_settings(self, inputs=None):
         return ("neural_fingerprint",)
 
-    def _featurizer(self):
+    def _featurizer(self, inputs=None):
         from sklearn_papers.chem.featurizers import mols_to_graphs
 
         return mols_to_graphs, {}
@@ -186,7 +186,11 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
         ``UserWarning``) says, once per call, how many have several fragments and where
         the first is. ``False`` by default: standardizing did not change scores on the
-        bundled sets (:doc:`/user_guide/molecules_own_data`).
+        bundled sets (:doc:`/user_guide/molecules_own_data`). With the parent kept, a salt
+        or mixture of inorganic parts only (``"[Na+].[Cl-]"``) has no parent and is an
+        invalid molecule (see ``errors``). The fitted model keeps the value of ``fit``:
+        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
+        says so at prediction).
     graph_cache : GraphCache or None, default=None
         A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
         featurized (with the same feature settings) from, and to store new ones in; clones
@@ -402,7 +406,11 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
         ``UserWarning``) says, once per call, how many have several fragments and where
         the first is. ``False`` by default: standardizing did not change scores on the
-        bundled sets (:doc:`/user_guide/molecules_own_data`).
+        bundled sets (:doc:`/user_guide/molecules_own_data`). With the parent kept, a salt
+        or mixture of inorganic parts only (``"[Na+].[Cl-]"``) has no parent and is an
+        invalid molecule (see ``errors``). The fitted model keeps the value of ``fit``:
+        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
+        says so at prediction).
     graph_cache : GraphCache or None, default=None
         A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
         featurized (with the same feature settings) from, and to store new ones in; clones
@@ -593,7 +601,11 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
         ``UserWarning``) says, once per call, how many have several fragments and where
         the first is. ``False`` by default: standardizing did not change scores on the
-        bundled sets (:doc:`/user_guide/molecules_own_data`).
+        bundled sets (:doc:`/user_guide/molecules_own_data`). With the parent kept, a salt
+        or mixture of inorganic parts only (``"[Na+].[Cl-]"``) has no parent and is an
+        invalid molecule (see ``errors``). The fitted model keeps the value of ``fit``:
+        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
+        says so at prediction).
     graph_cache : GraphCache or None, default=None
         A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
         featurized (with the same feature settings) from, and to store new ones in; clones

@@ -8,6 +8,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
 from sklearn_papers.chem._validation import (
+    InvalidMolecule,
     as_molecule_array,
     check_molecule_feature_names,
     describe_row,
@@ -52,10 +53,15 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
       invalid ones. Numeric outputs come back as float64 (float32 stays float32);
       class labels that are not numbers come back as an object array with ``np.nan``.
 
-    Validity is decided once, by :func:`~sklearn_papers.chem.check_molecules` (the one
-    parser of the package): unparsable SMILES, empty strings, ``None``/NaN, non-molecules
-    and molecules with no atoms are invalid. A molecule that parses but that the wrapped
-    estimator itself refuses still raises there.
+    Validity is decided by :func:`~sklearn_papers.chem.check_molecules` (the one parser
+    of the package): unparsable SMILES, empty strings, ``None``/NaN, non-molecules and
+    molecules with no atoms are invalid; and by the standardization the wrapped
+    estimator applies first (its ``standardize`` parameter, or a
+    :class:`~sklearn_papers.chem.MoleculeStandardizer` as the first step of a
+    ``Pipeline``): molecules it refuses, such as a salt of inorganic parts only
+    (``"[Na+].[Cl-]"``, no parent molecule), are invalid too, so they are standardized
+    twice. A molecule that the wrapped estimator refuses otherwise (a standardizer deeper
+    inside it, a featurizer's own limits) still raises there.
 
     Parameters
     ----------
@@ -125,11 +131,21 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
     def __init__(self, estimator):
         self.estimator = estimator
 
-    def _mask(self, X):
-        """``X`` as a 1-D object array, its validity mask and the invalid entries."""
+    def _mask(self, X, *, fitted=True):
+        """``X`` as a 1-D object array, its validity mask and the invalid entries: those
+        :func:`~sklearn_papers.chem.check_molecules` refuses and those the wrapped
+        estimator's standardization refuses (``fitted``: ``estimator_``'s, as fitted;
+        else ``estimator``'s)."""
+        from sklearn_papers.chem._standardize import standardization_failures
+
         values = X if isinstance(X, np.ndarray) and X.ndim == 1 and X.dtype == object \
             else as_molecule_array(X)
-        _, invalid = parse_molecules(values)
+        mols, invalid = parse_molecules(values)
+        inner = self.estimator_ if fitted else self.estimator
+        failed = standardization_failures(inner, mols, fitted=fitted)
+        if failed:
+            invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
+                                        for i, why in failed], key=lambda e: e.index)
         valid = raise_or_mask(invalid, len(values), errors="nan")
         return values, valid, invalid
 
@@ -178,7 +194,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         values = as_molecule_array(X)
         n = len(values)
         _check_lengths(n, y=y, sample_weight=sample_weight)
-        values, valid, invalid = self._mask(values)
+        values, valid, invalid = self._mask(values, fitted=False)
         labels = row_labels(X)
         if not valid.any():
             raise ValueError(

@@ -48,6 +48,32 @@ class MultipleFragmentsWarning(UserWarning):
     """
 
 
+#: Reason given for a mixture of inorganic fragments when the parent is to be kept.
+NO_PARENT_REASON = (
+    "no organic fragment: a salt or mixture of inorganic parts has no parent molecule "
+    "(the largest organic fragment) to keep; fix the entry, or keep every fragment with "
+    "MoleculeStandardizer(largest_fragment=False)")
+
+
+class _NoParent(ValueError):
+    """A multi-fragment molecule without an organic fragment, when the parent is kept."""
+
+
+def _no_organic_fragment(mol):
+    """Whether ``mol`` has several fragments and no carbon atom in any of them.
+
+    RDKit's ``LargestFragmentChooser(preferOrganic=True)`` calls a fragment organic when
+    it holds a carbon atom, and falls back to the largest inorganic fragment when none
+    does (``"[Na+].[Cl-]"`` would become ``"Cl"``). A single fragment is the molecule the
+    user drew, organic or not (water, ammonia, a metal atom, a lone ion), and is kept.
+    """
+    from rdkit import Chem
+
+    if len(Chem.GetMolFrags(mol)) < 2:
+        return False
+    return not any(atom.GetAtomicNum() == 6 for atom in mol.GetAtoms())
+
+
 class _Steps:
     """The ``rdMolStandardize`` objects of one set of steps, built once per call (their
     construction costs more than applying them to a small molecule)."""
@@ -63,10 +89,15 @@ class _Steps:
                           else None)
 
     def __call__(self, mol):
-        """The standardized form of one sanitized molecule, as a new molecule."""
+        """The standardized form of one sanitized molecule, as a new molecule.
+
+        Raises :class:`_NoParent` when the parent is to be kept and no fragment is
+        organic."""
         if self.cleanup is not None:
             mol = self.cleanup(mol)
         if self.chooser is not None:
+            if _no_organic_fragment(mol):
+                raise _NoParent(NO_PARENT_REASON)
             mol = self.chooser.choose(mol)
         if self.uncharger is not None:
             mol = self.uncharger.uncharge(mol)
@@ -96,7 +127,9 @@ def standardize_parsed(mols, steps):
     smiles : list of str or None
         That canonical SMILES (None where the molecule is invalid, or was not re-read).
     failed : list of (int, str)
-        ``(position, reason)`` of the molecules RDKit could not standardize.
+        ``(position, reason)`` of the molecules RDKit could not standardize, or that
+        have no parent (several fragments, none organic, when the largest fragment is
+        kept).
     """
     from rdkit import Chem, rdBase
 
@@ -110,6 +143,9 @@ def standardize_parsed(mols, steps):
                 std = standardize(mol)
                 text = Chem.MolToSmiles(std)
                 new = Chem.MolFromSmiles(text) if text else None
+            except _NoParent as exc:
+                failed.append((i, str(exc)))
+                continue
             except Exception as exc:  # noqa: BLE001 - RDKit raises several exception types
                 reason = (str(exc).strip().splitlines() or ["no reason given"])[0]
                 failed.append((i, f"standardization failed: {reason}"))
@@ -128,10 +164,13 @@ def resolve_standardize(standardize):
 
     ``False`` → None, ``True`` → the defaults of :class:`MoleculeStandardizer`, a
     ``MoleculeStandardizer`` → its steps (its ``errors`` is not used: the estimator's own
-    ``errors`` applies).
+    ``errors`` applies); a tuple of steps (what this returns, as kept by
+    :func:`pin_input_params`) → itself.
     """
     if standardize is None:
         return None
+    if isinstance(standardize, tuple) and len(standardize) == 4:
+        return tuple(bool(v) for v in standardize)
     if isinstance(standardize, (bool, np.bool_)):
         return MoleculeStandardizer()._steps() if standardize else None
     if isinstance(standardize, MoleculeStandardizer):
@@ -237,6 +276,133 @@ def check_standardized_molecules(values, standardize):
     return mols, invalid, smiles, []
 
 
+def standardize_input_param(estimator):
+    """``{"standardize": (steps, value)}`` of an estimator with a ``standardize``
+    parameter, for :func:`pin_input_params` / :func:`input_params_of_fit`."""
+    value = getattr(estimator, "standardize", False)
+    return {"standardize": (resolve_standardize(value), value)}
+
+
+def pin_input_params(estimator, params):
+    """In ``fit``: keep the parameters that decide how molecules are prepared.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        Gets the private fitted attribute ``_fit_input_params``.
+    params : dict
+        ``name -> (resolved, value)``: the value in the form the code uses (hashable,
+        comparable: standardization steps, not a ``MoleculeStandardizer`` instance,
+        which ``set_params(standardize__neutralize=...)`` could change in place) and the
+        parameter as given (named in the warning of :func:`input_params_of_fit`).
+    """
+    estimator._fit_input_params = {
+        name: (resolved, _shown(value)) for name, (resolved, value) in params.items()}
+
+
+def _shown(value):
+    """How a parameter value is named in messages (an estimator instance as it is now:
+    it can change in place later)."""
+    return repr(value)
+
+
+def input_params_of_fit(estimator, params):
+    """At prediction: the values ``fit`` used, warning when the parameters differ now.
+
+    A model fitted on molecules prepared one way (standardized or not, with or without
+    explicit hydrogens) predicts from molecules prepared the same way, whatever
+    ``set_params`` changed since: as the vision estimators keep ``image_size`` and
+    ``output_stride``. A ``UserWarning`` names each parameter that changed, its value at
+    fit and now, and says to fit again to use the new value.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        With ``_fit_input_params`` (:func:`pin_input_params`); a model without it (fitted
+        by an older version of the package) uses the current values.
+    params : dict
+        ``name -> (resolved, value)`` of the current parameters.
+
+    Returns
+    -------
+    resolved : dict
+        ``name -> resolved value`` to use.
+    """
+    pinned = getattr(estimator, "_fit_input_params", None)
+    if pinned is None:
+        return {name: resolved for name, (resolved, _) in params.items()}
+    changed = [name for name, (resolved, _) in params.items()
+               if name in pinned and pinned[name][0] != resolved]
+    if changed:
+        what = "; ".join(f"{name}={pinned[name][1]} in fit, {name}="
+                         f"{_shown(params[name][1])} now" for name in changed)
+        warnings.warn(
+            f"{type(estimator).__name__} prepares molecules as in fit ({what}): the "
+            "fitted model learned molecules prepared that way, and a value set after fit "
+            "changes nothing until the next fit. Fit it again to use the new value.",
+            UserWarning, stacklevel=_caller_stacklevel())
+    return {name: pinned[name][0] if name in pinned else resolved
+            for name, (resolved, _) in params.items()}
+
+
+def _standardized_smiles(mols, steps):
+    """What :class:`MoleculeStandardizer` outputs for parsed molecules: the canonical
+    SMILES of each standardized one, and the ``(position, reason)`` of those it refuses
+    (standardization failed, or left no parent, or gave a SMILES RDKit cannot read)."""
+    std, smiles, failed = standardize_parsed(mols, steps)
+    # a standardized molecule whose SMILES RDKit cannot read back (organometallics such
+    # as ferrocene) would break the next step of a pipeline: it is an invalid row here
+    failed = sorted(failed + [
+        (i, "its standardized SMILES cannot be read back by RDKit (" + _to_smiles(m)
+         + "); use the standardize parameter of the estimator, which keeps the molecule "
+         "object, or leave this molecule out")
+        for i, (m, text) in enumerate(zip(std, smiles)) if m is not None and text is None])
+    return smiles, failed
+
+
+def standardization_failures(estimator, mols, *, fitted=False):
+    """The molecules the standardization of the step that first sees them refuses.
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        The wrapped estimator of :class:`~sklearn_papers.chem.SkipInvalidMolecules`: a
+        ``Pipeline`` (its first step that is not ``"passthrough"`` or None is looked
+        at) or a single estimator. A :class:`MoleculeStandardizer` refuses what its
+        ``transform`` refuses; an estimator with a ``standardize`` parameter what that
+        standardization refuses (for a fitted one, ``fitted=True``, with the value of its
+        ``fit``). Any other step standardizes nothing here.
+    mols : list of rdkit.Chem.Mol or None
+        From :func:`~sklearn_papers.chem._validation.parse_molecules`.
+    fitted : bool, default=False
+        Whether ``estimator`` is the fitted one (prediction) or about to be fitted.
+
+    Returns
+    -------
+    failed : list of (int, str)
+        ``(position, reason)``, in position order.
+    """
+    from sklearn.pipeline import Pipeline
+
+    if isinstance(estimator, Pipeline):
+        steps = [step for _, step in estimator.steps
+                 if step is not None and not (isinstance(step, str) and step == "passthrough")]
+        if not steps:
+            return []
+        estimator = steps[0]
+    if isinstance(estimator, MoleculeStandardizer):
+        return _standardized_smiles(mols, estimator._steps())[1]
+    if "standardize" not in getattr(estimator, "_parameter_constraints", {}):
+        return []
+    steps = resolve_standardize(estimator.standardize)
+    pinned = getattr(estimator, "_fit_input_params", None) if fitted else None
+    if pinned is not None and "standardize" in pinned:
+        steps = pinned["standardize"][0]
+    if steps is None:
+        return []
+    return standardize_parsed(mols, steps)[2]
+
+
 def _to_smiles(mol):
     from rdkit import Chem
 
@@ -259,7 +425,13 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
        N-oxides to one drawing, reionize so the strongest acid carries the charge);
     2. ``largest_fragment``: ``LargestFragmentChooser(preferOrganic=True)`` keeps the
        largest organic fragment (drops counter-ions, salts and solvent of crystallisation:
-       ``"CCN.Cl"`` → ``"CCN"``);
+       ``"CCN.Cl"`` → ``"CCN"``). A molecule of several fragments none of which is
+       organic (holds a carbon atom, RDKit's test) has no parent: a salt of inorganic
+       ions (``"[Na+].[Cl-]"``, ``"[NH4+].[Cl-]"``, a metal sulfate), or water twice
+       (``"O.O"``). RDKit's chooser would keep the largest inorganic part (``"Cl"`` for
+       sodium chloride), almost surely not what the user meant to featurize: such an
+       entry is an invalid molecule here (see ``errors``). One inorganic species as
+       drawn (water, ammonia, ``"[Pt]"``, a lone ion such as ``"[Na+]"``) is kept;
     3. ``neutralize``: ``Uncharger`` adds or removes hydrogens so that charged groups with
        a neutral form become neutral (carboxylates, protonated amines, zwitterions:
        ``"[NH3+]CC(=O)[O-]"`` → ``"NCC(=O)O"``); groups without one (quaternary ammonium,
@@ -285,9 +457,10 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
     canonical_tautomer : bool, default=False
         Replace each molecule by RDKit's canonical tautomer.
     errors : {"raise", "nan"}, default="raise"
-        Invalid entries (unparsable SMILES, empty strings, None/NaN, non-molecules, and
-        molecules RDKit cannot standardize): ``"raise"`` raises ``ValueError`` naming
-        their index, value and reason; ``"nan"`` puts ``NaN`` in their row, which the
+        Invalid entries (unparsable SMILES, empty strings, None/NaN, non-molecules,
+        molecules RDKit cannot standardize, and, with ``largest_fragment``, salts of
+        inorganic parts only): ``"raise"`` raises ``ValueError`` naming their index, value
+        and reason; ``"nan"`` puts ``NaN`` in their row, which the
         molecule estimators read as a missing molecule (a NaN row with their
         ``errors="nan"``) and :class:`SkipInvalidMolecules` leaves out.
 
@@ -415,14 +588,7 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
     def _standardize(self, X):
         values = as_molecule_array(X)
         mols, invalid = parse_molecules(values)
-        std, smiles, failed = standardize_parsed(mols, self._steps())
-        # a standardized molecule whose SMILES RDKit cannot read back (organometallics such
-        # as ferrocene) would break the next step of a pipeline: it is an invalid row here
-        failed = failed + [
-            (i, "its standardized SMILES cannot be read back by RDKit (" + _to_smiles(m)
-             + "); use the standardize parameter of the estimator, which keeps the molecule "
-             "object, or leave this molecule out")
-            for i, (m, text) in enumerate(zip(std, smiles)) if m is not None and text is None]
+        smiles, failed = _standardized_smiles(mols, self._steps())
         if failed:
             invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
                                         for i, why in failed], key=lambda e: e.index)
@@ -486,7 +652,11 @@ GRAPH_INPUT_PARAMS_DOC = """\
         as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
         ``UserWarning``) says, once per call, how many have several fragments and where
         the first is. ``False`` by default: standardizing did not change scores on the
-        bundled sets (:doc:`/user_guide/molecules_own_data`).
+        bundled sets (:doc:`/user_guide/molecules_own_data`). With the parent kept, a salt
+        or mixture of inorganic parts only (``"[Na+].[Cl-]"``) has no parent and is an
+        invalid molecule (see ``errors``). The fitted model keeps the value of ``fit``:
+        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
+        says so at prediction).
     graph_cache : GraphCache or None, default=None
         A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
         featurized (with the same feature settings) from, and to store new ones in; clones

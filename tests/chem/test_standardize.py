@@ -17,6 +17,7 @@ from sklearn_papers.chem import (
     MultipleFragmentsWarning,
     NeuralFingerprint,
     NeuralFingerprintRegressor,
+    RDKitDescriptors,
 )
 
 #: (charged or multi-fragment form, parent), each string as it appears in the bundled
@@ -192,3 +193,129 @@ def test_a_standardized_smiles_rdkit_cannot_read_back_is_an_invalid_row():
         MoleculeStandardizer().transform([ferrocene])
     # every SMILES it does output is readable by the next step of a pipeline
     assert Chem.MolFromSmiles(out[1, 0]) is not None
+
+
+#: Salts and mixtures of inorganic parts only: no organic fragment, no parent molecule
+#: (RDKit's chooser would keep the largest inorganic part: "[Na+].[Cl-]" -> "Cl").
+NO_PARENT = ["[Na+].[Cl-]", "[NH4+].[Cl-]", "O.O", "[Cu+2].[O-]S(=O)(=O)[O-]",
+             "[Cu]I"]  # the last one becomes two fragments in cleanup (metal disconnected)
+#: One inorganic species as drawn: kept (it is the molecule given, not a counter-ion).
+SINGLE_INORGANIC = {"O": "O", "N": "N", "[Pt]": "[Pt]", "[Na+]": "[Na+]", "[H+]": "[H+]",
+                    "[Cl-]": "Cl", "O=C=O.O": "O=C=O"}
+
+
+def test_a_salt_of_inorganic_parts_only_has_no_parent():
+    X = ["CCO"] + NO_PARENT + ["CC(=O)[O-].[Na+]"]
+    out = MoleculeStandardizer(errors="nan").transform(X)
+    assert out[0, 0] == "CCO" and out[-1, 0] == "CC(=O)O"
+    assert all(v != v for v in out[1:-1, 0])  # NaN rows
+    with pytest.raises(ValueError, match=r"5 of 7 .*index 1: '\[Na\+\]\.\[Cl-\]' \(no "
+                                         r"organic fragment.*largest_fragment=False"):
+        MoleculeStandardizer().transform(X)
+    # keeping every fragment is the fix the message names
+    kept = MoleculeStandardizer(largest_fragment=False).transform(["[Na+].[Cl-]"])
+    assert kept[0, 0] == "[Cl-].[Na+]"
+    single = MoleculeStandardizer().transform(list(SINGLE_INORGANIC))
+    assert single[:, 0].tolist() == list(SINGLE_INORGANIC.values())
+
+
+@pytest.mark.parametrize("cls", [CircularFingerprint, RDKitDescriptors, NeuralFingerprint])
+def test_estimators_treat_a_salt_without_parent_as_an_invalid_molecule(cls):
+    est = (RDKitDescriptors(descriptors=["MolWt"]) if cls is RDKitDescriptors
+           else _small(cls))
+    X = ["CCO", "[Na+].[Cl-]", "CCN.Cl", "c1ccccc1"]
+    with pytest.raises(ValueError, match=r"1 of 4 .*index 1: '\[Na\+\]\.\[Cl-\]' \(no "
+                                         r"organic fragment"):
+        clone(est).set_params(standardize=True).fit(X).transform(X)
+    out = clone(est).set_params(standardize=True, errors="nan").fit(X).transform(X)
+    assert np.isnan(out[1]).all() and np.isfinite(out[[0, 2, 3]]).all()
+    # as given (standardize=False) it is a molecule, named by the multi-fragment warning
+    fitted = _fit(clone(est), X[:1] + X[2:], None)
+    with pytest.warns(MultipleFragmentsWarning, match=r"2 of 4 .*index 1: "
+                                                      r"'\[Na\+\]\.\[Cl-\]'"):
+        out = fitted.transform(X)
+    assert np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("cls", [CircularFingerprint, RDKitDescriptors, NeuralFingerprint,
+                                 MPNN, GroverFeaturizer])
+def test_multi_fragment_warning_counts_a_salt_without_parent(cls):
+    est = (RDKitDescriptors(descriptors=["MolWt"]) if cls is RDKitDescriptors
+           else _small(cls))
+    if cls is GroverFeaturizer:
+        est.set_params(max_epochs=0)
+    X = ["CCO", "c1ccccc1", "[Na+].[Cl-]", "CCN.Cl"]
+    for call in ("fit", "transform", "fit_transform"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(est, call)(X)
+        found = [str(w.message) for w in caught
+                 if issubclass(w.category, MultipleFragmentsWarning)]
+        assert len(found) == 1, found
+        assert "2 of 4" in found[0] and "index 2: '[Na+].[Cl-]'" in found[0], found[0]
+
+
+def _fit(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MultipleFragmentsWarning)
+        return est.fit(X, y) if hasattr(est, "predict") else est.fit(X)
+
+
+def _out(est, X):
+    return est.predict(X) if hasattr(est, "predict") else est.transform(X)
+
+
+#: Molecules whose features depend on the standardization (salt, zwitterion, amine salt).
+_CHANGED_BY_STANDARDIZING = ["CC(=O)[O-].[Na+]", "[NH3+]CC(=O)[O-]", "CCN.Cl"]
+
+
+@pytest.mark.parametrize("cls", [RDKitDescriptors, NeuralFingerprint, MPNN,
+                                 GroverFeaturizer, NeuralFingerprintRegressor,
+                                 MPNNRegressor, GroverRegressor])
+def test_standardize_set_after_fit_keeps_the_value_of_fit(cls):
+    est = (RDKitDescriptors(descriptors=["MolWt", "TPSA"]) if cls is RDKitDescriptors
+           else _small(cls))
+    if cls is GroverFeaturizer:
+        est.set_params(max_epochs=0)
+    y = np.arange(len(_TRAIN), dtype=float)
+    _fit(est, _TRAIN, y)
+    X = _CHANGED_BY_STANDARDIZING
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MultipleFragmentsWarning)
+        before = _out(est, X)
+    est.set_params(standardize=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MultipleFragmentsWarning)
+        with pytest.warns(UserWarning, match=r"prepares molecules as in fit \(standardize="
+                                             r"False in fit, standardize=True now\).*Fit it "
+                                             r"again"):
+            after = _out(est, X)
+    np.testing.assert_array_equal(after, before)
+    # a refit uses the new value (the check can fail: standardizing changes the output)
+    _fit(est, _TRAIN, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        refitted = _out(est, X)
+    assert not np.array_equal(refitted, before)
+    # the same steps spelled another way, or a pickled model, change nothing: no warning
+    est.set_params(standardize=MoleculeStandardizer())
+    again = pickle.loads(pickle.dumps(est))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(_out(again, X), refitted)
+    # a MoleculeStandardizer changed in place (nested set_params) is seen too
+    est.set_params(standardize__neutralize=False)
+    with pytest.warns(UserWarning, match=r"standardize=True in fit, standardize="
+                                         r"MoleculeStandardizer\(neutralize=False\) now"):
+        np.testing.assert_array_equal(_out(est, X), refitted)
+
+
+def test_mpnn_keeps_explicit_hydrogens_and_descriptors_of_fit():
+    y = np.arange(len(_TRAIN), dtype=float)
+    est = _fit(_small(MPNNRegressor), _TRAIN, y)
+    before = est.predict(_TRAIN[:3])
+    est.set_params(explicit_hydrogens=True, descriptors=True)
+    with pytest.warns(UserWarning, match=r"descriptors=False in fit, descriptors=True "
+                                         r"now; explicit_hydrogens=False in fit, "
+                                         r"explicit_hydrogens=True now"):
+        np.testing.assert_array_equal(est.predict(_TRAIN[:3]), before)
