@@ -165,7 +165,8 @@ def _class_centres(pix, peaks, heat, emb, merge_distance):
     kept, kept_emb = [], []
     for r, col in cand[order]:
         e = emb[:, r, col]
-        if kept_emb and np.min(np.linalg.norm(np.array(kept_emb) - e, axis=1)) < merge_distance:
+        if kept_emb and (np.min(np.linalg.norm(np.array(kept_emb) - e, axis=1))
+                         < merge_distance):
             continue
         kept.append((r, col))
         kept_emb.append(e)
