@@ -888,9 +888,9 @@ class InstanceSegmenter(BaseEstimator):
             images = self._check_predict_images(X)
         scales = check_predict_scales(self.predict_scales)
         target = getattr(self, "object_size_", float("nan"))
-        results = self._segment_images(images)
         if scales == (1.0,) or not np.isfinite(target):
-            return [r[:3] for r in results]
+            return [r[:3] for r in self._segment_images(images, count_centres=False)]
+        results = self._segment_images(images)
         sizes = [{1.0: _instance_size(r[0])} for r in results]
         centres = [{1.0: r[3]} for r in results]
         found = {1.0: results}
@@ -930,9 +930,10 @@ class InstanceSegmenter(BaseEstimator):
         _warn_scales(refused, far, target)
         return chosen
 
-    def _segment_images(self, images):
+    def _segment_images(self, images, count_centres=True):
         """:meth:`_segment` at the images' own scale; per image also the number of
-        centres the centre head finds (:func:`_count_centres`)."""
+        centres the centre head finds (:func:`_count_centres`; None when
+        ``count_centres`` is false)."""
         stride = self._stride()
         group = _GROUPINGS[self.grouping]
         results = [None] * len(images)
@@ -950,7 +951,7 @@ class InstanceSegmenter(BaseEstimator):
                 kept = np.unique(up[up > 0])
                 inst = _relabel(up)
                 n_centres = _count_centres(sem, cen[j], emb[j], self.center_threshold,
-                                           self.delta_d)
+                                           self.delta_d) if count_centres else None
                 results[i] = (inst, np.array([classes[k - 1] for k in kept], dtype=np.int64),
                               np.array([scores[k - 1] for k in kept], dtype=float),
                               n_centres)
