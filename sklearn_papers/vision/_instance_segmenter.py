@@ -18,12 +18,16 @@ from sklearn_papers.utils._sklearn_compat import (
 )
 from sklearn_papers.utils._validation import check_sample_weight
 from sklearn_papers.vision._scales import (
+    FAR_FROM_TRAINING_SIZE,
     MIN_RESCALED_SIDE,
+    SCALE_MARGIN,
     check_predict_scales,
     choose_scale,
     rescaled_shape,
     resize_image,
     resize_labels,
+    scale_is_backed,
+    size_gap,
     typical_size,
 )
 from sklearn_papers.vision._validation import (
@@ -145,6 +149,38 @@ def _pad_to(arr, stride):
 
 
 # ----------------------------------------------------------------------------- grouping
+def _peaks(sem, heat, threshold):
+    """Candidate centres: local maxima (3 x 3) of the heatmap above ``threshold`` on
+    object pixels."""
+    return (heat >= ndimage.maximum_filter(heat, size=3, mode="constant")) & (
+        heat > threshold) & (sem > 0)
+
+
+def _class_centres(pix, peaks, heat, emb, merge_distance):
+    """Centres ``(row, col)`` kept among the peaks of one class (pixels ``pix``): in
+    decreasing heatmap order, a peak whose embedding lies closer than ``merge_distance``
+    to a kept centre's is a duplicate."""
+    cand = np.argwhere(peaks & pix)
+    order = np.argsort(-heat[cand[:, 0], cand[:, 1]], kind="stable")
+    kept, kept_emb = [], []
+    for r, col in cand[order]:
+        e = emb[:, r, col]
+        if kept_emb and (np.min(np.linalg.norm(np.array(kept_emb) - e, axis=1))
+                         < merge_distance):
+            continue
+        kept.append((r, col))
+        kept_emb.append(e)
+    return kept
+
+
+def _count_centres(sem, heat, emb, threshold, merge_distance):
+    """Number of centres that centre seeding keeps in one low-resolution image (the
+    objects the centre head finds, whatever the grouping)."""
+    peaks = _peaks(sem, heat, threshold)
+    return sum(len(_class_centres(sem == c, peaks, heat, emb, merge_distance))
+               for c in np.unique(sem[peaks]))
+
+
 def _group_centers(sem, heat, emb, threshold, merge_distance):
     """Instances of one low-resolution image by centre seeding (the paper's inference).
 
@@ -155,23 +191,16 @@ def _group_centers(sem, heat, emb, threshold, merge_distance):
     component of the class (objects apart in the image are never merged); a component
     without a centre is one instance.
     """
-    peaks = (heat >= ndimage.maximum_filter(heat, size=3, mode="constant")) & (
-        heat > threshold) & (sem > 0)
+    peaks = _peaks(sem, heat, threshold)
     out = np.zeros(sem.shape, dtype=np.int64)
     classes, scores = [], []
     for c in np.unique(sem[sem > 0]):
         pix = sem == c
         comp, n_comp = ndimage.label(pix)
-        cand = np.argwhere(peaks & pix)
-        order = np.argsort(-heat[cand[:, 0], cand[:, 1]], kind="stable")
-        centres, centre_scores, centre_comp = [], [], []
-        for r, col in cand[order]:
-            e = emb[:, r, col]
-            if centres and np.min(np.linalg.norm(np.array(centres) - e, axis=1)) < merge_distance:
-                continue
-            centres.append(e)
-            centre_scores.append(float(heat[r, col]))
-            centre_comp.append(comp[r, col])
+        kept = _class_centres(pix, peaks, heat, emb, merge_distance)
+        centres = [emb[:, r, col] for r, col in kept]
+        centre_scores = [float(heat[r, col]) for r, col in kept]
+        centre_comp = [comp[r, col] for r, col in kept]
         centres = np.array(centres).reshape(len(centres), emb.shape[0])
         centre_comp = np.array(centre_comp, dtype=np.int64)
         base = len(classes)
@@ -283,6 +312,36 @@ def _instance_size(instance_map):
     return typical_size(np.sqrt(areas), areas)
 
 
+def _listed(items, most=5):
+    """``items`` joined, the first ``most`` of them and how many more."""
+    shown = "; ".join(items[:most])
+    return shown if len(items) <= most else f"{shown}; and {len(items) - most} more"
+
+
+def _warn_scales(refused, far, target):
+    """The warnings of ``predict_scales`` for one call of a predict method (stack: the
+    public method, ``_segment``, this function)."""
+    if refused:
+        warnings.warn(
+            f"predict_scales kept scale 1 for {len(refused)} image(s) in which another "
+            f"scale found instances closer in size to those seen in fit "
+            f"(object_size_={target:.1f} px) but fewer confident instance centres "
+            f"(less than 1 / {SCALE_MARGIN:g} of those at scale 1), as when the "
+            f"network joins objects into instances of about the training size: "
+            f"{_listed(refused)}. Typical sizes are in pixels of the rescaled image. If "
+            f"the objects of such an image are larger or smaller than those seen in "
+            f"fit, resize it before predicting; predict_scales=(1.0,) predicts at the "
+            f"input scale only.", UserWarning, stacklevel=4)
+    if far:
+        warnings.warn(
+            f"In {len(far)} image(s) the instances found differ in typical size from "
+            f"those seen in fit (object_size_={target:.1f} px) by more than a factor "
+            f"{FAR_FROM_TRAINING_SIZE:g} at every scale of predict_scales (sizes in "
+            f"pixels of the rescaled image): {_listed(far)}. Resize such images so that "
+            f"their objects are about object_size_ across, or fit on objects of their "
+            f"size.", UserWarning, stacklevel=4)
+
+
 # ----------------------------------------------------------------------------- estimator
 class InstanceSegmenter(BaseEstimator):
     """Joint semantic and instance segmentation with centre seeding and pixel embeddings.
@@ -344,21 +403,31 @@ class InstanceSegmenter(BaseEstimator):
         connected components of the semantic map (no instance heads). Read at
         prediction time.
     predict_scales : "auto" or sequence of float, default="auto"
-        Scales at which :meth:`predict`, :meth:`predict_instances` and
-        :meth:`predict_semantic` segment each image (resized, bilinear and antialiased;
-        the maps come back at the input size by nearest neighbour). Each image keeps the
-        scale whose instances are closest in size to those seen in ``fit``
-        (:attr:`object_size_`), its own scale unless another is closer by more than a
-        factor 1.25. ``"auto"``: 0.25, 0.5, 1 and 2 (objects up to 4 times larger or 2
-        times smaller than in ``fit``); ``(1.0,)`` predicts at the input scale only.
-        The input scale is always a candidate: ``(2.0,)`` compares scales 1 and 2;
-        to predict at another scale only, resize the images before predicting.
-        Scales that make an image smaller than 16 pixels a side are skipped. Read at
-        prediction time. Each scale other than 1 costs one more pass through the
-        network (scale 2 four times the pixels); ``(1.0,)`` is the fastest. A model
-        trained on tiles at one scale thus segments whole images at another (e.g.
-        ``examples/plot_coins.py``: trained on half-resolution tiles, it segments the
-        photograph at its native resolution).
+        Scales at which :meth:`predict`, :meth:`predict_instances`,
+        :meth:`predict_semantic` and :meth:`score` segment each image (resized,
+        bilinear and antialiased; the maps come back at the input size by nearest
+        neighbour). Each image keeps the scale whose instances are closest in size to
+        those seen in ``fit`` (:attr:`object_size_`; sizes are ``sqrt(area)``, the median
+        weighted by area, in pixels of the rescaled image): its own scale unless another
+        is closer by more than a factor 1.25 and finds at least ``1 / 1.25`` as many
+        instance centres as its own scale (local maxima of the centre heatmap above
+        ``center_threshold``, duplicates dropped as in centre seeding, whatever the
+        ``grouping``). The sizes alone can mislead: a network shown objects smaller than
+        those it learned, or joining touching objects, makes instances of about or
+        above the training size, and such joined objects lose their centres. When the
+        scale closest in size finds fewer centres, the image keeps its own scale, and a
+        ``UserWarning`` names it with both scales; another names the images whose
+        instances differ from ``object_size_`` by more than a factor 2 at every scale
+        tried (one warning of each kind per call). ``"auto"``: 0.25, 0.5, 1 and 2
+        (objects up to 4 times larger or 2 times smaller than in ``fit``); ``(1.0,)``
+        predicts at the input scale only, without these checks. The input scale is
+        always a candidate: ``(2.0,)`` compares scales 1 and 2; to predict at another
+        scale only, resize the images before predicting. Scales that make an image
+        smaller than 16 pixels a side are skipped. Read at prediction time. Each scale
+        other than 1 costs one more pass through the network (scale 2 four times the
+        pixels); ``(1.0,)`` is the fastest. A model trained on tiles at one scale thus
+        segments whole images at another (e.g. ``examples/plot_coins.py``: trained on
+        half-resolution tiles, it segments the photograph at its native resolution).
     norm : {"batch", "group"} or None, default="batch"
         Normalisation after every convolution. With ``"batch"`` and images so small
         that the outputs are 1 x 1 (at most ``output_stride`` pixels a side), a
@@ -819,10 +888,11 @@ class InstanceSegmenter(BaseEstimator):
             images = self._check_predict_images(X)
         scales = check_predict_scales(self.predict_scales)
         target = getattr(self, "object_size_", float("nan"))
-        results = self._segment_images(images)
         if scales == (1.0,) or not np.isfinite(target):
-            return results
+            return [r[:3] for r in self._segment_images(images, count_centres=False)]
+        results = self._segment_images(images)
         sizes = [{1.0: _instance_size(r[0])} for r in results]
+        centres = [{1.0: r[3]} for r in results]
         found = {1.0: results}
         for scale in scales:
             if scale == 1.0:
@@ -835,20 +905,35 @@ class InstanceSegmenter(BaseEstimator):
             found[scale] = dict(zip(members, out))
             for i, r in zip(members, out):
                 sizes[i][scale] = _instance_size(r[0])
-        chosen = []
+                centres[i][scale] = r[3]
+        chosen, refused, far = [], [], []
         for i, image in enumerate(images):
             scale = choose_scale(sizes[i], target)
+            if not scale_is_backed(scale, centres[i]):
+                refused.append(
+                    f"X[{i}] (scale {scale:g}: {sizes[i][scale]:.1f} px, "
+                    f"{centres[i][scale]} centres; scale 1: {sizes[i][1.0]:.1f} px, "
+                    f"{centres[i][1.0]} centres)")
+                scale = 1.0
+            elif min(size_gap(v, target) for v in sizes[i].values()) > np.log(
+                    FAR_FROM_TRAINING_SIZE):
+                far.append(f"X[{i}] (" + ", ".join(
+                    f"scale {s:g}: {v:.1f} px" for s, v in sorted(sizes[i].items())
+                    if np.isfinite(v)) + f"; predicted at scale {scale:g})")
             if scale == 1.0:
-                chosen.append(results[i])
+                chosen.append(results[i][:3])
                 continue
-            inst, classes, scores = found[scale][i]
+            inst, classes, scores, _ = found[scale][i]
             up = resize_labels(inst, image.shape[1:])
             kept = np.unique(up[up > 0])
             chosen.append((_relabel(up), classes[kept - 1], scores[kept - 1]))
+        _warn_scales(refused, far, target)
         return chosen
 
-    def _segment_images(self, images):
-        """:meth:`_segment` at the images' own scale."""
+    def _segment_images(self, images, count_centres=True):
+        """:meth:`_segment` at the images' own scale; per image also the number of
+        centres the centre head finds (:func:`_count_centres`; None when
+        ``count_centres`` is false)."""
         stride = self._stride()
         group = _GROUPINGS[self.grouping]
         results = [None] * len(images)
@@ -865,8 +950,11 @@ class InstanceSegmenter(BaseEstimator):
                                n_segments, _SLIC_COMPACTNESS)
                 kept = np.unique(up[up > 0])
                 inst = _relabel(up)
+                n_centres = _count_centres(sem, cen[j], emb[j], self.center_threshold,
+                                           self.delta_d) if count_centres else None
                 results[i] = (inst, np.array([classes[k - 1] for k in kept], dtype=np.int64),
-                              np.array([scores[k - 1] for k in kept], dtype=float))
+                              np.array([scores[k - 1] for k in kept], dtype=float),
+                              n_centres)
         return results
 
     @staticmethod

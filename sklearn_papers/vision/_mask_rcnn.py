@@ -168,7 +168,8 @@ class MaskRCNN(BaseEstimator):
         network (scale 2 four times the pixels), so ``"auto"`` predicts about 5 times
         slower than ``(1.0,)``; pass ``(1.0,)`` when the images are at the training
         scale. On a model trained too briefly to be confident the count can pick a wrong
-        scale.
+        scale, and on crowded, touching objects a larger scale can find more detections
+        than there are objects and be kept.
     predict_tile_size : "auto", int or None, default="auto"
         Windows the network input (after ``image_size`` and the scale) is predicted in:
         windows of this side overlapping by half a window, each keeping the detections

@@ -3,20 +3,29 @@
 A model trained on objects about ``d`` pixels across finds objects of that size. An image
 whose objects are larger or smaller (a whole photograph at its native resolution after
 training on half-resolution tiles) is predicted at several scales, and each image keeps
-the scale at which the objects found are closest in size to those seen in ``fit``.
+the scale at which the objects found are closest in size to those seen in ``fit``
+(:func:`choose_scale`), provided the network finds the objects there: as many as at the
+image's own scale, give or take a factor 1.25 (:func:`scale_is_backed`; ``MaskRCNN``
+chooses on the objects it finds alone, :func:`choose_scale_by_count`).
 """
 
 import numpy as np
 
-__all__ = ["AUTO_SCALES", "choose_scale", "choose_scale_by_count", "check_predict_scales",
-           "resize_image", "resize_labels", "tile_starts", "typical_size"]
+__all__ = ["AUTO_SCALES", "FAR_FROM_TRAINING_SIZE", "SCALE_MARGIN", "choose_scale",
+           "choose_scale_by_count", "check_predict_scales", "resize_image", "resize_labels",
+           "scale_is_backed", "size_gap", "tile_starts", "typical_size"]
 
 #: Scales tried by ``predict_scales="auto"``: objects up to 4 times larger or 2 times
 #: smaller than in ``fit`` are brought to the training size.
 AUTO_SCALES = (0.25, 0.5, 1.0, 2.0)
 #: A scale other than 1 is taken only when its objects' size is closer to the training
-#: size by more than this factor (a margin against the noise of a median).
-_MARGIN = 1.25
+#: size by more than this factor (a margin against the noise of a median), and, for
+#: ``InstanceSegmenter``, when it finds at least ``1 / SCALE_MARGIN`` as many instance
+#: centres as scale 1 (``MaskRCNN``: when it finds this factor more objects).
+SCALE_MARGIN = 1.25
+#: Objects whose typical size differs from the training size by more than this factor
+#: at every scale tried are far from anything seen in ``fit`` (a warning says so).
+FAR_FROM_TRAINING_SIZE = 2.0
 #: Rescaled images smaller than this (pixels a side) are not tried.
 MIN_RESCALED_SIDE = 16
 #: Largest scale accepted: 16 times the side is 256 times the pixels (and memory).
@@ -61,6 +70,14 @@ def typical_size(sizes, weights=None):
     return float(sizes[order][np.searchsorted(cum, 0.5 * cum[-1])])
 
 
+def size_gap(size, target):
+    """``|log(size / target)|``: how far a typical object size is from the training
+    size, as a factor (inf when either is missing)."""
+    if not (np.isfinite(size) and np.isfinite(target) and size > 0 and target > 0):
+        return float("inf")
+    return float(abs(np.log(size / target)))
+
+
 def choose_scale(sizes_by_scale, target):
     """The scale whose typical object size (in rescaled pixels) is closest to ``target``
     (log ratio), 1.0 unless another is closer by more than a factor 1.25.
@@ -76,11 +93,40 @@ def choose_scale(sizes_by_scale, target):
     found = {s: v for s, v in sizes_by_scale.items() if np.isfinite(v) and v > 0}
     if not found or not np.isfinite(target) or target <= 0:
         return 1.0
-    gap = {s: abs(np.log(v / target)) for s, v in found.items()}
+    gap = {s: size_gap(v, target) for s, v in found.items()}
     best = min(gap, key=lambda s: (gap[s], abs(np.log(s))))
-    if 1.0 in gap and gap[1.0] <= gap[best] + np.log(_MARGIN):
+    if 1.0 in gap and gap[1.0] <= gap[best] + np.log(SCALE_MARGIN):
         return 1.0
     return best
+
+
+def scale_is_backed(scale, counts_by_scale):
+    """Whether the objects a detector finds at ``scale`` back a choice made on their
+    size: at least ``1 / 1.25`` as many as at scale 1.
+
+    The sizes of the instances found at a scale agree with the training size both when
+    the scale brings the objects to that size and when the network, at a scale where
+    it sees objects smaller than in ``fit``, joins several into one instance of about
+    the training size (a network's instances tend towards the sizes it was trained on).
+    Only the first keeps the objects: there the network finds each of them with a
+    confident centre, while joined objects lose theirs. A scale whose objects are of the
+    training size but that finds clearly fewer centres than scale 1 is thus refused.
+
+    Parameters
+    ----------
+    scale : float
+        The scale chosen on the objects' sizes (:func:`choose_scale`).
+    counts_by_scale : dict of float -> int
+        Number of objects (instance centres) the network finds at each scale.
+
+    Returns
+    -------
+    backed : bool
+        True for scale 1 and for scales whose count is not known.
+    """
+    if scale == 1.0 or scale not in counts_by_scale or 1.0 not in counts_by_scale:
+        return True
+    return SCALE_MARGIN * counts_by_scale[scale] >= counts_by_scale[1.0]
 
 
 def choose_scale_by_count(counts_by_scale):
@@ -107,7 +153,7 @@ def choose_scale_by_count(counts_by_scale):
         return 1.0
     best = max(counts, key=lambda s: (counts[s], -abs(np.log(s))))
     own = counts.get(1.0, 0.0)
-    if best != 1.0 and counts[best] > 0 and counts[best] >= _MARGIN * own:
+    if best != 1.0 and counts[best] > 0 and counts[best] >= SCALE_MARGIN * own:
         return best
     return 1.0 if 1.0 in counts else best
 

@@ -1,6 +1,7 @@
 """InstanceSegmenter: fit/predict contract, input handling, errors, determinism, pickling."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -125,6 +126,105 @@ def test_predict_scales_bring_larger_objects_to_the_training_size(fitted, data):
     np.testing.assert_array_equal(auto.predict(data.images[:4]), own.predict(data.images[:4]))
     with pytest.raises(ValueError, match="predict_scales must be 'auto' or a non-empty"):
         clone(fitted).set_params(predict_scales=(0.0,)).fit(data.images, data.instance_maps)
+
+
+def _scripted_outputs(n_classes, embedding_dim, by_shape):
+    """A stand-in for the network's ``_outputs``: per low-resolution shape ``(h, w)``, a
+    list of objects ``(row, col, side, centre)`` (squares of ``side`` low-resolution
+    pixels, with a confident centre or none), the same for every image of the batch."""
+    def outputs(images_p):
+        n, _, H, W = images_p.shape
+        h, w = H // 2, W // 2
+        sem = np.zeros((n, n_classes + 1, h, w), dtype=np.float32)
+        sem[:, 0] = 1.0
+        heat = np.zeros((n, h, w), dtype=np.float32)
+        emb = np.zeros((n, embedding_dim, h, w), dtype=np.float32)
+        for k, (r, c, side, centre) in enumerate(by_shape.get((h, w), [])):
+            sem[:, 0, r:r + side, c:c + side], sem[:, 1, r:r + side, c:c + side] = 0.0, 1.0
+            emb[:, 0, r:r + side, c:c + side] = 10.0 * k  # objects far apart in embedding
+            heat[:, r:r + side, c:c + side] = 0.3
+            if centre:
+                heat[:, r + side // 2, c + side // 2] = 0.95
+        return sem, heat, emb
+    return outputs
+
+
+def test_auto_scale_refuses_a_size_match_that_loses_the_objects(fitted, monkeypatch):
+    # The failure on dense nuclei: at the input scale the network finds many objects of
+    # the training size, each with a confident centre, and joins a few into large
+    # instances that dominate the area-weighted typical size; at half scale it joins them
+    # into a few instances of about the training size, without centres. The sizes alone
+    # pick half scale (4 instances instead of 14); the centres keep the input scale.
+    est = pickle.loads(pickle.dumps(fitted))
+    est.object_size_ = 8.0  # 4 x 4 low-resolution pixels at output stride 2
+    at_1 = [(2 + 6 * (k // 6), 2 + 7 * (k % 6), 4, True) for k in range(12)]
+    at_1 += [(14, 2, 16, False), (14, 24, 16, False)]  # 32 x 32 px: joined objects
+    at_half = [(2, 2, 4, False), (2, 10, 4, False), (9, 2, 4, False), (9, 10, 4, False)]
+    monkeypatch.setattr(est, "_outputs", _scripted_outputs(
+        est.n_classes_, est.embedding_dim, {(32, 48): at_1, (16, 24): at_half}))
+    X = np.zeros((2, 64, 96, 3), dtype=np.float32)
+    with pytest.warns(UserWarning) as record:
+        pred = est.predict(X)
+    assert len(record) == 1  # one warning per call, naming the images
+    message = str(record[0].message)
+    assert message.startswith("predict_scales kept scale 1 for 2 image(s)")
+    for i in range(2):
+        assert (f"X[{i}] (scale 0.5: 8.0 px, 0 centres; scale 1: 32.0 px, 12 centres)"
+                in message)
+    assert [m.max() for m in pred] == [14, 14]
+    own = est.set_params(predict_scales=(1.0,)).predict(X)
+    np.testing.assert_array_equal(pred, own)
+    # objects twice the training size, found whole but without confident centres at the
+    # input scale, with them at half scale: half scale is taken without a warning
+    at_1 = [(2 * r, 2 * c, 2 * side, False) for r, c, side, _ in at_half]
+    at_half_found = [(r, c, side, True) for r, c, side, _ in at_half]
+    monkeypatch.setattr(est, "_outputs", _scripted_outputs(
+        est.n_classes_, est.embedding_dim, {(32, 48): at_1, (16, 24): at_half_found}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pred = est.set_params(predict_scales="auto").predict(X)
+    assert [m.max() for m in pred] == [4, 4]
+
+
+def test_auto_scale_warns_when_no_scale_finds_the_training_size(fitted, monkeypatch):
+    est = pickle.loads(pickle.dumps(fitted))
+    est.object_size_ = 8.0
+    # objects of 64 px at the input scale, 32 px at half scale: 4 times the training
+    # size and more at every scale tried
+    monkeypatch.setattr(est, "_outputs", _scripted_outputs(
+        est.n_classes_, est.embedding_dim,
+        {(32, 48): [(0, 0, 32, True)], (16, 24): [(0, 0, 16, True)]}))
+    with pytest.warns(UserWarning, match=r"In 1 image\(s\) the instances found differ in "
+                      r"typical size .* by more than a factor 2 at every scale .*"
+                      r"X\[0\] \(scale 0.5: 32.0 px, scale 1: 64.0 px; predicted at scale "
+                      r"0.5\)"):
+        est.predict(np.zeros((1, 64, 96, 3), dtype=np.float32))
+
+
+def test_scale_is_backed_by_the_centres_found():
+    from sklearn_papers.vision._scales import scale_is_backed
+
+    assert scale_is_backed(1.0, {1.0: 30, 0.5: 0})
+    assert scale_is_backed(0.5, {1.0: 30, 0.5: 24})  # within a factor 1.25
+    assert not scale_is_backed(0.5, {1.0: 30, 0.5: 23})
+    assert scale_is_backed(0.5, {1.0: 0, 0.5: 0})
+    assert scale_is_backed(2.0, {1.0: 3})  # not tried: nothing against it
+
+
+def test_centres_are_counted_as_centre_seeding_keeps_them():
+    from sklearn_papers.vision._instance_segmenter import _count_centres, _group_centers
+
+    sem = np.zeros((8, 12), dtype=np.int64)
+    sem[1:7, 1:5], sem[1:7, 6:11] = 1, 2
+    heat = np.zeros(sem.shape, dtype=np.float32)
+    heat[2, 2], heat[5, 3], heat[3, 8] = 0.9, 0.8, 0.75  # two in class 1, one in class 2
+    emb = np.zeros((2,) + sem.shape, dtype=np.float32)
+    assert _count_centres(sem, heat, emb, 0.7, 1.5) == 2  # the class-1 pair is one object
+    emb[0, 5, 3] = 3.0  # now two objects by their embeddings
+    assert _count_centres(sem, heat, emb, 0.7, 1.5) == 3
+    _, _, scores = _group_centers(sem, heat, emb, 0.7, 1.5)
+    assert sum(s > 0.7 for s in scores) == 3
+    assert _count_centres(sem, heat, emb, 0.85, 1.5) == 1
 
 
 def test_same_random_state_same_model_and_global_rng_untouched(data):
