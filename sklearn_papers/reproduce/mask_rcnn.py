@@ -82,18 +82,12 @@ def _matched_iou(true_maps, pred_maps):
 
 def _label_maps(dets, shape, threshold):
     """The instance label maps :meth:`MaskRCNN.predict <sklearn_papers.vision.MaskRCNN.predict>`
-    paints, from detections already computed (detections scoring at least ``threshold``,
-    the lowest score first, ids ``1 .. k`` by decreasing score without gaps)."""
+    paints, from detections already computed."""
+    from sklearn_papers.vision._mask_rcnn import paint_detections
+
     maps = np.zeros((len(dets),) + tuple(shape), dtype=np.int64)
     for i, d in enumerate(dets):
-        keep = np.nonzero(d["scores"] >= threshold)[0]
-        for rank in keep[::-1]:
-            maps[i][d["masks"][rank]] = rank + 1
-        ids = np.unique(maps[i])
-        ids = ids[ids > 0]
-        lut = np.zeros(len(d["scores"]) + 1, dtype=np.int64)
-        lut[ids] = np.arange(1, len(ids) + 1)
-        maps[i] = lut[maps[i]]
+        maps[i] = paint_detections(d, shape, threshold)
     return maps
 
 

@@ -79,6 +79,37 @@ def _auto_anchor_sizes(boxes):
     return tuple(round(float(v), 2) for v in (lo, mid, hi))
 
 
+def paint_detections(detections, shape, threshold):
+    """One image's instance label map from its detections (what ``predict`` returns).
+
+    Parameters
+    ----------
+    detections : dict
+        One image's detections, with ``"scores"`` (ndarray of shape (k,), sorted by
+        decreasing score) and ``"masks"`` (bool ndarray of shape (k, H, W)).
+    shape : tuple of int
+        ``(H, W)``.
+    threshold : float
+        Detections scoring below it are not painted.
+
+    Returns
+    -------
+    label_map : ndarray of shape (H, W), int64
+        0 for background; the detections painted lowest score first (the best on top),
+        ids ``1 .. k'`` by decreasing score without gaps (a detection fully covered by
+        better ones leaves no id).
+    """
+    label_map = np.zeros(tuple(shape), dtype=np.int64)
+    keep = np.nonzero(detections["scores"] >= threshold)[0]
+    for rank in keep[::-1]:
+        label_map[detections["masks"][rank]] = rank + 1
+    ids = np.unique(label_map)
+    ids = ids[ids > 0]
+    lut = np.zeros(len(detections["scores"]) + 1, dtype=np.int64)
+    lut[ids] = np.arange(1, len(ids) + 1)
+    return lut[label_map]
+
+
 def _warmup_fraction(steps, fraction=0.1):
     """``pct_start`` of torch's ``OneCycleLR`` for ``steps`` optimiser steps: ``fraction``,
     unless its warm-up phase would end at step 0 (``fraction * steps - 1 == 0``, e.g. 10
@@ -796,18 +827,8 @@ class MaskRCNN(BaseEstimator):
                 "every detection with its score in predict_detections; low scores on every "
                 "image usually mean the model needs more training.", UserWarning,
                 stacklevel=2)
-        maps = []
-        for i, d in enumerate(dets):
-            maps.append(np.zeros(images[i].shape[1:], dtype=np.int64))
-            keep = np.nonzero(d["scores"] >= self.instance_score_threshold)[0]
-            for rank in keep[::-1]:  # lowest score first, the best painted last
-                maps[i][d["masks"][rank]] = rank + 1
-            # ids 1..k without gaps (some detections may be fully covered)
-            ids = np.unique(maps[i])
-            ids = ids[ids > 0]
-            lut = np.zeros(len(d["scores"]) + 1, dtype=np.int64)
-            lut[ids] = np.arange(1, len(ids) + 1)
-            maps[i] = lut[maps[i]]
+        maps = [paint_detections(d, images[i].shape[1:], self.instance_score_threshold)
+                for i, d in enumerate(dets)]
         if all(m.shape == maps[0].shape for m in maps):
             return np.stack(maps)
         return maps
