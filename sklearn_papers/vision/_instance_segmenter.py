@@ -260,8 +260,15 @@ def _group_mean_shift(sem, heat, emb, threshold, merge_distance):
         else:
             with warnings.catch_warnings():  # "Binning data failed": all points seed
                 warnings.simplefilter("ignore", UserWarning)
-                labels = MeanShift(bandwidth=merge_distance, bin_seeding=True,
-                                   cluster_all=True).fit_predict(pe)
+                try:
+                    labels = MeanShift(bandwidth=merge_distance, bin_seeding=True,
+                                       cluster_all=True).fit_predict(pe)
+                except ValueError:
+                    # No point within the bandwidth of any bin centre: in d dimensions a
+                    # point can lie up to bandwidth * sqrt(d) / 2 from its bin's centre.
+                    # Seeding at the points themselves always finds a neighbourhood.
+                    labels = MeanShift(bandwidth=merge_distance, bin_seeding=False,
+                                       cluster_all=True).fit_predict(pe)
         base = len(classes)
         out[pix] = base + 1 + labels
         k = int(labels.max()) + 1

@@ -530,3 +530,18 @@ def test_score_checks_the_truth_before_running_the_network(fitted, data, monkeyp
         fitted.score(data.images[:2], None)
     with pytest.raises(ValueError, match=r"y has 1 maps but there are 2 images"):
         fitted.score(data.images[:2], data.instance_maps[:1])
+
+
+def test_mean_shift_grouping_when_no_point_is_near_a_bin_centre():
+    # In 16 dimensions, points at 0.74 on every axis lie 2.96 from their bin's centre (0),
+    # beyond the bandwidth 1.5: bin seeding finds no neighbourhood; the grouping must
+    # still return one instance for the one class.
+    from sklearn_papers.vision._instance_segmenter import _group_mean_shift
+
+    sem = np.zeros((6, 6), dtype=np.int64)
+    sem[1:4, 1:4] = 1
+    emb = np.full((16, 6, 6), 0.74, dtype=np.float32)
+    out, classes, scores = _group_mean_shift(sem, None, emb, 0.5, 1.5)
+    assert classes == [1]
+    assert scores == [1.0]
+    assert np.array_equal(out, sem)
