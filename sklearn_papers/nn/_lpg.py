@@ -31,6 +31,7 @@ __all__ = [
     "lpg_meta_loss",
     "lpg_targets",
     "rollout",
+    "scale_rewards",
     "value_update",
 ]
 
@@ -200,6 +201,21 @@ def rollout(core, net, params, length, generator=None):
             "next_obs": torch.stack(nxt, 1)}
 
 
+def scale_rewards(traj, scale):
+    """Divide each agent's rewards by the largest ``|r|`` it has seen so far.
+
+    ``scale`` (float64, shape (B,)) is every agent's running maximum of ``|r|`` before this
+    trajectory (0: no reward seen yet). Returns ``(new_scale, traj)`` where ``new_scale``
+    includes this trajectory's rewards and ``traj`` is a copy whose ``reward`` is divided
+    by it (left as it is while ``new_scale`` is 0, i.e. all rewards so far were 0), so
+    every scaled reward lies in ``[-1, 1]`` whatever the environment's reward unit.
+    """
+    reward = traj["reward"]
+    new_scale = torch.maximum(scale, reward.detach().abs().amax(1).to(scale.dtype))
+    divisor = torch.where(new_scale > 0, new_scale, torch.ones_like(new_scale))
+    return new_scale, {**traj, "reward": reward / divisor.to(reward.dtype)[:, None]}
+
+
 def lambda_returns(reward, terminated, truncated, next_values, discount, lam):
     """TD(lambda) returns, cut at termination and bootstrapped through truncation.
 
@@ -312,13 +328,18 @@ def agent_update(net, params, traj, targets, *, lr, y_weight=1.0, entropy_cost=0
     return new
 
 
-def lpg_targets(rule, net, params, traj, discount):
-    """``(pi_hat, y_hat)`` of the rule on a trajectory of the agents with ``params``."""
+def lpg_targets(rule, net, params, traj, discount, center=False):
+    """``(pi_hat, y_hat)`` of the rule on a trajectory of the agents with ``params``; with
+    ``center``, ``pi_hat`` minus its mean over each agent's rollout (a baseline: the policy
+    step then moves probability between the rollout's actions instead of raising them all)."""
     logits, y = net(params, traj["obs"])
     _, y_next = net(params, traj["next_obs"])
     pi_a = F.softmax(logits, -1).gather(-1, traj["actions"][..., None])[..., 0]
-    return rule(traj["reward"], traj["terminated"], traj["truncated"], discount, pi_a, y,
-                y_next)
+    pi_hat, y_hat = rule(traj["reward"], traj["terminated"], traj["truncated"], discount,
+                         pi_a, y, y_next)
+    if center:
+        pi_hat = pi_hat - pi_hat.mean(1, keepdim=True)
+    return pi_hat, y_hat
 
 
 def a2c_targets(values, next_values, traj, discount, lam):
@@ -332,7 +353,8 @@ def a2c_targets(values, next_values, traj, discount, lam):
 
 
 def lpg_meta_loss(rule, net, params, trajectory, n_inner, values, *, lr, y_weight, discount,
-                  lam, entropy_policy, entropy_prediction, l2_policy, l2_prediction):
+                  lam, entropy_policy, entropy_prediction, l2_policy, l2_prediction,
+                  center=False):
     """The meta-loss of one meta-step: ``n_inner`` rule-driven updates, then A2C's loss.
 
     The agents start at ``params`` and apply the rule to ``trajectory(k, params_k)`` for
@@ -355,7 +377,7 @@ def lpg_meta_loss(rule, net, params, trajectory, n_inner, values, *, lr, y_weigh
     reg = 0.0
     for k in range(n_inner):
         traj = trajectory(k, {name: v.detach() for name, v in p.items()})
-        pi_hat, y_hat = lpg_targets(rule, net, p, traj, discount)
+        pi_hat, y_hat = lpg_targets(rule, net, p, traj, discount, center=center)
         reg = reg + l2_policy * (pi_hat ** 2).mean()
         if y_hat is not None:
             reg = reg + l2_prediction * (y_hat ** 2).mean()

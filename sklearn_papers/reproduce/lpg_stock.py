@@ -6,14 +6,26 @@ environments it has never seen. Here the test environments are gymnasium's stock
 ``FrozenLake-v1`` (slippery and not), ``CliffWalking-v1`` and ``Taxi-v4``: never used in
 meta-training, with rewards of -1, -10 and -100 that our grid worlds do not have.
 
-Rules (one per meta-training seed):
+Rules (one per meta-training seed), both with the same input pipeline, in meta-training
+and on the test environments: every agent's rewards reach the rule divided by the largest
+``|r|`` that agent has met so far (``reward_scaling="max_abs"``), so a rule meta-trained on
+rewards of one size reads rewards of any size alike; the policy target ``pi_hat`` is
+centred over every rollout (``center_policy_target=True``), so that a rule cannot push an
+agent's policy to a deterministic one before any reward came; and lifetimes of 500 agent
+updates, the test environments' training length:
 
 * *LPG, widened*: meta-trained on a widened distribution of our 5 x 5 grid worlds, as the
-  paper widens its training set (:func:`_widened_grid_world`: rewards scaled by 0.1 to 100
-  and negated a quarter of the time, a per-step reward of 0, -0.1 or -1, episodes of 10 to
-  150 steps, actions replaced by random ones with probability 0 to 0.66);
-* *LPG, our grid worlds*: meta-trained on ``sample_grid_worlds`` alone (the ``lpg``
-  experiment's training set), for comparison.
+  paper widens its training set (:func:`_widened_grid_world`). Half of its environments
+  are *lakes* (:func:`_lake`): a +1 goal at least half the grid's diameter from the start
+  and 1 to 5 holes that end the episode with a reward of 0 or -1 (ending an episode is not
+  always good), episodes of 20 to 150 steps, rewards scaled by 0.1 to 100,
+  slipperiness 0 to 0.33. The other half are our layouts (dense, sparse, long horizon):
+  rewards scaled by 0.1, 1, 10 or 100 and negated a quarter of the time, a per-step reward
+  of 0, -0.01 or -0.05 times the scale, episodes of 10 to 150 steps, actions replaced by
+  random ones with probability 0 to 0.66;
+* *LPG, our grid worlds* (``rules`` of the configuration; not in the default runs, whose
+  CPU time goes to the widened rule's three meta-training seeds): meta-trained on
+  ``sample_grid_worlds`` alone (the ``lpg`` experiment's training set), for comparison.
 
 Every method trains one tabular agent per environment and agent seed for the same number
 of environment steps; the agent is then evaluated greedily (an episode still running after
@@ -51,6 +63,10 @@ _STOCK = (("FrozenLake, not slippery", "FrozenLake-v1", {"is_slippery": False}),
 _CONVERGING = ("FrozenLake, not slippery", "CliffWalking")
 _RULES = (("widened", "LPG, widened"), ("grid", "LPG, our grid worlds"))
 _TRAIN_DISCOUNT = 0.99
+#: The rule's input pipeline, the same in meta-training and on the test environments.
+_RULE = {"reward_scaling": "max_abs", "center_policy_target": True}
+#: Version of the widened distribution and protocol (part of the records' key).
+_DISTRIBUTION = "lakes-and-layouts/2"
 
 
 def _config(quick):
@@ -58,11 +74,13 @@ def _config(quick):
     number of environment steps for every method)."""
     if quick:
         return dict(rules=("widened",), meta_seeds=3, agent_seeds=3, meta_steps=300,
-                    n_agents=16, meta_lifetime=100, n_train=24, lifetime=500, episodes=20,
-                    max_steps=200, a2c_lrs=(0.3, 1.0), q_alphas=(0.5, 1.0), n_jobs=2)
-    return dict(rules=("widened", "grid"), meta_seeds=3, agent_seeds=3, meta_steps=600,
-                n_agents=32, meta_lifetime=100, n_train=24, lifetime=500, episodes=100,
-                max_steps=200, a2c_lrs=(0.3, 1.0, 3.0), q_alphas=(0.1, 0.5, 1.0), n_jobs=2)
+                    n_agents=16, meta_lifetime=500, rule=_RULE, n_train=24, lifetime=500,
+                    episodes=20, max_steps=200, a2c_lrs=(0.3, 1.0), q_alphas=(0.5, 1.0),
+                    n_jobs=2)
+    return dict(rules=("widened",), meta_seeds=3, agent_seeds=3, meta_steps=600,
+                n_agents=32, meta_lifetime=500, rule=_RULE, n_train=24, lifetime=500,
+                episodes=100, max_steps=200, a2c_lrs=(0.3, 1.0, 3.0),
+                q_alphas=(0.1, 0.5, 1.0), n_jobs=2)
 
 
 def _make_stock(env_id, kwargs):
@@ -95,21 +113,65 @@ def _slip(env, p):
     return Slip(env)
 
 
+def _path_exists(height, width, start, goal, blocked):
+    """Whether ``goal`` can be reached from ``start`` on the grid avoiding ``blocked`` cells."""
+    seen, todo = {start}, [start]
+    while todo:
+        r, c = todo.pop()
+        if (r, c) == goal:
+            return True
+        for nxt in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
+            if (0 <= nxt[0] < height and 0 <= nxt[1] < width and nxt not in seen
+                    and nxt not in blocked):
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+def _lake(rng, height=5, width=5):
+    """A lake: a start, a +1 goal at least half the grid's diameter away that ends the
+    episode, and 1 to 5 holes that end it with a reward of 0 (two times in three) or -1,
+    placed so that a path from the start to the goal avoids them: ``(start, objects)``."""
+    cells = [(r, c) for r in range(height) for c in range(width)]
+    while True:
+        order = rng.permutation(len(cells))
+        start, goal = cells[order[0]], cells[order[1]]
+        if abs(start[0] - goal[0]) + abs(start[1] - goal[1]) < (height + width - 2) / 2:
+            continue
+        holes = [cells[i] for i in order[2:2 + rng.randint(1, height * width // 4)]]
+        if _path_exists(height, width, start, goal, set(holes)):
+            break
+    hole = float(rng.choice([0.0, 0.0, -1.0]))
+    return start, [(goal[0], goal[1], 1.0, 1.0, 0.0)] + [(r, c, hole, 1.0, 0.0)
+                                                         for r, c in holes]
+
+
 def _widened_grid_world(rng):
-    """A meta-training environment from the widened distribution: one of our 5 x 5 layouts
-    with its rewards scaled by 0.1, 1, 10 or 100 (negated with probability 1/4), a per-step
-    reward of 0, -0.1 or -1, episodes of 10 to 150 steps and slipperiness 0 to 0.66 (a
-    sampler for :meth:`LearnedPolicyGradient.fit`)."""
+    """A meta-training environment from the widened distribution (a sampler for
+    :meth:`LearnedPolicyGradient.fit`): a 5 x 5 grid world, half the time a *lake* (a far
+    +1 goal and holes that end the episode with 0 or -1, :func:`_lake`; episodes of 20 to
+    150 steps, rewards scaled by 0.1, 1, 10 or 100, actions replaced by random ones with
+    probability 0 to 0.33), else one of our layouts (dense, sparse, long horizon; episodes of
+    10 to 150 steps, rewards scaled by 0.1 to 100 and negated a quarter of the time, a
+    per-step reward of 0, -0.01 or -0.05 times the scale, slipperiness 0 to 0.66)."""
     from gymnasium.wrappers import TransformReward
 
     from sklearn_papers.rl import GridWorld, make_grid_world
 
+    if rng.rand() < 0.5:
+        start, objects = _lake(rng)
+        env = GridWorld(height=5, width=5, objects=objects, start=start,
+                        max_steps=int(rng.choice([20, 40, 80, 150])))
+        env = TransformReward(env, _Affine(float(rng.choice([0.1, 1.0, 10.0, 100.0])), 0.0))
+        p = float(rng.choice([0.0, 0.0, 0.1, 0.33]))
+        return _slip(env, p) if p else env
     base = make_grid_world(("dense", "sparse", "long_horizon")[rng.randint(3)],
                            random_state=rng)
     env = GridWorld(height=5, width=5, objects=base.objects, start=base.start,
                     max_steps=int(rng.choice([10, 20, 40, 80, 150])))
     scale = float(rng.choice([0.1, 1.0, 10.0, 100.0])) * (1.0 if rng.rand() < 0.75 else -1.0)
-    env = TransformReward(env, _Affine(scale, float(rng.choice([0.0, 0.0, -0.1, -1.0]))))
+    offset = float(rng.choice([0.0, 0.0, -0.01, -0.05])) * abs(scale)
+    env = TransformReward(env, _Affine(scale, offset))
     p = float(rng.choice([0.0, 0.0, 0.1, 0.33, 0.66]))
     return _slip(env, p) if p else env
 
@@ -209,7 +271,7 @@ def _rule_part(kind, seed, cfg):
     t0 = time.process_time()
     est = LearnedPolicyGradient(lifetime=cfg["meta_lifetime"], n_agents=cfg["n_agents"],
                                 max_meta_steps=cfg["meta_steps"], discount=_TRAIN_DISCOUNT,
-                                random_state=seed)
+                                random_state=seed, **cfg["rule"])
     est.fit(_widened_grid_world if kind == "widened"
             else sample_grid_worlds(cfg["n_train"], random_state=seed))
     out = {"returns": {}, "meta_cpu": time.process_time() - t0}
@@ -295,15 +357,21 @@ def _section(cfg, baselines, rules, wall, cpu, records=()):
         f"{name}: " + ", ".join(f"{v:.2f}" for v in summary[name]["widened_norm"])
         for name, _, _ in _STOCK)
     grid_rule = (f"; *LPG, our grid worlds*, meta-trained on {cfg['n_train']} grids of "
-                 "`sample_grid_worlds`" if "grid" in rules else
-                 " (the rule meta-trained on our grid worlds alone is in the full mode)")
+                 "`sample_grid_worlds`" if "grid" in rules else "")
     return "\n".join([
         "Test environments (never meta-trained on): gymnasium's FrozenLake-v1 (slippery "
         "and not), CliffWalking-v1 and Taxi-v4. Rules, one per meta-training seed "
         f"({cfg['meta_seeds']} seeds): *LPG, widened*, meta-trained on a widened "
-        "distribution of our 5 x 5 grid worlds (rewards scaled by 0.1, 1, 10 or 100 and "
-        "negated a quarter of the time, a per-step reward of 0, -0.1 or -1, episodes of 10 "
-        f"to 150 steps, actions replaced by random ones with probability 0 to 0.66){grid_rule}. "
+        "distribution of our 5 x 5 grid worlds: half lakes (a far +1 goal, 1 to 5 holes "
+        "that end the episode with 0 or -1, rewards scaled by 0.1 to 100, episodes of 20 to "
+        "150 steps, slipperiness 0 to 0.33), half our layouts (rewards scaled by 0.1, 1, 10 "
+        "or 100 and negated a quarter of the time, a per-step reward of 0, -0.01 or -0.05 "
+        "times the scale, episodes of 10 to 150 steps, actions replaced by random ones with "
+        f"probability 0 to 0.66){grid_rule}. Every rule reads the agent's rewards divided "
+        "by the largest |r| it has met so far (`reward_scaling=\"max_abs\"`), in "
+        "meta-training and on the test environments"
+        + (", with the policy target centred over every rollout"
+           if cfg["rule"].get("center_policy_target") else "") + ". "
         f"Meta-training: {cfg['meta_steps']} meta-steps of {cfg['n_agents']} agents "
         f"(lifetimes of {cfg['meta_lifetime']} updates), the estimator's other defaults. "
         f"Every method trains one tabular agent per environment and agent seed "
@@ -347,7 +415,7 @@ def run(ctx):
                             if k not in ("verbose", "random_state")},
                     "a2c": {k: v for k, v in A2C().get_params().items()
                             if k not in ("verbose", "random_state", "lr")}}
-        key = {"cfg": cfg, "defaults": defaults,
+        key = {"cfg": cfg, "defaults": defaults, "distribution": _DISTRIBUTION,
                "stock": [[n, i, sorted(k.items())] for n, i, k in _STOCK]}
         seeds = [ctx.random_state + i for i in range(cfg["meta_seeds"])]
         rule_parts = [(f"rule/{kind}/seed={seed}", _rule_part, (kind, seed, cfg), key)
@@ -375,8 +443,7 @@ def run(ctx):
         f"3 x 3), {cfg['meta_steps']} meta-steps of {cfg['n_agents']} agents (full: 600 of "
         f"32), {cfg['episodes']} evaluation episodes (full: 100), A2C's learning rate tuned "
         f"over {len(cfg['a2c_lrs'])} values and Q-learning's step size over "
-        f"{len(cfg['q_alphas'])} (full: 3 each); no rule meta-trained on our grid worlds alone "
-        f"(full: one per seed)." if ctx.quick else "")
+        f"{len(cfg['q_alphas'])} (full: 3 each)." if ctx.quick else "")
     return Section(markdown=md, shortened=shortened)
 
 

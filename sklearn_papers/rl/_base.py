@@ -12,12 +12,14 @@ from sklearn_papers.nn._lpg import (
     TabularAgentNet,
     agent_update,
     rollout,
+    scale_rewards,
     value_update,
 )
 from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 from sklearn_papers.rl._agents import MLPAgent, TabularAgent
 from sklearn_papers.rl._batched import make_batch
 from sklearn_papers.rl._env_checks import check_environments
+from sklearn_papers.rl._seeding import spawn_seeds
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = []
@@ -72,6 +74,11 @@ class _BaseRLEstimator(BaseEstimator):
     def _update_kwargs(self, net):
         raise NotImplementedError
 
+    def _scales_rewards(self):
+        """Whether the update targets see every agent's rewards divided by the largest
+        ``|r|`` it has seen (:func:`~sklearn_papers.nn._lpg.scale_rewards`)."""
+        return False
+
     # --- shared work
     def _check_envs(self, environments, name="environments"):
         """The user's environments as a list, validated: spaces, and no object in two
@@ -84,14 +91,15 @@ class _BaseRLEstimator(BaseEstimator):
         Returns ``(net, params, lifetime_returns (n,), td_value_weights (n, D))``.
         """
         check_device(self.device)  # validated; the small agents and cores run on CPU
-        gen = torch.Generator().manual_seed(int(seed))
-        core = make_batch(envs, generator=gen, seed=int(seed) % (2**31 - len(envs)),
-                          named_from=envs, names=names)
+        gen_seed, env_seed = spawn_seeds(seed, 2)
+        gen = torch.Generator().manual_seed(gen_seed)
+        core = make_batch(envs, generator=gen, seed=env_seed, named_from=envs, names=names)
         net = _make_net(core, self.agent, self._prediction_size(), self.agent_hidden_size)
         params = net.init_params(len(envs), generator=gen)
         d = net.n_states if isinstance(net, TabularAgentNet) else net.n_inputs
         value_w = torch.zeros(len(envs), d)
         total = torch.zeros(len(envs), dtype=torch.float64)
+        scale = torch.zeros(len(envs), dtype=torch.float64)
         steps = range(int(n_updates))
         if self.verbose and desc:
             from tqdm.auto import tqdm
@@ -101,6 +109,8 @@ class _BaseRLEstimator(BaseEstimator):
             traj = rollout(core, net, params, self.rollout_length, gen)
             total += traj["reward"].sum(1).to(torch.float64)
             value_w = value_update(value_w, traj, self.discount, 0.9, _VALUE_LR)
+            if self._scales_rewards():
+                scale, traj = scale_rewards(traj, scale)
             with torch.no_grad():
                 targets = self._targets(net, params, traj)
             params = agent_update(net, params, traj, targets, **self._update_kwargs(net))
@@ -110,8 +120,8 @@ class _BaseRLEstimator(BaseEstimator):
         """One fresh agent per environment: ``(agents, lifetime_returns (n,))``.
 
         Environments whose agents need different networks (action counts, observation
-        kinds or widths) are trained in separate batches, with seeds ``seed``, ``seed + 1``
-        ...; one batch when all agree.
+        kinds or widths) are trained in separate batches, with seeds spawned from ``seed``
+        (:func:`~sklearn_papers.rl._seeding.spawn_seeds`); one batch when all agree.
         """
         groups = {}
         for i, env in enumerate(envs):
@@ -120,10 +130,10 @@ class _BaseRLEstimator(BaseEstimator):
                    None if isinstance(space, spaces.Discrete) else space.shape)
             groups.setdefault(key, []).append(i)
         agents, returns = [None] * len(envs), np.zeros(len(envs))
-        for g, idx in enumerate(groups.values()):
+        for group_seed, idx in zip(spawn_seeds(seed, len(groups)), groups.values()):
             members = [envs[i] for i in idx]
             net, params, ret, value_w = self._run_lifetimes(
-                members, n_updates, int(seed) + g, desc=desc,
+                members, n_updates, group_seed, desc=desc,
                 names=[f"{name}[{i}]" for i in idx])
             for j, i in enumerate(idx):
                 agents[i] = _agent_from(net, params, j, lifetime_return=ret[j],

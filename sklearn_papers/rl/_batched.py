@@ -22,6 +22,7 @@ from sklearn_papers.rl._env_checks import (
     _step_result,
 )
 from sklearn_papers.rl._environments import _MOVES, DelayedChain, GridWorld
+from sklearn_papers.rl._seeding import spawn_seeds
 
 __all__ = ["BatchedChain", "BatchedGridWorld", "GymEnvBatch", "make_batch"]
 
@@ -362,9 +363,11 @@ class GymEnvBatch(_BatchCore):
         environment object (nor the ``unwrapped`` core of a wrapper) may fill two slots:
         every slot is stepped as its own episode.
     seed : int, default=0
-        Environment ``i`` is reset with seed ``seed + i`` first; the ``k``-th environment
-        put in a slot by :meth:`set_env` is reset with seed ``seed + n_envs + k``. Later
-        resets within a slot are unseeded (they continue that environment's generator).
+        Seeds of the first resets, spawned from ``numpy.random.SeedSequence(seed)``
+        (:func:`~sklearn_papers.rl._seeding.spawn_seeds`): its first ``n_envs`` children
+        seed environment ``i``'s first reset, the next one the reset of each environment
+        put in a slot by :meth:`set_env`, in turn. Later resets within a slot are unseeded
+        (they continue that environment's generator).
     named_from : list of gymnasium.Env or None, default=None
         The caller's list: an environment that returns a non-finite reward or an
         observation outside its space is named ``environments[k]`` by its position
@@ -401,8 +404,7 @@ class GymEnvBatch(_BatchCore):
         self.named_from = None if named_from is None else list(named_from)
         self._names = None if names is None else list(names)
         self.n_envs = len(self.envs)
-        self._seed = int(seed)
-        self._n_set = 0
+        self._seeds = np.random.SeedSequence(int(seed))
         self._warned = set()  # environments already warned about out-of-bounds observations
         space = self.envs[0].observation_space
         self.n_actions = int(self.envs[0].action_space.n)
@@ -418,8 +420,8 @@ class GymEnvBatch(_BatchCore):
         self._obs_start = [self._start(e.observation_space) for e in self.envs]
         self._act_start = [self._start(e.action_space) for e in self.envs]
         self._current = [
-            self._shift(i, _reset_result(env.reset(seed=self._seed + i), self._where(i)),
-                        "reset") for i, env in enumerate(self.envs)]
+            self._shift(i, _reset_result(env.reset(seed=s), self._where(i)), "reset")
+            for i, (env, s) in enumerate(zip(self.envs, spawn_seeds(self._seeds, self.n_envs)))]
 
     @staticmethod
     def _start(space):
@@ -491,8 +493,7 @@ class GymEnvBatch(_BatchCore):
             self._names[i] = name
         self._obs_start[i] = self._start(env.observation_space)
         self._act_start[i] = self._start(env.action_space)
-        seed = self._seed + self.n_envs + self._n_set
-        self._n_set += 1
+        (seed,) = spawn_seeds(self._seeds, 1)
         self._current[i] = self._shift(i, _reset_result(env.reset(seed=seed), where), "reset")
 
     def _stack(self, observations):

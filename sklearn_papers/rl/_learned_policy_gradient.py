@@ -15,6 +15,7 @@ from sklearn_papers.nn._lpg import (
     lpg_meta_loss,
     lpg_targets,
     rollout,
+    scale_rewards,
     value_update,
 )
 from sklearn_papers.nn._skorch import (
@@ -32,7 +33,13 @@ from sklearn_papers.rl._episodes import (
     check_greedy,
     warn_cut_episodes,
 )
-from sklearn_papers.utils._sklearn_compat import Interval, _fit_context, check_is_fitted
+from sklearn_papers.rl._seeding import spawn_seeds
+from sklearn_papers.utils._sklearn_compat import (
+    Interval,
+    StrOptions,
+    _fit_context,
+    check_is_fitted,
+)
 
 __all__ = ["LearnedPolicyGradient"]
 
@@ -130,6 +137,22 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         any other gymnasium environment is stepped one at a time through its ``step``,
         many times fewer steps per second (the Benchmarks page), so meta-training on it
         takes two or more times longer.
+    reward_scaling : {"none", "max_abs"}, default="none"
+        What the rule reads as ``r_t``. ``"none"``: the environment's reward.
+        ``"max_abs"``: every agent's rewards divided by the largest ``|r|`` that agent
+        has met so far in its lifetime (this rollout included; rewards pass unchanged
+        while all have been 0), so the rule's reward input lies in ``[-1, 1]`` whatever
+        the environment's reward unit, and a rule meta-trained on rewards of one size
+        applies to rewards of any other. The same scaling is applied in meta-training
+        (also to the meta-objective, so environments of large rewards do not dominate
+        the meta-gradient) and whenever the rule trains an agent; lifetime returns and
+        evaluation returns are always in the environment's own reward.
+    center_policy_target : bool, default=False
+        Subtract from ``pi_hat`` its mean over each agent's rollout before the agent
+        update, in meta-training and whenever the rule trains an agent (a baseline, as
+        A2C's advantages are centred): the rule can then only move probability between
+        the actions of a rollout, and a rule whose ``pi_hat`` leans positive where no
+        reward comes cannot make an agent's policy deterministic before it found one.
     agent : {"auto", "tabular", "mlp"}, default="auto"
         ``"auto"``: tabular agents for ``Discrete`` observations, MLP agents for 1-D ``Box``.
     agent_hidden_size : int, default=32
@@ -199,13 +222,16 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         "l2_prediction": [Interval(Real, 0, None, closed="left")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "max_meta_steps": [Interval(Integral, 0, None, closed="left")],
+        "reward_scaling": [StrOptions({"none", "max_abs"})],
+        "center_policy_target": ["boolean"],
     }
 
     def __init__(self, *, prediction_size=8, hidden_size=32, embedding_size=8, lifetime=100,
                  n_agents=32, inner_steps=5, rollout_length=20, agent_lr=2.0,
                  prediction_weight=0.1, discount=0.99, td_lambda=0.9, meta_lr=1e-3,
                  entropy_policy=0.01, entropy_prediction=0.001, l2_policy=0.001,
-                 l2_prediction=0.001, max_grad_norm=1.0, max_meta_steps=600, agent="auto",
+                 l2_prediction=0.001, max_grad_norm=1.0, max_meta_steps=600,
+                 reward_scaling="none", center_policy_target=False, agent="auto",
                  agent_hidden_size=32, device="cpu", random_state=None, verbose=0):
         self.prediction_size = prediction_size
         self.hidden_size = hidden_size
@@ -225,6 +251,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         self.l2_prediction = l2_prediction
         self.max_grad_norm = max_grad_norm
         self.max_meta_steps = max_meta_steps
+        self.reward_scaling = reward_scaling
+        self.center_policy_target = center_policy_target
         self.agent = agent
         self.agent_hidden_size = agent_hidden_size
         self.device = device
@@ -236,10 +264,14 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         return self.prediction_size
 
     def _targets(self, net, params, traj):
-        return lpg_targets(self.module_, net, params, traj, self.discount)
+        return lpg_targets(self.module_, net, params, traj, self.discount,
+                           center=self.center_policy_target)
 
     def _update_kwargs(self, net=None):
         return dict(lr=self.agent_lr, y_weight=self.prediction_weight)
+
+    def _scales_rewards(self):
+        return self.reward_scaling == "max_abs"
 
     def _check_ready(self):
         check_is_fitted(self, "module_")
@@ -316,7 +348,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         return self
 
     def _meta_train(self, rule, draw, seed, envs=None):
-        gen = torch.Generator().manual_seed(seed)
+        gen_seed, env_seed = spawn_seeds(seed, 2)
+        gen = torch.Generator().manual_seed(gen_seed)
         first, names = draw(self.n_agents)
         if envs is None:  # a sampler: its first draws must agree with each other
             check_environments(first, "environments(rng)", allow_aliases=True)
@@ -329,8 +362,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             slots = []
             for env, name in zip(first, names):
                 slots.append(_slot_env(env, name, slots, from_list=envs is not None))
-        core = make_batch(slots, generator=gen, seed=seed % (2**31 - 1 - self.n_agents),
-                          names=names, compatible_with=envs or ())
+        core = make_batch(slots, generator=gen, seed=env_seed, names=names,
+                          compatible_with=envs or ())
         net = _make_net(core, self.agent, self.prediction_size, self.agent_hidden_size)
         params = net.init_params(self.n_agents, generator=gen)
         d = getattr(net, "n_inputs", None) or net.n_states
@@ -340,11 +373,14 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                                for i in range(self.n_agents)])
         opt = torch.optim.Adam(rule.parameters(), lr=self.meta_lr)
         losses, finished = [], []
-        state = {"value_w": value_w}
+        state = {"value_w": value_w,
+                 "scale": torch.zeros(self.n_agents, dtype=torch.float64)}
 
         def trajectory(k, p):
             traj = rollout(core, net, p, self.rollout_length, gen)
             running.add_(traj["reward"].sum(1).to(torch.float64))
+            if self._scales_rewards():
+                state["scale"], traj = scale_rewards(traj, state["scale"])
             state["value_w"] = value_update(state["value_w"], traj, self.discount,
                                             self.td_lambda, _VALUE_LR)
             return traj
@@ -356,7 +392,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                      discount=self.discount, lam=self.td_lambda,
                      entropy_policy=self.entropy_policy,
                      entropy_prediction=self.entropy_prediction, l2_policy=self.l2_policy,
-                     l2_prediction=self.l2_prediction)
+                     l2_prediction=self.l2_prediction, center=self.center_policy_target)
         steps = range(self.max_meta_steps)
         bar = None
         if self.verbose:
@@ -389,6 +425,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                     running[i] = 0.0
                     age[i] = 0
                     state["value_w"][i] = 0.0
+                    state["scale"][i] = 0.0
                     for k in params:
                         params[k][i] = fresh[k][j]
                     if isinstance(core, GymEnvBatch):
@@ -462,10 +499,11 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         with torch_seeded(seed):
             agents, _ = self._train_agents(envs, self.lifetime, seed, desc="agents")
         returns, cut = [], 0
+        eval_seeds = spawn_seeds(seed, len(envs))
         for i, (agent, env) in enumerate(zip(agents, envs)):
             r, c = _episode_returns(agent, env, n_episodes, greedy=greedy,
                                     max_episode_steps=SCORE_MAX_STEPS,
-                                    random_state=seed + i, where=f"environments[{i}]",
+                                    random_state=eval_seeds[i], where=f"environments[{i}]",
                                     count_cut=True)
             returns.append(r)
             cut += c

@@ -13,6 +13,8 @@ from sklearn_papers.nn._lpg import (
     lambda_returns,
     linear_values,
     lpg_meta_loss,
+    lpg_targets,
+    scale_rewards,
 )
 
 
@@ -194,3 +196,30 @@ def test_the_rule_reads_the_truncation_flag():
     trunc, _ = rule(r, zeros, flag, 0.9, pi, y, y)
     assert not torch.equal(term[0, :2], trunc[0, :2])
     assert not torch.equal(trunc[0, :2], base[0, :2])
+
+
+def test_scale_rewards_divides_by_each_agents_running_largest_reward():
+    scale = torch.zeros(2, dtype=torch.float64)
+    traj = {"reward": torch.tensor([[0.0, 0.0], [2.0, -4.0]])}
+    scale, out = scale_rewards(traj, scale)
+    np.testing.assert_array_equal(scale.numpy(), [0.0, 4.0])
+    np.testing.assert_array_equal(out["reward"].numpy(), [[0.0, 0.0], [0.5, -1.0]])
+    scale, out = scale_rewards({"reward": torch.tensor([[-3.0, 0.0], [1.0, 0.0]])}, scale)
+    np.testing.assert_array_equal(scale.numpy(), [3.0, 4.0])  # a running maximum
+    np.testing.assert_array_equal(out["reward"].numpy(), [[-1.0, 0.0], [0.25, 0.0]])
+    assert traj["reward"][1, 0] == 2.0  # the caller's trajectory is left as it was
+
+
+def test_centred_policy_targets_have_zero_mean_over_each_rollout():
+    gen = torch.Generator().manual_seed(0)
+    B, T, S, A, m = 3, 6, 4, 2, 2
+    rule = LPGUpdateRule(m, 8, 4).double()
+    net = TabularAgentNet(S, A, m)
+    params = {"logits": torch.randn(B, S, A, generator=gen, dtype=torch.float64),
+              "y": torch.randn(B, S, m, generator=gen, dtype=torch.float64)}
+    traj = _trajectory(gen, B, T, S, A)
+    raw, y_hat = lpg_targets(rule, net, params, traj, 0.9)
+    centred, y_hat2 = lpg_targets(rule, net, params, traj, 0.9, center=True)
+    np.testing.assert_allclose(centred.mean(1).detach().numpy(), 0.0, atol=1e-12)
+    np.testing.assert_allclose((raw - centred).std(1).detach().numpy(), 0.0, atol=1e-12)
+    torch.testing.assert_close(y_hat, y_hat2)

@@ -9,8 +9,8 @@ from sklearn_papers.reproduce._registry import RunContext, get_experiments
 
 def _tiny(quick):
     return dict(rules=("widened", "grid"), meta_seeds=2, agent_seeds=2, meta_steps=2,
-                n_agents=3, meta_lifetime=3, n_train=4, lifetime=2, episodes=2, max_steps=10, a2c_lrs=(0.3, 1.0),
-                q_alphas=(0.5,), n_jobs=1)
+                n_agents=3, meta_lifetime=3, rule=lpg_stock._RULE, n_train=4, lifetime=2,
+                episodes=2, max_steps=10, a2c_lrs=(0.3, 1.0), q_alphas=(0.5,), n_jobs=1)
 
 
 def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
@@ -43,6 +43,19 @@ def test_widened_grid_worlds_vary_rewards_lengths_and_slipperiness():
         e.reset(seed=0)
         rewards |= {e.step(t % 4)[1] for t in range(30)}
     assert min(rewards) <= -1 and max(rewards) >= 1
+
+
+def test_widened_distribution_has_lakes_whose_holes_end_episodes_without_reward():
+    rng = np.random.RandomState(0)
+    envs = [lpg_stock._widened_grid_world(rng) for _ in range(40)]
+    lakes = [e for e in envs if any(o[3] == 1.0 and o[2] <= 0.0 for o in e.unwrapped.objects)]
+    assert 10 <= len(lakes) <= 30
+    for env in lakes:
+        grid = env.unwrapped
+        goals = [(int(o[0]), int(o[1])) for o in grid.objects if o[2] > 0]
+        holes = {(int(o[0]), int(o[1])) for o in grid.objects if o[2] <= 0 and o[3] == 1.0}
+        start = tuple(int(v) for v in grid.start)
+        assert goals and all(lpg_stock._path_exists(5, 5, start, g, holes) for g in goals)
 
 
 def test_q_learning_solves_a_deterministic_lake():

@@ -15,6 +15,7 @@ from sklearn_papers.rl import (
     make_grid_world,
     sample_grid_worlds,
 )
+from sklearn_papers.rl._seeding import spawn_seeds
 
 
 @pytest.mark.parametrize("observation", ["index", "features"])
@@ -92,8 +93,8 @@ def test_gym_env_batch_matches_stepping_envs_by_hand():
     envs = [DelayedChain(length=3, good_branch=1, noise=0.2) for _ in range(2)]
     batch = GymEnvBatch(envs, seed=5)
     twins = [DelayedChain(length=3, good_branch=1, noise=0.2) for _ in range(2)]
-    for i, e in enumerate(twins):
-        e.reset(seed=5 + i)
+    for e, s in zip(twins, spawn_seeds(5, 2)):  # the batch spawns its reset seeds
+        e.reset(seed=s)
     for t in range(7):
         obs, r, term, _ = batch.step([1, 0])
         for i, e in enumerate(twins):

@@ -70,7 +70,8 @@ def test_a2c_on_separate_copies_learns_as_on_independent_environments():
     a = A2C(lifetime=60, random_state=0).fit([_lake(), _lake()])
     b = A2C(lifetime=60, random_state=0).fit([_lake(), _lake()])
     np.testing.assert_array_equal(a.lifetime_returns_, b.lifetime_returns_)
-    assert a.lifetime_returns_.min() > 40  # each agent reached the goal many times
+    # each agent reached the goal many times (a random policy: about 2 times in 1,200 steps)
+    assert a.lifetime_returns_.min() > 10
 
 
 def test_lpg_gives_every_agent_its_own_copy_of_one_environment():

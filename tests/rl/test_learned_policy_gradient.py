@@ -148,6 +148,36 @@ def test_pickle_clone_and_save_load_round_trip(grids, fitted, tmp_path):
         LearnedPolicyGradient.load(tmp_path / "bad.pt")
 
 
+class _Scaled:
+    """Reward map ``r -> factor * r`` (picklable, for ``TransformReward``)."""
+
+    def __init__(self, factor):
+        self.factor = factor
+
+    def __call__(self, reward):
+        return self.factor * reward
+
+
+def test_max_abs_reward_scaling_makes_the_rule_blind_to_the_reward_unit(grids):
+    # rewards times 4 (a power of 2: the scaled rewards are equal bit for bit)
+    def wrapped(factor):
+        return [gymnasium.wrappers.TransformReward(g, _Scaled(factor)) for g in grids]
+
+    kw = {**TINY, "reward_scaling": "max_abs", "center_policy_target": True}
+    one = LearnedPolicyGradient(**kw).fit(wrapped(1.0))
+    four = LearnedPolicyGradient(**kw).fit(wrapped(4.0))
+    assert one.loss_curve_ == four.loss_curve_
+    np.testing.assert_array_equal(4.0 * one.training_returns_, four.training_returns_)
+    a = one.train_agent(wrapped(1.0)[0], n_updates=5, random_state=1)
+    b = one.train_agent(wrapped(4.0)[0], n_updates=5, random_state=1)
+    np.testing.assert_array_equal(a.predict_proba(np.arange(16)),
+                                  b.predict_proba(np.arange(16)))
+    assert b.lifetime_return_ == 4.0 * a.lifetime_return_
+    # without the scaling the rule reads the raw rewards and the meta-training differs
+    raw = LearnedPolicyGradient(**TINY).fit(wrapped(4.0))
+    assert raw.loss_curve_ != LearnedPolicyGradient(**TINY).fit(wrapped(1.0)).loss_curve_
+
+
 def test_fit_from_a_sampler(grids):
     def sampler(rng):
         return grids[rng.randint(len(grids))]
