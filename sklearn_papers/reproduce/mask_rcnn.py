@@ -36,12 +36,15 @@ _FOLLOWUP_HEADING = "Follow-up: classes competing inside a box"
 _VARIANTS = ("FPN, RoIAlign, sigmoid", "FPN, RoIPool, sigmoid", "FPN, RoIAlign, softmax",
              "C4, RoIAlign, sigmoid")
 # Fits run side by side on 2 worker processes (one torch thread each); n_jobs is not part
-# of the protocol (cached parts do not depend on it).
+# of the protocol (cached parts do not depend on it). Test scenes are drawn at the training
+# scale, so both models predict at the input scale only (predict_scales=(1.0,)): the
+# comparisons are of the architectures, not of the choice of a prediction scale.
 _QUICK = dict(image_size=64, n_train=96, n_test=32, anchors=(8, 16, 32), epochs=10, lr=1e-2,
-              seeds=2, variants=_VARIANTS, hard=False, segmenter_epochs=15, n_jobs=2)
+              seeds=2, variants=_VARIANTS, hard=False, segmenter_epochs=15, n_jobs=2,
+              predict_scales=(1.0,))
 _FULL = dict(image_size=64, n_train=512, n_test=128, anchors=(8, 16, 32), epochs=16, lr=1e-2,
              seeds=3, variants=_VARIANTS + ("C4, RoIPool, sigmoid",), hard=True,
-             segmenter_epochs=30, n_jobs=2)
+             segmenter_epochs=30, n_jobs=2, predict_scales=(1.0,))
 
 
 def _config(quick):
@@ -123,7 +126,7 @@ def _fit_mask_rcnn(cfg, setting, variant, seed, data_seed, keep_maps):
     train = _scenes(cfg, cfg["n_train"], 1000 + data_seed, hard)
     test = _scenes(cfg, cfg["n_test"], 2000 + data_seed, hard)
     est = MaskRCNN(**_params(variant), anchor_sizes=cfg["anchors"], max_epochs=cfg["epochs"],
-                   lr=cfg["lr"], random_state=seed)
+                   lr=cfg["lr"], predict_scales=cfg["predict_scales"], random_state=seed)
     t0, c0 = time.perf_counter(), time.process_time()
     est.fit(train.images, train.instance_maps, train.semantic_maps)
     res = _evaluate(est, test)
@@ -146,7 +149,8 @@ def _fit_segmenter(cfg, setting, seed, data_seed):
     hard = setting != "easy"
     train = _scenes(cfg, cfg["n_train"], 1000 + data_seed, hard)
     test = _scenes(cfg, cfg["n_test"], 2000 + data_seed, hard)
-    est = InstanceSegmenter(max_epochs=cfg["segmenter_epochs"], random_state=seed)
+    est = InstanceSegmenter(max_epochs=cfg["segmenter_epochs"],
+                            predict_scales=cfg["predict_scales"], random_state=seed)
     t0, c0 = time.perf_counter(), time.process_time()
     est.fit(train.images, train.instance_maps, train.semantic_maps)
     fit_s, fit_cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -382,7 +386,8 @@ def _followup_config(quick):
     main run in the full run, one seed in the quick run (a second seed would add about half
     of the main fits' CPU time to the quick run)."""
     cfg = _config(quick)
-    out = {k: cfg[k] for k in ("image_size", "n_train", "n_test", "anchors", "epochs", "lr")}
+    out = {k: cfg[k] for k in ("image_size", "n_train", "n_test", "anchors", "epochs", "lr",
+                               "predict_scales")}
     return dict(out, seeds=1 if quick else cfg["seeds"] + 1, scenes=dict(_CROWDED),
                 variants=_SIG_SOFT, n_jobs=cfg["n_jobs"])
 
@@ -452,7 +457,7 @@ def _fit_crowded(cfg, variant, seed, data_seed):
     train = _crowded(cfg, cfg["n_train"], 1000 + data_seed)
     test = _crowded(cfg, cfg["n_test"], 2000 + data_seed)
     est = MaskRCNN(**_params(variant), anchor_sizes=cfg["anchors"], max_epochs=cfg["epochs"],
-                   lr=cfg["lr"], random_state=seed)
+                   lr=cfg["lr"], predict_scales=cfg["predict_scales"], random_state=seed)
     t0, c0 = time.perf_counter(), time.process_time()
     est.fit(train.images, train.instance_maps, train.semantic_maps)
     res, dets = _evaluate(est, test, return_detections=True)
