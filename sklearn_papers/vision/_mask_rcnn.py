@@ -15,7 +15,7 @@ from sklearn_papers.utils._sklearn_compat import (
 from sklearn_papers.vision._scales import (
     MIN_RESCALED_SIDE,
     check_predict_scales,
-    choose_scale_by_count,
+    choose_backed_scale,
     owned_intervals,
     rescaled_shape,
     resize_image,
@@ -185,22 +185,24 @@ class MaskRCNN(BaseEstimator):
         Scales at which :meth:`predict`, :meth:`predict_detections` and :meth:`score`
         run each image through the network (resized, bilinear and antialiased, on top of
         ``image_size``; boxes and masks come back in input pixels). Each image keeps the
-        scale at which the network finds the most objects: the largest sum of the
-        scores of the detections scoring at least ``instance_score_threshold`` (at the
-        scale it learned, a detector finds each object with high confidence; at a wrong
-        scale it finds pieces or groups of objects, fewer and less confident). The
-        image's own scale is kept unless another finds more by a factor 1.25 (or finds
-        some where it finds none). ``"auto"``: 0.25, 0.5, 1 and 2 (objects up to 4 times larger
-        or 2 times smaller than in ``fit``); ``(1.0,)`` runs the input scale only.
-        The input scale is always a candidate: ``(2.0,)`` compares scales 1 and 2;
-        to predict at another scale only, resize the images before predicting.
-        Scales that make the network input smaller than 16 pixels a side are skipped.
-        Read at prediction time. Each scale other than 1 costs one more pass through the
-        network (scale 2 four times the pixels), so ``"auto"`` predicts about 5 times
-        slower than ``(1.0,)``; pass ``(1.0,)`` when the images are at the training
-        scale. On a model trained too briefly to be confident the count can pick a wrong
-        scale, and on crowded, touching objects a larger scale can find more detections
-        than there are objects and be kept.
+        scale at which its confident detections (scoring at least
+        ``instance_score_threshold``) are closest in typical size to the boxes seen in
+        ``fit`` (``object_size_``), among the scales that find at least 1 / 1.25 as many
+        objects (the sum of those detections' scores) as the image's own scale: at a
+        wrong scale a detector finds pieces of large objects or groups of small ones,
+        boxes near the training sizes but fewer. The image's own scale is kept unless
+        another is closer to the training size by more than a factor 1.25. ``"auto"``:
+        0.25, 0.5, 1 and 2 (objects up to 4 times larger or 2 times smaller than in
+        ``fit``); ``(1.0,)`` runs the input scale only. The input scale is always a
+        candidate: ``(2.0,)`` compares scales 1 and 2; to predict at another scale
+        only, resize the images before predicting. Scales that make the network input
+        smaller than 16 pixels a side are skipped. Read at prediction time. Each scale
+        other than 1 costs one more pass through the network (scale 2 four times the
+        pixels), so ``"auto"`` predicts about 5 times slower than ``(1.0,)``; pass
+        ``(1.0,)`` when the images are at the training scale. Objects much smaller than
+        in ``fit`` are the weak case: the network can box groups of them at about the
+        training size, and the image then keeps its own scale; enlarge such images
+        before predicting.
     predict_tile_size : "auto", int or None, default="auto"
         Windows the network input (after ``image_size`` and the scale) is predicted in:
         windows of this side overlapping by half a window, each keeping the detections
@@ -253,7 +255,8 @@ class MaskRCNN(BaseEstimator):
         pixels; :meth:`predict` warns when detections fall far outside this range.
     object_size_ : float
         Typical size of the training boxes, ``sqrt(width * height)`` in network pixels,
-        the median weighted by area; NaN without boxes.
+        the median weighted by area; NaN without boxes. ``predict_scales`` matches the
+        confident detections' boxes to it.
     bit_depth_ : int or None
         Bit depth of integer images other than uint8 (``bit_depth`` or the one found in
         ``fit``; None when ``fit`` saw none, and ``predict`` then finds its own).
@@ -594,8 +597,10 @@ class MaskRCNN(BaseEstimator):
             images = self._check_predict_images(X)
         scales = check_predict_scales(self.predict_scales)
         out, prepared, dropped = self._detect_at(images, 1.0)
-        if scales != (1.0,):
+        target = getattr(self, "object_size_", float("nan"))
+        if scales != (1.0,) and np.isfinite(target):
             counts = [{1.0: self._confident_count(d)} for d in out]
+            sizes = [{1.0: self._confident_size(d, p[1])} for d, p in zip(out, prepared)]
             found = {}
             for scale in scales:
                 if scale == 1.0:
@@ -606,10 +611,11 @@ class MaskRCNN(BaseEstimator):
                     continue
                 det, prep, drop = self._detect_at([images[i] for i in members], scale)
                 found[scale] = dict(zip(members, zip(det, prep, drop)))
-                for i, d in zip(members, det):
+                for i, d, p in zip(members, det, prep):
                     counts[i][scale] = self._confident_count(d)
+                    sizes[i][scale] = self._confident_size(d, p[1])
             for i in range(len(images)):
-                scale = choose_scale_by_count(counts[i])
+                scale = choose_backed_scale(sizes[i], counts[i], target)
                 if scale != 1.0:
                     out[i], prepared[i], dropped[i] = found[scale][i]
         for i, d in enumerate(dropped):
@@ -628,6 +634,17 @@ class MaskRCNN(BaseEstimator):
         ``instance_score_threshold``: the number of objects they are expected to hold."""
         scores = detections["scores"]
         return float(scores[scores >= self.instance_score_threshold].sum())
+
+    def _confident_size(self, detections, network_scale):
+        """Typical size (:func:`~sklearn_papers.vision._scales.typical_size`, weighted
+        by area) of the boxes of the detections scoring at least
+        ``instance_score_threshold``, in network pixels (``network_scale``: ``(sy, sx)``
+        from input to network pixels); NaN without such detections."""
+        sy, sx = network_scale
+        boxes = detections["boxes"][detections["scores"] >= self.instance_score_threshold]
+        sides = np.clip(boxes[:, 2:] - boxes[:, :2], 1, None) * np.array([sx, sy])
+        sizes = np.sqrt(np.prod(sides, 1))
+        return typical_size(sizes, sizes**2)
 
     def _tile_shape(self, shape):
         """Network ``(h, w)`` of the windows a network input of ``shape`` is predicted

@@ -6,22 +6,22 @@ training on half-resolution tiles) is predicted at several scales, and each imag
 the scale at which the objects found are closest in size to those seen in ``fit``
 (:func:`choose_scale`), provided the network finds the objects there: as many as at the
 image's own scale, give or take a factor 1.25 (:func:`scale_is_backed`; ``MaskRCNN``
-chooses on the objects it finds alone, :func:`choose_scale_by_count`).
+chooses among the scales that pass this test, :func:`choose_backed_scale`).
 """
 
 import numpy as np
 
 __all__ = ["AUTO_SCALES", "FAR_FROM_TRAINING_SIZE", "SCALE_MARGIN", "choose_scale",
-           "choose_scale_by_count", "check_predict_scales", "resize_image", "resize_labels",
+           "choose_backed_scale", "check_predict_scales", "resize_image", "resize_labels",
            "scale_is_backed", "size_gap", "tile_starts", "typical_size"]
 
 #: Scales tried by ``predict_scales="auto"``: objects up to 4 times larger or 2 times
 #: smaller than in ``fit`` are brought to the training size.
 AUTO_SCALES = (0.25, 0.5, 1.0, 2.0)
 #: A scale other than 1 is taken only when its objects' size is closer to the training
-#: size by more than this factor (a margin against the noise of a median), and, for
-#: ``InstanceSegmenter``, when it finds at least ``1 / SCALE_MARGIN`` as many instance
-#: centres as scale 1 (``MaskRCNN``: when it finds this factor more objects).
+#: size by more than this factor (a margin against the noise of a median), and when it
+#: finds at least ``1 / SCALE_MARGIN`` as many objects as scale 1 (instance centres for
+#: ``InstanceSegmenter``, confident detections for ``MaskRCNN``).
 SCALE_MARGIN = 1.25
 #: Objects whose typical size differs from the training size by more than this factor
 #: at every scale tried are far from anything seen in ``fit`` (a warning says so).
@@ -129,33 +129,38 @@ def scale_is_backed(scale, counts_by_scale):
     return SCALE_MARGIN * counts_by_scale[scale] >= counts_by_scale[1.0]
 
 
-def choose_scale_by_count(counts_by_scale):
-    """The scale at which a detector finds the most objects, 1.0 unless another finds
-    more by a factor 1.25 (or finds some where 1.0 finds none).
+def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
+    """:func:`choose_scale` among the scales that find at least ``1 / 1.25`` as many
+    objects as scale 1 (``MaskRCNN``'s choice).
 
-    A detector shown objects at the scale it learned finds each of them with high
-    confidence; at a wrong scale it finds pieces of objects or groups of them, with fewer
-    confident detections. The count is the sum of the confident detections' scores (the
-    number of objects they are expected to hold).
+    A detector's box regression follows the objects it sees only so far: at a wrong
+    scale it finds pieces of large objects, or groups of small ones, whose boxes are
+    closer to the training sizes than the objects are. A scale at which the detections
+    are of the training size but clearly fewer than at scale 1 holds such pieces or
+    groups, and is not a candidate; among the others, the detections closest in size to
+    those seen in ``fit`` say at which scale the objects are.
 
     Parameters
     ----------
+    sizes_by_scale : dict of float -> float
+        Typical size (:func:`typical_size`) of the confident detections at each scale,
+        in pixels of the rescaled image (NaN when there are none).
     counts_by_scale : dict of float -> float
-        Sum of the scores of the confident detections found at each scale.
+        Number of objects found at each scale (the sum of the confident detections'
+        scores).
+    target : float
+        Typical size of the objects seen in ``fit``.
 
     Returns
     -------
     scale : float
-        Ties between scales other than 1 go to the scale closest to 1 (log ratio).
+        1.0 unless another candidate's size is closer to ``target`` by more than a
+        factor 1.25.
     """
-    counts = {s: float(v) for s, v in counts_by_scale.items() if np.isfinite(v)}
-    if not counts:
-        return 1.0
-    best = max(counts, key=lambda s: (counts[s], -abs(np.log(s))))
-    own = counts.get(1.0, 0.0)
-    if best != 1.0 and counts[best] > 0 and counts[best] >= SCALE_MARGIN * own:
-        return best
-    return 1.0 if 1.0 in counts else best
+    own = counts_by_scale.get(1.0, 0.0)
+    candidates = {s: v for s, v in sizes_by_scale.items()
+                  if s == 1.0 or SCALE_MARGIN * counts_by_scale.get(s, 0.0) >= own}
+    return choose_scale(candidates, target)
 
 
 def tile_starts(length, window):

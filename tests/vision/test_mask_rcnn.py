@@ -352,20 +352,28 @@ def test_predict_scales_auto_finds_objects_twice_the_training_size():
         clone(est).set_params(predict_scales=[-1.0]).fit(data.images, data.instance_maps)
 
 
-def test_scale_choice_keeps_the_input_scale_unless_another_finds_more_objects():
-    from sklearn_papers.vision._scales import choose_scale_by_count
+def test_scale_choice_takes_the_training_size_among_scales_that_keep_the_objects():
+    """Sizes and counts as a model trained on half-resolution coin tiles (boxes 19.5 px)
+    finds them: the native image (coins twice as large) at half scale; a held-out tile
+    at its own scale; crowded nuclei, where scale 2 finds twice as many pieces of about
+    the training size, at their own scale."""
+    from sklearn_papers.vision._scales import choose_backed_scale
 
-    # many more confident objects at half scale: objects twice the training size
-    assert choose_scale_by_count({0.25: 3.0, 0.5: 23.1, 1.0: 4.0, 2.0: 8.5}) == 0.5
-    # objects half the training size
-    assert choose_scale_by_count({0.5: 0.9, 1.0: 2.0, 2.0: 7.9}) == 2.0
-    # within a factor 1.25: the input scale; objects only at another scale: that one
-    assert choose_scale_by_count({0.5: 6.4, 1.0: 6.0, 2.0: 2.0}) == 1.0
-    assert choose_scale_by_count({0.5: 0.9, 1.0: 0.0}) == 0.5
-    assert choose_scale_by_count({0.5: 0.0, 1.0: 0.0, 2.0: 0.0}) == 1.0
-    # equal counts away from 1: the scale closer to 1
-    assert choose_scale_by_count({0.25: 9.0, 0.5: 9.0, 1.0: 1.0}) == 0.5
-    assert choose_scale_by_count({}) == 1.0
+    native = ({0.25: 19.3, 0.5: 22.4, 1.0: 37.7, 2.0: 32.8},
+              {0.25: 5.4, 0.5: 23.0, 1.0: 7.4, 2.0: 13.3})
+    # 0.25 has the closest size but a quarter of the objects: pieces, not a candidate
+    assert choose_backed_scale(*native, 19.5) == 0.5
+    tile = ({0.5: 16.6, 1.0: 30.3, 2.0: float("nan")}, {0.5: 3.0, 1.0: 4.0, 2.0: 0.0})
+    assert choose_backed_scale(*tile, 19.5) == 1.0
+    nuclei = ({0.5: 14.5, 1.0: 18.5, 2.0: 32.0}, {0.5: 6.3, 1.0: 23.2, 2.0: 53.0})
+    assert choose_backed_scale(*nuclei, 23.5) == 1.0
+    # objects half the training size, found at scale 2 only
+    assert choose_backed_scale({1.0: float("nan"), 2.0: 14.0}, {1.0: 0.0, 2.0: 3.0},
+                               15.0) == 2.0
+    # nothing found anywhere, or no training size: the input scale
+    nothing = {0.5: float("nan"), 1.0: float("nan")}
+    assert choose_backed_scale(nothing, {0.5: 0.0, 1.0: 0.0}, 15.0) == 1.0
+    assert choose_backed_scale(*native, float("nan")) == 1.0
 
 
 def test_windows_cover_the_axis_with_half_overlap_and_own_it_once():
