@@ -184,14 +184,14 @@ class MaskRCNN(BaseEstimator):
     predict_scales : "auto" or sequence of float, default="auto"
         Scales at which :meth:`predict`, :meth:`predict_detections` and :meth:`score`
         run each image through the network (resized, bilinear and antialiased, on top of
-        ``image_size``; boxes and masks come back in input pixels). Each image keeps the
-        scale at which its confident detections (scoring at least
-        ``instance_score_threshold``) are closest in typical size to the boxes seen in
-        ``fit`` (``object_size_``), among the scales that find at least 1 / 1.25 as many
-        objects (the sum of those detections' scores) as the image's own scale: at a
-        wrong scale a detector finds pieces of large objects or groups of small ones,
-        boxes near the training sizes but fewer. The image's own scale is kept unless
-        another is closer to the training size by more than a factor 1.25. ``"auto"``:
+        ``image_size``; boxes and masks come back in input pixels). Each image keeps its
+        own scale unless another finds at least 1 / 1.25 as many objects (the sum of the
+        scores of the detections scoring at least ``instance_score_threshold``) and
+        either its detections are closer in typical size to the boxes seen in ``fit``
+        (``object_size_``) by more than a factor 1.25, or it finds 1.25 times as many
+        objects with detections at least as close in size; among such scales, the
+        closest in size. At a wrong scale a detector finds pieces of large objects or
+        groups of small ones, boxed near the training sizes but fewer. ``"auto"``:
         0.25, 0.5, 1 and 2 (objects up to 4 times larger or 2 times smaller than in
         ``fit``); ``(1.0,)`` runs the input scale only. The input scale is always a
         candidate: ``(2.0,)`` compares scales 1 and 2; to predict at another scale

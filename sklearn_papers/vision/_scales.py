@@ -130,15 +130,17 @@ def scale_is_backed(scale, counts_by_scale):
 
 
 def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
-    """:func:`choose_scale` among the scales that find at least ``1 / 1.25`` as many
-    objects as scale 1 (``MaskRCNN``'s choice).
+    """``MaskRCNN``'s choice: the scale whose detections are closest in size to
+    ``target`` among the scales that keep the objects.
 
     A detector's box regression follows the objects it sees only so far: at a wrong
-    scale it finds pieces of large objects, or groups of small ones, whose boxes are
-    closer to the training sizes than the objects are. A scale at which the detections
-    are of the training size but clearly fewer than at scale 1 holds such pieces or
-    groups, and is not a candidate; among the others, the detections closest in size to
-    those seen in ``fit`` say at which scale the objects are.
+    scale it finds pieces of large objects, or groups of small ones, boxed closer to the
+    training sizes than the objects are, and fewer than the objects there are. A scale
+    other than 1 is therefore a candidate only when it finds at least ``1 / 1.25`` as
+    many objects as scale 1, and it is taken when its detections are closer in size to
+    ``target`` than scale 1's by more than a factor 1.25, or when it finds more objects
+    than scale 1 by a factor 1.25 with detections at least as close in size (a few
+    detections at scale 1 can be of about the training size by chance).
 
     Parameters
     ----------
@@ -154,13 +156,26 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
     Returns
     -------
     scale : float
-        1.0 unless another candidate's size is closer to ``target`` by more than a
-        factor 1.25.
+        Among the scales taken, the one closest in size to ``target`` (ties: the scale
+        closest to 1); 1.0 when none is taken or ``target`` is not finite.
     """
-    own = counts_by_scale.get(1.0, 0.0)
-    candidates = {s: v for s, v in sizes_by_scale.items()
-                  if s == 1.0 or SCALE_MARGIN * counts_by_scale.get(s, 0.0) >= own}
-    return choose_scale(candidates, target)
+    if not (np.isfinite(target) and target > 0):
+        return 1.0
+    own_count = counts_by_scale.get(1.0, 0.0)
+    own_gap = size_gap(sizes_by_scale.get(1.0, float("nan")), target)
+    taken = {}
+    for scale, size in sizes_by_scale.items():
+        count = counts_by_scale.get(scale, 0.0)
+        if scale == 1.0 or SCALE_MARGIN * count < own_count:
+            continue
+        gap = size_gap(size, target)
+        closer = gap + np.log(SCALE_MARGIN) < own_gap
+        more = count > 0 and count >= SCALE_MARGIN * own_count and gap <= own_gap
+        if np.isfinite(gap) and (closer or more):
+            taken[scale] = gap
+    if not taken:
+        return 1.0
+    return min(taken, key=lambda s: (taken[s], abs(np.log(s))))
 
 
 def tile_starts(length, window):

@@ -353,8 +353,8 @@ def test_predict_scales_auto_finds_objects_twice_the_training_size():
 
 
 def test_scale_choice_takes_the_training_size_among_scales_that_keep_the_objects():
-    """Sizes and counts as a model trained on half-resolution coin tiles (boxes 19.5 px)
-    finds them: the native image (coins twice as large) at half scale; a held-out tile
+    """Sizes and counts as models trained on half-resolution coin tiles (boxes 19.5 px)
+    find them: the native image (coins twice as large) at half scale; a held-out tile
     at its own scale; crowded nuclei, where scale 2 finds twice as many pieces of about
     the training size, at their own scale."""
     from sklearn_papers.vision._scales import choose_backed_scale
@@ -363,6 +363,10 @@ def test_scale_choice_takes_the_training_size_among_scales_that_keep_the_objects
               {0.25: 5.4, 0.5: 23.0, 1.0: 7.4, 2.0: 13.3})
     # 0.25 has the closest size but a quarter of the objects: pieces, not a candidate
     assert choose_backed_scale(*native, 19.5) == 0.5
+    # another seed: one detection at scale 1, of about the training size by chance
+    one = ({0.25: 14.7, 0.5: 23.0, 1.0: 25.5, 2.0: 25.8}, {0.25: 7.7, 0.5: 23.8, 1.0: 0.6,
+                                                            2.0: 6.2})
+    assert choose_backed_scale(*one, 19.5) == 0.5
     tile = ({0.5: 16.6, 1.0: 30.3, 2.0: float("nan")}, {0.5: 3.0, 1.0: 4.0, 2.0: 0.0})
     assert choose_backed_scale(*tile, 19.5) == 1.0
     nuclei = ({0.5: 14.5, 1.0: 18.5, 2.0: 32.0}, {0.5: 6.3, 1.0: 23.2, 2.0: 53.0})
