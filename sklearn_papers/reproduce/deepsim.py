@@ -974,8 +974,7 @@ def _shapes_followup(ctx, cfg, sens, runs, gains, followed):
     v2 = negation(_beats("C's codes keep more shape than A's", shape_c, shape_a,
                          margin=2.0))
     supported = all_of(v1, v2)
-    md = ["#### Follow-up 2 (shapes): why C's reconstructions are not classified better than "
-          "A's", "",
+    md = ["#### Follow-up 2 (shapes): how much of the shape the feature term can keep", "",
           f"Claim followed: C accuracy >= A + 2 points, "
           f"{_followed(followed)} above "
           f"(C - A = {gains.mean():+.1f} points). Design: the feature term can push into the "
