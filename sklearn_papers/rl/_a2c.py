@@ -276,10 +276,7 @@ class A2C(_BaseRLEstimator):
         if n_envs == n_agents:
             plays = [(i, i, n_episodes) for i in range(n_agents)]
         else:
-            counts = np.zeros((n_agents, n_envs), dtype=int)
-            for i in range(n_agents):
-                for k in range(n_episodes):
-                    counts[i, (i * n_episodes + k) % n_envs] += 1
+            counts = _round_robin_counts(n_agents, n_envs, int(n_episodes))
             plays = [(i, j, int(counts[i, j])) for i in range(n_agents)
                      for j in range(n_envs) if counts[i, j]]
         seeds = spawn_seeds(seed_from_random_state(self.random_state), n_agents)
@@ -295,3 +292,20 @@ class A2C(_BaseRLEstimator):
                           "A2C.score cuts them there; evaluate_policy(agent, env, "
                           "max_episode_steps=...) sets the cut")
         return float(np.mean(np.concatenate(returns)))
+
+
+def _round_robin_counts(n_agents, n_envs, n_episodes):
+    """``counts[i, j]``: how many of agent ``i``'s ``n_episodes`` episodes are played in
+    environment ``j`` when its ``k``-th goes to ``(i * n_episodes + k) % n_envs``.
+
+    Counted without a loop over the episodes (one per episode took minutes before the
+    first episode was played for a large ``n_episodes``): each environment gets
+    ``n_episodes // n_envs`` episodes, and the ``n_episodes % n_envs`` environments
+    following the agent's first one get one more.
+    """
+    full, extra = divmod(n_episodes, n_envs)
+    counts = np.full((n_agents, n_envs), full, dtype=np.int64)
+    for i in range(n_agents):
+        start = (i * n_episodes) % n_envs
+        counts[i, (start + np.arange(extra)) % n_envs] += 1
+    return counts
