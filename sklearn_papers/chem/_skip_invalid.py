@@ -202,6 +202,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
                 f"{describe_row(invalid[0].index, n, labels)}, {invalid[0].value!r}: "
                 f"{invalid[0].reason}); nothing to fit.")
         keep = np.flatnonzero(valid)
+        _check_kept_weights(sample_weight, keep)
         params = {}
         if sample_weight is not None:
             params[_weight_name(self.estimator)] = (
@@ -457,6 +458,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         keep = np.flatnonzero(valid)
         if not len(keep):
             raise ValueError("Every molecule in X is invalid: nothing to score.")
+        _check_kept_weights(sample_weight, keep)
         kwargs = {} if sample_weight is None else {
             "sample_weight": _safe_indexing(sample_weight, keep)}
         with input_rows(keep, len(values), row_labels(X)):
@@ -502,6 +504,41 @@ def _check_lengths(n, *, y=None, sample_weight=None, required=False):
                 f"X has {n} molecule(s) but {name} has {rows} row(s): give one {name} "
                 "value per molecule, in the order of X (invalid molecules included; they "
                 "are left out with their rows).")
+
+
+def _check_kept_weights(sample_weight, keep):
+    """``ValueError`` naming the first weight of a valid molecule (position ``keep``) that
+    is not a finite number >= 0, or a scalar weight that is not.
+
+    The weights of invalid molecules are dropped with their rows, so they are not
+    checked (a NaN weight there is fine). Without this check a negative weight reached
+    the wrapped estimator, whose error (``Ridge``: "array must not contain infs or
+    NaNs") named neither the weight nor its row.
+    """
+    from sklearn_papers.utils._validation import first_non_number
+
+    if sample_weight is None:
+        return
+    fix = ("weights must be finite numbers >= 0 (those of invalid molecules are left "
+           "out with their rows and not checked)")
+    if np.isscalar(sample_weight):
+        if isinstance(sample_weight, (str, bytes)) or not (
+                np.isfinite(float(sample_weight)) and float(sample_weight) >= 0):
+            raise ValueError(f"sample_weight={sample_weight!r}: {fix}.")
+        return
+    odd = first_non_number(sample_weight)
+    if odd is not None:
+        raise ValueError(f"sample_weight holds {odd!r}, not a number: {fix}.")
+    weight = np.asarray(sample_weight, dtype=object)
+    if weight.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D, one weight per molecule; got shape "
+                         f"{weight.shape}.")
+    kept = np.asarray([np.nan if v is None else v for v in weight[keep]], dtype=np.float64)
+    bad = ~np.isfinite(kept) | (kept < 0)
+    if bad.any():
+        i = int(keep[np.argmax(bad)])
+        raise ValueError(f"sample_weight[{i}] = {weight[i]!r} (a valid molecule's weight): "
+                         f"{fix}.")
 
 
 def _warn_lost_classes(y, keep, left_out, n, labels):
