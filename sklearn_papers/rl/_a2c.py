@@ -66,7 +66,9 @@ class A2C(_BaseRLEstimator):
         one update: the policy turns deterministic before it has explored, and on
         CliffWalking-v1 every learning rate from 0.1 to 3 left a greedy policy that loops
         (-200 when cut at 200 steps, 3 seeds) where tabular Q-learning found the optimal
-        path (-13). The value head still learns the raw returns.
+        path (-13). The value head still learns the raw returns. Needs
+        ``rollout_length >= 2``: standardized over one step, every advantage is 0
+        (``ValueError`` when training starts).
     discount : float, default=0.99
         ``gamma``.
     td_lambda : float, default=0.9
@@ -153,6 +155,16 @@ class A2C(_BaseRLEstimator):
 
     def _prediction_size(self):
         return 1
+
+    def _check_rollout_params(self):
+        if self.normalize_advantage and self.rollout_length == 1:
+            # standardized over one step, every advantage is 0: only the entropy term
+            # moves the policy, towards uniform
+            raise ValueError(
+                "normalize_advantage=True standardizes the advantages over each rollout; "
+                "with rollout_length=1 every advantage is 0 and the agents' policies never "
+                "learn from their rewards. Use rollout_length >= 2 (the default is 20), or "
+                "normalize_advantage=False.")
 
     def _targets(self, net, params, traj):
         _, y = net(params, traj["obs"])
