@@ -175,8 +175,9 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If every molecule is invalid, or ``y`` / ``sample_weight`` do not have one
-            row per molecule (the message gives both lengths).
+            If every molecule is invalid, ``y`` / ``sample_weight`` do not have one
+            row per molecule (the message gives both lengths), or the weight of a valid
+            molecule is not a finite number >= 0 (the message names it).
 
         Warns
         -----
@@ -268,7 +269,16 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
     def _empty_shape(self, method):
         """Output shape per row when no row of a batch is valid."""
         if method == "transform":
-            names = self.estimator_.get_feature_names_out()
+            try:
+                names = self.estimator_.get_feature_names_out()
+            except AttributeError:
+                # sklearn's message ("... does not provide get_feature_names_out") would
+                # be about a method the user did not call
+                raise ValueError(
+                    "Every molecule in X is invalid, and the wrapped estimator has no "
+                    "get_feature_names_out to tell how many columns its transform gives, "
+                    "so the NaN rows cannot be shaped. Pass at least one valid molecule, "
+                    "or give the last step a get_feature_names_out.") from None
             return (len(names),)
         if method in ("predict_proba", "predict_log_proba"):
             return (len(self.estimator_.classes_),)
@@ -355,6 +365,12 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         X_new : ndarray of shape (n_samples, n_features_out)
             As the wrapped estimator's (float64 for integer outputs), with NaN rows for
             invalid molecules.
+
+        Raises
+        ------
+        ValueError
+            If every molecule is invalid and the wrapped estimator has no
+            ``get_feature_names_out`` (the width of the NaN rows is then unknown).
         """
         out = self._rows("transform", X)
         config = getattr(self, "_sklearn_output_config", {}).get("transform", "default")
@@ -449,7 +465,8 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         ------
         ValueError
             If ``y`` is None or ``y`` / ``sample_weight`` do not have one row per molecule
-            (the message gives both lengths), or every molecule is invalid.
+            (the message gives both lengths), the weight of a valid molecule is not a
+            finite number >= 0, or every molecule is invalid.
         """
         check_is_fitted(self)
         values = as_molecule_array(X)

@@ -270,3 +270,27 @@ def test_weights_of_valid_molecules_are_checked_naming_the_row(method):
             call(X, y, sample_weight=-2.0)
         with pytest.raises(ValueError, match=r"sample_weight holds 'a', not a number"):
             call(X, y, sample_weight=["a", 1.0, 1.0, 1.0])
+
+
+def test_transform_of_only_invalid_molecules_without_feature_names_says_why():
+    # the width of the NaN rows comes from get_feature_names_out; without one, sklearn's
+    # AttributeError ("does not provide get_feature_names_out") named a method the user
+    # did not call
+    from sklearn.base import BaseEstimator, TransformerMixin
+
+    class Ones(TransformerMixin, BaseEstimator):
+        def fit(self, X, y=None):
+            self.fitted_ = True
+            return self
+
+        def transform(self, X):
+            return np.ones((len(X), 3))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = SkipInvalidMolecules(make_pipeline(CircularFingerprint(n_bits=8), Ones()))
+        model.fit(["CCO", "CCN", "C1CC"])
+    assert model.transform(["C1CC", "CCO"]).shape == (2, 3)
+    with pytest.raises(ValueError, match=r"Every molecule in X is invalid, and the wrapped "
+                                         r"estimator has no get_feature_names_out"):
+        model.transform(["C1CC", None])
