@@ -175,8 +175,9 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If every molecule is invalid, or ``y`` / ``sample_weight`` do not have one
-            row per molecule (the message gives both lengths).
+            If every molecule is invalid, ``y`` / ``sample_weight`` do not have one
+            row per molecule (the message gives both lengths), or the weight of a valid
+            molecule is not a finite number >= 0 (the message names it).
 
         Warns
         -----
@@ -202,6 +203,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
                 f"{describe_row(invalid[0].index, n, labels)}, {invalid[0].value!r}: "
                 f"{invalid[0].reason}); nothing to fit.")
         keep = np.flatnonzero(valid)
+        _check_kept_weights(sample_weight, keep)
         params = {}
         if sample_weight is not None:
             params[_weight_name(self.estimator)] = (
@@ -267,7 +269,16 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
     def _empty_shape(self, method):
         """Output shape per row when no row of a batch is valid."""
         if method == "transform":
-            names = self.estimator_.get_feature_names_out()
+            try:
+                names = self.estimator_.get_feature_names_out()
+            except AttributeError:
+                # sklearn's message ("... does not provide get_feature_names_out") would
+                # be about a method the user did not call
+                raise ValueError(
+                    "Every molecule in X is invalid, and the wrapped estimator has no "
+                    "get_feature_names_out to tell how many columns its transform gives, "
+                    "so the NaN rows cannot be shaped. Pass at least one valid molecule, "
+                    "or give the last step a get_feature_names_out.") from None
             return (len(names),)
         if method in ("predict_proba", "predict_log_proba"):
             return (len(self.estimator_.classes_),)
@@ -354,6 +365,12 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         X_new : ndarray of shape (n_samples, n_features_out)
             As the wrapped estimator's (float64 for integer outputs), with NaN rows for
             invalid molecules.
+
+        Raises
+        ------
+        ValueError
+            If every molecule is invalid and the wrapped estimator has no
+            ``get_feature_names_out`` (the width of the NaN rows is then unknown).
         """
         out = self._rows("transform", X)
         config = getattr(self, "_sklearn_output_config", {}).get("transform", "default")
@@ -448,7 +465,8 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         ------
         ValueError
             If ``y`` is None or ``y`` / ``sample_weight`` do not have one row per molecule
-            (the message gives both lengths), or every molecule is invalid.
+            (the message gives both lengths), the weight of a valid molecule is not a
+            finite number >= 0, or every molecule is invalid.
         """
         check_is_fitted(self)
         values = as_molecule_array(X)
@@ -457,6 +475,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         keep = np.flatnonzero(valid)
         if not len(keep):
             raise ValueError("Every molecule in X is invalid: nothing to score.")
+        _check_kept_weights(sample_weight, keep)
         kwargs = {} if sample_weight is None else {
             "sample_weight": _safe_indexing(sample_weight, keep)}
         with input_rows(keep, len(values), row_labels(X)):
@@ -502,6 +521,41 @@ def _check_lengths(n, *, y=None, sample_weight=None, required=False):
                 f"X has {n} molecule(s) but {name} has {rows} row(s): give one {name} "
                 "value per molecule, in the order of X (invalid molecules included; they "
                 "are left out with their rows).")
+
+
+def _check_kept_weights(sample_weight, keep):
+    """``ValueError`` naming the first weight of a valid molecule (position ``keep``) that
+    is not a finite number >= 0, or a scalar weight that is not.
+
+    The weights of invalid molecules are dropped with their rows, so they are not
+    checked (a NaN weight there is fine). Without this check a negative weight reached
+    the wrapped estimator, whose error (``Ridge``: "array must not contain infs or
+    NaNs") named neither the weight nor its row.
+    """
+    from sklearn_papers.utils._validation import first_non_number
+
+    if sample_weight is None:
+        return
+    fix = ("weights must be finite numbers >= 0 (those of invalid molecules are left "
+           "out with their rows and not checked)")
+    if np.isscalar(sample_weight):
+        if isinstance(sample_weight, (str, bytes)) or not (
+                np.isfinite(float(sample_weight)) and float(sample_weight) >= 0):
+            raise ValueError(f"sample_weight={sample_weight!r}: {fix}.")
+        return
+    odd = first_non_number(sample_weight)
+    if odd is not None:
+        raise ValueError(f"sample_weight holds {odd!r}, not a number: {fix}.")
+    weight = np.asarray(sample_weight, dtype=object)
+    if weight.ndim != 1:
+        raise ValueError(f"sample_weight must be 1-D, one weight per molecule; got shape "
+                         f"{weight.shape}.")
+    kept = np.asarray([np.nan if v is None else v for v in weight[keep]], dtype=np.float64)
+    bad = ~np.isfinite(kept) | (kept < 0)
+    if bad.any():
+        i = int(keep[np.argmax(bad)])
+        raise ValueError(f"sample_weight[{i}] = {weight[i]!r} (a valid molecule's weight): "
+                         f"{fix}.")
 
 
 def _warn_lost_classes(y, keep, left_out, n, labels):

@@ -394,6 +394,11 @@ def parse_molecules(values):
                 mols[i] = mol
             elif _is_missing(value):
                 invalid.append(InvalidMolecule(i, value, "missing value"))
+            elif isinstance(value, (bytes, np.bytes_)):
+                # bytes columns come from HDF5 files and numpy "S" arrays
+                invalid.append(InvalidMolecule(
+                    i, value, "bytes, not a SMILES string: decode the column first, "
+                              "e.g. [s.decode() for s in X] or np.char.decode(X)"))
             else:
                 invalid.append(
                     InvalidMolecule(

@@ -117,7 +117,7 @@ def box_average_precision(true_boxes, pred_boxes, *, pred_scores=None, true_labe
     ------
     ValueError
         If the numbers of images differ, a box set is malformed (the message names the
-        image), a score or label array has the wrong length, a label is not an integer,
+        image), a score or label array has the wrong length, a label is not an integer >= 0,
         only one of the label lists is given, a threshold is outside (0, 1), or
         ``max_detections`` is not an int >= 1.
 

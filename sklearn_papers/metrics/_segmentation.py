@@ -252,6 +252,13 @@ def _per_image(values, name, n_images, counts, dtype, default):
         if np.issubdtype(dtype, np.integer) and bad.any():
             raise ValueError(f"{name}[{i}] must hold integer class ids (exactly representable "
                              f"integers); got {v[bad][:3].tolist()}")
+        if np.issubdtype(dtype, np.integer) and (v < 0).any():
+            # a negative id (-1 for "ignore" in some data sets) would be scored as a class
+            k = int(np.argmax(v < 0))
+            raise ValueError(f"{name}[{i}][{k}] is the class id {int(v[k])}; class ids must "
+                             "be >= 0 (the labels of label maps). Relabel the classes, or "
+                             "drop the instances meant to be ignored (and their masks or "
+                             "boxes).")
         out.append(v.astype(dtype))
     return out
 
@@ -339,9 +346,10 @@ def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None
     ValueError
         If the numbers of images or an image's shapes differ, a map has no pixels or
         holds negative or non-integer labels, a score or label array has the wrong
-        length (the message names the image), only one of ``true_labels`` /
-        ``pred_labels`` is given, or ``iou_thresholds`` is empty or has a value outside
-        (0, 1) (NaN included).
+        length (the message names the image), a class id is negative or not an
+        integer, only one of ``true_labels`` / ``pred_labels`` is given,
+        ``iou_thresholds`` is empty or has a value outside (0, 1) (NaN included), or
+        ``max_detections`` is a bool.
 
     See Also
     --------
@@ -363,6 +371,10 @@ def mask_average_precision(y_true, y_pred, *, pred_scores=None, true_labels=None
     >>> round(mask_average_precision(true, pred, iou_thresholds=0.5), 3)
     0.505
     """
+    if isinstance(max_detections, bool):
+        # an Integral for the parameter check: True kept one detection per image
+        raise ValueError(f"max_detections must be an int >= 1 (COCO: 100), got "
+                         f"{max_detections!r}")
     true = _check_maps(y_true, "y_true")
     if isinstance(y_pred, np.ndarray) and y_pred.ndim == 2:
         y_pred = [y_pred]

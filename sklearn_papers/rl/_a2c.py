@@ -66,7 +66,9 @@ class A2C(_BaseRLEstimator):
         one update: the policy turns deterministic before it has explored, and on
         CliffWalking-v1 every learning rate from 0.1 to 3 left a greedy policy that loops
         (-200 when cut at 200 steps, 3 seeds) where tabular Q-learning found the optimal
-        path (-13). The value head still learns the raw returns.
+        path (-13). The value head still learns the raw returns. Needs
+        ``rollout_length >= 2``: standardized over one step, every advantage is 0
+        (``ValueError`` when training starts).
     discount : float, default=0.99
         ``gamma``.
     td_lambda : float, default=0.9
@@ -153,6 +155,16 @@ class A2C(_BaseRLEstimator):
 
     def _prediction_size(self):
         return 1
+
+    def _check_rollout_params(self):
+        if self.normalize_advantage and self.rollout_length == 1:
+            # standardized over one step, every advantage is 0: only the entropy term
+            # moves the policy, towards uniform
+            raise ValueError(
+                "normalize_advantage=True standardizes the advantages over each rollout; "
+                "with rollout_length=1 every advantage is 0 and the agents' policies never "
+                "learn from their rewards. Use rollout_length >= 2 (the default is 20), or "
+                "normalize_advantage=False.")
 
     def _targets(self, net, params, traj):
         _, y = net(params, traj["obs"])
@@ -276,10 +288,7 @@ class A2C(_BaseRLEstimator):
         if n_envs == n_agents:
             plays = [(i, i, n_episodes) for i in range(n_agents)]
         else:
-            counts = np.zeros((n_agents, n_envs), dtype=int)
-            for i in range(n_agents):
-                for k in range(n_episodes):
-                    counts[i, (i * n_episodes + k) % n_envs] += 1
+            counts = _round_robin_counts(n_agents, n_envs, int(n_episodes))
             plays = [(i, j, int(counts[i, j])) for i in range(n_agents)
                      for j in range(n_envs) if counts[i, j]]
         seeds = spawn_seeds(seed_from_random_state(self.random_state), n_agents)
@@ -295,3 +304,20 @@ class A2C(_BaseRLEstimator):
                           "A2C.score cuts them there; evaluate_policy(agent, env, "
                           "max_episode_steps=...) sets the cut")
         return float(np.mean(np.concatenate(returns)))
+
+
+def _round_robin_counts(n_agents, n_envs, n_episodes):
+    """``counts[i, j]``: how many of agent ``i``'s ``n_episodes`` episodes are played in
+    environment ``j`` when its ``k``-th goes to ``(i * n_episodes + k) % n_envs``.
+
+    Counted without a loop over the episodes (one per episode took minutes before the
+    first episode was played for a large ``n_episodes``): each environment gets
+    ``n_episodes // n_envs`` episodes, and the ``n_episodes % n_envs`` environments
+    following the agent's first one get one more.
+    """
+    full, extra = divmod(n_episodes, n_envs)
+    counts = np.full((n_agents, n_envs), full, dtype=np.int64)
+    for i in range(n_agents):
+        start = (i * n_episodes) % n_envs
+        counts[i, (start + np.arange(extra)) % n_envs] += 1
+    return counts

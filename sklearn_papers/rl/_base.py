@@ -74,6 +74,10 @@ class _BaseRLEstimator(BaseEstimator):
     def _update_kwargs(self, net):
         raise NotImplementedError
 
+    def _check_rollout_params(self):
+        """``ValueError`` for parameters under which the policy cannot learn (a subclass
+        that centres its policy targets over each rollout needs two steps or more)."""
+
     def _scales_rewards(self):
         """Whether the update targets see every agent's rewards divided by the largest
         ``|r|`` it has seen (:func:`~sklearn_papers.nn._lpg.scale_rewards`)."""
@@ -91,6 +95,7 @@ class _BaseRLEstimator(BaseEstimator):
         Returns ``(net, params, lifetime_returns (n,), td_value_weights (n, D))``.
         """
         check_device(self.device)  # validated; the small agents and cores run on CPU
+        self._check_rollout_params()
         gen_seed, env_seed = spawn_seeds(seed, 2)
         gen = torch.Generator().manual_seed(gen_seed)
         core = make_batch(envs, generator=gen, seed=env_seed, named_from=envs, names=names)

@@ -35,6 +35,13 @@ MAX_ABS_REWARD = 1e30
 
 
 def _finite_reward(r, where):
+    if isinstance(r, (str, bytes, np.str_, np.bytes_)):
+        # float("1") would read it as a number: a reward of the wrong type, taken silently
+        raise TypeError(
+            f"{where} returned the reward {r!r}, a {type(r).__name__}, from step(); "
+            "rewards must be numbers (int or float). Return float(reward) from the "
+            "environment's step(), or wrap it: gymnasium.wrappers.TransformReward(env, "
+            "float).")
     try:
         reward = float(r)
     except (TypeError, ValueError):

@@ -96,7 +96,9 @@ def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, rando
                                                 warned=warned), dtype=np.float32)
             return agent.predict_proba(x[None])[0]
 
-    returns, n_cut = np.zeros(n_episodes), 0
+    # grown one episode at a time: an array of n_episodes allocated first failed in numpy
+    # (MemoryError) before any episode for a very large n_episodes
+    returns, n_cut = [], 0
     for episode in range(n_episodes):
         obs = _reset_result(env.reset(seed=seed if episode == 0 else None), where)
         p = proba(obs, "reset")
@@ -113,5 +115,6 @@ def _episode_returns(agent, env, n_episodes, *, greedy, max_episode_steps, rando
                 n_cut += 1
                 break
             p = proba(obs, "step")
-        returns[episode] = total
+        returns.append(total)
+    returns = np.asarray(returns, dtype=np.float64)
     return (returns, n_cut) if count_cut else returns

@@ -153,6 +153,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         A2C's advantages are centred): the rule can then only move probability between
         the actions of a rollout, and a rule whose ``pi_hat`` leans positive where no
         reward comes cannot make an agent's policy deterministic before it found one.
+        Needs ``rollout_length >= 2`` (over one step the centred target is 0; a
+        ``ValueError`` says so when training starts).
     agent : {"auto", "tabular", "mlp"}, default="auto"
         ``"auto"``: tabular agents for ``Discrete`` observations, MLP agents for 1-D ``Box``.
     agent_hidden_size : int, default=32
@@ -273,6 +275,15 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     def _scales_rewards(self):
         return self.reward_scaling == "max_abs"
 
+    def _check_rollout_params(self):
+        if self.center_policy_target and self.rollout_length == 1:
+            # pi_hat minus its mean over a rollout of one step is 0
+            raise ValueError(
+                "center_policy_target=True subtracts from pi_hat its mean over each "
+                "rollout; with rollout_length=1 the policy target is 0 at every step and "
+                "the agents' policies never learn (in meta-training nor after). Use "
+                "rollout_length >= 2 (the default is 20), or center_policy_target=False.")
+
     def _check_ready(self):
         check_is_fitted(self, "module_")
 
@@ -318,6 +329,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             If the meta-loss becomes non-finite.
         """
         check_device(self.device)
+        self._check_rollout_params()
         seed = seed_from_random_state(self.random_state)
         rng = np.random.RandomState(seed)
         envs = None

@@ -34,6 +34,7 @@ from sklearn_papers.vision._validation import (
     MAX_INFERRED_CLASSES,
     check_images,
     check_label_maps,
+    check_scale_items,
     integer_bit_depth,
 )
 
@@ -582,8 +583,13 @@ class InstanceSegmenter(BaseEstimator):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _scales(self):
+        """``predict_scales`` checked (each entry named when wrong), as a sorted tuple."""
+        check_scale_items(self.predict_scales)
+        return check_predict_scales(self.predict_scales)
+
     def _check_params(self):
-        check_predict_scales(self.predict_scales)
+        self._scales()
         if self.delta_v >= self.delta_d:
             raise ValueError(f"delta_v={self.delta_v!r} must be smaller than "
                              f"delta_d={self.delta_d!r} (pull margin inside push margin).")
@@ -815,7 +821,7 @@ class InstanceSegmenter(BaseEstimator):
         # parameters read at prediction time (grouping, slic, center_threshold, delta_d,
         # predict_scales) may have been set after fit
         self._validate_params()
-        check_predict_scales(self.predict_scales)
+        self._scales()
         images = check_images(X, name="X", n_channels=self.n_features_in_,
                               min_size=_MIN_SIZE, bits=self.bit_depth_,
                               clip_integers=self.bit_depth is None)
@@ -893,7 +899,7 @@ class InstanceSegmenter(BaseEstimator):
         (``images``, when already validated, stand for ``X``)."""
         if images is None:
             images = self._check_predict_images(X)
-        scales = check_predict_scales(self.predict_scales)
+        scales = self._scales()
         target = getattr(self, "object_size_", float("nan"))
         if scales == (1.0,) or not np.isfinite(target):
             return [r[:3] for r in self._segment_images(images, count_centres=False)]

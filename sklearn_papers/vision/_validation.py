@@ -21,10 +21,11 @@ dicts of boxes, labels and masks) are checked here too, each against its image
 """
 
 import warnings
+from numbers import Real
 
 import numpy as np
 
-__all__ = ["MAX_INFERRED_CLASSES", "check_images", "check_label_map", "check_label_maps",
+__all__ = ["MAX_INFERRED_CLASSES", "check_images", "check_scale_items", "check_label_map", "check_label_maps",
            "integer_bit_depth", "pad_images", "stack_images", "targets_from_dicts",
            "targets_from_maps"]
 
@@ -41,6 +42,46 @@ def _one_image_error(name, shape, what):
         f"{name}[None] (or [image]).")
 
 
+def check_scale_items(value, name="predict_scales"):
+    """Each entry of a sequence of scales: a finite positive real number.
+
+    Strings of digits (``("2",)``) would be read as numbers by ``float``, and the
+    message of a wrong entry would not say which one it is: this check comes first and
+    names it. Values other than lists and tuples (``"auto"``, an unknown string, a
+    scalar) are left to the parameter's own checks.
+
+    Parameters
+    ----------
+    value : object
+        The parameter as set.
+    name : str, default="predict_scales"
+        The parameter's name, for messages.
+
+    Raises
+    ------
+    ValueError
+        Naming the first entry ``name[i]`` that is not a finite positive real number
+        (strings, bools, None and complex numbers included), and what to pass.
+    """
+    if not isinstance(value, (list, tuple)):
+        return
+    head = (f"{name} must be 'auto' or a non-empty sequence of positive numbers, got "
+            f"{value!r}")
+    for i, v in enumerate(value):
+        if isinstance(v, (str, bytes, np.str_, np.bytes_)):
+            why = (f"the string {v!r}; give the scale as a number, e.g. "
+                   f"{name}=(0.5, 1.0, 2.0)")
+        elif isinstance(v, (bool, np.bool_)) or not isinstance(v, Real):
+            why = (f"a {type(v).__name__}, not a real number; give each scale as a "
+                   f"number, e.g. {name}=(0.5, 1.0, 2.0)")
+        elif not (np.isfinite(v) and v > 0):
+            why = ("not a finite positive number; a scale multiplies the image's side "
+                   "(1.0 is the input scale)")
+        else:
+            continue
+        raise ValueError(f"{head}: {name}[{i}] = {v!r} is {why}.")
+
+
 def _as_items(X, name, n_channels):
     """Split ``X`` into a list of ``(image_array, layout)`` without converting values."""
     if hasattr(X, "toarray") or hasattr(X, "tocsr"):
@@ -53,6 +94,11 @@ def _as_items(X, name, n_channels):
             if hasattr(im, "toarray") or hasattr(im, "tocsr"):
                 raise TypeError(f"{name}[{i}] is a sparse matrix; images must be dense "
                                 "arrays.")
+            if im is None or isinstance(im, (str, bytes)):
+                raise TypeError(
+                    f"{name}[{i}] is {type(im).__name__} {im!r}, not an image: each item "
+                    f"must be an array of shape (H, W), (H, W, C) or (C, H, W) (read "
+                    f"image files first, e.g. with skimage.io.imread).")
             im = np.asarray(im)
             if im.ndim == 2:
                 im = im[None]

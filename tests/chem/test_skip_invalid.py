@@ -249,3 +249,48 @@ def test_lengths_of_y_and_weights_checked_in_fit_and_score(method):
         call(X, [1.0, 2.0, 3.0, 4.0], sample_weight=[1.0, 1.0])
     with pytest.raises(ValueError, match="one row per molecule"):
         call(X, 3.0)
+
+
+@pytest.mark.parametrize("method", ["fit", "score"])
+def test_weights_of_valid_molecules_are_checked_naming_the_row(method):
+    # a negative weight reached Ridge, which said "array must not contain infs or NaNs";
+    # the weight of an invalid molecule is dropped with its row and may be anything
+    X = ["CCO", "C1CC", "CCN", "CCC"]
+    y = [1.0, 2.0, 3.0, 4.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = SkipInvalidMolecules(_ridge()).fit(X, y, sample_weight=[1.0, np.nan, 1, 2])
+        call = getattr(model, method)
+        with pytest.raises(ValueError, match=r"sample_weight\[2\] = -1.0 \(a valid "
+                                             r"molecule's weight\): weights must be finite"):
+            call(X, y, sample_weight=[1.0, 1.0, -1.0, 1.0])
+        with pytest.raises(ValueError, match=r"sample_weight\[3\] = inf"):
+            call(X, y, sample_weight=np.array([1.0, -5.0, 1.0, np.inf]))
+        with pytest.raises(ValueError, match=r"sample_weight=-2.0: weights must be finite"):
+            call(X, y, sample_weight=-2.0)
+        with pytest.raises(ValueError, match=r"sample_weight holds 'a', not a number"):
+            call(X, y, sample_weight=["a", 1.0, 1.0, 1.0])
+
+
+def test_transform_of_only_invalid_molecules_without_feature_names_says_why():
+    # the width of the NaN rows comes from get_feature_names_out; without one, sklearn's
+    # AttributeError ("does not provide get_feature_names_out") named a method the user
+    # did not call
+    from sklearn.base import BaseEstimator, TransformerMixin
+
+    class Ones(TransformerMixin, BaseEstimator):
+        def fit(self, X, y=None):
+            self.fitted_ = True
+            return self
+
+        def transform(self, X):
+            return np.ones((len(X), 3))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = SkipInvalidMolecules(make_pipeline(CircularFingerprint(n_bits=8), Ones()))
+        model.fit(["CCO", "CCN", "C1CC"])
+    assert model.transform(["C1CC", "CCO"]).shape == (2, 3)
+    with pytest.raises(ValueError, match=r"Every molecule in X is invalid, and the wrapped "
+                                         r"estimator has no get_feature_names_out"):
+        model.transform(["C1CC", None])

@@ -94,6 +94,8 @@ def test_mol_objects_are_passed_through():
         (float("nan"), "missing value"),
         (pd.NA, "missing value"),
         (3.5, "not a SMILES string or RDKit Mol (got float)"),
+        (b"CCO", "bytes, not a SMILES string: decode the column first"),
+        (np.bytes_(b"CCO"), "bytes, not a SMILES string: decode the column first"),
         (Chem.Mol(), "no atoms"),
     ],
 )

@@ -357,3 +357,17 @@ def test_uint64_labels_above_int64_are_reported_as_too_large():
     a[0, 0] = np.uint64(2**63 + 5)
     with pytest.raises(ValueError, match=r"too large for int64 \(9223372036854775813\)"):
         symmetric_best_dice(a, a)
+
+
+def test_mask_ap_refuses_negative_class_ids_and_a_bool_max_detections():
+    # a class id of -1 (an "ignore" label in some data sets) was scored as one more class,
+    # and max_detections=True (an Integral) kept one detection per image, both silently
+    true = np.zeros((1, 8, 8), dtype=int)
+    true[0, :4, :4], true[0, 4:, 4:] = 1, 2
+    with pytest.raises(ValueError, match=r"true_labels\[0\]\[1\] is the class id -1; class "
+                                         r"ids must be >= 0.*drop the instances"):
+        mask_average_precision(true, true, true_labels=[[1, -1]], pred_labels=[[1, 1]])
+    with pytest.raises(ValueError, match=r"pred_labels\[0\]\[0\] is the class id -3"):
+        mask_average_precision(true, true, true_labels=[[1, 1]], pred_labels=[[-3, 1]])
+    with pytest.raises(ValueError, match=r"max_detections must be an int >= 1"):
+        mask_average_precision(true, true, max_detections=True)

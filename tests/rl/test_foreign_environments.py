@@ -483,3 +483,71 @@ def test_standardized_advantages_make_the_policy_step_independent_of_the_reward_
                                    rtol=1e-4, atol=1e-4)
     else:
         assert np.abs(p_large - p_small).max() > 0.1
+
+
+@pytest.mark.parametrize("reward", ["1", b"1", np.str_("0.5")])
+def test_a_reward_given_as_text_is_refused_naming_the_environment(reward):
+    # float("1") read it as the number 1: agents trained, and were scored, on rewards of
+    # the wrong type without a word
+    from sklearn_papers.rl import evaluate_policy
+
+    match = r"environments\[1\] returned the reward .*, a (str|bytes)_?, from step\(\).*float"
+    with pytest.raises(TypeError, match=match):
+        A2C(lifetime=2, random_state=0).fit([_Endless(), _Rewarding(reward)])
+    with pytest.raises(TypeError, match=match):
+        LearnedPolicyGradient(n_agents=2, lifetime=2, max_meta_steps=1,
+                              random_state=0).fit([_Endless(), _Rewarding(reward)])
+    agent = A2C(lifetime=2, random_state=0).fit(_Endless()).agents_[0]
+    with pytest.raises(TypeError, match=r"env returned the reward .*TransformReward"):
+        evaluate_policy(agent, _Rewarding(reward), 1)
+
+
+class _StopAfterOneEpisode(_Endless):
+    """``_Endless`` (episodes of 3 steps) that raises ``_Stopped`` when a second episode
+    begins: shows how far a call got."""
+
+    def __init__(self):
+        super().__init__(limit=3)
+        self.n_resets = 0
+
+    def reset(self, *, seed=None, options=None):
+        self.n_resets += 1
+        if self.n_resets > 1:
+            raise _Stopped
+        return super().reset(seed=seed, options=options)
+
+
+class _Stopped(Exception):
+    pass
+
+
+def test_a_very_large_n_episodes_starts_playing():
+    # an array of n_episodes returns was allocated first: numpy's MemoryError before any
+    # episode was played
+    from sklearn_papers.rl import evaluate_policy
+
+    agent = A2C(lifetime=2, random_state=0).fit(_Endless()).agents_[0]
+    with pytest.raises(_Stopped):
+        evaluate_policy(agent, _StopAfterOneEpisode(), 10**15)
+    a2c = A2C(lifetime=2, random_state=0).fit(_Endless())
+    with pytest.raises(_Stopped):
+        a2c.score(_StopAfterOneEpisode(), n_episodes=10**15)
+
+
+def test_round_robin_counts_match_dealing_the_episodes_one_by_one():
+    # A2C.score with other environments than agents counted the episodes of each
+    # environment in a loop over every episode (minutes for 10**9 episodes before the
+    # first was played); the counts are now computed directly
+    from sklearn_papers.rl._a2c import _round_robin_counts
+
+    for n_agents in range(1, 4):
+        for n_envs in range(1, 5):
+            for n_episodes in range(1, 9):
+                expected = np.zeros((n_agents, n_envs), dtype=int)
+                for i in range(n_agents):
+                    for k in range(n_episodes):
+                        expected[i, (i * n_episodes + k) % n_envs] += 1
+                np.testing.assert_array_equal(
+                    _round_robin_counts(n_agents, n_envs, n_episodes), expected)
+    counts = _round_robin_counts(2, 3, 10**15)
+    assert counts.sum() == 2 * 10**15 and counts.max() - counts.min() == 1

@@ -391,3 +391,23 @@ def test_load_and_evaluate_policy_leave_the_global_rngs_alone(fitted, grids, tmp
     evaluate_policy(agent, grids[0], n_episodes=2)
     np.testing.assert_array_equal(np.random.get_state()[1], np_before)
     assert torch.equal(torch.get_rng_state(), torch_before)
+
+
+def test_rollouts_of_one_step_with_centred_policy_targets_are_refused(grids):
+    # standardized (A2C) or centred (LPG) over a rollout of one step, the policy target
+    # was 0 at every step: the agents trained without error and their policies never
+    # learned from a reward
+    with pytest.raises(ValueError, match=r"normalize_advantage=True .*rollout_length=1 "
+                                         r"every advantage is 0.*rollout_length >= 2"):
+        A2C(lifetime=2, rollout_length=1, random_state=0).fit(grids[:1])
+    a2c = A2C(lifetime=2, rollout_length=1, normalize_advantage=False,
+              random_state=0).fit(grids[:1])
+    with pytest.raises(ValueError, match=r"normalize_advantage=True"):
+        a2c.set_params(normalize_advantage=True).train_agent(grids[1], n_updates=1)
+    kw = {**TINY, "rollout_length": 1, "center_policy_target": True}
+    with pytest.raises(ValueError, match=r"center_policy_target=True .*rollout_length=1 "
+                                         r"the policy target is 0.*rollout_length >= 2"):
+        LearnedPolicyGradient(**kw).fit(grids)
+    lpg = LearnedPolicyGradient(**{**kw, "center_policy_target": False}).fit(grids)
+    with pytest.raises(ValueError, match=r"center_policy_target=True"):
+        lpg.set_params(center_policy_target=True).lifetime_returns(grids[:1], n_updates=1)

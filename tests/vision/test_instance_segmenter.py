@@ -545,3 +545,21 @@ def test_mean_shift_grouping_when_no_point_is_near_a_bin_centre():
     assert classes == [1]
     assert scores == [1.0]
     assert np.array_equal(out, sem)
+
+
+@pytest.mark.parametrize("scales, match", [
+    (("2",), r"predict_scales\[0\] = '2' is the string '2'"),
+    ((0.5, None), r"predict_scales\[1\] = None is a NoneType, not a real number"),
+    ((1.0, -2.0), r"predict_scales\[1\] = -2.0 is not a finite positive number"),
+    ([0.5, float("nan")], r"predict_scales\[1\] = nan is not a finite positive number"),
+    ((np.array([0.5, 2.0]),), r"predict_scales\[0\] = array\(\[0.5, 2. \]\) is a ndarray"),
+    ((1 + 0j,), r"predict_scales\[0\] = \(1\+0j\) is a complex"),
+])
+def test_predict_scales_names_the_wrong_entry(fitted, data, scales, match):
+    # a string of digits was read as a number by float() and predicted at that scale;
+    # the other entries were refused without saying which one was wrong
+    est = pickle.loads(pickle.dumps(fitted)).set_params(predict_scales=scales)
+    with pytest.raises(ValueError, match=match):
+        est.predict(data.images[:1])
+    with pytest.raises(ValueError, match=match):
+        clone(fitted).set_params(predict_scales=scales).fit(data.images, data.instance_maps)

@@ -241,3 +241,14 @@ def test_mask_rcnn_proposal_budget_grows_with_the_image_area(scenes, monkeypatch
     est.predict_detections([scenes.images[0], big[0]])
     assert sorted(seen) == [((32, 32), 50, 20), ((64, 64), 200, 80)]
     assert (module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n) == (50, 20)
+
+
+@pytest.mark.parametrize("item, kind", [(None, "NoneType None"),
+                                        ("scene.png", "str 'scene.png'"),
+                                        (b"\x89PNG", "bytes")])
+def test_a_list_item_that_is_no_array_is_named_with_its_type(item, kind):
+    # it was read as a 0-d array: "X[1] must be one image ...; got shape ()", which did
+    # not say that a file name or a missing image was passed
+    image = np.zeros((8, 8, 3), dtype=np.float32)
+    with pytest.raises(TypeError, match=rf"X\[1\] is {kind}.*not an image.*imread"):
+        check_images([image, item])
