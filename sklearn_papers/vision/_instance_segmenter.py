@@ -34,7 +34,6 @@ from sklearn_papers.vision._validation import (
     MAX_INFERRED_CLASSES,
     check_images,
     check_label_maps,
-    check_scale_items,
     integer_bit_depth,
 )
 
@@ -585,7 +584,6 @@ class InstanceSegmenter(BaseEstimator):
 
     def _scales(self):
         """``predict_scales`` checked (each entry named when wrong), as a sorted tuple."""
-        check_scale_items(self.predict_scales)
         return check_predict_scales(self.predict_scales)
 
     def _check_params(self):

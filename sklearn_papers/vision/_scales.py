@@ -33,7 +33,11 @@ MAX_SCALE = 16.0
 
 
 def check_predict_scales(value):
-    """``predict_scales`` as a sorted tuple of positive floats holding 1.0."""
+    """``predict_scales`` as a sorted tuple of positive floats holding 1.0 (a wrong entry
+    of a sequence is named, :func:`~sklearn_papers.vision._validation.check_scale_items`)."""
+    from sklearn_papers.vision._validation import check_scale_items
+
+    check_scale_items(value)
     if isinstance(value, str):
         if value != "auto":
             raise ValueError(f"predict_scales must be 'auto' or a sequence of positive "

@@ -25,9 +25,9 @@ from numbers import Real
 
 import numpy as np
 
-__all__ = ["MAX_INFERRED_CLASSES", "check_images", "check_scale_items", "check_label_map", "check_label_maps",
-           "integer_bit_depth", "pad_images", "stack_images", "targets_from_dicts",
-           "targets_from_maps"]
+__all__ = ["MAX_INFERRED_CLASSES", "check_images", "check_scale_items", "check_label_map",
+           "check_label_maps", "integer_bit_depth", "pad_images", "stack_images",
+           "targets_from_dicts", "targets_from_maps"]
 
 #: Bit depths tried, in order, for integer images without a declared depth.
 _BIT_DEPTHS = (8, 10, 12, 14, 16)

@@ -439,7 +439,8 @@ def test_large_images_are_predicted_in_windows_of_the_training_shape(monkeypatch
     ({"batch_size": 0}, "batch_size"),
     ({"detections_per_image": 0}, "detections_per_image"),
     ({"predict_scales": (1e6,)}, r"predict_scales holds 1000000.0: scales above 16"),
-    ({"predict_scales": (True,)}, "predict_scales must be 'auto' or a sequence"),
+    ({"predict_scales": (True,)}, r"predict_scales\[0\] = True is a bool"),
+    ({"predict_scales": ("2",)}, r"predict_scales\[0\] = '2' is the string '2'"),
 ])
 def test_parameters_set_after_fit_are_checked_at_predict(fitted, scenes, params, match):
     # predict reads them: unchecked, 0 crashed in a convolution, 16.5 was truncated,
