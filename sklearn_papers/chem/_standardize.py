@@ -54,6 +54,15 @@ NO_PARENT_REASON = (
     "(the largest organic fragment) to keep; fix the entry, or keep every fragment with "
     "MoleculeStandardizer(largest_fragment=False)")
 
+#: Reason given for one molecule as drawn that cleanup split into inorganic parts only
+#: (a metal complex such as cisplatin): not a salt, and keeping every fragment would not
+#: keep the molecule drawn.
+NO_PARENT_DISCONNECTED_REASON = (
+    "no organic fragment: one molecule as drawn, but cleanup disconnected its metal atoms, "
+    "leaving inorganic parts only, none of which is a parent molecule (the largest "
+    "organic fragment) to keep; fix the entry, or keep it as drawn with "
+    "MoleculeStandardizer(cleanup=False)")
+
 
 class _NoParent(ValueError):
     """A multi-fragment molecule without an organic fragment, when the parent is kept."""
@@ -93,11 +102,15 @@ class _Steps:
 
         Raises :class:`_NoParent` when the parent is to be kept and no fragment is
         organic."""
+        from rdkit import Chem
+
+        drawn_fragments = len(Chem.GetMolFrags(mol))
         if self.cleanup is not None:
             mol = self.cleanup(mol)
         if self.chooser is not None:
             if _no_organic_fragment(mol):
-                raise _NoParent(NO_PARENT_REASON)
+                raise _NoParent(NO_PARENT_DISCONNECTED_REASON if drawn_fragments == 1
+                                else NO_PARENT_REASON)
             mol = self.chooser.choose(mol)
         if self.uncharger is not None:
             mol = self.uncharger.uncharge(mol)
@@ -431,7 +444,9 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
        (``"O.O"``). RDKit's chooser would keep the largest inorganic part (``"Cl"`` for
        sodium chloride), almost surely not what the user meant to featurize: such an
        entry is an invalid molecule here (see ``errors``). One inorganic species as
-       drawn (water, ammonia, ``"[Pt]"``, a lone ion such as ``"[Na+]"``) is kept;
+       drawn (water, ammonia, ``"[Pt]"``, a lone ion such as ``"[Na+]"``) is kept; a
+       metal complex without carbon (cisplatin) is split by ``cleanup`` into inorganic
+       parts and is invalid too (``cleanup=False`` keeps it as drawn);
     3. ``neutralize``: ``Uncharger`` adds or removes hydrogens so that charged groups with
        a neutral form become neutral (carboxylates, protonated amines, zwitterions:
        ``"[NH3+]CC(=O)[O-]"`` → ``"NCC(=O)O"``); groups without one (quaternary ammonium,

@@ -325,9 +325,16 @@ def _listed(items, most=5):
     return shown if len(items) <= most else f"{shown}; and {len(items) - most} more"
 
 
-def _warn_scales(refused, far, target):
+def _warn_scales(refused, far, target, empty=()):
     """The warnings of ``predict_scales`` for one call of a predict method (stack: the
     public method, ``_segment``, this function)."""
+    if empty:
+        warnings.warn(
+            f"No instances were found in {len(empty)} image(s) at any scale of "
+            f"predict_scales: {_listed(list(empty))}. The objects may be far from the "
+            f"size seen in fit (object_size_={target:.1f} px), or the images unlike "
+            f"those of fit (brightness, contrast, bit depth, colour channels).",
+            UserWarning, stacklevel=4)
     if refused:
         warnings.warn(
             f"predict_scales kept scale 1 for {len(refused)} image(s) in which another "
@@ -917,10 +924,12 @@ class InstanceSegmenter(BaseEstimator):
             for i, r in zip(members, out):
                 sizes[i][scale] = _instance_size(r[0])
                 centres[i][scale] = r[3]
-        chosen, refused, far = [], [], []
+        chosen, refused, far, empty = [], [], [], []
         for i, image in enumerate(images):
             scale = choose_scale(sizes[i], target)
-            if not scale_is_backed(scale, centres[i]):
+            if not any(np.isfinite(v) for v in sizes[i].values()):
+                empty.append(f"X[{i}]")
+            elif not scale_is_backed(scale, centres[i]):
                 refused.append(
                     f"X[{i}] (scale {scale:g}: {sizes[i][scale]:.1f} px, "
                     f"{centres[i][scale]} centres; scale 1: {sizes[i][1.0]:.1f} px, "
@@ -938,7 +947,7 @@ class InstanceSegmenter(BaseEstimator):
             up = resize_labels(inst, image.shape[1:])
             kept = np.unique(up[up > 0])
             chosen.append((_relabel(up), classes[kept - 1], scores[kept - 1]))
-        _warn_scales(refused, far, target)
+        _warn_scales(refused, far, target, empty)
         return chosen
 
     def _segment_images(self, images, count_centres=True):

@@ -204,9 +204,17 @@ def _to_unit_float(im, i, name, bits, clip_integers=False):
         raise ValueError(f"{where} has non-finite pixel values (NaN or inf).")
     lo, hi = float(out.min()), float(out.max())
     if lo < -_FLOAT_TOLERANCE or hi > 1 + _FLOAT_TOLERANCE:
-        hint = ("it looks like 8-bit intensities: divide by 255, or pass the uint8 array"
-                if hi <= 255 and lo >= 0 else
-                "rescale it, e.g. (image - image.min()) / (image.max() - image.min())")
+        if lo >= 0 and hi <= 255:
+            hint = "it looks like 8-bit intensities: divide by 255, or pass the uint8 array"
+        elif lo >= 0 and hi <= 2**_BIT_DEPTHS[-1] - 1:
+            # integer intensities stored as floats (e.g. 12-bit camera values): the depth
+            # of fit when it holds them, else the smallest that does
+            depth = (bits if bits is not None and hi <= 2**bits - 1 else
+                     next(b for b in _BIT_DEPTHS if hi <= 2**b - 1))
+            hint = (f"it looks like {depth}-bit intensities: divide by {2**depth - 1}, or "
+                    f"pass them as an integer array (e.g. uint16)")
+        else:
+            hint = "rescale it, e.g. (image - image.min()) / (image.max() - image.min())"
         raise ValueError(f"{where} has float pixel values in [{lo:g}, {hi:g}], but float "
                          f"images must lie in [0, 1]: {hint}.")
     return np.clip(out, 0.0, 1.0)

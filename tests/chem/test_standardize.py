@@ -219,6 +219,22 @@ def test_a_salt_of_inorganic_parts_only_has_no_parent():
     assert single[:, 0].tolist() == list(SINGLE_INORGANIC.values())
 
 
+def test_a_metal_complex_split_by_cleanup_names_the_cause():
+    # cisplatin is one molecule as drawn, not a salt: cleanup disconnects its metal
+    # atom, leaving inorganic parts only; the reason says so and names cleanup=False
+    X = ["CCO", "Cl[Pt](Cl)(N)N", "[Na+].[Cl-]"]
+    with pytest.raises(ValueError) as info:
+        MoleculeStandardizer().transform(X)
+    message = str(info.value)
+    complex_reason = message.split("index 1: ")[1].split("; index 2: ")[0]
+    assert "cleanup disconnected its metal atoms" in complex_reason
+    assert "MoleculeStandardizer(cleanup=False)" in complex_reason
+    assert "a salt or mixture" not in complex_reason
+    assert "a salt or mixture of inorganic parts" in message.split("index 2: ")[1]
+    kept = MoleculeStandardizer(cleanup=False).transform(X[1:2])
+    assert kept[0, 0] == kept[0, 0] and "." not in kept[0, 0]  # one molecule, kept
+
+
 @pytest.mark.parametrize("cls", [CircularFingerprint, RDKitDescriptors, NeuralFingerprint])
 def test_estimators_treat_a_salt_without_parent_as_an_invalid_molecule(cls):
     est = (RDKitDescriptors(descriptors=["MolWt"]) if cls is RDKitDescriptors

@@ -201,6 +201,23 @@ def test_auto_scale_warns_when_no_scale_finds_the_training_size(fitted, monkeypa
         est.predict(np.zeros((1, 64, 96, 3), dtype=np.float32))
 
 
+def test_auto_scale_warns_when_no_scale_finds_any_instance(fitted, monkeypatch):
+    # Nothing found at any scale (e.g. pixels clipped to the depth seen in fit): the
+    # warning says so instead of listing no sizes as if the instances were too large
+    est = pickle.loads(pickle.dumps(fitted))
+    est.object_size_ = 8.0
+    monkeypatch.setattr(est, "_outputs", _scripted_outputs(
+        est.n_classes_, est.embedding_dim, {}))
+    with pytest.warns(UserWarning) as record:
+        pred = est.predict(np.zeros((2, 64, 96, 3), dtype=np.float32))
+    assert [m.max() for m in pred] == [0, 0]
+    messages = [str(r.message) for r in record]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith("No instances were found in 2 image(s) at any scale of "
+                                  "predict_scales")
+    assert "X[0]; X[1]" in messages[0] and "(;" not in messages[0]
+
+
 def test_scale_is_backed_by_the_centres_found():
     from sklearn_papers.vision._scales import scale_is_backed
 

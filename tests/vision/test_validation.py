@@ -58,6 +58,23 @@ def test_float_images_outside_0_1_raise_with_the_fix_and_the_index(low, high, hi
         check_images(X)
 
 
+@pytest.mark.parametrize("high, bits, hint", [
+    (4000.0, None, "12-bit intensities: divide by 4095"),
+    (1000.0, None, "10-bit intensities: divide by 1023"),
+    (60000.0, None, "16-bit intensities: divide by 65535"),
+    (1000.0, 12, "12-bit intensities: divide by 4095"),  # the depth of fit holds it
+    (70000.0, None, "rescale it")])
+def test_float_images_of_integer_intensities_get_their_bit_depth(high, bits, hint):
+    # floats holding 12-bit camera values: dividing by the depth keeps the scaling of
+    # fit, a per-image min-max rescaling does not
+    X = np.full((2, 9, 9), 0.5)
+    X[1, 0, 0], X[1, 0, 1] = 0.0, high
+    with pytest.raises(ValueError, match=rf"X\[1\] has float pixel values .*{hint}") as info:
+        check_images(X, bits=bits)
+    if "bit" in hint:
+        assert "image.min()" not in str(info.value)
+
+
 def test_float_images_in_0_255_are_refused_by_both_estimators(scenes):
     X = scenes.images * 255
     for est in (MaskRCNN(**TINY_RCNN), InstanceSegmenter(**TINY_SEG)):
