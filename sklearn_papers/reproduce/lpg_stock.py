@@ -67,6 +67,8 @@ _TRAIN_DISCOUNT = 0.99
 _RULE = {"reward_scaling": "max_abs", "center_policy_target": True}
 #: Version of the widened distribution and protocol (part of the records' key).
 _DISTRIBUTION = "lakes-and-layouts/2"
+#: A lake's slipperiness, drawn uniformly: (probability, sideways) of :func:`_slip`.
+_LAKE_SLIPS = ((0.0, False), (0.0, False), (0.1, False), (0.33, False))
 
 
 def _config(quick):
@@ -99,14 +101,20 @@ class _Affine:
         return self.scale * reward + self.offset
 
 
-def _slip(env, p):
-    """``env`` whose action is replaced by a uniformly random one with probability ``p``
-    (drawn from the environment's own generator)."""
+def _slip(env, p, sideways=False):
+    """``env`` whose action is replaced with probability ``p`` (drawn from the environment's
+    own generator) by a uniformly random one, or with ``sideways`` by one of the two moves
+    at right angles to it (a grid world's actions: up, down, left, right), as on an icy
+    lake where a step slides to either side but never back (FrozenLake's slipperiness is
+    ``p=2/3`` sideways)."""
     import gymnasium
 
     class Slip(gymnasium.ActionWrapper):
         def action(self, action):
             if self.np_random.random() < p:
+                if sideways:
+                    side = (2, 3) if action in (0, 1) else (0, 1)
+                    return int(side[self.np_random.integers(2)])
                 return int(self.np_random.integers(self.action_space.n))
             return action
 
@@ -146,14 +154,20 @@ def _lake(rng, height=5, width=5):
                                                          for r, c in holes]
 
 
-def _widened_grid_world(rng):
+def _widened_grid_world(rng, lake_slips=None):
     """A meta-training environment from the widened distribution (a sampler for
     :meth:`LearnedPolicyGradient.fit`): a 5 x 5 grid world, half the time a *lake* (a far
     +1 goal and holes that end the episode with 0 or -1, :func:`_lake`; episodes of 20 to
     150 steps, rewards scaled by 0.1, 1, 10 or 100, actions replaced by random ones with
     probability 0 to 0.33), else one of our layouts (dense, sparse, long horizon; episodes of
     10 to 150 steps, rewards scaled by 0.1 to 100 and negated a quarter of the time, a
-    per-step reward of 0, -0.01 or -0.05 times the scale, slipperiness 0 to 0.66)."""
+    per-step reward of 0, -0.01 or -0.05 times the scale, slipperiness 0 to 0.66).
+
+    ``lake_slips``, a sequence of ``(p, sideways)`` drawn uniformly for every lake (see
+    :func:`_slip`), replaces the lakes' slipperiness ``_LAKE_SLIPS`` (bind it with
+    ``functools.partial`` to make a sampler); ``(2 / 3, True)`` is FrozenLake's own
+    slipperiness on our grids, a widening of the training set in the paper's manner (Oh et
+    al. 2020)."""
     from gymnasium.wrappers import TransformReward
 
     from sklearn_papers.rl import GridWorld, make_grid_world
@@ -163,8 +177,9 @@ def _widened_grid_world(rng):
         env = GridWorld(height=5, width=5, objects=objects, start=start,
                         max_steps=int(rng.choice([20, 40, 80, 150])))
         env = TransformReward(env, _Affine(float(rng.choice([0.1, 1.0, 10.0, 100.0])), 0.0))
-        p = float(rng.choice([0.0, 0.0, 0.1, 0.33]))
-        return _slip(env, p) if p else env
+        slips = _LAKE_SLIPS if lake_slips is None else lake_slips
+        p, sideways = slips[rng.choice(len(slips))]
+        return _slip(env, p, sideways) if p else env
     base = make_grid_world(("dense", "sparse", "long_horizon")[rng.randint(3)],
                            random_state=rng)
     env = GridWorld(height=5, width=5, objects=base.objects, start=base.start,

@@ -76,3 +76,30 @@ def test_summary_normalizes_by_tuned_a2c_and_random():
     assert row["lr"] == "1.0" and row["a2c"] == 1.0   # NaN runs are left out of the mean
     np.testing.assert_allclose(row["widened_norm"], [0.6])
     np.testing.assert_allclose(row["a2c_over_q"][0], 1.0)
+
+
+def test_widened_distribution_can_slip_lakes_sideways_as_frozenlake():
+    # FrozenLake's own slipperiness (a step slides to either side of the action two times in
+    # three, never back) on our lakes, through the lakes' slip set
+    from functools import partial
+
+    sampler = partial(lpg_stock._widened_grid_world, lake_slips=((2 / 3, True),))
+    rng = np.random.RandomState(0)
+    lakes = [e for e in (sampler(rng) for _ in range(30))
+             if any(o[3] == 1.0 and o[2] <= 0.0 for o in e.unwrapped.objects)]
+    assert lakes
+    for env in lakes:
+        assert type(env).__name__ == "Slip"
+        env.reset(seed=0)
+        moves = np.array([env.action(3) for _ in range(600)])  # "right"
+        assert set(moves.tolist()) == {0, 1, 3}  # never the opposite move
+        assert 0.55 < np.mean(moves != 3) < 0.78
+
+
+def test_slip_sideways_moves_at_right_angles():
+    from sklearn_papers.rl import GridWorld
+
+    env = lpg_stock._slip(GridWorld(), 1.0, sideways=True)
+    env.reset(seed=0)
+    assert {env.action(0) for _ in range(50)} == {2, 3}
+    assert {env.action(2) for _ in range(50)} == {0, 1}
