@@ -2,6 +2,7 @@
 
 import copy
 import json
+import warnings
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -44,6 +45,9 @@ from sklearn_papers.utils._sklearn_compat import (
 __all__ = ["LearnedPolicyGradient"]
 
 _FORMAT = "sklearn_papers.rl.LearnedPolicyGradient/2"
+#: Parameters that decide how the rule reads rewards and shapes targets: meta-training
+#: fixes them for the rule (a change after fit warns and is not used).
+_RULE_SETTINGS = ("reward_scaling", "center_policy_target")
 
 
 def _slot_env(env, where, others, *, from_list):
@@ -146,7 +150,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         applies to rewards of any other. The same scaling is applied in meta-training
         (also to the meta-objective, so environments of large rewards do not dominate
         the meta-gradient) and whenever the rule trains an agent; lifetime returns and
-        evaluation returns are always in the environment's own reward.
+        evaluation returns are always in the environment's own reward. The fitted rule
+        keeps the value of ``fit``: set after ``fit`` (or on a loaded rule), it changes
+        nothing until the next ``fit`` (a ``UserWarning`` says so when the rule is used).
     center_policy_target : bool, default=False
         Subtract from ``pi_hat`` its mean over each agent's rollout before the agent
         update, in meta-training and whenever the rule trains an agent (a baseline, as
@@ -154,7 +160,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         the actions of a rollout, and a rule whose ``pi_hat`` leans positive where no
         reward comes cannot make an agent's policy deterministic before it found one.
         Needs ``rollout_length >= 2`` (over one step the centred target is 0; a
-        ``ValueError`` says so when training starts).
+        ``ValueError`` says so when training starts). Kept from ``fit`` as
+        ``reward_scaling`` is.
     agent : {"auto", "tabular", "mlp"}, default="auto"
         ``"auto"``: tabular agents for ``Discrete`` observations, MLP agents for 1-D ``Box``.
     agent_hidden_size : int, default=32
@@ -267,16 +274,24 @@ class LearnedPolicyGradient(_BaseRLEstimator):
 
     def _targets(self, net, params, traj):
         return lpg_targets(self.module_, net, params, traj, self.discount,
-                           center=self.center_policy_target)
+                           center=self._rule_settings()["center_policy_target"])
 
     def _update_kwargs(self, net=None):
         return dict(lr=self.agent_lr, y_weight=self.prediction_weight)
 
     def _scales_rewards(self):
-        return self.reward_scaling == "max_abs"
+        return self._rule_settings()["reward_scaling"] == "max_abs"
+
+    def _rule_settings(self):
+        """``reward_scaling`` and ``center_policy_target`` as the rule uses them: the
+        values it was meta-trained with once fitted (or loaded), the current ones before."""
+        pinned = getattr(self, "_fit_rule_settings", None)
+        if pinned is not None:
+            return pinned
+        return {name: getattr(self, name) for name in _RULE_SETTINGS}
 
     def _check_rollout_params(self):
-        if self.center_policy_target and self.rollout_length == 1:
+        if self._rule_settings()["center_policy_target"] and self.rollout_length == 1:
             # pi_hat minus its mean over a rollout of one step is 0
             raise ValueError(
                 "center_policy_target=True subtracts from pi_hat its mean over each "
@@ -286,6 +301,16 @@ class LearnedPolicyGradient(_BaseRLEstimator):
 
     def _check_ready(self):
         check_is_fitted(self, "module_")
+        pinned = self._rule_settings()
+        changed = [name for name in _RULE_SETTINGS if getattr(self, name) != pinned[name]]
+        if changed:
+            what = "; ".join(f"{name}={pinned[name]!r} in fit, {name}="
+                             f"{getattr(self, name)!r} now" for name in changed)
+            warnings.warn(
+                f"{type(self).__name__}'s rule keeps the settings it was meta-trained with "
+                f"({what}): it learned to read rewards and to shape policy targets that "
+                "way, and a value set after fit changes nothing until the next fit. Fit "
+                "again to meta-train a rule with the new value.", UserWarning, stacklevel=3)
 
     def _new_rule(self):
         return LPGUpdateRule(self.prediction_size, self.hidden_size, self.embedding_size)
@@ -329,6 +354,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             If the meta-loss becomes non-finite.
         """
         check_device(self.device)
+        # the rule keeps these for good: later set_params changes warn (_check_ready)
+        self._fit_rule_settings = {name: getattr(self, name) for name in _RULE_SETTINGS}
         self._check_rollout_params()
         seed = seed_from_random_state(self.random_state)
         rng = np.random.RandomState(seed)
@@ -404,7 +431,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                      discount=self.discount, lam=self.td_lambda,
                      entropy_policy=self.entropy_policy,
                      entropy_prediction=self.entropy_prediction, l2_policy=self.l2_policy,
-                     l2_prediction=self.l2_prediction, center=self.center_policy_target)
+                     l2_prediction=self.l2_prediction,
+                     center=self._fit_rule_settings["center_policy_target"])
         steps = range(self.max_meta_steps)
         bar = None
         if self.verbose:
@@ -618,6 +646,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                              f"{_FORMAT!r})")
         try:
             est = cls(**json.loads(blob["config"]))
+            est._fit_rule_settings = {name: getattr(est, name) for name in _RULE_SETTINGS}
             est._validate_params()
             with torch_seeded(0):  # initial weights, replaced by the file's below
                 rule = est._new_rule()

@@ -148,6 +148,33 @@ def test_pickle_clone_and_save_load_round_trip(grids, fitted, tmp_path):
         LearnedPolicyGradient.load(tmp_path / "bad.pt")
 
 
+@pytest.mark.parametrize("param, value", [("reward_scaling", "max_abs"),
+                                          ("center_policy_target", True)])
+def test_rule_settings_changed_after_fit_warn_and_keep_the_fit_values(grids, fitted, param,
+                                                                      value, tmp_path):
+    """The rule was meta-trained reading rewards and shaping targets one way: a later
+    set_params (on the fitted or on a loaded rule) warns, naming the parameter, and the
+    rule keeps training agents as in fit."""
+    import copy
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        before = fitted.lifetime_returns(grids[:2])
+    changed = copy.deepcopy(fitted).set_params(**{param: value})
+    with pytest.warns(UserWarning, match=rf"{param}=.* in fit, {param}={value!r} now"):
+        after = changed.lifetime_returns(grids[:2])
+    np.testing.assert_array_equal(after, before)
+    loaded = LearnedPolicyGradient.load(fitted.save(tmp_path / "rule.pt"))
+    with pytest.warns(UserWarning, match=f"{param}="):
+        loaded.set_params(**{param: value}).score(grids[:2])
+    # a new fit meta-trains with the new value, without a warning
+    refit = clone(fitted).set_params(**{param: value}).fit(grids)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        refit.lifetime_returns(grids[:2])
+
+
 class _Scaled:
     """Reward map ``r -> factor * r`` (picklable, for ``TransformReward``)."""
 
