@@ -5,7 +5,8 @@ Meta-trains one :class:`~sklearn_papers.rl.LearnedPolicyGradient` rule with the
 ``lpg_stock`` protocol's settings (``reward_scaling="max_abs"``, the centred policy target,
 lifetimes of 500 updates, ``--meta-steps`` meta-steps of ``--n-agents`` agents) on the
 widened distribution whose lakes slip as ``--lake-slips`` says (a JSON list of ``[p,
-sideways]`` pairs drawn uniformly, see ``lpg_stock._slip``; default: the published set),
+sideways]`` pairs drawn uniformly, see :class:`~sklearn_papers.rl.SlipperyActions`;
+default: the published set),
 then trains agents with it on FrozenLake-v1 (slippery and not), CliffWalking-v1 and Taxi-v4
 for ``--agent-seeds`` seeds and evaluates them greedily as ``lpg_stock`` does. Prints each
 environment's greedy returns and the normalized score (LPG - random) / (A2C - random), with
@@ -51,7 +52,8 @@ def main():
     ap.add_argument("--baselines", default=str(_RECORDS))
     args = ap.parse_args()
     torch.set_num_threads(1)
-    from sklearn_papers.rl import LearnedPolicyGradient
+    from sklearn_papers.rl import LearnedPolicyGradient, widened_grid_world
+    from sklearn_papers.rl._widened import LAKE_SLIPS
 
     base = _baselines(args.baselines)
     slips = (None if args.lake_slips is None
@@ -60,8 +62,8 @@ def main():
     est = LearnedPolicyGradient(lifetime=500, n_agents=args.n_agents,
                                 max_meta_steps=args.meta_steps, discount=S._TRAIN_DISCOUNT,
                                 random_state=args.seed, **S._RULE)
-    est.fit(partial(S._widened_grid_world, lake_slips=slips))
-    print(f"lake slips {slips or S._LAKE_SLIPS}, meta-seed {args.seed}: meta-training "
+    est.fit(partial(widened_grid_world, lake_slips=slips))
+    print(f"lake slips {slips or LAKE_SLIPS}, meta-seed {args.seed}: meta-training "
           f"{time.process_time() - t0:.0f} CPU s")
     for name, env_id, kwargs in S._STOCK:
         returns = []

@@ -15,8 +15,8 @@ agent's policy to a deterministic one before any reward came; and lifetimes of 5
 updates, the test environments' training length:
 
 * *LPG, widened*: meta-trained on a widened distribution of our 5 x 5 grid worlds, as the
-  paper widens its training set (:func:`_widened_grid_world`). Half of its environments
-  are *lakes* (:func:`_lake`): a +1 goal at least half the grid's diameter from the start
+  paper widens its training set (:func:`~sklearn_papers.rl.widened_grid_world`). Half of
+  its environments are *lakes*: a +1 goal at least half the grid's diameter from the start
   and 1 to 5 holes that end the episode with a reward of 0 or -1 (ending an episode is not
   always good), episodes of 20 to 150 steps, rewards scaled by 0.1 to 100,
   slipperiness 0 to 0.33. The other half are our layouts (dense, sparse, long horizon):
@@ -67,8 +67,6 @@ _TRAIN_DISCOUNT = 0.99
 _RULE = {"reward_scaling": "max_abs", "center_policy_target": True}
 #: Version of the widened distribution and protocol (part of the records' key).
 _DISTRIBUTION = "lakes-and-layouts/2"
-#: A lake's slipperiness, drawn uniformly: (probability, sideways) of :func:`_slip`.
-_LAKE_SLIPS = ((0.0, False), (0.0, False), (0.1, False), (0.33, False))
 
 
 def _config(quick):
@@ -89,106 +87,6 @@ def _make_stock(env_id, kwargs):
     import gymnasium
 
     return gymnasium.make(env_id, **kwargs)
-
-
-class _Affine:
-    """The reward map ``r -> scale * r + offset`` (a picklable ``TransformReward`` function)."""
-
-    def __init__(self, scale, offset):
-        self.scale, self.offset = scale, offset
-
-    def __call__(self, reward):
-        return self.scale * reward + self.offset
-
-
-def _slip(env, p, sideways=False):
-    """``env`` whose action is replaced with probability ``p`` (drawn from the environment's
-    own generator) by a uniformly random one, or with ``sideways`` by one of the two moves
-    at right angles to it (a grid world's actions: up, down, left, right), as on an icy
-    lake where a step slides to either side but never back (FrozenLake's slipperiness is
-    ``p=2/3`` sideways)."""
-    import gymnasium
-
-    class Slip(gymnasium.ActionWrapper):
-        def action(self, action):
-            if self.np_random.random() < p:
-                if sideways:
-                    side = (2, 3) if action in (0, 1) else (0, 1)
-                    return int(side[self.np_random.integers(2)])
-                return int(self.np_random.integers(self.action_space.n))
-            return action
-
-    return Slip(env)
-
-
-def _path_exists(height, width, start, goal, blocked):
-    """Whether ``goal`` can be reached from ``start`` on the grid avoiding ``blocked`` cells."""
-    seen, todo = {start}, [start]
-    while todo:
-        r, c = todo.pop()
-        if (r, c) == goal:
-            return True
-        for nxt in ((r + 1, c), (r - 1, c), (r, c + 1), (r, c - 1)):
-            if (0 <= nxt[0] < height and 0 <= nxt[1] < width and nxt not in seen
-                    and nxt not in blocked):
-                seen.add(nxt)
-                todo.append(nxt)
-    return False
-
-
-def _lake(rng, height=5, width=5):
-    """A lake: a start, a +1 goal at least half the grid's diameter away that ends the
-    episode, and 1 to 5 holes that end it with a reward of 0 (two times in three) or -1,
-    placed so that a path from the start to the goal avoids them: ``(start, objects)``."""
-    cells = [(r, c) for r in range(height) for c in range(width)]
-    while True:
-        order = rng.permutation(len(cells))
-        start, goal = cells[order[0]], cells[order[1]]
-        if abs(start[0] - goal[0]) + abs(start[1] - goal[1]) < (height + width - 2) / 2:
-            continue
-        holes = [cells[i] for i in order[2:2 + rng.randint(1, height * width // 4)]]
-        if _path_exists(height, width, start, goal, set(holes)):
-            break
-    hole = float(rng.choice([0.0, 0.0, -1.0]))
-    return start, [(goal[0], goal[1], 1.0, 1.0, 0.0)] + [(r, c, hole, 1.0, 0.0)
-                                                         for r, c in holes]
-
-
-def _widened_grid_world(rng, lake_slips=None):
-    """A meta-training environment from the widened distribution (a sampler for
-    :meth:`LearnedPolicyGradient.fit`): a 5 x 5 grid world, half the time a *lake* (a far
-    +1 goal and holes that end the episode with 0 or -1, :func:`_lake`; episodes of 20 to
-    150 steps, rewards scaled by 0.1, 1, 10 or 100, actions replaced by random ones with
-    probability 0 to 0.33), else one of our layouts (dense, sparse, long horizon; episodes of
-    10 to 150 steps, rewards scaled by 0.1 to 100 and negated a quarter of the time, a
-    per-step reward of 0, -0.01 or -0.05 times the scale, slipperiness 0 to 0.66).
-
-    ``lake_slips``, a sequence of ``(p, sideways)`` drawn uniformly for every lake (see
-    :func:`_slip`), replaces the lakes' slipperiness ``_LAKE_SLIPS`` (bind it with
-    ``functools.partial`` to make a sampler); ``(2 / 3, True)`` is FrozenLake's own
-    slipperiness on our grids, a widening of the training set in the paper's manner (Oh et
-    al. 2020)."""
-    from gymnasium.wrappers import TransformReward
-
-    from sklearn_papers.rl import GridWorld, make_grid_world
-
-    if rng.rand() < 0.5:
-        start, objects = _lake(rng)
-        env = GridWorld(height=5, width=5, objects=objects, start=start,
-                        max_steps=int(rng.choice([20, 40, 80, 150])))
-        env = TransformReward(env, _Affine(float(rng.choice([0.1, 1.0, 10.0, 100.0])), 0.0))
-        slips = _LAKE_SLIPS if lake_slips is None else lake_slips
-        p, sideways = slips[rng.choice(len(slips))]
-        return _slip(env, p, sideways) if p else env
-    base = make_grid_world(("dense", "sparse", "long_horizon")[rng.randint(3)],
-                           random_state=rng)
-    env = GridWorld(height=5, width=5, objects=base.objects, start=base.start,
-                    max_steps=int(rng.choice([10, 20, 40, 80, 150])))
-    scale = float(rng.choice([0.1, 1.0, 10.0, 100.0])) * (1.0 if rng.rand() < 0.75 else -1.0)
-    offset = float(rng.choice([0.0, 0.0, -0.01, -0.05])) * abs(scale)
-    env = TransformReward(env, _Affine(scale, offset))
-    p = float(rng.choice([0.0, 0.0, 0.1, 0.33, 0.66]))
-    return _slip(env, p) if p else env
 
 
 def _policy_returns(act, env, seed, episodes, max_steps):
@@ -274,20 +172,21 @@ def _greedy_return(agent, env, episodes, max_steps, seed):
 
 
 def _rule_part(kind, seed, cfg):
-    """A rule meta-trained with ``seed`` (``kind`` "widened": on :func:`_widened_grid_world`;
+    """A rule meta-trained with ``seed`` (``kind`` "widened": on
+    :func:`~sklearn_papers.rl.widened_grid_world`;
     "grid": on ``sample_grid_worlds(n_train)``) and agents it trains on every stock
     environment, evaluated greedily: ``{"returns": {env: [mean return per agent seed]},
     "meta_cpu": s}``."""
     import torch
 
-    from sklearn_papers.rl import LearnedPolicyGradient, sample_grid_worlds
+    from sklearn_papers.rl import LearnedPolicyGradient, sample_grid_worlds, widened_grid_world
 
     torch.set_num_threads(1)
     t0 = time.process_time()
     est = LearnedPolicyGradient(lifetime=cfg["meta_lifetime"], n_agents=cfg["n_agents"],
                                 max_meta_steps=cfg["meta_steps"], discount=_TRAIN_DISCOUNT,
                                 random_state=seed, **cfg["rule"])
-    est.fit(_widened_grid_world if kind == "widened"
+    est.fit(widened_grid_world if kind == "widened"
             else sample_grid_worlds(cfg["n_train"], random_state=seed))
     out = {"returns": {}, "meta_cpu": time.process_time() - t0}
     for name, env_id, kwargs in _STOCK:

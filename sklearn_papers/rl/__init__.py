@@ -17,6 +17,7 @@ from sklearn_papers.rl._environments import (
 from sklearn_papers.rl._evaluation import evaluate_policy
 from sklearn_papers.rl._learned_policy_gradient import LearnedPolicyGradient
 from sklearn_papers.rl._registration import register_environments
+from sklearn_papers.rl._widened import SlipperyActions, widened_grid_world
 
 register_environments()
 
@@ -29,9 +30,11 @@ __all__ = [
     "GymEnvBatch",
     "LearnedPolicyGradient",
     "MLPAgent",
+    "SlipperyActions",
     "TabularAgent",
     "evaluate_policy",
     "make_batch",
     "make_grid_world",
     "sample_grid_worlds",
+    "widened_grid_world",
 ]

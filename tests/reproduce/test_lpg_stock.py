@@ -32,32 +32,6 @@ def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
         + [f"baselines/{n}" for n, _, _ in lpg_stock._STOCK])
 
 
-def test_widened_grid_worlds_vary_rewards_lengths_and_slipperiness():
-    rng = np.random.RandomState(0)
-    envs = [lpg_stock._widened_grid_world(rng) for _ in range(40)]
-    lengths = {e.unwrapped.max_steps for e in envs}
-    assert len(lengths) >= 4 and {e.unwrapped.height for e in envs} == {5}
-    assert any(type(e).__name__ == "Slip" for e in envs)
-    rewards = set()
-    for e in envs[:10]:
-        e.reset(seed=0)
-        rewards |= {e.step(t % 4)[1] for t in range(30)}
-    assert min(rewards) <= -1 and max(rewards) >= 1
-
-
-def test_widened_distribution_has_lakes_whose_holes_end_episodes_without_reward():
-    rng = np.random.RandomState(0)
-    envs = [lpg_stock._widened_grid_world(rng) for _ in range(40)]
-    lakes = [e for e in envs if any(o[3] == 1.0 and o[2] <= 0.0 for o in e.unwrapped.objects)]
-    assert 10 <= len(lakes) <= 30
-    for env in lakes:
-        grid = env.unwrapped
-        goals = [(int(o[0]), int(o[1])) for o in grid.objects if o[2] > 0]
-        holes = {(int(o[0]), int(o[1])) for o in grid.objects if o[2] <= 0 and o[3] == 1.0}
-        start = tuple(int(v) for v in grid.start)
-        assert goals and all(lpg_stock._path_exists(5, 5, start, g, holes) for g in goals)
-
-
 def test_q_learning_solves_a_deterministic_lake():
     import gymnasium
 
@@ -76,30 +50,3 @@ def test_summary_normalizes_by_tuned_a2c_and_random():
     assert row["lr"] == "1.0" and row["a2c"] == 1.0   # NaN runs are left out of the mean
     np.testing.assert_allclose(row["widened_norm"], [0.6])
     np.testing.assert_allclose(row["a2c_over_q"][0], 1.0)
-
-
-def test_widened_distribution_can_slip_lakes_sideways_as_frozenlake():
-    # FrozenLake's own slipperiness (a step slides to either side of the action two times in
-    # three, never back) on our lakes, through the lakes' slip set
-    from functools import partial
-
-    sampler = partial(lpg_stock._widened_grid_world, lake_slips=((2 / 3, True),))
-    rng = np.random.RandomState(0)
-    lakes = [e for e in (sampler(rng) for _ in range(30))
-             if any(o[3] == 1.0 and o[2] <= 0.0 for o in e.unwrapped.objects)]
-    assert lakes
-    for env in lakes:
-        assert type(env).__name__ == "Slip"
-        env.reset(seed=0)
-        moves = np.array([env.action(3) for _ in range(600)])  # "right"
-        assert set(moves.tolist()) == {0, 1, 3}  # never the opposite move
-        assert 0.55 < np.mean(moves != 3) < 0.78
-
-
-def test_slip_sideways_moves_at_right_angles():
-    from sklearn_papers.rl import GridWorld
-
-    env = lpg_stock._slip(GridWorld(), 1.0, sideways=True)
-    env.reset(seed=0)
-    assert {env.action(0) for _ in range(50)} == {2, 3}
-    assert {env.action(2) for _ in range(50)} == {0, 1}

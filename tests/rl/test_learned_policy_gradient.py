@@ -435,6 +435,7 @@ def test_rollouts_of_one_step_with_centred_policy_targets_are_refused(grids):
     with pytest.raises(ValueError, match=r"center_policy_target=True .*rollout_length=1 "
                                          r"the policy target is 0.*rollout_length >= 2"):
         LearnedPolicyGradient(**kw).fit(grids)
-    lpg = LearnedPolicyGradient(**{**kw, "center_policy_target": False}).fit(grids)
+    # a rule meta-trained with centred targets, given rollouts of one step after fit
+    lpg = LearnedPolicyGradient(**{**kw, "rollout_length": 2}).fit(grids)
     with pytest.raises(ValueError, match=r"center_policy_target=True"):
-        lpg.set_params(center_policy_target=True).lifetime_returns(grids[:1], n_updates=1)
+        lpg.set_params(rollout_length=1).lifetime_returns(grids[:1], n_updates=1)
