@@ -100,8 +100,13 @@ def test_invalid_molecules_and_standardize_apply_to_the_descriptors():
                descriptors=_desc()).fit(TRAIN + ["C1CC"])
     out = est.transform(["CCN.Cl", "CCN", "C1CC", "CC(=O)[O-].[Na+]", "CC(=O)O"])
     assert np.isnan(out[2]).all() and np.isfinite(np.delete(out, 2, axis=0)).all()
-    np.testing.assert_array_equal(out[0], out[1])   # a salt and its parent
-    np.testing.assert_array_equal(out[3], out[4])   # a carboxylate and its acid
+    # the same graph at two places of one batch: the readout's float32 products may round
+    # differently with the row's place (BLAS kernels), so equal to float32 precision; the
+    # descriptor columns (per molecule, elementwise) exactly
+    n = len(NAMES)
+    for a, b in ((0, 1), (3, 4)):   # a salt and its parent, a carboxylate and its acid
+        np.testing.assert_allclose(out[a, :-n], out[b, :-n], rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(out[a, -n:], out[b, -n:])
 
 
 def test_graph_cache_keeps_raw_descriptors_and_gives_the_same_model():
