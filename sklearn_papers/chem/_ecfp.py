@@ -99,7 +99,7 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
 
         out = np.zeros((len(values), n_bits), dtype=dtype)
         mols, invalid = parse_molecules(values)
-        mols, _, failed = standardize_parsed(mols, steps)
+        mols, _, failed = standardize_parsed(mols, steps, values)
         for i, mol in enumerate(mols):
             if mol is not None:
                 out[i] = as_numpy(mol)

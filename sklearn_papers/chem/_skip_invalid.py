@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
+from sklearn_papers.chem._standardize import standardization_memo
 from sklearn_papers.chem._validation import (
     InvalidMolecule,
     as_molecule_array,
@@ -59,8 +60,9 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
     estimator applies first (its ``standardize`` parameter, or a
     :class:`~sklearn_papers.chem.MoleculeStandardizer` as the first step of a
     ``Pipeline``): molecules it refuses, such as a salt of inorganic parts only
-    (``"[Na+].[Cl-]"``, no parent molecule), are invalid too, so they are standardized
-    twice. A molecule that the wrapped estimator refuses otherwise (a standardizer deeper
+    (``"[Na+].[Cl-]"``, no parent molecule), are invalid too. Each molecule is
+    standardized once per call: the wrapped estimator reuses the results of that check
+    (for SMILES input). A molecule that the wrapped estimator refuses otherwise (a standardizer deeper
     inside it, a featurizer's own limits) still raises there.
 
     Parameters
@@ -142,7 +144,7 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
             else as_molecule_array(X)
         mols, invalid = parse_molecules(values)
         inner = self.estimator_ if fitted else self.estimator
-        failed = standardization_failures(inner, mols, fitted=fitted)
+        failed = standardization_failures(inner, mols, fitted=fitted, values=values)
         if failed:
             invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
                                         for i, why in failed], key=lambda e: e.index)
@@ -192,6 +194,10 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         first multi-fragment molecule) name the row's position in this ``X`` and its
         label, not its position among the valid rows it was given.
         """
+        with standardization_memo():
+            return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight):
         values = as_molecule_array(X)
         n = len(values)
         _check_lengths(n, y=y, sample_weight=sample_weight)
@@ -243,6 +249,10 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         """Output of ``estimator_.<method>`` on the valid rows, NaN rows elsewhere."""
         check_is_fitted(self)
         check_molecule_feature_names(self, X)
+        with standardization_memo():
+            return self._rows_in_memo(method, X)
+
+    def _rows_in_memo(self, method, X):
         values, valid, _ = self._mask(X)
         keep = np.flatnonzero(valid)
         if len(keep):
@@ -469,6 +479,10 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
             finite number >= 0, or every molecule is invalid.
         """
         check_is_fitted(self)
+        with standardization_memo():
+            return self._score(X, y, sample_weight)
+
+    def _score(self, X, y, sample_weight):
         values = as_molecule_array(X)
         _check_lengths(len(values), y=y, sample_weight=sample_weight, required=True)
         values, valid, _ = self._mask(values)

@@ -1,6 +1,8 @@
 """Molecule standardization (RDKit ``rdMolStandardize``) as a transformer and as the
 ``standardize`` step inside every molecule estimator."""
 
+import contextlib
+import contextvars
 import warnings
 
 import numpy as np
@@ -119,7 +121,29 @@ class _Steps:
         return mol
 
 
-def standardize_parsed(mols, steps):
+#: Results of ``standardize_parsed`` kept for the length of a ``standardization_memo``
+#: block, keyed by ``(steps, input SMILES)``; None outside such a block.
+_MEMO = contextvars.ContextVar("standardization_memo", default=None)
+
+
+@contextlib.contextmanager
+def standardization_memo():
+    """Standardize each input SMILES at most once per set of steps inside this block.
+
+    :class:`~sklearn_papers.chem.SkipInvalidMolecules` standardizes a batch to find the
+    molecules the wrapped estimator's standardization refuses, and the wrapped estimator
+    then standardizes the valid ones again; inside this block the second pass reads the
+    first one's results. The memo lives only as long as the block (one ``fit``,
+    ``predict`` or ``transform`` call), so it holds at most one batch.
+    """
+    token = _MEMO.set({} if _MEMO.get() is None else _MEMO.get())
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def standardize_parsed(mols, steps, values=None):
     """Standardize parsed molecules; the failures become invalid entries.
 
     Parameters
@@ -129,6 +153,9 @@ def standardize_parsed(mols, steps):
     steps : tuple of 4 bool
         ``(cleanup, largest_fragment, neutralize, canonical_tautomer)``, as
         :meth:`MoleculeStandardizer._steps` gives.
+    values : sequence or None, default=None
+        The inputs ``mols`` were parsed from; inside a :func:`standardization_memo` block
+        the results for string inputs are kept and reused under ``(steps, value)``.
 
     Returns
     -------
@@ -147,26 +174,41 @@ def standardize_parsed(mols, steps):
     from rdkit import Chem, rdBase
 
     out, smiles, failed = [None] * len(mols), [None] * len(mols), []
+    memo = _MEMO.get() if values is not None else None
     with rdBase.BlockLogs():
         standardize = _Steps(*steps)
         for i, mol in enumerate(mols):
             if mol is None:
                 continue
+            key = (tuple(steps), values[i]) if memo is not None and isinstance(
+                values[i], str) else None
+            if key is not None and key in memo:
+                new, text, reason = memo[key]
+                if reason is not None:
+                    failed.append((i, reason))
+                else:  # a copy: the caller may change its molecules
+                    out[i], smiles[i] = Chem.Mol(new), text
+                continue
+            reason = None
             try:
                 std = standardize(mol)
                 text = Chem.MolToSmiles(std)
                 new = Chem.MolFromSmiles(text) if text else None
             except _NoParent as exc:
-                failed.append((i, str(exc)))
-                continue
+                reason = str(exc)
             except Exception as exc:  # noqa: BLE001 - RDKit raises several exception types
-                reason = (str(exc).strip().splitlines() or ["no reason given"])[0]
-                failed.append((i, f"standardization failed: {reason}"))
-                continue
-            if new is None and std.GetNumAtoms():
-                new, text = std, None  # not readable back from its SMILES: keep the Mol
-            if new is None or new.GetNumAtoms() == 0:
-                failed.append((i, "standardization left no atoms"))
+                first = (str(exc).strip().splitlines() or ["no reason given"])[0]
+                reason = f"standardization failed: {first}"
+            else:
+                if new is None and std.GetNumAtoms():
+                    new, text = std, None  # not readable back from its SMILES: keep the Mol
+                if new is None or new.GetNumAtoms() == 0:
+                    reason = "standardization left no atoms"
+            if key is not None:
+                memo[key] = (None, None, reason) if reason is not None else (
+                    Chem.Mol(new), text, None)
+            if reason is not None:
+                failed.append((i, reason))
                 continue
             out[i], smiles[i] = new, text
     return out, smiles, failed
@@ -282,7 +324,7 @@ def check_standardized_molecules(values, standardize):
         smiles = [v if isinstance(v, str) and m is not None else None
                   for v, m in zip(values, mols)]
         return mols, invalid, smiles, n_multi_fragment(values, mols)
-    mols, smiles, failed = standardize_parsed(mols, steps)
+    mols, smiles, failed = standardize_parsed(mols, steps, values)
     if failed:
         invalid = sorted(invalid + [InvalidMolecule(i, values[i], why) for i, why in failed],
                          key=lambda e: e.index)
@@ -358,11 +400,11 @@ def input_params_of_fit(estimator, params):
             for name, (resolved, _) in params.items()}
 
 
-def _standardized_smiles(mols, steps):
+def _standardized_smiles(mols, steps, values=None):
     """What :class:`MoleculeStandardizer` outputs for parsed molecules: the canonical
     SMILES of each standardized one, and the ``(position, reason)`` of those it refuses
     (standardization failed, or left no parent, or gave a SMILES RDKit cannot read)."""
-    std, smiles, failed = standardize_parsed(mols, steps)
+    std, smiles, failed = standardize_parsed(mols, steps, values)
     # a standardized molecule whose SMILES RDKit cannot read back (organometallics such
     # as ferrocene) would break the next step of a pipeline: it is an invalid row here
     failed = sorted(failed + [
@@ -373,7 +415,7 @@ def _standardized_smiles(mols, steps):
     return smiles, failed
 
 
-def standardization_failures(estimator, mols, *, fitted=False):
+def standardization_failures(estimator, mols, *, fitted=False, values=None):
     """The molecules the standardization of the step that first sees them refuses.
 
     Parameters
@@ -389,6 +431,8 @@ def standardization_failures(estimator, mols, *, fitted=False):
         From :func:`~sklearn_papers.chem._validation.parse_molecules`.
     fitted : bool, default=False
         Whether ``estimator`` is the fitted one (prediction) or about to be fitted.
+    values : sequence or None, default=None
+        The inputs ``mols`` were parsed from (see :func:`standardize_parsed`).
 
     Returns
     -------
@@ -404,7 +448,7 @@ def standardization_failures(estimator, mols, *, fitted=False):
             return []
         estimator = steps[0]
     if isinstance(estimator, MoleculeStandardizer):
-        return _standardized_smiles(mols, estimator._steps())[1]
+        return _standardized_smiles(mols, estimator._steps(), values)[1]
     if "standardize" not in getattr(estimator, "_parameter_constraints", {}):
         return []
     steps = resolve_standardize(estimator.standardize)
@@ -413,7 +457,7 @@ def standardization_failures(estimator, mols, *, fitted=False):
         steps = pinned["standardize"][0]
     if steps is None:
         return []
-    return standardize_parsed(mols, steps)[2]
+    return standardize_parsed(mols, steps, values)[2]
 
 
 def _to_smiles(mol):
@@ -603,7 +647,7 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
     def _standardize(self, X):
         values = as_molecule_array(X)
         mols, invalid = parse_molecules(values)
-        smiles, failed = _standardized_smiles(mols, self._steps())
+        smiles, failed = _standardized_smiles(mols, self._steps(), values)
         if failed:
             invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
                                         for i, why in failed], key=lambda e: e.index)

@@ -294,3 +294,36 @@ def test_transform_of_only_invalid_molecules_without_feature_names_says_why():
     with pytest.raises(ValueError, match=r"Every molecule in X is invalid, and the wrapped "
                                          r"estimator has no get_feature_names_out"):
         model.transform(["C1CC", None])
+
+
+@pytest.mark.parametrize("first", ["standardizer", "parameter"])
+def test_each_molecule_is_standardized_once_per_call(first, monkeypatch):
+    from sklearn_papers.chem import MoleculeStandardizer
+    from sklearn_papers.chem import _standardize
+
+    calls = []
+    original = _standardize._Steps.__call__
+
+    def counted(self, mol):
+        calls.append(1)
+        return original(self, mol)
+
+    monkeypatch.setattr(_standardize._Steps, "__call__", counted)
+    if first == "standardizer":
+        inner = make_pipeline(MoleculeStandardizer(), CircularFingerprint(n_bits=64), Ridge())
+    else:
+        inner = make_pipeline(CircularFingerprint(n_bits=64, standardize=True), Ridge())
+    X = ["CCO", "[Na+].[Cl-]", "CCN.Cl", "C1CC", "CCCl", "CCCC", "CC(=O)[O-].[Na+]"]
+    y = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    with pytest.warns(UserWarning, match="left 2 of 7"):
+        model = SkipInvalidMolecules(inner).fit(X, y)
+    assert len(calls) == 6  # every parsed molecule once ("C1CC" does not parse)
+    calls.clear()
+    pred = model.predict(X)
+    assert len(calls) == 6
+    # the same predictions as the wrapped pipeline standardizing on its own
+    keep = [0, 2, 4, 5, 6]
+    np.testing.assert_allclose(pred[keep], model.estimator_.predict([X[i] for i in keep]))
+    assert np.isnan(pred[[1, 3]]).all()
+    # the memo lives for one call only
+    assert _standardize._MEMO.get() is None
