@@ -197,6 +197,10 @@ def run(ctx):
         "reconstruction error (paired interval).",
         "",
         markdown_table(verdict_table(verdicts, digits=2)),
+        "",
+        f"Cost: fitting and scoring the {n_rep} representations took "
+        f"{sum(r['total (s)'] for r in rows):.0f} s of wall time when they were computed "
+        "(the parts' own times; a `--resume` run reads them back).",
     ]
     shortened = ("16x16 images, 2,000 training images, 20 epochs, one seed per beta, "
                  "200/100 interventional points and 10-tree GBTs for DCI (full: 32x32, "
