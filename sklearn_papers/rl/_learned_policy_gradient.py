@@ -141,6 +141,20 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         any other gymnasium environment is stepped one at a time through its ``step``,
         many times fewer steps per second (the Benchmarks page), so meta-training on it
         takes two or more times longer.
+    n_restarts : int, default=1
+        Independent meta-trainings; the rule whose fresh agents collect the most reward
+        on held-out environments is kept. Meta-training is chaotic: rules of different
+        seeds (and of one seed on two hosts, whose floating-point kernels round
+        differently) can differ widely on environments never meta-trained on, and the
+        held-out score tells the better ones (on the ``lpg_stock`` experiment's widened
+        distribution it ranked the best of six seeds first and the worst last). The
+        held-out environments are ``n_agents`` fresh draws of a sampler (never used in
+        meta-training), or the list ``environments`` itself; each rule trains one agent
+        per environment for ``lifetime`` updates (the same seeds for every rule), each
+        environment's lifetime return is divided by the largest ``|return|`` any rule
+        reached there (so every environment counts alike, whatever its reward unit), and
+        the rule with the largest mean is kept. The first meta-training is the one
+        ``n_restarts=1`` gives. Costs ``n_restarts`` meta-trainings.
     reward_scaling : {"none", "max_abs"}, default="none"
         What the rule reads as ``r_t``. ``"none"``: the environment's reward.
         ``"max_abs"``: every agent's rewards divided by the largest ``|r|`` that agent
@@ -184,7 +198,12 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     training_returns_ : ndarray of shape (n_finished,)
         Lifetime returns of the agents whose lifetime ended during meta-training, in order.
     n_iter_ : int
-        Meta-steps run.
+        Meta-steps run (by the kept rule).
+    restart_scores_ : ndarray of shape (n_restarts,) or None
+        Held-out score of each meta-training (see ``n_restarts``); None when
+        ``n_restarts=1``.
+    best_restart_ : int
+        Index of the kept meta-training (0 when ``n_restarts=1``).
 
     See Also
     --------
@@ -231,6 +250,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         "l2_prediction": [Interval(Real, 0, None, closed="left")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "max_meta_steps": [Interval(Integral, 0, None, closed="left")],
+        "n_restarts": [Interval(Integral, 1, None, closed="left")],
         "reward_scaling": [StrOptions({"none", "max_abs"})],
         "center_policy_target": ["boolean"],
     }
@@ -239,7 +259,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                  n_agents=32, inner_steps=5, rollout_length=20, agent_lr=2.0,
                  prediction_weight=0.1, discount=0.99, td_lambda=0.9, meta_lr=1e-3,
                  entropy_policy=0.01, entropy_prediction=0.001, l2_policy=0.001,
-                 l2_prediction=0.001, max_grad_norm=1.0, max_meta_steps=600,
+                 l2_prediction=0.001, max_grad_norm=1.0, max_meta_steps=600, n_restarts=1,
                  reward_scaling="none", center_policy_target=False, agent="auto",
                  agent_hidden_size=32, device="cpu", random_state=None, verbose=0):
         self.prediction_size = prediction_size
@@ -260,6 +280,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         self.l2_prediction = l2_prediction
         self.max_grad_norm = max_grad_norm
         self.max_meta_steps = max_meta_steps
+        self.n_restarts = n_restarts
         self.reward_scaling = reward_scaling
         self.center_policy_target = center_policy_target
         self.agent = agent
@@ -358,32 +379,63 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         self._fit_rule_settings = {name: getattr(self, name) for name in _RULE_SETTINGS}
         self._check_rollout_params()
         seed = seed_from_random_state(self.random_state)
-        rng = np.random.RandomState(seed)
-        envs = None
+        envs = sampler = None
         if callable(environments) and not isinstance(environments, gymnasium.Env):
             sampler = environments
+        else:
+            envs = check_environments(environments, allow_aliases=True)
+
+        def make_draw(rng, label="environments(rng) draw"):
             count = [0]
 
             def draw(n):
+                if sampler is None:
+                    idx = _assign(len(envs), n, rng)
+                    return [envs[i] for i in idx], [f"environments[{i}]" for i in idx]
                 out, names = [], []
                 for _ in range(n):
                     env = sampler(rng)
-                    name = f"environments(rng) draw {count[0]}"
+                    name = f"{label} {count[0]}"
                     check_environment(env, where=name)
                     count[0] += 1
                     out.append(env)
                     names.append(name)
                 return out, names
+
+            return draw
+
+        if self.n_restarts == 1:
+            with torch_seeded(seed):
+                self._meta_train(self._new_rule(), make_draw(np.random.RandomState(seed)),
+                                 seed, envs)
+            self.restart_scores_, self.best_restart_ = None, 0
+            return self
+        # restart 0 is the meta-training of n_restarts=1; the other restarts and the
+        # held-out environments get sub-seeds of their own
+        subs = spawn_seeds(seed, self.n_restarts + 1)
+        seeds, val_seed = [seed, *subs[1:self.n_restarts]], subs[self.n_restarts]
+        if sampler is None:  # each object once (a list may name one object twice)
+            held_out = list({id(env): env for env in envs}.values())
         else:
-            envs = check_environments(environments, allow_aliases=True)
-
-            def draw(n):
-                idx = _assign(len(envs), n, rng)
-                return [envs[i] for i in idx], [f"environments[{i}]" for i in idx]
-
-        with torch_seeded(seed):
-            rule = self._new_rule()
-            self._meta_train(rule, draw, seed, envs)
+            held_out, _ = make_draw(np.random.RandomState(val_seed),
+                                    "held-out environments(rng) draw")(self.n_agents)
+        runs, returns = [], []
+        for k, s in enumerate(seeds):
+            if self.verbose:
+                print(f"LearnedPolicyGradient: meta-training {k + 1} of {self.n_restarts}")
+            with torch_seeded(s):
+                self._meta_train(self._new_rule(), make_draw(np.random.RandomState(s)), s,
+                                 envs)
+            runs.append((self.module_, self.loss_curve_, self.training_returns_,
+                         self.n_iter_))
+            returns.append(self.lifetime_returns(held_out, random_state=val_seed))
+        returns = np.asarray(returns, dtype=np.float64)
+        top = np.abs(returns).max(axis=0)
+        scores = np.divide(returns, top, out=np.zeros_like(returns),
+                           where=top > 0).mean(axis=1)
+        best = int(np.argmax(scores))
+        self.module_, self.loss_curve_, self.training_returns_, self.n_iter_ = runs[best]
+        self.restart_scores_, self.best_restart_ = scores, best
         return self
 
     def _meta_train(self, rule, draw, seed, envs=None):

@@ -11,7 +11,7 @@ def _tiny(quick):
     return dict(rules=("widened", "grid"), meta_seeds=2, agent_seeds=2, meta_steps=2,
                 n_agents=3, meta_lifetime=3, rule=lpg_stock._RULE, n_train=4, lifetime=2,
                 episodes=2, max_steps=10, a2c_lrs=(0.3, 1.0), q_alphas=(0.5,), lpg_lrs=(0.5, 2.0),
-                n_jobs=1)
+                n_restarts=2, n_jobs=1)
 
 
 def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
@@ -28,6 +28,7 @@ def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
     verdicts = sum(md.count(f"**{o}") for o in ("holds", "does not hold", "inconclusive"))
     assert verdicts == 4 + 4 + 2 + 3
     assert "LPG, widened, step size 2 |" in md
+    assert "best of 2 meta-trainings" in md
     assert "mean interval" in md and section.shortened
     assert sorted(ctx.computed) == sorted(
         [f"rule/{k}/seed={s}" for k in ("widened", "grid") for s in (0, 1)]

@@ -439,3 +439,52 @@ def test_rollouts_of_one_step_with_centred_policy_targets_are_refused(grids):
     lpg = LearnedPolicyGradient(**{**kw, "rollout_length": 2}).fit(grids)
     with pytest.raises(ValueError, match=r"center_policy_target=True"):
         lpg.set_params(rollout_length=1).lifetime_returns(grids[:1], n_updates=1)
+
+
+def _rule_tensors(est):
+    return [p.detach().clone() for p in est.module_.parameters()]
+
+
+@pytest.mark.parametrize("winner", [0, 1])
+def test_restarts_keep_the_rule_with_the_best_held_out_score(monkeypatch, winner):
+    grids = sample_grid_worlds(4, random_state=0)
+    single = LearnedPolicyGradient(**TINY).fit(grids)
+    assert single.restart_scores_ is None and single.best_restart_ == 0
+    # held-out lifetime returns of restart k (two environments of very different reward
+    # units): scores are the mean of returns divided by the largest |return| per
+    # environment, so the restart ahead on the small-unit environment wins
+    table = {0: [100.0, 0.1], 1: [50.0, 0.3]} if winner == 1 else {
+        0: [100.0, 0.3], 1: [50.0, 0.1]}
+    calls = []
+
+    def fake_returns(self, environments, n_updates=None, random_state=None):
+        calls.append(random_state)
+        return np.asarray(table[len(calls) - 1])
+
+    monkeypatch.setattr(LearnedPolicyGradient, "lifetime_returns", fake_returns)
+    est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(grids)
+    assert est.best_restart_ == winner
+    expected = np.array([(v[0] / 100 + v[1] / 0.3) / 2 for v in (table[0], table[1])])
+    np.testing.assert_allclose(est.restart_scores_, expected)
+    assert len(set(calls)) == 1  # every rule is judged with the same agent seeds
+    # restart 0 is the rule n_restarts=1 gives; the others come from other seeds
+    same = all(torch.equal(a, b) for a, b in zip(_rule_tensors(est), _rule_tensors(single)))
+    assert same == (winner == 0)
+    assert est.n_iter_ == TINY["max_meta_steps"]
+
+
+def test_restarts_with_a_sampler_and_with_one_object_listed_twice():
+    from sklearn_papers.rl import widened_grid_world
+
+    est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2, "reward_scaling": "max_abs"})
+    est.fit(widened_grid_world)
+    assert est.restart_scores_.shape == (2,) and np.isfinite(est.restart_scores_).all()
+    assert est.restart_scores_[est.best_restart_] == est.restart_scores_.max()
+    grids = sample_grid_worlds(2, random_state=0)
+    est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit([grids[0], grids[0], grids[1]])
+    assert est.restart_scores_.shape == (2,)
+    # the fitted estimator pickles and clones with its parameter
+    assert pickle.loads(pickle.dumps(est)).best_restart_ == est.best_restart_
+    assert clone(est).n_restarts == 2
+    with pytest.raises(ValueError, match="n_restarts"):
+        LearnedPolicyGradient(**{**TINY, "n_restarts": 0}).fit(grids)
