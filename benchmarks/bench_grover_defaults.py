@@ -5,9 +5,9 @@ Every arm is ``GroverRegressor`` fine-tuning the shipped checkpoint (``"moses-sm
 with the same network and the same ``"warmup_decay"`` schedule; they differ only in the
 training parameters of ``ARMS`` and ``CANDIDATES``:
 
-* ``previous``: the training the defaults give, explicitly (``max_epochs=30``,
-  ``lr=1e-3``, batch 32, ``early_stopping=False``: every training molecule, the last
-  epoch kept);
+* ``previous``: a 30-epoch training, explicitly (``max_epochs=30``, ``lr=1e-3``, batch
+  32, ``early_stopping=False``: every training molecule, the last epoch kept; the
+  defaults train 60 epochs);
 * ``previous-curve``: the same with ``early_stopping=True`` and a patience longer than
   ``max_epochs`` (nothing stops; the best epoch on the held-out 10 % is kept), for where
   the best held-out epoch falls;
@@ -43,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-#: The training before the defaults changed, explicitly.
+#: A 30-epoch training, explicitly (the defaults train 60 epochs).
 PREVIOUS = dict(max_epochs=30, lr=1e-3, batch_size=32, lr_schedule="warmup_decay",
                 early_stopping=False)
 #: Arm name -> constructor parameters.
