@@ -152,11 +152,11 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         meta-training; an object it returns again is copied), or copies of the objects of
         the list ``environments`` (each object once; the objects are never stepped); each
         rule trains one agent per environment for ``lifetime`` updates (the same seeds for
-        every rule), each
-        environment's lifetime return is divided by the largest ``|return|`` any rule
-        reached there (so every environment counts alike, whatever its reward unit), and
-        the rule with the largest mean is kept. The first meta-training is the one
-        ``n_restarts=1`` gives. Costs ``n_restarts`` meta-trainings.
+        every rule), each environment's lifetime return is divided by the largest
+        ``|return|`` any rule reached there (so every environment counts alike, whatever
+        its reward unit), and the rule with the largest mean is kept. The first
+        meta-training is the one ``n_restarts=1`` gives. Costs ``n_restarts``
+        meta-trainings.
     reward_scaling : {"none", "max_abs"}, default="none"
         What the rule reads as ``r_t``. ``"none"``: the environment's reward.
         ``"max_abs"``: every agent's rewards divided by the largest ``|r|`` that agent
@@ -214,9 +214,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     Notes
     -----
     :meth:`save` writes one file read back by :meth:`load` with
-    ``torch.load(weights_only=True)`` (no pickled code, only tensors, strings and ints): a dict
-    ``{"format": str, "config": JSON string of the estimator's parameters, "state_dict":
-    the rule's tensors}``, with ``"restart_scores"`` (a float64 tensor) and
+    ``torch.load(weights_only=True)`` (no pickled code, only tensors, strings and ints): a
+    dict ``{"format": str, "config": JSON string of the estimator's parameters,
+    "state_dict": the rule's tensors}``, with ``"restart_scores"`` (a float64 tensor) and
     ``"best_restart"`` (an int) when the rule was kept from ``n_restarts > 1``.
 
     References
