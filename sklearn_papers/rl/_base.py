@@ -121,8 +121,11 @@ class _BaseRLEstimator(BaseEstimator):
             params = agent_update(net, params, traj, targets, **self._update_kwargs(net))
         return net, params, total.numpy(), value_w
 
-    def _train_agents(self, envs, n_updates, seed, *, desc=None, name="environments"):
+    def _train_agents(self, envs, n_updates, seed, *, desc=None, name="environments",
+                      names=None):
         """One fresh agent per environment: ``(agents, lifetime_returns (n,))``.
+
+        Errors name ``{name}[i]``, or ``names[i]`` when given.
 
         Environments whose agents need different networks (action counts, observation
         kinds or widths) are trained in separate batches, with seeds spawned from ``seed``
@@ -139,7 +142,7 @@ class _BaseRLEstimator(BaseEstimator):
             members = [envs[i] for i in idx]
             net, params, ret, value_w = self._run_lifetimes(
                 members, n_updates, group_seed, desc=desc,
-                names=[f"{name}[{i}]" for i in idx])
+                names=[f"{name}[{i}]" if names is None else names[i] for i in idx])
             for j, i in enumerate(idx):
                 agents[i] = _agent_from(net, params, j, lifetime_return=ret[j],
                                         n_updates=n_updates, td_values=value_w)

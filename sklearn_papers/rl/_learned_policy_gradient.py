@@ -149,12 +149,14 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         held-out score tells the better ones (on the ``lpg_stock`` experiment's widened
         distribution it ranked the best of six seeds first and the worst last). The
         held-out environments are ``n_agents`` fresh draws of a sampler (never used in
-        meta-training), or the list ``environments`` itself; each rule trains one agent
-        per environment for ``lifetime`` updates (the same seeds for every rule), each
-        environment's lifetime return is divided by the largest ``|return|`` any rule
-        reached there (so every environment counts alike, whatever its reward unit), and
-        the rule with the largest mean is kept. The first meta-training is the one
-        ``n_restarts=1`` gives. Costs ``n_restarts`` meta-trainings.
+        meta-training; an object it returns again is copied), or copies of the objects of
+        the list ``environments`` (each object once; the objects are never stepped); each
+        rule trains one agent per environment for ``lifetime`` updates (the same seeds for
+        every rule), each environment's lifetime return is divided by the largest
+        ``|return|`` any rule reached there (so every environment counts alike, whatever
+        its reward unit), and the rule with the largest mean is kept. The first
+        meta-training is the one ``n_restarts=1`` gives. Costs ``n_restarts``
+        meta-trainings.
     reward_scaling : {"none", "max_abs"}, default="none"
         What the rule reads as ``r_t``. ``"none"``: the environment's reward.
         ``"max_abs"``: every agent's rewards divided by the largest ``|r|`` that agent
@@ -212,9 +214,10 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     Notes
     -----
     :meth:`save` writes one file read back by :meth:`load` with
-    ``torch.load(weights_only=True)`` (no pickled code, only tensors and strings): a dict
-    ``{"format": str, "config": JSON string of the estimator's parameters, "state_dict":
-    the rule's tensors}``.
+    ``torch.load(weights_only=True)`` (no pickled code, only tensors, strings and ints): a
+    dict ``{"format": str, "config": JSON string of the estimator's parameters,
+    "state_dict": the rule's tensors}``, with ``"restart_scores"`` (a float64 tensor) and
+    ``"best_restart"`` (an int) when the rule was kept from ``n_restarts > 1``.
 
     References
     ----------
@@ -414,11 +417,22 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         # held-out environments get sub-seeds of their own
         subs = spawn_seeds(seed, self.n_restarts + 1)
         seeds, val_seed = [seed, *subs[1:self.n_restarts]], subs[self.n_restarts]
-        if sampler is None:  # each object once (a list may name one object twice)
-            held_out = list({id(env): env for env in envs}.values())
+        # the held-out environments get their own objects, as the agents' slots do in
+        # meta-training: copies of the list's objects (each object once; a list may name
+        # one twice), or a sampler's draws, copied where one returns an object again
+        held_out = []
+        if sampler is None:
+            firsts = {}
+            for i, env in enumerate(envs):
+                firsts.setdefault(id(env), (env, f"environments[{i}]"))
+            held_names = [name for _, name in firsts.values()]
+            for env, name in firsts.values():
+                held_out.append(_slot_env(env, name, held_out, from_list=True))
         else:
-            held_out, _ = make_draw(np.random.RandomState(val_seed),
-                                    "held-out environments(rng) draw")(self.n_agents)
+            draws, held_names = make_draw(np.random.RandomState(val_seed),
+                                          "held-out environments(rng) draw")(self.n_agents)
+            for env, name in zip(draws, held_names):
+                held_out.append(_slot_env(env, name, held_out, from_list=False))
         runs, returns = [], []
         for k, s in enumerate(seeds):
             if self.verbose:
@@ -428,7 +442,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                                  envs)
             runs.append((self.module_, self.loss_curve_, self.training_returns_,
                          self.n_iter_))
-            returns.append(self.lifetime_returns(held_out, random_state=val_seed))
+            returns.append(self._held_out_returns(held_out, held_names, val_seed))
         returns = np.asarray(returns, dtype=np.float64)
         top = np.abs(returns).max(axis=0)
         scores = np.divide(returns, top, out=np.zeros_like(returns),
@@ -437,6 +451,14 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         self.module_, self.loss_curve_, self.training_returns_, self.n_iter_ = runs[best]
         self.restart_scores_, self.best_restart_ = scores, best
         return self
+
+    def _held_out_returns(self, envs, names, seed):
+        """Lifetime returns of fresh agents trained by the current rule on the held-out
+        environments (errors name ``names[i]``: the user's list item or sampler draw)."""
+        with torch_seeded(seed):
+            _, returns = self._train_agents(envs, self.lifetime, seed, desc="agents",
+                                            names=names)
+        return returns
 
     def _meta_train(self, rule, draw, seed, envs=None):
         gen_seed, env_seed = spawn_seeds(seed, 2)
@@ -622,8 +644,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         Returns
         -------
         path : pathlib.Path
-            The written file. It holds ``{"format", "config", "state_dict"}`` (strings and
-            tensors only) and is read with ``torch.load(path, weights_only=True)``.
+            The written file. It holds ``{"format", "config", "state_dict"}`` and, after
+            ``n_restarts > 1``, ``"restart_scores"`` and ``"best_restart"`` (strings,
+            tensors and ints only); it is read with ``torch.load(path, weights_only=True)``.
 
         Raises
         ------
@@ -638,9 +661,14 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         if not path.parent.is_dir():
             raise ValueError(f"cannot write {str(path)!r}: its folder {str(path.parent)!r} "
                              "does not exist.")
-        torch.save({"format": _FORMAT, "config": json.dumps(self._config()),
-                    "state_dict": {k: v.detach().cpu().clone()
-                                   for k, v in self.module_.state_dict().items()}}, path)
+        blob = {"format": _FORMAT, "config": json.dumps(self._config()),
+                "state_dict": {k: v.detach().cpu().clone()
+                               for k, v in self.module_.state_dict().items()}}
+        scores = getattr(self, "restart_scores_", None)
+        if scores is not None:
+            blob["restart_scores"] = torch.as_tensor(np.asarray(scores, dtype=np.float64))
+            blob["best_restart"] = int(self.best_restart_)
+        torch.save(blob, path)
         return path
 
     @classmethod
@@ -655,8 +683,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         Returns
         -------
         estimator : LearnedPolicyGradient
-            With the saved parameters and ``module_`` (``loss_curve_`` and
-            ``training_returns_`` are not saved: empty).
+            With the saved parameters, ``module_``, ``restart_scores_`` and
+            ``best_restart_`` (``loss_curve_`` and ``training_returns_`` are not saved:
+            empty).
 
         Raises
         ------
@@ -703,7 +732,13 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             with torch_seeded(0):  # initial weights, replaced by the file's below
                 rule = est._new_rule()
             rule.load_state_dict(blob["state_dict"])
-        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            scores, best = blob.get("restart_scores"), blob.get("best_restart", 0)
+            if scores is not None:
+                scores = scores.numpy().astype(np.float64)
+                if scores.ndim != 1 or not 0 <= int(best) < scores.shape[0]:
+                    raise ValueError(f"restart_scores of shape {tuple(scores.shape)} with "
+                                     f"best_restart={best!r}")
+        except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
             raise ValueError(f"{str(path)!r} is a damaged LearnedPolicyGradient rule file "
                              f"({type(exc).__name__}: {str(exc)[:200]}). Save the rule again "
                              "with LearnedPolicyGradient.save.") from exc
@@ -714,6 +749,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         est.loss_curve_ = []
         est.training_returns_ = np.zeros(0)
         est.n_iter_ = 0
+        est.restart_scores_, est.best_restart_ = scores, int(best)
         return est
 
     def untrained(self, random_state=None):
@@ -741,4 +777,5 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             p.requires_grad_(False)
         est.module_ = rule
         est.loss_curve_, est.training_returns_, est.n_iter_ = [], np.zeros(0), 0
+        est.restart_scores_, est.best_restart_ = None, 0
         return est

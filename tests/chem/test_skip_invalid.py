@@ -327,3 +327,55 @@ def test_each_molecule_is_standardized_once_per_call(first, monkeypatch):
     assert np.isnan(pred[[1, 3]]).all()
     # the memo lives for one call only
     assert _standardize._MEMO.get() is None
+
+
+@pytest.mark.parametrize("second", ["default", "tautomer"])
+def test_shared_standardization_gives_the_wrapped_pipelines_predictions(second):
+    # a tautomer-canonicalizing standardizer, then a featurizer standardizing again with
+    # other steps: the memo keys results by steps, so neither reads the other's
+    import pandas as pd
+    from rdkit import Chem
+
+    from sklearn_papers.chem import MoleculeStandardizer
+    from sklearn_papers.chem import _standardize
+
+    steps = True if second == "default" else MoleculeStandardizer(canonical_tautomer=True)
+
+    def make():
+        return make_pipeline(MoleculeStandardizer(canonical_tautomer=second == "default"),
+                             CircularFingerprint(n_bits=128, standardize=steps), Ridge())
+
+    smiles = ["Oc1ccccn1", "O=c1cccc[nH]1", "CC(=O)[O-].[Na+]", "[Na+].[Cl-]", "C1CC",
+              "Oc1ccccn1", "CC(C)=O", "CC(O)=C", "CCN", "O=C(O)c1ccccc1", "CCCCO"]
+    y = np.linspace(0.0, 1.0, len(smiles))
+    index = [f"m{i}" for i in range(len(smiles))][::-1]
+    X = pd.Series(smiles, index=index)
+    with pytest.warns(UserWarning, match="left 2 of 11"):
+        model = SkipInvalidMolecules(make()).fit(X, pd.Series(y, index=index))
+    assert _standardize._MEMO.get() is None
+    keep = [i for i in range(len(smiles)) if i not in (3, 4)]
+    plain = make().fit([smiles[i] for i in keep], y[keep])
+    # Mol objects for some rows (never memoized), the strings for the others
+    X_pred = [Chem.MolFromSmiles(s) if i % 2 and i != 3 and i != 4 else s
+              for i, s in enumerate(smiles)]
+    for X_in in (X, X_pred):
+        pred = model.predict(X_in)
+        assert _standardize._MEMO.get() is None
+        assert np.isnan(pred[[3, 4]]).all()
+        np.testing.assert_array_equal(pred[keep], plain.predict([smiles[i] for i in keep]))
+
+
+def test_standardization_memo_ends_with_an_error_inside_fit():
+    from sklearn_papers.chem import _standardize
+
+    class Failing(Ridge):
+        def fit(self, X, y):
+            assert _standardize._MEMO.get() is not None  # inside the call
+            raise RuntimeError("inner fit failed")
+
+    model = SkipInvalidMolecules(make_pipeline(CircularFingerprint(n_bits=64,
+                                                                   standardize=True),
+                                               Failing()))
+    with pytest.raises(RuntimeError, match="inner fit failed"):
+        model.fit(["CCO", "CCN"], [1.0, 2.0])
+    assert _standardize._MEMO.get() is None

@@ -457,11 +457,11 @@ def test_restarts_keep_the_rule_with_the_best_held_out_score(monkeypatch, winner
         0: [100.0, 0.3], 1: [50.0, 0.1]}
     calls = []
 
-    def fake_returns(self, environments, n_updates=None, random_state=None):
-        calls.append(random_state)
+    def fake_returns(self, environments, names, seed):
+        calls.append(seed)
         return np.asarray(table[len(calls) - 1])
 
-    monkeypatch.setattr(LearnedPolicyGradient, "lifetime_returns", fake_returns)
+    monkeypatch.setattr(LearnedPolicyGradient, "_held_out_returns", fake_returns)
     est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(grids)
     assert est.best_restart_ == winner
     expected = np.array([(v[0] / 100 + v[1] / 0.3) / 2 for v in (table[0], table[1])])
@@ -488,3 +488,72 @@ def test_restarts_with_a_sampler_and_with_one_object_listed_twice():
     assert clone(est).n_restarts == 2
     with pytest.raises(ValueError, match="n_restarts"):
         LearnedPolicyGradient(**{**TINY, "n_restarts": 0}).fit(grids)
+
+
+def test_restarts_accept_a_sampler_that_returns_one_object_again():
+    # n_restarts=1 copies an object the sampler returns again; the held-out environments
+    # are drawn from the same sampler and are copied the same way
+    from gymnasium.envs.toy_text import FrozenLakeEnv
+
+    grid = sample_grid_worlds(1, height=4, width=4, random_state=0)[0]
+    lake, other = FrozenLakeEnv(is_slippery=False), FrozenLakeEnv(is_slippery=False)
+    for sampler in (lambda rng: grid, lambda rng: lake,
+                    lambda rng: (lake, other)[rng.randint(2)]):
+        est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(sampler)
+        assert est.restart_scores_.shape == (2,)
+
+
+def test_restarts_never_step_the_listed_environments():
+    from gymnasium.envs.toy_text import FrozenLakeEnv
+    from gymnasium.wrappers import TimeLimit
+
+    class Counting(FrozenLakeEnv):
+        n_steps = 0
+
+        def step(self, action):
+            self.n_steps += 1  # an instance attribute: copies count their own steps
+            return super().step(action)
+
+    lake = Counting(is_slippery=False)
+    # a wrapper of a listed environment is one more environment (as for n_restarts=1)
+    est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit([lake, TimeLimit(lake, 50)])
+    assert est.restart_scores_.shape == (2,)
+    assert lake.n_steps == 0  # copies were stepped, never the listed object
+
+
+def test_restarts_name_the_held_out_draw_that_fails():
+    from gymnasium.envs.toy_text import FrozenLakeEnv
+
+    class NaNReward(FrozenLakeEnv):
+        def step(self, action):
+            obs, _, terminated, truncated, info = super().step(action)
+            return obs, float("nan"), terminated, truncated, info
+
+    calls = [0]
+
+    def sampler(rng):  # the held-out environments are the first n_agents draws
+        calls[0] += 1
+        return (NaNReward if calls[0] <= TINY["n_agents"] else FrozenLakeEnv)(
+            is_slippery=False)
+
+    with pytest.raises(ValueError, match=r"held-out environments\(rng\) draw 0 returned "
+                                         r"the reward nan"):
+        LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(sampler)
+
+
+def test_restart_attributes_survive_save_load_and_untrained(tmp_path, grids):
+    est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(grids)
+    loaded = LearnedPolicyGradient.load(est.save(tmp_path / "rule.pt"))
+    np.testing.assert_array_equal(loaded.restart_scores_, est.restart_scores_)
+    assert loaded.best_restart_ == est.best_restart_
+    assert loaded.n_restarts == 2
+    baseline = est.untrained(random_state=1)
+    assert baseline.restart_scores_ is None and baseline.best_restart_ == 0
+    single = LearnedPolicyGradient.load(LearnedPolicyGradient(**TINY).fit(grids).save(
+        tmp_path / "single.pt"))
+    assert single.restart_scores_ is None and single.best_restart_ == 0
+    blob = torch.load(tmp_path / "rule.pt", weights_only=True)
+    blob["restart_scores"] = torch.zeros(2, 2, dtype=torch.float64)
+    torch.save(blob, tmp_path / "damaged.pt")
+    with pytest.raises(ValueError, match="damaged LearnedPolicyGradient rule file"):
+        LearnedPolicyGradient.load(tmp_path / "damaged.pt")
