@@ -134,7 +134,9 @@ def standardization_memo():
     molecules the wrapped estimator's standardization refuses, and the wrapped estimator
     then standardizes the valid ones again; inside this block the second pass reads the
     first one's results. The memo lives only as long as the block (one ``fit``,
-    ``predict`` or ``transform`` call), so it holds at most one batch.
+    ``predict`` or ``transform`` call), so it holds at most one batch, as canonical
+    SMILES (a molecule is read again from its SMILES when the memo gives it out, as the
+    first pass reads it).
     """
     token = _MEMO.set({} if _MEMO.get() is None else _MEMO.get())
     try:
@@ -183,11 +185,12 @@ def standardize_parsed(mols, steps, values=None):
             key = (tuple(steps), values[i]) if memo is not None and isinstance(
                 values[i], str) else None
             if key is not None and key in memo:
-                new, text, reason = memo[key]
+                kept, text, reason = memo[key]
                 if reason is not None:
                     failed.append((i, reason))
-                else:  # a copy: the caller may change its molecules
-                    out[i], smiles[i] = Chem.Mol(new), text
+                else:  # read again from its SMILES, as below; a copy of a kept Mol
+                    out[i] = Chem.MolFromSmiles(text) if kept is None else Chem.Mol(kept)
+                    smiles[i] = text
                 continue
             reason = None
             try:
@@ -205,8 +208,10 @@ def standardize_parsed(mols, steps, values=None):
                 if new is None or new.GetNumAtoms() == 0:
                     reason = "standardization left no atoms"
             if key is not None:
+                # the SMILES only (a few dozen bytes, against kilobytes for a Mol);
+                # a molecule not readable back from it is kept whole
                 memo[key] = (None, None, reason) if reason is not None else (
-                    Chem.Mol(new), text, None)
+                    None if text is not None else Chem.Mol(new), text, None)
             if reason is not None:
                 failed.append((i, reason))
                 continue
