@@ -155,8 +155,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         every rule), each environment's lifetime return is divided by the largest
         ``|return|`` any rule reached there (so every environment counts alike, whatever
         its reward unit), and the rule with the largest mean is kept. The first
-        meta-training is the one ``n_restarts=1`` gives. Costs ``n_restarts``
-        meta-trainings.
+        meta-training is the one ``n_restarts=1`` gives (for a sampler, when it draws
+        from the ``rng`` it is given: the held-out draws come first, from a generator of
+        their own). Costs ``n_restarts`` meta-trainings.
     reward_scaling : {"none", "max_abs"}, default="none"
         What the rule reads as ``r_t``. ``"none"``: the environment's reward.
         ``"max_abs"``: every agent's rewards divided by the largest ``|r|`` that agent
