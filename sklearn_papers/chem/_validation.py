@@ -277,7 +277,9 @@ def _rdkit_reason(smiles):
         with rdBase.CaptureErrorLog() as capture:
             Chem.MolFromSmiles(smiles)
         lines = [_TIMESTAMP.sub("", line).strip() for line in capture.messages.splitlines()]
-        lines = [line for line in lines if line and not line.startswith("~")]
+        # A line ending in ":" introduces the SMILES and caret lines that follow it.
+        lines = [line.rstrip(":").rstrip() for line in lines
+                 if line and not line.startswith("~")]
         if lines:
             # The first line carries the reason; RDKit repeats some lines.
             return "; ".join(dict.fromkeys(lines[:2]))

@@ -216,3 +216,14 @@ def test_whitespace_inside_smiles_is_invalid_not_truncated(smiles):
         CircularFingerprint(n_bits=8).fit_transform(["CCO", smiles])
     _, valid = check_molecules([" CCO", "CCO\n", smiles], errors="nan")
     assert valid.tolist() == [True, True, False]
+
+
+def test_parse_error_reason_has_no_dangling_colon():
+    # RDKit's second parse-error line points at the SMILES printed on the next
+    # (dropped) line; the reason keeps the position without the dangling colon.
+    with pytest.raises(ValueError) as info:
+        check_molecules(["CCO", "CC(=O)Nc1ccc(O)cc1)"])
+    message = str(info.value)
+    assert "index 1" in message
+    assert "position 19:" not in message
+    assert "extra close parentheses" in message
