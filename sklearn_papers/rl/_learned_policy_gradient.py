@@ -203,8 +203,10 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     n_iter_ : int
         Meta-steps run (by the kept rule).
     restart_scores_ : ndarray of shape (n_restarts,) or None
-        Held-out score of each meta-training (see ``n_restarts``); None when
-        ``n_restarts=1``.
+        Held-out score of each meta-training (see ``n_restarts``): the mean over the
+        held-out environments of its lifetime return divided by the largest ``|return|``
+        any meta-training reached there, between -1 and 1 and comparable only between the
+        restarts of one fit; None when ``n_restarts=1``.
     best_restart_ : int
         Index of the kept meta-training (0 when ``n_restarts=1``).
 
