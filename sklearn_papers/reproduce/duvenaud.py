@@ -440,10 +440,11 @@ def claim_verdicts(results, paper_mse):
             ref_key = min(("ecfp_linear", "ecfp_mlp"), key=lambda k: np.mean(ours[k]))
         ref = np.asarray(ours[ref_key], dtype=float)
         if kind == "beats":
-            rule = Claim(claim, "test MSE", "paired interval", higher_is_better=False)
+            rule = Claim(claim, "test MSE", "paired interval", higher_is_better=False,
+                         unit="folds")
         else:
             rule = Claim(claim, "test MSE", "equivalence", higher_is_better=False,
-                         margin=TIE_BAND * float(ref.mean()))
+                         margin=TIE_BAND * float(ref.mean()), unit="folds")
         verdict = judge(rule, nf, ref)
         ref_label = "ECFP + linear" if ref_key == "ecfp_linear" else "ECFP + net"
         rows.append({"data set": name, "paper's claim": claim, "paper MSE": paper_txt,

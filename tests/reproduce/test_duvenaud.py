@@ -110,7 +110,7 @@ def test_claim_verdicts_are_computed_from_the_fold_mses():
     }
     rows = {r["data set"]: r for r in claim_verdicts(results, _paper_table())}
     assert rows["solubility"]["holds here"].startswith("**holds** (paired interval")
-    assert "5 of 5 seeds" in rows["solubility"]["holds here"]
+    assert "5 of 5 folds" in rows["solubility"]["holds here"]
     assert rows["solubility"]["paper MSE"] == "0.52 vs 1.40"
     assert rows["malaria"]["holds here"].startswith("**does not hold** (equivalence")
     assert rows["malaria"]["holds here"].endswith("tie band ±0.06")
