@@ -36,7 +36,9 @@ reports' ``paired interval`` rule over the seeds both arms have
 always inconclusive). ``--summary rows.jsonl`` prints the summary of recorded rows without
 fitting; ``--record`` writes it to ``benchmarks/results/graph_descriptors.json`` (our arms
 with descriptors against chemprop with descriptors, and against chemprop at its
-defaults).
+defaults). The rows of the recorded result, one per fit, are kept beside it in
+``benchmarks/results/graph_descriptors_rows.jsonl``: ``--summary`` re-judges them, and
+``--out`` with that file adds seeds, arms or data sets without refitting the others.
 """
 
 import argparse

@@ -538,6 +538,10 @@ class _SkorchGraphEstimator(_GraphEstimator):
         """Weight of the L2 penalty on all weights (``WeightPenaltyNet``'s ``alpha``)."""
         return 0.0
 
+    def _iterator_options(self):
+        """Extra ``build_net`` arguments for the training batches (none by default)."""
+        return {}
+
     def _fit_module(self, module, graphs, target, loss, *, seed, device, sample_weight=None):
         from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
         from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
@@ -567,6 +571,7 @@ class _SkorchGraphEstimator(_GraphEstimator):
                 lr=self.lr),
             iterator_train__collate_fn=collate_graph_targets,
             iterator_valid__collate_fn=collate_graph_targets, **weighted,
+            **self._iterator_options(),
         )
         net.fit(GraphDataset(graphs, target), y=None)
         self.net_ = net

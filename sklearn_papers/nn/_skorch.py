@@ -22,7 +22,7 @@ from skorch.utils import to_tensor
 from sklearn_papers.nn._graph import GraphBatch
 from sklearn_papers.utils._random import check_random_state
 
-__all__ = ["FiniteLossCheck", "HOLD_AFTER", "LabelledRowsSplit", "PlainPrintLog",
+__all__ = ["EvenBatchLoader", "EvenBatchSampler", "FiniteLossCheck", "HOLD_AFTER", "LabelledRowsSplit", "PlainPrintLog",
            "SampleWeightedNet", "SampleWeightedTargetLoss", "SoftTargetNet", "WARMUP_EPOCHS",
            "WarmupDecay", "WeightPenaltyNet", "build_net", "check_device",
            "check_early_stopping_size", "divergence_error", "labelled_rows", "loss_curve",
@@ -263,6 +263,54 @@ def build_net(module, *, seed, estimator=None, criterion=torch.nn.MSELoss, net_c
 
 
 _ANSI_CODE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class EvenBatchSampler(torch.utils.data.Sampler):
+    """Batches of near-equal size: ``n`` rows in ``ceil(n / batch_size)`` batches whose
+    sizes differ by at most one, in a fresh random order each pass with ``shuffle``.
+
+    A ``DataLoader`` with ``batch_size`` leaves the remainder ``n % batch_size`` for a last
+    batch, which can hold a few rows: a gradient step from them is as large as any other
+    and, under batch normalization, their statistics enter the running estimates with the
+    full momentum (the neural fingerprint's running estimates then carry the statistics of
+    a handful of molecules into prediction).
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the data set.
+    batch_size : int
+        Largest batch.
+    shuffle : bool
+        Draw a new order from ``generator`` on each pass (``torch.randperm``, as
+        ``RandomSampler``), else keep the rows' order.
+    generator : torch.Generator or None
+        Source of the orders.
+    """
+
+    def __init__(self, n_rows, batch_size, shuffle, generator=None):
+        self.n_rows, self.batch_size = int(n_rows), int(batch_size)
+        self.shuffle, self.generator = bool(shuffle), generator
+
+    def __len__(self):
+        return -(-self.n_rows // self.batch_size) if self.n_rows else 0
+
+    def __iter__(self):
+        if not self.n_rows:
+            return
+        order = (torch.randperm(self.n_rows, generator=self.generator) if self.shuffle
+                 else torch.arange(self.n_rows))
+        yield from (chunk.tolist() for chunk in torch.tensor_split(order, len(self)))
+
+
+class EvenBatchLoader(torch.utils.data.DataLoader):
+    """A ``DataLoader`` over batches of near-equal size (:class:`EvenBatchSampler`), taking
+    skorch's ``iterator_train`` arguments (``batch_size``, ``shuffle``, ``generator``,
+    ``collate_fn``, ...)."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=False, generator=None, **kwargs):
+        sampler = EvenBatchSampler(len(dataset), batch_size, shuffle, generator)
+        super().__init__(dataset, batch_sampler=sampler, generator=generator, **kwargs)
 
 
 def _stdout_is_terminal():
@@ -550,7 +598,9 @@ class StillImprovingWarning(Callback):
     """skorch callback: a ``ConvergenceWarning`` when training ran all ``max_epochs`` and
     the held-out loss was still improving, its best epoch within the last ``patience``
     epochs (early stopping never got to stop the run; scikit-learn's ``MLPRegressor``
-    warns the same way when it reaches ``max_iter``).
+    warns the same way when it reaches ``max_iter``). A patience of ``max_epochs`` or more
+    cannot stop a run at all (a run watched for its whole held-out curve): then the best
+    epoch must be within the last tenth of the epochs (at least the last one).
 
     Parameters
     ----------
@@ -571,7 +621,9 @@ class StillImprovingWarning(Callback):
 
         n_epochs = len(net.history)
         best = [i + 1 for i, row in enumerate(net.history) if row.get("valid_loss_best")]
-        if not best or n_epochs < net.max_epochs or best[-1] <= n_epochs - self.patience:
+        window = self.patience if self.patience < net.max_epochs else \
+            max(1, math.ceil(0.1 * net.max_epochs))
+        if not best or n_epochs < net.max_epochs or best[-1] <= n_epochs - window:
             return
         warnings.warn(
             f"{self.estimator_name}: training ran all max_epochs={net.max_epochs} epochs "

@@ -301,3 +301,71 @@ def test_a_run_ending_at_max_epochs_while_still_improving_warns():
         warnings.simplefilter("error", ConvergenceWarning)
         MPNNRegressor(max_epochs=2, hidden_size=8, early_stopping=False,
                       random_state=0).fit(X, y)
+
+
+def test_a_patience_longer_than_the_run_warns_only_for_a_best_epoch_near_the_end():
+    """With ``n_iter_no_change >= max_epochs`` nothing can stop the run (the whole held-out
+    curve is watched): the warning needs the best epoch in the last tenth of the epochs."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_papers.nn._skorch import StillImprovingWarning
+
+    class Net:
+        max_epochs = 20
+
+    def run(best_epoch, patience):
+        net = Net()
+        net.history = [{"valid_loss_best": i + 1 == best_epoch} for i in range(20)]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            StillImprovingWarning("Est", patience).on_train_end(net)
+        return [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+
+    assert not run(best_epoch=15, patience=21)    # 5 epochs without improvement: settled
+    assert run(best_epoch=19, patience=21)        # in the last tenth (epochs 19-20)
+    assert run(best_epoch=15, patience=10)        # within the patience: early stopping
+    assert not run(best_epoch=10, patience=10)    # would have stopped at epoch 20
+
+
+@pytest.mark.parametrize("n, batch_size", [(902, 100), (200, 50), (7, 10), (101, 100), (1, 4)])
+def test_even_batches_cover_every_row_once_in_near_equal_sizes(n, batch_size):
+    from sklearn_papers.nn._skorch import EvenBatchSampler
+
+    sampler = EvenBatchSampler(n, batch_size, shuffle=True,
+                               generator=torch.Generator().manual_seed(0))
+    batches = list(sampler)
+    sizes = [len(b) for b in batches]
+    assert len(batches) == len(sampler) == -(-n // batch_size)
+    assert max(sizes) <= batch_size and max(sizes) - min(sizes) <= 1
+    assert sorted(i for b in batches for i in b) == list(range(n))
+    assert list(EvenBatchSampler(0, batch_size, shuffle=True)) == []
+
+
+def test_even_batches_draw_a_new_order_each_pass_from_the_generator():
+    from sklearn_papers.nn._skorch import EvenBatchLoader
+
+    def passes(seed):
+        loader = EvenBatchLoader(list(range(30)), batch_size=8, shuffle=True,
+                                 generator=torch.Generator().manual_seed(seed))
+        return [[b.tolist() for b in loader] for _ in range(2)]
+
+    first, second = passes(3)
+    assert first != second and passes(3) == [first, second]
+    fixed = EvenBatchLoader(list(range(30)), batch_size=8, shuffle=False)
+    assert [b.tolist() for b in fixed][0] == list(range(8))
+
+
+def test_neural_fingerprint_trains_on_even_batches_unless_told_not_to():
+    from sklearn_papers.chem import NeuralFingerprintRegressor
+    from sklearn_papers.nn._skorch import EvenBatchLoader
+
+    params = dict(fp_length=8, conv_width=4, hidden_size=4, radius=2, max_epochs=2,
+                  batch_size=8, random_state=0)
+    even = NeuralFingerprintRegressor(**params).fit(MOLS, Y)  # 20 molecules: 7 + 7 + 6
+    assert even.net_.iterator_train is EvenBatchLoader
+    plain = NeuralFingerprintRegressor(**params, even_batches=False).fit(MOLS, Y)
+    assert plain.net_.iterator_train is torch.utils.data.DataLoader  # 8 + 8 + 4
+    assert not np.allclose(even.predict(MOLS), plain.predict(MOLS))
+    pickle.loads(pickle.dumps(even)).predict(MOLS[:2])
