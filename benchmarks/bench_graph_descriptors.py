@@ -23,7 +23,8 @@ featurizes its own molecules (graphs and descriptors, no cache shared between fi
 chemprop's does, so the fit CPU times (``time.process_time``) compare.
 
 Run: ``python benchmarks/bench_graph_descriptors.py [--arms ...] [--datasets esol freesolv
-bbbp tox21] [--seeds 3] [--scaffold-seeds 1] [--out rows.jsonl] [--record]``. Each fit
+bbbp tox21] [--seeds 3] [--scaffold-seeds 1] [--first-seed 0] [--out rows.jsonl]
+[--record]``. Each fit
 prints a row as it ends (score, fit CPU seconds, best held-out epoch of the epochs run) and
 appends it to ``--out``; fits already in ``--out`` are not repeated (a run resumes, and
 more seeds can be added later). The summary at the end gives, per data set, each arm's
@@ -124,6 +125,9 @@ def main(argv=None):
                         choices=list(NAMES))
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--scaffold-seeds", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="fit seeds first-seed, first-seed + 1, ... (several processes "
+                             "can share the seeds of one run, each with its own --out)")
     parser.add_argument("--out", default=None,
                         help="append one JSON line per fit; fits already there are skipped")
     parser.add_argument("--summary", default=None, metavar="ROWS",
@@ -155,7 +159,7 @@ def main(argv=None):
         task = DATASETS[name]
         X, y = load(name)
         n_seeds = args.seeds if task == "regression" else args.scaffold_seeds
-        for seed in range(n_seeds):
+        for seed in range(args.first_seed, args.first_seed + n_seeds):
             train, test = split(name, X, y, seed)
             for arm in args.arms:
                 # the linear arm is single-task: Tox21's 12 tasks with missing labels skip it
