@@ -37,6 +37,15 @@ def load(name):
     return X[valid], y[valid]
 
 
+def subset(X, y, n_max):
+    """At most ``n_max`` rows of ``(X, y)``: a random subset (seed 0) in data-set order,
+    or all of them when ``n_max`` is None or not smaller."""
+    if n_max is None or len(X) <= n_max:
+        return X, y
+    keep = np.sort(np.random.RandomState(0).choice(len(X), n_max, replace=False))
+    return X[keep], y[keep]
+
+
 def split(name, X, y, seed):
     """Train and test indices of ``name`` for ``seed``."""
     if TASKS[name] == "regression":

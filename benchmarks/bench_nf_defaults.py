@@ -104,7 +104,7 @@ def main(argv=None):
     import torch
 
     torch.set_num_threads(1)
-    from _molsplits import load, split
+    from _molsplits import load, split, subset
 
     arms = {a: {**ARMS, **CANDIDATES}[a] for a in args.arms}
     if args.set:
@@ -112,11 +112,7 @@ def main(argv=None):
         print(f"arm 'set': {arms['set']}")
     results = {}
     for name in args.datasets:
-        X, y = load(name)
-        if args.n_max is not None and len(X) > args.n_max:
-            keep = np.sort(np.random.RandomState(0).choice(len(X), args.n_max,
-                                                           replace=False))
-            X, y = X[keep], y[keep]
+        X, y = subset(*load(name), args.n_max)
         for seed in range(args.seeds):
             train, test = split(name, X, y, seed)
             for arm, params in arms.items():
