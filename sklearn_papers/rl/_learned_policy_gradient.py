@@ -343,7 +343,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         return LPGUpdateRule(self.prediction_size, self.hidden_size, self.embedding_size)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, environments, y=None):
+    def fit(self, environments, y=None, *, restart_environments=None):
         """Meta-train the update rule on a list or a sampler of environments.
 
         Parameters
@@ -363,6 +363,15 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             sampler returns an object that already fills another slot.
         y : None
             Ignored.
+        restart_environments : list of gymnasium.Env, or callable, default=None
+            With ``n_restarts > 1``: the held-out environments that choose among the
+            meta-trainings, in place of those taken from ``environments`` (``n_agents``
+            draws of a sampler, or copies of a list's objects, as described there), e.g.
+            a sampler of the kind of dynamics the rule must handle without being trained
+            on them directly. Never used in meta-training. Like ``environments``, they
+            share one action count and observation kind and width among themselves (one
+            batch of agents); their sizes may differ from the meta-training
+            environments', as the rule reads no state or action count.
 
         Returns
         -------
@@ -376,7 +385,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             ``Discrete`` or 1-D ``Box`` observations, does not fit the agents' sizes, cannot
             be deep-copied, or returns a non-finite reward, a non-finite ``Box``
             observation or an observation outside its ``Discrete`` space (the message
-            names ``environments[i]``, or the sampler's draw).
+            names ``environments[i]`` or ``restart_environments[i]``, or the sampler's
+            draw); or if ``restart_environments`` is given with ``n_restarts=1``.
         FloatingPointError
             If the meta-loss becomes non-finite.
         """
@@ -385,13 +395,18 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         self._fit_rule_settings = {name: getattr(self, name) for name in _RULE_SETTINGS}
         self._check_rollout_params()
         seed = seed_from_random_state(self.random_state)
+        if restart_environments is not None and self.n_restarts == 1:
+            raise ValueError(
+                "restart_environments choose among the meta-trainings of n_restarts > 1; "
+                "with n_restarts=1 there is nothing to choose. Set n_restarts (e.g. 3) or "
+                "leave restart_environments out.")
         envs = sampler = None
         if callable(environments) and not isinstance(environments, gymnasium.Env):
             sampler = environments
         else:
             envs = check_environments(environments, allow_aliases=True)
 
-        def make_draw(rng, label="environments(rng) draw"):
+        def make_draw(rng, label="environments(rng) draw", sampler=sampler):
             count = [0]
 
             def draw(n):
@@ -424,16 +439,27 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         # meta-training: copies of the list's objects (each object once; a list may name
         # one twice), or a sampler's draws, copied where one returns an object again
         held_out = []
-        if sampler is None:
+        held_sampler, held_envs, held_label = sampler, envs, "environments"
+        if restart_environments is not None:
+            held_label = "restart_environments"
+            if (callable(restart_environments)
+                    and not isinstance(restart_environments, gymnasium.Env)):
+                held_sampler, held_envs = restart_environments, None
+            else:
+                held_sampler = None
+                held_envs = check_environments(restart_environments, allow_aliases=True,
+                                               name="restart_environments")
+        if held_sampler is None:
             firsts = {}
-            for i, env in enumerate(envs):
-                firsts.setdefault(id(env), (env, f"environments[{i}]"))
+            for i, env in enumerate(held_envs):
+                firsts.setdefault(id(env), (env, f"{held_label}[{i}]"))
             held_names = [name for _, name in firsts.values()]
             for env, name in firsts.values():
                 held_out.append(_slot_env(env, name, held_out, from_list=True))
         else:
             draws, held_names = make_draw(np.random.RandomState(val_seed),
-                                          "held-out environments(rng) draw")(self.n_agents)
+                                          f"held-out {held_label}(rng) draw",
+                                          sampler=held_sampler)(self.n_agents)
             for env, name in zip(draws, held_names):
                 held_out.append(_slot_env(env, name, held_out, from_list=False))
         runs, returns = [], []

@@ -557,3 +557,68 @@ def test_restart_attributes_survive_save_load_and_untrained(tmp_path, grids):
     torch.save(blob, tmp_path / "damaged.pt")
     with pytest.raises(ValueError, match="damaged LearnedPolicyGradient rule file"):
         LearnedPolicyGradient.load(tmp_path / "damaged.pt")
+
+
+def test_restart_environments_choose_among_the_meta_trainings(monkeypatch):
+    from functools import partial
+
+    from sklearn_papers.rl import widened_grid_world
+
+    grids = sample_grid_worlds(2, random_state=0)
+    plain = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(grids)
+    # a sampler: n_agents draws, never used in meta-training
+    drawn = []
+
+    def sideways(rng):
+        env = widened_grid_world(rng, lake_slips=[(2 / 3, True)])
+        drawn.append(env)
+        return env
+
+    est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+        grids, restart_environments=sideways)
+    assert len(drawn) == TINY["n_agents"]
+    assert est.restart_scores_.shape == (2,) and np.isfinite(est.restart_scores_).all()
+    # the meta-trainings are those of the plain fit: only the choice can differ
+    kept = est.best_restart_
+    assert est.n_iter_ == plain.n_iter_
+    # a list: each object once, copied, never stepped
+    est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+        grids, restart_environments=[grids[1], grids[1]])
+    assert est.restart_scores_.shape == (2,)
+    # the held-out environments are what the scores come from
+    seen = []
+
+    def record_names(self, environments, names, seed):
+        seen.append(list(names))
+        return np.ones(len(environments))
+
+    monkeypatch.setattr(LearnedPolicyGradient, "_held_out_returns", record_names)
+    LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+        grids, restart_environments=partial(widened_grid_world, lake_slips=[(0.5, True)]))
+    assert seen[0][0].startswith("held-out restart_environments(rng) draw")
+    LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+        grids, restart_environments=[grids[0]])
+    assert seen[-1] == ["restart_environments[0]"]
+    assert kept in (0, 1)
+
+
+def test_restart_environments_are_refused_without_restarts_or_when_they_do_not_fit():
+    from gymnasium.envs.toy_text import FrozenLakeEnv
+
+    grids = sample_grid_worlds(2, random_state=0)
+    with pytest.raises(ValueError, match="n_restarts > 1.*Set n_restarts"):
+        LearnedPolicyGradient(**TINY).fit(grids, restart_environments=grids)
+    with pytest.raises(TypeError, match=r"restart_environments\[1\] is the string"):
+        LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+            grids, restart_environments=[grids[0], "FrozenLake-v1"])
+    # the rule reads no state count: held-out agents are sized for their own environments
+    big = FrozenLakeEnv(map_name="8x8", is_slippery=False)  # 64 states, the grids 25
+    est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+        grids, restart_environments=[big])
+    assert est.restart_scores_.shape == (2,)
+    # but they are one batch of agents: one action count among themselves
+    from gymnasium.envs.toy_text import TaxiEnv
+
+    with pytest.raises(ValueError, match="restart_environments"):
+        LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+            grids, restart_environments=[big, TaxiEnv()])  # 4 and 6 actions
