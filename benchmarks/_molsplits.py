@@ -124,3 +124,40 @@ def fit_and_score(est, name, X, y, train, test):
     params = {k: (str(v) if isinstance(v, os.PathLike) else v)
               for k, v in est.get_params().items() if k != "random_state"}
     return score(name, y[test], pred), seconds, cpu, params
+
+
+def best_epoch_share(runs):
+    """Mean best held-out epoch / epochs run of ``(best, epochs, score, CPU s)`` runs."""
+    return float(np.mean([b / n for b, n, _, _ in runs]))
+
+
+def print_arm_means(results, name, arms, widths=(9, 16)):
+    """One line per arm of ``results[name, arm]`` (runs ``(best epoch or None, epochs run,
+    test RMSE, fit CPU s)``): best-epoch share, mean epochs, RMSE and CPU seconds;
+    ``widths``: the data set's and the arm's column widths."""
+    wn, wa = widths
+    for arm in arms:
+        runs = results.get((name, arm))
+        if not runs:
+            continue
+        share = "-" if runs[0][0] is None else f"{best_epoch_share(runs):.2f}"
+        print(f"{name:{wn}} {arm:{wa}} {share:>10} {np.mean([r[1] for r in runs]):7.1f} "
+              f"{np.mean([r[2] for r in runs]):7.3f} {np.mean([r[3] for r in runs]):7.1f}")
+
+
+def print_arm_header(widths=(9, 16)):
+    """The header line of :func:`print_arm_means`, after an empty line."""
+    wn, wa = widths
+    print()
+    print(f"{'data set':{wn}} {'arm':{wa}} {'best/last':>10} {'epochs':>7} {'RMSE':>7} "
+          f"{'CPU s':>7}")
+
+
+def ours_vs_peer_rows(name, after, before, rmse_unit):
+    """Record rows of the mean test RMSE, fit CPU time and epochs run of ``after`` ("ours")
+    against ``before`` ("peer"), runs as in :func:`print_arm_means`."""
+    return [{"what": f"{name}: {what}", "unit": unit, "better": "lower",
+             "ours": float(np.mean([r[column] for r in after])),
+             "peer": float(np.mean([r[column] for r in before]))}
+            for what, unit, column in (("test RMSE", rmse_unit, 2), ("fit CPU time", "s", 3),
+                                       ("epochs run", "epochs", 1))]

@@ -219,37 +219,24 @@ def per_epoch(args):
                       f"{cpu[run - 1]:6.1f} s", flush=True)
 
 
-def _share(runs):
-    return float(np.mean([b / n for b, n, _, _ in runs]))
-
-
 def summary(results, datasets, arms):
     """Print the means of every arm and return the record rows: per data set, the mean
     test RMSE, fit CPU seconds, epochs run and best epoch / epochs run of the defaults
     ("ours") and of the previous training ("peer")."""
+    from _molsplits import (best_epoch_share, ours_vs_peer_rows, print_arm_header,
+                            print_arm_means)
+
     rows = []
-    print()
-    print(f"{'data set':9} {'arm':16} {'best/last':>10} {'epochs':>7} {'RMSE':>7} "
-          f"{'CPU s':>7}")
+    print_arm_header((9, 16))
     for name in datasets:
-        for arm in arms:
-            runs = results.get((name, arm))
-            if not runs:
-                continue
-            share = "-" if runs[0][0] is None else f"{_share(runs):.2f}"
-            print(f"{name:9} {arm:16} {share:>10} {np.mean([r[1] for r in runs]):7.1f} "
-                  f"{np.mean([r[2] for r in runs]):7.3f} {np.mean([r[3] for r in runs]):7.1f}")
+        print_arm_means(results, name, arms, (9, 16))
         if not {"previous", "previous-curve", "defaults"} <= set(arms):
             continue
         after, before = results[name, "defaults"], results[name, "previous"]
-        for what, unit, column in (("test RMSE", UNITS.get(name, "target units"), 2),
-                                   ("fit CPU time", "s", 3), ("epochs run", "epochs", 1)):
-            rows.append({"what": f"{name}: {what}", "unit": unit, "better": "lower",
-                         "ours": float(np.mean([r[column] for r in after])),
-                         "peer": float(np.mean([r[column] for r in before]))})
+        rows += ours_vs_peer_rows(name, after, before, UNITS.get(name, "target units"))
         rows.append({"what": f"{name}: best held-out epoch / epochs run", "unit": "share",
-                     "better": "lower", "ours": _share(after),
-                     "peer": _share(results[name, "previous-curve"])})
+                     "better": "lower", "ours": best_epoch_share(after),
+                     "peer": best_epoch_share(results[name, "previous-curve"])})
         print(f"{name:9} defaults / previous: RMSE {rows[-4]['ours'] / rows[-4]['peer']:.3f}, "
               f"CPU {rows[-3]['ours'] / rows[-3]['peer']:.3f}")
     return rows

@@ -155,29 +155,18 @@ def summary(results, datasets):
     """Print and return the record rows: per data set, the mean test RMSE, fit CPU
     seconds, epochs run and best epoch / epochs run of both arms (the defaults as
     "ours", chemprop-style training as "peer")."""
+    from _molsplits import (best_epoch_share, ours_vs_peer_rows, print_arm_header,
+                            print_arm_means)
+
     rows = []
-    print()
-    print(f"{'data set':9} {'arm':9} {'best/last':>10} {'epochs':>7} {'RMSE':>7} "
-          f"{'CPU s':>7}")
+    print_arm_header((9, 9))
     for name in datasets:
-        for arm in ("chemprop-style", "defaults", "chemprop"):
-            runs = results.get((name, arm))
-            if not runs:
-                continue
-            share = "-" if runs[0][0] is None else \
-                f"{np.mean([b / n for b, n, _, _ in runs]):.2f}"
-            print(f"{name:9} {arm:9} {share:>10} {np.mean([r[1] for r in runs]):7.1f} "
-                  f"{np.mean([r[2] for r in runs]):7.3f} {np.mean([r[3] for r in runs]):7.1f}")
+        print_arm_means(results, name, ("chemprop-style", "defaults", "chemprop"), (9, 9))
         after, before = results[name, "defaults"], results[name, "chemprop-style"]
-        for what, unit, column in (("test RMSE", "log units", 2),
-                                   ("fit CPU time", "s", 3), ("epochs run", "epochs", 1)):
-            rows.append({"what": f"{name}: {what}", "unit": unit, "better": "lower",
-                         "ours": float(np.mean([r[column] for r in after])),
-                         "peer": float(np.mean([r[column] for r in before]))})
+        rows += ours_vs_peer_rows(name, after, before, "log units")
         rows.append({"what": f"{name}: best held-out epoch / epochs run", "unit": "share",
-                     "better": "lower",
-                     "ours": float(np.mean([b / n for b, n, _, _ in after])),
-                     "peer": float(np.mean([b / n for b, n, _, _ in before]))})
+                     "better": "lower", "ours": best_epoch_share(after),
+                     "peer": best_epoch_share(before)})
         print(f"{name:9} defaults / chemprop-style: RMSE {rows[-4]['ours'] / rows[-4]['peer']:.3f}, "
               f"CPU {rows[-3]['ours'] / rows[-3]['peer']:.3f}")
     return rows

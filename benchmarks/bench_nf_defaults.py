@@ -142,35 +142,24 @@ def summary(results, datasets, arms, ours):
     """Print the means of every arm; return the record rows: ``ours`` against ``previous``
     (test RMSE, fit CPU time, epochs run) and the best held-out epoch's share of the run of
     ``ours``'s and ``previous``'s curve arms, where they were fitted."""
+    from _molsplits import (best_epoch_share, ours_vs_peer_rows, print_arm_header,
+                            print_arm_means)
+
     rows = []
-    print()
-    print(f"{'data set':12} {'arm':20} {'best/last':>10} {'epochs':>7} {'RMSE':>7} "
-          f"{'CPU s':>7}")
+    print_arm_header((12, 20))
     for name in datasets:
-        for arm in arms:
-            runs = results.get((name, arm))
-            if not runs:
-                continue
-            share = "-" if runs[0][0] is None else \
-                f"{np.mean([b / n for b, n, _, _ in runs]):.2f}"
-            print(f"{name:12} {arm:20} {share:>10} {np.mean([r[1] for r in runs]):7.1f} "
-                  f"{np.mean([r[2] for r in runs]):7.3f} {np.mean([r[3] for r in runs]):7.1f}")
+        print_arm_means(results, name, arms, (12, 20))
         after, before = results.get((name, ours)), results.get((name, "previous"))
         if after and before:
             unit = "log units" if name == "esol" else "kcal/mol" if name == "freesolv" \
                 else "target units"
-            for what, u, column in (("test RMSE", unit, 2), ("fit CPU time", "s", 3),
-                                    ("epochs run", "epochs", 1)):
-                rows.append({"what": f"{name}: {what}", "unit": u, "better": "lower",
-                             "ours": float(np.mean([r[column] for r in after])),
-                             "peer": float(np.mean([r[column] for r in before]))})
+            rows += ours_vs_peer_rows(name, after, before, unit)
         after = results.get((name, ours + "-curve"))
         before = results.get((name, "previous-curve"))
         if after and before:
             rows.append({"what": f"{name}: best held-out epoch / epochs run",
                          "unit": "share", "better": "lower",
-                         "ours": float(np.mean([b / n for b, n, _, _ in after])),
-                         "peer": float(np.mean([b / n for b, n, _, _ in before]))})
+                         "ours": best_epoch_share(after), "peer": best_epoch_share(before)})
     return rows
 
 
