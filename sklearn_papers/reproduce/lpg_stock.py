@@ -58,6 +58,7 @@ Claims (shared rules of :mod:`._claims`):
 
 import time
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -80,6 +81,10 @@ _TRAIN_DISCOUNT = 0.99
 _RULE = {"reward_scaling": "max_abs", "center_policy_target": True}
 #: Version of the widened distribution and protocol (part of the records' key).
 _DISTRIBUTION = "lakes-and-layouts/2"
+#: The held-out environments that choose among a seed's meta-trainings: the widened
+#: distribution with every lake slipping sideways with probability 2/3
+#: (``widened_grid_world(lake_slips=...)``), a kind of dynamics never meta-trained on.
+_RESTART_SLIPS = ((2 / 3, True),)
 
 
 def _config(quick):
@@ -89,11 +94,13 @@ def _config(quick):
         return dict(rules=("widened",), meta_seeds=3, agent_seeds=3, meta_steps=300,
                     n_agents=16, meta_lifetime=500, rule=_RULE, n_train=24, lifetime=500,
                     episodes=20, max_steps=200, a2c_lrs=(0.3, 1.0), q_alphas=(0.5, 1.0),
-                    lpg_lrs=(0.6, 2.0), n_restarts=2, n_jobs=2)
-    return dict(rules=("widened",), meta_seeds=5, agent_seeds=3, meta_steps=600,
+                    lpg_lrs=(0.6, 2.0), n_restarts=2, restart_lake_slips=_RESTART_SLIPS,
+                    n_jobs=2)
+    return dict(rules=("widened",), meta_seeds=4, agent_seeds=3, meta_steps=2000,
                 n_agents=32, meta_lifetime=500, rule=_RULE, n_train=24, lifetime=500,
                 episodes=100, max_steps=200, a2c_lrs=(0.3, 1.0, 3.0),
-                q_alphas=(0.1, 0.5, 1.0), lpg_lrs=(0.6, 1.0, 2.0), n_restarts=3, n_jobs=2)
+                q_alphas=(0.1, 0.5, 1.0), lpg_lrs=(0.6, 1.0, 2.0), n_restarts=8,
+                restart_lake_slips=_RESTART_SLIPS, n_jobs=2)
 
 
 def _meta_lr():
@@ -207,8 +214,13 @@ def _rule_part(kind, seed, cfg):
                                 max_meta_steps=cfg["meta_steps"], discount=_TRAIN_DISCOUNT,
                                 n_restarts=cfg.get("n_restarts", 1), random_state=seed,
                                 **cfg["rule"])
+    held_out = None
+    if cfg.get("n_restarts", 1) > 1 and cfg.get("restart_lake_slips"):
+        held_out = partial(widened_grid_world,
+                           lake_slips=[tuple(v) for v in cfg["restart_lake_slips"]])
     est.fit(widened_grid_world if kind == "widened"
-            else sample_grid_worlds(cfg["n_train"], random_state=seed))
+            else sample_grid_worlds(cfg["n_train"], random_state=seed),
+            restart_environments=held_out)
     out = {"returns": {}, "meta_cpu": time.process_time() - t0,
            "restart_scores": (None if est.restart_scores_ is None
                               else [float(v) for v in est.restart_scores_]),

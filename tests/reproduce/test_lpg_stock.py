@@ -11,7 +11,7 @@ def _tiny(quick):
     return dict(rules=("widened", "grid"), meta_seeds=2, agent_seeds=2, meta_steps=2,
                 n_agents=3, meta_lifetime=3, rule=lpg_stock._RULE, n_train=4, lifetime=2,
                 episodes=2, max_steps=10, a2c_lrs=(0.3, 1.0), q_alphas=(0.5,), lpg_lrs=(0.5, 2.0),
-                n_restarts=2, n_jobs=1)
+                n_restarts=2, restart_lake_slips=lpg_stock._RESTART_SLIPS, n_jobs=1)
 
 
 def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
