@@ -18,7 +18,11 @@ log-likelihoods), and it reports the output difference without judging it. An es
 
 Run on a machine with a GPU::
 
-    python benchmarks/gpu_check.py --device cuda
+    python benchmarks/gpu_check.py --device cuda --record
+
+``--record`` writes ``benchmarks/results/gpu_check.json`` (the Benchmarks page "gpu_check"):
+one row per estimator that passed, the device's fit time against the CPU's on the same
+machine, with both scores in the row's text; estimators that failed are named in the notes.
 
 ``--device cpu`` runs the same comparison CPU against CPU: every difference must then be
 0 (the fits are deterministic), which checks the script itself on any machine.
@@ -188,6 +192,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda", help="device to compare with the CPU")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these estimators")
+    parser.add_argument("--record", action="store_true",
+                        help="write benchmarks/results/gpu_check.json for the docs")
     args = parser.parse_args(argv)
     import torch
 
@@ -196,15 +202,48 @@ def main(argv=None):
               "run it on a machine with a GPU and a CUDA build of torch, or with --device cpu "
               "to check the script itself", file=sys.stderr)
         return 2
+    device_name = args.device
     if args.device.startswith("cuda"):
-        print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}")
+        device_name = f"{torch.cuda.get_device_name(0)} (torch {torch.__version__})"
+        print(f"device: {device_name}")
     print(f"score tolerance: {SCORE_TOLERANCE} x max(1, |CPU score|); ratio = CPU fit time / "
           f"{args.device} fit time")
     rows = check(args.device, args.only)
     bad = [r["estimator"] for r in rows if not r["ok"]]
     print(f"{len(rows) - len(bad)} of {len(rows)} estimators ok" +
           (f"; not ok: {', '.join(bad)}" if bad else ""))
+    if args.record:
+        _record(rows, args.device, device_name, argv)
     return 1 if bad else 0
+
+
+def _record(rows, device, device_name, argv, results=None):
+    """Write the rows as the ``gpu_check`` benchmark result (device fit time against the
+    CPU's, both on the machine that ran the script)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from _record import record
+
+    def scores(row):
+        return (f"score CPU {row['CPU score']:.4g}, {device} {row[f'{device} score']:.4g}; "
+                f"outputs differ by {row['output rel. diff']:.1e} of their scale")
+
+    passed = [r for r in rows if r["ok"]]
+    failed = [r for r in rows if not r["ok"]]
+    notes = (f"Device: {device_name}. Ours: the fit on {device}; peer: the same fit on the "
+             f"same machine's CPU (ratio below 1: the device is faster). Each fit is the "
+             f"small configuration of the common tests with the same random_state; a row "
+             f"passes when the two held-out scores differ by at most {SCORE_TOLERANCE} x "
+             f"max(1, |CPU score|) and the device's outputs are finite.")
+    if failed:
+        notes += " Not ok: " + "; ".join(
+            f"{r['estimator']} ({(r['error'] if 'error' in r else scores(r))[:160]})"
+            for r in failed) + "."
+    rows = [{"what": f"{r['estimator']}: fit ({scores(r)})",
+             "ours": max(r[f"{device} fit s"], 1e-6), "peer": max(r["CPU fit s"], 1e-6),
+             "unit": "s", "better": "lower"} for r in passed]
+    return record("gpu_check", title=f"Every torch estimator fitted on {device} and on the CPU",
+                  peer="the same fit on the CPU", argv=argv, notes=notes, rows=rows,
+                  results=results)
 
 
 if __name__ == "__main__":

@@ -31,3 +31,17 @@ def test_without_cuda_it_says_how_to_run_it(capsys):
         pytest.skip("this machine has CUDA")
     assert _script().main(["--device", "cuda"]) == 2
     assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_record_writes_a_benchmark_result(tmp_path):
+    import json
+
+    module = _script()
+    rows = module.check("cpu", only=["NMF"], out=lambda line: None)
+    rows.append({"estimator": "Broken", "ok": False, "error": "RuntimeError: no kernel"})
+    path = module._record(rows, "cpu", "cpu", ["--device", "cpu"], results=tmp_path)
+    data = json.loads(path.read_text())
+    assert data["name"] == "gpu_check" and len(data["rows"]) == 1
+    assert data["rows"][0]["what"].startswith("NMF: fit (score CPU")
+    assert data["rows"][0]["unit"] == "s" and data["rows"][0]["better"] == "lower"
+    assert "Not ok: Broken (RuntimeError: no kernel)" in data["notes"]
