@@ -28,7 +28,7 @@ def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
     verdicts = sum(md.count(f"**{o}") for o in ("holds", "does not hold", "inconclusive"))
     assert verdicts == 4 + 4 + 2 + 3
     assert "LPG, widened, step size 2 |" in md
-    assert "best of 2 meta-trainings" in md
+    assert "best of 2 meta-trainings" in md and "lake slipping (sideways with probability 0.67)" in md
     assert "mean interval" in md and section.shortened
     assert sorted(ctx.computed) == sorted(
         [f"rule/{k}/seed={s}" for k in ("widened", "grid") for s in (0, 1)]
