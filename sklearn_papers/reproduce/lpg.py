@@ -633,7 +633,7 @@ def run(ctx):
         from sklearn_papers.rl._learned_policy_gradient import _FORMAT as rule_format
 
         defaults = {k: v for k, v in LearnedPolicyGradient().get_params().items()
-                    if k not in ("verbose", "random_state")}
+                    if k not in ("verbose", "random_state", "n_jobs")}
         variants = ("LPG", "LPG without y")
         jobs = [(v, rs + i) for i in range(cfg["seeds"]) for v in variants]
         parts = [(f"{v}/seed={seed}", _seed_part, (v, seed, cfg, rs, best_lr),

@@ -414,7 +414,7 @@ def run(ctx):
     torch.set_num_threads(1)
     try:
         defaults = {"lpg": {k: v for k, v in LearnedPolicyGradient().get_params().items()
-                            if k not in ("verbose", "random_state")},
+                            if k not in ("verbose", "random_state", "n_jobs")},
                     "a2c": {k: v for k, v in A2C().get_params().items()
                             if k not in ("verbose", "random_state", "lr")}}
         key = {"cfg": cfg, "defaults": defaults, "distribution": _DISTRIBUTION,

@@ -9,6 +9,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import torch
+from joblib import Parallel, delayed, effective_n_jobs
 
 from sklearn_papers.nn._lpg import (
     LPGUpdateRule,
@@ -48,6 +49,43 @@ _FORMAT = "sklearn_papers.rl.LearnedPolicyGradient/2"
 #: Parameters that decide how the rule reads rewards and shapes targets: meta-training
 #: fixes them for the rule (a change after fit warns and is not used).
 _RULE_SETTINGS = ("reward_scaling", "center_policy_target")
+
+
+class _Draws:
+    """``draw(n)``: ``n`` environments and their names, from the list ``envs`` (slots
+    assigned with ``rng``) or from ``sampler(rng)`` (each draw checked as it comes); an
+    object, not a closure, so that it pickles into joblib's workers."""
+
+    def __init__(self, rng, label, sampler, envs):
+        self.rng, self.label, self.sampler, self.envs = rng, label, sampler, envs
+        self.count = 0
+
+    def __call__(self, n):
+        if self.sampler is None:
+            idx = _assign(len(self.envs), n, self.rng)
+            return [self.envs[i] for i in idx], [f"environments[{i}]" for i in idx]
+        out, names = [], []
+        for _ in range(n):
+            env = self.sampler(self.rng)
+            name = f"{self.label} {self.count}"
+            check_environment(env, where=name)
+            self.count += 1
+            out.append(env)
+            names.append(name)
+        return out, names
+
+
+def _one_restart(est, k, seed, draw, envs, held_out, held_names, val_seed):
+    """Meta-training ``k`` of ``est.fit`` (seeded with ``seed``) and the lifetime returns
+    of fresh agents its rule trains on the held-out environments: ``((module_,
+    loss_curve_, training_returns_, n_iter_), returns)``. Runs in ``est``'s process or in
+    one of joblib's workers."""
+    if est.verbose:
+        print(f"LearnedPolicyGradient: meta-training {k + 1} of {est.n_restarts}")
+    with torch_seeded(seed):
+        est._meta_train(est._new_rule(), draw, seed, envs)
+    run = (est.module_, est.loss_curve_, est.training_returns_, est.n_iter_)
+    return run, est._held_out_returns(held_out, held_names, val_seed)
 
 
 def _slot_env(env, where, others, *, from_list):
@@ -183,6 +221,13 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         ``"auto"``: tabular agents for ``Discrete`` observations, MLP agents for 1-D ``Box``.
     agent_hidden_size : int, default=32
         Hidden units of the MLP agent.
+    n_jobs : int or None, default=None
+        Worker processes (joblib) running the ``n_restarts`` meta-trainings side by side;
+        None: one after another in this process; -1: one per CPU. Each meta-training is
+        seeded on its own, so the kept rule is the one ``n_jobs=None`` keeps (up to the
+        rounding of floating-point kernels run on other thread counts); the environments,
+        or the sampler, are pickled into every worker (``cloudpickle``: lambdas work).
+        No effect with ``n_restarts=1``.
     device : str, default="cpu"
         Torch device (validated; the rule and agents are small and run on CPU).
     random_state : int, RandomState instance or None, default=None
@@ -259,6 +304,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         "n_restarts": [Interval(Integral, 1, None, closed="left")],
         "reward_scaling": [StrOptions({"none", "max_abs"})],
         "center_policy_target": ["boolean"],
+        "n_jobs": [None, Interval(Integral, 1, None, closed="left"),
+                   Interval(Integral, None, -1, closed="right")],  # joblib: not 0
     }
 
     def __init__(self, *, prediction_size=8, hidden_size=32, embedding_size=8, lifetime=100,
@@ -267,7 +314,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                  entropy_policy=0.01, entropy_prediction=0.001, l2_policy=0.001,
                  l2_prediction=0.001, max_grad_norm=1.0, max_meta_steps=600, n_restarts=1,
                  reward_scaling="none", center_policy_target=False, agent="auto",
-                 agent_hidden_size=32, device="cpu", random_state=None, verbose=0):
+                 agent_hidden_size=32, n_jobs=None, device="cpu", random_state=None,
+                 verbose=0):
         self.prediction_size = prediction_size
         self.hidden_size = hidden_size
         self.embedding_size = embedding_size
@@ -291,6 +339,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         self.center_policy_target = center_policy_target
         self.agent = agent
         self.agent_hidden_size = agent_hidden_size
+        self.n_jobs = n_jobs
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
@@ -407,23 +456,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             envs = check_environments(environments, allow_aliases=True)
 
         def make_draw(rng, label="environments(rng) draw", sampler=sampler):
-            count = [0]
-
-            def draw(n):
-                if sampler is None:
-                    idx = _assign(len(envs), n, rng)
-                    return [envs[i] for i in idx], [f"environments[{i}]" for i in idx]
-                out, names = [], []
-                for _ in range(n):
-                    env = sampler(rng)
-                    name = f"{label} {count[0]}"
-                    check_environment(env, where=name)
-                    count[0] += 1
-                    out.append(env)
-                    names.append(name)
-                return out, names
-
-            return draw
+            return _Draws(rng, label, sampler, envs)
 
         if self.n_restarts == 1:
             with torch_seeded(seed):
@@ -462,16 +495,16 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                                           sampler=held_sampler)(self.n_agents)
             for env, name in zip(draws, held_names):
                 held_out.append(_slot_env(env, name, held_out, from_list=False))
-        runs, returns = [], []
-        for k, s in enumerate(seeds):
-            if self.verbose:
-                print(f"LearnedPolicyGradient: meta-training {k + 1} of {self.n_restarts}")
-            with torch_seeded(s):
-                self._meta_train(self._new_rule(), make_draw(np.random.RandomState(s)), s,
-                                 envs)
-            runs.append((self.module_, self.loss_curve_, self.training_returns_,
-                         self.n_iter_))
-            returns.append(self._held_out_returns(held_out, held_names, val_seed))
+        if self.verbose and self.n_jobs not in (None, 1):
+            print(f"LearnedPolicyGradient: {self.n_restarts} meta-trainings on "
+                  f"{effective_n_jobs(self.n_jobs)} worker processes")
+        results = Parallel(n_jobs=self.n_jobs)(
+            delayed(_one_restart)(self, k, s, _Draws(np.random.RandomState(s),
+                                                     "environments(rng) draw", sampler, envs),
+                                  envs, held_out, held_names, val_seed)
+            for k, s in enumerate(seeds))
+        runs = [run for run, _ in results]
+        returns = [ret for _, ret in results]
         returns = np.asarray(returns, dtype=np.float64)
         top = np.abs(returns).max(axis=0)
         scores = np.divide(returns, top, out=np.zeros_like(returns),

@@ -490,6 +490,36 @@ def test_restarts_with_a_sampler_and_with_one_object_listed_twice():
         LearnedPolicyGradient(**{**TINY, "n_restarts": 0}).fit(grids)
 
 
+def test_restarts_in_worker_processes_keep_the_rule_of_one_process():
+    from functools import partial
+
+    from gymnasium.envs.toy_text import FrozenLakeEnv
+
+    from sklearn_papers.rl import widened_grid_world
+
+    params = {**TINY, "n_restarts": 3, "reward_scaling": "max_abs"}
+    sideways = partial(widened_grid_world, lake_slips=[(2 / 3, True)])
+    lakes = [FrozenLakeEnv(is_slippery=False), FrozenLakeEnv(map_name="8x8")]
+    for environments, held_out in ((widened_grid_world, sideways),
+                                   (lambda rng: widened_grid_world(rng), None),  # cloudpickle
+                                   (lakes, None)):
+        one = LearnedPolicyGradient(**params).fit(environments,
+                                                  restart_environments=held_out)
+        two = LearnedPolicyGradient(**params, n_jobs=2).fit(environments,
+                                                            restart_environments=held_out)
+        assert two.best_restart_ == one.best_restart_
+        np.testing.assert_allclose(two.restart_scores_, one.restart_scores_, rtol=1e-5)
+        for a, b in zip(_rule_tensors(two), _rule_tensors(one)):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+        assert two.loss_curve_ == pytest.approx(one.loss_curve_, rel=1e-4, abs=1e-6)
+    # an environment that fails in a worker raises there as it does here, named
+    with pytest.raises(TypeError, match=r"environments\(rng\) draw 0 is the string"):
+        LearnedPolicyGradient(**params, n_jobs=2).fit(lambda rng: "FrozenLake-v1",
+                                                      restart_environments=lakes[:1])
+    with pytest.raises(ValueError, match="n_jobs"):
+        LearnedPolicyGradient(**params, n_jobs=0).fit(lakes)
+
+
 def test_restarts_accept_a_sampler_that_returns_one_object_again():
     # n_restarts=1 copies an object the sampler returns again; the held-out environments
     # are drawn from the same sampler and are copied the same way
