@@ -646,3 +646,12 @@ def test_held_out_sampler_draws_are_one_batch_and_environment_classes_are_refuse
     with pytest.raises(TypeError, match=r"restart_environments .*pass an instance"):
         LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
             grids, restart_environments=GridWorld)
+
+
+def test_train_agent_names_env_itself(grids, fitted):
+    with pytest.raises(TypeError, match="env is a list; train_agent trains one agent"):
+        fitted.train_agent(list(grids), n_updates=1)
+    with pytest.raises(TypeError, match=r"^env is the string 'FrozenLake-v1'"):
+        fitted.train_agent("FrozenLake-v1", n_updates=1)
+    with pytest.raises(ValueError, match=r"^env has action space Box"):
+        fitted.train_agent(gymnasium.make("Pendulum-v1"), n_updates=1)
