@@ -148,6 +148,27 @@ def _cases(only):
             yield name, cls, custom[name], {"custom": custom_data[name]()}
 
 
+def _check_only(only):
+    """What is wrong with the ``--only`` names (None when each names an estimator the
+    check runs): a misspelt name would otherwise check nothing and pass."""
+    from sklearn_papers.utils.discovery import all_estimators
+
+    if not only:
+        return None
+    classes = dict(all_estimators())
+    checked = sorted(n for n, c in classes.items()
+                     if "device" in inspect.signature(c).parameters)
+    unknown = [n for n in only if n not in classes]
+    if unknown:
+        return (f"no public estimator named {', '.join(unknown)}; the check runs "
+                f"{', '.join(checked)}")
+    no_device = [n for n in only if n not in checked]
+    if no_device:
+        return (f"{', '.join(no_device)} has no device parameter (it never runs on a GPU), "
+                f"so there is nothing to compare; the check runs {', '.join(checked)}")
+    return None
+
+
 def check(device="cuda", only=None, out=print):
     """Run the comparison; return the rows (one dict per estimator)."""
     rows = []
@@ -201,6 +222,17 @@ def main(argv=None):
         print("gpu_check: torch sees no CUDA device (torch.cuda.is_available() is False); "
               "run it on a machine with a GPU and a CUDA build of torch, or with --device cpu "
               "to check the script itself", file=sys.stderr)
+        return 2
+    from sklearn_papers.nn._skorch import check_device
+
+    try:
+        check_device(args.device)
+    except ValueError as exc:
+        print(f"gpu_check: --device: {exc}", file=sys.stderr)
+        return 2
+    problem = _check_only(args.only)
+    if problem:
+        print(f"gpu_check: --only: {problem}", file=sys.stderr)
         return 2
     device_name = args.device
     if args.device.startswith("cuda"):

@@ -45,3 +45,15 @@ def test_record_writes_a_benchmark_result(tmp_path):
     assert data["rows"][0]["what"].startswith("NMF: fit (score CPU")
     assert data["rows"][0]["unit"] == "s" and data["rows"][0]["better"] == "lower"
     assert "Not ok: Broken (RuntimeError: no kernel)" in data["notes"]
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--device", "bogus"], "--device: device='bogus' is not a torch device"),
+    (["--device", "meta"], "'meta' device"),
+    (["--device", "cpu", "--only", "Bogus"], "--only: no public estimator named Bogus"),
+    (["--device", "cpu", "--only", "RDKitDescriptors"], "RDKitDescriptors has no device"),
+])
+def test_a_bad_device_or_estimator_name_stops_before_any_fit(argv, match, capsys):
+    # a misspelt --only name checked nothing and reported "0 of 0 estimators ok", exit 0
+    assert _script().main(argv) == 2
+    assert match in capsys.readouterr().err

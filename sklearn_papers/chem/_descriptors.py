@@ -267,9 +267,13 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
                     "one point maps each descriptor to 0, 0.5 or 1 (below, equal to, above "
                     "that molecule's value). Fit on the training set for a useful scale.",
                     UserWarning, stacklevel=4)
-            self.quantile_transformer_ = QuantileTransformer(
-                n_quantiles=min(1000, len(raw)), output_distribution="uniform",
-                subsample=None).fit(finite)
+            with warnings.catch_warnings():
+                # a never-finite descriptor is an all-NaN column (0.5 at transform, as
+                # documented): numpy's warning about it would name no descriptor
+                warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
+                self.quantile_transformer_ = QuantileTransformer(
+                    n_quantiles=min(1000, len(raw)), output_distribution="uniform",
+                    subsample=None).fit(finite)
         return self
 
     def transform(self, X):

@@ -159,6 +159,6 @@ def collate_graph_targets(items):
 def graph_loader(graphs, *, batch_size, y=None, shuffle=False, generator=None):
     """A ``DataLoader`` yielding ``(batch, y)`` from :func:`collate_graph_targets`."""
     return torch.utils.data.DataLoader(
-        GraphDataset(graphs, y), batch_size=batch_size, shuffle=shuffle,
+        GraphDataset(graphs, y), batch_size=int(batch_size), shuffle=shuffle,  # numpy ints too
         collate_fn=collate_graph_targets, generator=generator,
     )

@@ -239,7 +239,9 @@ def build_net(module, *, seed, estimator=None, criterion=torch.nn.MSELoss, net_c
         optimizer=optimizer,
         lr=common["lr"],
         max_epochs=common["max_epochs"],
-        batch_size=common["batch_size"],
+        # a numpy integer (a search grid of np.arange) passes the parameter checks, but
+        # torch's samplers take a Python int only
+        batch_size=int(common["batch_size"]),
         device=None if device is None else str(device),
         train_split=None,
         verbose=int(common["verbose"]),

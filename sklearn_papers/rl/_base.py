@@ -18,7 +18,7 @@ from sklearn_papers.nn._lpg import (
 from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
 from sklearn_papers.rl._agents import MLPAgent, TabularAgent
 from sklearn_papers.rl._batched import make_batch
-from sklearn_papers.rl._env_checks import check_environments
+from sklearn_papers.rl._env_checks import check_environment, check_environments
 from sklearn_papers.rl._seeding import spawn_seeds
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions
 
@@ -174,6 +174,11 @@ class _BaseRLEstimator(BaseEstimator):
             If ``env`` is not a gymnasium environment with the spaces above.
         """
         self._check_ready()
+        if isinstance(env, (list, tuple)):
+            raise TypeError(f"env is a {type(env).__name__}; train_agent trains one agent on "
+                            "one gymnasium.Env (lifetime_returns trains one per environment "
+                            "of a list)")
+        check_environment(env, where="env")  # errors name env, not env[0]
         envs = self._check_envs([env], name="env")
         n_updates = _check_n_updates(self.lifetime if n_updates is None else n_updates)
         rs = self.random_state if random_state is None else random_state

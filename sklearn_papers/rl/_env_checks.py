@@ -196,6 +196,8 @@ def environment_list(environments, name="environments"):
         return [environments]
     if isinstance(environments, (str, bytes, type)):
         hint = (f"; pass gymnasium.make({environments!r})" if isinstance(environments, str)
+                else f"; pass an instance, e.g. {environments.__name__}()"
+                if isinstance(environments, type) and issubclass(environments, gymnasium.Env)
                 else "")
         raise TypeError(f"{name} must be a gymnasium.Env, a list of them or a gymnasium "
                         f"vector environment, got {environments!r}{hint}")

@@ -105,6 +105,15 @@ def _slot_env(env, where, others, *, from_list):
             "environments(rng) that makes a new environment on every call.") from exc
 
 
+def _is_sampler(environments):
+    """Whether ``environments`` is a sampler ``environments(rng)``: a callable that is not
+    an environment, nor an environment class (its instances are environments; the class
+    is refused with a hint by :func:`check_environments`)."""
+    if isinstance(environments, type) and issubclass(environments, gymnasium.Env):
+        return False
+    return callable(environments) and not isinstance(environments, gymnasium.Env)
+
+
 class LearnedPolicyGradient(_BaseRLEstimator):
     """Learned Policy Gradient (LPG): an update rule meta-learned from a population of agents.
 
@@ -450,7 +459,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                 "with n_restarts=1 there is nothing to choose. Set n_restarts (e.g. 3) or "
                 "leave restart_environments out.")
         envs = sampler = None
-        if callable(environments) and not isinstance(environments, gymnasium.Env):
+        if _is_sampler(environments):
             sampler = environments
         else:
             envs = check_environments(environments, allow_aliases=True)
@@ -475,8 +484,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         held_sampler, held_envs, held_label = sampler, envs, "environments"
         if restart_environments is not None:
             held_label = "restart_environments"
-            if (callable(restart_environments)
-                    and not isinstance(restart_environments, gymnasium.Env)):
+            if _is_sampler(restart_environments):
                 held_sampler, held_envs = restart_environments, None
             else:
                 held_sampler = None
@@ -493,6 +501,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             draws, held_names = make_draw(np.random.RandomState(val_seed),
                                           f"held-out {held_label}(rng) draw",
                                           sampler=held_sampler)(self.n_agents)
+            # one batch of agents, as a list's held-out environments are
+            check_environments(draws, f"held-out {held_label}(rng)", allow_aliases=True)
             for env, name in zip(draws, held_names):
                 held_out.append(_slot_env(env, name, held_out, from_list=False))
         if self.verbose and self.n_jobs not in (None, 1):

@@ -8,6 +8,8 @@ rule meets reward units and signs, episode lengths, slipperiness and terminal ha
 must not take for granted.
 """
 
+from numbers import Real
+
 import gymnasium
 import numpy as np
 
@@ -44,8 +46,9 @@ class SlipperyActions(gymnasium.ActionWrapper):
     Raises
     ------
     ValueError
-        If ``p`` is not in [0, 1], the action space is not ``Discrete``, or ``sideways``
-        is asked of an action space other than ``Discrete(4)``.
+        If ``p`` is not a number in [0, 1], ``sideways`` is not a bool, the action space
+        is not ``Discrete``, or ``sideways`` is asked of an action space other than
+        ``Discrete(4)``.
 
     References
     ----------
@@ -66,8 +69,10 @@ class SlipperyActions(gymnasium.ActionWrapper):
         if not isinstance(env.action_space, gymnasium.spaces.Discrete):
             raise ValueError(f"SlipperyActions needs a Discrete action space, got "
                              f"{env.action_space}.")
-        if not (isinstance(p, (int, float, np.floating)) and 0.0 <= float(p) <= 1.0):
+        if not _is_probability(p):
             raise ValueError(f"p must be a probability in [0, 1], got {p!r}.")
+        if not isinstance(sideways, (bool, np.bool_)):
+            raise ValueError(f"sideways must be True or False, got {sideways!r}.")
         if sideways and env.action_space.n != 4:
             raise ValueError(f"sideways slips need the grid moves up, down, left, right "
                              f"(Discrete(4)), got {env.action_space}.")
@@ -75,11 +80,18 @@ class SlipperyActions(gymnasium.ActionWrapper):
 
     def action(self, action):
         if self.np_random.random() < self.p:
+            start = int(self.action_space.start)  # Discrete(n, start=s): actions s .. s+n-1
             if self.sideways:
-                side = (2, 3) if action in (0, 1) else (0, 1)
-                return int(side[self.np_random.integers(2)])
-            return int(self.np_random.integers(self.action_space.n))
+                side = (2, 3) if action - start in (0, 1) else (0, 1)
+                return start + int(side[self.np_random.integers(2)])
+            return start + int(self.np_random.integers(self.action_space.n))
         return action
+
+
+def _is_probability(p):
+    """Whether ``p`` is a real number (not a bool or a string) in [0, 1]."""
+    return (isinstance(p, Real) and not isinstance(p, (bool, np.bool_))
+            and 0.0 <= float(p) <= 1.0)
 
 
 class _Affine:
@@ -126,15 +138,25 @@ def _lake(rng, height=5, width=5):
 
 
 def _check_lake_slips(lake_slips):
-    try:
-        slips = tuple((float(p), bool(s)) for p, s in lake_slips)
-    except (TypeError, ValueError):
+    if isinstance(lake_slips, (str, bytes)):
         raise ValueError(f"lake_slips must be a non-empty sequence of (p, sideways) pairs, "
-                         f"got {lake_slips!r}.") from None
-    if not slips or not all(0.0 <= p <= 1.0 for p, _ in slips):
+                         f"got {lake_slips!r}.")
+    try:
+        pairs = [tuple(pair) for pair in lake_slips]
+    except TypeError:
+        pairs = None
+    if pairs is None or not all(len(pair) == 2 for pair in pairs):
+        raise ValueError(f"lake_slips must be a non-empty sequence of (p, sideways) pairs, "
+                         f"got {lake_slips!r}.")
+    if not pairs or not all(_is_probability(p) for p, _ in pairs):
         raise ValueError(f"lake_slips must be a non-empty sequence of (p, sideways) pairs "
                          f"with p in [0, 1], got {lake_slips!r}.")
-    return slips
+    for i, (_, sideways) in enumerate(pairs):
+        if not isinstance(sideways, (bool, np.bool_)):
+            # bool("False") is True: a string or a number would pick the slip silently
+            raise ValueError(f"lake_slips[{i}] has sideways={sideways!r}; it must be True "
+                             "(slip to a move at right angles) or False (to any action).")
+    return tuple((float(p), bool(s)) for p, s in pairs)
 
 
 def widened_grid_world(random_state=None, *, lake_slips=None):
@@ -181,7 +203,7 @@ def widened_grid_world(random_state=None, *, lake_slips=None):
     ------
     ValueError
         If ``lake_slips`` is not a non-empty sequence of ``(p, sideways)`` pairs with
-        ``p`` in [0, 1].
+        ``p`` a number in [0, 1] and ``sideways`` a bool.
 
     References
     ----------

@@ -55,6 +55,16 @@ def test_non_finite_descriptors_are_explicit():
     np.testing.assert_array_equal(only_ions.transform(["CCO", "[Na+]"])[:, 0], 0.5)
 
 
+def test_a_never_finite_descriptor_fits_without_numpy_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's "All-NaN slice encountered"
+        est = RDKitDescriptors(descriptors=["BCUT2D_MWHI", "MolWt"]).fit(
+            ["[Na+]", "[K+]", "[Li+]"])
+        np.testing.assert_array_equal(est.transform(["CCO"])[:, 0], 0.5)
+
+
 def test_invalid_molecules():
     with pytest.raises(ValueError, match="index 1"):
         RDKitDescriptors(descriptors=["MolWt"]).fit(["CCO", "C1CC"])

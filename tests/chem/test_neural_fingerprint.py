@@ -274,3 +274,17 @@ def test_invalid_parameters_and_device():
             NeuralFingerprint(device="cuda").fit(MOLS)
     with pytest.raises(ValueError, match="12 molecules but y has 3"):
         NeuralFingerprintRegressor().fit(MOLS, [1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("even_batches", [True, False])
+def test_numpy_integer_batch_size(even_batches):
+    """A batch_size from a numpy grid (np.arange) passes the parameter checks; torch's
+    samplers take Python ints only, so it is cast before training and prediction."""
+    y = np.arange(len(MOLS), dtype=float)
+    reg = NeuralFingerprintRegressor(**{**SMALL, "batch_size": np.int64(5)},
+                                     even_batches=even_batches, max_epochs=1,
+                                     random_state=0).fit(MOLS, y)
+    assert np.isfinite(reg.predict(MOLS)).all()
+    same = NeuralFingerprintRegressor(**{**SMALL, "batch_size": 5}, even_batches=even_batches,
+                                      max_epochs=1, random_state=0).fit(MOLS, y)
+    np.testing.assert_array_equal(reg.predict(MOLS), same.predict(MOLS))

@@ -113,3 +113,9 @@ def test_build_net_installs_the_training_callbacks_of_an_estimator_that_has_them
     with pytest.raises(ValueError, match="of the 1 training molecule"):
         build_net(torch.nn.Linear, seed=0, estimator=est, labelled=np.ones(1, bool),
                   noun="molecule")
+
+
+def test_build_net_takes_a_numpy_integer_batch_size():
+    net = build_net(torch.nn.Linear, seed=0, batch_size=np.int64(4), module__in_features=2,
+                    module__out_features=1, criterion=torch.nn.MSELoss)
+    assert type(net.batch_size) is int and net.batch_size == 4

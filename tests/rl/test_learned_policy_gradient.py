@@ -652,3 +652,36 @@ def test_restart_environments_are_refused_without_restarts_or_when_they_do_not_f
     with pytest.raises(ValueError, match="restart_environments"):
         LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
             grids, restart_environments=[big, TaxiEnv()])  # 4 and 6 actions
+
+
+def test_held_out_sampler_draws_are_one_batch_and_environment_classes_are_refused():
+    from gymnasium.envs.toy_text import FrozenLakeEnv, TaxiEnv
+
+    from sklearn_papers.rl import GridWorld
+
+    grids = sample_grid_worlds(2, random_state=0)
+    count = [0]
+
+    def mixed(rng):  # 6 actions, then 4: a list of these is refused, so are the draws
+        count[0] += 1
+        return TaxiEnv() if count[0] == 1 else FrozenLakeEnv(is_slippery=False)
+
+    with pytest.raises(ValueError, match=r"held-out restart_environments\(rng\)\[1\] has "
+                                         "4 actions"):
+        LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+            grids, restart_environments=mixed)
+    # a class is callable, but not a sampler: its instances are the environments
+    with pytest.raises(TypeError, match=r"pass an instance, e\.g\. GridWorld\(\)"):
+        LearnedPolicyGradient(**TINY).fit(GridWorld)
+    with pytest.raises(TypeError, match=r"restart_environments .*pass an instance"):
+        LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+            grids, restart_environments=GridWorld)
+
+
+def test_train_agent_names_env_itself(grids, fitted):
+    with pytest.raises(TypeError, match="env is a list; train_agent trains one agent"):
+        fitted.train_agent(list(grids), n_updates=1)
+    with pytest.raises(TypeError, match=r"^env is the string 'FrozenLake-v1'"):
+        fitted.train_agent("FrozenLake-v1", n_updates=1)
+    with pytest.raises(ValueError, match=r"^env has action space Box"):
+        fitted.train_agent(gymnasium.make("Pendulum-v1"), n_updates=1)

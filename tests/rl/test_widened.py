@@ -103,3 +103,42 @@ def test_a_rule_meta_trains_on_the_sampler():
                                 center_policy_target=True, random_state=0)
     est.fit(widened_grid_world)
     assert est.n_iter_ == 2 and np.all(np.isfinite(est.loss_curve_))
+
+
+@pytest.mark.parametrize("lake_slips, match", [
+    ([(0.5, "False")], r"lake_slips\[0\] has sideways='False'"),  # bool("False") is True
+    ([(0.0, False), (0.5, None)], r"lake_slips\[1\] has sideways=None"),
+    ([(0.5, 2)], r"sideways=2; it must be True"),
+    ([("0.5", True)], "p in \\[0, 1\\]"),
+    ([(True, True)], "p in \\[0, 1\\]"),
+    ("ab", "non-empty sequence of \\(p, sideways\\) pairs"),
+])
+def test_lake_slips_of_the_wrong_types_are_refused(lake_slips, match):
+    with pytest.raises(ValueError, match=match):
+        widened_grid_world(0, lake_slips=lake_slips)
+
+
+def test_slippery_actions_checks_argument_types_and_keeps_the_action_space_start():
+    import gymnasium
+
+    with pytest.raises(ValueError, match="probability in \\[0, 1\\], got True"):
+        SlipperyActions(GridWorld(), True)
+    with pytest.raises(ValueError, match="sideways must be True or False, got 'no'"):
+        SlipperyActions(GridWorld(), 0.5, sideways="no")
+    assert SlipperyActions(GridWorld(), np.int64(1)).p == 1.0
+
+    class Shifted(gymnasium.ActionWrapper):  # actions 1 .. 4
+        def __init__(self, env):
+            super().__init__(env)
+            self.action_space = gymnasium.spaces.Discrete(4, start=1)
+
+        def action(self, action):
+            return action - 1
+
+    for sideways in (False, True):
+        env = SlipperyActions(Shifted(GridWorld()), 1.0, sideways=sideways)
+        env.reset(seed=0)
+        slipped = {env.action(1) for _ in range(100)}  # "up"
+        assert slipped <= {1, 2, 3, 4}
+        if sideways:
+            assert slipped == {3, 4}  # left and right
