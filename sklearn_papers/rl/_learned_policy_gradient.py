@@ -260,7 +260,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         Held-out score of each meta-training (see ``n_restarts``): the mean over the
         held-out environments of its lifetime return divided by the largest ``|return|``
         any meta-training reached there, between -1 and 1 and comparable only between the
-        restarts of one fit; None when ``n_restarts=1``.
+        restarts of one fit; None when ``n_restarts=1``. When every restart's agents
+        collect the same returns there, the scores are equal, restart 0 is kept and
+        ``fit`` warns.
     best_restart_ : int
         Index of the kept meta-training (0 when ``n_restarts=1``).
 
@@ -447,6 +449,13 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             draw); or if ``restart_environments`` is given with ``n_restarts=1``.
         FloatingPointError
             If the meta-loss becomes non-finite.
+
+        Warns
+        -----
+        UserWarning
+            With ``n_restarts > 1``, if the held-out environments cannot tell the
+            meta-trainings apart (every one's agents collect the same lifetime returns
+            there): restart 0 is kept.
         """
         check_device(self.device)
         # the rule keeps these for good: later set_params changes warn (_check_ready)
@@ -520,6 +529,15 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         scores = np.divide(returns, top, out=np.zeros_like(returns),
                            where=top > 0).mean(axis=1)
         best = int(np.argmax(scores))
+        if np.all(returns == returns[0]):
+            warnings.warn(
+                f"The {self.n_restarts} meta-trainings' agents collected the same lifetime "
+                f"return on every held-out environment ({held_label}), so their "
+                f"restart_scores_ are equal and restart 0 was kept: those environments "
+                f"cannot tell the rules apart (no agent met a reward within its lifetime, "
+                f"or every step pays the same reward, as in CartPole-v1). Pass "
+                f"restart_environments on which the rules' agents differ, or a longer "
+                f"lifetime.", UserWarning, stacklevel=3)
         self.module_, self.loss_curve_, self.training_returns_, self.n_iter_ = runs[best]
         self.restart_scores_, self.best_restart_ = scores, best
         return self

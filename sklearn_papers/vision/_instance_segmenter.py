@@ -607,6 +607,12 @@ class InstanceSegmenter(BaseEstimator):
         shape = tuple(int(v) for v in np.max(shapes, axis=0))
         images = _pad_images_edge(image_list, shape)
         instance = _pad_maps(check_label_maps(y, "y", shapes), shape)
+        if not instance.any():
+            warnings.warn(
+                f"y holds no instance in any of its {len(instance)} image(s): every label "
+                f"is 0, the background, so {type(self).__name__} learns no object and "
+                f"what it predicts comes from no example. Check the label maps (0 = "
+                f"background, a positive id per object).", UserWarning, stacklevel=4)
         if semantic_maps is None:
             semantic = (instance > 0).astype(np.int64)
         else:
@@ -685,6 +691,11 @@ class InstanceSegmenter(BaseEstimator):
             If an input is not numeric or sparse.
         FloatingPointError
             If the training loss becomes non-finite.
+
+        Warns
+        -----
+        UserWarning
+            If ``y`` holds no instance in any image (every label 0).
         """
         self._check_params()
         images, instance, semantic, n_classes, sample_weight = self._validate_fit_data(

@@ -444,6 +444,11 @@ class MaskRCNN(BaseEstimator):
             If a dict's field is not numeric.
         FloatingPointError
             If the training loss becomes non-finite.
+
+        Warns
+        -----
+        UserWarning
+            If ``y`` holds no object in any image.
         """
         import torch
 
@@ -508,6 +513,12 @@ class MaskRCNN(BaseEstimator):
         x = pad_images(net_images, net_shape)
         boxes, labels, masks = _pad_targets(net_targets, net_shape)
         all_boxes = np.concatenate([t[0] for t in net_targets])
+        if not len(all_boxes):
+            warnings.warn(
+                f"y holds no object in any of its {n} image(s) (every label map 0, the "
+                f"background, or no box in any dict), so MaskRCNN learns no object and "
+                f"what it predicts comes from no example. Check the targets (0 = "
+                f"background, a positive id per object).", UserWarning, stacklevel=3)
         if self.anchor_sizes is None:
             anchor_sizes = (_auto_anchor_sizes(all_boxes) if len(all_boxes)
                             else (8.0, 16.0, 32.0))

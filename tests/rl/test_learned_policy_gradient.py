@@ -473,6 +473,29 @@ def test_restarts_keep_the_rule_with_the_best_held_out_score(monkeypatch, winner
     assert est.n_iter_ == TINY["max_meta_steps"]
 
 
+def test_restarts_warn_when_the_held_out_environments_cannot_tell_them_apart():
+    # every step of CartPole pays 1: every agent's lifetime return is its step count,
+    # whatever the rule, so the restarts tie and restart 0 is kept with a warning
+    import warnings
+
+    grids = sample_grid_worlds(2, random_state=0)
+    est = LearnedPolicyGradient(**{**TINY, "n_restarts": 2})
+    with pytest.warns(UserWarning, match=r"\(restart_environments\).*restart 0 was kept: "
+                                         r"those environments cannot tell") as caught:
+        est.fit(grids, restart_environments=[gymnasium.make("CartPole-v1")])
+    assert caught[0].filename == __file__  # points at the caller's fit
+    assert est.best_restart_ == 0
+    assert est.restart_scores_[0] == est.restart_scores_[1]
+    # restarts whose held-out returns differ fit without it
+    table = iter([[1.0, 0.5], [0.5, 1.0]])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(LearnedPolicyGradient, "_held_out_returns",
+                   lambda self, envs, names, seed: np.asarray(next(table)))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*cannot tell the rules apart")
+            LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(grids)
+
+
 def test_restarts_with_a_sampler_and_with_one_object_listed_twice():
     from sklearn_papers.rl import widened_grid_world
 
@@ -623,11 +646,13 @@ def test_restart_environments_choose_among_the_meta_trainings(monkeypatch):
         return np.ones(len(environments))
 
     monkeypatch.setattr(LearnedPolicyGradient, "_held_out_returns", record_names)
-    LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
-        grids, restart_environments=partial(widened_grid_world, lake_slips=[(0.5, True)]))
+    with pytest.warns(UserWarning, match="cannot tell the rules apart"):  # all ones
+        LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+            grids, restart_environments=partial(widened_grid_world, lake_slips=[(0.5, True)]))
     assert seen[0][0].startswith("held-out restart_environments(rng) draw")
-    LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
-        grids, restart_environments=[grids[0]])
+    with pytest.warns(UserWarning, match="cannot tell the rules apart"):
+        LearnedPolicyGradient(**{**TINY, "n_restarts": 2}).fit(
+            grids, restart_environments=[grids[0]])
     assert seen[-1] == ["restart_environments[0]"]
     assert kept in (0, 1)
 

@@ -300,6 +300,18 @@ def test_empty_images_and_absent_classes_are_handled(data):
     assert est.predict(blank).shape == (2, 24, 24)
 
 
+def test_fit_warns_when_no_image_has_an_instance(data):
+    images, empty = data.images[:4], np.zeros_like(data.instance_maps[:4])
+    with pytest.warns(UserWarning, match=r"y holds no instance in any of its 4 image\(s\)"
+                      ) as caught:
+        InstanceSegmenter(**{**SMALL, "max_epochs": 1}).fit(images, empty)
+    assert caught[0].filename == __file__  # points at the caller's fit
+    with warnings.catch_warnings():  # one image with instances is enough
+        warnings.filterwarnings("error", message="y holds no instance")
+        InstanceSegmenter(**{**SMALL, "max_epochs": 1}).fit(
+            images, np.concatenate([empty[:3], data.instance_maps[3:4]]))
+
+
 def test_odd_image_sizes_are_padded_and_cropped(data):
     est = InstanceSegmenter(**{**SMALL, "output_stride": 4, "max_epochs": 1})
     est.fit(data.images[:4, :23, :21], data.instance_maps[:4, :23, :21])

@@ -81,6 +81,22 @@ def test_target_dicts_train_the_same_model_as_maps(fitted, scenes):
     assert np.isfinite(MaskRCNN(**{**TINY, "max_epochs": 1}).fit(images, empty).loss_curve_).all()
 
 
+def test_fit_warns_when_no_image_has_an_object(scenes):
+    import warnings
+
+    empty = np.zeros_like(scenes.instance_maps[:4])
+    est = MaskRCNN(**{**TINY, "max_epochs": 1})
+    with pytest.warns(UserWarning, match=r"y holds no object in any of its 4 image\(s\)"
+                      ) as caught:
+        est.fit(scenes.images[:4], empty)
+    assert caught[0].filename == __file__  # points at the caller's fit
+    with pytest.warns(UserWarning, match="y holds no object"):  # dicts without boxes
+        est.fit(scenes.images[:2], [{"boxes": [], "labels": [], "masks": []}] * 2)
+    with warnings.catch_warnings():  # one image with objects is enough
+        warnings.filterwarnings("error", message="y holds no object")
+        est.fit(scenes.images[:4], np.concatenate([empty[:3], scenes.instance_maps[3:4]]))
+
+
 def test_channels_first_and_uint8_images(fitted, scenes):
     chw = np.moveaxis(scenes.images[:2], -1, 1)
     np.testing.assert_array_equal(fitted.predict(chw), fitted.predict(scenes.images[:2]))
@@ -100,7 +116,8 @@ def test_images_without_objects_train_and_predict_nothing():
     rng = np.random.RandomState(0)
     images = (0.25 + 0.05 * rng.normal(size=(4, 32, 32, 3))).astype(np.float32)
     maps = np.zeros((4, 32, 32), dtype=np.int64)
-    est = MaskRCNN(**{**TINY, "max_epochs": 3}).fit(images, maps)
+    with pytest.warns(UserWarning, match="y holds no object"):  # it trains, and says so
+        est = MaskRCNN(**{**TINY, "max_epochs": 3}).fit(images, maps)
     assert np.all(np.isfinite(est.loss_curve_)) and est.n_classes_ == 1
     assert est.predict(images).max() == 0
     assert all(len(d["scores"]) == 0 or d["scores"].max() < 0.5
