@@ -192,9 +192,10 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         Independent meta-trainings; the rule whose fresh agents collect the most reward
         on held-out environments is kept. Meta-training is chaotic: rules of different
         seeds (and of one seed on two hosts, whose floating-point kernels round
-        differently) can differ widely on environments never meta-trained on, and the
-        held-out score tells the better ones (on the ``lpg_stock`` experiment's widened
-        distribution it ranked the best of six seeds first and the worst last). The
+        differently) can differ widely on environments never meta-trained on. The
+        held-out score removes rules that fail outright, but ranks the others only
+        loosely in the order of their scores on unseen environments (the ``lpg_stock``
+        experiment's docs page gives the measurements). The
         held-out environments are ``n_agents`` fresh draws of a sampler (never used in
         meta-training; an object it returns again is copied), or copies of the objects of
         the list ``environments`` (each object once; the objects are never stepped); each
