@@ -35,6 +35,7 @@ from sklearn_papers.vision._validation import (
     check_images,
     check_label_maps,
     integer_bit_depth,
+    warn_inferred_bit_depth,
 )
 
 __all__ = ["InstanceSegmenter"]
@@ -457,7 +458,10 @@ class InstanceSegmenter(BaseEstimator):
         data stored as uint16 reads as 12-bit), kept for prediction
         (:attr:`bit_depth_`); an image brighter than that depth at prediction
         has its values above ``2 ** bit_depth_ - 1`` clipped to it, with a
-        ``UserWarning``. A declared depth is kept as is: values beyond it raise.
+        ``UserWarning``. A declared depth is kept as is: values beyond it raise. Fitted
+        on uint8 or float images only (no depth kept), integer images of another dtype
+        at prediction are read by the depth their own batch needs, with a
+        ``UserWarning`` naming the first.
     width : int, default=16
         Channels of the shared encoder (each decoder has ``max(8, width // 2)``).
     max_epochs : int, default=30
@@ -841,6 +845,7 @@ class InstanceSegmenter(BaseEstimator):
         images = check_images(X, name="X", n_channels=self.n_features_in_,
                               min_size=_MIN_SIZE, bits=self.bit_depth_,
                               clip_integers=self.bit_depth is None)
+        warn_inferred_bit_depth(X, self.bit_depth_)
         # the rule of fit, for the fitted network (set_params after fit does not change it)
         norm = getattr(self.net_, "module__norm", self.norm)
         width = getattr(self.net_, "module__width", self.width)

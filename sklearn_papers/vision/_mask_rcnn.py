@@ -30,6 +30,7 @@ from sklearn_papers.vision._validation import (
     pad_images,
     targets_from_dicts as _targets_from_dicts,
     targets_from_maps as _targets_from_maps,
+    warn_inferred_bit_depth,
 )
 
 __all__ = ["MaskRCNN"]
@@ -221,7 +222,10 @@ class MaskRCNN(BaseEstimator):
         data stored as uint16 reads as 12-bit), kept for ``predict``
         (:attr:`bit_depth_`); an image brighter than that depth at prediction
         has its values above ``2 ** bit_depth_ - 1`` clipped to it, with a
-        ``UserWarning``. A declared depth is kept as is: values beyond it raise.
+        ``UserWarning``. A declared depth is kept as is: values beyond it raise. Fitted
+        on uint8 or float images only (no depth kept), integer images of another dtype
+        at prediction are read by the depth their own batch needs, with a
+        ``UserWarning`` naming the first.
     width : int, default=16
         Channels of the first backbone stage (the others and the heads use twice that).
     max_epochs : int, default=40
@@ -598,8 +602,10 @@ class MaskRCNN(BaseEstimator):
         # thresholds, batch_size) may have been set after fit
         self._validate_params()
         check_predict_scales(self.predict_scales)
-        return check_images(X, name="X", n_channels=self.n_channels_, min_size=_MIN_SIZE,
-                            bits=self.bit_depth_, clip_integers=self.bit_depth is None)
+        images = check_images(X, name="X", n_channels=self.n_channels_, min_size=_MIN_SIZE,
+                              bits=self.bit_depth_, clip_integers=self.bit_depth is None)
+        warn_inferred_bit_depth(X, self.bit_depth_)
+        return images
 
     def _detect(self, X, images=None):
         """Per-image detections at input resolution: list of dicts of numpy arrays, and

@@ -26,7 +26,7 @@ from numbers import Real
 import numpy as np
 
 __all__ = ["MAX_INFERRED_CLASSES", "check_images", "check_scale_items", "check_label_map",
-           "check_label_maps", "integer_bit_depth", "pad_images", "stack_images",
+           "check_label_maps", "integer_bit_depth", "warn_inferred_bit_depth", "pad_images", "stack_images",
            "targets_from_dicts", "targets_from_maps"]
 
 #: Bit depths tried, in order, for integer images without a declared depth.
@@ -139,6 +139,29 @@ def _as_items(X, name, n_channels):
     raise ValueError(f"{name} must be a batch of images of shape (n, H, W), (n, H, W, C) or "
                      f"(n, C, H, W), or a list of images; got an array of shape "
                      f"{arr.shape}.")
+
+
+def warn_inferred_bit_depth(X, fitted_bits, name="X"):
+    """Warn when ``X`` holds integer images other than uint8 but ``fit`` saw none (its
+    ``bit_depth_`` is None): their depth is then inferred from this batch alone, so the
+    same image can be read brighter or darker depending on the images beside it."""
+    if fitted_bits is not None:
+        return
+    bits = integer_bit_depth(X)
+    if bits is None:
+        return
+    items = X if isinstance(X, (list, tuple)) else [np.asarray(X)]
+    first = next(i for i, im in enumerate(items)
+                 if np.issubdtype(np.asarray(im).dtype, np.integer)
+                 and np.asarray(im).dtype != np.uint8)
+    where = f"{name}[{first}]" if isinstance(X, (list, tuple)) else name
+    warnings.warn(
+        f"{where} is a {np.asarray(items[first]).dtype} image, but the estimator was fitted "
+        f"on uint8 or float images only, so no bit depth was kept from fit: this batch is "
+        f"read as {bits}-bit (the smallest depth holding its brightest value), and the "
+        f"same image in another batch could be scaled differently. Fit on images of this "
+        f"kind, or set bit_depth (e.g. bit_depth={bits}) before fit.", UserWarning,
+        stacklevel=4)
 
 
 def integer_bit_depth(X):

@@ -108,6 +108,31 @@ def test_uint16_fit_keeps_its_bit_depth_for_predict(scenes):
         X12, scenes.instance_maps).bit_depth_ == 16
 
 
+def test_integer_images_at_predict_after_a_uint8_fit_warn_that_their_depth_is_inferred(
+        scenes):
+    import warnings
+
+    X8 = np.round(scenes.images * 255).astype(np.uint8)
+    X16 = np.round(scenes.images[:2] * 4095).astype(np.uint16)
+    for est in (InstanceSegmenter(**TINY_SEG), MaskRCNN(**TINY_RCNN)):
+        est.fit(X8, scenes.instance_maps)
+        assert est.bit_depth_ is None
+        with pytest.warns(UserWarning, match=r"X\[1\] is a uint16 image.*read as 12-bit"
+                                             r".*bit_depth=12"):
+            est.predict([X8[0], X16[1]])
+        def inferred(X, est=est):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                est.predict(X)
+            return any("no bit depth was kept" in str(w.message) for w in caught)
+
+        assert not inferred([X8[0], X8[1].astype(np.float32) / 255])  # nothing to infer
+        # a depth kept from fit is used as it is
+        kept = type(est)(**est.get_params()).set_params(bit_depth=16).fit(
+            X8, scenes.instance_maps)
+        assert not inferred(X16, kept)
+
+
 def test_mask_rcnn_clips_images_brighter_than_the_depth_found_in_fit(scenes):
     X12 = np.round(scenes.images * 4095).astype(np.uint16)
     est = MaskRCNN(**TINY_RCNN).fit(X12, scenes.instance_maps)
