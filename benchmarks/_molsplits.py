@@ -37,6 +37,17 @@ def load(name):
     return X[valid], y[valid]
 
 
+def add_split_arguments(parser, n_max=True):
+    """The data sets, seeds and (``n_max``) subset size options the ``*_defaults``
+    benchmarks share: ``--datasets`` (ESOL and FreeSolv by default), ``--seeds`` (3) and
+    ``--n-max``."""
+    parser.add_argument("--datasets", nargs="+", default=["esol", "freesolv"])
+    parser.add_argument("--seeds", type=int, default=3)
+    if n_max:
+        parser.add_argument("--n-max", type=int, default=None,
+                            help="at most this many molecules per data set (seeded subset)")
+
+
 def subset(X, y, n_max):
     """At most ``n_max`` rows of ``(X, y)``: a random subset (seed 0) in data-set order,
     or all of them when ``n_max`` is None or not smaller."""
@@ -44,6 +55,16 @@ def subset(X, y, n_max):
         return X, y
     keep = np.sort(np.random.RandomState(0).choice(len(X), n_max, replace=False))
     return X[keep], y[keep]
+
+
+def iter_splits(datasets, seeds, n_max=None):
+    """``(name, X, y, seed, train, test)`` for every data set of ``datasets`` (at most
+    ``n_max`` molecules, :func:`subset`) and split seed ``0 .. seeds - 1``."""
+    for name in datasets:
+        X, y = subset(*load(name), n_max)
+        for seed in range(seeds):
+            train, test = split(name, X, y, seed)
+            yield name, X, y, seed, train, test
 
 
 def split(name, X, y, seed):

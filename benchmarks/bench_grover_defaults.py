@@ -133,9 +133,10 @@ def stopped(valid, patience):
 
 
 def main(argv=None):
+    from _molsplits import add_split_arguments
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=["esol", "freesolv"])
-    parser.add_argument("--seeds", type=int, default=3)
+    add_split_arguments(parser, n_max=False)
     parser.add_argument("--arms", nargs="+", default=list(ARMS),
                         choices=[*ARMS, *CANDIDATES])
     parser.add_argument("--first-seed", type=int, default=0)

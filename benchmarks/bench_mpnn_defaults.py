@@ -99,11 +99,10 @@ def fit_chemprop(X, y, train, test, seed):
 
 
 def main(argv=None):
+    from _molsplits import add_split_arguments
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=["esol", "freesolv"])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--n-max", type=int, default=None,
-                        help="at most this many molecules per data set (seeded subset)")
+    add_split_arguments(parser)
     parser.add_argument("--chemprop-seeds", type=int, default=1,
                         help="seeds on which chemprop is fitted too (0: never)")
     parser.add_argument("--record", action="store_true")
@@ -112,7 +111,7 @@ def main(argv=None):
     import torch
 
     torch.set_num_threads(1)
-    from _molsplits import load, split, subset
+    from _molsplits import iter_splits
 
     chemprop = None
     if args.chemprop_seeds > 0:
@@ -122,20 +121,18 @@ def main(argv=None):
         print(f"chemprop: {'version ' + chemprop.__version__ if chemprop else note}")
     arms = {"chemprop-style": PREVIOUS, "defaults": DEFAULTS}
     results = {}
-    for name in args.datasets:
-        X, y = subset(*load(name), args.n_max)
-        for seed in range(args.seeds):
-            train, test = split(name, X, y, seed)
-            for arm, params in arms.items():
-                best, last, rmse, cpu = fit_mpnn(params, X, y, train, test, seed)
-                results.setdefault((name, arm), []).append((best, last, rmse, cpu))
-                print(f"{name:9} n={len(X):5} seed {seed} {arm:9} best epoch {best:3} of "
-                      f"{last:3}  test RMSE {rmse:.3f}  fit CPU {cpu:6.1f} s", flush=True)
-            if chemprop is not None and seed < args.chemprop_seeds:
-                epochs, rmse, cpu = fit_chemprop(X, y, train, test, seed)
-                results.setdefault((name, "chemprop"), []).append((None, epochs, rmse, cpu))
-                print(f"{name:9} n={len(X):5} seed {seed} chemprop {epochs} epochs  test "
-                      f"RMSE {rmse:.3f} (last epoch)  fit CPU {cpu:6.1f} s", flush=True)
+    for name, X, y, seed, train, test in iter_splits(args.datasets, args.seeds,
+                                                     args.n_max):
+        for arm, params in arms.items():
+            best, last, rmse, cpu = fit_mpnn(params, X, y, train, test, seed)
+            results.setdefault((name, arm), []).append((best, last, rmse, cpu))
+            print(f"{name:9} n={len(X):5} seed {seed} {arm:9} best epoch {best:3} of "
+                  f"{last:3}  test RMSE {rmse:.3f}  fit CPU {cpu:6.1f} s", flush=True)
+        if chemprop is not None and seed < args.chemprop_seeds:
+            epochs, rmse, cpu = fit_chemprop(X, y, train, test, seed)
+            results.setdefault((name, "chemprop"), []).append((None, epochs, rmse, cpu))
+            print(f"{name:9} n={len(X):5} seed {seed} chemprop {epochs} epochs  test "
+                  f"RMSE {rmse:.3f} (last epoch)  fit CPU {cpu:6.1f} s", flush=True)
     rows = summary(results, args.datasets)
     if args.record:
         from _record import record

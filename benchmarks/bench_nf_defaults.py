@@ -87,11 +87,10 @@ def _value(text):
 
 
 def main(argv=None):
+    from _molsplits import add_split_arguments
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=["esol", "freesolv"])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--n-max", type=int, default=None,
-                        help="at most this many molecules per data set (seeded subset)")
+    add_split_arguments(parser)
     parser.add_argument("--arms", nargs="+", default=list(ARMS),
                         choices=[*ARMS, *CANDIDATES])
     parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
@@ -104,25 +103,23 @@ def main(argv=None):
     import torch
 
     torch.set_num_threads(1)
-    from _molsplits import load, split, subset
+    from _molsplits import iter_splits
 
     arms = {a: {**ARMS, **CANDIDATES}[a] for a in args.arms}
     if args.set:
         arms["set"] = {k: _value(v) for k, v in (s.split("=", 1) for s in args.set)}
         print(f"arm 'set': {arms['set']}")
     results = {}
-    for name in args.datasets:
-        X, y = subset(*load(name), args.n_max)
-        for seed in range(args.seeds):
-            train, test = split(name, X, y, seed)
-            for arm, params in arms.items():
-                best, last, rmse, cpu, near = fit_nf(params, X, y, train, test, seed)
-                results.setdefault((name, arm), []).append((best, last, rmse, cpu))
-                where = "-" if best is None else f"{best:3}"
-                within = "" if near is None else f" (within 2 % from epoch {near})"
-                print(f"{name:12} n={len(X):5} seed {seed} {arm:15} best epoch {where:>3} of "
-                      f"{last:3}{within}  test RMSE {rmse:.3f}  fit CPU {cpu:6.1f} s",
-                      flush=True)
+    for name, X, y, seed, train, test in iter_splits(args.datasets, args.seeds,
+                                                     args.n_max):
+        for arm, params in arms.items():
+            best, last, rmse, cpu, near = fit_nf(params, X, y, train, test, seed)
+            results.setdefault((name, arm), []).append((best, last, rmse, cpu))
+            where = "-" if best is None else f"{best:3}"
+            within = "" if near is None else f" (within 2 % from epoch {near})"
+            print(f"{name:12} n={len(X):5} seed {seed} {arm:15} best epoch {where:>3} of "
+                  f"{last:3}{within}  test RMSE {rmse:.3f}  fit CPU {cpu:6.1f} s",
+                  flush=True)
     rows = summary(results, args.datasets, list(arms), args.ours)
     if args.record:
         from _record import record
