@@ -519,9 +519,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             print(f"LearnedPolicyGradient: {self.n_restarts} meta-trainings on "
                   f"{effective_n_jobs(self.n_jobs)} worker processes")
         results = Parallel(n_jobs=self.n_jobs)(
-            delayed(_one_restart)(self, k, s, _Draws(np.random.RandomState(s),
-                                                     "environments(rng) draw", sampler, envs),
-                                  envs, held_out, held_names, val_seed)
+            delayed(_one_restart)(self, k, s, make_draw(np.random.RandomState(s)), envs,
+                                  held_out, held_names, val_seed)
             for k, s in enumerate(seeds))
         runs = [run for run, _ in results]
         returns = [ret for _, ret in results]
