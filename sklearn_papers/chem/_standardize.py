@@ -701,28 +701,3 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = []
         tags.non_deterministic = False
         return tags
-
-
-#: Docstring of the ``standardize`` and ``graph_cache`` parameters of the graph estimators
-#: (placed after ``errors``).
-GRAPH_INPUT_PARAMS_DOC = """\
-    standardize : bool or MoleculeStandardizer, default=False
-        Standardize each molecule before featurizing it, in ``fit`` and at prediction:
-        ``True`` applies :class:`~sklearn_papers.chem.MoleculeStandardizer`'s default steps
-        (cleanup, keep the largest organic fragment, neutralize charges), a
-        ``MoleculeStandardizer`` its own steps (its ``errors`` is not used; this
-        estimator's applies). A salt and its parent, or the charged and neutral forms of an
-        acid or amine, then give the same graph. With ``False`` molecules are featurized
-        as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
-        ``UserWarning``) says, once per call, how many have several fragments and where
-        the first is. ``False`` by default: standardizing did not change scores on the
-        bundled sets (:doc:`/user_guide/molecules_own_data`). With the parent kept, a salt
-        or mixture of inorganic parts only (``"[Na+].[Cl-]"``) has no parent and is an
-        invalid molecule (see ``errors``). The fitted model keeps the value of ``fit``:
-        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
-        says so at prediction).
-    graph_cache : GraphCache or None, default=None
-        A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
-        featurized (with the same feature settings) from, and to store new ones in; clones
-        share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
-        every call."""

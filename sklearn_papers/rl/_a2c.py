@@ -6,7 +6,7 @@ import numpy as np
 
 from sklearn_papers.nn._lpg import MLPAgentNet, a2c_targets
 from sklearn_papers.nn._skorch import seed_from_random_state, torch_seeded
-from sklearn_papers.rl._seeding import spawn_seeds
+from sklearn_papers.utils._seeding import spawn_seeds
 from sklearn_papers.rl._base import _BaseRLEstimator
 from sklearn_papers.rl._env_checks import check_environments
 from sklearn_papers.rl._episodes import SCORE_MAX_STEPS, _episode_returns, warn_cut_episodes

@@ -19,7 +19,7 @@ from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torc
 from sklearn_papers.rl._agents import MLPAgent, TabularAgent
 from sklearn_papers.rl._batched import make_batch
 from sklearn_papers.rl._env_checks import check_environment, check_environments
-from sklearn_papers.rl._seeding import spawn_seeds
+from sklearn_papers.utils._seeding import spawn_seeds
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions
 
 __all__ = []
@@ -129,7 +129,7 @@ class _BaseRLEstimator(BaseEstimator):
 
         Environments whose agents need different networks (action counts, observation
         kinds or widths) are trained in separate batches, with seeds spawned from ``seed``
-        (:func:`~sklearn_papers.rl._seeding.spawn_seeds`); one batch when all agree.
+        (:func:`~sklearn_papers.utils._seeding.spawn_seeds`); one batch when all agree.
         """
         groups = {}
         for i, env in enumerate(envs):

@@ -22,7 +22,7 @@ from sklearn_papers.rl._env_checks import (
     _step_result,
 )
 from sklearn_papers.rl._environments import _MOVES, DelayedChain, GridWorld
-from sklearn_papers.rl._seeding import spawn_seeds
+from sklearn_papers.utils._seeding import spawn_seeds
 
 __all__ = ["BatchedChain", "BatchedGridWorld", "GymEnvBatch", "make_batch"]
 
@@ -364,7 +364,7 @@ class GymEnvBatch(_BatchCore):
         every slot is stepped as its own episode.
     seed : int, default=0
         Seeds of the first resets, spawned from ``numpy.random.SeedSequence(seed)``
-        (:func:`~sklearn_papers.rl._seeding.spawn_seeds`): its first ``n_envs`` children
+        (:func:`~sklearn_papers.utils._seeding.spawn_seeds`): its first ``n_envs`` children
         seed environment ``i``'s first reset, the next one the reset of each environment
         put in a slot by :meth:`set_env`, in turn. Later resets within a slot are unseeded
         (they continue that environment's generator).

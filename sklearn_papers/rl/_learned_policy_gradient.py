@@ -35,7 +35,7 @@ from sklearn_papers.rl._episodes import (
     check_greedy,
     warn_cut_episodes,
 )
-from sklearn_papers.rl._seeding import spawn_seeds
+from sklearn_papers.utils._seeding import spawn_seeds
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,

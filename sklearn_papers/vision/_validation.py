@@ -26,7 +26,7 @@ from numbers import Real
 import numpy as np
 
 __all__ = ["MAX_INFERRED_CLASSES", "check_images", "check_scale_items", "check_label_map",
-           "check_label_maps", "integer_bit_depth", "warn_inferred_bit_depth", "pad_images", "stack_images",
+           "check_label_maps", "integer_bit_depth", "warn_inferred_bit_depth", "pad_images",
            "targets_from_dicts", "targets_from_maps"]
 
 #: Bit depths tried, in order, for integer images without a declared depth.
@@ -303,13 +303,6 @@ def check_images(X, *, name="X", n_channels=None, min_size=1, bits=None,
         out.append(_to_unit_float(im, i, name, 8 if im.dtype == np.uint8 else bits,
                                   clip_integers and im.dtype != np.uint8))
     return out
-
-
-def stack_images(images):
-    """``(n, C, H, W)`` array when all images share a shape, else None."""
-    if all(im.shape == images[0].shape for im in images):
-        return np.stack(images)
-    return None
 
 
 def pad_images(images, shape, value=0.0):

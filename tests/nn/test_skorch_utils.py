@@ -59,11 +59,12 @@ def test_epoch_table_has_no_colour_codes_when_stdout_is_not_a_terminal(capsys, m
     plain = _epoch_table(capsys)  # captured stdout: not a terminal
     assert "\x1b[" not in plain
     assert "train_loss" in plain and len(plain.strip().splitlines()) == 2 + 3
-    monkeypatch.setattr(_skorch, "_stdout_is_terminal", lambda: True)
+    monkeypatch.setattr(_skorch._callbacks, "_stdout_is_terminal", lambda: True)
     coloured = _epoch_table(capsys)
     assert "\x1b[" in coloured  # a terminal keeps skorch's colours
     # the same table otherwise (the durations differ; compare the other columns)
-    strip = [line.split()[:2] for line in _skorch._ANSI_CODE.sub("", coloured).splitlines()]
+    ansi = _skorch._callbacks._ANSI_CODE
+    strip = [line.split()[:2] for line in ansi.sub("", coloured).splitlines()]
     assert strip == [line.split()[:2] for line in plain.splitlines()]
 
 

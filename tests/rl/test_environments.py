@@ -15,7 +15,7 @@ from sklearn_papers.rl import (
     make_grid_world,
     sample_grid_worlds,
 )
-from sklearn_papers.rl._seeding import spawn_seeds
+from sklearn_papers.utils._seeding import spawn_seeds
 
 
 @pytest.mark.parametrize("observation", ["index", "features"])

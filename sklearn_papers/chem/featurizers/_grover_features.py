@@ -143,14 +143,6 @@ class SmartsFlag:
     def feature_names(self):
         return [self.name]
 
-    def matched_atoms(self, mol):
-        """Set of atom indices of ``mol`` that lie in a match."""
-        from rdkit import Chem
-
-        if self._pattern is None:
-            self._pattern = Chem.MolFromSmarts(self.smarts)
-        return {i for match in mol.GetSubstructMatches(self._pattern) for i in match}
-
     def molecule_rows(self, mol):
         """ndarray of shape (n_atoms, 1), float32: the flag of every atom of ``mol``."""
         from rdkit import Chem
