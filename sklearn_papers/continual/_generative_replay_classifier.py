@@ -300,12 +300,11 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         import torch
 
         from sklearn_papers.nn._generative_replay import ReplayClassifierModule
-        from sklearn_papers.nn._skorch import (
-            SoftTargetNet, build_net, loss_curve, spawn_seeds, torch_seeded)
+        from sklearn_papers.nn._skorch import SoftTargetNet, spawn_seeds, torch_fit
 
         device = self._check_params()
         replay_seed, generator_seed = spawn_seeds(seed, 2)
-        with torch_seeded(seed, device):
+        with torch_fit(self, seed=seed, device=device) as run:
             if not hasattr(self, "net_"):
                 mean = X.mean(axis=0, dtype=np.float64)
                 std = X.std(axis=0, dtype=np.float64)
@@ -339,20 +338,13 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
             w = np.ones(len(y), np.float32) if weight is None else weight
             X_r, t_r = self._replay(len(y) / len(np.unique(y)), n_units, index, replay_seed)
             self.n_replayed_ = self.n_replayed_ + [len(X_r)]
-            inputs = {"X": np.concatenate([X, X_r]),
-                      "sample_weight": np.concatenate([w, np.ones(len(X_r), np.float32)])}
             targets = np.concatenate([targets, t_r])
             classifier.kl_scale = self.kl_weight / len(targets)
-            net = build_net(classifier, seed=seed, estimator=self,
-                            criterion=torch.nn.Identity, net_class=SoftTargetNet,
-                            optimizer=torch.optim.Adam, device=device)
-            net.fit(inputs, targets)
+            run.fit(classifier, np.concatenate([X, X_r]), targets,
+                    sample_weight=np.concatenate([w, np.ones(len(X_r), np.float32)]),
+                    append=True, criterion=torch.nn.Identity, net_class=SoftTargetNet)
             classifier.eval()
-            self.net_ = net
-            curve = loss_curve(net)
-            self.loss_curve_ = self.loss_curve_ + curve
-            self.n_iter_ = len(curve)
-            self._learn_generators(X, y, weight, task, generator_seed, device)
+            self._learn_generators(run, X, y, weight, task, generator_seed)
 
     def _replay(self, rows_per_class, n_units, index, seed):
         """Replayed rows of the earlier tasks' classes and their target rows."""
@@ -413,11 +405,14 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         x = model.sample(n, generator=z_gen).cpu().numpy()
         return x * self._std + self._mean
 
-    def _learn_generators(self, X, y, weight, task, seed, device):
+    def _learn_generators(self, run, X, y, weight, task, seed):
+        """Train the generator of each class of ``y`` (a new one, or the task's one
+        continued) through skorch (:class:`~sklearn_papers.nn._generative_replay.GeneratorNet`,
+        with the divergence check), in the fit ``run``."""
         import torch
 
-        from sklearn_papers.nn._generative_replay import ClassGAN, ClassVAE, train_generator
-        from sklearn_papers.nn._skorch import spawn_seeds
+        from sklearn_papers.nn._generative_replay import ClassGAN, ClassVAE, GeneratorNet
+        from sklearn_papers.nn._skorch import PassBatchLoader, spawn_seeds
 
         if self.generator is None:
             return
@@ -439,15 +434,25 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
             if entry is None:
                 cls = ClassGAN if self.generator == "gan" else ClassVAE
                 torch.manual_seed(init_seed)
-                model = cls(X.shape[1], self.n_latent, self.generator_hidden).to(device)
+                model = cls(X.shape[1], self.n_latent, self.generator_hidden).to(run.device)
                 entry = {"task": task, "label": label, "n_rows": 0, "model": model}
                 self.generators_ = self.generators_ + [entry]
-            Xc = torch.as_tensor((X[rows] - self._mean) / self._std).to(device)
-            wc = None if weight is None else torch.as_tensor(weight[rows]).to(device)
+            data = {"X": np.ascontiguousarray((X[rows] - self._mean) / self._std)}
+            if weight is not None:
+                data["sample_weight"] = weight[rows]
+            batch_size = min(int(self.batch_size), int(rows.sum()))
+            per_pass = -(-int(rows.sum()) // batch_size)
+            betas = (0.5, 0.999) if self.generator == "gan" else (0.9, 0.999)
             torch.manual_seed(train_seed)
-            train_generator(entry["model"], Xc, wc, n_steps=self.generator_steps,
-                            batch_size=self.batch_size, lr=self.lr,
-                            generator=torch.Generator().manual_seed(batch_seed))
+            net = run.build(
+                entry["model"], net_class=GeneratorNet, n_steps=self.generator_steps,
+                max_epochs=-(-int(self.generator_steps) // per_pass), batch_size=batch_size,
+                verbose=0, optimizer__betas=betas,
+                optimizer__foreach=None,  # Adam's default kernel: small models
+                iterator_train=PassBatchLoader,
+                iterator_train__generator=torch.Generator().manual_seed(batch_seed))
+            net.fit(data, None)
+            entry["model"].eval()
             entry["n_rows"] += int(rows.sum())
 
     # ------------------------------------------------------------------ inference
@@ -542,7 +547,8 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
         g = torch.Generator().manual_seed(seed_from_random_state(self.random_state))
         labels = np.array([e["label"] for e in self.generators_])
         if y is None:
-            counts = torch.as_tensor([float(e["n_rows"]) for e in self.generators_])
+            counts = torch.as_tensor([float(e["n_rows"]) for e in self.generators_],
+                                     dtype=torch.float32)
             which = torch.multinomial(counts, n_samples, replacement=True, generator=g).numpy()
         else:
             y = np.full(n_samples, y) if np.isscalar(y) else np.asarray(y)
@@ -558,7 +564,7 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
                                      f"{self.classes_.tolist()}.")
                 rows = np.flatnonzero(y == label)
                 counts = torch.as_tensor([float(self.generators_[i]["n_rows"])
-                                          for i in options])
+                                          for i in options], dtype=torch.float32)
                 pick = torch.multinomial(counts, len(rows), replacement=True, generator=g)
                 which[rows] = options[pick.numpy()]
         X_out = np.zeros((n_samples, self.n_features_in_), dtype=self._x_dtype)

@@ -228,11 +228,11 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
         import torch
 
         from sklearn_papers.nn._progressive import ProgressiveNetwork
-        from sklearn_papers.nn._skorch import SoftTargetNet, build_net, loss_curve, torch_seeded
+        from sklearn_papers.nn._skorch import SoftTargetNet, torch_fit
 
         device = self._check_params()
         labels = self.task_classes_[task]
-        with torch_seeded(seed, device):
+        with torch_fit(self, seed=seed, device=device) as run:
             if hasattr(self, "net_"):
                 network = self.net_.module_
             else:
@@ -259,18 +259,9 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
             index = {c: i for i, c in enumerate(units)}
             targets = np.zeros((len(y), len(units)), dtype=np.float32)
             targets[np.arange(len(y)), [index[c] for c in y]] = 1.0
-            inputs = {"X": X}
-            if weight is not None:
-                inputs["sample_weight"] = weight
-            net = build_net(
-                network, seed=seed, estimator=self, criterion=torch.nn.Identity,
-                net_class=SoftTargetNet, task_index=self.n_tasks_ - 1,
-                optimizer=torch.optim.Adam, device=device)
-            net.fit(inputs, targets)
-        self.net_ = net
-        curve = loss_curve(net)
-        self.loss_curve_ = self.loss_curve_ + curve
-        self.n_iter_ = len(curve)
+            run.fit(network, X, targets, sample_weight=weight, append=True,
+                    criterion=torch.nn.Identity, net_class=SoftTargetNet,
+                    task_index=self.n_tasks_ - 1)
         n_params = sum(p.numel() for p in network.parameters())
         if new_task:
             self.n_parameters_ = self.n_parameters_ + [n_params]

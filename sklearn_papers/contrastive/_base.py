@@ -152,30 +152,22 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                  sample_weight=None):
         import torch
 
-        from sklearn_papers.nn._skorch import (
-            build_net,
-            check_device,
-            loss_curve,
-            seed_from_random_state,
-            torch_seeded,
-        )
+        from sklearn_papers.nn._skorch import torch_fit
         from sklearn_papers.nn._supcon import TrainingOutputNet
 
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
         mean, std = self._standardization(X, sample_weight)
-        with torch_seeded(seed, device):
+        with torch_fit(self) as run:
             augment = self._build_augment(X, sample_weight)
             if callable(self.augment):
                 self._check_augment(augment, X)
-            net = build_net(
+            run.fit(
                 module_class,
-                seed=seed,
-                estimator=self,
+                X,
+                y,
+                sample_weight=sample_weight,
                 criterion=criterion,
                 net_class=TrainingOutputNet,
                 optimizer=torch.optim.AdamW,
-                device=device,
                 first_batch_sources=self._first_batch_sources(),
                 optimizer__weight_decay=self.weight_decay,
                 module__n_features=X.shape[1],
@@ -190,13 +182,6 @@ class _BaseEmbedder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstim
                 **{f"module__{k}": v for k, v in module_params.items()},
                 **{f"criterion__{k}": v for k, v in criterion_params.items()},
             )
-            if sample_weight is None:
-                net.fit(X, y)
-            else:  # skorch's recipe: the weights travel with X, get_loss uses them
-                net.fit({"X": X, "sample_weight": sample_weight.astype(np.float32)}, y)
-        self.net_ = net
-        self.loss_curve_ = loss_curve(net)
-        self.n_iter_ = len(self.loss_curve_)
         self._n_features_out = self.n_components
         return self
 

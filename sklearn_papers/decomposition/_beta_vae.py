@@ -225,31 +225,19 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         >>> BetaVAE(2, encoder="mlp", max_epochs=1, random_state=0).fit(X).n_iter_
         1
         """
-        import torch
-
         from sklearn_papers.nn._beta_vae import BetaVAELoss, BetaVAEModule, BetaVAENet
-        from sklearn_papers.nn._skorch import (
-            build_net,
-            check_device,
-            loss_curve,
-            seed_from_random_state,
-            torch_seeded,
-        )
+        from sklearn_papers.nn._skorch import torch_fit
 
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         sample_weight = check_sample_weight(sample_weight, X)
         image_shape, likelihood = self._check_params(X)
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
-        with torch_seeded(seed, device):
-            net = build_net(
+        with torch_fit(self) as run:
+            run.fit(
                 BetaVAEModule,
-                seed=seed,
-                estimator=self,
+                np.array(X, dtype=np.float32),  # writable copy for torch
+                sample_weight=sample_weight,
                 criterion=BetaVAELoss,
                 net_class=BetaVAENet,
-                optimizer=torch.optim.Adam,
-                device=device,
                 module__n_features=X.shape[1],
                 module__n_components=self.n_components,
                 module__encoder=self.encoder,
@@ -259,16 +247,8 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 criterion__beta=float(self.beta),
                 criterion__likelihood=likelihood,
             )
-            X32 = np.array(X, dtype=np.float32)  # writable copy for torch
-            if sample_weight is None:
-                net.fit(X32, None)
-            else:  # skorch's recipe: the weights travel with X, get_loss uses them
-                net.fit({"X": X32, "sample_weight": sample_weight.astype(np.float32)}, None)
-        self.net_ = net
         self.likelihood_ = likelihood
         self.image_shape_ = image_shape
-        self.loss_curve_ = loss_curve(net)
-        self.n_iter_ = len(self.loss_curve_)
         self._n_features_out = self.n_components
         return self
 

@@ -9,7 +9,12 @@ import torch
 from sklearn.base import BaseEstimator, DensityMixin
 
 from sklearn_papers.estimation._objectives import _as_real_tensor, elbo, iwae, sumo_sampled
-from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+from sklearn_papers.nn._skorch import (
+    check_device,
+    seed_from_random_state,
+    torch_fit,
+    torch_inference,
+)
 from sklearn_papers.nn._sumo import GaussianProposal, MixtureProposal
 from sklearn_papers.utils._sklearn_compat import (
     HasMethods,
@@ -403,9 +408,9 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
         from tqdm.auto import tqdm
 
         dev = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
         n = int(self.n_estimates)
-        with torch_seeded(seed, dev):
+        with torch_fit(self, device=dev) as run:
+            seed = run.seed
             generator = torch.Generator(device=dev).manual_seed(seed)
             cpu_gen = torch.Generator().manual_seed(seed)
             q, d = self._make_proposal(dev, cpu_gen)
@@ -593,7 +598,7 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
         if not isinstance(n_samples, Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
         dev = check_device(self.device)
-        with torch_seeded(seed_from_random_state(self.random_state), dev), torch.no_grad():
+        with torch_inference(seed_from_random_state(self.random_state), dev), torch.no_grad():
             x = self.proposal_.sample((int(n_samples),))
         return x.reshape(int(n_samples), -1).double().cpu().numpy()
 

@@ -28,7 +28,8 @@ from sklearn_papers.nn._skorch import (
     check_device,
     divergence_error,
     seed_from_random_state,
-    torch_seeded,
+    torch_fit,
+    torch_inference,
 )
 from sklearn_papers.nn._vae_sumo import SUMOVAEModule
 from sklearn_papers.utils._sklearn_compat import (
@@ -251,14 +252,13 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
                 scale = np.sqrt(np.average((X - self.mean_) ** 2, axis=0,
                                            weights=sample_weight))
             self.scale_ = np.where(scale > 1e-12 * np.maximum(1.0, np.abs(self.mean_)), scale, 1.0)
-        seed = seed_from_random_state(self.random_state)
         data = self._to_tensor(X)
         n = data.shape[0]
         m = int(self.min_terms)
         weight = None if sample_weight is None else torch.as_tensor(
             sample_weight, dtype=torch.float32, device=dev)
-        with torch_seeded(seed, dev):
-            generator = torch.Generator(device=dev).manual_seed(seed)
+        with torch_fit(self, device=dev) as run:
+            generator = torch.Generator(device=dev).manual_seed(run.seed)
             module = SUMOVAEModule(d, self.n_components, self.hidden_size,
                                    self.likelihood_).to(dev)
             enc = list(module.encoder.parameters())
@@ -350,7 +350,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         n = data.shape[0]
         rows = max(1, batch_samples // int(k))
         out = np.empty(n)
-        with torch_seeded(seed_from_random_state(self.random_state), dev), torch.no_grad():
+        with torch_inference(seed_from_random_state(self.random_state), dev), torch.no_grad():
             for start in range(0, n, rows):
                 xb = data[start:start + rows]
                 out[start:start + xb.shape[0]] = iwae(self.module_.log_weights(xb, k)).double().cpu()
@@ -444,7 +444,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         if not isinstance(n_samples, Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
         dev = check_device(self.device)
-        with torch_seeded(seed_from_random_state(self.random_state), dev), torch.no_grad():
+        with torch_inference(seed_from_random_state(self.random_state), dev), torch.no_grad():
             x = self.module_.sample(int(n_samples)).double().cpu().numpy()
         return x * self.scale_ + self.mean_
 

@@ -171,7 +171,8 @@ class _BaseDeePSiM(BaseEstimator):
                                    mean=float(rows.mean(dtype=np.float64)),
                                    std=std if std > 0 else 1.0)
             if y_enc is not None:
-                _train_classifier(module, rows, y_enc, weights, seed, device)
+                _train_classifier(module, rows, y_enc, weights, seed, device,
+                                  estimator=self)
             layer = self._auto_layer if layer is None else layer
             kind = (f"auto CNN classifier ({n_classes} classes, {AUTO_COMPARATOR_EPOCHS} "
                     "epochs)" if y_enc is not None else "auto CNN, frozen random weights")
@@ -214,14 +215,13 @@ class _BaseDeePSiM(BaseEstimator):
         return frozen
 
     # ------------------------------------------------------------------ training
-    def _train(self, *, model, loss, inputs, real01, condition, weights, seed, device,
-               lambda_kl=0.0):
-        """Calibrate the loss and train ``model`` (and the loss's discriminator) with skorch."""
+    def _train(self, run, *, model, loss, inputs, real01, condition, weights, lambda_kl=0.0):
+        """Calibrate the loss and train ``model`` (and the loss's discriminator) with skorch,
+        in the fit ``run`` (:func:`~sklearn_papers.nn._skorch.torch_fit`)."""
         import torch
         from skorch.callbacks import PassthroughScoring
 
         from sklearn_papers.nn._deepsim import DeePSiMNet
-        from sklearn_papers.nn._skorch import build_net, loss_curve
 
         real_t = torch.as_tensor(real01)
         w_t = None if weights is None else torch.as_tensor(weights)
@@ -238,13 +238,11 @@ class _BaseDeePSiM(BaseEstimator):
             data["sample_weight"] = weights
         callbacks = [(f"{k}_term", PassthroughScoring(name=k, on_train=True))
                      for k in ("img", "feat", "adv", "d_loss")]
-        net = build_net(
-            model, seed=seed, estimator=self, criterion=loss, net_class=DeePSiMNet,
-            optimizer=torch.optim.Adam, device=device, callbacks=callbacks, optimizer__betas=(0.9, 0.999), lambda_kl=float(lambda_kl),
+        net = run.fit(
+            model, data, None, criterion=loss, net_class=DeePSiMNet, callbacks=callbacks,
+            optimizer__betas=(0.9, 0.999), lambda_kl=float(lambda_kl),
             pause_ratio=float(self.pause_ratio))
-        net.fit(data, None)
         net.module_.eval()
-        return net, loss_curve(net)
 
     def _run_batches(self, fn, array, width):
         """Apply ``fn`` (tensor -> tensor) in evaluation batches; float32 numpy out."""
@@ -305,30 +303,29 @@ class _BaseDeePSiM(BaseEstimator):
         return np.clip(out.astype(dtype), lo_t, hi_t)
 
 
-def _train_classifier(module, rows, y_enc, weights, seed, device, epochs=None):
+def _train_classifier(module, rows, y_enc, weights, seed, device, epochs=None,
+                      estimator=None):
     """Train the ``"auto"`` comparator as a classifier (weighted cross-entropy, Adam) for
-    ``epochs`` passes (default ``AUTO_COMPARATOR_EPOCHS``)."""
+    ``epochs`` passes (default ``AUTO_COMPARATOR_EPOCHS``), through skorch
+    (:class:`~sklearn_papers.nn._deepsim.ComparatorNet`, with the divergence check naming
+    ``estimator``), on the CPU."""
     import torch
-    from torch.nn import functional as F
 
-    from sklearn_papers.nn._skorch import spawn_seeds, torch_seeded
+    from sklearn_papers.nn._deepsim import ComparatorNet
+    from sklearn_papers.nn._skorch import PassBatchLoader, build_net, spawn_seeds, torch_seeded
 
-    X = torch.as_tensor(np.ascontiguousarray(rows, dtype=np.float32))
-    y = torch.as_tensor(y_enc, dtype=torch.int64)
-    w = None if weights is None else torch.as_tensor(weights)
+    data = {"X": np.ascontiguousarray(rows, dtype=np.float32)}
+    if weights is not None:
+        data["sample_weight"] = np.asarray(weights)
     order_seed, torch_seed = spawn_seeds(seed, 2)
-    gen = torch.Generator().manual_seed(order_seed)
     with torch_seeded(torch_seed, "cpu"):
-        opt = torch.optim.Adam(module.parameters(), lr=AUTO_COMPARATOR_LR)
-        module.train()
-        for _ in range(AUTO_COMPARATOR_EPOCHS if epochs is None else int(epochs)):
-            perm = torch.randperm(X.shape[0], generator=gen)
-            for start in range(0, X.shape[0], AUTO_COMPARATOR_BATCH):
-                idx = perm[start:start + AUTO_COMPARATOR_BATCH]
-                per = F.cross_entropy(module(X[idx]), y[idx], reduction="none")
-                loss = per.mean() if w is None else (per * w[idx]).sum() / w[idx].sum()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
+        net = build_net(
+            module, seed=order_seed, estimator=estimator, net_class=ComparatorNet,
+            max_epochs=AUTO_COMPARATOR_EPOCHS if epochs is None else int(epochs),
+            lr=AUTO_COMPARATOR_LR, batch_size=AUTO_COMPARATOR_BATCH, device="cpu", verbose=0,
+            optimizer__foreach=None,  # Adam's default kernel: a small CNN
+            iterator_train=PassBatchLoader,
+            iterator_train__generator=torch.Generator().manual_seed(order_seed))
+        net.fit(data, np.asarray(y_enc, dtype=np.int64))
     module.eval()
     return module

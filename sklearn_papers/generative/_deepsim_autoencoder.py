@@ -230,14 +230,12 @@ class DeePSiMAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Bas
             DeePSiMLoss,
             DeePSiMModel,
         )
-        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+        from sklearn_papers.nn._skorch import torch_fit
 
         X, y, weights, rows, rows01 = self._prepare_fit_data(X, y, sample_weight)
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
-        with torch_seeded(seed, device):
+        with torch_fit(self) as run:
             module, layer, kind = self._resolve_comparator(
-                rows, y, weights, seed, device, train_auto=self.lambda_feat > 0)
+                rows, y, weights, run.seed, run.device, train_auto=self.lambda_feat > 0)
             comparator = self._frozen_comparator(module, layer, self.data_offset_,
                                                  self.data_scale_, rows01)
             shape = self.image_shape_
@@ -250,13 +248,11 @@ class DeePSiMAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Bas
             loss = DeePSiMLoss(comparator, disc, lambda_feat=self.lambda_feat,
                                lambda_adv=self.lambda_adv, lambda_img=self.lambda_img)
             model = DeePSiMModel(generator, encoder, variational=self.variational)
-            self.net_, self.loss_curve_ = self._train(
-                model=model, loss=loss, inputs=rows01, real01=rows01, condition=None,
-                weights=weights, seed=seed, device=device,
-                lambda_kl=self.lambda_kl if self.variational else 0.0)
+            self._train(
+                run, model=model, loss=loss, inputs=rows01, real01=rows01, condition=None,
+                weights=weights, lambda_kl=self.lambda_kl if self.variational else 0.0)
         self.comparator_ = self.net_.criterion_.comparator
         self.comparator_description_ = kind
-        self.n_iter_ = len(self.loss_curve_)
         self._n_features_out = self.n_components
         return self
 

@@ -170,13 +170,12 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
             DeePSiMLoss,
             DeePSiMModel,
         )
-        from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+        from sklearn_papers.nn._skorch import torch_fit
 
         X, y, weights, rows, rows01 = self._prepare_fit_data(X, y, sample_weight)
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
-        with torch_seeded(seed, device):
-            module, layer, kind = self._resolve_comparator(rows, y, weights, seed, device)
+        with torch_fit(self) as run:
+            module, layer, kind = self._resolve_comparator(rows, y, weights, run.seed,
+                                                           run.device)
             comparator = self._frozen_comparator(module, layer, self.data_offset_,
                                                  self.data_scale_, rows01)
             self.comparator_ = comparator
@@ -195,12 +194,11 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
                     if self.lambda_adv > 0 else None)
             loss = DeePSiMLoss(comparator, disc, lambda_feat=self.lambda_feat,
                                lambda_adv=self.lambda_adv, lambda_img=self.lambda_img)
-            self.net_, self.loss_curve_ = self._train(
-                model=DeePSiMModel(generator), loss=loss, inputs=inputs, real01=rows01,
-                condition=inputs, weights=weights, seed=seed, device=device)
+            self._train(
+                run, model=DeePSiMModel(generator), loss=loss, inputs=inputs, real01=rows01,
+                condition=inputs, weights=weights)
         self.comparator_ = self.net_.criterion_.comparator
         self.comparator_description_ = kind
-        self.n_iter_ = len(self.loss_curve_)
         self._n_features_out = self.n_comparator_features_
         return self
 

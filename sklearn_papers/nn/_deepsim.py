@@ -34,6 +34,7 @@ from torch.nn import functional as F
 __all__ = [
     "LEAK",
     "ComparatorCNN",
+    "ComparatorNet",
     "DeePSiMDiscriminator",
     "DeePSiMEncoder",
     "DeePSiMGenerator",
@@ -794,3 +795,26 @@ class DeePSiMNet(NeuralNet):
             self.history.record_batch(key, step[key])
         self.history.record_batch("d_updated", step["d_updated"])
         return {"loss": step["loss"], "y_pred": step["fake"]}
+
+
+class ComparatorNet(NeuralNet):
+    """skorch net training a :class:`ComparatorCNN` as a classifier (the ``"auto"``
+    comparator): per-row cross-entropy of the class codes ``y``, averaged, or with
+    ``X["sample_weight"]`` weighted as ``sum_b w_b CE_b / sum_b w_b``.
+
+    Customised through skorch's documented override points only: ``infer`` calls the
+    module on ``X["X"]`` and ``get_loss`` computes the loss above. ``X`` is a dict with
+    ``"X"`` (flat image rows) and optionally ``"sample_weight"``.
+    """
+
+    def infer(self, x, **fit_params):
+        x = x["X"] if isinstance(x, dict) else x
+        return self.module_(x.to(self.device))
+
+    def get_loss(self, y_pred, y_true, X=None, training=False):
+        per = F.cross_entropy(y_pred, y_true.to(y_pred.device), reduction="none")
+        w = X.get("sample_weight") if isinstance(X, dict) else None
+        if w is None:
+            return per.mean()
+        w = w.to(y_pred.device)
+        return (per * w).sum() / w.sum()

@@ -5,19 +5,21 @@
   current posterior (the prior-focused half of the paper's objective, as in variational
   continual learning). Its output layer grows when new classes arrive.
 * :class:`ClassVAE`, :class:`ClassGAN`: small generative models of *one class of one task*
-  (the paper keeps one GAN per class per task); :func:`train_generator` fits one of them,
-  so every generator that exists has been trained.
+  (the paper keeps one GAN per class per task); :class:`GeneratorNet` fits one of them
+  through skorch, so every generator that exists has been trained.
 
 Everything works on standardised inputs; the estimator scales in and out. No scikit-learn.
 """
 
+import itertools
 import math
 
 import torch
+from skorch import NeuralNet
 from torch import nn
 
-__all__ = ["ClassGAN", "ClassVAE", "MeanFieldLinear", "ReplayClassifierModule",
-           "train_generator"]
+__all__ = ["ClassGAN", "ClassVAE", "GeneratorNet", "MeanFieldLinear", "ReplayClassifierModule",
+           "generator_step"]
 
 
 class MeanFieldLinear(nn.Module):
@@ -205,7 +207,7 @@ class ClassVAE(nn.Module):
     @torch.no_grad()
     def sample(self, n, generator=None):
         z = torch.randn(n, self.n_latent, generator=generator,
-                        device=self.log_var.device)
+                        device=self.log_var.device, dtype=self.log_var.dtype)
         return self.decoder(z)
 
 
@@ -236,84 +238,122 @@ class ClassGAN(nn.Module):
 
     @torch.no_grad()
     def sample(self, n, generator=None):
-        z = torch.randn(n, self.n_latent, generator=generator,
-                        device=self.generator[0].weight.device)
+        weight = self.generator[0].weight
+        z = torch.randn(n, self.n_latent, generator=generator, device=weight.device,
+                        dtype=weight.dtype)
         return self.generator(z)
 
 
-def train_generator(model, X, sample_weight=None, *, n_steps=500, batch_size=32, lr=1e-3,
-                    generator=None):
-    """Fit a :class:`ClassVAE` or :class:`ClassGAN` to the rows ``X`` of one class.
+def generator_step(model, optimizer, optimizer_discriminator, xb, wb):
+    """One training step of a :class:`ClassVAE` or :class:`ClassGAN` on a batch of rows.
 
-    A plain loop, not skorch: the GAN alternates two optimisers, which is not skorch's one
-    loss per step; the VAE uses the same loop for symmetry. Minibatches are drawn without
-    replacement (reshuffled every pass) by ``generator``; the VAE's reparameterisation noise
-    and the GAN's latent draws come from torch's RNG (seed it around the call).
+    VAE: one Adam step on the weighted negative ELBO ``mean_b(w_b * loss_b)``. GAN: one
+    step of the discriminator (weighted loss on the real rows, plain on the fakes), then
+    one of the generator (non-saturating loss); the latent draws come from torch's RNG.
 
     Parameters
     ----------
     model : ClassVAE or ClassGAN
-    X : torch.Tensor of shape (n, n_features)
-        Standardised float32 rows of one class (on the model's device).
-    sample_weight : torch.Tensor of shape (n,), default=None
-        Per-row weights (mean one): they weight the VAE's per-row loss and the
-        discriminator's loss on real rows.
-    n_steps : int, default=500
-        Optimiser steps (for the GAN: steps of each player).
-    batch_size : int, default=32
-    lr : float, default=1e-3
-        Adam learning rate (the GAN uses betas (0.5, 0.999)).
-    generator : torch.Generator, default=None
-        Shuffling.
+    optimizer : torch.optim.Optimizer
+        Of the VAE's parameters, or of the GAN's generator.
+    optimizer_discriminator : torch.optim.Optimizer or None
+        Of the GAN's discriminator (None for a VAE).
+    xb : torch.Tensor of shape (B, n_features)
+        Standardised rows.
+    wb : torch.Tensor of shape (B,)
+        Their weights.
 
     Returns
     -------
-    losses : list of float
-        Mean loss per pass over ``X`` (VAE: negative ELBO; GAN: discriminator loss).
+    loss : torch.Tensor of shape ()
+        Detached: the VAE's loss, or the GAN's discriminator loss.
     """
-    n = X.shape[0]
-    w = torch.ones(n, device=X.device) if sample_weight is None else sample_weight
-    batch_size = min(int(batch_size), n)
-    model.train()
-    is_gan = isinstance(model, ClassGAN)
-    if is_gan:
-        opt_g = torch.optim.Adam(model.generator.parameters(), lr=lr, betas=(0.5, 0.999))
-        opt_d = torch.optim.Adam(model.discriminator.parameters(), lr=lr, betas=(0.5, 0.999))
+    if isinstance(model, ClassGAN):
         bce = nn.functional.binary_cross_entropy_with_logits
-    else:
-        opt = torch.optim.Adam(model.parameters(), lr=lr)
-    losses, epoch_losses, step = [], [], 0
-    while step < n_steps:
-        order = torch.randperm(n, generator=generator).to(X.device)
-        for start in range(0, n, batch_size):
-            idx = order[start:start + batch_size]
-            xb, wb = X[idx], w[idx]
-            if is_gan:
-                fake = model.generator(torch.randn(len(idx), model.n_latent, device=X.device))
-                real_logit = model.discriminator(xb).squeeze(1)
-                fake_logit = model.discriminator(fake.detach()).squeeze(1)
-                loss_d = ((wb * bce(real_logit, torch.ones_like(real_logit),
-                                    reduction="none")).mean()
-                          + bce(fake_logit, torch.zeros_like(fake_logit)))
-                opt_d.zero_grad()
-                loss_d.backward()
-                opt_d.step()
-                gen_logit = model.discriminator(fake).squeeze(1)
-                loss_g = bce(gen_logit, torch.ones_like(gen_logit))
-                opt_g.zero_grad()
-                loss_g.backward()
-                opt_g.step()
-                epoch_losses.append(loss_d.item())
-            else:
-                loss = (wb * model.loss(xb)).mean()
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                epoch_losses.append(loss.item())
-            step += 1
-            if step >= n_steps:
-                break
-        losses.append(sum(epoch_losses) / len(epoch_losses))
-        epoch_losses = []
-    model.eval()
-    return losses
+        fake = model.generator(torch.randn(len(xb), model.n_latent, device=xb.device))
+        real_logit = model.discriminator(xb).squeeze(1)
+        fake_logit = model.discriminator(fake.detach()).squeeze(1)
+        loss_d = ((wb * bce(real_logit, torch.ones_like(real_logit), reduction="none")).mean()
+                  + bce(fake_logit, torch.zeros_like(fake_logit)))
+        optimizer_discriminator.zero_grad()
+        loss_d.backward()
+        optimizer_discriminator.step()
+        gen_logit = model.discriminator(fake).squeeze(1)
+        loss_g = bce(gen_logit, torch.ones_like(gen_logit))
+        optimizer.zero_grad()
+        loss_g.backward()
+        optimizer.step()
+        return loss_d.detach()
+    loss = (wb * model.loss(xb)).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+
+class _StepBudget:
+    """The training batches of a :class:`GeneratorNet`'s loader, each pass cut where the
+    net reaches ``n_steps`` (skorch iterates one loader object over every epoch)."""
+
+    def __init__(self, loader, net):
+        self.loader, self.net = loader, net
+
+    def __iter__(self):
+        left = max(int(self.net.n_steps) - self.net.steps_done_, 0)
+        return itertools.islice(iter(self.loader), left)
+
+    def __len__(self):
+        return len(self.loader)
+
+
+class GeneratorNet(NeuralNet):
+    """skorch net fitting a :class:`ClassVAE` or :class:`ClassGAN` to the rows of one class
+    for ``n_steps`` optimiser steps (:func:`generator_step`).
+
+    Customised through skorch's documented override points: ``initialize_optimizer``
+    builds the GAN's second optimiser, ``optimizer_discriminator_`` (same class and
+    settings; None for a VAE), ``train_step`` runs :func:`generator_step`, and
+    ``get_iterator`` ends the last epoch at the ``n_steps``-th step. ``X`` is a dict with
+    ``"X"`` (standardised rows) and optionally ``"sample_weight"`` (default: ones). An
+    epoch is a pass over the rows (batches of :class:`~sklearn_papers.nn._skorch.PassBatchLoader`); set
+    ``max_epochs`` to ``ceil(n_steps / batches per pass)``.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        As for ``skorch.NeuralNet``.
+    n_steps : int
+        Optimiser steps (for the GAN: steps of each player).
+    """
+
+    def __init__(self, *args, n_steps, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.n_steps = n_steps
+
+    def initialize_optimizer(self, *args, **kwargs):
+        gan = isinstance(self.module_, ClassGAN)
+        named = (self.module_.generator if gan else self.module_).named_parameters()
+        pgroups, kw = self.get_params_for_optimizer("optimizer", named)
+        self.optimizer_ = self.optimizer(*pgroups, **kw)
+        self.optimizer_discriminator_ = None
+        if gan:
+            named = self.module_.discriminator.named_parameters()
+            pgroups, kw = self.get_params_for_optimizer("optimizer", named)
+            self.optimizer_discriminator_ = self.optimizer(*pgroups, **kw)
+        self.steps_done_ = 0
+        return self
+
+    def get_iterator(self, dataset, training=False):
+        loader = super().get_iterator(dataset, training=training)
+        return _StepBudget(loader, self) if training else loader
+
+    def train_step(self, batch, **fit_params):
+        Xi, _ = batch
+        xb = Xi["X"].to(self.device)
+        wb = Xi["sample_weight"].to(self.device) if "sample_weight" in Xi else \
+            torch.ones(len(xb), device=xb.device)
+        self._set_training(True)
+        loss = generator_step(self.module_, self.optimizer_, self.optimizer_discriminator_,
+                              xb, wb)
+        self.steps_done_ += 1
+        return {"loss": loss, "y_pred": None}

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from sklearn_papers.nn._lpg import MLPAgentNet, a2c_targets
-from sklearn_papers.nn._skorch import seed_from_random_state, torch_seeded
+from sklearn_papers.nn._skorch import seed_from_random_state, torch_fit
 from sklearn_papers.utils._seeding import spawn_seeds
 from sklearn_papers.rl._base import _BaseRLEstimator
 from sklearn_papers.rl._env_checks import check_environments
@@ -215,9 +215,8 @@ class A2C(_BaseRLEstimator):
             its ``Discrete`` space (the message names ``environments[i]``).
         """
         envs = self._check_envs(environments)
-        seed = seed_from_random_state(self.random_state)
-        with torch_seeded(seed):
-            agents, ret = self._train_agents(envs, self.lifetime, seed, desc="A2C agents")
+        with torch_fit(self) as run:
+            agents, ret = self._train_agents(envs, self.lifetime, run.seed, desc="A2C agents")
         self.agents_ = agents
         self.lifetime_returns_ = np.asarray(ret, dtype=np.float64)
         return self

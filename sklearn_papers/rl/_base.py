@@ -15,7 +15,7 @@ from sklearn_papers.nn._lpg import (
     scale_rewards,
     value_update,
 )
-from sklearn_papers.nn._skorch import check_device, seed_from_random_state, torch_seeded
+from sklearn_papers.nn._skorch import check_device, torch_fit
 from sklearn_papers.rl._agents import MLPAgent, TabularAgent
 from sklearn_papers.rl._batched import make_batch
 from sklearn_papers.rl._env_checks import check_environment, check_environments
@@ -181,10 +181,8 @@ class _BaseRLEstimator(BaseEstimator):
         check_environment(env, where="env")  # errors name env, not env[0]
         envs = self._check_envs([env], name="env")
         n_updates = _check_n_updates(self.lifetime if n_updates is None else n_updates)
-        rs = self.random_state if random_state is None else random_state
-        seed = seed_from_random_state(rs)
-        with torch_seeded(seed):
-            net, params, ret, value_w = self._run_lifetimes(envs, n_updates, seed,
+        with torch_fit(self, random_state=random_state) as run:
+            net, params, ret, value_w = self._run_lifetimes(envs, n_updates, run.seed,
                                                             names=["env"])
         return _agent_from(net, params, 0, lifetime_return=ret[0], n_updates=n_updates,
                            td_values=value_w)
@@ -222,10 +220,8 @@ class _BaseRLEstimator(BaseEstimator):
         self._check_ready()
         envs = self._check_envs(environments)
         n_updates = _check_n_updates(self.lifetime if n_updates is None else n_updates)
-        seed = seed_from_random_state(self.random_state if random_state is None
-                                      else random_state)
-        with torch_seeded(seed):
-            _, ret = self._train_agents(envs, n_updates, seed, desc="agents")
+        with torch_fit(self, random_state=random_state) as run:
+            _, ret = self._train_agents(envs, n_updates, run.seed, desc="agents")
         return ret
 
     def _check_ready(self):

@@ -20,12 +20,7 @@ from sklearn_papers.nn._lpg import (
     scale_rewards,
     value_update,
 )
-from sklearn_papers.nn._skorch import (
-    check_device,
-    divergence_error,
-    seed_from_random_state,
-    torch_seeded,
-)
+from sklearn_papers.nn._skorch import divergence_error, torch_fit, torch_seeded
 from sklearn_papers.rl._base import _VALUE_LR, _assign, _BaseRLEstimator, _make_net
 from sklearn_papers.rl._batched import GymEnvBatch, _batchable, make_batch
 from sklearn_papers.rl._env_checks import check_environment, check_environments
@@ -458,11 +453,13 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             meta-trainings apart (every one's agents collect the same lifetime returns
             there): restart 0 is kept.
         """
-        check_device(self.device)
+        with torch_fit(self) as run:
+            return self._fit(environments, run.seed, restart_environments)
+
+    def _fit(self, environments, seed, restart_environments):
         # the rule keeps these for good: later set_params changes warn (_check_ready)
         self._fit_rule_settings = {name: getattr(self, name) for name in _RULE_SETTINGS}
         self._check_rollout_params()
-        seed = seed_from_random_state(self.random_state)
         if restart_environments is not None and self.n_restarts == 1:
             raise ValueError(
                 "restart_environments choose among the meta-trainings of n_restarts > 1; "
@@ -699,11 +696,10 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                              f"int, got {n_episodes!r}")
         self._check_ready()
         envs = self._check_envs(environments)
-        seed = seed_from_random_state(self.random_state)
-        with torch_seeded(seed):
-            agents, _ = self._train_agents(envs, self.lifetime, seed, desc="agents")
+        with torch_fit(self) as run:
+            agents, _ = self._train_agents(envs, self.lifetime, run.seed, desc="agents")
         returns, cut = [], 0
-        eval_seeds = spawn_seeds(seed, len(envs))
+        eval_seeds = spawn_seeds(run.seed, len(envs))
         for i, (agent, env) in enumerate(zip(agents, envs)):
             r, c = _episode_returns(agent, env, n_episodes, greedy=greedy,
                                     max_episode_steps=SCORE_MAX_STEPS,
@@ -858,9 +854,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         from sklearn.base import clone
 
         est = clone(self)
-        seed = seed_from_random_state(self.random_state if random_state is None
-                                      else random_state)
-        with torch_seeded(seed):
+        with torch_fit(self, random_state=random_state):
             rule = est._new_rule()
         rule.eval()
         for p in rule.parameters():

@@ -457,13 +457,7 @@ class MaskRCNN(BaseEstimator):
         import torch
 
         from sklearn_papers.nn._mask_rcnn import MaskRCNNModule
-        from sklearn_papers.nn._skorch import (
-            build_net,
-            check_device,
-            loss_curve,
-            seed_from_random_state,
-            torch_seeded,
-        )
+        from sklearn_papers.nn._skorch import torch_fit
 
         self._check_params()
         images = check_images(X, name="X", min_size=_MIN_SIZE, bits=self.bit_depth)
@@ -533,25 +527,17 @@ class MaskRCNN(BaseEstimator):
         std = pixels.std(axis=1, dtype=np.float64)
         std = np.where(std > 0, std, 1.0)
 
-        device = check_device(self.device)
-        seed = seed_from_random_state(self.random_state)
         steps = self.max_epochs * -(-n // self.batch_size)
         from skorch.callbacks import GradientNormClipping, LRScheduler
 
         from sklearn_papers.nn._mask_rcnn import LossOutputNet
 
-        with torch_seeded(seed, device):
-            net = build_net(
+        with torch_fit(self) as run:
+            run.fit(
                 MaskRCNNModule,
-                seed=seed,
-                estimator=self,
+                {"images": x, "boxes": boxes, "labels": labels, "masks": masks},
                 net_class=LossOutputNet,
-                max_epochs=self.max_epochs,
-                lr=self.lr,
-                batch_size=self.batch_size,
                 optimizer=torch.optim.AdamW,
-                device=device,
-                verbose=self.verbose,
                 callbacks=[
                     ("clip", GradientNormClipping(gradient_clip_value=10.0)),
                     ("schedule", LRScheduler(policy=torch.optim.lr_scheduler.OneCycleLR,
@@ -576,10 +562,6 @@ class MaskRCNN(BaseEstimator):
                 module__mean=mean.tolist(),
                 module__std=std.tolist(),
             )
-            net.fit({"images": x, "boxes": boxes, "labels": labels, "masks": masks}, None)
-        self.net_ = net
-        self.loss_curve_ = loss_curve(net)
-        self.n_iter_ = len(self.loss_curve_)
         self.n_classes_ = n_classes
         self.classes_ = np.arange(1, n_classes + 1)
         self.n_channels_ = c

@@ -1,5 +1,7 @@
 """Pieces of generative replay as torch modules: mean-field layer, class VAE/GAN."""
 
+import math
+
 import pytest
 import torch
 from torch.distributions import Normal, kl_divergence
@@ -7,10 +9,23 @@ from torch.distributions import Normal, kl_divergence
 from sklearn_papers.nn._generative_replay import (
     ClassGAN,
     ClassVAE,
+    GeneratorNet,
     MeanFieldLinear,
     ReplayClassifierModule,
-    train_generator,
 )
+from sklearn_papers.nn._skorch import PassBatchLoader, build_net, loss_curve
+
+
+def train_generator(model, X, *, n_steps, batch_size, lr, seed=0):
+    """Fit ``model`` to the rows ``X`` with a :class:`GeneratorNet`; its loss curve."""
+    per_pass = math.ceil(len(X) / batch_size)
+    net = build_net(model, seed=0, net_class=GeneratorNet, n_steps=n_steps,
+                    max_epochs=math.ceil(n_steps / per_pass), batch_size=batch_size, lr=lr,
+                    iterator_train=PassBatchLoader,
+                    iterator_train__generator=torch.Generator().manual_seed(seed))
+    net.fit({"X": X.numpy()}, None)
+    assert net.steps_done_ == n_steps
+    return loss_curve(net)
 
 
 def test_mean_field_kl_equals_torch_distributions():
@@ -70,8 +85,7 @@ def test_generator_trains_and_samples_have_the_input_shape(cls):
     X = torch.randn(40, 5) * 0.3 + 2.0
     model = cls(5, n_latent=3, hidden=16)
     before = [p.detach().clone() for p in model.parameters()]
-    losses = train_generator(model, X, n_steps=60, batch_size=16, lr=1e-2,
-                             generator=torch.Generator().manual_seed(0))
+    losses = train_generator(model, X, n_steps=60, batch_size=16, lr=1e-2)
     assert all(torch.isfinite(torch.tensor(losses)))
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
     out = model.sample(7, generator=torch.Generator().manual_seed(1))
@@ -84,8 +98,30 @@ def test_vae_learns_the_class_mean():
     torch.manual_seed(0)
     X = torch.randn(64, 3) * 0.2 + torch.tensor([1.0, -2.0, 0.5])
     model = ClassVAE(3, n_latent=2, hidden=16)
-    losses = train_generator(model, X, n_steps=400, batch_size=32, lr=1e-2,
-                             generator=torch.Generator().manual_seed(0))
+    losses = train_generator(model, X, n_steps=400, batch_size=32, lr=1e-2)
     assert losses[-1] < losses[0]
     mean = model.sample(500, generator=torch.Generator().manual_seed(0)).mean(0)
     torch.testing.assert_close(mean, X.mean(0), atol=0.2, rtol=0)
+
+
+def test_generator_net_stops_at_n_steps_within_a_pass():
+    torch.manual_seed(0)
+    X = torch.randn(10, 2)
+    # 3 batches a pass (4, 4, 2 rows): 7 steps are two passes and one batch of a third
+    net = build_net(ClassVAE(2, n_latent=1, hidden=4), seed=0, net_class=GeneratorNet,
+                    n_steps=7, max_epochs=3, batch_size=4, iterator_train=PassBatchLoader,
+                    iterator_train__generator=torch.Generator().manual_seed(0))
+    net.fit({"X": X.numpy()}, None)
+    assert net.steps_done_ == 7
+    assert [row["train_batch_count"] for row in net.history] == [3, 3, 1]
+
+
+def test_a_diverging_generator_net_raises_the_divergence_error():
+    torch.manual_seed(0)
+    X = torch.randn(8, 2)
+    X[0, 0] = float("nan")
+    net = build_net(ClassVAE(2, n_latent=1, hidden=4), seed=0, net_class=GeneratorNet,
+                    n_steps=4, max_epochs=2, batch_size=4, iterator_train=PassBatchLoader,
+                    iterator_train__generator=torch.Generator().manual_seed(0))
+    with pytest.raises(FloatingPointError, match="the training loss became nan at epoch 1"):
+        net.fit({"X": X.numpy()}, None)

@@ -6,7 +6,7 @@
 * ``_device``: :func:`check_device` and :func:`default_dtype`;
 * ``_callbacks``: the epoch table, the divergence check, early stopping and the
   learning-rate schedule;
-* ``_loaders``: batches of near-equal size;
+* ``_loaders``: batch samplers (near-equal sizes; fixed sizes, one order a pass);
 * ``_losses`` and ``_nets``: the losses and net subclasses that more than one model trains
   with (a net subclass that runs one model's own training step stays beside that model);
 * seeding (:func:`seed_from_random_state`, :func:`spawn_seeds`, :func:`torch_seeded`)
@@ -34,7 +34,12 @@ from sklearn_papers.nn._skorch._callbacks import (
 from sklearn_papers.nn._skorch._device import check_device, default_dtype
 from sklearn_papers.nn._skorch._factory import TRAINING_PARAMS, build_net
 from sklearn_papers.nn._skorch._fit import TorchFit, set_fitted_net, torch_fit, torch_inference
-from sklearn_papers.nn._skorch._loaders import EvenBatchLoader, EvenBatchSampler
+from sklearn_papers.nn._skorch._loaders import (
+    EvenBatchLoader,
+    EvenBatchSampler,
+    PassBatchLoader,
+    PassBatchSampler,
+)
 from sklearn_papers.nn._skorch._losses import (
     SampleWeightedTargetLoss,
     pack_sample_weight,
@@ -44,7 +49,8 @@ from sklearn_papers.nn._skorch._nets import SampleWeightedNet, SoftTargetNet, We
 from sklearn_papers.utils._seeding import seed_from_random_state, spawn_seeds, torch_seeded
 
 __all__ = ["EvenBatchLoader", "EvenBatchSampler", "FiniteLossCheck", "HOLD_AFTER",
-           "LabelledRowsSplit", "PlainPrintLog", "SampleWeightedNet",
+           "LabelledRowsSplit", "PassBatchLoader", "PassBatchSampler", "PlainPrintLog",
+           "SampleWeightedNet",
            "SampleWeightedTargetLoss", "SoftTargetNet", "StillImprovingWarning",
            "TRAINING_PARAMS", "TorchFit", "WARMUP_EPOCHS", "WarmupDecay", "WeightPenaltyNet",
            "build_net", "check_device", "check_early_stopping_size", "default_dtype",

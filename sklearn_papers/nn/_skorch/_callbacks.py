@@ -42,7 +42,10 @@ class PlainPrintLog(PrintLog):
 
 
 def loss_curve(net):
-    """Training loss after every epoch of a fitted skorch net, as a list of floats."""
+    """Training loss after every epoch of a fitted skorch net, as a list of floats (empty
+    when no epoch ran)."""
+    if not len(net.history):
+        return []
     return [float(v) for v in net.history[:, "train_loss"]]
 
 

@@ -102,7 +102,8 @@ def set_fitted_net(estimator, net, *, append=False):
 
 
 @contextlib.contextmanager
-def torch_fit(estimator, *, seed=None, device=None, dtype=torch.float32):
+def torch_fit(estimator, *, seed=None, device=None, random_state=None,
+              dtype=torch.float32):
     """Open one fit of ``estimator``: yields a :class:`TorchFit`.
 
     Checks ``estimator.device`` (:func:`check_device`), draws the seed from
@@ -116,20 +117,41 @@ def torch_fit(estimator, *, seed=None, device=None, dtype=torch.float32):
         With ``device`` and ``random_state`` parameters.
     seed : int or None, default=None
         A seed already drawn (an estimator that draws it once over several calls);
-        None: drawn here.
+        None: drawn here, from ``random_state``.
     device : torch.device or None, default=None
         A device already checked; None: ``estimator.device``, checked here.
+    random_state : int, RandomState instance or None, default=None
+        Overrides ``estimator.random_state`` (a method's own ``random_state``).
     dtype : torch.dtype, default=torch.float32
         The default dtype inside the block (float64 only where a parameter asks).
     """
     device = check_device(estimator.device) if device is None else device
-    seed = seed_from_random_state(estimator.random_state) if seed is None else seed
+    if seed is None:
+        seed = seed_from_random_state(estimator.random_state if random_state is None
+                                      else random_state)
     with default_dtype(dtype), torch_seeded(seed, device):
         yield TorchFit(estimator, device, seed)
 
 
-def torch_inference(dtype=torch.float32):
+@contextlib.contextmanager
+def torch_inference(seed=None, device="cpu", dtype=torch.float32):
     """Context of a fitted torch estimator's inference: the default dtype ``dtype``
     (:func:`default_dtype`), so that tensors made inside the network match its weights
-    whatever default the caller set."""
-    return default_dtype(dtype)
+    whatever default the caller set, and, with a ``seed``, torch's RNG seeded by it
+    (:func:`torch_seeded`: sampling methods; the global RNG is restored).
+
+    Parameters
+    ----------
+    seed : int or None, default=None
+        None: torch's RNG is not touched (deterministic inference).
+    device : str or torch.device, default="cpu"
+        With a CUDA device and a ``seed``, its RNG is seeded too.
+    dtype : torch.dtype, default=torch.float32
+        The default dtype inside the block.
+    """
+    with default_dtype(dtype):
+        if seed is None:
+            yield
+        else:
+            with torch_seeded(seed, device):
+                yield

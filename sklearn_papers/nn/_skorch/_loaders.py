@@ -2,7 +2,7 @@
 
 import torch
 
-__all__ = ["EvenBatchLoader", "EvenBatchSampler"]
+__all__ = ["EvenBatchLoader", "EvenBatchSampler", "PassBatchLoader", "PassBatchSampler"]
 
 
 class EvenBatchSampler(torch.utils.data.Sampler):
@@ -51,3 +51,37 @@ class EvenBatchLoader(torch.utils.data.DataLoader):
     def __init__(self, dataset, batch_size=1, shuffle=False, generator=None, **kwargs):
         sampler = EvenBatchSampler(len(dataset), batch_size, shuffle, generator)
         super().__init__(dataset, batch_sampler=sampler, generator=generator, **kwargs)
+
+
+class PassBatchSampler(torch.utils.data.Sampler):
+    """Batches of ``batch_size`` rows (the last of a pass smaller) in a fresh random order
+    each pass: one ``torch.randperm(n_rows, generator=generator)`` per pass, cut in order.
+
+    Parameters
+    ----------
+    n_rows, batch_size : int
+    generator : torch.Generator
+        Source of the orders (only the orders draw from it).
+    """
+
+    def __init__(self, n_rows, batch_size, generator):
+        self.n_rows, self.batch_size, self.generator = int(n_rows), int(batch_size), generator
+
+    def __len__(self):
+        return -(-self.n_rows // self.batch_size)
+
+    def __iter__(self):
+        order = torch.randperm(self.n_rows, generator=self.generator)
+        for start in range(0, self.n_rows, self.batch_size):
+            yield order[start:start + self.batch_size].tolist()
+
+
+class PassBatchLoader(torch.utils.data.DataLoader):
+    """A ``DataLoader`` over the batches of :class:`PassBatchSampler`, taking skorch's
+    ``iterator_train`` arguments. ``generator`` orders the rows; the loader's own base
+    seed is drawn from a separate generator, so that only the orders draw from it."""
+
+    def __init__(self, dataset, batch_size=1, shuffle=True, generator=None, **kwargs):
+        sampler = PassBatchSampler(len(dataset), batch_size, generator)
+        super().__init__(dataset, batch_sampler=sampler,
+                         generator=torch.Generator().manual_seed(0), **kwargs)
