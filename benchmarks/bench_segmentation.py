@@ -54,7 +54,7 @@ def _plain_torch_fit(est, images, targets, epochs, batch_size, lr, seed):
 
 def _targets(est, data):
     """The low-resolution training targets the estimator builds (semantic, centre, ids)."""
-    from sklearn_papers.vision._instance_segmenter import (
+    from sklearn_papers.vision._instance_grouping import (
         _center_heatmap,
         _mode_downsample,
         _relabel,

@@ -7,7 +7,7 @@ exactly one of the two dicts below; ``test_common.py`` fails otherwise.
   ``parametrize_with_checks``.
 * ``MOLECULE``: estimators taking SMILES / RDKit Mol ``X``. scikit-learn's data-driven checks
   cannot feed them molecules, so they run the data-free API checks plus our molecule checks
-  (``sklearn_papers.utils.estimator_checks``).
+  (``sklearn_papers.chem.estimator_checks``).
 * ``CUSTOM``: estimators whose input is neither a numeric table nor molecules (images with
   instance maps, environments). They run scikit-learn's data-free API checks here; their
   family's own test files check the data behaviour (fit, predict, errors, determinism,

@@ -37,7 +37,7 @@ if NUMERIC:
 
 
 if MOLECULE:
-    from sklearn_papers.utils.estimator_checks import molecule_estimator_checks
+    from sklearn_papers.chem.estimator_checks import molecule_estimator_checks
 
     _MOLECULE_CASES = [
         pytest.param(est, check, id=f"{type(est).__name__}-{check_name}")
@@ -51,7 +51,7 @@ if MOLECULE:
 
 
 if CUSTOM:
-    from sklearn_papers.utils.estimator_checks import _SKLEARN_API_CHECKS
+    from sklearn_papers.chem.estimator_checks import _SKLEARN_API_CHECKS
 
     _CUSTOM_CASES = [
         pytest.param(est, check, id=f"{type(est).__name__}-{check.__name__}")

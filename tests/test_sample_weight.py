@@ -23,7 +23,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 
 from sklearn_papers.utils.discovery import all_estimators
-from sklearn_papers.utils.estimator_checks import MOLECULES
+from sklearn_papers.chem.estimator_checks import MOLECULES
 from tests._estimators import CUSTOM, CUSTOM_DATA, MOLECULE, NUMERIC
 
 _CLASSES = dict(all_estimators())

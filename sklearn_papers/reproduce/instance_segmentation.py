@@ -211,7 +211,7 @@ def follow_ups(est, test):
         boundary F tolerance in pixels).
     """
     from sklearn_papers.metrics import boundary_f_score, symmetric_best_dice
-    from sklearn_papers.vision._instance_segmenter import (
+    from sklearn_papers.vision._instance_grouping import (
         _SLIC_COMPACTNESS,
         _SLIC_PIXELS_PER_SEGMENT,
         _group_components,

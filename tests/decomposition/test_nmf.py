@@ -15,7 +15,7 @@ from sklearn.decomposition import NMF as SkNMF
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_papers.decomposition import NMF
-from sklearn_papers.decomposition import _nmf
+from sklearn_papers.decomposition import _nmf, _nmf_floored, _nmf_kernels
 
 LOSSES = ["frobenius", "kullback-leibler"]
 EPS = 1e-12
@@ -159,16 +159,17 @@ def test_estimator_uses_fused_kernel_above_small_work(loss, monkeypatch):
     X = _data(3, shape=(40, 30))
     W0, H0 = _init(X, 3, 3)
     calls = []
-    original = _nmf._fused_frobenius_pass if loss == "frobenius" else _nmf._fused_kl_pass
+    original = (_nmf_floored._fused_frobenius_pass if loss == "frobenius"
+                else _nmf_floored._fused_kl_pass)
     name = original.__name__
 
     def spy(*args, **kwargs):
         calls.append(args[0].block_rows)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(_nmf, name, spy)
-    monkeypatch.setattr(_nmf, "_SMALL_WORK", 40 * 30 * 3)
-    monkeypatch.setattr(_nmf, "_BLOCK_BYTES", 30 * 8 * 16)  # 16 rows per block
+    monkeypatch.setattr(_nmf_floored, name, spy)  # the solver calls the fused passes
+    monkeypatch.setattr(_nmf_kernels, "_SMALL_WORK", 40 * 30 * 3)
+    monkeypatch.setattr(_nmf_kernels, "_BLOCK_BYTES", 30 * 8 * 16)  # 16 rows per block
     model = NMF(3, beta_loss=loss, init="custom", max_iter=10, tol=0)
     W = model.fit_transform(X, W=W0, H=H0)
     assert calls and set(calls) == {16}
@@ -649,7 +650,7 @@ def test_solver_mu_gives_scikit_learns_iterates(beta_loss, init, container):
         assert_allclose(T, T_ref, rtol=1e-9, atol=1e-12)
     assert_allclose(ours.reconstruction_err_, theirs.reconstruction_err_, rtol=1e-9)
     assert len(ours.loss_curve_) == -(-ours.n_iter_ // 10)  # every 10th and the last
-    assert_allclose(ours.loss_curve_[-1] - float(_nmf._penalty(
+    assert_allclose(ours.loss_curve_[-1] - float(_nmf_kernels._penalty(
         torch.from_numpy(W), torch.from_numpy(ours.components_),
         *ours._regularization(X))), ours.reconstruction_err_**2 / 2, rtol=1e-9)
 

@@ -85,7 +85,7 @@ def test_connected_components_grouping_splits_only_components(fitted, data):
 
 
 def test_centre_seeding_never_joins_objects_apart_in_the_image():
-    from sklearn_papers.vision._instance_segmenter import _group_centers
+    from sklearn_papers.vision._instance_grouping import _group_centers
 
     sem = np.zeros((8, 12), dtype=np.int64)
     sem[1:4, 1:4] = sem[1:7, 6:11] = 1  # two objects of class 1, apart
@@ -229,7 +229,7 @@ def test_scale_is_backed_by_the_centres_found():
 
 
 def test_centres_are_counted_as_centre_seeding_keeps_them():
-    from sklearn_papers.vision._instance_segmenter import _count_centres, _group_centers
+    from sklearn_papers.vision._instance_grouping import _count_centres, _group_centers
 
     sem = np.zeros((8, 12), dtype=np.int64)
     sem[1:7, 1:5], sem[1:7, 6:11] = 1, 2
@@ -565,7 +565,7 @@ def test_mean_shift_grouping_when_no_point_is_near_a_bin_centre():
     # In 16 dimensions, points at 0.74 on every axis lie 2.96 from their bin's centre (0),
     # beyond the bandwidth 1.5: bin seeding finds no neighbourhood; the grouping must
     # still return one instance for the one class.
-    from sklearn_papers.vision._instance_segmenter import _group_mean_shift
+    from sklearn_papers.vision._instance_grouping import _group_mean_shift
 
     sem = np.zeros((6, 6), dtype=np.int64)
     sem[1:4, 1:4] = 1

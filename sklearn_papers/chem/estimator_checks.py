@@ -435,7 +435,7 @@ def molecule_estimator_checks(estimator):
     Examples
     --------
     >>> from sklearn_papers.chem import CircularFingerprint
-    >>> from sklearn_papers.utils.estimator_checks import molecule_estimator_checks
+    >>> from sklearn_papers.chem.estimator_checks import molecule_estimator_checks
     >>> names = [name for name, _ in molecule_estimator_checks(CircularFingerprint())]
     >>> names[0], names[-1]
     ('check_estimator_cloneable', 'check_pipeline_and_grid_search')

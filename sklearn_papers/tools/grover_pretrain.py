@@ -5,7 +5,7 @@ Two modes.
 **Single process, through the estimator** (how ``moses-small`` was made): the checkpoint
 in ``sklearn_papers/chem/_pretrained/moses-small/`` was written by::
 
-    python -m sklearn_papers.chem._grover_pretrain \\
+    python -m sklearn_papers.tools.grover_pretrain \\
         --out sklearn_papers/chem/_pretrained/moses-small --n-samples 15000 --max-epochs 5
 
 i.e. ``GroverFeaturizer(pretrained=None, ...).fit`` on the first ``--n-samples`` molecules
@@ -34,7 +34,7 @@ this machine). ``--backend gloo`` (CPU) or ``nccl`` (GPUs, ``--device cuda``: pr
 ``r`` uses ``cuda:LOCAL_RANK``); rank 0 writes the state, the checkpoint and the progress
 log ``STATE_DIR/progress.log``. For instance, on a machine with 4 GPUs::
 
-    torchrun --standalone --nproc-per-node 4 -m sklearn_papers.chem._grover_pretrain \\
+    torchrun --standalone --nproc-per-node 4 -m sklearn_papers.tools.grover_pretrain \\
         --state-dir grover_state --out moses-176k --n-samples 176074 \\
         --backend nccl --device cuda --batch-size 256
 
@@ -141,7 +141,7 @@ def main(argv=None):
     from sklearn_papers.datasets import load_moses_smiles
 
     X, _ = load_moses_smiles(n_samples=args.n_samples, return_X_y=True)
-    command = "python -m sklearn_papers.chem._grover_pretrain " + " ".join(argv)
+    command = "python -m sklearn_papers.tools.grover_pretrain " + " ".join(argv)
     if args.featurize_only:
         featurize_to_disk(X, args.state_dir, n_jobs=args.n_jobs,
                           log=_logger(args.state_dir, args.verbose))
@@ -174,7 +174,7 @@ def _estimator_main(args, argv):
         "seconds": seconds,
         "dataset": f"load_moses_smiles(n_samples={args.n_samples}) (MOSES test split, first "
                    f"{args.n_samples} rows)",
-        "command": "python -m sklearn_papers.chem._grover_pretrain " + " ".join(argv),
+        "command": "python -m sklearn_papers.tools.grover_pretrain " + " ".join(argv),
         "torch_threads": args.threads,
     }
     config["training"].update(leg)

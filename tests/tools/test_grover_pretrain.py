@@ -1,4 +1,4 @@
-"""Resumable, data-parallel GROVER pretraining (chem/_grover_pretrain, nn/_grover/_ddp)."""
+"""Resumable, data-parallel GROVER pretraining (tools/grover_pretrain, nn/_grover/_ddp)."""
 
 import json
 import shutil
@@ -11,7 +11,7 @@ from rdkit import Chem
 
 from sklearn_papers.chem import GroverFeaturizer, load_grover_checkpoint
 from sklearn_papers.chem._grover import _featurize
-from sklearn_papers.chem._grover_pretrain import (
+from sklearn_papers.tools.grover_pretrain import (
     PackedGroverData,
     _load_state,
     featurize_to_disk,
@@ -230,7 +230,7 @@ def test_chunks_of_other_molecules_are_refused(tmp_path, graphs_dir):
                                     "--max-checkpoint-mb"])
 @pytest.mark.parametrize("value", ["0", "-1"])
 def test_cli_rejects_non_positive_counts_naming_the_option(option, value, tmp_path, capsys):
-    from sklearn_papers.chem._grover_pretrain import main
+    from sklearn_papers.tools.grover_pretrain import main
 
     with pytest.raises(SystemExit):
         main(["--state-dir", str(tmp_path), "--out", str(tmp_path / "o"), option, value])
