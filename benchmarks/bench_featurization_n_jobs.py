@@ -35,11 +35,11 @@ def main(argv=None):
 
     from sklearn_papers.chem import CircularFingerprint, GroverFeaturizer, MPNN
     from sklearn_papers.chem import NeuralFingerprint
-    from sklearn_papers.chem import _graph_estimator
+    from sklearn_papers.chem import _molecule_input
     from sklearn_papers.datasets import load_moses_smiles
 
     # measure the workers themselves: no in-process shortcut for small inputs
-    shortcut, _graph_estimator._MIN_PARALLEL = _graph_estimator._MIN_PARALLEL, 1
+    shortcut, _molecule_input._MIN_PARALLEL = _molecule_input._MIN_PARALLEL, 1
     X, _ = load_moses_smiles(n_samples=max(args.sizes), return_X_y=True)
     X = np.asarray(X, dtype=object)
     Parallel(n_jobs=args.n_jobs)(delayed(abs)(i) for i in range(args.n_jobs))  # warm pool

@@ -3,7 +3,8 @@
 from sklearn_papers.chem._descriptors import RDKitDescriptors
 from sklearn_papers.chem._ecfp import CircularFingerprint
 from sklearn_papers.chem._graph_cache import GraphCache
-from sklearn_papers.chem._grover import GroverClassifier, GroverFeaturizer, GroverRegressor
+from sklearn_papers.chem._grover import GroverFeaturizer
+from sklearn_papers.chem._grover_finetune import GroverClassifier, GroverRegressor
 from sklearn_papers.chem._grover_checkpoint import load_grover_checkpoint
 from sklearn_papers.chem._mpnn import MPNN, MPNNClassifier, MPNNRegressor
 from sklearn_papers.chem._neural_fingerprint import (

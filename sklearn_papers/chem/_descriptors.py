@@ -6,8 +6,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from sklearn_papers.chem._molecule_input import parse_and_standardize
 from sklearn_papers.chem._standardize import (
-    check_standardized_molecules,
     input_params_of_fit,
     pin_input_params,
     standardize_input_param,
@@ -181,7 +181,7 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
         from joblib import Parallel, delayed, effective_n_jobs
 
         values = as_molecule_array(X)
-        mols, invalid, _, multi = check_standardized_molecules(values, standardize)
+        mols, invalid, _, multi = parse_and_standardize(values, standardize)
         labels = row_labels(X)
         valid = raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
         warn_multiple_fragments(multi, values, len(values), type(self).__name__,
@@ -404,17 +404,3 @@ def compute_descriptors(mols, names):
     return _compute(mols, names)
 
 
-#: Docstring of the graph estimators' ``descriptors`` parameter.
-DESCRIPTORS_PARAM_DOC = """\
-    descriptors : bool or RDKitDescriptors, default=False
-        Molecule-level features joined to the graph readout before the prediction head,
-        as chemprop's ``rdkit_2d_normalized`` features and GROVER's fine-tuning do:
-        ``True`` uses RDKit's 2-D descriptors (all of them) through
-        :class:`~sklearn_papers.chem.RDKitDescriptors`' per-descriptor CDF (values in
-        [0, 1]), an ``RDKitDescriptors`` instance its ``descriptors`` and ``normalize``
-        (its ``standardize``, ``errors`` and ``n_jobs`` are not used: this estimator's
-        apply, so the descriptors are those of the standardized molecule). The CDFs are
-        fitted in ``fit`` on the training molecules only (``descriptors_``) and applied
-        at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
-        A transformer's ``transform`` gives its embedding followed by these features.
-        Computing them costs about 10 ms per drug-like molecule."""

@@ -6,8 +6,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from sklearn_papers.chem._molecule_input import parse_and_standardize
 from sklearn_papers.chem._standardize import (
-    check_standardized_molecules,
     resolve_standardize,
     standardize_constraint,
     warn_multiple_fragments,
@@ -329,7 +329,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
             For invalid molecules when ``errors="raise"``, naming index and value.
         """
         values = as_molecule_array(X)
-        _, invalid, _, multi = check_standardized_molecules(values, self.standardize)
+        _, invalid, _, multi = parse_and_standardize(values, self.standardize)
         labels = row_labels(X)
         raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
         warn_multiple_fragments(multi, values, len(values), type(self).__name__,

@@ -1,8 +1,9 @@
 """Plumbing shared by the graph-network estimators (neural fingerprint, MPNN, GROVER).
 
 Each family keeps what is its own: parameters, featurizer, network and docstrings. What
-they all do alike lives here once: molecules to graphs, the seeded training wiring,
-batched inference with NaN rows for invalid molecules, target encoding and the tags.
+they all do alike lives here once: the settings of molecules to graphs (whose steps run in
+``_molecule_input``), the seeded training wiring, batched inference with NaN rows for
+invalid molecules, target encoding and the tags.
 The public classes keep thin ``fit``/``predict``/``transform`` methods (for their
 docstrings) that call the ``_fit_*`` / ``_predict_*`` bodies of the mixins below.
 """
@@ -35,78 +36,22 @@ from sklearn_papers.chem._descriptors import (
     resolve_descriptors,
 )
 from sklearn_papers.chem._graph_cache import GraphCache
+from sklearn_papers.chem._molecule_input import DescribedGraph, molecule_graphs, valid_molecules
 from sklearn_papers.chem._standardize import (
-    check_standardized_molecules,
     input_params_of_fit,
     pin_input_params,
     standardize_constraint,
     standardize_input_param,
-    warn_multiple_fragments,
 )
 from sklearn_papers.chem._training import DIVERGENCE_HINT
 from sklearn_papers.chem._validation import (
-    as_molecule_array,
     check_molecule_feature_names,
-    raise_or_mask,
-    row_labels,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
 from sklearn_papers.utils._validation import common_constraints
 
 __all__ = []
-
-
-#: Fewer molecules than this are featurized in the calling process whatever ``n_jobs``:
-#: starting workers and sending them the SMILES and the graphs back costs more
-#: (``benchmarks/bench_featurization_n_jobs.py``; the "Your own molecules" guide).
-_MIN_PARALLEL = 512
-
-
-class DescribedGraph:
-    """A molecule's graph with one row of molecule-level features (``mol_features``).
-
-    Reads as the graph it wraps (``atom_features``, ``edge_index``...), so the collate
-    functions batch it as any graph; :func:`~sklearn_papers.nn._graph.collate_graphs`
-    stacks the ``mol_features`` rows into the batch's ``mol_features`` tensor.
-
-    Parameters
-    ----------
-    graph : MolGraph
-        The graph.
-    mol_features : ndarray of shape (n_mol_features,)
-        Raw descriptors (from the featurizer and the cache) or their normalized values
-        (what the network sees).
-    """
-
-    def __init__(self, graph, mol_features):
-        self.graph = graph
-        self.mol_features = mol_features
-
-    def __getattr__(self, name):
-        if name.startswith("__") or name in ("graph", "mol_features"):
-            raise AttributeError(name)
-        return getattr(self.graph, name)
-
-
-def _parse_and_featurize(values, standardize, fn, kwargs, descriptor_names=None):
-    """Parse, standardize and featurize entries (runs in a joblib worker).
-
-    Returns ``(ok, graphs, invalid, multi)``: the positions of the valid entries, their
-    graphs, the invalid entries and the positions of multi-fragment molecules, all
-    positions relative to ``values``. With ``descriptor_names``, each graph is a
-    :class:`DescribedGraph` holding the raw RDKit descriptors of its (standardized)
-    molecule.
-    """
-    mols, invalid, smiles, multi = check_standardized_molecules(values, standardize)
-    ok = [j for j, m in enumerate(mols) if m is not None]
-    graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
-    if descriptor_names is not None:
-        from sklearn_papers.chem._descriptors import compute_descriptors
-
-        raw = compute_descriptors([mols[j] for j in ok], descriptor_names)
-        graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
-    return ok, graphs, invalid, multi
 
 
 def _require_molecules(items):
@@ -219,8 +164,10 @@ class _GraphEstimator(BaseEstimator):
     fitted model keeps the values of ``fit``.
     * ``_new_module(n_outputs)``: the network with ``n_outputs`` outputs (called under
       the seeded torch RNG);
-    * ``_fit_module(module, graphs, target, loss, *, seed, device)``: train it and return
-      ``(module, loss_curve)``; ``loss`` is ``MSE_LOSS`` or a loss name of
+    * ``_fit_module(run, module, graphs, target, loss)``: train it in the fit ``run``
+      (:func:`~sklearn_papers.nn._skorch.torch_fit`, which sets ``net_``,
+      ``loss_curve_`` and ``n_iter_``) and return the trained module; ``loss`` is
+      ``MSE_LOSS`` or a loss name of
       :func:`~sklearn_papers.chem._targets.encode_classification_targets`;
     * ``_embedding(module)``: ``(fn, width)``, the function giving one vector of
       ``width`` values per molecule (used by ``transform``).
@@ -327,90 +274,15 @@ class _GraphEstimator(BaseEstimator):
 
     def _molecules(self, X, *, with_smiles=False):
         """The valid molecules of ``X`` in order, and the validity mask (and, with
-        ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input).
-
-        Applies ``standardize``; without it, warns once about multi-fragment molecules.
-        """
-        values = as_molecule_array(X)
-        mols, invalid, smiles, multi = check_standardized_molecules(
-            values, self._input_params()["standardize"])
-        labels = row_labels(X)
-        valid = raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                labels=labels)
-        kept = [m for m in mols if m is not None]
-        if not with_smiles:
-            return kept, valid
-        return kept, valid, [s for s, ok in zip(smiles, valid) if ok]
-
-    def _parse_and_featurize(self, values, names, inputs=None):
-        """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names`` and
-        the :meth:`_input_params` ``inputs``, default the current ones), over ``n_jobs``
-        joblib workers for ``_MIN_PARALLEL`` entries or more (each parses and featurizes
-        its chunk, so only strings go out and graphs come back), in this process
-        otherwise."""
-        from joblib import Parallel, delayed, effective_n_jobs
-
-        if inputs is None:
-            inputs = self._input_params()
-        standardize = inputs["standardize"]
-        fn, kwargs = self._featurizer(inputs)
-        n_jobs = effective_n_jobs(getattr(self, "n_jobs", None))
-        if n_jobs == 1 or len(values) < _MIN_PARALLEL:
-            return _parse_and_featurize(values, standardize, fn, kwargs, names)
-        size = -(-len(values) // (4 * n_jobs))
-        starts = range(0, len(values), size)
-        parts = Parallel(n_jobs=n_jobs)(
-            delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs,
-                                          names)
-            for s in starts)
-        ok, graphs, invalid, multi = [], [], [], []
-        for s, (p_ok, p_graphs, p_invalid, p_multi) in zip(starts, parts):
-            ok.extend(s + j for j in p_ok)
-            graphs.extend(p_graphs)
-            invalid.extend(type(e)(s + e.index, e.value, e.reason) for e in p_invalid)
-            multi.extend(s + j for j in p_multi)
-        return ok, graphs, invalid, multi
+        ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input):
+        :func:`~sklearn_papers.chem._molecule_input.valid_molecules`."""
+        return valid_molecules(self, X, with_smiles=with_smiles)
 
     def _graphs(self, X, *, fitted=False):
         """Graphs of the valid molecules of ``X`` in order, and the validity mask
-        (``fitted``: with the descriptors of the fitted model, for prediction).
-
-        With a ``graph_cache``, the graphs of SMILES strings already featurized with the
-        same settings come from it, and only the others are parsed and featurized.
-        With ``fitted``, the molecules are prepared as in ``fit``
-        (:meth:`_input_params`).
-        """
-        values = as_molecule_array(X)
-        inputs = self._input_params(fitted)
-        cache = getattr(self, "graph_cache", None)
-        settings = None
-        names = self._descriptor_names(fitted)
-        if cache is None:
-            found = [None] * len(values)
-        else:
-            settings = (self._graph_settings(inputs), inputs["standardize"],
-                        None if names is None else tuple(names))
-            found = cache._lookup(settings, values)
-        missing = [i for i, entry in enumerate(found) if entry is None]
-        invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
-        if missing:
-            sub = values[missing] if cache is not None else values
-            ok, graphs, sub_invalid, sub_multi = self._parse_and_featurize(sub, names,
-                                                                           inputs)
-            several = set(sub_multi)
-            entries = [(g, j in several) for g, j in zip(graphs, ok)]
-            for j, entry in zip(ok, entries):
-                found[missing[j]] = entry
-            if cache is not None:
-                cache._store_graphs(settings, [sub[j] for j in ok], entries)
-            invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
-            multi = sorted(multi + [missing[j] for j in sub_multi])
-        labels = row_labels(X)
-        valid = raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                labels=labels)
-        return [entry[0] for entry in found if entry is not None], valid
+        (``fitted``: with the settings of ``fit``, for prediction):
+        :func:`~sklearn_papers.chem._molecule_input.molecule_graphs`."""
+        return molecule_graphs(self, X, fitted=fitted)
 
     def _fit_graphs(self, X, y, sample_weight=None):
         """Graphs of the valid molecules, their rows of ``y``, the rows left out and the
@@ -447,25 +319,16 @@ class _GraphEstimator(BaseEstimator):
         return target
 
     # -- torch ---------------------------------------------------------------------------
-    def _device_and_seed(self):
-        from sklearn_papers.nn._skorch import check_device, seed_from_random_state
-
-        return check_device(self.device), seed_from_random_state(self.random_state)
-
     def _train(self, graphs, target, n_outputs, loss, sample_weight=None):
         """Build the network under the seeded RNG, train it on ``target``, store it."""
-        from sklearn_papers.nn._skorch import torch_seeded
+        from sklearn_papers.nn._skorch import torch_fit
 
-        device, seed = self._device_and_seed()
         weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
-        with torch_seeded(seed, device):
+        with torch_fit(self) as run:
             module = self._new_module(n_outputs)
-            module, curve = self._fit_module(module, graphs, target, loss, seed=seed,
-                                             device=device, **weighted)
-        self.module_ = module.to(device).eval()
+            module = self._fit_module(run, module, graphs, target, loss, **weighted)
+        self.module_ = module.to(run.device).eval()
         self.n_outputs_ = n_outputs
-        self.loss_curve_ = [float(v) for v in curve]
-        self.n_iter_ = len(self.loss_curve_)
         return self
 
     def _run(self, X, part="output"):
@@ -475,7 +338,7 @@ class _GraphEstimator(BaseEstimator):
         vectors of ``_embedding``. Returns float32 rows, NaN rows for invalid molecules
         (``errors="nan"``).
         """
-        from sklearn_papers.nn._skorch import check_device
+        from sklearn_papers.nn._skorch import check_device, torch_inference
 
         check_is_fitted(self)
         check_molecule_feature_names(self, X)
@@ -491,7 +354,8 @@ class _GraphEstimator(BaseEstimator):
                 fn, width = _EmbeddingWithFeatures(fn), width + self._n_mol_features()
         out = np.full((len(valid), width), np.nan, dtype=np.float32)
         if len(graphs):
-            out[valid] = self._forward_rows(fn, graphs, device, width)
+            with torch_inference():
+                out[valid] = self._forward_rows(fn, graphs, device, width)
         return out
 
     def _forward_rows(self, fn, graphs, device, width):
@@ -542,14 +406,12 @@ class _SkorchGraphEstimator(_GraphEstimator):
         """Extra ``build_net`` arguments for the training batches (none by default)."""
         return {}
 
-    def _fit_module(self, module, graphs, target, loss, *, seed, device, sample_weight=None):
+    def _fit_module(self, run, module, graphs, target, loss, sample_weight=None):
         from sklearn_papers.nn._graph import GraphDataset, collate_graph_targets
         from sklearn_papers.nn._neural_fingerprint import MaskedMSELoss
         from sklearn_papers.nn._skorch import (
             WeightPenaltyNet,
-            build_net,
             labelled_rows,
-            loss_curve,
         )
 
         criterion = MaskedMSELoss if loss == MSE_LOSS else classification_criterion(loss)
@@ -564,21 +426,19 @@ class _SkorchGraphEstimator(_GraphEstimator):
         # WeightPenaltyNet feeds a GraphBatch to ``module(**batch.tensors)``; with alpha=0
         # it is a plain skorch NeuralNet. build_net reads the training parameters and
         # installs the divergence check, early stopping and the LR schedule.
-        net = build_net(
-            module, seed=seed, estimator=self, criterion=criterion,
-            net_class=WeightPenaltyNet, alpha=self._penalty(), device=device,
-            labelled=labelled, noun="molecule", divergence_hint=DIVERGENCE_HINT.format(
+        net = run.fit(
+            module, GraphDataset(graphs, target), criterion=criterion,
+            net_class=WeightPenaltyNet, alpha=self._penalty(), labelled=labelled,
+            noun="molecule", divergence_hint=DIVERGENCE_HINT.format(
                 lr=self.lr),
             iterator_train__collate_fn=collate_graph_targets,
             iterator_valid__collate_fn=collate_graph_targets, **weighted,
             **self._iterator_options(),
         )
-        net.fit(GraphDataset(graphs, target), y=None)
-        self.net_ = net
         self.validation_loss_curve_ = (
             [float(v) for v in net.history[:, "valid_loss"]]
             if self.early_stopping and self.max_epochs else None)
-        return net.module_, (loss_curve(net) if self.max_epochs else [])
+        return net.module_
 
 
 class _FitTransformWarnsOnce:
@@ -653,12 +513,12 @@ class _GraphTransformerMixin(ClassNamePrefixFeaturesOutMixin, _FitTransformWarns
         return self
 
     def _fit_untrained(self, graphs):
-        from sklearn_papers.nn._skorch import torch_seeded
+        from sklearn_papers.nn._skorch import torch_fit, torch_inference
 
-        device, seed = self._device_and_seed()
-        with torch_seeded(seed, device):
-            module = self._new_untrained_module().to(device)
-        self.module_ = self._init_untrained(module, graphs, device).eval()
+        with torch_fit(self) as run:
+            module = self._new_untrained_module().to(run.device)
+        with torch_inference():
+            self.module_ = self._init_untrained(module, graphs, run.device).eval()
         self.net_ = None
         self.n_outputs_ = 0
         self.validation_loss_curve_ = None

@@ -1,4 +1,5 @@
-"""GROVER (Rong et al., 2020): pretrained molecular featurizer, regressor and classifier."""
+"""GROVER (Rong et al., 2020): the pretrained molecular featurizer, and what the fine-tuning
+estimators (``_grover_finetune``) share with it: featurization and the encoder."""
 
 import os
 import time
@@ -9,9 +10,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from sklearn_papers.chem._graph_estimator import (
     _FitTransformWarnsOnce,
-    _GraphClassifierMixin,
     _GraphEstimator,
-    _GraphRegressorMixin,
     _require_molecules,
 )
 from sklearn_papers.chem._grover_checkpoint import (
@@ -19,24 +18,14 @@ from sklearn_papers.chem._grover_checkpoint import (
     load_grover_checkpoint,
     write_checkpoint,
 )
-from sklearn_papers.chem._targets import BCE_LOSS, CROSS_ENTROPY_LOSS, MSE_LOSS
-from sklearn_papers.chem._training import (
-    DIVERGENCE_HINT,
-    TRAINING_CONSTRAINTS,
-    training_params_doc,
-)
 from sklearn_papers.chem._validation import set_molecule_input_attributes
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
-    StrOptions,
     _fit_context,
     check_is_fitted,
 )
 
-__all__ = ["GroverClassifier", "GroverFeaturizer", "GroverRegressor"]
-
-#: ``grover_finetune_loss`` task of each loss name of ``_graph_estimator``.
-_FINETUNE_TASKS = {MSE_LOSS: "regression", BCE_LOSS: "binary", CROSS_ENTROPY_LOSS: "multiclass"}
+__all__ = ["GroverFeaturizer"]
 
 
 # -- featurization (module level: joblib workers pickle these) ------------------------------
@@ -69,7 +58,6 @@ def _featurize(mols, *, with_labels, n_jobs, smiles=None):
                                None if smiles is None else smiles[i:i + size])
         for i in range(0, len(mols), size))
     return [g for chunk in chunks for g in chunk]
-
 
 
 class _BaseGrover(_GraphEstimator):
@@ -404,10 +392,10 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
             PretrainCriterion,
             collate_labelled,
         )
-        from sklearn_papers.nn._skorch import build_net, loss_curve, torch_seeded
+        from sklearn_papers.nn._skorch import check_device, torch_fit
 
         start = time.perf_counter()
-        device, seed = self._device_and_seed()
+        device = check_device(self.device)
         self._pin_input_params()
         mols, _ = self._molecules(X)
         _require_molecules(mols)
@@ -432,30 +420,25 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
                                       min_freq=self.min_freq)
             bond_vocab = ContextVocab(Counter(w for d in data for w in d[2]),
                                       min_freq=self.min_freq)
-        with torch_seeded(seed, device):
+        self.net_, self.loss_curve_, self.n_iter_ = None, [], 0
+        with torch_fit(self, device=device) as run:
             module = GroverPretrainModel(self._new_encoder(self._arch(config)),
                                          len(atom_vocab), len(bond_vocab), len(GROVER_MOTIFS))
             if state is not None:
                 module.load_state_dict(state)
-            curve = []
             if self.max_epochs > 0:
                 dataset = GroverDataset(
                     [d[0] for d in data], [atom_vocab.encode(d[1]) for d in data],
                     [bond_vocab.encode(d[2]) for d in data], np.stack([d[3] for d in data]))
-                net = build_net(
-                    module, seed=seed, estimator=self, criterion=PretrainCriterion,
-                    net_class=GroverNet, device=device,
+                module = run.fit(
+                    module, dataset, criterion=PretrainCriterion, net_class=GroverNet,
                     criterion__dist_coef=float(self.dist_coef),
-                    iterator_train__collate_fn=collate_labelled)
-                net.fit(dataset, y=None)
-                module, curve = net.module_, loss_curve(net)
+                    iterator_train__collate_fn=collate_labelled).module_
         self.module_ = module.to(device).eval()
         self.encoder_ = module.encoder
         self.atom_vocab_, self.bond_vocab_ = atom_vocab, bond_vocab
         self.embedding_dim_ = module.encoder.embedding_dim
         self._n_features_out = self.embedding_dim_ + self._n_mol_features()
-        self.loss_curve_ = [float(v) for v in curve]
-        self.n_iter_ = len(curve)
         self.checkpoint_config_ = config
         self._fit_seconds = time.perf_counter() - start
         self._n_fit_molecules = len(mols)
@@ -591,468 +574,3 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float32"]
         return tags
-
-
-class _GroverFinetune(_BaseGrover):
-    """Fine-tuning: encoder (pretrained or fresh) plus one head per view, trained on y."""
-
-    _parameter_constraints = {
-        **_BaseGrover._parameter_constraints,
-        "ffn_hidden": [Interval(Integral, 0, None, closed="left")],
-        "readout": [StrOptions({"mean", "self_attention"})],
-        **TRAINING_CONSTRAINTS,
-    }
-
-    def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
-                 ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=30, batch_size=32,
-                 lr=1e-3, early_stopping=False, validation_fraction=0.1, n_iter_no_change=10,
-                 lr_schedule="constant", pretrained="moses-small", device="cpu",
-                 errors="raise", standardize=False, graph_cache=None, descriptors=False,
-                 random_state=None, verbose=0, n_jobs=None):
-        self.hidden_size = hidden_size
-        self.n_layers = n_layers
-        self.n_heads = n_heads
-        self.depth = depth
-        self.dropout = dropout
-        self.ffn_hidden = ffn_hidden
-        self.readout = readout
-        self.dist_coef = dist_coef
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.lr = lr
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.lr_schedule = lr_schedule
-        self.pretrained = pretrained
-        self.device = device
-        self.errors = errors
-        self.standardize = standardize
-        self.graph_cache = graph_cache
-        self.descriptors = descriptors
-        self.random_state = random_state
-        self.verbose = verbose
-        self.n_jobs = n_jobs
-
-    def _new_module(self, n_outputs):
-        """The checkpoint's encoder (or a fresh one) with one head per view."""
-        from sklearn_papers.nn._grover import GroverFinetuneModel
-
-        config, state = (None, None) if self.pretrained is None else \
-            load_grover_checkpoint(self.pretrained, heads=False)
-        encoder = self._new_encoder(self._arch(config))
-        if state is not None:
-            encoder.load_state_dict({k[len("encoder."):]: v for k, v in state.items()
-                                     if k.startswith("encoder.")})
-        return GroverFinetuneModel(encoder, n_outputs, readout=self.readout,
-                                   ffn_hidden=self.ffn_hidden, dropout=self.dropout,
-                                   n_mol_features=self._n_mol_features())
-
-    def _fit_module(self, module, graphs, target, loss, *, seed, device, sample_weight=None):
-        from sklearn_papers.nn._grover import (
-            FinetuneCriterion,
-            GroverDataset,
-            GroverNet,
-            collate_labelled,
-        )
-        from sklearn_papers.nn._skorch import (
-            build_net,
-            labelled_rows,
-            loss_curve,
-            pack_sample_weight,
-        )
-
-        # early stopping splits only the rows with a label and a positive weight
-        labelled = labelled_rows(target, sample_weight)
-        if sample_weight is not None:  # the weights travel as a last target column
-            target = pack_sample_weight(target, sample_weight)
-        # The validation split, early stopping with the best epoch restored, the LR
-        # schedule and the divergence check are the skorch callbacks of every graph model.
-        net = build_net(
-            module, seed=seed, estimator=self, criterion=FinetuneCriterion,
-            net_class=GroverNet, device=device, labelled=labelled, noun="molecule",
-            divergence_hint=DIVERGENCE_HINT.format(lr=self.lr),
-            criterion__task=_FINETUNE_TASKS[loss],
-            criterion__dist_coef=float(self.dist_coef),
-            criterion__weighted=sample_weight is not None,
-            iterator_train__collate_fn=collate_labelled,
-            iterator_valid__collate_fn=collate_labelled)
-        net.fit(GroverDataset(list(graphs), y=target), y=None)
-        self.net_ = net
-        self.validation_loss_curve_ = (
-            [float(v) for v in net.history[:, "valid_loss"]]
-            if self.early_stopping and self.max_epochs else None)
-        return net.module_.eval(), (loss_curve(net) if self.max_epochs else [])
-
-
-_FINETUNE_PARAMS_TEMPLATE = """
-    Parameters
-    ----------
-    hidden_size : int, default=64
-        Width of the hidden states. Ignored (taken from the checkpoint) when ``pretrained``
-        is set, as are ``n_layers``, ``n_heads`` and ``depth``.
-    n_layers : int, default=1
-        Transformer blocks per view.
-    n_heads : int, default=2
-        Attention heads per block.
-    depth : int, default=3
-        Mean number of dyMPN hops.
-    dropout : float, default=0.0
-        Dropout rate in training (encoder and heads).
-    ffn_hidden : int, default=64
-        Hidden width of each view's prediction head; 0 for a linear head.
-    readout : {"mean", "self_attention"}, default="mean"
-        Pooling of atom embeddings per molecule: mean, or GROVER's self-attentive pooling
-        (Eq. 6).
-    dist_coef : float, default=0.1
-        Weight of the disagreement between the two views' predictions in the loss.
-    max_epochs : int, default={_MAX_EPOCHS}
-        Fine-tuning epochs.{_MAX_EPOCHS_NOTE}
-    batch_size : int, default=32
-        Molecules per batch (a last batch of one is fine); ``predict`` batches molecules
-        in order of size and returns the rows in the order of ``X``.
-    lr : float, default=1e-3
-        Adam learning rate (encoder and heads; the peak of the schedule).
-{_TRAINING_DOC}
-    pretrained : str, path or None, default="moses-small"
-        Checkpoint whose encoder weights start the fine-tuning; None trains the same
-        architecture from random weights (the paper's "no pretraining" ablation).
-    device : str, default="cpu"
-        Torch device.
-    errors : {"raise", "nan"}, default="raise"
-        Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit`` and
-        predicted as NaN. A class seen only on left-out molecules is missing from the
-        classifier's ``classes_``, with a ``UserWarning`` naming it.
-    standardize : bool or MoleculeStandardizer, default=False
-        Standardize each molecule before featurizing it, in ``fit`` and at prediction:
-        ``True`` applies :class:`~sklearn_papers.chem.MoleculeStandardizer`'s default steps
-        (cleanup, keep the largest organic fragment, neutralize charges), a
-        ``MoleculeStandardizer`` its own steps (its ``errors`` is not used; this
-        estimator's applies). A salt and its parent, or the charged and neutral forms of an
-        acid or amine, then give the same graph. With ``False`` molecules are featurized
-        as given, and a :class:`~sklearn_papers.chem.MultipleFragmentsWarning` (a
-        ``UserWarning``) says, once per call, how many have several fragments and where
-        the first is. ``False`` by default: standardizing did not change scores on the
-        bundled sets (:doc:`/user_guide/molecules_own_data`). With the parent kept, a salt
-        or mixture of inorganic parts only (``"[Na+].[Cl-]"``) has no parent and is an
-        invalid molecule (see ``errors``). The fitted model keeps the value of ``fit``:
-        set after ``fit``, it changes nothing until the next ``fit`` (a ``UserWarning``
-        says so at prediction).
-    graph_cache : GraphCache or None, default=None
-        A :class:`~sklearn_papers.chem.GraphCache` to read the graphs of SMILES already
-        featurized (with the same feature settings) from, and to store new ones in; clones
-        share it, so a ``GridSearchCV`` featurizes each molecule once. None: featurize on
-        every call.
-    descriptors : bool or RDKitDescriptors, default=False
-        Molecule-level features joined to the graph readout before the prediction head,
-        as chemprop's ``rdkit_2d_normalized`` features and GROVER's fine-tuning do:
-        ``True`` uses RDKit's 2-D descriptors (all of them) through
-        :class:`~sklearn_papers.chem.RDKitDescriptors`' per-descriptor CDF (values in
-        [0, 1]), an ``RDKitDescriptors`` instance its ``descriptors`` and ``normalize``
-        (its ``standardize``, ``errors`` and ``n_jobs`` are not used: this estimator's
-        apply, so the descriptors are those of the standardized molecule). The CDFs are
-        fitted in ``fit`` on the training molecules only (``descriptors_``) and applied
-        at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
-        A transformer's ``transform`` gives its embedding followed by these features.
-        Computing them costs about 10 ms per drug-like molecule.
-    random_state : int, RandomState instance or None, default=None
-        Seeds heads, dropout, hop counts and shuffling; the global torch RNG is untouched.
-    verbose : int, default=0
-        A progress bar over epochs when positive.
-    n_jobs : int or None, default=None
-        Joblib workers parsing and featurizing the molecules (None: 1, -1: all
-        processors); the graphs, so the results, do not depend on it. Inputs under 512
-        molecules are featurized in-process; worth it only for thousands of molecules on
-        idle cores (:doc:`/user_guide/molecules_own_data`).
-"""
-
-
-def _finetune_params_doc(lr_schedule, max_epochs=30, epochs_note=""):
-    """The Parameters section of the fine-tuning estimators, with the default schedule
-    and number of epochs (``epochs_note``: why, appended to ``max_epochs``)."""
-    return (_FINETUNE_PARAMS_TEMPLATE
-            .replace("{_TRAINING_DOC}", training_params_doc(lr_schedule).rstrip("\n"))
-            .replace("{_MAX_EPOCHS}", str(max_epochs))
-            .replace("{_MAX_EPOCHS_NOTE}", epochs_note))
-
-
-#: Why GroverRegressor trains 60 epochs by default (measured by
-#: ``benchmarks/bench_grover_defaults.py --per-epoch --set max_epochs=60`` and ``--arms
-#: previous``).
-_REGRESSOR_EPOCHS_NOTE = """ With the warm-up-then-decay schedule, 60 epochs by default:
-        on ESOL and FreeSolv (random 80/20 splits, seeds 0-2) the held-out loss was
-        within 2 % of its lowest by 25 % to 78 % of the run, and the last epoch's test RMSE
-        was lower than after 30 epochs (mean 0.654 against 0.670 log mol/L on ESOL, 1.078
-        against 1.151 kcal/mol on FreeSolv), at 47 and 19 CPU seconds a fit on one
-        thread, less than chemprop's 87 and 34 s at its defaults on the same splits
-        (:ref:`benchmark-graph_descriptors`)."""
-
-
-_FINETUNE_PARAMS_DOC = _finetune_params_doc("constant")
-
-
-class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
-    __doc__ = """GROVER encoder fine-tuned with a regression head (Rong et al., 2020).
-
-    The pretrained GTransformer (or a fresh one with ``pretrained=None``) and two
-    feed-forward heads, one on each view's pooled atom embeddings, are trained end to end
-    on the standardised targets; the loss is the sum of both heads' mean squared errors
-    plus ``dist_coef`` times their disagreement (Section 4.2), and the prediction is the
-    mean of the two heads. Several targets are fitted jointly; NaN targets (missing
-    labels) are left out of the loss.
-
-    The default ``lr_schedule="warmup_decay"`` (chemprop's warm-up then decay) was chosen
-    by ``benchmarks/search_defaults.py`` on ESOL and FreeSolv (random 80/20 splits, seeds
-    0-2): mean test RMSE 0.670 and 1.141 against 0.702 and 1.129 with a constant learning
-    rate (:doc:`/molecules`).
-
-    Read more in :doc:`/papers/rong_grover`.
-""" + _finetune_params_doc("warmup_decay", 60, _REGRESSOR_EPOCHS_NOTE) + """
-    Attributes
-    ----------
-    module_ : torch.nn.Module
-        The trained ``GroverFinetuneModel`` (``net_.module_``).
-    net_ : skorch.NeuralNet
-        The skorch net that trained it.
-    n_outputs_ : int
-        Number of targets.
-    loss_curve_ : list of float
-        Training loss after each epoch (standardised units).
-    validation_loss_curve_ : list of float or None
-        Loss on the held-out molecules after each epoch with ``early_stopping``, else
-        None.
-    n_iter_ : int
-        Number of epochs run.
-    descriptors_ : RDKitDescriptors or None
-        With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
-        None without.
-    n_features_in_ : int
-        Always 1: the input is one column of molecules.
-    feature_names_in_ : ndarray of shape (1,)
-        The input column's name. Defined only when ``X`` is a one-column DataFrame with
-        a string column name.
-
-    See Also
-    --------
-    GroverFeaturizer : The pretrained embeddings as a transformer.
-    GroverClassifier : Classification head.
-
-    References
-    ----------
-    .. [1] Y. Rong et al., "Self-Supervised Graph Transformer on Large-Scale Molecular
-       Data", NeurIPS 2020. :arxiv:`2007.02835`.
-
-    Examples
-    --------
-    >>> from sklearn_papers.chem import GroverRegressor
-    >>> X, y = ["CCO", "CCCO", "CCCCO", "c1ccccc1"], [0.0, -0.5, -1.0, -2.0]
-    >>> reg = GroverRegressor(max_epochs=2, random_state=0).fit(X, y)
-    >>> reg.predict(["CCO"]).shape
-    (1,)
-    """
-
-    # Its own signature only for the default schedule: chemprop's warm-up then decay won
-    # on ESOL and cost 1 % on FreeSolv (benchmarks/search_defaults.py, docs/molecules.rst).
-    def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
-                 ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=60, batch_size=32,
-                 lr=1e-3, early_stopping=False, validation_fraction=0.1, n_iter_no_change=10,
-                 lr_schedule="warmup_decay", pretrained="moses-small", device="cpu",
-                 errors="raise", standardize=False, graph_cache=None, descriptors=False,
-                 random_state=None, verbose=0, n_jobs=None):
-        super().__init__(
-            hidden_size, n_layers=n_layers, n_heads=n_heads, depth=depth, dropout=dropout,
-            ffn_hidden=ffn_hidden, readout=readout, dist_coef=dist_coef,
-            max_epochs=max_epochs, batch_size=batch_size, lr=lr,
-            early_stopping=early_stopping, validation_fraction=validation_fraction,
-            n_iter_no_change=n_iter_no_change, lr_schedule=lr_schedule,
-            pretrained=pretrained, device=device, errors=errors, standardize=standardize,
-            graph_cache=graph_cache, descriptors=descriptors, random_state=random_state,
-            verbose=verbose, n_jobs=n_jobs)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fine-tune on molecules ``X`` and targets ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            SMILES strings or RDKit ``Mol`` objects.
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-            Regression targets; NaN marks a missing label.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weight of each molecule (None: all 1): each batch minimises
-            ``sum_b w_b l_b / sum_b w_b``. Molecules of weight 0 are left out of the loss
-            and of the target standardisation, as if dropped (up to how the remaining
-            molecules are batched).
-
-        Returns
-        -------
-        self : GroverRegressor
-            Fitted regressor.
-
-        Examples
-        --------
-        >>> from sklearn_papers.chem import GroverRegressor
-        >>> reg = GroverRegressor(pretrained=None, hidden_size=8, max_epochs=2,
-        ...                       random_state=0)
-        >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).n_iter_
-        2
-        """
-        return self._fit_regression(X, y, sample_weight)
-
-    def predict(self, X):
-        """Predict targets in their original units.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            SMILES strings or RDKit ``Mol`` objects.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-            Float64; NaN for invalid molecules when ``errors="nan"``.
-
-        Examples
-        --------
-        >>> from sklearn_papers.chem import GroverRegressor
-        >>> reg = GroverRegressor(pretrained=None, hidden_size=8, max_epochs=1,
-        ...                       random_state=0).fit(["CCO", "CCCO"], [0.0, 1.0])
-        >>> reg.predict(["CCO", "CCCCO"]).shape
-        (2,)
-        """
-        return self._predict_regression(X)
-
-
-class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
-    __doc__ = """GROVER encoder fine-tuned with a classification head (Rong et al., 2020).
-
-    As :class:`GroverRegressor`, with cross-entropy losses. Three kinds of target: binary
-    (one logit), multiclass (softmax) and multi-task binary (2-D 0/1 with NaN for missing
-    labels, as Tox21; one logit per task, masked loss).
-
-    Read more in :doc:`/papers/rong_grover`.
-""" + _FINETUNE_PARAMS_DOC + """
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels; ``[0, 1]`` for multi-task targets.
-    module_ : torch.nn.Module
-        The trained ``GroverFinetuneModel`` (``net_.module_``).
-    net_ : skorch.NeuralNet
-        The skorch net that trained it.
-    n_outputs_ : int
-        Number of network outputs (1 binary, ``n_classes`` multiclass, ``n_tasks``).
-    loss_curve_ : list of float
-        Training loss after each epoch.
-    validation_loss_curve_ : list of float or None
-        Loss on the held-out molecules after each epoch with ``early_stopping``, else
-        None.
-    n_iter_ : int
-        Number of epochs run.
-    descriptors_ : RDKitDescriptors or None
-        With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
-        None without.
-    n_features_in_ : int
-        Always 1: the input is one column of molecules.
-    feature_names_in_ : ndarray of shape (1,)
-        The input column's name. Defined only when ``X`` is a one-column DataFrame with
-        a string column name.
-
-    See Also
-    --------
-    GroverFeaturizer : The pretrained embeddings as a transformer.
-    GroverRegressor : Regression head.
-
-    References
-    ----------
-    .. [1] Y. Rong et al., "Self-Supervised Graph Transformer on Large-Scale Molecular
-       Data", NeurIPS 2020. :arxiv:`2007.02835`.
-
-    Examples
-    --------
-    >>> from sklearn_papers.chem import GroverClassifier
-    >>> X, y = ["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]
-    >>> clf = GroverClassifier(max_epochs=2, random_state=0).fit(X, y)
-    >>> clf.predict_proba(["CCO"]).shape
-    (1, 2)
-    """
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fine-tune on molecules ``X`` and labels ``y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            SMILES strings or RDKit ``Mol`` objects.
-        y : array-like of shape (n_samples,) or (n_samples, n_tasks)
-            Class labels, or 0/1/NaN multi-task labels (NaN: missing); every task
-            column needs at least one label, else ``ValueError`` names the column.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weight of each molecule (None: all 1): each batch minimises
-            ``sum_b w_b l_b / sum_b w_b``; a weight of 0 leaves the molecule out of the
-            loss (its label still counts in ``classes_``, as in scikit-learn).
-
-        Returns
-        -------
-        self : GroverClassifier
-            Fitted classifier.
-
-        Examples
-        --------
-        >>> from sklearn_papers.chem import GroverClassifier
-        >>> clf = GroverClassifier(pretrained=None, hidden_size=8, max_epochs=2,
-        ...                        random_state=0)
-        >>> clf.fit(["CCO", "CCCO", "c1ccccc1", "c1ccccc1C"], [0, 0, 1, 1]).classes_
-        array([0, 1])
-        """
-        return self._fit_classification(X, y, sample_weight)
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            SMILES strings or RDKit ``Mol`` objects.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes) or (n_samples, n_tasks)
-            Columns follow ``classes_``; for multi-task targets, the probability of label 1
-            for each task. NaN rows for invalid molecules (``errors="nan"``).
-
-        Examples
-        --------
-        >>> from sklearn_papers.chem import GroverClassifier
-        >>> clf = GroverClassifier(pretrained=None, hidden_size=8, max_epochs=1,
-        ...                        random_state=0).fit(["CCO", "c1ccccc1"], [0, 1])
-        >>> clf.predict_proba(["CCO"]).shape
-        (1, 2)
-        """
-        return self._class_proba(X)
-
-    def predict(self, X):
-        """Predict class labels (multi-task: 0/1 per task).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples,) or (n_samples, 1)
-            SMILES strings or RDKit ``Mol`` objects.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,) or (n_samples, n_tasks)
-            Labels from ``classes_``. Invalid molecules (``errors="nan"``) give NaN when the
-            classes are numeric, else None.
-
-        Examples
-        --------
-        >>> from sklearn_papers.chem import GroverClassifier
-        >>> clf = GroverClassifier(pretrained=None, hidden_size=8, max_epochs=1,
-        ...                        random_state=0).fit(["CCO", "c1ccccc1"], ["a", "b"])
-        >>> clf.predict(["CCO", "c1ccccc1O"]).shape
-        (2,)
-        """
-        return self._class_labels(X)

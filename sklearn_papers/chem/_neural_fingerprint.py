@@ -22,19 +22,6 @@ _TRAINED_INIT_SCALE = float(np.exp(-4))
 _RANDOM_INIT_SCALE = 5.0
 
 
-#: The ``even_batches`` entry of the three estimators' docstrings.
-_EVEN_BATCHES_DOC = """\
-    even_batches : bool, default=True
-        Split each training epoch's molecules into ``ceil(n / batch_size)`` batches of
-        near-equal size (902 molecules: ten batches of 90 or 91) instead of full batches
-        and a remainder. A remainder of a few molecules gives a gradient step and, with
-        ``batch_norm``, running estimates from a handful of rows, which raised the test
-        RMSE on ESOL and FreeSolv (:doc:`/molecules`). ``False`` batches as a
-        ``DataLoader`` does (the ``duvenaud`` and ``gilmer`` experiments pass it, as
-        their records were computed).
-"""
-
-
 class _BaseNeuralFingerprint(_SkorchGraphEstimator):
     """Parameters, featurization and network of the three estimators."""
 
@@ -127,7 +114,7 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
 
 
 class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
-    __doc__ = f"""Neural graph fingerprint of molecules (Duvenaud et al., 2015), as a transformer.
+    """Neural graph fingerprint of molecules (Duvenaud et al., 2015), as a transformer.
 
     A differentiable analogue of circular (ECFP) fingerprints. Each atom starts from 62
     features (element, degree, hydrogens, implicit valence, aromaticity); each of
@@ -171,7 +158,15 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     batch_size : int, default=100
         Molecules per batch, for training and for ``transform``. Results of ``transform``
         do not depend on it.
-{_EVEN_BATCHES_DOC}    init_scale : float or "auto", default="auto"
+    even_batches : bool, default=True
+        Split each training epoch's molecules into ``ceil(n / batch_size)`` batches of
+        near-equal size (902 molecules: ten batches of 90 or 91) instead of full batches
+        and a remainder. A remainder of a few molecules gives a gradient step and, with
+        ``batch_norm``, running estimates from a handful of rows, which raised the test
+        RMSE on ESOL and FreeSolv (:doc:`/molecules`). ``False`` batches as a
+        ``DataLoader`` does (the ``duvenaud`` and ``gilmer`` experiments pass it, as
+        their records were computed).
+    init_scale : float or "auto", default="auto"
         Standard deviation of the Gaussian initial weights. ``"auto"``: ``exp(-4)`` (the
         authors' value) when fitting with ``y``; 5.0 for the untrained fingerprint, large
         enough that it behaves like ECFP.
@@ -187,14 +182,14 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         Share of the training molecules held out with ``early_stopping`` (at least one).
     n_iter_no_change : int, default=10
         Epochs without improvement of the validation loss before stopping.
-    lr_schedule : {{"constant", "warmup_decay"}}, default="warmup_decay"
+    lr_schedule : {"constant", "warmup_decay"}, default="warmup_decay"
         ``"warmup_decay"``: per batch, the learning rate rises linearly from ``lr / 10``
         to ``lr`` over the first two epochs, then decays exponentially to ``lr / 10`` at
         ``max_epochs`` (chemprop's schedule, Yang et al. 2019). ``"constant"``: ``lr``
         throughout, as Duvenaud et al. train (the ``duvenaud`` experiment passes it).
     device : str, default="cpu"
         Torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
-    errors : {{"raise", "nan"}}, default="raise"
+    errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError`` naming them, or (``"nan"``) are left out of
         ``fit`` and give NaN rows in ``transform``.
     standardize : bool or MoleculeStandardizer, default=False
@@ -365,7 +360,7 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
 
 
 class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
-    __doc__ = f"""Neural graph fingerprint plus a neural-network head, trained end to end.
+    """Neural graph fingerprint plus a neural-network head, trained end to end.
 
     The paper's "neural FP + neural net" (``hidden_size > 0``) and "neural FP + linear
     layer" (``hidden_size=0``) rows of Table 2. Targets are standardised internally
@@ -393,7 +388,15 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         Training epochs (the defaults' measurement is in :doc:`/molecules`).
     batch_size : int, default=100
         Largest number of molecules per training batch (see ``even_batches``).
-{_EVEN_BATCHES_DOC}    init_scale : float or "auto", default="auto"
+    even_batches : bool, default=True
+        Split each training epoch's molecules into ``ceil(n / batch_size)`` batches of
+        near-equal size (902 molecules: ten batches of 90 or 91) instead of full batches
+        and a remainder. A remainder of a few molecules gives a gradient step and, with
+        ``batch_norm``, running estimates from a handful of rows, which raised the test
+        RMSE on ESOL and FreeSolv (:doc:`/molecules`). ``False`` batches as a
+        ``DataLoader`` does (the ``duvenaud`` and ``gilmer`` experiments pass it, as
+        their records were computed).
+    init_scale : float or "auto", default="auto"
         Standard deviation of the Gaussian initial weights; ``"auto"`` is ``exp(-4)``.
     batch_norm : bool, default=True
         Authors' batch normalisation after each layer.
@@ -406,14 +409,14 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         Share of the training molecules held out with ``early_stopping`` (at least one).
     n_iter_no_change : int, default=10
         Epochs without improvement of the validation loss before stopping.
-    lr_schedule : {{"constant", "warmup_decay"}}, default="warmup_decay"
+    lr_schedule : {"constant", "warmup_decay"}, default="warmup_decay"
         ``"warmup_decay"``: per batch, the learning rate rises linearly from ``lr / 10``
         to ``lr`` over the first two epochs, then decays exponentially to ``lr / 10`` at
         ``max_epochs`` (chemprop's schedule, Yang et al. 2019). ``"constant"``: ``lr``
         throughout, as Duvenaud et al. train (the ``duvenaud`` experiment passes it).
     device : str, default="cpu"
         Torch device.
-    errors : {{"raise", "nan"}}, default="raise"
+    errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit`` and
         predicted as NaN.
     standardize : bool or MoleculeStandardizer, default=False
@@ -556,7 +559,7 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
 
 
 class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint):
-    __doc__ = f"""Neural graph fingerprint plus a classification head, trained end to end.
+    """Neural graph fingerprint plus a classification head, trained end to end.
 
     Three kinds of target:
 
@@ -585,7 +588,15 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         Training epochs (the defaults' measurement is in :doc:`/molecules`).
     batch_size : int, default=100
         Largest number of molecules per training batch (see ``even_batches``).
-{_EVEN_BATCHES_DOC}    init_scale : float or "auto", default="auto"
+    even_batches : bool, default=True
+        Split each training epoch's molecules into ``ceil(n / batch_size)`` batches of
+        near-equal size (902 molecules: ten batches of 90 or 91) instead of full batches
+        and a remainder. A remainder of a few molecules gives a gradient step and, with
+        ``batch_norm``, running estimates from a handful of rows, which raised the test
+        RMSE on ESOL and FreeSolv (:doc:`/molecules`). ``False`` batches as a
+        ``DataLoader`` does (the ``duvenaud`` and ``gilmer`` experiments pass it, as
+        their records were computed).
+    init_scale : float or "auto", default="auto"
         Standard deviation of the Gaussian initial weights; ``"auto"`` is ``exp(-4)``.
     batch_norm : bool, default=True
         Authors' batch normalisation after each layer.
@@ -598,14 +609,14 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         Share of the training molecules held out with ``early_stopping`` (at least one).
     n_iter_no_change : int, default=10
         Epochs without improvement of the validation loss before stopping.
-    lr_schedule : {{"constant", "warmup_decay"}}, default="warmup_decay"
+    lr_schedule : {"constant", "warmup_decay"}, default="warmup_decay"
         ``"warmup_decay"``: per batch, the learning rate rises linearly from ``lr / 10``
         to ``lr`` over the first two epochs, then decays exponentially to ``lr / 10`` at
         ``max_epochs`` (chemprop's schedule, Yang et al. 2019). ``"constant"``: ``lr``
         throughout, as Duvenaud et al. train (the ``duvenaud`` experiment passes it).
     device : str, default="cpu"
         Torch device.
-    errors : {{"raise", "nan"}}, default="raise"
+    errors : {"raise", "nan"}, default="raise"
         Invalid molecules raise ``ValueError``, or (``"nan"``) are left out of ``fit``;
         their ``predict_proba`` rows are NaN and ``predict`` gives NaN (numeric classes)
         or None (other classes). A class seen only on left-out molecules is missing from

@@ -300,42 +300,6 @@ def warn_multiple_fragments(positions, values, n_samples, estimator, stacklevel=
     )
 
 
-def check_standardized_molecules(values, standardize):
-    """Parse ``values`` and apply the ``standardize`` parameter of an estimator.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_samples,), dtype=object
-        From :func:`~sklearn_papers.chem._validation.as_molecule_array`.
-    standardize : bool or MoleculeStandardizer
-        The estimator's parameter.
-
-    Returns
-    -------
-    mols : list of rdkit.Chem.Mol or None
-    invalid : list of InvalidMolecule
-        Unparsable entries and molecules RDKit could not standardize, in input order.
-    smiles : list of str or None
-        The SMILES each molecule was read from by ``Chem.MolFromSmiles`` (the input string,
-        or the canonical SMILES of the standardized form; None for ``Mol`` inputs without
-        standardization), for the featurizers' shortcuts.
-    multi : list of int
-        Without standardization, the positions of the molecules with several fragments
-        (for :func:`warn_multiple_fragments`); empty with it.
-    """
-    mols, invalid = parse_molecules(values)
-    steps = resolve_standardize(standardize)
-    if steps is None:
-        smiles = [v if isinstance(v, str) and m is not None else None
-                  for v, m in zip(values, mols)]
-        return mols, invalid, smiles, n_multi_fragment(values, mols)
-    mols, smiles, failed = standardize_parsed(mols, steps, values)
-    if failed:
-        invalid = sorted(invalid + [InvalidMolecule(i, values[i], why) for i, why in failed],
-                         key=lambda e: e.index)
-    return mols, invalid, smiles, []
-
-
 def standardize_input_param(estimator):
     """``{"standardize": (steps, value)}`` of an estimator with a ``standardize``
     parameter, for :func:`pin_input_params` / :func:`input_params_of_fit`."""

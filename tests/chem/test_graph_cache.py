@@ -142,7 +142,7 @@ def test_fitted_pretrained_featurizer_stores_no_data():
 
 def test_parallel_featurization_same_graphs_invalid_and_warning():
     from sklearn_papers.chem import MultipleFragmentsWarning
-    from sklearn_papers.chem._graph_estimator import _MIN_PARALLEL
+    from sklearn_papers.chem._molecule_input import _MIN_PARALLEL
     from sklearn_papers.datasets import load_delaney
 
     data = np.asarray(load_delaney(return_X_y=True)[0][:_MIN_PARALLEL + 40], dtype=object)
