@@ -231,6 +231,15 @@ class _GraphEstimator(BaseEstimator):
         template = resolve_descriptors(getattr(self, "descriptors", False))
         return None if template is None else template._names()
 
+    def _describer(self, names):
+        """The function giving the raw rows of the descriptors ``names`` of a list of
+        molecules (picklable, for the featurization workers)."""
+        from functools import partial
+
+        from sklearn_papers.chem._descriptors import compute_descriptors
+
+        return partial(compute_descriptors, names=names)
+
     def _n_mol_features(self):
         """Width of the molecule-level features joined to the readout (0: none)."""
         fitted = getattr(self, "descriptors_", None)

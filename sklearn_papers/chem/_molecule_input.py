@@ -105,42 +105,43 @@ class DescribedGraph:
         return getattr(self.graph, name)
 
 
-def _parse_and_featurize(values, standardize, fn, kwargs, descriptor_names=None):
+def _parse_and_featurize(values, standardize, fn, kwargs, describe=None):
     """Steps 2 to 4 on entries: parse, standardize, featurize (runs in a joblib worker).
 
     Returns ``(ok, graphs, invalid, multi)``: the positions of the valid entries, their
     graphs, the invalid entries and the positions of multi-fragment molecules, all
-    positions relative to ``values``. With ``descriptor_names``, each graph is a
+    positions relative to ``values``. With ``describe`` (molecules -> rows of raw
+    descriptors, a module-level function: workers pickle it), each graph is a
     :class:`DescribedGraph` holding the raw RDKit descriptors of its (standardized)
     molecule.
     """
     mols, invalid, smiles, multi = parse_and_standardize(values, standardize)
     ok = [j for j, m in enumerate(mols) if m is not None]
     graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
-    if descriptor_names is not None:
-        from sklearn_papers.chem._descriptors import compute_descriptors
-
-        raw = compute_descriptors([mols[j] for j in ok], descriptor_names)
+    if describe is not None:
+        raw = describe([mols[j] for j in ok])
         graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
     return ok, graphs, invalid, multi
 
 
 def _featurize_entries(estimator, values, names, inputs):
-    """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names`` and the
-    estimator's ``_input_params`` ``inputs``), over ``n_jobs`` joblib workers for
+    """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names``, computed
+    by the estimator's ``_describer``, and its ``_input_params`` ``inputs``), over ``n_jobs`` joblib workers for
     ``_MIN_PARALLEL`` entries or more (each parses and featurizes its chunk), in this
     process otherwise."""
     from joblib import Parallel, delayed, effective_n_jobs
 
     standardize = inputs["standardize"]
     fn, kwargs = estimator._featurizer(inputs)
+    describe = None if names is None else estimator._describer(names)
     n_jobs = effective_n_jobs(getattr(estimator, "n_jobs", None))
     if n_jobs == 1 or len(values) < _MIN_PARALLEL:
-        return _parse_and_featurize(values, standardize, fn, kwargs, names)
+        return _parse_and_featurize(values, standardize, fn, kwargs, describe)
     size = -(-len(values) // (4 * n_jobs))
     starts = range(0, len(values), size)
     parts = Parallel(n_jobs=n_jobs)(
-        delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs, names)
+        delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs,
+                                      describe)
         for s in starts)
     ok, graphs, invalid, multi = [], [], [], []
     for s, (p_ok, p_graphs, p_invalid, p_multi) in zip(starts, parts):
@@ -161,8 +162,8 @@ def molecule_graphs(estimator, X, *, fitted=False):
     Parameters
     ----------
     estimator : graph estimator
-        Its hooks ``_input_params``, ``_descriptor_names``, ``_graph_settings`` and
-        ``_featurizer`` decide the steps; its ``errors`` the report.
+        Its hooks ``_input_params``, ``_descriptor_names``, ``_describer``,
+        ``_graph_settings`` and ``_featurizer`` decide the steps; its ``errors`` the report.
     X : array-like of shape (n_samples,) or (n_samples, 1)
         SMILES strings or RDKit ``Mol`` objects.
     fitted : bool, default=False
