@@ -534,7 +534,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                 f"cannot tell the rules apart (no agent met a reward within its lifetime, "
                 f"or every step pays the same reward, as in CartPole-v1). Pass "
                 f"restart_environments on which the rules' agents differ, or a longer "
-                f"lifetime.", UserWarning, stacklevel=3)
+                f"lifetime.", UserWarning, stacklevel=4)
         self.module_, self.loss_curve_, self.training_returns_, self.n_iter_ = runs[best]
         self.restart_scores_, self.best_restart_ = scores, best
         return self
