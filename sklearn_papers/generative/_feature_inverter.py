@@ -284,6 +284,7 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True  # images (n, H, W[, C]) or flat rows
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.non_deterministic = self.random_state is None
         return tags

@@ -652,7 +652,8 @@ class InstanceSegmenter(BaseEstimator):
                                  f"but n_classes={n_classes}.")
         sample_weight = check_sample_weight(sample_weight, images)
         self.bit_depth_ = self.bit_depth if self.bit_depth is not None else \
-            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(np.asarray(tensors_to_numpy(X, "X"))))
+            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(
+                np.asarray(tensors_to_numpy(X, "X"))))
         return images, instance, semantic, n_classes, sample_weight
 
     @_fit_context(prefer_skip_nested_validation=True)

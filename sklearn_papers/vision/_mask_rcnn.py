@@ -587,7 +587,8 @@ class MaskRCNN(BaseEstimator):
         self.n_channels_ = c
         self.anchor_sizes_ = anchor_sizes
         self.bit_depth_ = self.bit_depth if self.bit_depth is not None else \
-            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(np.asarray(tensors_to_numpy(X, "X"))))
+            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(
+                np.asarray(tensors_to_numpy(X, "X"))))
         sizes = np.sqrt(np.prod(np.clip(all_boxes[:, 2:] - all_boxes[:, :2], 1, None), 1))
         self.object_sizes_ = ((float(sizes.min()), float(sizes.max())) if len(sizes)
                               else (float("nan"), float("nan")))
@@ -930,5 +931,6 @@ class MaskRCNN(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
         tags.input_tags.three_d_array = True
+        tags.target_tags.required = True
         tags.non_deterministic = self.device != "cpu"
         return tags

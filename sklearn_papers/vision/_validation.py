@@ -406,6 +406,10 @@ def targets_from_maps(instance_maps, semantic_maps, shapes):
     """Per-image detection targets ``(boxes, labels, masks)`` from instance maps and
     optional semantic maps (an instance takes the majority class of its pixels; one
     class without them), each map checked against its image's ``shapes[i]``."""
+    if instance_maps is None:
+        raise ValueError("This estimator requires y to be passed, but the target y is None: "
+                         "give the true instances, one (H, W) instance map per image "
+                         "(0 = background).")
     instance_maps = tensors_to_numpy(instance_maps, "instance_maps")
     semantic_maps = tensors_to_numpy(semantic_maps, "semantic_maps")
     n = len(shapes)
