@@ -16,14 +16,13 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_array
-
 from sklearn_papers.nn._skorch import check_device
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,
     _fit_context,
     _initialize_nmf,
+    check_array,
     check_is_fitted,
     validate_data,
 )

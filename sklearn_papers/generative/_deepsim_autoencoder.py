@@ -301,7 +301,7 @@ class DeePSiMAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Bas
         ValueError
             If the codes do not have ``n_components`` columns or are not finite.
         """
-        from sklearn.utils import check_array
+        from sklearn_papers.utils._sklearn_compat import check_array
 
         check_is_fitted(self)
         Z = check_array(X, dtype=[np.float64, np.float32], input_name="X")

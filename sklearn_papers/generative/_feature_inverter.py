@@ -256,7 +256,7 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
         ValueError
             If the features have the wrong width or are not finite.
         """
-        from sklearn.utils import check_array
+        from sklearn_papers.utils._sklearn_compat import check_array
 
         check_is_fitted(self)
         Z = check_array(X, dtype=[np.float64, np.float32], input_name="X")

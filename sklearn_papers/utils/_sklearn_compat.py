@@ -3,7 +3,8 @@
 Every module of the package that needs parameter validation or ``_fit_context`` imports it
 from here, so a change in scikit-learn's private layout is fixed in one place.
 
-``validate_params``, ``validate_data`` and ``_check_sample_weight`` are scikit-learn's, with
+``validate_params``, ``validate_data``, ``check_array`` and ``_check_sample_weight`` are
+scikit-learn's, with
 one addition: torch tensors given as data (with autograd history, or on a GPU) arrive as
 numpy arrays (:mod:`sklearn_papers.utils._tensors`), so every function and estimator
 validated here accepts them.
@@ -66,6 +67,23 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **check_p
         _estimator, X=tensors_to_numpy(X, "X"), y=tensors_to_numpy(y, "y"), **check_params)
 
 
+def check_array(array, *args, input_name="", **kwargs):
+    """scikit-learn's ``check_array``; a torch tensor is first made numpy.
+
+    Parameters
+    ----------
+    array : array-like or torch.Tensor
+    *args, input_name, **kwargs
+        As in scikit-learn.
+
+    Returns
+    -------
+    As scikit-learn's ``check_array``.
+    """
+    return _sklearn_validation.check_array(tensors_to_numpy(array, input_name or "X"), *args,
+                                           input_name=input_name, **kwargs)
+
+
 def _check_sample_weight(sample_weight, X, **kwargs):
     """scikit-learn's ``_check_sample_weight``; tensors are first made numpy."""
     return _sklearn_validation._check_sample_weight(
@@ -93,6 +111,7 @@ __all__ = [
     "_check_sample_weight",
     "_fit_context",
     "_initialize_nmf",
+    "check_array",
     "check_is_fitted",
     "validate_data",
     "validate_params",
