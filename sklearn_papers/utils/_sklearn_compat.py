@@ -4,10 +4,9 @@ Every module of the package that needs parameter validation or ``_fit_context`` 
 from here, so a change in scikit-learn's private layout is fixed in one place.
 
 ``validate_params``, ``validate_data``, ``check_array`` and ``_check_sample_weight`` are
-scikit-learn's, with
-one addition: torch tensors given as data (with autograd history, or on a GPU) arrive as
-numpy arrays (:mod:`sklearn_papers.utils._tensors`), so every function and estimator
-validated here accepts them.
+scikit-learn's, with one addition: torch tensors given as data (with autograd history, or
+on a GPU) arrive as numpy arrays (:mod:`sklearn_papers.utils._tensors`), so every function
+and estimator validated here accepts them.
 """
 
 from sklearn.base import _fit_context
