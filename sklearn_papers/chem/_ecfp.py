@@ -462,6 +462,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.requires_fit = False
+        tags.input_tags.one_d_array = True
         tags.input_tags.two_d_array = False
         tags.input_tags.string = True
         tags.input_tags.allow_nan = self.errors == "nan"

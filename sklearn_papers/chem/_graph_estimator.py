@@ -49,6 +49,7 @@ from sklearn_papers.chem._validation import (
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
+from sklearn_papers.utils._tensors import tensors_to_numpy
 from sklearn_papers.utils._validation import common_constraints
 
 __all__ = []
@@ -69,6 +70,7 @@ def _require_y(estimator, y):
 
 def _as_target_array(y):
     """``y`` as a numpy array of at least one dimension (ValueError for a scalar)."""
+    y = tensors_to_numpy(y, "y")
     y = _pandas_target(y) if hasattr(y, "to_numpy") else np.asarray(y)
     if y.ndim == 0:
         raise ValueError(
@@ -550,6 +552,29 @@ class _GraphRegressorMixin(RegressorMixin):
 
     def _predict_regression(self, X):
         return destandardize_outputs(self._run(X), self._y_mean, self._y_std, self._y_1d)
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination :math:`R^2` of ``predict(X)`` against ``y``.
+
+        scikit-learn's ``r2_score`` (``RegressorMixin.score``), with ``y`` and
+        ``sample_weight`` also accepted as torch tensors.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples,)
+            SMILES strings or RDKit molecules.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            True targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the molecules.
+
+        Returns
+        -------
+        score : float
+            :math:`R^2`; 1 is a perfect prediction.
+        """
+        return super().score(X, tensors_to_numpy(y, "y"),
+                             tensors_to_numpy(sample_weight, "sample_weight"))
 
 
 class _GraphClassifierMixin(ClassifierMixin):

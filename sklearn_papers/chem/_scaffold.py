@@ -15,6 +15,7 @@ from sklearn.model_selection import BaseCrossValidator
 from sklearn_papers.chem._validation import check_molecules
 from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_papers.utils._tensors import tensors_to_numpy
 
 __all__ = ["ScaffoldKFold", "ScaffoldSplit", "murcko_scaffolds"]
 
@@ -201,6 +202,8 @@ def _class_labels(y):
     if y is None:
         return None
     from sklearn.utils.multiclass import type_of_target
+
+    y = tensors_to_numpy(y, "y")
 
     try:
         kind = type_of_target(y)

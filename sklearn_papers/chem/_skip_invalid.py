@@ -20,6 +20,7 @@ from sklearn_papers.chem._validation import (
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import HasMethods, _fit_context, check_is_fitted
+from sklearn_papers.utils._tensors import tensors_to_numpy
 
 __all__ = ["SkipInvalidMolecules"]
 
@@ -198,6 +199,8 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
             return self._fit(X, y, sample_weight)
 
     def _fit(self, X, y, sample_weight):
+        y, sample_weight = tensors_to_numpy(y, "y"), tensors_to_numpy(sample_weight,
+                                                                        "sample_weight")
         values = as_molecule_array(X)
         n = len(values)
         _check_lengths(n, y=y, sample_weight=sample_weight)
@@ -483,6 +486,8 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
             return self._score(X, y, sample_weight)
 
     def _score(self, X, y, sample_weight):
+        y, sample_weight = tensors_to_numpy(y, "y"), tensors_to_numpy(sample_weight,
+                                                                        "sample_weight")
         values = as_molecule_array(X)
         _check_lengths(len(values), y=y, sample_weight=sample_weight, required=True)
         values, valid, _ = self._mask(values)

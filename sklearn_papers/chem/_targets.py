@@ -6,9 +6,10 @@ the same way; these pure functions hold that logic once.
 """
 
 import numpy as np
-from sklearn.utils import check_array, column_or_1d
+from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
 
+from sklearn_papers.utils._sklearn_compat import check_array
 from sklearn_papers.utils._validation import first_non_number
 
 #: Loss names returned by :func:`encode_classification_targets`.

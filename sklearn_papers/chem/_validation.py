@@ -26,6 +26,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from sklearn_papers.utils._tensors import is_torch_tensor
+
 __all__ = [
     "InvalidMolecule",
     "as_molecule_array",
@@ -193,8 +195,13 @@ def as_molecule_array(X, *, input_name="X"):
         If ``X`` is a single string or Mol, has more than one column, more than two
         dimensions, or no entries.
     TypeError
-        If ``X`` is a sparse matrix or not array-like.
+        If ``X`` is a sparse matrix, a torch tensor (which cannot hold molecules) or not
+        array-like.
     """
+    if is_torch_tensor(X):
+        raise TypeError(
+            f"{input_name} is a torch tensor, which cannot hold molecules; pass SMILES "
+            "strings or RDKit Mol objects (a list, a 1-D array or a DataFrame column).")
     if isinstance(X, (str, bytes)) or _is_mol(X):
         shown = X if not _is_mol(X) else "<rdkit Mol>"
         raise ValueError(

@@ -320,7 +320,7 @@ class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         >>> vae.inverse_transform(np.zeros((1, 2))).shape
         (1, 256)
         """
-        from sklearn.utils import check_array
+        from sklearn_papers.utils._sklearn_compat import check_array
 
         check_is_fitted(self)
         Z = check_array(X, dtype=[np.float64, np.float32], input_name="X")

@@ -14,7 +14,6 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_array
 
 from sklearn_papers.decomposition._nmf_kernels import (
     _beta_divergence,
@@ -39,6 +38,7 @@ from sklearn_papers.utils._sklearn_compat import (
     StrOptions,
     _fit_context,
     _initialize_nmf,
+    check_array,
     check_is_fitted,
     validate_data,
 )

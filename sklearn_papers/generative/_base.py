@@ -14,6 +14,7 @@ from sklearn_papers.utils._sklearn_compat import (
     check_is_fitted,
     validate_data,
 )
+from sklearn_papers.utils._tensors import tensors_to_numpy
 from sklearn_papers.utils._validation import common_constraints
 
 __all__ = []
@@ -67,6 +68,7 @@ class _BaseDeePSiM(BaseEstimator):
     def _validate_images(self, X, *, reset, name="X"):
         """Images ``(n, H, W[, C])`` or flat rows -> float rows ``(n, F)`` (float32/float64
         kept), with a clear error naming the shape or the first non-finite pixel."""
+        X = tensors_to_numpy(X, name)
         nd_shape, ndim = None, 2
         if isinstance(X, np.ndarray):
             given = X.ndim
@@ -126,7 +128,7 @@ class _BaseDeePSiM(BaseEstimator):
 
         if sample_weight is None:
             return None, np.ones(X.shape[0], dtype=bool)
-        w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        w = _check_sample_weight(tensors_to_numpy(sample_weight, "sample_weight"), X, dtype=np.float64, ensure_non_negative=True)
         keep = w > 0
         if not keep.any():
             raise ValueError("sample_weight is 0 for every sample; at least one must be > 0.")
@@ -270,7 +272,7 @@ class _BaseDeePSiM(BaseEstimator):
             check_consistent_length(X, y)
         weights, keep = self._check_weights(sample_weight, X)
         X = X[keep]
-        y = None if y is None else np.asarray(y)[keep]
+        y = None if y is None else np.asarray(tensors_to_numpy(y, "y"))[keep]
         rows = np.asarray(X, dtype=np.float32)
         lo, hi = float(rows.min()), float(rows.max())
         self.data_offset_, self.data_scale_ = lo, (hi - lo if hi > lo else 1.0)

@@ -254,7 +254,7 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
         ValueError
             If the features have the wrong width or are not finite.
         """
-        from sklearn.utils import check_array
+        from sklearn_papers.utils._sklearn_compat import check_array
 
         check_is_fitted(self)
         Z = check_array(X, dtype=[np.float64, np.float32], input_name="X")
@@ -282,6 +282,7 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True  # images (n, H, W[, C]) or flat rows
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.non_deterministic = self.random_state is None
         return tags

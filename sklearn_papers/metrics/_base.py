@@ -8,8 +8,9 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils import check_array, check_consistent_length
+from sklearn.utils import check_consistent_length
 
+from sklearn_papers.utils._sklearn_compat import check_array
 from sklearn_papers.utils._validation import first_non_number
 
 __all__ = []

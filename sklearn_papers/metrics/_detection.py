@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from sklearn_papers.metrics._segmentation import _check_maps, _coco_average_precision
+from sklearn_papers.utils._tensors import with_numpy_inputs
 
 __all__ = ["box_average_precision", "box_iou", "matched_mask_iou"]
 
@@ -34,6 +35,7 @@ def _check_boxes(boxes, name):
     return arr
 
 
+@with_numpy_inputs
 def box_iou(boxes_a, boxes_b):
     """Pairwise intersection over union of two sets of axis-aligned boxes.
 
@@ -83,6 +85,7 @@ def box_iou(boxes_a, boxes_b):
     return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
+@with_numpy_inputs
 def box_average_precision(true_boxes, pred_boxes, *, pred_scores=None, true_labels=None,
                           pred_labels=None, iou_thresholds=None, max_detections=100):
     """COCO-style box average precision (AP) over images, classes and IoU thresholds.
@@ -156,6 +159,7 @@ def box_average_precision(true_boxes, pred_boxes, *, pred_scores=None, true_labe
                                    iou_thresholds, max_detections)
 
 
+@with_numpy_inputs
 def matched_mask_iou(y_true, y_pred, *, threshold=0.5):
     """Mean mask IoU of the matched instances, and the fraction of true instances matched.
 

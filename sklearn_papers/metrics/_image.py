@@ -4,9 +4,12 @@ import numbers
 
 import numpy as np
 
+from sklearn_papers.utils._tensors import with_numpy_inputs
+
 __all__ = ["image_sharpness"]
 
 
+@with_numpy_inputs
 def image_sharpness(images, image_shape=None):
     """Mean absolute horizontal plus vertical finite difference of images.
 

@@ -14,6 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn_papers.metrics._base import _active_codes, _power_of_two_exponent, _warn_collapsed
 from sklearn_papers.utils._random import check_random_state
 from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, validate_params
+from sklearn_papers.utils._tensors import tensors_to_numpy
 
 __all__ = ["beta_vae_score", "factor_vae_score"]
 
@@ -69,7 +70,7 @@ def _check_dataset(dataset):
 
 def _sample_factors(dataset, n, sizes, rng):
     """``dataset.sample_factors(n, rng)``, checked to be a numeric (n, n_factors) array; a copy."""
-    out = dataset.sample_factors(n, rng)
+    out = tensors_to_numpy(dataset.sample_factors(n, rng), "dataset.sample_factors(...)")
     try:
         factors = np.array(out)
     except (TypeError, ValueError):  # ragged nested sequences
@@ -88,7 +89,8 @@ def _sample_factors(dataset, n, sizes, rng):
 
 def _observations(dataset, factors, rng):
     """``dataset.sample_observations_from_factors`` checked to give one row per factor row."""
-    obs = dataset.sample_observations_from_factors(factors, rng)
+    obs = tensors_to_numpy(dataset.sample_observations_from_factors(factors, rng),
+                           "dataset.sample_observations_from_factors(...)")
     n = factors.shape[0]
     shape = getattr(obs, "shape", None)
     if shape is None or len(shape) == 0 or shape[0] != n:
@@ -104,7 +106,8 @@ class _Encoder:
     """The representation, with every output checked and on a fixed scale.
 
     Each call must return a finite numeric array of shape (n, n_codes) for n observations
-    (a 1-D array of length n is one code), with the same n_codes every time. If the first
+    (a 1-D array of length n is one code; a torch tensor is detached and copied to the CPU),
+    with the same n_codes every time. If the first
     codes have an extreme magnitude (beyond about 1e+-144, where variances overflow or
     underflow in float64), all codes are multiplied by one exact power of two, which
     changes no ratio of variances or differences.
@@ -122,6 +125,7 @@ class _Encoder:
         if out is None:
             raise TypeError(f"The representation {self.name} returned None for {n} "
                             f"observations; it must return codes of shape ({n}, n_codes).")
+        out = tensors_to_numpy(out, f"the output of the representation {self.name}")
         try:
             codes = np.asarray(out, dtype=np.float64)
         except (TypeError, ValueError) as exc:
@@ -231,7 +235,8 @@ def beta_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n_e
         ``sample_observations_from_factors(factors, random_state)``.
     representation : callable or fitted transformer
         ``representation(X) -> codes (n, n_codes)``, or an object whose ``transform`` is
-        used.
+        used. ``X`` is a numpy array; the codes may be a numpy array or a torch tensor
+        (detached and copied to the CPU, e.g. ``lambda x: model.encode(torch.as_tensor(x))``).
     batch_size : int, default=64
         Pairs averaged per point.
     n_train : int, default=10000
@@ -371,7 +376,9 @@ def factor_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n
     dataset : object
         Ground-truth dataset (see :func:`beta_vae_score`).
     representation : callable or fitted transformer
-        ``representation(X) -> codes``, or an object whose ``transform`` is used.
+        ``representation(X) -> codes``, or an object whose ``transform`` is used. ``X`` is
+        a numpy array; the codes may be a numpy array or a torch tensor (detached and
+        copied to the CPU).
     batch_size : int, default=64
         Observations per vote.
     n_train : int, default=10000

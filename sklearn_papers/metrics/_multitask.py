@@ -3,6 +3,8 @@
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
+from sklearn_papers.utils._tensors import with_numpy_inputs
+
 __all__ = ["masked_roc_auc_score", "masked_roc_auc_scorer"]
 
 
@@ -23,6 +25,7 @@ def _as_2d_float(values, name):
     return values
 
 
+@with_numpy_inputs
 def masked_roc_auc_score(y_true, y_score, *, average="macro"):
     """ROC-AUC per task over the labelled molecules only, averaged over tasks.
 
@@ -94,6 +97,7 @@ def masked_roc_auc_score(y_true, y_score, *, average="macro"):
     return scores if average is None else float(np.nanmean(scores))
 
 
+@with_numpy_inputs
 def masked_roc_auc_scorer(estimator, X, y_true):
     """Scorer of :func:`masked_roc_auc_score` on ``estimator.predict_proba(X)``.
 

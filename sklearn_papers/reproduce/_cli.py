@@ -5,6 +5,7 @@ and ``sklearn-papers publish --report DIR [--to docs/results]``."""
 import argparse
 import contextlib
 import datetime
+import os
 import pickle
 import sys
 import time
@@ -13,8 +14,40 @@ from pathlib import Path
 __all__ = ["main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with every usage error on one line: ``<prog>: error: <message>``."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _seed(text):
+    """``--seed``: an int in [0, 2**32 - 1] (numpy's seed range)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an integer; give a seed such as --seed 0") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(
+            f"{value} is outside [0, 2**32 - 1]; give a seed such as --seed 0")
+    return value
+
+
+def _verbosity(text):
+    """``--verbose``: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an integer >= 0; give 0 (silent) or 1 (progress)")
+    return value
+
+
 def _parser():
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sklearn-papers",
         description="Re-run the headline claims of the papers implemented in sklearn_papers.",
     )
@@ -44,9 +77,9 @@ def _parser():
                           "there as it finishes, so a run spread over several machines "
                           "continues where the last stopped once the folder is kept (e.g. "
                           "committed); records go to DIR/<experiment>/<quick|full>-seed<N>/")
-    rep.add_argument("--seed", default=0, type=int, help="random seed (default: 0)")
+    rep.add_argument("--seed", default=0, type=_seed, help="random seed (default: 0)")
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
-    rep.add_argument("--verbose", default=1, type=int,
+    rep.add_argument("--verbose", default=1, type=_verbosity,
                      help="0 silences progress output (default: 1)")
     pub = sub.add_parser(
         "publish",
@@ -63,17 +96,47 @@ def _parser():
     return parser
 
 
+def _usage_error(command, message):
+    """Print ``sklearn-papers <command>: error: <message>`` (one line); exit status 2."""
+    print(f"sklearn-papers {command}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _folder_error(option, path):
+    """Why ``path`` cannot serve as the output folder of ``option`` (created if missing),
+    with the fix; None when it can."""
+    if path.exists() and not path.is_dir():
+        return (f"argument {option}: {str(path)!r} is a file, not a folder; give the path "
+                f"of a folder (it is created if missing)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        return (f"argument {option}: cannot create the folder {str(path)!r} ({reason}); "
+                f"give a folder that can be created and written")
+    if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
+        return (f"argument {option}: the folder {str(path)!r} cannot be read and written "
+                f"by this user; give a writable folder")
+    return None
+
+
 def main(argv=None):
     """Entry point of the ``sklearn-papers`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     if args.command == "publish":
         from sklearn_papers.reproduce._publish import publish
 
+        if not (args.report / "REPORT.md").is_file():
+            return _usage_error("publish", f"argument --report: no REPORT.md in "
+                                f"{str(args.report)!r}; give the --out folder of a "
+                                f"finished 'sklearn-papers reproduce' run")
+        problem = _folder_error("--to", args.to)
+        if problem:
+            return _usage_error("publish", problem)
         try:
             pages = publish(args.report, args.to, only=args.only)
         except (OSError, ValueError) as exc:
-            print(f"sklearn-papers publish: {exc}", file=sys.stderr)
-            return 2
+            return _usage_error("publish", str(exc).replace("\n", " "))
         for page in pages:
             print(f"wrote {page}")
         return 0
@@ -99,9 +162,13 @@ def main(argv=None):
                           if not args.quick or exp.in_quick_run]
     unknown = [n for n in names if n not in experiments]
     if unknown:
-        print(f"sklearn-papers: unknown experiment(s) {unknown}; "
-              f"available: {sorted(experiments)}", file=sys.stderr)
-        return 2
+        return _usage_error("reproduce", f"argument --only: unknown experiment(s) "
+                            f"{', '.join(map(repr, unknown))}; choose from "
+                            f"{', '.join(sorted(experiments))} (see --list)")
+    for option, path in [("--out", args.out), ("--records", args.records)]:
+        problem = None if path is None else _folder_error(option, path)
+        if problem:
+            return _usage_error("reproduce", problem)
     ctx = RunContext(quick=args.quick, out_dir=args.out, random_state=args.seed,
                      verbose=args.verbose, resume=args.resume)
     left_out = [name for name in experiments if name not in names and not args.only]
@@ -122,6 +189,7 @@ def main(argv=None):
                                                  f"-seed{args.seed}")
         ctx.log(f"[{name}] {exp.title} ({i + 1}/{len(names)}, "
                 f"{format_seconds(time.perf_counter() - start)} into the run) ...")
+        damaged = _damaged_files(ctx) if args.resume or ctx.records_dir else []
         earlier = _load_section(ctx, exp) if args.resume else None
         if earlier is not None:
             section, secs, created, earlier_cpu = earlier
@@ -141,7 +209,7 @@ def main(argv=None):
                     f"{n} x {label}" for label, n in repeats.items()))
             if error is None:
                 _save_section(ctx, section, secs, exp, cpu=cpu[name])
-            note = ctx.reused_note()
+            note = " ".join(filter(None, [ctx.reused_note(), _recomputed_note(damaged)]))
             if note:
                 notes[name] = note
             status = "done" if error is None else "FAILED"
@@ -239,6 +307,47 @@ def _deduplicated_warnings():
     finally:
         if warnings.showwarning is show:
             warnings.showwarning = original
+
+
+def _reads_back(path):
+    """Whether a cached part file (a pickle, or a JSON record) can be read back."""
+    import json
+
+    try:
+        data = path.read_bytes()
+        pickle.loads(data) if path.suffix == ".pkl" else json.loads(data)
+    except Exception:  # noqa: BLE001 - any failure to read back means damaged
+        return False
+    return True
+
+
+def _damaged_files(ctx):
+    """Files of the current experiment's cached parts that cannot be read back: pickles
+    of its cache folder (parts and the finished section), JSON records of its records
+    folder. The experiment recomputes those parts."""
+    found = []
+    for folder, pattern in [(ctx.cache_dir(), "*.pkl"), (ctx.records_dir, "*.json")]:
+        if folder is not None and Path(folder).is_dir():
+            found += [p for p in sorted(Path(folder).rglob(pattern)) if not _reads_back(p)]
+    return found
+
+
+def _recomputed_note(damaged):
+    """Markdown sentence naming the damaged cached files this run recomputed, or ``""``.
+
+    A file counts as recomputed when it reads back after the run; one the experiment did
+    not use again stays damaged and is named as such.
+    """
+    fixed = [f"`{p.name}`" for p in damaged if _reads_back(p)]
+    left = [f"`{p.name}`" for p in damaged if not _reads_back(p)]
+    text = []
+    if fixed:
+        text.append(f"**Recomputed:** {len(fixed)} cached part file(s) could not be read "
+                    f"back (damaged) and were computed again: {', '.join(fixed)}.")
+    if left:
+        text.append(f"**Damaged:** {len(left)} cached file(s) could not be read back and "
+                    f"were not used by this run: {', '.join(left)}.")
+    return " ".join(text)
 
 
 def _section_file(ctx):

@@ -4,12 +4,14 @@ import numpy as np
 import torch
 from sklearn.utils import check_array
 
+from sklearn_papers.utils._tensors import tensors_to_numpy
+
 __all__ = ["MLPAgent", "TabularAgent"]
 
 
 def _check_indices(observations, n_states):
     """Validate 1-D integer state indices in ``[0, n_states)``; return a long tensor."""
-    obs = np.asarray(observations)
+    obs = np.asarray(tensors_to_numpy(observations, "observations"))
     if obs.ndim != 1:
         raise ValueError(f"observations must be a 1-D array of state indices, got shape "
                          f"{obs.shape}")
@@ -208,7 +210,8 @@ class MLPAgent(_Agent):
     def _check_observations(self, observations):
         if self.discrete_inputs:
             return _check_indices(observations, self.net.n_inputs)
-        obs = check_array(observations, dtype=np.float32, input_name="observations")
+        obs = check_array(tensors_to_numpy(observations, "observations"), dtype=np.float32,
+                          input_name="observations")
         if obs.shape[1] != self.net.n_inputs:
             raise ValueError(f"observations have {obs.shape[1]} features, the agent expects "
                              f"{self.net.n_inputs}")

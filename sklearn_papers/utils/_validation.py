@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from sklearn_papers.utils._sklearn_compat import Interval
+from sklearn_papers.utils._tensors import tensors_to_numpy
 
 __all__ = ["check_sample_weight", "common_constraints", "first_non_number"]
 
@@ -31,6 +32,7 @@ def first_non_number(values):
     >>> first_non_number(["1.5", "x", "2"]), first_non_number([1.0, None])
     ('x', None)
     """
+    values = tensors_to_numpy(values, "values")
     dtype = getattr(values, "dtype", None)
     if dtype is None:
         dtype = np.asarray(values, dtype=object).dtype if isinstance(values, (list, tuple)) \

@@ -14,6 +14,7 @@ from sklearn_papers.utils._sklearn_compat import (
     _fit_context,
     check_is_fitted,
 )
+from sklearn_papers.utils._tensors import tensors_to_numpy
 from sklearn_papers.utils._validation import check_sample_weight
 from sklearn_papers.vision._instance_grouping import (
     _GROUPINGS,
@@ -426,7 +427,8 @@ class InstanceSegmenter(BaseEstimator):
                                  f"but n_classes={n_classes}.")
         sample_weight = check_sample_weight(sample_weight, images)
         self.bit_depth_ = self.bit_depth if self.bit_depth is not None else \
-            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(np.asarray(X)))
+            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(
+                np.asarray(tensors_to_numpy(X, "X"))))
         return images, instance, semantic, n_classes, sample_weight
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -12,6 +12,7 @@ from sklearn_papers.utils._sklearn_compat import (
     _fit_context,
     check_is_fitted,
 )
+from sklearn_papers.utils._tensors import tensors_to_numpy
 from sklearn_papers.vision._scales import (
     MIN_RESCALED_SIDE,
     check_predict_scales,
@@ -44,6 +45,7 @@ _TILE_AREA = 4.0
 
 def _per_image(maps, n, name):
     """A list of ``n`` per-image maps from an array ``(n, H, W)`` or a list."""
+    maps = tensors_to_numpy(maps, name)
     items = list(maps) if isinstance(maps, (list, tuple)) or (
         isinstance(maps, np.ndarray) and maps.ndim == 3) else None
     if items is None or len(items) != n:
@@ -567,7 +569,8 @@ class MaskRCNN(BaseEstimator):
         self.n_channels_ = c
         self.anchor_sizes_ = anchor_sizes
         self.bit_depth_ = self.bit_depth if self.bit_depth is not None else \
-            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(np.asarray(X)))
+            integer_bit_depth(X if isinstance(X, (list, tuple)) else list(
+                np.asarray(tensors_to_numpy(X, "X"))))
         sizes = np.sqrt(np.prod(np.clip(all_boxes[:, 2:] - all_boxes[:, :2], 1, None), 1))
         self.object_sizes_ = ((float(sizes.min()), float(sizes.max())) if len(sizes)
                               else (float("nan"), float("nan")))
@@ -910,5 +913,6 @@ class MaskRCNN(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.two_d_array = False
         tags.input_tags.three_d_array = True
+        tags.target_tags.required = True
         tags.non_deterministic = self.device != "cpu"
         return tags

@@ -25,6 +25,8 @@ from numbers import Real
 
 import numpy as np
 
+from sklearn_papers.utils._tensors import tensors_to_numpy
+
 __all__ = ["MAX_INFERRED_CLASSES", "check_images", "check_scale_items", "check_label_map",
            "check_label_maps", "integer_bit_depth", "warn_inferred_bit_depth", "pad_images",
            "targets_from_dicts", "targets_from_maps"]
@@ -147,6 +149,7 @@ def warn_inferred_bit_depth(X, fitted_bits, name="X"):
     same image can be read brighter or darker depending on the images beside it."""
     if fitted_bits is not None:
         return
+    X = tensors_to_numpy(X, name)
     bits = integer_bit_depth(X)
     if bits is None:
         return
@@ -180,6 +183,7 @@ def integer_bit_depth(X):
     -------
     bits : int or None
     """
+    X = tensors_to_numpy(X)
     items = X if isinstance(X, (list, tuple)) else [np.asarray(X)]
     top = None
     for im in items:
@@ -283,6 +287,7 @@ def check_images(X, *, name="X", n_channels=None, min_size=1, bits=None,
     TypeError
         Sparse or non-numeric input.
     """
+    X = tensors_to_numpy(X, name)
     items = _as_items(X, name, n_channels)
     if not items:
         raise ValueError(f"{name} has 0 images.")
@@ -365,6 +370,7 @@ def check_label_map(arr, name, shape):
 
 def check_label_maps(y, name, shapes):
     """One label map per image (:func:`check_label_map`), as a list of int64 arrays."""
+    y = tensors_to_numpy(y, name)
     if hasattr(y, "toarray"):
         raise TypeError(f"{name} must be a dense array, not a sparse matrix.")
     if isinstance(y, np.ndarray) and y.ndim == 2 and len(shapes) == 1:
@@ -393,6 +399,12 @@ def targets_from_maps(instance_maps, semantic_maps, shapes):
     """Per-image detection targets ``(boxes, labels, masks)`` from instance maps and
     optional semantic maps (an instance takes the majority class of its pixels; one
     class without them), each map checked against its image's ``shapes[i]``."""
+    if instance_maps is None:
+        raise ValueError("This estimator requires y to be passed, but the target y is None: "
+                         "give the true instances, one (H, W) instance map per image "
+                         "(0 = background).")
+    instance_maps = tensors_to_numpy(instance_maps, "instance_maps")
+    semantic_maps = tensors_to_numpy(semantic_maps, "semantic_maps")
     n = len(shapes)
     inst = list(instance_maps) if not isinstance(instance_maps, np.ndarray) or \
         instance_maps.ndim == 3 else None
@@ -460,6 +472,7 @@ def targets_from_dicts(targets, shapes):
     """Per-image detection targets ``(boxes, labels, masks)`` from target dicts, each
     checked against its image: ``k`` labels, ``k`` boxes inside the image and ``k``
     masks of its size."""
+    targets = tensors_to_numpy(targets, "y")
     n = len(shapes)
     if len(targets) != n:
         raise ValueError(f"y has {len(targets)} target dicts but there are {n} images.")
