@@ -103,8 +103,6 @@ sphinx_gallery_conf = {
     # "Examples using X" on every API page (docs/_templates/autosummary/*.rst include them)
     "doc_module": ("sklearn_papers",),
     "backreferences_dir": "generated",
-    # names in the examples' code link to their API pages
-    "reference_url": {"sklearn_papers": None},
     "reset_modules": ("matplotlib", "seaborn", "gallery_setup.one_torch_thread"),
 }
 
