@@ -64,7 +64,7 @@ html_theme_options = {
     "header_links_before_dropdown": 8,
     "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
-    "footer_end": ["theme-version"],
+    "footer_end": ["sphinx-version"],
     "show_toc_level": 1,
     "navigation_with_keys": False,
 }
