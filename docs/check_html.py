@@ -87,6 +87,8 @@ def broken_links(root):
     root = Path(root).resolve()
     cache, problems = {}, []
     for page_path in sorted(root.rglob("*.html")):
+        if "_static" in page_path.relative_to(root).parts:
+            continue  # the theme's assets (a Jinja macro file among them), not pages
         page = _parse(page_path, cache)
         for tag, key, target in page.links:
             parts = urlsplit(target)
@@ -125,7 +127,8 @@ _PAGE_SCRIPT = """(async () => {
   const links = Array.from(document.querySelectorAll("a[href]"), (a) => a.href);
   // how far the page is wider than the window (a table or code block that does not
   // scroll inside its own box pushes the whole page sideways)
-  const overflow = document.documentElement.scrollWidth - window.innerWidth;
+  const page = document.documentElement;
+  const overflow = page.scrollWidth - page.clientWidth;
   return {images: images, links: links, title: document.title, overflow: overflow};
 })()"""
 

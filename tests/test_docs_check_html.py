@@ -111,10 +111,12 @@ def test_a_page_wider_than_a_phone_is_found(tmp_path):
     browser = checker.find_browser()
     if browser is None:
         pytest.skip("no headless Chromium installed (apt-get install chromium-headless-shell)")
-    (tmp_path / "wide.html").write_text('<div style="width: 900px">a wide table</div>')
+    # as a phone-ready page (the theme's) says: lay out at the device's width
+    meta = '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    (tmp_path / "wide.html").write_text(meta + '<div style="width: 900px">a wide table</div>')
     (tmp_path / "scrolls.html").write_text(
-        '<div style="overflow-x: auto"><div style="width: 900px">scrolls in its box</div>'
-        '</div>')
+        meta + '<div style="overflow-x: auto"><div style="width: 900px">scrolls in its box'
+        '</div></div>')
     problems, _, _ = checker.browser_problems(
         tmp_path, [("wide", tmp_path / "wide.html"), ("scrolls", tmp_path / "scrolls.html")],
         browser)
