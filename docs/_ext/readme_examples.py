@@ -28,7 +28,8 @@ class ReadmeExample(Directive):
         found = [s for s in readme_snippets() if text in s]
         if len(found) != 1:
             raise self.error(f"{len(found)} README snippets contain {text!r}; one is needed")
-        block = nodes.literal_block(found[0], found[0].rstrip("\n"))
+        code = found[0].rstrip("\n")
+        block = nodes.literal_block(code, code)  # same text: Sphinx highlights it
         block["language"] = "python"
         self.state.document.settings.record_dependencies.add(str(README))
         return [block]
