@@ -12,13 +12,15 @@ Two checks:
   with that ``id`` (or an ``<a name>``); an ``<img>``'s file is not empty and starts as
   its kind does (PNG, JPEG or GIF signature, or an ``<svg`` element). External links
   (``http:``, ``https:``, ``mailto:``) are not fetched.
-* **Four pages, opened in a headless browser.** When Chromium's headless shell (Debian:
+* **Seven pages, opened in a headless browser.** When Chromium's headless shell (Debian:
   ``apt-get install chromium-headless-shell``) or Chromium is on ``PATH`` (or named by
-  ``--browser`` or ``$CHECK_HTML_BROWSER``), the index, one user-guide page, one API page,
-  one gallery example and the gallery's index are opened in it, driven through the DevTools protocol over a pipe
-  (standard library only): every image must be decoded by the browser with a non-zero
-  size, every internal link the browser resolves must reach an existing file and anchor,
-  and the page must raise no JavaScript exception. Without a browser this check is
+  ``--browser`` or ``$CHECK_HTML_BROWSER``), the index, the getting-started page, one
+  user-guide page, one results page, one API page, one gallery example and the gallery's
+  index are opened in it, at a desktop and at a phone width (``WIDTHS``), driven through
+  the DevTools protocol over a pipe (standard library only): every image must be decoded
+  by the browser with a non-zero size, every internal link the browser resolves must reach
+  an existing file and anchor, the page must be no wider than the window (wide tables and
+  code scroll in their own box), and the page must raise no JavaScript exception. Without a browser this check is
   skipped and says so (``--require-browser`` makes that an error).
 
 Exits 1 listing every problem, 2 when the folder is missing (or a required browser is),
@@ -85,6 +87,8 @@ def broken_links(root):
     root = Path(root).resolve()
     cache, problems = {}, []
     for page_path in sorted(root.rglob("*.html")):
+        if "_static" in page_path.relative_to(root).parts:
+            continue  # the theme's assets (a Jinja macro file among them), not pages
         page = _parse(page_path, cache)
         for tag, key, target in page.links:
             parts = urlsplit(target)
@@ -121,7 +125,11 @@ _PAGE_SCRIPT = """(async () => {
     return {src: img.currentSrc || img.src, error: error, width: img.naturalWidth};
   }));
   const links = Array.from(document.querySelectorAll("a[href]"), (a) => a.href);
-  return {images: images, links: links, title: document.title};
+  // how far the page is wider than the window (a table or code block that does not
+  // scroll inside its own box pushes the whole page sideways)
+  const page = document.documentElement;
+  const overflow = page.scrollWidth - page.clientWidth;
+  return {images: images, links: links, title: document.title, overflow: overflow};
 })()"""
 
 
@@ -216,13 +224,20 @@ class _Browser:
         os.close(self._from_browser)
 
 
-def open_page(browser, path):
-    """Open the file ``path`` in a new tab of ``browser``; return what ``_PAGE_SCRIPT``
-    found and the JavaScript exceptions the page raised."""
+# the window widths pages are opened at: a desktop and a phone
+WIDTHS = (1280, 390)
+
+
+def open_page(browser, path, width=WIDTHS[0]):
+    """Open the file ``path`` in a new tab of ``browser``, ``width`` CSS pixels wide;
+    return what ``_PAGE_SCRIPT`` found and the JavaScript exceptions the page raised."""
     target = browser.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = browser.send("Target.attachToTarget",
                            {"targetId": target, "flatten": True})["sessionId"]
     try:
+        browser.send("Emulation.setDeviceMetricsOverride",
+                     {"width": width, "height": 900, "deviceScaleFactor": 1,
+                      "mobile": width < 600}, session=session)
         browser.send("Page.enable", session=session)
         browser.send("Runtime.enable", session=session)
         browser.send("Page.navigate", {"url": Path(path).resolve().as_uri()}, session=session)
@@ -244,12 +259,15 @@ def open_page(browser, path):
 
 
 def reader_pages(root):
-    """The pages opened in the browser: the index, a user-guide page, an API page, a
-    gallery example and the gallery's index (its thumbnails); of each kind the first (by
-    name) that shows an image, else the first."""
+    """The pages opened in the browser: the index, the getting-started page, a user-guide
+    page, a results page (wide tables), an API page, a gallery example and the gallery's
+    index (its thumbnails); of each kind the first (by name) that shows an image, else the
+    first."""
     root = Path(root)
     kinds = [("index", [root / "index.html"]),
+             ("getting started", [root / "getting_started.html"]),
              ("user guide", sorted((root / "user_guide").glob("*.html"))),
+             ("results", sorted((root / "results").glob("*.html"))),
              ("API", sorted((root / "generated").glob("sklearn_papers.*.html"))),
              ("gallery", sorted((root / "auto_examples").glob("plot_*.html"))),
              ("gallery index", [root / "auto_examples" / "index.html"])]
@@ -265,16 +283,21 @@ def reader_pages(root):
 
 def browser_problems(root, pages, browser_path):
     """``(problems, n_images, n_links)``: ``[(page, tag, attribute, target, reason)]`` for
-    the ``pages`` as the browser at ``browser_path`` shows them (see the module
-    docstring), and how many images and internal links it checked."""
+    the ``pages`` as the browser at ``browser_path`` shows them at each of ``WIDTHS`` (see
+    the module docstring), and how many images and internal links it checked."""
     root = Path(root).resolve()
     cache, problems, n_images, n_links = {}, [], 0, 0
     browser = _Browser(browser_path)
     try:
-        for _, page_path in pages:
+        for (_, page_path), width in [(p, w) for p in pages for w in WIDTHS]:
             page_path = Path(page_path).resolve()
             name = page_path.relative_to(root)
-            found = open_page(browser, page_path)
+            found = open_page(browser, page_path, width)
+            if found.get("overflow", 0) > 1:
+                problems.append((name, "html", "width", f"{width} px",
+                                 f"the page is {found['overflow']} px wider than a "
+                                 f"{width} px window (a table or code block that does not "
+                                 "scroll in its own box)"))
             n_images += len(found["images"])
             for image in found["images"]:
                 if image["error"] or not image["width"]:

@@ -24,6 +24,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "published",  # :result: and published-table: numbers read from docs/results/
     "benchmarks",  # docs/benchmarks/ written from benchmarks/results/*.json
+    "readme_examples",  # .. readme-example:: shows a README snippet (getting_started.rst)
 ]
 
 # :doi:`10.1038/44565` and :arxiv:`1509.09292` in docstrings, as in scikit-learn.
@@ -51,20 +52,58 @@ templates_path = ["_templates"]
 exclude_patterns = ["_build", "generated/*.examples", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.md5",
                     "auto_examples/*.json"]
-html_theme = "alabaster"
+html_theme = "pydata_sphinx_theme"
+html_title = f"sklearn_papers {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+html_theme_options = {
+    "logo": {"text": f"sklearn_papers {release}"},
+    "navbar_start": ["navbar-logo"],
+    "navbar_center": ["navbar-nav"],
+    "navbar_end": ["theme-switcher"],
+    "header_links_before_dropdown": 9,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+    "show_toc_level": 1,
+    "navigation_with_keys": False,
+}
+html_sidebars = {"index": [], "getting_started": [], "install": []}
 nitpicky = False
 
 intersphinx_mapping = {}  # no network at build time
 
+
+def _no_wrap_in_table_cells(app, doctree, docname):
+    """Keep "4.39 ± 0.38" and "[0.83, 0.88]" on one line in tables: the spaces around
+    "±" and after a comma between numbers become non-breaking."""
+    import re
+
+    from docutils import nodes
+
+    pattern = re.compile(r" ± |(?<=\d), (?=[-\d])")
+    for cell in doctree.findall(nodes.entry):
+        for text in list(cell.findall(nodes.Text)):
+            if "±" in text or ", " in text:
+                new = pattern.sub(lambda m: m.group(0).replace(" ", "\u00a0"), str(text))
+                if new != str(text):
+                    text.parent.replace(text, nodes.Text(new))
+
+
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
-    # with SKLEARN_PAPERS_DOCS_PLOT=True, the examples whose path matches this run
+    # the examples whose path matches this run (all of them by default)
     "filename_pattern": os.environ.get("SKLEARN_PAPERS_DOCS_PLOT_PATTERN", r"/plot_"),
-    # Examples train models for minutes each; by default the build renders them unrun
-    # (tests/test_examples.py runs every one with shortened training).
-    "plot_gallery": os.environ.get("SKLEARN_PAPERS_DOCS_PLOT", "False"),
+    # Every example is sized to run in well under a minute on one CPU core, so the build
+    # executes them and shows their figures and printed output;
+    # SKLEARN_PAPERS_DOCS_PLOT=False renders them unrun.
+    "plot_gallery": os.environ.get("SKLEARN_PAPERS_DOCS_PLOT", "True"),
     "download_all_examples": False,
+    # "Examples using X" on every API page (docs/_templates/autosummary/*.rst include them)
+    "doc_module": ("sklearn_papers",),
+    "backreferences_dir": "generated",
+    "reset_modules": ("matplotlib", "seaborn", "gallery_setup.one_torch_thread"),
 }
 
 
@@ -93,3 +132,7 @@ def _write_api_page(srcdir):
 
 
 _write_api_page(os.path.dirname(os.path.abspath(__file__)))
+
+
+def setup(app):
+    app.connect("doctree-resolved", _no_wrap_in_table_cells)

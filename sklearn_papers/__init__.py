@@ -6,7 +6,7 @@ import torch or RDKit; ``sklearn_papers.chem`` (for example) is loaded on first 
 
 import importlib
 
-__version__ = "0.1.0.dev0"
+__version__ = "0.1.0"
 
 _SUBMODULES = [
     "chem",

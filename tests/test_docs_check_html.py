@@ -93,12 +93,31 @@ def test_a_headless_browser_shows_what_loads_and_finds_what_does_not(tmp_path):
     problems, n_images, n_links = checker.browser_problems(
         tmp_path, [("index", tmp_path / "index.html"),
                    ("page", tmp_path / "sub" / "page.html")], browser)
-    found = sorted((str(p[0]), Path(p[3]).name, p[4].split(" (")[0].split(":")[0])
-                   for p in problems)
+    # every problem is found at both widths
+    assert len(problems) == 2 * len(set(problems))
+    found = sorted({(str(p[0]), Path(p[3]).name, p[4].split(" (")[0].split(":")[0])
+                    for p in problems})
     assert found == [("index.html", "empty.svg", "not shown by the browser"),
                      ("index.html", "missing.html", "missing file"),
                      ("index.html", "nope.png", "not shown by the browser"),
                      ("index.html", "page.html#gone", "missing anchor"),
                      ("index.html", "text.png", "not shown by the browser"),
                      ("sub/page.html", "-", "JavaScript exception")]
-    assert n_images == 6 and n_links >= 5
+    assert n_images == 6 * len(checker.WIDTHS) and n_links >= 5
+
+
+def test_a_page_wider_than_a_phone_is_found(tmp_path):
+    checker = _checker()
+    browser = checker.find_browser()
+    if browser is None:
+        pytest.skip("no headless Chromium installed (apt-get install chromium-headless-shell)")
+    # as a phone-ready page (the theme's) says: lay out at the device's width
+    meta = '<meta name="viewport" content="width=device-width, initial-scale=1">'
+    (tmp_path / "wide.html").write_text(meta + '<div style="width: 900px">a wide table</div>')
+    (tmp_path / "scrolls.html").write_text(
+        meta + '<div style="overflow-x: auto"><div style="width: 900px">scrolls in its box'
+        '</div></div>')
+    problems, _, _ = checker.browser_problems(
+        tmp_path, [("wide", tmp_path / "wide.html"), ("scrolls", tmp_path / "scrolls.html")],
+        browser)
+    assert [(str(p[0]), p[3]) for p in problems] == [("wide.html", "390 px")]

@@ -1,11 +1,11 @@
 """Every gallery example runs to its end, with training shortened.
 
-The docs build renders the gallery without executing it (``plot_gallery`` is off unless
-``SKLEARN_PAPERS_DOCS_PLOT=True``: the examples train for minutes). This test runs each
-``examples/plot_*.py`` as a script in the test process, with matplotlib's non-interactive
-backend, after capping the training parameters of every estimator of the package
-(``SHORT``): every line of the example runs, every plot is drawn, only the numbers are
-those of a shorter fit. An example that stops running fails here, not in a reader's hands.
+The docs build runs every example at its own size (``make docs``, about half a minute of
+CPU each). This test runs each ``examples/plot_*.py`` as a script in the test process, with
+matplotlib's non-interactive backend, after capping the training parameters of every
+estimator of the package (``SHORT``): every line of the example runs, every plot is drawn,
+only the numbers are those of a shorter fit. An example that stops running fails here, not
+in a reader's hands.
 """
 
 import functools
