@@ -93,7 +93,7 @@ CONFIGS = {
 
 CONFIGS["mpnn"] = {name: {**OLD_MPNN, **params} for name, params in CONFIGS["mpnn"].items()}
 CONFIGS["nf"] = {name: {**OLD_NF, **params} for name, params in CONFIGS["nf"].items()}
-#: The current defaults (chosen by this search; see docs/molecules.rst).
+#: The current defaults (chosen by this search; see docs/molecule_measurements.rst).
 CONFIGS["mpnn"]["defaults"] = {}
 CONFIGS["nf"]["defaults"] = {}
 
