@@ -19,7 +19,6 @@ from sklearn_papers.chem import NeuralFingerprintRegressor
 from sklearn_papers.reproduce._common import one_torch_thread
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
-from sklearn_papers.reproduce._report import markdown_table
 
 __all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "draws", "ecfp_correlation",
            "neural_plan", "neural_rows", "quick_neural_rows"]
@@ -278,7 +277,7 @@ _PV_FOLLOWUP = {True: dict(n_rows=3000, sizes=(500, 2000), epochs=15, mlp_epochs
                             mlp_epochs=100)}
 
 
-def photovoltaic_followup(ctx):
+def photovoltaic_followup(ctx, result):
     """Neural FP vs ECFP on photovoltaic as the training set grows (a learning curve).
 
     The paper's photovoltaic result (neural FP + net 1.43 vs ECFP + net 2.00 test MSE) was
@@ -286,6 +285,8 @@ def photovoltaic_followup(ctx):
     parameters to fit than a net on fixed bits, so its advantage should need data: this
     trains both with one fixed configuration each on the first ``n`` rows and tests them
     on the same held-out rows after ``sizes[-1]`` (file order, as the paper's folds).
+
+    Its table goes to ``result`` (a :class:`~._result.Result`).
 
     Returns
     -------
@@ -347,7 +348,7 @@ def photovoltaic_followup(ctx):
         f"{cfg['sizes'][-1]}-{cfg['n_rows'] - 1} (test MSE, PCE %^2; one seed). The paper's "
         "folds train on 12,000 molecules.",
         "",
-        markdown_table(rows, floatfmt=".3f"),
+        result.table(rows, floatfmt=".3f"),
         "",
         "Neural FP minus ECFP test MSE: "
         + ", ".join(f"{g:+.3f} at n = {n}" for g, n in zip(gaps, cfg["sizes"]))

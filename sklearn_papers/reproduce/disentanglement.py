@@ -13,11 +13,10 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import verdict_table
 from sklearn_papers.reproduce._common import one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -158,6 +157,7 @@ def run(ctx):
 
     fig_path = _plot(ctx, predictors, corr, rows)
     n_rep = len(rows)
+    res = Result()
     verdicts = _claims(rows, cfg)
     md = [
         f"Data: `Shapes(image_size={cfg['image_size']})` (3 shapes x 6 scales x 8 orientations "
@@ -172,12 +172,12 @@ def run(ctx):
         "",
         "### Scores and downstream accuracy per representation",
         "",
-        markdown_table(rows, columns=["representation", *SCORES, "recon. MSE", "acc@10",
+        res.table(rows, columns=["representation", *SCORES, "recon. MSE", "acc@10",
                                       "acc@100", "fit (s)"]),
         "",
         f"### Rank correlation with few-shot accuracy ({n_rep} representations)",
         "",
-        markdown_table(corr_rows),
+        res.table(corr_rows),
         "",
         "Paper (van Steenkiste et al. 2019, Sec. 5 and their rank-correlation figures; no "
         "table of numbers is quoted here): on abstract visual reasoning, disentanglement "
@@ -196,7 +196,7 @@ def run(ctx):
         "positive (mean interval against 0), and larger than that of the negated "
         "reconstruction error (paired interval).",
         "",
-        markdown_table(verdict_table(verdicts, digits=2)),
+        res.table(res.verdict_rows(verdicts, digits=2)),
         "",
         f"Cost: fitting and scoring the {n_rep} representations took "
         f"{sum(r['total (s)'] for r in rows):.0f} s of wall time when they were computed "
@@ -206,7 +206,7 @@ def run(ctx):
                  "200/100 interventional points and 10-tree GBTs for DCI (full: 32x32, "
                  "10,000 images, 30 epochs, 3 seeds, 2,000/1,000 points, 100-tree GBTs)."
                  if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig_path], shortened=shortened)
+    return res.done("\n".join(md), figures=[fig_path], shortened=shortened)
 
 
 #: The scores the paper names as predicting downstream accuracy best.

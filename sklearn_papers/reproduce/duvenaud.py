@@ -29,9 +29,11 @@ from typing import Callable
 
 import numpy as np
 
+from sklearn_papers.reproduce._claims import NOT_HOLDS
 from sklearn_papers.reproduce._parallel import cached_parts
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["CLAIMS", "EXPERIMENT", "FULL_N_JOBS", "MODEL_SPECS", "DatasetData", "ModelSpec",
            "claim_verdicts", "duvenaud_folds", "evaluate", "full_plan", "search_parts",
@@ -394,7 +396,7 @@ CLAIMS = {"solubility": "beats", "malaria": "ties", "photovoltaic": "beats"}
 TIE_BAND = 0.05
 
 
-def claim_verdicts(results, paper_mse):
+def claim_verdicts(results, paper_mse, result):
     """Judge the paper's headline claim on each data set from this run's fold MSEs.
 
     The folds pair the rows (same test chunk), so the claims are judged on per-fold
@@ -409,12 +411,14 @@ def claim_verdicts(results, paper_mse):
         the row was not run.
     paper_mse : dict
         ``{data_name: {model_key: (mean, std)}}``, the paper's Table 2.
+    result : Result
+        Keeps the verdicts (:meth:`~._result.Result.verdict`).
 
     Returns
     -------
     rows : list of dict
         One per data set of :data:`CLAIMS` present in ``results``; ``"holds here"`` is
-        the verdict with its rule and numbers.
+        the verdict's placeholder (its rule and numbers once rendered).
     """
     from sklearn_papers.reproduce._claims import Claim, judge
 
@@ -450,7 +454,9 @@ def claim_verdicts(results, paper_mse):
         rows.append({"data set": name, "paper's claim": claim, "paper MSE": paper_txt,
                      "ours MSE": f"{nf.mean():.2f} vs {ref.mean():.2f}"
                                  + (f" ({ref_label})" if kind == "ties" else ""),
-                     "holds here": verdict.text(2)
+                     "holds here": result.verdict(
+                         verdict, claim=f"{name}: {claim}",
+                         arms=("nf_mlp", ref_key), style="outcome", digits=2)
                                    + (f"; tie band ±{rule.margin:.2f}" if kind == "ties"
                                       else "")})
     return rows
@@ -518,6 +524,7 @@ def full_plan(ctx, datasets):
 
 def run(ctx):
     """Run the experiment; see the module docstring for the protocol."""
+    result = Result()
     quick = ctx.quick
     draws = _ecfp_draws(quick)
     datasets = _load(quick)
@@ -549,7 +556,7 @@ def run(ctx):
         def meanwhile():
             ecfp_rows()
             side["corr"] = neural.ecfp_correlation(ctx)
-            side["pv"] = neural.photovoltaic_followup(ctx)
+            side["pv"] = neural.photovoltaic_followup(ctx, result)
 
         nf_results, nf_chosen = neural.quick_neural_rows(ctx, datasets, meanwhile=meanwhile)
         for name, res in nf_results.items():
@@ -566,7 +573,7 @@ def run(ctx):
         for name, res in found.items():
             results[name].update(res)
         corr_md, corr_fig, _ = neural.ecfp_correlation(ctx)
-        pv_md, _ = neural.photovoltaic_followup(ctx)
+        pv_md, _ = neural.photovoltaic_followup(ctx, result)
     records_md = _records_note(ctx)
     neural_specs = neural.NEURAL_SPECS
     paper_mse = {name: {**PAPER_MSE[name], **neural.PAPER_MSE.get(name, {})}
@@ -610,7 +617,7 @@ def run(ctx):
         [f"- {s.label}: {s.describe}; {_per_fold(draws.get(s.key, 2))}"
          for s in MODEL_SPECS]
         + [f"- {s.label}: {s.describe}; {nf_search[s.key]}" for s in neural_specs])
-    verdicts = claim_verdicts(results, paper_mse)
+    verdicts = claim_verdicts(results, paper_mse, result)
     quick_notes = []
     if quick:
         worse = [(name, key) for name in results for key in ("ecfp_linear", "ecfp_mlp")
@@ -624,7 +631,7 @@ def run(ctx):
                 "512 (full: 2048), an MLP with 32 hidden units trained for 15 epochs (full: "
                 f"50-200 units, 200 epochs), and the first {QUICK_ROWS} rows of malaria and "
                 "photovoltaic.")
-        any_no = any(r["holds here"].startswith("**does not hold") for r in verdicts)
+        any_no = any(v.outcome == NOT_HOLDS for v in result.verdicts)
         quick_notes.append(
             "The neural rows use one fixed configuration trained for "
             f"{neural._QUICK['max_epochs']} epochs (full: the best of "
@@ -639,7 +646,7 @@ def run(ctx):
         "on the other three. Units: solubility log10(mol/L), malaria ln(EC50/uM), "
         "photovoltaic PCE in %.",
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         "Search spaces of the full run, with this run's number of draws per fold "
         "(`--quick` also narrows the spaces, see the end of this section):",
@@ -658,7 +665,7 @@ def run(ctx):
         "folds pair the rows, each verdict names its rule, with the mean advantage of the "
         "neural fingerprint in MSE and its interval over folds):",
         "",
-        markdown_table(verdicts),
+        result.table(verdicts),
         "",
         *[line for note in quick_notes for line in (note, "")],
         *([records_md, ""] if records_md else []),
@@ -684,7 +691,7 @@ def run(ctx):
             "for 15 epochs (full: 1000-16,000 rows, 50 epochs for the neural fingerprint "
             "and 100 for the net)."
         )
-    return Section(markdown=markdown, figures=[fig, corr_fig], shortened=shortened)
+    return result.done(markdown, figures=[fig, corr_fig], shortened=shortened)
 
 
 EXPERIMENT = Experiment(

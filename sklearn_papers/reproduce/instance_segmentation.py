@@ -25,8 +25,9 @@ import numpy as np
 from sklearn_papers.reproduce._claims import Claim, all_of, judge
 from sklearn_papers.reproduce._common import one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -286,7 +287,7 @@ def _in_bin(x, lo, hi):
     return (x >= lo) & (x <= (np.inf if hi is None else hi))
 
 
-def _follow_up_section(follow, table, ctx, retrained=None):
+def _follow_up_section(res, follow, table, ctx, retrained=None):
     """Markdown lines and the figure of the two follow-ups (pooled over seeds);
     ``retrained``: per seed, whether its follow-ups trained its network again."""
     paper, near, cc = _VARIANTS[0][0], _VARIANTS[1][0], _VARIANTS[3][0]
@@ -385,9 +386,9 @@ def _follow_up_section(follow, table, ctx, retrained=None):
         f"column does the same on the true map mode-downsampled as the training targets "
         f"are. {same}",
         "",
-        markdown_table(rows_pairs),
+        res.table(rows_pairs),
         "",
-        markdown_table(rows_groups),
+        res.table(rows_groups),
         "",
         f"- Connected components + SLIC merge {pct(merged[cc])} of the touching pairs "
         f"({pct(merged[cc][short])} of the contacts of {_bin_label(*_CONTACT_BINS[0])} "
@@ -456,7 +457,7 @@ def _follow_up_section(follow, table, ctx, retrained=None):
         f"or by the estimator's SLIC vote: the upsampling alone, without the network. "
         f"Mean ± std over seeds.",
         "",
-        markdown_table(rows_bf),
+        res.table(rows_bf),
         "",
         f"- Centres + SLIC minus centres, nearest: boundary F "
         + ", ".join(f"{d:+.3f} at {t} px" for t, d in zip(_TOLERANCES, diff))
@@ -679,6 +680,11 @@ def run(ctx):
     fig_scores = ctx.figure_path("instance_segmentation_scores.png")
     _plot_scores(fig_scores, table, _VARIANTS)
     n_touch = int(test0.has_touching.sum())
+    res = Result()
+
+    def plain(v, arms):
+        return res.verdict(v, arms=arms, style="plain")
+
     md = [
         f"Data: `make_scenes` (64 x 64 RGB, 3 classes, 1-6 objects, touching=0.5, "
         f"noise 0.05): {cfg['n_train']} training scenes per seed, {cfg['n_test']} held-out "
@@ -691,25 +697,35 @@ def run(ctx):
         f"`predict_instances` wall time on the test images, 1 torch thread, on a shared "
         f"machine (absolute rates are load-dependent; ratios come from one process).",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         f"- Touching objects: centres + SLIC best Dice **{ours_t:.3f}** vs connected "
         f"components + SLIC {cc_t:.3f} on the touching subset (target >= 0.85 and <= 0.6, "
-        f"both required): **{claim1}** (centres: {touching[0].short()}; connected "
-        f"components: {touching[1].short()}; connected components with nearest upsampling: "
+        f"both required): "
+        + res.verdict(claim1, claim="centres split touching objects that connected "
+                      "components merge", parts=touching, rule="all of", arms=(paper, cc))
+        + f" (centres: {plain(touching[0], (paper,))}; connected "
+        f"components: {plain(touching[1], (cc,))}; connected components with nearest upsampling: "
         f"{mean(_VARIANTS[4][0], 'sbd_touching'):.3f}).",
         f"- Centre seeding vs mean-shift (same embeddings, SLIC): best Dice (touching) "
         f"{ours_t:.3f} vs {ms_t:.3f}, AP@0.5 {mean(paper, 'ap50'):.3f} vs "
         f"{mean(ms, 'ap50'):.3f}: at least as good (not worse by more than {_NOT_WORSE} on "
-        f"either): **{quality}** (best Dice: {as_good[0].short()}; AP@0.5: "
-        f"{as_good[1].short()}).",
+        f"either): "
+        + res.verdict(quality, claim="centres at least as good as mean-shift on best Dice "
+                      "and AP@0.5", parts=as_good, rule="all of", arms=(paper, ms))
+        + f" (best Dice: {plain(as_good[0], (paper, ms))}; AP@0.5: "
+        f"{plain(as_good[1], (paper, ms))}).",
         f"- Speed: end to end {mean(paper, 'ips'):.1f} vs {mean(ms, 'ips'):.1f} images/s "
-        f"(**{speed_total:.1f}x**; >= 5x: {claim_speed.text(1)}); the grouping step alone "
+        f"(**{speed_total:.1f}x**; >= 5x: "
+        + res.verdict(claim_speed, arms=(paper, ms), style="outcome", digits=1)
+        + f"); the grouping step alone "
         f"(network forward of {1000 * fwd:.1f} ms/image and SLIC's share subtracted) "
         f"{1000 * post[paper_near]:.1f} vs {1000 * grouping_ms:.1f} ms/image "
         f"({speed_post:.0f}x).",
         f"- SLIC upsampling (centres): boundary F {mean(paper_near, 'bf'):.3f} -> "
-        f"{mean(paper, 'bf'):.3f} (gain {bf_gain:+.3f}: {claim_slic.text()}), best Dice "
+        f"{mean(paper, 'bf'):.3f} (gain {bf_gain:+.3f}: "
+        + res.verdict(claim_slic, arms=(paper, paper_near), style="outcome")
+        + f"), best Dice "
         f"{mean(paper_near, 'sbd'):.3f} -> {mean(paper, 'sbd'):.3f}; cost "
         f"{slic_cost_ms:.1f} ms/image.",
         f"- Training: {np.mean(fit_seconds):.0f} s wall, {np.mean(fit_cpus):.0f} s process "
@@ -723,7 +739,7 @@ def run(ctx):
         "are the qualitative ones (touching instances split, centre seeding faster than "
         "clustering, SLIC refines low-resolution boundaries).",
     ]
-    md_follow, fig_follow = _follow_up_section(follow, table, ctx, retrained=split)
+    md_follow, fig_follow = _follow_up_section(res, follow, table, ctx, retrained=split)
     md += md_follow
     full = _config(False)
     shortened = (f"{cfg['n_train']} training scenes instead of {full['n_train']}, "
@@ -731,8 +747,8 @@ def run(ctx):
                  f"{cfg['n_test']} test scenes instead of {full['n_test']}"
                  + (f", {cfg['seeds']} seeds instead of {full['seeds']}"
                     if cfg['seeds'] != full['seeds'] else "") + "." if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig_scores, fig_examples, fig_follow],
-                   shortened=shortened)
+    return res.done("\n".join(md), figures=[fig_scores, fig_examples, fig_follow],
+                    shortened=shortened)
 
 
 EXPERIMENT = Experiment(

@@ -22,8 +22,8 @@ import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, judge
 from sklearn_papers.reproduce._common import save_figure
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -87,6 +87,7 @@ def run(ctx):
     X = load_digits().data.astype(np.float64)
     W0, H0 = _initialize_nmf(X, N_COMPONENTS, init="nndsvda", random_state=ctx.random_state)
     rows, curves, bases, ratios = [], {}, {}, {}
+    res = Result()
     for loss in ctx.progress(LOSSES, desc="lee_seung"):
         ours = NMF(N_COMPONENTS, beta_loss=loss, init="custom", max_iter=n_iter, tol=0)
         start = time.perf_counter()
@@ -112,7 +113,9 @@ def run(ctx):
                 "loss": loss, "implementation": who,
                 "final objective": f"{curve[-1]:.6g}",
                 "largest increase (any iteration)": f"{max(np.diff(curve).max(), 0.0):.2e}",
-                "non-increasing (paper: Thm 1/2)": _non_increasing(curve).short(),
+                "non-increasing (paper: Thm 1/2)": res.verdict(
+                    _non_increasing(curve), claim=f"{loss}, {who}: the objective never "
+                    "increases", arms=(who,), style="plain"),
                 "fit time (s)": f"{secs:.2f}",
             })
         ctx.log(f"lee_seung {loss}: ours {ours_curve[-1]:.6g} in {t_ours:.2f}s, "
@@ -159,7 +162,7 @@ def run(ctx):
         "for problems this small), so the times compare the kernels, not the scheduler "
         "of a shared machine.",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         "On this small matrix our fit took "
         + " and ".join(f"{ratios[loss]:.2f}x scikit-learn's time ({loss})" for loss in LOSSES)
@@ -174,7 +177,7 @@ def run(ctx):
         "articles); sparse input is covered by the test suite and the benchmark.",
     ])
     shortened = f"{n_iter} iterations instead of 1000." if ctx.quick else ""
-    return Section(markdown=markdown, figures=[curve_png, basis_png], shortened=shortened)
+    return res.done(markdown, figures=[curve_png, basis_png], shortened=shortened)
 
 
 EXPERIMENT = Experiment(

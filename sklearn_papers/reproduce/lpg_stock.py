@@ -65,9 +65,10 @@ from functools import partial
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import Claim, all_of, judge, verdict_table
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._claims import Claim, all_of, judge
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -298,7 +299,7 @@ def _summary(baselines, rules, meta_lr=2.0):
     return out
 
 
-def _section(cfg, baselines, rules, wall, cpu, records=()):
+def _section(result, cfg, baselines, rules, wall, cpu, records=()):
     meta_lr = _meta_lr()
     summary = _summary(baselines, rules, meta_lr)
     recorded = ""
@@ -307,6 +308,10 @@ def _section(cfg, baselines, rules, wall, cpu, records=()):
         recorded = (f"; the {len(records)} parts, kept as text records (`--records`), took "
                     f"{part_cpu / 3600:.1f} CPU hours when they were computed")
     rows, claims1, claims1u, claims2 = [], [], [], []
+
+    def every(parts, claim):
+        return result.verdict(all_of(*parts), claim=claim, parts=parts, rule="all of")
+
     for name, _, _ in _STOCK:
         s = summary[name]
         row = {"environment": name, "random": f"{s['random']:.2f}",
@@ -383,21 +388,25 @@ def _section(cfg, baselines, rules, wall, cpu, records=()):
         "seeds); in brackets the normalized score (method - random) / (A2C - random), "
         "where 1 is tuned A2C and 0 the random policy.",
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         "Claim 1, the widened rule generalizes (normalized score of each meta-training seed, "
         f"the mean over its agent seeds, at the tuned step size; per seed: {per_seed}); "
         f"the same at the meta-training step size {meta_lr:g}. Claim 2, A2C against "
         "Q-learning where both converge (per agent seed).",
         "",
-        markdown_table(verdict_table(claims1 + claims1u + claims2, digits=2)),
+        result.table(result.verdict_rows(claims1 + claims1u + claims2, digits=2)),
         "",
         f"- The widened rule reaches 80 % of tuned A2C on every test environment (agents' "
-        f"step size tuned): **{all_of(*claims1)}**"
-        + (f"; at the meta-training step size: **{all_of(*claims1u)}**" if claims1u else "")
+        "step size tuned): " + every(claims1, "the widened rule reaches 80 % of tuned A2C on "
+                                     "every test environment, agents' step size tuned")
+        + ("; at the meta-training step size: " + every(
+            claims1u, "the widened rule reaches 80 % of tuned A2C on every test "
+            "environment, at the meta-training step size") if claims1u else "")
         + ".",
-        f"- A2C does not lose to tabular Q-learning where both converge: "
-        f"**{all_of(*claims2)}**.",
+        "- A2C does not lose to tabular Q-learning where both converge: "
+        + every(claims2, "A2C does not lose to tabular Q-learning where both converge")
+        + ".",
         f"- Cost: {cpu:.0f} s of CPU time and {wall:.0f} s wall in this run{recorded}.",
     ]), summary
 
@@ -439,7 +448,8 @@ def run(ctx):
     for (key_, _, (kind, _, _), _), value in zip(rule_parts, values[:len(rule_parts)]):
         rules[kind].append(value)
     baselines = {name: value for (name, _, _), value in zip(_STOCK, values[len(rule_parts):])}
-    md, _ = _section(cfg, baselines, rules, wall, cpu, ctx.records)
+    result = Result()
+    md, _ = _section(result, cfg, baselines, rules, wall, cpu, ctx.records)
     full = _config(False)
     shortened = (
         f"{cfg['meta_seeds']} meta-training seeds x {cfg['agent_seeds']} agent seeds (full: "
@@ -452,7 +462,7 @@ def run(ctx):
         f"and the rule's agent step size over {len(cfg['lpg_lrs'])} (full: "
         f"{len(full['a2c_lrs'])}, {len(full['q_alphas'])} and {len(full['lpg_lrs'])})."
         if ctx.quick else "")
-    return Section(markdown=md, shortened=shortened)
+    return result.done(md, shortened=shortened)
 
 
 EXPERIMENT = Experiment(

@@ -14,11 +14,12 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import Claim, judge
+from sklearn_papers.reproduce._claims import HOLDS, Claim, judge
 from sklearn_papers.reproduce._common import run_seeds, save_figure
 from sklearn_papers.reproduce._digits import one_torch_thread, verdict
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -271,16 +272,23 @@ def run(ctx):
     ious = get(main, "matched mask IoU")
     iou_claim = judge(Claim("matched mask IoU >= 0.85", "matched mask IoU", "mean interval",
                             threshold=0.85), ious)
+    result = Result()
+
+    def ap_verdict(a, b, claim, metric):
+        return result.verdict(verdict(get(a, metric), get(b, metric), claim, metric),
+                              arms=(a, b))
+
     claims = [
         f"- Mean mask IoU of matched instances on easy scenes ({main}): "
         f"{np.mean(ious):.3f} ± {np.std(ious):.3f} over {len(ious)} seeds (lowest seed "
-        f"{np.min(ious):.3f}; target >= 0.85): {iou_claim.text()}.",
+        f"{np.min(ious):.3f}; target >= 0.85): "
+        + result.verdict(iou_claim, arms=(main,), style="outcome") + ".",
         f"- RoIAlign vs RoIPool (FPN), AP75: {np.mean(get(main, 'AP75')):.3f} vs "
         f"{np.mean(get(pool, 'AP75')):.3f} (paired gap "
         f"{_paired(get(main, 'AP75'), get(pool, 'AP75'))}), "
         f"mask AP {np.mean(get(main, 'mask AP')):.3f} vs {np.mean(get(pool, 'mask AP')):.3f}, "
         f"AP50 {np.mean(get(main, 'AP50')):.3f} vs {np.mean(get(pool, 'AP50')):.3f}; RoIAlign "
-        f"better on AP75: **{verdict(get(main, 'AP75'), get(pool, 'AP75'))}**; paper: "
+        f"better on AP75: {ap_verdict(main, pool, 'RoIAlign better on AP75', 'AP75')}; paper: "
         f"{_PAPER['align vs pool (C4, stride 16)']}.",
     ]
     if "C4, RoIPool, sigmoid" in easy:
@@ -290,7 +298,8 @@ def run(ctx):
         claims.append(
             f"- At large stride (C4, one map at stride 8) RoIAlign - RoIPool on AP75: "
             f"{gap_c4:+.3f} vs {gap_fpn:+.3f} with the FPN (finest level stride 4); "
-            f"RoIAlign better with C4: **{verdict(get(c4, 'AP75'), get(c4p, 'AP75'))}**; "
+            f"RoIAlign better with C4: "
+            f"{ap_verdict(c4, c4p, 'RoIAlign better on AP75 with C4', 'AP75')}; "
             f"paper: the gap grows with the stride ({_PAPER['align vs pool (C5, stride 32)']} "
             f"at stride 32).")
     sig_ap, soft_ap = get(main, "mask AP"), get(soft, "mask AP")
@@ -300,8 +309,9 @@ def run(ctx):
         f"- Sigmoid vs softmax masks (FPN), mask AP: {np.mean(sig_ap):.3f} vs "
         f"{np.mean(soft_ap):.3f} (paired gap {_paired(sig_ap, soft_ap)}), AP75 "
         f"{np.mean(get(main, 'AP75')):.3f} vs {np.mean(get(soft, 'AP75')):.3f}; sigmoid "
-        f"better: **{verdict(sig_ap, soft_ap)}**; at least as good (not worse by more than "
-        f"{_NOT_WORSE} mask AP): {not_worse.text()}; paper: "
+        f"better: {ap_verdict(main, soft, 'sigmoid masks better than softmax', 'mask AP')}; "
+        f"at least as good (not worse by more than {_NOT_WORSE} mask AP): "
+        + result.verdict(not_worse, arms=(main, soft), style="outcome") + "; paper: "
         f"{_PAPER['sigmoid vs softmax']}.")
     claims.append(
         f"- C4 vs FPN, mask AP: {np.mean(get(c4, 'mask AP')):.3f} vs "
@@ -326,7 +336,7 @@ def run(ctx):
             "two FPN + RoIAlign models trained on crowded scenes (4 classes, 4 to 8 "
             "overlapping objects), 4 seeds."), None
     else:
-        follow_md, follow_fig = _followup_report(ctx, fcfg, fjobs, fvalues, easy)
+        follow_md, follow_fig = _followup_report(result, ctx, fcfg, fjobs, fvalues, easy)
     fig_path = ctx.figure_path("mask_rcnn_scenes.png")
     test = _scenes(cfg, 3, 2000 + ctx.random_state, False)
     _plot(fig_path, test.images[:3], figure_maps["easy"], easy, cfg["variants"])
@@ -354,7 +364,7 @@ def run(ctx):
         + (", the follow-up's not counted). " if fparts else "). ")
         + "Paper numbers are COCO ResNet-50 results, context only.",
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         *claims,
         "",
@@ -367,8 +377,8 @@ def run(ctx):
         f"{_FULL['seeds']} seeds, default scenes too); the crowded-scenes follow-up runs "
         f"in full mode only ({_FULL['seeds'] + 1} seeds)."
         if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[p for p in (fig_path, follow_fig) if p],
-                   shortened=shortened)
+    return result.done("\n".join(md), figures=[p for p in (fig_path, follow_fig) if p],
+                       shortened=shortened)
 
 
 # -- follow-up: classes competing inside a box -------------------------------------------
@@ -473,9 +483,9 @@ def _fit_crowded(cfg, variant, seed, data_seed):
 _NOT_WORSE = 0.02
 
 
-def _seed_verdict(a, b):
+def _seed_verdict(a, b, claim, metric="mask AP"):
     """:func:`verdict` over seeds (inconclusive with fewer than two: no interval)."""
-    return verdict(a, b)
+    return verdict(a, b, claim, metric)
 
 
 def _followup_parts(ctx):
@@ -506,19 +516,19 @@ def _scene_shares(cfg, quick, data_seed):
 
 def _followup_explanation(boxes, better, larger, easy_verdict, easy_gap):
     """The follow-up's conclusion. It explains the main run's easy-scene result: a tie, or
-    a sigmoid win far smaller than the paper's 5.5 AP (``easy_gap``, mean mask AP)."""
-    subject = ("the undecided comparison on easy scenes" if not easy_verdict.startswith(
-        "holds") else f"why the sigmoid's win on easy scenes is small ({easy_gap:+.3f} mask "
+    a sigmoid win far smaller than the paper's 5.5 AP (``easy_gap``, mean mask AP);
+    ``better``, ``larger`` and ``easy_verdict`` are :class:`~._claims.Verdict` s."""
+    subject = ("the undecided comparison on easy scenes" if easy_verdict.outcome != HOLDS
+               else f"why the sigmoid's win on easy scenes is small ({easy_gap:+.3f} mask "
                       f"AP; paper: +5.5 AP)")
-    if any("one seed" in v for v in (better, larger)):
+    if any(v.n_seeds < 2 for v in (better, larger)):
         return (f"{boxes}; with one seed the quick run cannot tell (a gap of any size "
                 f"would decide), the full run's seeds do")
-    better = better.split(" (")[0]
-    larger = larger.split(" (")[0]
-    if better == "holds" and larger == "holds":
+    better, larger = better.outcome, larger.outcome
+    if better == HOLDS and larger == HOLDS:
         return (f"the competition the paper names explains {subject}: {boxes}, and the "
                 f"sigmoid's gain grows once classes share the boxes")
-    if better == "holds":
+    if better == HOLDS:
         return (f"{boxes}; the sigmoid wins on crowded scenes, but its gain is not clearly "
                 f"larger than on easy scenes, so class competition explains {subject} "
                 f"only in part")
@@ -527,9 +537,10 @@ def _followup_explanation(boxes, better, larger, easy_verdict, easy_gap):
             f"5.5 AP, so it does not explain {subject}")
 
 
-def _followup_report(ctx, cfg, jobs, values, easy):
-    """Markdown and figure of the follow-up; ``easy[variant]`` are the main run's
-    easy-scene results (the control, same budget and seeds)."""
+def _followup_report(result, ctx, cfg, jobs, values, easy):
+    """Markdown and figure of the follow-up (its tables and verdicts kept in ``result``);
+    ``easy[variant]`` are the main run's easy-scene results (the control, same budget and
+    seeds)."""
     res = {}
     for (variant, _), value in zip(jobs, values):
         res.setdefault(variant, []).append(value)
@@ -559,32 +570,39 @@ def _followup_report(ctx, cfg, jobs, values, easy):
            for v in cfg["variants"] for g, sel in (("mixed", mixed), ("clean", ~mixed))
            if sel.any()}
     sig_ap, soft_ap = get(sig, "mask AP"), get(soft, "mask AP")
-    better = _seed_verdict(sig_ap, soft_ap)
-    larger = _seed_verdict(gap[:n_easy], easy_gap)
+    better = _seed_verdict(sig_ap, soft_ap, "crowded scenes: sigmoid masks better")
+    larger = _seed_verdict(gap[:n_easy], easy_gap,
+                           "sigmoid's gain larger on crowded than on easy scenes",
+                           "sigmoid - softmax mask AP")
     lines = [
         f"- Crowded scenes, sigmoid vs softmax mask AP: {np.mean(sig_ap):.3f} vs "
         f"{np.mean(soft_ap):.3f} (paired gap {_paired(sig_ap, soft_ap)}); "
-        f"sigmoid better: **{better}**; paper: {_PAPER['sigmoid vs softmax']}.",
+        f"sigmoid better: {result.verdict(better, arms=(sig, soft))}; paper: "
+        f"{_PAPER['sigmoid vs softmax']}.",
         f"- Gap on crowded vs easy scenes (same budget; seeds of both: {n_easy}): "
         f"{np.mean(gap[:n_easy]):+.3f} vs {np.mean(easy_gap):+.3f}; larger on crowded "
-        f"scenes: **{larger}**.",
+        f"scenes: {result.verdict(larger, arms=('crowded', 'easy'))}.",
     ]
     if len(by_group) == 2:
-        within = _seed_verdict(by_group["mixed"], by_group["clean"])
+        within = _seed_verdict(by_group["mixed"], by_group["clean"],
+                               "the sigmoid's IoU gain larger where classes share the box",
+                               "sigmoid - softmax instance IoU")
         lines.append(
             f"- Within the crowded test scenes ({mixed.sum()} of {mixed.size} true instances "
             f"have pixels of another class in their box): best same-class mask IoU, sigmoid "
             f"vs softmax, {iou[(sig, 'mixed')]:.3f} vs {iou[(soft, 'mixed')]:.3f} on those "
             f"boxes and {iou[(sig, 'clean')]:.3f} vs {iou[(soft, 'clean')]:.3f} on the "
             f"others; the sigmoid's IoU gain is larger where classes share the box: "
-            f"**{within}** ({np.mean(by_group['mixed']):+.3f} vs "
+            f"{result.verdict(within, arms=('mixed boxes', 'clean boxes'))} "
+            f"({np.mean(by_group['mixed']):+.3f} vs "
             f"{np.mean(by_group['clean']):+.3f}).")
     easy_share = np.mean(shares["easy (main run)"] > 0)
     crowd_share = np.mean(shares["crowded (follow-up)"] > 0)
     boxes = (f"{crowd_share:.0%} of the crowded scenes' boxes hold pixels of another "
              f"class, {easy_share:.0%} of the easy scenes'")
     easy_verdict = _seed_verdict([r["mask AP"] for r in easy[sig]],
-                                 [r["mask AP"] for r in easy[soft]])
+                                 [r["mask AP"] for r in easy[soft]],
+                                 "easy scenes: sigmoid masks better")
     why = _followup_explanation(boxes, better, larger, easy_verdict, np.mean(easy_gap))
     lines.append(f"- Explanation: {why}.")
     fig = ctx.figure_path(_FOLLOWUP_FIGURE)
@@ -612,9 +630,9 @@ def _followup_report(ctx, cfg, jobs, values, easy):
         f"seeds. How often a box holds pixels of another class (true boxes of the training "
         f"scenes):",
         "",
-        markdown_table(share_rows),
+        result.table(share_rows),
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         *lines,
     ]

@@ -26,8 +26,9 @@ from sklearn_papers.reproduce._digits import (
 from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, judge
 from sklearn_papers.reproduce._common import over_seeds, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -150,8 +151,16 @@ def run(ctx):
 
     # ---------------------------------------------------------------- report
     n_tr, n_te = len(X_train), len(X_test)
-    verdict_out_in = verdict(acc["SupCon L_out, 2 views"], acc["SupCon L_in, 2 views"])
-    verdict_ce = verdict(acc["SupCon L_out, 2 views"], acc["cross-entropy"])
+    res = Result()
+    metric = "linear-probe test accuracy (%)"
+    verdict_out_in = res.verdict(
+        verdict(acc["SupCon L_out, 2 views"], acc["SupCon L_in, 2 views"],
+                "L_out >= L_in (2 views)", metric),
+        arms=("SupCon L_out, 2 views", "SupCon L_in, 2 views"))
+    verdict_ce = res.verdict(
+        verdict(acc["SupCon L_out, 2 views"], acc["cross-entropy"],
+                "SupCon L_out >= cross-entropy", metric),
+        arms=("SupCon L_out, 2 views", "cross-entropy"))
     md = [
         f"Data: `load_digits`, stratified split {n_tr} train / {n_te} test "
         f"(`random_state={ctx.random_state}`). Encoder: "
@@ -164,11 +173,11 @@ def run(ctx):
         "",
         "### SupCon vs cross-entropy (linear probe)",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
-        f"- L_out >= L_in (2 views): **{verdict_out_in}** here "
+        f"- L_out >= L_in (2 views): {verdict_out_in} here "
         f"({best_out:.1f} vs {best_in:.1f}); paper: 78.7 vs 67.4 on ImageNet.",
-        f"- SupCon L_out >= cross-entropy: **{verdict_ce}** here ({best_out:.1f} vs {ce:.1f}); "
+        f"- SupCon L_out >= cross-entropy: {verdict_ce} here ({best_out:.1f} vs {ce:.1f}); "
         f"paper: +1.0 (CIFAR-10), +1.2 (CIFAR-100).",
         "",
         "L_out against L_in where the paper's explanation predicts a gap is the experiment "
@@ -177,16 +186,17 @@ def run(ctx):
     shortened = (
         f"{cfg['epochs']} epochs instead of 60 and {len(seeds)} seeds instead of 5; L_in with "
         f"4 views and the 10 %-labels variant skipped." if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig_path], shortened=shortened)
+    return res.done("\n".join(md), figures=[fig_path], shortened=shortened)
 
 
 def run_followup(ctx):
     """Run :func:`followup` on the main experiment's split as an experiment of its own."""
     X_train, X_test, y_train, y_test = load_split(ctx.random_state)
-    md, _ = followup(ctx, X_train, y_train, X_test, y_test)
+    res = Result()
+    md, _ = followup(ctx, res, X_train, y_train, X_test, y_test)
     shortened = ("2 and 6 views, 4 epochs and one seed (full: 2, 4 and 8 views, 30 epochs, "
                  "3 seeds)." if ctx.quick else "")
-    return Section(markdown=md, shortened=shortened)
+    return res.done(md, shortened=shortened)
 
 
 def _followup_config(quick):
@@ -206,7 +216,7 @@ def _followup_part(params, X_train, y_train, X_test, y_test):
     return 100 * score, 100 * knn.score(emb.transform(X_test), y_test)
 
 
-def followup(ctx, X_train, y_train, X_test, y_test):
+def followup(ctx, res, X_train, y_train, X_test, y_test):
     """L_out vs L_in where the paper's explanation predicts a gap.
 
     Khosla et al. (2020, Sec. 3.2.1) attribute L_out's advantage to its 1/|P(i)| weighting of
@@ -216,7 +226,7 @@ def followup(ctx, X_train, y_train, X_test, y_test):
     the class) and many views. This runs both losses at batch 32 with a growing number of
     views, where that bias is large, and reports linear-probe and 1-NN test accuracy.
 
-    Returns ``(markdown, accuracies)``.
+    Keeps its tables and verdicts in ``res``; returns ``(markdown, accuracies)``.
     """
     cfg = _followup_config(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
@@ -251,10 +261,11 @@ def followup(ctx, X_train, y_train, X_test, y_test):
     grows = judge(Claim(f"L_out - L_in grows from {few_v} to {many_v} views",
                         "linear-probe accuracy (points)", "paired interval"),
                   per_seed[many_v], per_seed[few_v])
-    ahead = all_of(*(judge(Claim(f"L_out beats L_in at {v} views", "linear-probe accuracy",
-                                 "paired interval"),
-                           [a[0] for a in acc[(v, "out")]], [a[0] for a in acc[(v, "in")]])
-                     for v in cfg["views"]))
+    at_views = [judge(Claim(f"L_out beats L_in at {v} views", "linear-probe accuracy",
+                            "paired interval"),
+                      [a[0] for a in acc[(v, "out")]], [a[0] for a in acc[(v, "in")]])
+                for v in cfg["views"]]
+    ahead = all_of(*at_views)
     reading = {
         HOLDS: "The gap grows with the share of positives that are views of the anchor's "
                "own image, as the paper's explanation predicts; in the main table's setting "
@@ -275,13 +286,17 @@ def followup(ctx, X_train, y_train, X_test, y_test):
         "most positives are views of the anchor's own image: the bias that L_out's 1/|P| "
         "weighting removes and L_in's gradient keeps (Khosla et al. 2020, Sec. 3.2.1).",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         "L_out minus L_in (linear probe): "
         + ", ".join(f"{g:+.1f} points at {v} views" for g, v in zip(gaps, cfg["views"]))
-        + ". The gap grows with the views: " + grows.text() + ". " + reading
+        + ". The gap grows with the views: "
+        + res.verdict(grows, arms=(f"{many_v} views", f"{few_v} views"), style="outcome")
+        + ". " + reading
         + f" L_out beats L_in at every number of views (paired interval at each, all must "
-        f"hold): **{ahead}**.",
+        "hold): " + res.verdict(ahead, claim="L_out beats L_in at every number of views",
+                                parts=at_views, rule="all of", arms=("L_out", "L_in"))
+        + ".",
     ]
     return "\n".join(md), acc
 

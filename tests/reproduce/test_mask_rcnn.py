@@ -118,10 +118,14 @@ def test_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypatch):
 
 def test_followup_explains_the_main_result_it_was_given():
     # an undecided comparison on easy scenes and a (small) win are different things to
-    # explain; verdicts come as the claim rule's text
-    und = "inconclusive (paired interval, 90 %: advantage +0.004 [-0.01, +0.02]; 2 of 3 seeds)"
-    holds = "holds (paired interval, 90 %: advantage +0.018 [+0.01, +0.03]; 3 of 3 seeds)"
-    fails = "does not hold (paired interval, 90 %: advantage -0.02 [-0.03, -0.01]; 0 of 3 seeds)"
+    # explain; verdicts come from the claim rule
+    from sklearn_papers.reproduce._digits import verdict
+
+    und = verdict([0.51, 0.49, 0.52], [0.5, 0.5, 0.5], "x")
+    holds = verdict([0.52, 0.53, 0.52], [0.5, 0.5, 0.5], "x")
+    fails = verdict([0.48, 0.47, 0.48], [0.5, 0.5, 0.5], "x")
+    assert (und.outcome, holds.outcome, fails.outcome) == ("inconclusive", "holds",
+                                                          "does not hold")
     tie = mask_rcnn._followup_explanation("b", holds, und, und, 0.004)
     win = mask_rcnn._followup_explanation("b", holds, und, holds, 0.018)
     assert "explains the undecided comparison on easy scenes only in part" in tie
@@ -129,6 +133,6 @@ def test_followup_explains_the_main_result_it_was_given():
     none = mask_rcnn._followup_explanation("b", fails, fails, holds, 0.02)
     assert none.endswith("does not explain why the sigmoid's win on easy scenes is small "
                          "(+0.020 mask AP; paper: +5.5 AP)")
-    one = "inconclusive (paired interval, 90 %: advantage +0.02 (one seed: no interval); 1 of 1 seeds)"
+    one = verdict([0.52], [0.5], "x")
     assert "with one seed the quick run cannot tell" in mask_rcnn._followup_explanation(
         "b", one, one, holds, 0.02)
