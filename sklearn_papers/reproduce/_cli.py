@@ -78,12 +78,17 @@ def main(argv=None):
             print(f"wrote {page}")
         return 0
     if args.list:  # names and titles only: no experiment module (torch, RDKit) imported
+        from sklearn_papers.reproduce._methods import method_of
         from sklearn_papers.reproduce._registry import list_experiments
 
         listed = list_experiments()
         width = max(map(len, listed), default=0)
         for name, (title, paper) in listed.items():
-            print(f"{name:{width}s}  {title}  [{paper}]")
+            try:
+                method = f"method {method_of(name).key}"
+            except KeyError:
+                method = "no method in reproduce/_methods.py"
+            print(f"{name:{width}s}  {title}  [{paper}; {method}]")
         return 0
     import matplotlib
 
