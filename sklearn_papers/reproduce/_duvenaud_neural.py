@@ -17,6 +17,14 @@ import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
 from sklearn_papers.reproduce._common import one_torch_thread
+from sklearn_papers.reproduce._duvenaud_search import (
+    FULL_N_JOBS,
+    DatasetData,
+    ModelSpec,
+    _fit_mlp,
+    evaluate,
+    search_rows,
+)
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 
@@ -104,7 +112,6 @@ def _fit_predict(params, data, train, others, seed):
 
 
 def _specs():
-    from sklearn_papers.reproduce.duvenaud import ModelSpec
 
     full = ("fp_length 2^4-2^7, radius 1-5, conv_width {10, 20, 40}, Adam lr log-uniform "
             "10^-3..10^-1.5, L2 alpha exp(U(-6, 0)), 100 epochs, batch 100, standardised "
@@ -152,7 +159,6 @@ def neural_rows(ctx, datasets, n_jobs=None):
     chosen : dict
         ``{(data_name, key): [configuration per fold]}``.
     """
-    from sklearn_papers.reproduce.duvenaud import FULL_N_JOBS, search_rows
 
     if ctx.quick:
         return quick_neural_rows(ctx, datasets)
@@ -170,7 +176,6 @@ QUICK_N_JOBS = 2
 def _quick_data_set_rows(name, smiles, y, keys, random_state):
     """``{key: (test MSE per fold, configuration per fold)}`` of the neural rows ``keys`` on
     one data set, ``--quick`` (its molecules parsed and featurized once, in this process)."""
-    from sklearn_papers.reproduce.duvenaud import DatasetData, evaluate
 
     data = DatasetData(name, smiles, y)
     n_draws = draws(True)
@@ -295,7 +300,6 @@ def photovoltaic_followup(ctx, result):
         ``{(model, n_train): test MSE}``.
     """
     from sklearn_papers.datasets import load_cep
-    from sklearn_papers.reproduce.duvenaud import DatasetData, _fit_mlp
 
     cfg = _PV_FOLLOWUP[bool(ctx.quick)]
     X, y = load_cep(n_samples=cfg["n_rows"], return_X_y=True)

@@ -7,17 +7,17 @@ from rdkit.Chem import rdFingerprintGenerator
 
 from sklearn_papers.datasets import load_delaney
 from sklearn_papers.reproduce import RunContext, get_experiments
-from sklearn_papers.reproduce.duvenaud import (
+from sklearn_papers.reproduce._duvenaud_search import (
     MAX_BITS,
     DatasetData,
     ModelSpec,
-    _mean_baseline,
     duvenaud_folds,
     evaluate,
     fold_bits,
     search_parts,
     search_rows,
 )
+from sklearn_papers.reproduce.duvenaud import _mean_baseline
 
 
 @pytest.mark.parametrize("n_samples", [10, 1128, 23])
