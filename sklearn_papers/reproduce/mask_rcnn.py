@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from sklearn_papers.metrics import instance_best_iou, other_class_share
 from sklearn_papers.reproduce._claims import HOLDS, Claim, judge
 from sklearn_papers.reproduce._common import run_seeds, save_figure
 from sklearn_papers.reproduce._digits import one_torch_thread, verdict
@@ -408,56 +409,6 @@ def _crowded(cfg, n, seed):
     return make_scenes(n, image_size=cfg["image_size"], random_state=seed, **cfg["scenes"])
 
 
-def other_class_share(semantic_maps, boxes, labels):
-    """Per instance, the fraction of the pixels of its box that belong to objects of
-    another class (the pixels a per-pixel softmax over classes makes compete with the
-    box's class in the mask target; He et al. 2017, Table 2b).
-
-    Parameters
-    ----------
-    semantic_maps : ndarray of shape (n, H, W) of int
-        0 for background, else the class.
-    boxes : list of n ndarrays of shape (k_i, 4)
-        ``(x1, y1, x2, y2)`` in pixels, max exclusive (``make_scenes``' boxes).
-    labels : list of n ndarrays of shape (k_i,) of int
-        Class of each box.
-
-    Returns
-    -------
-    share : ndarray of shape (sum k_i,), float in [0, 1]
-        In the order of the images, then of their boxes.
-    """
-    out = []
-    for sem, bx, lab in zip(semantic_maps, boxes, labels):
-        for b, c in zip(np.asarray(bx).reshape(-1, 4), lab):
-            x1, y1 = np.floor(b[:2]).astype(int)
-            x2, y2 = np.ceil(b[2:]).astype(int)
-            region = sem[max(y1, 0):y2, max(x1, 0):x2]
-            out.append(float(((region > 0) & (region != c)).mean()) if region.size else 0.0)
-    return np.asarray(out, dtype=float)
-
-
-def instance_ious(instance_maps, labels, dets, threshold):
-    """Per true instance, the best mask IoU with a detection of its class scoring at least
-    ``threshold`` (0 when there is none), in the order of :func:`other_class_share`
-    (instance ids ``1 .. k`` of each image)."""
-    out = []
-    for inst, lab, d in zip(instance_maps, labels, dets):
-        masks = np.asarray(d["masks"], dtype=bool).reshape(len(d["scores"]), -1)
-        keep = np.asarray(d["scores"]) >= threshold
-        for i in range(1, int(inst.max()) + 1):
-            g = (inst == i).reshape(-1)
-            c = lab[i - 1]
-            sel = masks[keep & (np.asarray(d["labels"]) == c)]
-            if not len(sel):
-                out.append(0.0)
-                continue
-            inter = (sel & g).sum(1)
-            union = (sel | g).sum(1)
-            out.append(float((inter / np.maximum(union, 1)).max()))
-    return np.asarray(out, dtype=float)
-
-
 def _fit_crowded(cfg, variant, seed, data_seed):
     """One Mask R-CNN fit on crowded scenes: the metrics of ``_evaluate`` plus per true
     test instance its best same-class IoU and its box's other-class share (a cached
@@ -471,8 +422,8 @@ def _fit_crowded(cfg, variant, seed, data_seed):
     t0, c0 = time.perf_counter(), time.process_time()
     est.fit(train.images, train.instance_maps, train.semantic_maps)
     res, dets = _evaluate(est, test, return_detections=True)
-    res["instance IoU"] = instance_ious(test.instance_maps, test.labels, dets,
-                                        est.instance_score_threshold)
+    res["instance IoU"] = instance_best_iou(test.instance_maps, test.labels, dets,
+                                            threshold=est.instance_score_threshold)
     res["other-class share"] = other_class_share(test.semantic_maps, test.boxes, test.labels)
     res["fit s"] = time.perf_counter() - t0
     res["fit CPU s"] = time.process_time() - c0
