@@ -102,22 +102,13 @@ def _evaluate(name, model, data, sets, cfg, seed0):
     return row
 
 
-def run(ctx):
-    from scipy.stats import spearmanr
+def _models(cfg, seed0):
+    """``(name, estimator)`` of every representation: the beta-VAEs, PCA, a random
+    projection."""
     from sklearn.decomposition import PCA
     from sklearn.random_projection import GaussianRandomProjection
 
-    from sklearn_papers.datasets import Shapes
     from sklearn_papers.decomposition import BetaVAE
-
-    cfg = _config(ctx.quick)
-    seed0 = ctx.random_state
-    data = Shapes(cfg["image_size"])
-    rng = np.random.RandomState(seed0)
-    sets = {}
-    for name in ["fit", "score", "pool", "test"]:
-        f = data.sample_factors(cfg[f"n_{name}"], rng)
-        sets[name] = (data.sample_observations_from_factors(f), f)
 
     models = []
     for beta in cfg["betas"]:
@@ -129,6 +120,42 @@ def run(ctx):
     models.append(("PCA", PCA(cfg["n_components"], random_state=seed0)))
     models.append(("random projection", GaussianRandomProjection(
         cfg["n_components"], compute_inverse_components=True, random_state=seed0)))
+    return models
+
+
+def _correlations(rows, predictors):
+    """Rows of the rank-correlation table and the ``(n_predictors, 2)`` correlations of each
+    predictor with acc@10 and acc@100 over the representations."""
+    from scipy.stats import spearmanr
+
+    corr_rows = []
+    predictors = SCORES + ["-recon. MSE"]
+    corr = np.zeros((len(predictors), 2))
+    for i, p in enumerate(predictors):
+        values = [(-r["recon. MSE"] if p == "-recon. MSE" else r[p]) for r in rows]
+        row = {"predictor": p}
+        for j, per_class in enumerate((10, 100)):
+            rho = spearmanr(values, [r[f"acc@{per_class}"] for r in rows]).statistic
+            corr[i, j] = rho
+            row[f"Spearman with acc@{per_class}"] = float(rho)
+        corr_rows.append(row)
+    return corr_rows, corr
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring."""
+    from sklearn_papers.datasets import Shapes
+
+    cfg = _config(ctx.quick)
+    seed0 = ctx.random_state
+    data = Shapes(cfg["image_size"])
+    rng = np.random.RandomState(seed0)
+    sets = {}
+    for name in ["fit", "score", "pool", "test"]:
+        f = data.sample_factors(cfg[f"n_{name}"], rng)
+        sets[name] = (data.sample_observations_from_factors(f), f)
+
+    models = _models(cfg, seed0)
 
     # one representation per cached part: ``--resume`` skips the finished ones; --quick
     # evaluates them side by side on two worker processes, the full run in this process
@@ -143,17 +170,8 @@ def run(ctx):
                 f"MIG={row['MIG']:.3f} acc@10={row['acc@10']:.3f} "
                 f"({row['total (s)']:.0f} s)")
 
-    corr_rows = []
     predictors = SCORES + ["-recon. MSE"]
-    corr = np.zeros((len(predictors), 2))
-    for i, p in enumerate(predictors):
-        values = [(-r["recon. MSE"] if p == "-recon. MSE" else r[p]) for r in rows]
-        row = {"predictor": p}
-        for j, per_class in enumerate((10, 100)):
-            rho = spearmanr(values, [r[f"acc@{per_class}"] for r in rows]).statistic
-            corr[i, j] = rho
-            row[f"Spearman with acc@{per_class}"] = float(rho)
-        corr_rows.append(row)
+    corr_rows, corr = _correlations(rows, predictors)
 
     fig_path = _plot(ctx, predictors, corr, rows)
     n_rep = len(rows)

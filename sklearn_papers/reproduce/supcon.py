@@ -82,11 +82,26 @@ def _probe_part(cfg, name, seed, keep, X_train, y_train, X_test, y_test):
     return 100 * score, (emb.transform(X_test) if keep else None)
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring."""
+def _plot_embeddings(ctx, embeddings, y_test, seed):
+    """2-D PCA of the test embeddings of three methods (seed ``seed``), coloured by digit."""
     import matplotlib.pyplot as plt
     from sklearn.decomposition import PCA
 
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
+    for ax, name in zip(axes, ["SupCon L_out, 2 views", "SupCon L_in, 2 views",
+                               "cross-entropy"]):
+        pts = PCA(n_components=2).fit_transform(embeddings[name])
+        sc = ax.scatter(pts[:, 0], pts[:, 1], c=y_test, cmap="tab10", s=6)
+        ax.set_title(f"{name}\nPCA of test embeddings (seed {seed})")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(sc, ax=axes[-1], ticks=range(10), label="digit")
+    fig.tight_layout()
+    return save_figure(fig, ctx, "supcon_digits_pca.png", dpi=90)
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring."""
     cfg = _config(ctx.quick)
     X_train, X_test, y_train, y_test = load_split(ctx.random_state)
     seeds = run_seeds(ctx, cfg["seeds"])
@@ -136,18 +151,7 @@ def run(ctx):
     best_in = np.mean(acc["SupCon L_in, 2 views"])
     ce = np.mean(acc["cross-entropy"])
 
-    # ---------------------------------------------------------------- figure
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
-    for ax, name in zip(axes, ["SupCon L_out, 2 views", "SupCon L_in, 2 views",
-                               "cross-entropy"]):
-        pts = PCA(n_components=2).fit_transform(embeddings[name])
-        sc = ax.scatter(pts[:, 0], pts[:, 1], c=y_test, cmap="tab10", s=6)
-        ax.set_title(f"{name}\nPCA of test embeddings (seed {seeds[0]})")
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.colorbar(sc, ax=axes[-1], ticks=range(10), label="digit")
-    fig.tight_layout()
-    fig_path = save_figure(fig, ctx, "supcon_digits_pca.png", dpi=90)
+    fig_path = _plot_embeddings(ctx, embeddings, y_test, seeds[0])
 
     # ---------------------------------------------------------------- report
     n_tr, n_te = len(X_train), len(X_test)
