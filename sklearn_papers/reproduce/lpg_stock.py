@@ -299,35 +299,31 @@ def _summary(baselines, rules, meta_lr=2.0):
     return out
 
 
-def _section(result, cfg, baselines, rules, wall, cpu, records=()):
-    meta_lr = _meta_lr()
-    summary = _summary(baselines, rules, meta_lr)
-    recorded = ""
-    if records:
-        part_cpu = sum(r.get("cpu_seconds") or 0.0 for r in records)
-        recorded = (f"; the {len(records)} parts, kept as text records (`--records`), took "
-                    f"{part_cpu / 3600:.1f} CPU hours when they were computed")
-    rows, claims1, claims1u, claims2 = [], [], [], []
+def _row(name, s, rules, meta_lr):
+    """The table row of one environment from its summary ``s`` (:func:`_summary`)."""
+    row = {"environment": name, "random": f"{s['random']:.2f}",
+           "Q-learning (tuned)": f"{format_mean_std(s['q_seeds'], 2)} ({s['q_norm']:.2f}; "
+                                 f"alpha {float(s['alpha']):g})",
+           "A2C (tuned)": f"{format_mean_std(s['a2c_seeds'], 2)} (lr {float(s['lr']):g})"}
+    for kind, label in _RULES:
+        if kind in rules:
+            row[label] = (f"{format_mean_std(s[kind], 2)} "
+                          f"({_mean(s[f'{kind}_norm']):.2f}; step size "
+                          f"{float(s[f'{kind}_lr']):g})")
+            if f"{kind}_untuned" in s:
+                row[f"{label}, step size {meta_lr:g}"] = (
+                    f"{format_mean_std(s[f'{kind}_untuned'], 2)} "
+                    f"({_mean(s[f'{kind}_untuned_norm']):.2f})")
+    return row
 
-    def every(parts, claim):
-        return result.verdict(all_of(*parts), claim=claim, parts=parts, rule="all of")
 
+def _claims(summary, meta_lr):
+    """The verdicts of claim 1 (the widened rule reaches 80 % of tuned A2C: step size
+    tuned, and as meta-trained) and claim 2 (A2C does not lose to Q-learning where both
+    converge), one per environment, by the mean-interval rule over the seeds."""
+    claims1, claims1u, claims2 = [], [], []
     for name, _, _ in _STOCK:
         s = summary[name]
-        row = {"environment": name, "random": f"{s['random']:.2f}",
-               "Q-learning (tuned)": f"{format_mean_std(s['q_seeds'], 2)} ({s['q_norm']:.2f}; "
-                                     f"alpha {float(s['alpha']):g})",
-               "A2C (tuned)": f"{format_mean_std(s['a2c_seeds'], 2)} (lr {float(s['lr']):g})"}
-        for kind, label in _RULES:
-            if kind in rules:
-                row[label] = (f"{format_mean_std(s[kind], 2)} "
-                              f"({_mean(s[f'{kind}_norm']):.2f}; step size "
-                              f"{float(s[f'{kind}_lr']):g})")
-                if f"{kind}_untuned" in s:
-                    row[f"{label}, step size {meta_lr:g}"] = (
-                        f"{format_mean_std(s[f'{kind}_untuned'], 2)} "
-                        f"({_mean(s[f'{kind}_untuned_norm']):.2f})")
-        rows.append(row)
         norm = [v if np.isfinite(v) else -1e9 for v in s["widened_norm"]]
         claims1.append(judge(Claim(f"LPG, widened reaches 80 % of tuned A2C on {name}",
                                    "(LPG - random) / (A2C - random)", "mean interval",
@@ -343,6 +339,23 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
             claims2.append(judge(Claim(f"A2C does not lose to Q-learning on {name}",
                                        "(A2C - random) / (Q-learning - random)",
                                        "mean interval", threshold=0.9), ratio))
+    return claims1, claims1u, claims2
+
+
+def _section(result, cfg, baselines, rules, wall, cpu, records=()):
+    meta_lr = _meta_lr()
+    summary = _summary(baselines, rules, meta_lr)
+    recorded = ""
+    if records:
+        part_cpu = sum(r.get("cpu_seconds") or 0.0 for r in records)
+        recorded = (f"; the {len(records)} parts, kept as text records (`--records`), took "
+                    f"{part_cpu / 3600:.1f} CPU hours when they were computed")
+    rows = [_row(name, summary[name], rules, meta_lr) for name, _, _ in _STOCK]
+    claims1, claims1u, claims2 = _claims(summary, meta_lr)
+
+    def every(parts, claim):
+        return result.verdict(all_of(*parts), claim=claim, parts=parts, rule="all of")
+
     a2c_lrs = ", ".join(f"{v:g}" for v in cfg["a2c_lrs"])
     q_alphas = ", ".join(f"{v:g}" for v in cfg["q_alphas"])
     lpg_lrs = ", ".join(f"{v:g}" for v in cfg["lpg_lrs"])
