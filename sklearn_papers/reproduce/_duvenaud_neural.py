@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
-from sklearn_papers.reproduce._common import one_torch_thread
+from sklearn_papers.reproduce._common import one_torch_thread, save_figure
 from sklearn_papers.reproduce._duvenaud_search import (
     FULL_N_JOBS,
     DatasetData,
@@ -253,7 +253,6 @@ def ecfp_correlation(ctx, n_molecules=None):
     d_ecfp = pdist(ecfp, "jaccard")
     d_nf = _minmax_distances(nf)
     r = float(np.corrcoef(d_ecfp, d_nf)[0, 1])
-    fig_path = ctx.figure_path("duvenaud_random_nf_vs_ecfp.png")
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     rng = np.random.default_rng(0)
     show = rng.choice(len(d_ecfp), size=min(20000, len(d_ecfp)), replace=False)
@@ -262,8 +261,7 @@ def ecfp_correlation(ctx, n_molecules=None):
     ax.set_ylabel("random neural FP (2048) min/max distance")
     ax.set_title(f"Delaney, {n} molecules: r = {r:.3f}")
     fig.tight_layout()
-    fig.savefig(fig_path, dpi=110)
-    plt.close(fig)
+    fig_path = save_figure(fig, ctx, "duvenaud_random_nf_vs_ecfp.png", dpi=110)
     markdown = (
         f"Random-weight neural fingerprint vs ECFP (paper, Section 3 and Figure 3): on the "
         f"first {n} Delaney molecules, the Pearson correlation between pairwise ECFP "

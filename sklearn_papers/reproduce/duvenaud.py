@@ -27,6 +27,7 @@ import numpy as np
 
 from sklearn_papers.reproduce import _duvenaud_neural as neural
 from sklearn_papers.reproduce._claims import NOT_HOLDS
+from sklearn_papers.reproduce._common import save_figure
 from sklearn_papers.reproduce._duvenaud_search import (
     FULL_N_JOBS,
     MODEL_SPECS,
@@ -164,8 +165,7 @@ def _plot(results, path, paper_mse=PAPER_MSE):
     np.atleast_1d(axes)[0].legend()
     fig.suptitle("Duvenaud et al. (2015) Table 2: ours vs paper")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path.parent, path.name, dpi=110)
 
 
 def _records_note(ctx):

@@ -66,6 +66,7 @@ from functools import partial
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, all_of, judge
+from sklearn_papers.reproduce._common import in_one_torch_thread, one_torch_thread, run_seeds
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
@@ -160,16 +161,14 @@ def _q_learning(env, steps, alpha, seed, *, epsilon=0.1, discount=_TRAIN_DISCOUN
     return q
 
 
+@in_one_torch_thread
 def _baselines_part(name, cfg):
     """The random policy, tabular Q-learning (each step size) and A2C (each learning rate)
     on the stock environment ``name``: ``{"random": [...], "Q-learning": {alpha: [...]},
     "A2C": {lr: [...]}}``, one mean greedy return per agent seed (NaN: diverged)."""
-    import torch
-
     from sklearn_papers.nn._skorch import torch_seeded
     from sklearn_papers.rl import A2C
 
-    torch.set_num_threads(1)
     env_id, kwargs = next((i, k) for n, i, k in _STOCK if n == name)
     seeds = range(cfg["agent_seeds"])
     steps, episodes, max_steps = cfg["lifetime"] * 20, cfg["episodes"], cfg["max_steps"]
@@ -210,17 +209,15 @@ def _greedy_return(agent, env, episodes, max_steps, seed):
                                              random_state=seed)))
 
 
+@in_one_torch_thread
 def _rule_part(kind, seed, cfg):
     """A rule meta-trained with ``seed`` (``kind`` "widened": on
     :func:`~sklearn_papers.rl.widened_grid_world`;
     "grid": on ``sample_grid_worlds(n_train)``) and agents it trains on every stock
     environment with each agent step size of ``cfg["lpg_lrs"]``, evaluated greedily:
     ``{"returns": {env: {step size: [mean return per agent seed]}}, "meta_cpu": s}``."""
-    import torch
-
     from sklearn_papers.rl import LearnedPolicyGradient, sample_grid_worlds, widened_grid_world
 
-    torch.set_num_threads(1)
     t0 = time.process_time()
     est = LearnedPolicyGradient(lifetime=cfg["meta_lifetime"], n_agents=cfg["n_agents"],
                                 max_meta_steps=cfg["meta_steps"], discount=_TRAIN_DISCOUNT,
@@ -426,22 +423,18 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
 
 def run(ctx):
     """Run the experiment; see the module docstring."""
-    import torch
-
     from sklearn_papers.reproduce._parallel import cached_parts
     from sklearn_papers.rl import A2C, LearnedPolicyGradient
 
     cfg = _config(ctx.quick)
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         defaults = {"lpg": {k: v for k, v in LearnedPolicyGradient().get_params().items()
                             if k not in ("verbose", "random_state", "n_jobs")},
                     "a2c": {k: v for k, v in A2C().get_params().items()
                             if k not in ("verbose", "random_state", "lr")}}
         key = {"cfg": cfg, "defaults": defaults, "distribution": _DISTRIBUTION,
                "stock": [[n, i, sorted(k.items())] for n, i, k in _STOCK]}
-        seeds = [ctx.random_state + i for i in range(cfg["meta_seeds"])]
+        seeds = run_seeds(ctx, cfg["meta_seeds"])
         rule_parts = [(f"rule/{kind}/seed={seed}", _rule_part, (kind, seed, cfg), key)
                       for kind in cfg["rules"] for seed in seeds]
         base_parts = [(f"baselines/{name}", _baselines_part, (name, cfg), key)
@@ -452,8 +445,6 @@ def run(ctx):
             values = cached_parts(ctx, rule_parts + base_parts, n_jobs=cfg["n_jobs"],
                                   progress=bar)
         wall = time.perf_counter() - t0
-    finally:
-        torch.set_num_threads(n_threads)
     from sklearn_papers.reproduce._parallel import worker_cpu_seconds
 
     cpu = time.process_time() - c0 + worker_cpu_seconds()
