@@ -444,8 +444,7 @@ def _followup_parts(ctx):
     # a fit does not depend on how many seeds there are: adding seeds keeps the cache
     protocol = {k: v for k, v in cfg.items() if k not in ("n_jobs", "seeds")}
     parts, jobs = [], []
-    for s in range(cfg["seeds"]):
-        seed = ctx.random_state + s
+    for seed in run_seeds(ctx, cfg["seeds"]):
         for variant in cfg["variants"]:
             jobs.append((variant, seed))
             parts.append((f"followup/crowded/{variant}/seed={seed}", _fit_crowded,
