@@ -384,9 +384,9 @@ def _plot_transfer(path, transfer):
     save_figure(fig, path.parent, path.name, dpi=90)
 
 
-def _replay_followup(res, probes, cfg, closure, curves):
-    """Markdown of the replay-quality follow-up (why GAN replay closes less of the gap);
-    ``curves``: the main table's task-1 curves, which the probed runs should repeat."""
+def _replay_rows(probes):
+    """Per generator, the probes' values after task 5 (``{"gan": {measure: per-run
+    values}, "vae": ...}``) and the rows of the replay-quality table."""
     names = {"gan": "GAN", "vae": "VAE"}
     last = {g: {key: 100 * np.asarray([r[key][-1] for r in runs])
                 for key in ("real", "replayed", "oracle", "coverage", "precision",
@@ -412,6 +412,13 @@ def _replay_followup(res, probes, cfg, closure, curves):
         "trained on samples: all 10 (%)": format_mean_std(m["tstr"], 1),
         "trained on samples: 0-1 (%)": format_mean_std(m["tstr_task1"], 1),
     } for g, m in last.items()]
+    return last, rows
+
+
+def _replay_followup(res, probes, cfg, closure, curves):
+    """Markdown of the replay-quality follow-up (why GAN replay closes less of the gap);
+    ``curves``: the main table's task-1 curves, which the probed runs should repeat."""
+    last, rows = _replay_rows(probes)
     n_runs = len(probes["gan"])
     same = sum(list(r["real"]) == list(c) for g in probes for r, c in
                zip(probes[g], curves[f"generative replay, {g.upper()}"]))

@@ -645,6 +645,25 @@ def _yes(flag):
     return "yes" if flag else "no"
 
 
+def _gap_rows(gap, nn_median):
+    """Rows of the domain-gap table: per set of molecules, the share of context labels
+    outside each checkpoint's vocabulary and the nearest-neighbour Tanimoto to MOSES."""
+    gap_rows = []
+    for name, g in gap.items():
+        gap_rows.append({
+            "molecules": name, "n": g["n_molecules"],
+            "heavy atoms (mean)": f"{g['heavy_atoms']:.1f}",
+            "atom contexts in <other>: moses-small / moses-176k":
+                f"{100 * g['atom_other/moses-small']:.1f} % / "
+                f"{100 * g['atom_other/moses-176k']:.1f} %",
+            "bond contexts in <other>: moses-small / moses-176k":
+                f"{100 * g['bond_other/moses-small']:.1f} % / "
+                f"{100 * g['bond_other/moses-176k']:.1f} %",
+            "NN Tanimoto to MOSES: median": f"{nn_median[name]:.3f}",
+            "share >= 0.5": f"{100 * np.mean(g['nn_tanimoto'] >= 0.5):.0f} %"})
+    return gap_rows
+
+
 def _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, v,
                        n_train_full):
     k = len(seeds)
@@ -665,19 +684,7 @@ def _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, v,
              f"{_mean(res_big['finetuned'], 'cpu_seconds'):.0f} / "
              f"{_mean(res_big['scratch'], 'cpu_seconds'):.0f}"},
     ]
-    gap_rows = []
-    for name, g in gap.items():
-        gap_rows.append({
-            "molecules": name, "n": g["n_molecules"],
-            "heavy atoms (mean)": f"{g['heavy_atoms']:.1f}",
-            "atom contexts in <other>: moses-small / moses-176k":
-                f"{100 * g['atom_other/moses-small']:.1f} % / "
-                f"{100 * g['atom_other/moses-176k']:.1f} %",
-            "bond contexts in <other>: moses-small / moses-176k":
-                f"{100 * g['bond_other/moses-small']:.1f} % / "
-                f"{100 * g['bond_other/moses-176k']:.1f} %",
-            "NN Tanimoto to MOSES: median": f"{v['nn_median'][name]:.3f}",
-            "share >= 0.5": f"{100 * np.mean(g['nn_tanimoto'] >= 0.5):.0f} %"})
+    gap_rows = _gap_rows(gap, v["nn_median"])
     curve_rows = []
     for f in sorted(res_curve):
         curve_rows.append({

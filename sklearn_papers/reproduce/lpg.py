@@ -337,8 +337,9 @@ def _plot_checkpoints(out, filename, steps, checkpoints):
     return save_figure(fig, out, filename, dpi=90)
 
 
-def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wall):
-    """The follow-up's markdown: the table by checkpoint and its computed sentences."""
+def _checkpoint_rows(steps, checkpoints):
+    """Rows of the follow-up's table: per checkpoint, the return of the agents the rule
+    trains and the probes' Spearman correlations."""
     g0 = _TRAIN_DISCOUNT
     rows = []
     for k in steps:
@@ -354,24 +355,53 @@ def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wal
         row["cells per agent"] = format_mean_std([c["probes"][k]["cells"]
                                                   for c in checkpoints], 1)
         rows.append(row)
+    return rows
+
+
+def _fall(y, trained, final):
+    """``(peak, words, falls)``: the checkpoint where y's probe peaks, a sentence on how
+    it falls after it, and whether the fall is beyond the seed spread (the paired
+    interval rule over the seeds)."""
+    peak = max(trained, key=lambda k: np.mean(y[k]))
+    if peak == final:
+        return peak, (f"y's probe is highest at the last checkpoint ({final}): it does not "
+                      f"fall with longer meta-training in this run"), False
+    falls = _verdict(y[peak], y[final]).outcome == HOLDS
+    return peak, (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
+                  f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
+                  + ("a fall beyond the seed spread" if falls else
+                     "within the seed spread, so no measurable fall")), falls
+
+
+def _repeats(checkpoints, probes, lpg_values, final):
+    """Whether the last checkpoint repeats the main table's probe exactly (it is the rule
+    of the LPG part), and a sentence on the parts whose meta-training ran again."""
+    repeats = all(np.array_equal(c["probes"][final][key], p[key], equal_nan=True)
+                  for c, p in zip(checkpoints, probes) for key in p
+                  if key in c["probes"][final])
+    refits = [c for c in checkpoints if c["refit"]]
+    same_fit = all(np.array_equal(c["training_returns"], v["training_returns"])
+                   for c, v in zip(checkpoints, lpg_values) if c["refit"])
+    refit_text = (f" {len(refits)} of the {len(checkpoints)} seeds' LPG parts were cached "
+                  f"before they kept snapshots, so their meta-training ran again (same seed "
+                  f"and settings) to take them; the re-runs reproduced the cached runs' "
+                  f"meta-training returns exactly: {'yes' if same_fit else 'no'}."
+                  if refits else "")
+    return repeats, refit_text
+
+
+def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wall):
+    """The follow-up's markdown: the table by checkpoint and its computed sentences."""
+    g0 = _TRAIN_DISCOUNT
+    rows = _checkpoint_rows(steps, checkpoints)
 
     final, trained = steps[-1], [k for k in steps if k > 0]
     y = {k: _ck_values(checkpoints, k, ("y", g0)) for k in steps}
     ret = {k: _ck_returns(checkpoints, k) for k in steps}
-    peak = max(trained, key=lambda k: np.mean(y[k]))
+    peak, fall, falls = _fall(y, trained, final)
     ret_peak = max(trained, key=lambda k: np.mean(ret[k]))
     path_text = ", ".join(f"{np.mean(y[k]):.2f} at {k}" for k in steps)
     ret_text = ", ".join(f"{np.mean(ret[k]):.1f} at {k}" for k in steps)
-    if peak == final:
-        fall = (f"y's probe is highest at the last checkpoint ({final}): it does not fall "
-                f"with longer meta-training in this run")
-        falls = False
-    else:
-        falls = _verdict(y[peak], y[final]).outcome == HOLDS
-        fall = (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
-                f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
-                + ("a fall beyond the seed spread" if falls else
-                   "within the seed spread, so no measurable fall"))
     best = {k: max(_PROBE_DISCOUNTS, key=lambda g: np.mean(_ck_values(checkpoints, k,
                                                                       ("y", g))))
             for k in trained}
@@ -410,18 +440,7 @@ def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wal
            + ("Measured causes: " + ", ".join(causes) + "." if causes else
               "None of the three measured factors moves it."))
 
-    # the checkpoint at the end is the rule of the LPG part: its probe must repeat it
-    repeats = all(np.array_equal(c["probes"][final][key], p[key], equal_nan=True)
-                  for c, p in zip(checkpoints, probes) for key in p
-                  if key in c["probes"][final])
-    refits = [c for c in checkpoints if c["refit"]]
-    same_fit = all(np.array_equal(c["training_returns"], v["training_returns"])
-                   for c, v in zip(checkpoints, lpg_values) if c["refit"])
-    refit_text = (f" {len(refits)} of the {len(checkpoints)} seeds' LPG parts were cached "
-                  f"before they kept snapshots, so their meta-training ran again (same seed "
-                  f"and settings) to take them; the re-runs reproduced the cached runs' "
-                  f"meta-training returns exactly: {'yes' if same_fit else 'no'}."
-                  if refits else "")
+    repeats, refit_text = _repeats(checkpoints, probes, lpg_values, final)
     cpu = sum(c["cpu"] for c in checkpoints)
     md = [
         f"#### {_FOLLOWUP_HEADING}",
