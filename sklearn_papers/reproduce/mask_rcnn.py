@@ -199,13 +199,9 @@ def _paired(a, b):
             f"{gap.size} seeds")
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring. Fits are independent cached parts
-    (``--resume`` skips finished ones), run on ``n_jobs`` worker processes."""
-    from sklearn_papers.reproduce._parallel import cached_parts
-
-    cfg = _config(ctx.quick)
-    seeds = run_seeds(ctx, cfg["seeds"])
+def _main_parts(ctx, cfg, seeds):
+    """``(parts, jobs)`` of the main fits: every variant on the easy scenes (the first
+    one on the default scenes too) and the InstanceSegmenter, per seed."""
     settings = ["easy"] + (["default"] if cfg["hard"] else [])
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
     parts, jobs = [], []
@@ -225,30 +221,11 @@ def run(ctx):
                               (protocol, setting, seed, ctx.random_state),
                               {**protocol, "setting": setting, "seed": seed,
                                "data_seed": ctx.random_state}))
-    # the follow-up's fits share the workers with the main ones (one pool, no idle core);
-    # the quick run skips the follow-up (its one seed could not decide, and its two fits
-    # were about a third of the quick run's CPU time)
-    fcfg, fparts, fjobs = _followup_parts(ctx) if not ctx.quick else (None, [], [])
-    start, n_reused_before = time.perf_counter(), len(ctx.reused)
-    with one_torch_thread(), ctx.progress(total=len(parts) + len(fparts),
-                                          desc="mask_rcnn: fits") as bar:
-        values = cached_parts(ctx, parts + fparts, n_jobs=cfg["n_jobs"], progress=bar)
-    values, fvalues = values[:len(parts)], values[len(parts):]
-    wall = time.perf_counter() - start
-    n_reused = len(ctx.reused) - n_reused_before
-    results, seg_rows, figure_maps = {}, {}, {}
-    for (setting, variant, _), value in zip(jobs, values):
-        if variant is None:
-            if value is not None:
-                seg_rows.setdefault(setting, []).append(value)
-            continue
-        if "maps" in value:
-            figure_maps[setting] = value.pop("maps")
-        results.setdefault((setting, variant), []).append(value)
-    fit_cpu = sum(v["fit CPU s"] for v in values if v is not None)
-    ctx.log(f"[mask_rcnn] {len(parts)} fits in {wall:.0f} s ({cfg['n_jobs']} workers; "
-            f"{fit_cpu:.0f} s of fit CPU time)")
+    return parts, jobs
 
+
+def _table_rows(results, seg_rows):
+    """Rows of the main table: per scene set and model, the test metrics over seeds."""
     keys = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU", "matched fraction",
             "images/s")
     rows = []
@@ -265,16 +242,18 @@ def run(ctx):
         row["box AP"] = "n/a"
         row["fit CPU s"] = format_mean_std([r["fit CPU s"] for r in res], 0)
         rows.append(row)
+    return rows
 
-    easy = {v: results[("easy", v)] for v in cfg["variants"]}
+
+def _claim_lines(result, easy, cfg, seg_rows):
+    """The claims' lines under the table, their verdicts kept in ``result``; ``easy``
+    maps a variant to its easy-scene results per seed."""
     main = cfg["variants"][0]
     pool, soft, c4 = "FPN, RoIPool, sigmoid", "FPN, RoIAlign, softmax", "C4, RoIAlign, sigmoid"
     get = lambda v, k: [r[k] for r in easy[v]]  # noqa: E731
     ious = get(main, "matched mask IoU")
     iou_claim = judge(Claim("matched mask IoU >= 0.85", "matched mask IoU", "mean interval",
                             threshold=0.85), ious)
-    result = Result()
-
     def ap_verdict(a, b, claim, metric):
         return result.verdict(verdict(get(a, metric), get(b, metric), claim, metric),
                               arms=(a, b))
@@ -328,6 +307,46 @@ def run(ctx):
             f"vs {np.mean(get(main, 'mask AP')):.3f} and {np.mean(ious):.3f}; inference "
             f"{ips:.1f} vs {np.mean(get(main, 'images/s')):.1f} images/s "
             f"({ips / np.mean(get(main, 'images/s')):.1f}x).")
+    return claims
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring. Fits are independent cached parts
+    (``--resume`` skips finished ones), run on ``n_jobs`` worker processes."""
+    from sklearn_papers.reproduce._parallel import cached_parts
+
+    cfg = _config(ctx.quick)
+    seeds = run_seeds(ctx, cfg["seeds"])
+    parts, jobs = _main_parts(ctx, cfg, seeds)
+    # the follow-up's fits share the workers with the main ones (one pool, no idle core);
+    # the quick run skips the follow-up (its one seed could not decide, and its two fits
+    # were about a third of the quick run's CPU time)
+    fcfg, fparts, fjobs = _followup_parts(ctx) if not ctx.quick else (None, [], [])
+    start, n_reused_before = time.perf_counter(), len(ctx.reused)
+    with one_torch_thread(), ctx.progress(total=len(parts) + len(fparts),
+                                          desc="mask_rcnn: fits") as bar:
+        values = cached_parts(ctx, parts + fparts, n_jobs=cfg["n_jobs"], progress=bar)
+    values, fvalues = values[:len(parts)], values[len(parts):]
+    wall = time.perf_counter() - start
+    n_reused = len(ctx.reused) - n_reused_before
+    results, seg_rows, figure_maps = {}, {}, {}
+    for (setting, variant, _), value in zip(jobs, values):
+        if variant is None:
+            if value is not None:
+                seg_rows.setdefault(setting, []).append(value)
+            continue
+        if "maps" in value:
+            figure_maps[setting] = value.pop("maps")
+        results.setdefault((setting, variant), []).append(value)
+    fit_cpu = sum(v["fit CPU s"] for v in values if v is not None)
+    ctx.log(f"[mask_rcnn] {len(parts)} fits in {wall:.0f} s ({cfg['n_jobs']} workers; "
+            f"{fit_cpu:.0f} s of fit CPU time)")
+
+    rows = _table_rows(results, seg_rows)
+
+    easy = {v: results[("easy", v)] for v in cfg["variants"]}
+    result = Result()
+    claims = _claim_lines(result, easy, cfg, seg_rows)
 
     if ctx.quick:
         follow_md, follow_fig = full_mode_only(
