@@ -576,18 +576,9 @@ def _fit_score_and_follow_up(cfg, seed, train, test):
     return (seconds, fit_cpu, evaluate_variants(est, test)), follow_ups(est, test)
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring."""
-    from sklearn_papers.datasets import make_scenes
-
-    cfg = _config(ctx.quick)
-    table = {v[0]: [] for v in _VARIANTS}
-    forward, fit_seconds, fit_cpus, examples, test0 = [], [], [], None, None
-    seeds = run_seeds(ctx, cfg["seeds"])
-    scenes = {seed: (make_scenes(cfg["n_train"], image_size=cfg["image_size"],
-                                 random_state=seed),
-                     make_scenes(cfg["n_test"], image_size=cfg["image_size"],
-                                 random_state=10_000 + seed)) for seed in seeds}
+def _seed_parts(ctx, cfg, seeds, scenes):
+    """``(parts, split)``: one cached part per seed, the table's scores and the follow-ups
+    from one fit, unless an earlier run cached the seed's table part alone (``split``)."""
     # One cached part per seed, the seeds side by side on _N_JOBS worker processes: the
     # table's scores and the follow-ups from one fit ("seed=S+follow-ups"). Where an
     # earlier run cached the seed's table part alone ("seed=S", a cache without the
@@ -604,6 +595,42 @@ def run(ctx):
         else:
             parts.append((f"seed={seed}+follow-ups", _fit_score_and_follow_up, args,
                           fu_params))
+    return parts, split
+
+
+def _table_rows(table):
+    """Rows of the main table: per variant, the scores over seeds."""
+    def mean(label, key):
+        return float(np.mean([r[key] for r in table[label]]))
+
+    rows = []
+    for label, grouping, slic in _VARIANTS:
+        rows.append({
+            "method": label,
+            "best Dice (all)": format_mean_std([r["sbd"] for r in table[label]], 3),
+            "best Dice (touching)": format_mean_std([r["sbd_touching"] for r in table[label]],
+                                                    3),
+            "AP@0.5": format_mean_std([r["ap50"] for r in table[label]], 3),
+            "AP@[.5:.95]": format_mean_std([r["ap"] for r in table[label]], 3),
+            "boundary F": format_mean_std([r["bf"] for r in table[label]], 3),
+            "images/s": f"{mean(label, 'ips'):.1f}",
+        })
+    return rows
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring."""
+    from sklearn_papers.datasets import make_scenes
+
+    cfg = _config(ctx.quick)
+    table = {v[0]: [] for v in _VARIANTS}
+    forward, fit_seconds, fit_cpus, examples, test0 = [], [], [], None, None
+    seeds = run_seeds(ctx, cfg["seeds"])
+    scenes = {seed: (make_scenes(cfg["n_train"], image_size=cfg["image_size"],
+                                 random_state=seed),
+                     make_scenes(cfg["n_test"], image_size=cfg["image_size"],
+                                 random_state=10_000 + seed)) for seed in seeds}
+    parts, split = _seed_parts(ctx, cfg, seeds, scenes)
     with one_torch_thread(), ctx.progress(total=len(parts),
                                      desc="instance_segmentation: seeds") as bar:
         flat = iter(cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar))
@@ -629,18 +656,7 @@ def run(ctx):
     def mean(label, key):
         return float(np.mean([r[key] for r in table[label]]))
 
-    rows = []
-    for label, grouping, slic in _VARIANTS:
-        rows.append({
-            "method": label,
-            "best Dice (all)": format_mean_std([r["sbd"] for r in table[label]], 3),
-            "best Dice (touching)": format_mean_std([r["sbd_touching"] for r in table[label]],
-                                                    3),
-            "AP@0.5": format_mean_std([r["ap50"] for r in table[label]], 3),
-            "AP@[.5:.95]": format_mean_std([r["ap"] for r in table[label]], 3),
-            "boundary F": format_mean_std([r["bf"] for r in table[label]], 3),
-            "images/s": f"{mean(label, 'ips'):.1f}",
-        })
+    rows = _table_rows(table)
     paper, paper_near = _VARIANTS[0][0], _VARIANTS[1][0]
     ms, cc = _VARIANTS[2][0], _VARIANTS[3][0]
     ours_t, cc_t = mean(paper, "sbd_touching"), mean(cc, "sbd_touching")
