@@ -807,10 +807,35 @@ def _beats(statement, a, b, rule="paired interval", margin=0.0, unit="seeds"):
 _MEASURED = "measured once (one fixed comparator, no seeds)"
 
 
-def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed):
-    """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
+def _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys, seed):
+    """Follow-up 1's figure: the reconstructions of each arm (``seed``) and the sharpness
+    measures of each arm and of the blurred real images."""
     import matplotlib.pyplot as plt
 
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
+    _grid(axes[0], [X_te] + [runs[k][0]["recon"] for k in order], (8, 8),
+          ["real"] + [labels[k].split(":")[0] for k in order])
+    axes[0].set_title(f"digits, seed {seed}", fontsize=9)
+    bars = order + [r for r in refs if r != "real"]
+    width = 0.8 / len(bars)
+    for i, name in enumerate(bars):
+        vals = [mean[name][m] if name in mean else refs[name][m] for m in sharp_keys]
+        axes[1].bar(np.arange(3) + i * width, vals, width,
+                    label=labels[name] if name in labels else name,
+                    color=None if name in mean else str(0.4 + 0.3 * (i - len(order))))
+    axes[1].axhline(1.0, color="k", lw=0.8, ls="--")
+    axes[1].set_xticks(np.arange(3) + 0.4 - width / 2, sharp_keys)
+    axes[1].set_ylabel("relative to the real images")
+    axes[1].set_ylim(0, 1.45)
+    axes[1].legend(fontsize=6, ncol=2, loc="upper center")
+    axes[1].set_title("sharpness measured three ways (1 = real; first 10 test images)",
+                      fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, ctx, "deepsim_followup_sharpness.png", dpi=110)
+
+
+def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed):
+    """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
     fseeds = seeds[:fcfg["seeds"]]
     X_te = load_data("digits", ctx.random_state, max_train=cfg.get("max_train"))[1][:10]
     hw = (8, 8)
@@ -933,26 +958,8 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed
               "the run cannot tell whether the sharpness is the adversarial term's (see "
               "the numbers above)."), ""]
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
-    _grid(axes[0], [X_te] + [runs[k][0]["recon"] for k in order], hw,
-          ["real"] + [labels[k].split(":")[0] for k in order])
-    axes[0].set_title(f"digits, seed {fseeds[0]}", fontsize=9)
-    bars = order + [r for r in refs if r != "real"]
-    width = 0.8 / len(bars)
-    for i, name in enumerate(bars):
-        vals = [mean[name][m] if name in mean else refs[name][m] for m in sharp_keys]
-        axes[1].bar(np.arange(3) + i * width, vals, width,
-                    label=labels[name] if name in labels else name,
-                    color=None if name in mean else str(0.4 + 0.3 * (i - len(order))))
-    axes[1].axhline(1.0, color="k", lw=0.8, ls="--")
-    axes[1].set_xticks(np.arange(3) + 0.4 - width / 2, sharp_keys)
-    axes[1].set_ylabel("relative to the real images")
-    axes[1].set_ylim(0, 1.45)
-    axes[1].legend(fontsize=6, ncol=2, loc="upper center")
-    axes[1].set_title("sharpness measured three ways (1 = real; first 10 test images)",
-                      fontsize=9)
-    fig.tight_layout()
-    path = save_figure(fig, ctx, "deepsim_followup_sharpness.png", dpi=110)
+    path = _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys,
+                           fseeds[0])
     return md, path
 
 
