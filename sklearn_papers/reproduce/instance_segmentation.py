@@ -287,10 +287,79 @@ def _in_bin(x, lo, hi):
     return (x >= lo) & (x <= (np.inf if hi is None else hi))
 
 
+def _boundary_followup(res, follow, stride):
+    """Markdown lines of follow-up 2 (boundary F of SLIC upsampling against the
+    tolerance, pooled over seeds); its table is kept in ``res``."""
+    paper, near = _VARIANTS[0][0], _VARIANTS[1][0]
+
+    def fmean(kind, method, i=None):
+        return float(np.mean([f[kind][method] if i is None else f[kind][method][i]
+                              for f in follow]))
+
+    tol_cols = [f"BF @ {t} px" for t in _TOLERANCES]
+    rows_bf = []
+    for m in (paper, near, _TRUE_SLIC, _TRUE_NEAR):
+        row = {"map": m}
+        row.update({c: format_mean_std([f["bf"][m][i] for f in follow], 3)
+                    for i, c in enumerate(tol_cols)})
+        row["best Dice (all)"] = format_mean_std([f["sbd"][m] for f in follow], 3)
+        rows_bf.append(row)
+    diff = [fmean("bf", paper, i) - fmean("bf", near, i) for i in range(len(_TOLERANCES))]
+    ahead = [t for t, d in zip(_TOLERANCES, diff) if d > 0]
+    behind = [t for t, d in zip(_TOLERANCES, diff) if d <= 0]
+    i1 = _TOLERANCES.index(1)
+    t_near = [fmean("bf", _TRUE_NEAR, i) for i in (0, i1)]
+    t_slic = [fmean("bf", _TRUE_SLIC, i) for i in (0, i1)]
+
+    def tols(ts):
+        return ", ".join(f"{t}" for t in ts) + " px" if ts else "no tolerance"
+
+    oracle = (f"With the upsampling alone (true maps at stride {stride}), nearest neighbour "
+              f"scores {t_near[0]:.3f} at 0 px and {t_near[1]:.3f} at 1 px, the SLIC vote "
+              f"{t_slic[0]:.3f} and {t_slic[1]:.3f}")
+    if t_near[1] >= t_slic[1] and t_slic[0] > t_near[0]:
+        oracle += (": the nearest-upsampled staircase is (almost) never more than a pixel "
+                   "off, so a 1-pixel tolerance forgives all of it, while the vote puts more "
+                   "boundary pixels exactly on the true edges and a few more than a pixel "
+                   "off, where a superpixel crosses an edge")
+    h, w = follow[0]["shape"]
+    table_tol = (f"the table's tolerance (DAVIS's 0.008 of the image diagonal) is "
+                 f"{follow[0]['table_radius']:g} px at {h} x {w}")
+    dice_gain = fmean("sbd", paper) - fmean("sbd", near)
+    if ahead and behind:
+        verdict2 = (f"SLIC raises boundary F at {tols(ahead)} and lowers it at "
+                    f"{tols(behind)}: the claim's outcome is set by the tolerance, and "
+                    f"{table_tol}")
+    elif ahead:
+        verdict2 = f"SLIC raises boundary F at every tolerance measured ({table_tol})"
+    else:
+        verdict2 = ("SLIC lowers boundary F at every tolerance measured"
+                    + (f", while it raises best Dice by {dice_gain:.3f}: the gain is in "
+                       f"region pixels that boundary F does not weigh" if dice_gain > 0
+                       else ""))
+    return [
+        "",
+        "### Follow-up 2: boundary F of SLIC upsampling against the tolerance",
+        "",
+        f"Boundary F of the centre variants at tolerances of "
+        f"{', '.join(map(str, _TOLERANCES))} pixels (0: a boundary pixel counts only where "
+        f"the true map has one), and of the true instance maps downsampled to stride "
+        f"{stride} (mode, as the training targets) and upsampled back by nearest neighbour "
+        f"or by the estimator's SLIC vote: the upsampling alone, without the network. "
+        f"Mean ± std over seeds.",
+        "",
+        res.table(rows_bf),
+        "",
+        f"- Centres + SLIC minus centres, nearest: boundary F "
+        + ", ".join(f"{d:+.3f} at {t} px" for t, d in zip(_TOLERANCES, diff))
+        + f". {oracle}. {verdict2[0].upper() + verdict2[1:]}.",
+    ]
+
+
 def _follow_up_section(res, follow, table, ctx, retrained=None):
     """Markdown lines and the figure of the two follow-ups (pooled over seeds);
     ``retrained``: per seed, whether its follow-ups trained its network again."""
-    paper, near, cc = _VARIANTS[0][0], _VARIANTS[1][0], _VARIANTS[3][0]
+    paper, cc = _VARIANTS[0][0], _VARIANTS[3][0]
     stride = follow[0]["stride"]
     contact = np.concatenate([f["pairs"]["contact"] for f in follow])
 
@@ -405,64 +474,7 @@ def _follow_up_section(res, follow, table, ctx, retrained=None):
     if not contact.size:  # no touching scene drawn: nothing to stratify
         md = md[:2] + ["", "The test scenes have no touching pair: nothing to measure."]
 
-    tol_cols = [f"BF @ {t} px" for t in _TOLERANCES]
-    rows_bf = []
-    for m in (paper, near, _TRUE_SLIC, _TRUE_NEAR):
-        row = {"map": m}
-        row.update({c: format_mean_std([f["bf"][m][i] for f in follow], 3)
-                    for i, c in enumerate(tol_cols)})
-        row["best Dice (all)"] = format_mean_std([f["sbd"][m] for f in follow], 3)
-        rows_bf.append(row)
-    diff = [fmean("bf", paper, i) - fmean("bf", near, i) for i in range(len(_TOLERANCES))]
-    ahead = [t for t, d in zip(_TOLERANCES, diff) if d > 0]
-    behind = [t for t, d in zip(_TOLERANCES, diff) if d <= 0]
-    i1 = _TOLERANCES.index(1)
-    t_near = [fmean("bf", _TRUE_NEAR, i) for i in (0, i1)]
-    t_slic = [fmean("bf", _TRUE_SLIC, i) for i in (0, i1)]
-
-    def tols(ts):
-        return ", ".join(f"{t}" for t in ts) + " px" if ts else "no tolerance"
-
-    oracle = (f"With the upsampling alone (true maps at stride {stride}), nearest neighbour "
-              f"scores {t_near[0]:.3f} at 0 px and {t_near[1]:.3f} at 1 px, the SLIC vote "
-              f"{t_slic[0]:.3f} and {t_slic[1]:.3f}")
-    if t_near[1] >= t_slic[1] and t_slic[0] > t_near[0]:
-        oracle += (": the nearest-upsampled staircase is (almost) never more than a pixel "
-                   "off, so a 1-pixel tolerance forgives all of it, while the vote puts more "
-                   "boundary pixels exactly on the true edges and a few more than a pixel "
-                   "off, where a superpixel crosses an edge")
-    h, w = follow[0]["shape"]
-    table_tol = (f"the table's tolerance (DAVIS's 0.008 of the image diagonal) is "
-                 f"{follow[0]['table_radius']:g} px at {h} x {w}")
-    dice_gain = fmean("sbd", paper) - fmean("sbd", near)
-    if ahead and behind:
-        verdict2 = (f"SLIC raises boundary F at {tols(ahead)} and lowers it at "
-                    f"{tols(behind)}: the claim's outcome is set by the tolerance, and "
-                    f"{table_tol}")
-    elif ahead:
-        verdict2 = f"SLIC raises boundary F at every tolerance measured ({table_tol})"
-    else:
-        verdict2 = ("SLIC lowers boundary F at every tolerance measured"
-                    + (f", while it raises best Dice by {dice_gain:.3f}: the gain is in "
-                       f"region pixels that boundary F does not weigh" if dice_gain > 0
-                       else ""))
-    md += [
-        "",
-        "### Follow-up 2: boundary F of SLIC upsampling against the tolerance",
-        "",
-        f"Boundary F of the centre variants at tolerances of "
-        f"{', '.join(map(str, _TOLERANCES))} pixels (0: a boundary pixel counts only where "
-        f"the true map has one), and of the true instance maps downsampled to stride "
-        f"{stride} (mode, as the training targets) and upsampled back by nearest neighbour "
-        f"or by the estimator's SLIC vote: the upsampling alone, without the network. "
-        f"Mean ± std over seeds.",
-        "",
-        res.table(rows_bf),
-        "",
-        f"- Centres + SLIC minus centres, nearest: boundary F "
-        + ", ".join(f"{d:+.3f} at {t} px" for t, d in zip(_TOLERANCES, diff))
-        + f". {oracle}. {verdict2[0].upper() + verdict2[1:]}.",
-    ]
+    md += _boundary_followup(res, follow, stride)
     fig = ctx.figure_path("instance_segmentation_followups.png")
     _plot_follow_ups(fig, contact, merged, follow, stride)
     return md, fig
