@@ -91,6 +91,7 @@ METHODS = (
            "`NeuralFingerprintClassifier`",
            "A differentiable fingerprint learnt end to end with its prediction head.",
            _MOLECULES, ("duvenaud_neural_fingerprint",), (("", "duvenaud"),),
+           followups=("duvenaud_followup",),
            examples=("plot_neural_fingerprint.py",),
            benchmarks=("bench_neural_fingerprint.py", "bench_nf_defaults.py")),
     Method("gilmer_mpnn", "Message passing neural networks", "Gilmer et al. 2017",
