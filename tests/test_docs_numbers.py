@@ -1,6 +1,6 @@
 """Numbers in the docs come from data: every ``:result:`` role and ``published-table``
-directive of every page names exactly one cell (or table) of a page of docs/results/, the
-published tables read back as ``sklearn-papers publish`` wrote them, and every ``:bench:``
+directive of every page names exactly one cell (or table) of the records of a page of
+docs/results/ (the JSON beside it, from which the page is rendered), and every ``:bench:``
 role and ``benchmark-table`` directive names one figure (or rows) of a recorded benchmark
 in benchmarks/results/.
 """
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sklearn_papers.reproduce._publish import (markdown_to_rst, published_tables,
-                                               published_value)
+from sklearn_papers.reproduce._publish import published_tables, published_value, render_page
+from sklearn_papers.reproduce._result import Result
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -29,25 +29,25 @@ def _pages():
     return sorted(p for p in DOCS.rglob("*.rst") if not skip & set(p.relative_to(DOCS).parts))
 
 
-REPORT = """### Objective, load_digits
+def _page():
+    """A published page's JSON: two tables, the second with an escaped bar in a header."""
+    result = Result()
+    text = "\n".join([
+        "### Objective, load_digits", "",
+        result.table([
+            {"loss": "frobenius", "implementation": "`sklearn_papers.NMF`",
+             "final objective": 250430.0},
+            {"loss": "frobenius", "implementation": "sklearn NMF(solver='mu')",
+             "final objective": 252475.0},
+            {"loss": "kullback-leibler", "implementation": "`sklearn_papers.NMF`",
+             "final objective": 58662.7}], floatfmt=".6g"), "",
+        "### Follow-up", "",
+        result.table([{"a|b": "x", "value_": "0.5 ± 0.1"}])])
+    return {"name": "nmf", "title": "Title", "paper": "P", "result": result.done(text).to_dict()}
 
-| loss | implementation | final objective |
-|---|---|---|
-| frobenius | `sklearn_papers.NMF` | 250430 |
-| frobenius | sklearn NMF(solver='mu') | 252475 |
-| kullback-leibler | `sklearn_papers.NMF` | 58662.7 |
 
-### Follow-up
-
-| a\\|b | value_ |
-|---|---|
-| x | 0.5 ± 0.1 |
-"""
-
-
-def test_published_tables_read_back_what_publish_writes():
-    rst, _ = markdown_to_rst(REPORT)
-    tables = published_tables("Title\n=====\n\n" + rst)
+def test_published_tables_read_the_records_as_a_reader_sees_them():
+    tables = published_tables(json.loads(json.dumps(_page())))
     assert [t["section"] for t in tables] == ["Objective, load_digits", "Follow-up"]
     assert tables[0]["columns"] == ["loss", "implementation", "final objective"]
     assert tables[0]["rows"][2] == ["kullback-leibler", "sklearn_papers.NMF", "58662.7"]
@@ -64,14 +64,14 @@ def test_published_tables_read_back_what_publish_writes():
     ("x", "value_", "Objective"),                 # not under that heading
 ])
 def test_published_value_refuses_an_ambiguous_or_missing_cell(row, column, section):
-    tables = published_tables("Title\n=====\n\n" + markdown_to_rst(REPORT)[0])
+    tables = published_tables(_page())
     with pytest.raises(KeyError):
         published_value(tables, row, column, section=section)
 
 
 def test_the_role_and_the_directive_resolve_against_a_results_folder(tmp_path):
     published = _extension()
-    (tmp_path / "nmf.rst").write_text("Title\n=====\n\n" + markdown_to_rst(REPORT)[0])
+    (tmp_path / "nmf.json").write_text(json.dumps(_page()))
     assert published.resolve("nmf | kullback-leibler | final objective", tmp_path) == "58662.7"
     assert published.resolve("nmf#Follow | x | value_", tmp_path) == "0.5 ± 0.1"
     with pytest.raises(KeyError, match="PAGE"):
@@ -88,6 +88,15 @@ def test_the_role_and_the_directive_resolve_against_a_results_folder(tmp_path):
     assert published.find_uses(text) == (
         ["nmf | x | value_"],
         [("nmf", {"section": "Objective", "columns": "loss | final objective"})])
+
+
+def test_every_published_page_is_rendered_from_the_json_beside_it():
+    results = DOCS / "results"
+    pages = sorted(p for p in results.glob("*.rst") if p.stem != "index")
+    assert pages
+    for page in pages:
+        record = json.loads(page.with_suffix(".json").read_text(encoding="utf-8"))
+        assert render_page(record) == page.read_text(encoding="utf-8"), page.name
 
 
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(DOCS)))

@@ -1,11 +1,11 @@
-"""Numbers in the docs read from the published results, never typed.
+"""Numbers in the docs read from the published results' records, never typed.
 
 Two pieces of markup, resolved when Sphinx reads a page:
 
 ``:result:`PAGE | ROW KEY; ROW KEY | COLUMN```
-    The text of one cell of a table of ``docs/results/PAGE.rst`` (a page written by
-    ``sklearn-papers publish``): the row that holds every ``ROW KEY`` as a cell, in the
-    column headed ``COLUMN``. ``PAGE#TEXT`` keeps to tables under a heading containing
+    The text of one cell of a table of ``docs/results/PAGE.json`` (the records beside the
+    page ``sklearn-papers publish`` wrote): the row that holds every ``ROW KEY`` as a cell,
+    in the column headed ``COLUMN``. ``PAGE#TEXT`` keeps to tables under a heading containing
     ``TEXT``. No match, or more than one, is an error (a warning, fatal under ``-W``).
 
 ``.. published-table:: PAGE``
@@ -18,6 +18,7 @@ Two pieces of markup, resolved when Sphinx reads a page:
 page with, without running Sphinx.
 """
 
+import json
 import re
 from pathlib import Path
 
@@ -34,10 +35,10 @@ DIRECTIVE = re.compile(r"^( *)\.\. published-table:: *(\S+)\n((?:\1   :\w+:.*\n)
 
 
 def _tables(page, results=RESULTS):
-    path = Path(results) / f"{page}.rst"
+    path = Path(results) / f"{page}.json"
     if not path.exists():
         raise KeyError(f"no published results page {path.name} in {Path(results).name}/")
-    return published_tables(path.read_text(encoding="utf-8"))
+    return published_tables(json.loads(path.read_text(encoding="utf-8")))
 
 
 def resolve(text, results=RESULTS):
@@ -57,7 +58,7 @@ def table(page, *, section=None, columns=None, rows=None, results=RESULTS):
              if (section is None or section in t["section"])
              and (columns is None or set(columns) <= set(t["columns"]))]
     if len(found) != 1:
-        raise KeyError(f"{len(found)} tables in {page}.rst"
+        raise KeyError(f"{len(found)} tables in {page}.json"
                        + (f" under a heading containing {section!r}" if section else "")
                        + (f" with the columns {columns}" if columns else "")
                        + "; give :section: or :columns: to pick one")
@@ -65,12 +66,12 @@ def table(page, *, section=None, columns=None, rows=None, results=RESULTS):
     keep = columns or columns_all
     missing = [c for c in keep if c not in columns_all]
     if missing:
-        raise KeyError(f"{page}.rst has no column {missing}; it has {columns_all}")
+        raise KeyError(f"{page}.json has no column {missing}; it has {columns_all}")
     index = [columns_all.index(c) for c in keep]
     if rows is not None:
         missing = [r for r in rows if r not in [cells[0] for cells in body]]
         if missing:
-            raise KeyError(f"{page}.rst has no row {missing}")
+            raise KeyError(f"{page}.json has no row {missing}")
         body = [cells for r in rows for cells in body if cells[0] == r]
     return keep, [[cells[j] for j in index] for cells in body]
 
@@ -101,7 +102,8 @@ def result_role(name, rawtext, text, lineno, inliner, options=None, content=None
     except KeyError as error:
         message = inliner.reporter.error(f":result:`{text}`: {error.args[0]}", line=lineno)
         return [inliner.problematic(rawtext, rawtext, message)], [message]
-    inliner.document.settings.env.note_dependency(str(RESULTS / f"{text.split('|')[0].split('#')[0].strip()}.rst"))
+    page = text.split("|")[0].split("#")[0].strip()
+    inliner.document.settings.env.note_dependency(str(RESULTS / f"{page}.json"))
     return [nodes.Text(value)], []
 
 
@@ -118,7 +120,7 @@ class PublishedTable(Directive):
                                   rows=_split(self.options.get("rows")))
         except KeyError as error:
             raise self.error(f"published-table {page}: {error.args[0]}")
-        self.state.document.settings.env.note_dependency(str(RESULTS / f"{page}.rst"))
+        self.state.document.settings.env.note_dependency(str(RESULTS / f"{page}.json"))
         lines = [f".. list-table:: From the published run (:ref:`results-{page}`)",
                  "   :header-rows: 1", ""]
         for cells in [columns, *rows]:

@@ -10,6 +10,7 @@ from sklearn_papers.metrics._detection import (
     matched_mask_iou,
 )
 from sklearn_papers.metrics._image import image_sharpness
+from sklearn_papers.metrics._instances import instance_best_iou, other_class_share
 from sklearn_papers.metrics._interventional import beta_vae_score, factor_vae_score
 from sklearn_papers.metrics._multitask import masked_roc_auc_score, masked_roc_auc_scorer
 from sklearn_papers.metrics._sample_based import (
@@ -36,6 +37,7 @@ __all__ = [
     "dci",
     "factor_vae_score",
     "image_sharpness",
+    "instance_best_iou",
     "irs",
     "make_disentanglement_scorer",
     "make_segmentation_scorer",
@@ -45,6 +47,7 @@ __all__ = [
     "matched_mask_iou",
     "modularity_explicitness",
     "mutual_info_gap",
+    "other_class_share",
     "sap_score",
     "semantic_mean_iou",
     "symmetric_best_dice",

@@ -30,14 +30,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CONFIDENCE", "HOLDS", "INCONCLUSIVE", "NOT_HOLDS", "RULES", "Claim", "Verdict",
-           "all_of", "at_least", "judge", "negation", "verdict_table"]
+__all__ = ["CONFIDENCE", "HOLDS", "INCONCLUSIVE", "NOT_HOLDS", "OUTCOMES", "RULES", "Claim",
+           "Verdict", "all_of", "at_least", "describe", "judge", "negation"]
 
 #: Coverage of the two-sided t intervals of the rules. A directional claim ("A beats B")
 #: reads one end of the interval, so it is decided at the one-sided 95 % level.
 CONFIDENCE = 0.9
 
 HOLDS, NOT_HOLDS, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
+
+#: The three outcomes of a verdict.
+OUTCOMES = (HOLDS, NOT_HOLDS, INCONCLUSIVE)
 
 #: The rules' names, as the report prints them next to each verdict.
 RULES = ("paired interval", "mean interval", "every seed", "equivalence")
@@ -129,17 +132,25 @@ class Verdict:
 
     def short(self, digits=3):
         """:meth:`text` without markup."""
-        lo, hi = self.interval
-        if self.claim.rule == "mean interval":
-            what = f"mean {self.estimate:.{digits}f}"
-        else:
-            what = f"advantage {self.estimate:+.{digits}f}"
-        spread = (f" [{lo:+.{digits}f}, {hi:+.{digits}f}]" if np.isfinite(lo) else
-                  f" (one {self.claim.unit.rstrip('s')}: no interval)")
-        if self.claim.rule == "mean interval":
-            spread = spread.replace("+", "")
-        return (f"{self.outcome} ({self.claim.rule}, {int(CONFIDENCE * 100)} %: {what}"
-                f"{spread}; {self.wins:,} of {self.n_seeds:,} {self.claim.unit})")
+        return describe(self.outcome, self.claim.rule, self.estimate, self.interval,
+                        self.wins, self.n_seeds, self.claim.unit, digits)
+
+
+def describe(outcome, rule, estimate, interval, wins, n, unit="seeds", digits=3):
+    """``"holds (paired interval, 90 %: advantage +0.012 [+0.003, +0.021]; 3 of 3 seeds)"``:
+    a verdict's outcome with its rule and numbers (what :meth:`Verdict.short` and the
+    verdict records of :mod:`._result` write)."""
+    lo, hi = interval
+    if rule == "mean interval":
+        what = f"mean {estimate:.{digits}f}"
+    else:
+        what = f"advantage {estimate:+.{digits}f}"
+    spread = (f" [{lo:+.{digits}f}, {hi:+.{digits}f}]" if np.isfinite(lo) else
+              f" (one {unit.rstrip('s')}: no interval)")
+    if rule == "mean interval":
+        spread = spread.replace("+", "")
+    return (f"{outcome} ({rule}, {int(CONFIDENCE * 100)} %: {what}"
+            f"{spread}; {wins:,} of {n:,} {unit})")
 
 
 def _interval(values):
@@ -222,13 +233,6 @@ def judge(claim, a, b=None):
         wins = int(np.sum(np.abs(diff) <= m))
     return Verdict(claim, outcome, mean, (lo, hi), a.size, wins,
                    {"a": a.tolist(), "b": b.tolist()})
-
-
-def verdict_table(verdicts, digits=3):
-    """Rows for :func:`~sklearn_papers.reproduce._report.markdown_table`: claim, metric,
-    paper, verdict with its rule and numbers."""
-    return [{"claim": v.claim.statement, "metric": v.claim.metric,
-             "paper": v.claim.paper or "", "here": v.text(digits)} for v in verdicts]
 
 
 def _outcome(part):

@@ -141,12 +141,17 @@ def main(argv=None):
             print(f"wrote {page}")
         return 0
     if args.list:  # names and titles only: no experiment module (torch, RDKit) imported
+        from sklearn_papers.reproduce._methods import method_of
         from sklearn_papers.reproduce._registry import list_experiments
 
         listed = list_experiments()
         width = max(map(len, listed), default=0)
         for name, (title, paper) in listed.items():
-            print(f"{name:{width}s}  {title}  [{paper}]")
+            try:
+                method = f"method {method_of(name).key}"
+            except KeyError:
+                method = "no method in reproduce/_methods.py"
+            print(f"{name:{width}s}  {title}  [{paper}; {method}]")
         return 0
     import matplotlib
 
@@ -373,10 +378,10 @@ def _save_section(ctx, section, seconds, exp=None, cpu=None):
     path = _section_file(ctx)
     path.parent.mkdir(parents=True, exist_ok=True)
     created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    record = {"markdown": section.markdown, "shortened": section.shortened,
-              "figures": [str(Path(f).resolve()) for f in section.figures],
-              "seconds": seconds, "cpu": cpu, "created": created,
-              "source": _source_digest(exp) if exp is not None else ""}
+    result = dict(section.to_dict(),
+                  figures=[str(Path(f).resolve()) for f in section.figures])
+    record = {"result": result, "seconds": seconds, "cpu": cpu,
+              "created": created, "source": _source_digest(exp) if exp is not None else ""}
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(record))
     tmp.replace(path)
@@ -389,22 +394,22 @@ def _load_section(ctx, exp=None):
     None when there is none, when the experiment's module has changed since, or when one
     of its figures is gone from the output folder.
     """
-    from sklearn_papers.reproduce._registry import Section
+    from sklearn_papers.reproduce._result import Result
 
     path = _section_file(ctx)
     if not path.is_file():
         return None
     try:
         record = pickle.loads(path.read_bytes())
-        figures = [Path(f) for f in record["figures"]]
+        section = Result.from_dict(record["result"])
+        figures = [Path(f).resolve() for f in section.figures]
     except Exception:  # noqa: BLE001 - a broken file means: run it again
         return None
     if not all(f.is_file() for f in figures):
         return None
     if exp is not None and record.get("source", "") != _source_digest(exp):
         return None
-    section = Section(markdown=record["markdown"], figures=figures,
-                      shortened=record["shortened"])
+    section.figures = figures
     return section, record["seconds"], record["created"], record.get("cpu")
 
 

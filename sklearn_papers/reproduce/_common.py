@@ -95,7 +95,7 @@ def save_figure(fig, out, name, *, dpi=100):
     Returns
     -------
     path : pathlib.Path
-        The file written (what :class:`~._registry.Section` lists in ``figures``).
+        The file written (what :class:`~._result.Result` lists in ``figures``).
     """
     import matplotlib.pyplot as plt
 

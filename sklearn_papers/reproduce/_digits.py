@@ -40,11 +40,16 @@ def subsample(X, y, train_size, random_state):
     return X_sub, y_sub
 
 
-def verdict(a, b, *, margin=0.0):
+def verdict(a, b, claim="A beats B", metric="", *, margin=0.0):
     """The claim "A beats B" (higher is better) on per-seed numbers paired by seed, judged
-    by the shared ``paired interval`` rule (:mod:`._claims`): ``"holds (paired interval,
-    90 %: advantage +0.012 [+0.003, +0.021]; 3 of 3 seeds)"``, ``"does not hold (...)"`` or
-    ``"inconclusive (...)"``. For a lower-is-better metric pass the negated values."""
+    by the shared ``paired interval`` rule (:mod:`._claims`). For a lower-is-better metric
+    pass the negated values.
+
+    Returns
+    -------
+    verdict : Verdict
+        For :meth:`~._result.Result.verdict`.
+    """
     from sklearn_papers.reproduce._claims import Claim, judge
 
-    return judge(Claim("A beats B", "", "paired interval", margin=margin), a, b).short()
+    return judge(Claim(claim, metric, "paired interval", margin=margin), a, b)

@@ -16,10 +16,17 @@ import time
 import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
-from sklearn_papers.reproduce._common import one_torch_thread
+from sklearn_papers.reproduce._common import one_torch_thread, save_figure
+from sklearn_papers.reproduce._duvenaud_search import (
+    FULL_N_JOBS,
+    DatasetData,
+    ModelSpec,
+    _fit_mlp,
+    evaluate,
+    search_rows,
+)
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
-from sklearn_papers.reproduce._report import markdown_table
 
 __all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "draws", "ecfp_correlation",
            "neural_plan", "neural_rows", "quick_neural_rows"]
@@ -105,7 +112,6 @@ def _fit_predict(params, data, train, others, seed):
 
 
 def _specs():
-    from sklearn_papers.reproduce.duvenaud import ModelSpec
 
     full = ("fp_length 2^4-2^7, radius 1-5, conv_width {10, 20, 40}, Adam lr log-uniform "
             "10^-3..10^-1.5, L2 alpha exp(U(-6, 0)), 100 epochs, batch 100, standardised "
@@ -153,7 +159,6 @@ def neural_rows(ctx, datasets, n_jobs=None):
     chosen : dict
         ``{(data_name, key): [configuration per fold]}``.
     """
-    from sklearn_papers.reproduce.duvenaud import FULL_N_JOBS, search_rows
 
     if ctx.quick:
         return quick_neural_rows(ctx, datasets)
@@ -171,7 +176,6 @@ QUICK_N_JOBS = 2
 def _quick_data_set_rows(name, smiles, y, keys, random_state):
     """``{key: (test MSE per fold, configuration per fold)}`` of the neural rows ``keys`` on
     one data set, ``--quick`` (its molecules parsed and featurized once, in this process)."""
-    from sklearn_papers.reproduce.duvenaud import DatasetData, evaluate
 
     data = DatasetData(name, smiles, y)
     n_draws = draws(True)
@@ -249,7 +253,6 @@ def ecfp_correlation(ctx, n_molecules=None):
     d_ecfp = pdist(ecfp, "jaccard")
     d_nf = _minmax_distances(nf)
     r = float(np.corrcoef(d_ecfp, d_nf)[0, 1])
-    fig_path = ctx.figure_path("duvenaud_random_nf_vs_ecfp.png")
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     rng = np.random.default_rng(0)
     show = rng.choice(len(d_ecfp), size=min(20000, len(d_ecfp)), replace=False)
@@ -258,8 +261,7 @@ def ecfp_correlation(ctx, n_molecules=None):
     ax.set_ylabel("random neural FP (2048) min/max distance")
     ax.set_title(f"Delaney, {n} molecules: r = {r:.3f}")
     fig.tight_layout()
-    fig.savefig(fig_path, dpi=110)
-    plt.close(fig)
+    fig_path = save_figure(fig, ctx, "duvenaud_random_nf_vs_ecfp.png", dpi=110)
     markdown = (
         f"Random-weight neural fingerprint vs ECFP (paper, Section 3 and Figure 3): on the "
         f"first {n} Delaney molecules, the Pearson correlation between pairwise ECFP "
@@ -278,7 +280,7 @@ _PV_FOLLOWUP = {True: dict(n_rows=3000, sizes=(500, 2000), epochs=15, mlp_epochs
                             mlp_epochs=100)}
 
 
-def photovoltaic_followup(ctx):
+def photovoltaic_followup(ctx, result):
     """Neural FP vs ECFP on photovoltaic as the training set grows (a learning curve).
 
     The paper's photovoltaic result (neural FP + net 1.43 vs ECFP + net 2.00 test MSE) was
@@ -287,6 +289,8 @@ def photovoltaic_followup(ctx):
     trains both with one fixed configuration each on the first ``n`` rows and tests them
     on the same held-out rows after ``sizes[-1]`` (file order, as the paper's folds).
 
+    Its table goes to ``result`` (a :class:`~._result.Result`).
+
     Returns
     -------
     markdown : str
@@ -294,7 +298,6 @@ def photovoltaic_followup(ctx):
         ``{(model, n_train): test MSE}``.
     """
     from sklearn_papers.datasets import load_cep
-    from sklearn_papers.reproduce.duvenaud import DatasetData, _fit_mlp
 
     cfg = _PV_FOLLOWUP[bool(ctx.quick)]
     X, y = load_cep(n_samples=cfg["n_rows"], return_X_y=True)
@@ -347,7 +350,7 @@ def photovoltaic_followup(ctx):
         f"{cfg['sizes'][-1]}-{cfg['n_rows'] - 1} (test MSE, PCE %^2; one seed). The paper's "
         "folds train on 12,000 molecules.",
         "",
-        markdown_table(rows, floatfmt=".3f"),
+        result.table(rows, floatfmt=".3f"),
         "",
         "Neural FP minus ECFP test MSE: "
         + ", ".join(f"{g:+.3f} at n = {n}" for g, n in zip(gaps, cfg["sizes"]))

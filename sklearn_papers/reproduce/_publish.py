@@ -1,14 +1,18 @@
-"""Publishing a run's ``REPORT.md`` in the docs: one reStructuredText page per experiment.
+"""Publishing a run's results in the docs: one JSON record and one page per experiment.
 
-``sklearn-papers publish --report reports/gilmer --to docs/results`` reads the report the
-job wrote, converts each experiment's section to ``<to>/<name>.rst`` (the report's header
-with command, date, commit, machine and versions at the top of every page; local paths in
-the command are cut to their last component, see :func:`portable_command`), copies its
-figures into ``<to>/figures/`` and rewrites ``<to>/index.rst`` to list every page there.
-Only the markdown the job itself writes is understood: headings, paragraphs, bullet lists,
-tables, images, inline code, bold and italics, fenced blocks.
+``sklearn-papers publish --report reports/gilmer --to docs/results`` reads the
+``REPORT.json`` the job wrote and writes, per experiment, ``<to>/<name>.json`` (the run's
+provenance: command, mode, commit, versions, hardware, wall and CPU time; and the
+experiment's :class:`~._result.Result`: tables, verdicts, figures) and
+``<to>/<name>.rst`` rendered from it (:func:`render_page`; local paths in the command are
+cut to their last component, see :func:`portable_command`). It copies the figures into
+``<to>/figures/`` and rewrites ``<to>/index.rst``: every page and every verdict. The
+numbers the docs quote are read from the JSON (:func:`published_tables`). Only the
+markdown the job itself writes is understood: headings, paragraphs, bullet lists, tables,
+images, inline code, bold and italics, fenced blocks.
 """
 
+import json
 import re
 import shlex
 import shutil
@@ -16,7 +20,8 @@ from pathlib import Path
 
 from sklearn_papers.reproduce._report import portable_command
 
-__all__ = ["markdown_to_rst", "publish", "published_tables", "published_value"]
+__all__ = ["markdown_to_rst", "publish", "published_tables", "published_value", "render_page",
+           "write_index"]
 
 _HEADING_CHARS = {2: "=", 3: "-", 4: "~", 5: "^"}
 
@@ -128,47 +133,77 @@ def markdown_to_rst(markdown, *, figure_dir="figures", level_shift=0):
     return text, images
 
 
-def _without_local_paths(line):
-    """A header line whose recorded ``sklearn-papers`` command has its local paths cut,
-    whatever wrote the report (an absolute ``--out`` folder becomes its name)."""
-    def portable(match):
-        try:
-            words = shlex.split(match.group(1))
-        except ValueError:
-            return match.group(0)
-        return f"`{portable_command(words[1:])}`"
+def _page_data(entry, provenance):
+    """The JSON of one published page: the experiment's names, the run's provenance
+    (command, mode, commit, versions, hardware, its wall and CPU time; no date or load)
+    and its result."""
+    prov = {k: provenance[k] for k in ("command", "mode", "commit", "versions", "hardware")}
+    prov["command"] = _portable(prov["command"])
+    prov.update(status=entry["status"], seconds=entry["seconds"],
+                cpu_seconds=entry["cpu_seconds"])
+    return {"name": entry["name"], "title": entry["title"], "paper": entry["paper"],
+            "provenance": prov, "result": entry["result"]}
 
-    return re.sub(r"`(sklearn-papers [^`]*)`", portable, line)
+
+def _portable(command):
+    """``command`` with its local paths cut (:func:`portable_command`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    return portable_command(words[1:]) if words[:1] == ["sklearn-papers"] else command
 
 
-def _split_report(text):
-    """``(header_lines, {name: (title, paper, body)})`` of a ``REPORT.md``."""
-    head, _, rest = text.partition('\n<a id="')
-    sections = {}
-    for chunk in ('<a id="' + rest).split('\n<a id="') if rest else []:
-        chunk = chunk.removeprefix('<a id="')
-        name, _, body = chunk.partition('"></a>')
-        body = body.strip("\n").splitlines()
-        title = body[0].removeprefix("## ").strip()
-        paper = body[2].strip().strip("*") if len(body) > 2 else ""
-        sections[name] = (title, paper, "\n".join(body[3:]))
-    header = [_without_local_paths(ln) for ln in head.splitlines()
-              if ln.startswith(("Generated", "Mode:", "Commit:", "Machine:", "Versions:"))]
-    table = [ln for ln in head.splitlines() if ln.startswith("| [")]
-    return header, table, sections
+def render_page(page):
+    """The reStructuredText of a published page from its JSON (:func:`publish`).
+
+    Parameters
+    ----------
+    page : dict
+        ``name``, ``title``, ``paper``, ``provenance`` and ``result``
+        (:meth:`Result.to_dict`, figure paths relative to the page's folder).
+
+    Returns
+    -------
+    rst : str
+    """
+    from sklearn_papers.reproduce._result import Result
+
+    result = Result.from_dict(page["result"])
+    prov, name, title = page["provenance"], page["name"], page["title"]
+    markdown = result.markdown.rstrip()
+    for fig in result.figures:
+        markdown += f"\n\n![{Path(fig).stem}]({Path(fig).as_posix()})"
+    if prov["mode"] == "quick" and result.shortened:
+        markdown += f"\n\n**Shortened by `--quick`:** {result.shortened}"
+    rst, _ = markdown_to_rst(markdown)
+    status = f"Status: {prov['status']}, {prov['seconds']:.0f} s wall time"
+    status += (f", {prov['cpu_seconds']:.0f} s CPU time." if prov["cpu_seconds"] is not None
+               else ".")
+    header = [f"Command: `{prov['command']}`.", f"Mode: {prov['mode']}.",
+              f"Commit: {prov['commit']}.", f"Machine: {prov['hardware']}.",
+              f"Versions: {prov['versions']}.", status]
+    lines = [f".. Generated by `sklearn-papers publish` from {name}.json (beside this page);",
+             "   edit the experiment, not this page.", "", f".. _results-{name}:", "",
+             title, "=" * len(title), "", f"*{page['paper']}*", "",
+             f"{'Quick' if prov['mode'] == 'quick' else 'Full-protocol'} run of "
+             "``sklearn-papers reproduce``, published from its records:", ""]
+    lines += [f"- {_inline(h)}" for h in header]
+    return "\n".join(lines + ["", rst])
 
 
 def publish(report_dir, to_dir, *, only=None):
-    """Write ``<to_dir>/<name>.rst`` for each section of ``<report_dir>/REPORT.md``.
+    """Write ``<to_dir>/<name>.json`` and ``<to_dir>/<name>.rst`` rendered from it, for
+    each experiment of ``<report_dir>/REPORT.json``.
 
     Parameters
     ----------
     report_dir : path-like
-        Output folder of a run (holds ``REPORT.md`` and the figures).
+        Output folder of a run (holds ``REPORT.json`` and the figures).
     to_dir : path-like
         Docs folder of the results pages (created; figures go to ``figures/`` inside).
     only : list of str, default=None
-        Experiments to publish; all sections of the report when None.
+        Experiments to publish; every finished one of the report when None.
 
     Returns
     -------
@@ -177,102 +212,85 @@ def publish(report_dir, to_dir, *, only=None):
     Raises
     ------
     FileNotFoundError
-        If ``REPORT.md`` or one of its figures is missing.
+        If ``REPORT.json`` or one of its figures is missing.
     ValueError
         If an experiment of ``only`` has no finished section in the report.
     """
+    from sklearn_papers.reproduce._result import dump_json
+
     report_dir, to_dir = Path(report_dir), Path(to_dir)
-    text = (report_dir / "REPORT.md").read_text(encoding="utf-8")
-    header, table, sections = _split_report(text)
-    names = list(only) if only else list(sections)
-    missing = [n for n in names if n not in sections]
+    data = json.loads((report_dir / "REPORT.json").read_text(encoding="utf-8"))
+    entries = {e["name"]: e for e in data["experiments"] if e["status"] == "ok"}
+    names = list(only) if only else list(entries)
+    missing = [n for n in names if n not in entries]
     if missing:
-        raise ValueError(f"no finished section for {missing} in {report_dir / 'REPORT.md'}; "
-                         f"it has {sorted(sections)}.")
+        raise ValueError(f"no finished section for {missing} in "
+                         f"{report_dir / 'REPORT.json'}; it has {sorted(entries)}.")
     (to_dir / "figures").mkdir(parents=True, exist_ok=True)
-    quick = any(h.startswith("Mode: quick") for h in header)
     pages = []
     for name in names:
-        title, paper, body = sections[name]
-        rst, images = markdown_to_rst(body)
-        for image in images:
-            shutil.copyfile(report_dir / image, to_dir / "figures" / Path(image).name)
-        row = [ln for ln in table if ln.startswith(f"| [{name}]")]
-        status = ""
-        if row:
-            cells = [c.strip() for c in row[0].strip("|").split("|")]
-            status = f"Status: {cells[2]}, {cells[3]} s wall time"
-            status += (f", {cells[4]} s CPU time." if len(cells) > 4 and cells[4] else ".")
-        lines = [f".. Generated by `sklearn-papers publish` from {report_dir.name}/REPORT.md;",
-                 "   edit the experiment, not this page.", "", f".. _results-{name}:", "",
-                 title, "=" * len(title), "", f"*{paper}*", "",
-                 f"{'Quick' if quick else 'Full-protocol'} run of ``sklearn-papers "
-                 "reproduce``, published as it wrote its report:", ""]
-        lines += [f"- {_inline(h)}" for h in header] + ([f"- {status}"] if status else [])
-        lines += ["", rst]
-        page = to_dir / f"{name}.rst"
-        page.write_text("\n".join(lines), encoding="utf-8")
-        pages.append(page)
-    _write_index(to_dir)
+        page = _page_data(entries[name], data["provenance"])
+        figures = []
+        for fig in page["result"]["figures"]:
+            shutil.copyfile(report_dir / fig, to_dir / "figures" / Path(fig).name)
+            figures.append(f"figures/{Path(fig).name}")
+        page["result"] = dict(page["result"], figures=figures)
+        dump_json(page, to_dir / f"{name}.json")
+        path = to_dir / f"{name}.rst"
+        path.write_text(render_page(page), encoding="utf-8")
+        pages.append(path)
+    write_index(to_dir)
     return pages
 
 
-def _write_index(to_dir):
-    names = sorted(p.stem for p in Path(to_dir).glob("*.rst") if p.stem != "index")
+def write_index(to_dir):
+    """Write ``<to_dir>/index.rst``: the pages of ``to_dir`` and every verdict of each
+    (read from the pages' JSON)."""
+    to_dir = Path(to_dir)
+    pages = sorted(p for p in to_dir.glob("*.json"))
     lines = ["Results of full runs", "====================", "",
-             "Each page is the report of one full-protocol run of ``sklearn-papers "
-             "reproduce`` (no ``--quick``), with the command, date, commit and machine it ran "
-             "on. Published with ``sklearn-papers publish --report DIR --to docs/results``.",
-             "", ".. toctree::", "   :maxdepth: 1", ""] + [f"   {n}" for n in names]
-    (Path(to_dir) / "index.rst").write_text("\n".join(lines) + "\n", encoding="utf-8")
+             "Each page is the report of one run of ``sklearn-papers reproduce``, with the "
+             "command, commit and machine it ran on. Published with ``sklearn-papers publish "
+             "--report DIR --to docs/results``; each page's records are in the JSON file "
+             "beside it.", "", ".. toctree::", "   :maxdepth: 1", ""]
+    lines += [f"   {p.stem}" for p in pages]
+    lines += ["", "Verdicts", "--------", "",
+              "Every claim the published runs judged, with the rule that judged it.", "",
+              ".. list-table::", "   :header-rows: 1", "",
+              "   * - experiment", "     - claim", "     - rule", "     - outcome"]
+    for path in pages:
+        page = json.loads(path.read_text(encoding="utf-8"))
+        for v in page["result"]["verdicts"]:
+            lines += [f"   * - :ref:`{page['name']} <results-{page['name']}>`",
+                      f"     - {_inline(v['claim']) or '(see the page)'}",
+                      f"     - {_inline(v['rule'])}", f"     - {v['outcome']}"]
+    (to_dir / "index.rst").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def _plain(cell):
-    """The text a reader sees in an rst table cell: no inline-literal marks or escapes."""
-    text = cell.replace("``", "").replace("\\ ", "").replace("\\", "")
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def published_tables(text):
-    """The tables of a published results page, as :func:`publish` writes them.
+def published_tables(page):
+    """The tables of a published results page, read from its JSON.
 
     Parameters
     ----------
-    text : str
-        A page of ``docs/results/`` (reStructuredText whose tables are ``list-table``
-        directives with one header row).
+    page : dict
+        A page's JSON (``docs/results/<name>.json``, written by :func:`publish`).
 
     Returns
     -------
     tables : list of dict
         One per table, in page order: ``"section"`` (the heading above it, or the page
         title), ``"columns"`` (header cells) and ``"rows"`` (lists of cells), cells as a
-        reader sees them (without inline-literal marks and escapes).
+        reader sees them (no code or bold marks, verdicts written out).
     """
-    lines = text.splitlines()
-    tables, section = [], ""
-    i = 0
-    while i < len(lines):
-        if i + 1 < len(lines) and lines[i].strip() and re.fullmatch(r"[=\-~^]{4,}", lines[i + 1]):
-            section = _plain(lines[i])
-            i += 2
-            continue
-        if lines[i].startswith(".. list-table::"):
-            i += 1
-            while i < len(lines) and (lines[i].startswith("   :") or not lines[i].strip()):
-                i += 1
-            rows = []
-            while i < len(lines) and lines[i].startswith("   "):
-                line = lines[i]
-                if line.startswith("   * - ") or line == "   * -":
-                    rows.append([_plain(line[6:])])
-                elif line.startswith("     - ") or line == "     -":
-                    rows[-1].append(_plain(line[6:]))
-                i += 1
-            if rows:
-                tables.append({"section": section, "columns": rows[0], "rows": rows[1:]})
-            continue
-        i += 1
+    from sklearn_papers.reproduce._result import Result, plain
+
+    result = Result.from_dict(page["result"])
+    result._set_titles()
+    tables = []
+    for table in result.tables:
+        columns, rows = result.shown(table)
+        tables.append({"section": plain(table.title) or page["title"], "columns": columns,
+                       "rows": rows})
     return tables
 
 

@@ -3,7 +3,7 @@
 One module per paper lives in :mod:`sklearn_papers.reproduce` (e.g. ``duvenaud.py``). It
 defines a module-level ``EXPERIMENT = Experiment(...)``; modules are discovered by name, so
 adding a paper means adding one file. An experiment's ``run`` takes a :class:`RunContext`
-and returns a :class:`Section` of the report.
+and returns a :class:`~._result.Result`: its section of the report as data.
 
 A follow-up study of a paper's claims (why a claim fails, what changes it) is an experiment
 of its own, defined in the same module as ``EXPERIMENT_FOLLOWUP = Experiment(name=
@@ -25,29 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["Experiment", "RunContext", "Section", "format_seconds", "get_experiments",
+from sklearn_papers.reproduce._result import Result
+
+__all__ = ["Experiment", "Result", "RunContext", "format_seconds", "get_experiments",
            "list_experiments"]
-
-
-@dataclass
-class Section:
-    """What one experiment contributes to ``REPORT.md``.
-
-    Attributes
-    ----------
-    markdown : str
-        Body of the section: tables (ours beside the paper's, split and metric named) and
-        prose. Headings inside it start at level 3 (``###``).
-    figures : list of pathlib.Path
-        PNG files written into the output directory, embedded under the body.
-    shortened : str
-        In ``--quick`` mode, what was shortened relative to the paper's protocol; empty for
-        a full run.
-    """
-
-    markdown: str
-    figures: list = field(default_factory=list)
-    shortened: str = ""
 
 
 #: Version of the cache files' layout; files of another version are ignored.
@@ -390,7 +371,7 @@ class Experiment:
     paper : str
         Citation: authors, year, title, venue.
     run : callable
-        ``run(ctx: RunContext) -> Section``.
+        ``run(ctx: RunContext) -> Result``.
     records : bool, default=False
         The experiment's parts can be kept as text records (``--records``; see
         :attr:`RunContext.records_dir`): their values are plain numbers.

@@ -1,4 +1,4 @@
-"""Writing ``REPORT.md``: markdown tables, the header with versions, and the sections."""
+"""Writing a run's report: ``REPORT.json`` (the data) and ``REPORT.md`` rendered from it."""
 
 import datetime
 import os
@@ -10,8 +10,8 @@ from pathlib import Path, PureWindowsPath
 
 import numpy as np
 
-__all__ = ["format_mean_std", "full_mode_only", "machine_info", "markdown_table",
-           "portable_command", "source_commit", "write_report"]
+__all__ = ["format_mean_std", "full_mode_only", "hardware", "machine_info",
+           "portable_command", "render_report", "report_data", "source_commit", "write_report"]
 
 
 def format_mean_std(values, digits=2):
@@ -54,41 +54,6 @@ def full_mode_only(experiment, heading, what):
              f"run `sklearn-papers reproduce --only {experiment}` (full mode) for it")
     return (f"#### {heading}\n\n{what} This follow-up runs in full mode only (the quick "
             f"run skips it to stay within the demo's budget; no verdict here): {where}.")
-
-
-def markdown_table(rows, columns=None, floatfmt=".3f"):
-    """Render a list of dicts (or a DataFrame) as a GitHub markdown table.
-
-    Parameters
-    ----------
-    rows : list of dict or pandas.DataFrame
-        One dict per row.
-    columns : list of str, default=None
-        Column order; the keys of the first row when None.
-    floatfmt : str, default=".3f"
-        Format for float cells; strings are written as given and None as an empty cell.
-
-    Returns
-    -------
-    table : str
-    """
-    if hasattr(rows, "to_dict"):
-        rows = rows.to_dict(orient="records")
-    rows = list(rows)
-    if columns is None:
-        columns = list(rows[0]) if rows else []
-
-    def cell(v):
-        if v is None:
-            return ""
-        if isinstance(v, (float, np.floating)):
-            return "nan" if np.isnan(v) else format(v, floatfmt)
-        return str(v).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
-    for row in rows:
-        lines.append("| " + " | ".join(cell(row.get(c)) for c in columns) + " |")
-    return "\n".join(lines)
 
 
 def _versions():
@@ -184,81 +149,141 @@ def portable_command(words):
     return "sklearn-papers " + shlex.join(out)
 
 
-def machine_info():
-    """One line on the machine: CPU model, cores, OS, and the load average now."""
+def hardware():
+    """One line on the machine: CPU model, cores, OS."""
     return (f"{_cpu_model()}, {os.cpu_count()} CPU(s), {platform.system()} "
-            f"{platform.release()} ({platform.machine()}), load average at start "
-            f"{_load()} (1/5/15 min)")
+            f"{platform.release()} ({platform.machine()})")
 
 
-def write_report(out_dir, results, *, quick, seconds, command=None, pending=(), notes=None,
-                 machine=None, cpu=None):
-    """Write ``<out_dir>/REPORT.md`` from ``[(experiment, section, seconds, error), ...]``.
+def machine_info():
+    """One line on the machine: :func:`hardware` and the load average now."""
+    return f"{hardware()}, load average at start {_load()} (1/5/15 min)"
 
-    ``command`` is the command line to record in the header (default: the plain
-    ``sklearn-papers reproduce [--quick]``). ``pending`` lists experiments not finished
-    yet: the job rewrites the report after every experiment, so a long run that is
-    interrupted still leaves the finished sections. ``notes`` maps an experiment's name
-    to a line written at the top of its section (which parts came from an earlier run);
-    ``machine`` is the :func:`machine_info` line of the run's start; ``cpu`` maps an
-    experiment's name to the CPU seconds it used (a column of the summary table: on a
-    shared machine the wall time overstates what the experiment needs, the CPU time does
-    not).
+
+def report_data(results, *, quick, seconds, command=None, pending=(), notes=None,
+                machine=None, cpu=None, out_dir=None):
+    """The run as data (what ``REPORT.json`` holds and ``REPORT.md`` renders).
+
+    ``results`` is ``[(experiment, result, seconds, error), ...]``; ``command`` the
+    command line to record (default: the plain ``sklearn-papers reproduce [--quick]``);
+    ``pending`` the experiments not finished yet; ``notes`` maps an experiment's name to
+    a line on the parts read back from an earlier run; ``machine`` is the
+    :func:`machine_info` line of the run's start; ``cpu`` maps an experiment's name to the
+    CPU seconds it used; figure paths are written relative to ``out_dir``.
+
+    Returns
+    -------
+    data : dict
+        ``"provenance"`` (command, mode, commit, versions, hardware), ``"log"`` (date, load
+        averages: what the report shows and the published pages leave out) and
+        ``"experiments"``: one dict per experiment with ``name``, ``title``, ``paper``,
+        ``status`` (``"ok"``, ``"failed"``, ``"not finished"``), ``seconds``,
+        ``cpu_seconds``, ``note``, ``error`` and ``result`` (:meth:`Result.to_dict`).
+    """
+    if command is None:
+        command = f"sklearn-papers reproduce{' --quick' if quick else ''}"
+    notes, cpu = notes or {}, cpu or {}
+    if machine is None:
+        machine = machine_info()
+    hw, _, load_start = machine.partition(", load average at start ")
+    experiments = []
+    for exp, result, secs, error in results:
+        experiments.append({
+            "name": exp.name, "title": exp.title, "paper": exp.paper,
+            "status": "ok" if error is None else "failed", "seconds": float(secs),
+            "cpu_seconds": None if exp.name not in cpu else float(cpu[exp.name]),
+            "note": notes.get(exp.name, ""), "error": error,
+            "result": None if error is not None else result.to_dict(relative_to=out_dir)})
+    for exp in pending:
+        experiments.append({"name": exp.name, "title": exp.title, "paper": exp.paper,
+                            "status": "not finished", "seconds": None, "cpu_seconds": None,
+                            "note": "", "error": None, "result": None})
+    return {
+        "provenance": {"command": command, "mode": "quick" if quick else "full",
+                       "commit": source_commit(), "versions": _versions(), "hardware": hw,
+                       "seconds": float(seconds)},
+        "log": {"generated": datetime.datetime.now(datetime.timezone.utc).strftime(
+                    "%Y-%m-%d %H:%M UTC"),
+                "load": f"at start {load_start.removesuffix(' (1/5/15 min)')}, at the end "
+                        f"{_load()} (1/5/15 min)" if load_start else ""},
+        "experiments": experiments,
+    }
+
+
+def render_report(data):
+    """``REPORT.md`` of a run's data (:func:`report_data`, or ``REPORT.json`` read back)."""
+    from sklearn_papers.reproduce._result import Result
+
+    prov, log = data["provenance"], data.get("log", {})
+    quick = prov["mode"] == "quick"
+    mode = "quick (`--quick`: shortened protocols, see each section)" if quick else "full"
+    exps = data["experiments"]
+    with_cpu = any(e["cpu_seconds"] is not None for e in exps)
+    noted = any(e["note"] for e in exps)
+    lines = [
+        "# sklearn_papers: reproduction report",
+        "",
+        f"Generated {log.get('generated', 'n/a')} by `{prov['command']}` in "
+        f"{prov['seconds']:.0f} s.",
+        f"Mode: {mode}.",
+        f"Commit: {prov['commit']}.",
+        f"Machine: {prov['hardware']}" + (f"; load average {log['load']}." if log.get("load")
+                                          else "."),
+        f"Versions: {prov['versions']}.",
+        "",
+        ("Every number below was computed on the data bundled in `sklearn_papers.datasets`, "
+         "by this run or, where a section says **Resumed**, by the earlier run it names "
+         "(`--resume`); the paper's numbers are quoted from the paper." if noted else
+         "Every number below was computed by this run on the data bundled in "
+         "`sklearn_papers.datasets`; the paper's numbers are quoted from the paper."),
+        "",
+        "| experiment | paper | status | time (s) |" + (" CPU time (s) |" if with_cpu else ""),
+        "|---|---|---|---|" + ("---|" if with_cpu else ""),
+    ]
+    for e in exps:
+        if e["status"] == "not finished":
+            lines.append(f"| {e['name']} | {e['paper']} | not finished (running, or the run "
+                         "stopped before it) | |")
+            continue
+        status = "ok" if e["status"] == "ok" else "**failed**"
+        row = f"| [{e['name']}](#{e['name']}) | {e['paper']} | {status} | {e['seconds']:.0f} |"
+        if with_cpu:
+            row += f" {e['cpu_seconds']:.0f} |" if e["cpu_seconds"] is not None else " |"
+        lines.append(row)
+    for e in exps:
+        if e["status"] == "not finished":
+            continue
+        lines += ["", f"<a id=\"{e['name']}\"></a>", f"## {e['title']}", "",
+                  f"*{e['paper']}*", ""]
+        if e["note"]:
+            lines += [e["note"], ""]
+        if e["error"] is not None:
+            lines += ["This experiment failed:", "", "```", e["error"].rstrip(), "```"]
+            continue
+        result = Result.from_dict(e["result"])
+        lines.append(result.markdown.rstrip())
+        for fig in result.figures:
+            lines += ["", f"![{Path(fig).stem}]({Path(fig).as_posix()})"]
+        if quick and result.shortened:
+            lines += ["", f"**Shortened by `--quick`:** {result.shortened}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(out_dir, results, **kwargs):
+    """Write ``<out_dir>/REPORT.json`` (:func:`report_data`) and ``<out_dir>/REPORT.md``
+    rendered from it; ``kwargs`` are :func:`report_data`'s.
 
     Returns
     -------
     path : pathlib.Path
+        The ``REPORT.md`` written.
     """
+    from sklearn_papers.reproduce._result import dump_json
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    if command is None:
-        command = f"sklearn-papers reproduce{' --quick' if quick else ''}"
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    mode = "quick (`--quick`: shortened protocols, see each section)" if quick else "full"
-    notes = notes or {}
-    if machine is None:
-        machine = machine_info()
-    lines = [
-        "# sklearn_papers: reproduction report",
-        "",
-        f"Generated {now} by `{command}` in "
-        f"{seconds:.0f} s on {platform.machine()} with {os.cpu_count()} CPU(s).",
-        f"Mode: {mode}.",
-        f"Commit: {source_commit()}.",
-        f"Machine: {machine}; load average at the end {_load()}.",
-        f"Versions: {_versions()}.",
-        "",
-        ("Every number below was computed on the data bundled in `sklearn_papers.datasets`, "
-         "by this run or, where a section says **Resumed**, by the earlier run it names "
-         "(`--resume`); the paper's numbers are quoted from the paper." if notes else
-         "Every number below was computed by this run on the data bundled in "
-         "`sklearn_papers.datasets`; the paper's numbers are quoted from the paper."),
-        "",
-        "| experiment | paper | status | time (s) |" + (" CPU time (s) |" if cpu else ""),
-        "|---|---|---|---|" + ("---|" if cpu else ""),
-    ]
-    for exp, section, secs, error in results:
-        status = "ok" if error is None else "**failed**"
-        row = f"| [{exp.name}](#{exp.name}) | {exp.paper} | {status} | {secs:.0f} |"
-        if cpu:
-            row += f" {cpu[exp.name]:.0f} |" if exp.name in cpu else " |"
-        lines.append(row)
-    for exp in pending:
-        lines.append(f"| {exp.name} | {exp.paper} | not finished (running, or the run "
-                     "stopped before it) | |")
-    for exp, section, secs, error in results:
-        lines += ["", f"<a id=\"{exp.name}\"></a>", f"## {exp.title}", "", f"*{exp.paper}*", ""]
-        if exp.name in notes:
-            lines += [notes[exp.name], ""]
-        if error is not None:
-            lines += ["This experiment failed:", "", "```", error.rstrip(), "```"]
-            continue
-        lines.append(section.markdown.rstrip())
-        for fig in section.figures:
-            rel = os.path.relpath(Path(fig), out_dir)
-            lines += ["", f"![{Path(fig).stem}]({rel})"]
-        if quick and section.shortened:
-            lines += ["", f"**Shortened by `--quick`:** {section.shortened}"]
+    data = report_data(results, out_dir=out_dir, **kwargs)
+    dump_json(data, out_dir / "REPORT.json")
     path = out_dir / "REPORT.md"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text(render_report(data), encoding="utf-8")
     return path

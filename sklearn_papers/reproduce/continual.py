@@ -32,18 +32,12 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import (
-    CONFIDENCE,
-    HOLDS,
-    INCONCLUSIVE,
-    NOT_HOLDS,
-    Claim,
-    judge,
-)
+from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, judge
 from sklearn_papers.reproduce._common import run_seeds, save_figure
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -339,15 +333,6 @@ def _main_verdicts(pct, pnn, forgetting):
     return out
 
 
-def _ci_verdict(lo, hi):
-    """The ``paired interval`` rule's outcome for "A beats B" from the interval."""
-    if lo > 0:
-        return f"{HOLDS} (paired interval above 0)"
-    if hi <= 0:
-        return f"{NOT_HOLDS} (paired interval at or below 0)"
-    return f"{INCONCLUSIVE} (paired interval contains 0)"
-
-
 _CI = f"{int(CONFIDENCE * 100)} % CI"
 
 
@@ -399,9 +384,9 @@ def _plot_transfer(path, transfer):
     save_figure(fig, path.parent, path.name, dpi=90)
 
 
-def _replay_followup(probes, cfg, closure, curves):
-    """Markdown of the replay-quality follow-up (why GAN replay closes less of the gap);
-    ``curves``: the main table's task-1 curves, which the probed runs should repeat."""
+def _replay_rows(probes):
+    """Per generator, the probes' values after task 5 (``{"gan": {measure: per-run
+    values}, "vae": ...}``) and the rows of the replay-quality table."""
     names = {"gan": "GAN", "vae": "VAE"}
     last = {g: {key: 100 * np.asarray([r[key][-1] for r in runs])
                 for key in ("real", "replayed", "oracle", "coverage", "precision",
@@ -427,6 +412,13 @@ def _replay_followup(probes, cfg, closure, curves):
         "trained on samples: all 10 (%)": format_mean_std(m["tstr"], 1),
         "trained on samples: 0-1 (%)": format_mean_std(m["tstr_task1"], 1),
     } for g, m in last.items()]
+    return last, rows
+
+
+def _replay_followup(res, probes, cfg, closure, curves):
+    """Markdown of the replay-quality follow-up (why GAN replay closes less of the gap);
+    ``curves``: the main table's task-1 curves, which the probed runs should repeat."""
+    last, rows = _replay_rows(probes)
     n_runs = len(probes["gan"])
     same = sum(list(r["real"]) == list(c) for g in probes for r, c in
                zip(probes[g], curves[f"generative replay, {g.upper()}"]))
@@ -495,7 +487,7 @@ def _replay_followup(probes, cfg, closure, curves):
         f"class as real ones) after task 5, scored on the real test rows. Values after "
         f"task 5; drift over tasks 2-5.",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         f"- {drift_text}. After task 5 the GAN-replay classifier still labels the GAN's "
         f"rows of 0-1 correctly at {g_['replayed']:.1f} % but the real test rows of 0-1 "
@@ -544,10 +536,10 @@ def _plot_replay(path, probes):
     save_figure(fig, path.parent, path.name, dpi=90)
 
 
-def _transfer_followup(curve_runs, transfer):
+def _transfer_followup(res, curve_runs, transfer):
     """Table rows, paired intervals (vs the fresh column and vs fine-tuning) and the
     verdict of the forward-transfer follow-up (gap against labels per class); the 10-label
-    row is the main table's runs."""
+    row is the main table's runs. Each size's verdict is kept in ``res``."""
     sizes = sorted(curve_runs[0]) + [10]
     acc = {n: {k: 100 * np.asarray([r[n][k] for r in curve_runs]) for k in transfer}
            for n in sizes[:-1]}
@@ -564,7 +556,10 @@ def _transfer_followup(curve_runs, transfer):
             "fine-tuning (%)": format_mean_std(a["fine-tuning"], 1),
             f"progressive - fresh (points, {_CI})":
                 f"{gaps[n][0]:+.1f} [{gaps[n][1]:+.1f}, {gaps[n][2]:+.1f}]",
-            "transfer": _ci_verdict(gaps[n][1], gaps[n][2]).split(" (")[0],
+            "transfer": res.verdict(judge(
+                Claim(f"forward transfer with {n} labels per class", "test accuracy (%)",
+                      "paired interval"), a["progressive"], a["fresh column"]),
+                arms=("progressive", "fresh column"), style="bare", digits=1),
             "progressive - fine-tuning (points)": f"{ft[0]:+.1f} [{ft[1]:+.1f}, {ft[2]:+.1f}]",
         })
     shown = [n for n in sizes if gaps[n][1] > 0]
@@ -740,10 +735,21 @@ def run(ctx):
         })
     forgetting = 100 * np.asarray(pnn["shared"]["forgetting"])
     v = _main_verdicts(pct, pnn, forgetting)
+    result = Result()
+    arms = {"forgets": ("fine-tuning",), "joint": ("joint (all data, one fit)",),
+            "prior": ("prior-focused (VCL-like)", "fine-tuning"),
+            "identical": ("progressive networks",), "forgetting": ("fine-tuning, head per task",),
+            "VAE": ("generative replay, VAE", "fine-tuning", "joint (all data, one fit)"),
+            "GAN": ("generative replay, GAN", "fine-tuning", "joint (all data, one fit)")}
+
+    def say(key, digits):
+        return result.verdict(v[key], arms=arms[key], style="outcome", digits=digits)
 
     tr = {k: 100 * np.asarray(v) for k, v in transfer.items()}
-    vs_fresh = paired_interval(tr["progressive"], tr["fresh column"])
-    vs_ft = paired_interval(tr["progressive"], tr["fine-tuning"])
+    beats = {k: judge(Claim(f"progressive networks beat {k}", "test accuracy (%), digits 5-9",
+                            "paired interval"), tr["progressive"], tr[k])
+             for k in ("fresh column", "fine-tuning")}
+    vs_fresh, vs_ft = ((beats[k].estimate, *beats[k].interval) for k in beats)
     tr_rows = [{"model (digits 5-9, 10 labels per class)": k,
                 "test accuracy (%)": format_mean_std(tr[k], 1)}
                for k in ("progressive", "fresh column", "fine-tuning")]
@@ -757,7 +763,8 @@ def run(ctx):
     if all(probes.values()):
         fig3 = ctx.figure_path("continual_replay_quality.png")
         _plot_replay(fig3, probes)
-    curve_rows, curve_gaps, ft_gaps, curve_verdict = _transfer_followup(curve_runs, transfer)
+    curve_rows, curve_gaps, ft_gaps, curve_verdict = _transfer_followup(result, curve_runs,
+                                                                        transfer)
     fig4 = ctx.figure_path("continual_transfer_labels.png")
     _plot_transfer_curve(fig4, curve_rows, curve_gaps, ft_gaps)
 
@@ -772,43 +779,46 @@ def run(ctx):
         f"Anchors: split MNIST (van de Ven & Tolias 2019, Table 4), other data and "
         f"networks: context, not targets.",
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
-        f"- Fine-tuning forgets: {ft:.1f} % (target <= 25 %): {v['forgets'].text(1)}.",
-        f"- Joint training: {joint:.1f} % (target >= 95 %): {v['joint'].text(1)}.",
+        f"- Fine-tuning forgets: {ft:.1f} % (target <= 25 %): {say('forgets', 1)}.",
+        f"- Joint training: {joint:.1f} % (target >= 95 %): {say('joint', 1)}.",
         f"- Generative replay closes >= 0.75 of the fine-tuning-to-joint gap (per seed): VAE "
-        f"{closure['VAE']:.2f}: {v['VAE'].text(2)}; GAN {closure['GAN']:.2f}: "
-        f"{v['GAN'].text(2)}; Avalanche's generative replay on split MNIST: 0.71.",
+        f"{closure['VAE']:.2f}: {say('VAE', 2)}; GAN {closure['GAN']:.2f}: "
+        f"{say('GAN', 2)}; Avalanche's generative replay on split MNIST: 0.71.",
         f"- Prior-focused alone stays near fine-tuning with a shared head (the paper's "
-        f"claim): {prior:.1f} % vs {ft:.1f} %, within 10 points: {v['prior'].text(1)}.",
+        f"claim): {prior:.1f} % vs {ft:.1f} %, within 10 points: {say('prior', 1)}.",
         "",
         f"Task-incremental: `ProgressiveNetworkClassifier(hidden_layer_sizes=(64, 64), "
         f"max_epochs={cfg['pnn_epochs']})`, per-task columns with MLP adapters vs "
         f"`columns='shared'`; the task id is given at test time.",
         "",
-        markdown_table(ti_rows),
+        result.table(ti_rows),
         "",
         f"- Progressive networks: task 1's `predict_proba` bit-identical after tasks 2-5 in "
-        f"{sum(pnn['per-task']['identical'])}/{len(seeds)} runs: {v['identical'].text(0)}.",
+        f"{sum(pnn['per-task']['identical'])}/{len(seeds)} runs: {say('identical', 0)}.",
         f"- Fine-tuning with per-task heads forgets: tasks 1-4 lose "
         f"{format_mean_std(forgetting, 1)} points of accuracy on average between right "
         f"after learning them and after task 5 (progressive networks: "
         f"{format_mean_std(100 * np.asarray(pnn['per-task']['forgetting']), 1)}), "
-        f"measurably (> 1 point): {v['forgetting'].text(1)}.",
+        f"measurably (> 1 point): {say('forgetting', 1)}.",
         "",
         f"Forward transfer: a column trained on digits 0-4 ({cfg['transfer_epochs']} "
         f"epochs), then digits 5-9 from 10 labelled rows per class ({cfg['low_data_epochs']} "
         f"epochs), tested on every test row of 5-9; {cfg['transfer_seeds']} seeds, each "
         f"drawing the split, the 50 rows and the initialisations.",
         "",
-        markdown_table(tr_rows),
+        result.table(tr_rows),
         "",
         f"- Progressive minus fresh column: {vs_fresh[0]:+.1f} points, {_CI} "
         f"[{vs_fresh[1]:+.1f}, {vs_fresh[2]:+.1f}] (paired t): forward transfer "
-        f"**{_ci_verdict(vs_fresh[1], vs_fresh[2])}**.",
+        + result.verdict(beats["fresh column"], arms=("progressive", "fresh column"),
+                      claim="forward transfer: progressive networks beat a fresh column",
+                      digits=1) + ".",
         f"- Progressive minus fine-tuning: {vs_ft[0]:+.1f} points, {_CI} "
         f"[{vs_ft[1]:+.1f}, {vs_ft[2]:+.1f}]: "
-        f"**{_ci_verdict(vs_ft[1], vs_ft[2])}** (the paper finds fine-tuning a strong "
+        + result.verdict(beats["fine-tuning"], arms=("progressive", "fine-tuning"), digits=1)
+        + " (the paper finds fine-tuning a strong "
         f"transfer baseline that progressive networks match or beat).",
         "",
         f"Follow-up, forward transfer against the labels budget (is 10 labels per class "
@@ -817,11 +827,11 @@ def run(ctx):
         f"the 0-4 networks are the main runs' ones), and the 10-label row of the table "
         f"above ({cfg['transfer_seeds']} seeds); intervals paired over each row's seeds.",
         "",
-        markdown_table(curve_rows),
+        result.table(curve_rows),
         "",
         f"- Forward transfer against the labels budget: {curve_verdict}.",
         "",
-        *(_replay_followup(probes, cfg, closure, curves) if fig3 is not None else [
+        *(_replay_followup(result, probes, cfg, closure, curves) if fig3 is not None else [
             full_mode_only(
                 "continual", _REPLAY_HEADING,
                 f"Why does GAN replay close less of the gap (GAN {closure['GAN']:.2f} vs VAE "
@@ -846,8 +856,8 @@ def run(ctx):
         + f" (full: {_followup_config(False)['replay_seeds']} seeds), labels budget "
         f"{follow['curve_seeds']} seeds (full: {_followup_config(False)['curve_seeds']})."
         if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[f for f in (fig, fig2, fig3, fig4) if f],
-                   shortened=shortened)
+    return result.done("\n".join(md), figures=[f for f in (fig, fig2, fig3, fig4) if f],
+                    shortened=shortened)
 
 
 EXPERIMENT = Experiment(

@@ -38,8 +38,9 @@ import numpy as np
 
 from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, judge, negation
 from sklearn_papers.reproduce._common import in_one_torch_thread, run_seeds, save_figure
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -298,8 +299,10 @@ class _Combined:
         self.parts = parts
         self.outcome = all_of(*parts)
 
-    def text(self, digits=3):
-        return f"**{self.outcome}** (" + "; ".join(p.short(digits) for p in self.parts) + ")"
+    def keep(self, result, claim, arms=()):
+        """Keep it in ``result``; return its placeholder (each part with its numbers)."""
+        return result.verdict(self.outcome, claim=claim, parts=self.parts, rule="all of",
+                              arms=arms, style="parts")
 
 
 def _cost(job):
@@ -373,6 +376,7 @@ def run(ctx):
             f"({worker_cpu:.0f} s CPU in the workers, {follow_cpu:.0f} s of it follow-ups)")
 
     md, figures, verdicts = [], [], {}
+    result = Result()
     for dataset in datasets:
         runs = {arm: [outputs[("fit", dataset, arm, s)] for s in seeds] for arm in ARMS}
         res = {arm: {k: [r[k] for r in runs[arm]] for k in ("mse", "sharp", "acc", "seconds")}
@@ -390,15 +394,19 @@ def run(ctx):
         gains = claims.pop("_gains")
         verdicts[dataset] = (dict(claims), gains, runs)
         prep = prepared[dataset]
-        md += [f"### {dataset}: autoencoders, arms A / B / C", "", markdown_table(rows), "",
+        md += [f"### {dataset}: autoencoders, arms A / B / C", "", result.table(rows), "",
                f"Independent classifier on the real test images: {prep['acc_real']:.1f} %; "
                f"the shared comparator classifier on them: {prep['comp_acc']:.1f} %. "
                f"C minus A accuracy: {gains.mean():+.1f} points (per seed: "
                + ", ".join(f"{g:+.1f}" for g in gains) + ").", ""]
-        md += [f"- {name}: {verdict.text()}" for name, verdict in claims.items()]
+        md += [f"- {name}: " + (verdict.keep(result, f"{dataset}: {name}")
+                                if isinstance(verdict, _Combined) else
+                                result.verdict(verdict, claim=f"{dataset}: {name}",
+                                               style="outcome"))
+               for name, verdict in claims.items()]
         md.append("")
         if dataset == "shapes":
-            md += _probe_section(runs, cfg)
+            md += _probe_section(result, runs, cfg)
 
         first = runs[list(ARMS)[0]][0]
         fig, ax = plt.subplots(figsize=(8, 3.6))
@@ -443,15 +451,17 @@ def run(ctx):
     figures.append(path)
 
     md += ["### Feature inversion (digits, `FeatureInverter`, DeePSiM loss)", "",
-           markdown_table(inv_rows), "",
+           result.table(inv_rows), "",
            f"- earlier layer reconstructed more exactly (MSE pool1 < relu3): "
-           f"{early_better.text(4)} (paper, Fig. 4: conv1-conv5 "
+           + result.verdict(early_better, arms=("pool1", "relu3"), style="outcome", digits=4)
+           + " (paper, Fig. 4: conv1-conv5 "
            "reconstructions keep more detail than fc6-fc8).", "",
            f"### Iterated encoding-decoding (digits, arm C, seed {seeds[0]})", "",
            "Independent-classifier accuracy (%) against the original labels after k "
            "iterations: " + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs)), "",
            f"- images stay semantically similar (accuracy after {len(accs)} iterations within "
-           f"10 points of after 1): {stays.text(1)}.", ""]
+           f"10 points of after 1): "
+           + result.verdict(stays, arms=("arm C",), style="outcome", digits=1) + ".", ""]
 
     # ----------------------------------------------------------------------- follow-ups
     md += ["### Follow-ups of the claims that do not hold", "",
@@ -459,18 +469,18 @@ def run(ctx):
            f"({len(extra)} parts, {follow_cpu:.0f} s of CPU time in this run); each says "
            "which claim it follows and how that claim came out in this run.", ""]
     d_claims, d_gains, _ = verdicts["digits"]
-    sub, path = _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow,
+    sub, path = _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow,
                                     d_claims["B sharper than A (every seed)"].outcome)
     md += sub
     figures.append(path)
     s_claims, s_gains, s_runs = verdicts["shapes"]
-    sub, path = _shapes_followup(ctx, cfg, follow[("sensitivity",)], s_runs, s_gains,
+    sub, path = _shapes_followup(result, ctx, cfg, follow[("sensitivity",)], s_runs, s_gains,
                                  s_claims["target: C accuracy >= A + 2 points (seed mean)"]
                                  .outcome)
     md += sub
     figures.append(path)
     if fcfg["iterate"]:
-        sub, path = _iterate_followup(ctx, cfg, fcfg, seeds, follow, accs, stays.outcome)
+        sub, path = _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, accs, stays.outcome)
         md += sub
         figures.append(path)
     else:  # the quick run leaves it to the full mode (2/3 of its follow-ups' CPU time)
@@ -515,7 +525,7 @@ def run(ctx):
         f"{len(seeds)} seeds instead of 5, {sh['n']} shapes images instead of 3000, "
         f"channels {cfg['digits']['channels']} instead of 32; follow-up 3 (iterated "
         f"encoding-decoding) in full mode only." if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=figures, shortened=shortened)
+    return result.done("\n".join(md), figures=figures, shortened=shortened)
 
 
 # ---------------------------------------------------------------------------- follow-ups
@@ -780,13 +790,11 @@ def _followed(outcome):
         outcome, "which was inconclusive in this run")
 
 
-def _verdict(text, verdict, rule=None):
-    """One line of a follow-up's verdicts: the claim, then a :class:`~._claims.Verdict`'s
-    outcome with its rule and numbers, or a combined outcome with ``rule`` saying how its
-    parts were judged."""
-    if isinstance(verdict, str):
-        return f"- {text}: **{verdict}** ({rule})"
-    return f"- {text}: {verdict.text()}"
+def _verdict(result, text, verdict, rule=None):
+    """One line of a follow-up's verdicts, kept in ``result``: the claim, then a
+    :class:`~._claims.Verdict`'s outcome with its rule and numbers, or a combined outcome
+    with ``rule`` saying how its parts were judged."""
+    return f"- {text}: " + result.verdict(verdict, claim=text, rule=rule, style="outcome")
 
 
 def _beats(statement, a, b, rule="paired interval", margin=0.0, unit="seeds"):
@@ -799,10 +807,35 @@ def _beats(statement, a, b, rule="paired interval", margin=0.0, unit="seeds"):
 _MEASURED = "measured once (one fixed comparator, no seeds)"
 
 
-def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, followed):
-    """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
+def _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys, seed):
+    """Follow-up 1's figure: the reconstructions of each arm (``seed``) and the sharpness
+    measures of each arm and of the blurred real images."""
     import matplotlib.pyplot as plt
 
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
+    _grid(axes[0], [X_te] + [runs[k][0]["recon"] for k in order], (8, 8),
+          ["real"] + [labels[k].split(":")[0] for k in order])
+    axes[0].set_title(f"digits, seed {seed}", fontsize=9)
+    bars = order + [r for r in refs if r != "real"]
+    width = 0.8 / len(bars)
+    for i, name in enumerate(bars):
+        vals = [mean[name][m] if name in mean else refs[name][m] for m in sharp_keys]
+        axes[1].bar(np.arange(3) + i * width, vals, width,
+                    label=labels[name] if name in labels else name,
+                    color=None if name in mean else str(0.4 + 0.3 * (i - len(order))))
+    axes[1].axhline(1.0, color="k", lw=0.8, ls="--")
+    axes[1].set_xticks(np.arange(3) + 0.4 - width / 2, sharp_keys)
+    axes[1].set_ylabel("relative to the real images")
+    axes[1].set_ylim(0, 1.45)
+    axes[1].legend(fontsize=6, ncol=2, loc="upper center")
+    axes[1].set_title("sharpness measured three ways (1 = real; first 10 test images)",
+                      fontsize=9)
+    fig.tight_layout()
+    return save_figure(fig, ctx, "deepsim_followup_sharpness.png", dpi=110)
+
+
+def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed):
+    """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
     fseeds = seeds[:fcfg["seeds"]]
     X_te = load_data("digits", ctx.random_state, max_train=cfg.get("max_train"))[1][:10]
     hw = (8, 8)
@@ -861,7 +894,7 @@ def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, followed):
           "weights, "
           "the shared comparator), seeds " + ", ".join(str(s) for s in fseeds) + ".", "",
           "Gradient ratio (the report's sharpness, full test set), mean ± std over those "
-          "seeds:", "", markdown_table(design), "",
+          "seeds:", "", result.table(design), "",
           "Effect on the gradient ratio, per seed (each the mean of its two differences in "
           "the 2 x 2 table): adversarial term " + ", ".join(f"{v:+.3f}" for v in adv_effect)
           + "; feature term " + ", ".join(f"{v:+.3f}" for v in feat_effect) + ".", "",
@@ -875,11 +908,11 @@ def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, followed):
           f"{fcfg['hf_cutoff']} cycles/pixel; each relative to the real images, on the "
           "first 10 test images (the only reconstructions the main parts keep; accuracy "
           "on the full test set), with the real images blurred by a Gaussian as reference "
-          "points.", "", markdown_table(table), "",
-          _verdict("the adversarial term sharpens (its effect > 0 on every seed)", v_adv),
-          _verdict("the feature term sharpens less than the adversarial term (every seed)",
+          "points.", "", result.table(table), "",
+          _verdict(result, "the adversarial term sharpens (its effect > 0 on every seed)", v_adv),
+          _verdict(result, "the feature term sharpens less than the adversarial term (every seed)",
                    v_feat),
-          _verdict("the measures agree: gradient, edge gradient and high-frequency power "
+          _verdict(result, "the measures agree: gradient, edge gradient and high-frequency power "
                    "all rank B no sharper than A and D sharper than A", v_agree,
                    "paired interval per measure and comparison; all must hold")]
     texture = []
@@ -891,8 +924,9 @@ def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, followed):
         edges = all_of(*(_beats(f"{name} sharper than A ({m})", per_seed[key][m],
                                 per_seed["A"][m])
                          for m in ("edge gradient", "high-frequency power")))
-        md.append(_verdict(f"{name} is sharper than A on every seed (gradient ratio)", every))
-        md.append(_verdict(f"{name} is sharper than A by the edge gradient and the "
+        md.append(_verdict(result, f"{name} is sharper than A on every seed (gradient ratio)",
+                           every))
+        md.append(_verdict(result, f"{name} is sharper than A by the edge gradient and the "
                            "high-frequency power too", edges,
                            "paired interval per measure; both must hold"))
         if every.outcome == HOLDS and edges == NOT_HOLDS:
@@ -924,30 +958,12 @@ def _sharpness_followup(ctx, cfg, fcfg, seeds, outputs, follow, followed):
               "the run cannot tell whether the sharpness is the adversarial term's (see "
               "the numbers above)."), ""]
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
-    _grid(axes[0], [X_te] + [runs[k][0]["recon"] for k in order], hw,
-          ["real"] + [labels[k].split(":")[0] for k in order])
-    axes[0].set_title(f"digits, seed {fseeds[0]}", fontsize=9)
-    bars = order + [r for r in refs if r != "real"]
-    width = 0.8 / len(bars)
-    for i, name in enumerate(bars):
-        vals = [mean[name][m] if name in mean else refs[name][m] for m in sharp_keys]
-        axes[1].bar(np.arange(3) + i * width, vals, width,
-                    label=labels[name] if name in labels else name,
-                    color=None if name in mean else str(0.4 + 0.3 * (i - len(order))))
-    axes[1].axhline(1.0, color="k", lw=0.8, ls="--")
-    axes[1].set_xticks(np.arange(3) + 0.4 - width / 2, sharp_keys)
-    axes[1].set_ylabel("relative to the real images")
-    axes[1].set_ylim(0, 1.45)
-    axes[1].legend(fontsize=6, ncol=2, loc="upper center")
-    axes[1].set_title("sharpness measured three ways (1 = real; first 10 test images)",
-                      fontsize=9)
-    fig.tight_layout()
-    path = save_figure(fig, ctx, "deepsim_followup_sharpness.png", dpi=110)
+    path = _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys,
+                           fseeds[0])
     return md, path
 
 
-def _shapes_followup(ctx, cfg, sens, runs, gains, followed):
+def _shapes_followup(result, ctx, cfg, sens, runs, gains, followed):
     """Markdown and figure of follow-up 2 (shapes: why C is not better classified)."""
     import matplotlib.pyplot as plt
 
@@ -987,16 +1003,16 @@ def _shapes_followup(ctx, cfg, sens, runs, gains, followed):
           "mean per-pixel or per-feature variance); and linear probes (logistic regression "
           f"on the standardised `{layer}` features of the real images, train/test as the "
           "autoencoders) of what that layer encodes. The independent classifier's target "
-          "is the shape.", "", markdown_table(table), "",
+          "is the shape.", "", result.table(table), "",
           f"Shape emphasis (a shape change relative to a one-step shift, at the layer, over "
           f"the same ratio in pixels; 1 = weighs shape as the pixel term does): `{layer}` "
           f"{e_layer:.2f}, `head` {e_head:.2f}. Shape read from the 4-d codes (main "
           f"probes): A {np.mean(shape_a):.1f} %, C {np.mean(shape_c):.1f} % "
           f"(C - A {code_gain:+.1f} points).", "",
-          _verdict(f"the compared layer `{layer}` puts no material extra weight on a shape "
+          _verdict(result, f"the compared layer `{layer}` puts no material extra weight on a shape "
                    "change, relative to a shift, over the pixels (emphasis < "
                    f"{EMPHASIS_MATERIAL:g})", v1, _MEASURED),
-          _verdict("C's codes keep no more shape than A's (shape probe, C - A <= 2 points)",
+          _verdict(result, "C's codes keep no more shape than A's (shape probe, C - A <= 2 points)",
                    v2, "the opposite claim, C's codes keep more than 2 points more shape, "
                    "judged by paired interval and negated"), "",
           "Explanation " + {HOLDS: "**supported**: ", NOT_HOLDS: "**not supported**: "}.get(
@@ -1033,7 +1049,7 @@ def _shapes_followup(ctx, cfg, sens, runs, gains, followed):
     return md, path
 
 
-def _iterate_followup(ctx, cfg, fcfg, seeds, follow, main_accs, followed):
+def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs, followed):
     """Markdown and figure of follow-up 3 (digits: why iterated encoding-decoding drifts)."""
     import matplotlib.pyplot as plt
 
@@ -1097,18 +1113,20 @@ def _iterate_followup(ctx, cfg, fcfg, seeds, follow, main_accs, followed):
           "successive iterates), by the spread of the images (mean per-pixel variance "
           "across the test set, over the real test images') and in code space (mean "
           "distance between the codes of successive passes, over the codes' mean norm).",
-          "", markdown_table(table), "",
+          "", result.table(table), "",
           f"The refitted C 4-d autoencoder of seed {fseeds[0]} reproduces the main "
           f"section's iteration exactly: {'yes' if same else 'no'}.", "",
-          _verdict("with a 16-d code, C's images stay semantically similar (accuracy after "
+          _verdict(result, "with a 16-d code, C's images stay semantically similar (accuracy after "
                    f"{k} iterations within 10 points of after 1, every seed)", stays16),
-          _verdict("the code size is a material cause (a 16-d code drops more than 5 points "
+          _verdict(result, "the code size is a material cause (a 16-d code drops more than 5 "
+                   "points "
                    "less than a 4-d one, arm C, paired by seed)", code_cause),
-          _verdict("the loss is a material cause (the pixel loss alone drops more than 5 "
+          _verdict(result, "the loss is a material cause (the pixel loss alone drops more than 5 "
                    "points less than DeePSiM, 4-d codes, paired by seed)", loss_cause),
-          _verdict("the iterates settle (the pixel change between successive iterates "
+          _verdict(result, "the iterates settle (the pixel change between successive iterates "
                    "shrinks from iteration 2 to the last, every run)", settles),
-          _verdict("the iterates concentrate on fewer classes (the entropy of the predicted "
+          _verdict(result, "the iterates concentrate on fewer classes (the entropy of the "
+                   "predicted "
                    "classes falls, every run)", fewer), ""]
     drops = ", ".join(f"{arm} {code}-d {mean_drop[arm, code]:.1f}" for arm, code in runs)
     if HOLDS in (code_cause.outcome, loss_cause.outcome):
@@ -1169,7 +1187,7 @@ def _iterate_followup(ctx, cfg, fcfg, seeds, follow, main_accs, followed):
     return md, path
 
 
-def _probe_section(runs, cfg):
+def _probe_section(result, runs, cfg):
     """Markdown: what the shapes codes keep (linear-probe accuracy per factor)."""
     rows = []
     for arm, rs in runs.items():
@@ -1181,7 +1199,7 @@ def _probe_section(runs, cfg):
     return [f"What the {cfg['shapes']['code']}-d shapes codes keep: test accuracy of a "
             "logistic regression (standardised codes) reading each generative factor from "
             "the codes (chance: " + ", ".join(f"{k} {v:.0f} %" for k, v in chance.items())
-            + ").", "", markdown_table(rows), ""]
+            + ").", "", result.table(rows), ""]
 
 
 EXPERIMENT = Experiment(

@@ -13,11 +13,10 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import verdict_table
 from sklearn_papers.reproduce._common import one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -103,22 +102,13 @@ def _evaluate(name, model, data, sets, cfg, seed0):
     return row
 
 
-def run(ctx):
-    from scipy.stats import spearmanr
+def _models(cfg, seed0):
+    """``(name, estimator)`` of every representation: the beta-VAEs, PCA, a random
+    projection."""
     from sklearn.decomposition import PCA
     from sklearn.random_projection import GaussianRandomProjection
 
-    from sklearn_papers.datasets import Shapes
     from sklearn_papers.decomposition import BetaVAE
-
-    cfg = _config(ctx.quick)
-    seed0 = ctx.random_state
-    data = Shapes(cfg["image_size"])
-    rng = np.random.RandomState(seed0)
-    sets = {}
-    for name in ["fit", "score", "pool", "test"]:
-        f = data.sample_factors(cfg[f"n_{name}"], rng)
-        sets[name] = (data.sample_observations_from_factors(f), f)
 
     models = []
     for beta in cfg["betas"]:
@@ -130,6 +120,42 @@ def run(ctx):
     models.append(("PCA", PCA(cfg["n_components"], random_state=seed0)))
     models.append(("random projection", GaussianRandomProjection(
         cfg["n_components"], compute_inverse_components=True, random_state=seed0)))
+    return models
+
+
+def _correlations(rows, predictors):
+    """Rows of the rank-correlation table and the ``(n_predictors, 2)`` correlations of each
+    predictor with acc@10 and acc@100 over the representations."""
+    from scipy.stats import spearmanr
+
+    corr_rows = []
+    predictors = SCORES + ["-recon. MSE"]
+    corr = np.zeros((len(predictors), 2))
+    for i, p in enumerate(predictors):
+        values = [(-r["recon. MSE"] if p == "-recon. MSE" else r[p]) for r in rows]
+        row = {"predictor": p}
+        for j, per_class in enumerate((10, 100)):
+            rho = spearmanr(values, [r[f"acc@{per_class}"] for r in rows]).statistic
+            corr[i, j] = rho
+            row[f"Spearman with acc@{per_class}"] = float(rho)
+        corr_rows.append(row)
+    return corr_rows, corr
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring."""
+    from sklearn_papers.datasets import Shapes
+
+    cfg = _config(ctx.quick)
+    seed0 = ctx.random_state
+    data = Shapes(cfg["image_size"])
+    rng = np.random.RandomState(seed0)
+    sets = {}
+    for name in ["fit", "score", "pool", "test"]:
+        f = data.sample_factors(cfg[f"n_{name}"], rng)
+        sets[name] = (data.sample_observations_from_factors(f), f)
+
+    models = _models(cfg, seed0)
 
     # one representation per cached part: ``--resume`` skips the finished ones; --quick
     # evaluates them side by side on two worker processes, the full run in this process
@@ -144,20 +170,12 @@ def run(ctx):
                 f"MIG={row['MIG']:.3f} acc@10={row['acc@10']:.3f} "
                 f"({row['total (s)']:.0f} s)")
 
-    corr_rows = []
     predictors = SCORES + ["-recon. MSE"]
-    corr = np.zeros((len(predictors), 2))
-    for i, p in enumerate(predictors):
-        values = [(-r["recon. MSE"] if p == "-recon. MSE" else r[p]) for r in rows]
-        row = {"predictor": p}
-        for j, per_class in enumerate((10, 100)):
-            rho = spearmanr(values, [r[f"acc@{per_class}"] for r in rows]).statistic
-            corr[i, j] = rho
-            row[f"Spearman with acc@{per_class}"] = float(rho)
-        corr_rows.append(row)
+    corr_rows, corr = _correlations(rows, predictors)
 
     fig_path = _plot(ctx, predictors, corr, rows)
     n_rep = len(rows)
+    res = Result()
     verdicts = _claims(rows, cfg)
     md = [
         f"Data: `Shapes(image_size={cfg['image_size']})` (3 shapes x 6 scales x 8 orientations "
@@ -172,12 +190,12 @@ def run(ctx):
         "",
         "### Scores and downstream accuracy per representation",
         "",
-        markdown_table(rows, columns=["representation", *SCORES, "recon. MSE", "acc@10",
+        res.table(rows, columns=["representation", *SCORES, "recon. MSE", "acc@10",
                                       "acc@100", "fit (s)"]),
         "",
         f"### Rank correlation with few-shot accuracy ({n_rep} representations)",
         "",
-        markdown_table(corr_rows),
+        res.table(corr_rows),
         "",
         "Paper (van Steenkiste et al. 2019, Sec. 5 and their rank-correlation figures; no "
         "table of numbers is quoted here): on abstract visual reasoning, disentanglement "
@@ -196,7 +214,7 @@ def run(ctx):
         "positive (mean interval against 0), and larger than that of the negated "
         "reconstruction error (paired interval).",
         "",
-        markdown_table(verdict_table(verdicts, digits=2)),
+        res.table(res.verdict_rows(verdicts, digits=2)),
         "",
         f"Cost: fitting and scoring the {n_rep} representations took "
         f"{sum(r['total (s)'] for r in rows):.0f} s of wall time when they were computed "
@@ -206,7 +224,7 @@ def run(ctx):
                  "200/100 interventional points and 10-tree GBTs for DCI (full: 32x32, "
                  "10,000 images, 30 epochs, 3 seeds, 2,000/1,000 points, 100-tree GBTs)."
                  if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig_path], shortened=shortened)
+    return res.done("\n".join(md), figures=[fig_path], shortened=shortened)
 
 
 #: The scores the paper names as predicting downstream accuracy best.

@@ -21,12 +21,13 @@ import time
 import numpy as np
 
 from sklearn_papers.chem import MPNNClassifier, MPNNRegressor
-from sklearn_papers.reproduce._claims import Claim, judge, verdict_table
+from sklearn_papers.reproduce._claims import Claim, judge
 from sklearn_papers.reproduce._common import one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT", "PEER_RMSE", "random_split"]
 
@@ -333,6 +334,7 @@ def run(ctx):
                       "s per fit": f"{np.mean(results[('ESOL', label)]['seconds'][:k]):.1f}"}
                      for label, _ in ABLATIONS]
     setting = ", ".join(f"{k}={v}" for k, v in params.items())
+    res = Result()
     parts = [
         "Test RMSE, mean ± std over random 80/10/10 splits (one split and one weight seed "
         f"per seed, seeds {seeds}); units: ESOL log10(mol/L), FreeSolv kcal/mol. Our model: "
@@ -341,7 +343,7 @@ def run(ctx):
         "numbers are published values (MoleculeNet: Wu et al. 2018; chemprop: Yang et al. "
         "2019), not re-run here.",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         f"#### Ablations (ESOL, {seed_txt if subset else 'same splits'})",
         "",
@@ -351,9 +353,9 @@ def run(ctx):
         "QM9, and "
         "explicit hydrogens helpful there.",
         "",
-        markdown_table(ablation_rows),
+        res.table(ablation_rows),
         "",
-        markdown_table(verdict_table(_ablation_verdicts(results, k))),
+        res.table(res.verdict_rows(_ablation_verdicts(results, k))),
         "",
         "#### BBBP (scaffold split, ROC-AUC)",
         "",
@@ -367,7 +369,7 @@ def run(ctx):
             "model; test ROC-AUC"
             + (", mean ± std over splits." if len(bbbp_seeds) > 1 else " on one split."),
             "",
-            markdown_table([{"model": k, "test ROC-AUC": format_mean_std(v, 3),
+            res.table([{"model": k, "test ROC-AUC": format_mean_std(v, 3),
                              "splits": str(len(v))} for k, v in aucs.items()]),
         ]
     parts += ["", f"Wall time of the experiment: {seconds:.0f} s."]
@@ -382,7 +384,7 @@ def run(ctx):
             "both neural models (full: 100), the neural fingerprint with fp_length=50, "
             "radius=3, hidden_size=50, lr=1e-2 (full: its defaults)."
         )
-    return Section(markdown="\n".join(parts), figures=[fig], shortened=shortened)
+    return res.done("\n".join(parts), figures=[fig], shortened=shortened)
 
 
 EXPERIMENT = Experiment(

@@ -24,8 +24,9 @@ from sklearn_papers.reproduce._digits import (
 )
 from sklearn_papers.reproduce._common import run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -162,7 +163,10 @@ def run(ctx):
     bn_small, gn_small = (np.mean(err[(n, bs0)]) for n in ("batch", "group"))
     bn_big, gn_big = (np.mean(err[(n, bs_big)]) for n in ("batch", "group"))
     # Lower error is better: "GN <= BN" holds when BN's error exceeds GN's.
-    small = verdict(err[("batch", bs0)], err[("group", bs0)])
+    res = Result()
+    small = res.verdict(verdict(err[("batch", bs0)], err[("group", bs0)],
+                                f"GN at least as good as BN at batch {bs0}", "test error (%)"),
+                        arms=("group norm", "batch norm"))
     norms_text = f"{', '.join(cfg['norms'][:-1])} or {cfg['norms'][-1]} norm"
     budget = ", ".join(f"batch {bs}: {_epochs(cfg, len(X_fit), bs)} epochs"
                        for bs in _BATCH_SIZES)
@@ -177,10 +181,10 @@ def run(ctx):
         f"top-1 error "
         f"(Wu & He 2018) — different data and network, quoted only as context.",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         f"- At batch size {bs0}: batch norm {bn_small:.1f} % vs group norm {gn_small:.1f} % "
-        f"error; GN at least as good as BN: **{small}** here; paper: 34.7 vs 24.1.",
+        f"error; GN at least as good as BN: {small} here; paper: 34.7 vs 24.1.",
         f"- At batch size {bs_big}: batch norm {bn_big:.1f} % vs group norm {gn_big:.1f} % "
         f"error; paper at 32/GPU: 23.6 vs 24.1 (BN slightly ahead).",
         "",
@@ -191,12 +195,13 @@ def run(ctx):
         f"{cfg['train']} training images instead of {len(X_train)}, at least {cfg['epochs']} "
         f"epochs and {cfg['min_steps']} steps instead of 15 and 3000, {cfg['seeds']} seeds "
         f"instead of 3; layer norm skipped (the full run adds it)." if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig_path], shortened=shortened)
+    return res.done("\n".join(md), figures=[fig_path], shortened=shortened)
 
 
 def run_followup(ctx):
     """Run :func:`followup` as an experiment of its own; return its report section."""
-    md, _ = followup(ctx)
+    res = Result()
+    md, _ = followup(ctx, res)
     eq, ef = ([_epochs_of(c, bs) for bs in c["batch_sizes"]]
               for c in (_followup_config(True), _followup_config(False)))
     shortened = (
@@ -204,8 +209,7 @@ def run_followup(ctx):
         f"2 / 32, one seed, equal epochs at {eq[0]:.1f} or {eq[1]:.1f} (full: 5000 images, "
         f"16-64 channels, 6000 / 1500 steps, 3 seeds, equal epochs at {ef[0]:.1f} or "
         f"{ef[1]:.1f})." if ctx.quick else "")
-    return Section(markdown=md, figures=[ctx.figure_path(_FOLLOWUP_FIGURE)],
-                   shortened=shortened)
+    return res.done(md, figures=[ctx.figure_path(_FOLLOWUP_FIGURE)], shortened=shortened)
 
 
 # -- follow-up: the paper's conditions at our scale -----------------------------------------
@@ -397,13 +401,14 @@ def _arm_errors(values, runs):
     return err
 
 
-def followup(ctx):
+def followup(ctx, res):
     """Wu & He's conditions at our scale: a deeper net on larger images, and where batch
     norm's small-batch error comes from (training with noisy statistics, or a mismatch
     between the statistics of training and of evaluation); then the same comparison at
     equal epochs (:func:`_equal_epoch_budgets`).
 
-    Returns ``(markdown, errors)``; ``errors[(arm, batch_size)]`` is a list over seeds
+    Keeps its tables and verdicts in ``res`` (a :class:`~._result.Result`); returns
+    ``(markdown, errors)``; ``errors[(arm, batch_size)]`` is a list over seeds
     of the fixed-step runs.
     """
     cfg = _followup_config(ctx.quick)
@@ -429,8 +434,10 @@ def followup(ctx):
     gn_degrade = m[("group", small)] - m[("group", big)]
     recovered = m[("batch: running", small)] - m[("batch: precise", small)]
     noisy = m[("batch: test batches", small)] - m[("batch: running", small)]
-    holds = verdict([-e for e in err[("group", small)]],
-                    [-e for e in err[("batch: running", small)]])
+    holds = res.verdict(
+        verdict([-e for e in err[("group", small)]], [-e for e in err[("batch: running", small)]],
+                f"Group norm at least as good as batch norm at batch {small}",
+                "test error (%)"), arms=("group", "batch: running"))
     explain = (
         f"From batch {big} to batch {small} batch norm's error (running averages) changes by "
         f"{degrade:+.1f} points and group norm's by {gn_degrade:+.1f}: batch norm's excess "
@@ -459,13 +466,13 @@ def followup(ctx):
         "the training set in one pass (`precise`), and with the statistics of each test "
         "batch of the training batch size (`test batches`).",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         f"- Group norm at least as good as batch norm (running averages) at batch {small}: "
-        f"**{holds}** here.",
+        f"{holds} here.",
         f"- {explain}",
         "",
-        _equal_epochs_markdown(cfg, by_steps, names),
+        _equal_epochs_markdown(res, cfg, by_steps, names),
     ]
     _plot_budgets(ctx, cfg, by_steps, names)
     return "\n".join(md), err
@@ -479,7 +486,7 @@ def _budget_rows(cfg, names=("short", "long")):
         (f"equal epochs, {name}", budgets[name]) for name in names]
 
 
-def _equal_epochs_markdown(cfg, by_steps, names=("short", "long")):
+def _equal_epochs_markdown(res, cfg, by_steps, names=("short", "long")):
     """The equal-epochs table and its computed verdicts."""
     small, big = cfg["batch_sizes"]
     rows, m = [], {}
@@ -501,14 +508,17 @@ def _equal_epochs_markdown(cfg, by_steps, names=("short", "long")):
     lines = []
     for name in [f"equal epochs, {n}" for n in names]:
         excess = penalty(name, "batch: running") - penalty(name, "group")
-        ok = verdict([-e for e in m[(name, "group", small)]],
-                     [-e for e in m[(name, "batch: running", small)]])
+        ok = res.verdict(verdict(
+            [-e for e in m[(name, "group", small)]],
+            [-e for e in m[(name, "batch: running", small)]],
+            f"{name}: group norm at least as good as batch norm at batch {small}",
+            "test error (%)"), arms=("group", "batch: running"))
         lines.append(
             f"- {name.capitalize()}: from batch {big} to {small} batch norm's error changes "
             f"by {penalty(name, 'batch: running'):+.1f} points and group norm's by "
             f"{penalty(name, 'group'):+.1f} (batch norm's excess penalty "
             f"{excess:+.1f}); group norm at least as good as batch norm at batch {small}: "
-            f"**{ok}**.")
+            f"{ok}.")
 
     e_long, e_short = _epochs_of(cfg, big), _epochs_of(cfg, small)
     intro = [
@@ -527,7 +537,7 @@ def _equal_epochs_markdown(cfg, by_steps, names=("short", "long")):
         "moves and the kept runs stay the same. Batch norm: running averages (as "
         "deployed). Same data, nets and seeds as above.",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         *lines,
     ]
@@ -545,10 +555,19 @@ def _equal_epochs_markdown(cfg, by_steps, names=("short", "long")):
                                         - np.mean(m[(short, arm, bs)]))
                 for arm in ("batch: running", "group")}
 
-    gn_ok = verdict([-e for e in m[(long, "group", small)]],
-                    [-e for e in m[(long, "batch: running", small)]])
+    gn_ok = res.verdict(verdict(
+        [-e for e in m[(long, "group", small)]], [-e for e in m[(long, "batch: running", small)]],
+        f"{long}: group norm at least as good as batch norm at batch {small}",
+        "test error (%)"), arms=("group", "batch: running"))
     excess = penalty(long, "batch: running") - penalty(long, "group")
-    bn_worse = verdict(m[(long, "batch: running", small)], m[(long, "batch: running", big)])
+    bn_worse = res.verdict(verdict(
+        m[(long, "batch: running", small)], m[(long, "batch: running", big)],
+        f"{long}: batch norm's error higher at batch {small} than at {big}", "test error (%)"),
+        arms=(f"batch {small}", f"batch {big}"))
+    longer = {bs: res.verdict(verdict(
+        pooled(long, bs), pooled(short, bs),
+        f"batch {bs} lower at {_epochs_of(cfg, big):.1f} epochs (both norms pooled)",
+        "test error (%)"), arms=(long, short)) for bs in (small, big)}
     c_small, c_big = change(small), change(big)
     paper_excess = (_PAPER[("batch", 2)] - _PAPER[("batch", 32)]
                     - _PAPER[("group", 2)] + _PAPER[("group", 32)])
@@ -557,15 +576,14 @@ def _equal_epochs_markdown(cfg, by_steps, names=("short", "long")):
         f"{small} changes by {c_small['batch']:+.1f} (batch norm) and {c_small['group']:+.1f} "
         f"points (group norm), at batch {big} by {c_big['batch']:+.1f} and "
         f"{c_big['group']:+.1f}; batch {small} lower at {e_long:.1f} epochs (both norms "
-        f"pooled): **{verdict(pooled(long, small), pooled(short, small))}**, batch {big}: "
-        f"**{verdict(pooled(long, big), pooled(short, big))}**.",
+        f"pooled): {longer[small]}, batch {big}: {longer[big]}.",
         f"- Which arm answers the paper's question: **equal epochs, long** — the paper fixes "
         f"the epochs and trains every batch size for its full schedule; {e_long:.1f} epochs "
         f"is the longer equal budget here, the one batch {big} had in the fixed-step runs. "
         f"There, batch norm's error is higher at batch "
-        f"{small} than at {big}: **{bn_worse}**; batch norm's excess small-batch penalty "
+        f"{small} than at {big}: {bn_worse}; batch norm's excess small-batch penalty "
         f"over group norm is {excess:+.1f} points (paper {paper_excess:+.1f}); group norm "
-        f"at least as good as batch norm at batch {small}: **{gn_ok}**.",
+        f"at least as good as batch norm at batch {small}: {gn_ok}.",
     ])
 
 

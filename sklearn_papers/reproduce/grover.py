@@ -50,8 +50,9 @@ from sklearn_papers.reproduce._common import (
 )
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP", "PAPER"]
 
@@ -216,7 +217,8 @@ def run(ctx):
             row[m] = format_mean_std(scores[name][m], 3)
         row["paper GROVER base / large"] = f"{PAPER[name][0]:.3f} / {PAPER[name][1]:.3f}"
         rows.append(row)
-    claims = _main_claims(scores)
+    result = Result()
+    claims = _main_claims(result, scores)
     fig = _plot(ctx, scores)
     md = "\n".join([
         "Balanced scaffold split (80 % train / 20 % test) per seed, seeds "
@@ -231,16 +233,16 @@ def run(ctx):
         "when fine-tuning (we do not). The absolute numbers are therefore not comparable; "
         "the claims are relative.",
         "",
-        markdown_table(rows, columns=["data set, metric", "n", *MODELS,
-                                      "paper GROVER base / large"]),
+        result.table(rows, columns=["data set, metric", "n", *MODELS,
+                                    "paper GROVER base / large"]),
         "",
-        markdown_table(claims),
+        result.table(claims),
         "",
         f"Wall time {seconds:.0f} s ({N_JOBS} worker processes, one torch thread each). "
         "Why pretraining does not help on ESOL is the experiment `grover_followup`.",
     ])
     shortened = _shortened() + "." if ctx.quick else ""
-    return Section(markdown=md, figures=[fig], shortened=shortened)
+    return result.done(md, figures=[fig], shortened=shortened)
 
 
 def _shortened():
@@ -249,9 +251,10 @@ def _shortened():
             f"{FULL['epochs']}, {QUICK['trees']} trees instead of {FULL['trees']}")
 
 
-def _main_claims(scores):
+def _main_claims(result, scores):
     """Rows of the main claims, each data set judged by the shared paired-interval rule
-    over the seeds (test ROC-AUC higher is better, RMSE lower)."""
+    over the seeds (test ROC-AUC higher is better, RMSE lower); the verdicts are kept in
+    ``result``."""
     pre, ecfp = [], []
     for name in PAPER:
         higher = name == "BBBP"
@@ -262,15 +265,23 @@ def _main_claims(scores):
         ecfp.append(judge(Claim(f"{name}: fine-tuned beats ECFP + random forest",
                                 METRIC[name], "paired interval", higher_is_better=higher),
                           tuned, scores[name]["ecfp_rf"]))
-    parts = lambda verdicts: "; ".join(  # noqa: E731
-        f"{name}: {v.short()}" for name, v in zip(PAPER, verdicts))
+    def parts(verdicts, arms):
+        return "; ".join(f"{name}: " + result.verdict(v, arms=arms, style="plain")
+                         for name, v in zip(PAPER, verdicts))
+
+    pre_claim = ("pretraining beats no pretraining on each data set (fine-tuned from "
+                 "moses-small vs same model from scratch)")
+    ecfp_claim = "fine-tuned GROVER beats ECFP + random forest on at least two of three"
+    pre_arms, ecfp_arms = ("grover_finetuned", "grover_scratch"), ("grover_finetuned", "ecfp_rf")
     return [
-        {"claim (paper, at our scale)": "pretraining beats no pretraining on each data set "
-         "(fine-tuned from moses-small vs same model from scratch)",
-         "verdict": f"**{all_of(*pre)}** (all three must hold)", "per data set": parts(pre)},
-        {"claim (paper, at our scale)": "fine-tuned GROVER beats ECFP + random forest on at "
-         "least two of three", "verdict": f"**{at_least(2, *ecfp)}** (two of three must "
-         "hold)", "per data set": parts(ecfp)},
+        {"claim (paper, at our scale)": pre_claim,
+         "verdict": result.verdict(all_of(*pre), claim=pre_claim, parts=pre, rule="all of",
+                                   arms=pre_arms) + " (all three must hold)",
+         "per data set": parts(pre, pre_arms)},
+        {"claim (paper, at our scale)": ecfp_claim,
+         "verdict": result.verdict(at_least(2, *ecfp), claim=ecfp_claim, parts=ecfp,
+                                   rule="at least 2 of", arms=ecfp_arms)
+         + " (two of three must hold)", "per data set": parts(ecfp, ecfp_arms)},
     ]
 
 
@@ -342,7 +353,8 @@ def run_followup(ctx):
     start = time.perf_counter()
     with one_torch_thread():  # small graph model: one thread is fastest on a shared machine
         main = _main_esol(ctx, settings, seeds)
-        md, fig, _ = followup(ctx, settings, seeds, main)
+        result = Result()
+        md, fig, _ = followup(ctx, result, settings, seeds, main)
     md += (f"\n\nWall time {time.perf_counter() - start:.0f} s ({N_JOBS} worker processes, "
            "one torch thread each; the main table's ESOL pair is refitted by the same parts "
            "as in `grover`).")
@@ -354,7 +366,7 @@ def run_followup(ctx):
                      f"{list(ff['fractions'])}, {fq['n_ref']:,} MOSES reference molecules "
                      f"instead of {ff['n_ref']:,}, {fq['n_held']} held-out ones instead of "
                      f"{ff['n_held']:,}.")
-    return Section(markdown=md, figures=[fig], shortened=shortened)
+    return result.done(md, figures=[fig], shortened=shortened)
 
 
 def _checkpoint_config(name):
@@ -460,7 +472,7 @@ def _domain_gap(settings, follow, seed):
     return out
 
 
-def followup(ctx, settings, seeds, main):
+def followup(ctx, result, settings, seeds, main):
     """Why pretraining did not help on ESOL: bigger pretraining, domain gap, labels.
 
     Three measurements on the main table's ESOL splits and protocol (new cached parts):
@@ -527,7 +539,7 @@ def followup(ctx, settings, seeds, main):
     n_train_full = int(np.mean([len(_split(name, settings, s)[2]) for s in seeds]))
     verdicts = _followup_verdicts(res_big, res_curve, gap, main, seeds, n_train_full)
     fig = _followup_plot(ctx, res_big, res_curve, gap, main, seeds, n_train_full)
-    md = _followup_markdown(res_big, res_curve, gap, main, seeds, follow, verdicts,
+    md = _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, verdicts,
                             n_train_full)
     return md, fig, {"big": res_big, "curve": res_curve, "gap": gap, "verdicts": verdicts}
 
@@ -633,7 +645,27 @@ def _yes(flag):
     return "yes" if flag else "no"
 
 
-def _followup_markdown(res_big, res_curve, gap, main, seeds, follow, v, n_train_full):
+def _gap_rows(gap, nn_median):
+    """Rows of the domain-gap table: per set of molecules, the share of context labels
+    outside each checkpoint's vocabulary and the nearest-neighbour Tanimoto to MOSES."""
+    gap_rows = []
+    for name, g in gap.items():
+        gap_rows.append({
+            "molecules": name, "n": g["n_molecules"],
+            "heavy atoms (mean)": f"{g['heavy_atoms']:.1f}",
+            "atom contexts in <other>: moses-small / moses-176k":
+                f"{100 * g['atom_other/moses-small']:.1f} % / "
+                f"{100 * g['atom_other/moses-176k']:.1f} %",
+            "bond contexts in <other>: moses-small / moses-176k":
+                f"{100 * g['bond_other/moses-small']:.1f} % / "
+                f"{100 * g['bond_other/moses-176k']:.1f} %",
+            "NN Tanimoto to MOSES: median": f"{nn_median[name]:.3f}",
+            "share >= 0.5": f"{100 * np.mean(g['nn_tanimoto'] >= 0.5):.0f} %"})
+    return gap_rows
+
+
+def _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, v,
+                       n_train_full):
     k = len(seeds)
     rows = [
         {"checkpoint (architecture)": "moses-small (hidden 64, 1 block, 15k molecules)",
@@ -652,19 +684,7 @@ def _followup_markdown(res_big, res_curve, gap, main, seeds, follow, v, n_train_
              f"{_mean(res_big['finetuned'], 'cpu_seconds'):.0f} / "
              f"{_mean(res_big['scratch'], 'cpu_seconds'):.0f}"},
     ]
-    gap_rows = []
-    for name, g in gap.items():
-        gap_rows.append({
-            "molecules": name, "n": g["n_molecules"],
-            "heavy atoms (mean)": f"{g['heavy_atoms']:.1f}",
-            "atom contexts in <other>: moses-small / moses-176k":
-                f"{100 * g['atom_other/moses-small']:.1f} % / "
-                f"{100 * g['atom_other/moses-176k']:.1f} %",
-            "bond contexts in <other>: moses-small / moses-176k":
-                f"{100 * g['bond_other/moses-small']:.1f} % / "
-                f"{100 * g['bond_other/moses-176k']:.1f} %",
-            "NN Tanimoto to MOSES: median": f"{v['nn_median'][name]:.3f}",
-            "share >= 0.5": f"{100 * np.mean(g['nn_tanimoto'] >= 0.5):.0f} %"})
+    gap_rows = _gap_rows(gap, v["nn_median"])
     curve_rows = []
     for f in sorted(res_curve):
         curve_rows.append({
@@ -683,7 +703,8 @@ def _followup_markdown(res_big, res_curve, gap, main, seeds, follow, v, n_train_
     fewest = min(res_curve) if res_curve else 1.0
     claims = [
         {"follow-up question": "does a bigger, longer pretraining (moses-176k) make "
-         "fine-tuning beat scratch on ESOL?", "answer": v["big"].text()},
+         "fine-tuning beat scratch on ESOL?", "answer": result.verdict(
+             v["big"], arms=("moses-176k fine-tuned", "scratch"), style="outcome")},
         {"follow-up question": "are more of ESOL's atom contexts outside moses-small's "
          "vocabulary than BBBP's and FreeSolv's (where pretraining helped)?",
          "answer": f"**{_yes(v['far_vocab'])}** ({_MEASURED})"},
@@ -691,9 +712,11 @@ def _followup_markdown(res_big, res_curve, gap, main, seeds, follow, v, n_train_
          "nearest-neighbour Tanimoto) than BBBP's and FreeSolv's?",
          "answer": f"**{_yes(v['far_nn'])}** ({_MEASURED})"},
         {"follow-up question": f"does moses-small beat scratch with a {fewest:g} share of "
-         "the ESOL labels?", "answer": v["few"].text()},
+         "the ESOL labels?", "answer": result.verdict(
+             v["few"], arms=("moses-small fine-tuned", "scratch"), style="outcome")},
         {"follow-up question": "is its gain larger with fewer labels than with all?",
-         "answer": v["grow"].text()},
+         "answer": result.verdict(v["grow"], arms=(f"{fewest:g} share", "all labels"),
+                                  style="outcome")},
     ]
     return "\n".join([
         "### Follow-up: pretraining on ESOL",
@@ -710,7 +733,7 @@ def _followup_markdown(res_big, res_curve, gap, main, seeds, follow, v, n_train_
         "fine-tuned, against its architecture trained from scratch (`moses-small`'s pair "
         "from the table above, for reference).",
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         "**2. The domain gap.** The share of atom and bond contextual-property labels "
         "(GROVER's pretraining targets) that fall in each checkpoint's `<other>` bucket, "
@@ -721,14 +744,14 @@ def _followup_markdown(res_big, res_curve, gap, main, seeds, follow, v, n_train_
         f"{MOSES_SMALL_ROWS:,}, never seen by `moses-small` (but part of `moses-176k`'s "
         "pretraining set).",
         "",
-        markdown_table(gap_rows),
+        result.table(gap_rows),
         "",
         "**3. Fewer labels.** `moses-small` fine-tuned against scratch (hidden 64) on a "
         "seeded random share of each training part, the same test part.",
         "",
-        markdown_table(curve_rows),
+        result.table(curve_rows),
         "",
-        markdown_table(claims),
+        result.table(claims),
         "",
         f"**Conclusion (computed from the answers):** {v['why']}.",
     ])

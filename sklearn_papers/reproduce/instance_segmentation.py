@@ -25,8 +25,9 @@ import numpy as np
 from sklearn_papers.reproduce._claims import Claim, all_of, judge
 from sklearn_papers.reproduce._common import one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -286,10 +287,79 @@ def _in_bin(x, lo, hi):
     return (x >= lo) & (x <= (np.inf if hi is None else hi))
 
 
-def _follow_up_section(follow, table, ctx, retrained=None):
+def _boundary_followup(res, follow, stride):
+    """Markdown lines of follow-up 2 (boundary F of SLIC upsampling against the
+    tolerance, pooled over seeds); its table is kept in ``res``."""
+    paper, near = _VARIANTS[0][0], _VARIANTS[1][0]
+
+    def fmean(kind, method, i=None):
+        return float(np.mean([f[kind][method] if i is None else f[kind][method][i]
+                              for f in follow]))
+
+    tol_cols = [f"BF @ {t} px" for t in _TOLERANCES]
+    rows_bf = []
+    for m in (paper, near, _TRUE_SLIC, _TRUE_NEAR):
+        row = {"map": m}
+        row.update({c: format_mean_std([f["bf"][m][i] for f in follow], 3)
+                    for i, c in enumerate(tol_cols)})
+        row["best Dice (all)"] = format_mean_std([f["sbd"][m] for f in follow], 3)
+        rows_bf.append(row)
+    diff = [fmean("bf", paper, i) - fmean("bf", near, i) for i in range(len(_TOLERANCES))]
+    ahead = [t for t, d in zip(_TOLERANCES, diff) if d > 0]
+    behind = [t for t, d in zip(_TOLERANCES, diff) if d <= 0]
+    i1 = _TOLERANCES.index(1)
+    t_near = [fmean("bf", _TRUE_NEAR, i) for i in (0, i1)]
+    t_slic = [fmean("bf", _TRUE_SLIC, i) for i in (0, i1)]
+
+    def tols(ts):
+        return ", ".join(f"{t}" for t in ts) + " px" if ts else "no tolerance"
+
+    oracle = (f"With the upsampling alone (true maps at stride {stride}), nearest neighbour "
+              f"scores {t_near[0]:.3f} at 0 px and {t_near[1]:.3f} at 1 px, the SLIC vote "
+              f"{t_slic[0]:.3f} and {t_slic[1]:.3f}")
+    if t_near[1] >= t_slic[1] and t_slic[0] > t_near[0]:
+        oracle += (": the nearest-upsampled staircase is (almost) never more than a pixel "
+                   "off, so a 1-pixel tolerance forgives all of it, while the vote puts more "
+                   "boundary pixels exactly on the true edges and a few more than a pixel "
+                   "off, where a superpixel crosses an edge")
+    h, w = follow[0]["shape"]
+    table_tol = (f"the table's tolerance (DAVIS's 0.008 of the image diagonal) is "
+                 f"{follow[0]['table_radius']:g} px at {h} x {w}")
+    dice_gain = fmean("sbd", paper) - fmean("sbd", near)
+    if ahead and behind:
+        verdict2 = (f"SLIC raises boundary F at {tols(ahead)} and lowers it at "
+                    f"{tols(behind)}: the claim's outcome is set by the tolerance, and "
+                    f"{table_tol}")
+    elif ahead:
+        verdict2 = f"SLIC raises boundary F at every tolerance measured ({table_tol})"
+    else:
+        verdict2 = ("SLIC lowers boundary F at every tolerance measured"
+                    + (f", while it raises best Dice by {dice_gain:.3f}: the gain is in "
+                       f"region pixels that boundary F does not weigh" if dice_gain > 0
+                       else ""))
+    return [
+        "",
+        "### Follow-up 2: boundary F of SLIC upsampling against the tolerance",
+        "",
+        f"Boundary F of the centre variants at tolerances of "
+        f"{', '.join(map(str, _TOLERANCES))} pixels (0: a boundary pixel counts only where "
+        f"the true map has one), and of the true instance maps downsampled to stride "
+        f"{stride} (mode, as the training targets) and upsampled back by nearest neighbour "
+        f"or by the estimator's SLIC vote: the upsampling alone, without the network. "
+        f"Mean ± std over seeds.",
+        "",
+        res.table(rows_bf),
+        "",
+        f"- Centres + SLIC minus centres, nearest: boundary F "
+        + ", ".join(f"{d:+.3f} at {t} px" for t, d in zip(_TOLERANCES, diff))
+        + f". {oracle}. {verdict2[0].upper() + verdict2[1:]}.",
+    ]
+
+
+def _follow_up_section(res, follow, table, ctx, retrained=None):
     """Markdown lines and the figure of the two follow-ups (pooled over seeds);
     ``retrained``: per seed, whether its follow-ups trained its network again."""
-    paper, near, cc = _VARIANTS[0][0], _VARIANTS[1][0], _VARIANTS[3][0]
+    paper, cc = _VARIANTS[0][0], _VARIANTS[3][0]
     stride = follow[0]["stride"]
     contact = np.concatenate([f["pairs"]["contact"] for f in follow])
 
@@ -385,9 +455,9 @@ def _follow_up_section(follow, table, ctx, retrained=None):
         f"column does the same on the true map mode-downsampled as the training targets "
         f"are. {same}",
         "",
-        markdown_table(rows_pairs),
+        res.table(rows_pairs),
         "",
-        markdown_table(rows_groups),
+        res.table(rows_groups),
         "",
         f"- Connected components + SLIC merge {pct(merged[cc])} of the touching pairs "
         f"({pct(merged[cc][short])} of the contacts of {_bin_label(*_CONTACT_BINS[0])} "
@@ -404,64 +474,7 @@ def _follow_up_section(follow, table, ctx, retrained=None):
     if not contact.size:  # no touching scene drawn: nothing to stratify
         md = md[:2] + ["", "The test scenes have no touching pair: nothing to measure."]
 
-    tol_cols = [f"BF @ {t} px" for t in _TOLERANCES]
-    rows_bf = []
-    for m in (paper, near, _TRUE_SLIC, _TRUE_NEAR):
-        row = {"map": m}
-        row.update({c: format_mean_std([f["bf"][m][i] for f in follow], 3)
-                    for i, c in enumerate(tol_cols)})
-        row["best Dice (all)"] = format_mean_std([f["sbd"][m] for f in follow], 3)
-        rows_bf.append(row)
-    diff = [fmean("bf", paper, i) - fmean("bf", near, i) for i in range(len(_TOLERANCES))]
-    ahead = [t for t, d in zip(_TOLERANCES, diff) if d > 0]
-    behind = [t for t, d in zip(_TOLERANCES, diff) if d <= 0]
-    i1 = _TOLERANCES.index(1)
-    t_near = [fmean("bf", _TRUE_NEAR, i) for i in (0, i1)]
-    t_slic = [fmean("bf", _TRUE_SLIC, i) for i in (0, i1)]
-
-    def tols(ts):
-        return ", ".join(f"{t}" for t in ts) + " px" if ts else "no tolerance"
-
-    oracle = (f"With the upsampling alone (true maps at stride {stride}), nearest neighbour "
-              f"scores {t_near[0]:.3f} at 0 px and {t_near[1]:.3f} at 1 px, the SLIC vote "
-              f"{t_slic[0]:.3f} and {t_slic[1]:.3f}")
-    if t_near[1] >= t_slic[1] and t_slic[0] > t_near[0]:
-        oracle += (": the nearest-upsampled staircase is (almost) never more than a pixel "
-                   "off, so a 1-pixel tolerance forgives all of it, while the vote puts more "
-                   "boundary pixels exactly on the true edges and a few more than a pixel "
-                   "off, where a superpixel crosses an edge")
-    h, w = follow[0]["shape"]
-    table_tol = (f"the table's tolerance (DAVIS's 0.008 of the image diagonal) is "
-                 f"{follow[0]['table_radius']:g} px at {h} x {w}")
-    dice_gain = fmean("sbd", paper) - fmean("sbd", near)
-    if ahead and behind:
-        verdict2 = (f"SLIC raises boundary F at {tols(ahead)} and lowers it at "
-                    f"{tols(behind)}: the claim's outcome is set by the tolerance, and "
-                    f"{table_tol}")
-    elif ahead:
-        verdict2 = f"SLIC raises boundary F at every tolerance measured ({table_tol})"
-    else:
-        verdict2 = ("SLIC lowers boundary F at every tolerance measured"
-                    + (f", while it raises best Dice by {dice_gain:.3f}: the gain is in "
-                       f"region pixels that boundary F does not weigh" if dice_gain > 0
-                       else ""))
-    md += [
-        "",
-        "### Follow-up 2: boundary F of SLIC upsampling against the tolerance",
-        "",
-        f"Boundary F of the centre variants at tolerances of "
-        f"{', '.join(map(str, _TOLERANCES))} pixels (0: a boundary pixel counts only where "
-        f"the true map has one), and of the true instance maps downsampled to stride "
-        f"{stride} (mode, as the training targets) and upsampled back by nearest neighbour "
-        f"or by the estimator's SLIC vote: the upsampling alone, without the network. "
-        f"Mean ± std over seeds.",
-        "",
-        markdown_table(rows_bf),
-        "",
-        f"- Centres + SLIC minus centres, nearest: boundary F "
-        + ", ".join(f"{d:+.3f} at {t} px" for t, d in zip(_TOLERANCES, diff))
-        + f". {oracle}. {verdict2[0].upper() + verdict2[1:]}.",
-    ]
+    md += _boundary_followup(res, follow, stride)
     fig = ctx.figure_path("instance_segmentation_followups.png")
     _plot_follow_ups(fig, contact, merged, follow, stride)
     return md, fig
@@ -575,18 +588,9 @@ def _fit_score_and_follow_up(cfg, seed, train, test):
     return (seconds, fit_cpu, evaluate_variants(est, test)), follow_ups(est, test)
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring."""
-    from sklearn_papers.datasets import make_scenes
-
-    cfg = _config(ctx.quick)
-    table = {v[0]: [] for v in _VARIANTS}
-    forward, fit_seconds, fit_cpus, examples, test0 = [], [], [], None, None
-    seeds = run_seeds(ctx, cfg["seeds"])
-    scenes = {seed: (make_scenes(cfg["n_train"], image_size=cfg["image_size"],
-                                 random_state=seed),
-                     make_scenes(cfg["n_test"], image_size=cfg["image_size"],
-                                 random_state=10_000 + seed)) for seed in seeds}
+def _seed_parts(ctx, cfg, seeds, scenes):
+    """``(parts, split)``: one cached part per seed, the table's scores and the follow-ups
+    from one fit, unless an earlier run cached the seed's table part alone (``split``)."""
     # One cached part per seed, the seeds side by side on _N_JOBS worker processes: the
     # table's scores and the follow-ups from one fit ("seed=S+follow-ups"). Where an
     # earlier run cached the seed's table part alone ("seed=S", a cache without the
@@ -603,6 +607,42 @@ def run(ctx):
         else:
             parts.append((f"seed={seed}+follow-ups", _fit_score_and_follow_up, args,
                           fu_params))
+    return parts, split
+
+
+def _table_rows(table):
+    """Rows of the main table: per variant, the scores over seeds."""
+    def mean(label, key):
+        return float(np.mean([r[key] for r in table[label]]))
+
+    rows = []
+    for label, grouping, slic in _VARIANTS:
+        rows.append({
+            "method": label,
+            "best Dice (all)": format_mean_std([r["sbd"] for r in table[label]], 3),
+            "best Dice (touching)": format_mean_std([r["sbd_touching"] for r in table[label]],
+                                                    3),
+            "AP@0.5": format_mean_std([r["ap50"] for r in table[label]], 3),
+            "AP@[.5:.95]": format_mean_std([r["ap"] for r in table[label]], 3),
+            "boundary F": format_mean_std([r["bf"] for r in table[label]], 3),
+            "images/s": f"{mean(label, 'ips'):.1f}",
+        })
+    return rows
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring."""
+    from sklearn_papers.datasets import make_scenes
+
+    cfg = _config(ctx.quick)
+    table = {v[0]: [] for v in _VARIANTS}
+    forward, fit_seconds, fit_cpus, examples, test0 = [], [], [], None, None
+    seeds = run_seeds(ctx, cfg["seeds"])
+    scenes = {seed: (make_scenes(cfg["n_train"], image_size=cfg["image_size"],
+                                 random_state=seed),
+                     make_scenes(cfg["n_test"], image_size=cfg["image_size"],
+                                 random_state=10_000 + seed)) for seed in seeds}
+    parts, split = _seed_parts(ctx, cfg, seeds, scenes)
     with one_torch_thread(), ctx.progress(total=len(parts),
                                      desc="instance_segmentation: seeds") as bar:
         flat = iter(cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar))
@@ -628,18 +668,7 @@ def run(ctx):
     def mean(label, key):
         return float(np.mean([r[key] for r in table[label]]))
 
-    rows = []
-    for label, grouping, slic in _VARIANTS:
-        rows.append({
-            "method": label,
-            "best Dice (all)": format_mean_std([r["sbd"] for r in table[label]], 3),
-            "best Dice (touching)": format_mean_std([r["sbd_touching"] for r in table[label]],
-                                                    3),
-            "AP@0.5": format_mean_std([r["ap50"] for r in table[label]], 3),
-            "AP@[.5:.95]": format_mean_std([r["ap"] for r in table[label]], 3),
-            "boundary F": format_mean_std([r["bf"] for r in table[label]], 3),
-            "images/s": f"{mean(label, 'ips'):.1f}",
-        })
+    rows = _table_rows(table)
     paper, paper_near = _VARIANTS[0][0], _VARIANTS[1][0]
     ms, cc = _VARIANTS[2][0], _VARIANTS[3][0]
     ours_t, cc_t = mean(paper, "sbd_touching"), mean(cc, "sbd_touching")
@@ -679,6 +708,11 @@ def run(ctx):
     fig_scores = ctx.figure_path("instance_segmentation_scores.png")
     _plot_scores(fig_scores, table, _VARIANTS)
     n_touch = int(test0.has_touching.sum())
+    res = Result()
+
+    def plain(v, arms):
+        return res.verdict(v, arms=arms, style="plain")
+
     md = [
         f"Data: `make_scenes` (64 x 64 RGB, 3 classes, 1-6 objects, touching=0.5, "
         f"noise 0.05): {cfg['n_train']} training scenes per seed, {cfg['n_test']} held-out "
@@ -691,25 +725,35 @@ def run(ctx):
         f"`predict_instances` wall time on the test images, 1 torch thread, on a shared "
         f"machine (absolute rates are load-dependent; ratios come from one process).",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         f"- Touching objects: centres + SLIC best Dice **{ours_t:.3f}** vs connected "
         f"components + SLIC {cc_t:.3f} on the touching subset (target >= 0.85 and <= 0.6, "
-        f"both required): **{claim1}** (centres: {touching[0].short()}; connected "
-        f"components: {touching[1].short()}; connected components with nearest upsampling: "
+        f"both required): "
+        + res.verdict(claim1, claim="centres split touching objects that connected "
+                      "components merge", parts=touching, rule="all of", arms=(paper, cc))
+        + f" (centres: {plain(touching[0], (paper,))}; connected "
+        f"components: {plain(touching[1], (cc,))}; connected components with nearest upsampling: "
         f"{mean(_VARIANTS[4][0], 'sbd_touching'):.3f}).",
         f"- Centre seeding vs mean-shift (same embeddings, SLIC): best Dice (touching) "
         f"{ours_t:.3f} vs {ms_t:.3f}, AP@0.5 {mean(paper, 'ap50'):.3f} vs "
         f"{mean(ms, 'ap50'):.3f}: at least as good (not worse by more than {_NOT_WORSE} on "
-        f"either): **{quality}** (best Dice: {as_good[0].short()}; AP@0.5: "
-        f"{as_good[1].short()}).",
+        f"either): "
+        + res.verdict(quality, claim="centres at least as good as mean-shift on best Dice "
+                      "and AP@0.5", parts=as_good, rule="all of", arms=(paper, ms))
+        + f" (best Dice: {plain(as_good[0], (paper, ms))}; AP@0.5: "
+        f"{plain(as_good[1], (paper, ms))}).",
         f"- Speed: end to end {mean(paper, 'ips'):.1f} vs {mean(ms, 'ips'):.1f} images/s "
-        f"(**{speed_total:.1f}x**; >= 5x: {claim_speed.text(1)}); the grouping step alone "
+        f"(**{speed_total:.1f}x**; >= 5x: "
+        + res.verdict(claim_speed, arms=(paper, ms), style="outcome", digits=1)
+        + f"); the grouping step alone "
         f"(network forward of {1000 * fwd:.1f} ms/image and SLIC's share subtracted) "
         f"{1000 * post[paper_near]:.1f} vs {1000 * grouping_ms:.1f} ms/image "
         f"({speed_post:.0f}x).",
         f"- SLIC upsampling (centres): boundary F {mean(paper_near, 'bf'):.3f} -> "
-        f"{mean(paper, 'bf'):.3f} (gain {bf_gain:+.3f}: {claim_slic.text()}), best Dice "
+        f"{mean(paper, 'bf'):.3f} (gain {bf_gain:+.3f}: "
+        + res.verdict(claim_slic, arms=(paper, paper_near), style="outcome")
+        + f"), best Dice "
         f"{mean(paper_near, 'sbd'):.3f} -> {mean(paper, 'sbd'):.3f}; cost "
         f"{slic_cost_ms:.1f} ms/image.",
         f"- Training: {np.mean(fit_seconds):.0f} s wall, {np.mean(fit_cpus):.0f} s process "
@@ -723,7 +767,7 @@ def run(ctx):
         "are the qualitative ones (touching instances split, centre seeding faster than "
         "clustering, SLIC refines low-resolution boundaries).",
     ]
-    md_follow, fig_follow = _follow_up_section(follow, table, ctx, retrained=split)
+    md_follow, fig_follow = _follow_up_section(res, follow, table, ctx, retrained=split)
     md += md_follow
     full = _config(False)
     shortened = (f"{cfg['n_train']} training scenes instead of {full['n_train']}, "
@@ -731,8 +775,8 @@ def run(ctx):
                  f"{cfg['n_test']} test scenes instead of {full['n_test']}"
                  + (f", {cfg['seeds']} seeds instead of {full['seeds']}"
                     if cfg['seeds'] != full['seeds'] else "") + "." if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig_scores, fig_examples, fig_follow],
-                   shortened=shortened)
+    return res.done("\n".join(md), figures=[fig_scores, fig_examples, fig_follow],
+                    shortened=shortened)
 
 
 EXPERIMENT = Experiment(

@@ -22,8 +22,8 @@ import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, judge
 from sklearn_papers.reproduce._common import save_figure
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -69,11 +69,47 @@ def _non_increasing(curve):
     return judge(claim, curve[:-1] - curve[1:], 0.0)
 
 
+def _plot_curves(ctx, curves, checkpoints):
+    """The objective of both implementations against the iteration, one panel per loss."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, loss in zip(axes, LOSSES):
+        ours_curve, sk_curve = curves[loss]
+        it = np.arange(1, len(ours_curve) + 1)
+        ax.plot(it, ours_curve, lw=2.5, label="sklearn_papers.NMF (torch)")
+        ax.plot(checkpoints, sk_curve, "o--", ms=3, lw=1.2, label="scikit-learn solver='mu'")
+        ax.set(xscale="log", yscale="log", xlabel="iteration", ylabel="objective",
+               title=f"{loss} on load_digits, k={N_COMPONENTS}")
+        ax.legend()
+    fig.tight_layout()
+    return save_figure(fig, ctx, "lee_seung_objective.png", dpi=110)
+
+
+def _plot_bases(ctx, bases, n_iter):
+    """The basis images (rows of H) of both implementations and both losses."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(4, 16, figsize=(12, 3.4))
+    for r, (loss, who) in enumerate([(l, w) for l in LOSSES for w in (0, 1)]):
+        H = bases[loss][who]
+        for c in range(N_COMPONENTS):
+            ax = axes[r, c]
+            ax.imshow(H[c].reshape(8, 8), cmap="gray_r", interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+        name = "ours" if who == 0 else "sklearn"
+        axes[r, 0].set_ylabel(f"{'Frob' if loss == 'frobenius' else 'KL'}\n{name}",
+                              rotation=0, ha="right", va="center", fontsize=8)
+    fig.suptitle(f"NMF basis images (rows of H) on load_digits after {n_iter} iterations")
+    return save_figure(fig, ctx, "lee_seung_bases.png", dpi=110)
+
+
 def run(ctx):
+    """Run the experiment; see the module docstring."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     from sklearn.datasets import load_digits
     from sklearn.decomposition import NMF as SkNMF
 
@@ -87,6 +123,7 @@ def run(ctx):
     X = load_digits().data.astype(np.float64)
     W0, H0 = _initialize_nmf(X, N_COMPONENTS, init="nndsvda", random_state=ctx.random_state)
     rows, curves, bases, ratios = [], {}, {}, {}
+    res = Result()
     for loss in ctx.progress(LOSSES, desc="lee_seung"):
         ours = NMF(N_COMPONENTS, beta_loss=loss, init="custom", max_iter=n_iter, tol=0)
         start = time.perf_counter()
@@ -112,37 +149,16 @@ def run(ctx):
                 "loss": loss, "implementation": who,
                 "final objective": f"{curve[-1]:.6g}",
                 "largest increase (any iteration)": f"{max(np.diff(curve).max(), 0.0):.2e}",
-                "non-increasing (paper: Thm 1/2)": _non_increasing(curve).short(),
+                "non-increasing (paper: Thm 1/2)": res.verdict(
+                    _non_increasing(curve), claim=f"{loss}, {who}: the objective never "
+                    "increases", arms=(who,), style="plain"),
                 "fit time (s)": f"{secs:.2f}",
             })
         ctx.log(f"lee_seung {loss}: ours {ours_curve[-1]:.6g} in {t_ours:.2f}s, "
                 f"sklearn {sk_curve[-1]:.6g} in {t_sk:.2f}s")
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, loss in zip(axes, LOSSES):
-        ours_curve, sk_curve = curves[loss]
-        it = np.arange(1, len(ours_curve) + 1)
-        ax.plot(it, ours_curve, lw=2.5, label="sklearn_papers.NMF (torch)")
-        ax.plot(checkpoints, sk_curve, "o--", ms=3, lw=1.2, label="scikit-learn solver='mu'")
-        ax.set(xscale="log", yscale="log", xlabel="iteration", ylabel="objective",
-               title=f"{loss} on load_digits, k={N_COMPONENTS}")
-        ax.legend()
-    fig.tight_layout()
-    curve_png = save_figure(fig, ctx, "lee_seung_objective.png", dpi=110)
-
-    fig, axes = plt.subplots(4, 16, figsize=(12, 3.4))
-    for r, (loss, who) in enumerate([(l, w) for l in LOSSES for w in (0, 1)]):
-        H = bases[loss][who]
-        for c in range(N_COMPONENTS):
-            ax = axes[r, c]
-            ax.imshow(H[c].reshape(8, 8), cmap="gray_r", interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
-        name = "ours" if who == 0 else "sklearn"
-        axes[r, 0].set_ylabel(f"{'Frob' if loss == 'frobenius' else 'KL'}\n{name}",
-                              rotation=0, ha="right", va="center", fontsize=8)
-    fig.suptitle(f"NMF basis images (rows of H) on load_digits after {n_iter} iterations")
-    basis_png = save_figure(fig, ctx, "lee_seung_bases.png", dpi=110)
+    curve_png = _plot_curves(ctx, curves, checkpoints)
+    basis_png = _plot_bases(ctx, bases, n_iter)
 
     markdown = "\n".join([
         "### Objective after every multiplicative update, load_digits (1797 x 64)",
@@ -159,7 +175,7 @@ def run(ctx):
         "for problems this small), so the times compare the kernels, not the scheduler "
         "of a shared machine.",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         "On this small matrix our fit took "
         + " and ".join(f"{ratios[loss]:.2f}x scikit-learn's time ({loss})" for loss in LOSSES)
@@ -174,7 +190,7 @@ def run(ctx):
         "articles); sparse input is covered by the test suite and the benchmark.",
     ])
     shortened = f"{n_iter} iterations instead of 1000." if ctx.quick else ""
-    return Section(markdown=markdown, figures=[curve_png, basis_png], shortened=shortened)
+    return res.done(markdown, figures=[curve_png, basis_png], shortened=shortened)
 
 
 EXPERIMENT = Experiment(

@@ -43,10 +43,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import Claim, judge
+from sklearn_papers.reproduce._claims import HOLDS, INCONCLUSIVE, Claim, all_of, judge
 from sklearn_papers.reproduce._common import in_one_torch_thread, one_torch_thread, save_figure
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -65,30 +66,28 @@ def _config(quick):
                 n_agents=64, mc_steps=6000, n_jobs=2)
 
 
-def _verdict(a, b, margin=0.0):
+def _verdict(a, b, claim="A beats B", margin=0.0):
     """The claim "mean(a) > mean(b) + margin" on per-seed numbers, by the shared paired
-    interval rule (:mod:`._claims`): its text, starting with "holds", "does not hold" or
-    "inconclusive"."""
-    return judge(Claim("A beats B", "", "paired interval", margin=margin), a, b).short()
+    interval rule (:mod:`._claims`): a :class:`~._claims.Verdict`."""
+    return judge(Claim(claim, "", "paired interval", margin=margin), a, b)
 
 
-def _at_least(values, target):
+def _at_least(values, target, claim="reaches the target"):
     """The claim "the mean of ``values`` reaches ``target``" by the shared mean-interval
-    rule: its text (NaN values, seeds without a probe, are left out)."""
+    rule: a :class:`~._claims.Verdict`, or ``"inconclusive"`` without a finite value (NaN
+    values, seeds without a probe, are left out)."""
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]
     if not values.size:
-        return "inconclusive (no finite value)"
-    return judge(Claim("reaches the target", "", "mean interval", threshold=target),
-                 values).short()
+        return INCONCLUSIVE
+    return judge(Claim(claim, "", "mean interval", threshold=target), values)
 
 
-def _reaches_share(a, b, share):
+def _reaches_share(a, b, share, claim="A reaches a share of B"):
     """The claim "A reaches ``share`` of B" (per seed, paired): ``a - share * b`` by the
     shared paired interval rule."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return judge(Claim("A reaches a share of B", "", "paired interval"), a,
-                 share * b).short()
+    return judge(Claim(claim, "", "paired interval"), a, share * b)
 
 
 def _mean(values):
@@ -338,8 +337,9 @@ def _plot_checkpoints(out, filename, steps, checkpoints):
     return save_figure(fig, out, filename, dpi=90)
 
 
-def _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, wall):
-    """The follow-up's markdown: the table by checkpoint and its computed sentences."""
+def _checkpoint_rows(steps, checkpoints):
+    """Rows of the follow-up's table: per checkpoint, the return of the agents the rule
+    trains and the probes' Spearman correlations."""
     g0 = _TRAIN_DISCOUNT
     rows = []
     for k in steps:
@@ -355,25 +355,53 @@ def _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, wall):
         row["cells per agent"] = format_mean_std([c["probes"][k]["cells"]
                                                   for c in checkpoints], 1)
         rows.append(row)
+    return rows
+
+
+def _fall(y, trained, final):
+    """``(peak, words, falls)``: the checkpoint where y's probe peaks, a sentence on how
+    it falls after it, and whether the fall is beyond the seed spread (the paired
+    interval rule over the seeds)."""
+    peak = max(trained, key=lambda k: np.mean(y[k]))
+    if peak == final:
+        return peak, (f"y's probe is highest at the last checkpoint ({final}): it does not "
+                      f"fall with longer meta-training in this run"), False
+    falls = _verdict(y[peak], y[final]).outcome == HOLDS
+    return peak, (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
+                  f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
+                  + ("a fall beyond the seed spread" if falls else
+                     "within the seed spread, so no measurable fall")), falls
+
+
+def _repeats(checkpoints, probes, lpg_values, final):
+    """Whether the last checkpoint repeats the main table's probe exactly (it is the rule
+    of the LPG part), and a sentence on the parts whose meta-training ran again."""
+    repeats = all(np.array_equal(c["probes"][final][key], p[key], equal_nan=True)
+                  for c, p in zip(checkpoints, probes) for key in p
+                  if key in c["probes"][final])
+    refits = [c for c in checkpoints if c["refit"]]
+    same_fit = all(np.array_equal(c["training_returns"], v["training_returns"])
+                   for c, v in zip(checkpoints, lpg_values) if c["refit"])
+    refit_text = (f" {len(refits)} of the {len(checkpoints)} seeds' LPG parts were cached "
+                  f"before they kept snapshots, so their meta-training ran again (same seed "
+                  f"and settings) to take them; the re-runs reproduced the cached runs' "
+                  f"meta-training returns exactly: {'yes' if same_fit else 'no'}."
+                  if refits else "")
+    return repeats, refit_text
+
+
+def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wall):
+    """The follow-up's markdown: the table by checkpoint and its computed sentences."""
+    g0 = _TRAIN_DISCOUNT
+    rows = _checkpoint_rows(steps, checkpoints)
 
     final, trained = steps[-1], [k for k in steps if k > 0]
     y = {k: _ck_values(checkpoints, k, ("y", g0)) for k in steps}
     ret = {k: _ck_returns(checkpoints, k) for k in steps}
-    peak = max(trained, key=lambda k: np.mean(y[k]))
+    peak, fall, falls = _fall(y, trained, final)
     ret_peak = max(trained, key=lambda k: np.mean(ret[k]))
     path_text = ", ".join(f"{np.mean(y[k]):.2f} at {k}" for k in steps)
     ret_text = ", ".join(f"{np.mean(ret[k]):.1f} at {k}" for k in steps)
-    if peak == final:
-        fall = (f"y's probe is highest at the last checkpoint ({final}): it does not fall "
-                f"with longer meta-training in this run")
-        falls = False
-    else:
-        verdict = _verdict(y[peak], y[final])
-        falls = verdict.startswith("holds")
-        fall = (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
-                f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
-                + ("a fall beyond the seed spread" if falls else
-                   "within the seed spread, so no measurable fall"))
     best = {k: max(_PROBE_DISCOUNTS, key=lambda g: np.mean(_ck_values(checkpoints, k,
                                                                       ("y", g))))
             for k in trained}
@@ -412,18 +440,7 @@ def _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, wall):
            + ("Measured causes: " + ", ".join(causes) + "." if causes else
               "None of the three measured factors moves it."))
 
-    # the checkpoint at the end is the rule of the LPG part: its probe must repeat it
-    repeats = all(np.array_equal(c["probes"][final][key], p[key], equal_nan=True)
-                  for c, p in zip(checkpoints, probes) for key in p
-                  if key in c["probes"][final])
-    refits = [c for c in checkpoints if c["refit"]]
-    same_fit = all(np.array_equal(c["training_returns"], v["training_returns"])
-                   for c, v in zip(checkpoints, lpg_values) if c["refit"])
-    refit_text = (f" {len(refits)} of the {len(checkpoints)} seeds' LPG parts were cached "
-                  f"before they kept snapshots, so their meta-training ran again (same seed "
-                  f"and settings) to take them; the re-runs reproduced the cached runs' "
-                  f"meta-training returns exactly: {'yes' if same_fit else 'no'}."
-                  if refits else "")
+    repeats, refit_text = _repeats(checkpoints, probes, lpg_values, final)
     cpu = sum(c["cpu"] for c in checkpoints)
     md = [
         f"#### {_FOLLOWUP_HEADING}",
@@ -446,7 +463,7 @@ def _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, wall):
         f"{cpu:.0f} s of CPU time summed over them.{refit_text} The last checkpoint "
         f"repeats the probe of the table above exactly: {'yes' if repeats else 'no'}.",
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         f"- Along meta-training the return goes {ret_text} (highest at {ret_peak}); y's "
         f"per-grid probe at 0.99 goes {path_text}: {fall}. The discount whose values y "
@@ -717,18 +734,36 @@ def run(ctx):
         # claim 3: y carries the other discounts' values (its probe beats the TD value's
         # there) and the TD value does not (its probe is lower there than at its own
         # discount)
-        y_beats, td_drops = _verdict(y_other, td_other), _verdict(td_train, td_other)
-        outcomes = [v.split(" (")[0] for v in (y_beats, td_drops)]
-        both = ("holds" if outcomes == ["holds", "holds"] else
-                "does not hold" if "does not hold" in outcomes else "inconclusive")
+        how = "per grid" if j else "pooled"
+        y_beats = _verdict(y_other, td_other,
+                           f"{how}: y's probe higher than the TD value's at other discounts")
+        td_drops = _verdict(td_train, td_other, f"{how}: the TD value's probe higher at its "
+                            "own discount than at the others")
+        both = all_of(y_beats, td_drops)
         return dict(y_train=_mean(y_train), td_train=_mean(td_train), y_train_seeds=y_train,
                     y_other=_mean(y_other), td_other=_mean(td_other),
                     y_beats=y_beats, td_drops=td_drops, claim3=both)
 
     grid, pooled = probe_stats(1), probe_stats(0)
 
-    def target_word(stats):
-        return _at_least(stats["y_train_seeds"], 0.7)
+    result = Result()
+
+    def target_word(stats, how, style):
+        claim = f"{how}: y is value-like at the training discount (Spearman >= 0.7)"
+        verdict = _at_least(stats["y_train_seeds"], 0.7, claim)
+        if isinstance(verdict, str):
+            return result.verdict(verdict, claim=claim, rule="no finite value",
+                                  arms=("y(s)",), style="outcome")
+        return result.verdict(verdict, arms=("y(s)",), style=style)
+
+    def claim3(stats, how, style):
+        return result.verdict(
+            stats["claim3"], claim=f"{how}: y carries values at other discounts where the "
+            "TD(lambda) value does not", parts=[stats["y_beats"], stats["td_drops"]],
+            rule="all of", arms=("y(s)", "TD(lambda) value"), style=style)
+
+    def plain(verdict, arms):
+        return result.verdict(verdict, arms=arms, style="plain")
 
     lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in tuned.items())
     md = [
@@ -747,15 +782,22 @@ def run(ctx):
         f"A2C: learning rate {best_lr:g}, the best mean lifetime return on the "
         f"meta-training grids among ({lr_text}).",
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         f"- LPG reaches {100 * ratio:.0f} % of A2C's return on the held-out grids (target "
-        f">= 80 %: **{_reaches_share(held['LPG'], held['A2C (tuned lr)'], 0.8)}**) and "
+        ">= 80 %: " + result.verdict(
+            _reaches_share(held["LPG"], held["A2C (tuned lr)"], 0.8,
+                           "LPG reaches 80 % of A2C's return on the held-out grids"),
+            arms=("LPG", "A2C (tuned lr)")) + ") and "
         f"{100 * ratio_large:.0f} % on the larger grids. Paper: LPG is competitive with A2C "
         f"on the tabular grid worlds.",
-        f"- LPG beats the untrained rule: **{_verdict(held['LPG'], held['untrained rule'])}**;"
-        f" LPG beats the ablation without y: "
-        f"**{_verdict(held['LPG'], held['LPG without y'])}** (paper: removing y hurts the "
+        "- LPG beats the untrained rule: " + result.verdict(
+            _verdict(held["LPG"], held["untrained rule"], "LPG beats the untrained rule"),
+            arms=("LPG", "untrained rule")) + "; LPG beats the ablation without y: "
+        + result.verdict(_verdict(held["LPG"], held["LPG without y"],
+                                  "LPG beats the ablation without y"),
+                         arms=("LPG", "LPG without y"))
+        + " (paper: removing y hurts the "
         f"discovered rule).",
         "",
         "Probe (held-out grids): ridge regression from `y(s)` (the agent's prediction "
@@ -771,26 +813,30 @@ def run(ctx):
         "Beside it, the same probes from a TD(lambda) value (lambda 0.9) learned at "
         "discount 0.99 alongside each agent from the same experience.",
         "",
-        markdown_table(probe_rows),
+        result.table(probe_rows),
         "",
         f"- y is value-like at the training discount 0.99, per grid (the paper analyses "
         f"y within one environment): Spearman {grid['y_train']:.2f} (target >= 0.7: "
-        f"**{target_word(grid)}**). Pooled across grids, a stricter test that "
+        f"{target_word(grid, 'per grid', 'bold')}). Pooled across grids, a stricter test that "
         f"the paper does not make (one read-out for every layout, so y must also carry the "
         f"value's level in reward units): {pooled['y_train']:.2f} "
-        f"({target_word(pooled)} against the same 0.7).",
+        f"({target_word(pooled, 'pooled', 'plain')} against the same 0.7).",
         f"- Per grid, at the other discounts ({', '.join(str(g) for g in others)}), y's "
         f"probe averages {grid['y_other']:.2f} against the TD(lambda) value's "
-        f"{grid['td_other']:.2f} (y higher: {grid['y_beats']}), while the TD value's probe "
+        f"{grid['td_other']:.2f} (y higher: {plain(grid['y_beats'], ('y(s)', 'TD'))}), "
+        f"while the TD value's probe "
         f"averages {grid['td_train']:.2f} at its own discount 0.99 (higher than at the "
-        f"others: {grid['td_drops']}). y carries values at other discounts where the "
-        f"TD(lambda) value does not: **{grid['claim3']}** (paper: y captures values at "
+        f"others: {plain(grid['td_drops'], ('TD at 0.99', 'TD'))}). y carries values at "
+        f"other discounts where the "
+        f"TD(lambda) value does not: {claim3(grid, 'per grid', 'bold')} (paper: y captures "
+        f"values at "
         f"discounts other than the meta-training one). Pooled: y {pooled['y_other']:.2f} "
         f"against TD {pooled['td_other']:.2f} at the other discounts (y higher: "
-        f"{pooled['y_beats']}), TD {pooled['td_train']:.2f} at 0.99 (higher than at the "
-        f"others: {pooled['td_drops']}); both parts together: {pooled['claim3']}.",
+        f"{plain(pooled['y_beats'], ('y(s)', 'TD'))}), TD {pooled['td_train']:.2f} at 0.99 "
+        f"(higher than at the others: {plain(pooled['td_drops'], ('TD at 0.99', 'TD'))}); "
+        f"both parts together: {claim3(pooled, 'pooled', 'plain')}.",
         "",
-        _checkpoint_section(steps, checkpoints, probes, lpg_values, cfg, ck_wall)
+        _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, ck_wall)
         if checkpoints is not None else full_mode_only(
             "lpg", _FOLLOWUP_HEADING,
             "Why is y's per-grid probe at 0.99 where it is? The LPG rule of every "
@@ -807,8 +853,8 @@ def run(ctx):
         f"paper meta-trains for billions of steps with a 256-unit LSTM and prediction size "
         f"30 (ours: 32 units, 8); the checkpoints follow-up in full mode only."
         if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[f for f in (fig1, fig2, fig3) if f],
-                   shortened=shortened)
+    return result.done("\n".join(md), figures=[f for f in (fig1, fig2, fig3) if f],
+                       shortened=shortened)
 
 
 EXPERIMENT = Experiment(

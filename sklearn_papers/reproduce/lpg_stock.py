@@ -65,9 +65,11 @@ from functools import partial
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import Claim, all_of, judge, verdict_table
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._claims import Claim, all_of, judge
+from sklearn_papers.reproduce._common import in_one_torch_thread, one_torch_thread, run_seeds
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -159,16 +161,14 @@ def _q_learning(env, steps, alpha, seed, *, epsilon=0.1, discount=_TRAIN_DISCOUN
     return q
 
 
+@in_one_torch_thread
 def _baselines_part(name, cfg):
     """The random policy, tabular Q-learning (each step size) and A2C (each learning rate)
     on the stock environment ``name``: ``{"random": [...], "Q-learning": {alpha: [...]},
     "A2C": {lr: [...]}}``, one mean greedy return per agent seed (NaN: diverged)."""
-    import torch
-
     from sklearn_papers.nn._skorch import torch_seeded
     from sklearn_papers.rl import A2C
 
-    torch.set_num_threads(1)
     env_id, kwargs = next((i, k) for n, i, k in _STOCK if n == name)
     seeds = range(cfg["agent_seeds"])
     steps, episodes, max_steps = cfg["lifetime"] * 20, cfg["episodes"], cfg["max_steps"]
@@ -209,17 +209,15 @@ def _greedy_return(agent, env, episodes, max_steps, seed):
                                              random_state=seed)))
 
 
+@in_one_torch_thread
 def _rule_part(kind, seed, cfg):
     """A rule meta-trained with ``seed`` (``kind`` "widened": on
     :func:`~sklearn_papers.rl.widened_grid_world`;
     "grid": on ``sample_grid_worlds(n_train)``) and agents it trains on every stock
     environment with each agent step size of ``cfg["lpg_lrs"]``, evaluated greedily:
     ``{"returns": {env: {step size: [mean return per agent seed]}}, "meta_cpu": s}``."""
-    import torch
-
     from sklearn_papers.rl import LearnedPolicyGradient, sample_grid_worlds, widened_grid_world
 
-    torch.set_num_threads(1)
     t0 = time.process_time()
     est = LearnedPolicyGradient(lifetime=cfg["meta_lifetime"], n_agents=cfg["n_agents"],
                                 max_meta_steps=cfg["meta_steps"], discount=_TRAIN_DISCOUNT,
@@ -298,31 +296,31 @@ def _summary(baselines, rules, meta_lr=2.0):
     return out
 
 
-def _section(cfg, baselines, rules, wall, cpu, records=()):
-    meta_lr = _meta_lr()
-    summary = _summary(baselines, rules, meta_lr)
-    recorded = ""
-    if records:
-        part_cpu = sum(r.get("cpu_seconds") or 0.0 for r in records)
-        recorded = (f"; the {len(records)} parts, kept as text records (`--records`), took "
-                    f"{part_cpu / 3600:.1f} CPU hours when they were computed")
-    rows, claims1, claims1u, claims2 = [], [], [], []
+def _row(name, s, rules, meta_lr):
+    """The table row of one environment from its summary ``s`` (:func:`_summary`)."""
+    row = {"environment": name, "random": f"{s['random']:.2f}",
+           "Q-learning (tuned)": f"{format_mean_std(s['q_seeds'], 2)} ({s['q_norm']:.2f}; "
+                                 f"alpha {float(s['alpha']):g})",
+           "A2C (tuned)": f"{format_mean_std(s['a2c_seeds'], 2)} (lr {float(s['lr']):g})"}
+    for kind, label in _RULES:
+        if kind in rules:
+            row[label] = (f"{format_mean_std(s[kind], 2)} "
+                          f"({_mean(s[f'{kind}_norm']):.2f}; step size "
+                          f"{float(s[f'{kind}_lr']):g})")
+            if f"{kind}_untuned" in s:
+                row[f"{label}, step size {meta_lr:g}"] = (
+                    f"{format_mean_std(s[f'{kind}_untuned'], 2)} "
+                    f"({_mean(s[f'{kind}_untuned_norm']):.2f})")
+    return row
+
+
+def _claims(summary, meta_lr):
+    """The verdicts of claim 1 (the widened rule reaches 80 % of tuned A2C: step size
+    tuned, and as meta-trained) and claim 2 (A2C does not lose to Q-learning where both
+    converge), one per environment, by the mean-interval rule over the seeds."""
+    claims1, claims1u, claims2 = [], [], []
     for name, _, _ in _STOCK:
         s = summary[name]
-        row = {"environment": name, "random": f"{s['random']:.2f}",
-               "Q-learning (tuned)": f"{format_mean_std(s['q_seeds'], 2)} ({s['q_norm']:.2f}; "
-                                     f"alpha {float(s['alpha']):g})",
-               "A2C (tuned)": f"{format_mean_std(s['a2c_seeds'], 2)} (lr {float(s['lr']):g})"}
-        for kind, label in _RULES:
-            if kind in rules:
-                row[label] = (f"{format_mean_std(s[kind], 2)} "
-                              f"({_mean(s[f'{kind}_norm']):.2f}; step size "
-                              f"{float(s[f'{kind}_lr']):g})")
-                if f"{kind}_untuned" in s:
-                    row[f"{label}, step size {meta_lr:g}"] = (
-                        f"{format_mean_std(s[f'{kind}_untuned'], 2)} "
-                        f"({_mean(s[f'{kind}_untuned_norm']):.2f})")
-        rows.append(row)
         norm = [v if np.isfinite(v) else -1e9 for v in s["widened_norm"]]
         claims1.append(judge(Claim(f"LPG, widened reaches 80 % of tuned A2C on {name}",
                                    "(LPG - random) / (A2C - random)", "mean interval",
@@ -338,6 +336,23 @@ def _section(cfg, baselines, rules, wall, cpu, records=()):
             claims2.append(judge(Claim(f"A2C does not lose to Q-learning on {name}",
                                        "(A2C - random) / (Q-learning - random)",
                                        "mean interval", threshold=0.9), ratio))
+    return claims1, claims1u, claims2
+
+
+def _section(result, cfg, baselines, rules, wall, cpu, records=()):
+    meta_lr = _meta_lr()
+    summary = _summary(baselines, rules, meta_lr)
+    recorded = ""
+    if records:
+        part_cpu = sum(r.get("cpu_seconds") or 0.0 for r in records)
+        recorded = (f"; the {len(records)} parts, kept as text records (`--records`), took "
+                    f"{part_cpu / 3600:.1f} CPU hours when they were computed")
+    rows = [_row(name, summary[name], rules, meta_lr) for name, _, _ in _STOCK]
+    claims1, claims1u, claims2 = _claims(summary, meta_lr)
+
+    def every(parts, claim):
+        return result.verdict(all_of(*parts), claim=claim, parts=parts, rule="all of")
+
     a2c_lrs = ", ".join(f"{v:g}" for v in cfg["a2c_lrs"])
     q_alphas = ", ".join(f"{v:g}" for v in cfg["q_alphas"])
     lpg_lrs = ", ".join(f"{v:g}" for v in cfg["lpg_lrs"])
@@ -383,43 +398,43 @@ def _section(cfg, baselines, rules, wall, cpu, records=()):
         "seeds); in brackets the normalized score (method - random) / (A2C - random), "
         "where 1 is tuned A2C and 0 the random policy.",
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         "Claim 1, the widened rule generalizes (normalized score of each meta-training seed, "
         f"the mean over its agent seeds, at the tuned step size; per seed: {per_seed}); "
         f"the same at the meta-training step size {meta_lr:g}. Claim 2, A2C against "
         "Q-learning where both converge (per agent seed).",
         "",
-        markdown_table(verdict_table(claims1 + claims1u + claims2, digits=2)),
+        result.table(result.verdict_rows(claims1 + claims1u + claims2, digits=2)),
         "",
         f"- The widened rule reaches 80 % of tuned A2C on every test environment (agents' "
-        f"step size tuned): **{all_of(*claims1)}**"
-        + (f"; at the meta-training step size: **{all_of(*claims1u)}**" if claims1u else "")
+        "step size tuned): " + every(claims1, "the widened rule reaches 80 % of tuned A2C on "
+                                     "every test environment, agents' step size tuned")
+        + ("; at the meta-training step size: " + every(
+            claims1u, "the widened rule reaches 80 % of tuned A2C on every test "
+            "environment, at the meta-training step size") if claims1u else "")
         + ".",
-        f"- A2C does not lose to tabular Q-learning where both converge: "
-        f"**{all_of(*claims2)}**.",
+        "- A2C does not lose to tabular Q-learning where both converge: "
+        + every(claims2, "A2C does not lose to tabular Q-learning where both converge")
+        + ".",
         f"- Cost: {cpu:.0f} s of CPU time and {wall:.0f} s wall in this run{recorded}.",
     ]), summary
 
 
 def run(ctx):
     """Run the experiment; see the module docstring."""
-    import torch
-
     from sklearn_papers.reproduce._parallel import cached_parts
     from sklearn_papers.rl import A2C, LearnedPolicyGradient
 
     cfg = _config(ctx.quick)
-    n_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_torch_thread():
         defaults = {"lpg": {k: v for k, v in LearnedPolicyGradient().get_params().items()
                             if k not in ("verbose", "random_state", "n_jobs")},
                     "a2c": {k: v for k, v in A2C().get_params().items()
                             if k not in ("verbose", "random_state", "lr")}}
         key = {"cfg": cfg, "defaults": defaults, "distribution": _DISTRIBUTION,
                "stock": [[n, i, sorted(k.items())] for n, i, k in _STOCK]}
-        seeds = [ctx.random_state + i for i in range(cfg["meta_seeds"])]
+        seeds = run_seeds(ctx, cfg["meta_seeds"])
         rule_parts = [(f"rule/{kind}/seed={seed}", _rule_part, (kind, seed, cfg), key)
                       for kind in cfg["rules"] for seed in seeds]
         base_parts = [(f"baselines/{name}", _baselines_part, (name, cfg), key)
@@ -430,8 +445,6 @@ def run(ctx):
             values = cached_parts(ctx, rule_parts + base_parts, n_jobs=cfg["n_jobs"],
                                   progress=bar)
         wall = time.perf_counter() - t0
-    finally:
-        torch.set_num_threads(n_threads)
     from sklearn_papers.reproduce._parallel import worker_cpu_seconds
 
     cpu = time.process_time() - c0 + worker_cpu_seconds()
@@ -439,7 +452,8 @@ def run(ctx):
     for (key_, _, (kind, _, _), _), value in zip(rule_parts, values[:len(rule_parts)]):
         rules[kind].append(value)
     baselines = {name: value for (name, _, _), value in zip(_STOCK, values[len(rule_parts):])}
-    md, _ = _section(cfg, baselines, rules, wall, cpu, ctx.records)
+    result = Result()
+    md, _ = _section(result, cfg, baselines, rules, wall, cpu, ctx.records)
     full = _config(False)
     shortened = (
         f"{cfg['meta_seeds']} meta-training seeds x {cfg['agent_seeds']} agent seeds (full: "
@@ -452,7 +466,7 @@ def run(ctx):
         f"and the rule's agent step size over {len(cfg['lpg_lrs'])} (full: "
         f"{len(full['a2c_lrs'])}, {len(full['q_alphas'])} and {len(full['lpg_lrs'])})."
         if ctx.quick else "")
-    return Section(markdown=md, shortened=shortened)
+    return result.done(md, shortened=shortened)
 
 
 EXPERIMENT = Experiment(

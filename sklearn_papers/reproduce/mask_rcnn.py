@@ -14,11 +14,13 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import Claim, judge
+from sklearn_papers.metrics import instance_best_iou, other_class_share
+from sklearn_papers.reproduce._claims import HOLDS, Claim, judge
 from sklearn_papers.reproduce._common import run_seeds, save_figure
 from sklearn_papers.reproduce._digits import one_torch_thread, verdict
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, full_mode_only, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -197,13 +199,9 @@ def _paired(a, b):
             f"{gap.size} seeds")
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring. Fits are independent cached parts
-    (``--resume`` skips finished ones), run on ``n_jobs`` worker processes."""
-    from sklearn_papers.reproduce._parallel import cached_parts
-
-    cfg = _config(ctx.quick)
-    seeds = run_seeds(ctx, cfg["seeds"])
+def _main_parts(ctx, cfg, seeds):
+    """``(parts, jobs)`` of the main fits: every variant on the easy scenes (the first
+    one on the default scenes too) and the InstanceSegmenter, per seed."""
     settings = ["easy"] + (["default"] if cfg["hard"] else [])
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
     parts, jobs = [], []
@@ -223,6 +221,103 @@ def run(ctx):
                               (protocol, setting, seed, ctx.random_state),
                               {**protocol, "setting": setting, "seed": seed,
                                "data_seed": ctx.random_state}))
+    return parts, jobs
+
+
+def _table_rows(results, seg_rows):
+    """Rows of the main table: per scene set and model, the test metrics over seeds."""
+    keys = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU", "matched fraction",
+            "images/s")
+    rows = []
+    for (setting, variant), res in results.items():
+        row = {"scenes": setting, "model": f"Mask R-CNN ({variant})"}
+        row.update({k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
+                    for k in keys})
+        row["fit CPU s"] = format_mean_std([r["fit CPU s"] for r in res], 0)
+        rows.append(row)
+    for setting, res in seg_rows.items():
+        row = {"scenes": setting, "model": "InstanceSegmenter (defaults)"}
+        row.update({k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
+                    for k in keys})
+        row["box AP"] = "n/a"
+        row["fit CPU s"] = format_mean_std([r["fit CPU s"] for r in res], 0)
+        rows.append(row)
+    return rows
+
+
+def _claim_lines(result, easy, cfg, seg_rows):
+    """The claims' lines under the table, their verdicts kept in ``result``; ``easy``
+    maps a variant to its easy-scene results per seed."""
+    main = cfg["variants"][0]
+    pool, soft, c4 = "FPN, RoIPool, sigmoid", "FPN, RoIAlign, softmax", "C4, RoIAlign, sigmoid"
+    get = lambda v, k: [r[k] for r in easy[v]]  # noqa: E731
+    ious = get(main, "matched mask IoU")
+    iou_claim = judge(Claim("matched mask IoU >= 0.85", "matched mask IoU", "mean interval",
+                            threshold=0.85), ious)
+    def ap_verdict(a, b, claim, metric):
+        return result.verdict(verdict(get(a, metric), get(b, metric), claim, metric),
+                              arms=(a, b))
+
+    claims = [
+        f"- Mean mask IoU of matched instances on easy scenes ({main}): "
+        f"{np.mean(ious):.3f} ± {np.std(ious):.3f} over {len(ious)} seeds (lowest seed "
+        f"{np.min(ious):.3f}; target >= 0.85): "
+        + result.verdict(iou_claim, arms=(main,), style="outcome") + ".",
+        f"- RoIAlign vs RoIPool (FPN), AP75: {np.mean(get(main, 'AP75')):.3f} vs "
+        f"{np.mean(get(pool, 'AP75')):.3f} (paired gap "
+        f"{_paired(get(main, 'AP75'), get(pool, 'AP75'))}), "
+        f"mask AP {np.mean(get(main, 'mask AP')):.3f} vs {np.mean(get(pool, 'mask AP')):.3f}, "
+        f"AP50 {np.mean(get(main, 'AP50')):.3f} vs {np.mean(get(pool, 'AP50')):.3f}; RoIAlign "
+        f"better on AP75: {ap_verdict(main, pool, 'RoIAlign better on AP75', 'AP75')}; paper: "
+        f"{_PAPER['align vs pool (C4, stride 16)']}.",
+    ]
+    if "C4, RoIPool, sigmoid" in easy:
+        c4p = "C4, RoIPool, sigmoid"
+        gap_c4 = np.mean(get(c4, "AP75")) - np.mean(get(c4p, "AP75"))
+        gap_fpn = np.mean(get(main, "AP75")) - np.mean(get(pool, "AP75"))
+        claims.append(
+            f"- At large stride (C4, one map at stride 8) RoIAlign - RoIPool on AP75: "
+            f"{gap_c4:+.3f} vs {gap_fpn:+.3f} with the FPN (finest level stride 4); "
+            f"RoIAlign better with C4: "
+            f"{ap_verdict(c4, c4p, 'RoIAlign better on AP75 with C4', 'AP75')}; "
+            f"paper: the gap grows with the stride ({_PAPER['align vs pool (C5, stride 32)']} "
+            f"at stride 32).")
+    sig_ap, soft_ap = get(main, "mask AP"), get(soft, "mask AP")
+    not_worse = judge(Claim("sigmoid not worse than softmax", "mask AP", "paired interval",
+                            margin=-_NOT_WORSE), sig_ap, soft_ap)
+    claims.append(
+        f"- Sigmoid vs softmax masks (FPN), mask AP: {np.mean(sig_ap):.3f} vs "
+        f"{np.mean(soft_ap):.3f} (paired gap {_paired(sig_ap, soft_ap)}), AP75 "
+        f"{np.mean(get(main, 'AP75')):.3f} vs {np.mean(get(soft, 'AP75')):.3f}; sigmoid "
+        f"better: {ap_verdict(main, soft, 'sigmoid masks better than softmax', 'mask AP')}; "
+        f"at least as good (not worse by more than {_NOT_WORSE} mask AP): "
+        + result.verdict(not_worse, arms=(main, soft), style="outcome") + "; paper: "
+        f"{_PAPER['sigmoid vs softmax']}.")
+    claims.append(
+        f"- C4 vs FPN, mask AP: {np.mean(get(c4, 'mask AP')):.3f} vs "
+        f"{np.mean(get(main, 'mask AP')):.3f} (paired gap "
+        f"{_paired(get(c4, 'mask AP'), get(main, 'mask AP'))}).")
+    if "easy" in seg_rows:
+        seg = seg_rows["easy"]
+        ips = np.mean([r["images/s"] for r in seg])
+        claims.append(
+            f"- InstanceSegmenter on the same easy scenes: mask AP "
+            f"{np.mean([r['mask AP'] for r in seg]):.3f} (its label maps, every instance "
+            f"scored 1), matched mask IoU {np.mean([r['matched mask IoU'] for r in seg]):.3f} "
+            f"vs {np.mean(get(main, 'mask AP')):.3f} and {np.mean(ious):.3f}; inference "
+            f"{ips:.1f} vs {np.mean(get(main, 'images/s')):.1f} images/s "
+            f"({ips / np.mean(get(main, 'images/s')):.1f}x).")
+    return claims
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring. Fits are independent cached parts
+    (``--resume`` skips finished ones), run on ``n_jobs`` worker processes."""
+    from sklearn_papers.reproduce._parallel import cached_parts
+
+    cfg = _config(ctx.quick)
+    seeds = run_seeds(ctx, cfg["seeds"])
+    parts, jobs = _main_parts(ctx, cfg, seeds)
     # the follow-up's fits share the workers with the main ones (one pool, no idle core);
     # the quick run skips the follow-up (its one seed could not decide, and its two fits
     # were about a third of the quick run's CPU time)
@@ -247,76 +342,11 @@ def run(ctx):
     ctx.log(f"[mask_rcnn] {len(parts)} fits in {wall:.0f} s ({cfg['n_jobs']} workers; "
             f"{fit_cpu:.0f} s of fit CPU time)")
 
-    keys = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU", "matched fraction",
-            "images/s")
-    rows = []
-    for (setting, variant), res in results.items():
-        row = {"scenes": setting, "model": f"Mask R-CNN ({variant})"}
-        row.update({k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
-                    for k in keys})
-        row["fit CPU s"] = format_mean_std([r["fit CPU s"] for r in res], 0)
-        rows.append(row)
-    for setting, res in seg_rows.items():
-        row = {"scenes": setting, "model": "InstanceSegmenter (defaults)"}
-        row.update({k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
-                    for k in keys})
-        row["box AP"] = "n/a"
-        row["fit CPU s"] = format_mean_std([r["fit CPU s"] for r in res], 0)
-        rows.append(row)
+    rows = _table_rows(results, seg_rows)
 
     easy = {v: results[("easy", v)] for v in cfg["variants"]}
-    main = cfg["variants"][0]
-    pool, soft, c4 = "FPN, RoIPool, sigmoid", "FPN, RoIAlign, softmax", "C4, RoIAlign, sigmoid"
-    get = lambda v, k: [r[k] for r in easy[v]]  # noqa: E731
-    ious = get(main, "matched mask IoU")
-    iou_claim = judge(Claim("matched mask IoU >= 0.85", "matched mask IoU", "mean interval",
-                            threshold=0.85), ious)
-    claims = [
-        f"- Mean mask IoU of matched instances on easy scenes ({main}): "
-        f"{np.mean(ious):.3f} ± {np.std(ious):.3f} over {len(ious)} seeds (lowest seed "
-        f"{np.min(ious):.3f}; target >= 0.85): {iou_claim.text()}.",
-        f"- RoIAlign vs RoIPool (FPN), AP75: {np.mean(get(main, 'AP75')):.3f} vs "
-        f"{np.mean(get(pool, 'AP75')):.3f} (paired gap "
-        f"{_paired(get(main, 'AP75'), get(pool, 'AP75'))}), "
-        f"mask AP {np.mean(get(main, 'mask AP')):.3f} vs {np.mean(get(pool, 'mask AP')):.3f}, "
-        f"AP50 {np.mean(get(main, 'AP50')):.3f} vs {np.mean(get(pool, 'AP50')):.3f}; RoIAlign "
-        f"better on AP75: **{verdict(get(main, 'AP75'), get(pool, 'AP75'))}**; paper: "
-        f"{_PAPER['align vs pool (C4, stride 16)']}.",
-    ]
-    if "C4, RoIPool, sigmoid" in easy:
-        c4p = "C4, RoIPool, sigmoid"
-        gap_c4 = np.mean(get(c4, "AP75")) - np.mean(get(c4p, "AP75"))
-        gap_fpn = np.mean(get(main, "AP75")) - np.mean(get(pool, "AP75"))
-        claims.append(
-            f"- At large stride (C4, one map at stride 8) RoIAlign - RoIPool on AP75: "
-            f"{gap_c4:+.3f} vs {gap_fpn:+.3f} with the FPN (finest level stride 4); "
-            f"RoIAlign better with C4: **{verdict(get(c4, 'AP75'), get(c4p, 'AP75'))}**; "
-            f"paper: the gap grows with the stride ({_PAPER['align vs pool (C5, stride 32)']} "
-            f"at stride 32).")
-    sig_ap, soft_ap = get(main, "mask AP"), get(soft, "mask AP")
-    not_worse = judge(Claim("sigmoid not worse than softmax", "mask AP", "paired interval",
-                            margin=-_NOT_WORSE), sig_ap, soft_ap)
-    claims.append(
-        f"- Sigmoid vs softmax masks (FPN), mask AP: {np.mean(sig_ap):.3f} vs "
-        f"{np.mean(soft_ap):.3f} (paired gap {_paired(sig_ap, soft_ap)}), AP75 "
-        f"{np.mean(get(main, 'AP75')):.3f} vs {np.mean(get(soft, 'AP75')):.3f}; sigmoid "
-        f"better: **{verdict(sig_ap, soft_ap)}**; at least as good (not worse by more than "
-        f"{_NOT_WORSE} mask AP): {not_worse.text()}; paper: "
-        f"{_PAPER['sigmoid vs softmax']}.")
-    claims.append(
-        f"- C4 vs FPN, mask AP: {np.mean(get(c4, 'mask AP')):.3f} vs "
-        f"{np.mean(get(main, 'mask AP')):.3f} (paired gap "
-        f"{_paired(get(c4, 'mask AP'), get(main, 'mask AP'))}).")
-    if "easy" in seg_rows:
-        seg = seg_rows["easy"]
-        ips = np.mean([r["images/s"] for r in seg])
-        claims.append(
-            f"- InstanceSegmenter on the same easy scenes: mask AP "
-            f"{np.mean([r['mask AP'] for r in seg]):.3f} (its label maps, every instance "
-            f"scored 1), matched mask IoU {np.mean([r['matched mask IoU'] for r in seg]):.3f} "
-            f"vs {np.mean(get(main, 'mask AP')):.3f} and {np.mean(ious):.3f}; inference "
-            f"{ips:.1f} vs {np.mean(get(main, 'images/s')):.1f} images/s "
-            f"({ips / np.mean(get(main, 'images/s')):.1f}x).")
+    result = Result()
+    claims = _claim_lines(result, easy, cfg, seg_rows)
 
     if ctx.quick:
         follow_md, follow_fig = full_mode_only(
@@ -326,7 +356,7 @@ def run(ctx):
             "two FPN + RoIAlign models trained on crowded scenes (4 classes, 4 to 8 "
             "overlapping objects), 4 seeds."), None
     else:
-        follow_md, follow_fig = _followup_report(ctx, fcfg, fjobs, fvalues, easy)
+        follow_md, follow_fig = _followup_report(result, ctx, fcfg, fjobs, fvalues, easy)
     fig_path = ctx.figure_path("mask_rcnn_scenes.png")
     test = _scenes(cfg, 3, 2000 + ctx.random_state, False)
     _plot(fig_path, test.images[:3], figure_maps["easy"], easy, cfg["variants"])
@@ -354,7 +384,7 @@ def run(ctx):
         + (", the follow-up's not counted). " if fparts else "). ")
         + "Paper numbers are COCO ResNet-50 results, context only.",
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         *claims,
         "",
@@ -367,8 +397,8 @@ def run(ctx):
         f"{_FULL['seeds']} seeds, default scenes too); the crowded-scenes follow-up runs "
         f"in full mode only ({_FULL['seeds'] + 1} seeds)."
         if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[p for p in (fig_path, follow_fig) if p],
-                   shortened=shortened)
+    return result.done("\n".join(md), figures=[p for p in (fig_path, follow_fig) if p],
+                       shortened=shortened)
 
 
 # -- follow-up: classes competing inside a box -------------------------------------------
@@ -398,56 +428,6 @@ def _crowded(cfg, n, seed):
     return make_scenes(n, image_size=cfg["image_size"], random_state=seed, **cfg["scenes"])
 
 
-def other_class_share(semantic_maps, boxes, labels):
-    """Per instance, the fraction of the pixels of its box that belong to objects of
-    another class (the pixels a per-pixel softmax over classes makes compete with the
-    box's class in the mask target; He et al. 2017, Table 2b).
-
-    Parameters
-    ----------
-    semantic_maps : ndarray of shape (n, H, W) of int
-        0 for background, else the class.
-    boxes : list of n ndarrays of shape (k_i, 4)
-        ``(x1, y1, x2, y2)`` in pixels, max exclusive (``make_scenes``' boxes).
-    labels : list of n ndarrays of shape (k_i,) of int
-        Class of each box.
-
-    Returns
-    -------
-    share : ndarray of shape (sum k_i,), float in [0, 1]
-        In the order of the images, then of their boxes.
-    """
-    out = []
-    for sem, bx, lab in zip(semantic_maps, boxes, labels):
-        for b, c in zip(np.asarray(bx).reshape(-1, 4), lab):
-            x1, y1 = np.floor(b[:2]).astype(int)
-            x2, y2 = np.ceil(b[2:]).astype(int)
-            region = sem[max(y1, 0):y2, max(x1, 0):x2]
-            out.append(float(((region > 0) & (region != c)).mean()) if region.size else 0.0)
-    return np.asarray(out, dtype=float)
-
-
-def instance_ious(instance_maps, labels, dets, threshold):
-    """Per true instance, the best mask IoU with a detection of its class scoring at least
-    ``threshold`` (0 when there is none), in the order of :func:`other_class_share`
-    (instance ids ``1 .. k`` of each image)."""
-    out = []
-    for inst, lab, d in zip(instance_maps, labels, dets):
-        masks = np.asarray(d["masks"], dtype=bool).reshape(len(d["scores"]), -1)
-        keep = np.asarray(d["scores"]) >= threshold
-        for i in range(1, int(inst.max()) + 1):
-            g = (inst == i).reshape(-1)
-            c = lab[i - 1]
-            sel = masks[keep & (np.asarray(d["labels"]) == c)]
-            if not len(sel):
-                out.append(0.0)
-                continue
-            inter = (sel & g).sum(1)
-            union = (sel | g).sum(1)
-            out.append(float((inter / np.maximum(union, 1)).max()))
-    return np.asarray(out, dtype=float)
-
-
 def _fit_crowded(cfg, variant, seed, data_seed):
     """One Mask R-CNN fit on crowded scenes: the metrics of ``_evaluate`` plus per true
     test instance its best same-class IoU and its box's other-class share (a cached
@@ -461,8 +441,8 @@ def _fit_crowded(cfg, variant, seed, data_seed):
     t0, c0 = time.perf_counter(), time.process_time()
     est.fit(train.images, train.instance_maps, train.semantic_maps)
     res, dets = _evaluate(est, test, return_detections=True)
-    res["instance IoU"] = instance_ious(test.instance_maps, test.labels, dets,
-                                        est.instance_score_threshold)
+    res["instance IoU"] = instance_best_iou(test.instance_maps, test.labels, dets,
+                                            threshold=est.instance_score_threshold)
     res["other-class share"] = other_class_share(test.semantic_maps, test.boxes, test.labels)
     res["fit s"] = time.perf_counter() - t0
     res["fit CPU s"] = time.process_time() - c0
@@ -473,9 +453,9 @@ def _fit_crowded(cfg, variant, seed, data_seed):
 _NOT_WORSE = 0.02
 
 
-def _seed_verdict(a, b):
+def _seed_verdict(a, b, claim, metric="mask AP"):
     """:func:`verdict` over seeds (inconclusive with fewer than two: no interval)."""
-    return verdict(a, b)
+    return verdict(a, b, claim, metric)
 
 
 def _followup_parts(ctx):
@@ -483,8 +463,7 @@ def _followup_parts(ctx):
     # a fit does not depend on how many seeds there are: adding seeds keeps the cache
     protocol = {k: v for k, v in cfg.items() if k not in ("n_jobs", "seeds")}
     parts, jobs = [], []
-    for s in range(cfg["seeds"]):
-        seed = ctx.random_state + s
+    for seed in run_seeds(ctx, cfg["seeds"]):
         for variant in cfg["variants"]:
             jobs.append((variant, seed))
             parts.append((f"followup/crowded/{variant}/seed={seed}", _fit_crowded,
@@ -506,19 +485,19 @@ def _scene_shares(cfg, quick, data_seed):
 
 def _followup_explanation(boxes, better, larger, easy_verdict, easy_gap):
     """The follow-up's conclusion. It explains the main run's easy-scene result: a tie, or
-    a sigmoid win far smaller than the paper's 5.5 AP (``easy_gap``, mean mask AP)."""
-    subject = ("the undecided comparison on easy scenes" if not easy_verdict.startswith(
-        "holds") else f"why the sigmoid's win on easy scenes is small ({easy_gap:+.3f} mask "
+    a sigmoid win far smaller than the paper's 5.5 AP (``easy_gap``, mean mask AP);
+    ``better``, ``larger`` and ``easy_verdict`` are :class:`~._claims.Verdict` s."""
+    subject = ("the undecided comparison on easy scenes" if easy_verdict.outcome != HOLDS
+               else f"why the sigmoid's win on easy scenes is small ({easy_gap:+.3f} mask "
                       f"AP; paper: +5.5 AP)")
-    if any("one seed" in v for v in (better, larger)):
+    if any(v.n_seeds < 2 for v in (better, larger)):
         return (f"{boxes}; with one seed the quick run cannot tell (a gap of any size "
                 f"would decide), the full run's seeds do")
-    better = better.split(" (")[0]
-    larger = larger.split(" (")[0]
-    if better == "holds" and larger == "holds":
+    better, larger = better.outcome, larger.outcome
+    if better == HOLDS and larger == HOLDS:
         return (f"the competition the paper names explains {subject}: {boxes}, and the "
                 f"sigmoid's gain grows once classes share the boxes")
-    if better == "holds":
+    if better == HOLDS:
         return (f"{boxes}; the sigmoid wins on crowded scenes, but its gain is not clearly "
                 f"larger than on easy scenes, so class competition explains {subject} "
                 f"only in part")
@@ -527,9 +506,10 @@ def _followup_explanation(boxes, better, larger, easy_verdict, easy_gap):
             f"5.5 AP, so it does not explain {subject}")
 
 
-def _followup_report(ctx, cfg, jobs, values, easy):
-    """Markdown and figure of the follow-up; ``easy[variant]`` are the main run's
-    easy-scene results (the control, same budget and seeds)."""
+def _followup_report(result, ctx, cfg, jobs, values, easy):
+    """Markdown and figure of the follow-up (its tables and verdicts kept in ``result``);
+    ``easy[variant]`` are the main run's easy-scene results (the control, same budget and
+    seeds)."""
     res = {}
     for (variant, _), value in zip(jobs, values):
         res.setdefault(variant, []).append(value)
@@ -559,32 +539,39 @@ def _followup_report(ctx, cfg, jobs, values, easy):
            for v in cfg["variants"] for g, sel in (("mixed", mixed), ("clean", ~mixed))
            if sel.any()}
     sig_ap, soft_ap = get(sig, "mask AP"), get(soft, "mask AP")
-    better = _seed_verdict(sig_ap, soft_ap)
-    larger = _seed_verdict(gap[:n_easy], easy_gap)
+    better = _seed_verdict(sig_ap, soft_ap, "crowded scenes: sigmoid masks better")
+    larger = _seed_verdict(gap[:n_easy], easy_gap,
+                           "sigmoid's gain larger on crowded than on easy scenes",
+                           "sigmoid - softmax mask AP")
     lines = [
         f"- Crowded scenes, sigmoid vs softmax mask AP: {np.mean(sig_ap):.3f} vs "
         f"{np.mean(soft_ap):.3f} (paired gap {_paired(sig_ap, soft_ap)}); "
-        f"sigmoid better: **{better}**; paper: {_PAPER['sigmoid vs softmax']}.",
+        f"sigmoid better: {result.verdict(better, arms=(sig, soft))}; paper: "
+        f"{_PAPER['sigmoid vs softmax']}.",
         f"- Gap on crowded vs easy scenes (same budget; seeds of both: {n_easy}): "
         f"{np.mean(gap[:n_easy]):+.3f} vs {np.mean(easy_gap):+.3f}; larger on crowded "
-        f"scenes: **{larger}**.",
+        f"scenes: {result.verdict(larger, arms=('crowded', 'easy'))}.",
     ]
     if len(by_group) == 2:
-        within = _seed_verdict(by_group["mixed"], by_group["clean"])
+        within = _seed_verdict(by_group["mixed"], by_group["clean"],
+                               "the sigmoid's IoU gain larger where classes share the box",
+                               "sigmoid - softmax instance IoU")
         lines.append(
             f"- Within the crowded test scenes ({mixed.sum()} of {mixed.size} true instances "
             f"have pixels of another class in their box): best same-class mask IoU, sigmoid "
             f"vs softmax, {iou[(sig, 'mixed')]:.3f} vs {iou[(soft, 'mixed')]:.3f} on those "
             f"boxes and {iou[(sig, 'clean')]:.3f} vs {iou[(soft, 'clean')]:.3f} on the "
             f"others; the sigmoid's IoU gain is larger where classes share the box: "
-            f"**{within}** ({np.mean(by_group['mixed']):+.3f} vs "
+            f"{result.verdict(within, arms=('mixed boxes', 'clean boxes'))} "
+            f"({np.mean(by_group['mixed']):+.3f} vs "
             f"{np.mean(by_group['clean']):+.3f}).")
     easy_share = np.mean(shares["easy (main run)"] > 0)
     crowd_share = np.mean(shares["crowded (follow-up)"] > 0)
     boxes = (f"{crowd_share:.0%} of the crowded scenes' boxes hold pixels of another "
              f"class, {easy_share:.0%} of the easy scenes'")
     easy_verdict = _seed_verdict([r["mask AP"] for r in easy[sig]],
-                                 [r["mask AP"] for r in easy[soft]])
+                                 [r["mask AP"] for r in easy[soft]],
+                                 "easy scenes: sigmoid masks better")
     why = _followup_explanation(boxes, better, larger, easy_verdict, np.mean(easy_gap))
     lines.append(f"- Explanation: {why}.")
     fig = ctx.figure_path(_FOLLOWUP_FIGURE)
@@ -612,9 +599,9 @@ def _followup_report(ctx, cfg, jobs, values, easy):
         f"seeds. How often a box holds pixels of another class (true boxes of the training "
         f"scenes):",
         "",
-        markdown_table(share_rows),
+        result.table(share_rows),
         "",
-        markdown_table(rows),
+        result.table(rows),
         "",
         *lines,
     ]

@@ -16,8 +16,9 @@ import numpy as np
 from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, judge
 from sklearn_papers.reproduce._common import one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 LOG_Z = math.log(2 * math.pi)
 #: Worker processes for the independent VAE fits (not part of the protocol: cached parts do
@@ -56,8 +57,9 @@ def _yes_no(flag):
 UNBIASED_MARGIN = round((LOG_Z - NOTE["IWAE (k=5)"][0]) / 2, 3)
 
 
-def _verdicts(fits, tuned, results, seeds, epochs, n_train):
-    """The paper's claims, checked on this run's numbers: (part A, tuning, part B) markdown.
+def _verdicts(res, fits, tuned, results, seeds, epochs, n_train):
+    """The paper's claims, checked on this run's numbers and kept in ``res``: (part A,
+    tuning, part B) markdown.
 
     Part A judges each estimator's estimates (independent draws) with the shared rules of
     :mod:`._claims`: SUMO ``equivalence`` with log Z within :data:`UNBIASED_MARGIN`, ELBO
@@ -78,9 +80,14 @@ def _verdicts(fits, tuned, results, seeds, epochs, n_train):
     z = {name: (est.log_partition_ - LOG_Z) / est.log_partition_stderr_
          for name, est in fits.items()}
     a = (f"**Paper's claim: SUMO is unbiased for log Z while ELBO and IWAE are biased "
-         f"low.** Here: **{unbiased}** (all three parts must hold). SUMO within ±{UNBIASED_MARGIN} nats of log Z: "
-         f"{sumo_v.text(4)}; "
-         + "; ".join(f"{name} below log Z - {UNBIASED_MARGIN}: {v.text(4)}"
+         f"low.** Here: "
+         + res.verdict(unbiased, claim="SUMO is unbiased for log Z while ELBO and IWAE are "
+                       "biased low", parts=[sumo_v, *low.values()], rule="all of",
+                       arms=list(fits))
+         + f" (all three parts must hold). SUMO within ±{UNBIASED_MARGIN} nats of log Z: "
+         f"{res.verdict(sumo_v, arms=('SUMO', 'log Z'), style='outcome', digits=4)}; "
+         + "; ".join(f"{name} below log Z - {UNBIASED_MARGIN}: "
+                     + res.verdict(v, arms=(name,), style="outcome", digits=4)
                      for name, v in low.items())
          + f". SUMO's bias is {z['SUMO']:+.1f} standard errors; ELBO's {z['ELBO']:+.0f} and "
          f"IWAE's {z['IWAE (k=5)']:+.0f} "
@@ -112,7 +119,8 @@ def _verdicts(fits, tuned, results, seeds, epochs, n_train):
     t = "\n".join([
         f"**Paper's claim: training q to minimise SUMO's variance (the gradient of "
         f"E[SUMO^2]) lowers it "
-        f"(paper: stated for the encoder, no number for this toy).** Here: {falls.text()} "
+        f"(paper: stated for the encoder, no number for this toy).** Here: "
+        + res.verdict(falls, arms=("tuned q", "starting q"), style="outcome") + " "
         "(sample variance of one estimate, before against after, per start). The bulk of "
         "the estimates tightens (IQR) but the tail is what the variance measures:",
         "",
@@ -125,7 +133,9 @@ def _verdicts(fits, tuned, results, seeds, epochs, n_train):
     better = verdict.outcome == HOLDS
     b = (f"**Paper's claim: a VAE trained with SUMO reaches a higher test log-likelihood "
          f"than one trained with IWAE at equal expected compute (paper: SUMO better than "
-         f"IWAE on MNIST and Omniglot).** Here: {verdict.text()} (SUMO minus IWAE in nats, "
+         f"IWAE on MNIST and Omniglot).** Here: "
+         + res.verdict(verdict, arms=("SUMO", "IWAE"), style="outcome")
+         + " (SUMO minus IWAE in nats, "
          f"over {len(seeds)} seeds). ")
     if better:
         b += (f"This holds in a small setting ({n_train} training images of 64 binary "
@@ -267,7 +277,7 @@ def _part_b(ctx):
     return rows, curves, results, seeds, epochs, k_eval, n_train
 
 
-def _followup(ctx, settings=None):
+def _followup(ctx, res, settings=None):
     """SUMO's variance as the reason for Part B: the same comparison as ``min_terms`` grows.
 
     SUMO with ``m`` exact terms before the random truncation has a lower variance as ``m``
@@ -324,10 +334,12 @@ def _followup(ctx, settings=None):
         f"at the same expected number of samples, {epochs} epochs, seeds {seeds}, test "
         f"log-likelihood as IWAE_{k_eval} (nats, higher is better).",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         "SUMO - IWAE: " + ", ".join(f"m={m}: {v:+.3f}" for m, v in zip(ms, g)) + " nats. "
-        f"SUMO's deficit shrinks as m grows: {shrinks.text()}; " + reading,
+        "SUMO's deficit shrinks as m grows: "
+        + res.verdict(shrinks, arms=(f"m = {ms[-1]}", f"m = {ms[0]}"), style="outcome")
+        + "; " + reading,
     ]
     return "\n".join(md)
 
@@ -371,7 +383,8 @@ def run(ctx):
         fits, rows_a, tune_rows, tuned, n_iter = _part_a(ctx)
         rows_b, curves, results, seeds, epochs, k_eval, n_train = _part_b(ctx)
         fig = _figure(ctx, fits, tuned, curves)
-    verdict_a, verdict_tune, verdict_b = _verdicts(fits, tuned, results, seeds, epochs,
+    res = Result()
+    verdict_a, verdict_tune, verdict_b = _verdicts(res, fits, tuned, results, seeds, epochs,
                                                    n_train)
     md = [
         "### A. Unbiased log Z on the note's mixture (log Z = log 2π = 1.8379)",
@@ -381,7 +394,7 @@ def run(ctx):
         "the sample variance of one estimate; SUMO's is heavy-tailed and itself unstable, so "
         "the interquartile range (IQR) is shown too. Note numbers: Chin-Wei Huang's SUMO note.",
         "",
-        markdown_table(rows_a, floatfmt=".4f"),
+        res.table(rows_a, floatfmt=".4f"),
         "",
         verdict_a,
         "",
@@ -390,7 +403,7 @@ def run(ctx):
         "each), each proposal evaluated on fresh estimates; `fit` keeps the tuned q only "
         "when its own fresh-draw check finds a lower variance (last column):",
         "",
-        markdown_table(tune_rows, floatfmt=".3f"),
+        res.table(tune_rows, floatfmt=".3f"),
         "",
         verdict_tune,
         "",
@@ -400,7 +413,7 @@ def run(ctx):
         f"{epochs} epochs, Adam 1e-3. Test log-likelihood = mean IWAE_{k_eval} bound on "
         "the held-out rows (nats per image, higher is better), mean ± std over seeds.",
         "",
-        markdown_table(rows_b),
+        res.table(rows_b),
         "",
         verdict_b,
         "",
@@ -409,16 +422,17 @@ def run(ctx):
     shortened = (f"1e6 samples kept; tuning {n_iter} steps instead of 500; VAEs trained "
                  f"{epochs} epochs instead of 150 on {len(seeds)} seeds instead of 5, "
                  f"evaluated with IWAE_{k_eval} instead of IWAE_2000." if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig], shortened=shortened)
+    return res.done("\n".join(md), figures=[fig], shortened=shortened)
 
 
 def run_followup(ctx):
     """Run the follow-up of part B (:func:`_followup`) as an experiment of its own."""
+    res = Result()
     with one_torch_thread():
-        md = _followup(ctx)
+        md = _followup(ctx, res)
     shortened = ("m = 1, 4, one seed, 10 epochs, IWAE_200 (full: m = 1, 4, 16, 3 seeds, "
                  "150 epochs, IWAE_2000)." if ctx.quick else "")
-    return Section(markdown=md, shortened=shortened)
+    return res.done(md, shortened=shortened)
 
 
 EXPERIMENT = Experiment(

@@ -26,8 +26,9 @@ from sklearn_papers.reproduce._digits import (
 from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, judge
 from sklearn_papers.reproduce._common import over_seeds, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
-from sklearn_papers.reproduce._registry import Experiment, Section
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table
+from sklearn_papers.reproduce._registry import Experiment
+from sklearn_papers.reproduce._report import format_mean_std
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
@@ -81,11 +82,26 @@ def _probe_part(cfg, name, seed, keep, X_train, y_train, X_test, y_test):
     return 100 * score, (emb.transform(X_test) if keep else None)
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring."""
+def _plot_embeddings(ctx, embeddings, y_test, seed):
+    """2-D PCA of the test embeddings of three methods (seed ``seed``), coloured by digit."""
     import matplotlib.pyplot as plt
     from sklearn.decomposition import PCA
 
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
+    for ax, name in zip(axes, ["SupCon L_out, 2 views", "SupCon L_in, 2 views",
+                               "cross-entropy"]):
+        pts = PCA(n_components=2).fit_transform(embeddings[name])
+        sc = ax.scatter(pts[:, 0], pts[:, 1], c=y_test, cmap="tab10", s=6)
+        ax.set_title(f"{name}\nPCA of test embeddings (seed {seed})")
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(sc, ax=axes[-1], ticks=range(10), label="digit")
+    fig.tight_layout()
+    return save_figure(fig, ctx, "supcon_digits_pca.png", dpi=90)
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring."""
     cfg = _config(ctx.quick)
     X_train, X_test, y_train, y_test = load_split(ctx.random_state)
     seeds = run_seeds(ctx, cfg["seeds"])
@@ -135,23 +151,20 @@ def run(ctx):
     best_in = np.mean(acc["SupCon L_in, 2 views"])
     ce = np.mean(acc["cross-entropy"])
 
-    # ---------------------------------------------------------------- figure
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
-    for ax, name in zip(axes, ["SupCon L_out, 2 views", "SupCon L_in, 2 views",
-                               "cross-entropy"]):
-        pts = PCA(n_components=2).fit_transform(embeddings[name])
-        sc = ax.scatter(pts[:, 0], pts[:, 1], c=y_test, cmap="tab10", s=6)
-        ax.set_title(f"{name}\nPCA of test embeddings (seed {seeds[0]})")
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.colorbar(sc, ax=axes[-1], ticks=range(10), label="digit")
-    fig.tight_layout()
-    fig_path = save_figure(fig, ctx, "supcon_digits_pca.png", dpi=90)
+    fig_path = _plot_embeddings(ctx, embeddings, y_test, seeds[0])
 
     # ---------------------------------------------------------------- report
     n_tr, n_te = len(X_train), len(X_test)
-    verdict_out_in = verdict(acc["SupCon L_out, 2 views"], acc["SupCon L_in, 2 views"])
-    verdict_ce = verdict(acc["SupCon L_out, 2 views"], acc["cross-entropy"])
+    res = Result()
+    metric = "linear-probe test accuracy (%)"
+    verdict_out_in = res.verdict(
+        verdict(acc["SupCon L_out, 2 views"], acc["SupCon L_in, 2 views"],
+                "L_out >= L_in (2 views)", metric),
+        arms=("SupCon L_out, 2 views", "SupCon L_in, 2 views"))
+    verdict_ce = res.verdict(
+        verdict(acc["SupCon L_out, 2 views"], acc["cross-entropy"],
+                "SupCon L_out >= cross-entropy", metric),
+        arms=("SupCon L_out, 2 views", "cross-entropy"))
     md = [
         f"Data: `load_digits`, stratified split {n_tr} train / {n_te} test "
         f"(`random_state={ctx.random_state}`). Encoder: "
@@ -164,11 +177,11 @@ def run(ctx):
         "",
         "### SupCon vs cross-entropy (linear probe)",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
-        f"- L_out >= L_in (2 views): **{verdict_out_in}** here "
+        f"- L_out >= L_in (2 views): {verdict_out_in} here "
         f"({best_out:.1f} vs {best_in:.1f}); paper: 78.7 vs 67.4 on ImageNet.",
-        f"- SupCon L_out >= cross-entropy: **{verdict_ce}** here ({best_out:.1f} vs {ce:.1f}); "
+        f"- SupCon L_out >= cross-entropy: {verdict_ce} here ({best_out:.1f} vs {ce:.1f}); "
         f"paper: +1.0 (CIFAR-10), +1.2 (CIFAR-100).",
         "",
         "L_out against L_in where the paper's explanation predicts a gap is the experiment "
@@ -177,16 +190,17 @@ def run(ctx):
     shortened = (
         f"{cfg['epochs']} epochs instead of 60 and {len(seeds)} seeds instead of 5; L_in with "
         f"4 views and the 10 %-labels variant skipped." if ctx.quick else "")
-    return Section(markdown="\n".join(md), figures=[fig_path], shortened=shortened)
+    return res.done("\n".join(md), figures=[fig_path], shortened=shortened)
 
 
 def run_followup(ctx):
     """Run :func:`followup` on the main experiment's split as an experiment of its own."""
     X_train, X_test, y_train, y_test = load_split(ctx.random_state)
-    md, _ = followup(ctx, X_train, y_train, X_test, y_test)
+    res = Result()
+    md, _ = followup(ctx, res, X_train, y_train, X_test, y_test)
     shortened = ("2 and 6 views, 4 epochs and one seed (full: 2, 4 and 8 views, 30 epochs, "
                  "3 seeds)." if ctx.quick else "")
-    return Section(markdown=md, shortened=shortened)
+    return res.done(md, shortened=shortened)
 
 
 def _followup_config(quick):
@@ -206,7 +220,7 @@ def _followup_part(params, X_train, y_train, X_test, y_test):
     return 100 * score, 100 * knn.score(emb.transform(X_test), y_test)
 
 
-def followup(ctx, X_train, y_train, X_test, y_test):
+def followup(ctx, res, X_train, y_train, X_test, y_test):
     """L_out vs L_in where the paper's explanation predicts a gap.
 
     Khosla et al. (2020, Sec. 3.2.1) attribute L_out's advantage to its 1/|P(i)| weighting of
@@ -216,7 +230,7 @@ def followup(ctx, X_train, y_train, X_test, y_test):
     the class) and many views. This runs both losses at batch 32 with a growing number of
     views, where that bias is large, and reports linear-probe and 1-NN test accuracy.
 
-    Returns ``(markdown, accuracies)``.
+    Keeps its tables and verdicts in ``res``; returns ``(markdown, accuracies)``.
     """
     cfg = _followup_config(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
@@ -251,10 +265,11 @@ def followup(ctx, X_train, y_train, X_test, y_test):
     grows = judge(Claim(f"L_out - L_in grows from {few_v} to {many_v} views",
                         "linear-probe accuracy (points)", "paired interval"),
                   per_seed[many_v], per_seed[few_v])
-    ahead = all_of(*(judge(Claim(f"L_out beats L_in at {v} views", "linear-probe accuracy",
-                                 "paired interval"),
-                           [a[0] for a in acc[(v, "out")]], [a[0] for a in acc[(v, "in")]])
-                     for v in cfg["views"]))
+    at_views = [judge(Claim(f"L_out beats L_in at {v} views", "linear-probe accuracy",
+                            "paired interval"),
+                      [a[0] for a in acc[(v, "out")]], [a[0] for a in acc[(v, "in")]])
+                for v in cfg["views"]]
+    ahead = all_of(*at_views)
     reading = {
         HOLDS: "The gap grows with the share of positives that are views of the anchor's "
                "own image, as the paper's explanation predicts; in the main table's setting "
@@ -275,13 +290,17 @@ def followup(ctx, X_train, y_train, X_test, y_test):
         "most positives are views of the anchor's own image: the bias that L_out's 1/|P| "
         "weighting removes and L_in's gradient keeps (Khosla et al. 2020, Sec. 3.2.1).",
         "",
-        markdown_table(rows),
+        res.table(rows),
         "",
         "L_out minus L_in (linear probe): "
         + ", ".join(f"{g:+.1f} points at {v} views" for g, v in zip(gaps, cfg["views"]))
-        + ". The gap grows with the views: " + grows.text() + ". " + reading
+        + ". The gap grows with the views: "
+        + res.verdict(grows, arms=(f"{many_v} views", f"{few_v} views"), style="outcome")
+        + ". " + reading
         + f" L_out beats L_in at every number of views (paired interval at each, all must "
-        f"hold): **{ahead}**.",
+        "hold): " + res.verdict(ahead, claim="L_out beats L_in at every number of views",
+                                parts=at_views, rule="all of", arms=("L_out", "L_in"))
+        + ".",
     ]
     return "\n".join(md), acc
 

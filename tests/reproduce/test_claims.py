@@ -9,7 +9,6 @@ from sklearn_papers.reproduce._claims import (
     NOT_HOLDS,
     Claim,
     judge,
-    verdict_table,
 )
 
 BEATS = Claim("A beats B", "accuracy", "paired interval")
@@ -86,9 +85,13 @@ def test_bad_input_is_refused_with_the_reason():
 
 
 def test_the_table_names_the_rule_next_to_each_verdict():
-    rows = verdict_table([judge(BEATS, [0.9, 0.91, 0.92], [0.5, 0.52, 0.5])])
+    from sklearn_papers.reproduce._result import Result
+
+    result = Result()
+    rows = result.verdict_rows([judge(BEATS, [0.9, 0.91, 0.92], [0.5, 0.52, 0.5])])
     assert rows[0]["claim"] == "A beats B"
-    assert rows[0]["here"].startswith("**holds** (paired interval, 90 %")
+    assert result.verdicts[0].outcome == HOLDS and result.verdicts[0].rule == "paired interval"
+    assert result.fill(rows[0]["here"]).startswith("**holds** (paired interval, 90 %")
 
 
 def test_all_of_and_at_least_combine_the_parts_outcomes():

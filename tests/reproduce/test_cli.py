@@ -1,19 +1,15 @@
 """The main job's plumbing: registry discovery, report writing and the command line."""
 
+import json
 import subprocess
 import sys
 
 import pytest
 
-from sklearn_papers.reproduce import Experiment, RunContext, Section, get_experiments
+from sklearn_papers.reproduce import Experiment, Result, RunContext, get_experiments
 from sklearn_papers.reproduce._cli import main
 from sklearn_papers.reproduce._registry import run_experiment
-from sklearn_papers.reproduce._report import format_mean_std, markdown_table, write_report
-
-
-def test_markdown_table_formats_cells():
-    table = markdown_table([{"a": 1.23456, "b": "x|y", "c": None}], floatfmt=".2f")
-    assert table.splitlines() == ["| a | b | c |", "|---|---|---|", "| 1.23 | x\\|y |  |"]
+from sklearn_papers.reproduce._report import format_mean_std, write_report
 
 
 def test_format_mean_std():
@@ -31,7 +27,7 @@ def test_every_registered_experiment_is_well_formed():
 def _ok(ctx):
     path = ctx.figure_path("fig.png")
     path.write_bytes(b"\x89PNG")
-    return Section(markdown="| a |\n|---|\n| 1 |", figures=[path], shortened="fewer folds")
+    return Result(text="| a |\n|---|\n| 1 |", figures=[path], shortened="fewer folds")
 
 
 def _boom(ctx):
@@ -49,6 +45,11 @@ def test_report_lists_results_and_failures(tmp_path):
     assert "## Good one" in text and "![fig](fig.png)" in text
     assert "fewer folds" in text
     assert "**failed**" in text and "RuntimeError: deliberate failure" in text
+    data = json.loads((tmp_path / "REPORT.json").read_text())
+    good_entry, bad_entry = data["experiments"]
+    assert good_entry["status"] == "ok" and good_entry["result"]["figures"] == ["fig.png"]
+    assert bad_entry["status"] == "failed" and bad_entry["result"] is None
+    assert data["provenance"]["mode"] == "quick"
 
 
 def test_cli_list_and_unknown(capsys):

@@ -6,7 +6,7 @@ from scipy import stats
 from sklearn.datasets import load_digits
 
 from sklearn_papers.reproduce import continual, get_experiments
-from sklearn_papers.reproduce._claims import CONFIDENCE
+from sklearn_papers.reproduce._claims import CONFIDENCE, RULES
 from sklearn_papers.reproduce._digits import load_split
 from sklearn_papers.reproduce._registry import RunContext
 
@@ -44,7 +44,19 @@ def test_tiny_run_writes_verdicts_and_plots(tmp_path, monkeypatch):
                   "Forward transfer against the labels budget:", "labels per class",
                   "why GAN replay closes less of the gap", "Explanation:", "coverage"]:
         assert claim in section.markdown, claim
-    assert "1/1 runs: **holds**" in section.markdown  # frozen columns, whatever the budget
+    outcomes = {v.claim: v.outcome for v in section.verdicts}
+    # frozen columns, whatever the budget
+    assert outcomes["task 1's predict_proba bit-identical after tasks 2-5"] == "holds"
+    assert section.find("bit-identical").rule == "every seed"
+    assert set(outcomes) >= {"fine-tuning forgets", "joint training reaches 95 %",
+                             "generative replay (VAE) closes 0.75 of the gap",
+                             "generative replay (GAN) closes 0.75 of the gap",
+                             "prior-focused stays near fine-tuning",
+                             "forward transfer: progressive networks beat a fresh column",
+                             "progressive networks beat fine-tuning"}
+    # one seed: no interval, so no rule reaches "holds" on a paired comparison
+    assert section.find("fresh column").outcome == "inconclusive"
+    assert all(v.rule in RULES for v in section.verdicts)
     assert "the table's runs' in 2/2)" in section.markdown  # probed runs repeat the table's
     assert "No replay of replay" in section.markdown  # generators are frozen once trained
     assert all(p.exists() and p.stat().st_size > 0 for p in section.figures)

@@ -29,17 +29,23 @@ def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
         assert heading in md
     # 6 claims per dataset, inversion and iteration; then the follow-ups' verdicts
     n_followup = 3 + 2 * (len(deepsim.SHARPNESS_ARMS) - 1) + 2 + 5
-    outcomes = ("**holds**", "**does not hold**", "**inconclusive**")
-    assert sum(md.count(o) for o in outcomes) == 2 * 6 + 2 + n_followup
+    shown = [v for v in section.verdicts if v.section]  # the parts of combined claims too
+    assert len(section.verdicts) == 2 * 6 + 2 + n_followup
+    assert len(shown) == len(section.verdicts)
     assert sum(md.count(f"Explanation **{w}**")
                for w in ("supported", "not supported", "not decided")) == 2
-    # every follow-up verdict names the rule that reached it
+    # every verdict names the rule that reached it; a combined one, how its parts combine
     from sklearn_papers.reproduce._claims import RULES
 
-    rules = (*RULES, "measured once")
-    for line in md.splitlines():
-        if line.startswith("- ") and any(o in line for o in outcomes):
-            assert any(r in line for r in rules), line
+    for v in section.verdicts:
+        assert v.rule in RULES or v.rule == "all of" or "measured once" in v.rule \
+            or "paired interval" in v.rule, (v.claim, v.rule)
+        assert v.outcome in ("holds", "does not hold", "inconclusive")
+    combined = section.find("digits: target: C sharpness >= 0.90 and > A on every seed")
+    assert [p.rule for p in combined.parts] == ["every seed", "every seed"]
+    assert section.find("digits: C costs pixel MSE").arms == []
+    assert section.find("earlier layer reconstructed more exactly").arms == ["pool1",
+                                                                             "relu3"]
     assert "logistic regression (standardised codes)" in md  # the shapes code probes
     # the refitted arm-C autoencoder of the iteration follow-up is the main one
     assert "reproduces the main section's iteration exactly: yes" in md

@@ -7,17 +7,17 @@ from rdkit.Chem import rdFingerprintGenerator
 
 from sklearn_papers.datasets import load_delaney
 from sklearn_papers.reproduce import RunContext, get_experiments
-from sklearn_papers.reproduce.duvenaud import (
+from sklearn_papers.reproduce._duvenaud_search import (
     MAX_BITS,
     DatasetData,
     ModelSpec,
-    _mean_baseline,
     duvenaud_folds,
     evaluate,
     fold_bits,
     search_parts,
     search_rows,
 )
+from sklearn_papers.reproduce.duvenaud import _mean_baseline
 
 
 @pytest.mark.parametrize("n_samples", [10, 1128, 23])
@@ -96,6 +96,7 @@ def _paper_table():
 
 
 def test_claim_verdicts_are_computed_from_the_fold_mses():
+    from sklearn_papers.reproduce._result import Result
     from sklearn_papers.reproduce.duvenaud import claim_verdicts
 
     results = {
@@ -108,11 +109,15 @@ def test_claim_verdicts_are_computed_from_the_fold_mses():
         # neural row missing: not run
         "photovoltaic": {"ecfp_linear": [3.0] * 5, "ecfp_mlp": [2.0] * 5},
     }
-    rows = {r["data set"]: r for r in claim_verdicts(results, _paper_table())}
-    assert rows["solubility"]["holds here"].startswith("**holds** (paired interval")
-    assert "5 of 5 folds" in rows["solubility"]["holds here"]
+    result = Result()
+    rows = {r["data set"]: r for r in claim_verdicts(results, _paper_table(), result)}
+    soluble, malaria = result.find("solubility"), result.find("malaria")
+    assert (soluble.outcome, soluble.rule) == ("holds", "paired interval")
+    assert (soluble.wins, soluble.n, soluble.unit) == (5, 5, "folds")
+    assert soluble.arms == ["nf_mlp", "ecfp_mlp"]
     assert rows["solubility"]["paper MSE"] == "0.52 vs 1.40"
-    assert rows["malaria"]["holds here"].startswith("**does not hold** (equivalence")
+    assert (malaria.outcome, malaria.rule) == ("does not hold", "equivalence")
+    assert malaria.arms == ["nf_mlp", "ecfp_mlp"]
     assert rows["malaria"]["holds here"].endswith("tie band ±0.06")
     assert "(ECFP + net)" in rows["malaria"]["ours MSE"]
     assert rows["malaria"]["paper MSE"] == "1.16 vs 1.13"  # the paper's best ECFP: linear
@@ -121,9 +126,11 @@ def test_claim_verdicts_are_computed_from_the_fold_mses():
     # within the band on every fold: a tie; a spread as large as the gap: inconclusive
     results["malaria"]["nf_mlp"] = [1.2, 1.21, 1.2, 1.19, 1.2]
     results["solubility"]["nf_mlp"] = [1.0, 2.1, 1.2, 1.9, 1.4]
-    rows = {r["data set"]: r for r in claim_verdicts(results, _paper_table())}
-    assert rows["malaria"]["holds here"].startswith("**holds** (equivalence")
-    assert rows["solubility"]["holds here"].startswith("**inconclusive**")
+    result = Result()
+    claim_verdicts(results, _paper_table(), result)
+    assert result.find("malaria").outcome == "holds"
+    assert result.find("solubility").outcome == "inconclusive"
+    assert len(result.verdicts) == 2  # photovoltaic: not run, no verdict
 
 
 def _sample_constant(rng, quick):

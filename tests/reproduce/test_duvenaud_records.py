@@ -10,14 +10,14 @@ from sklearn_papers.datasets import load_delaney
 from sklearn_papers.reproduce import RunContext
 from sklearn_papers.reproduce._duvenaud_neural import NEURAL_SPECS
 from sklearn_papers.reproduce._records import read_record, record_path, to_json, write_record
-from sklearn_papers.reproduce.duvenaud import (
+from sklearn_papers.reproduce._duvenaud_search import (
     MODEL_SPECS,
     DatasetData,
     ModelSpec,
-    _records_note,
     _search_part,
     search_rows,
 )
+from sklearn_papers.reproduce.duvenaud import _records_note
 
 
 def _sample_constant(rng, quick):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from sklearn_papers.reproduce import RunContext
+from sklearn_papers.reproduce import Result, RunContext
 
 
 def _ctx(tmp_path, name):
@@ -15,7 +15,12 @@ def test_group_norm_followup_reports_every_arm(tmp_path, monkeypatch):
     tiny = dict(n_train=12, n_test=9, steps={2: 3, 4: 2}, seeds=1, batch_sizes=(2, 4),
                 channels=(4, 8))
     monkeypatch.setattr(group_norm, "_followup_config", lambda quick: tiny)
-    md, err = group_norm.followup(_ctx(tmp_path, "group_norm"))
+    result = Result()
+    md, err = group_norm.followup(_ctx(tmp_path, "group_norm"), result)
+    md = result.fill(md)
+    assert [v.rule for v in result.verdicts] == ["paired interval"] * len(result.verdicts)
+    assert result.find("Group norm at least as good as batch norm at batch 2").arms == [
+        "group", "batch: running"]
     arms = ("batch: running", "batch: precise", "batch: test batches", "group")
     assert set(err) == {(a, b) for a in arms for b in (2, 4)}
     assert all(0 <= e[0] <= 100 for e in err.values())
@@ -43,8 +48,13 @@ def test_precise_statistics_are_the_training_set_population():
 def test_sumo_followup_compares_at_equal_expected_samples(tmp_path):
     from sklearn_papers.reproduce import sumo
 
-    md = sumo._followup(_ctx(tmp_path, "sumo"),
+    result = Result()
+    md = sumo._followup(_ctx(tmp_path, "sumo"), result,
                         settings=dict(ms=(1, 2), seeds=[0], epochs=1, k_eval=5))
+    md = result.fill(md)
+    shrinks, = result.verdicts
+    assert shrinks.claim == "SUMO's deficit shrinks from m = 1 to m = 2"
+    assert shrinks.outcome == "inconclusive" and shrinks.n == 1  # one seed
     assert "| 1 | 6 |" in md and "| 2 | 7 |" in md  # IWAE k = round(m + E[K])
     assert "SUMO - IWAE" in md
 
@@ -56,10 +66,14 @@ def test_supcon_followup_runs_both_losses_per_view_count(tmp_path, monkeypatch):
     monkeypatch.setattr(supcon, "_followup_config",
                         lambda quick: dict(seeds=1, epochs=1, batch_size=32, views=(2, 3)))
     X_tr, X_te, y_tr, y_te = load_split(0)
-    md, acc = supcon.followup(_ctx(tmp_path, "supcon"), X_tr[:200], y_tr[:200], X_te[:100],
+    result = Result()
+    md, acc = supcon.followup(_ctx(tmp_path, "supcon"), result, X_tr[:200], y_tr[:200], X_te[:100],
                               y_te[:100])
     assert set(acc) == {(v, var) for v in (2, 3) for var in ("out", "in")}
     assert "L_out minus L_in (linear probe)" in md
+    every = result.find("L_out beats L_in at every number of views")
+    assert every.rule == "all of" and len(every.parts) == 2
+    assert result.find("L_out - L_in grows from 2 to 3 views").arms == ["3 views", "2 views"]
 
 
 def test_molecule_protocols_pin_the_training_settings_they_were_written_with():

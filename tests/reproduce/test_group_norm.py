@@ -3,7 +3,7 @@ cached parts kept, and a tiny end-to-end run."""
 
 import pytest
 
-from sklearn_papers.reproduce import RunContext, group_norm
+from sklearn_papers.reproduce import Result, RunContext, group_norm
 
 
 @pytest.mark.parametrize("quick", [True, False])
@@ -43,8 +43,22 @@ def test_followup_reports_the_equal_epoch_budgets(tmp_path, monkeypatch):
     parts, runs = group_norm._followup_parts(tiny, [0, 1])
     # 2 norms x 2 seeds x (2 fixed-step runs + batch 4 at 3 steps + batch 2 at 4 steps)
     assert len(parts) == 16 and len({key for key, *_ in parts}) == 16
-    md, err = group_norm.followup(ctx)
+    result = Result()
+    md, err = group_norm.followup(ctx, result)
+    result.done(md)
+    budgets = result.find_table("Equal epochs")
+    assert [r["budget"] for r in budgets.rows] == [
+        "fixed steps (above)", "equal epochs, short", "equal epochs, long"]
+    md = result.fill(md)
     assert "##### Equal epochs at both batch sizes" in md
+    # fixed steps, equal epochs (short and long), training length (two), batch norm's
+    # penalty and group norm at the long budget: each judged by the paired interval
+    assert len(result.verdicts) == 1 + 2 + 2 + 2
+    for v in result.verdicts:  # one seed; both norms pooled give two values
+        assert v.n == (2 if "pooled" in v.claim else 1)
+        assert v.outcome == "inconclusive" or v.n == 2
+    assert result.find("equal epochs, long: batch norm's error higher").arms == [
+        "batch 2", "batch 4"]
     assert "| equal epochs, short | 6 (1.0) | 3 (1.0) |" in md
     assert "| equal epochs, long | 4 (0.7) | 2 (0.7) |" in md
     assert "answers the paper's question: **equal epochs, long**" in md

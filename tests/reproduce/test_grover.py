@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_papers.reproduce import RunContext, grover
+from sklearn_papers.reproduce._result import Result
 
 
 def _naive_nearest(A, B):
@@ -85,10 +86,16 @@ def test_main_claims_are_judged_per_data_set_by_the_paired_interval_rule():
               "ecfp_rf": [0.95, 0.96, 0.97]}
     lower = {"grover_finetuned": [1.0, 1.02, 1.01], "grover_scratch": [1.2, 1.21, 1.25],
              "ecfp_rf": [0.9, 0.92, 0.93]}
-    rows = grover._main_claims({"BBBP": better, "ESOL": lower, "FreeSolv": lower})
-    assert rows[0]["verdict"].startswith("**holds**")  # every data set: fine-tuned wins
-    assert rows[1]["verdict"].startswith("**does not hold**")  # ECFP wins on all three
-    assert "paired interval" in rows[0]["per data set"]
+    result = Result()
+    grover._main_claims(result, {"BBBP": better, "ESOL": lower, "FreeSolv": lower})
+    pre = result.find("pretraining beats no pretraining")
+    ecfp = result.find("beats ECFP + random forest on at least two")
+    assert pre.outcome == "holds" and pre.rule == "all of"  # every data set: fine-tuned wins
+    assert ecfp.outcome == "does not hold" and ecfp.rule == "at least 2 of"  # ECFP wins
+    assert [p.outcome for p in pre.parts] == ["holds"] * 3
+    assert {p.rule for p in pre.parts} == {"paired interval"}
+    assert result.find("ESOL: fine-tuned beats scratch").arms == ["grover_finetuned",
+                                                                  "grover_scratch"]
 
 
 def test_the_followup_is_an_experiment_of_its_own():
@@ -105,7 +112,11 @@ def test_followup_runs_end_to_end_and_caches_its_parts(tmp_path, monkeypatch):
     settings = dict(grover.QUICK, n_max=40, epochs=1)
     main = {"grover_finetuned": [1.5], "grover_scratch": [1.4]}
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="grover")
-    md, fig, res = grover.followup(ctx, settings, (0,), main)
+    result = Result()
+    md, fig, res = grover.followup(ctx, result, settings, (0,), main)
+    assert {v.claim for v in result.verdicts} >= {
+        "moses-176k fine-tuned beats its architecture from scratch"}
+    assert all(v.n == 1 and v.outcome == "inconclusive" for v in result.verdicts)
     assert fig.is_file() and "### Follow-up" in md and "Conclusion" in md
     assert set(res["gap"]) == {"MOSES (held out)", "BBBP", "ESOL", "FreeSolv"}
     for row in res["gap"].values():

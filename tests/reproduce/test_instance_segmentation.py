@@ -16,9 +16,17 @@ def test_instance_segmentation_experiment_tiny(tmp_path, monkeypatch):
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
     section = instance_segmentation.EXPERIMENT.run(ctx)
     assert "best Dice" in section.markdown and "AP@0.5" in section.markdown
-    # four claims, each with a verdict of the shared rules; one seed gives no interval
-    outcomes = ("**holds**", "**does not hold**", "**inconclusive**")
-    assert sum(section.markdown.count(o) for o in outcomes) == 4
+    # four claims, each with a verdict of the shared rules (two made of two parts, which
+    # are kept too); one seed gives no interval, so no paired or mean claim is decided
+    claims = [v for v in section.verdicts if v.rule in ("all of", "mean interval",
+                                                         "paired interval")]
+    assert len(section.verdicts) == 8 and len(claims) == 8
+    assert [v.rule for v in section.verdicts if not v.judged] == ["all of", "all of"]
+    assert section.find("SLIC raises boundary F").arms == [
+        instance_segmentation._VARIANTS[0][0], instance_segmentation._VARIANTS[1][0]]
+    judged = [v for v in section.verdicts if v.judged]
+    assert all(v.n == 1 and v.interval == [None, None] for v in judged)
+    assert all(v.outcome == "inconclusive" for v in judged)
     assert section.markdown.count("(one seed: no interval)") >= 3
     assert all(path.is_file() for path in section.figures)
     assert "8 training scenes" in section.shortened

@@ -29,8 +29,8 @@ def test_lpg_experiment_tiny(tmp_path, monkeypatch):
     for text in ("held-out 5x5", "larger 7x7", "y(s), pooled", "per grid", "LPG / A2C"):
         assert text in md
     # one verdict per claim: ratio, untrained, ablation, probe target (per grid), other
-    # discounts (per grid); the pooled probe is reported without a verdict of its own
-    assert md_count_verdicts(md) == 5
+    # discounts (per grid, made of two parts); the pooled probe's are reported beside them
+    _check_verdicts(section)
     assert "Pooled across grids" in md and "Pooled: y" in md
     assert len(section.figures) == 3 and all(p.exists() for p in section.figures)
     follow_up = md[md.index("#### Follow-up"):]
@@ -48,16 +48,34 @@ def test_lpg_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypat
     section = lpg.EXPERIMENT.run(ctx)
     follow_up = section.markdown[section.markdown.index("#### Follow-up"):]
     assert "runs in full mode only" in follow_up and "| 0 (untrained) |" not in follow_up
-    assert md_count_verdicts(section.markdown) == 5
+    _check_verdicts(section)
     assert len(section.figures) == 2 and all(p.exists() for p in section.figures)
     assert ctx.computed and not any(k.startswith("LPG checkpoints/") for k in ctx.computed)
     assert section.shortened
 
 
-def md_count_verdicts(md):
-    # verdicts of the shared rules, bold from the outcome on: "**holds (paired interval ..."
-    return sum(md.count(f"**{outcome}") for outcome in ("holds", "does not hold",
-                                                         "inconclusive"))
+def _check_verdicts(section):
+    claims = {v.claim: v for v in section.verdicts}
+    assert set(claims) == {
+        "LPG reaches 80 % of A2C's return on the held-out grids",
+        "LPG beats the untrained rule", "LPG beats the ablation without y",
+        "per grid: y is value-like at the training discount (Spearman >= 0.7)",
+        "pooled: y is value-like at the training discount (Spearman >= 0.7)",
+        "per grid: y's probe higher than the TD value's at other discounts",
+        "per grid: the TD value's probe higher at its own discount than at the others",
+        "per grid: y carries values at other discounts where the TD(lambda) value does not",
+        "pooled: y's probe higher than the TD value's at other discounts",
+        "pooled: the TD value's probe higher at its own discount than at the others",
+        "pooled: y carries values at other discounts where the TD(lambda) value does not"}
+    both = claims["per grid: y carries values at other discounts where the TD(lambda) "
+                  "value does not"]
+    assert both.rule == "all of" and [p.claim for p in both.parts] == [
+        "per grid: y's probe higher than the TD value's at other discounts",
+        "per grid: the TD value's probe higher at its own discount than at the others"]
+    assert claims["LPG beats the untrained rule"].arms == ["LPG", "untrained rule"]
+    # the five headline verdicts are in bold in the report
+    md = section.markdown
+    assert sum(md.count(f"**{o}") for o in ("holds", "does not hold", "inconclusive")) == 5
 
 
 def test_probe_spearman_recovers_a_monotone_signal():

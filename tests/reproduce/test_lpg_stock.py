@@ -25,8 +25,13 @@ def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
     assert "LPG, widened" in md and "(method - random) / (A2C - random)" in md
     # a verdict per environment (claim 1, step size tuned and as meta-trained) and per
     # converging environment (claim 2), then the three claims as a whole
-    verdicts = sum(md.count(f"**{o}") for o in ("holds", "does not hold", "inconclusive"))
-    assert verdicts == 4 + 4 + 2 + 3
+    assert len(section.verdicts) == 4 + 4 + 2 + 3
+    whole = [v for v in section.verdicts if v.rule == "all of"]
+    assert [len(v.parts) for v in whole] == [4, 4, 2]
+    for v in whole:  # a claim made of parts holds only when every part does
+        parts = [p.outcome for p in v.parts]
+        assert (v.outcome == "holds") == (parts == ["holds"] * len(parts))
+    assert {v.rule for v in section.verdicts} == {"mean interval", "all of"}
     assert "LPG, widened, step size 2 |" in md
     assert "best of 2 meta-trainings" in md and "lake slipping (sideways with probability 0.67)" in md
     assert "mean interval" in md and section.shortened

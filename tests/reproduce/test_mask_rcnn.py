@@ -41,31 +41,6 @@ def test_matched_iou():
     assert miou == pytest.approx(0.5) and frac == pytest.approx(0.5)
 
 
-def test_other_class_share_counts_the_pixels_of_other_classes_in_each_box():
-    sem = np.zeros((1, 8, 8), dtype=int)
-    sem[0, 0:4, 0:4] = 1        # instance 1, box [0, 0, 4, 4]
-    sem[0, 2:4, 4:8] = 2        # instance 2, box [4, 2, 8, 4]
-    sem[0, 3, 3] = 2            # one pixel of class 2 inside box 1
-    boxes = [np.array([[0.0, 0, 4, 4], [4, 2, 8, 4], [0, 0, 4, 4]])]
-    labels = [np.array([1, 2, 2])]  # the third box, of class 2, holds 15 class-1 pixels
-    share = mask_rcnn.other_class_share(sem, boxes, labels)
-    np.testing.assert_allclose(share, [1 / 16, 0.0, 15 / 16])
-
-
-def test_instance_ious_take_the_best_detection_of_the_instances_class():
-    inst = np.zeros((1, 4, 4), dtype=int)
-    inst[0, :2, :2] = 1
-    inst[0, 2:, 2:] = 2
-    half, full, other = (np.zeros((4, 4), bool) for _ in range(3))
-    half[:2, :1] = True          # IoU 0.5 with instance 1
-    full[:2, :2] = True          # IoU 1 with instance 1, but scored below the threshold
-    other[2:, 2:] = True         # covers instance 2 exactly, but with the wrong class
-    dets = [{"masks": np.stack([half, full, other]), "scores": np.array([0.9, 0.3, 0.8]),
-             "labels": np.array([1, 1, 1])}]
-    ious = mask_rcnn.instance_ious(inst, [np.array([1, 2])], dets, 0.5)
-    np.testing.assert_allclose(ious, [0.5, 0.0])
-
-
 @pytest.fixture(scope="module")
 def tiny_model():
     from sklearn_papers.datasets import make_scenes
@@ -118,10 +93,14 @@ def test_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypatch):
 
 def test_followup_explains_the_main_result_it_was_given():
     # an undecided comparison on easy scenes and a (small) win are different things to
-    # explain; verdicts come as the claim rule's text
-    und = "inconclusive (paired interval, 90 %: advantage +0.004 [-0.01, +0.02]; 2 of 3 seeds)"
-    holds = "holds (paired interval, 90 %: advantage +0.018 [+0.01, +0.03]; 3 of 3 seeds)"
-    fails = "does not hold (paired interval, 90 %: advantage -0.02 [-0.03, -0.01]; 0 of 3 seeds)"
+    # explain; verdicts come from the claim rule
+    from sklearn_papers.reproduce._digits import verdict
+
+    und = verdict([0.51, 0.49, 0.52], [0.5, 0.5, 0.5], "x")
+    holds = verdict([0.52, 0.53, 0.52], [0.5, 0.5, 0.5], "x")
+    fails = verdict([0.48, 0.47, 0.48], [0.5, 0.5, 0.5], "x")
+    assert (und.outcome, holds.outcome, fails.outcome) == ("inconclusive", "holds",
+                                                          "does not hold")
     tie = mask_rcnn._followup_explanation("b", holds, und, und, 0.004)
     win = mask_rcnn._followup_explanation("b", holds, und, holds, 0.018)
     assert "explains the undecided comparison on easy scenes only in part" in tie
@@ -129,6 +108,6 @@ def test_followup_explains_the_main_result_it_was_given():
     none = mask_rcnn._followup_explanation("b", fails, fails, holds, 0.02)
     assert none.endswith("does not explain why the sigmoid's win on easy scenes is small "
                          "(+0.020 mask AP; paper: +5.5 AP)")
-    one = "inconclusive (paired interval, 90 %: advantage +0.02 (one seed: no interval); 1 of 1 seeds)"
+    one = verdict([0.52], [0.5], "x")
     assert "with one seed the quick run cannot tell" in mask_rcnn._followup_explanation(
         "b", one, one, holds, 0.02)

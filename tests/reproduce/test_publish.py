@@ -1,10 +1,14 @@
-"""``sklearn-papers publish``: a run's REPORT.md becomes one valid rst page per experiment."""
+"""``sklearn-papers publish``: a run's REPORT.json becomes one JSON record and one valid rst
+page per experiment."""
+
+import json
 
 import pytest
 
-from sklearn_papers.reproduce import Experiment, Section
+from sklearn_papers.reproduce import Experiment, Result
 from sklearn_papers.reproduce._cli import main
-from sklearn_papers.reproduce._publish import markdown_to_rst
+from sklearn_papers.reproduce._claims import Claim, judge
+from sklearn_papers.reproduce._publish import markdown_to_rst, published_tables, render_page
 
 docutils_core = pytest.importorskip("docutils.core")
 
@@ -44,7 +48,12 @@ def test_markdown_to_rst_is_valid_and_keeps_the_content():
 def _run(ctx):
     path = ctx.figure_path("plot.png")
     path.write_bytes(b"\x89PNG")
-    return Section(markdown=BODY, figures=[path])
+    result = Result()
+    verdict = judge(Claim("ours beats theirs", "accuracy", "paired interval"),
+                    [0.9, 0.92, 0.91], [0.8, 0.79, 0.81])
+    text = (BODY + "\n\n### Claims\n\n" + result.table([{"model": "ours", "accuracy": 0.91}])
+            + "\n\n- Ours beats theirs: " + result.verdict(verdict, arms=("ours", "theirs")))
+    return result.done(text, figures=[path])
 
 
 def test_publish_writes_a_page_per_experiment_with_the_run_header(tmp_path, monkeypatch):
@@ -59,8 +68,20 @@ def test_publish_writes_a_page_per_experiment_with_the_run_header(tmp_path, monk
     page = (docs / "fake.rst").read_text()
     _check_rst(page)
     assert "Full-protocol run" in page and "Commit: " in page and "Machine: " in page
+    assert "load average" not in page and " UTC" not in page  # no run log
     assert (docs / "figures" / "plot.png").read_bytes() == b"\x89PNG"
-    assert "   fake" in (docs / "index.rst").read_text()
+    index = (docs / "index.rst").read_text()
+    assert "   fake" in index and "ours beats theirs" in index
+    # the page is rendered from the JSON beside it, which keeps the records
+    record = json.loads((docs / "fake.json").read_text())
+    assert render_page(record) == page
+    verdict, = record["result"]["verdicts"]
+    assert verdict["outcome"] == "holds" and verdict["arms"] == ["ours", "theirs"]
+    assert verdict["rule"] == "paired interval" and verdict["section"] == "Claims"
+    assert record["provenance"]["mode"] == "full" and record["provenance"]["cpu_seconds"] >= 0
+    tables = published_tables(record)
+    assert tables[-1] == {"section": "Claims", "columns": ["model", "accuracy"],
+                          "rows": [["ours", "0.910"]]}
     assert main(["publish", "--report", str(out), "--to", str(docs), "--only", "nope"]) == 2
 
 
@@ -75,9 +96,11 @@ def test_published_pages_and_reports_carry_no_local_paths(tmp_path, monkeypatch)
     report = (out / "REPORT.md").read_text()
     assert str(tmp_path) not in report
     assert "`sklearn-papers reproduce --out fake_full --verbose 0`" in report
-    # a report whose header holds an absolute folder (written by hand, or by another tool)
-    (out / "REPORT.md").write_text(report.replace(
-        "--out fake_full", f"--out {out} --records=~/records"), encoding="utf-8")
+    # a report whose command holds an absolute folder (written by hand, or by another tool)
+    data = json.loads((out / "REPORT.json").read_text())
+    data["provenance"]["command"] = data["provenance"]["command"].replace(
+        "--out fake_full", f"--out {out} --records=~/records")
+    (out / "REPORT.json").write_text(json.dumps(data), encoding="utf-8")
     assert main(["publish", "--report", str(out), "--to", str(docs)]) == 0
     page = (docs / "fake.rst").read_text()
     assert str(tmp_path) not in page and "~/records" not in page

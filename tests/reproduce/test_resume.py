@@ -2,7 +2,7 @@
 
 import pytest
 
-from sklearn_papers.reproduce import Experiment, RunContext, Section
+from sklearn_papers.reproduce import Experiment, Result, RunContext
 from sklearn_papers.reproduce._cli import main
 from sklearn_papers.reproduce._registry import _LineProgress, format_seconds
 
@@ -20,7 +20,7 @@ def _parts(ctx, fail_at=None):
                 return 10 * k
             values.append(ctx.cached(f"part/{k}", compute, params={"k": k}))
             bar.update(1)
-    return Section(markdown=f"values {values}")
+    return Result(text=f"values {values}")
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def _warns(ctx):
         with warnings.catch_warnings():  # as scikit-learn's fit does: resets the registry
             warnings.simplefilter("default")
             warnings.warn("lbfgs failed to converge", ConvergenceWarning)
-    return Section(markdown="ok")
+    return Result(text="ok")
 
 
 def test_a_warning_raised_in_a_loop_is_shown_once(tmp_path, monkeypatch, capsys):

@@ -1,0 +1,352 @@
+"""The search protocol of Duvenaud et al. (2015): folds, model specs, random search.
+
+Protocol of the paper (and of its code, ``HIPS/neural-fingerprint``): rows in file order,
+cut into 5 contiguous chunks; fold ``i`` tests on chunk ``i``, validates on chunk
+``(i + 1) % 5`` and trains on the other three. Hyper-parameters are drawn at random and
+scored on the validation chunk; the best draw's model (trained on the three training
+chunks) is scored on the test chunk.
+
+Models are a list of :class:`ModelSpec` (:data:`MODEL_SPECS` here, the neural rows in
+``_duvenaud_neural``); each spec draws its hyper-parameters and fits on a
+:class:`DatasetData`, which caches parsed molecules and fingerprints. Every draw of every row
+is one cached part (:func:`search_parts`, :func:`search_rows`). The experiment ``duvenaud``
+and its neural rows both use this module.
+"""
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from sklearn_papers.reproduce._parallel import cached_parts
+
+__all__ = ["FULL_N_JOBS", "MAX_BITS", "MODEL_SPECS", "QUICK_ROWS", "DatasetData", "ModelSpec",
+           "duvenaud_folds", "evaluate", "fold_bits", "search_parts", "search_rows", "select"]
+
+#: Largest fingerprint length searched; shorter ones are folded from it (exact for powers
+#: of two: RDKit's Morgan generator maps each 32-bit identifier to ``id % fpSize``).
+MAX_BITS = 2048
+
+#: Rows kept of malaria and photovoltaic in ``--quick`` mode (file order).
+QUICK_ROWS = 2000
+
+
+def duvenaud_folds(n_samples, n_folds=5):
+    """Contiguous-chunk folds of Duvenaud et al. (2015).
+
+    Parameters
+    ----------
+    n_samples : int
+        Number of rows, kept in file order.
+    n_folds : int, default=5
+        Number of chunks (``numpy.array_split`` sizes).
+
+    Yields
+    ------
+    train, validation, test : ndarray of int
+        Fold ``i``: test chunk ``i``, validation chunk ``(i + 1) % n_folds``, training the
+        remaining chunks in file order.
+    """
+    chunks = np.array_split(np.arange(n_samples), n_folds)
+    for i in range(n_folds):
+        val = (i + 1) % n_folds
+        train = np.concatenate([c for j, c in enumerate(chunks) if j not in (i, val)])
+        yield train, chunks[val], chunks[i]
+
+
+def fold_bits(fingerprints, n_bits):
+    """Fold ``(n, N)`` Morgan bits to ``n_bits`` (a divisor of N) by OR over ``j % n_bits``."""
+    n, width = fingerprints.shape
+    if width % n_bits:
+        raise ValueError(f"n_bits={n_bits} does not divide the fingerprint width {width}")
+    return fingerprints.reshape(n, width // n_bits, n_bits).max(axis=1)
+
+
+@dataclass
+class DatasetData:
+    """One data set with cached molecules and fingerprints.
+
+    Attributes
+    ----------
+    name : str
+        Row name in Table 2 (``"solubility"``, ``"malaria"``, ``"photovoltaic"``).
+    smiles : ndarray of object
+    y : ndarray of float
+    """
+
+    name: str
+    smiles: np.ndarray
+    y: np.ndarray
+    _mols: list = field(default=None, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def mols(self):
+        """RDKit molecules, parsed once (raises on invalid SMILES, naming them)."""
+        if self._mols is None:
+            from sklearn_papers.chem import check_molecules
+
+            self._mols, _ = check_molecules(self.smiles)
+        return self._mols
+
+    def bits(self, radius):
+        """ECFP bits ``(n_samples, MAX_BITS)`` of ``radius`` (uint8), computed once."""
+        if radius not in self._cache:
+            from sklearn_papers.chem import CircularFingerprint
+
+            self._cache[radius] = CircularFingerprint(radius, MAX_BITS).transform(self.mols)
+        return self._cache[radius]
+
+    def fingerprints(self, radius, n_bits, dtype=np.float64):
+        """ECFP bits ``(n_samples, n_bits)``, cached per radius at MAX_BITS and folded."""
+        return fold_bits(self.bits(radius), n_bits).astype(dtype)
+
+    def slim(self, radius=None):
+        """A copy holding only the SMILES, targets and, if given, the bits of ``radius``.
+
+        What one fit needs, without the parsed molecules and the other radii: the copy is
+        sent to a worker process (pickled) for every part of the search.
+        """
+        cache = {} if radius is None else {radius: self.bits(radius)}
+        return DatasetData(self.name, self.smiles, self.y, _cache=cache)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One row of the table: how to draw hyper-parameters and fit.
+
+    Attributes
+    ----------
+    key : str
+        Key into the papers' MSE tables (``"ecfp_linear"``...).
+    label : str
+        Row label in the report.
+    sample : callable
+        ``sample(rng, quick) -> dict`` draws one configuration.
+    fit_predict : callable
+        ``fit_predict(params, data, train, [idx, ...], seed) -> [pred, ...]``: fit on
+        ``train`` rows of ``data`` (a :class:`DatasetData`), predict the other index sets.
+    describe : str
+        The search space, for the report.
+    part_data : callable, default=None
+        ``part_data(data, params) -> DatasetData``: what ``fit_predict(params, ...)`` reads
+        of ``data``, sent to a worker process when the full run fits the draws side by side
+        (``fit_predict`` must then be a module-level function). None sends ``data`` whole.
+    code_version : int, default=1
+        Version of the code that computes this row's parts, part of every part's settings:
+        a recorded part is reused only under the same version. Bump it when a change of
+        ``fit_predict`` or of the estimator it fits changes the results
+        (``tests/reproduce/test_duvenaud_records.py`` refits small parts against stored
+        numbers and says when).
+    """
+
+    key: str
+    label: str
+    sample: Callable
+    fit_predict: Callable
+    describe: str
+    part_data: Callable = None
+    code_version: int = 1
+
+
+def _bits_choice(rng, quick):
+    return int(2 ** rng.integers(4, 10 if quick else 12))  # 16..512 quick, ..2048 full
+
+
+def _sample_linear(rng, quick):
+    return {"radius": int(rng.integers(1, 5)), "n_bits": _bits_choice(rng, quick),
+            "alpha": float(10 ** rng.uniform(-2, 4))}
+
+
+def _fit_linear(params, data, train, others, seed):
+    from sklearn.linear_model import Ridge
+
+    X = data.fingerprints(params["radius"], params["n_bits"])
+    model = Ridge(alpha=params["alpha"]).fit(X[train], data.y[train])
+    return [model.predict(X[idx]) for idx in others]
+
+
+def _sample_mlp(rng, quick):
+    return {"radius": int(rng.integers(1, 5)), "n_bits": _bits_choice(rng, quick),
+            "alpha": float(10 ** rng.uniform(-5, 1)),
+            "hidden": 32 if quick else int(rng.choice([50, 100, 200])),
+            "lr": float(10 ** rng.uniform(-3.5, -2)),
+            "max_iter": 15 if quick else 200}
+
+
+def _fit_mlp(params, data, train, others, seed):
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPRegressor
+    from sklearn.preprocessing import StandardScaler
+
+    X = data.fingerprints(params["radius"], params["n_bits"], dtype=np.float32)
+    net = MLPRegressor(hidden_layer_sizes=(params["hidden"],), alpha=params["alpha"],
+                       learning_rate_init=params["lr"], max_iter=params["max_iter"],
+                       batch_size=100, random_state=seed)
+    model = TransformedTargetRegressor(net, transformer=StandardScaler())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X[train], data.y[train])
+    return [model.predict(X[idx]) for idx in others]
+
+
+#: The rows of the table; NeuralFingerprint rows are appended by their module.
+def _ecfp_part_data(data, params):
+    return data.slim(params["radius"])
+
+
+MODEL_SPECS = [
+    ModelSpec("ecfp_linear", "ECFP + linear (Ridge)", _sample_linear, _fit_linear,
+              "radius 1-4, n_bits 2^4-2^11, Ridge alpha log-uniform 1e-2..1e4",
+              _ecfp_part_data),
+    ModelSpec("ecfp_mlp", "ECFP + neural net (sklearn MLPRegressor, 1 hidden layer)",
+              _sample_mlp, _fit_mlp,
+              "radius 1-4, n_bits 2^4-2^11, L2 alpha log-uniform 1e-5..10, hidden "
+              "{50, 100, 200}, Adam lr log-uniform 10^-3.5..10^-2, 200 epochs, "
+              "batch 100, standardised target", _ecfp_part_data),
+]
+
+#: Worker processes of the full run's search (every draw of every row is one part).
+FULL_N_JOBS = 2
+
+
+def _load(quick):
+    from sklearn_papers.datasets import load_cep, load_delaney, load_malaria
+
+    n_sub = QUICK_ROWS if quick else None
+    sets = [("solubility", *load_delaney(return_X_y=True)),
+            ("malaria", *load_malaria(return_X_y=True)),
+            ("photovoltaic", *load_cep(n_samples=n_sub or 20000, return_X_y=True))]
+    out = []
+    for name, X, y in sets:
+        if n_sub is not None:
+            X, y = X[:n_sub], y[:n_sub]
+        out.append(DatasetData(name, X, y))
+    return out
+
+
+def _search_part(fit_predict, params, data, train, val, test, seed):
+    """One draw of the search: ``(validation MSE, test MSE)`` (a cached part)."""
+    val_pred, test_pred = fit_predict(params, data, train, [val, test], seed)
+    return (float(np.mean((np.asarray(val_pred) - data.y[val]) ** 2)),
+            float(np.mean((np.asarray(test_pred) - data.y[test]) ** 2)))
+
+
+def search_parts(data, spec, *, n_draws, quick, random_state):
+    """The draws of :func:`evaluate` as independent parts, configurations drawn in order.
+
+    The random generator draws every configuration of fold 0 (draw 0, 1, ...), then of
+    fold 1, and so on; nothing else reads it, so the draws are those of a run that fits
+    each one as soon as it is drawn.
+
+    Returns
+    -------
+    parts : list of tuple
+        ``(key, func, args, params)`` per (fold, draw), for
+        :func:`~sklearn_papers.reproduce._parallel.cached_parts`: the value is
+        ``(validation MSE, test MSE)``; ``params`` holds the configuration, ``"seed"``,
+        ``"n"`` and the row's ``"code"`` version.
+    """
+    rng = np.random.default_rng(random_state)
+    parts = []
+    for fold, (train, val, test) in enumerate(duvenaud_folds(len(data.y))):
+        for draw in range(n_draws):
+            params = spec.sample(rng, quick)
+            seed = random_state * 1000 + fold * 100 + draw
+            part_data = data if spec.part_data is None else spec.part_data(data, params)
+            parts.append((f"{data.name}/{spec.key}/fold={fold}/draw={draw}", _search_part,
+                          (spec.fit_predict, params, part_data, train, val, test, seed),
+                          {"params": params, "seed": seed, "n": len(data.y),
+                           "code": spec.code_version}))
+    return parts
+
+
+def select(data, parts, values):
+    """Test MSE and configuration of the best draw (lowest validation MSE) per fold.
+
+    ``parts`` from :func:`search_parts`, ``values`` their values in the same order; the
+    first of equal validation MSEs wins.
+    """
+    test_mse, chosen = [], []
+    n_folds = len(list(duvenaud_folds(len(data.y))))
+    n_draws = len(parts) // n_folds
+    for fold in range(n_folds):
+        best = (np.inf, None, None)
+        for (_, _, _, part_params), (val_mse, part_test_mse) in zip(
+                parts[fold * n_draws:(fold + 1) * n_draws],
+                values[fold * n_draws:(fold + 1) * n_draws]):
+            if val_mse < best[0]:
+                best = (val_mse, part_params["params"], part_test_mse)
+        test_mse.append(float(best[2]))
+        chosen.append(best[1])
+    return test_mse, chosen
+
+
+def evaluate(data, spec, *, n_draws, quick, random_state, progress=None, ctx=None,
+             n_jobs=1):
+    """Run the search-then-test protocol of one model on one data set.
+
+    With a :class:`~sklearn_papers.reproduce.RunContext` ``ctx``, every draw (one fit) is
+    a cached part of the output folder, so ``--resume`` skips the finished ones, and
+    ``n_jobs > 1`` fits the draws on worker processes; the draws' configurations are
+    sampled in the same order either way (:func:`search_parts`).
+
+    Returns
+    -------
+    test_mse : list of float
+        One per fold.
+    chosen : list of dict
+        The selected configuration per fold.
+    """
+    parts = search_parts(data, spec, n_draws=n_draws, quick=quick,
+                         random_state=random_state)
+    if ctx is None:
+        values = []
+        for _, func, args, _ in parts:
+            values.append(func(*args))
+            if progress is not None:
+                progress.update(1)
+    else:
+        values = cached_parts(ctx, parts, n_jobs=n_jobs, progress=progress)
+    return select(data, parts, values)
+
+
+def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud"):
+    """:func:`evaluate` for several (data set, model) rows, all their draws in one pool.
+
+    Parameters
+    ----------
+    ctx : RunContext
+    plan : list of tuple
+        ``(data, spec, n_draws)`` per row.
+    n_jobs : int, default=FULL_N_JOBS
+        Worker processes; the draws of every row are independent parts, so the workers
+        stay busy until the last one (no wait at the end of a row or data set).
+    desc : str
+        Progress bar label.
+
+    Returns
+    -------
+    results : dict
+        ``{data_name: {model_key: [test MSE per fold]}}``, rows in the order of ``plan``.
+    chosen : dict
+        ``{(data_name, model_key): [configuration per fold]}``, in the order of ``plan``.
+    """
+    row_parts = [search_parts(data, spec, n_draws=n_draws, quick=ctx.quick,
+                              random_state=ctx.random_state) for data, spec, n_draws in plan]
+    start = time.perf_counter()
+    with ctx.progress(total=sum(map(len, row_parts)), desc=desc) as bar:
+        values = cached_parts(ctx, [p for parts in row_parts for p in parts],
+                              n_jobs=n_jobs, progress=bar)
+    ctx.log(f"[duvenaud] {desc}: {len(values)} fits, {time.perf_counter() - start:.0f} s")
+    results, chosen = {}, {}
+    offset = 0
+    for (data, spec, _), parts in zip(plan, row_parts):
+        mse, picked = select(data, parts, values[offset:offset + len(parts)])
+        offset += len(parts)
+        results.setdefault(data.name, {})[spec.key] = mse
+        chosen[(data.name, spec.key)] = picked
+    return results, chosen

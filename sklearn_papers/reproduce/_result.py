@@ -1,0 +1,459 @@
+"""An experiment's result as data: tables as records, verdicts, figures.
+
+An experiment's ``run`` returns a :class:`Result`. Its text is markdown in which each
+table and each verdict is a placeholder (``[[table:0]]``, ``[[verdict:2]]``) standing for
+a record kept beside the text:
+
+* :class:`Table`: the rows as dicts (numbers stay numbers) and the column order;
+* :class:`VerdictRecord`: the claim, the compared arms, the metric, the rule's name, the
+  numbers the rule read (estimate, interval, wins) and the outcome ``"holds"``, ``"does
+  not hold"`` or ``"inconclusive"``; a claim made of parts (:func:`~._claims.all_of`,
+  :func:`~._claims.at_least`, :func:`~._claims.negation`) keeps its parts.
+
+``REPORT.md``, ``REPORT.json``, the published pages of ``docs/results/`` (each with its
+JSON beside it), the numbers the docs quote and the tests all read these records;
+:attr:`Result.markdown` renders the text with the records filled in.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sklearn_papers.reproduce._claims import OUTCOMES, Verdict, describe
+
+__all__ = ["Result", "Table", "VerdictRecord", "plain"]
+
+#: A placeholder of :attr:`Result.text`: ``[[table:N]]`` or ``[[verdict:N]]``, the latter
+#: optionally with a style (``[[verdict:N:outcome]]``, see :meth:`VerdictRecord.render`).
+PLACEHOLDER = re.compile(r"\[\[(table|verdict):(\d+)(?::(\w+))?\]\]")
+
+_HEADING = re.compile(r"^(#{2,6})\s+(.*)$")
+
+
+def plain(text):
+    """``text`` as a reader sees it: no code marks, bold marks or escapes."""
+    text = str(text).replace("``", "").replace("`", "").replace("**", "")
+    text = text.replace("\\|", "|")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _number(value):
+    """A JSON-safe float (None for NaN)."""
+    value = float(value)
+    return None if not np.isfinite(value) else value
+
+
+def _json_value(value):
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        return value if np.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    return value
+
+
+@dataclass
+class Table:
+    """One table of a result.
+
+    Attributes
+    ----------
+    rows : list of dict
+        One dict per row, ``{column: value}``; values are numbers, strings (markdown) or
+        None (an empty cell).
+    columns : list of str
+        Column order.
+    floatfmt : str, default=".3f"
+        How float cells are written.
+    title : str, default=""
+        The heading above the table (set by :meth:`Result.to_dict`).
+    """
+
+    rows: list
+    columns: list
+    floatfmt: str = ".3f"
+    title: str = ""
+
+    def cell(self, value):
+        """The markdown of one cell."""
+        if value is None:
+            return ""
+        if isinstance(value, (float, np.floating)):
+            return "nan" if np.isnan(value) else format(value, self.floatfmt)
+        return str(value).replace("|", "\\|")
+
+    def markdown(self):
+        """The table as GitHub markdown."""
+        lines = ["| " + " | ".join(self.columns) + " |",
+                 "|" + "|".join("---" for _ in self.columns) + "|"]
+        for row in self.rows:
+            lines.append("| " + " | ".join(self.cell(row.get(c)) for c in self.columns)
+                         + " |")
+        return "\n".join(lines)
+
+    def shown(self):
+        """``(columns, rows)`` as a reader sees them: lists of plain strings."""
+        return ([plain(c) for c in self.columns],
+                [[plain(self.cell(row.get(c)).replace("\\|", "|")) for c in self.columns]
+                 for row in self.rows])
+
+    def to_dict(self):
+        return {"title": self.title, "columns": list(self.columns),
+                "floatfmt": self.floatfmt,
+                "rows": [{c: _json_value(row.get(c)) for c in self.columns}
+                         for row in self.rows]}
+
+    @classmethod
+    def from_dict(cls, data):
+        return cls(rows=[dict(r) for r in data["rows"]], columns=list(data["columns"]),
+                   floatfmt=data.get("floatfmt", ".3f"), title=data.get("title", ""))
+
+
+@dataclass
+class VerdictRecord:
+    """One verdict of a result: a claim, judged.
+
+    Attributes
+    ----------
+    claim : str
+        The claim in words.
+    outcome : {"holds", "does not hold", "inconclusive"}
+    rule : str
+        One of the rules of :mod:`._claims` (``"paired interval"``, ...), or for a claim
+        made of parts ``"all of"``, ``"at least K of"``, ``"negation"``.
+    metric : str, default=""
+    arms : list of str, default=[]
+        What is compared: the claimed side first.
+    paper : str, default=""
+        What the paper reports.
+    estimate : float or None
+        The mean advantage of the claimed side (paired rules) or its mean (``"mean
+        interval"``); None for a claim made of parts.
+    interval : list of float or None
+        The t interval of ``estimate`` (``[None, None]`` with one seed).
+    n : int or None
+        Seeds (or :attr:`unit`) judged.
+    wins : int or None
+        Of those, how many favour the claim.
+    unit : str, default="seeds"
+    numbers : dict
+        The per-seed values the rule read (``"a"``, ``"b"``, ``"threshold"``).
+    parts : list of VerdictRecord
+        The parts of a claim made of parts.
+    digits : int, default=3
+        Digits the report writes.
+    section : str, default=""
+        The heading above its first mention (set by :meth:`Result.to_dict`).
+    wording : str, default=""
+        The verdict's markdown where it is not written from the numbers (a page converted
+        from its published text, whose verdict carries no rule's numbers); rendered as is.
+    """
+
+    claim: str
+    outcome: str
+    rule: str
+    metric: str = ""
+    arms: list = field(default_factory=list)
+    paper: str = ""
+    estimate: float = None
+    interval: list = None
+    n: int = None
+    wins: int = None
+    unit: str = "seeds"
+    numbers: dict = field(default_factory=dict)
+    parts: list = field(default_factory=list)
+    digits: int = 3
+    section: str = ""
+    wording: str = ""
+
+    def __post_init__(self):
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"outcome must be one of {OUTCOMES}, got {self.outcome!r}")
+
+    @classmethod
+    def from_verdict(cls, verdict, *, arms=(), claim=None, digits=3, parts=(), rule=None):
+        """The record of a :class:`~._claims.Verdict`, or of an outcome string (a claim
+        made of parts: give ``claim``, ``rule`` and ``parts``)."""
+        parts = [p if isinstance(p, VerdictRecord) else cls.from_verdict(p, digits=digits)
+                 for p in parts if not isinstance(p, str)]
+        if isinstance(verdict, str):
+            if claim is None:
+                raise ValueError("an outcome without its Verdict needs the claim's words")
+            return cls(claim=claim, outcome=verdict, rule=rule or "all of", arms=list(arms),
+                       parts=parts, digits=digits, unit="")
+        if not isinstance(verdict, Verdict):
+            raise TypeError(f"expected a Verdict or an outcome string, got {verdict!r}")
+        c = verdict.claim
+        lo, hi = verdict.interval
+        return cls(claim=claim or c.statement, outcome=verdict.outcome, rule=c.rule,
+                   metric=c.metric, arms=list(arms), paper=c.paper,
+                   estimate=_number(verdict.estimate), interval=[_number(lo), _number(hi)],
+                   n=int(verdict.n_seeds), wins=int(verdict.wins), unit=c.unit,
+                   numbers=_json_value(verdict.numbers), parts=parts, digits=digits)
+
+    @property
+    def judged(self):
+        """Whether a rule of :mod:`._claims` reached it (it has numbers)."""
+        return self.estimate is not None
+
+    def short(self, digits=None):
+        """The outcome with the rule and the numbers, as :meth:`Verdict.short` writes it;
+        the bare outcome for a claim made of parts."""
+        if not self.judged:
+            return self.outcome
+        lo, hi = (np.nan if v is None else v for v in self.interval)
+        return describe(self.outcome, self.rule, self.estimate, (lo, hi), self.wins,
+                        self.n, self.unit, self.digits if digits is None else digits)
+
+    def render(self, style="bold"):
+        """Markdown of the verdict: ``"bold"`` (all in bold), ``"outcome"`` (the outcome
+        in bold, then the rule and numbers), ``"plain"`` (no bold) or ``"bare"`` (the
+        outcome alone). A claim made of parts: ``"bold"`` and ``"plain"`` write the outcome,
+        ``"outcome"`` the outcome in bold and how its parts combine, ``"parts"`` the
+        outcome in bold and each part's outcome with its rule and numbers."""
+        if style == "bare":
+            return self.outcome
+        if self.wording:
+            return self.wording
+        if not self.judged and style == "outcome":
+            return f"**{self.outcome}** ({self.rule})"
+        if not self.judged and style == "parts":
+            return (f"**{self.outcome}** ("
+                    + "; ".join(p.short(self.digits) for p in self.parts) + ")")
+        text = self.short()
+        if style == "plain":
+            return text
+        if style == "outcome" and " (" in text:
+            outcome, rest = text.split(" (", 1)
+            return f"**{outcome}** ({rest}"
+        return f"**{text}**"
+
+    def to_dict(self):
+        data = {"claim": self.claim, "outcome": self.outcome, "rule": self.rule,
+                "metric": self.metric, "arms": list(self.arms), "paper": self.paper,
+                "section": self.section}
+        if self.judged:
+            data.update(estimate=self.estimate, interval=list(self.interval), n=self.n,
+                        wins=self.wins, unit=self.unit, numbers=self.numbers)
+        if self.parts:
+            data["parts"] = [p.to_dict() for p in self.parts]
+        data["digits"] = self.digits
+        if self.wording:
+            data["wording"] = self.wording
+        return data
+
+    @classmethod
+    def from_dict(cls, data):
+        data = dict(data)
+        data["parts"] = [cls.from_dict(p) for p in data.get("parts", [])]
+        return cls(**data)
+
+
+@dataclass
+class Result:
+    """What one experiment returns: its report section as data.
+
+    Attributes
+    ----------
+    text : str
+        Markdown of the section with placeholders for its tables and verdicts (headings
+        start at level 3).
+    tables : list of Table
+    verdicts : list of VerdictRecord
+    figures : list of pathlib.Path
+        PNG files written into the output folder.
+    shortened : str
+        In ``--quick`` mode, what was shortened relative to the paper's protocol.
+    """
+
+    text: str = ""
+    tables: list = field(default_factory=list)
+    verdicts: list = field(default_factory=list)
+    figures: list = field(default_factory=list)
+    shortened: str = ""
+
+    def __post_init__(self):
+        self._seen = {}
+
+    # -- building ----------------------------------------------------------------------
+    def table(self, rows, columns=None, floatfmt=".3f"):
+        """Keep a table (a list of dicts, or a DataFrame); return its placeholder."""
+        if hasattr(rows, "to_dict"):
+            rows = rows.to_dict(orient="records")
+        rows = [dict(r) for r in rows]
+        if columns is None:
+            columns = list(rows[0]) if rows else []
+        self.tables.append(Table(rows=rows, columns=list(columns), floatfmt=floatfmt))
+        return f"[[table:{len(self.tables) - 1}]]"
+
+    def verdict(self, verdict, *, arms=(), claim=None, style="bold", digits=3, parts=(),
+                rule=None):
+        """Keep a verdict; return its placeholder (rendered as :meth:`VerdictRecord.render`
+        with ``style``).
+
+        Parameters
+        ----------
+        verdict : Verdict or str
+            From :func:`~._claims.judge`, or the outcome of a claim made of parts
+            (:func:`~._claims.all_of`, ...), which then needs ``claim`` and ``rule``.
+        arms : sequence of str
+            What is compared, the claimed side first.
+        claim : str, default=None
+            The claim's words; the :class:`~._claims.Claim`'s statement by default.
+        style : {"bold", "outcome", "plain"}, default="bold"
+        digits : int, default=3
+        parts : sequence of Verdict
+            The parts of a claim made of parts.
+        rule : str, default=None
+            ``"all of"``, ``"at least K of"`` or ``"negation"`` for a claim made of parts.
+        """
+        key = id(verdict) if isinstance(verdict, Verdict) else None
+        if key is not None and key in self._seen:
+            index = self._seen[key][1]
+        else:
+            self.verdicts.append(VerdictRecord.from_verdict(
+                verdict, arms=arms, claim=claim, digits=digits, parts=parts, rule=rule))
+            index = len(self.verdicts) - 1
+            if key is not None:  # the Verdict is kept so that its id is not reused
+                self._seen[key] = (verdict, index)
+        return f"[[verdict:{index}]]" if style == "bold" else f"[[verdict:{index}:{style}]]"
+
+    def done(self, text, *, figures=(), shortened=""):
+        """Set the text, figures and ``shortened`` note; return ``self``."""
+        self.text = text
+        self.figures = [Path(f) for f in figures]
+        self.shortened = shortened
+        self._set_titles()
+        return self
+
+    # -- reading -----------------------------------------------------------------------
+    @property
+    def markdown(self):
+        """The section's markdown: the text with every table and verdict filled in."""
+        return self.fill(self.text)
+
+    def fill(self, text):
+        """``text`` with the tables, then the verdicts (also inside table cells), filled
+        in."""
+        def fill(match):
+            kind, index, style = match.group(1), int(match.group(2)), match.group(3)
+            if kind == "table":
+                return self.tables[index].markdown()
+            return self.verdicts[index].render(style or "bold")
+
+        return PLACEHOLDER.sub(fill, PLACEHOLDER.sub(fill, text))
+
+    def shown(self, table):
+        """``(columns, rows)`` of ``table`` as a reader sees them (plain strings, verdicts
+        filled in)."""
+        columns, rows = table.shown()
+        return columns, [[plain(self.fill(cell)) for cell in row] for row in rows]
+
+    def verdict_rows(self, verdicts, digits=3):
+        """Rows of a table of verdicts: claim, metric, paper, and the verdict with its rule
+        and numbers (its outcome in bold); each verdict is kept."""
+        return [{"claim": v.claim.statement, "metric": v.claim.metric,
+                 "paper": v.claim.paper or "",
+                 "here": self.verdict(v, style="outcome", digits=digits)} for v in verdicts]
+
+    def outcomes(self):
+        """``{claim: outcome}`` of every verdict."""
+        return {v.claim: v.outcome for v in self.verdicts}
+
+    def find(self, claim):
+        """The one verdict whose claim contains ``claim``.
+
+        Raises
+        ------
+        KeyError
+            When none does, or several do (the message lists the claims).
+        """
+        found = [v for v in self.verdicts if claim in v.claim]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} verdicts whose claim holds {claim!r}; the claims "
+                           f"are {[v.claim for v in self.verdicts]}")
+        return found[0]
+
+    def find_table(self, section=None, columns=None):
+        """The one table under a heading containing ``section`` that has ``columns``.
+
+        Raises
+        ------
+        KeyError
+            When none does, or several do.
+        """
+        self._set_titles()
+        found = [t for t in self.tables
+                 if (section is None or section in plain(t.title))
+                 and (columns is None or set(columns) <= set(self.shown(t)[0]))]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} tables" + (f" under a heading containing "
+                                                     f"{section!r}" if section else "")
+                           + (f" with the columns {list(columns)}" if columns else "")
+                           + "; give a section or columns that single out one")
+        return found[0]
+
+    def _set_titles(self):
+        """Set each table's title and each verdict's section: the heading above its first
+        placeholder in the text."""
+        heading, done = "", set()
+        for line in self.text.splitlines():
+            match = _HEADING.match(line.strip())
+            if match:
+                heading = match.group(2)
+            for ph in PLACEHOLDER.finditer(line):
+                kind, index = ph.group(1), int(ph.group(2))
+                if (kind, index) in done:
+                    continue
+                done.add((kind, index))
+                if kind == "table":
+                    self.tables[index].title = heading
+                    for cell in self.tables[index].markdown().splitlines():
+                        for inner in PLACEHOLDER.finditer(cell):
+                            if inner.group(1) == "verdict" and not self.verdicts[
+                                    int(inner.group(2))].section:
+                                self.verdicts[int(inner.group(2))].section = heading
+                else:
+                    self.verdicts[index].section = heading
+
+    def to_dict(self, relative_to=None):
+        """The result as JSON-ready data (figure paths relative to ``relative_to``)."""
+        self._set_titles()
+        figures = [Path(f) for f in self.figures]
+        if relative_to is not None:
+            figures = [Path(_relative(f, relative_to)) for f in figures]
+        return {"text": self.text, "tables": [t.to_dict() for t in self.tables],
+                "verdicts": [v.to_dict() for v in self.verdicts],
+                "figures": [f.as_posix() for f in figures], "shortened": self.shortened}
+
+    @classmethod
+    def from_dict(cls, data, relative_to=None):
+        figures = [Path(f) for f in data.get("figures", [])]
+        if relative_to is not None:
+            figures = [Path(relative_to) / f for f in figures]
+        return cls(text=data["text"], tables=[Table.from_dict(t) for t in data["tables"]],
+                   verdicts=[VerdictRecord.from_dict(v) for v in data["verdicts"]],
+                   figures=figures, shortened=data.get("shortened", ""))
+
+
+def _relative(path, folder):
+    import os
+
+    try:
+        return os.path.relpath(Path(path), Path(folder))
+    except ValueError:  # another drive
+        return Path(path).name
+
+
+def dump_json(data, path):
+    """Write ``data`` as indented UTF-8 JSON to ``path``; return the path."""
+    path = Path(path)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,45 @@
+"""Per-instance scores of instance masks: other classes' share of a box, best same-class IoU."""
+
+import numpy as np
+import pytest
+
+from sklearn_papers.metrics import instance_best_iou, other_class_share
+
+
+def test_other_class_share_counts_the_pixels_of_other_classes_in_each_box():
+    sem = np.zeros((1, 8, 8), dtype=int)
+    sem[0, 0:4, 0:4] = 1        # instance 1, box [0, 0, 4, 4]
+    sem[0, 2:4, 4:8] = 2        # instance 2, box [4, 2, 8, 4]
+    sem[0, 3, 3] = 2            # one pixel of class 2 inside box 1
+    boxes = [np.array([[0.0, 0, 4, 4], [4, 2, 8, 4], [0, 0, 4, 4]])]
+    labels = [np.array([1, 2, 2])]  # the third box, of class 2, holds 15 class-1 pixels
+    share = other_class_share(sem, boxes, labels)
+    np.testing.assert_allclose(share, [1 / 16, 0.0, 15 / 16])
+
+
+def test_instance_best_iou_takes_the_best_detection_of_the_instances_class():
+    inst = np.zeros((1, 4, 4), dtype=int)
+    inst[0, :2, :2] = 1
+    inst[0, 2:, 2:] = 2
+    half, full, other = (np.zeros((4, 4), bool) for _ in range(3))
+    half[:2, :1] = True          # IoU 0.5 with instance 1
+    full[:2, :2] = True          # IoU 1 with instance 1, but scored below the threshold
+    other[2:, 2:] = True         # covers instance 2 exactly, but with the wrong class
+    dets = [{"masks": np.stack([half, full, other]), "scores": np.array([0.9, 0.3, 0.8]),
+             "labels": np.array([1, 1, 1])}]
+    ious = instance_best_iou(inst, [np.array([1, 2])], dets, threshold=0.5)
+    np.testing.assert_allclose(ious, [0.5, 0.0])
+
+
+def test_mismatched_inputs_name_the_fix():
+    sem = np.zeros((1, 4, 4), dtype=int)
+    with pytest.raises(ValueError, match="one entry per image"):
+        other_class_share(sem, [np.zeros((0, 4))] * 2, [np.zeros(0)] * 2)
+    with pytest.raises(ValueError, match="one label per box"):
+        other_class_share(sem, [np.zeros((2, 4))], [np.array([1])])
+    inst = np.ones((1, 4, 4), dtype=int)
+    dets = [{"masks": np.zeros((0, 4, 4), bool), "scores": np.zeros(0),
+             "labels": np.zeros(0, int)}]
+    with pytest.raises(ValueError, match="one label per instance id"):
+        instance_best_iou(inst, [np.array([], int)], dets)
+    assert instance_best_iou(inst, [np.array([1])], dets).tolist() == [0.0]
