@@ -92,6 +92,17 @@ def _maps():
     return d
 
 
+def _detections(scenes):
+    """Each image's true instances as detections (masks, scores, labels)."""
+    out = []
+    for inst, lab in zip(scenes.instance_maps, scenes.labels):
+        ids = np.arange(1, int(inst.max()) + 1)
+        out.append({"masks": inst[None] == ids[:, None, None],
+                    "scores": np.linspace(0.9, 0.6, len(ids)),
+                    "labels": np.asarray(lab)[: len(ids)]})
+    return out
+
+
 def _boxes():
     rng = np.random.RandomState(0)
     corners = rng.uniform(0, 10, size=(5, 2))
@@ -148,6 +159,8 @@ def _case_metrics():
         "symmetric_best_dice": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "mask_average_precision": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "semantic_mean_iou": ((scenes.semantic_maps, scenes.semantic_maps[::-1]), {}),
+        "other_class_share": ((scenes.semantic_maps, scenes.boxes, scenes.labels), {}),
+        "instance_best_iou": ((scenes.instance_maps, scenes.labels, _detections(scenes)), {}),
         "boundary_f_score": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "image_sharpness": ((scenes.images[..., 0].astype(np.float64) / 255,), {}),
         "masked_roc_auc_score": ((y_multi, rng.rand(20, 2)), {}),

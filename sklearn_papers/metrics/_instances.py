@@ -8,6 +8,8 @@ pixel of a box, which matters where a box holds pixels of another class.
 
 import numpy as np
 
+from sklearn_papers.utils._tensors import with_numpy_inputs
+
 __all__ = ["instance_best_iou", "other_class_share"]
 
 
@@ -17,6 +19,7 @@ def _same_length(name_a, a, name_b, b):
                          f"{len(b)}")
 
 
+@with_numpy_inputs
 def other_class_share(semantic_maps, boxes, labels):
     """Per instance, the fraction of the pixels of its box that belong to another class.
 
@@ -70,6 +73,7 @@ def other_class_share(semantic_maps, boxes, labels):
     return np.asarray(out, dtype=float)
 
 
+@with_numpy_inputs
 def instance_best_iou(instance_maps, labels, detections, *, threshold=0.5):
     """Per true instance, the best mask IoU with a detection of its class.
 

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from sklearn_papers.reproduce import Experiment, Section
+from sklearn_papers.reproduce import Experiment, Result
 from sklearn_papers.reproduce._cli import main
 
 CALLS = []
@@ -21,7 +21,7 @@ def _parts(ctx):
             CALLS.append(k)
             return 10 * k
         values.append(ctx.cached(f"part/{k}", compute, params={"k": k}))
-    return Section(markdown=f"values {values}")
+    return Result(text=f"values {values}")
 
 
 @pytest.fixture
@@ -158,7 +158,7 @@ def test_damaged_record_is_recomputed_and_noted(tmp_path, fake):
 
 _KILLED_RUN = textwrap.dedent('''
     import os, signal, sys
-    from sklearn_papers.reproduce import Experiment, Section, _registry
+    from sklearn_papers.reproduce import Experiment, Result, _registry
     from sklearn_papers.reproduce._cli import main
 
     def run(ctx):
@@ -171,7 +171,7 @@ _KILLED_RUN = textwrap.dedent('''
                     fh.write(f"{k} ")
                 return 10 * k
             values.append(ctx.cached(f"part/{k}", compute, params={"k": k}))
-        return Section(markdown=f"values {values}")
+        return Result(text=f"values {values}")
 
     exp = Experiment(name="fake", title="Fake", paper="F et al. 2024", run=run)
     _registry.get_experiments = lambda: {"fake": exp}
