@@ -47,16 +47,16 @@ def rollout_np(core, logits, length, rng):
     rew = np.empty((B, length), dtype=np.float64)
     term = np.empty((B, length), dtype=bool)
     trunc = np.empty((B, length), dtype=bool)
-    uniforms = rng.random((length, B))
+    if not np.isfinite(logits).all():  # finite logits give a finite policy
+        raise FloatingPointError("the agents' policy became non-finite (their parameters "
+                                 "diverged); lower the agent's learning rate")
+    uniforms = rng.random((length, B, 1))
+    last = logits.shape[2] - 1
     for t in range(length):
         o = core.obs_np
         z = logits[rows, o].astype(np.float64)
-        z = np.exp(z - z.max(1, keepdims=True))
-        cdf = np.cumsum(z, 1)
-        if not np.isfinite(cdf[:, -1]).all():
-            raise FloatingPointError("the agents' policy became non-finite (their parameters "
-                                     "diverged); lower the agent's learning rate")
-        a = np.minimum((cdf < uniforms[t, :, None] * cdf[:, -1:]).sum(1), z.shape[1] - 1)
+        cdf = np.cumsum(np.exp(z - z.max(1, keepdims=True)), 1)
+        a = np.minimum((cdf < uniforms[t] * cdf[:, -1:]).sum(1), last)
         o2, r, te, tr = core.step_np(a)
         obs[:, t], act[:, t], nxt[:, t], rew[:, t] = o, a, o2, r
         term[:, t], trunc[:, t] = te, tr & ~te
