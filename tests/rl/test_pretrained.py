@@ -125,6 +125,8 @@ def test_environments_page_table_is_the_evaluation():
     config = json.loads((SHIPPED / "lpg-widened" / "config.json").read_text())
     settings = config["provenance"]["meta_training"]["settings"]
     assert f"({settings['max_meta_steps']:,} meta-steps" in page
+    seeds = config["provenance"]["candidate_seeds"]
+    assert seeds == list(range(len(seeds))) and f"(seeds 0 to {seeds[-1]})" in page
     assert f"{settings['n_agents']} agents, lifetimes of {settings['lifetime']} updates" in page
     reached = [c for c in bench.TARGET
                if result["normalized"][c]["LPG, shipped rule"] >= 0.8]
