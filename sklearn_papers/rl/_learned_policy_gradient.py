@@ -250,8 +250,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     verbose : int, default=0
         1 shows a progress bar with the meta-loss and recent lifetime returns.
     pretrained : str or None, default=None
-        The name of a rule shipped with the package (:data:`PRETRAINED`:
-        ``"lpg-widened"``). :meth:`fit` then loads it, offline, and meta-trains nothing
+        The name of a rule shipped with the package: ``"lpg-widened"`` (the environments
+        page of the user guide gives how it was made and its scores). :meth:`fit` then
+        loads it, offline, and meta-trains nothing
         (its ``environments`` are not used and may be None); :meth:`train_agent`,
         :meth:`score` and :meth:`lifetime_returns` train agents with it. The rule brings
         its architecture and input pipeline (``prediction_size``, ``hidden_size``,
