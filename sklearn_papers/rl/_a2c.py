@@ -10,6 +10,7 @@ from sklearn_papers.utils._seeding import spawn_seeds
 from sklearn_papers.rl._base import _BaseRLEstimator
 from sklearn_papers.rl._env_checks import check_environments
 from sklearn_papers.rl._episodes import SCORE_MAX_STEPS, _episode_returns, warn_cut_episodes
+from sklearn_papers.rl._tabular import a2c_update_np
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
     StrOptions,
@@ -175,6 +176,13 @@ class A2C(_BaseRLEstimator):
             advantage = _standardize(advantage)
         return advantage, returns
 
+    def _update_tables(self, tables, traj):
+        a2c_update_np(tables["logits"], tables["y"], traj, lr=self._learning_rate(),
+                      y_weight=self.value_weight, entropy_cost=self.entropy_cost,
+                      discount=self.discount, lam=self.td_lambda,
+                      normalize_advantage=self.normalize_advantage)
+        return True
+
     def _learning_rate(self, net=None):
         """``lr``, or for ``lr="auto"`` the default of the agent kind (``net``; the tabular
         one without a net)."""
@@ -213,6 +221,13 @@ class A2C(_BaseRLEstimator):
             object fills two places of ``environments``, or an environment returns a
             non-finite reward, a non-finite ``Box`` observation or an observation outside
             its ``Discrete`` space (the message names ``environments[i]``).
+
+        Warns
+        -----
+        UserWarning
+            If an agent met no non-zero reward in its training (it learned nothing from
+            rewards, e.g. on a sparse-reward environment); the message names the
+            environment and what to try.
         """
         envs = self._check_envs(environments)
         with torch_fit(self) as run:

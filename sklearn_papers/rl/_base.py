@@ -1,5 +1,6 @@
 """Shared machinery of the RL estimators: agent networks for a batch, lifetimes, scoring."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,6 +20,7 @@ from sklearn_papers.nn._skorch import check_device, torch_fit
 from sklearn_papers.rl._agents import MLPAgent, TabularAgent
 from sklearn_papers.rl._batched import make_batch
 from sklearn_papers.rl._env_checks import check_environment, check_environments
+from sklearn_papers.rl._tabular import rollout_np, to_torch, value_update_np
 from sklearn_papers.utils._seeding import spawn_seeds
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions
 
@@ -78,6 +80,11 @@ class _BaseRLEstimator(BaseEstimator):
         """``ValueError`` for parameters under which the policy cannot learn (a subclass
         that centres its policy targets over each rollout needs two steps or more)."""
 
+    def _update_tables(self, tables, traj):
+        """Update tabular agents' numpy ``tables`` in place from a numpy trajectory and
+        return True, or return False to update them through :meth:`_targets` in torch."""
+        return False
+
     def _scales_rewards(self):
         """Whether the update targets see every agent's rewards divided by the largest
         ``|r|`` it has seen (:func:`~sklearn_papers.nn._lpg.scale_rewards`)."""
@@ -89,40 +96,59 @@ class _BaseRLEstimator(BaseEstimator):
         places (each agent steps its environment in place)."""
         return check_environments(environments, name, one_batch=False)
 
-    def _run_lifetimes(self, envs, n_updates, seed, *, desc=None, names=None):
+    def _run_lifetimes(self, envs, n_updates, seed, *, desc=None, names=None, warn_idle=True):
         """Fresh agents, one per environment, trained ``n_updates`` updates in one batch.
 
-        Returns ``(net, params, lifetime_returns (n,), td_value_weights (n, D))``.
+        Returns ``(net, params, lifetime_returns (n,), td_value_weights (n, D))``. Warns
+        (``warn_idle``) when an agent met no non-zero reward (:meth:`_warn_no_reward`).
         """
         check_device(self.device)  # validated; the small agents and cores run on CPU
         self._check_rollout_params()
-        gen_seed, env_seed = spawn_seeds(seed, 2)
+        gen_seed, env_seed, act_seed = spawn_seeds(seed, 3)
         gen = torch.Generator().manual_seed(gen_seed)
         core = make_batch(envs, generator=gen, seed=env_seed, named_from=envs, names=names)
         net = _make_net(core, self.agent, self._prediction_size(), self.agent_hidden_size)
         params = net.init_params(len(envs), generator=gen)
-        d = net.n_states if isinstance(net, TabularAgentNet) else net.n_inputs
+        tabular = isinstance(net, TabularAgentNet)
+        d = net.n_states if tabular else net.n_inputs
         value_w = torch.zeros(len(envs), d)
-        total = torch.zeros(len(envs), dtype=torch.float64)
+        total = np.zeros(len(envs))
+        rewarded = np.zeros(len(envs), dtype=bool)  # an agent met a non-zero reward
         scale = torch.zeros(len(envs), dtype=torch.float64)
+        # tabular agents act, and A2C's update their tables, in numpy (no torch per step)
+        act_rng = np.random.default_rng(act_seed)
+        tables = {k: v.numpy() for k, v in params.items()}
         steps = range(int(n_updates))
         if self.verbose and desc:
             from tqdm.auto import tqdm
 
             steps = tqdm(steps, desc=desc, leave=False)
         for _ in steps:
-            traj = rollout(core, net, params, self.rollout_length, gen)
-            total += traj["reward"].sum(1).to(torch.float64)
-            value_w = value_update(value_w, traj, self.discount, 0.9, _VALUE_LR)
+            if tabular:
+                traj_np = rollout_np(core, tables["logits"], self.rollout_length, act_rng)
+                total += traj_np["reward"].sum(1)
+                rewarded |= (traj_np["reward"] != 0).any(1)
+                value_update_np(value_w.numpy(), traj_np, self.discount, 0.9, _VALUE_LR)
+                if self._update_tables(tables, traj_np):
+                    continue
+                traj = to_torch(traj_np, params["logits"].dtype)
+            else:
+                traj = rollout(core, net, params, self.rollout_length, gen)
+                total += traj["reward"].sum(1).to(torch.float64).numpy()
+                rewarded |= (traj["reward"] != 0).any(1).numpy()
+                value_w = value_update(value_w, traj, self.discount, 0.9, _VALUE_LR)
             if self._scales_rewards():
                 scale, traj = scale_rewards(traj, scale)
             with torch.no_grad():
                 targets = self._targets(net, params, traj)
             params = agent_update(net, params, traj, targets, **self._update_kwargs(net))
-        return net, params, total.numpy(), value_w
+            tables = {k: v.numpy() for k, v in params.items()}
+        if warn_idle and n_updates:
+            self._warn_no_reward(envs, rewarded, int(n_updates) * self.rollout_length, names)
+        return net, params, total, value_w
 
     def _train_agents(self, envs, n_updates, seed, *, desc=None, name="environments",
-                      names=None):
+                      names=None, warn_idle=True):
         """One fresh agent per environment: ``(agents, lifetime_returns (n,))``.
 
         Errors name ``{name}[i]``, or ``names[i]`` when given.
@@ -141,7 +167,7 @@ class _BaseRLEstimator(BaseEstimator):
         for group_seed, idx in zip(spawn_seeds(seed, len(groups)), groups.values()):
             members = [envs[i] for i in idx]
             net, params, ret, value_w = self._run_lifetimes(
-                members, n_updates, group_seed, desc=desc,
+                members, n_updates, group_seed, desc=desc, warn_idle=warn_idle,
                 names=[f"{name}[{i}]" if names is None else names[i] for i in idx])
             for j, i in enumerate(idx):
                 agents[i] = _agent_from(net, params, j, lifetime_return=ret[j],
@@ -172,6 +198,13 @@ class _BaseRLEstimator(BaseEstimator):
         ------
         TypeError, ValueError
             If ``env`` is not a gymnasium environment with the spaces above.
+
+        Warns
+        -----
+        UserWarning
+            If an agent met no non-zero reward in its training (it learned nothing from
+            rewards, e.g. on a sparse-reward environment); the message names the
+            environment and what to try.
         """
         self._check_ready()
         if isinstance(env, (list, tuple)):
@@ -226,6 +259,28 @@ class _BaseRLEstimator(BaseEstimator):
 
     def _check_ready(self):
         pass
+
+    def _warn_no_reward(self, envs, rewarded, n_steps, names=None):
+        """``UserWarning`` naming the environments whose agents met no non-zero reward in
+        their ``n_steps`` training steps (they learned nothing from rewards)."""
+        idle = np.flatnonzero(~rewarded)
+        if not idle.size:
+            return
+        labels = []
+        for i in idle[:3]:
+            env = envs[i]
+            spec = getattr(env, "spec", None)
+            kind = spec.id if spec is not None else type(env.unwrapped).__name__
+            labels.append(f"{names[i] if names else f'environments[{i}]'} ({kind})")
+        more = f" and {idle.size - 3} more" if idle.size > 3 else ""
+        warnings.warn(
+            f"{type(self).__name__}: the agent{'s' if idle.size > 1 else ''} on "
+            f"{', '.join(labels)}{more} collected no reward at all in {n_steps:,} training "
+            "steps (every reward was 0), so the policy learned nothing from rewards and a "
+            "greedy score there is that of an untrained agent. With sparse rewards (e.g. "
+            "FrozenLake-v1 8x8) try more steps (a larger lifetime or n_updates), a shaped "
+            "reward that pays progress, or tabular Q-learning, whose epsilon-greedy "
+            "exploration keeps trying new actions.", UserWarning, stacklevel=4)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -49,6 +49,15 @@ class _BatchCore:
             raise ValueError(f"uniforms must have shape {tuple(shape)}, got {tuple(u.shape)}")
         return u
 
+    @property
+    def obs_np(self):
+        """Current observations as a numpy array (``obs``'s dtype and shape)."""
+        return self.obs.numpy()
+
+    def step_np(self, actions):
+        """:meth:`step` with numpy arrays in and out (the tabular agents' rollout)."""
+        return tuple(x.numpy() for x in self.step(torch.from_numpy(np.asarray(actions))))
+
 
 class BatchedGridWorld(_BatchCore):
     """Many :class:`GridWorld` copies of one size stepped in one tensor operation.
@@ -536,6 +545,20 @@ class GymEnvBatch(_BatchCore):
         if uniforms is not None:
             raise ValueError("GymEnvBatch steps environments with their own generators; "
                              "uniforms must be None")
+        nxt, rew, term, trunc = self.step_np(actions)
+        return (self._stack(nxt), torch.from_numpy(rew), torch.from_numpy(term),
+                torch.from_numpy(trunc))
+
+    @property
+    def obs_np(self):
+        """Current observations as a numpy array (``obs``'s dtype and shape)."""
+        return self._np(self._current)
+
+    def _np(self, observations):
+        return np.asarray(observations, dtype=np.int64 if self.obs_dim is None else np.float32)
+
+    def step_np(self, actions):
+        """:meth:`step` with numpy arrays in and out (the tabular agents' rollout)."""
         actions = np.asarray(actions)
         nxt, rew, term, trunc = [], [], [], []
         for i, env in enumerate(self.envs):
@@ -549,8 +572,8 @@ class GymEnvBatch(_BatchCore):
             trunc.append(bool(tr) and not te)
             self._current[i] = (self._shift(i, _reset_result(env.reset(), self._where(i)),
                                             "reset") if (te or tr) else obs)
-        return (self._stack(nxt), torch.as_tensor(rew, dtype=torch.float64),
-                torch.as_tensor(term), torch.as_tensor(trunc))
+        return (self._np(nxt), np.asarray(rew, dtype=np.float64), np.asarray(term, dtype=bool),
+                np.asarray(trunc, dtype=bool))
 
 
 def _batchable(envs):

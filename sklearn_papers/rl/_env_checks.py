@@ -70,6 +70,8 @@ def _index_observation(space, obs, where, call):
     array, in ``start .. start + n - 1``): a float such as 2.7 or a string such as "3" is
     not cast, since a lossy cast would turn a faulty environment into a plausible state.
     """
+    if type(obs) is int and 0 <= obs - space.start < space.n:  # the common case, quickly
+        return obs - int(space.start)
     if not space.contains(obs):
         low, high = int(space.start), int(space.start) + int(space.n) - 1
         raise ValueError(f"{where} returned the observation {obs!r} "

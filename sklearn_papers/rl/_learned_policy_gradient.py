@@ -20,7 +20,7 @@ from sklearn_papers.nn._lpg import (
     scale_rewards,
     value_update,
 )
-from sklearn_papers.nn._skorch import divergence_error, torch_fit, torch_seeded
+from sklearn_papers.nn._skorch import check_device, divergence_error, torch_fit, torch_seeded
 from sklearn_papers.rl._base import _VALUE_LR, _assign, _BaseRLEstimator, _make_net
 from sklearn_papers.rl._batched import GymEnvBatch, _batchable, make_batch
 from sklearn_papers.rl._env_checks import check_environment, check_environments
@@ -41,6 +41,10 @@ from sklearn_papers.utils._sklearn_compat import (
 __all__ = ["LearnedPolicyGradient"]
 
 _FORMAT = "sklearn_papers.rl.LearnedPolicyGradient/2"
+#: Rules shipped with the package (``sklearn_papers/rl/_pretrained/<name>/``: ``rule.pt``
+#: written by :meth:`LearnedPolicyGradient.save`, ``config.json`` with its provenance),
+#: made by ``python -m sklearn_papers.rl._lpg_pretrain``.
+PRETRAINED = ("lpg-widened",)
 #: Parameters that decide how the rule reads rewards and shapes targets: meta-training
 #: fixes them for the rule (a change after fit warns and is not used).
 _RULE_SETTINGS = ("reward_scaling", "center_policy_target")
@@ -240,6 +244,18 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         environments' randomness; the global RNGs are left untouched.
     verbose : int, default=0
         1 shows a progress bar with the meta-loss and recent lifetime returns.
+    pretrained : str or None, default=None
+        The name of a rule shipped with the package: ``"lpg-widened"`` (the environments
+        page of the user guide gives how it was made and its scores). :meth:`fit` then
+        loads it, offline, and meta-trains nothing
+        (its ``environments`` are not used and may be None); :meth:`train_agent`,
+        :meth:`score` and :meth:`lifetime_returns` train agents with it. The rule brings
+        its architecture and input pipeline (``prediction_size``, ``hidden_size``,
+        ``embedding_size``, ``reward_scaling``, ``center_policy_target``): other values
+        set here are not used (``fit`` warns). The agents' parameters (``agent_lr``,
+        ``lifetime``, ``rollout_length``, ``discount``) are this estimator's.
+        ``pretrained_config_`` holds the rule's provenance: the command that made it,
+        its meta-training settings and seeds, and how it was chosen.
 
     Attributes
     ----------
@@ -261,6 +277,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         ``fit`` warns.
     best_restart_ : int
         Index of the kept meta-training (0 when ``n_restarts=1``).
+    pretrained_config_ : dict or None
+        With ``pretrained``: the shipped rule's ``config.json`` (parameters and
+        provenance); None otherwise.
 
     See Also
     --------
@@ -313,6 +332,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         "center_policy_target": ["boolean"],
         "n_jobs": [None, Interval(Integral, 1, None, closed="left"),
                    Interval(Integral, None, -1, closed="right")],  # joblib: not 0
+        "pretrained": [None, str],
     }
 
     def __init__(self, *, prediction_size=8, hidden_size=32, embedding_size=8, lifetime=100,
@@ -322,7 +342,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                  l2_prediction=0.001, max_grad_norm=1.0, max_meta_steps=600, n_restarts=1,
                  reward_scaling="none", center_policy_target=False, agent="auto",
                  agent_hidden_size=32, n_jobs=None, device="cpu", random_state=None,
-                 verbose=0):
+                 verbose=0, pretrained=None):
         self.prediction_size = prediction_size
         self.hidden_size = hidden_size
         self.embedding_size = embedding_size
@@ -350,10 +370,12 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.pretrained = pretrained
 
     # --- hooks of _BaseRLEstimator
     def _prediction_size(self):
-        return self.prediction_size
+        rule = getattr(self, "module_", None)
+        return self.prediction_size if rule is None else rule.prediction_size
 
     def _targets(self, net, params, traj):
         return lpg_targets(self.module_, net, params, traj, self.discount,
@@ -385,6 +407,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     def _check_ready(self):
         check_is_fitted(self, "module_")
         pinned = self._rule_settings()
+        if self.pretrained is not None and getattr(self, "pretrained_config_", None):
+            return  # the shipped rule's settings; fit said which values it does not use
         changed = [name for name in _RULE_SETTINGS if getattr(self, name) != pinned[name]]
         if changed:
             what = "; ".join(f"{name}={pinned[name]!r} in fit, {name}="
@@ -399,12 +423,15 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         return LPGUpdateRule(self.prediction_size, self.hidden_size, self.embedding_size)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, environments, y=None, *, restart_environments=None):
+    def fit(self, environments=None, y=None, *, restart_environments=None):
         """Meta-train the update rule on a list or a sampler of environments.
+
+        With ``pretrained``, load the shipped rule instead (nothing is meta-trained and
+        ``environments`` is not used).
 
         Parameters
         ----------
-        environments : list of gymnasium.Env, gymnasium.vector.SyncVectorEnv, or callable
+        environments : list of gymnasium.Env, gymnasium.vector.SyncVectorEnv, callable or None
             Meta-training environments (e.g. from :func:`sample_grid_worlds`); every new
             agent lifetime draws one. A callable ``environments(rng)`` taking a
             ``numpy.random.RandomState`` and returning an environment is a sampler, called
@@ -442,7 +469,9 @@ class LearnedPolicyGradient(_BaseRLEstimator):
             be deep-copied, or returns a non-finite reward, a non-finite ``Box``
             observation or an observation outside its ``Discrete`` space (the message
             names ``environments[i]`` or ``restart_environments[i]``, or the sampler's
-            draw); or if ``restart_environments`` is given with ``n_restarts=1``.
+            draw); or if ``restart_environments`` is given with ``n_restarts=1``; or
+            if ``environments`` is None without ``pretrained``, ``pretrained`` names no
+            shipped rule, or ``restart_environments`` is given with ``pretrained``.
         FloatingPointError
             If the meta-loss becomes non-finite.
 
@@ -451,8 +480,16 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         UserWarning
             With ``n_restarts > 1``, if the held-out environments cannot tell the
             meta-trainings apart (every one's agents collect the same lifetime returns
-            there): restart 0 is kept.
+            there): restart 0 is kept. With ``pretrained``, if an architecture or
+            input-pipeline parameter is set to a value the shipped rule does not use.
         """
+        if self.pretrained is not None:
+            check_device(self.device)
+            return self._load_pretrained(restart_environments)
+        if environments is None:
+            raise ValueError("fit needs environments to meta-train the rule on (a list of "
+                             "gymnasium environments or a sampler), or pretrained="
+                             f"{PRETRAINED[0]!r} to load a shipped rule.")
         with torch_fit(self) as run:
             return self._fit(environments, run.seed, restart_environments)
 
@@ -479,6 +516,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                 self._meta_train(self._new_rule(), make_draw(np.random.RandomState(seed)),
                                  seed, envs)
             self.restart_scores_, self.best_restart_ = None, 0
+            self.pretrained_config_ = None
             return self
         # restart 0 is the meta-training of n_restarts=1; the other restarts and the
         # held-out environments get sub-seeds of their own
@@ -537,6 +575,38 @@ class LearnedPolicyGradient(_BaseRLEstimator):
                 f"lifetime.", UserWarning, stacklevel=4)
         self.module_, self.loss_curve_, self.training_returns_, self.n_iter_ = runs[best]
         self.restart_scores_, self.best_restart_ = scores, best
+        self.pretrained_config_ = None
+        return self
+
+    def _load_pretrained(self, restart_environments):
+        """``fit`` with ``pretrained``: the shipped rule, its settings and provenance."""
+        if restart_environments is not None:
+            raise ValueError("restart_environments choose among meta-trainings; with "
+                             f"pretrained={self.pretrained!r} fit meta-trains nothing. "
+                             "Leave restart_environments out.")
+        if self.pretrained not in PRETRAINED:
+            raise ValueError(f"pretrained={self.pretrained!r} is not a rule shipped with "
+                             f"the package; the shipped rules are {list(PRETRAINED)}.")
+        from importlib.resources import files
+
+        folder = Path(str(files("sklearn_papers.rl") / "_pretrained" / self.pretrained))
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        rule = type(self).load(folder / "rule.pt")
+        defaults = type(self)().get_params()
+        ignored = [f"{name}={getattr(self, name)!r} (the rule's: {config['params'][name]!r})"
+                   for name in _RULE_SETTINGS + ("prediction_size", "hidden_size",
+                                                 "embedding_size")
+                   if getattr(self, name) != defaults[name]
+                   and getattr(self, name) != config["params"][name]]
+        if ignored:
+            warnings.warn(f"pretrained={self.pretrained!r} brings its own architecture and "
+                          f"input pipeline; {', '.join(ignored)} not used.", UserWarning,
+                          stacklevel=3)
+        self._fit_rule_settings = dict(rule._fit_rule_settings)
+        self.module_ = rule.module_
+        self.loss_curve_, self.training_returns_, self.n_iter_ = [], np.zeros(0), 0
+        self.restart_scores_, self.best_restart_ = None, 0
+        self.pretrained_config_ = config
         return self
 
     def _held_out_returns(self, envs, names, seed):
@@ -544,7 +614,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         environments (errors name ``names[i]``: the user's list item or sampler draw)."""
         with torch_seeded(seed):
             _, returns = self._train_agents(envs, self.lifetime, seed, desc="agents",
-                                            names=names)
+                                            names=names, warn_idle=False)
         return returns
 
     def _meta_train(self, rule, draw, seed, envs=None):
@@ -715,6 +785,10 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     # --- persistence
     def _config(self):
         params = self.get_params()
+        shipped = getattr(self, "pretrained_config_", None)
+        if self.pretrained is not None and shipped:  # the values the shipped rule uses
+            params.update({name: shipped["params"][name] for name in _RULE_SETTINGS + (
+                "prediction_size", "hidden_size", "embedding_size")})
         if not (params["random_state"] is None or isinstance(params["random_state"], Integral)):
             params["random_state"] = None
         return params
@@ -836,6 +910,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         est.training_returns_ = np.zeros(0)
         est.n_iter_ = 0
         est.restart_scores_, est.best_restart_ = scores, int(best)
+        est.pretrained_config_ = None
         return est
 
     def untrained(self, random_state=None):
@@ -862,4 +937,5 @@ class LearnedPolicyGradient(_BaseRLEstimator):
         est.module_ = rule
         est.loss_curve_, est.training_returns_, est.n_iter_ = [], np.zeros(0), 0
         est.restart_scores_, est.best_restart_ = None, 0
+        est.pretrained_config_ = None
         return est

@@ -67,10 +67,11 @@ def test_a2c_refuses_one_environment_object_in_two_places():
 
 
 def test_a2c_on_separate_copies_learns_as_on_independent_environments():
-    a = A2C(lifetime=60, random_state=0).fit([_lake(), _lake()])
-    b = A2C(lifetime=60, random_state=0).fit([_lake(), _lake()])
+    a = A2C(lifetime=150, random_state=0).fit([_lake(), _lake()])
+    b = A2C(lifetime=150, random_state=0).fit([_lake(), _lake()])
     np.testing.assert_array_equal(a.lifetime_returns_, b.lifetime_returns_)
-    # each agent reached the goal many times (a random policy: about 2 times in 1,200 steps)
+    # each agent reached the goal many times (a random policy: about 5 times in 3,000 steps;
+    # in 1,200 steps about one agent in five never meets the goal and learns nothing)
     assert a.lifetime_returns_.min() > 10
 
 
