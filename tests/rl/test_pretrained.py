@@ -87,7 +87,7 @@ def test_clone_get_params_pickle_and_save(rule, tmp_path):
 
 
 def test_sklearn_api_checks_with_pretrained():
-    from sklearn_papers.utils.estimator_checks import _SKLEARN_API_CHECKS
+    from sklearn_papers.chem.estimator_checks import _SKLEARN_API_CHECKS
 
     for check in _SKLEARN_API_CHECKS:
         check("LearnedPolicyGradient", LearnedPolicyGradient(pretrained="lpg-widened"))
