@@ -66,6 +66,15 @@ NO_PARENT_DISCONNECTED_REASON = (
     "MoleculeStandardizer(cleanup=False)")
 
 
+#: Reason given for a molecule whose standardized form RDKit cannot read back from its
+#: SMILES (``{smiles}``): the same verdict on every standardization route.
+UNREADABLE_REASON = (
+    "standardization gave {smiles}, which RDKit cannot read back (its rings do not "
+    "kekulize, as with the neutralized ligands of a metallocene such as ferrocene); "
+    "featurize it as drawn (standardize=False), keep its charges "
+    "(MoleculeStandardizer(neutralize=False)), or leave it out")
+
+
 class _NoParent(ValueError):
     """A multi-fragment molecule without an organic fragment, when the parent is kept."""
 
@@ -163,15 +172,16 @@ def standardize_parsed(mols, steps, values=None):
     -------
     mols : list of rdkit.Chem.Mol or None
         Each valid molecule re-read (``Chem.MolFromSmiles``) from the canonical SMILES of
-        its standardized form, so a molecule and its salt give the very same ``Mol``. When
-        RDKit cannot read that SMILES back (organometallics such as ferrocene, whose
-        neutralized rings do not kekulize), the standardized molecule itself.
+        its standardized form, so a molecule and its salt give the very same ``Mol``.
     smiles : list of str or None
-        That canonical SMILES (None where the molecule is invalid, or was not re-read).
+        That canonical SMILES (None where the molecule is invalid).
     failed : list of (int, str)
-        ``(position, reason)`` of the molecules RDKit could not standardize, or that
-        have no parent (several fragments, none organic, when the largest fragment is
-        kept).
+        ``(position, reason)`` of the molecules RDKit could not standardize, that have
+        no parent (several fragments, none organic, when the largest fragment is kept),
+        or whose standardized SMILES RDKit cannot read back (organometallics such as
+        ferrocene, whose neutralized rings do not kekulize; :data:`UNREADABLE_REASON`).
+        Every route (``MoleculeStandardizer``, the ``standardize`` parameters,
+        ``SkipInvalidMolecules``) refuses exactly these.
     """
     from rdkit import Chem, rdBase
 
@@ -185,11 +195,11 @@ def standardize_parsed(mols, steps, values=None):
             key = (tuple(steps), values[i]) if memo is not None and isinstance(
                 values[i], str) else None
             if key is not None and key in memo:
-                kept, text, reason = memo[key]
+                text, reason = memo[key]
                 if reason is not None:
                     failed.append((i, reason))
-                else:  # read again from its SMILES, as below; a copy of a kept Mol
-                    out[i] = Chem.MolFromSmiles(text) if kept is None else Chem.Mol(kept)
+                else:  # read again from its SMILES, as below
+                    out[i] = Chem.MolFromSmiles(text)
                     smiles[i] = text
                 continue
             reason = None
@@ -204,14 +214,12 @@ def standardize_parsed(mols, steps, values=None):
                 reason = f"standardization failed: {first}"
             else:
                 if new is None and std.GetNumAtoms():
-                    new, text = std, None  # not readable back from its SMILES: keep the Mol
-                if new is None or new.GetNumAtoms() == 0:
+                    reason = UNREADABLE_REASON.format(smiles=text)
+                elif new is None or new.GetNumAtoms() == 0:
                     reason = "standardization left no atoms"
             if key is not None:
-                # the SMILES only (a few dozen bytes, against kilobytes for a Mol);
-                # a molecule not readable back from it is kept whole
-                memo[key] = (None, None, reason) if reason is not None else (
-                    None if text is not None else Chem.Mol(new), text, None)
+                # the SMILES only (a few dozen bytes, against kilobytes for a Mol)
+                memo[key] = (None, reason) if reason is not None else (text, None)
             if reason is not None:
                 failed.append((i, reason))
                 continue
@@ -409,14 +417,7 @@ def _standardized_smiles(mols, steps, values=None):
     """What :class:`MoleculeStandardizer` outputs for parsed molecules: the canonical
     SMILES of each standardized one, and the ``(position, reason)`` of those it refuses
     (standardization failed, or left no parent, or gave a SMILES RDKit cannot read)."""
-    std, smiles, failed = standardize_parsed(mols, steps, values)
-    # a standardized molecule whose SMILES RDKit cannot read back (organometallics such
-    # as ferrocene) would break the next step of a pipeline: it is an invalid row here
-    failed = sorted(failed + [
-        (i, "its standardized SMILES cannot be read back by RDKit (" + _to_smiles(m)
-         + "); use the standardize parameter of the estimator, which keeps the molecule "
-         "object, or leave this molecule out")
-        for i, (m, text) in enumerate(zip(std, smiles)) if m is not None and text is None])
+    _, smiles, failed = standardize_parsed(mols, steps, values)
     return smiles, failed
 
 
@@ -463,12 +464,6 @@ def standardization_failures(estimator, mols, *, fitted=False, values=None):
     if steps is None:
         return []
     return standardize_parsed(mols, steps, values)[2]
-
-
-def _to_smiles(mol):
-    from rdkit import Chem
-
-    return Chem.MolToSmiles(mol)
 
 
 def standardize_constraint():
@@ -636,7 +631,8 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
             The canonical SMILES of each standardized molecule, in input order; ``NaN``
             for invalid entries when ``errors="nan"``. A molecule whose standardized SMILES
             RDKit cannot read back (organometallics such as ferrocene) counts as invalid,
-            so every SMILES given out can be read by the next step.
+            here as with the ``standardize`` parameters, so every SMILES given out can be
+            read by the next step.
 
         Raises
         ------
