@@ -254,7 +254,9 @@ def build_net(module, *, seed, estimator=None, criterion=torch.nn.MSELoss, net_c
         iterator_valid__generator=torch.Generator().manual_seed(int(seed)),
     )
     if "callbacks__print_log" not in kwargs:
-        params["callbacks__print_log"] = PlainPrintLog
+        from sklearn_papers.nn._progress import EpochTable
+
+        params["callbacks__print_log"] = EpochTable
     chosen = {k for k in kwargs if k in ("optimizer__fused", "optimizer__foreach",
                                           "optimizer__differentiable")}
     if (optimizer in (torch.optim.Adam, torch.optim.AdamW) and not chosen
