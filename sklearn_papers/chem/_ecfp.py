@@ -21,6 +21,7 @@ from sklearn_papers.chem._validation import (
     row_labels,
     set_molecule_input_attributes,
 )
+from sklearn_papers.nn._progress import progress
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["CircularFingerprint"]
@@ -306,8 +307,9 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
     batch_size : int, default=None
         Molecules per batch. None splits the input evenly over the workers, in batches
         of at most 2048 molecules. The output does not depend on it.
-    verbose : int, default=0
-        If positive, show a tqdm progress bar over batches.
+    verbose : int, default=1
+        Progress bar (tqdm, on standard error) over batches: 0 never, 1 for inputs of
+        at least 10,000 molecules, 2 always.
 
     Attributes
     ----------
@@ -382,7 +384,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         sparse=False,
         n_jobs=None,
         batch_size=None,
-        verbose=0,
+        verbose=1,
     ):
         self.radius = radius
         self.n_bits = n_bits
@@ -501,11 +503,8 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
             results = Parallel(n_jobs=n_jobs, return_as="generator")(
                 delayed(_fingerprint_batch)(values[s:s + batch], s, *args) for s in starts
             )
-        if self.verbose > 0:
-            from tqdm.auto import tqdm
-
-            results = tqdm(results, total=len(starts), desc=type(self).__name__,
-                           unit="batch")
+        results = progress(results, verbose=self.verbose, n_items=n, total=len(starts),
+                           desc=type(self).__name__, unit="batch")
         parts, invalid, multi = [], [], []
         for out, bad, several in results:
             parts.append(out)

@@ -62,6 +62,9 @@ __all__ = []
 #: (``benchmarks/bench_featurization_n_jobs.py``; the "Your own molecules" guide).
 _MIN_PARALLEL = 512
 
+#: Molecules per chunk of featurization when a progress bar follows it.
+_PROGRESS_CHUNK = 1024
+
 
 class DescribedGraph:
     """A molecule's graph with one row of molecule-level features (``mol_features``).
@@ -355,15 +358,28 @@ class _GraphEstimator(BaseEstimator):
             inputs = self._input_params()
         standardize = inputs["standardize"]
         fn, kwargs = self._featurizer(inputs)
+        from sklearn_papers.nn._progress import progress, shows_progress
+
         n_jobs = effective_n_jobs(getattr(self, "n_jobs", None))
-        if n_jobs == 1 or len(values) < _MIN_PARALLEL:
+        shown = shows_progress(getattr(self, "verbose", 0), len(values))
+        if (n_jobs == 1 or len(values) < _MIN_PARALLEL) and not shown:
             return _parse_and_featurize(values, standardize, fn, kwargs, names)
-        size = -(-len(values) // (4 * n_jobs))
+        if n_jobs == 1 or len(values) < _MIN_PARALLEL:  # in chunks, for the bar
+            size = _PROGRESS_CHUNK
+            parts = (_parse_and_featurize(values[s:s + size], standardize, fn, kwargs,
+                                          names) for s in range(0, len(values), size))
+        else:
+            size = -(-len(values) // (4 * n_jobs))
+            if shown:
+                size = min(size, _PROGRESS_CHUNK)
+            parts = Parallel(n_jobs=n_jobs, return_as="generator")(
+                delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs,
+                                              names)
+                for s in range(0, len(values), size))
         starts = range(0, len(values), size)
-        parts = Parallel(n_jobs=n_jobs)(
-            delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs,
-                                          names)
-            for s in starts)
+        parts = progress(parts, verbose=getattr(self, "verbose", 0), n_items=len(values),
+                         total=len(starts), desc=f"{type(self).__name__} featurizing",
+                         unit="chunk")
         ok, graphs, invalid, multi = [], [], [], []
         for s, (p_ok, p_graphs, p_invalid, p_multi) in zip(starts, parts):
             ok.extend(s + j for j in p_ok)
@@ -501,11 +517,16 @@ class _GraphEstimator(BaseEstimator):
 
         from sklearn_papers.nn._graph import graph_loader
 
+        from sklearn_papers.nn._progress import progress
+
         chunks = []
         with torch.no_grad():
             # own generator: a loader without one draws from the global RNG
-            for batch, _ in graph_loader(graphs, batch_size=self.batch_size,
-                                         generator=torch.Generator()):
+            loader = graph_loader(graphs, batch_size=self.batch_size,
+                                  generator=torch.Generator())
+            for batch, _ in progress(loader, verbose=self.verbose, n_items=len(graphs),
+                                     total=len(loader), desc=type(self).__name__,
+                                     unit="batch"):
                 chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
         return np.concatenate(chunks)
 

@@ -231,6 +231,8 @@ def build_net(module, *, seed, estimator=None, criterion=torch.nn.MSELoss, net_c
         options = training_callbacks(estimator, len(labelled), seed, labelled, noun=noun)
         checks += options.pop("callbacks")
         kwargs = {**options, **kwargs}
+    from sklearn_papers.nn._progress import EpochTable, training_verbose
+
     net_class = NeuralNet if net_class is None else net_class
     device = common["device"]
     params = dict(
@@ -244,7 +246,8 @@ def build_net(module, *, seed, estimator=None, criterion=torch.nn.MSELoss, net_c
         batch_size=int(common["batch_size"]),
         device=None if device is None else str(device),
         train_split=None,
-        verbose=int(common["verbose"]),
+        verbose=training_verbose(common["verbose"], None if labelled is None
+                                 else len(labelled), common["max_epochs"]),
         callbacks=checks + list(callbacks or []),
         iterator_train__shuffle=True,
         iterator_train__generator=torch.Generator().manual_seed(int(seed)),
@@ -254,8 +257,6 @@ def build_net(module, *, seed, estimator=None, criterion=torch.nn.MSELoss, net_c
         iterator_valid__generator=torch.Generator().manual_seed(int(seed)),
     )
     if "callbacks__print_log" not in kwargs:
-        from sklearn_papers.nn._progress import EpochTable
-
         params["callbacks__print_log"] = EpochTable
     chosen = {k for k in kwargs if k in ("optimizer__fused", "optimizer__foreach",
                                           "optimizer__differentiable")}

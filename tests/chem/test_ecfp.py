@@ -215,7 +215,7 @@ def test_verbose_shows_progress_and_zero_is_silent(capfd):
     X = ["CCO"] * 20
     CircularFingerprint(batch_size=5).transform(X)
     assert capfd.readouterr().err == ""
-    CircularFingerprint(batch_size=5, verbose=1).transform(X)
+    CircularFingerprint(batch_size=5, verbose=2).transform(X)
     assert "CircularFingerprint" in capfd.readouterr().err
 
 
