@@ -47,6 +47,7 @@ from sklearn_papers.chem._training import DIVERGENCE_HINT
 from sklearn_papers.chem._validation import (
     as_molecule_array,
     check_molecule_feature_names,
+    no_cyclic_gc,
     raise_or_mask,
     row_labels,
     set_molecule_input_attributes,
@@ -101,14 +102,15 @@ def _parse_and_featurize(values, standardize, fn, kwargs, descriptor_names=None)
     :class:`DescribedGraph` holding the raw RDKit descriptors of its (standardized)
     molecule.
     """
-    mols, invalid, smiles, multi = check_standardized_molecules(values, standardize)
-    ok = [j for j, m in enumerate(mols) if m is not None]
-    graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
-    if descriptor_names is not None:
-        from sklearn_papers.chem._descriptors import compute_descriptors
+    with no_cyclic_gc():
+        mols, invalid, smiles, multi = check_standardized_molecules(values, standardize)
+        ok = [j for j, m in enumerate(mols) if m is not None]
+        graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
+        if descriptor_names is not None:
+            from sklearn_papers.chem._descriptors import compute_descriptors
 
-        raw = compute_descriptors([mols[j] for j in ok], descriptor_names)
-        graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
+            raw = compute_descriptors([mols[j] for j in ok], descriptor_names)
+            graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
     return ok, graphs, invalid, multi
 
 
@@ -491,10 +493,14 @@ class _GraphEstimator(BaseEstimator):
         vectors of ``_embedding``. Returns float32 rows, NaN rows for invalid molecules
         (``errors="nan"``).
         """
-        from sklearn_papers.nn._skorch import check_device
-
         check_is_fitted(self)
         check_molecule_feature_names(self, X)
+        with no_cyclic_gc():
+            return self._run_graphs(X, part)
+
+    def _run_graphs(self, X, part):
+        from sklearn_papers.nn._skorch import check_device
+
         graphs, valid = self._graphs(X, fitted=True)
         graphs = self._described(graphs, fit=False)
         device = check_device(self.device)

@@ -13,6 +13,7 @@ from sklearn_papers.chem._validation import (
     as_molecule_array,
     check_molecule_feature_names,
     describe_row,
+    no_cyclic_gc,
     parse_molecules,
     raise_or_mask,
     row_labels,
@@ -94,19 +95,60 @@ def _no_organic_fragment(mol):
     return not any(atom.GetAtomicNum() == 6 for atom in mol.GetAtoms())
 
 
+#: SMARTS of the atoms RDKit's ``Reionizer`` may change a molecule for: its charge
+#: corrections act on unbonded atoms (metal ions, a lone ``[Cl]``), its acid-base swaps on
+#: charged atoms; any element outside the organic subset of SMILES is searched too. A
+#: molecule without such an atom is left unchanged, and the reionizer is not run on it.
+_REIONIZER_SITES = ("[!#1&!#5&!#6&!#7&!#8&!#9&!#14&!#15&!#16&!#17&!#34&!#35&!#53,"
+                    "!+0,D0]")
+
+
 class _Steps:
     """The ``rdMolStandardize`` objects of one set of steps, built once per call (their
-    construction costs more than applying them to a small molecule)."""
+    construction costs more than applying them to a small molecule).
+
+    ``rdMolStandardize.Cleanup(mol)`` is ``RemoveHs``, ``MetalDisconnector``, then
+    ``Normalizer`` and ``Reionizer`` (both built from ``CleanupParameters`` on every call,
+    which parses their SMARTS each time) and ``AssignStereochemistry(cleanIt=True,
+    force=True)``. Here the same objects are built once and applied in the same order,
+    and the steps that leave a molecule unchanged are skipped: ``RemoveHs`` without
+    hydrogen atoms (the parsed molecule is already sanitized), the ``Reionizer`` on a
+    molecule of organic elements without charged, radical or unbonded atoms, the
+    ``Uncharger`` without charged atoms. ``tests/chem/test_standardize.py`` checks the
+    SMILES against ``Cleanup`` and the RDKit objects applied one by one.
+    """
 
     def __init__(self, cleanup, largest_fragment, neutralize, canonical_tautomer):
+        from rdkit import Chem
         from rdkit.Chem.MolStandardize import rdMolStandardize
 
-        self.cleanup = rdMolStandardize.Cleanup if cleanup else None
+        self.hydrogen = Chem.MolFromSmarts("[#1]")
+        self.charged = Chem.MolFromSmarts("[!+0]")
+        self.reionizer_sites = Chem.MolFromSmarts(_REIONIZER_SITES)
+        self.cleanup = cleanup
+        if cleanup:
+            params = rdMolStandardize.CleanupParameters()
+            self.disconnector = rdMolStandardize.MetalDisconnector()
+            self.normalizer = rdMolStandardize.NormalizerFromParams(params)
+            self.reionizer = rdMolStandardize.Reionizer()
         self.chooser = (rdMolStandardize.LargestFragmentChooser(preferOrganic=True)
                         if largest_fragment else None)
         self.uncharger = rdMolStandardize.Uncharger() if neutralize else None
         self.tautomers = (rdMolStandardize.TautomerEnumerator() if canonical_tautomer
                           else None)
+
+    def _cleanup(self, mol):
+        """``rdMolStandardize.Cleanup(mol)``, as a new molecule."""
+        from rdkit import Chem
+
+        has_h = mol.HasSubstructMatch(self.hydrogen)
+        mol = Chem.RWMol(Chem.RemoveHs(mol) if has_h else mol)
+        self.disconnector.DisconnectInPlace(mol)
+        self.normalizer.normalizeInPlace(mol)
+        if mol.HasSubstructMatch(self.reionizer_sites):
+            self.reionizer.reionizeInPlace(mol)
+        Chem.AssignStereochemistry(mol, cleanIt=True, force=True)
+        return mol
 
     def __call__(self, mol):
         """The standardized form of one sanitized molecule, as a new molecule.
@@ -115,15 +157,15 @@ class _Steps:
         organic."""
         from rdkit import Chem
 
-        drawn_fragments = len(Chem.GetMolFrags(mol))
-        if self.cleanup is not None:
-            mol = self.cleanup(mol)
+        drawn = mol
+        if self.cleanup:
+            mol = self._cleanup(mol)
         if self.chooser is not None:
             if _no_organic_fragment(mol):
-                raise _NoParent(NO_PARENT_DISCONNECTED_REASON if drawn_fragments == 1
-                                else NO_PARENT_REASON)
+                raise _NoParent(NO_PARENT_DISCONNECTED_REASON
+                                if len(Chem.GetMolFrags(drawn)) == 1 else NO_PARENT_REASON)
             mol = self.chooser.choose(mol)
-        if self.uncharger is not None:
+        if self.uncharger is not None and mol.HasSubstructMatch(self.charged):
             mol = self.uncharger.uncharge(mol)
         if self.tautomers is not None:
             mol = self.tautomers.Canonicalize(mol)
@@ -154,7 +196,7 @@ def standardization_memo():
         _MEMO.reset(token)
 
 
-def standardize_parsed(mols, steps, values=None):
+def standardize_parsed(mols, steps, values=None, *, verbose=0, desc=None):
     """Standardize parsed molecules; the failures become invalid entries.
 
     Parameters
@@ -167,6 +209,10 @@ def standardize_parsed(mols, steps, values=None):
     values : sequence or None, default=None
         The inputs ``mols`` were parsed from; inside a :func:`standardization_memo` block
         the results for string inputs are kept and reused under ``(steps, value)``.
+    verbose : int, default=0
+        A progress bar over the molecules (:func:`~sklearn_papers.nn._progress.progress`),
+        labelled ``desc``.
+    desc : str or None, default=None
 
     Returns
     -------
@@ -187,9 +233,12 @@ def standardize_parsed(mols, steps, values=None):
 
     out, smiles, failed = [None] * len(mols), [None] * len(mols), []
     memo = _MEMO.get() if values is not None else None
-    with rdBase.BlockLogs():
+    with rdBase.BlockLogs(), no_cyclic_gc():
         standardize = _Steps(*steps)
-        for i, mol in enumerate(mols):
+        from sklearn_papers.nn._progress import progress
+
+        for i, mol in progress(enumerate(mols), verbose=verbose, n_items=len(mols),
+                               total=len(mols), desc=desc, unit="molecule"):
             if mol is None:
                 continue
             key = (tuple(steps), values[i]) if memo is not None and isinstance(
@@ -413,11 +462,11 @@ def input_params_of_fit(estimator, params):
             for name, (resolved, _) in params.items()}
 
 
-def _standardized_smiles(mols, steps, values=None):
+def _standardized_smiles(mols, steps, values=None, **progress):
     """What :class:`MoleculeStandardizer` outputs for parsed molecules: the canonical
     SMILES of each standardized one, and the ``(position, reason)`` of those it refuses
     (standardization failed, or left no parent, or gave a SMILES RDKit cannot read)."""
-    _, smiles, failed = standardize_parsed(mols, steps, values)
+    _, smiles, failed = standardize_parsed(mols, steps, values, **progress)
     return smiles, failed
 
 
@@ -522,6 +571,9 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
         and reason; ``"nan"`` puts ``NaN`` in their row, which the
         molecule estimators read as a missing molecule (a NaN row with their
         ``errors="nan"``) and :class:`SkipInvalidMolecules` leaves out.
+    verbose : int, default=1
+        Progress bar (tqdm, on standard error) over the molecules: 0 never, 1 for
+        inputs of at least 10,000 molecules, 2 always.
 
     Attributes
     ----------
@@ -557,15 +609,17 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
         "neutralize": ["boolean"],
         "canonical_tautomer": ["boolean"],
         "errors": [StrOptions({"raise", "nan"})],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, cleanup=True, largest_fragment=True, neutralize=True,
-                 canonical_tautomer=False, errors="raise"):
+                 canonical_tautomer=False, errors="raise", verbose=1):
         self.cleanup = cleanup
         self.largest_fragment = largest_fragment
         self.neutralize = neutralize
         self.canonical_tautomer = canonical_tautomer
         self.errors = errors
+        self.verbose = verbose
 
     def _steps(self):
         return (bool(self.cleanup), bool(self.largest_fragment), bool(self.neutralize),
@@ -648,7 +702,8 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
     def _standardize(self, X):
         values = as_molecule_array(X)
         mols, invalid = parse_molecules(values)
-        smiles, failed = _standardized_smiles(mols, self._steps(), values)
+        smiles, failed = _standardized_smiles(mols, self._steps(), values,
+                                              verbose=self.verbose, desc=type(self).__name__)
         if failed:
             invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
                                         for i, why in failed], key=lambda e: e.index)
