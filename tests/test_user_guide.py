@@ -17,6 +17,7 @@ GUIDE = ROOT / "docs" / "user_guide"
 
 DEDICATED = {
     "molecules_own_data.rst": "tests/chem/test_own_data_docs.py",
+    "scaling_out.rst": "tests/chem/test_scaling_out_docs.py",
     "images.rst": "tests/vision/test_images_guide.py",
     "environments.rst": "tests/rl/test_environments_page.py",
 }

@@ -13,7 +13,7 @@ from sklearn_papers.chem._neural_fingerprint import (
     NeuralFingerprintRegressor,
 )
 from sklearn_papers.chem._standardize import MoleculeStandardizer, MultipleFragmentsWarning
-from sklearn_papers.chem._skip_invalid import SkipInvalidMolecules
+from sklearn_papers.chem._skip_invalid import SkipInvalidMolecules, valid_rows_scorer
 from sklearn_papers.chem._scaffold import ScaffoldKFold, ScaffoldSplit, murcko_scaffolds
 from sklearn_papers.chem._validation import check_molecules
 
@@ -38,4 +38,5 @@ __all__ = [
     "check_molecules",
     "load_grover_checkpoint",
     "murcko_scaffolds",
+    "valid_rows_scorer",
 ]

@@ -21,6 +21,7 @@ from sklearn_papers.chem._validation import (
     row_labels,
     set_molecule_input_attributes,
 )
+from sklearn_papers.nn._progress import progress
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
 __all__ = ["CircularFingerprint"]
@@ -52,12 +53,51 @@ def _check_output_memory(n, n_bits, dtype):
         raise MemoryError(
             f"CircularFingerprint would need {need / 2**30:.1f} GiB for its dense output of "
             f"shape ({n}, {n_bits}) {np.dtype(dtype)}, more than this machine's "
-            f"{have / 2**30:.1f} GiB of memory; lower n_bits or transform fewer molecules "
-            "at a time.")
+            f"{have / 2**30:.1f} GiB of memory; pass sparse=True (only the bits set are "
+            "stored), lower n_bits or transform fewer molecules at a time.")
+
+
+class _SparseRows:
+    """Rows of one batch as CSR parts, filled molecule by molecule (``out[i] = mol``).
+
+    Bits come from ``GetFingerprint(mol).GetOnBits()`` (sorted), counts from
+    ``GetCountFingerprint(mol).GetNonzeroElements()`` (sorted here): the positions and
+    values the dense ``GetFingerprintAsNumPy`` / ``GetCountFingerprintAsNumPy`` rows hold.
+    """
+
+    def __init__(self, n_rows, n_bits, dtype, gen, use_counts):
+        self.n_rows, self.n_bits, self.dtype = n_rows, n_bits, dtype
+        self.gen, self.use_counts = gen, use_counts
+        self.rows = {}
+
+    def __setitem__(self, i, mol):
+        if self.use_counts:
+            found = self.gen.GetCountFingerprint(mol).GetNonzeroElements()
+            keys = sorted(found)
+            self.rows[i] = (keys, [found[k] for k in keys])
+        else:
+            self.rows[i] = (self.gen.GetFingerprint(mol).GetOnBits(), None)
+
+    def to_csr(self):
+        from scipy import sparse
+
+        lengths = np.zeros(self.n_rows + 1, dtype=np.int64)
+        for i, (keys, _) in self.rows.items():
+            lengths[i + 1] = len(keys)
+        indptr = np.cumsum(lengths)
+        indices = np.empty(indptr[-1], dtype=np.int32)
+        data = np.ones(indptr[-1], dtype=self.dtype)
+        for i, (keys, counts) in self.rows.items():
+            indices[indptr[i]:indptr[i + 1]] = keys
+            if counts is not None:
+                data[indptr[i]:indptr[i + 1]] = counts
+        out = sparse.csr_matrix((data, indices, indptr), shape=(self.n_rows, self.n_bits))
+        out.has_sorted_indices = True
+        return out
 
 
 def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
-                       use_chirality, dtype, steps=None):
+                       use_chirality, dtype, steps=None, sparse=False):
     """Parse and fingerprint one batch (runs in a joblib worker).
 
     Each SMILES is parsed and fingerprinted in one pass, so molecules are freed at once.
@@ -75,10 +115,13 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
     With standardization steps (``steps``, see ``_standardize.standardize_parsed``) every
     entry is parsed by :func:`parse_molecules`, standardized, and fingerprinted.
 
+    With ``sparse`` the rows are collected as CSR parts (:class:`_SparseRows`) and no
+    dense row is made.
+
     Returns
     -------
-    out : ndarray of shape (len(values), n_bits)
-        Fingerprints; rows of invalid entries are zero.
+    out : ndarray or scipy.sparse.csr_matrix of shape (len(values), n_bits)
+        Fingerprints; rows of invalid entries are zero (empty when sparse).
     invalid : list of InvalidMolecule
         With indices shifted by ``start`` (global positions in the whole input).
     multi : list of int
@@ -93,25 +136,37 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
         radius=radius, fpSize=n_bits, includeChirality=use_chirality,
         atomInvariantsGenerator=inv_gen,
     )
-    as_numpy = gen.GetCountFingerprintAsNumPy if use_counts else gen.GetFingerprintAsNumPy
+    if sparse:
+        out = _SparseRows(len(values), n_bits, dtype, gen, use_counts)
+        as_numpy = None
+        finish = out.to_csr
+    else:
+        out = np.zeros((len(values), n_bits), dtype=dtype)
+        as_numpy = gen.GetCountFingerprintAsNumPy if use_counts else gen.GetFingerprintAsNumPy
+        finish = lambda: out  # noqa: E731
+
+    def put(i, mol):
+        if as_numpy is None:
+            out[i] = mol
+        else:
+            out[i] = as_numpy(mol)
+
     if steps is not None:
         from sklearn_papers.chem._standardize import standardize_parsed
 
-        out = np.zeros((len(values), n_bits), dtype=dtype)
         mols, invalid = parse_molecules(values)
         mols, _, failed = standardize_parsed(mols, steps, values)
         for i, mol in enumerate(mols):
             if mol is not None:
-                out[i] = as_numpy(mol)
+                put(i, mol)
         invalid = invalid + [InvalidMolecule(i, values[i], why) for i, why in failed]
         invalid = sorted((type(e)(e.index + start, e.value, e.reason) for e in invalid),
                          key=lambda e: e.index)
-        return out, invalid, []
+        return finish(), invalid, []
     get_frags = Chem.GetMolFrags
     multi = []
     from_smiles, sanitize, remove_hs = Chem.MolFromSmiles, Chem.SanitizeMol, Chem.RemoveHs
     has_space = re.compile(r"\s").search
-    out = np.zeros((len(values), n_bits), dtype=dtype)
     slow = []
     with rdBase.BlockLogs():
         for i, value in enumerate(values):
@@ -137,7 +192,7 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
                 except Exception:  # noqa: BLE001 - RDKit sanitization error; reported below
                     slow.append(i)
                     continue
-            out[i] = as_numpy(mol)
+            put(i, mol)
             if "." in value and len(get_frags(mol)) > 1:  # no dot: one fragment
                 multi.append(i + start)
     invalid = []
@@ -147,11 +202,36 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
         mols, sub_invalid = parse_molecules(sub)
         for i, mol in zip(slow, mols):
             if mol is not None:
-                out[i] = as_numpy(mol)
+                put(i, mol)
                 if len(get_frags(mol)) > 1:
                     multi.append(i + start)
         invalid = [type(e)(slow[e.index] + start, e.value, e.reason) for e in sub_invalid]
-    return out, invalid, sorted(multi)
+    return finish(), invalid, sorted(multi)
+
+
+def _stack_sparse(parts, valid):
+    """One CSR matrix from the batches' ones; invalid rows hold NaN in every column,
+    as in the dense output."""
+    from scipy import sparse
+
+    out = parts[0] if len(parts) == 1 else sparse.vstack(parts, format="csr")
+    if valid.all():
+        return out
+    n, n_bits = out.shape
+    bad = ~valid  # invalid rows are empty here: give each n_bits stored NaN values
+    lengths = np.diff(out.indptr)
+    lengths[bad] = n_bits
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    indices = np.empty(indptr[-1], dtype=out.indices.dtype)
+    data = np.full(indptr[-1], np.nan, dtype=out.dtype)
+    rows = np.repeat(np.arange(n), lengths)
+    is_bad = bad[rows]
+    indices[~is_bad] = out.indices
+    data[~is_bad] = out.data
+    indices[is_bad] = np.tile(np.arange(n_bits, dtype=indices.dtype), int(bad.sum()))
+    result = sparse.csr_matrix((data, indices, indptr), shape=out.shape)
+    result.has_sorted_indices = True
+    return result
 
 
 class CircularFingerprint(TransformerMixin, BaseEstimator):
@@ -213,6 +293,13 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         Invalid entries (unparsable SMILES, empty strings, None/NaN, non-molecules):
         ``"raise"`` raises ``ValueError`` naming their index, value and RDKit's reason;
         ``"nan"`` returns a row of NaN for each, in place (rows are never dropped).
+    sparse : bool, default=False
+        If True, return a ``scipy.sparse.csr_matrix`` holding the same values as the
+        dense output: memory grows with the bits set (about 5 bytes each, some 45 per
+        ECFP4 molecule), not with ``n_bits``. Scikit-learn's sparse-aware models
+        (``LogisticRegression``, ``Ridge``, ``SVR``, ``RandomForestClassifier``) take it
+        as it is. Invalid rows with ``errors="nan"`` hold NaN in every column, as the
+        dense output does, so each one costs ``n_bits`` stored values.
     n_jobs : int, default=None
         Number of joblib workers over batches of molecules (parsing and fingerprinting
         happen in the worker). None means 1 unless in a ``joblib.parallel_backend``
@@ -220,8 +307,9 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
     batch_size : int, default=None
         Molecules per batch. None splits the input evenly over the workers, in batches
         of at most 2048 molecules. The output does not depend on it.
-    verbose : int, default=0
-        If positive, show a tqdm progress bar over batches.
+    verbose : int, default=1
+        Progress bar (tqdm, on standard error) over batches: 0 never, 1 for inputs of
+        at least 10,000 molecules, 2 always.
 
     Attributes
     ----------
@@ -276,6 +364,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         "use_chirality": ["boolean"],
         "standardize": standardize_constraint(),
         "errors": [StrOptions({"raise", "nan"})],
+        "sparse": ["boolean"],
         "n_jobs": [Interval(Integral, 1, None, closed="left"),
                    Interval(Integral, None, -1, closed="right"), None],  # joblib: not 0
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
@@ -292,9 +381,10 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         use_chirality=False,
         standardize=False,
         errors="raise",
+        sparse=False,
         n_jobs=None,
         batch_size=None,
-        verbose=0,
+        verbose=1,
     ):
         self.radius = radius
         self.n_bits = n_bits
@@ -303,6 +393,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         self.use_chirality = use_chirality
         self.standardize = standardize
         self.errors = errors
+        self.sparse = sparse
         self.n_jobs = n_jobs
         self.batch_size = batch_size
         self.verbose = verbose
@@ -350,7 +441,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, n_bits)
+        X_new : ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_bits)
             See :meth:`transform`.
         """
         out = self._transform(X)
@@ -368,9 +459,10 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        X_new : ndarray of shape (n_samples, n_bits)
+        X_new : ndarray or scipy.sparse.csr_matrix of shape (n_samples, n_bits)
             ``uint8`` bits, ``uint32`` counts, or ``float32`` with NaN rows for invalid
-            molecules when ``errors="nan"``.
+            molecules when ``errors="nan"``; a CSR matrix of the same values with
+            ``sparse=True``.
 
         Raises
         ------
@@ -378,8 +470,9 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
             For a bare string, a wrong shape, no molecules, or (``errors="raise"``)
             invalid molecules, naming their index, value and RDKit's reason.
         MemoryError
-            Before computing anything, if the output of shape ``(n_samples, n_bits)``
-            would not fit in the machine's physical memory (saying how much it needs).
+            Before computing anything, if the dense output of shape
+            ``(n_samples, n_bits)`` would not fit in the machine's physical memory
+            (saying how much it needs; pass ``sparse=True`` to store only the bits set).
         """
         self._validate_params()
         if hasattr(self, "n_features_in_"):  # fitted: the column name must match fit's
@@ -396,33 +489,33 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
 
         values = as_molecule_array(X)
         n = len(values)
-        _check_output_memory(n, self.n_bits, self._output_dtype())
+        if not self.sparse:
+            _check_output_memory(n, self.n_bits, self._output_dtype())
         n_jobs = max(1, min(effective_n_jobs(self.n_jobs), n))
         batch = self.batch_size or min(_MAX_BATCH, -(-n // n_jobs))
         starts = range(0, n, batch)
         args = (self.radius, self.n_bits, self.use_counts, self.use_features,
                 self.use_chirality, self._output_dtype(),
-                resolve_standardize(self.standardize))
+                resolve_standardize(self.standardize), bool(self.sparse))
         if n_jobs == 1:
             results = (_fingerprint_batch(values[s:s + batch], s, *args) for s in starts)
         else:
             results = Parallel(n_jobs=n_jobs, return_as="generator")(
                 delayed(_fingerprint_batch)(values[s:s + batch], s, *args) for s in starts
             )
-        if self.verbose > 0:
-            from tqdm.auto import tqdm
-
-            results = tqdm(results, total=len(starts), desc=type(self).__name__,
-                           unit="batch")
+        results = progress(results, verbose=self.verbose, n_items=n, total=len(starts),
+                           desc=type(self).__name__, unit="batch")
         parts, invalid, multi = [], [], []
         for out, bad, several in results:
             parts.append(out)
             invalid.extend(bad)
             multi.extend(several)
-        out = parts[0] if len(parts) == 1 else np.concatenate(parts)
         labels = row_labels(X)
         valid = raise_or_mask(invalid, n, errors=self.errors, labels=labels)
         warn_multiple_fragments(multi, values, n, type(self).__name__, labels=labels)
+        if self.sparse:
+            return _stack_sparse(parts, valid)
+        out = parts[0] if len(parts) == 1 else np.concatenate(parts)
         if not valid.all():
             out[~valid] = np.nan
         return out

@@ -46,6 +46,7 @@ from sklearn_papers.chem._standardize import (
 from sklearn_papers.chem._training import DIVERGENCE_HINT
 from sklearn_papers.chem._validation import (
     check_molecule_feature_names,
+    no_cyclic_gc,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
@@ -349,10 +350,14 @@ class _GraphEstimator(BaseEstimator):
         vectors of ``_embedding``. Returns float32 rows, NaN rows for invalid molecules
         (``errors="nan"``).
         """
-        from sklearn_papers.nn._skorch import check_device, torch_inference
-
         check_is_fitted(self)
         check_molecule_feature_names(self, X)
+        with no_cyclic_gc():
+            return self._run_graphs(X, part)
+
+    def _run_graphs(self, X, part):
+        from sklearn_papers.nn._skorch import check_device, torch_inference
+
         graphs, valid = self._graphs(X, fitted=True)
         graphs = self._described(graphs, fit=False)
         device = check_device(self.device)
@@ -375,12 +380,16 @@ class _GraphEstimator(BaseEstimator):
         import torch
 
         from sklearn_papers.nn._graph import graph_loader
+        from sklearn_papers.nn._progress import progress
 
         chunks = []
         with torch.no_grad():
             # own generator: a loader without one draws from the global RNG
-            for batch, _ in graph_loader(graphs, batch_size=self.batch_size,
-                                         generator=torch.Generator()):
+            loader = graph_loader(graphs, batch_size=self.batch_size,
+                                  generator=torch.Generator())
+            for batch, _ in progress(loader, verbose=self.verbose, n_items=len(graphs),
+                                     total=len(loader), desc=type(self).__name__,
+                                     unit="batch"):
                 chunks.append(fn(**batch.to(device).tensors).float().cpu().numpy())
         return np.concatenate(chunks)
 

@@ -98,9 +98,14 @@ class _BaseGrover(_GraphEstimator):
                             count=len(graphs))
         order = np.argsort(sizes, kind="stable")
         rows = np.empty((len(graphs), width), dtype=np.float32)
+        from sklearn_papers.nn._progress import progress
+
         step = int(self.batch_size)
+        starts = range(0, len(order), step)
         with torch.inference_mode(), inference_scratch():
-            for start in range(0, len(order), step):
+            for start in progress(starts, verbose=self.verbose, n_items=len(graphs),
+                                  total=len(starts), desc=type(self).__name__,
+                                  unit="batch"):
                 index = order[start:start + step]
                 batch = collate_graphs([graphs[i] for i in index]).to(device)
                 rows[index] = fn(**batch.tensors).float().cpu().numpy()
@@ -244,8 +249,11 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds weights, dropout, hop counts and shuffling; the global torch RNG is untouched.
-    verbose : int, default=0
-        A progress bar over epochs when positive.
+    verbose : int, default=1
+        Progress: 0 shows nothing; 1 the epoch table of a training of at least
+        100,000 molecule-epochs (molecules times ``max_epochs``) and a progress bar
+        (standard error) when featurizing or predicting at least 10,000 molecules;
+        2 both whatever the size.
     n_jobs : int or None, default=None
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512
@@ -314,7 +322,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
     def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
                  min_freq=1, dist_coef=0.1, max_epochs=0, batch_size=32, lr=1e-3,
                  pretrained="moses-small", device="cpu", errors="raise", standardize=False,
-                 graph_cache=None, descriptors=False, random_state=None, verbose=0,
+                 graph_cache=None, descriptors=False, random_state=None, verbose=1,
                  n_jobs=None):
         self.hidden_size = hidden_size
         self.n_layers = n_layers

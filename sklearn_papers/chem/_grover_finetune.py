@@ -39,7 +39,7 @@ class _GroverFinetune(_BaseGrover):
                  lr=1e-3, early_stopping=False, validation_fraction=0.1, n_iter_no_change=10,
                  lr_schedule="constant", pretrained="moses-small", device="cpu",
                  errors="raise", standardize=False, graph_cache=None, descriptors=False,
-                 random_state=None, verbose=0, n_jobs=None):
+                 random_state=None, verbose=1, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_layers = n_layers
         self.n_heads = n_heads
@@ -218,8 +218,11 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds heads, dropout, hop counts and shuffling; the global torch RNG is untouched.
-    verbose : int, default=0
-        A progress bar over epochs when positive.
+    verbose : int, default=1
+        Progress: 0 shows nothing; 1 the epoch table of a training of at least
+        100,000 molecule-epochs (molecules times ``max_epochs``) and a progress bar
+        (standard error) when featurizing or predicting at least 10,000 molecules;
+        2 both whatever the size.
     n_jobs : int or None, default=None
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512
@@ -276,7 +279,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
                  lr=1e-3, early_stopping=False, validation_fraction=0.1, n_iter_no_change=10,
                  lr_schedule="warmup_decay", pretrained="moses-small", device="cpu",
                  errors="raise", standardize=False, graph_cache=None, descriptors=False,
-                 random_state=None, verbose=0, n_jobs=None):
+                 random_state=None, verbose=1, n_jobs=None):
         super().__init__(
             hidden_size, n_layers=n_layers, n_heads=n_heads, depth=depth, dropout=dropout,
             ffn_hidden=ffn_hidden, readout=readout, dist_coef=dist_coef,
@@ -437,8 +440,11 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
         Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds heads, dropout, hop counts and shuffling; the global torch RNG is untouched.
-    verbose : int, default=0
-        A progress bar over epochs when positive.
+    verbose : int, default=1
+        Progress: 0 shows nothing; 1 the epoch table of a training of at least
+        100,000 molecule-epochs (molecules times ``max_epochs``) and a progress bar
+        (standard error) when featurizing or predicting at least 10,000 molecules;
+        2 both whatever the size.
     n_jobs : int or None, default=None
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512

@@ -28,6 +28,7 @@ from sklearn_papers.chem._standardize import (
 from sklearn_papers.chem._validation import (
     InvalidMolecule,
     as_molecule_array,
+    no_cyclic_gc,
     parse_molecules,
     raise_or_mask,
     row_labels,
@@ -78,6 +79,9 @@ def parse_and_standardize(values, standardize):
 #: (``benchmarks/bench_featurization_n_jobs.py``; the "Your own molecules" guide).
 _MIN_PARALLEL = 512
 
+#: Molecules per chunk of featurization when a progress bar follows it.
+_PROGRESS_CHUNK = 1024
+
 
 class DescribedGraph:
     """A molecule's graph with one row of molecule-level features (``mol_features``).
@@ -115,12 +119,13 @@ def _parse_and_featurize(values, standardize, fn, kwargs, describe=None):
     :class:`DescribedGraph` holding the raw RDKit descriptors of its (standardized)
     molecule.
     """
-    mols, invalid, smiles, multi = parse_and_standardize(values, standardize)
-    ok = [j for j, m in enumerate(mols) if m is not None]
-    graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
-    if describe is not None:
-        raw = describe([mols[j] for j in ok])
-        graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
+    with no_cyclic_gc():
+        mols, invalid, smiles, multi = parse_and_standardize(values, standardize)
+        ok = [j for j, m in enumerate(mols) if m is not None]
+        graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
+        if describe is not None:
+            raw = describe([mols[j] for j in ok])
+            graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
     return ok, graphs, invalid, multi
 
 
@@ -128,21 +133,36 @@ def _featurize_entries(estimator, values, names, inputs):
     """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names``, computed
     by the estimator's ``_describer``, and its ``_input_params`` ``inputs``), over ``n_jobs`` joblib workers for
     ``_MIN_PARALLEL`` entries or more (each parses and featurizes its chunk), in this
-    process otherwise."""
+    process otherwise. With a progress bar (the estimator's ``verbose``), the entries go
+    in chunks of at most ``_PROGRESS_CHUNK``."""
     from joblib import Parallel, delayed, effective_n_jobs
+
+    from sklearn_papers.nn._progress import progress, shows_progress
 
     standardize = inputs["standardize"]
     fn, kwargs = estimator._featurizer(inputs)
     describe = None if names is None else estimator._describer(names)
     n_jobs = effective_n_jobs(getattr(estimator, "n_jobs", None))
-    if n_jobs == 1 or len(values) < _MIN_PARALLEL:
+    verbose = getattr(estimator, "verbose", 0)
+    shown = shows_progress(verbose, len(values))
+    in_process = n_jobs == 1 or len(values) < _MIN_PARALLEL
+    if in_process and not shown:
         return _parse_and_featurize(values, standardize, fn, kwargs, describe)
-    size = -(-len(values) // (4 * n_jobs))
+    if in_process:  # in chunks, for the bar
+        size = _PROGRESS_CHUNK
+        parts = (_parse_and_featurize(values[s:s + size], standardize, fn, kwargs, describe)
+                 for s in range(0, len(values), size))
+    else:
+        size = -(-len(values) // (4 * n_jobs))
+        if shown:
+            size = min(size, _PROGRESS_CHUNK)
+        parts = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs,
+                                          describe)
+            for s in range(0, len(values), size))
     starts = range(0, len(values), size)
-    parts = Parallel(n_jobs=n_jobs)(
-        delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs,
-                                      describe)
-        for s in starts)
+    parts = progress(parts, verbose=verbose, n_items=len(values), total=len(starts),
+                     desc=f"{type(estimator).__name__} featurizing", unit="chunk")
     ok, graphs, invalid, multi = [], [], [], []
     for s, (p_ok, p_graphs, p_invalid, p_multi) in zip(starts, parts):
         ok.extend(s + j for j in p_ok)

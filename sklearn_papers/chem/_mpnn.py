@@ -108,7 +108,7 @@ class _BaseMPNN(_SkorchGraphEstimator):
                  max_epochs=50, batch_size=32, lr=2e-3, early_stopping=True,
                  validation_fraction=0.1, n_iter_no_change=10, lr_schedule="warmup_decay",
                  device="cpu", errors="raise", standardize=False, graph_cache=None,
-                 descriptors=False, random_state=None, verbose=0, n_jobs=None):
+                 descriptors=False, random_state=None, verbose=1, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_steps = n_steps
         self.set2set_steps = set2set_steps
@@ -291,8 +291,11 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
         Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
-    verbose : int, default=0
-        Print skorch's epoch table when positive.
+    verbose : int, default=1
+        Progress: 0 shows nothing; 1 the epoch table of a training of at least
+        100,000 molecule-epochs (molecules times ``max_epochs``) and a progress bar
+        (standard error) when featurizing or predicting at least 10,000 molecules;
+        2 both whatever the size.
     n_jobs : int or None, default=None
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512
@@ -513,8 +516,11 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
         Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
-    verbose : int, default=0
-        Print skorch's epoch table when positive.
+    verbose : int, default=1
+        Progress: 0 shows nothing; 1 the epoch table of a training of at least
+        100,000 molecule-epochs (molecules times ``max_epochs``) and a progress bar
+        (standard error) when featurizing or predicting at least 10,000 molecules;
+        2 both whatever the size.
     n_jobs : int or None, default=None
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512
@@ -733,8 +739,11 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
         Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
-    verbose : int, default=0
-        Print skorch's epoch table when positive.
+    verbose : int, default=1
+        Progress: 0 shows nothing; 1 the epoch table of a training of at least
+        100,000 molecule-epochs (molecules times ``max_epochs``) and a progress bar
+        (standard error) when featurizing or predicting at least 10,000 molecules;
+        2 both whatever the size.
     n_jobs : int or None, default=None
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512

@@ -44,7 +44,7 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
                  early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, lr_schedule="warmup_decay",
                  device="cpu", errors="raise", standardize=False, graph_cache=None,
-                 descriptors=False, random_state=None, verbose=0, n_jobs=None):
+                 descriptors=False, random_state=None, verbose=1, n_jobs=None):
         self.fp_length = fp_length
         self.radius = radius
         self.conv_width = conv_width
@@ -226,8 +226,11 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
-    verbose : int, default=0
-        Print skorch's epoch table when positive.
+    verbose : int, default=1
+        Progress: 0 shows nothing; 1 the epoch table of a training of at least
+        100,000 molecule-epochs (molecules times ``max_epochs``) and a progress bar
+        (standard error) when featurizing or predicting at least 10,000 molecules;
+        2 both whatever the size.
     n_jobs : int or None, default=None
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512
@@ -453,8 +456,11 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds weights and shuffling; the global torch RNG is untouched.
-    verbose : int, default=0
-        Print skorch's epoch table when positive.
+    verbose : int, default=1
+        Progress: 0 shows nothing; 1 the epoch table of a training of at least
+        100,000 molecule-epochs (molecules times ``max_epochs``) and a progress bar
+        (standard error) when featurizing or predicting at least 10,000 molecules;
+        2 both whatever the size.
     n_jobs : int or None, default=None
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512
@@ -655,8 +661,11 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         Computing them costs about 10 ms per drug-like molecule.
     random_state : int, RandomState instance or None, default=None
         Seeds weights and shuffling; the global torch RNG is untouched.
-    verbose : int, default=0
-        Print skorch's epoch table when positive.
+    verbose : int, default=1
+        Progress: 0 shows nothing; 1 the epoch table of a training of at least
+        100,000 molecule-epochs (molecules times ``max_epochs``) and a progress bar
+        (standard error) when featurizing or predicting at least 10,000 molecules;
+        2 both whatever the size.
     n_jobs : int or None, default=None
         Joblib workers parsing and featurizing the molecules (None: 1, -1: all
         processors); the graphs, so the results, do not depend on it. Inputs under 512

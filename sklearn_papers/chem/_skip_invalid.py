@@ -1,5 +1,7 @@
 """A meta-estimator that fits on the valid molecules and answers NaN for invalid ones."""
 
+import contextlib
+import sys
 import warnings
 
 import numpy as np
@@ -22,7 +24,7 @@ from sklearn_papers.chem._validation import (
 from sklearn_papers.utils._sklearn_compat import HasMethods, _fit_context, check_is_fitted
 from sklearn_papers.utils._tensors import tensors_to_numpy
 
-__all__ = ["SkipInvalidMolecules"]
+__all__ = ["SkipInvalidMolecules", "valid_rows_scorer"]
 
 
 def _inner_has(name):
@@ -96,10 +98,17 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
 
     Notes
     -----
-    ``score`` scores the wrapped estimator on the valid rows only. Scorers such as
-    ``GridSearchCV(scoring="r2")`` call ``predict`` and see the NaN rows of invalid
-    molecules, which scikit-learn's metrics refuse; search on valid data (invalid rows of
-    a training set are left out here anyway) and use the wrapper to score batches.
+    ``score`` scores the wrapped estimator on the valid rows only. A scoring string
+    (``GridSearchCV(scoring="r2")``) calls ``predict`` and meets the NaN rows of invalid
+    molecules, which scikit-learn's metrics refuse: every split would score NaN. Wrap
+    the scoring in :func:`valid_rows_scorer` to score the valid rows only, with any
+    scoring string, list or dict, in ``GridSearchCV``, ``cross_validate`` or
+    ``cross_val_score``. Inside those, ``fit`` warns when the split's test rows hold
+    invalid molecules and the scorer would meet their NaN rows, naming this fix.
+
+    Inside cross-validation (``GridSearchCV``, ``cross_validate``, ``cross_val_predict``),
+    the messages of ``fit`` name rows by their position in the ``X`` given to the search
+    (and their pandas label), not by their position within the fold.
 
     References
     ----------
@@ -195,8 +204,37 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         first multi-fragment molecule) name the row's position in this ``X`` and its
         label, not its position among the valid rows it was given.
         """
-        with standardization_memo():
+        split = _cross_validation_split()
+        rows = contextlib.nullcontext()
+        if split is not None:  # name rows as the search's X numbers them
+            rows = input_rows(split["train"], split["n"], split["labels"])
+        with standardization_memo(), rows:
+            if split is not None and split["X_test"] is not None:
+                self._warn_nan_meets_scorer(split)
             return self._fit(X, y, sample_weight)
+
+    def _warn_nan_meets_scorer(self, split):
+        """``UserWarning`` when the test rows of this cross-validation split hold invalid
+        molecules and the search's scorer would meet their NaN predictions."""
+        if _scores_valid_rows(split["scorer"]):
+            return
+        try:
+            values = as_molecule_array(split["X_test"])
+            _, valid, invalid = self._mask(values, fitted=False)
+        except (TypeError, ValueError):
+            return  # the test rows are not molecules: predict will say so
+        if valid.all():
+            return
+        with input_rows(split["test"], split["n"], split["labels"]):
+            first = describe_row(invalid[0].index, len(values), row_labels(split["X_test"]))
+        warnings.warn(
+            f"{int((~valid).sum())} of the {len(values)} test molecule(s) of this "
+            f"cross-validation split are invalid (first: {first}, "
+            f"{_short(invalid[0].value)}): SkipInvalidMolecules predicts NaN for them, "
+            "and the search's scorer meets those NaN (scikit-learn's metrics refuse "
+            "them, so the split scores NaN). Score the valid rows only: pass "
+            "scoring=valid_rows_scorer(<your scoring>) (from sklearn_papers.chem).",
+            UserWarning, stacklevel=3)
 
     def _fit(self, X, y, sample_weight):
         y, sample_weight = tensors_to_numpy(y, "y"), tensors_to_numpy(sample_weight,
@@ -517,6 +555,181 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         tags.input_tags.allow_nan = True
         tags.non_deterministic = inner.non_deterministic
         return tags
+
+
+#: scikit-learn functions that fit an estimator on the rows ``train`` of their ``X`` (and
+#: score it on the rows ``test``): ``cross_validate`` / ``GridSearchCV``, and
+#: ``cross_val_predict``.
+_CV_FRAMES = {"_fit_and_score", "_fit_and_predict"}
+
+
+def _cross_validation_split():
+    """The cross-validation split this ``fit`` runs in, read from scikit-learn's frame.
+
+    Returns None outside ``cross_validate``, ``GridSearchCV`` and the like (or when
+    scikit-learn's frame does not hold what is looked for); else a dict with ``train``
+    and ``test`` (positions in the search's ``X``), ``n`` (its rows), ``labels`` (its
+    pandas labels, :func:`row_labels`), ``X_test`` (the split's test rows, or None) and
+    ``scorer`` (the search's scorer, or None).
+    """
+    frame = sys._getframe(2)
+    for _ in range(12):  # fit <- _fit_context <- ... <- _fit_and_score
+        if frame is None:
+            return None
+        if (frame.f_code.co_name in _CV_FRAMES and frame.f_globals.get(
+                "__name__", "") == "sklearn.model_selection._validation"):
+            break
+        frame = frame.f_back
+    else:
+        return None
+    local = frame.f_locals
+    try:
+        from sklearn.utils.validation import _num_samples
+
+        X, train = local["X"], np.asarray(local["train"], dtype=np.int64)
+        n = _num_samples(X)
+    except (KeyError, TypeError, ValueError):
+        return None
+    scorer = local.get("scorer") if frame.f_code.co_name == "_fit_and_score" else None
+    test = local.get("test")
+    X_test = None
+    if scorer is not None and test is not None:
+        test = np.asarray(test, dtype=np.int64)
+        X_test = _safe_indexing(X, test)
+    return {"train": train, "test": test, "n": n, "labels": row_labels(X),
+            "X_test": X_test, "scorer": scorer}
+
+
+def _scores_valid_rows(scorer):
+    """Whether ``scorer`` (as ``_fit_and_score`` holds it) scores the valid rows only:
+    :func:`valid_rows_scorer`'s, or the estimator's own ``score`` (``scoring=None``)."""
+    if isinstance(scorer, _ValidRowsScorer):
+        return True
+    if type(scorer).__name__ == "_PassthroughScorer":
+        return True
+    inner = getattr(scorer, "_scorers", None)  # _MultimetricScorer
+    if isinstance(inner, dict):
+        return all(_scores_valid_rows(s) for s in inner.values())
+    return False
+
+
+class _ValidRowsScorer:
+    """A scorer scoring :class:`SkipInvalidMolecules` on its valid rows only (see
+    :func:`valid_rows_scorer`)."""
+
+    def __init__(self, scoring):
+        self.scoring = scoring
+
+    def _inner(self):
+        from sklearn.metrics import get_scorer
+
+        if self.scoring is None or callable(self.scoring):
+            return self.scoring
+        return get_scorer(self.scoring)
+
+    def __repr__(self):
+        return f"valid_rows_scorer({self.scoring!r})"
+
+    def __call__(self, estimator, X, y=None, sample_weight=None, **kwargs):
+        scorer = self._inner()
+        if sample_weight is not None:
+            kwargs["sample_weight"] = sample_weight
+        if not isinstance(estimator, SkipInvalidMolecules):
+            if scorer is None:
+                return estimator.score(X, y, **kwargs)
+            return scorer(estimator, X, y, **kwargs)
+        check_is_fitted(estimator)
+        check_molecule_feature_names(estimator, X)
+        with standardization_memo():
+            values = as_molecule_array(X)
+            _check_lengths(len(values), y=y, sample_weight=sample_weight)
+            values, valid, _ = estimator._mask(values)
+            keep = np.flatnonzero(valid)
+            if not len(keep):
+                raise ValueError("Every molecule in X is invalid: nothing to score.")
+            if sample_weight is not None:
+                _check_kept_weights(sample_weight, keep)
+                kwargs["sample_weight"] = _safe_indexing(sample_weight, keep)
+            X_valid = _safe_indexing(_as_indexable(X, values), keep)
+            y_valid = None if y is None else _safe_indexing(y, keep)
+            with input_rows(keep, len(values), row_labels(X)):
+                if scorer is None:
+                    return estimator.estimator_.score(X_valid, y_valid, **kwargs)
+                return scorer(estimator.estimator_, X_valid, y_valid, **kwargs)
+
+
+def valid_rows_scorer(scoring=None):
+    """Score :class:`SkipInvalidMolecules` on the valid molecules only, with any scoring.
+
+    A fitted ``SkipInvalidMolecules`` predicts NaN for invalid molecules, and
+    scikit-learn's metrics refuse NaN: with ``scoring="r2"`` every cross-validation
+    split that holds an invalid molecule scores NaN. The scorer returned here finds the
+    invalid rows as the wrapper does, and scores the fitted wrapped estimator
+    (``estimator_``) on the other rows (and their targets and weights) with ``scoring``.
+    Given any other estimator it is ``scoring`` itself.
+
+    Parameters
+    ----------
+    scoring : str, callable, list, tuple, set, dict or None, default=None
+        What scikit-learn's ``scoring`` parameter takes: a scorer name
+        (``"neg_root_mean_squared_error"``, ``"roc_auc"``; see
+        ``sklearn.metrics.get_scorer_names()``), a scorer callable
+        ``scorer(estimator, X, y)``, several names (list, tuple or set), or a dict of
+        names to names or scorers; None uses the estimator's ``score``.
+
+    Returns
+    -------
+    scorer : callable or dict
+        A scorer ``scorer(estimator, X, y, sample_weight=None)`` for a single scoring;
+        a dict of such scorers, under the same names, for several.
+
+    Raises
+    ------
+    ValueError
+        From the returned scorer: every molecule in ``X`` is invalid, or ``y`` /
+        ``sample_weight`` do not have one row per molecule. ``scoring`` names no
+        scikit-learn scorer (raised here).
+
+    See Also
+    --------
+    SkipInvalidMolecules.score : The wrapped estimator's ``score`` on the valid rows.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn_papers.chem import (CircularFingerprint, SkipInvalidMolecules,
+    ...                                  valid_rows_scorer)
+    >>> X = ["CCO", "CCCO", "c1ccccc1", "CCN", "not a smiles", "CCCl", "CCCCO", "CC=O"]
+    >>> y = [0.1, 0.3, 1.2, 0.2, 5.0, 0.8, 0.5, 0.0]
+    >>> model = SkipInvalidMolecules(make_pipeline(CircularFingerprint(n_bits=64), Ridge()))
+    >>> search = GridSearchCV(model, {"estimator__ridge__alpha": [0.1, 1.0]}, cv=2,
+    ...                       scoring=valid_rows_scorer("neg_root_mean_squared_error"))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")  # the rows left out of fit
+    ...     search = search.fit(X, y)
+    >>> bool(np.isfinite(search.cv_results_["mean_test_score"]).all())
+    True
+    """
+    if isinstance(scoring, (list, tuple, set)):
+        names = list(scoring)
+        if not all(isinstance(name, str) for name in names) or len(set(names)) != len(
+                names):
+            raise ValueError(f"A list of scorings must hold distinct scorer names, got "
+                             f"{scoring!r}.")
+        return {name: valid_rows_scorer(name) for name in names}
+    if isinstance(scoring, dict):
+        return {name: valid_rows_scorer(value) for name, value in scoring.items()}
+    if isinstance(scoring, str):
+        from sklearn.metrics import get_scorer
+
+        get_scorer(scoring)  # an unknown name raises here, as scikit-learn says it
+    elif scoring is not None and not callable(scoring):
+        raise ValueError(f"scoring must be a scorer name, a callable, a list of names, "
+                         f"a dict or None, got {type(scoring).__name__} {scoring!r}.")
+    return _ValidRowsScorer(scoring)
 
 
 def _check_lengths(n, *, y=None, sample_weight=None, required=False):

@@ -13,6 +13,7 @@ from sklearn_papers.chem._validation import (
     as_molecule_array,
     check_molecule_feature_names,
     describe_row,
+    no_cyclic_gc,
     parse_molecules,
     raise_or_mask,
     row_labels,
@@ -66,6 +67,15 @@ NO_PARENT_DISCONNECTED_REASON = (
     "MoleculeStandardizer(cleanup=False)")
 
 
+#: Reason given for a molecule whose standardized form RDKit cannot read back from its
+#: SMILES (``{smiles}``): the same verdict on every standardization route.
+UNREADABLE_REASON = (
+    "standardization gave {smiles}, which RDKit cannot read back (its rings do not "
+    "kekulize, as with the neutralized ligands of a metallocene such as ferrocene); "
+    "featurize it as drawn (standardize=False), keep its charges "
+    "(MoleculeStandardizer(neutralize=False)), or leave it out")
+
+
 class _NoParent(ValueError):
     """A multi-fragment molecule without an organic fragment, when the parent is kept."""
 
@@ -85,19 +95,60 @@ def _no_organic_fragment(mol):
     return not any(atom.GetAtomicNum() == 6 for atom in mol.GetAtoms())
 
 
+#: SMARTS of the atoms RDKit's ``Reionizer`` may change a molecule for: its charge
+#: corrections act on unbonded atoms (metal ions, a lone ``[Cl]``), its acid-base swaps on
+#: charged atoms; any element outside the organic subset of SMILES is searched too. A
+#: molecule without such an atom is left unchanged, and the reionizer is not run on it.
+_REIONIZER_SITES = ("[!#1&!#5&!#6&!#7&!#8&!#9&!#14&!#15&!#16&!#17&!#34&!#35&!#53,"
+                    "!+0,D0]")
+
+
 class _Steps:
     """The ``rdMolStandardize`` objects of one set of steps, built once per call (their
-    construction costs more than applying them to a small molecule)."""
+    construction costs more than applying them to a small molecule).
+
+    ``rdMolStandardize.Cleanup(mol)`` is ``RemoveHs``, ``MetalDisconnector``, then
+    ``Normalizer`` and ``Reionizer`` (both built from ``CleanupParameters`` on every call,
+    which parses their SMARTS each time) and ``AssignStereochemistry(cleanIt=True,
+    force=True)``. Here the same objects are built once and applied in the same order,
+    and the steps that leave a molecule unchanged are skipped: ``RemoveHs`` without
+    hydrogen atoms (the parsed molecule is already sanitized), the ``Reionizer`` on a
+    molecule of organic elements without charged, radical or unbonded atoms, the
+    ``Uncharger`` without charged atoms. ``tests/chem/test_standardize.py`` checks the
+    SMILES against ``Cleanup`` and the RDKit objects applied one by one.
+    """
 
     def __init__(self, cleanup, largest_fragment, neutralize, canonical_tautomer):
+        from rdkit import Chem
         from rdkit.Chem.MolStandardize import rdMolStandardize
 
-        self.cleanup = rdMolStandardize.Cleanup if cleanup else None
+        self.hydrogen = Chem.MolFromSmarts("[#1]")
+        self.charged = Chem.MolFromSmarts("[!+0]")
+        self.reionizer_sites = Chem.MolFromSmarts(_REIONIZER_SITES)
+        self.cleanup = cleanup
+        if cleanup:
+            params = rdMolStandardize.CleanupParameters()
+            self.disconnector = rdMolStandardize.MetalDisconnector()
+            self.normalizer = rdMolStandardize.NormalizerFromParams(params)
+            self.reionizer = rdMolStandardize.Reionizer()
         self.chooser = (rdMolStandardize.LargestFragmentChooser(preferOrganic=True)
                         if largest_fragment else None)
         self.uncharger = rdMolStandardize.Uncharger() if neutralize else None
         self.tautomers = (rdMolStandardize.TautomerEnumerator() if canonical_tautomer
                           else None)
+
+    def _cleanup(self, mol):
+        """``rdMolStandardize.Cleanup(mol)``, as a new molecule."""
+        from rdkit import Chem
+
+        has_h = mol.HasSubstructMatch(self.hydrogen)
+        mol = Chem.RWMol(Chem.RemoveHs(mol) if has_h else mol)
+        self.disconnector.DisconnectInPlace(mol)
+        self.normalizer.normalizeInPlace(mol)
+        if mol.HasSubstructMatch(self.reionizer_sites):
+            self.reionizer.reionizeInPlace(mol)
+        Chem.AssignStereochemistry(mol, cleanIt=True, force=True)
+        return mol
 
     def __call__(self, mol):
         """The standardized form of one sanitized molecule, as a new molecule.
@@ -106,15 +157,15 @@ class _Steps:
         organic."""
         from rdkit import Chem
 
-        drawn_fragments = len(Chem.GetMolFrags(mol))
-        if self.cleanup is not None:
-            mol = self.cleanup(mol)
+        drawn = mol
+        if self.cleanup:
+            mol = self._cleanup(mol)
         if self.chooser is not None:
             if _no_organic_fragment(mol):
-                raise _NoParent(NO_PARENT_DISCONNECTED_REASON if drawn_fragments == 1
-                                else NO_PARENT_REASON)
+                raise _NoParent(NO_PARENT_DISCONNECTED_REASON
+                                if len(Chem.GetMolFrags(drawn)) == 1 else NO_PARENT_REASON)
             mol = self.chooser.choose(mol)
-        if self.uncharger is not None:
+        if self.uncharger is not None and mol.HasSubstructMatch(self.charged):
             mol = self.uncharger.uncharge(mol)
         if self.tautomers is not None:
             mol = self.tautomers.Canonicalize(mol)
@@ -145,7 +196,7 @@ def standardization_memo():
         _MEMO.reset(token)
 
 
-def standardize_parsed(mols, steps, values=None):
+def standardize_parsed(mols, steps, values=None, *, verbose=0, desc=None):
     """Standardize parsed molecules; the failures become invalid entries.
 
     Parameters
@@ -158,38 +209,46 @@ def standardize_parsed(mols, steps, values=None):
     values : sequence or None, default=None
         The inputs ``mols`` were parsed from; inside a :func:`standardization_memo` block
         the results for string inputs are kept and reused under ``(steps, value)``.
+    verbose : int, default=0
+        A progress bar over the molecules (:func:`~sklearn_papers.nn._progress.progress`),
+        labelled ``desc``.
+    desc : str or None, default=None
 
     Returns
     -------
     mols : list of rdkit.Chem.Mol or None
         Each valid molecule re-read (``Chem.MolFromSmiles``) from the canonical SMILES of
-        its standardized form, so a molecule and its salt give the very same ``Mol``. When
-        RDKit cannot read that SMILES back (organometallics such as ferrocene, whose
-        neutralized rings do not kekulize), the standardized molecule itself.
+        its standardized form, so a molecule and its salt give the very same ``Mol``.
     smiles : list of str or None
-        That canonical SMILES (None where the molecule is invalid, or was not re-read).
+        That canonical SMILES (None where the molecule is invalid).
     failed : list of (int, str)
-        ``(position, reason)`` of the molecules RDKit could not standardize, or that
-        have no parent (several fragments, none organic, when the largest fragment is
-        kept).
+        ``(position, reason)`` of the molecules RDKit could not standardize, that have
+        no parent (several fragments, none organic, when the largest fragment is kept),
+        or whose standardized SMILES RDKit cannot read back (organometallics such as
+        ferrocene, whose neutralized rings do not kekulize; :data:`UNREADABLE_REASON`).
+        Every route (``MoleculeStandardizer``, the ``standardize`` parameters,
+        ``SkipInvalidMolecules``) refuses exactly these.
     """
     from rdkit import Chem, rdBase
 
     out, smiles, failed = [None] * len(mols), [None] * len(mols), []
     memo = _MEMO.get() if values is not None else None
-    with rdBase.BlockLogs():
+    with rdBase.BlockLogs(), no_cyclic_gc():
         standardize = _Steps(*steps)
-        for i, mol in enumerate(mols):
+        from sklearn_papers.nn._progress import progress
+
+        for i, mol in progress(enumerate(mols), verbose=verbose, n_items=len(mols),
+                               total=len(mols), desc=desc, unit="molecule"):
             if mol is None:
                 continue
             key = (tuple(steps), values[i]) if memo is not None and isinstance(
                 values[i], str) else None
             if key is not None and key in memo:
-                kept, text, reason = memo[key]
+                text, reason = memo[key]
                 if reason is not None:
                     failed.append((i, reason))
-                else:  # read again from its SMILES, as below; a copy of a kept Mol
-                    out[i] = Chem.MolFromSmiles(text) if kept is None else Chem.Mol(kept)
+                else:  # read again from its SMILES, as below
+                    out[i] = Chem.MolFromSmiles(text)
                     smiles[i] = text
                 continue
             reason = None
@@ -204,14 +263,12 @@ def standardize_parsed(mols, steps, values=None):
                 reason = f"standardization failed: {first}"
             else:
                 if new is None and std.GetNumAtoms():
-                    new, text = std, None  # not readable back from its SMILES: keep the Mol
-                if new is None or new.GetNumAtoms() == 0:
+                    reason = UNREADABLE_REASON.format(smiles=text)
+                elif new is None or new.GetNumAtoms() == 0:
                     reason = "standardization left no atoms"
             if key is not None:
-                # the SMILES only (a few dozen bytes, against kilobytes for a Mol);
-                # a molecule not readable back from it is kept whole
-                memo[key] = (None, None, reason) if reason is not None else (
-                    None if text is not None else Chem.Mol(new), text, None)
+                # the SMILES only (a few dozen bytes, against kilobytes for a Mol)
+                memo[key] = (None, reason) if reason is not None else (text, None)
             if reason is not None:
                 failed.append((i, reason))
                 continue
@@ -369,18 +426,11 @@ def input_params_of_fit(estimator, params):
             for name, (resolved, _) in params.items()}
 
 
-def _standardized_smiles(mols, steps, values=None):
+def _standardized_smiles(mols, steps, values=None, **progress):
     """What :class:`MoleculeStandardizer` outputs for parsed molecules: the canonical
     SMILES of each standardized one, and the ``(position, reason)`` of those it refuses
     (standardization failed, or left no parent, or gave a SMILES RDKit cannot read)."""
-    std, smiles, failed = standardize_parsed(mols, steps, values)
-    # a standardized molecule whose SMILES RDKit cannot read back (organometallics such
-    # as ferrocene) would break the next step of a pipeline: it is an invalid row here
-    failed = sorted(failed + [
-        (i, "its standardized SMILES cannot be read back by RDKit (" + _to_smiles(m)
-         + "); use the standardize parameter of the estimator, which keeps the molecule "
-         "object, or leave this molecule out")
-        for i, (m, text) in enumerate(zip(std, smiles)) if m is not None and text is None])
+    _, smiles, failed = standardize_parsed(mols, steps, values, **progress)
     return smiles, failed
 
 
@@ -427,12 +477,6 @@ def standardization_failures(estimator, mols, *, fitted=False, values=None):
     if steps is None:
         return []
     return standardize_parsed(mols, steps, values)[2]
-
-
-def _to_smiles(mol):
-    from rdkit import Chem
-
-    return Chem.MolToSmiles(mol)
 
 
 def standardize_constraint():
@@ -491,6 +535,9 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
         and reason; ``"nan"`` puts ``NaN`` in their row, which the
         molecule estimators read as a missing molecule (a NaN row with their
         ``errors="nan"``) and :class:`SkipInvalidMolecules` leaves out.
+    verbose : int, default=1
+        Progress bar (tqdm, on standard error) over the molecules: 0 never, 1 for
+        inputs of at least 10,000 molecules, 2 always.
 
     Attributes
     ----------
@@ -526,15 +573,17 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
         "neutralize": ["boolean"],
         "canonical_tautomer": ["boolean"],
         "errors": [StrOptions({"raise", "nan"})],
+        "verbose": ["verbose"],
     }
 
     def __init__(self, *, cleanup=True, largest_fragment=True, neutralize=True,
-                 canonical_tautomer=False, errors="raise"):
+                 canonical_tautomer=False, errors="raise", verbose=1):
         self.cleanup = cleanup
         self.largest_fragment = largest_fragment
         self.neutralize = neutralize
         self.canonical_tautomer = canonical_tautomer
         self.errors = errors
+        self.verbose = verbose
 
     def _steps(self):
         return (bool(self.cleanup), bool(self.largest_fragment), bool(self.neutralize),
@@ -600,7 +649,8 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
             The canonical SMILES of each standardized molecule, in input order; ``NaN``
             for invalid entries when ``errors="nan"``. A molecule whose standardized SMILES
             RDKit cannot read back (organometallics such as ferrocene) counts as invalid,
-            so every SMILES given out can be read by the next step.
+            here as with the ``standardize`` parameters, so every SMILES given out can be
+            read by the next step.
 
         Raises
         ------
@@ -616,7 +666,8 @@ class MoleculeStandardizer(TransformerMixin, BaseEstimator):
     def _standardize(self, X):
         values = as_molecule_array(X)
         mols, invalid = parse_molecules(values)
-        smiles, failed = _standardized_smiles(mols, self._steps(), values)
+        smiles, failed = _standardized_smiles(mols, self._steps(), values,
+                                              verbose=self.verbose, desc=type(self).__name__)
         if failed:
             invalid = sorted(invalid + [InvalidMolecule(i, values[i], why)
                                         for i, why in failed], key=lambda e: e.index)

@@ -1,5 +1,7 @@
 """CircularFingerprint: agreement with RDKit, invalid input, parallelism, composition."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -213,7 +215,7 @@ def test_verbose_shows_progress_and_zero_is_silent(capfd):
     X = ["CCO"] * 20
     CircularFingerprint(batch_size=5).transform(X)
     assert capfd.readouterr().err == ""
-    CircularFingerprint(batch_size=5, verbose=1).transform(X)
+    CircularFingerprint(batch_size=5, verbose=2).transform(X)
     assert "CircularFingerprint" in capfd.readouterr().err
 
 
@@ -269,3 +271,67 @@ def test_output_larger_than_memory_raises_memory_error_saying_how_much(monkeypat
     with pytest.raises(MemoryError, match=r"need 0\.1 GiB .*\(512, 65536\) uint32"):
         fp.transform(["CCO"] * 512)
     assert fp.transform(["CCO"] * 2).shape == (2, 2**16)  # 0.5 MiB fits
+
+
+@pytest.mark.parametrize("kwargs", [
+    {}, {"use_counts": True}, {"use_features": True, "use_chirality": True},
+    {"standardize": True, "errors": "nan"}, {"errors": "nan"},
+    {"use_counts": True, "errors": "nan"},
+])
+def test_sparse_output_holds_the_dense_values(tox21_smiles, kwargs):
+    from scipy import sparse
+
+    X = tox21_smiles[:300].tolist() + ["not a smiles", None, "CCN.Cl", "[Na+].[Cl-]"]
+    if kwargs.get("errors") != "nan":
+        X = X[:-4] + ["CCN.Cl", "[Na+].[Cl-]"]  # valid without standardization
+    with rdBase.BlockLogs(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the multi-fragment warning
+        dense = CircularFingerprint(2, 1024, **kwargs).transform(X)
+        csr = CircularFingerprint(2, 1024, sparse=True, batch_size=97,
+                                  **kwargs).transform(X)
+    assert sparse.issparse(csr) and csr.format == "csr"
+    assert csr.dtype == dense.dtype and csr.shape == dense.shape
+    assert csr.has_sorted_indices
+    np.testing.assert_array_equal(csr.toarray(), dense)  # NaN rows compare equal
+    finite = ~np.isnan(dense.astype(np.float64)).any(axis=1)
+    # only the bits set are stored for valid molecules
+    assert csr[np.flatnonzero(finite)].nnz == np.count_nonzero(dense[finite])
+
+
+def test_sparse_output_stores_only_the_bits_set(delaney):
+    X, _ = delaney
+    csr = CircularFingerprint(2, 2**20, sparse=True).transform(X)
+    dense_bits = CircularFingerprint(2, 2048).transform(X).sum()
+    # a million positions per molecule, yet the storage follows the bits set
+    stored = csr.data.nbytes + csr.indices.nbytes + csr.indptr.nbytes
+    assert csr.nnz < 2 * dense_bits
+    assert stored < 6 * csr.nnz + 8 * (len(X) + 1)
+
+
+@pytest.mark.parametrize("model", ["logistic", "ridge", "svr"])
+def test_sparse_fingerprints_in_a_pipeline_match_dense(delaney, model):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import SVR
+
+    X, y = delaney
+    X, y = X[:400], y[:400]
+    if model == "logistic":
+        make, target = (lambda: LogisticRegression(max_iter=2000)), y > np.median(y)
+    elif model == "ridge":
+        make, target = (lambda: Ridge(alpha=1.0, solver="sparse_cg", tol=1e-10)), y
+    else:
+        make, target = (lambda: SVR(C=1.0)), y
+    dense = make_pipeline(CircularFingerprint(n_bits=1024), make()).fit(X, target)
+    sparse_fit = make_pipeline(CircularFingerprint(n_bits=1024, sparse=True),
+                               make()).fit(X, target)
+    np.testing.assert_allclose(sparse_fit.predict(X[:50]).astype(float),
+                               dense.predict(X[:50]).astype(float), rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_large_n_bits_skips_the_dense_memory_check(monkeypatch):
+    import sklearn_papers.chem._ecfp as ecfp
+
+    monkeypatch.setattr(ecfp, "_physical_memory", lambda: 1000)
+    with pytest.raises(MemoryError, match="sparse=True"):
+        CircularFingerprint(n_bits=2048).transform(["CCO"])
+    assert CircularFingerprint(n_bits=2048, sparse=True).transform(["CCO"]).nnz > 0

@@ -185,14 +185,14 @@ def test_wrapped_estimator_errors_name_the_users_row():
     model.fit(["CCO", "CCN", "CCCl", "CCCC"], [1.0, 2.0, 3.0, 4.0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        with pytest.raises(ValueError, match=r"index 2: .*cannot be read back"):
+        with pytest.raises(ValueError, match=r"index 2: .*cannot read back"):
             model.predict(["C1CC", "CCO", ferrocene, "CCCl"])
     # and a nested wrapper names the row of the outermost input
     outer = SkipInvalidMolecules(SkipInvalidMolecules(model.estimator)).fit(
         ["CCO", "CCN", "CCCl", "CCCC"], [1.0, 2.0, 3.0, 4.0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        with pytest.raises(ValueError, match=r"index 3: .*cannot be read back"):
+        with pytest.raises(ValueError, match=r"index 3: .*cannot read back"):
             outer.predict(["", "C1CC", "CCO", ferrocene])
 
 
@@ -201,8 +201,7 @@ def test_molecules_the_wrapped_standardization_refuses_are_left_out(first):
     from sklearn_papers.chem import MoleculeStandardizer
 
     # a salt of inorganic parts only has no parent molecule; ferrocene's standardized
-    # SMILES cannot be read back (a MoleculeStandardizer refuses it; the standardize
-    # parameter keeps the molecule object and featurizes it)
+    # SMILES cannot be read back: both standardizations refuse both
     ferrocene = "[Fe+2].c1cc[cH-]c1.c1cc[cH-]c1"
     if first == "standardizer":
         inner = make_pipeline(MoleculeStandardizer(), CircularFingerprint(n_bits=64), Ridge())
@@ -210,14 +209,13 @@ def test_molecules_the_wrapped_standardization_refuses_are_left_out(first):
         inner = make_pipeline(CircularFingerprint(n_bits=64, standardize=True), Ridge())
     X = ["CCO", "[Na+].[Cl-]", "CCN.Cl", "C1CC", "CCCl", "CCCC", ferrocene]
     y = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
-    with pytest.warns(UserWarning, match=r"left (3|2) of 7 .*index 1: '\[Na\+\]\.\[Cl-\]' "
+    with pytest.warns(UserWarning, match=r"left 3 of 7 .*index 1: '\[Na\+\]\.\[Cl-\]' "
                                          r"\(no organic fragment"):
         model = SkipInvalidMolecules(inner).fit(X, y)
-    refused = [1, 3, 6] if first == "standardizer" else [1, 3]
-    np.testing.assert_array_equal(model.left_out_, refused)
+    np.testing.assert_array_equal(model.left_out_, [1, 3, 6])
     pred = model.predict(["[Cu+2].[O-]S(=O)(=O)[O-]", "CCO", ferrocene, "CC(=O)[O-].[Na+]"])
     assert np.isnan(pred[0]) and np.isfinite(pred[[1, 3]]).all()
-    assert np.isnan(pred[2]) == (first == "standardizer")
+    assert np.isnan(pred[2])
 
 
 def test_classes_seen_only_on_invalid_rows_warn():
@@ -379,3 +377,114 @@ def test_standardization_memo_ends_with_an_error_inside_fit():
     with pytest.raises(RuntimeError, match="inner fit failed"):
         model.fit(["CCO", "CCN"], [1.0, 2.0])
     assert _standardize._MEMO.get() is None
+
+
+def _delaney_with_invalid():
+    from sklearn_papers.datasets import load_delaney
+
+    X, y = load_delaney(return_X_y=True)
+    X, y = X[:60].copy(), y[:60]
+    X[[3, 17, 41]] = ["not a smiles", "", "C1CC"]
+    return X, y
+
+
+def test_valid_rows_scorer_scores_a_search_on_the_valid_rows():
+    from sklearn.metrics import mean_squared_error
+    from sklearn.model_selection import KFold
+
+    from sklearn_papers.chem import valid_rows_scorer
+
+    X, y = _delaney_with_invalid()
+    model = SkipInvalidMolecules(_ridge())
+    grid = {"estimator__ridge__alpha": [0.1, 10.0]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        plain = GridSearchCV(model, grid, cv=3,
+                             scoring="neg_root_mean_squared_error").fit(X, y)
+        search = GridSearchCV(model, grid, cv=3, scoring=valid_rows_scorer(
+            "neg_root_mean_squared_error")).fit(X, y)
+    # a plain scoring string meets the NaN rows: every split scores NaN
+    assert np.isnan(plain.cv_results_["mean_test_score"]).all()
+    scores = search.cv_results_["split0_test_score"]
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    # the score of a split: RMSE of the wrapped model on the valid test rows
+    train, test = next(KFold(3).split(X))
+    valid = np.array([i not in (3, 17, 41) for i in range(len(X))])
+    for score, alpha in zip(scores, grid["estimator__ridge__alpha"]):
+        fitted = _ridge().set_params(ridge__alpha=alpha).fit(
+            X[train[valid[train]]], y[train[valid[train]]])
+        keep = test[valid[test]]
+        rmse = mean_squared_error(y[keep], fitted.predict(X[keep])) ** 0.5
+        np.testing.assert_allclose(-score, rmse, rtol=1e-10)
+
+
+def test_valid_rows_scorer_takes_any_scoring_and_other_estimators():
+    from sklearn.metrics import get_scorer
+    from sklearn.model_selection import cross_validate
+
+    from sklearn_papers.chem import valid_rows_scorer
+
+    X, y = _delaney_with_invalid()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        out = cross_validate(SkipInvalidMolecules(_ridge()), X, y, cv=3, scoring=
+                             valid_rows_scorer(["r2", "neg_mean_absolute_error"]))
+        weighted = cross_validate(SkipInvalidMolecules(_ridge()), X, y, cv=3,
+                                  scoring=valid_rows_scorer(), params={
+                                      "sample_weight": np.ones(len(X))})
+    assert np.isfinite(out["test_r2"]).all()
+    assert np.isfinite(out["test_neg_mean_absolute_error"]).all()
+    assert np.isfinite(weighted["test_score"]).all()
+    # any other estimator: the scoring itself
+    valid = np.array([i not in (3, 17, 41) for i in range(len(X))])
+    plain = _ridge().fit(X[valid], y[valid])
+    assert valid_rows_scorer("r2")(plain, X[valid], y[valid]) == get_scorer("r2")(
+        plain, X[valid], y[valid])
+    with pytest.raises(ValueError, match="not_a_metric"):
+        valid_rows_scorer("not_a_metric")
+    assert repr(valid_rows_scorer("r2")) == "valid_rows_scorer('r2')"
+    assert pickle.loads(pickle.dumps(valid_rows_scorer("r2")))(
+        plain, X[valid], y[valid]) == get_scorer("r2")(plain, X[valid], y[valid])
+
+
+def test_fit_in_a_search_warns_when_nan_predictions_would_meet_the_scorer():
+    from sklearn.model_selection import cross_validate
+
+    from sklearn_papers.chem import valid_rows_scorer
+
+    X, y = _delaney_with_invalid()
+    model = SkipInvalidMolecules(_ridge())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        GridSearchCV(model, {"estimator__ridge__alpha": [1.0]}, cv=3,
+                     scoring="neg_root_mean_squared_error").fit(X, y)
+    named = [str(w.message) for w in caught if "valid_rows_scorer" in str(w.message)]
+    # one per split whose test rows hold an invalid molecule (rows 0-19 and 40-59), naming
+    # the first by its position in the X given to the search
+    assert len(named) == 2
+    assert any("first: index 41, 'C1CC'" in m for m in named)
+    assert all("scoring=valid_rows_scorer(<your scoring>)" in m for m in named)
+    for scoring in (valid_rows_scorer("neg_root_mean_squared_error"), None,
+                    valid_rows_scorer({"a": "r2", "b": "neg_max_error"})):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cross_validate(model, X, y, cv=3, scoring=scoring)
+        assert not any("valid_rows_scorer" in str(w.message) for w in caught)
+
+
+def test_left_out_rows_are_named_as_the_searchs_X_numbers_them():
+    import pandas as pd
+    from sklearn.model_selection import KFold, cross_val_predict
+
+    X, y = _delaney_with_invalid()
+    model = SkipInvalidMolecules(_ridge())
+    for data, named in ((X, "index 41: 'C1CC'"),
+                        (pd.Series(X, index=[f"m{i}" for i in range(len(X))]),
+                         "index 41 (label 'm41'): 'C1CC'")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cross_val_predict(model, data, y, cv=KFold(3))
+        left = [str(w.message) for w in caught if "out of fit" in str(w.message)]
+        # the first fold's training rows are 20..59: row 41 is the 22nd of them
+        assert any(named in m for m in left), left
+        assert not any("index 21:" in m for m in left)

@@ -189,10 +189,77 @@ def test_a_standardized_smiles_rdkit_cannot_read_back_is_an_invalid_row():
     ferrocene = "[Fe+2].c1cc[cH-]c1.c1cc[cH-]c1"
     out = MoleculeStandardizer(errors="nan").transform([ferrocene, "CCN.Cl"])
     assert out[0, 0] != out[0, 0] and out[1, 0] == "CCN"   # NaN, then the parent amine
-    with pytest.raises(ValueError, match="index 0: .*cannot be read back"):
+    with pytest.raises(ValueError, match="index 0: .*cannot read back"):
         MoleculeStandardizer().transform([ferrocene])
     # every SMILES it does output is readable by the next step of a pipeline
     assert Chem.MolFromSmiles(out[1, 0]) is not None
+
+
+#: Metallocenes and other organometallics, as SMILES databases write them (ionic
+#: cyclopentadienyl ligands, or ligands bonded to the metal), with the verdict of
+#: standardization: refused (their neutralized ligands do not kekulize) or the parent.
+METALLOCENES = {
+    "ferrocene": ("[Fe+2].c1cc[cH-]c1.c1cc[cH-]c1", None),
+    "ferrocene, Kekule": ("C1=CC=C[CH-]1.[CH-]1C=CC=C1.[Fe+2]", None),
+    "nickelocene": ("[Ni+2].c1cc[cH-]c1.c1cc[cH-]c1", None),
+    "cobaltocene": ("[Co+2].c1cc[cH-]c1.c1cc[cH-]c1", None),
+    "ruthenocene": ("[Ru+2].c1cc[cH-]c1.c1cc[cH-]c1", None),
+    "zirconocene dichloride": ("Cl[Zr+2]Cl.c1cc[cH-]c1.c1cc[cH-]c1", None),
+    "titanocene dichloride": ("[Cl-].[Cl-].[Ti+4].c1cc[cH-]c1.c1cc[cH-]c1", None),
+    "acetylferrocene": ("CC(=O)[c-]1cccc1.[Fe+2].c1cc[cH-]c1", None),
+    "ferrocene, bonded": ("[Fe]1234C5=C1C2=C3C45", "C1=CCC=C1"),
+}
+
+
+def _routes():
+    """Every way a molecule gets standardized: name -> estimator with errors="nan"."""
+    return {
+        "MoleculeStandardizer": MoleculeStandardizer(errors="nan"),
+        "CircularFingerprint": CircularFingerprint(n_bits=64, standardize=True, errors="nan"),
+        "RDKitDescriptors": RDKitDescriptors(descriptors=["MolWt"], standardize=True,
+                                             errors="nan"),
+        "MPNN": _small(MPNN).set_params(standardize=True, errors="nan"),
+        "NeuralFingerprint": _small(NeuralFingerprint).set_params(standardize=True,
+                                                                  errors="nan"),
+    }
+
+
+@pytest.mark.parametrize("name", list(METALLOCENES))
+def test_metallocenes_get_one_verdict_on_every_standardization_route(name):
+    from sklearn_papers.chem import SkipInvalidMolecules
+
+    smiles, parent = METALLOCENES[name]
+    X = ["CCO", smiles, "c1ccccc1", "CCN"]
+    for route, est in _routes().items():
+        out = np.asarray(_fit(est, X, None).transform(X), dtype=object)
+        row_nan = [all(v != v for v in np.ravel(row)) for row in out]
+        assert row_nan == [False, parent is None, False, False], route
+        if parent is not None and route == "MoleculeStandardizer":
+            assert out[1, 0] == parent
+    # SkipInvalidMolecules leaves it out whatever standardizes first
+    for inner in (MoleculeStandardizer(), CircularFingerprint(n_bits=64, standardize=True)):
+        wrapped = SkipInvalidMolecules(inner)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            wrapped.fit(X)
+        assert wrapped.n_left_out_ == (parent is None)
+
+
+@pytest.mark.parametrize("route", ["MoleculeStandardizer", "CircularFingerprint",
+                                   "RDKitDescriptors", "MPNN", "NeuralFingerprint"])
+def test_a_refused_metallocene_gets_the_same_message_on_every_route(route):
+    smiles = METALLOCENES["ferrocene"][0]
+    est = _routes()[route].set_params(errors="raise")
+    with pytest.raises(ValueError) as caught:
+        _fit(est, ["CCO", "CCN"], None).transform(["CCO", smiles])
+    message = str(caught.value)
+    assert f"index 1: {smiles!r} (standardization gave c1cccc1, which RDKit cannot read " \
+           "back" in message
+    # the fixes: as drawn, or with its charges
+    assert "standardize=False" in message and "neutralize=False" in message
+    # and the charged ligand is what neutralize=False keeps, on every route alike
+    kept = MoleculeStandardizer(neutralize=False).transform([smiles])
+    assert kept[0, 0] == "c1cc[cH-]c1"
 
 
 #: Salts and mixtures of inorganic parts only: no organic fragment, no parent molecule
@@ -335,3 +402,62 @@ def test_mpnn_keeps_explicit_hydrogens_and_descriptors_of_fit():
                                          r"now; explicit_hydrogens=False in fit, "
                                          r"explicit_hydrogens=True now"):
         np.testing.assert_array_equal(est.predict(_TRAIN[:3]), before)
+
+
+def _rdkit_reference(mol, steps):
+    """The standardization as RDKit's functions give it, one call per step."""
+    from rdkit.Chem.MolStandardize import rdMolStandardize
+
+    from sklearn_papers.chem._standardize import _NoParent, _no_organic_fragment
+
+    cleanup, largest, neutralize, tautomer = steps
+    if cleanup:
+        mol = rdMolStandardize.Cleanup(mol)
+    if largest:
+        if _no_organic_fragment(mol):
+            raise _NoParent("no parent")
+        mol = rdMolStandardize.LargestFragmentChooser(preferOrganic=True).choose(mol)
+    if neutralize:
+        mol = rdMolStandardize.Uncharger().uncharge(mol)
+    if tautomer:
+        mol = rdMolStandardize.TautomerEnumerator().Canonicalize(mol)
+    return mol
+
+
+#: Inputs that take every branch of the standardization: explicit and isotopic hydrogens,
+#: metals bonded to organic atoms, salts of alkali and alkaline-earth metals, zwitterions,
+#: nitro groups and N-oxides to normalize, charged groups without a neutral form.
+_BRANCHES = ["CC(=O)O[Na]", "[2H]OC", "[H][H]", "C[N+](C)(C)C.[Cl-]", "[NH3+]CC(=O)[O-]",
+             "CCN.Cl", "[Na+].[Cl-]", "O=N(=O)c1ccccc1", "C[S+](C)[O-]", "[Cu]I",
+             "Cl[Pt](Cl)([NH3])[NH3]", "CCC(=O)O[Mg]OC(=O)CC", "[O-][n+]1ccccc1",
+             "C=[N+]=[N-]", "CN(C)(C)=O", "[Li]CCCC", "OC(=O)c1ccccc1[O-].[K+]",
+             "[Fe+2].c1cc[cH-]c1.c1cc[cH-]c1", "[Fe]1234C5=C1C2=C3C45", "C[NH2+]C.[O-]Cl"]
+
+
+@pytest.mark.parametrize("steps", [(True, True, True, False), (True, False, False, False),
+                                   (False, True, True, False), (True, True, False, False),
+                                   (True, False, True, False), (True, True, True, True)])
+def test_standardization_gives_rdkits_molecules(steps):
+    from rdkit import Chem, rdBase
+
+    from sklearn_papers.chem._standardize import _Steps
+    from sklearn_papers.datasets import load_bbbp, load_moses_smiles, load_tox21
+
+    smiles = _BRANCHES + list(load_tox21(return_X_y=True)[0][::3]) + list(
+        load_bbbp(return_X_y=True)[0][::3]) + list(
+        load_moses_smiles(n_samples=1000, return_X_y=True)[0])
+    if steps[3]:  # the canonical tautomer is slow: a sample
+        smiles = smiles[:len(_BRANCHES) + 150]
+    ours = _Steps(*steps)
+
+    def text(step, mol):
+        try:
+            return Chem.MolToSmiles(step(mol))
+        except Exception as exc:  # noqa: BLE001 - the same refusals on both sides
+            return type(exc).__name__
+
+    with rdBase.BlockLogs():
+        mols = [m for m in map(Chem.MolFromSmiles, smiles) if m is not None]
+        for mol in mols:
+            assert text(ours, mol) == text(lambda m: _rdkit_reference(m, steps), mol), \
+                Chem.MolToSmiles(mol)

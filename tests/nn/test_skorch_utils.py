@@ -54,12 +54,13 @@ def _epoch_table(capsys):
 
 
 def test_epoch_table_has_no_colour_codes_when_stdout_is_not_a_terminal(capsys, monkeypatch):
-    from sklearn_papers.nn import _skorch
+    from sklearn_papers.nn import _progress, _skorch
 
     plain = _epoch_table(capsys)  # captured stdout: not a terminal
     assert "\x1b[" not in plain
     assert "train_loss" in plain and len(plain.strip().splitlines()) == 2 + 3
     monkeypatch.setattr(_skorch._callbacks, "_stdout_is_terminal", lambda: True)
+    monkeypatch.setattr(_progress, "_stdout_is_terminal", lambda: True)
     coloured = _epoch_table(capsys)
     assert "\x1b[" in coloured  # a terminal keeps skorch's colours
     # the same table otherwise (the durations differ; compare the other columns)

@@ -3,11 +3,8 @@
 import torch
 from skorch import NeuralNet
 
-from sklearn_papers.nn._skorch._callbacks import (
-    FiniteLossCheck,
-    PlainPrintLog,
-    training_callbacks,
-)
+from sklearn_papers.nn._progress import EpochTable, training_verbose
+from sklearn_papers.nn._skorch._callbacks import FiniteLossCheck, training_callbacks
 
 __all__ = ["TRAINING_PARAMS", "build_net"]
 
@@ -44,7 +41,8 @@ def build_net(module, *, seed, estimator=None, criterion=torch.nn.MSELoss, net_c
       shuffled by a generator seeded from ``seed``, and the inference loader
       (``predict``, ``forward``) given its own generator too, so that no iteration draws
       from the global torch RNG; no progress printing unless ``verbose``, and the epoch
-      table without colour codes when stdout is not a terminal (:class:`PlainPrintLog`).
+      table without colour codes when stdout is not a terminal, a row for every epoch run and
+      the best epoch marked (:class:`~sklearn_papers.nn._progress.EpochTable`).
     * Adam and AdamW run their fused kernels on CPU and CUDA (``optimizer__fused=True``:
       one pass over each parameter per step instead of one per elementwise operation; same
       update rule) unless the caller sets ``optimizer__fused``, ``optimizer__foreach`` or
@@ -118,7 +116,8 @@ def build_net(module, *, seed, estimator=None, criterion=torch.nn.MSELoss, net_c
         batch_size=int(common["batch_size"]),
         device=None if device is None else str(device),
         train_split=None,
-        verbose=int(common["verbose"]),
+        verbose=training_verbose(common["verbose"], None if labelled is None
+                                 else len(labelled), common["max_epochs"]),
         callbacks=checks + list(callbacks or []),
         iterator_train__shuffle=True,
         iterator_train__generator=torch.Generator().manual_seed(int(seed)),
@@ -128,7 +127,7 @@ def build_net(module, *, seed, estimator=None, criterion=torch.nn.MSELoss, net_c
         iterator_valid__generator=torch.Generator().manual_seed(int(seed)),
     )
     if "callbacks__print_log" not in kwargs:
-        params["callbacks__print_log"] = PlainPrintLog
+        params["callbacks__print_log"] = EpochTable
     chosen = {k for k in kwargs if k in ("optimizer__fused", "optimizer__foreach",
                                           "optimizer__differentiable")}
     if (optimizer in (torch.optim.Adam, torch.optim.AdamW) and not chosen
