@@ -65,6 +65,8 @@ def _compute(mols, names):
 class RDKitDescriptors(TransformerMixin, BaseEstimator):
     """RDKit's 2-D molecular descriptors, each mapped through its fitted CDF to [0, 1].
 
+    Read more in the :doc:`user guide </user_guide/molecules_own_data>`.
+
     Computes the descriptors of ``rdkit.Chem.Descriptors`` (molecular weight, logP,
     TPSA, counts of rings, donors and acceptors, E-state indices, charges, fragment
     counts...: 217 in RDKit 2025+) for each molecule. Their scales differ by orders of

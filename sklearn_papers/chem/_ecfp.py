@@ -237,6 +237,9 @@ def _stack_sparse(parts, valid):
 class CircularFingerprint(TransformerMixin, BaseEstimator):
     """Extended-connectivity (Morgan) circular fingerprints: ECFP, FCFP, bits or counts.
 
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/duvenaud_ecfp>`.
+
     Each heavy atom starts with an integer identifier (its invariants); ``radius`` rounds
     of updates combine an atom's identifier with its neighbours' (and bond types), so the
     identifier at round ``r`` describes the circular substructure of radius ``r`` around

@@ -147,6 +147,9 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
                        _BaseGrover):
     """GROVER molecule embeddings with self-supervised pretraining (Rong et al., 2020).
 
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/rong_grover>`.
+
     A graph transformer (GTransformer) reads each molecule twice: a node view over atoms
     and an edge view over directed bonds. In every transformer block, the queries, keys and
     values of each attention head come from a message-passing network with a random

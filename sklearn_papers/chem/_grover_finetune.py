@@ -112,6 +112,9 @@ class _GroverFinetune(_BaseGrover):
 class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     """GROVER encoder fine-tuned with a regression head (Rong et al., 2020).
 
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/rong_grover>`.
+
     The pretrained GTransformer (or a fresh one with ``pretrained=None``) and two
     feed-forward heads, one on each view's pooled atom embeddings, are trained end to end
     on the standardised targets; the loss is the sum of both heads' mean squared errors
@@ -347,6 +350,9 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
 
 class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
     """GROVER encoder fine-tuned with a classification head (Rong et al., 2020).
+
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/rong_grover>`.
 
     As :class:`GroverRegressor`, with cross-entropy losses. Three kinds of target: binary
     (one logit), multiclass (softmax) and multi-task binary (2-D 0/1 with NaN for missing

@@ -165,6 +165,9 @@ class _BaseMPNN(_SkorchGraphEstimator):
 class MPNN(_GraphTransformerMixin, _BaseMPNN):
     """Message passing neural network readout of molecules, as a transformer.
 
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/gilmer_mpnn>`.
+
     The MPNN of Gilmer et al. (2017): atoms start from 49 features (element, degree,
     charge, hydrogens, hybridization, aromaticity, ring membership), exchange messages
     along bonds for ``n_steps`` steps (Eq. 1) and update their states (Eq. 2: a GRU for
@@ -396,6 +399,9 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
 class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
     """Message passing neural network regressor (Gilmer et al., 2017).
 
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/gilmer_mpnn>`.
+
     Messages along bonds (Eq. 1) and an update (Eq. 2) shared across ``n_steps`` steps,
     a readout (Eq. 3) and a one-hidden-layer head: by default chemprop's directed-bond
     messages, mean readout, ``d = 300`` and 3 steps; the paper's model is
@@ -618,6 +624,9 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
 
 class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
     """Message passing neural network classifier (Gilmer et al., 2017).
+
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/gilmer_mpnn>`.
 
     The network of :class:`MPNNRegressor` with a classification head. Three kinds of
     target:

@@ -116,6 +116,9 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
 class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     """Neural graph fingerprint of molecules (Duvenaud et al., 2015), as a transformer.
 
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/duvenaud_neural_fingerprint>`.
+
     A differentiable analogue of circular (ECFP) fingerprints. Each atom starts from 62
     features (element, degree, hydrogens, implicit valence, aromaticity); each of
     ``radius`` layers updates every atom from its own state and the sum of its neighbours'
@@ -365,6 +368,9 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
 class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
     """Neural graph fingerprint plus a neural-network head, trained end to end.
 
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/duvenaud_neural_fingerprint>`.
+
     The paper's "neural FP + neural net" (``hidden_size > 0``) and "neural FP + linear
     layer" (``hidden_size=0``) rows of Table 2. Targets are standardised internally
     (as the authors did) and predictions come back in the original units. Several targets
@@ -566,6 +572,9 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
 
 class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint):
     """Neural graph fingerprint plus a classification head, trained end to end.
+
+    Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
+    </papers/duvenaud_neural_fingerprint>`.
 
     Three kinds of target:
 

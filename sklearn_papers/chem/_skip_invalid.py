@@ -41,6 +41,8 @@ def _inner_has(name):
 class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
     """Fit an estimator on the valid molecules; NaN rows for invalid ones at prediction.
 
+    Read more in the :doc:`user guide </user_guide/molecules_own_data>`.
+
     A molecule pipeline given a batch with unparsable SMILES, empty cells or missing
     values either stops (``errors="raise"``) or, with ``errors="nan"``, hands NaN
     feature rows to a downstream model that refuses them. This wrapper takes the invalid

@@ -487,6 +487,8 @@ def standardize_constraint():
 class MoleculeStandardizer(TransformerMixin, BaseEstimator):
     """Standardize molecules: SMILES or ``Mol`` in, canonical SMILES of the parent out.
 
+    Read more in the :doc:`user guide </user_guide/molecules_own_data>`.
+
     Applies RDKit's ``rdMolStandardize`` steps in the order RDKit recommends, each one a
     parameter:
 

@@ -9,6 +9,9 @@ __all__ = ["CrossEntropyEmbedder"]
 class CrossEntropyEmbedder(_BaseEmbedder):
     """Representation of an encoder trained with softmax cross-entropy.
 
+    Read more in the :doc:`user guide </user_guide/contrastive>` and on the :doc:`paper page
+    </papers/khosla_supcon>`.
+
     The baseline of Khosla et al. (2020): the same encoder as :class:`SupConEmbedder`,
     followed by a linear classifier, trained with cross-entropy on one augmented view per
     sample. :meth:`transform` returns the encoder output (the classifier is dropped), so

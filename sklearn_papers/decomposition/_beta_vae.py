@@ -24,6 +24,9 @@ _EVAL_BATCH = 1024
 class BetaVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Beta-VAE representation learner: ``transform`` gives posterior means.
 
+    Read more in the :doc:`user guide </user_guide/decomposition>` and on the :doc:`paper
+    page </papers/disentanglement>`.
+
     A variational autoencoder with a diagonal Gaussian encoder ``q(z | x) = N(mu(x),
     diag(sigma^2(x)))``, a standard normal prior and a Bernoulli or Gaussian decoder,
     trained by minimising the negative beta-weighted evidence lower bound (Higgins et al.

@@ -67,6 +67,9 @@ def _check_unit_interval(X, why):
 class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, BaseEstimator):
     """Variational autoencoder density model trained with the unbiased SUMO objective.
 
+    Read more in the :doc:`user guide </user_guide/estimation>` and on the :doc:`paper page
+    </papers/luo_sumo>`.
+
     A latent-variable model ``p(x) = ∫ p(x | z) N(z; 0, I) dz`` with an amortised Gaussian
     encoder ``q(z | x)``. With ``objective="sumo"`` the decoder maximises SUMO, an unbiased
     estimate of ``log p(x)`` (Luo et al. 2020, eq. 8), and the encoder minimises SUMO's

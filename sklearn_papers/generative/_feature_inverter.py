@@ -12,6 +12,9 @@ __all__ = ["FeatureInverter"]
 class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDeePSiM):
     """Invert a fixed network's features to images, trained with the DeePSiM loss.
 
+    Read more in the :doc:`user guide </user_guide/generative>` and on the :doc:`paper page
+    </papers/dosovitskiy_deepsim>`.
+
     The paper's "inverting AlexNet" experiment (Dosovitskiy & Brox 2016, §5.1): a
     generator (bilinear upsampling + convolution, leaky ReLU 0.3) learns to map the features
     ``C_l(x)`` of layer ``l`` of a fixed comparator network back to the image ``x``, with

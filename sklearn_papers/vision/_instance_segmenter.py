@@ -137,6 +137,9 @@ def _warn_scales(refused, far, target, empty=()):
 class InstanceSegmenter(BaseEstimator):
     """Joint semantic and instance segmentation with centre seeding and pixel embeddings.
 
+    Read more in the :doc:`user guide </user_guide/images>` and on the :doc:`paper page
+    </papers/milioto_instance_segmentation>`.
+
     A shared convolutional encoder feeds three decoders at ``1 / output_stride`` of the
     input resolution (Milioto et al. 2019): semantic class logits trained with
     class-weighted cross-entropy (weights ``1 / ln(1.02 + f_c)`` of the class pixel
