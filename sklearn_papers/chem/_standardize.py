@@ -72,8 +72,8 @@ NO_PARENT_DISCONNECTED_REASON = (
 UNREADABLE_REASON = (
     "standardization gave {smiles}, which RDKit cannot read back (its rings do not "
     "kekulize, as with the neutralized ligands of a metallocene such as ferrocene); "
-    "featurize it as drawn (standardize=False), keep its charges "
-    "(MoleculeStandardizer(neutralize=False)), or leave it out")
+    "featurize it as drawn (standardize=False), keep the complex whole "
+    "(MoleculeStandardizer(largest_fragment=False)), or leave it out")
 
 
 class _NoParent(ValueError):

@@ -255,11 +255,12 @@ def test_a_refused_metallocene_gets_the_same_message_on_every_route(route):
     message = str(caught.value)
     assert f"index 1: {smiles!r} (standardization gave c1cccc1, which RDKit cannot read " \
            "back" in message
-    # the fixes: as drawn, or with its charges
-    assert "standardize=False" in message and "neutralize=False" in message
-    # and the charged ligand is what neutralize=False keeps, on every route alike
-    kept = MoleculeStandardizer(neutralize=False).transform([smiles])
-    assert kept[0, 0] == "c1cc[cH-]c1"
+    # the fixes: as drawn, or the complex kept whole
+    assert "standardize=False" in message and "largest_fragment=False" in message
+    # largest_fragment=False keeps the metal and both rings (neutralize=False alone would
+    # keep one ring anion only)
+    kept = MoleculeStandardizer(largest_fragment=False, verbose=0).transform([smiles])[0, 0]
+    assert kept == "[Fe+2].c1cc[cH-]c1.c1cc[cH-]c1"
 
 
 #: Salts and mixtures of inorganic parts only: no organic fragment, no parent molecule
