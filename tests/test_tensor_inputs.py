@@ -268,6 +268,8 @@ _NO_ARRAY = {
                            "hold: test_molecule_functions_refuse_tensors",
         "murcko_scaffolds": "takes molecules: test_molecule_functions_refuse_tensors",
         "load_grover_checkpoint": "takes a file path",
+        "valid_rows_scorer": "takes a scoring name; the scorer it returns is checked in "
+                             "test_valid_rows_scorer_takes_tensors",
         "GraphCache.clear": "takes no argument",
         "ScaffoldSplit.get_n_splits": "returns n_splits",
         "ScaffoldKFold.get_n_splits": "returns n_splits",
@@ -517,3 +519,23 @@ def test_estimators_of_molecules_and_environments_refuse_tensor_x(name):
             continue
         with pytest.raises(TypeError, match=pattern):
             getattr(estimator, method)(x, *args[1:], **kwargs)
+
+
+def test_valid_rows_scorer_takes_tensors():
+    import torch
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+
+    from sklearn_papers.chem import CircularFingerprint, SkipInvalidMolecules, valid_rows_scorer
+
+    X = ["CCO", "CCN", "CCC", "not a molecule", "c1ccccc1", "CCCl"]
+    y = np.arange(6.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = SkipInvalidMolecules(make_pipeline(CircularFingerprint(n_bits=64),
+                                                   Ridge())).fit(X, y)
+        scorer = valid_rows_scorer("neg_root_mean_squared_error")
+        expected = scorer(model, X, y)
+        assert np.isfinite(expected)
+        for tensor in (torch.tensor(y), torch.tensor(y, requires_grad=True)):
+            assert scorer(model, X, tensor) == pytest.approx(expected)

@@ -403,6 +403,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
             PretrainCriterion,
             collate_labelled,
         )
+        from sklearn_papers.nn._progress import training_verbose
         from sklearn_papers.nn._skorch import check_device, torch_fit
 
         start = time.perf_counter()
@@ -443,6 +444,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
                     [bond_vocab.encode(d[2]) for d in data], np.stack([d[3] for d in data]))
                 module = run.fit(
                     module, dataset, criterion=PretrainCriterion, net_class=GroverNet,
+                    verbose=training_verbose(self.verbose, len(dataset), self.max_epochs),
                     criterion__dist_coef=float(self.dist_coef),
                     iterator_train__collate_fn=collate_labelled).module_
         self.module_ = module.to(device).eval()

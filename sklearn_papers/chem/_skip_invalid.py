@@ -634,6 +634,8 @@ class _ValidRowsScorer:
 
     def __call__(self, estimator, X, y=None, sample_weight=None, **kwargs):
         scorer = self._inner()
+        y = tensors_to_numpy(y, "y")
+        sample_weight = tensors_to_numpy(sample_weight, "sample_weight")
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
         if not isinstance(estimator, SkipInvalidMolecules):
