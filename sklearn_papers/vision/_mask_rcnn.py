@@ -87,7 +87,10 @@ def paint_detections(detections, shape, threshold):
     ----------
     detections : dict
         One image's detections, with ``"scores"`` (ndarray of shape (k,), sorted by
-        decreasing score) and ``"masks"`` (bool ndarray of shape (k, H, W)).
+        decreasing score) and either ``"masks"`` (bool ndarray of shape (k, H, W)) or
+        ``"boxes"`` (float ndarray of shape (k, 4), ``(x1, y1, x2, y2)`` in pixels of
+        the map) with ``"roi_masks"`` (float ndarray of shape (k, M, M), each box's mask
+        probabilities), which are pasted box by box, thresholded at 0.5.
     shape : tuple of int
         ``(H, W)``.
     threshold : float
@@ -102,13 +105,38 @@ def paint_detections(detections, shape, threshold):
     """
     label_map = np.zeros(tuple(shape), dtype=np.int64)
     keep = np.nonzero(detections["scores"] >= threshold)[0]
-    for rank in keep[::-1]:
-        label_map[detections["masks"][rank]] = rank + 1
+    if "masks" in detections:
+        for rank in keep[::-1]:
+            label_map[detections["masks"][rank]] = rank + 1
+    elif len(keep):
+        import torch
+
+        from sklearn_papers.nn._mask_rcnn import paste_mask_crops
+
+        order = keep[::-1]
+        crops = paste_mask_crops(
+            torch.from_numpy(np.ascontiguousarray(detections["roi_masks"][order])),
+            torch.from_numpy(np.ascontiguousarray(detections["boxes"][order])), *shape)
+        for j, (r0, r1, c0, c1), crop in crops:
+            label_map[r0:r1, c0:c1][crop.numpy()] = order[j] + 1
     ids = np.unique(label_map)
     ids = ids[ids > 0]
     lut = np.zeros(len(detections["scores"]) + 1, dtype=np.int64)
     lut[ids] = np.arange(1, len(ids) + 1)
     return lut[label_map]
+
+
+def _with_masks(detections, shape):
+    """Detections as :meth:`MaskRCNN.predict_detections` returns them: the RoI masks
+    pasted into ``(k, H, W)`` boolean masks of an image of ``shape``."""
+    import torch
+
+    from sklearn_papers.nn._mask_rcnn import paste_masks
+
+    out = {k: v for k, v in detections.items() if k != "roi_masks"}
+    out["masks"] = paste_masks(torch.from_numpy(detections["roi_masks"]),
+                               torch.from_numpy(detections["boxes"]), *shape).numpy()
+    return out
 
 
 def _warmup_fraction(steps, fraction=0.1):
@@ -672,7 +700,6 @@ class MaskRCNN(BaseEstimator):
         import torch
 
         from sklearn_papers.nn._detection import nms_mask
-        from sklearn_papers.nn._mask_rcnn import paste_masks
 
         module = self.net_.module_
         module.eval()
@@ -740,12 +767,13 @@ class MaskRCNN(BaseEstimator):
             dropped.append((cap, len(scores)) if confident > cap else None)
             order = torch.argsort(-scores, stable=True)[:cap]
             sy, sx = prepared[i][1]
-            h, w = images[i].shape[1:]
             boxes = boxes[order] / torch.tensor([sx, sy, sx, sy])
+            # the RoI masks stay at their own resolution; they are pasted box by box
+            # into the image when painted or returned
             out.append({"boxes": boxes.numpy().astype(np.float32),
                         "labels": labels[order].numpy().astype(np.int64),
                         "scores": scores[order].numpy().astype(np.float32),
-                        "masks": paste_masks(masks[order], boxes, h, w).numpy()})
+                        "roi_masks": masks[order].numpy().astype(np.float32)})
         return out, prepared, dropped
 
     def _detection_cap(self, shape):
@@ -809,7 +837,8 @@ class MaskRCNN(BaseEstimator):
             size is outside half to twice the range of object sizes seen in ``fit``
             (:attr:`object_sizes_`): objects at a scale the model has not learned.
         """
-        return self._detect(X)[0]
+        dets, images = self._detect(X)
+        return [_with_masks(d, im.shape[1:]) for d, im in zip(dets, images)]
 
     def predict(self, X):
         """Instance label maps.
@@ -897,7 +926,8 @@ class MaskRCNN(BaseEstimator):
                     raise ValueError(f"semantic_maps[{i}] has class {int(t[1].max())} but "
                                      f"the model was fitted with n_classes_="
                                      f"{self.n_classes_} (classes 1..{self.n_classes_}).")
-        dets, _ = self._detect(X, images)
+        dets = [_with_masks(d, im.shape[1:]) for d, im in zip(self._detect(X, images)[0],
+                                                                images)]
         kwargs = {}
         if targets is not None:
             kwargs = {"true_labels": [t[1] for t in targets],
