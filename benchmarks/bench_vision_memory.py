@@ -7,7 +7,8 @@ tiles (step 32) of the left two thirds with their mirror images (70 images). Eac
 megapixels (the page repeated by mirroring, objects at the training scale), at the
 default ``predict_scales="auto"`` and at ``(1.0,)``.
 
-Every prediction runs in its own process. The process loads the fitted model and
+Every fit and every prediction runs in its own process (a process forked from a large
+one starts with that one's RSS as its peak). The prediction's process loads the fitted model and
 predicts one training tile first (torch's start-up memory), then resets its peak RSS
 (``/proc/self/clear_refs``, Linux); the extra peak RSS is the process's peak RSS
 (``ru_maxrss`` from ``os.wait4``) minus its RSS before the prediction.
@@ -94,19 +95,39 @@ def child(model_path, megapixels, scales):
                       "pixels": int(image.size)}))
 
 
-def measure(model_path, megapixels, scales):
-    """Extra peak RSS (MB) and CPU seconds of one prediction, in a fresh process."""
-    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child",
-                             model_path, str(megapixels), scales],
+def fit_child(name, path):
+    """Runs in its own process: fit one estimator on the page tiles and pickle it."""
+    import torch
+
+    from sklearn_papers import vision
+
+    torch.set_num_threads(1)
+    X, y = training_tiles(*page_data())
+    start = time.process_time()
+    model = getattr(vision, name)(random_state=0).fit(X, y)
+    cpu_s = time.process_time() - start
+    with open(path, "wb") as f:
+        pickle.dump(model, f)
+    print(json.dumps({"cpu_s": cpu_s}))
+
+
+def run_child(*args):
+    """Run this script with ``args`` in a new process; its ``ru_maxrss`` (KB) and the
+    JSON it prints last."""
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), *args],
                             stdout=subprocess.PIPE, text=True)
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"the measurement of {model_path} at {megapixels} MP, "
-                           f"scales {scales} exited with {proc.returncode}")
-    result = json.loads(out.strip().splitlines()[-1])
-    extra_mb = (usage.ru_maxrss - result["base_kb"]) / 1024  # ru_maxrss: KB on Linux
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(args)} exited with "
+                           f"{os.waitstatus_to_exitcode(status)}")
+    return usage.ru_maxrss, json.loads(out.strip().splitlines()[-1])
+
+
+def measure(model_path, megapixels, scales):
+    """Extra peak RSS (MB) and CPU seconds of one prediction, in a fresh process."""
+    peak_kb, result = run_child("--child", model_path, str(megapixels), scales)
+    extra_mb = (peak_kb - result["base_kb"]) / 1024  # ru_maxrss: KB on Linux
     return {"extra_mb": extra_mb, "megapixels": result["pixels"] / 1e6,
             "cpu_s": result["cpu_s"]}
 
@@ -116,29 +137,26 @@ def main():
     parser.add_argument("--megapixels", default="0.25,1")
     parser.add_argument("--scales", default="auto,1")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--fit", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child[0], float(args.child[1]), args.child[2])
         return
-    import torch
-
-    from sklearn_papers.vision import InstanceSegmenter, MaskRCNN
-
-    torch.set_num_threads(1)
+    if args.fit:
+        fit_child(*args.fit)
+        return
     page, page_labels = page_data()
-    X, y = training_tiles(page, page_labels)
-    print(f"{len(X)} training tiles, {len(np.unique(page_labels)) - 1} objects in the page")
+    print(f"{len(training_tiles(page, page_labels)[0])} training tiles, "
+          f"{len(np.unique(page_labels)) - 1} objects in the page")
     results, fit_cpu = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         paths = {}
-        for name, cls in (("MaskRCNN", MaskRCNN), ("InstanceSegmenter", InstanceSegmenter)):
-            start = time.process_time()
-            model = cls(random_state=0).fit(X, y)
-            fit_cpu[name] = time.process_time() - start
-            print(f"{name} fit: {fit_cpu[name]:.1f} CPU s", flush=True)
+        for name in ESTIMATORS:
+            # fitted in a process of its own too: a child forked from a large process
+            # starts with the parent's RSS as its peak
             paths[name] = os.path.join(tmp, f"{name}.pkl")
-            with open(paths[name], "wb") as f:
-                pickle.dump(model, f)
+            fit_cpu[name] = run_child("--fit", name, paths[name])[1]["cpu_s"]
+            print(f"{name} fit: {fit_cpu[name]:.1f} CPU s", flush=True)
         for mp in (float(v) for v in args.megapixels.split(",")):
             for scales in args.scales.split(","):
                 for name in ESTIMATORS:
