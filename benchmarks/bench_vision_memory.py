@@ -3,18 +3,19 @@
 Both estimators are fitted at their defaults (``random_state=0``) on
 ``skimage.data.page()`` (191 x 384, printed characters): ground truth by a Sauvola
 threshold (window 25, k 0.2), specks under 8 pixels removed, 8-connected labels; 64 x 64
-tiles (step 32) of the left two thirds with their mirror images (70 images). Each model then predicts one image of about 0.25 and 1
-megapixels (the page repeated by mirroring, objects at the training scale), at the
-default ``predict_scales="auto"`` and at ``(1.0,)``.
+tiles (step 32) of the left two thirds with their mirror images (70 images). Each model
+then predicts one image of about 0.25 and 1 megapixels (the page repeated by mirroring,
+objects at the training scale), at the default ``predict_scales="auto"`` and at
+``(1.0,)``.
 
 Every fit and every prediction runs in its own process (a process forked from a large
-one starts with that one's RSS as its peak). The prediction's process loads the fitted model and
-predicts one training tile first (torch's start-up memory), then resets its peak RSS
-(``/proc/self/clear_refs``, Linux); the extra peak RSS is the process's peak RSS
-(``ru_maxrss`` from ``os.wait4``) minus its RSS before the prediction.
-Printed: extra peak RSS in MB and MB per megapixel, and CPU seconds of each ``fit`` and
-``predict``; recorded in ``benchmarks/results/vision_memory.json`` (MaskRCNN's figure
-beside InstanceSegmenter's).
+one starts with that one's RSS as its peak). The prediction's process loads the fitted
+model and predicts one training tile first (torch's start-up memory), then resets its
+peak RSS (``/proc/self/clear_refs``, Linux); the extra peak RSS is the process's peak
+RSS (``ru_maxrss`` from ``os.wait4``) minus its RSS before the prediction. Printed: extra
+peak RSS in MB and MB per megapixel, and CPU seconds of each ``fit`` and ``predict``;
+recorded in ``benchmarks/results/vision_memory.json`` (MaskRCNN's figure beside
+InstanceSegmenter's).
 
 Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_vision_memory.py [--megapixels 0.25,1]
 [--scales auto,1]``.
