@@ -15,6 +15,7 @@ from sklearn_papers.utils._sklearn_compat import (
 from sklearn_papers.vision._scales import (
     FAR_FROM_TRAINING_SIZE,
     MIN_RESCALED_SIDE,
+    SCALE_MARGIN,
     check_predict_scales,
     choose_backed_scale,
     owned_intervals,
@@ -650,7 +651,7 @@ class MaskRCNN(BaseEstimator):
             tried = []
             for i in range(len(images)):
                 scale = choose_backed_scale(sizes[i], counts[i], target)
-                tried.append((scale, sizes[i]))
+                tried.append((scale, sizes[i], counts[i]))
                 if scale != 1.0:
                     out[i], prepared[i], dropped[i] = found[scale][i]
         for i, d in enumerate(dropped):
@@ -793,8 +794,10 @@ class MaskRCNN(BaseEstimator):
     def _warn_scale(self, detections, prepared, tried=None):
         """Warn when the detections (or their absence) suggest objects at a scale the
         model has not seen in ``fit``: none found in a large image, or a typical size
-        (:meth:`_confident_size`) more than a factor 2 from :attr:`object_size_`.
-        ``tried``: per image, the scale kept and the typical size at each scale tried."""
+        (:meth:`_confident_size`) more than a factor 2 from :attr:`object_size_`, or
+        another scale whose detections were closer to it by more than a factor 1.25.
+        ``tried``: per image, the scale kept, and the typical size and the number of
+        objects at each scale tried."""
         lo, hi = self.object_sizes_
         target = getattr(self, "object_size_", float("nan"))
         if not np.isfinite(lo):
@@ -812,19 +815,34 @@ class MaskRCNN(BaseEstimator):
                     f"scale.", UserWarning, stacklevel=4)
                 continue
             size = self._confident_size(d, (sy, sx))
-            if size_gap(size, target) <= np.log(FAR_FROM_TRAINING_SIZE):
-                continue
-            scale, sizes = tried[i] if tried is not None else (1.0, {1.0: size})
-            at = ", ".join(f"scale {s:g}: {v:.1f} px" for s, v in sorted(sizes.items())
-                           if np.isfinite(v))
-            warnings.warn(
-                f"MaskRCNN's detections in X[{i}] are {size:.1f} px across (typical size "
-                f"in network pixels, predicted at scale {scale:g}), more than a factor "
-                f"{FAR_FROM_TRAINING_SIZE:g} from the objects seen in fit (object_size_="
-                f"{target:.1f} px); predict_scales={self.predict_scales!r} found {at}. "
-                f"Objects at another scale are often missed or split: resize the image "
-                f"so that its objects are about object_size_ across, or fit on objects "
-                f"of their size.", UserWarning, stacklevel=4)
+            scale, sizes, counts = tried[i] if tried is not None else (
+                1.0, {1.0: size}, {})
+            gap = size_gap(size, target)
+            at = ", ".join(
+                f"scale {s:g}: {v:.1f} px" + (f" ({counts[s]:.0f} objects)" if s in counts
+                                              else "")
+                for s, v in sorted(sizes.items()) if np.isfinite(v))
+            if gap > np.log(FAR_FROM_TRAINING_SIZE):
+                warnings.warn(
+                    f"MaskRCNN's detections in X[{i}] are {size:.1f} px across (typical "
+                    f"size in network pixels, predicted at scale {scale:g}), more than a "
+                    f"factor {FAR_FROM_TRAINING_SIZE:g} from the objects seen in fit "
+                    f"(object_size_={target:.1f} px); predict_scales="
+                    f"{self.predict_scales!r} found {at}. Objects at another scale are "
+                    f"often missed or split: resize the image so that its objects are "
+                    f"about object_size_ across, or fit on objects of their size.",
+                    UserWarning, stacklevel=4)
+            elif any(size_gap(v, target) + np.log(SCALE_MARGIN) < gap
+                     for s, v in sizes.items() if s != scale):
+                warnings.warn(
+                    f"MaskRCNN kept scale {scale:g} for X[{i}] ({size:.1f} px across, "
+                    f"object_size_={target:.1f} px) although another scale found "
+                    f"detections closer to the size seen in fit, but fewer objects or "
+                    f"objects the kept scale does not back: predict_scales="
+                    f"{self.predict_scales!r} found {at} (typical sizes in network "
+                    f"pixels). If the objects of this image are larger or smaller than "
+                    f"those seen in fit, resize it before predicting.", UserWarning,
+                    stacklevel=4)
 
     def predict_detections(self, X):
         """Detections of each image: boxes, classes, scores and masks.
@@ -849,9 +867,10 @@ class MaskRCNN(BaseEstimator):
             When an image at least 4 times the area of the largest training image has no
             detection scoring ``instance_score_threshold``, or the typical size of those
             detections, at the scale kept, differs from :attr:`object_size_` by more
-            than a factor 2 (the message names both sizes, the sizes at each scale
-            tried and ``predict_scales``): objects at a scale the model has not
-            learned.
+            than a factor 2, or another scale of ``predict_scales`` found detections
+            closer to it by more than a factor 1.25 but was not taken (the message
+            names the sizes and numbers of objects at each scale tried and
+            ``predict_scales``): objects at a scale the model has not learned.
         """
         dets, images = self._detect(X)
         return [_with_masks(d, im.shape[1:]) for d, im in zip(dets, images)]
