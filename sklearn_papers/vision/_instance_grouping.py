@@ -138,12 +138,17 @@ def _group_centers(sem, heat, emb, threshold, merge_distance):
         scores.extend(centre_scores)
         pe = emb[:, pix].T  # (n_pix, D)
         pc = comp[pix]
-        d2 = ((pe[:, None, :] - centres[None, :, :]) ** 2).sum(-1)
-        d2[pc[:, None] != centre_comp[None, :]] = np.inf  # other components' centres
         assign = np.full(pe.shape[0], -1, dtype=np.int64)
         seeded = np.isin(pc, centre_comp)
-        if seeded.any():
-            assign[seeded] = np.argmin(d2[seeded], axis=1)
+        # each pixel against the centres of its own component only: memory and time
+        # grow with the pixels, not with pixels times centres
+        by_comp = np.argsort(pc, kind="stable")
+        starts = np.searchsorted(pc[by_comp], np.arange(n_comp + 2))
+        for k in np.unique(centre_comp):
+            idx = by_comp[starts[k]:starts[k + 1]]
+            own = np.nonzero(centre_comp == k)[0]
+            d2 = ((pe[idx, None, :] - centres[None, own, :]) ** 2).sum(-1)
+            assign[idx] = own[np.argmin(d2, axis=1)]
         label = base + 1 + assign
         # components without a centre: one instance each
         unseeded = np.setdiff1d(np.arange(1, n_comp + 1), centre_comp)
@@ -151,9 +156,9 @@ def _group_centers(sem, heat, emb, threshold, merge_distance):
         lookup[unseeded] = base + len(centres) + 1 + np.arange(unseeded.size)
         label[~seeded] = lookup[pc[~seeded]]
         out[pix] = label
-        for k in unseeded:
-            classes.append(int(c))
-            scores.append(float(heat[comp == k].max()))
+        if unseeded.size:
+            classes.extend([int(c)] * unseeded.size)
+            scores.extend(float(v) for v in ndimage.maximum(heat, comp, unseeded))
     return out, classes, scores
 
 

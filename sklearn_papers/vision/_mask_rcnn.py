@@ -14,12 +14,15 @@ from sklearn_papers.utils._sklearn_compat import (
 )
 from sklearn_papers.utils._tensors import tensors_to_numpy
 from sklearn_papers.vision._scales import (
+    FAR_FROM_TRAINING_SIZE,
     MIN_RESCALED_SIDE,
+    SCALE_MARGIN,
     check_predict_scales,
     choose_backed_scale,
     owned_intervals,
     rescaled_shape,
     resize_image,
+    size_gap,
     tile_starts,
     typical_size,
 )
@@ -89,7 +92,10 @@ def paint_detections(detections, shape, threshold):
     ----------
     detections : dict
         One image's detections, with ``"scores"`` (ndarray of shape (k,), sorted by
-        decreasing score) and ``"masks"`` (bool ndarray of shape (k, H, W)).
+        decreasing score) and either ``"masks"`` (bool ndarray of shape (k, H, W)) or
+        ``"boxes"`` (float ndarray of shape (k, 4), ``(x1, y1, x2, y2)`` in pixels of
+        the map) with ``"roi_masks"`` (float ndarray of shape (k, M, M), each box's mask
+        probabilities), which are pasted box by box, thresholded at 0.5.
     shape : tuple of int
         ``(H, W)``.
     threshold : float
@@ -104,13 +110,38 @@ def paint_detections(detections, shape, threshold):
     """
     label_map = np.zeros(tuple(shape), dtype=np.int64)
     keep = np.nonzero(detections["scores"] >= threshold)[0]
-    for rank in keep[::-1]:
-        label_map[detections["masks"][rank]] = rank + 1
+    if "masks" in detections:
+        for rank in keep[::-1]:
+            label_map[detections["masks"][rank]] = rank + 1
+    elif len(keep):
+        import torch
+
+        from sklearn_papers.nn._mask_rcnn import paste_mask_crops
+
+        order = keep[::-1]
+        crops = paste_mask_crops(
+            torch.from_numpy(np.ascontiguousarray(detections["roi_masks"][order])),
+            torch.from_numpy(np.ascontiguousarray(detections["boxes"][order])), *shape)
+        for j, (r0, r1, c0, c1), crop in crops:
+            label_map[r0:r1, c0:c1][crop.numpy()] = order[j] + 1
     ids = np.unique(label_map)
     ids = ids[ids > 0]
     lut = np.zeros(len(detections["scores"]) + 1, dtype=np.int64)
     lut[ids] = np.arange(1, len(ids) + 1)
     return lut[label_map]
+
+
+def _with_masks(detections, shape):
+    """Detections as :meth:`MaskRCNN.predict_detections` returns them: the RoI masks
+    pasted into ``(k, H, W)`` boolean masks of an image of ``shape``."""
+    import torch
+
+    from sklearn_papers.nn._mask_rcnn import paste_masks
+
+    out = {k: v for k, v in detections.items() if k != "roi_masks"}
+    out["masks"] = paste_masks(torch.from_numpy(detections["roi_masks"]),
+                               torch.from_numpy(detections["boxes"]), *shape).numpy()
+    return out
 
 
 def _warmup_fraction(steps, fraction=0.1):
@@ -191,13 +222,15 @@ class MaskRCNN(BaseEstimator):
         Scales at which :meth:`predict`, :meth:`predict_detections` and :meth:`score`
         run each image through the network (resized, bilinear and antialiased, on top of
         ``image_size``; boxes and masks come back in input pixels). Each image keeps its
-        own scale unless another finds at least 1 / 1.25 as many objects (the sum of the
+        own scale unless another moves its objects towards the training size (scales
+        below 1 when the detections at scale 1 are larger than ``object_size_``, above
+        1 when smaller), finds at least 1 / 1.25 as many objects (the sum of the
         scores of the detections scoring at least ``instance_score_threshold``) and
         either its detections are closer in typical size to the boxes seen in ``fit``
         (``object_size_``) by more than a factor 1.25, or it finds 1.25 times as many
         objects with detections at least as close in size; among such scales, the
         closest in size. At a wrong scale a detector finds pieces of large objects or
-        groups of small ones, boxed near the training sizes but fewer. ``"auto"``:
+        groups of small ones, boxed near the training sizes. ``"auto"``:
         0.25, 0.5, 1 and 2 (objects up to 4 times larger or 2 times smaller than in
         ``fit``); ``(1.0,)`` runs the input scale only. The input scale is always a
         candidate: ``(2.0,)`` compares scales 1 and 2; to predict at another scale
@@ -261,11 +294,12 @@ class MaskRCNN(BaseEstimator):
         Anchor sizes used (``anchor_sizes``, or those chosen from the training boxes).
     object_sizes_ : tuple of float
         Smallest and largest ``sqrt(width * height)`` of the training boxes, in network
-        pixels; :meth:`predict` warns when detections fall far outside this range.
+        pixels.
     object_size_ : float
         Typical size of the training boxes, ``sqrt(width * height)`` in network pixels,
         the median weighted by area; NaN without boxes. ``predict_scales`` matches the
-        confident detections' boxes to it.
+        confident detections' boxes to it, and :meth:`predict` warns when their typical
+        size is more than a factor 2 from it.
     bit_depth_ : int or None
         Bit depth of integer images other than uint8 (``bit_depth`` or the one found in
         ``fit``; None when ``fit`` saw none, and ``predict`` then finds its own).
@@ -603,6 +637,7 @@ class MaskRCNN(BaseEstimator):
         scales = check_predict_scales(self.predict_scales)
         out, prepared, dropped = self._detect_at(images, 1.0)
         target = getattr(self, "object_size_", float("nan"))
+        tried = None
         if scales != (1.0,) and np.isfinite(target):
             counts = [{1.0: self._confident_count(d)} for d in out]
             sizes = [{1.0: self._confident_size(d, p[1])} for d, p in zip(out, prepared)]
@@ -619,8 +654,10 @@ class MaskRCNN(BaseEstimator):
                 for i, d, p in zip(members, det, prep):
                     counts[i][scale] = self._confident_count(d)
                     sizes[i][scale] = self._confident_size(d, p[1])
+            tried = []
             for i in range(len(images)):
                 scale = choose_backed_scale(sizes[i], counts[i], target)
+                tried.append((scale, sizes[i], counts[i]))
                 if scale != 1.0:
                     out[i], prepared[i], dropped[i] = found[scale][i]
         for i, d in enumerate(dropped):
@@ -631,7 +668,7 @@ class MaskRCNN(BaseEstimator):
                     f"are being dropped. Raise detections_per_image (now "
                     f"{self.detections_per_image} per training-image area).",
                     UserWarning, stacklevel=3)
-        self._warn_scale(out, prepared)
+        self._warn_scale(out, prepared, tried)
         return out, images
 
     def _confident_count(self, detections):
@@ -678,7 +715,6 @@ class MaskRCNN(BaseEstimator):
         import torch
 
         from sklearn_papers.nn._detection import nms_mask
-        from sklearn_papers.nn._mask_rcnn import paste_masks
 
         module = self.net_.module_
         module.eval()
@@ -746,12 +782,13 @@ class MaskRCNN(BaseEstimator):
             dropped.append((cap, len(scores)) if confident > cap else None)
             order = torch.argsort(-scores, stable=True)[:cap]
             sy, sx = prepared[i][1]
-            h, w = images[i].shape[1:]
             boxes = boxes[order] / torch.tensor([sx, sy, sx, sy])
+            # the RoI masks stay at their own resolution; they are pasted box by box
+            # into the image when painted or returned
             out.append({"boxes": boxes.numpy().astype(np.float32),
                         "labels": labels[order].numpy().astype(np.int64),
                         "scores": scores[order].numpy().astype(np.float32),
-                        "masks": paste_masks(masks[order], boxes, h, w).numpy()})
+                        "roi_masks": masks[order].numpy().astype(np.float32)})
         return out, prepared, dropped
 
     def _detection_cap(self, shape):
@@ -760,10 +797,15 @@ class MaskRCNN(BaseEstimator):
         factor = max(1.0, shape[0] * shape[1] / self._fit_area)
         return int(np.ceil(self.detections_per_image * factor))
 
-    def _warn_scale(self, detections, prepared):
+    def _warn_scale(self, detections, prepared, tried=None):
         """Warn when the detections (or their absence) suggest objects at a scale the
-        model has not seen in ``fit``."""
+        model has not seen in ``fit``: none found in a large image, or a typical size
+        (:meth:`_confident_size`) more than a factor 2 from :attr:`object_size_`, or
+        another scale whose detections were closer to it by more than a factor 1.25.
+        ``tried``: per image, the scale kept, and the typical size and the number of
+        objects at each scale tried."""
         lo, hi = self.object_sizes_
+        target = getattr(self, "object_size_", float("nan"))
         if not np.isfinite(lo):
             return
         for i, (d, (xi, (sy, sx))) in enumerate(zip(detections, prepared)):
@@ -778,17 +820,35 @@ class MaskRCNN(BaseEstimator):
                     f"that they match (or set image_size), or fit on images at this "
                     f"scale.", UserWarning, stacklevel=4)
                 continue
-            if confident.any():
-                b = d["boxes"][confident] * np.array([sx, sy, sx, sy], dtype=np.float32)
-                size = float(np.median(np.sqrt(np.prod(
-                    np.clip(b[:, 2:] - b[:, :2], 1, None), 1))))
-                if size > 2 * hi or size < lo / 2:
-                    warnings.warn(
-                        f"MaskRCNN's detections in X[{i}] are {size:.0f} px across (median), "
-                        f"outside the sizes seen in fit ({lo:.0f} to {hi:.0f} px): objects "
-                        f"at another scale are often missed or split. Rescale the image "
-                        f"so that its objects match the training size.", UserWarning,
-                        stacklevel=4)
+            size = self._confident_size(d, (sy, sx))
+            scale, sizes, counts = tried[i] if tried is not None else (
+                1.0, {1.0: size}, {})
+            gap = size_gap(size, target)
+            at = ", ".join(
+                f"scale {s:g}: {v:.1f} px" + (f" ({counts[s]:.0f} objects)" if s in counts
+                                              else "")
+                for s, v in sorted(sizes.items()) if np.isfinite(v))
+            if gap > np.log(FAR_FROM_TRAINING_SIZE):
+                warnings.warn(
+                    f"MaskRCNN's detections in X[{i}] are {size:.1f} px across (typical "
+                    f"size in network pixels, predicted at scale {scale:g}), more than a "
+                    f"factor {FAR_FROM_TRAINING_SIZE:g} from the objects seen in fit "
+                    f"(object_size_={target:.1f} px); predict_scales="
+                    f"{self.predict_scales!r} found {at}. Objects at another scale are "
+                    f"often missed or split: resize the image so that its objects are "
+                    f"about object_size_ across, or fit on objects of their size.",
+                    UserWarning, stacklevel=4)
+            elif any(size_gap(v, target) + np.log(SCALE_MARGIN) < gap
+                     for s, v in sizes.items() if s != scale):
+                warnings.warn(
+                    f"MaskRCNN kept scale {scale:g} for X[{i}] ({size:.1f} px across, "
+                    f"object_size_={target:.1f} px) although another scale found "
+                    f"detections closer to the size seen in fit, but fewer objects or "
+                    f"objects the kept scale does not back: predict_scales="
+                    f"{self.predict_scales!r} found {at} (typical sizes in network "
+                    f"pixels). If the objects of this image are larger or smaller than "
+                    f"those seen in fit, resize it before predicting.", UserWarning,
+                    stacklevel=4)
 
     def predict_detections(self, X):
         """Detections of each image: boxes, classes, scores and masks.
@@ -811,11 +871,15 @@ class MaskRCNN(BaseEstimator):
         -----
         UserWarning
             When an image at least 4 times the area of the largest training image has no
-            detection scoring ``instance_score_threshold``, or the detections' median
-            size is outside half to twice the range of object sizes seen in ``fit``
-            (:attr:`object_sizes_`): objects at a scale the model has not learned.
+            detection scoring ``instance_score_threshold``, or the typical size of those
+            detections, at the scale kept, differs from :attr:`object_size_` by more
+            than a factor 2, or another scale of ``predict_scales`` found detections
+            closer to it by more than a factor 1.25 but was not taken (the message
+            names the sizes and numbers of objects at each scale tried and
+            ``predict_scales``): objects at a scale the model has not learned.
         """
-        return self._detect(X)[0]
+        dets, images = self._detect(X)
+        return [_with_masks(d, im.shape[1:]) for d, im in zip(dets, images)]
 
     def predict(self, X):
         """Instance label maps.
@@ -835,6 +899,18 @@ class MaskRCNN(BaseEstimator):
         instance_maps : ndarray of shape (n, H, W), int64, or list of n arrays
             0 for background; a list of ``(H_i, W_i)`` maps when the images differ in
             size.
+
+        Warns
+        -----
+        UserWarning
+            As :meth:`predict_detections`, and when no detection of an image reaches
+            ``instance_score_threshold``.
+
+        Notes
+        -----
+        Each detection's mask is pasted within its box only, so memory grows with the
+        image's pixels, not with pixels times detections (:meth:`predict_detections`
+        returns full-image masks, ``k * H * W`` booleans).
         """
         dets, images = self._detect(X)
         unpainted = [(i, float(d["scores"].max())) for i, d in enumerate(dets)
@@ -903,7 +979,8 @@ class MaskRCNN(BaseEstimator):
                     raise ValueError(f"semantic_maps[{i}] has class {int(t[1].max())} but "
                                      f"the model was fitted with n_classes_="
                                      f"{self.n_classes_} (classes 1..{self.n_classes_}).")
-        dets, _ = self._detect(X, images)
+        dets = [_with_masks(d, im.shape[1:]) for d, im in zip(self._detect(X, images)[0],
+                                                                images)]
         kwargs = {}
         if targets is not None:
             kwargs = {"true_labels": [t[1] for t in targets],

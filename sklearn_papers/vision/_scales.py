@@ -6,7 +6,8 @@ training on half-resolution tiles) is predicted at several scales, and each imag
 the scale at which the objects found are closest in size to those seen in ``fit``
 (:func:`choose_scale`), provided the network finds the objects there: as many as at the
 image's own scale, give or take a factor 1.25 (:func:`scale_is_backed`; ``MaskRCNN``
-chooses among the scales that pass this test, :func:`choose_backed_scale`).
+chooses among the scales that pass this test and move the objects towards the training
+size, :func:`choose_backed_scale`).
 """
 
 import numpy as np
@@ -139,12 +140,16 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
 
     A detector's box regression follows the objects it sees only so far: at a wrong
     scale it finds pieces of large objects, or groups of small ones, boxed closer to the
-    training sizes than the objects are, and fewer than the objects there are. A scale
-    other than 1 is therefore a candidate only when it finds at least ``1 / 1.25`` as
-    many objects as scale 1, and it is taken when its detections are closer in size to
-    ``target`` than scale 1's by more than a factor 1.25, or when it finds more objects
-    than scale 1 by a factor 1.25 with detections at least as close in size (a few
-    detections at scale 1 can be of about the training size by chance).
+    training sizes than the objects are. Its boxes still move the right way: detections
+    at scale 1 larger than ``target`` mean objects larger than in ``fit``, so only scales
+    below 1 are candidates (above 1 when they are smaller; any scale when scale 1 found
+    nothing). A candidate must also find at least ``1 / 1.25`` as many objects as scale 1.
+    It is taken when its detections are closer in size to ``target`` than scale 1's by
+    more than a factor 1.25, or when it finds more objects than scale 1 by a factor 1.25
+    with detections at least as close in size (a few detections at scale 1 can be of
+    about the training size by chance). Without the direction, a scale that enlarges
+    objects already too large could win: it cuts them into many pieces of about the
+    training size.
 
     Parameters
     ----------
@@ -161,16 +166,22 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
     -------
     scale : float
         Among the scales taken, the one closest in size to ``target`` (ties: the scale
-        closest to 1); 1.0 when none is taken or ``target`` is not finite.
+        closest to 1, then the smaller); 1.0 when none is taken or ``target`` is not
+        finite.
     """
     if not (np.isfinite(target) and target > 0):
         return 1.0
     own_count = counts_by_scale.get(1.0, 0.0)
-    own_gap = size_gap(sizes_by_scale.get(1.0, float("nan")), target)
+    own_size = sizes_by_scale.get(1.0, float("nan"))
+    own_gap = size_gap(own_size, target)
+    # +1: objects larger than in fit, shrink them; -1: enlarge them; 0: either
+    direction = np.sign(np.log(own_size / target)) if np.isfinite(own_gap) else 0.0
     taken = {}
     for scale, size in sizes_by_scale.items():
         count = counts_by_scale.get(scale, 0.0)
         if scale == 1.0 or SCALE_MARGIN * count < own_count:
+            continue
+        if direction * np.log(scale) > 0:
             continue
         gap = size_gap(size, target)
         closer = gap + np.log(SCALE_MARGIN) < own_gap
@@ -179,7 +190,7 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
             taken[scale] = gap
     if not taken:
         return 1.0
-    return min(taken, key=lambda s: (taken[s], abs(np.log(s))))
+    return min(taken, key=lambda s: (taken[s], abs(np.log(s)), s))
 
 
 def tile_starts(length, window):

@@ -592,3 +592,40 @@ def test_predict_scales_names_the_wrong_entry(fitted, data, scales, match):
         est.predict(data.images[:1])
     with pytest.raises(ValueError, match=match):
         clone(fitted).set_params(predict_scales=scales).fit(data.images, data.instance_maps)
+
+
+def test_centre_grouping_compares_each_pixel_with_its_own_components_centres():
+    """Each pixel joins the closest centre (in embedding) of its own connected component:
+    the same as comparing it with every centre of its class and ruling out the other
+    components' ones; components without a centre score their heatmap maximum."""
+    from scipy import ndimage
+
+    from sklearn_papers.vision._instance_grouping import _class_centres, _group_centers
+
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        sem = (rng.random((30, 40)) < 0.5) * rng.integers(1, 3, (30, 40))
+        heat = rng.random((30, 40)).astype(np.float32)
+        emb = rng.normal(size=(4, 30, 40)).astype(np.float32)
+        out, classes, scores = _group_centers(sem, heat, emb, 0.7, 0.5)
+        peaks = (heat >= ndimage.maximum_filter(heat, size=3, mode="constant")) & (
+            heat > 0.7) & (sem > 0)
+        for c in np.unique(sem[sem > 0]):
+            pix = sem == c
+            comp, _ = ndimage.label(pix)
+            kept = _class_centres(pix, peaks, heat, emb, 0.5)
+            centres = np.array([emb[:, r, q] for r, q in kept]).reshape(len(kept), 4)
+            owner = np.array([comp[r, q] for r, q in kept], dtype=np.int64)
+            ids = {out[r, q] for r, q in kept}
+            assert len(ids) == len(kept)
+            id_of = np.array([out[r, q] for r, q in kept])
+            for r, q in zip(*np.nonzero(pix)):
+                mine = owner == comp[r, q]
+                if not mine.any():
+                    assert out[r, q] not in ids
+                    assert scores[out[r, q] - 1] == heat[comp == comp[r, q]].max()
+                    continue
+                d2 = ((centres - emb[:, r, q]) ** 2).sum(1)
+                d2[~mine] = np.inf
+                assert out[r, q] == id_of[np.argmin(d2)]
+            assert all(classes[i - 1] == c for i in np.unique(out[pix]))

@@ -1,5 +1,7 @@
 """Image input of the vision estimators: dtypes, layouts, sizes and one image for a batch."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -234,13 +236,33 @@ def test_mask_rcnn_warns_about_images_at_an_unlearned_scale(scenes):
     assert not any("found no object" in str(w.message) for w in record)
     with pytest.warns(UserWarning, match=r"found no object in X\[0\] \(96 x 96.*9 times"):
         est.predict(big)
-    # detections much larger than any training object
+    # detections much larger than the training objects: both sizes and the scales named
     est.set_params(instance_score_threshold=0.5)
-    lo, hi = est.object_sizes_
-    fake = [{"boxes": np.array([[0, 0, 4 * hi, 4 * hi]], dtype=np.float32),
+    size = 3 * est.object_size_
+    fake = [{"boxes": np.array([[0, 0, size, size]], dtype=np.float32),
              "scores": np.array([0.9], dtype=np.float32)}]
-    with pytest.warns(UserWarning, match=r"detections in X\[0\] are \d+ px across"):
-        est._warn_scale(fake, [(np.zeros((3, 32, 32)), (1.0, 1.0))])
+    match = (rf"detections in X\[0\] are {size:.1f} px across .*predicted at scale 1\).*"
+             rf"object_size_={est.object_size_:.1f} px\); predict_scales='auto' found "
+             rf"scale 0.5: 20.0 px \(3 objects\), scale 1: {size:.1f} px \(9 objects\)")
+    with pytest.warns(UserWarning, match=match):
+        est._warn_scale(fake, [(np.zeros((3, 32, 32)), (1.0, 1.0))],
+                        [(1.0, {0.5: 20.0, 1.0: size, 2.0: float("nan")},
+                          {0.5: 3.0, 1.0: 9.0, 2.0: 0.0})])
+    # within a factor 2 at the scale kept, but another scale was closer and refused
+    kept = 1.6 * est.object_size_
+    fake = [{"boxes": np.array([[0, 0, kept, kept]], dtype=np.float32),
+             "scores": np.array([0.9], dtype=np.float32)}]
+    with pytest.warns(UserWarning, match=r"kept scale 1 for X\[0\] .*another scale found "
+                                         r"detections closer.*\(2 objects\)"):
+        est._warn_scale(fake, [(np.zeros((3, 32, 32)), (1.0, 1.0))],
+                        [(1.0, {0.5: est.object_size_, 1.0: kept}, {0.5: 2.0, 1.0: 9.0})])
+    # within a factor 2 of object_size_: no warning
+    side = 1.5 * est.object_size_
+    near = [{"boxes": np.array([[0, 0, side, side]], dtype=np.float32),
+             "scores": np.array([0.9], dtype=np.float32)}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est._warn_scale(near, [(np.zeros((3, 32, 32)), (1.0, 1.0))])
 
 
 def test_embeddings_hold_pixel_offsets_that_do_not_depend_on_the_image_size():

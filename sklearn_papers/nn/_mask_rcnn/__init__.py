@@ -16,8 +16,9 @@ from sklearn_papers.nn._mask_rcnn._model import LossOutputNet, MaskRCNNModule
 from sklearn_papers.nn._mask_rcnn._roi_heads import (
     mask_loss_sigmoid,
     mask_loss_softmax,
+    paste_mask_crops,
     paste_masks,
 )
 
 __all__ = ["Backbone", "LossOutputNet", "MaskRCNNModule", "mask_loss_sigmoid",
-           "mask_loss_softmax", "paste_masks"]
+           "mask_loss_softmax", "paste_mask_crops", "paste_masks"]

@@ -3,8 +3,8 @@
 ``mask_rcnn.py``): box head and predictor, mask head and predictor, their losses
 (:func:`fastrcnn_loss`, :func:`maskrcnn_loss`), the mask targets
 (:func:`project_masks_on_boxes`), inference (:func:`maskrcnn_inference`,
-:func:`paste_masks`) and :class:`RoIHeads`, which matches and samples the proposals and
-composes the rest.
+:func:`paste_masks`, :func:`paste_mask_crops`) and :class:`RoIHeads`, which matches and
+samples the proposals and composes the rest.
 
 Shapes: ``features`` is a list of maps ``(N, C, H_l, W_l)``; proposals are padded,
 ``(N, P, 4)`` with a validity mask ``(N, P)``; ground truth is padded to ``G`` instances,
@@ -33,7 +33,8 @@ from sklearn_papers.nn._mask_rcnn._rpn import SMOOTH_L1_BETA
 
 __all__ = ["FastRCNNPredictor", "MaskRCNNHeads", "MaskRCNNPredictor", "RoIHeads",
            "TwoMLPHead", "fastrcnn_loss", "mask_loss_sigmoid", "mask_loss_softmax",
-           "maskrcnn_inference", "maskrcnn_loss", "paste_masks", "project_masks_on_boxes"]
+           "maskrcnn_inference", "maskrcnn_loss", "paste_mask_crops", "paste_masks",
+           "project_masks_on_boxes"]
 
 BOX_WEIGHTS = (10.0, 10.0, 5.0, 5.0)  # Fast R-CNN's box-head delta weights
 
@@ -274,12 +275,99 @@ def maskrcnn_inference(mask_logits, labels, loss="sigmoid"):
     return F.softmax(mask_logits, 1)[rows, labels]
 
 
+#: Pixels of the largest block of box crops :func:`paste_mask_crops` samples at once.
+PASTE_BLOCK_PIXELS = 1 << 22
+
+
+def _crop_bounds(boxes, height, width):
+    """Integer pixel ranges ``(y0, y1, x0, x1)`` holding every pixel centre inside each
+    ``(D, 4)`` box (a pixel more on each side; clipped to the image)."""
+    x0 = torch.floor(boxes[:, 0] - 0.5).clamp(0, width).long()
+    x1 = (torch.ceil(boxes[:, 2] - 0.5) + 1).clamp(0, width).long()
+    y0 = torch.floor(boxes[:, 1] - 0.5).clamp(0, height).long()
+    y1 = (torch.ceil(boxes[:, 3] - 0.5) + 1).clamp(0, height).long()
+    return y0, torch.maximum(y1, y0), x0, torch.maximum(x1, x0)
+
+
+def paste_mask_crops(masks, boxes, height, width, threshold=0.5,
+                     block_pixels=PASTE_BLOCK_PIXELS):
+    """Paste ``(D, M, M)`` RoI masks into the image, each only within its box.
+
+    Each image pixel centre inside a box is read from its mask by bilinear interpolation
+    (the inverse of the RoIAlign sampling that made the mask targets); pixels outside
+    the box are False. The masks are sampled in blocks of at most about
+    ``block_pixels`` crop pixels, so memory grows with the boxes' areas, not with the
+    image's area times the number of masks.
+
+    Parameters
+    ----------
+    masks : Tensor of shape (D, M, M)
+        Probabilities.
+    boxes : Tensor of shape (D, 4)
+        In the pixel coordinates of the output image.
+    height, width : int
+    threshold : float, default=0.5
+    block_pixels : int, default=4194304
+        Crop pixels sampled at once (a single larger crop is sampled alone).
+
+    Yields
+    ------
+    index : int
+        The mask's row in ``masks``, in increasing order.
+    bounds : tuple of int
+        ``(y0, y1, x0, x1)``, the crop's rows ``y0:y1`` and columns ``x0:x1``.
+    crop : Tensor of shape (y1 - y0, x1 - x0) of bool
+        The pasted mask in the crop.
+    """
+    d = masks.shape[0]
+    if d == 0:
+        return
+    boxes = boxes.to(masks.dtype)
+    y0, y1, x0, x1 = _crop_bounds(boxes, height, width)
+    hs, ws = (y1 - y0).tolist(), (x1 - x0).tolist()
+    start = 0
+    while start < d:
+        stop, hmax, wmax = start + 1, hs[start], ws[start]
+        while stop < d:
+            h, w = max(hmax, hs[stop]), max(wmax, ws[stop])
+            if (stop + 1 - start) * h * w > block_pixels:
+                break
+            stop, hmax, wmax = stop + 1, h, w
+        if hmax > 0 and wmax > 0:
+            b = boxes[start:stop]
+            k = stop - start
+            bw = (b[:, 2] - b[:, 0]).clamp(min=1e-6)
+            bh = (b[:, 3] - b[:, 1]).clamp(min=1e-6)
+            px = (x0[start:stop, None] + torch.arange(wmax, device=masks.device)).to(
+                masks.dtype) + 0.5
+            py = (y0[start:stop, None] + torch.arange(hmax, device=masks.device)).to(
+                masks.dtype) + 0.5
+            u = (px - b[:, 0:1]) / bw[:, None]  # (k, wmax)
+            v = (py - b[:, 1:2]) / bh[:, None]  # (k, hmax)
+            grid = torch.stack([(2 * u - 1)[:, None, :].expand(k, hmax, wmax),
+                                (2 * v - 1)[:, :, None].expand(k, hmax, wmax)], dim=-1)
+            val = F.grid_sample(masks[start:stop, None], grid, mode="bilinear",
+                                padding_mode="border", align_corners=False)[:, 0]
+            inside = ((u >= 0) & (u <= 1))[:, None, :] & ((v >= 0) & (v <= 1))[:, :, None]
+            pasted = (val >= threshold) & inside
+            for j in range(k):
+                i = start + j
+                yield i, (int(y0[i]), int(y1[i]), int(x0[i]), int(x1[i])), \
+                    pasted[j, :hs[i], :ws[i]]
+        else:
+            for i in range(start, stop):
+                yield i, (int(y0[i]), int(y1[i]), int(x0[i]), int(x1[i])), \
+                    torch.zeros((hs[i], ws[i]), dtype=torch.bool, device=masks.device)
+        start = stop
+
+
 def paste_masks(masks, boxes, height, width, threshold=0.5):
     """Paste ``(D, M, M)`` RoI masks into ``(D, height, width)`` boolean image masks.
 
     Each image pixel centre inside a box is read from its mask by bilinear interpolation
     (the inverse of the RoIAlign sampling that made the mask targets); pixels outside the
-    box are False.
+    box are False. Only each box's crop is sampled (:func:`paste_mask_crops`): beyond
+    the output, memory grows with the boxes' areas.
 
     Parameters
     ----------
@@ -294,22 +382,12 @@ def paste_masks(masks, boxes, height, width, threshold=0.5):
     -------
     pasted : Tensor of shape (D, height, width) of bool
     """
-    d = masks.shape[0]
-    if d == 0:
-        return torch.zeros((0, height, width), dtype=torch.bool, device=masks.device)
-    boxes = boxes.to(masks.dtype)
-    bw = (boxes[:, 2] - boxes[:, 0]).clamp(min=1e-6)
-    bh = (boxes[:, 3] - boxes[:, 1]).clamp(min=1e-6)
-    px = torch.arange(width, dtype=masks.dtype, device=masks.device) + 0.5
-    py = torch.arange(height, dtype=masks.dtype, device=masks.device) + 0.5
-    u = (px[None] - boxes[:, 0:1]) / bw[:, None]  # (D, W)
-    v = (py[None] - boxes[:, 1:2]) / bh[:, None]  # (D, H)
-    grid = torch.stack([(2 * u - 1)[:, None, :].expand(d, height, width),
-                        (2 * v - 1)[:, :, None].expand(d, height, width)], dim=-1)
-    val = F.grid_sample(masks[:, None], grid, mode="bilinear", padding_mode="border",
-                        align_corners=False)[:, 0]
-    inside = ((u >= 0) & (u <= 1))[:, None, :] & ((v >= 0) & (v <= 1))[:, :, None]
-    return (val >= threshold) & inside
+    out = torch.zeros((masks.shape[0], height, width), dtype=torch.bool,
+                      device=masks.device)
+    for i, (r0, r1, c0, c1), crop in paste_mask_crops(masks, boxes, height, width,
+                                                      threshold):
+        out[i, r0:r1, c0:c1] = crop
+    return out
 
 
 class RoIHeads(nn.Module):
