@@ -51,6 +51,9 @@ def _parser():
         prog="sklearn-papers",
         description="Re-run the headline claims of the papers implemented in sklearn_papers.",
     )
+    from sklearn_papers import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
         "reproduce",
@@ -145,6 +148,13 @@ def main(argv=None):
         from sklearn_papers.reproduce._registry import list_experiments
 
         listed = list_experiments()
+        unknown = [n for n in args.only or () if n not in listed]
+        if unknown:
+            return _usage_error("reproduce", f"argument --only: unknown experiment(s) "
+                                f"{', '.join(map(repr, unknown))}; choose from "
+                                f"{', '.join(sorted(listed))}")
+        if args.only:
+            listed = {name: listed[name] for name in args.only}
         width = max(map(len, listed), default=0)
         for name, (title, paper) in listed.items():
             try:

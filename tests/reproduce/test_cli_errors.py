@@ -197,3 +197,21 @@ def test_sigkill_then_resume_reuses_finished_parts_and_recomputes_a_damaged_one(
     text = (out / "REPORT.md").read_text()
     assert "values [0, 10, 20]" in text
     assert "**Resumed:** 1 of 3 cached parts" in text and "**Recomputed:** 1" in text
+
+
+def test_list_with_only_lists_those_and_refuses_unknown_names(capsys):
+    from sklearn_papers.reproduce._registry import list_experiments
+
+    name = sorted(list_experiments())[0]
+    assert _run(["reproduce", "--list", "--only", name]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith(name)
+    assert _run(["reproduce", "--list", "--only", "nosuch"]) == 2
+    _one_error_line(capsys, "--only", "'nosuch'", name)
+
+
+def test_version(capsys):
+    from sklearn_papers import __version__
+
+    assert _run(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"sklearn-papers {__version__}"
