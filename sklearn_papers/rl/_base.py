@@ -258,7 +258,8 @@ class _BaseRLEstimator(BaseEstimator):
         return ret
 
     def _check_ready(self):
-        pass
+        # parameters set after fit (agent_lr, lifetime, ...) are read here: check them
+        self._validate_params()
 
     def _warn_no_reward(self, envs, rewarded, n_steps, names=None):
         """``UserWarning`` naming the environments whose agents met no non-zero reward in

@@ -409,6 +409,8 @@ class LearnedPolicyGradient(_BaseRLEstimator):
 
     def _check_ready(self):
         check_is_fitted(self, "module_")
+        # parameters set after fit (agent_lr, lifetime, ...) are read here: check them
+        self._validate_params()
         pinned = self._rule_settings()
         if self.pretrained is not None and getattr(self, "pretrained_config_", None):
             return  # the shipped rule's settings; fit said which values it does not use

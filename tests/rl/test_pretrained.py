@@ -131,3 +131,11 @@ def test_environments_page_table_is_the_evaluation():
     reached = [c for c in bench.TARGET
                if result["normalized"][c]["LPG, shipped rule"] >= 0.8]
     assert result["target"]["reached_on"] == reached
+
+
+@pytest.mark.parametrize("value", [-1.0, "x"])
+def test_agent_parameters_set_after_fit_are_checked(value):
+    rule = LearnedPolicyGradient(pretrained="lpg-widened").fit()
+    rule.agent_lr = value
+    with pytest.raises((ValueError, TypeError), match="agent_lr"):
+        rule.train_agent(_cliff())
