@@ -183,10 +183,8 @@ def _records_note(ctx):
         return ""
     commits = ", ".join(f"`{c}` ({n})" for c, n in record_commits(ctx.records).items())
     cpu = sum(r.get("cpu_seconds") or 0.0 for r in ctx.records)
-    dates = sorted(r["created"] for r in ctx.records)
     return (f"The {len(ctx.records)} search fits are kept as text records (`--records`), "
-            f"computed from {dates[0]} to {dates[-1]} by the code of commit(s) {commits}, "
-            f"{cpu / 3600:.1f} CPU hours in all.")
+            f"computed by the code of commit(s) {commits}, {cpu / 3600:.1f} CPU hours in all.")
 
 
 def _ecfp_draws(quick):
