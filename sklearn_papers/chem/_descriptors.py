@@ -6,19 +6,15 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from sklearn_papers.chem._molecule_input import parse_and_standardize
+from sklearn_papers.chem._molecule_input import prepared_molecules
 from sklearn_papers.chem._standardize import (
     input_params_of_fit,
     pin_input_params,
     standardize_input_param,
     standardize_constraint,
-    warn_multiple_fragments,
 )
 from sklearn_papers.chem._validation import (
-    as_molecule_array,
     check_molecule_feature_names,
-    raise_or_mask,
-    row_labels,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import (
@@ -182,12 +178,8 @@ class RDKitDescriptors(TransformerMixin, BaseEstimator):
         (``standardize``: the resolved standardization steps, or None)."""
         from joblib import Parallel, delayed, effective_n_jobs
 
-        values = as_molecule_array(X)
-        mols, invalid, _, multi = parse_and_standardize(values, standardize)
-        labels = row_labels(X)
-        valid = raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                labels=labels)
+        mols, _, valid = prepared_molecules(X, standardize, errors=self.errors,
+                                            estimator=type(self).__name__)
         kept = [m for m in mols if m is not None]
         n = effective_n_jobs(self.n_jobs)
         if n == 1 or len(kept) < 64:

@@ -6,19 +6,18 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from sklearn_papers.chem._molecule_input import parse_and_standardize
-from sklearn_papers.chem._standardize import (
-    resolve_standardize,
-    standardize_constraint,
-    warn_multiple_fragments,
-)
-from sklearn_papers.chem._validation import (
+from sklearn_papers.chem._molecule_input import prepared_molecules
+from sklearn_papers.chem._parse import (
     InvalidMolecule,
     as_molecule_array,
     parse_molecules,
-    raise_or_mask,
-    check_molecule_feature_names,
     row_labels,
+)
+from sklearn_papers.chem._report import report_entries
+from sklearn_papers.chem._standardization import standardize_parsed
+from sklearn_papers.chem._standardize import resolve_standardize, standardize_constraint
+from sklearn_papers.chem._validation import (
+    check_molecule_feature_names,
     set_molecule_input_attributes,
 )
 from sklearn_papers.nn._progress import progress
@@ -112,7 +111,7 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
     ``MolFromSmiles`` there). ``tests/chem/test_ecfp.py`` checks bit-for-bit equality
     with fingerprints of ``Chem.MolFromSmiles`` molecules.
 
-    With standardization steps (``steps``, see ``_standardize.standardize_parsed``) every
+    With standardization steps (``steps``, see ``_standardization.standardize_parsed``) every
     entry is parsed by :func:`parse_molecules`, standardized, and fingerprinted.
 
     With ``sparse`` the rows are collected as CSR parts (:class:`_SparseRows`) and no
@@ -152,8 +151,6 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
             out[i] = as_numpy(mol)
 
     if steps is not None:
-        from sklearn_papers.chem._standardize import standardize_parsed
-
         mols, invalid = parse_molecules(values)
         mols, _, failed = standardize_parsed(mols, steps, values)
         for i, mol in enumerate(mols):
@@ -422,12 +419,8 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         ValueError
             For invalid molecules when ``errors="raise"``, naming index and value.
         """
-        values = as_molecule_array(X)
-        _, invalid, _, multi = parse_and_standardize(values, self.standardize)
-        labels = row_labels(X)
-        raise_or_mask(invalid, len(values), errors=self.errors, labels=labels)
-        warn_multiple_fragments(multi, values, len(values), type(self).__name__,
-                                labels=labels)
+        prepared_molecules(X, resolve_standardize(self.standardize), errors=self.errors,
+                           estimator=type(self).__name__)
         set_molecule_input_attributes(self, X)
         return self
 
@@ -490,7 +483,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
     def _transform(self, X):
         from joblib import Parallel, delayed, effective_n_jobs
 
-        values = as_molecule_array(X)
+        values, labels = as_molecule_array(X), row_labels(X)
         n = len(values)
         if not self.sparse:
             _check_output_memory(n, self.n_bits, self._output_dtype())
@@ -513,9 +506,8 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
             parts.append(out)
             invalid.extend(bad)
             multi.extend(several)
-        labels = row_labels(X)
-        valid = raise_or_mask(invalid, n, errors=self.errors, labels=labels)
-        warn_multiple_fragments(multi, values, n, type(self).__name__, labels=labels)
+        valid = report_entries(invalid, multi, values, errors=self.errors,
+                               estimator=type(self).__name__, labels=labels)
         if self.sparse:
             return _stack_sparse(parts, valid)
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)

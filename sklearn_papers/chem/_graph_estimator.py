@@ -44,9 +44,9 @@ from sklearn_papers.chem._standardize import (
     standardize_input_param,
 )
 from sklearn_papers.chem._training import DIVERGENCE_HINT
+from sklearn_papers.chem._parse import no_cyclic_gc
 from sklearn_papers.chem._validation import (
     check_molecule_feature_names,
-    no_cyclic_gc,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
@@ -465,7 +465,7 @@ class _FitTransformWarnsOnce:
     """``fit_transform`` as ``fit`` then ``transform``, with one multi-fragment warning."""
 
     def _fit_then_transform(self, X, y, fit_kwargs):
-        from sklearn_papers.chem._standardize import MultipleFragmentsWarning
+        from sklearn_papers.chem._report import MultipleFragmentsWarning
 
         self.fit(X, y, **fit_kwargs)
         with warnings.catch_warnings():

@@ -1,52 +1,55 @@
 """The molecule input of the estimators, in one pass and in this order:
 
 1. read: ``X`` as a 1-D object array of entries, with the row labels of a pandas input
-   (:func:`~sklearn_papers.chem._validation.as_molecule_array`, ``row_labels``);
+   (:func:`~sklearn_papers.chem._parse.as_molecule_array`,
+   :func:`~sklearn_papers.chem._parse.row_labels`);
 2. parse: SMILES strings and ``Mol`` objects to RDKit molecules, the invalid entries named
-   (:func:`~sklearn_papers.chem._validation.parse_molecules`);
+   (:func:`~sklearn_papers.chem._parse.parse_molecules`);
 3. standardize: the steps of the ``standardize`` parameter
-   (:func:`~sklearn_papers.chem._standardize.standardize_parsed`);
+   (:func:`~sklearn_papers.chem._standardization.standardize_parsed`);
 4. featurize: the estimator's featurizer on the standardized molecules, with the RDKit
    descriptors of ``descriptors`` (:class:`DescribedGraph`);
 5. report: the invalid entries raised or masked (``errors``), and one
-   :class:`~sklearn_papers.chem.MultipleFragmentsWarning` without standardization.
+   :class:`~sklearn_papers.chem.MultipleFragmentsWarning` without standardization
+   (:func:`~sklearn_papers.chem._report.report_entries`).
 
-Each step runs once per entry. With a ``graph_cache``, steps 2 to 4 run only for the
+Each step runs once per entry. :func:`prepared_molecules` runs steps 1, 2, 3 and 5 for
+the estimators that featurize the molecules themselves; :func:`molecule_graphs` runs the
+five for the graph estimators. With a ``graph_cache``, steps 2 to 4 run only for the
 entries not cached; with ``n_jobs``, steps 2 to 4 run on chunks of entries in joblib
-workers (only strings go out and graphs come back). The steps' own modules hold the
-primitives; this module holds their order.
+workers (only strings go out and graphs come back). The steps' primitives live in leaf
+modules that import nothing of this one; this module holds their order.
 """
 
-import numpy as np
-
-from sklearn_papers.chem._standardize import (
-    n_multi_fragment,
-    resolve_standardize,
-    standardize_parsed,
-    warn_multiple_fragments,
-)
-from sklearn_papers.chem._validation import (
+from sklearn_papers.chem._parse import (
     InvalidMolecule,
     as_molecule_array,
     no_cyclic_gc,
     parse_molecules,
-    raise_or_mask,
     row_labels,
 )
+from sklearn_papers.chem._report import report_entries
+from sklearn_papers.chem._standardization import n_multi_fragment, standardize_parsed
 
-__all__ = ["DescribedGraph", "molecule_graphs", "parse_and_standardize", "valid_molecules"]
+__all__ = ["DescribedGraph", "molecule_graphs", "parse_and_standardize",
+           "prepared_molecules", "valid_molecules"]
 
 
-def parse_and_standardize(values, standardize):
-    """Steps 2 and 3 on entries: parse ``values``, then apply the ``standardize``
-    parameter of an estimator.
+def parse_and_standardize(values, steps, *, verbose=0, desc=None):
+    """Steps 2 and 3 on entries: parse ``values``, then apply the standardization
+    ``steps``.
 
     Parameters
     ----------
     values : ndarray of shape (n_samples,), dtype=object
-        From :func:`~sklearn_papers.chem._validation.as_molecule_array`.
-    standardize : bool or MoleculeStandardizer
-        The estimator's parameter.
+        From :func:`~sklearn_papers.chem._parse.as_molecule_array`.
+    steps : tuple of 4 bool or None
+        The resolved ``standardize`` parameter
+        (:func:`~sklearn_papers.chem._standardize.resolve_standardize`); None: no
+        standardization.
+    verbose : int, default=0
+        A progress bar over the standardization, labelled ``desc``.
+    desc : str or None, default=None
 
     Returns
     -------
@@ -59,19 +62,61 @@ def parse_and_standardize(values, standardize):
         standardization), for the featurizers' shortcuts.
     multi : list of int
         Without standardization, the positions of the molecules with several fragments
-        (for :func:`warn_multiple_fragments`); empty with it.
+        (for the report step); empty with it.
     """
     mols, invalid = parse_molecules(values)
-    steps = resolve_standardize(standardize)
     if steps is None:
         smiles = [v if isinstance(v, str) and m is not None else None
                   for v, m in zip(values, mols)]
         return mols, invalid, smiles, n_multi_fragment(values, mols)
-    mols, smiles, failed = standardize_parsed(mols, steps, values)
+    mols, smiles, failed = standardize_parsed(mols, steps, values, verbose=verbose,
+                                              desc=desc)
     if failed:
         invalid = sorted(invalid + [InvalidMolecule(i, values[i], why) for i, why in failed],
                          key=lambda e: e.index)
     return mols, invalid, smiles, []
+
+
+def prepared_molecules(X, steps, *, errors, estimator, verbose=0):
+    """Steps 1, 2, 3 and 5: the molecules of ``X`` read, parsed, standardized and
+    reported, for an estimator that featurizes them itself.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples,) or (n_samples, 1)
+        SMILES strings or RDKit ``Mol`` objects, as the user gave them.
+    steps : tuple of 4 bool or None
+        The resolved ``standardize`` parameter (None: no standardization; a warning then
+        names the molecules of several fragments).
+    errors : {"raise", "nan"}
+        The estimator's ``errors``.
+    estimator : str
+        The estimator's class name (messages, progress bar).
+    verbose : int, default=0
+        A progress bar over the standardization.
+
+    Returns
+    -------
+    mols : list of rdkit.Chem.Mol or None, length n_samples
+        None where the entry is invalid.
+    smiles : list of str or None, length n_samples
+        As :func:`parse_and_standardize` gives them.
+    valid : ndarray of shape (n_samples,), dtype=bool
+
+    Raises
+    ------
+    ValueError
+        For a bare string, a wrong shape, no entries, or (``errors="raise"``) invalid
+        entries, naming their index, value and reason.
+    TypeError
+        For sparse matrices, torch tensors and non-array-like input.
+    """
+    values, labels = as_molecule_array(X), row_labels(X)
+    mols, invalid, smiles, multi = parse_and_standardize(values, steps, verbose=verbose,
+                                                         desc=estimator)
+    valid = report_entries(invalid, multi, values, errors=errors, estimator=estimator,
+                           labels=labels)
+    return mols, smiles, valid
 
 
 #: Fewer molecules than this are featurized in the calling process whatever ``n_jobs``:
@@ -195,7 +240,7 @@ def molecule_graphs(estimator, X, *, fitted=False):
         One graph (:class:`DescribedGraph` with descriptors) per valid molecule.
     valid : ndarray of shape (n_samples,), dtype=bool
     """
-    values = as_molecule_array(X)
+    values, labels = as_molecule_array(X), row_labels(X)
     inputs = estimator._input_params(fitted)
     cache = getattr(estimator, "graph_cache", None)
     settings = None
@@ -220,29 +265,21 @@ def molecule_graphs(estimator, X, *, fitted=False):
             cache._store_graphs(settings, [sub[j] for j in ok], entries)
         invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
         multi = sorted(multi + [missing[j] for j in sub_multi])
-    labels = row_labels(X)
-    valid = raise_or_mask(invalid, len(values), errors=estimator.errors, labels=labels)
-    warn_multiple_fragments(multi, values, len(values), type(estimator).__name__,
-                            labels=labels)
+    valid = report_entries(invalid, multi, values, errors=estimator.errors,
+                           estimator=type(estimator).__name__, labels=labels)
     return [entry[0] for entry in found if entry is not None], valid
 
 
 def valid_molecules(estimator, X, *, with_smiles=False):
     """The valid molecules of ``X`` in order and the validity mask (and, with
     ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input): steps 1
-    to 3 and 5, for an estimator that featurizes the molecules itself (GROVER's
+    to 3 and 5 (:func:`prepared_molecules`) with the estimator's ``standardize`` and
+    ``errors``, for an estimator that featurizes the molecules itself (GROVER's
     pretraining).
-
-    Applies the estimator's ``standardize``; without it, warns once about multi-fragment
-    molecules.
     """
-    values = as_molecule_array(X)
-    mols, invalid, smiles, multi = parse_and_standardize(
-        values, estimator._input_params()["standardize"])
-    labels = row_labels(X)
-    valid = raise_or_mask(invalid, len(values), errors=estimator.errors, labels=labels)
-    warn_multiple_fragments(multi, values, len(values), type(estimator).__name__,
-                            labels=labels)
+    mols, smiles, valid = prepared_molecules(
+        X, estimator._input_params()["standardize"], errors=estimator.errors,
+        estimator=type(estimator).__name__)
     kept = [m for m in mols if m is not None]
     if not with_smiles:
         return kept, valid

@@ -9,16 +9,16 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
-from sklearn_papers.chem._standardize import standardization_memo
-from sklearn_papers.chem._validation import (
+from sklearn_papers.chem._parse import (
     InvalidMolecule,
     as_molecule_array,
-    check_molecule_feature_names,
-    describe_row,
-    input_rows,
     parse_molecules,
-    raise_or_mask,
     row_labels,
+)
+from sklearn_papers.chem._report import describe_row, input_rows, raise_or_mask
+from sklearn_papers.chem._standardization import standardization_memo
+from sklearn_papers.chem._validation import (
+    check_molecule_feature_names,
     set_molecule_input_attributes,
 )
 from sklearn_papers.utils._sklearn_compat import HasMethods, _fit_context, check_is_fitted

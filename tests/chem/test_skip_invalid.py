@@ -297,16 +297,16 @@ def test_transform_of_only_invalid_molecules_without_feature_names_says_why():
 @pytest.mark.parametrize("first", ["standardizer", "parameter"])
 def test_each_molecule_is_standardized_once_per_call(first, monkeypatch):
     from sklearn_papers.chem import MoleculeStandardizer
-    from sklearn_papers.chem import _standardize
+    from sklearn_papers.chem import _standardization
 
     calls = []
-    original = _standardize._Steps.__call__
+    original = _standardization._Steps.__call__
 
     def counted(self, mol):
         calls.append(1)
         return original(self, mol)
 
-    monkeypatch.setattr(_standardize._Steps, "__call__", counted)
+    monkeypatch.setattr(_standardization._Steps, "__call__", counted)
     if first == "standardizer":
         inner = make_pipeline(MoleculeStandardizer(), CircularFingerprint(n_bits=64), Ridge())
     else:
@@ -324,7 +324,7 @@ def test_each_molecule_is_standardized_once_per_call(first, monkeypatch):
     np.testing.assert_allclose(pred[keep], model.estimator_.predict([X[i] for i in keep]))
     assert np.isnan(pred[[1, 3]]).all()
     # the memo lives for one call only
-    assert _standardize._MEMO.get() is None
+    assert _standardization._MEMO.get() is None
 
 
 @pytest.mark.parametrize("second", ["default", "tautomer"])
@@ -335,7 +335,7 @@ def test_shared_standardization_gives_the_wrapped_pipelines_predictions(second):
     from rdkit import Chem
 
     from sklearn_papers.chem import MoleculeStandardizer
-    from sklearn_papers.chem import _standardize
+    from sklearn_papers.chem import _standardization
 
     steps = True if second == "default" else MoleculeStandardizer(canonical_tautomer=True)
 
@@ -350,7 +350,7 @@ def test_shared_standardization_gives_the_wrapped_pipelines_predictions(second):
     X = pd.Series(smiles, index=index)
     with pytest.warns(UserWarning, match="left 2 of 11"):
         model = SkipInvalidMolecules(make()).fit(X, pd.Series(y, index=index))
-    assert _standardize._MEMO.get() is None
+    assert _standardization._MEMO.get() is None
     keep = [i for i in range(len(smiles)) if i not in (3, 4)]
     plain = make().fit([smiles[i] for i in keep], y[keep])
     # Mol objects for some rows (never memoized), the strings for the others
@@ -358,17 +358,17 @@ def test_shared_standardization_gives_the_wrapped_pipelines_predictions(second):
               for i, s in enumerate(smiles)]
     for X_in in (X, X_pred):
         pred = model.predict(X_in)
-        assert _standardize._MEMO.get() is None
+        assert _standardization._MEMO.get() is None
         assert np.isnan(pred[[3, 4]]).all()
         np.testing.assert_array_equal(pred[keep], plain.predict([smiles[i] for i in keep]))
 
 
 def test_standardization_memo_ends_with_an_error_inside_fit():
-    from sklearn_papers.chem import _standardize
+    from sklearn_papers.chem import _standardization
 
     class Failing(Ridge):
         def fit(self, X, y):
-            assert _standardize._MEMO.get() is not None  # inside the call
+            assert _standardization._MEMO.get() is not None  # inside the call
             raise RuntimeError("inner fit failed")
 
     model = SkipInvalidMolecules(make_pipeline(CircularFingerprint(n_bits=64,
@@ -376,7 +376,7 @@ def test_standardization_memo_ends_with_an_error_inside_fit():
                                                Failing()))
     with pytest.raises(RuntimeError, match="inner fit failed"):
         model.fit(["CCO", "CCN"], [1.0, 2.0])
-    assert _standardize._MEMO.get() is None
+    assert _standardization._MEMO.get() is None
 
 
 def _delaney_with_invalid():

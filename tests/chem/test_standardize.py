@@ -409,7 +409,7 @@ def _rdkit_reference(mol, steps):
     """The standardization as RDKit's functions give it, one call per step."""
     from rdkit.Chem.MolStandardize import rdMolStandardize
 
-    from sklearn_papers.chem._standardize import _NoParent, _no_organic_fragment
+    from sklearn_papers.chem._standardization import _NoParent, _no_organic_fragment
 
     cleanup, largest, neutralize, tautomer = steps
     if cleanup:
@@ -441,7 +441,7 @@ _BRANCHES = ["CC(=O)O[Na]", "[2H]OC", "[H][H]", "C[N+](C)(C)C.[Cl-]", "[NH3+]CC(
 def test_standardization_gives_rdkits_molecules(steps):
     from rdkit import Chem, rdBase
 
-    from sklearn_papers.chem._standardize import _Steps
+    from sklearn_papers.chem._standardization import _Steps
     from sklearn_papers.datasets import load_bbbp, load_moses_smiles, load_tox21
 
     smiles = _BRANCHES + list(load_tox21(return_X_y=True)[0][::3]) + list(

@@ -9,12 +9,8 @@ import scipy.sparse as sp
 from rdkit import Chem
 
 from sklearn_papers.chem import check_molecules
-from sklearn_papers.chem._validation import (
-    InvalidMolecule,
-    as_molecule_array,
-    parse_molecules,
-    raise_or_mask,
-)
+from sklearn_papers.chem._parse import InvalidMolecule, as_molecule_array, parse_molecules
+from sklearn_papers.chem._report import raise_or_mask
 
 SMILES = ["CCO", "c1ccccc1", "CC(=O)O"]
 
