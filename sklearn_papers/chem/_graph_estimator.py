@@ -45,6 +45,7 @@ from sklearn_papers.chem._standardize import (
 )
 from sklearn_papers.chem._training import DIVERGENCE_HINT
 from sklearn_papers.chem._parse import no_cyclic_gc
+from sklearn_papers.chem._report import describe_row
 from sklearn_papers.chem._validation import (
     check_molecule_feature_names,
     set_molecule_input_attributes,
@@ -99,6 +100,33 @@ def _pandas_target(y):
         return y.to_numpy(dtype=np.float64, na_value=np.nan)
     dtype = np.result_type(*[getattr(c.dtype, "numpy_dtype", c.dtype) for c in columns])
     return y.to_numpy(dtype=dtype)
+
+
+def _nan_target_rows(y):
+    """Positions of the rows of a numeric target ``y`` that hold NaN (``None`` counts as
+    NaN in an object array); none for a target that is not numeric (text targets are
+    refused by name later)."""
+    values = np.asarray(y)
+    if values.dtype.kind == "O":
+        try:
+            values = values.astype(np.float64)
+        except (TypeError, ValueError):
+            return np.empty(0, dtype=np.int64)
+    if values.dtype.kind not in "fc" or not len(values):
+        return np.empty(0, dtype=np.int64)
+    return np.flatnonzero(np.isnan(values.reshape(len(values), -1)).any(axis=1))
+
+
+def _refuse_nan_targets(rows, n_samples, what, fix):
+    """``ValueError`` naming the rows of ``y`` that hold NaN (the first five), ``what``
+    needs and the ``fix``."""
+    if not len(rows):
+        return
+    shown = ", ".join(describe_row(i, n_samples) for i in rows[:5])
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    raise ValueError(
+        f"y holds NaN in {len(rows)} of {n_samples} row(s) ({shown}{more}); {what}. "
+        f"{fix}")
 
 
 def _valid_weights(sample_weight, valid):
@@ -296,9 +324,12 @@ class _GraphEstimator(BaseEstimator):
         :func:`~sklearn_papers.chem._molecule_input.molecule_graphs`."""
         return molecule_graphs(self, X, fitted=fitted)
 
-    def _fit_graphs(self, X, y, sample_weight=None):
+    def _fit_graphs(self, X, y, sample_weight=None, *, one_target_labelled=False):
         """Graphs of the valid molecules, their rows of ``y``, the rows left out and the
         weights of the valid molecules (None without ``sample_weight``).
+
+        With ``one_target_labelled``, a 1-D (or one-column) ``y`` with NaN on a valid
+        molecule of positive weight raises ``ValueError`` naming the rows.
 
         Sets ``n_features_in_`` (and ``feature_names_in_``) and keeps the parameters that
         decide the graphs (:meth:`_pin_input_params`). ``y`` None stays None;
@@ -313,6 +344,15 @@ class _GraphEstimator(BaseEstimator):
             y = _as_target_array(y)
             if y.shape[0] != len(valid):
                 raise ValueError(f"X has {len(valid)} molecules but y has {y.shape[0]} rows.")
+            if one_target_labelled and (y.ndim == 1 or y.shape[1] == 1):
+                counted = valid.copy()
+                if weight is not None:
+                    counted[valid] = weight > 0
+                _refuse_nan_targets(
+                    np.intersect1d(_nan_target_rows(y), np.flatnonzero(counted)), len(y),
+                    f"{type(self).__name__} fits one target, which every molecule needs",
+                    "Drop those rows (or impute their targets); NaN marks a missing "
+                    "value only among several targets (a 2-D y).")
             y, left_out = y[valid], y[~valid]
         _require_molecules(graphs)
         # descriptor CDFs from the rows that count: a weight-0 row is a row left out
@@ -555,7 +595,8 @@ class _GraphRegressorMixin(RegressorMixin):
 
     def _fit_regression(self, X, y, sample_weight=None):
         _require_y(self, y)
-        graphs, y, left_out, weight = self._fit_graphs(X, y, sample_weight)
+        graphs, y, left_out, weight = self._fit_graphs(X, y, sample_weight,
+                                                       one_target_labelled=True)
         target = self._standardise(_zero_weight_rows_missing(y, weight), len(left_out))
         return self._train(graphs, target, self.n_outputs_, MSE_LOSS, weight)
 
@@ -581,9 +622,20 @@ class _GraphRegressorMixin(RegressorMixin):
         -------
         score : float
             :math:`R^2`; 1 is a perfect prediction.
+
+        Raises
+        ------
+        ValueError
+            If ``y`` holds NaN, naming the rows (drop or impute them before scoring).
         """
-        return super().score(X, tensors_to_numpy(y, "y"),
-                             tensors_to_numpy(sample_weight, "sample_weight"))
+        y = tensors_to_numpy(y, "y")
+        if y is not None:
+            y = _as_target_array(y)
+            _refuse_nan_targets(_nan_target_rows(y), len(y),
+                                "score compares each prediction with its true target",
+                                "Drop those rows of X and y (or impute their targets) "
+                                "before scoring.")
+        return super().score(X, y, tensors_to_numpy(sample_weight, "sample_weight"))
 
 
 class _GraphClassifierMixin(ClassifierMixin):

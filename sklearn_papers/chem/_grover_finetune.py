@@ -302,7 +302,8 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         X : array-like of shape (n_samples,) or (n_samples, 1)
             SMILES strings or RDKit ``Mol`` objects.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
-            Regression targets; NaN marks a missing label.
+            Regression targets. With several targets, NaN marks a missing label; with
+            one, NaN raises ``ValueError`` naming the rows (drop or impute them).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weight of each molecule (None: all 1): each batch minimises
             ``sum_b w_b l_b / sum_b w_b``. Molecules of weight 0 are left out of the loss

@@ -5,7 +5,13 @@ import sys
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.base import (
+    BaseEstimator,
+    MetaEstimatorMixin,
+    clone,
+    is_classifier,
+    is_regressor,
+)
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
@@ -189,9 +195,10 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If every molecule is invalid, ``y`` / ``sample_weight`` do not have one
-            row per molecule (the message gives both lengths), or the weight of a valid
-            molecule is not a finite number >= 0 (the message names it).
+            If every molecule is invalid, ``y`` is None around a classifier or a
+            regressor, ``y`` / ``sample_weight`` do not have one row per molecule (the
+            message gives both lengths), or the weight of a valid molecule is not a
+            finite number >= 0 (the message names it).
 
         Warns
         -----
@@ -241,6 +248,12 @@ class SkipInvalidMolecules(MetaEstimatorMixin, BaseEstimator):
     def _fit(self, X, y, sample_weight):
         y, sample_weight = tensors_to_numpy(y, "y"), tensors_to_numpy(sample_weight,
                                                                         "sample_weight")
+        if y is None and (is_classifier(self.estimator) or is_regressor(self.estimator)):
+            kind = "classifier" if is_classifier(self.estimator) else "regressor"
+            raise ValueError(
+                f"SkipInvalidMolecules over a {kind} ({type(self.estimator).__name__}) "
+                f"needs y: call fit(X, y) with one target per molecule of X (the targets "
+                f"of the invalid molecules are left out with them).")
         values = as_molecule_array(X)
         n = len(values)
         _check_lengths(n, y=y, sample_weight=sample_weight)

@@ -143,12 +143,13 @@ def test_transformer_in_classification_pipeline(name):
 
 
 def test_none_in_object_targets_is_a_missing_value():
-    """pandas object columns hold missing values as None: masked like NaN."""
+    """pandas object columns hold missing values as None: masked like NaN (among several
+    targets)."""
     from sklearn_papers.chem import MPNNRegressor
 
     X = ["CCO", "CCN", "c1ccccc1", "CC(=O)O"] * 3
-    y_none = np.array([1.5, 2.0, None, 4.0] * 3, dtype=object)
-    y_nan = np.array([1.5, 2.0, np.nan, 4.0] * 3)
+    y_none = np.c_[np.array([1.5, 2.0, None, 4.0] * 3, dtype=object), np.arange(12.0)]
+    y_nan = np.c_[np.array([1.5, 2.0, np.nan, 4.0] * 3), np.arange(12.0)]
     kw = dict(hidden_size=8, n_steps=1, max_epochs=2, random_state=0)
     np.testing.assert_array_equal(MPNNRegressor(**kw).fit(X, y_none).predict(X),
                                   MPNNRegressor(**kw).fit(X, y_nan).predict(X))
