@@ -396,21 +396,20 @@ class _GraphEstimator(BaseEstimator):
             return self._run_graphs(X, part)
 
     def _run_graphs(self, X, part):
-        from sklearn_papers.nn._skorch import check_device, torch_inference
+        from sklearn_papers.nn._skorch import estimator_inference
 
         graphs, valid = self._graphs(X, fitted=True)
         graphs = self._described(graphs, fit=False)
-        device = check_device(self.device)
-        module = self.module_.to(device).eval()
-        if part == "output":
-            fn, width = module, self.n_outputs_
-        else:
-            fn, width = self._embedding(module)
-            if self._n_mol_features():
-                fn, width = _EmbeddingWithFeatures(fn), width + self._n_mol_features()
-        out = np.full((len(valid), width), np.nan, dtype=np.float32)
-        if len(graphs):
-            with torch_inference():
+        with estimator_inference(self) as device:
+            module = self.module_.to(device).eval()
+            if part == "output":
+                fn, width = module, self.n_outputs_
+            else:
+                fn, width = self._embedding(module)
+                if self._n_mol_features():
+                    fn, width = _EmbeddingWithFeatures(fn), width + self._n_mol_features()
+            out = np.full((len(valid), width), np.nan, dtype=np.float32)
+            if len(graphs):
                 out[valid] = self._forward_rows(fn, graphs, device, width)
         return out
 

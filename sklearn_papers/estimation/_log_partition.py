@@ -9,12 +9,7 @@ import torch
 from sklearn.base import BaseEstimator, DensityMixin
 
 from sklearn_papers.estimation._objectives import _as_real_tensor, elbo, iwae, sumo_sampled
-from sklearn_papers.nn._skorch import (
-    check_device,
-    seed_from_random_state,
-    torch_fit,
-    torch_inference,
-)
+from sklearn_papers.nn._skorch import estimator_inference, torch_fit
 from sklearn_papers.nn._sumo import GaussianProposal, MixtureProposal
 from sklearn_papers.utils._sklearn_compat import (
     HasMethods,
@@ -410,10 +405,9 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
         """
         from tqdm.auto import tqdm
 
-        dev = check_device(self.device)
         n = int(self.n_estimates)
-        with torch_fit(self, device=dev) as run:
-            seed = run.seed
+        with torch_fit(self) as run:
+            dev, seed = run.device, run.seed
             generator = torch.Generator(device=dev).manual_seed(seed)
             cpu_gen = torch.Generator().manual_seed(seed)
             q, d = self._make_proposal(dev, cpu_gen)
@@ -555,9 +549,8 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        dev = check_device(self.device)
-        x = torch.as_tensor(X, dtype=torch.float32, device=dev)
-        with torch.no_grad():
+        with estimator_inference(self) as dev, torch.no_grad():
+            x = torch.as_tensor(X, dtype=torch.float32, device=dev)
             u = self._energy(x)
         return -u.double().cpu().numpy() - self.log_partition_
 
@@ -600,8 +593,7 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
         check_is_fitted(self)
         if not isinstance(n_samples, Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
-        dev = check_device(self.device)
-        with torch_inference(seed_from_random_state(self.random_state), dev), torch.no_grad():
+        with estimator_inference(self, seeded=True), torch.no_grad():
             x = self.proposal_.sample((int(n_samples),))
         return x.reshape(int(n_samples), -1).double().cpu().numpy()
 

@@ -27,9 +27,9 @@ from sklearn_papers.estimation._truncation import _truncation_from_uniform, trun
 from sklearn_papers.nn._skorch import (
     check_device,
     divergence_error,
+    estimator_inference,
     seed_from_random_state,
     torch_fit,
-    torch_inference,
 )
 from sklearn_papers.nn._vae_sumo import SUMOVAEModule
 from sklearn_papers.utils._sklearn_compat import (
@@ -348,12 +348,11 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
 
     def _iwae_scores(self, X, k, batch_samples=200_000):
         """(n,) float64 ``IWAE_k`` lower bounds of log p(x) (for evaluation)."""
-        dev = check_device(self.device)
         data = self._to_tensor(X)
         n = data.shape[0]
         rows = max(1, batch_samples // int(k))
         out = np.empty(n)
-        with torch_inference(seed_from_random_state(self.random_state), dev), torch.no_grad():
+        with estimator_inference(self, seeded=True), torch.no_grad():
             for start in range(0, n, rows):
                 xb = data[start:start + rows]
                 out[start:start + xb.shape[0]] = iwae(self.module_.log_weights(xb, k)).double().cpu()
@@ -446,8 +445,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
         check_is_fitted(self)
         if not isinstance(n_samples, Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive int, got {n_samples!r}.")
-        dev = check_device(self.device)
-        with torch_inference(seed_from_random_state(self.random_state), dev), torch.no_grad():
+        with estimator_inference(self, seeded=True), torch.no_grad():
             x = self.module_.sample(int(n_samples)).double().cpu().numpy()
         return x * self.scale_ + self.mean_
 

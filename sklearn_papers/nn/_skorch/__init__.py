@@ -33,7 +33,13 @@ from sklearn_papers.nn._skorch._callbacks import (
 )
 from sklearn_papers.nn._skorch._device import check_device, default_dtype
 from sklearn_papers.nn._skorch._factory import TRAINING_PARAMS, build_net
-from sklearn_papers.nn._skorch._fit import TorchFit, set_fitted_net, torch_fit, torch_inference
+from sklearn_papers.nn._skorch._fit import (
+    TorchFit,
+    estimator_inference,
+    set_fitted_net,
+    torch_fit,
+    torch_inference,
+)
 from sklearn_papers.nn._skorch._loaders import (
     EvenBatchLoader,
     EvenBatchSampler,
@@ -54,7 +60,7 @@ __all__ = ["EvenBatchLoader", "EvenBatchSampler", "FiniteLossCheck", "HOLD_AFTER
            "SampleWeightedTargetLoss", "SoftTargetNet", "StillImprovingWarning",
            "TRAINING_PARAMS", "TorchFit", "WARMUP_EPOCHS", "WarmupDecay", "WeightPenaltyNet",
            "build_net", "check_device", "check_early_stopping_size", "default_dtype",
-           "divergence_error", "labelled_rows", "loss_curve", "n_validation",
+           "divergence_error", "estimator_inference", "labelled_rows", "loss_curve", "n_validation",
            "pack_sample_weight", "seed_from_random_state", "set_fitted_net",
            "soft_cross_entropy", "spawn_seeds", "torch_fit", "torch_inference",
            "torch_seeded", "training_callbacks"]

@@ -14,7 +14,9 @@ module, an augmentation) is reproducible and computes in float32 whatever defaul
 caller set. :meth:`TorchFit.fit` builds the net with :func:`build_net` (the common and
 training parameters, the divergence check, progress printed only with ``verbose``), fits
 it and sets ``net_``, ``loss_curve_`` and ``n_iter_``. Inference runs under
-:func:`torch_inference`.
+:func:`torch_inference`; a fitted estimator's method opens it with
+:func:`estimator_inference` (device checked, seed drawn from ``random_state`` for the
+sampling methods).
 """
 
 import contextlib
@@ -27,7 +29,8 @@ from sklearn_papers.nn._skorch._device import check_device, default_dtype
 from sklearn_papers.nn._skorch._factory import build_net
 from sklearn_papers.utils._seeding import seed_from_random_state, torch_seeded
 
-__all__ = ["TorchFit", "set_fitted_net", "torch_fit", "torch_inference"]
+__all__ = ["TorchFit", "estimator_inference", "set_fitted_net", "torch_fit",
+           "torch_inference"]
 
 
 class TorchFit:
@@ -155,3 +158,30 @@ def torch_inference(seed=None, device="cpu", dtype=torch.float32):
         else:
             with torch_seeded(seed, device):
                 yield
+
+
+@contextlib.contextmanager
+def estimator_inference(estimator, *, seeded=False, dtype=torch.float32):
+    """The preamble of a fitted torch estimator's inference method: yields its checked
+    ``device`` inside :func:`torch_inference`.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+        With ``device`` and (``seeded``) ``random_state`` parameters.
+    seeded : bool, default=False
+        Seed torch's RNG in the block from ``estimator.random_state``
+        (:func:`seed_from_random_state`; sampling methods, which then give the same draws
+        at every call); False leaves it untouched (deterministic inference).
+    dtype : torch.dtype, default=torch.float32
+        The default dtype inside the block.
+
+    Raises
+    ------
+    ValueError
+        If ``estimator.device`` is not a usable device (:func:`check_device`).
+    """
+    device = check_device(estimator.device)
+    seed = seed_from_random_state(estimator.random_state) if seeded else None
+    with torch_inference(seed, device, dtype):
+        yield device
