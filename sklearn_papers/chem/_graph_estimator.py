@@ -8,6 +8,7 @@ The public classes keep thin ``fit``/``predict``/``transform`` methods (for thei
 docstrings) that call the ``_fit_*`` / ``_predict_*`` bodies of the mixins below.
 """
 
+import contextvars
 import warnings
 from numbers import Integral
 
@@ -55,6 +56,11 @@ from sklearn_papers.utils._tensors import tensors_to_numpy
 from sklearn_papers.utils._validation import common_constraints
 
 __all__ = []
+
+#: Inside ``fit_transform``: ``(estimator, X, graphs, valid)``, the prepared graphs of the
+#: molecules ``fit`` was given, which ``transform`` of the very same ``X`` reads instead
+#: of parsing and featurizing them again; None outside.
+_FIT_GRAPHS = contextvars.ContextVar("sklearn_papers_fit_graphs", default=None)
 
 
 def _require_molecules(items):
@@ -359,6 +365,9 @@ class _GraphEstimator(BaseEstimator):
         counted = None if weight is None else np.asarray(weight) > 0
         graphs = self._described(graphs, fit=True, counted=counted)
         set_molecule_input_attributes(self, X)
+        memo = _FIT_GRAPHS.get()
+        if memo is not None and memo[0] is self:
+            _FIT_GRAPHS.set((self, X, graphs, valid))
         return graphs, y, left_out, weight
 
     def _standardise(self, y, n_left_out=0):
@@ -398,8 +407,12 @@ class _GraphEstimator(BaseEstimator):
     def _run_graphs(self, X, part):
         from sklearn_papers.nn._skorch import estimator_inference
 
-        graphs, valid = self._graphs(X, fitted=True)
-        graphs = self._described(graphs, fit=False)
+        memo = _FIT_GRAPHS.get()
+        if memo is not None and memo[0] is self and memo[1] is X:  # fit_transform
+            graphs, valid = memo[2], memo[3]
+        else:
+            graphs, valid = self._graphs(X, fitted=True)
+            graphs = self._described(graphs, fit=False)
         with estimator_inference(self) as device:
             module = self.module_.to(device).eval()
             if part == "output":
@@ -501,15 +514,21 @@ class _SkorchGraphEstimator(_GraphEstimator):
 
 
 class _FitTransformWarnsOnce:
-    """``fit_transform`` as ``fit`` then ``transform``, with one multi-fragment warning."""
+    """``fit_transform`` as ``fit`` then ``transform``, with one multi-fragment warning;
+    a graph estimator's ``transform`` reads the graphs ``fit`` prepared, so each
+    molecule is parsed and featurized once."""
 
     def _fit_then_transform(self, X, y, fit_kwargs):
         from sklearn_papers.chem._report import MultipleFragmentsWarning
 
-        self.fit(X, y, **fit_kwargs)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MultipleFragmentsWarning)
-            return self.transform(X)
+        token = _FIT_GRAPHS.set((self,))
+        try:
+            self.fit(X, y, **fit_kwargs)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MultipleFragmentsWarning)
+                return self.transform(X)
+        finally:
+            _FIT_GRAPHS.reset(token)
 
     def fit_transform(self, X, y=None, sample_weight=None):
         """Fit on ``X`` (and ``y``), then transform ``X``.
