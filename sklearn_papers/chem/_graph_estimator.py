@@ -408,7 +408,7 @@ class _GraphEstimator(BaseEstimator):
         from sklearn_papers.nn._skorch import estimator_inference
 
         memo = _FIT_GRAPHS.get()
-        if memo is not None and memo[0] is self and memo[1] is X:  # fit_transform
+        if memo is not None and len(memo) == 4 and memo[0] is self and memo[1] is X:
             graphs, valid = memo[2], memo[3]
         else:
             graphs, valid = self._graphs(X, fitted=True)

@@ -154,23 +154,28 @@ class DescribedGraph:
         return getattr(self.graph, name)
 
 
-def _parse_and_featurize(values, standardize, fn, kwargs, describe=None):
-    """Steps 2 to 4 on entries: parse, standardize, featurize (runs in a joblib worker).
+def _parse_and_featurize(values, start, standardize, fn, kwargs, describe=None):
+    """Steps 2 to 4 on the entries ``values``, which start at position ``start`` of the
+    input: parse, standardize, featurize (runs in a joblib worker).
 
     Returns ``(ok, graphs, invalid, multi)``: the positions of the valid entries, their
     graphs, the invalid entries and the positions of multi-fragment molecules, all
-    positions relative to ``values``. With ``describe`` (molecules -> rows of raw
-    descriptors, a module-level function: workers pickle it), each graph is a
+    positions in the input (shifted by ``start``). With ``describe`` (molecules -> rows
+    of raw descriptors, a module-level function: workers pickle it), each graph is a
     :class:`DescribedGraph` holding the raw RDKit descriptors of its (standardized)
     molecule.
     """
     with no_cyclic_gc():
         mols, invalid, smiles, multi = parse_and_standardize(values, standardize)
-        ok = [j for j, m in enumerate(mols) if m is not None]
-        graphs = fn([mols[j] for j in ok], smiles=[smiles[j] for j in ok], **kwargs)
+        ok = [i for i, mol in enumerate(mols) if mol is not None]
+        graphs = fn([mols[i] for i in ok], smiles=[smiles[i] for i in ok], **kwargs)
         if describe is not None:
-            raw = describe([mols[j] for j in ok])
+            raw = describe([mols[i] for i in ok])
             graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
+    if start:
+        ok = [start + i for i in ok]
+        invalid = [InvalidMolecule(start + e.index, e.value, e.reason) for e in invalid]
+        multi = [start + i for i in multi]
     return ok, graphs, invalid, multi
 
 
@@ -192,29 +197,27 @@ def _featurize_entries(estimator, values, names, inputs):
     shown = shows_progress(verbose, len(values))
     in_process = n_jobs == 1 or len(values) < _MIN_PARALLEL
     if in_process and not shown:
-        return _parse_and_featurize(values, standardize, fn, kwargs, describe)
+        return _parse_and_featurize(values, 0, standardize, fn, kwargs, describe)
     if in_process:  # in chunks, for the bar
         size = _PROGRESS_CHUNK
-        parts = (_parse_and_featurize(values[s:s + size], standardize, fn, kwargs, describe)
-                 for s in range(0, len(values), size))
+        starts = range(0, len(values), size)
+        chunks = (_parse_and_featurize(values[start:start + size], start, standardize, fn,
+                                       kwargs, describe) for start in starts)
     else:
         size = -(-len(values) // (4 * n_jobs))
         if shown:
             size = min(size, _PROGRESS_CHUNK)
-        parts = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_parse_and_featurize)(values[s:s + size], standardize, fn, kwargs,
-                                          describe)
-            for s in range(0, len(values), size))
-    starts = range(0, len(values), size)
-    parts = progress(parts, verbose=verbose, n_items=len(values), total=len(starts),
-                     desc=f"{type(estimator).__name__} featurizing", unit="chunk")
-    ok, graphs, invalid, multi = [], [], [], []
-    for s, (p_ok, p_graphs, p_invalid, p_multi) in zip(starts, parts):
-        ok.extend(s + j for j in p_ok)
-        graphs.extend(p_graphs)
-        invalid.extend(type(e)(s + e.index, e.value, e.reason) for e in p_invalid)
-        multi.extend(s + j for j in p_multi)
-    return ok, graphs, invalid, multi
+        starts = range(0, len(values), size)
+        chunks = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_parse_and_featurize)(values[start:start + size], start, standardize,
+                                          fn, kwargs, describe) for start in starts)
+    chunks = progress(chunks, verbose=verbose, n_items=len(values), total=len(starts),
+                      desc=f"{type(estimator).__name__} featurizing", unit="chunk")
+    found = ([], [], [], [])  # ok, graphs, invalid, multi: the chunks' in order
+    for chunk in chunks:
+        for whole, part in zip(found, chunk):
+            whole.extend(part)
+    return found
 
 
 def molecule_graphs(estimator, X, *, fitted=False):
