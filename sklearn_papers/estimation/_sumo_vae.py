@@ -239,7 +239,6 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
 
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         sample_weight = check_sample_weight(sample_weight, X)
-        dev = check_device(self.device)
         binary = bool(np.isin(X, (0.0, 1.0)).all())
         self.likelihood_ = ("bernoulli" if binary else "gaussian") if self.likelihood == "auto" \
             else self.likelihood
@@ -255,12 +254,12 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
                 scale = np.sqrt(np.average((X - self.mean_) ** 2, axis=0,
                                            weights=sample_weight))
             self.scale_ = np.where(scale > 1e-12 * np.maximum(1.0, np.abs(self.mean_)), scale, 1.0)
-        data = self._to_tensor(X)
-        n = data.shape[0]
-        m = int(self.min_terms)
-        weight = None if sample_weight is None else torch.as_tensor(
-            sample_weight, dtype=torch.float32, device=dev)
-        with torch_fit(self, device=dev) as run:
+        n, m = X.shape[0], int(self.min_terms)
+        with torch_fit(self) as run:
+            dev = run.device
+            data = self._to_tensor(X)
+            weight = None if sample_weight is None else torch.as_tensor(
+                sample_weight, dtype=torch.float32, device=dev)
             generator = torch.Generator(device=dev).manual_seed(run.seed)
             module = SUMOVAEModule(d, self.n_components, self.hidden_size,
                                    self.likelihood_).to(dev)
