@@ -49,7 +49,8 @@ def input_rows(positions, n_input, labels=None):
     n_input : int
         Number of rows of the wrapper's input.
     labels : list or None, default=None
-        The wrapper's input's labels (:func:`row_labels`), or None.
+        The wrapper's input's labels
+        (:func:`~sklearn_papers.chem._parse.row_labels`), or None.
     """
     positions = np.asarray(positions, dtype=np.int64)
     outer = _OUTER_ROWS.get()
@@ -66,8 +67,8 @@ def describe_row(i, n_samples, labels=None):
     """How messages name row ``i`` of an input of ``n_samples`` rows.
 
     ``"index 3"``, or ``"index 3 (label 'mol_17')"`` when the input has pandas labels
-    (:func:`row_labels`). Inside :func:`input_rows`, a call on that many rows names the
-    row of the outer input (its position and label).
+    (:func:`~sklearn_papers.chem._parse.row_labels`). Inside :func:`input_rows`, a call on
+    that many rows names the row of the outer input (its position and label).
 
     Parameters
     ----------
@@ -115,7 +116,8 @@ def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X", nan_hin
     Parameters
     ----------
     invalid : list of InvalidMolecule
-        From :func:`parse_molecules` (indices relative to the whole input).
+        From :func:`~sklearn_papers.chem._parse.parse_molecules` (indices relative to the
+        whole input).
     n_samples : int
         Number of input entries.
     errors : {"raise", "nan"}, default="raise"
@@ -126,7 +128,8 @@ def raise_or_mask(invalid, n_samples, *, errors="raise", input_name="X", nan_hin
         End the error with the advice to pass ``errors='nan'`` (False for a caller
         without that option).
     labels : list or None, default=None
-        The input's pandas labels (:func:`row_labels`), named beside the positions.
+        The input's pandas labels (:func:`~sklearn_papers.chem._parse.row_labels`), named
+        beside the positions.
 
     Returns
     -------
@@ -206,7 +209,7 @@ def warn_multiple_fragments(positions, values, n_samples, estimator, stacklevel=
 
     ``stacklevel`` None points the warning at the user's call (the first frame outside
     sklearn_papers and scikit-learn); ``labels``, the input's pandas labels
-    (:func:`~sklearn_papers.chem._validation.row_labels`), are named beside the
+    (:func:`~sklearn_papers.chem._parse.row_labels`), are named beside the
     position."""
     if not positions:
         return

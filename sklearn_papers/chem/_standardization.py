@@ -167,7 +167,7 @@ def standardize_parsed(mols, steps, values=None, *, verbose=0, desc=None):
     Parameters
     ----------
     mols : list of rdkit.Chem.Mol or None
-        From :func:`~sklearn_papers.chem._validation.parse_molecules` (None: invalid).
+        From :func:`~sklearn_papers.chem._parse.parse_molecules` (None: invalid).
     steps : tuple of 4 bool
         ``(cleanup, largest_fragment, neutralize, canonical_tautomer)``, as
         :meth:`MoleculeStandardizer._steps` gives.
