@@ -87,16 +87,21 @@ def test_regressor_multi_output_in_original_units():
 
 
 def test_regressor_masks_missing_targets():
-    """NaN targets are left out of the loss and of the standardisation, as in MPNN."""
+    """Targets of weight 0 (and NaN among several targets) are left out of the loss and
+    of the standardisation, as in MPNN; NaN in a single target is refused."""
     y = np.array([len(s) for s in MOLS], dtype=float)
     missing = np.array([1, 4, 9])
     y_nan = y.copy()
     y_nan[missing] = np.nan
+    with pytest.raises(ValueError, match=r"index 1, index 4, index 9.*Drop those rows"):
+        NeuralFingerprintRegressor(**SMALL, max_epochs=1).fit(MOLS, y_nan)
     # Without batch norm and with one batch per epoch, molecules do not interact, so
     # masking a target equals leaving its molecule out (up to float32 summation order).
     params = {**SMALL, "batch_norm": False, "batch_size": 12, "max_epochs": 3,
               "random_state": 0}
-    masked = NeuralFingerprintRegressor(**params).fit(MOLS, y_nan)
+    weight = np.ones(len(MOLS))
+    weight[missing] = 0.0
+    masked = NeuralFingerprintRegressor(**params).fit(MOLS, y, sample_weight=weight)
     kept = [m for i, m in enumerate(MOLS) if i not in missing]
     dropped = NeuralFingerprintRegressor(**params).fit(kept, np.delete(y, missing))
     np.testing.assert_allclose(masked.predict(MOLS), dropped.predict(MOLS), rtol=1e-4)
@@ -109,7 +114,7 @@ def test_regressor_masks_missing_targets():
     assert np.isfinite(reg.loss_curve_).all()
     with pytest.raises(ValueError, match=r"y column\(s\) \[1\] hold no label"):
         NeuralFingerprintRegressor(**SMALL, max_epochs=1).fit(MOLS, np.c_[y, y * np.nan])
-    with pytest.raises(ValueError, match=r"y column\(s\) \[0\] hold no label"):
+    with pytest.raises(ValueError, match=r"y holds NaN in 12 of 12 row\(s\)"):
         NeuralFingerprintRegressor(**SMALL, max_epochs=1).fit(MOLS, y * np.nan)
 
 
