@@ -84,12 +84,11 @@ def _held_out_rows(reg, target):
 
 def test_early_stopping_holds_out_only_labelled_rows_of_positive_weight():
     # with every row labelled the split is skorch's ValidSplit(0.25) (shuffled rows)
-    y = Y.copy()
-    y[::2] = np.nan  # half the rows have no label
+    y = np.c_[Y, -Y]
+    y[::2] = np.nan  # half the rows have no label (NaN: missing, among several targets)
     reg = MPNNRegressor(max_epochs=3, validation_fraction=0.25, random_state=0,
                         **MP).fit(MOLS, y)
-    target = np.zeros((len(MOLS), 1), np.float32)
-    held_out = _held_out_rows(reg, target)
+    held_out = _held_out_rows(reg, np.zeros((len(MOLS), 2), np.float32))
     assert len(held_out) == 3 and all(i % 2 == 1 for i in held_out)  # ceil(0.25 x 10)
     assert all(v > 0 for v in reg.validation_loss_curve_)  # a real loss every epoch
     # weight 0 rows are never held out, and a weight-0 row is as if it were left out
@@ -97,6 +96,7 @@ def test_early_stopping_holds_out_only_labelled_rows_of_positive_weight():
     w[:12] = 0
     reg = MPNNRegressor(max_epochs=3, validation_fraction=0.25, random_state=0,
                         **MP).fit(MOLS, Y, sample_weight=w)
+    target = np.zeros((len(MOLS), 1), np.float32)
     assert _held_out_rows(reg, target) <= set(range(12, 20))
     assert all(v > 0 for v in reg.loss_curve_)
     with pytest.raises(ValueError, match="1 of the 20 have a label and a positive weight"):
@@ -206,8 +206,8 @@ def test_multitask_score_and_cross_validation_skip_missing_labels():
 def test_grover_early_stopping_labelled_rows_divergence_and_ignored_architecture():
     from sklearn_papers.chem import GroverFeaturizer, GroverRegressor
 
-    y = Y.copy()
-    y[::2] = np.nan
+    y = np.c_[Y, -Y]
+    y[::2] = np.nan  # rows without a label (NaN: missing, among several targets)
     reg = GroverRegressor(max_epochs=3, early_stopping=True, validation_fraction=0.2,
                           batch_size=8, random_state=0).fit(MOLS, y)
     assert all(v > 0 for v in reg.validation_loss_curve_)  # the held-out rows have labels
