@@ -5,6 +5,20 @@ defines a module-level ``EXPERIMENT = Experiment(...)``; modules are discovered 
 adding a paper means adding one file. An experiment's ``run`` takes a :class:`RunContext`
 and returns a :class:`~._result.Result`: its section of the report as data.
 
+An experiment module reads top-down:
+
+1. its docstring: the paper, the data, what is checked;
+2. ``CLAIMS = declare(Claim(...), ...)``: every claim it judges, with its words, arms,
+   metric and rule (:func:`~._claims.declare`), and ``PROTOCOL = Protocol(full=...,
+   quick=...)``: seeds, sizes and what ``--quick`` shortens (:class:`~._common.Protocol`);
+3. the parts: module-level functions computing one fit, fold or seed from plain
+   arguments, so that :func:`~._parallel.cached_parts` can cache them and run them on
+   worker processes;
+4. ``run``: reads the protocol, runs the parts, judges the declared claims and builds the
+   :class:`~._result.Result`, through the shared helpers (:mod:`._common` for seeds,
+   threads and figures, :mod:`._parallel` for parts, :mod:`._records` for records);
+5. ``EXPERIMENT = Experiment(..., claims=CLAIMS, protocol=PROTOCOL)``.
+
 A follow-up study of a paper's claims (why a claim fails, what changes it) is an experiment
 of its own, defined in the same module as ``EXPERIMENT_FOLLOWUP = Experiment(name=
 "<name>_followup", ...)``: every module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` that
@@ -379,6 +393,10 @@ class Experiment:
         Whether ``reproduce --quick`` without ``--only`` (``make demo``) runs it. False for
         an experiment whose quick protocol alone takes longer than the demo's budget of
         about 15 minutes on 2 cores; ``--only NAME --quick`` and the full run still run it.
+    claims : Claims, default={}
+        The claims it judges, as its module declares them (:func:`~._claims.declare`).
+    protocol : Protocol or None, default=None
+        Its settings and what ``--quick`` shortens (:class:`~._common.Protocol`).
     """
 
     name: str
@@ -387,6 +405,8 @@ class Experiment:
     run: Callable
     records: bool = False
     in_quick_run: bool = True
+    claims: dict = field(default_factory=dict)
+    protocol: object = None
 
 
 def _is_experiment_name(name):

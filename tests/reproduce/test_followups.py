@@ -63,8 +63,8 @@ def test_supcon_followup_runs_both_losses_per_view_count(tmp_path, monkeypatch):
     from sklearn_papers.reproduce import supcon
     from sklearn_papers.reproduce._digits import load_split
 
-    monkeypatch.setattr(supcon, "_followup_config",
-                        lambda quick: dict(seeds=1, epochs=1, batch_size=32, views=(2, 3)))
+    monkeypatch.setattr(supcon, "PROTOCOL_FOLLOWUP",
+                        supcon.PROTOCOL_FOLLOWUP.but(seeds=1, epochs=1, views=(2, 3)))
     X_tr, X_te, y_tr, y_te = load_split(0)
     result = Result()
     md, acc = supcon.followup(_ctx(tmp_path, "supcon"), result, X_tr[:200], y_tr[:200], X_te[:100],
