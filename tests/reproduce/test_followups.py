@@ -14,7 +14,7 @@ def test_group_norm_followup_reports_every_arm(tmp_path, monkeypatch):
 
     tiny = dict(n_train=12, n_test=9, steps={2: 3, 4: 2}, seeds=1, batch_sizes=(2, 4),
                 channels=(4, 8))
-    monkeypatch.setattr(group_norm, "_followup_config", lambda quick: tiny)
+    monkeypatch.setattr(group_norm, "PROTOCOL_FOLLOWUP", group_norm.PROTOCOL_FOLLOWUP.but(**tiny))
     result = Result()
     md, err = group_norm.followup(_ctx(tmp_path, "group_norm"), result)
     md = result.fill(md)
