@@ -155,6 +155,7 @@ METHODS = (
            "`vision.InstanceSegmenter`, `nn.DiscriminativeLoss`, segmentation metrics",
            "One network for semantics, instance centres and pixel embeddings; instances "
            "without clustering.", _IMAGES, (("", "instance_segmentation"),),
+           followups=("instance_segmentation_followup",),
            examples=("plot_instance_segmentation.py", "plot_instance_segmentation_coins.py"),
            benchmarks=("bench_instance_segmentation.py",
                        "bench_instance_segmentation_coins.py")),
