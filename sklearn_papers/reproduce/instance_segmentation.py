@@ -778,7 +778,9 @@ EXPERIMENT_FOLLOWUP = Experiment(
     name="instance_segmentation_followup",
     title="Joint instance segmentation, follow-up: touching pairs by contact, boundary F "
           "by tolerance",
-    paper=EXPERIMENT.paper,
+    paper=("Milioto, Mandtler & Stachniss 2019, Fast Instance and Semantic Segmentation "
+           "Exploiting Local Connectivity, Metric Learning, and One-Shot Detection for "
+           "Robotics, ICRA; De Brabandere, Neven & Van Gool 2017 (discriminative loss)"),
     run=run_followup,
     protocol=PROTOCOL,
 )
