@@ -23,6 +23,12 @@ import time
 
 import numpy as np
 
+from sklearn_papers.metrics._instances import (
+    best_dice_match,
+    nearest_upsample,
+    touching_group_sizes,
+    touching_pairs,
+)
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
 from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
@@ -146,55 +152,6 @@ _TRUE_NEAR = "true instances at the output stride, nearest"
 _TRUE_SLIC = "true instances at the output stride, SLIC vote"
 
 
-def _touching_pairs(inst, labels):
-    """``{(a, b): contact}``: same-class instances ``a < b`` of one map that share an
-    edge, with the number of 4-adjacent pixel pairs between them."""
-    cls = np.concatenate([[0], labels])[inst]
-    pairs = {}
-    for a, b, ca, cb in ((inst[1:], inst[:-1], cls[1:], cls[:-1]),
-                         (inst[:, 1:], inst[:, :-1], cls[:, 1:], cls[:, :-1])):
-        hit = (a != b) & (a > 0) & (b > 0) & (ca == cb)
-        lo, hi = np.minimum(a[hit], b[hit]), np.maximum(a[hit], b[hit])
-        for key, count in zip(*np.unique(np.stack([lo, hi], 1), axis=0, return_counts=True)):
-            key = (int(key[0]), int(key[1]))
-            pairs[key] = pairs.get(key, 0) + int(count)
-    return pairs
-
-
-def _best_match(true, pred):
-    """Per true id ``0..max``: the predicted instance of best Dice (0: none) and that
-    Dice (entry 0, the background, is meaningless)."""
-    n_p = int(pred.max()) + 1
-    n_t = int(true.max()) + 1
-    inter = np.bincount(true.ravel() * n_p + pred.ravel(),
-                        minlength=n_t * n_p).reshape(n_t, n_p).astype(float)
-    dice = 2 * inter / np.maximum(inter.sum(1)[:, None] + inter.sum(0)[None, :], 1)
-    dice[:, 0] = 0
-    return dice.argmax(1), dice.max(1)
-
-
-def _group_sizes(pairs, n):
-    """Instances ``1..n``: size of the group of same-class instances linked by touching
-    pairs (1: touches no instance of its class)."""
-    parent = list(range(n + 1))
-
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in pairs:
-        parent[root(a)] = root(b)
-    roots = np.array([root(i) for i in range(1, n + 1)])
-    return np.array([(roots == r).sum() for r in roots], dtype=np.int64)
-
-
-def _nearest(low, stride, shape):
-    return np.repeat(np.repeat(low, stride, axis=-2), stride, axis=-1)[
-        ..., : shape[0], : shape[1]]
-
-
 def follow_ups(est, test):
     """Measurements that explain the two claims that fail at full scale.
 
@@ -251,7 +208,7 @@ def follow_ups(est, test):
     maps[_ORACLE] = np.stack(
         [_group_components(s, None, None, 0, 0)[0] for s in test.semantic_maps])
     maps[_ORACLE_LOW] = np.stack(
-        [_nearest(_group_components(s, None, None, 0, 0)[0], stride, shape)
+        [nearest_upsample(_group_components(s, None, None, 0, 0)[0], stride, shape)
          for s in _mode_downsample(padded, stride)])
 
     touching = np.flatnonzero(test.has_touching)
@@ -263,11 +220,11 @@ def follow_ups(est, test):
         pairs[m] = {"merged": [], "dice": []}
         instances[m] = []
     for i in touching:
-        found = _touching_pairs(true[i], test.labels[i])
+        found = touching_pairs(true[i], test.labels[i])
         pairs["contact"].extend(found.values())
-        instances["group"].extend(_group_sizes(found, int(test.n_instances[i])))
+        instances["group"].extend(touching_group_sizes(found, int(test.n_instances[i])))
         for m in touch_methods:
-            match, dice = _best_match(true[i], maps[m][i])
+            match, dice = best_dice_match(true[i], maps[m][i])
             instances[m].extend(dice[1:])
             for a, b in found:
                 pairs[m]["merged"].append(bool(match[a] == match[b] and match[a] > 0))
@@ -283,7 +240,7 @@ def follow_ups(est, test):
     n_segments = max(1, int(round(shape[0] * shape[1] / _SLIC_PIXELS_PER_SEGMENT)))
     low_true = _mode_downsample(np.pad(true, [(0, 0), (0, (-shape[0]) % stride),
                                               (0, (-shape[1]) % stride)], mode="edge"), stride)
-    maps[_TRUE_NEAR] = _nearest(low_true, stride, shape)
+    maps[_TRUE_NEAR] = nearest_upsample(low_true, stride, shape)
     maps[_TRUE_SLIC] = np.stack(
         [_upsample(low, stride, shape, img, stride > 1, n_segments, _SLIC_COMPACTNESS)
          for low, img in zip(low_true, images)])

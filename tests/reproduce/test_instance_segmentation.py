@@ -52,21 +52,6 @@ def test_follow_ups_are_an_experiment_of_their_own(tmp_path, monkeypatch):
     assert len(section.figures) == 1 and section.figures[0].is_file()
 
 
-def test_touching_pairs_groups_and_matches():
-    inst = np.array([[1, 1, 2, 0, 4],
-                     [1, 1, 2, 0, 4],
-                     [0, 3, 3, 0, 0]])
-    labels = np.array([1, 1, 1, 2])  # instance 4 is of another class
-    pairs = instance_segmentation._touching_pairs(inst, labels)
-    assert pairs == {(1, 2): 2, (1, 3): 1, (2, 3): 1}
-    assert instance_segmentation._group_sizes(pairs, 4).tolist() == [3, 3, 3, 1]
-    assert instance_segmentation._group_sizes({}, 2).tolist() == [1, 1]
-    merged = np.where(inst == 4, 2, (inst > 0).astype(int))  # 1-3 under one mask
-    match, dice = instance_segmentation._best_match(inst, merged)
-    assert match[1:].tolist() == [1, 1, 1, 2]
-    assert dice[1] == pytest.approx(2 * 4 / (4 + 8)) and dice[4] == 1.0
-
-
 def test_evaluate_variants_scores_the_same_network(tmp_path):
     from sklearn_papers.datasets import make_scenes
     from sklearn_papers.vision import InstanceSegmenter
