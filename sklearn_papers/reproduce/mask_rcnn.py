@@ -273,19 +273,18 @@ def _table_rows(results, seg_rows):
     """Rows of the main table: per scene set and model, the test metrics over seeds."""
     keys = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU", "matched fraction",
             "images/s")
+    models = ([(setting, f"Mask R-CNN ({variant})", res)
+               for (setting, variant), res in results.items()]
+              + [(setting, "InstanceSegmenter (defaults)", res)
+                 for setting, res in seg_rows.items()])
     rows = []
-    for (setting, variant), res in results.items():
-        row = {"scenes": setting, "model": f"Mask R-CNN ({variant})"}
-        row.update({k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
-                    for k in keys})
-        row["fit CPU s"] = format_mean_std([r["fit CPU s"] for r in res], 0)
-        rows.append(row)
-    for setting, res in seg_rows.items():
-        row = {"scenes": setting, "model": "InstanceSegmenter (defaults)"}
-        row.update({k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
-                    for k in keys})
-        row["box AP"] = "n/a"
-        row["fit CPU s"] = format_mean_std([r["fit CPU s"] for r in res], 0)
+    for setting, model, res in models:
+        row = {"scenes": setting, "model": model,
+               **{k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
+                  for k in keys},
+               "fit CPU s": format_mean_std([r["fit CPU s"] for r in res], 0)}
+        if model.startswith("InstanceSegmenter"):
+            row["box AP"] = "n/a"
         rows.append(row)
     return rows
 
