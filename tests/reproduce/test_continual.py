@@ -34,9 +34,9 @@ def test_paired_interval_is_the_paired_t_interval():
 
 
 def test_tiny_run_writes_verdicts_and_plots(tmp_path, monkeypatch):
-    monkeypatch.setattr(continual, "_config", lambda quick: TINY)
-    monkeypatch.setattr(continual, "_followup_config",
-                        lambda quick: dict(replay_seeds=1, curve_seeds=2))
+    monkeypatch.setattr(continual, "PROTOCOL", continual.PROTOCOL.but(**TINY))
+    monkeypatch.setattr(continual, "PROTOCOL_FOLLOWUP",
+                        continual.PROTOCOL_FOLLOWUP.but(replay_seeds=1, curve_seeds=2))
     section = continual.run(RunContext(quick=True, out_dir=tmp_path, verbose=0))
     for claim in ["Fine-tuning forgets", "Joint training", "closes >= 0.75",
                   "Prior-focused alone", "bit-identical", "per-task heads forgets",
@@ -95,8 +95,8 @@ def test_replay_diagnostics_probe_every_task():
 
 
 def test_quick_run_leaves_the_replay_quality_follow_up_to_the_full_mode():
-    assert continual._followup_config(True)["replay_seeds"] == 0
-    assert continual._followup_config(False) == dict(replay_seeds=5, curve_seeds=20)
+    assert continual.PROTOCOL_FOLLOWUP.settings(True)["replay_seeds"] == 0
+    assert continual.PROTOCOL_FOLLOWUP.settings(False) == dict(replay_seeds=5, curve_seeds=20)
 
 
 def test_full_mode_only_note_points_to_a_published_result():
