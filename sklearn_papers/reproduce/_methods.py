@@ -169,6 +169,7 @@ METHODS = (
            "Learning tasks one after another without forgetting, by new columns or by "
            "replayed samples.", (("continual learning", "docs/continual.rst"),),
            ("rusu_progressive", "farquhar_vger"), (("", "continual"),),
+           followups=("continual_followup",),
            examples=("plot_continual_split_digits.py",), benchmarks=("bench_continual.py",),
            page_labels=("progressive", "replay")),
 )

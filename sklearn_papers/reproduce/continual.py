@@ -17,11 +17,13 @@ tasks of 2 classes ({0, 1}, {2, 3}, ..., {8, 9}), learnt in order.
   10 labels per class, for a progressive second column, a fresh column on the 50 rows alone
   and fine-tuning the 0-4 network with a new head; paired differences over seeds (each seed
   draws the split, the 50 rows and the initialisations) with a t confidence interval.
-* Follow-ups (new cached parts, ``rq/...`` and ``tc/...``): the GAN and VAE replay runs
-  repeated and probed after every task (:func:`replay_diagnostics`: what the classifier
-  keeps of the replayed vs the real rows of task 1, an oracle's accuracy, spread, coverage,
-  precision and drift of the replayed rows, train-on-samples accuracy), and the forward
-  transfer gap against the number of labels per class (:func:`transfer_curve`).
+* Follow-ups, the experiment ``continual_followup`` (its own cached parts, ``rq/...`` and
+  ``tc/...``; the main runs it compares with are ``continual``'s parts): the GAN and VAE
+  replay runs repeated and probed after every task (:func:`replay_diagnostics`: what the
+  classifier keeps of the replayed vs the real rows of task 1, an oracle's accuracy,
+  spread, coverage, precision and drift of the replayed rows, train-on-samples accuracy),
+  and the forward transfer gap against the number of labels per class
+  (:func:`transfer_curve`).
 
 Anchors (split MNIST, different data and networks): van de Ven & Tolias 2019, Table 4
 (class-incremental: fine-tuning 19.9 %, deep generative replay 90.8 %, joint 97.9 %);
@@ -40,7 +42,7 @@ from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
 
-__all__ = ["EXPERIMENT"]
+__all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
 _ACC = "final accuracy, 10 classes (%)"
 _FT, _JOINT = "fine-tuning", "joint (all data, one fit)"
@@ -64,7 +66,9 @@ CLAIMS = declare(
           arms=("progressive", "fresh column")),
     Claim("progressive networks beat fine-tuning", "test accuracy (%), digits 5-9",
           "paired interval", key="transfer_ft", arms=("progressive", "fine-tuning")),
-    # follow-up: the forward-transfer gap against the labels budget, one per size
+)
+
+CLAIMS_FOLLOWUP = declare(
     Claim("forward transfer with {n} labels per class", "test accuracy (%)",
           "paired interval", key="transfer_at", arms=("progressive", "fresh column")),
 )
@@ -569,7 +573,7 @@ def _transfer_followup(res, curve_runs, transfer):
             "fine-tuning (%)": format_mean_std(a["fine-tuning"], 1),
             f"progressive - fresh (points, {_CI})":
                 f"{gaps[n][0]:+.1f} [{gaps[n][1]:+.1f}, {gaps[n][2]:+.1f}]",
-            "transfer": res.verdict(judge(CLAIMS["transfer_at"].at(n=n), a["progressive"],
+            "transfer": res.verdict(judge(CLAIMS_FOLLOWUP["transfer_at"].at(n=n), a["progressive"],
                                           a["fresh column"]), style="bare", digits=1),
             "progressive - fine-tuning (points)": f"{ft[0]:+.1f} [{ft[1]:+.1f}, {ft[2]:+.1f}]",
         })
@@ -646,30 +650,44 @@ def _run_job(kind, name, seed, cfg):
         return forward_transfer(*data, seed=seed, cfg=cfg)
 
 
-def _parts(ctx, cfg, follow, seeds):
-    """``(jobs, parts)``: the cached parts of the main runs and the follow-ups, costliest
-    (GAN runs) first, so that the workers finish together."""
+def _costliest_first(jobs, parts):
+    """``(jobs, parts)`` with the costliest (GAN runs) first, so that the workers finish
+    together."""
+    rank = [i for i, _ in sorted(enumerate(jobs), key=lambda p: (
+        -("GAN" in str(p[1][1]) or p[1][1] == "gan")
+        - 0.5 * ("VAE" in str(p[1][1]) or p[1][1] == "vae"), p[0]))]
+    return [jobs[i] for i in rank], [parts[i] for i in rank]
+
+
+def _main_parts(ctx, cfg, seeds, methods=tuple(METHODS), kinds=("ci", "ti", "ft")):
+    """``(jobs, parts)``: the cached parts of the main runs (of ``methods`` and ``kinds``:
+    the follow-up reads some of them)."""
     order = {name: i for i, name in enumerate(sorted(
         METHODS, key=lambda n: -("GAN" in n) - 0.5 * ("VAE" in n)))}
-    jobs = ([("ci", name, s) for name in sorted(METHODS, key=order.get) for s in seeds]
-            + [("ti", c, s) for s in seeds for c in ("per-task", "shared")]
-            + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])])
-    # follow-ups (new parts, appended: the earlier parts' keys and params are unchanged)
-    followups = ([("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
-                 + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])])
+    jobs = ([("ci", name, s) for name in sorted(methods, key=order.get) for s in seeds]
+            * ("ci" in kinds)
+            + [("ti", c, s) for s in seeds for c in ("per-task", "shared")] * ("ti" in kinds)
+            + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])]
+            * ("ft" in kinds))
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
     parts = [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
               {**protocol, "kind": kind, "method": name,
                "params": None if kind != "ci" else METHODS[name], "seed": seed})
              for kind, name, seed in jobs]
-    parts += [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
-               {**protocol, "kind": kind, "method": name, "seed": seed,
-                "probe": _N_REPLAY_PROBE if kind == "rq" else list(TRANSFER_SIZES)})
-              for kind, name, seed in followups]
-    rank = [i for i, _ in sorted(enumerate(jobs + followups), key=lambda p: (
-        -("GAN" in str(p[1][1]) or p[1][1] == "gan")
-        - 0.5 * ("VAE" in str(p[1][1]) or p[1][1] == "vae"), p[0]))]
-    return [(jobs + followups)[i] for i in rank], [parts[i] for i in rank]
+    return _costliest_first(jobs, parts)
+
+
+def _followup_parts(ctx, cfg, follow, seeds):
+    """``(jobs, parts)``: the follow-ups' own cached parts (replay probes, transfer
+    curves)."""
+    jobs = ([("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
+            + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])])
+    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
+    parts = [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
+              {**protocol, "kind": kind, "method": name, "seed": seed,
+               "probe": _N_REPLAY_PROBE if kind == "rq" else list(TRANSFER_SIZES)})
+             for kind, name, seed in jobs]
+    return _costliest_first(jobs, parts)
 
 
 def _collect(jobs, results):
@@ -731,20 +749,6 @@ def _ti_rows(pnn):
     return rows
 
 
-def _figures(ctx, runs):
-    """The four figures (the replay quality one None when that follow-up did not run)."""
-    fig = ctx.figure_path("continual_split_digits.png")
-    _plot(fig, runs["curves"], {"progressive networks": runs["pnn"]["per-task"]["curve"],
-                                "fine-tuning, head per task": runs["pnn"]["shared"]["curve"]})
-    fig2 = ctx.figure_path("continual_forward_transfer.png")
-    _plot_transfer(fig2, runs["transfer"])
-    fig3 = None
-    if all(runs["probes"].values()):
-        fig3 = ctx.figure_path("continual_replay_quality.png")
-        _plot_replay(fig3, runs["probes"])
-    return fig, fig2, fig3, ctx.figure_path("continual_transfer_labels.png")
-
-
 def _main_text(result, cfg, runs, n_train):
     """Markdown of the class-incremental and task-incremental sections."""
     pct = {name: 100 * np.asarray(v) for name, v in runs["final"].items()}
@@ -758,7 +762,7 @@ def _main_text(result, cfg, runs, n_train):
     def say(key, digits):
         return result.verdict(v[key], style="outcome", digits=digits)
 
-    return closure, [
+    return [
         f"Data: `load_digits`, stratified 70/30 split per seed ({n_train} train rows), 5 "
         f"tasks of 2 classes learnt in order; {cfg['seeds']} seeds (split, initialisation "
         f"and shuffling), mean ± std. Class-incremental models: "
@@ -825,49 +829,90 @@ def _transfer_text(result, cfg, transfer):
     ]
 
 
+def _closure(runs):
+    """The share of the fine-tuning-to-joint gap closed by VAE and GAN replay."""
+    pct = {name: 100 * np.asarray(runs["final"][name])
+           for name in (_FT, _JOINT, "generative replay, VAE", "generative replay, GAN")}
+    ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
+    return {g: (pct[f"generative replay, {g}"].mean() - ft) / (joint - ft)
+            for g in ("VAE", "GAN")}
+
+
 def run(ctx):
     """Run the experiment; see the module docstring. Runs are independent, seeded, cached
     parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes (one torch
-    thread each)."""
+    thread each); those the follow-up reads are kept for it."""
+    cfg = PROTOCOL.settings(ctx.quick)
+    seeds = run_seeds(ctx, cfg["seeds"])
+    start = time.perf_counter()
+    jobs, parts = _main_parts(ctx, cfg, seeds)
+    with ctx.progress(total=len(parts), desc="continual") as bar:
+        runs = _collect(jobs, cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar,
+                                           share=True))
+    ctx.log(f"[continual] {len(jobs)} runs in {time.perf_counter() - start:.0f} s")
+    result = Result()
+    md = _main_text(result, cfg, runs, len(load_split(seeds[0])[0]))
+    md += _transfer_text(result, cfg, runs["transfer"])
+    md.append("Why GAN replay closes less of the gap, and forward transfer against the "
+              "labels budget, are the experiment `continual_followup`.")
+    figures = [ctx.figure_path("continual_split_digits.png"),
+               ctx.figure_path("continual_forward_transfer.png")]
+    _plot(figures[0], runs["curves"], {
+        "progressive networks": runs["pnn"]["per-task"]["curve"],
+        "fine-tuning, head per task": runs["pnn"]["shared"]["curve"]})
+    _plot_transfer(figures[1], runs["transfer"])
+    return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
+
+
+def run_followup(ctx):
+    """Run the follow-ups (why GAN replay closes less of the gap; forward transfer against
+    the labels budget) as an experiment of their own. The main runs they compare with are
+    the main experiment's parts: read from this run when it ran them, else computed (and
+    cached) under its name."""
     cfg = PROTOCOL.settings(ctx.quick)
     follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
-    start = time.perf_counter()
-    jobs, parts = _parts(ctx, cfg, follow, seeds)
-    with ctx.progress(total=len(parts), desc="continual") as bar:
-        runs = _collect(jobs, cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar))
-    ctx.log(f"[continual] {len(jobs)} runs in {time.perf_counter() - start:.0f} s")
-
+    main_jobs, main_parts = _main_parts(
+        ctx, cfg, seeds, methods=(_FT, _JOINT, "generative replay, VAE",
+                                  "generative replay, GAN"), kinds=("ci", "ft"))
+    jobs, parts = _followup_parts(ctx, cfg, follow, seeds)
+    with ctx.progress(total=len(main_parts) + len(parts), desc="continual follow-up") as bar:
+        values = cached_parts(ctx, main_parts, n_jobs=cfg["n_jobs"], progress=bar,
+                              owner="continual")
+        values += cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
+    runs = _collect(main_jobs + jobs, values)
+    closure = _closure(runs)
     result = Result()
-    closure, md = _main_text(result, cfg, runs, len(load_split(seeds[0])[0]))
-    md += _transfer_text(result, cfg, runs["transfer"])
-    figures = _figures(ctx, runs)
     curve_rows, curve_gaps, ft_gaps, curve_verdict = _transfer_followup(
         result, runs["curve_runs"], runs["transfer"])
-    _plot_transfer_curve(figures[3], curve_rows, curve_gaps, ft_gaps)
-    md += [
-        f"Follow-up, forward transfer against the labels budget (is 10 labels per class "
-        f"too many for transfer to matter?): the same protocol with the first 1, 2, 3 and "
-        f"5 of each class's 10 labelled rows ({len(runs['curve_runs'])} seeds; with the same "
-        f"seed the 0-4 networks are the main runs' ones), and the 10-label row of the table "
-        f"above ({cfg['transfer_seeds']} seeds); intervals paired over each row's seeds.",
+    figures = [ctx.figure_path("continual_transfer_labels.png")]
+    _plot_transfer_curve(figures[0], curve_rows, curve_gaps, ft_gaps)
+    md = [
+        f"Forward transfer against the labels budget (is 10 labels per class too many for "
+        f"transfer to matter?): the protocol of `continual`'s forward transfer with the "
+        f"first 1, 2, 3 and 5 of each class's 10 labelled rows ({len(runs['curve_runs'])} "
+        f"seeds; with the same seed the 0-4 networks are the main runs' ones), and its "
+        f"10-label runs ({cfg['transfer_seeds']} seeds); intervals paired over each row's "
+        "seeds.",
         "",
         result.table(curve_rows),
         "",
         f"- Forward transfer against the labels budget: {curve_verdict}.",
         "",
-        *(_replay_followup(result, runs["probes"], cfg, closure, runs["curves"])
-          if figures[2] is not None else [full_mode_only(
-              "continual", _REPLAY_HEADING,
-              f"Why does GAN replay close less of the gap (GAN {closure['GAN']:.2f} vs VAE "
-              f"{closure['VAE']:.2f} here)? The GAN and VAE replay runs repeated and "
-              f"their samples probed after every task (oracle, coverage, precision, "
-              f"two-sample test, training on samples).")]),
     ]
-    shortened = (PROTOCOL.note(ctx.quick) + " Follow-ups: " + PROTOCOL_FOLLOWUP.note(ctx.quick)
-                 if ctx.quick else "")
-    return result.done("\n".join(md), figures=[f for f in figures if f],
-                       shortened=shortened)
+    if all(runs["probes"].values()):
+        figures.append(ctx.figure_path("continual_replay_quality.png"))
+        _plot_replay(figures[1], runs["probes"])
+        md += _replay_followup(result, runs["probes"], cfg, closure, runs["curves"])
+    else:
+        md.append(full_mode_only(
+            "continual_followup", _REPLAY_HEADING,
+            f"Why does GAN replay close less of the gap (GAN {closure['GAN']:.2f} vs VAE "
+            f"{closure['VAE']:.2f} here)? The GAN and VAE replay runs repeated and their "
+            "samples probed after every task (oracle, coverage, precision, two-sample test, "
+            "training on samples)."))
+    return result.done("\n".join(md), figures=figures,
+                       shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
@@ -879,4 +924,16 @@ EXPERIMENT = Experiment(
     run=run,
     claims=CLAIMS,
     protocol=PROTOCOL,
+)
+
+EXPERIMENT_FOLLOWUP = Experiment(
+    name="continual_followup",
+    title="Continual learning follow-up: why GAN replay closes less of the gap; forward "
+          "transfer against the labels budget",
+    paper=("Farquhar & Gal 2018, Towards Robust Evaluations of Continual Learning / "
+           "A Unifying Bayesian View of Continual Learning; Rusu et al. 2016, Progressive "
+           "Neural Networks"),
+    run=run_followup,
+    claims=CLAIMS_FOLLOWUP,
+    protocol=PROTOCOL_FOLLOWUP,
 )

@@ -1094,8 +1094,8 @@ def _shapes_followup(result, ctx, cfg, sens, runs, gains, followed):
           f"(C - A {code_gain:+.1f} points).", "",
           _verdict(result, v1, CLAIMS["emphasis"].at(layer=layer, material=EMPHASIS_MATERIAL),
                    _MEASURED),
-          _verdict(result, v2, CLAIMS["no_more_shape"], "the opposite claim, C's codes keep more than 2 points more shape, "
-                   "judged by paired interval and negated"), "",
+          _verdict(result, v2, CLAIMS["no_more_shape"], "the opposite claim, C's codes keep "
+                   "more than 2 points more shape, judged by paired interval and negated"), "",
           "Explanation " + {HOLDS: "**supported**: ", NOT_HOLDS: "**not supported**: "}.get(
               supported, "**not decided** (a verdict above is inconclusive): ")
           + (f"`{layer}` does encode the shape (a linear probe reads it from the real "
