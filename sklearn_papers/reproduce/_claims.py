@@ -27,7 +27,9 @@ and an interval that straddles the boundary says the run cannot decide.
 
 A claim made of parts names how its parts combine instead of a rule: ``"all of"``
 (:func:`all_of`), ``"at least K of"`` (:func:`at_least`) or ``"negation"``
-(:func:`negation`); :func:`judge` refuses it, its outcome comes from those functions.
+(:func:`negation`); :func:`judge` refuses it, its outcome comes from those functions. A
+claim on one measurement of a fixed object (no seeds) has the rule ``"measured once"``:
+the experiment compares the value with its bound.
 
 Declaring the claims
 --------------------
@@ -73,8 +75,10 @@ OUTCOMES = (HOLDS, NOT_HOLDS, INCONCLUSIVE)
 #: The rules' names, as the report prints them next to each verdict.
 RULES = ("paired interval", "mean interval", "every seed", "equivalence")
 
-#: How the parts of a claim made of parts combine (``K`` a positive count).
-COMBINED = re.compile(r"^(all of|negation|at least [1-9][0-9]* of)$")
+#: Rules of claims that :func:`judge` does not judge: how the parts of a claim made of
+#: parts combine (``K`` a positive count), or ``"measured once"``, one measurement of a
+#: fixed object (no seeds, so no interval) read against a bound by the experiment.
+COMBINED = re.compile(r"^(all of|negation|at least [1-9][0-9]* of|measured once)$")
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,7 @@ class Claim:
     def __post_init__(self):
         if self.rule not in RULES and not COMBINED.match(self.rule):
             raise ValueError(f"rule must be one of {RULES}, 'all of', 'at least K of' or "
-                             f"'negation', got {self.rule!r}")
+                             f"'negation' or 'measured once', got {self.rule!r}")
         object.__setattr__(self, "arms", tuple(self.arms))
         if self.rule == "mean interval" and self.threshold is None:
             raise ValueError("the 'mean interval' rule needs a threshold")
@@ -142,8 +146,9 @@ class Claim:
 
     @property
     def combined(self):
-        """Whether this is a claim made of parts (its outcome comes from :func:`all_of`,
-        :func:`at_least` or :func:`negation`, not from :func:`judge`)."""
+        """Whether :func:`judge` does not judge it: a claim made of parts (its outcome
+        comes from :func:`all_of`, :func:`at_least` or :func:`negation`) or one
+        ``"measured once"``."""
         return self.rule not in RULES
 
     def at(self, **values):

@@ -78,8 +78,9 @@ class Protocol:
             return ""
         if self.shortened:
             return self.shortened.format(**self.settings(True))
-        return "; ".join(f"{k}: {v} instead of {self.full[k]}"
-                         for k, v in self.quick.items() if v != self.full[k]) + "."
+        changed = [f"{k}: {v} instead of {self.full[k]}"
+                   for k, v in self.quick.items() if v != self.full[k]]
+        return "; ".join(changed) + "." if changed else ""
 
     def but(self, **settings):
         """This protocol with ``settings`` replacing those of both modes (for tests)."""

@@ -178,8 +178,8 @@ METHODS = (
            "`continual.ProgressiveNetworkClassifier`, `GenerativeReplayClassifier`",
            "Learning tasks one after another without forgetting, by new columns or by "
            "replayed samples.", (("continual learning", "docs/continual.rst"),),
-           (("", "continual"),), examples=("plot_continual_split_digits.py",),
-           benchmarks=("bench_continual.py",),
+           (("", "continual"),), followups=("continual_followup",),
+           examples=("plot_continual_split_digits.py",), benchmarks=("bench_continual.py",),
            pages=(("progressive", "continual_progressive"), ("replay", "continual_replay"))),
 )
 

@@ -98,6 +98,9 @@ class RunContext:
     records : list of dict
         The records read or written for the current experiment (their ``commit`` fields
         say which code computed each part).
+    shared : dict
+        Values of the parts that an experiment shares with its follow-up (``share=True``
+        of :meth:`cached`), kept for the whole run, by owner, key and params.
 
     Notes
     -----
@@ -116,6 +119,7 @@ class RunContext:
     computed: list = field(default_factory=list, repr=False)
     records_dir: Path = None
     records: list = field(default_factory=list, repr=False)
+    shared: dict = field(default_factory=dict, repr=False)
 
     def figure_path(self, name):
         """Path for a figure file ``<out_dir>/<name>`` (the folder exists)."""
@@ -134,24 +138,29 @@ class RunContext:
         name = experiment if experiment is not None else (self.experiment or "_")
         return Path(self.out_dir) / ".cache" / f"{mode}-seed{self.random_state}" / name
 
-    def _cache_file(self, key, params):
+    def _cache_file(self, key, params, owner=None):
         safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", str(key)).strip("_")[:80] or "part"
         digest = hashlib.sha1(repr((str(key), _canonical(params))).encode()).hexdigest()[:12]
-        return self.cache_dir() / f"{safe}-{digest}.pkl"
+        return self.cache_dir(owner) / f"{safe}-{digest}.pkl"
 
-    def has_cached(self, key, params=None):
+    def has_cached(self, key, params=None, owner=None):
         """Whether :meth:`cached` would read the value of ``key`` back instead of computing
         it."""
+        if self._shared_key(key, params, owner) in self.shared:
+            return True
         if self.records_dir is not None:
             from sklearn_papers.reproduce._records import read_record
 
             return read_record(self.records_dir, key, _canonical(params)) is not None
         if not self.resume:
             return False
-        return self._read_pickle(key, params) is not None
+        return self._read_pickle(key, params, owner) is not None
 
-    def _read_pickle(self, key, params):
-        path = self._cache_file(key, params)
+    def _shared_key(self, key, params, owner):
+        return (owner or self.experiment, str(key), repr(_canonical(params)))
+
+    def _read_pickle(self, key, params, owner=None):
+        path = self._cache_file(key, params, owner)
         if not path.is_file():
             return None
         try:
@@ -184,7 +193,8 @@ class RunContext:
         self.computed.append(str(key))
         return record["value"]
 
-    def cached(self, key, compute, *, params=None, cpu_seconds=None):
+    def cached(self, key, compute, *, params=None, cpu_seconds=None, owner=None,
+               share=False):
         """Return ``compute()``, cached in the output folder under ``key``.
 
         With ``resume=True`` a value cached by an earlier run under the same key, params,
@@ -204,6 +214,13 @@ class RunContext:
         cpu_seconds : float, default=None
             CPU seconds the value took, when it was computed elsewhere (a worker process);
             kept in the part's record (:attr:`records_dir`). None measures ``compute()``.
+        owner : str, default=None
+            The experiment whose part this is, when not the current one: a follow-up
+            reading its main experiment's parts. The value is read from :attr:`shared`
+            when that experiment computed it earlier in this run (``share=True``), else
+            cached (or read back) in the owner's folder.
+        share : bool, default=False
+            Keep the value in :attr:`shared` for the rest of the run, for a follow-up.
 
         Returns
         -------
@@ -211,12 +228,20 @@ class RunContext:
             With :attr:`records_dir` set, the value's JSON form (tuples read back as
             lists, arrays as lists).
         """
-        if self.records_dir is not None:
-            return self._cached_record(key, compute, params, cpu_seconds)
-        path = self._cache_file(key, params)
-        record = self._read_pickle(key, params) if self.resume else None
+        shared_key = self._shared_key(key, params, owner)
+        if shared_key in self.shared:
+            return self.shared[shared_key]
+        if self.records_dir is not None and owner is None:
+            value = self._cached_record(key, compute, params, cpu_seconds)
+            if share:
+                self.shared[shared_key] = value
+            return value
+        path = self._cache_file(key, params, owner)
+        record = self._read_pickle(key, params, owner) if self.resume else None
         if record is not None:
             self.reused.append((str(key), record["created"]))
+            if share:
+                self.shared[shared_key] = record["value"]
             return record["value"]
         value = compute()
         record = {"format": _CACHE_FORMAT, "key": str(key), "params": _canonical(params),
@@ -227,6 +252,8 @@ class RunContext:
             pickle.dump(record, fh)
         os.replace(tmp, path)  # atomic: a run killed while writing leaves no half file
         self.computed.append(str(key))
+        if share:
+            self.shared[shared_key] = value
         return value
 
     def reused_note(self):

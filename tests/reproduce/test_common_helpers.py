@@ -72,7 +72,7 @@ def test_a_protocol_gives_each_mode_its_settings_seeds_and_note(tmp_path):
     assert proto.settings(True) == dict(seeds=2, epochs=8)
     ctx = RunContext(quick=True, out_dir=tmp_path, random_state=7)
     assert proto.seeds(ctx) == [7, 8]
-    assert proto.note(False) == ""
+    assert proto.note(False) == "" and Protocol(full=dict(seeds=5)).note(True) == ""
     assert proto.note(True) == "seeds: 2 instead of 5; epochs: 8 instead of 60."
     worded = Protocol(full=dict(seeds=5), quick=dict(seeds=2),
                       shortened="{seeds} seeds instead of 5.")
