@@ -343,12 +343,13 @@ def _claim_lines(result, easy, seg_rows):
     return claims
 
 
-def _fits(ctx, parts, desc):
+def _fits(ctx, parts, desc, **where):
     """Values of the cached fitting ``parts`` (on :data:`_N_JOBS` workers), their wall
-    seconds and how many were read back from an earlier run."""
+    seconds and how many were read back from an earlier run; ``where``: ``owner`` and
+    ``share`` of :func:`~._parallel.cached_parts`."""
     start, n_reused = time.perf_counter(), len(ctx.reused)
     with one_torch_thread(), ctx.progress(total=len(parts), desc=desc) as bar:
-        values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
+        values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar, **where)
     return values, time.perf_counter() - start, len(ctx.reused) - n_reused
 
 
@@ -382,7 +383,8 @@ def run(ctx):
     cfg = PROTOCOL.settings(ctx.quick)
     seeds = PROTOCOL.seeds(ctx)
     parts, jobs = _main_parts(ctx, cfg, seeds)
-    values, wall, n_reused = _fits(ctx, parts, "mask_rcnn: fits")
+    # shared with mask_rcnn_followup, whose control they are
+    values, wall, n_reused = _fits(ctx, parts, "mask_rcnn: fits", share=True)
     results, seg_rows, figure_maps = {}, {}, {}
     for (setting, variant, _), value in zip(jobs, values):
         if variant is None:
@@ -440,8 +442,7 @@ def _fit_crowded(cfg, variant, seed, data_seed):
 
 
 def _followup_parts(ctx, cfg, seeds):
-    """``(parts, jobs)``: both models on crowded scenes and, as the control, on the main
-    run's easy scenes with the same budget, per seed."""
+    """``(parts, jobs)`` of both models on crowded scenes, per seed."""
     # a fit does not depend on how many seeds there are: adding seeds keeps the cache
     protocol = {k: v for k, v in cfg.items() if k != "seeds"}
     parts, jobs = [], []
@@ -452,11 +453,23 @@ def _followup_parts(ctx, cfg, seeds):
                           (protocol, variant, seed, ctx.random_state),
                           {**protocol, "variant": variant, "seed": seed,
                            "data_seed": ctx.random_state}))
+    return parts, jobs
+
+
+def _control_parts(ctx, seeds):
+    """``(parts, jobs)`` of the control: both models on the easy scenes, the very parts of
+    ``mask_rcnn`` (read from its run or its cache; computed into its cache if missing)."""
+    main = PROTOCOL.settings(ctx.quick)
+    first = PROTOCOL.seeds(ctx)[0]
+    parts, jobs = [], []
+    for seed in seeds:
+        for variant in (_MAIN, _SOFT):
             jobs.append(("easy", variant, seed))
-            parts.append((f"followup/easy/{variant}/seed={seed}", _fit_mask_rcnn,
-                          (protocol, "easy", variant, seed, ctx.random_state, False),
-                          {**protocol, "setting": "easy", "variant": variant, "seed": seed,
-                           "data_seed": ctx.random_state}))
+            parts.append((f"easy/{variant}/seed={seed}", _fit_mask_rcnn,
+                           (main, "easy", variant, seed, ctx.random_state,
+                            seed == first and variant == main["variants"][0]),
+                           {**main, "setting": "easy", "variant": variant, "seed": seed,
+                            "data_seed": ctx.random_state}))
     return parts, jobs
 
 
@@ -568,10 +581,13 @@ def run_followup(ctx):
     creates (He et al. 2017, Sec. 3, Table 2b) explain the sigmoid vs softmax result? Both
     models on crowded scenes, against the same models on easy scenes."""
     cfg = PROTOCOL_FOLLOWUP.settings(ctx.quick)
-    parts, jobs = _followup_parts(ctx, cfg, PROTOCOL_FOLLOWUP.seeds(ctx))
+    seeds = PROTOCOL_FOLLOWUP.seeds(ctx)
+    parts, jobs = _followup_parts(ctx, cfg, seeds)
     values, wall, _ = _fits(ctx, parts, "mask_rcnn_followup: fits")
+    control, control_jobs = _control_parts(ctx, seeds)
+    control_values = _fits(ctx, control, "mask_rcnn_followup: control", owner="mask_rcnn")[0]
     res = {"crowded": {}, "easy": {}}
-    for (scenes, variant, _), value in zip(jobs, values):
+    for (scenes, variant, _), value in zip(jobs + control_jobs, values + control_values):
         res[scenes].setdefault(variant, []).append(value)
     ctx.log(f"[mask_rcnn_followup] {len(parts)} fits in {wall:.0f} s")
     result = Result()
@@ -592,9 +608,10 @@ def run_followup(ctx):
         f"budget of `mask_rcnn` ({cfg['n_train']} training and {cfg['n_test']} test scenes, "
         f"{cfg['epochs']} epochs, lr {cfg['lr']:g}) on crowded scenes: `make_scenes` with "
         f"4 classes (discs, squares, ellipses, discs of a second colour), 4 to 8 objects "
-        f"per image that may overlap (later ones occlude earlier ones), noise 0.02, and on "
-        f"its easy scenes; {cfg['seeds']} seeds, paired. How often a box holds pixels of "
-        f"another class (true boxes of the training scenes):",
+        f"per image that may overlap (later ones occlude earlier ones), noise 0.02; "
+        f"{cfg['seeds']} seeds, paired with the easy-scene fits of `mask_rcnn` of the same "
+        f"seeds. How often a box holds pixels of another class (true boxes of the training "
+        f"scenes):",
         "", result.table(_share_rows(shares)), "", result.table(rows), "", *lines]
     fig = _followup_figure(ctx, cfg, shares, easy_gap, gap, by_group)
     return result.done("\n".join(md), figures=[fig],
