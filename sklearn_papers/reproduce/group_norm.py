@@ -263,7 +263,8 @@ def _bn_modes(model, X_train, X_test, y_test, batch_size):
 
     ``running``: eval mode with the running averages kept during training (what a deployed
     model uses); ``precise``: eval mode after the averages are recomputed as population
-    statistics of the training set (:func:`_precise_copy`);
+    statistics of the training set
+    (:func:`~sklearn_papers.nn._encoders.precise_batch_norm`);
     ``test batches``: train-mode normalisation with the statistics of each test batch of
     the training batch size (the noise the net saw while it trained).
     """
@@ -284,31 +285,12 @@ def _bn_modes(model, X_train, X_test, y_test, batch_size):
         return 100.0 * wrong / n
 
     out = {"running": error(model, False, 500)}
-    out["precise"] = error(_precise_copy(model, X_train), False, 500)
+    from sklearn_papers.nn._encoders import precise_batch_norm
+
+    out["precise"] = error(precise_batch_norm(model, X_train,
+                                              batch_size=min(250, len(X_train))), False, 500)
     out["test batches"] = error(copy.deepcopy(model), True, batch_size)
     return out
-
-
-def _precise_copy(model, X_train, batch_size=250):
-    """A copy of ``model`` whose batch norms hold population statistics of ``X_train``
-    ("precise batch norm"): running averages reset, then the equal-weight average
-    (``momentum=None``) of the statistics of one pass in batches of ``batch_size``; rows
-    beyond the last full batch are left out, so every batch weighs the same and the first
-    layer's mean is exactly the training set's."""
-    import copy
-
-    import torch
-
-    precise = copy.deepcopy(model)
-    for m in precise.modules():
-        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
-            m.reset_running_stats()
-            m.momentum = None  # equal-weight average over the batches of the pass
-    precise.train()
-    with torch.no_grad():
-        for i in range(0, len(X_train) - batch_size + 1, batch_size):
-            precise(torch.as_tensor(X_train[i:i + batch_size]))
-    return precise
 
 
 def _train_deep(norm, batch_size, seed, cfg, X_train, y_train):

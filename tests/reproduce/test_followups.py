@@ -30,6 +30,7 @@ def test_group_norm_followup_reports_every_arm(tmp_path, monkeypatch):
 def test_precise_statistics_are_the_training_set_population():
     import torch
 
+    from sklearn_papers.nn._encoders import precise_batch_norm
     from sklearn_papers.reproduce import group_norm
 
     cfg = dict(n_train=16, n_test=8, steps={2: 2}, channels=(4,))
@@ -37,7 +38,7 @@ def test_precise_statistics_are_the_training_set_population():
     model = group_norm._train_deep("batch", 2, 0, cfg, X_tr, y_tr)
     before = model.features[1].running_mean.clone()
     # 16 rows in batches of 5: the last row is left out, the 3 full batches weigh the same
-    precise = group_norm._precise_copy(model, X_tr, batch_size=5)
+    precise = precise_batch_norm(model, X_tr, batch_size=5)
     with torch.no_grad():
         out = model.features[0](torch.as_tensor(X_tr[:15]).reshape(-1, 1, 32, 32))
     np.testing.assert_allclose(precise.features[1].running_mean.numpy(),
