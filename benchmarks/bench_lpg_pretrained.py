@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_a2c, beside this script
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_lpg_a2c, beside this script
 
 #: (column, gymnasium id, keywords)
 ENVIRONMENTS = (("FrozenLake 4x4", "FrozenLake-v1", {"is_slippery": False}),
@@ -65,7 +65,7 @@ def _random_policy(env, episodes, seed):
 
 
 def _q_greedy(env, steps, episodes, seed):
-    from bench_a2c import q_learning
+    from bench_lpg_a2c import q_learning
 
     q = q_learning(env, steps, seed=seed)
     out = []

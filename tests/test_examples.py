@@ -75,7 +75,7 @@ def test_there_are_examples():
 
 # the two whose work is not training (featurizing every fold; a full-size photograph),
 # about half of this module's time together
-SLOW = {"plot_circular_fingerprint", "plot_coins"}
+SLOW = {"plot_ecfp", "plot_instance_segmentation_coins"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW

@@ -235,7 +235,7 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
     """Extended-connectivity (Morgan) circular fingerprints: ECFP, FCFP, bits or counts.
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/duvenaud_ecfp>`.
+    </papers/ecfp>`.
 
     Each heavy atom starts with an integer identifier (its invariants); ``radius`` rounds
     of updates combine an atom's identifier with its neighbours' (and bond types), so the

@@ -148,7 +148,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
     """GROVER molecule embeddings with self-supervised pretraining (Rong et al., 2020).
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/rong_grover>`.
+    </papers/grover>`.
 
     A graph transformer (GTransformer) reads each molecule twice: a node view over atoms
     and an edge view over directed bonds. In every transformer block, the queries, keys and
@@ -172,7 +172,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
     pulled together by an agreement term. ``pretrained=None`` with ``max_epochs=0`` keeps
     random weights.
 
-    Read more in :doc:`/papers/rong_grover`.
+    Read more in :doc:`/papers/grover`.
 
     Parameters
     ----------
@@ -205,7 +205,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         Adam learning rate.
     pretrained : str, path or None, default="moses-small"
         ``"moses-small"``: the default checkpoint shipped with the package (hidden size
-        64, pretrained on 15,000 MOSES molecules, see :doc:`/papers/rong_grover`).
+        64, pretrained on 15,000 MOSES molecules, see :doc:`/papers/grover`).
         ``"moses-176k"``: the bigger shipped checkpoint (hidden size 144, two blocks per
         view, one epoch over all 176,074 bundled MOSES molecules; 288-dimensional
         embeddings that beat ECFP4 under scaffold cross-validation on ESOL, FreeSolv,

@@ -113,7 +113,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     """GROVER encoder fine-tuned with a regression head (Rong et al., 2020).
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/rong_grover>`.
+    </papers/grover>`.
 
     The pretrained GTransformer (or a fresh one with ``pretrained=None``) and two
     feed-forward heads, one on each view's pooled atom embeddings, are trained end to end
@@ -127,7 +127,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     0-2): mean test RMSE 0.670 and 1.141 against 0.702 and 1.129 with a constant learning
     rate (:doc:`/molecules`).
 
-    Read more in :doc:`/papers/rong_grover`.
+    Read more in :doc:`/papers/grover`.
 
     Parameters
     ----------
@@ -353,13 +353,13 @@ class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):
     """GROVER encoder fine-tuned with a classification head (Rong et al., 2020).
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/rong_grover>`.
+    </papers/grover>`.
 
     As :class:`GroverRegressor`, with cross-entropy losses. Three kinds of target: binary
     (one logit), multiclass (softmax) and multi-task binary (2-D 0/1 with NaN for missing
     labels, as Tox21; one logit per task, masked loss).
 
-    Read more in :doc:`/papers/rong_grover`.
+    Read more in :doc:`/papers/grover`.
 
     Parameters
     ----------

@@ -166,7 +166,7 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
     """Message passing neural network readout of molecules, as a transformer.
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/gilmer_mpnn>`.
+    </papers/gilmer>`.
 
     The MPNN of Gilmer et al. (2017): atoms start from 49 features (element, degree,
     charge, hydrogens, hybridization, aromaticity, ring membership), exchange messages
@@ -182,7 +182,7 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
     is then ignored, so the untrained featurizer also works inside a classification
     ``Pipeline``, which always passes ``y``).
 
-    Read more in :doc:`/papers/gilmer_mpnn`.
+    Read more in :doc:`/papers/gilmer`.
 
     Parameters
     ----------
@@ -217,7 +217,7 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
         ``n_iter_no_change=10``) replace chemprop's ``1e-3``, 64 and "keep the best
         of 50 epochs": the network, still improving at chemprop's budget, reaches its
         best held-out epoch sooner at equal or lower test error in about the same or
-        less CPU time (``benchmarks/bench_mpnn_defaults.py``).
+        less CPU time (``benchmarks/bench_gilmer_defaults.py``).
     explicit_hydrogens : bool, default=False
         Put hydrogens in the graph as atoms (the paper's QM9 setting) instead of counting
         them as an atom feature only. The fitted model keeps the value of ``fit``, as
@@ -400,7 +400,7 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
     """Message passing neural network regressor (Gilmer et al., 2017).
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/gilmer_mpnn>`.
+    </papers/gilmer>`.
 
     Messages along bonds (Eq. 1) and an update (Eq. 2) shared across ``n_steps`` steps,
     a readout (Eq. 3) and a one-hidden-layer head: by default chemprop's directed-bond
@@ -410,7 +410,7 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
     internally (per column) and predictions come back in the original units. Several
     targets are fitted jointly; NaN targets are left out of the loss.
 
-    Read more in :doc:`/papers/gilmer_mpnn`.
+    Read more in :doc:`/papers/gilmer`.
 
     Parameters
     ----------
@@ -445,7 +445,7 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
         ``n_iter_no_change=10``) replace chemprop's ``1e-3``, 64 and "keep the best
         of 50 epochs": the network, still improving at chemprop's budget, reaches its
         best held-out epoch sooner at equal or lower test error in about the same or
-        less CPU time (``benchmarks/bench_mpnn_defaults.py``).
+        less CPU time (``benchmarks/bench_gilmer_defaults.py``).
     explicit_hydrogens : bool, default=False
         Put hydrogens in the graph as atoms (the paper's QM9 setting) instead of counting
         them as an atom feature only. The fitted model keeps the value of ``fit``, as
@@ -627,7 +627,7 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
     """Message passing neural network classifier (Gilmer et al., 2017).
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/gilmer_mpnn>`.
+    </papers/gilmer>`.
 
     The network of :class:`MPNNRegressor` with a classification head. Three kinds of
     target:
@@ -637,7 +637,7 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
     * multi-task binary (2-D, 0/1 with NaN for missing labels, as Tox21): one logit per
       task, binary cross-entropy over the labelled entries only.
 
-    Read more in :doc:`/papers/gilmer_mpnn`.
+    Read more in :doc:`/papers/gilmer`.
 
     Parameters
     ----------
@@ -672,7 +672,7 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
         ``n_iter_no_change=10``) replace chemprop's ``1e-3``, 64 and "keep the best
         of 50 epochs": the network, still improving at chemprop's budget, reaches its
         best held-out epoch sooner at equal or lower test error in about the same or
-        less CPU time (``benchmarks/bench_mpnn_defaults.py``).
+        less CPU time (``benchmarks/bench_gilmer_defaults.py``).
     explicit_hydrogens : bool, default=False
         Put hydrogens in the graph as atoms (the paper's QM9 setting) instead of counting
         them as an atom feature only. The fitted model keeps the value of ``fit``, as

@@ -117,7 +117,7 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     """Neural graph fingerprint of molecules (Duvenaud et al., 2015), as a transformer.
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/duvenaud_neural_fingerprint>`.
+    </papers/duvenaud>`.
 
     A differentiable analogue of circular (ECFP) fingerprints. Each atom starts from 62
     features (element, degree, hydrogens, implicit valence, aromaticity); each of
@@ -132,7 +132,7 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     fingerprint and a prediction head end to end on the (standardised) regression targets
     ``y`` and ``transform`` returns the learned fingerprint.
 
-    Read more in :doc:`/papers/duvenaud_neural_fingerprint`.
+    Read more in :doc:`/papers/duvenaud`.
 
     Parameters
     ----------
@@ -369,7 +369,7 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
     """Neural graph fingerprint plus a neural-network head, trained end to end.
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/duvenaud_neural_fingerprint>`.
+    </papers/duvenaud>`.
 
     The paper's "neural FP + neural net" (``hidden_size > 0``) and "neural FP + linear
     layer" (``hidden_size=0``) rows of Table 2. Targets are standardised internally
@@ -377,7 +377,7 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
     are fitted jointly (one output each); NaN targets (missing values) are left out of the
     loss.
 
-    Read more in :doc:`/papers/duvenaud_neural_fingerprint`.
+    Read more in :doc:`/papers/duvenaud`.
 
     Parameters
     ----------
@@ -576,7 +576,7 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
     """Neural graph fingerprint plus a classification head, trained end to end.
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
-    </papers/duvenaud_neural_fingerprint>`.
+    </papers/duvenaud>`.
 
     Three kinds of target:
 
@@ -585,7 +585,7 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
     * multi-task binary (2-D, 0/1 with NaN for missing labels, as Tox21): one logit per
       task, binary cross-entropy over the labelled entries only.
 
-    Read more in :doc:`/papers/duvenaud_neural_fingerprint`.
+    Read more in :doc:`/papers/duvenaud`.
 
     Parameters
     ----------

@@ -247,7 +247,7 @@ class ScaffoldSplit(BaseCrossValidator):
     Usable as ``cv=`` in :class:`~sklearn.model_selection.GridSearchCV` and
     :func:`~sklearn.model_selection.cross_validate` when ``X`` holds molecules.
 
-    Read more in :doc:`/papers/rong_grover`.
+    Read more in :doc:`/papers/grover`.
 
     Parameters
     ----------
@@ -416,7 +416,7 @@ class ScaffoldKFold(BaseCrossValidator):
     Usable as ``cv=`` in :class:`~sklearn.model_selection.GridSearchCV` when ``X`` holds
     molecules.
 
-    Read more in :doc:`/papers/rong_grover`.
+    Read more in :doc:`/papers/grover`.
 
     Parameters
     ----------

@@ -21,7 +21,7 @@ class GenerativeReplayClassifier(ContinualClassifierMixin):
     """Class-incremental classifier trained on new data plus generated replay of old classes.
 
     Read more in the :doc:`user guide </continual>` and on the :doc:`paper page
-    </papers/farquhar_vger>`.
+    </papers/continual_replay>`.
 
     One classifier with one shared output head (no task id at test time). For each new
     task it trains on the task's rows together with replayed rows ``(x_hat, y_hat)`` drawn

@@ -15,7 +15,7 @@ class ProgressiveNetworkClassifier(ContinualClassifierMixin):
     """Task-incremental classifier that adds a network column per task and freezes the old.
 
     Read more in the :doc:`user guide </continual>` and on the :doc:`paper page
-    </papers/rusu_progressive>`.
+    </papers/continual_progressive>`.
 
     Each new task gets a new *column*, an MLP with ``hidden_layer_sizes`` and its own output
     head. Every earlier column is frozen, so what the network predicts for an earlier task

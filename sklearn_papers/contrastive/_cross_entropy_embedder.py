@@ -10,7 +10,7 @@ class CrossEntropyEmbedder(_BaseEmbedder):
     """Representation of an encoder trained with softmax cross-entropy.
 
     Read more in the :doc:`user guide </user_guide/contrastive>` and on the :doc:`paper page
-    </papers/khosla_supcon>`.
+    </papers/supcon>`.
 
     The baseline of Khosla et al. (2020): the same encoder as :class:`SupConEmbedder`,
     followed by a linear classifier, trained with cross-entropy on one augmented view per

@@ -12,7 +12,7 @@ class SupConEmbedder(_BaseEmbedder):
     """Representation learned with the supervised contrastive (SupCon) loss.
 
     Read more in the :doc:`user guide </user_guide/contrastive>` and on the :doc:`paper page
-    </papers/khosla_supcon>`.
+    </papers/supcon>`.
 
     An encoder and a projection head are trained on ``n_views`` augmented views of every
     sample with the SupCon loss (Khosla et al. 2020): for each view, the other views of

@@ -124,7 +124,7 @@ class NMF(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Non-negative matrix factorisation with Lee & Seung's multiplicative updates.
 
     Read more in the :doc:`user guide </user_guide/decomposition>` and on the :doc:`paper
-    page </papers/lee_seung_nmf>`.
+    page </papers/lee_seung>`.
 
     Finds non-negative ``W`` (n_samples, n_components) and ``H`` (n_components,
     n_features) with ``X ~ W H`` by minimising, for ``beta_loss="frobenius"``,

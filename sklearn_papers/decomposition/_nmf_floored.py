@@ -137,7 +137,7 @@ def _fit_multiplicative_update(Xop, W, H, *, beta_loss="frobenius", max_iter=200
               and sum(Xop.csr.shape) * H.shape[0] <= Xop.csr.nnz):
             # the sparse products run on one thread in scipy; when the dense
             # (n + m) k^2 products cost no more than they do, torch on one thread too
-            # avoids waking its pool for every small op (bench_nmf.py's sparse X,
+            # avoids waking its pool for every small op (bench_lee_seung.py's sparse X,
             # 200 Frobenius iterations, float64, 2-core box at load ~1.7: 44.9 s with
             # torch CSR products on 2 threads, 10.1 s with this)
             stack.enter_context(_one_torch_thread())

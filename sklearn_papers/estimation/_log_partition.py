@@ -109,7 +109,7 @@ class LogPartitionEstimator(DensityMixin, BaseEstimator):
     """Estimate ``log Z = log ∫ exp(-U(x)) dx`` with ELBO, IWAE or SUMO importance sampling.
 
     Read more in the :doc:`user guide </user_guide/estimation>` and on the :doc:`paper page
-    </papers/luo_sumo>`.
+    </papers/sumo>`.
 
     Draws ``x ~ q`` from a proposal and forms log-weights ``log w = -U(x) - log q(x)``. The ELBO
     (mean of ``log w``) and ``IWAE_k = log mean_k w`` are lower bounds in expectation; SUMO

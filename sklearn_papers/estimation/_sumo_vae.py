@@ -68,7 +68,7 @@ class SUMOVAE(ClassNamePrefixFeaturesOutMixin, TransformerMixin, DensityMixin, B
     """Variational autoencoder density model trained with the unbiased SUMO objective.
 
     Read more in the :doc:`user guide </user_guide/estimation>` and on the :doc:`paper page
-    </papers/luo_sumo>`.
+    </papers/sumo>`.
 
     A latent-variable model ``p(x) = ∫ p(x | z) N(z; 0, I) dz`` with an amortised Gaussian
     encoder ``q(z | x)``. With ``objective="sumo"`` the decoder maximises SUMO, an unbiased

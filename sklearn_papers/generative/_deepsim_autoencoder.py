@@ -27,7 +27,7 @@ class DeePSiMAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _Bas
     """Image autoencoder trained with a deep perceptual similarity (DeePSiM) loss.
 
     Read more in the :doc:`user guide </user_guide/generative>` and on the :doc:`paper page
-    </papers/dosovitskiy_deepsim>`.
+    </papers/deepsim>`.
 
     A convolutional encoder maps an image to a small code; an up-convolutional generator
     (bilinear upsampling followed by a convolution, leaky ReLU 0.3, as in the paper) maps the

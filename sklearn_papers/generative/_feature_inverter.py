@@ -13,7 +13,7 @@ class FeatureInverter(ClassNamePrefixFeaturesOutMixin, TransformerMixin, _BaseDe
     """Invert a fixed network's features to images, trained with the DeePSiM loss.
 
     Read more in the :doc:`user guide </user_guide/generative>` and on the :doc:`paper page
-    </papers/dosovitskiy_deepsim>`.
+    </papers/deepsim>`.
 
     The paper's "inverting AlexNet" experiment (Dosovitskiy & Brox 2016, §5.1): a
     generator (bilinear upsampling + convolution, leaky ReLU 0.3) learns to map the features

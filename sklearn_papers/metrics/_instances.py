@@ -1,5 +1,6 @@
 """Per-instance scores of instance masks: how much of a box other classes fill, and the best
-same-class mask IoU of each true instance.
+same-class mask IoU of each true instance; and, for one label map, the same-class instances
+that touch, the size of their touching groups and each true instance's best-Dice match.
 
 They measure what He et al. (2017, Sec. 3 and Table 2b) name as the reason per-class
 sigmoid masks beat a per-pixel softmax: the softmax makes the classes compete for every
@@ -135,3 +136,56 @@ def instance_best_iou(instance_maps, labels, detections, *, threshold=0.5):
             union = (sel | g).sum(1)
             out.append(float((inter / np.maximum(union, 1)).max()))
     return np.asarray(out, dtype=float)
+
+
+# -- touching instances of one label map (helpers of the segmentation follow-ups) ---------
+
+def touching_pairs(inst, labels):
+    """``{(a, b): contact}``: same-class instances ``a < b`` of one map that share an
+    edge, with the number of 4-adjacent pixel pairs between them."""
+    cls = np.concatenate([[0], labels])[inst]
+    pairs = {}
+    for a, b, ca, cb in ((inst[1:], inst[:-1], cls[1:], cls[:-1]),
+                         (inst[:, 1:], inst[:, :-1], cls[:, 1:], cls[:, :-1])):
+        hit = (a != b) & (a > 0) & (b > 0) & (ca == cb)
+        lo, hi = np.minimum(a[hit], b[hit]), np.maximum(a[hit], b[hit])
+        for key, count in zip(*np.unique(np.stack([lo, hi], 1), axis=0, return_counts=True)):
+            key = (int(key[0]), int(key[1]))
+            pairs[key] = pairs.get(key, 0) + int(count)
+    return pairs
+
+
+def best_dice_match(true, pred):
+    """Per true id ``0..max``: the predicted instance of best Dice (0: none) and that
+    Dice (entry 0, the background, is meaningless)."""
+    n_p = int(pred.max()) + 1
+    n_t = int(true.max()) + 1
+    inter = np.bincount(true.ravel() * n_p + pred.ravel(),
+                        minlength=n_t * n_p).reshape(n_t, n_p).astype(float)
+    dice = 2 * inter / np.maximum(inter.sum(1)[:, None] + inter.sum(0)[None, :], 1)
+    dice[:, 0] = 0
+    return dice.argmax(1), dice.max(1)
+
+
+def touching_group_sizes(pairs, n):
+    """Instances ``1..n``: size of the group of same-class instances linked by touching
+    pairs (1: touches no instance of its class)."""
+    parent = list(range(n + 1))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in pairs:
+        parent[root(a)] = root(b)
+    roots = np.array([root(i) for i in range(1, n + 1)])
+    return np.array([(roots == r).sum() for r in roots], dtype=np.int64)
+
+
+def nearest_upsample(low, stride, shape):
+    """``low`` (``(..., h, w)``) repeated ``stride`` times along both image axes, cut to
+    ``shape`` (height, width)."""
+    return np.repeat(np.repeat(low, stride, axis=-2), stride, axis=-1)[
+        ..., : shape[0], : shape[1]]

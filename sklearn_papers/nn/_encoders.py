@@ -27,6 +27,7 @@ __all__ = [
     "dense_block",
     "group_count",
     "make_norm",
+    "precise_batch_norm",
 ]
 
 #: The values accepted by ``norm`` everywhere in the package.
@@ -400,3 +401,48 @@ class ConvEncoder(nn.Module):
         """
         maps = self.features(x.reshape(x.shape[0], *self.image_shape))
         return self.head(maps.mean(dim=(2, 3)))
+
+
+def precise_batch_norm(model, X, *, batch_size=250):
+    """A copy of ``model`` whose batch norms hold population statistics of ``X``.
+
+    "Precise batch norm": the running averages are reset, then replaced by the
+    equal-weight average (``momentum=None``) of the batch statistics of one pass over
+    ``X`` in batches of ``batch_size``, in training mode and without gradients. Rows beyond
+    the last full batch are left out, so every batch weighs the same and the first
+    layer's mean is exactly that of the rows used. ``model`` is left untouched.
+
+    Parameters
+    ----------
+    model : torch.nn.Module
+        Holding batch-norm layers (any subclass of ``torch.nn.modules.batchnorm._BatchNorm``).
+    X : array-like of shape (n_samples, ...)
+        Inputs of ``model``, float32.
+    batch_size : int, default=250
+        Rows per batch; at least one full batch is needed.
+
+    Returns
+    -------
+    precise : torch.nn.Module
+        The copy, in training mode (call ``eval()`` to use the statistics).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` holds fewer rows than ``batch_size``.
+    """
+    import copy
+
+    if len(X) < batch_size:
+        raise ValueError(f"precise_batch_norm needs at least one full batch: X has {len(X)} "
+                         f"rows, batch_size={batch_size}; lower batch_size")
+    precise = copy.deepcopy(model)
+    for m in precise.modules():
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.reset_running_stats()
+            m.momentum = None  # equal-weight average over the batches of the pass
+    precise.train()
+    with torch.no_grad():
+        for i in range(0, len(X) - batch_size + 1, batch_size):
+            precise(torch.as_tensor(X[i:i + batch_size]))
+    return precise

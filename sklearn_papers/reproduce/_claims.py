@@ -24,14 +24,44 @@ which rule reached it:
 A borderline result is inconclusive on every machine, rather than "holds" on one CPU and
 "does not hold" on another: small floating-point differences between hosts move a mean,
 and an interval that straddles the boundary says the run cannot decide.
+
+A claim made of parts names how its parts combine instead of a rule: ``"all of"``
+(:func:`all_of`), ``"at least K of"`` (:func:`at_least`) or ``"negation"``
+(:func:`negation`); :func:`judge` refuses it, its outcome comes from those functions. A
+claim on one measurement of a fixed object (no seeds) has the rule ``"measured once"``:
+the experiment compares the value with its bound.
+
+Declaring the claims
+--------------------
+An experiment module declares the claims it checks at its top, as data, before any code::
+
+    CLAIMS = declare(
+        Claim("L_out >= L_in (2 views)", "linear-probe test accuracy (%)",
+              "paired interval", key="out_vs_in",
+              arms=("SupCon L_out, 2 views", "SupCon L_in, 2 views"),
+              paper="78.7 vs 67.4 top-1 (ImageNet, Table 1)"),
+        Claim("L_out beats L_in at {views} views", "linear-probe accuracy",
+              "paired interval", key="ahead_at", arms=("L_out", "L_in")),
+        Claim("L_out beats L_in at every number of views", "linear-probe accuracy",
+              "all of", key="ahead", arms=("L_out", "L_in")),
+    )
+
+and ``run`` judges them by key: ``judge(CLAIMS["out_vs_in"], a, b)``; a claim checked at
+several settings has ``{placeholders}`` filled by :meth:`Claim.at`
+(``CLAIMS["ahead_at"].at(views=4)``). :meth:`~._result.Result.verdict` takes the arms and
+the words from the claim, so the report, ``REPORT.json`` and the tests name each claim as
+it is declared, and the declarations list every claim an experiment can return.
 """
 
-from dataclasses import dataclass, field
+import re
+import string
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 __all__ = ["CONFIDENCE", "HOLDS", "INCONCLUSIVE", "NOT_HOLDS", "OUTCOMES", "RULES", "Claim",
-           "Verdict", "all_of", "at_least", "describe", "judge", "negation"]
+           "Claims", "Verdict", "all_of", "at_least", "declare", "describe", "judge",
+           "negation"]
 
 #: Coverage of the two-sided t intervals of the rules. A directional claim ("A beats B")
 #: reads one end of the interval, so it is decided at the one-sided 95 % level.
@@ -45,6 +75,11 @@ OUTCOMES = (HOLDS, NOT_HOLDS, INCONCLUSIVE)
 #: The rules' names, as the report prints them next to each verdict.
 RULES = ("paired interval", "mean interval", "every seed", "equivalence")
 
+#: Rules of claims that :func:`judge` does not judge: how the parts of a claim made of
+#: parts combine (``K`` a positive count), or ``"measured once"``, one measurement of a
+#: fixed object (no seeds, so no interval) read against a bound by the experiment.
+COMBINED = re.compile(r"^(all of|negation|at least [1-9][0-9]* of|measured once)$")
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -56,8 +91,10 @@ class Claim:
         The claim in words, e.g. ``"RoIAlign beats RoIPool on AP75"``.
     metric : str
         Name of the metric compared (for the report).
-    rule : {"paired interval", "mean interval", "every seed", "equivalence"}
-        How the numbers are judged (module docstring).
+    rule : {"paired interval", "mean interval", "every seed", "equivalence", \
+            "all of", "at least K of", "negation"}
+        How the numbers are judged, or how the parts of a claim made of parts combine
+        (module docstring).
     higher_is_better : bool, default=True
         Direction of the metric: for an error (MSE, error rate) set False, and the
         differences are taken as ``B - A``.
@@ -74,6 +111,16 @@ class Claim:
         What one value of ``a`` is (the report says "3 of 3 seeds"): ``"seeds"`` for per-seed
         numbers, e.g. ``"estimates"`` when the values are independent draws of one
         estimator, ``"starts"`` for starting points.
+    arms : tuple of str, default=()
+        What is compared, the claimed side (A) first; the verdict records list them.
+    key : str, default=""
+        Short name by which ``run`` finds the claim in its module's :func:`declare`
+        (e.g. ``"out_vs_in"``).
+
+    Notes
+    -----
+    ``statement``, ``metric``, ``paper`` and ``arms`` may hold ``{placeholders}`` for a
+    claim checked at several settings; :meth:`at` fills them in.
     """
 
     statement: str
@@ -84,14 +131,87 @@ class Claim:
     threshold: float = None
     paper: str = ""
     unit: str = "seeds"
+    arms: tuple = ()
+    key: str = ""
 
     def __post_init__(self):
-        if self.rule not in RULES:
-            raise ValueError(f"rule must be one of {RULES}, got {self.rule!r}")
+        if self.rule not in RULES and not COMBINED.match(self.rule):
+            raise ValueError(f"rule must be one of {RULES}, 'all of', 'at least K of' or "
+                             f"'negation' or 'measured once', got {self.rule!r}")
+        object.__setattr__(self, "arms", tuple(self.arms))
         if self.rule == "mean interval" and self.threshold is None:
             raise ValueError("the 'mean interval' rule needs a threshold")
         if self.rule == "equivalence" and not self.margin > 0:
             raise ValueError("the 'equivalence' rule needs a positive margin (the tie band)")
+
+    @property
+    def combined(self):
+        """Whether :func:`judge` does not judge it: a claim made of parts (its outcome
+        comes from :func:`all_of`, :func:`at_least` or :func:`negation`) or one
+        ``"measured once"``."""
+        return self.rule not in RULES
+
+    def at(self, **values):
+        """This claim with the ``{placeholders}`` of its statement, metric, paper and arms
+        filled in from ``values``.
+
+        Raises
+        ------
+        KeyError
+            When a placeholder has no value (the message names it).
+        """
+        def fill(text):
+            names = {n for _, n, _, _ in string.Formatter().parse(text) if n}
+            missing = names - set(values)
+            if missing:
+                raise KeyError(f"claim {self.key or self.statement!r} needs a value for "
+                               f"{sorted(missing)}")
+            return text.format(**values)
+
+        return replace(self, statement=fill(self.statement), metric=fill(self.metric),
+                       paper=fill(self.paper), arms=tuple(fill(a) for a in self.arms))
+
+
+class Claims(dict):
+    """The claims an experiment declares, by key (what :func:`declare` returns).
+
+    A missing key raises a KeyError that lists the declared keys.
+    """
+
+    def __missing__(self, key):
+        raise KeyError(f"no claim {key!r} is declared; the claims are {sorted(self)}")
+
+
+def declare(*claims):
+    """The claims of an experiment module, by their keys, in order.
+
+    Parameters
+    ----------
+    *claims : Claim
+        Each with a distinct, non-empty ``key``.
+
+    Returns
+    -------
+    claims : Claims
+        ``{key: Claim}``.
+
+    Raises
+    ------
+    ValueError
+        For a claim without a key, or two claims with one key.
+    TypeError
+        For something that is not a :class:`Claim`.
+    """
+    found = Claims()
+    for claim in claims:
+        if not isinstance(claim, Claim):
+            raise TypeError(f"declare takes Claim objects, got {claim!r}")
+        if not claim.key:
+            raise ValueError(f"claim {claim.statement!r} has no key: give key='...'")
+        if claim.key in found:
+            raise ValueError(f"two claims have the key {claim.key!r}: give each its own")
+        found[claim.key] = claim
+    return found
 
 
 @dataclass(frozen=True)
@@ -196,8 +316,13 @@ def judge(claim, a, b=None):
     Raises
     ------
     ValueError
-        For no values, NaN or inf values, or unpaired lengths.
+        For no values, NaN or inf values, or unpaired lengths, and for a claim made of
+        parts (combine its parts' verdicts with :func:`all_of`, :func:`at_least` or
+        :func:`negation`).
     """
+    if claim.combined:
+        raise ValueError(f"{claim.statement!r} is made of parts ({claim.rule!r}): judge "
+                         "its parts and combine them with all_of, at_least or negation")
     a = _as_seeds(a, "a")
     sign = 1.0 if claim.higher_is_better else -1.0
     if claim.rule == "mean interval":

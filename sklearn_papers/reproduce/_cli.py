@@ -127,52 +127,99 @@ def main(argv=None):
     """Entry point of the ``sklearn-papers`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     if args.command == "publish":
-        from sklearn_papers.reproduce._publish import publish
-
-        if not (args.report / "REPORT.md").is_file():
-            return _usage_error("publish", f"argument --report: no REPORT.md in "
-                                f"{str(args.report)!r}; give the --out folder of a "
-                                f"finished 'sklearn-papers reproduce' run")
-        problem = _folder_error("--to", args.to)
-        if problem:
-            return _usage_error("publish", problem)
-        try:
-            pages = publish(args.report, args.to, only=args.only)
-        except (OSError, ValueError) as exc:
-            return _usage_error("publish", str(exc).replace("\n", " "))
-        for page in pages:
-            print(f"wrote {page}")
-        return 0
+        return _publish_command(args)
     if args.list:  # names and titles only: no experiment module (torch, RDKit) imported
-        from sklearn_papers.reproduce._methods import method_of
-        from sklearn_papers.reproduce._registry import list_experiments
+        return _list_command(args)
+    return _reproduce_command(args, sys.argv[1:] if argv is None else list(argv))
 
-        listed = list_experiments()
-        unknown = [n for n in args.only or () if n not in listed]
-        if unknown:
-            return _usage_error("reproduce", f"argument --only: unknown experiment(s) "
-                                f"{', '.join(map(repr, unknown))}; choose from "
-                                f"{', '.join(sorted(listed))}")
-        if args.only:
-            listed = {name: listed[name] for name in args.only}
-        width = max(map(len, listed), default=0)
-        for name, (title, paper) in listed.items():
-            try:
-                method = f"method {method_of(name).key}"
-            except KeyError:
-                method = "no method in reproduce/_methods.py"
-            print(f"{name:{width}s}  {title}  [{paper}; {method}]")
-        return 0
+
+def _publish_command(args):
+    """``sklearn-papers publish``: the published pages of a finished run."""
+    from sklearn_papers.reproduce._publish import publish
+
+    if not (args.report / "REPORT.md").is_file():
+        return _usage_error("publish", f"argument --report: no REPORT.md in "
+                            f"{str(args.report)!r}; give the --out folder of a "
+                            f"finished 'sklearn-papers reproduce' run")
+    problem = _folder_error("--to", args.to)
+    if problem:
+        return _usage_error("publish", problem)
+    try:
+        pages = publish(args.report, args.to, only=args.only)
+    except (OSError, ValueError) as exc:
+        return _usage_error("publish", str(exc).replace("\n", " "))
+    for page in pages:
+        print(f"wrote {page}")
+    return 0
+
+
+def _list_command(args):
+    """``sklearn-papers reproduce --list``: name, title, paper and method of each
+    experiment (of those ``--only`` names)."""
+    from sklearn_papers.reproduce._methods import method_of
+    from sklearn_papers.reproduce._registry import list_experiments
+
+    listed = list_experiments()
+    unknown = [n for n in args.only or () if n not in listed]
+    if unknown:
+        return _usage_error("reproduce", f"argument --only: unknown experiment(s) "
+                            f"{', '.join(map(repr, unknown))}; choose from "
+                            f"{', '.join(sorted(listed))}")
+    if args.only:
+        listed = {name: listed[name] for name in args.only}
+    width = max(map(len, listed), default=0)
+    for name, (title, paper) in listed.items():
+        try:
+            method = f"method {method_of(name).key}"
+        except KeyError:
+            method = "no method in reproduce/_methods.py"
+        print(f"{name:{width}s}  {title}  [{paper}; {method}]")
+    return 0
+
+
+def _run_one(ctx, exp, args, cpu, notes):
+    """Run ``exp`` (or read it back with ``--resume``); return ``(section, seconds,
+    error)`` and set its CPU time and note in ``cpu`` and ``notes``."""
+    from sklearn_papers.reproduce._registry import format_seconds, run_experiment
+
+    name = ctx.experiment
+    damaged = _damaged_files(ctx) if args.resume or ctx.records_dir else []
+    earlier = _load_section(ctx, exp) if args.resume else None
+    if earlier is not None:
+        section, secs, created, earlier_cpu = earlier
+        if earlier_cpu is not None:
+            cpu[name] = earlier_cpu
+        notes[name] = (f"**Resumed:** this whole section was read back from the run "
+                       f"finished {created} (`--resume`); its times are that run's.")
+        ctx.log(f"[{name}] reused from the run of {created}")
+        return section, secs, None
+    cpu_start = _cpu_seconds()
+    with _deduplicated_warnings() as repeats:
+        section, secs, error = run_experiment(exp, ctx)
+    cpu[name] = _cpu_seconds() - cpu_start
+    if repeats:
+        ctx.log(f"[{name}] repeated warnings not shown again: " + "; ".join(
+            f"{n} x {label}" for label, n in repeats.items()))
+    if error is None:
+        _save_section(ctx, section, secs, exp, cpu=cpu[name])
+    note = " ".join(filter(None, [ctx.reused_note(), _recomputed_note(damaged)]))
+    if note:
+        notes[name] = note
+    ctx.log(f"[{name}] {'done' if error is None else 'FAILED'} in {format_seconds(secs)} "
+            f"(CPU time {format_seconds(cpu[name])})")
+    return section, secs, error
+
+
+def _reproduce_command(args, words):
+    """``sklearn-papers reproduce``: run the experiments and write the report."""
     import matplotlib
 
     matplotlib.use("Agg")
     from sklearn_papers.reproduce import _registry
-    from sklearn_papers.reproduce._registry import RunContext, format_seconds, run_experiment
+    from sklearn_papers.reproduce._registry import RunContext, format_seconds
     from sklearn_papers.reproduce._report import machine_info, portable_command, write_report
 
-    get_experiments = _registry.get_experiments
-
-    experiments = get_experiments()
+    experiments = _registry.get_experiments()
     names = args.only or [name for name, exp in experiments.items()
                           if not args.quick or exp.in_quick_run]
     unknown = [n for n in names if n not in experiments]
@@ -192,7 +239,6 @@ def main(argv=None):
                 f"longer than the others together): {', '.join(left_out)}; run them with "
                 f"--only {' '.join(left_out)} --quick")
     start = time.perf_counter()
-    words = sys.argv[1:] if argv is None else list(argv)
     command = portable_command(words)
     results, notes, cpu, path = [], {}, {}, None
     machine = machine_info()
@@ -204,32 +250,7 @@ def main(argv=None):
                                                  f"-seed{args.seed}")
         ctx.log(f"[{name}] {exp.title} ({i + 1}/{len(names)}, "
                 f"{format_seconds(time.perf_counter() - start)} into the run) ...")
-        damaged = _damaged_files(ctx) if args.resume or ctx.records_dir else []
-        earlier = _load_section(ctx, exp) if args.resume else None
-        if earlier is not None:
-            section, secs, created, earlier_cpu = earlier
-            error = None
-            if earlier_cpu is not None:
-                cpu[name] = earlier_cpu
-            notes[name] = (f"**Resumed:** this whole section was read back from the run "
-                           f"finished {created} (`--resume`); its times are that run's.")
-            ctx.log(f"[{name}] reused from the run of {created}")
-        else:
-            cpu_start = _cpu_seconds()
-            with _deduplicated_warnings() as repeats:
-                section, secs, error = run_experiment(exp, ctx)
-            cpu[name] = _cpu_seconds() - cpu_start
-            if repeats:
-                ctx.log(f"[{name}] repeated warnings not shown again: " + "; ".join(
-                    f"{n} x {label}" for label, n in repeats.items()))
-            if error is None:
-                _save_section(ctx, section, secs, exp, cpu=cpu[name])
-            note = " ".join(filter(None, [ctx.reused_note(), _recomputed_note(damaged)]))
-            if note:
-                notes[name] = note
-            status = "done" if error is None else "FAILED"
-            ctx.log(f"[{name}] {status} in {format_seconds(secs)} "
-                    f"(CPU time {format_seconds(cpu[name])})")
+        section, secs, error = _run_one(ctx, exp, args, cpu, notes)
         if error is not None and args.verbose > 0:
             print(error, file=sys.stderr)
         results.append((exp, section, secs, error))

@@ -1,5 +1,7 @@
-"""Pieces every experiment uses: its seeds, one torch thread for small models, figures.
+"""Pieces every experiment uses: its protocol, seeds, one torch thread, figures.
 
+* :class:`Protocol` declares an experiment's settings (seeds, sizes, epochs) and what
+  ``--quick`` shortens, as data at the top of its module;
 * :func:`run_seeds` gives the seeds of a run (``--seed`` plus 0, 1, ...) and
   :func:`over_seeds` calls a function once per seed, so that no experiment writes its own
   seed loop;
@@ -8,9 +10,87 @@
 """
 
 from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-__all__ = ["in_one_torch_thread", "one_torch_thread", "over_seeds", "run_seeds", "save_figure"]
+__all__ = ["Protocol", "in_one_torch_thread", "one_torch_thread", "over_seeds", "run_seeds",
+           "save_figure"]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """An experiment's protocol as data: the full run's settings and what ``--quick``
+    changes.
+
+    An experiment module declares it at its top, beside its claims
+    (:func:`~._claims.declare`)::
+
+        PROTOCOL = Protocol(
+            full=dict(seeds=5, epochs=60, few_labels=True),
+            quick=dict(seeds=3, epochs=8, few_labels=False),
+            shortened="{epochs} epochs instead of 60 and {seeds} seeds instead of 5; the "
+                      "10 %-labels variant skipped.",
+        )
+
+    and ``run`` reads ``cfg = PROTOCOL.settings(ctx.quick)``, ``seeds =
+    PROTOCOL.seeds(ctx)`` and ``PROTOCOL.note(ctx.quick)`` (the report's "shortened"
+    line). A test shrinks a run with ``PROTOCOL.but(epochs=1)``.
+
+    Attributes
+    ----------
+    full : dict
+        The full run's settings (``"seeds"``: how many seeds, when the experiment has
+        seeds). Values are plain data: numbers, strings, tuples.
+    quick : dict, default={}
+        Settings that ``--quick`` replaces (keys of ``full`` only).
+    shortened : str, default=""
+        What ``--quick`` shortens, in words, with ``{setting}`` placeholders filled from
+        the quick settings; empty: written from the settings that differ (``"epochs: 8
+        instead of 60; seeds: 3 instead of 5."``).
+
+    Raises
+    ------
+    ValueError
+        When ``quick`` sets a key that ``full`` lacks.
+    """
+
+    full: dict
+    quick: dict = field(default_factory=dict)
+    shortened: str = ""
+
+    def __post_init__(self):
+        unknown = sorted(set(self.quick) - set(self.full))
+        if unknown:
+            raise ValueError(f"quick sets {unknown}, which the full protocol lacks: add "
+                             "them to full")
+
+    def settings(self, quick):
+        """The settings of a run: ``full``, updated by ``quick`` when ``quick`` is true."""
+        return {**self.full, **self.quick} if quick else dict(self.full)
+
+    def seeds(self, ctx):
+        """The run's seeds: :func:`run_seeds` with the setting ``"seeds"``."""
+        return run_seeds(ctx, self.settings(ctx.quick)["seeds"])
+
+    def note(self, quick):
+        """What ``--quick`` shortened (``""`` for a full run)."""
+        if not quick:
+            return ""
+        if self.shortened:
+            return self.shortened.format(**self.settings(True))
+        changed = [f"{k}: {v} instead of {self.full[k]}"
+                   for k, v in self.quick.items() if v != self.full[k]]
+        return "; ".join(changed) + "." if changed else ""
+
+    def but(self, **settings):
+        """This protocol with ``settings`` replacing those of both modes (for tests)."""
+        unknown = sorted(set(settings) - set(self.full))
+        if unknown:
+            raise ValueError(f"the protocol has no settings {unknown}; its settings are "
+                             f"{sorted(self.full)}")
+        return replace(self, full={**self.full, **settings},
+                       quick={**self.quick, **{k: v for k, v in settings.items()
+                                               if k in self.quick}})
 
 
 def run_seeds(ctx, n_seeds):

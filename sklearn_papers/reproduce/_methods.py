@@ -1,19 +1,25 @@
-"""The registry of methods: one entry per method, naming everything that belongs to it.
+"""The registry of methods: one key per paper, naming everything that belongs to it.
 
-Each :class:`Method` names its paper pages (``docs/papers/<page>.rst``), its estimators, its
-user-guide pages, its experiments (``sklearn-papers reproduce --only NAME``, published as
-``docs/results/NAME.rst``), its gallery examples (``examples/*.py``) and its benchmarks
-(``benchmarks/*.py``). README's methods table is generated from it (:func:`methods_table`),
-``sklearn-papers reproduce --list`` prints each experiment's method, and
-``tests/reproduce/test_methods.py`` checks that README, the paper pages, the results pages,
-the examples and the benchmarks agree with it.
+Each :class:`Method` has one key, and every name of the method starts with it: its
+experiments (``sklearn-papers reproduce --only KEY``, follow-ups ``KEY_followup``,
+published as ``docs/results/<name>.rst``), its paper pages (``docs/papers/KEY.rst``, or
+``KEY_<part>.rst`` for a method with two papers), its gallery examples
+(``examples/plot_KEY[_<topic>].py``) and its benchmarks
+(``benchmarks/bench_KEY[_<topic>].py``). README's methods table is generated from it
+(:func:`methods_table`), so is the results index (:func:`results_index`: the pages and a
+summary of every claim's verdict, read from the pages' JSON); ``sklearn-papers reproduce
+--list`` prints each experiment's key, and ``tests/reproduce/test_methods.py`` checks
+that README, the paper pages, the results pages, the examples and the benchmarks agree
+with it.
 
-Strings only, no imports: ``--list`` reads it without importing torch or RDKit.
+Strings only, no imports at module level: ``--list`` reads it without importing torch or
+RDKit.
 """
 
 from dataclasses import dataclass
 
-__all__ = ["METHODS", "Method", "method_of", "methods_table"]
+__all__ = ["METHODS", "SHARED_BENCHMARKS", "Method", "method_of", "methods_table",
+           "results_index"]
 
 _MOLECULES = (("molecule input", "docs/molecules.rst"),
               ("your own molecules", "docs/user_guide/molecules_own_data.rst"))
@@ -23,12 +29,12 @@ _IMAGES = (("your own images", "docs/user_guide/images.rst"),
 
 @dataclass(frozen=True)
 class Method:
-    """One method of the package, with everything named after it.
+    """One method of the package (one paper, or two that share an experiment).
 
     Attributes
     ----------
     key : str
-        Its one name: the stem of its first paper page.
+        Its one name, which starts every other name below.
     name : str
         The method's name, as README's table shows it.
     paper : str
@@ -39,8 +45,6 @@ class Method:
         What it does, in one sentence.
     guides : tuple of (str, str)
         User-guide pages: ``(label, path)``.
-    pages : tuple of str
-        Its paper pages (stems of ``docs/papers/*.rst``); the first is :attr:`key`.
     experiments : tuple of (str, str)
         ``(label, experiment name)`` of the results README links; an empty label links
         the page as "results".
@@ -52,8 +56,9 @@ class Method:
         Its benchmark scripts (``benchmarks/<name>``).
     results_note : str
         README's results cell when it has no experiment of its own.
-    page_labels : tuple of str
-        With several paper pages, the label of each page's link.
+    pages : tuple of (str, str)
+        With two papers, ``(label, page stem)`` of each paper page; else its one page is
+        ``docs/papers/<key>.rst``.
     """
 
     key: str
@@ -62,71 +67,73 @@ class Method:
     estimators: str
     sentence: str
     guides: tuple
-    pages: tuple
     experiments: tuple = ()
     followups: tuple = ()
     examples: tuple = ()
     benchmarks: tuple = ()
     results_note: str = ""
-    page_labels: tuple = ()
+    pages: tuple = ()
 
     def experiment_names(self):
         """Every experiment of the method, follow-ups included."""
         return tuple(name for _, name in self.experiments) + tuple(self.followups)
 
+    def page_stems(self):
+        """Stems of its paper pages (``docs/papers/<stem>.rst``)."""
+        return tuple(stem for _, stem in self.pages) or (self.key,)
+
 
 #: The methods, in README's order.
 METHODS = (
-    Method("duvenaud_ecfp", "Circular fingerprints (ECFP/FCFP)", "Rogers & Hahn 2010",
+    Method("ecfp", "Circular fingerprints (ECFP/FCFP)", "Rogers & Hahn 2010",
            "`chem.CircularFingerprint`",
            "Morgan fingerprints as a transformer, bit-for-bit RDKit's, with `n_jobs`.",
            _MOLECULES + (("scaling out", "docs/user_guide/scaling_out.rst"),),
-           ("duvenaud_ecfp",),
-           examples=("plot_circular_fingerprint.py",),
-           benchmarks=("bench_ecfp.py", "bench_featurization_cache.py",
-                       "bench_featurization_n_jobs.py", "bench_standardize.py",
-                       "bench_scaffold.py", "bench_descriptors.py"),
+           examples=("plot_ecfp.py",), benchmarks=("bench_ecfp.py", "bench_ecfp_sparse.py"),
            results_note="the Duvenaud et al. baseline rows (next row)"),
-    Method("duvenaud_neural_fingerprint", "Neural graph fingerprints", "Duvenaud et al. 2015",
+    Method("duvenaud", "Neural graph fingerprints", "Duvenaud et al. 2015",
            "`chem.NeuralFingerprint`, `NeuralFingerprintRegressor`, "
            "`NeuralFingerprintClassifier`",
            "A differentiable fingerprint learnt end to end with its prediction head.",
-           _MOLECULES, ("duvenaud_neural_fingerprint",), (("", "duvenaud"),),
-           followups=("duvenaud_followup",),
-           examples=("plot_neural_fingerprint.py",),
-           benchmarks=("bench_neural_fingerprint.py", "bench_nf_defaults.py")),
-    Method("gilmer_mpnn", "Message passing neural networks", "Gilmer et al. 2017",
+           _MOLECULES, (("", "duvenaud"),), followups=("duvenaud_followup",),
+           examples=("plot_duvenaud.py",),
+           benchmarks=("bench_duvenaud.py", "bench_duvenaud_defaults.py")),
+    Method("gilmer", "Message passing neural networks", "Gilmer et al. 2017",
            "`chem.MPNN`, `MPNNRegressor`, `MPNNClassifier`",
            "Edge-network messages and a set2set readout, or chemprop-style directed "
-           "messages.", _MOLECULES, ("gilmer_mpnn",), (("", "gilmer"),),
-           examples=("plot_mpnn.py",), benchmarks=("bench_mpnn.py", "bench_mpnn_defaults.py")),
-    Method("rong_grover", "GROVER", "Rong et al. 2020",
+           "messages.", _MOLECULES, (("", "gilmer"),), examples=("plot_gilmer.py",),
+           benchmarks=("bench_gilmer.py", "bench_gilmer_defaults.py")),
+    Method("grover", "GROVER", "Rong et al. 2020",
            "`chem.GroverFeaturizer`, `GroverRegressor`, `GroverClassifier`, `ScaffoldSplit`, "
            "`ScaffoldKFold`",
            "A graph transformer pretrained on unlabelled molecules (shipped checkpoints), "
-           "used frozen or fine-tuned.", _MOLECULES, ("rong_grover",), (("", "grover"),),
+           "used frozen or fine-tuned.", _MOLECULES, (("", "grover"),),
            followups=("grover_followup",), examples=("plot_grover.py",),
            benchmarks=("bench_grover.py", "bench_grover_defaults.py",
-                       "bench_grover_finetune.py", "bench_graph_descriptors.py")),
-    Method("lee_seung_nmf", "Non-negative matrix factorization", "Lee & Seung 2001",
+                       "bench_grover_finetune.py")),
+    Method("lee_seung", "Non-negative matrix factorization", "Lee & Seung 2001",
            "`decomposition.NMF`",
            "Multiplicative updates for Frobenius and KL losses in torch, iterate for iterate "
            "scikit-learn's.", (("decomposition", "docs/user_guide/decomposition.rst"),),
-           ("lee_seung_nmf",), (("", "lee_seung"),), examples=("plot_nmf_digits.py",),
-           benchmarks=("bench_nmf.py",)),
-    Method("khosla_supcon", "Supervised contrastive learning, Group Normalization",
-           "Khosla et al. 2020; Wu & He 2018",
+           (("", "lee_seung"),), examples=("plot_lee_seung_digits.py",),
+           benchmarks=("bench_lee_seung.py",)),
+    Method("supcon", "Supervised contrastive learning", "Khosla et al. 2020",
            "`contrastive.SupConEmbedder`, `CrossEntropyEmbedder`",
-           "Embeddings trained with the SupCon loss (or cross-entropy), with batch, group or "
-           "layer norm.", (("contrastive learning", "docs/user_guide/contrastive.rst"),),
-           ("khosla_supcon",), (("SupCon", "supcon"), ("group norm", "group_norm")),
-           followups=("supcon_followup", "group_norm_followup"),
+           "Embeddings trained with the SupCon loss, or cross-entropy, probed by a linear "
+           "model.", (("contrastive learning", "docs/user_guide/contrastive.rst"),),
+           (("", "supcon"),), followups=("supcon_followup",),
            examples=("plot_supcon_digits.py",), benchmarks=("bench_supcon.py",)),
-    Method("luo_sumo", "SUMO", "Luo et al. 2020",
+    Method("group_norm", "Group Normalization", "Wu & He 2018",
+           "`norm=\"group\"` of `contrastive.SupConEmbedder`, `CrossEntropyEmbedder`, "
+           "`decomposition.BetaVAE`",
+           "Normalisation over groups of channels per sample, independent of the batch "
+           "size.", (("contrastive learning", "docs/user_guide/contrastive.rst"),),
+           (("", "group_norm"),), followups=("group_norm_followup",)),
+    Method("sumo", "SUMO", "Luo et al. 2020",
            "`estimation.LogPartitionEstimator`, `SUMOVAE`, `elbo`, `iwae`, `sumo`",
            "Unbiased estimates of log Z and log-likelihoods by randomized telescoping sums.",
-           (("estimation", "docs/user_guide/estimation.rst"),), ("luo_sumo",),
-           (("", "sumo"),), followups=("sumo_followup",), examples=("plot_sumo.py",),
+           (("estimation", "docs/user_guide/estimation.rst"),), (("", "sumo"),),
+           followups=("sumo_followup",), examples=("plot_sumo.py",),
            benchmarks=("bench_sumo.py",)),
     Method("disentanglement", "Disentanglement scores",
            "van Steenkiste et al. 2019 and the scores it compares",
@@ -135,43 +142,53 @@ METHODS = (
            "Seven disentanglement scores as metrics and scorers, a ground-truth image set, a "
            "beta-VAE.", (("metrics", "docs/user_guide/metrics.rst"),
                          ("beta-VAE", "docs/user_guide/decomposition.rst")),
-           ("disentanglement",), (("", "disentanglement"),),
-           examples=("plot_disentanglement_metrics.py",),
+           (("", "disentanglement"),), examples=("plot_disentanglement_metrics.py",),
            benchmarks=("bench_disentanglement.py",)),
-    Method("dosovitskiy_deepsim", "DeePSiM", "Dosovitskiy & Brox 2016",
+    Method("deepsim", "DeePSiM", "Dosovitskiy & Brox 2016",
            "`generative.DeePSiMAutoencoder`, `FeatureInverter`; `nn.DeePSiMLoss`",
            "Autoencoders and feature inverters trained with pixel, feature and adversarial "
            "losses.", (("generative models", "docs/user_guide/generative.rst"),),
-           ("dosovitskiy_deepsim",), (("", "deepsim"),), examples=("plot_deepsim_digits.py",),
+           (("", "deepsim"),), examples=("plot_deepsim_digits.py",),
            benchmarks=("bench_deepsim.py",)),
-    Method("milioto_instance_segmentation", "Joint semantic + instance segmentation",
+    Method("instance_segmentation", "Joint semantic + instance segmentation",
            "Milioto et al. 2019; De Brabandere et al. 2017",
            "`vision.InstanceSegmenter`, `nn.DiscriminativeLoss`, segmentation metrics",
            "One network for semantics, instance centres and pixel embeddings; instances "
-           "without clustering.", _IMAGES, ("milioto_instance_segmentation",),
-           (("", "instance_segmentation"),),
-           examples=("plot_instance_segmentation.py", "plot_coins.py"),
-           benchmarks=("bench_segmentation.py", "bench_coins.py", "bench_quality.py")),
-    Method("he_mask_rcnn", "Mask R-CNN", "He et al. 2017",
+           "without clustering.", _IMAGES, (("", "instance_segmentation"),),
+           followups=("instance_segmentation_followup",),
+           examples=("plot_instance_segmentation.py", "plot_instance_segmentation_coins.py"),
+           benchmarks=("bench_instance_segmentation.py",
+                       "bench_instance_segmentation_coins.py")),
+    Method("mask_rcnn", "Mask R-CNN", "He et al. 2017",
            "`vision.MaskRCNN`; `nn.RoIAlign`, `RoIPool`, `nms`, `batched_nms`",
            "A two-stage detector with per-instance masks, in pure torch.", _IMAGES,
-           ("he_mask_rcnn",), (("", "mask_rcnn"),), examples=("plot_mask_rcnn.py",),
+           (("", "mask_rcnn"),), followups=("mask_rcnn_followup",),
+           examples=("plot_mask_rcnn.py",),
            benchmarks=("bench_mask_rcnn.py",)),
-    Method("oh_lpg", "Learned Policy Gradient", "Oh et al. 2020",
+    Method("lpg", "Learned Policy Gradient", "Oh et al. 2020",
            "`rl.LearnedPolicyGradient`, `A2C`, `GridWorld`, `DelayedChain`",
            "A reinforcement-learning update rule meta-learnt on simple environments.",
-           (("your own environments", "docs/user_guide/environments.rst"),), ("oh_lpg",),
+           (("your own environments", "docs/user_guide/environments.rst"),),
            (("grid worlds", "lpg"), ("stock environments", "lpg_stock")),
-           examples=("plot_lpg.py",), benchmarks=("bench_lpg.py", "bench_lpg_stock_lakes.py")),
-    Method("rusu_progressive", "Progressive networks, generative replay",
+           examples=("plot_lpg.py",),
+           benchmarks=("bench_lpg.py", "bench_lpg_a2c.py", "bench_lpg_pretrained.py",
+                       "bench_lpg_stock_lakes.py")),
+    Method("continual", "Progressive networks, generative replay",
            "Rusu et al. 2016; Farquhar & Gal 2018",
            "`continual.ProgressiveNetworkClassifier`, `GenerativeReplayClassifier`",
            "Learning tasks one after another without forgetting, by new columns or by "
            "replayed samples.", (("continual learning", "docs/continual.rst"),),
-           ("rusu_progressive", "farquhar_vger"), (("", "continual"),),
+           (("", "continual"),), followups=("continual_followup",),
            examples=("plot_continual_split_digits.py",), benchmarks=("bench_continual.py",),
-           page_labels=("progressive", "replay")),
+           pages=(("progressive", "continual_progressive"), ("replay", "continual_replay"))),
 )
+
+#: Benchmarks of the shared machinery (featurization, splits, standardization, memory),
+#: which measure several methods at once and so carry no method's key.
+SHARED_BENCHMARKS = ("bench_descriptors.py", "bench_featurization_cache.py",
+                     "bench_featurization_n_jobs.py", "bench_graph_descriptors.py",
+                     "bench_molecule_cost.py", "bench_quality.py", "bench_scaffold.py",
+                     "bench_standardize.py", "bench_vision_memory.py")
 
 
 def method_of(experiment):
@@ -198,15 +215,76 @@ def methods_table():
     lines = ["| Method | Paper | Estimators | In one sentence | User guide | Results |",
              "|---|---|---|---|---|---|"]
     for m in METHODS:
-        pages = [f"docs/papers/{p}.rst" for p in m.pages]
-        if len(pages) == 1:
-            name = _link(m.name, pages[0])
+        if m.pages:
+            name = f"{m.name} (" + ", ".join(_link(label, f"docs/papers/{stem}.rst")
+                                             for label, stem in m.pages) + ")"
         else:
-            name = f"{m.name} (" + ", ".join(_link(label, p) for label, p in
-                                             zip(m.page_labels, pages)) + ")"
+            name = _link(m.name, f"docs/papers/{m.key}.rst")
         guides = ", ".join(_link(label, path) for label, path in m.guides)
         results = ", ".join(_link(label or "results", f"docs/results/{name_}.rst")
                             for label, name_ in m.experiments) or m.results_note
         lines.append(f"| {name} | {m.paper} | {m.estimators} | {m.sentence} | {guides} | "
                      f"{results} |")
     return "\n".join(lines)
+
+
+_OUTCOMES = ("holds", "does not hold", "inconclusive")
+
+
+def results_index(to_dir):
+    """The results index (``<to_dir>/index.rst``, reStructuredText) read from the pages'
+    JSON of ``to_dir``.
+
+    It lists the pages by method, then a summary (per experiment, how many of its claims
+    hold, do not hold or are inconclusive, linked to the method's paper page), then every
+    verdict with the rule that judged it.
+
+    Parameters
+    ----------
+    to_dir : path-like
+        Folder of the published results pages (``<name>.json`` beside ``<name>.rst``).
+
+    Returns
+    -------
+    text : str
+
+    Raises
+    ------
+    KeyError
+        If a page's experiment belongs to no method of :data:`METHODS`.
+    """
+    import json
+    from pathlib import Path
+
+    from sklearn_papers.reproduce._publish import _inline
+
+    pages = {p.stem: json.loads(p.read_text(encoding="utf-8"))
+             for p in sorted(Path(to_dir).glob("*.json"))}
+    order = [n for m in METHODS for n in m.experiment_names() if n in pages]
+    order += sorted(set(pages) - set(order), key=lambda n: method_of(n).key)
+    lines = ["Results of full runs", "====================", "",
+             "Each page is the report of one run of ``sklearn-papers reproduce``, with the "
+             "command, commit and machine it ran on. Published with ``sklearn-papers publish "
+             "--report DIR --to docs/results``; each page's records are in the JSON file "
+             "beside it.", "", ".. toctree::", "   :maxdepth: 1", ""]
+    lines += [f"   {name}" for name in order]
+    lines += ["", "Summary", "-------", "",
+              "How many of each experiment's claims hold, do not hold or are inconclusive.", "",
+              ".. list-table::", "   :header-rows: 1", "",
+              "   * - method", "     - experiment", *(f"     - {o}" for o in _OUTCOMES)]
+    for name in order:
+        method = method_of(name)
+        outcomes = [v["outcome"] for v in pages[name]["result"]["verdicts"]]
+        lines += [f"   * - :doc:`{method.name} </papers/{method.page_stems()[0]}>`",
+                  f"     - :ref:`{name} <results-{name}>`",
+                  *(f"     - {outcomes.count(o)}" for o in _OUTCOMES)]
+    lines += ["", "Verdicts", "--------", "",
+              "Every claim the published runs judged, with the rule that judged it.", "",
+              ".. list-table::", "   :header-rows: 1", "",
+              "   * - experiment", "     - claim", "     - rule", "     - outcome"]
+    for name in order:
+        for v in pages[name]["result"]["verdicts"]:
+            lines += [f"   * - :ref:`{name} <results-{name}>`",
+                      f"     - {_inline(v['claim']) or '(see the page)'}",
+                      f"     - {_inline(v['rule'])}", f"     - {v['outcome']}"]
+    return "\n".join(lines) + "\n"

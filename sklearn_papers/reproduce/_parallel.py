@@ -44,7 +44,8 @@ def _in_worker_indexed(index, func, args):
     return index, value, cpu
 
 
-def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
+def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None, owner=None,
+                 share=False):
     """Values of independent parts, computed on ``n_jobs`` processes and cached by ``ctx``.
 
     Parameters
@@ -66,6 +67,11 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
         ``meanwhile()`` is run in this process once the parts are handed to the workers,
         before their values are collected (other work of the experiment, so that this
         process does not sit idle); with ``n_jobs=1``, before the parts are computed.
+    owner : str, default=None
+        The experiment whose parts these are, when not the current one (a follow-up
+        reading its main experiment's parts), see :meth:`RunContext.cached`.
+    share : bool, default=False
+        Keep the values for a follow-up run later in the same run (:meth:`RunContext.cached`).
 
     Returns
     -------
@@ -77,12 +83,13 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
     """
     values = []
     todo = set() if n_jobs == 1 else {i for i, (key, _, _, params) in enumerate(parts)
-                                      if not ctx.has_cached(key, params)}
+                                      if not ctx.has_cached(key, params, owner)}
+    where = dict(owner=owner, share=share)
     if len(todo) < 2:  # in this process, in order (cached parts are read back)
         if meanwhile is not None:
             meanwhile()
         for key, func, args, params in parts:
-            values.append(ctx.cached(key, partial(func, *args), params=params))
+            values.append(ctx.cached(key, partial(func, *args), params=params, **where))
             if progress is not None:
                 progress.update(1)
         return values
@@ -100,7 +107,8 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
     for i, value, cpu in results:
         _WORKER_CPU[0] += cpu
         key, _, _, params = parts[i]
-        done[i] = ctx.cached(key, lambda value=value: value, params=params, cpu_seconds=cpu)
+        done[i] = ctx.cached(key, lambda value=value: value, params=params, cpu_seconds=cpu,
+                             **where)
         if progress is not None:
             progress.update(1)
     for i, (key, func, args, params) in enumerate(parts):
@@ -108,7 +116,7 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None):
             values.append(done[i])
             continue
         # read back by ``ctx.cached`` (computed here if the file is unreadable)
-        values.append(ctx.cached(key, partial(func, *args), params=params))
+        values.append(ctx.cached(key, partial(func, *args), params=params, **where))
         if progress is not None:
             progress.update(1)
     return values

@@ -5,6 +5,20 @@ defines a module-level ``EXPERIMENT = Experiment(...)``; modules are discovered 
 adding a paper means adding one file. An experiment's ``run`` takes a :class:`RunContext`
 and returns a :class:`~._result.Result`: its section of the report as data.
 
+An experiment module reads top-down:
+
+1. its docstring: the paper, the data, what is checked;
+2. ``CLAIMS = declare(Claim(...), ...)``: every claim it judges, with its words, arms,
+   metric and rule (:func:`~._claims.declare`), and ``PROTOCOL = Protocol(full=...,
+   quick=...)``: seeds, sizes and what ``--quick`` shortens (:class:`~._common.Protocol`);
+3. the parts: module-level functions computing one fit, fold or seed from plain
+   arguments, so that :func:`~._parallel.cached_parts` can cache them and run them on
+   worker processes;
+4. ``run``: reads the protocol, runs the parts, judges the declared claims and builds the
+   :class:`~._result.Result`, through the shared helpers (:mod:`._common` for seeds,
+   threads and figures, :mod:`._parallel` for parts, :mod:`._records` for records);
+5. ``EXPERIMENT = Experiment(..., claims=CLAIMS, protocol=PROTOCOL)``.
+
 A follow-up study of a paper's claims (why a claim fails, what changes it) is an experiment
 of its own, defined in the same module as ``EXPERIMENT_FOLLOWUP = Experiment(name=
 "<name>_followup", ...)``: every module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` that
@@ -84,6 +98,9 @@ class RunContext:
     records : list of dict
         The records read or written for the current experiment (their ``commit`` fields
         say which code computed each part).
+    shared : dict
+        Values of the parts that an experiment shares with its follow-up (``share=True``
+        of :meth:`cached`), kept for the whole run, by owner, key and params.
 
     Notes
     -----
@@ -102,6 +119,7 @@ class RunContext:
     computed: list = field(default_factory=list, repr=False)
     records_dir: Path = None
     records: list = field(default_factory=list, repr=False)
+    shared: dict = field(default_factory=dict, repr=False)
 
     def figure_path(self, name):
         """Path for a figure file ``<out_dir>/<name>`` (the folder exists)."""
@@ -120,24 +138,29 @@ class RunContext:
         name = experiment if experiment is not None else (self.experiment or "_")
         return Path(self.out_dir) / ".cache" / f"{mode}-seed{self.random_state}" / name
 
-    def _cache_file(self, key, params):
+    def _cache_file(self, key, params, owner=None):
         safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", str(key)).strip("_")[:80] or "part"
         digest = hashlib.sha1(repr((str(key), _canonical(params))).encode()).hexdigest()[:12]
-        return self.cache_dir() / f"{safe}-{digest}.pkl"
+        return self.cache_dir(owner) / f"{safe}-{digest}.pkl"
 
-    def has_cached(self, key, params=None):
+    def has_cached(self, key, params=None, owner=None):
         """Whether :meth:`cached` would read the value of ``key`` back instead of computing
         it."""
+        if self._shared_key(key, params, owner) in self.shared:
+            return True
         if self.records_dir is not None:
             from sklearn_papers.reproduce._records import read_record
 
             return read_record(self.records_dir, key, _canonical(params)) is not None
         if not self.resume:
             return False
-        return self._read_pickle(key, params) is not None
+        return self._read_pickle(key, params, owner) is not None
 
-    def _read_pickle(self, key, params):
-        path = self._cache_file(key, params)
+    def _shared_key(self, key, params, owner):
+        return (owner or self.experiment, str(key), repr(_canonical(params)))
+
+    def _read_pickle(self, key, params, owner=None):
+        path = self._cache_file(key, params, owner)
         if not path.is_file():
             return None
         try:
@@ -170,7 +193,8 @@ class RunContext:
         self.computed.append(str(key))
         return record["value"]
 
-    def cached(self, key, compute, *, params=None, cpu_seconds=None):
+    def cached(self, key, compute, *, params=None, cpu_seconds=None, owner=None,
+               share=False):
         """Return ``compute()``, cached in the output folder under ``key``.
 
         With ``resume=True`` a value cached by an earlier run under the same key, params,
@@ -190,6 +214,13 @@ class RunContext:
         cpu_seconds : float, default=None
             CPU seconds the value took, when it was computed elsewhere (a worker process);
             kept in the part's record (:attr:`records_dir`). None measures ``compute()``.
+        owner : str, default=None
+            The experiment whose part this is, when not the current one: a follow-up
+            reading its main experiment's parts. The value is read from :attr:`shared`
+            when that experiment computed it earlier in this run (``share=True``), else
+            cached (or read back) in the owner's folder.
+        share : bool, default=False
+            Keep the value in :attr:`shared` for the rest of the run, for a follow-up.
 
         Returns
         -------
@@ -197,12 +228,20 @@ class RunContext:
             With :attr:`records_dir` set, the value's JSON form (tuples read back as
             lists, arrays as lists).
         """
-        if self.records_dir is not None:
-            return self._cached_record(key, compute, params, cpu_seconds)
-        path = self._cache_file(key, params)
-        record = self._read_pickle(key, params) if self.resume else None
+        shared_key = self._shared_key(key, params, owner)
+        if shared_key in self.shared:
+            return self.shared[shared_key]
+        if self.records_dir is not None and owner is None:
+            value = self._cached_record(key, compute, params, cpu_seconds)
+            if share:
+                self.shared[shared_key] = value
+            return value
+        path = self._cache_file(key, params, owner)
+        record = self._read_pickle(key, params, owner) if self.resume else None
         if record is not None:
             self.reused.append((str(key), record["created"]))
+            if share:
+                self.shared[shared_key] = record["value"]
             return record["value"]
         value = compute()
         record = {"format": _CACHE_FORMAT, "key": str(key), "params": _canonical(params),
@@ -213,6 +252,8 @@ class RunContext:
             pickle.dump(record, fh)
         os.replace(tmp, path)  # atomic: a run killed while writing leaves no half file
         self.computed.append(str(key))
+        if share:
+            self.shared[shared_key] = value
         return value
 
     def reused_note(self):
@@ -379,6 +420,10 @@ class Experiment:
         Whether ``reproduce --quick`` without ``--only`` (``make demo``) runs it. False for
         an experiment whose quick protocol alone takes longer than the demo's budget of
         about 15 minutes on 2 cores; ``--only NAME --quick`` and the full run still run it.
+    claims : Claims, default={}
+        The claims it judges, as its module declares them (:func:`~._claims.declare`).
+    protocol : Protocol or None, default=None
+        Its settings and what ``--quick`` shortens (:class:`~._common.Protocol`).
     """
 
     name: str
@@ -387,6 +432,8 @@ class Experiment:
     run: Callable
     records: bool = False
     in_quick_run: bool = True
+    claims: dict = field(default_factory=dict)
+    protocol: object = None
 
 
 def _is_experiment_name(name):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import OUTCOMES, Verdict, describe
+from sklearn_papers.reproduce._claims import OUTCOMES, Claim, Verdict, describe
 
 __all__ = ["Result", "Table", "VerdictRecord", "plain"]
 
@@ -180,9 +180,14 @@ class VerdictRecord:
     @classmethod
     def from_verdict(cls, verdict, *, arms=(), claim=None, digits=3, parts=(), rule=None):
         """The record of a :class:`~._claims.Verdict`, or of an outcome string (a claim
-        made of parts: give ``claim``, ``rule`` and ``parts``)."""
+        made of parts: give ``claim``, a declared :class:`~._claims.Claim` or its words
+        with ``rule``, and ``parts``). ``arms`` default to the claim's."""
         parts = [p if isinstance(p, VerdictRecord) else cls.from_verdict(p, digits=digits)
                  for p in parts if not isinstance(p, str)]
+        if isinstance(claim, Claim):
+            arms = arms or claim.arms
+            rule = rule or claim.rule
+            claim = claim.statement
         if isinstance(verdict, str):
             if claim is None:
                 raise ValueError("an outcome without its Verdict needs the claim's words")
@@ -193,7 +198,7 @@ class VerdictRecord:
         c = verdict.claim
         lo, hi = verdict.interval
         return cls(claim=claim or c.statement, outcome=verdict.outcome, rule=c.rule,
-                   metric=c.metric, arms=list(arms), paper=c.paper,
+                   metric=c.metric, arms=list(arms or c.arms), paper=c.paper,
                    estimate=_number(verdict.estimate), interval=[_number(lo), _number(hi)],
                    n=int(verdict.n_seeds), wins=int(verdict.wins), unit=c.unit,
                    numbers=_json_value(verdict.numbers), parts=parts, digits=digits)
@@ -304,9 +309,11 @@ class Result:
             From :func:`~._claims.judge`, or the outcome of a claim made of parts
             (:func:`~._claims.all_of`, ...), which then needs ``claim`` and ``rule``.
         arms : sequence of str
-            What is compared, the claimed side first.
-        claim : str, default=None
-            The claim's words; the :class:`~._claims.Claim`'s statement by default.
+            What is compared, the claimed side first; the claim's ``arms`` by default.
+        claim : str or Claim, default=None
+            The claim's words; the :class:`~._claims.Claim`'s statement by default. For a
+            claim made of parts, its declared :class:`~._claims.Claim` (words, rule and
+            arms).
         style : {"bold", "outcome", "plain"}, default="bold"
         digits : int, default=3
         parts : sequence of Verdict

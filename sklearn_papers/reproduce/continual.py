@@ -17,11 +17,13 @@ tasks of 2 classes ({0, 1}, {2, 3}, ..., {8, 9}), learnt in order.
   10 labels per class, for a progressive second column, a fresh column on the 50 rows alone
   and fine-tuning the 0-4 network with a new head; paired differences over seeds (each seed
   draws the split, the 50 rows and the initialisations) with a t confidence interval.
-* Follow-ups (new cached parts, ``rq/...`` and ``tc/...``): the GAN and VAE replay runs
-  repeated and probed after every task (:func:`replay_diagnostics`: what the classifier
-  keeps of the replayed vs the real rows of task 1, an oracle's accuracy, spread, coverage,
-  precision and drift of the replayed rows, train-on-samples accuracy), and the forward
-  transfer gap against the number of labels per class (:func:`transfer_curve`).
+* Follow-ups, the experiment ``continual_followup`` (its own cached parts, ``rq/...`` and
+  ``tc/...``; the main runs it compares with are ``continual``'s parts): the GAN and VAE
+  replay runs repeated and probed after every task (:func:`replay_diagnostics`: what the
+  classifier keeps of the replayed vs the real rows of task 1, an oracle's accuracy,
+  spread, coverage, precision and drift of the replayed rows, train-on-samples accuracy),
+  and the forward transfer gap against the number of labels per class
+  (:func:`transfer_curve`).
 
 Anchors (split MNIST, different data and networks): van de Ven & Tolias 2019, Table 4
 (class-incremental: fine-tuning 19.9 %, deep generative replay 90.8 %, joint 97.9 %);
@@ -32,53 +34,78 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, judge
-from sklearn_papers.reproduce._common import run_seeds, save_figure
+from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, declare, judge
+from sklearn_papers.reproduce._common import Protocol, run_seeds, save_figure
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
 
-__all__ = ["EXPERIMENT"]
+__all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
+
+_ACC = "final accuracy, 10 classes (%)"
+_FT, _JOINT = "fine-tuning", "joint (all data, one fit)"
+
+CLAIMS = declare(
+    Claim("fine-tuning forgets", _ACC, "mean interval", higher_is_better=False,
+          threshold=25.0, key="forgets", arms=(_FT,)),
+    Claim("joint training reaches 95 %", _ACC, "mean interval", threshold=95.0, key="joint",
+          arms=(_JOINT,)),
+    Claim("generative replay ({g}) closes 0.75 of the gap", "share of the gap closed",
+          "mean interval", threshold=0.75, key="closes",
+          arms=("generative replay, {g}", _FT, _JOINT)),
+    Claim("prior-focused stays near fine-tuning", _ACC, "equivalence", margin=10.0,
+          key="prior", arms=("prior-focused (VCL-like)", _FT)),
+    Claim("task 1's predict_proba bit-identical after tasks 2-5", "identical (1) or not (0)",
+          "every seed", key="identical", arms=("progressive networks",)),
+    Claim("fine-tuning with per-task heads forgets", "points", "mean interval",
+          threshold=1.0, key="forgetting", arms=("fine-tuning, head per task",)),
+    Claim("forward transfer: progressive networks beat a fresh column",
+          "test accuracy (%), digits 5-9", "paired interval", key="transfer_fresh",
+          arms=("progressive", "fresh column")),
+    Claim("progressive networks beat fine-tuning", "test accuracy (%), digits 5-9",
+          "paired interval", key="transfer_ft", arms=("progressive", "fine-tuning")),
+)
+
+CLAIMS_FOLLOWUP = declare(
+    Claim("forward transfer with {n} labels per class", "test accuracy (%)",
+          "paired interval", key="transfer_at", arms=("progressive", "fresh column")),
+)
+
+# Budgets. GANs get more steps than VAEs: on 125 rows of one digit class, a GAN's samples
+# were classified as their digit (by a logistic regression on all of digits) at 0.61-1.0
+# after 150 steps, 1.0 after 500 and 1000, with a pixel spread of 1.2, 2.0 and 2.7 (real
+# rows: 2.7); a VAE's at 1.0 after 150 steps (seed 0, digits 0, 3, 8).
+PROTOCOL = Protocol(
+    full=dict(seeds=5, n_jobs=2, max_epochs=30, generator_steps=300, gan_steps=1000,
+              pnn_epochs=40, transfer_seeds=20, transfer_epochs=40, low_data_epochs=150,
+              hidden=(100, 100)),
+    quick=dict(seeds=2, max_epochs=10, generator_steps=150, gan_steps=300, pnn_epochs=10,
+               transfer_seeds=10, transfer_epochs=10, low_data_epochs=60, hidden=(64, 64)),
+)
+
+#: Budgets of the two follow-ups (new cached parts, kept out of :data:`PROTOCOL`, whose
+#: settings are part of every earlier part's cache params). The quick run leaves the
+#: replay quality follow-up to the full mode (``replay_seeds=0``) to keep the demo short.
+PROTOCOL_FOLLOWUP = Protocol(full=dict(replay_seeds=5, curve_seeds=20),
+                             quick=dict(replay_seeds=0, curve_seeds=5))
 
 _TASKS = [(0, 1), (2, 3), (4, 5), (6, 7), (8, 9)]
 
 #: Class-incremental methods: label -> GenerativeReplayClassifier parameters (None: joint).
 METHODS = {
-    "fine-tuning": dict(generator=None),
+    _FT: dict(generator=None),
     "prior-focused (VCL-like)": dict(generator=None, prior="previous"),
     "generative replay, VAE": dict(generator="vae"),
     "generative replay, GAN": dict(generator="gan"),
     "VGER (GAN replay + prior)": dict(generator="gan", prior="previous"),
     "exact replay (stored rows)": dict(generator="buffer"),
-    "joint (all data, one fit)": None,
+    _JOINT: None,
 }
 
-_ANCHORS = {"fine-tuning": "19.9", "generative replay, VAE": "90.8 (DGR)",
-            "generative replay, GAN": "90.8 (DGR)", "joint (all data, one fit)": "97.9"}
-
-
-def _config(quick):
-    """Budgets. GANs get more steps than VAEs: on 125 rows of one digit class, a GAN's
-    samples were classified as their digit (by a logistic regression on all of digits) at
-    0.61-1.0 after 150 steps, 1.0 after 500 and 1000, with a pixel spread of 1.2, 2.0 and
-    2.7 (real rows: 2.7); a VAE's at 1.0 after 150 steps (seed 0, digits 0, 3, 8)."""
-    if quick:
-        return dict(seeds=2, n_jobs=2, max_epochs=10, generator_steps=150, gan_steps=300,
-                    pnn_epochs=10, transfer_seeds=10, transfer_epochs=10,
-                    low_data_epochs=60, hidden=(64, 64))
-    return dict(seeds=5, n_jobs=2, max_epochs=30, generator_steps=300, gan_steps=1000,
-                pnn_epochs=40, transfer_seeds=20, transfer_epochs=40, low_data_epochs=150,
-                hidden=(100, 100))
-
-
-def _followup_config(quick):
-    """Budgets of the two follow-ups (new cached parts; kept out of :func:`_config`, whose
-    keys are part of every earlier part's cache params). The quick run leaves the replay
-    quality follow-up to the full mode (``replay_seeds=0``) to keep the demo short."""
-    if quick:
-        return dict(replay_seeds=0, curve_seeds=5)
-    return dict(replay_seeds=5, curve_seeds=20)
+_ANCHORS = {_FT: "19.9", "generative replay, VAE": "90.8 (DGR)",
+            "generative replay, GAN": "90.8 (DGR)", _JOINT: "97.9"}
 
 
 def split_tasks(y):
@@ -303,33 +330,23 @@ def paired_interval(a, b):
 
 
 def _main_verdicts(pct, pnn, forgetting):
-    """The main claims judged by the shared rules (:mod:`._claims`) on per-seed numbers:
-    thresholds by ``mean interval``, the gap closed per seed (paired runs of one seed) by
-    ``mean interval``, prior-focused near fine-tuning by ``equivalence``, bit-identical
-    outputs by ``every seed``."""
-    ft, joint = pct["fine-tuning"], pct["joint (all data, one fit)"]
-    acc = "final accuracy, 10 classes (%)"
+    """The main claims (:data:`CLAIMS`) judged on per-seed numbers: ``{key: Verdict}``
+    (``"VAE"`` and ``"GAN"`` for the gap closed, per seed, by paired runs of one seed)."""
+    ft, joint = pct[_FT], pct[_JOINT]
     out = {
-        "forgets": judge(Claim("fine-tuning forgets", acc, "mean interval",
-                               higher_is_better=False, threshold=25.0), ft),
-        "joint": judge(Claim("joint training reaches 95 %", acc, "mean interval",
-                             threshold=95.0), joint),
-        "prior": judge(Claim("prior-focused stays near fine-tuning", acc, "equivalence",
-                             margin=10.0), pct["prior-focused (VCL-like)"], ft),
-        "identical": judge(Claim("task 1's predict_proba bit-identical after tasks 2-5",
-                                 "identical (1) or not (0)", "every seed"),
+        "forgets": judge(CLAIMS["forgets"], ft),
+        "joint": judge(CLAIMS["joint"], joint),
+        "prior": judge(CLAIMS["prior"], pct["prior-focused (VCL-like)"], ft),
+        "identical": judge(CLAIMS["identical"],
                            np.asarray(pnn["per-task"]["identical"], dtype=float), 0.0),
-        "forgetting": judge(Claim("fine-tuning with per-task heads forgets", "points",
-                                  "mean interval", threshold=1.0), forgetting),
+        "forgetting": judge(CLAIMS["forgetting"], forgetting),
     }
     gap = joint - ft
     keep = gap > 0  # a seed where joint training is no better than fine-tuning has no gap
     for g in ("VAE", "GAN"):
         share = ((pct[f"generative replay, {g}"] - ft)[keep] / gap[keep] if keep.any()
                  else np.zeros(1))
-        out[g] = judge(Claim(f"generative replay ({g}) closes 0.75 of the gap",
-                             "share of the gap closed", "mean interval", threshold=0.75),
-                       share)
+        out[g] = judge(CLAIMS["closes"].at(g=g), share)
     return out
 
 
@@ -556,10 +573,8 @@ def _transfer_followup(res, curve_runs, transfer):
             "fine-tuning (%)": format_mean_std(a["fine-tuning"], 1),
             f"progressive - fresh (points, {_CI})":
                 f"{gaps[n][0]:+.1f} [{gaps[n][1]:+.1f}, {gaps[n][2]:+.1f}]",
-            "transfer": res.verdict(judge(
-                Claim(f"forward transfer with {n} labels per class", "test accuracy (%)",
-                      "paired interval"), a["progressive"], a["fresh column"]),
-                arms=("progressive", "fresh column"), style="bare", digits=1),
+            "transfer": res.verdict(judge(CLAIMS_FOLLOWUP["transfer_at"].at(n=n), a["progressive"],
+                                          a["fresh column"]), style="bare", digits=1),
             "progressive - fine-tuning (points)": f"{ft[0]:+.1f} [{ft[1]:+.1f}, {ft[2]:+.1f}]",
         })
     shown = [n for n in sizes if gaps[n][1] > 0]
@@ -635,94 +650,92 @@ def _run_job(kind, name, seed, cfg):
         return forward_transfer(*data, seed=seed, cfg=cfg)
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring. Runs are independent, seeded, cached
-    parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes (one torch
-    thread each)."""
-    cfg = _config(ctx.quick)
-    follow = _followup_config(ctx.quick)
-    seeds = run_seeds(ctx, cfg["seeds"])
-    start = time.perf_counter()
-    final = {name: [] for name in METHODS}
-    curves = {name: [] for name in METHODS}
-    pnn = {c: {"final": [], "curve": [], "identical": [], "params": None, "forgetting": []}
-           for c in ("per-task", "shared")}
-    transfer = {"progressive": [], "fresh column": [], "fine-tuning": []}
-    probes = {"gan": [], "vae": []}
-    curve_runs = []
-    # Costliest first (GAN replay), so that the two workers finish together.
+def _costliest_first(jobs, parts):
+    """``(jobs, parts)`` with the costliest (GAN runs) first, so that the workers finish
+    together."""
+    rank = [i for i, _ in sorted(enumerate(jobs), key=lambda p: (
+        -("GAN" in str(p[1][1]) or p[1][1] == "gan")
+        - 0.5 * ("VAE" in str(p[1][1]) or p[1][1] == "vae"), p[0]))]
+    return [jobs[i] for i in rank], [parts[i] for i in rank]
+
+
+def _main_parts(ctx, cfg, seeds, methods=tuple(METHODS), kinds=("ci", "ti", "ft")):
+    """``(jobs, parts)``: the cached parts of the main runs (of ``methods`` and ``kinds``:
+    the follow-up reads some of them)."""
     order = {name: i for i, name in enumerate(sorted(
         METHODS, key=lambda n: -("GAN" in n) - 0.5 * ("VAE" in n)))}
-    jobs = ([("ci", name, s) for name in sorted(METHODS, key=order.get) for s in seeds]
-            + [("ti", c, s) for s in seeds for c in pnn]
-            + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])])
-    # follow-ups (new parts, appended: the earlier parts' keys and params are unchanged)
-    followups = ([("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
-                 + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])])
-    from sklearn_papers.reproduce._parallel import cached_parts
-
+    jobs = ([("ci", name, s) for name in sorted(methods, key=order.get) for s in seeds]
+            * ("ci" in kinds)
+            + [("ti", c, s) for s in seeds for c in ("per-task", "shared")] * ("ti" in kinds)
+            + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])]
+            * ("ft" in kinds))
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
     parts = [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
               {**protocol, "kind": kind, "method": name,
                "params": None if kind != "ci" else METHODS[name], "seed": seed})
              for kind, name, seed in jobs]
-    parts += [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
-               {**protocol, "kind": kind, "method": name, "seed": seed,
-                "probe": _N_REPLAY_PROBE if kind == "rq" else list(TRANSFER_SIZES)})
-              for kind, name, seed in followups]
-    # costliest first (GAN runs), so that the two workers finish together
-    rank = [i for i, _ in sorted(enumerate(jobs + followups), key=lambda p: (
-        -("GAN" in str(p[1][1]) or p[1][1] == "gan")
-        - 0.5 * ("VAE" in str(p[1][1]) or p[1][1] == "vae"), p[0]))]
-    parts = [parts[i] for i in rank]
-    jobs = [(jobs + followups)[i] for i in rank]
-    with ctx.progress(total=len(parts), desc="continual") as bar:
-        results = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
-    for (kind, name, seed), out in zip(jobs, results):
+    return _costliest_first(jobs, parts)
+
+
+def _followup_parts(ctx, cfg, follow, seeds):
+    """``(jobs, parts)``: the follow-ups' own cached parts (replay probes, transfer
+    curves)."""
+    jobs = ([("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
+            + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])])
+    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
+    parts = [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
+              {**protocol, "kind": kind, "method": name, "seed": seed,
+               "probe": _N_REPLAY_PROBE if kind == "rq" else list(TRANSFER_SIZES)})
+             for kind, name, seed in jobs]
+    return _costliest_first(jobs, parts)
+
+
+def _collect(jobs, results):
+    """The parts' values by kind: ``final`` and ``curves`` per method, ``pnn`` per column
+    mode, ``transfer`` per model, ``probes`` per generator and the ``curve_runs``."""
+    out = dict(final={name: [] for name in METHODS}, curves={name: [] for name in METHODS},
+               pnn={c: {"final": [], "curve": [], "identical": [], "params": None,
+                        "forgetting": []} for c in ("per-task", "shared")},
+               transfer={"progressive": [], "fresh column": [], "fine-tuning": []},
+               probes={"gan": [], "vae": []}, curve_runs=[])
+    for (kind, name, _), value in zip(jobs, results):
         if kind == "ci":
-            final[name].append(out[0])
-            curves[name].append(out[1])
+            out["final"][name].append(value[0])
+            out["curves"][name].append(value[1])
         elif kind == "ti":
-            acc, curve, identical, n_params, forgetting = out
-            pnn[name]["forgetting"].append(forgetting)
-            pnn[name]["final"].append(acc)
-            pnn[name]["curve"].append(curve)
-            pnn[name]["identical"].append(identical)
-            pnn[name]["params"] = n_params
+            pnn = out["pnn"][name]
+            for key, v in zip(("final", "curve", "identical", "forgetting"),
+                              (*value[:3], value[4])):
+                pnn[key].append(v)
+            pnn["params"] = value[3]
         elif kind == "rq":
-            probes[name].append(out)
+            out["probes"][name].append(value)
         elif kind == "tc":
-            curve_runs.append(out)
+            out["curve_runs"].append(value)
         else:
-            for key, value in out.items():
-                transfer[key].append(value)
-    n_train = len(load_split(seeds[0])[0])
-    seconds = time.perf_counter() - start
-    ctx.log(f"[continual] {len(jobs)} runs in {seconds:.0f} s")
+            for key, v in value.items():
+                out["transfer"][key].append(v)
+    return out
 
-    pct = {name: 100 * np.asarray(v) for name, v in final.items()}
-    ft, joint = pct["fine-tuning"].mean(), pct["joint (all data, one fit)"].mean()
+
+def _ci_rows(pct, curves):
+    ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
+    gap = joint - ft if joint > ft else np.nan
+    return [{"method (class-incremental)": name,
+             "final accuracy, 10 classes (%)": format_mean_std(pct[name], 1),
+             "task 1 after task 5 (%)": format_mean_std(100 * np.asarray(curves[name])[:, -1],
+                                                        1),
+             "gap closed": f"{(pct[name].mean() - ft) / gap:.2f}",
+             "split MNIST anchor (%)": _ANCHORS.get(name, "")} for name in METHODS]
+
+
+def _ti_rows(pnn):
     rows = []
-    for name in METHODS:
-        closure = (pct[name].mean() - ft) / (joint - ft) if joint > ft else float("nan")
-        rows.append({
-            "method (class-incremental)": name,
-            "final accuracy, 10 classes (%)": format_mean_std(pct[name], 1),
-            "task 1 after task 5 (%)": format_mean_std(100 * np.asarray(curves[name])[:, -1],
-                                                       1),
-            "gap closed": f"{closure:.2f}",
-            "split MNIST anchor (%)": _ANCHORS.get(name, ""),
-        })
-    closure = {g: (pct[f"generative replay, {g}"].mean() - ft) / (joint - ft)
-               for g in ("VAE", "GAN")}
-    prior = pct["prior-focused (VCL-like)"].mean()
-
-    ti_rows = []
     for c, label in (("per-task", "progressive networks"),
                      ("shared", "fine-tuning, head per task")):
         res = pnn[c]
         cur = 100 * np.asarray(res["curve"])
-        ti_rows.append({
+        rows.append({
             "method (task-incremental)": label,
             "mean accuracy over 5 tasks (%)": format_mean_std(100 * np.asarray(res["final"]),
                                                               1),
@@ -733,42 +746,23 @@ def run(ctx):
             "task 1 proba bit-identical": f"{sum(res['identical'])}/{len(res['identical'])}",
             "parameters after each task": ", ".join(map(str, res["params"])),
         })
+    return rows
+
+
+def _main_text(result, cfg, runs, n_train):
+    """Markdown of the class-incremental and task-incremental sections."""
+    pct = {name: 100 * np.asarray(v) for name, v in runs["final"].items()}
+    ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
+    closure = {g: (pct[f"generative replay, {g}"].mean() - ft) / (joint - ft)
+               for g in ("VAE", "GAN")}
+    pnn = runs["pnn"]
     forgetting = 100 * np.asarray(pnn["shared"]["forgetting"])
     v = _main_verdicts(pct, pnn, forgetting)
-    result = Result()
-    arms = {"forgets": ("fine-tuning",), "joint": ("joint (all data, one fit)",),
-            "prior": ("prior-focused (VCL-like)", "fine-tuning"),
-            "identical": ("progressive networks",), "forgetting": ("fine-tuning, head per task",),
-            "VAE": ("generative replay, VAE", "fine-tuning", "joint (all data, one fit)"),
-            "GAN": ("generative replay, GAN", "fine-tuning", "joint (all data, one fit)")}
 
     def say(key, digits):
-        return result.verdict(v[key], arms=arms[key], style="outcome", digits=digits)
+        return result.verdict(v[key], style="outcome", digits=digits)
 
-    tr = {k: 100 * np.asarray(v) for k, v in transfer.items()}
-    beats = {k: judge(Claim(f"progressive networks beat {k}", "test accuracy (%), digits 5-9",
-                            "paired interval"), tr["progressive"], tr[k])
-             for k in ("fresh column", "fine-tuning")}
-    vs_fresh, vs_ft = ((beats[k].estimate, *beats[k].interval) for k in beats)
-    tr_rows = [{"model (digits 5-9, 10 labels per class)": k,
-                "test accuracy (%)": format_mean_std(tr[k], 1)}
-               for k in ("progressive", "fresh column", "fine-tuning")]
-
-    fig = ctx.figure_path("continual_split_digits.png")
-    _plot(fig, curves, {"progressive networks": pnn["per-task"]["curve"],
-                        "fine-tuning, head per task": pnn["shared"]["curve"]})
-    fig2 = ctx.figure_path("continual_forward_transfer.png")
-    _plot_transfer(fig2, transfer)
-    fig3 = None
-    if all(probes.values()):
-        fig3 = ctx.figure_path("continual_replay_quality.png")
-        _plot_replay(fig3, probes)
-    curve_rows, curve_gaps, ft_gaps, curve_verdict = _transfer_followup(result, curve_runs,
-                                                                        transfer)
-    fig4 = ctx.figure_path("continual_transfer_labels.png")
-    _plot_transfer_curve(fig4, curve_rows, curve_gaps, ft_gaps)
-
-    md = [
+    return [
         f"Data: `load_digits`, stratified 70/30 split per seed ({n_train} train rows), 5 "
         f"tasks of 2 classes learnt in order; {cfg['seeds']} seeds (split, initialisation "
         f"and shuffling), mean ± std. Class-incremental models: "
@@ -779,7 +773,7 @@ def run(ctx):
         f"Anchors: split MNIST (van de Ven & Tolias 2019, Table 4), other data and "
         f"networks: context, not targets.",
         "",
-        result.table(rows),
+        result.table(_ci_rows(pct, runs["curves"])),
         "",
         f"- Fine-tuning forgets: {ft:.1f} % (target <= 25 %): {say('forgets', 1)}.",
         f"- Joint training: {joint:.1f} % (target >= 95 %): {say('joint', 1)}.",
@@ -787,77 +781,138 @@ def run(ctx):
         f"{closure['VAE']:.2f}: {say('VAE', 2)}; GAN {closure['GAN']:.2f}: "
         f"{say('GAN', 2)}; Avalanche's generative replay on split MNIST: 0.71.",
         f"- Prior-focused alone stays near fine-tuning with a shared head (the paper's "
-        f"claim): {prior:.1f} % vs {ft:.1f} %, within 10 points: {say('prior', 1)}.",
+        f"claim): {pct['prior-focused (VCL-like)'].mean():.1f} % vs {ft:.1f} %, within 10 "
+        f"points: {say('prior', 1)}.",
         "",
         f"Task-incremental: `ProgressiveNetworkClassifier(hidden_layer_sizes=(64, 64), "
         f"max_epochs={cfg['pnn_epochs']})`, per-task columns with MLP adapters vs "
         f"`columns='shared'`; the task id is given at test time.",
         "",
-        result.table(ti_rows),
+        result.table(_ti_rows(pnn)),
         "",
         f"- Progressive networks: task 1's `predict_proba` bit-identical after tasks 2-5 in "
-        f"{sum(pnn['per-task']['identical'])}/{len(seeds)} runs: {say('identical', 0)}.",
+        f"{sum(pnn['per-task']['identical'])}/{cfg['seeds']} runs: {say('identical', 0)}.",
         f"- Fine-tuning with per-task heads forgets: tasks 1-4 lose "
         f"{format_mean_std(forgetting, 1)} points of accuracy on average between right "
         f"after learning them and after task 5 (progressive networks: "
         f"{format_mean_std(100 * np.asarray(pnn['per-task']['forgetting']), 1)}), "
         f"measurably (> 1 point): {say('forgetting', 1)}.",
         "",
+    ]
+
+
+def _transfer_text(result, cfg, transfer):
+    """Markdown of the forward-transfer section (10 labels per class)."""
+    tr = {k: 100 * np.asarray(v) for k, v in transfer.items()}
+    beats = {k: judge(CLAIMS[key], tr["progressive"], tr[k])
+             for k, key in (("fresh column", "transfer_fresh"), ("fine-tuning", "transfer_ft"))}
+    vs_fresh, vs_ft = ((beats[k].estimate, *beats[k].interval) for k in beats)
+    rows = [{"model (digits 5-9, 10 labels per class)": k,
+             "test accuracy (%)": format_mean_std(tr[k], 1)}
+            for k in ("progressive", "fresh column", "fine-tuning")]
+    return [
         f"Forward transfer: a column trained on digits 0-4 ({cfg['transfer_epochs']} "
         f"epochs), then digits 5-9 from 10 labelled rows per class ({cfg['low_data_epochs']} "
         f"epochs), tested on every test row of 5-9; {cfg['transfer_seeds']} seeds, each "
         f"drawing the split, the 50 rows and the initialisations.",
         "",
-        result.table(tr_rows),
+        result.table(rows),
         "",
         f"- Progressive minus fresh column: {vs_fresh[0]:+.1f} points, {_CI} "
         f"[{vs_fresh[1]:+.1f}, {vs_fresh[2]:+.1f}] (paired t): forward transfer "
-        + result.verdict(beats["fresh column"], arms=("progressive", "fresh column"),
-                      claim="forward transfer: progressive networks beat a fresh column",
-                      digits=1) + ".",
+        + result.verdict(beats["fresh column"], digits=1) + ".",
         f"- Progressive minus fine-tuning: {vs_ft[0]:+.1f} points, {_CI} "
-        f"[{vs_ft[1]:+.1f}, {vs_ft[2]:+.1f}]: "
-        + result.verdict(beats["fine-tuning"], arms=("progressive", "fine-tuning"), digits=1)
+        f"[{vs_ft[1]:+.1f}, {vs_ft[2]:+.1f}]: " + result.verdict(beats["fine-tuning"], digits=1)
         + " (the paper finds fine-tuning a strong "
         f"transfer baseline that progressive networks match or beat).",
         "",
-        f"Follow-up, forward transfer against the labels budget (is 10 labels per class "
-        f"too many for transfer to matter?): the same protocol with the first 1, 2, 3 and "
-        f"5 of each class's 10 labelled rows ({len(curve_runs)} seeds; with the same seed "
-        f"the 0-4 networks are the main runs' ones), and the 10-label row of the table "
-        f"above ({cfg['transfer_seeds']} seeds); intervals paired over each row's seeds.",
+    ]
+
+
+def _closure(runs):
+    """The share of the fine-tuning-to-joint gap closed by VAE and GAN replay."""
+    pct = {name: 100 * np.asarray(runs["final"][name])
+           for name in (_FT, _JOINT, "generative replay, VAE", "generative replay, GAN")}
+    ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
+    return {g: (pct[f"generative replay, {g}"].mean() - ft) / (joint - ft)
+            for g in ("VAE", "GAN")}
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring. Runs are independent, seeded, cached
+    parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes (one torch
+    thread each); those the follow-up reads are kept for it."""
+    cfg = PROTOCOL.settings(ctx.quick)
+    seeds = run_seeds(ctx, cfg["seeds"])
+    start = time.perf_counter()
+    jobs, parts = _main_parts(ctx, cfg, seeds)
+    with ctx.progress(total=len(parts), desc="continual") as bar:
+        runs = _collect(jobs, cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar,
+                                           share=True))
+    ctx.log(f"[continual] {len(jobs)} runs in {time.perf_counter() - start:.0f} s")
+    result = Result()
+    md = _main_text(result, cfg, runs, len(load_split(seeds[0])[0]))
+    md += _transfer_text(result, cfg, runs["transfer"])
+    md.append("Why GAN replay closes less of the gap, and forward transfer against the "
+              "labels budget, are the experiment `continual_followup`.")
+    figures = [ctx.figure_path("continual_split_digits.png"),
+               ctx.figure_path("continual_forward_transfer.png")]
+    _plot(figures[0], runs["curves"], {
+        "progressive networks": runs["pnn"]["per-task"]["curve"],
+        "fine-tuning, head per task": runs["pnn"]["shared"]["curve"]})
+    _plot_transfer(figures[1], runs["transfer"])
+    return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
+
+
+def run_followup(ctx):
+    """Run the follow-ups (why GAN replay closes less of the gap; forward transfer against
+    the labels budget) as an experiment of their own. The main runs they compare with are
+    the main experiment's parts: read from this run when it ran them, else computed (and
+    cached) under its name."""
+    cfg = PROTOCOL.settings(ctx.quick)
+    follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
+    seeds = run_seeds(ctx, cfg["seeds"])
+    main_jobs, main_parts = _main_parts(
+        ctx, cfg, seeds, methods=(_FT, _JOINT, "generative replay, VAE",
+                                  "generative replay, GAN"), kinds=("ci", "ft"))
+    jobs, parts = _followup_parts(ctx, cfg, follow, seeds)
+    with ctx.progress(total=len(main_parts) + len(parts), desc="continual follow-up") as bar:
+        values = cached_parts(ctx, main_parts, n_jobs=cfg["n_jobs"], progress=bar,
+                              owner="continual")
+        values += cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
+    runs = _collect(main_jobs + jobs, values)
+    closure = _closure(runs)
+    result = Result()
+    curve_rows, curve_gaps, ft_gaps, curve_verdict = _transfer_followup(
+        result, runs["curve_runs"], runs["transfer"])
+    figures = [ctx.figure_path("continual_transfer_labels.png")]
+    _plot_transfer_curve(figures[0], curve_rows, curve_gaps, ft_gaps)
+    md = [
+        f"Forward transfer against the labels budget (is 10 labels per class too many for "
+        f"transfer to matter?): the protocol of `continual`'s forward transfer with the "
+        f"first 1, 2, 3 and 5 of each class's 10 labelled rows ({len(runs['curve_runs'])} "
+        f"seeds; with the same seed the 0-4 networks are the main runs' ones), and its "
+        f"10-label runs ({cfg['transfer_seeds']} seeds); intervals paired over each row's "
+        "seeds.",
         "",
         result.table(curve_rows),
         "",
         f"- Forward transfer against the labels budget: {curve_verdict}.",
         "",
-        *(_replay_followup(result, probes, cfg, closure, curves) if fig3 is not None else [
-            full_mode_only(
-                "continual", _REPLAY_HEADING,
-                f"Why does GAN replay close less of the gap (GAN {closure['GAN']:.2f} vs VAE "
-                f"{closure['VAE']:.2f} here)? The GAN and VAE replay runs repeated and "
-                f"their samples probed after every task (oracle, coverage, precision, "
-                f"two-sample test, training on samples).")]),
     ]
-    full = _config(False)
-    shortened = (
-        f"{cfg['seeds']} seeds instead of {full['seeds']}, hidden layers {cfg['hidden']} "
-        f"instead of {full['hidden']}, {cfg['max_epochs']} classifier epochs and "
-        f"{cfg['generator_steps']} VAE / {cfg['gan_steps']} GAN steps per class instead of "
-        f"{full['max_epochs']} and {full['generator_steps']} / {full['gan_steps']}, "
-        f"{cfg['pnn_epochs']} PNN epochs "
-        f"instead of {full['pnn_epochs']}; forward transfer {cfg['transfer_seeds']} seeds "
-        f"(full: {full['transfer_seeds']}), {cfg['transfer_epochs']}/{cfg['low_data_epochs']} "
-        f"epochs (full: {full['transfer_epochs']}/{full['low_data_epochs']})."
-        if ctx.quick else "")
-    shortened += (
-        f" Follow-ups: replay quality "
-        + (f"{follow['replay_seeds']} seed(s)" if follow["replay_seeds"] else "full mode only")
-        + f" (full: {_followup_config(False)['replay_seeds']} seeds), labels budget "
-        f"{follow['curve_seeds']} seeds (full: {_followup_config(False)['curve_seeds']})."
-        if ctx.quick else "")
-    return result.done("\n".join(md), figures=[f for f in (fig, fig2, fig3, fig4) if f],
-                    shortened=shortened)
+    if all(runs["probes"].values()):
+        figures.append(ctx.figure_path("continual_replay_quality.png"))
+        _plot_replay(figures[1], runs["probes"])
+        md += _replay_followup(result, runs["probes"], cfg, closure, runs["curves"])
+    else:
+        md.append(full_mode_only(
+            "continual_followup", _REPLAY_HEADING,
+            f"Why does GAN replay close less of the gap (GAN {closure['GAN']:.2f} vs VAE "
+            f"{closure['VAE']:.2f} here)? The GAN and VAE replay runs repeated and their "
+            "samples probed after every task (oracle, coverage, precision, two-sample test, "
+            "training on samples)."))
+    return result.done("\n".join(md), figures=figures,
+                       shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
@@ -867,4 +922,18 @@ EXPERIMENT = Experiment(
            "A Unifying Bayesian View of Continual Learning; Rusu et al. 2016, Progressive "
            "Neural Networks"),
     run=run,
+    claims=CLAIMS,
+    protocol=PROTOCOL,
+)
+
+EXPERIMENT_FOLLOWUP = Experiment(
+    name="continual_followup",
+    title="Continual learning follow-up: why GAN replay closes less of the gap; forward "
+          "transfer against the labels budget",
+    paper=("Farquhar & Gal 2018, Towards Robust Evaluations of Continual Learning / "
+           "A Unifying Bayesian View of Continual Learning; Rusu et al. 2016, Progressive "
+           "Neural Networks"),
+    run=run_followup,
+    claims=CLAIMS_FOLLOWUP,
+    protocol=PROTOCOL_FOLLOWUP,
 )

@@ -36,13 +36,105 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, judge, negation
-from sklearn_papers.reproduce._common import in_one_torch_thread, run_seeds, save_figure
+from sklearn_papers.reproduce._claims import (
+    HOLDS,
+    NOT_HOLDS,
+    Claim,
+    all_of,
+    declare,
+    judge,
+    negation,
+)
+from sklearn_papers.reproduce._common import (
+    Protocol,
+    in_one_torch_thread,
+    run_seeds,
+    save_figure,
+)
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
+
+_TARGET = "target: C sharpness >= 0.90 and > A on every seed"
+_SHARPER = "sharpness ratio"
+_ALL = "paired interval per measure and comparison; all must hold"
+
+#: Main claims per ``{dataset}`` ("digits", "shapes"), then the follow-ups' (each follows
+#: a main claim; ``{name}`` an added arm, ``{m}`` a sharpness measure, ``{k}`` iterations).
+CLAIMS = declare(
+    Claim("{dataset}: B sharper than A (every seed)", _SHARPER, "every seed",
+          key="b_sharper"),
+    Claim("{dataset}: C sharper than A (every seed)", _SHARPER, "every seed",
+          key="c_sharper"),
+    Claim("{dataset}: " + _TARGET, _SHARPER, "all of", key="target_sharp"),
+    Claim(_TARGET, _SHARPER, "every seed", key="target_vs_a"),
+    Claim(_TARGET, _SHARPER, "every seed", margin=-1e-12, key="target_level"),
+    Claim("{dataset}: target: C accuracy >= A + 2 points (seed mean)", "accuracy (points)",
+          "paired interval", margin=2.0, key="target_acc"),
+    Claim("{dataset}: C accuracy >= A + 2 points on every seed", "accuracy (points)",
+          "every seed", margin=2.0 - 1e-12, key="acc_every"),
+    Claim("{dataset}: C costs pixel MSE (MSE C > A)", "pixel MSE", "paired interval",
+          key="mse_cost"),
+    Claim("earlier layer reconstructed more exactly", "pixel MSE (test)", "paired interval",
+          higher_is_better=False, key="early", arms=("pool1", "relu3")),
+    Claim("images stay semantically similar", "accuracy drop (points)", "mean interval",
+          higher_is_better=False, threshold=10.0, key="stays", arms=("arm C",)),
+    # follow-up 1 (digits): which term sharpens
+    Claim("the adversarial term sharpens (its effect > 0 on every seed)", "", "every seed",
+          key="adv"),
+    Claim("the feature term sharpens less than the adversarial term (every seed)", "",
+          "every seed", key="feat"),
+    Claim("the measures agree: gradient, edge gradient and high-frequency power all rank B "
+          "no sharper than A and D sharper than A", "", "all of", key="agree"),
+    Claim("{name} sharper than A ({m})", "", "paired interval", key="sharper_by"),
+    Claim("{name} is sharper than A on every seed (gradient ratio)", "", "every seed",
+          key="arm_every"),
+    Claim("{name} is sharper than A by the edge gradient and the high-frequency power too",
+          "", "all of", key="arm_edges"),
+    # follow-up 2 (shapes): what the compared layer weighs
+    Claim("the compared layer `{layer}` puts no material extra weight on a shape change, "
+          "relative to a shift, over the pixels (emphasis < {material:g})", "",
+          "measured once", key="emphasis"),
+    Claim("C's codes keep more shape than A's", "", "paired interval", margin=2.0,
+          key="more_shape"),
+    Claim("C's codes keep no more shape than A's (shape probe, C - A <= 2 points)", "",
+          "negation", key="no_more_shape"),
+    # follow-up 3 (digits): why iterated encoding-decoding drifts
+    Claim("with a 16-d code, C's images stay semantically similar (accuracy after {k} "
+          "iterations within 10 points of after 1, every seed)", "", "every seed",
+          key="stays16"),
+    Claim("the code size is a material cause (a 16-d code drops more than 5 points less "
+          "than a 4-d one, arm C, paired by seed)", "", "paired interval", margin=5.0,
+          key="code_cause"),
+    Claim("the loss is a material cause (the pixel loss alone drops more than 5 points less "
+          "than DeePSiM, 4-d codes, paired by seed)", "", "paired interval", margin=5.0,
+          key="loss_cause"),
+    Claim("the iterates settle (the pixel change between successive iterates shrinks from "
+          "iteration 2 to the last, every run)", "", "every seed", unit="runs",
+          key="settles"),
+    Claim("the iterates concentrate on fewer classes (the entropy of the predicted classes "
+          "falls, every run)", "", "every seed", unit="runs", key="fewer"),
+)
+
+PROTOCOL = Protocol(
+    full=dict(seeds=5, n_jobs=2,
+              digits=dict(epochs=60, channels=32, code=4, layer="head", comparator_epochs=30),
+              shapes=dict(n=3000, epochs=40, channels=32, code=4, layer="relu2",
+                          comparator_epochs=15),
+              inversion=dict(epochs=40, channels=32), iterations=8),
+    quick=dict(seeds=3,
+               digits=dict(epochs=12, channels=16, code=4, layer="head", comparator_epochs=30),
+               shapes=dict(n=800, epochs=6, channels=16, code=4, layer="relu2",
+                           comparator_epochs=15),
+               inversion=dict(epochs=6, channels=16), iterations=5),
+    shortened="{digits[epochs]}/{shapes[epochs]} epochs instead of 60/40, {seeds} seeds "
+              "instead of 5, {shapes[n]} shapes images instead of 3000, channels "
+              "{digits[channels]} instead of 32; follow-up 3 (iterated encoding-decoding) "
+              "in full mode only.",
+)
 
 ARMS = {
     "A: pixel": dict(lambda_feat=0.0, lambda_adv=0.0),
@@ -52,22 +144,6 @@ ARMS = {
 
 #: Shapes factors probed from the codes.
 FACTORS = ("shape", "scale", "orientation", "pos_x", "pos_y")
-
-
-def _config(quick):
-    if quick:
-        return dict(seeds=3, n_jobs=2,
-                    digits=dict(epochs=12, channels=16, code=4, layer="head",
-                                comparator_epochs=30),
-                    shapes=dict(n=800, epochs=6, channels=16, code=4, layer="relu2",
-                                comparator_epochs=15),
-                    inversion=dict(epochs=6, channels=16), iterations=5)
-    return dict(seeds=5, n_jobs=2,
-                digits=dict(epochs=60, channels=32, code=4, layer="head",
-                            comparator_epochs=30),
-                shapes=dict(n=3000, epochs=40, channels=32, code=4, layer="relu2",
-                            comparator_epochs=15),
-                inversion=dict(epochs=40, channels=32), iterations=8)
 
 
 #: Loss weights of the three arms (on the normalised terms, see DeePSiMLoss).
@@ -263,46 +339,21 @@ def _grid(ax, rows_list, hw, labels):
     ax.set_xticks([])
 
 
-def _claims(res):
-    """Verdicts of the shared rules (:mod:`._claims`) per dataset from ``res[arm] =
-    {"sharp": [...], "acc": [...], "mse": [...]}`` (lists over seeds, in the same seed order
-    for every arm): ``{claim: Verdict}``, plus ``"_gains"`` (C minus A accuracy per seed)."""
+def _main_claims(res, dataset):
+    """The main claims (:data:`CLAIMS`) of one dataset from ``res[arm] = {"sharp": [...],
+    "acc": [...], "mse": [...]}`` (lists over seeds, in the same seed order for every
+    arm): ``[(key, verdict, parts)]``; ``parts`` is empty but for the combined target."""
     a, b, c = (res[k] for k in ARMS)
     sharp_a, sharp_b, sharp_c = (np.asarray(r["sharp"]) for r in (a, b, c))
     acc_a, acc_c = np.asarray(a["acc"]), np.asarray(c["acc"])
-    every = lambda what: Claim(what, "sharpness ratio", "every seed")  # noqa: E731
-    target = "target: C sharpness >= 0.90 and > A on every seed"
-    sharp_c_target = (judge(every(target), sharp_c, sharp_a),
-                      judge(Claim(target, "sharpness ratio", "every seed", margin=-1e-12),
-                            sharp_c, 0.90))
-    return {
-        "B sharper than A (every seed)": judge(every("B sharper than A"), sharp_b, sharp_a),
-        "C sharper than A (every seed)": judge(every("C sharper than A"), sharp_c, sharp_a),
-        target: _Combined(sharp_c_target),
-        "target: C accuracy >= A + 2 points (seed mean)": judge(
-            Claim("C accuracy >= A + 2 points", "accuracy (points)", "paired interval",
-                  margin=2.0), acc_c, acc_a),
-        "C accuracy >= A + 2 points on every seed": judge(
-            Claim("C accuracy >= A + 2 points", "accuracy (points)", "every seed",
-                  margin=2.0 - 1e-12), acc_c, acc_a),
-        "C costs pixel MSE (MSE C > A)": judge(
-            Claim("C's pixel MSE above A's", "pixel MSE", "paired interval"),
-            c["mse"], a["mse"]),
-        "_gains": acc_c - acc_a,
-    }
-
-
-class _Combined:
-    """A claim made of parts that must all hold (:func:`._claims.all_of`)."""
-
-    def __init__(self, parts):
-        self.parts = parts
-        self.outcome = all_of(*parts)
-
-    def keep(self, result, claim, arms=()):
-        """Keep it in ``result``; return its placeholder (each part with its numbers)."""
-        return result.verdict(self.outcome, claim=claim, parts=self.parts, rule="all of",
-                              arms=arms, style="parts")
+    target = [judge(CLAIMS["target_vs_a"], sharp_c, sharp_a),
+              judge(CLAIMS["target_level"], sharp_c, 0.90)]
+    return [("b_sharper", judge(CLAIMS["b_sharper"].at(dataset=dataset), sharp_b, sharp_a), ()),
+            ("c_sharper", judge(CLAIMS["c_sharper"].at(dataset=dataset), sharp_c, sharp_a), ()),
+            ("target_sharp", all_of(*target), target),
+            ("target_acc", judge(CLAIMS["target_acc"].at(dataset=dataset), acc_c, acc_a), ()),
+            ("acc_every", judge(CLAIMS["acc_every"].at(dataset=dataset), acc_c, acc_a), ()),
+            ("mse_cost", judge(CLAIMS["mse_cost"].at(dataset=dataset), c["mse"], a["mse"]), ())]
 
 
 def _cost(job):
@@ -314,37 +365,34 @@ def _cost(job):
             "shapes": {"A": 3.2, "B": 3.7, "C": 5.7}}[dataset][arm[0]]
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring. Preparations, fits and inversions are
-    cached parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes."""
-    import matplotlib.pyplot as plt
-
-    from sklearn_papers.reproduce._parallel import cached_parts
-
-    cfg = _config(ctx.quick)
-    seeds = run_seeds(ctx, cfg["seeds"])
-    datasets = ("digits", "shapes")
-    start = time.perf_counter()
-    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
+def _prepare_all(ctx, cfg, protocol):
+    """The comparators and independent classifiers of both datasets (cached parts):
+    ``{dataset: {"comparator", "comp_acc", "clf", "acc_real", "cpu"}}``."""
     # the two longest preparations (shapes classifier, digits comparator) first
-    parts = [("shapes", "classifier"), ("digits", "comparator"), ("shapes", "comparator"),
+    order = [("shapes", "classifier"), ("digits", "comparator"), ("shapes", "comparator"),
              ("digits", "classifier")]
-    prepared = {d: {"cpu": 0.0} for d in datasets}
-    with ctx.progress(total=len(parts), desc="deepsim: comparators, classifiers") as bar:
+    prepared = {d: {"cpu": 0.0} for d in _DATASETS}
+    with ctx.progress(total=len(order), desc="deepsim: comparators, classifiers") as bar:
         values = cached_parts(
             ctx, [(f"prepare/{d}/{part}", _prepare, (d, part, cfg, ctx.random_state),
                    {**protocol, "dataset": d, "part": part, "data_seed": ctx.random_state})
-                  for d, part in parts], n_jobs=cfg["n_jobs"], progress=bar)
-    for (d, _), out in zip(parts, values):
+                  for d, part in order], n_jobs=cfg["n_jobs"], progress=bar)
+    for (d, _), out in zip(order, values):
         out = dict(out)
         cpu = prepared[d]["cpu"] + out.pop("cpu")
         prepared[d].update(out, cpu=cpu)
-    ctx.log(f"[deepsim] comparators and independent classifiers done in "
-            f"{time.perf_counter() - start:.0f} s")
-    jobs = [("fit", d, arm, s) for d in datasets for arm in ARMS for s in seeds]
-    jobs += [("invert", "digits", layer, seeds[0]) for layer in ("pool1", "relu3")]
-    jobs.sort(key=_cost, reverse=True)
+    return prepared
+
+
+_DATASETS = ("digits", "shapes")
+
+
+def _fit_all(ctx, cfg, fcfg, seeds, prepared, protocol):
+    """The autoencoders, the feature inverters and the follow-ups' parts, longest first in
+    one pool: ``(outputs, follow)`` keyed by job and by follow-up part name."""
     first_c = ("fit", "digits", list(ARMS)[2], seeds[0])
+    jobs = [("fit", d, arm, s) for d in _DATASETS for arm in ARMS for s in seeds]
+    jobs += [("invert", "digits", layer, seeds[0]) for layer in ("pool1", "relu3")]
 
     def part(job):
         kind, dataset, what, seed = job
@@ -356,8 +404,6 @@ def run(ctx):
         return (key, _fit_arm, (dataset, what, seed, cfg, ctx.random_state, prepared[dataset],
                                 job == first_c), params)
 
-    # the follow-ups' parts run in the same pool, longest first with the rest
-    fcfg = _followup_config(ctx.quick, cfg)
     extra = _followup_parts(cfg, fcfg, seeds, ctx.random_state, prepared, protocol)
     todo = sorted([(job, part(job), _cost(job)) for job in jobs] + extra,
                   key=lambda t: t[2], reverse=True)
@@ -366,136 +412,99 @@ def run(ctx):
         values = dict(zip([name for name, _, _ in todo],
                           cached_parts(ctx, [p for _, p, _ in todo], n_jobs=cfg["n_jobs"],
                                        progress=bar)))
-    outputs = {job: values[job] for job in jobs}
-    follow = {name: values[name] for name, _, _ in extra}
-    follow_cpu = sum(v["cpu"] for v in follow.values())
-    worker_cpu = (sum(p["cpu"] for p in prepared.values())
-                  + sum(o["cpu"] for o in outputs.values()) + follow_cpu)
-    wall = time.perf_counter() - start
-    ctx.log(f"[deepsim] autoencoders, inversion and follow-ups done in {wall:.0f} s "
-            f"({worker_cpu:.0f} s CPU in the workers, {follow_cpu:.0f} s of it follow-ups)")
+    return ({job: values[job] for job in jobs},
+            {name: values[name] for name, _, _ in extra})
 
-    md, figures, verdicts = [], [], {}
-    result = Result()
-    for dataset in datasets:
-        runs = {arm: [outputs[("fit", dataset, arm, s)] for s in seeds] for arm in ARMS}
-        res = {arm: {k: [r[k] for r in runs[arm]] for k in ("mse", "sharp", "acc", "seconds")}
-               for arm in ARMS}
-        rows = []
-        for arm in ARMS:
-            rows.append({"arm": arm,
-                         "pixel MSE (test)": format_mean_std(res[arm]["mse"], 4),
-                         "sharpness ratio (1 = real)": format_mean_std(res[arm]["sharp"], 3),
-                         "per seed": ", ".join(f"{v:.3f}" for v in res[arm]["sharp"]),
-                         "indep. classifier acc. (%)": format_mean_std(res[arm]["acc"], 1),
-                         "per seed (%)": ", ".join(f"{v:.1f}" for v in res[arm]["acc"]),
-                         "fit CPU time (s)": format_mean_std(res[arm]["seconds"], 1)})
-        claims = _claims(res)
-        gains = claims.pop("_gains")
-        verdicts[dataset] = (dict(claims), gains, runs)
-        prep = prepared[dataset]
-        md += [f"### {dataset}: autoencoders, arms A / B / C", "", result.table(rows), "",
-               f"Independent classifier on the real test images: {prep['acc_real']:.1f} %; "
-               f"the shared comparator classifier on them: {prep['comp_acc']:.1f} %. "
-               f"C minus A accuracy: {gains.mean():+.1f} points (per seed: "
-               + ", ".join(f"{g:+.1f}" for g in gains) + ").", ""]
-        md += [f"- {name}: " + (verdict.keep(result, f"{dataset}: {name}")
-                                if isinstance(verdict, _Combined) else
-                                result.verdict(verdict, claim=f"{dataset}: {name}",
-                                               style="outcome"))
-               for name, verdict in claims.items()]
-        md.append("")
-        if dataset == "shapes":
-            md += _probe_section(result, runs, cfg)
 
-        first = runs[list(ARMS)[0]][0]
-        fig, ax = plt.subplots(figsize=(8, 3.6))
-        _grid(ax, [first["real"]] + [runs[arm][0]["recon"] for arm in ARMS],
-              first["hw"], ["real"] + [arm.split(":")[0] for arm in ARMS])
-        ax.set_title(f"{dataset}: test images and reconstructions (seed {seeds[0]})")
-        fig.tight_layout()
-        path = save_figure(fig, ctx, f"deepsim_{dataset}_reconstructions.png", dpi=110)
-        figures.append(path)
+def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
+    """Markdown and figure of one dataset's arms, and its main verdicts by key."""
+    import matplotlib.pyplot as plt
 
-    # ------------------------------------------------------------ feature inversion
-    layers = {layer: outputs[("invert", "digits", layer, seeds[0])]
-              for layer in ("pool1", "relu3")}
-    inv_rows = [{"comparator layer": f"{name} ({v['width']} features)",
-                 "pixel MSE (test)": f"{v['mse']:.4f}",
-                 "indep. classifier acc. (%)": f"{v['acc']:.1f}"} for name, v in layers.items()]
+    res = {arm: {k: [r[k] for r in runs[arm]] for k in ("mse", "sharp", "acc", "seconds")}
+           for arm in ARMS}
+    rows = [{"arm": arm,
+             "pixel MSE (test)": format_mean_std(res[arm]["mse"], 4),
+             "sharpness ratio (1 = real)": format_mean_std(res[arm]["sharp"], 3),
+             "per seed": ", ".join(f"{v:.3f}" for v in res[arm]["sharp"]),
+             "indep. classifier acc. (%)": format_mean_std(res[arm]["acc"], 1),
+             "per seed (%)": ", ".join(f"{v:.1f}" for v in res[arm]["acc"]),
+             "fit CPU time (s)": format_mean_std(res[arm]["seconds"], 1)} for arm in ARMS]
+    claims = _main_claims(res, dataset)
+    gains = np.asarray(res[list(ARMS)[2]]["acc"]) - np.asarray(res[list(ARMS)[0]]["acc"])
+    md = [f"### {dataset}: autoencoders, arms A / B / C", "", result.table(rows), "",
+          f"Independent classifier on the real test images: {prepared['acc_real']:.1f} %; "
+          f"the shared comparator classifier on them: {prepared['comp_acc']:.1f} %. "
+          f"C minus A accuracy: {gains.mean():+.1f} points (per seed: "
+          + ", ".join(f"{g:+.1f}" for g in gains) + ").", ""]
+    for key, verdict, parts in claims:
+        claim = CLAIMS[key].at(dataset=dataset)
+        md.append(f"- {claim.statement.split(': ', 1)[1]}: " + result.verdict(
+            verdict, claim=claim if parts else None, parts=parts,
+            style="parts" if parts else "outcome"))
+    md.append("")
+    if dataset == "shapes":
+        md += _probe_section(result, runs, cfg)
+    first = runs[list(ARMS)[0]][0]
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    _grid(ax, [first["real"]] + [runs[arm][0]["recon"] for arm in ARMS],
+          first["hw"], ["real"] + [arm.split(":")[0] for arm in ARMS])
+    ax.set_title(f"{dataset}: test images and reconstructions (seed {first['seed']})")
+    fig.tight_layout()
+    path = save_figure(fig, ctx, f"deepsim_{dataset}_reconstructions.png", dpi=110)
+    return md, path, ({key: v for key, v, _ in claims}, gains)
+
+
+def _inversion_section(result, ctx, outputs, seed):
+    """Markdown and figure of the feature inversion from two comparator depths."""
+    import matplotlib.pyplot as plt
+
+    layers = {layer: outputs[("invert", "digits", layer, seed)] for layer in ("pool1", "relu3")}
+    rows = [{"comparator layer": f"{name} ({v['width']} features)",
+             "pixel MSE (test)": f"{v['mse']:.4f}",
+             "indep. classifier acc. (%)": f"{v['acc']:.1f}"} for name, v in layers.items()]
     # one inverter per layer (seed 0): the shared rule reads one seed as inconclusive
-    early_better = judge(Claim("earlier layer reconstructed more exactly", "pixel MSE (test)",
-                               "paired interval", higher_is_better=False),
-                         [layers["pool1"]["mse"]], [layers["relu3"]["mse"]])
+    early_better = judge(CLAIMS["early"], [layers["pool1"]["mse"]], [layers["relu3"]["mse"]])
     fig, ax = plt.subplots(figsize=(8, 2.6))
     _grid(ax, [layers["pool1"]["real"]] + [v["recon"] for v in layers.values()], (8, 8),
           ["real", *layers])
     ax.set_title("digits: images inverted from comparator features of two depths")
     fig.tight_layout()
     path = save_figure(fig, ctx, "deepsim_feature_inversion.png", dpi=110)
-    figures.append(path)
+    return ["### Feature inversion (digits, `FeatureInverter`, DeePSiM loss)", "",
+            result.table(rows), "",
+            "- earlier layer reconstructed more exactly (MSE pool1 < relu3): "
+            + result.verdict(early_better, style="outcome", digits=4)
+            + " (paper, Fig. 4: conv1-conv5 "
+            "reconstructions keep more detail than fc6-fc8).", ""], path
 
-    # ------------------------------------------------------------ iterated encode-decode
-    model = outputs[first_c]["model"]
+
+def _iterated_section(result, ctx, cfg, model, clf, seed):
+    """Markdown and figure of iterated encoding-decoding with arm C; its accuracies and
+    verdict."""
+    import matplotlib.pyplot as plt
+
     X_tr, X_te, y_tr, y_te, hw = load_data("digits", ctx.random_state,
                                            max_train=cfg.get("max_train"))
-    accs, images = _iterate(model, X_te, y_te, prepared["digits"]["clf"], cfg["iterations"])
-    stays = judge(Claim("images stay semantically similar", "accuracy drop (points)",
-                        "mean interval", higher_is_better=False, threshold=10.0),
-                  [accs[0] - accs[-1]])
+    accs, images = _iterate(model, X_te, y_te, clf, cfg["iterations"])
+    stays = judge(CLAIMS["stays"], [accs[0] - accs[-1]])
     fig, ax = plt.subplots(figsize=(5, 0.6 * (len(images) + 1)))
     _grid(ax, images, hw, ["real"] + [f"iter {k + 1}" for k in range(len(images) - 1)])
     ax.set_title("digits, arm C: x -> decode(encode(x)), repeated")
     fig.tight_layout()
     path = save_figure(fig, ctx, "deepsim_iterated.png", dpi=110)
-    figures.append(path)
+    return ([f"### Iterated encoding-decoding (digits, arm C, seed {seed})", "",
+             "Independent-classifier accuracy (%) against the original labels after k "
+             "iterations: " + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs)),
+             "",
+             f"- images stay semantically similar (accuracy after {len(accs)} iterations "
+             f"within 10 points of after 1): "
+             + result.verdict(stays, style="outcome", digits=1) + ".", ""],
+            path, accs, stays)
 
-    md += ["### Feature inversion (digits, `FeatureInverter`, DeePSiM loss)", "",
-           result.table(inv_rows), "",
-           f"- earlier layer reconstructed more exactly (MSE pool1 < relu3): "
-           + result.verdict(early_better, arms=("pool1", "relu3"), style="outcome", digits=4)
-           + " (paper, Fig. 4: conv1-conv5 "
-           "reconstructions keep more detail than fc6-fc8).", "",
-           f"### Iterated encoding-decoding (digits, arm C, seed {seeds[0]})", "",
-           "Independent-classifier accuracy (%) against the original labels after k "
-           "iterations: " + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs)), "",
-           f"- images stay semantically similar (accuracy after {len(accs)} iterations within "
-           f"10 points of after 1): "
-           + result.verdict(stays, arms=("arm C",), style="outcome", digits=1) + ".", ""]
 
-    # ----------------------------------------------------------------------- follow-ups
-    md += ["### Follow-ups of the claims that do not hold", "",
-           "One designed experiment per failing claim, each with its own cached parts "
-           f"({len(extra)} parts, {follow_cpu:.0f} s of CPU time in this run); each says "
-           "which claim it follows and how that claim came out in this run.", ""]
-    d_claims, d_gains, _ = verdicts["digits"]
-    sub, path = _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow,
-                                    d_claims["B sharper than A (every seed)"].outcome)
-    md += sub
-    figures.append(path)
-    s_claims, s_gains, s_runs = verdicts["shapes"]
-    sub, path = _shapes_followup(result, ctx, cfg, follow[("sensitivity",)], s_runs, s_gains,
-                                 s_claims["target: C accuracy >= A + 2 points (seed mean)"]
-                                 .outcome)
-    md += sub
-    figures.append(path)
-    if fcfg["iterate"]:
-        sub, path = _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, accs, stays.outcome)
-        md += sub
-        figures.append(path)
-    else:  # the quick run leaves it to the full mode (2/3 of its follow-ups' CPU time)
-        md += [full_mode_only(
-            "deepsim", _ITERATE_HEADING,
-            "Why do iterated encoding-decoding images drift? Arm A and arm C with a 4-d "
-            "code and arm C with a 16-d code, refitted and iterated, tell the code width, "
-            "the perceptual loss and the iterated map apart."), ""]
-
-    md += [f"Time: {wall:.0f} s wall for the fits, {worker_cpu:.0f} s of CPU time in the "
-           f"{cfg['n_jobs']} worker processes (one torch thread each; the CPU column of the "
-           "summary table counts only the main process).", ""]
-
+def _protocol_text(ctx, cfg, n_seeds):
     sh = cfg["shapes"]
-    md.insert(0, "\n".join([
+    return "\n".join([
         f"Data: `load_digits` (pixels / 16) and `Shapes(16, n_scales=3, n_orientations=4, "
         f"n_positions=6)` ({sh['n']} images, class = shape), each split 75/25 stratified "
         f"(`random_state={ctx.random_state}`). Autoencoders: `DeePSiMAutoencoder` with a "
@@ -517,15 +526,85 @@ def run(ctx):
         "real training images: `SVC(gamma='scale')` on the pixels for digits; for shapes a "
         "`CrossEntropyEmbedder(encoder='conv')` (15 epochs) + `LogisticRegression`, since "
         "a pixel SVC tells moving shapes apart poorly. Mean ± std over "
-        f"{len(seeds)} seeds (autoencoder seeds; split and comparator fixed). The paper "
+        f"{n_seeds} seeds (autoencoder seeds; split and comparator fixed). The paper "
         "works on ImageNet 227x227 images with AlexNet as comparator; its results are "
-        "figures (Figs. 1, 4-6), quoted here only as qualitative claims.", ""]))
-    shortened = (
-        f"{cfg['digits']['epochs']}/{sh['epochs']} epochs instead of 60/40, "
-        f"{len(seeds)} seeds instead of 5, {sh['n']} shapes images instead of 3000, "
-        f"channels {cfg['digits']['channels']} instead of 32; follow-up 3 (iterated "
-        f"encoding-decoding) in full mode only." if ctx.quick else "")
-    return result.done("\n".join(md), figures=figures, shortened=shortened)
+        "figures (Figs. 1, 4-6), quoted here only as qualitative claims.", ""])
+
+
+def _followups_text(result, ctx, cfg, fcfg, seeds, outputs, follow, main, iterated):
+    """Markdown and figures of the three follow-ups; ``main[dataset] = (verdicts by key,
+    C - A accuracy gains)``, ``iterated = (accuracies, verdict)`` of the main iteration."""
+    follow_cpu = sum(v["cpu"] for v in follow.values())
+    md = ["### Follow-ups of the claims that do not hold", "",
+          "One designed experiment per failing claim, each with its own cached parts "
+          f"({len(follow)} parts, {follow_cpu:.0f} s of CPU time in this run); each says "
+          "which claim it follows and how that claim came out in this run.", ""]
+    sub, path = _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow,
+                                    main["digits"][0]["b_sharper"].outcome)
+    md += sub
+    figures = [path]
+    s_runs = {arm: [outputs[("fit", "shapes", arm, s)] for s in seeds] for arm in ARMS}
+    sub, path = _shapes_followup(result, ctx, cfg, follow[("sensitivity",)], s_runs,
+                                 main["shapes"][1], main["shapes"][0]["target_acc"].outcome)
+    md += sub
+    figures.append(path)
+    if fcfg["iterate"]:
+        sub, path = _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, iterated[0],
+                                      iterated[1].outcome)
+        md += sub
+        figures.append(path)
+    else:  # the quick run leaves it to the full mode (2/3 of its follow-ups' CPU time)
+        md += [full_mode_only(
+            "deepsim", _ITERATE_HEADING,
+            "Why do iterated encoding-decoding images drift? Arm A and arm C with a 4-d "
+            "code and arm C with a 16-d code, refitted and iterated, tell the code width, "
+            "the perceptual loss and the iterated map apart."), ""]
+    return md, figures
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring. Preparations, fits and inversions are
+    cached parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes."""
+    cfg = PROTOCOL.settings(ctx.quick)
+    fcfg = _followup_config(ctx.quick, cfg)
+    seeds = run_seeds(ctx, cfg["seeds"])
+    start = time.perf_counter()
+    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
+    prepared = _prepare_all(ctx, cfg, protocol)
+    ctx.log(f"[deepsim] comparators and independent classifiers done in "
+            f"{time.perf_counter() - start:.0f} s")
+    outputs, follow = _fit_all(ctx, cfg, fcfg, seeds, prepared, protocol)
+    worker_cpu = (sum(p["cpu"] for p in prepared.values())
+                  + sum(o["cpu"] for o in outputs.values())
+                  + sum(v["cpu"] for v in follow.values()))
+    wall = time.perf_counter() - start
+    ctx.log(f"[deepsim] autoencoders, inversion and follow-ups done in {wall:.0f} s "
+            f"({worker_cpu:.0f} s CPU in the workers)")
+
+    result = Result()
+    md, figures, main = [_protocol_text(ctx, cfg, len(seeds))], [], {}
+    for dataset in _DATASETS:
+        runs = {arm: [outputs[("fit", dataset, arm, s)] for s in seeds] for arm in ARMS}
+        sub, path, main[dataset] = _dataset_section(result, ctx, dataset, runs,
+                                                    prepared[dataset], cfg)
+        md += sub
+        figures.append(path)
+    sub, path = _inversion_section(result, ctx, outputs, seeds[0])
+    md += sub
+    figures.append(path)
+    model = outputs[("fit", "digits", list(ARMS)[2], seeds[0])]["model"]
+    sub, path, *iterated = _iterated_section(result, ctx, cfg, model,
+                                             prepared["digits"]["clf"], seeds[0])
+    md += sub
+    figures.append(path)
+    sub, paths = _followups_text(result, ctx, cfg, fcfg, seeds, outputs, follow, main,
+                                 iterated)
+    md += sub
+    figures += paths
+    md += [f"Time: {wall:.0f} s wall for the fits, {worker_cpu:.0f} s of CPU time in the "
+           f"{cfg['n_jobs']} worker processes (one torch thread each; the CPU column of the "
+           "summary table counts only the main process).", ""]
+    return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
 
 
 # ---------------------------------------------------------------------------- follow-ups
@@ -790,16 +869,14 @@ def _followed(outcome):
         outcome, "which was inconclusive in this run")
 
 
-def _verdict(result, text, verdict, rule=None):
+def _verdict(result, verdict, claim=None, rule=None):
     """One line of a follow-up's verdicts, kept in ``result``: the claim, then a
-    :class:`~._claims.Verdict`'s outcome with its rule and numbers, or a combined outcome
-    with ``rule`` saying how its parts were judged."""
-    return f"- {text}: " + result.verdict(verdict, claim=text, rule=rule, style="outcome")
-
-
-def _beats(statement, a, b, rule="paired interval", margin=0.0, unit="seeds"):
-    """:func:`~._claims.judge` of "A beats B" (higher is better) on paired values."""
-    return judge(Claim(statement, "", rule, margin=margin, unit=unit), a, b)
+    :class:`~._claims.Verdict`'s outcome with its rule and numbers, or the outcome of a
+    declared ``claim`` that :func:`~._claims.judge` does not judge, with ``rule`` saying
+    how it was reached."""
+    statement = (claim or verdict.claim).statement
+    return f"- {statement}: " + result.verdict(verdict, claim=claim, rule=rule,
+                                                style="outcome")
 
 
 #: How the shapes follow-up's single measurement (of one fixed comparator) is judged: a
@@ -834,8 +911,10 @@ def _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys, seed
     return save_figure(fig, ctx, "deepsim_followup_sharpness.png", dpi=110)
 
 
-def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed):
-    """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
+def _sharpness_measured(ctx, cfg, fcfg, seeds, outputs, follow):
+    """The numbers of follow-up 1: runs, labels and order of the arms, the 2 x 2 design's
+    table and per-seed effects, the four measures per arm and of the blurred real images,
+    and the verdicts of the design."""
     fseeds = seeds[:fcfg["seeds"]]
     X_te = load_data("digits", ctx.random_state, max_train=cfg.get("max_train"))[1][:10]
     hw = (8, 8)
@@ -874,13 +953,24 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed
     table += [{"images": name, **{m: f"{v[m]:.3f}" for m in keys}, "accuracy (%)": ""}
               for name, v in refs.items()]
     mean = {k: {m: float(np.mean([v[m] for v in measures[k]])) for m in keys} for k in order}
-    v_adv = _beats("adversarial term sharpens", adv_effect, 0.0, "every seed")
-    v_feat = _beats("feature term sharpens less than the adversarial term", adv_effect,
-                    feat_effect, "every seed")
+    v_adv = judge(CLAIMS["adv"], adv_effect, 0.0)
+    v_feat = judge(CLAIMS["feat"], adv_effect, feat_effect)
     per_seed = {k: {m: [v[m] for v in measures[k]] for m in keys} for k in order}
     v_agree = all_of(*(part for m in sharp_keys for part in (
-        negation(_beats(f"B sharper than A ({m})", per_seed["B"][m], per_seed["A"][m])),
-        _beats(f"D sharper than A ({m})", per_seed["D"][m], per_seed["A"][m]))))
+        negation(judge(CLAIMS["sharper_by"].at(name="B", m=m), per_seed["B"][m],
+                       per_seed["A"][m])),
+        judge(CLAIMS["sharper_by"].at(name="D", m=m), per_seed["D"][m], per_seed["A"][m]))))
+    return dict(fseeds=fseeds, X_te=X_te, runs=runs, labels=labels, order=order,
+                sharp=sharp, adv_effect=adv_effect, feat_effect=feat_effect, design=design,
+                refs=refs, sharp_keys=sharp_keys, table=table, mean=mean, per_seed=per_seed,
+                v_adv=v_adv, v_feat=v_feat, v_agree=v_agree)
+
+
+def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed):
+    """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
+    m_ = _sharpness_measured(ctx, cfg, fcfg, seeds, outputs, follow)
+    (fseeds, X_te, runs, labels, order, sharp, adv_effect, feat_effect, design, refs,
+     sharp_keys, table, mean, per_seed, v_adv, v_feat, v_agree) = m_.values()
     md = ["#### Follow-up 1 (digits): which term makes the images sharp", "",
           f"Claim followed: B (pixel + feature) sharper than A (every seed), "
           f"{_followed(followed)} above. Design: a 2 x 2 "
@@ -909,25 +999,19 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed
           "first 10 test images (the only reconstructions the main parts keep; accuracy "
           "on the full test set), with the real images blurred by a Gaussian as reference "
           "points.", "", result.table(table), "",
-          _verdict(result, "the adversarial term sharpens (its effect > 0 on every seed)", v_adv),
-          _verdict(result, "the feature term sharpens less than the adversarial term (every seed)",
-                   v_feat),
-          _verdict(result, "the measures agree: gradient, edge gradient and high-frequency power "
-                   "all rank B no sharper than A and D sharper than A", v_agree,
-                   "paired interval per measure and comparison; all must hold")]
+          _verdict(result, v_adv), _verdict(result, v_feat),
+          _verdict(result, v_agree, CLAIMS["agree"], _ALL)]
     texture = []
     for key in fcfg["sharpness_arms"]:
         if key == "D":
             continue
         name = f"{labels[key].split(':')[0]} ({labels[key].split(': ')[-1]})"
-        every = _beats(f"{name} sharper than A", sharp[key], sharp["A"], "every seed")
-        edges = all_of(*(_beats(f"{name} sharper than A ({m})", per_seed[key][m],
-                                per_seed["A"][m])
+        every = judge(CLAIMS["arm_every"].at(name=name), sharp[key], sharp["A"])
+        edges = all_of(*(judge(CLAIMS["sharper_by"].at(name=name, m=m), per_seed[key][m],
+                               per_seed["A"][m])
                          for m in ("edge gradient", "high-frequency power")))
-        md.append(_verdict(result, f"{name} is sharper than A on every seed (gradient ratio)",
-                           every))
-        md.append(_verdict(result, f"{name} is sharper than A by the edge gradient and the "
-                           "high-frequency power too", edges,
+        md.append(_verdict(result, every))
+        md.append(_verdict(result, edges, CLAIMS["arm_edges"].at(name=name),
                            "paired interval per measure; both must hold"))
         if every.outcome == HOLDS and edges == NOT_HOLDS:
             texture.append(
@@ -987,8 +1071,7 @@ def _shapes_followup(result, ctx, cfg, sens, runs, gains, followed):
     code_gain = float(np.mean(shape_c) - np.mean(shape_a))
     v1 = HOLDS if e_layer < EMPHASIS_MATERIAL else NOT_HOLDS
     # "no more shape": the negation of "C's codes keep more than 2 points more shape"
-    v2 = negation(_beats("C's codes keep more shape than A's", shape_c, shape_a,
-                         margin=2.0))
+    v2 = negation(judge(CLAIMS["more_shape"], shape_c, shape_a))
     supported = all_of(v1, v2)
     md = ["#### Follow-up 2 (shapes): how much of the shape the feature term can keep", "",
           f"Claim followed: C accuracy >= A + 2 points, "
@@ -1009,12 +1092,10 @@ def _shapes_followup(result, ctx, cfg, sens, runs, gains, followed):
           f"{e_layer:.2f}, `head` {e_head:.2f}. Shape read from the 4-d codes (main "
           f"probes): A {np.mean(shape_a):.1f} %, C {np.mean(shape_c):.1f} % "
           f"(C - A {code_gain:+.1f} points).", "",
-          _verdict(result, f"the compared layer `{layer}` puts no material extra weight on a shape "
-                   "change, relative to a shift, over the pixels (emphasis < "
-                   f"{EMPHASIS_MATERIAL:g})", v1, _MEASURED),
-          _verdict(result, "C's codes keep no more shape than A's (shape probe, C - A <= 2 points)",
-                   v2, "the opposite claim, C's codes keep more than 2 points more shape, "
-                   "judged by paired interval and negated"), "",
+          _verdict(result, v1, CLAIMS["emphasis"].at(layer=layer, material=EMPHASIS_MATERIAL),
+                   _MEASURED),
+          _verdict(result, v2, CLAIMS["no_more_shape"], "the opposite claim, C's codes keep "
+                   "more than 2 points more shape, judged by paired interval and negated"), "",
           "Explanation " + {HOLDS: "**supported**: ", NOT_HOLDS: "**not supported**: "}.get(
               supported, "**not decided** (a verdict above is inconclusive): ")
           + (f"`{layer}` does encode the shape (a linear probe reads it from the real "
@@ -1049,14 +1130,9 @@ def _shapes_followup(result, ctx, cfg, sens, runs, gains, followed):
     return md, path
 
 
-def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs, followed):
-    """Markdown and figure of follow-up 3 (digits: why iterated encoding-decoding drifts)."""
-    import matplotlib.pyplot as plt
-
-    fseeds = seeds[:fcfg["seeds"]]
-    runs = {(arm, code): [follow[("iterate", arm, code, s)] for s in fseeds]
-            for arm, code in fcfg["iterate"]}
-    k = cfg["iterations"]
+def _iterate_table(runs, k):
+    """Follow-up 3's table rows, and per (arm, code) the accuracy drop from the first to
+    the last iteration and the first iteration's accuracy (per seed)."""
     table, drop, first = [], {}, {}
 
     def pair(values, digits):
@@ -1079,55 +1155,12 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs, followed
                                           1) if k > 1 else "-",
             "MSE between iterates 2 / k":
                 f"{step[:, min(1, k - 1)].mean():.4f} / {step[:, -1].mean():.4f}"})
-    c4, c16, a4 = ("C", 4), ("C", 16), ("A", 4)
+    return table, drop, first
+
+
+def _iterate_why(runs, k, drop, first, code_cause, loss_cause, settles):
+    """Follow-up 3's explanation, in words, from its runs and verdicts."""
     mean_drop = {key: float(d.mean()) for key, d in drop.items()}
-    missing = judge(Claim("not run", "", "every seed"), [0.0], 0.0)  # does not hold
-    stays16 = (_beats("C 16-d stays within 10 points", 10.0 - drop[c16], 0.0, "every seed")
-               if c16 in drop else missing)
-    code_cause = (_beats("C 4-d drops more than C 16-d", drop[c4], drop[c16], margin=5.0)
-                  if c16 in drop and c4 in drop else missing)
-    loss_cause = (_beats("C 4-d drops more than A 4-d", drop[c4], drop[a4], margin=5.0)
-                  if a4 in drop and c4 in drop else missing)
-    all_runs = [r for rs in runs.values() for r in rs]
-    settles = (_beats("the change between iterates shrinks",
-                      [r["mse_step"][1] - r["mse_step"][-1] for r in all_runs], 0.0,
-                      "every seed", unit="runs") if k > 2 else missing)
-    fewer = _beats("the entropy of the predicted classes falls",
-                   [r["entropy"][0] - r["entropy"][-1] for r in all_runs], 0.0,
-                   "every seed", unit="runs")
-    same = (c4 in runs and np.allclose(runs[c4][0]["acc"], main_accs))
-    md = [f"#### {_ITERATE_HEADING}", "",
-          f"Claim followed: images stay semantically similar over iterations, "
-          f"{_followed(followed)} above. Candidate "
-          "causes: the 4-d code (each pass squeezes the image into 4 numbers again), the "
-          "perceptual loss (its feature and adversarial terms trade pixel fidelity for "
-          "plausible detail, which the next pass takes as input), or the iterated map "
-          "itself (whatever the loss, encode(decode(z)) need not be z, so each pass can "
-          "move the code). Design: per seed ("
-          + ", ".join(str(s) for s in fseeds) + "), three autoencoders of the main digits "
-          "protocol iterated " + str(k) + " times: A (pixel loss) with the 4-d code, C "
-          "(DeePSiM) with the 4-d code, and C with a 16-d code; measured in class space "
-          "(the independent SVC, and the comparator classifier, against the original "
-          "labels; the entropy of the SVC's predicted classes, log2(10) = 3.32 bits when "
-          "they are uniform), in pixel space (MSE to the original image, and between "
-          "successive iterates), by the spread of the images (mean per-pixel variance "
-          "across the test set, over the real test images') and in code space (mean "
-          "distance between the codes of successive passes, over the codes' mean norm).",
-          "", result.table(table), "",
-          f"The refitted C 4-d autoencoder of seed {fseeds[0]} reproduces the main "
-          f"section's iteration exactly: {'yes' if same else 'no'}.", "",
-          _verdict(result, "with a 16-d code, C's images stay semantically similar (accuracy after "
-                   f"{k} iterations within 10 points of after 1, every seed)", stays16),
-          _verdict(result, "the code size is a material cause (a 16-d code drops more than 5 "
-                   "points "
-                   "less than a 4-d one, arm C, paired by seed)", code_cause),
-          _verdict(result, "the loss is a material cause (the pixel loss alone drops more than 5 "
-                   "points less than DeePSiM, 4-d codes, paired by seed)", loss_cause),
-          _verdict(result, "the iterates settle (the pixel change between successive iterates "
-                   "shrinks from iteration 2 to the last, every run)", settles),
-          _verdict(result, "the iterates concentrate on fewer classes (the entropy of the "
-                   "predicted "
-                   "classes falls, every run)", fewer), ""]
     drops = ", ".join(f"{arm} {code}-d {mean_drop[arm, code]:.1f}" for arm, code in runs)
     if HOLDS in (code_cause.outcome, loss_cause.outcome):
         why = ("the drift has a material cause in "
@@ -1154,7 +1187,8 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs, followed
                + " of their norm at the second pass, "
                + ", ".join(f"{codes[a, c][1]:.1f} %" for a, c in runs)
                + " at the last), so every pass re-encodes with an error, and the iterates "
-               + ("settle (their successive changes shrink) " if settles else "drift ")
+               + ("settle (their successive changes shrink) " if settles.outcome == HOLDS
+                  else "drift ")
                + "on fewer classes (predicted-class entropy "
                + ", ".join(f"{ent[a, c][0]:.2f} -> {ent[a, c][1]:.2f}" for a, c in runs)
                + " bits) and at "
@@ -1166,7 +1200,12 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs, followed
                "are far larger and trained on ImageNet.")
     else:
         why = f"not found: no variant differs materially (mean drops in points: {drops})."
-    md += ["Explanation: " + why, ""]
+    return why
+
+
+def _plot_iterate(ctx, runs, k):
+    """Follow-up 3's figure: accuracy, MSE to the original and spread by iteration."""
+    import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
     it = np.arange(1, k + 1)
@@ -1184,6 +1223,56 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs, followed
                       fontsize=9)
     fig.tight_layout()
     path = save_figure(fig, ctx, "deepsim_followup_iterated.png", dpi=110)
+    return path
+
+
+def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs, followed):
+    """Markdown and figure of follow-up 3 (digits: why iterated encoding-decoding drifts)."""
+    fseeds = seeds[:fcfg["seeds"]]
+    runs = {(arm, code): [follow[("iterate", arm, code, s)] for s in fseeds]
+            for arm, code in fcfg["iterate"]}
+    k = cfg["iterations"]
+    table, drop, first = _iterate_table(runs, k)
+    c4, c16, a4 = ("C", 4), ("C", 16), ("A", 4)
+    all_runs = [r for rs in runs.values() for r in rs]
+
+    def judged(key, a, b, ready):  # a comparison whose runs are missing does not hold
+        claim = CLAIMS[key].at(k=k)
+        return judge(claim, a, b) if ready else judge(claim, [0.0], 0.0)
+
+    stays16 = judged("stays16", 10.0 - drop.get(c16, 0.0), 0.0, c16 in drop)
+    code_cause = judged("code_cause", drop.get(c4), drop.get(c16), c16 in drop and c4 in drop)
+    loss_cause = judged("loss_cause", drop.get(c4), drop.get(a4), a4 in drop and c4 in drop)
+    settles = judged("settles", [r["mse_step"][1] - r["mse_step"][-1] for r in all_runs]
+                     if k > 2 else None, 0.0, k > 2)
+    fewer = judge(CLAIMS["fewer"], [r["entropy"][0] - r["entropy"][-1] for r in all_runs], 0.0)
+    same = (c4 in runs and np.allclose(runs[c4][0]["acc"], main_accs))
+    md = [f"#### {_ITERATE_HEADING}", "",
+          f"Claim followed: images stay semantically similar over iterations, "
+          f"{_followed(followed)} above. Candidate "
+          "causes: the 4-d code (each pass squeezes the image into 4 numbers again), the "
+          "perceptual loss (its feature and adversarial terms trade pixel fidelity for "
+          "plausible detail, which the next pass takes as input), or the iterated map "
+          "itself (whatever the loss, encode(decode(z)) need not be z, so each pass can "
+          "move the code). Design: per seed ("
+          + ", ".join(str(s) for s in fseeds) + "), three autoencoders of the main digits "
+          "protocol iterated " + str(k) + " times: A (pixel loss) with the 4-d code, C "
+          "(DeePSiM) with the 4-d code, and C with a 16-d code; measured in class space "
+          "(the independent SVC, and the comparator classifier, against the original "
+          "labels; the entropy of the SVC's predicted classes, log2(10) = 3.32 bits when "
+          "they are uniform), in pixel space (MSE to the original image, and between "
+          "successive iterates), by the spread of the images (mean per-pixel variance "
+          "across the test set, over the real test images') and in code space (mean "
+          "distance between the codes of successive passes, over the codes' mean norm).",
+          "", result.table(table), "",
+          f"The refitted C 4-d autoencoder of seed {fseeds[0]} reproduces the main "
+          f"section's iteration exactly: {'yes' if same else 'no'}.", "",
+          *(_verdict(result, v) for v in (stays16, code_cause, loss_cause, settles, fewer)),
+          ""]
+    why = _iterate_why(runs, k, drop, first, code_cause, loss_cause, settles)
+    md += ["Explanation: " + why, ""]
+
+    path = _plot_iterate(ctx, runs, k)
     return md, path
 
 

@@ -13,7 +13,8 @@ import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._common import one_torch_thread, save_figure
+from sklearn_papers.reproduce._claims import Claim, declare, judge
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._result import Result
@@ -25,15 +26,28 @@ PAPER = ("van Steenkiste, Locatello, Schmidhuber, Bachem (2019). Are disentangle
 
 SCORES = ["BetaVAE", "FactorVAE", "MIG", "DCI-D", "SAP", "Modularity", "IRS"]
 
+#: The scores the paper names as predicting downstream accuracy best.
+_CLAIMED = ("BetaVAE", "FactorVAE", "DCI-D")
 
-def _config(quick):
-    if quick:
-        return dict(image_size=16, n_fit=2000, n_score=1000, n_pool=2000, n_test=1000,
-                    n_components=6, max_epochs=20, betas=[1.0, 4.0, 16.0], seeds=[0],
-                    n_interventional=(200, 100), dci_estimators=10)
-    return dict(image_size=32, n_fit=10000, n_score=5000, n_pool=10000, n_test=5000,
-                n_components=10, max_epochs=30, betas=[1.0, 4.0, 16.0], seeds=[0, 1, 2],
-                n_interventional=(2000, 1000), dci_estimators=100)
+#: Per claimed ``{score}``, judged over training seeds on Spearman correlations.
+CLAIMS = declare(
+    Claim("{score} correlates positively with few-shot accuracy", "Spearman with acc@10",
+          "mean interval", threshold=0.0, paper="positive (Sec. 5)", key="positive"),
+    Claim("{score} correlates with few-shot accuracy more than reconstruction error",
+          "Spearman with acc@10", "paired interval", paper="yes (Sec. 5)", key="beats_recon"),
+)
+
+PROTOCOL = Protocol(
+    full=dict(image_size=32, n_fit=10000, n_score=5000, n_pool=10000, n_test=5000,
+              n_components=10, max_epochs=30, betas=[1.0, 4.0, 16.0], seeds=[0, 1, 2],
+              n_interventional=(2000, 1000), dci_estimators=100),
+    quick=dict(image_size=16, n_fit=2000, n_score=1000, n_pool=2000, n_test=1000,
+               n_components=6, max_epochs=20, seeds=[0], n_interventional=(200, 100),
+               dci_estimators=10),
+    shortened="16x16 images, 2,000 training images, 20 epochs, one seed per beta, 200/100 "
+              "interventional points and 10-tree GBTs for DCI (full: 32x32, 10,000 images, "
+              "30 epochs, 3 seeds, 2,000/1,000 points, 100-tree GBTs).",
+)
 
 
 def _reconstruction_error(model, X):
@@ -146,7 +160,7 @@ def run(ctx):
     """Run the experiment; see the module docstring."""
     from sklearn_papers.datasets import Shapes
 
-    cfg = _config(ctx.quick)
+    cfg = PROTOCOL.settings(ctx.quick)
     seed0 = ctx.random_state
     data = Shapes(cfg["image_size"])
     rng = np.random.RandomState(seed0)
@@ -220,15 +234,7 @@ def run(ctx):
         f"{sum(r['total (s)'] for r in rows):.0f} s of wall time when they were computed "
         "(the parts' own times; a `--resume` run reads them back).",
     ]
-    shortened = ("16x16 images, 2,000 training images, 20 epochs, one seed per beta, "
-                 "200/100 interventional points and 10-tree GBTs for DCI (full: 32x32, "
-                 "10,000 images, 30 epochs, 3 seeds, 2,000/1,000 points, 100-tree GBTs)."
-                 if ctx.quick else "")
-    return res.done("\n".join(md), figures=[fig_path], shortened=shortened)
-
-
-#: The scores the paper names as predicting downstream accuracy best.
-_CLAIMED = ("BetaVAE", "FactorVAE", "DCI-D")
+    return res.done("\n".join(md), figures=[fig_path], shortened=PROTOCOL.note(ctx.quick))
 
 
 def _seed_correlations(rows, cfg, predictor, per_class=10):
@@ -251,18 +257,12 @@ def _seed_correlations(rows, cfg, predictor, per_class=10):
 
 def _claims(rows, cfg):
     """Verdicts of the paper's claims (shared rules) on per-seed rank correlations."""
-    from sklearn_papers.reproduce._claims import Claim, judge
-
     recon = _seed_correlations(rows, cfg, "-recon. MSE")
     verdicts = []
     for score in _CLAIMED:
         rho = _seed_correlations(rows, cfg, score)
-        verdicts.append(judge(Claim(
-            f"{score} correlates positively with few-shot accuracy", "Spearman with acc@10",
-            "mean interval", threshold=0.0, paper="positive (Sec. 5)"), rho))
-        verdicts.append(judge(Claim(
-            f"{score} correlates with few-shot accuracy more than reconstruction error",
-            "Spearman with acc@10", "paired interval", paper="yes (Sec. 5)"), rho, recon))
+        verdicts.append(judge(CLAIMS["positive"].at(score=score), rho))
+        verdicts.append(judge(CLAIMS["beats_recon"].at(score=score), rho, recon))
     return verdicts
 
 
@@ -298,4 +298,6 @@ EXPERIMENT = Experiment(
     title="Disentanglement scores vs downstream sample efficiency (van Steenkiste et al. 2019)",
     paper=PAPER,
     run=run,
+    claims=CLAIMS,
+    protocol=PROTOCOL,
 )

@@ -21,15 +21,15 @@ import time
 import numpy as np
 
 from sklearn_papers.chem import MPNNClassifier, MPNNRegressor
-from sklearn_papers.reproduce._claims import Claim, judge
-from sklearn_papers.reproduce._common import one_torch_thread, run_seeds, save_figure
+from sklearn_papers.reproduce._claims import Claim, declare, judge
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
 
-__all__ = ["EXPERIMENT", "PEER_RMSE", "random_split"]
+__all__ = ["CLAIMS", "EXPERIMENT", "PEER_RMSE", "PROTOCOL", "random_split"]
 
 #: Test RMSE (mean, std) of the peers on random splits, as published: MoleculeNet's
 #: MPNN (Wu et al. 2018) and chemprop's D-MPNN (Yang et al. 2019).
@@ -63,6 +63,31 @@ ABLATIONS = [
     ("message = pair", {"message": "pair"}),
     ("explicit hydrogens", {"explicit_hydrogens": True}),
 ]
+_DEFAULT = ABLATIONS[0][0]
+
+#: The paper's findings on its design choices (QM9), as claims on ESOL's ablations, paired
+#: by split; the arms are ablation labels, the claimed side first.
+CLAIMS = declare(*(
+    Claim(statement, "ESOL test RMSE", "paired interval", higher_is_better=False,
+          paper="better on QM9", key=key, arms=arms)
+    for statement, key, arms in (
+        ("set2set readout beats sum readout", "readout", (_DEFAULT, "readout = sum")),
+        ("edge-network messages beat pair messages", "message", (_DEFAULT, "message = pair")),
+        ("explicit hydrogens beat implicit ones", "hydrogens",
+         ("explicit hydrogens", _DEFAULT)))))
+
+PROTOCOL = Protocol(
+    full=dict(seeds=5, ablation_seeds=5, bbbp_seeds=3, model=_FULL),
+    quick=dict(seeds=2, ablation_seeds=1, bbbp_seeds=1, model=_QUICK),
+    shortened=(
+        "2 random splits for the main table and 1 for the ablations (full: 5 and 5); "
+        "a smaller, shorter-trained model, " + ", ".join(f"{k}={v}" for k, v in _QUICK.items())
+        + " (full: hidden_size=64, n_steps=6, set2set_steps=6, edge_hidden_size=128, 100 "
+        f"epochs, batch 50, lr 1e-3); BBBP on 1 scaffold split (full: 3) with "
+        f"{_QUICK_BBBP_EPOCHS} epochs for both neural models (full: 100), the neural "
+        "fingerprint with fp_length=50, radius=3, hidden_size=50, lr=1e-2 (full: its "
+        "defaults)."),
+)
 
 
 def random_split(n_samples, seed, fractions=(0.8, 0.1, 0.1)):
@@ -263,56 +288,17 @@ def _plot(ctx, results, aucs, n_ablation):
     return save_figure(fig, ctx, "gilmer_mpnn.png", dpi=110)
 
 
-#: The paper's findings on its design choices (QM9), as claims on ESOL's ablations: the
-#: default beats each variant (test RMSE, lower is better), paired by split.
-ABLATION_CLAIMS = {
-    "readout = sum": "set2set readout beats sum readout",
-    "message = pair": "edge-network messages beat pair messages",
-    "explicit hydrogens": "explicit hydrogens beat implicit ones",
-}
-
-
 def _ablation_verdicts(results, k):
-    """Verdicts of :data:`ABLATION_CLAIMS` on the first ``k`` seeds (the ablations'), by the
-    shared paired-interval rule (:mod:`._claims`)."""
-    default = results[("ESOL", ABLATIONS[0][0])]["test"][:k]
-    verdicts = []
-    for label, statement in ABLATION_CLAIMS.items():
-        variant = results[("ESOL", label)]["test"][:k]
-        if label == "explicit hydrogens":  # the variant is the claimed side
-            a, b = variant, default
-        else:
-            a, b = default, variant
-        verdicts.append(judge(Claim(statement, "ESOL test RMSE", "paired interval",
-                                    higher_is_better=False, paper="better on QM9"), a, b))
-    return verdicts
+    """Verdicts of :data:`CLAIMS` on the first ``k`` seeds (the ablations'), by the shared
+    paired-interval rule (:mod:`._claims`)."""
+    return [judge(claim, *(results[("ESOL", arm)]["test"][:k] for arm in claim.arms))
+            for claim in CLAIMS.values()]
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring for the protocol."""
-    quick = ctx.quick
-    params = dict(_QUICK if quick else _FULL)
-    seeds = run_seeds(ctx, 2 if quick else 5)
-    # each fit is cached in the output folder (``--resume`` skips the finished ones)
-    ablation_seeds = seeds[:1] if quick else seeds
-    bbbp_seeds = seeds[:1] if quick else seeds[:3]
-    datasets = {k: _dataset(k)[:2] for k in ("ESOL", "FreeSolv")}
-    # --quick: independent fits on two worker processes (one torch thread each); the full
-    # run computes them in this process, in order
-    n_jobs = 2 if quick else 1
-    total = 2 * len(seeds) + (len(ABLATIONS) - 1) * len(ablation_seeds) + 3 * len(bbbp_seeds)
-    start = time.perf_counter()
-    # Molecule batches are small: one torch thread is faster than several, and far faster
-    # on a busy machine (OpenMP threads waiting on each other).
-    with one_torch_thread(), ctx.progress(total=total, desc="gilmer") as bar:
-        results = _regression(ctx, seeds, ablation_seeds, params, bar, n_jobs=n_jobs)
-        aucs, bbbp_note = _bbbp(ctx, bbbp_seeds, params, quick, bar, n_jobs=n_jobs)
-    seconds = time.perf_counter() - start
-
-    default = ABLATIONS[0][0]
+def _main_rows(results, datasets):
     rows = []
     for name, (X, y) in datasets.items():
-        rec = results[(name, default)]
+        rec = results[(name, _DEFAULT)]
         rows.append({"data set (n)": f"{name} ({len(y)})", "model": "ours: MPNNRegressor",
                      "test RMSE": format_mean_std(rec["test"], 3),
                      "validation RMSE": format_mean_std(rec["val"], 3),
@@ -321,18 +307,48 @@ def run(ctx):
             rows.append({"data set (n)": f"{name} ({len(y)})", "model": peer,
                          "test RMSE": f"{m:.3f} ± {s:.3f}", "validation RMSE": "",
                          "seeds": "published"})
+    return rows
+
+
+def _ablation_rows(results, k, seed_txt, n_seeds):
+    """Rows of the ablation table on the first ``k`` seeds; the default's label says so
+    when the main table averages more seeds."""
+    def label_of(label):
+        if k < n_seeds and label == _DEFAULT:
+            return (f"{label} ({seed_txt}; the main table's default averages {n_seeds} "
+                    f"seeds)")
+        return label
+
+    return [{"variant (ESOL)": label_of(label),
+             "test RMSE": format_mean_std(results[("ESOL", label)]["test"][:k], 3),
+             "validation RMSE": format_mean_std(results[("ESOL", label)]["val"][:k], 3),
+             "s per fit": f"{np.mean(results[('ESOL', label)]['seconds'][:k]):.1f}"}
+            for label, _ in ABLATIONS]
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring for the protocol."""
+    cfg = PROTOCOL.settings(ctx.quick)
+    params = dict(cfg["model"])
+    seeds = PROTOCOL.seeds(ctx)
+    # each fit is cached in the output folder (``--resume`` skips the finished ones)
+    ablation_seeds, bbbp_seeds = seeds[:cfg["ablation_seeds"]], seeds[:cfg["bbbp_seeds"]]
+    datasets = {k: _dataset(k)[:2] for k in ("ESOL", "FreeSolv")}
+    # --quick: independent fits on two worker processes (one torch thread each); the full
+    # run computes them in this process, in order
+    n_jobs = 2 if ctx.quick else 1
+    total = 2 * len(seeds) + (len(ABLATIONS) - 1) * len(ablation_seeds) + 3 * len(bbbp_seeds)
+    start = time.perf_counter()
+    # Molecule batches are small: one torch thread is faster than several, and far faster
+    # on a busy machine (OpenMP threads waiting on each other).
+    with one_torch_thread(), ctx.progress(total=total, desc="gilmer") as bar:
+        results = _regression(ctx, seeds, ablation_seeds, params, bar, n_jobs=n_jobs)
+        aucs, bbbp_note = _bbbp(ctx, bbbp_seeds, params, ctx.quick, bar, n_jobs=n_jobs)
+    seconds = time.perf_counter() - start
     k = len(ablation_seeds)  # the default's first k seeds are the ablations' seeds
     subset = k < len(seeds)
     seed_txt = (f"seed {ablation_seeds[0]} only" if k == 1
                 else f"seeds {ablation_seeds} only")
-    ablation_rows = [{"variant (ESOL)": label if not (subset and label == default) else
-                      f"{label} ({seed_txt}; the main table's default averages "
-                      f"{len(seeds)} seeds)",
-                      "test RMSE": format_mean_std(results[("ESOL", label)]["test"][:k], 3),
-                      "validation RMSE": format_mean_std(results[("ESOL", label)]["val"][:k],
-                                                         3),
-                      "s per fit": f"{np.mean(results[('ESOL', label)]['seconds'][:k]):.1f}"}
-                     for label, _ in ABLATIONS]
     setting = ", ".join(f"{k}={v}" for k, v in params.items())
     res = Result()
     parts = [
@@ -343,7 +359,7 @@ def run(ctx):
         "numbers are published values (MoleculeNet: Wu et al. 2018; chemprop: Yang et al. "
         "2019), not re-run here.",
         "",
-        res.table(rows),
+        res.table(_main_rows(results, datasets)),
         "",
         f"#### Ablations (ESOL, {seed_txt if subset else 'same splits'})",
         "",
@@ -353,7 +369,7 @@ def run(ctx):
         "QM9, and "
         "explicit hydrogens helpful there.",
         "",
-        res.table(ablation_rows),
+        res.table(_ablation_rows(results, k, seed_txt, len(seeds))),
         "",
         res.table(res.verdict_rows(_ablation_verdicts(results, k))),
         "",
@@ -374,17 +390,7 @@ def run(ctx):
         ]
     parts += ["", f"Wall time of the experiment: {seconds:.0f} s."]
     fig = _plot(ctx, results, aucs, len(ablation_seeds))
-    shortened = ""
-    if quick:
-        shortened = (
-            f"2 random splits for the main table and 1 for the ablations (full: 5 and 5); "
-            f"a smaller, shorter-trained model, {setting} (full: hidden_size=64, "
-            "n_steps=6, set2set_steps=6, edge_hidden_size=128, 100 epochs, batch 50, lr "
-            f"1e-3); BBBP on 1 scaffold split (full: 3) with {_QUICK_BBBP_EPOCHS} epochs for "
-            "both neural models (full: 100), the neural fingerprint with fp_length=50, "
-            "radius=3, hidden_size=50, lr=1e-2 (full: its defaults)."
-        )
-    return res.done("\n".join(parts), figures=[fig], shortened=shortened)
+    return res.done("\n".join(parts), figures=[fig], shortened=PROTOCOL.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
@@ -393,4 +399,6 @@ EXPERIMENT = Experiment(
     paper=("Gilmer, Schoenholz, Riley, Vinyals, Dahl (2017). Neural message passing for "
            "quantum chemistry. ICML 2017"),
     run=run,
+    claims=CLAIMS,
+    protocol=PROTOCOL,
 )

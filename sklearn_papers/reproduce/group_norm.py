@@ -14,15 +14,14 @@ import time
 
 import numpy as np
 
+from sklearn_papers.reproduce._claims import Claim, declare, judge
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._digits import (
     CONV_ENCODER,
     CONV_ENCODER_TEXT,
     load_split,
-    one_torch_thread,
     subsample,
-    verdict,
 )
-from sklearn_papers.reproduce._common import run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
@@ -35,19 +34,54 @@ __all__ = ["EXPERIMENT"]
 _PAPER = {("batch", 2): 34.7, ("group", 2): 24.1, ("batch", 32): 23.6, ("group", 32): 24.1}
 _BATCH_SIZES = (2, 4, 16, 64)
 
+_ERROR = "test error (%)"
+
+CLAIMS = declare(
+    Claim("GN at least as good as BN at batch {batch}", _ERROR, "paired interval",
+          higher_is_better=False, key="small_batch", arms=("group norm", "batch norm"),
+          paper="24.1 vs 34.7 % top-1 error at 2 images per GPU (ImageNet, ResNet-50)"),
+)
+
+PROTOCOL = Protocol(
+    full=dict(norms=("batch", "group", "layer"), seeds=3, train=None, epochs=15,
+              min_steps=3000),
+    quick=dict(norms=("batch", "group"), seeds=2, train=300, epochs=8, min_steps=1500),
+    shortened="{train} training images instead of the whole training split, at least "
+              "{epochs} epochs and {min_steps} steps instead of 15 and 3000, {seeds} seeds "
+              "instead of 3; layer norm skipped (the full run adds it).",
+)
+
+_AHEAD = "group norm at least as good as batch norm at batch {small}"
+
+#: Batch norm scored with its running averages is the arm ``"batch: running"``.
+CLAIMS_FOLLOWUP = declare(
+    Claim(_AHEAD[0].upper() + _AHEAD[1:], _ERROR, "paired interval", higher_is_better=False,
+          key="ahead", arms=("group", "batch: running")),
+    Claim("{budget}: " + _AHEAD, _ERROR, "paired interval", higher_is_better=False,
+          key="ahead_at", arms=("group", "batch: running")),
+    Claim("{budget}: batch norm's error higher at batch {small} than at {big}", _ERROR,
+          "paired interval", key="bn_worse", arms=("batch {small}", "batch {big}")),
+    Claim("batch {batch} lower at {epochs} epochs (both norms pooled)", _ERROR,
+          "paired interval", higher_is_better=False, key="longer",
+          arms=("equal epochs, long", "equal epochs, short")),
+)
+
+#: Shapes at 32 x 32, a 5-block conv net, a fixed number of optimiser steps; then the
+#: equal-epoch budgets (:func:`_equal_epoch_budgets`): ``long`` in the full run only, since
+#: its two fits (4800 steps at batch 2) cost several times the rest of the quick follow-up.
+PROTOCOL_FOLLOWUP = Protocol(
+    full=dict(n_train=5000, n_test=2000, steps={2: 6000, 32: 1500}, seeds=3,
+              batch_sizes=(2, 32), channels=(16, 32, 32, 64, 64), budgets=("short", "long")),
+    quick=dict(n_train=1000, n_test=500, steps={2: 800, 32: 300}, seeds=1,
+               channels=(8, 16, 16, 32, 32), budgets=("short",)),
+)
+
 #: Worker processes for the independent fits (one torch thread each): a 2-core machine
 #: runs two fits side by side. The results do not depend on it.
 _N_JOBS = 2
 
 #: The follow-up's figure: error at batch 2 and 32 with fixed steps and equal epochs.
 _FOLLOWUP_FIGURE = "group_norm_equal_epochs.png"
-
-
-def _config(quick):
-    if quick:
-        return dict(norms=("batch", "group"), seeds=2, train=300, epochs=8, min_steps=1500)
-    return dict(norms=("batch", "group", "layer"), seeds=3, train=None, epochs=15,
-                min_steps=3000)
 
 
 def _epochs(cfg, n_fit, batch_size):
@@ -119,7 +153,7 @@ def _plot(ctx, err, norms):
 
 def run(ctx):
     """Run the experiment; see the module docstring."""
-    cfg = _config(ctx.quick)
+    cfg = PROTOCOL.settings(ctx.quick)
     X_train, X_test, y_train, y_test = load_split(ctx.random_state)
     X_fit, y_fit = X_train, y_train
     if cfg["train"] is not None:
@@ -127,7 +161,7 @@ def run(ctx):
     start = time.perf_counter()
     err = {}
     jobs = [(norm, bs, seed) for norm in cfg["norms"]
-            for bs in _BATCH_SIZES for seed in run_seeds(ctx, cfg["seeds"])]
+            for bs in _BATCH_SIZES for seed in PROTOCOL.seeds(ctx)]
     parts = []
     for norm, bs, seed in jobs:
         params = dict(**CONV_ENCODER, norm=norm, num_groups=8, batch_size=bs,
@@ -164,9 +198,8 @@ def run(ctx):
     bn_big, gn_big = (np.mean(err[(n, bs_big)]) for n in ("batch", "group"))
     # Lower error is better: "GN <= BN" holds when BN's error exceeds GN's.
     res = Result()
-    small = res.verdict(verdict(err[("batch", bs0)], err[("group", bs0)],
-                                f"GN at least as good as BN at batch {bs0}", "test error (%)"),
-                        arms=("group norm", "batch norm"))
+    small = res.verdict(judge(CLAIMS["small_batch"].at(batch=bs0), err[("group", bs0)],
+                              err[("batch", bs0)]))
     norms_text = f"{', '.join(cfg['norms'][:-1])} or {cfg['norms'][-1]} norm"
     budget = ", ".join(f"batch {bs}: {_epochs(cfg, len(X_fit), bs)} epochs"
                        for bs in _BATCH_SIZES)
@@ -191,11 +224,7 @@ def run(ctx):
         "The paper's conditions at our scale (a deeper net on larger images, batch norm's "
         "test-time statistics, equal epochs) are the experiment `group_norm_followup`.",
     ]
-    shortened = (
-        f"{cfg['train']} training images instead of {len(X_train)}, at least {cfg['epochs']} "
-        f"epochs and {cfg['min_steps']} steps instead of 15 and 3000, {cfg['seeds']} seeds "
-        f"instead of 3; layer norm skipped (the full run adds it)." if ctx.quick else "")
-    return res.done("\n".join(md), figures=[fig_path], shortened=shortened)
+    return res.done("\n".join(md), figures=[fig_path], shortened=PROTOCOL.note(ctx.quick))
 
 
 def run_followup(ctx):
@@ -203,7 +232,7 @@ def run_followup(ctx):
     res = Result()
     md, _ = followup(ctx, res)
     eq, ef = ([_epochs_of(c, bs) for bs in c["batch_sizes"]]
-              for c in (_followup_config(True), _followup_config(False)))
+              for c in (PROTOCOL_FOLLOWUP.settings(True), PROTOCOL_FOLLOWUP.settings(False)))
     shortened = (
         f"1000 training images, a narrower net (8-32 channels), 800 / 300 steps at batch "
         f"2 / 32, one seed, equal epochs at {eq[0]:.1f} or {eq[1]:.1f} (full: 5000 images, "
@@ -213,15 +242,6 @@ def run_followup(ctx):
 
 
 # -- follow-up: the paper's conditions at our scale -----------------------------------------
-
-def _followup_config(quick):
-    """Shapes at 32 x 32, a 5-block conv net, a fixed number of optimiser steps."""
-    if quick:
-        return dict(n_train=1000, n_test=500, steps={2: 800, 32: 300}, seeds=1,
-                    batch_sizes=(2, 32), channels=(8, 16, 16, 32, 32))
-    return dict(n_train=5000, n_test=2000, steps={2: 6000, 32: 1500}, seeds=3,
-                batch_sizes=(2, 32), channels=(16, 32, 32, 64, 64))
-
 
 def _shapes_task(cfg, seed):
     """Images of ``Shapes(32)`` (rows of 1024 floats) and their shape label (3 classes),
@@ -243,7 +263,8 @@ def _bn_modes(model, X_train, X_test, y_test, batch_size):
 
     ``running``: eval mode with the running averages kept during training (what a deployed
     model uses); ``precise``: eval mode after the averages are recomputed as population
-    statistics of the training set (:func:`_precise_copy`);
+    statistics of the training set
+    (:func:`~sklearn_papers.nn._encoders.precise_batch_norm`);
     ``test batches``: train-mode normalisation with the statistics of each test batch of
     the training batch size (the noise the net saw while it trained).
     """
@@ -264,31 +285,12 @@ def _bn_modes(model, X_train, X_test, y_test, batch_size):
         return 100.0 * wrong / n
 
     out = {"running": error(model, False, 500)}
-    out["precise"] = error(_precise_copy(model, X_train), False, 500)
+    from sklearn_papers.nn._encoders import precise_batch_norm
+
+    out["precise"] = error(precise_batch_norm(model, X_train,
+                                              batch_size=min(250, len(X_train))), False, 500)
     out["test batches"] = error(copy.deepcopy(model), True, batch_size)
     return out
-
-
-def _precise_copy(model, X_train, batch_size=250):
-    """A copy of ``model`` whose batch norms hold population statistics of ``X_train``
-    ("precise batch norm"): running averages reset, then the equal-weight average
-    (``momentum=None``) of the statistics of one pass in batches of ``batch_size``; rows
-    beyond the last full batch are left out, so every batch weighs the same and the first
-    layer's mean is exactly the training set's."""
-    import copy
-
-    import torch
-
-    precise = copy.deepcopy(model)
-    for m in precise.modules():
-        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
-            m.reset_running_stats()
-            m.momentum = None  # equal-weight average over the batches of the pass
-    precise.train()
-    with torch.no_grad():
-        for i in range(0, len(X_train) - batch_size + 1, batch_size):
-            precise(torch.as_tensor(X_train[i:i + batch_size]))
-    return precise
 
 
 def _train_deep(norm, batch_size, seed, cfg, X_train, y_train):
@@ -354,17 +356,12 @@ def _equal_epoch_budgets(cfg):
     return {"short": short, "long": long}
 
 
-def _budget_names(quick):
-    """The equal-epoch budgets run: ``long`` only in the full run, since its two fits (4800
-    steps at batch 2) cost several times the rest of the quick follow-up."""
-    return ("short",) if quick else ("short", "long")
-
-
-def _followup_parts(cfg, seeds, names=("short", "long")):
+def _followup_parts(cfg, seeds):
     """The follow-up's cached parts: the fixed-step runs (their keys and params as in the
     first full run, so that ``--resume`` reads them back), then the runs the equal-epoch
     budgets add. Returns ``(parts, runs)``; ``runs[i] = (norm, batch_size, steps, seed)``
     of ``parts[i]``."""
+    names, cfg = cfg["budgets"], {k: v for k, v in cfg.items() if k != "budgets"}
     parts, runs, data = [], [], {}
     for bs in cfg["batch_sizes"]:
         for seed in seeds:
@@ -411,11 +408,10 @@ def followup(ctx, res):
     ``(markdown, errors)``; ``errors[(arm, batch_size)]`` is a list over seeds
     of the fixed-step runs.
     """
-    cfg = _followup_config(ctx.quick)
+    cfg = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     arms = ("batch: running", "batch: precise", "batch: test batches", "group")
-    seeds = run_seeds(ctx, cfg["seeds"])
-    names = _budget_names(ctx.quick)
-    parts, runs = _followup_parts(cfg, seeds, names)
+    names = cfg["budgets"]
+    parts, runs = _followup_parts(cfg, PROTOCOL_FOLLOWUP.seeds(ctx))
     # the longest runs first, so that the workers finish together
     order = sorted(range(len(parts)), key=lambda i: -runs[i][2] * runs[i][1] ** 0.5)
     with one_torch_thread(), ctx.progress(total=len(parts),
@@ -434,10 +430,8 @@ def followup(ctx, res):
     gn_degrade = m[("group", small)] - m[("group", big)]
     recovered = m[("batch: running", small)] - m[("batch: precise", small)]
     noisy = m[("batch: test batches", small)] - m[("batch: running", small)]
-    holds = res.verdict(
-        verdict([-e for e in err[("group", small)]], [-e for e in err[("batch: running", small)]],
-                f"Group norm at least as good as batch norm at batch {small}",
-                "test error (%)"), arms=("group", "batch: running"))
+    holds = res.verdict(judge(CLAIMS_FOLLOWUP["ahead"].at(small=small), err[("group", small)],
+                              err[("batch: running", small)]))
     explain = (
         f"From batch {big} to batch {small} batch norm's error (running averages) changes by "
         f"{degrade:+.1f} points and group norm's by {gn_degrade:+.1f}: batch norm's excess "
@@ -500,19 +494,16 @@ def _equal_epochs_markdown(res, cfg, by_steps, names=("short", "long")):
                 m[(name, arm, bs)] = e
                 row[f"{arm.split(':')[0]} norm, batch {bs} (%)"] = format_mean_std(e, 1)
         rows.append(row)
-    short, long = "equal epochs, short", "equal epochs, long"
+    long = "equal epochs, long"
 
     def penalty(name, arm):
-        return float(np.mean(m[(name, arm, small)]) - np.mean(m[(name, arm, big)]))
+        return _penalty(m, name, arm, small, big)
 
     lines = []
     for name in [f"equal epochs, {n}" for n in names]:
         excess = penalty(name, "batch: running") - penalty(name, "group")
-        ok = res.verdict(verdict(
-            [-e for e in m[(name, "group", small)]],
-            [-e for e in m[(name, "batch: running", small)]],
-            f"{name}: group norm at least as good as batch norm at batch {small}",
-            "test error (%)"), arms=("group", "batch: running"))
+        ok = res.verdict(judge(CLAIMS_FOLLOWUP["ahead_at"].at(budget=name, small=small),
+                               m[(name, "group", small)], m[(name, "batch: running", small)]))
         lines.append(
             f"- {name.capitalize()}: from batch {big} to {small} batch norm's error changes "
             f"by {penalty(name, 'batch: running'):+.1f} points and group norm's by "
@@ -547,31 +538,44 @@ def _equal_epochs_markdown(res, cfg, by_steps, names=("short", "long")):
             f"fixes the epochs and trains every batch size for its full schedule); its "
             f"verdicts are computed by the full run."])
 
+    return "\n".join(intro + _long_budget_lines(res, cfg, m))
+
+
+def _penalty(m, name, arm, small, big):
+    """Mean error at batch ``small`` minus at ``big`` of ``arm`` under budget ``name``."""
+    return float(np.mean(m[(name, arm, small)]) - np.mean(m[(name, arm, big)]))
+
+
+def _long_budget_lines(res, cfg, m):
+    """The verdicts at the ``long`` equal-epoch budget, the one that answers the paper's
+    question; ``m[(budget, arm, batch_size)]`` are the errors over seeds."""
+    small, big = cfg["batch_sizes"]
+    short, long = "equal epochs, short", "equal epochs, long"
+    e_long, e_short = _epochs_of(cfg, big), _epochs_of(cfg, small)
+
     def pooled(name, bs):  # both norms' errors at one budget and batch size
-        return [-e for e in m[(name, "batch: running", bs)] + m[(name, "group", bs)]]
+        return m[(name, "batch: running", bs)] + m[(name, "group", bs)]
 
     def change(bs):  # mean error change from the short to the long budget
         return {arm.split(":")[0]: float(np.mean(m[(long, arm, bs)])
                                         - np.mean(m[(short, arm, bs)]))
                 for arm in ("batch: running", "group")}
 
-    gn_ok = res.verdict(verdict(
-        [-e for e in m[(long, "group", small)]], [-e for e in m[(long, "batch: running", small)]],
-        f"{long}: group norm at least as good as batch norm at batch {small}",
-        "test error (%)"), arms=("group", "batch: running"))
-    excess = penalty(long, "batch: running") - penalty(long, "group")
-    bn_worse = res.verdict(verdict(
-        m[(long, "batch: running", small)], m[(long, "batch: running", big)],
-        f"{long}: batch norm's error higher at batch {small} than at {big}", "test error (%)"),
-        arms=(f"batch {small}", f"batch {big}"))
-    longer = {bs: res.verdict(verdict(
-        pooled(long, bs), pooled(short, bs),
-        f"batch {bs} lower at {_epochs_of(cfg, big):.1f} epochs (both norms pooled)",
-        "test error (%)"), arms=(long, short)) for bs in (small, big)}
+    gn_ok = res.verdict(judge(CLAIMS_FOLLOWUP["ahead_at"].at(budget=long, small=small),
+                              m[(long, "group", small)], m[(long, "batch: running", small)]))
+    excess = (_penalty(m, long, "batch: running", small, big)
+              - _penalty(m, long, "group", small, big))
+    bn_worse = res.verdict(judge(
+        CLAIMS_FOLLOWUP["bn_worse"].at(budget=long, small=small, big=big),
+        m[(long, "batch: running", small)], m[(long, "batch: running", big)]))
+    longer = {bs: res.verdict(judge(CLAIMS_FOLLOWUP["longer"].at(batch=bs,
+                                                                 epochs=f"{e_long:.1f}"),
+                                    pooled(long, bs), pooled(short, bs)))
+              for bs in (small, big)}
     c_small, c_big = change(small), change(big)
     paper_excess = (_PAPER[("batch", 2)] - _PAPER[("batch", 32)]
                     - _PAPER[("group", 2)] + _PAPER[("group", 32)])
-    return "\n".join(intro + [
+    return [
         f"- Training length: from {e_short:.1f} to {e_long:.1f} epochs the error at batch "
         f"{small} changes by {c_small['batch']:+.1f} (batch norm) and {c_small['group']:+.1f} "
         f"points (group norm), at batch {big} by {c_big['batch']:+.1f} and "
@@ -584,7 +588,7 @@ def _equal_epochs_markdown(res, cfg, by_steps, names=("short", "long")):
         f"{small} than at {big}: {bn_worse}; batch norm's excess small-batch penalty "
         f"over group norm is {excess:+.1f} points (paper {paper_excess:+.1f}); group norm "
         f"at least as good as batch norm at batch {small}: {gn_ok}.",
-    ])
+    ]
 
 
 def _names_in(m):

@@ -40,9 +40,11 @@ from sklearn_papers.reproduce._claims import (
     Claim,
     all_of,
     at_least,
+    declare,
     judge,
 )
 from sklearn_papers.reproduce._common import (
+    Protocol,
     one_torch_thread,
     over_seeds,
     run_seeds,
@@ -61,9 +63,58 @@ PAPER = {"BBBP": (0.936, 0.940), "ESOL": (0.888, 0.831), "FreeSolv": (1.592, 1.5
 METRIC = {"BBBP": "ROC-AUC (higher is better)", "ESOL": "RMSE, log mol/L (lower is better)",
           "FreeSolv": "RMSE, kcal/mol (lower is better)"}
 MODELS = ("grover_linear", "grover_mlp", "grover_finetuned", "grover_scratch", "ecfp_rf")
-#: Settings: molecules kept per data set (random subset before splitting), seeds, epochs.
-QUICK = {"n_max": 250, "seeds": (0,), "epochs": 5, "trees": 100}
-FULL = {"n_max": None, "seeds": (0, 1, 2), "epochs": 30, "trees": 500}
+_PRE, _ECFP = ("grover_finetuned", "grover_scratch"), ("grover_finetuned", "ecfp_rf")
+_RMSE = "ESOL test RMSE"
+
+CLAIMS = declare(
+    Claim("pretraining beats no pretraining on each data set (fine-tuned from moses-small vs "
+          "same model from scratch)", "", "all of", key="pre", arms=_PRE),
+    *(Claim(f"{name}: fine-tuned beats scratch", METRIC[name], "paired interval",
+            higher_is_better=name == "BBBP", key=f"pre/{name}", arms=_PRE) for name in PAPER),
+    Claim("fine-tuned GROVER beats ECFP + random forest on at least two of three", "",
+          "at least 2 of", key="ecfp", arms=_ECFP),
+    *(Claim(f"{name}: fine-tuned beats ECFP + random forest", METRIC[name],
+            "paired interval", higher_is_better=name == "BBBP", key=f"ecfp/{name}",
+            arms=_ECFP) for name in PAPER),
+)
+
+#: Settings: molecules kept per data set (random subset before splitting), seeds (their
+#: number counts), fine-tuning epochs, trees of the random forest.
+PROTOCOL = Protocol(
+    full={"n_max": None, "seeds": (0, 1, 2), "epochs": 30, "trees": 500},
+    quick={"n_max": 250, "seeds": (0,), "epochs": 5, "trees": 100},
+    shortened="random subsets of {n_max} molecules per data set, 1 seed instead of 3, "
+              "{epochs} fine-tuning epochs instead of 30, {trees} trees instead of 500.",
+)
+
+#: The follow-up's claims (``{fewest}``: the smallest share of the training labels).
+CLAIMS_FOLLOWUP = declare(
+    Claim("moses-176k fine-tuned beats its architecture from scratch", _RMSE,
+          "paired interval", higher_is_better=False, key="big",
+          arms=("moses-176k fine-tuned", "scratch")),
+    Claim("moses-small fine-tuned beats scratch with a {fewest:g} share of the labels", _RMSE,
+          "paired interval", higher_is_better=False, key="few",
+          arms=("moses-small fine-tuned", "scratch")),
+    Claim("the gain of fine-tuning is larger with fewer labels than with all",
+          "scratch - fine-tuned RMSE", "paired interval", key="grow",
+          arms=("{fewest:g} share", "all labels")),
+)
+
+#: Budgets of the follow-up: new cached parts, kept out of :data:`PROTOCOL` (whose
+#: settings are in the earlier parts' cache keys). ``seeds``: how many of the main seeds;
+#: ``fractions``: shares of each training part in the learning curve (1.0 is the main
+#: table's pair); ``n_ref``: MOSES molecules the data sets are compared with (the first
+#: rows of ``load_moses_smiles``: 15,000 is exactly ``moses-small``'s pretraining set);
+#: ``n_held``: MOSES molecules after those 15,000 (never seen by ``moses-small``) that
+#: measure MOSES against itself.
+PROTOCOL_FOLLOWUP = Protocol(
+    full={"seeds": 3, "fractions": (0.1, 0.25, 0.5), "n_ref": 15000, "n_held": 2000},
+    quick={"seeds": 1, "fractions": (0.3,), "n_ref": 1000, "n_held": 200},
+    shortened="random subsets of 250 molecules per data set, 5 fine-tuning epochs instead of "
+              "30, 100 trees instead of 500; {seeds} seed instead of 3, training shares "
+              "{fractions} instead of (0.1, 0.25, 0.5), {n_ref:,} MOSES reference molecules "
+              "instead of 15,000, {n_held} held-out ones instead of 2,000.",
+)
 #: Worker processes for the independent fits (not part of the protocol: cached parts do not
 #: depend on it).
 N_JOBS = 2
@@ -184,7 +235,7 @@ def _dataset_parts(seed, name, settings):
 def run(ctx):
     """Run the experiment (see the module docstring); return the report section."""
 
-    settings = QUICK if ctx.quick else FULL
+    settings = PROTOCOL.settings(ctx.quick)
     seeds = tuple(run_seeds(ctx, len(settings["seeds"])))
     start = time.perf_counter()
     with one_torch_thread():  # small graph model: one thread is fastest on a shared machine
@@ -241,47 +292,28 @@ def run(ctx):
         f"Wall time {seconds:.0f} s ({N_JOBS} worker processes, one torch thread each). "
         "Why pretraining does not help on ESOL is the experiment `grover_followup`.",
     ])
-    shortened = _shortened() + "." if ctx.quick else ""
-    return result.done(md, figures=[fig], shortened=shortened)
-
-
-def _shortened():
-    return (f"random subsets of {QUICK['n_max']} molecules per data set, 1 seed "
-            f"instead of 3, {QUICK['epochs']} fine-tuning epochs instead of "
-            f"{FULL['epochs']}, {QUICK['trees']} trees instead of {FULL['trees']}")
+    return result.done(md, figures=[fig], shortened=PROTOCOL.note(ctx.quick))
 
 
 def _main_claims(result, scores):
     """Rows of the main claims, each data set judged by the shared paired-interval rule
     over the seeds (test ROC-AUC higher is better, RMSE lower); the verdicts are kept in
     ``result``."""
-    pre, ecfp = [], []
-    for name in PAPER:
-        higher = name == "BBBP"
-        tuned = scores[name]["grover_finetuned"]
-        pre.append(judge(Claim(f"{name}: fine-tuned beats scratch", METRIC[name],
-                               "paired interval", higher_is_better=higher),
-                         tuned, scores[name]["grover_scratch"]))
-        ecfp.append(judge(Claim(f"{name}: fine-tuned beats ECFP + random forest",
-                                METRIC[name], "paired interval", higher_is_better=higher),
-                          tuned, scores[name]["ecfp_rf"]))
-    def parts(verdicts, arms):
-        return "; ".join(f"{name}: " + result.verdict(v, arms=arms, style="plain")
+    tuned = {name: scores[name]["grover_finetuned"] for name in PAPER}
+    pre = [judge(CLAIMS[f"pre/{n}"], tuned[n], scores[n]["grover_scratch"]) for n in PAPER]
+    ecfp = [judge(CLAIMS[f"ecfp/{n}"], tuned[n], scores[n]["ecfp_rf"]) for n in PAPER]
+
+    def parts(verdicts):
+        return "; ".join(f"{name}: " + result.verdict(v, style="plain")
                          for name, v in zip(PAPER, verdicts))
 
-    pre_claim = ("pretraining beats no pretraining on each data set (fine-tuned from "
-                 "moses-small vs same model from scratch)")
-    ecfp_claim = "fine-tuned GROVER beats ECFP + random forest on at least two of three"
-    pre_arms, ecfp_arms = ("grover_finetuned", "grover_scratch"), ("grover_finetuned", "ecfp_rf")
     return [
-        {"claim (paper, at our scale)": pre_claim,
-         "verdict": result.verdict(all_of(*pre), claim=pre_claim, parts=pre, rule="all of",
-                                   arms=pre_arms) + " (all three must hold)",
-         "per data set": parts(pre, pre_arms)},
-        {"claim (paper, at our scale)": ecfp_claim,
-         "verdict": result.verdict(at_least(2, *ecfp), claim=ecfp_claim, parts=ecfp,
-                                   rule="at least 2 of", arms=ecfp_arms)
-         + " (two of three must hold)", "per data set": parts(ecfp, ecfp_arms)},
+        {"claim (paper, at our scale)": CLAIMS["pre"].statement,
+         "verdict": result.verdict(all_of(*pre), claim=CLAIMS["pre"], parts=pre)
+         + " (all three must hold)", "per data set": parts(pre)},
+        {"claim (paper, at our scale)": CLAIMS["ecfp"].statement,
+         "verdict": result.verdict(at_least(2, *ecfp), claim=CLAIMS["ecfp"], parts=ecfp)
+         + " (two of three must hold)", "per data set": parts(ecfp)},
     ]
 
 
@@ -309,22 +341,9 @@ def _plot(ctx, scores):
 
 
 # -- follow-up of the claim that fails at full scale on ESOL ---------------------------------
-#: Budgets of the follow-up: new cached parts, kept out of ``QUICK``/``FULL`` (which are in
-#: the earlier parts' cache keys). ``seeds``: how many of the main seeds; ``fractions``:
-#: shares of each training part in the learning curve (1.0 is the main table's pair);
-#: ``n_ref``: MOSES molecules the data sets are compared with (the first rows of
-#: ``load_moses_smiles``: 15,000 is exactly ``moses-small``'s pretraining set);
-#: ``n_held``: MOSES molecules after those 15,000 (never seen by ``moses-small``) that
-#: measure MOSES against itself.
-FOLLOWUP_QUICK = {"seeds": 1, "fractions": (0.3,), "n_ref": 1000, "n_held": 200}
-FOLLOWUP_FULL = {"seeds": 3, "fractions": (0.1, 0.25, 0.5), "n_ref": 15000, "n_held": 2000}
 #: Rows of ``load_moses_smiles`` that ``moses-small`` was pretrained on (its config.json).
 MOSES_SMALL_ROWS = 15000
 CHECKPOINTS = ("moses-small", "moses-176k")
-
-
-def _followup_config(quick):
-    return dict(FOLLOWUP_QUICK if quick else FOLLOWUP_FULL)
 
 
 def _main_esol(ctx, settings, seeds):
@@ -347,8 +366,8 @@ def _main_esol(ctx, settings, seeds):
 def run_followup(ctx):
     """Run the follow-up of the ESOL claim (:func:`followup`) as an experiment of its own;
     return its report section."""
-    settings = QUICK if ctx.quick else FULL
-    follow = _followup_config(ctx.quick)
+    settings = PROTOCOL.settings(ctx.quick)
+    follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = tuple(run_seeds(ctx, len(settings["seeds"])))[:follow["seeds"]]
     start = time.perf_counter()
     with one_torch_thread():  # small graph model: one thread is fastest on a shared machine
@@ -358,15 +377,7 @@ def run_followup(ctx):
     md += (f"\n\nWall time {time.perf_counter() - start:.0f} s ({N_JOBS} worker processes, "
            "one torch thread each; the main table's ESOL pair is refitted by the same parts "
            "as in `grover`).")
-    shortened = ""
-    if ctx.quick:
-        fq, ff = FOLLOWUP_QUICK, FOLLOWUP_FULL
-        shortened = (_shortened() + f"; {fq['seeds']} seed instead of {ff['seeds']}, "
-                     f"training shares {list(fq['fractions'])} instead of "
-                     f"{list(ff['fractions'])}, {fq['n_ref']:,} MOSES reference molecules "
-                     f"instead of {ff['n_ref']:,}, {fq['n_held']} held-out ones instead of "
-                     f"{ff['n_held']:,}.")
-    return result.done(md, figures=[fig], shortened=shortened)
+    return result.done(md, figures=[fig], shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
 def _checkpoint_config(name):
@@ -486,7 +497,7 @@ def followup(ctx, result, settings, seeds, main):
     ----------
     ctx : RunContext
     settings : dict
-        ``QUICK`` or ``FULL``.
+        ``PROTOCOL.settings(quick)``.
     seeds : tuple of int
         The main table's seeds; the first ``seeds`` of the follow-up config are used.
     main : dict
@@ -499,7 +510,7 @@ def followup(ctx, result, settings, seeds, main):
     results : dict
         ``"big"``, ``"curve"``, ``"gap"`` and ``"verdicts"``.
     """
-    follow = _followup_config(ctx.quick)
+    follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = tuple(seeds[:follow["seeds"]])
     name = "ESOL"
     small = dict(hidden_size=64, n_layers=1, n_heads=2, depth=3)  # the main table's
@@ -566,14 +577,11 @@ def _followup_verdicts(res_big, res_curve, gap, main, seeds, n_train_full):
     the follow-up's seeds; the domain-gap answers compare single measurements.
     """
     k = len(seeds)
-    rmse = "ESOL test RMSE"
     main_tuned, main_scratch = main["grover_finetuned"][:k], main["grover_scratch"][:k]
     small_gain = float(np.mean(main_scratch) - np.mean(main_tuned))  # > 0: pretraining helps
     big_gain = _mean(res_big["scratch"]) - _mean(res_big["finetuned"])
     # 1. a bigger, better pretraining
-    big = judge(Claim("moses-176k fine-tuned beats its architecture from scratch", rmse,
-                      "paired interval", higher_is_better=False),
-                [p["test"] for p in res_big["finetuned"]],
+    big = judge(CLAIMS_FOLLOWUP["big"], [p["test"] for p in res_big["finetuned"]],
                 [p["test"] for p in res_big["scratch"]])
     # 2. the domain gap: is ESOL farther from MOSES than the data sets where it helped?
     others = [n for n in PAPER if n != "ESOL"]
@@ -592,12 +600,9 @@ def _followup_verdicts(res_big, res_curve, gap, main, seeds, n_train_full):
         few_scratch = [p["test"] for p in res_curve[fewest]["scratch"]]
     else:
         few_tuned, few_scratch = main_tuned, main_scratch
-    few = judge(Claim(f"moses-small fine-tuned beats scratch with a {fewest:g} share of "
-                      "the labels", rmse, "paired interval", higher_is_better=False),
-                few_tuned, few_scratch)
-    grow = judge(Claim("the gain of fine-tuning is larger with fewer labels than with all",
-                       "scratch - fine-tuned RMSE", "paired interval"),
-                 _gains(few_scratch, few_tuned), _gains(main_scratch, main_tuned))
+    few = judge(CLAIMS_FOLLOWUP["few"].at(fewest=fewest), few_tuned, few_scratch)
+    grow = judge(CLAIMS_FOLLOWUP["grow"].at(fewest=fewest), _gains(few_scratch, few_tuned),
+                 _gains(main_scratch, main_tuned))
     parts = []
     if big.outcome == HOLDS:
         parts.append("a bigger, longer pretraining turns the verdict: moses-176k fine-tuned "
@@ -703,8 +708,8 @@ def _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, v,
     fewest = min(res_curve) if res_curve else 1.0
     claims = [
         {"follow-up question": "does a bigger, longer pretraining (moses-176k) make "
-         "fine-tuning beat scratch on ESOL?", "answer": result.verdict(
-             v["big"], arms=("moses-176k fine-tuned", "scratch"), style="outcome")},
+         "fine-tuning beat scratch on ESOL?", "answer": result.verdict(v["big"],
+                                                                       style="outcome")},
         {"follow-up question": "are more of ESOL's atom contexts outside moses-small's "
          "vocabulary than BBBP's and FreeSolv's (where pretraining helped)?",
          "answer": f"**{_yes(v['far_vocab'])}** ({_MEASURED})"},
@@ -712,11 +717,9 @@ def _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, v,
          "nearest-neighbour Tanimoto) than BBBP's and FreeSolv's?",
          "answer": f"**{_yes(v['far_nn'])}** ({_MEASURED})"},
         {"follow-up question": f"does moses-small beat scratch with a {fewest:g} share of "
-         "the ESOL labels?", "answer": result.verdict(
-             v["few"], arms=("moses-small fine-tuned", "scratch"), style="outcome")},
+         "the ESOL labels?", "answer": result.verdict(v["few"], style="outcome")},
         {"follow-up question": "is its gain larger with fewer labels than with all?",
-         "answer": result.verdict(v["grow"], arms=(f"{fewest:g} share", "all labels"),
-                                  style="outcome")},
+         "answer": result.verdict(v["grow"], style="outcome")},
     ]
     return "\n".join([
         "### Follow-up: pretraining on ESOL",
@@ -816,6 +819,8 @@ EXPERIMENT = Experiment(
     paper="Y. Rong, Y. Bian, T. Xu, W. Xie, Y. Wei, W. Huang, J. Huang (2020), "
           "Self-Supervised Graph Transformer on Large-Scale Molecular Data, NeurIPS 2020",
     run=run,
+    claims=CLAIMS,
+    protocol=PROTOCOL,
 )
 
 EXPERIMENT_FOLLOWUP = Experiment(
@@ -824,4 +829,6 @@ EXPERIMENT_FOLLOWUP = Experiment(
     paper="Y. Rong, Y. Bian, T. Xu, W. Xie, Y. Wei, W. Huang, J. Huang (2020), "
           "Self-Supervised Graph Transformer on Large-Scale Molecular Data, NeurIPS 2020",
     run=run_followup,
+    claims=CLAIMS_FOLLOWUP,
+    protocol=PROTOCOL_FOLLOWUP,
 )

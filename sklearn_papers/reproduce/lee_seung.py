@@ -17,11 +17,12 @@ the benchmark.
 
 import time
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import Claim, judge
-from sklearn_papers.reproduce._common import save_figure
+from sklearn_papers.reproduce._claims import Claim, declare, judge
+from sklearn_papers.reproduce._common import Protocol, save_figure
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._result import Result
 
@@ -29,6 +30,17 @@ __all__ = ["EXPERIMENT"]
 
 N_COMPONENTS = 16
 LOSSES = ["frobenius", "kullback-leibler"]
+
+#: Per loss and implementation: every iteration's decrease above ``-1e-12 f_0`` (rounding;
+#: the margin is set from the curve's first value).
+CLAIMS = declare(
+    Claim("{loss}, {who}: the objective never increases", "objective decrease per iteration",
+          "every seed", unit="iterations", paper="Theorems 1 and 2", key="non_increasing",
+          arms=("{who}",)),
+)
+
+PROTOCOL = Protocol(full=dict(n_iter=1000), quick=dict(n_iter=200),
+                    shortened="{n_iter} iterations instead of 1000.")
 
 
 def _sklearn_curve(X, W, H, loss, checkpoints):
@@ -58,14 +70,12 @@ def _sklearn_curve(X, W, H, loss, checkpoints):
     return np.asarray(curve), H
 
 
-def _non_increasing(curve):
+def _non_increasing(curve, loss, who):
     """Theorems 1 and 2 on an objective curve: every iteration's decrease ``f_i - f_{i+1}``
     above ``-1e-12 f_0`` (rounding), judged by the shared ``every seed`` rule over
     iterations (:mod:`._claims`)."""
     curve = np.asarray(curve, dtype=float)
-    claim = Claim("the objective never increases", "objective decrease per iteration",
-                  "every seed", margin=-1e-12 * curve[0], unit="iterations",
-                  paper="Theorems 1 and 2")
+    claim = replace(CLAIMS["non_increasing"].at(loss=loss, who=who), margin=-1e-12 * curve[0])
     return judge(claim, curve[:-1] - curve[1:], 0.0)
 
 
@@ -118,7 +128,7 @@ def run(ctx):
 
     from threadpoolctl import threadpool_limits
 
-    n_iter = 200 if ctx.quick else 1000
+    n_iter = PROTOCOL.settings(ctx.quick)["n_iter"]
     checkpoints = np.unique(np.geomspace(1, n_iter, 25).round().astype(int))
     X = load_digits().data.astype(np.float64)
     W0, H0 = _initialize_nmf(X, N_COMPONENTS, init="nndsvda", random_state=ctx.random_state)
@@ -150,8 +160,7 @@ def run(ctx):
                 "final objective": f"{curve[-1]:.6g}",
                 "largest increase (any iteration)": f"{max(np.diff(curve).max(), 0.0):.2e}",
                 "non-increasing (paper: Thm 1/2)": res.verdict(
-                    _non_increasing(curve), claim=f"{loss}, {who}: the objective never "
-                    "increases", arms=(who,), style="plain"),
+                    _non_increasing(curve, loss, who), style="plain"),
                 "fit time (s)": f"{secs:.2f}",
             })
         ctx.log(f"lee_seung {loss}: ours {ours_curve[-1]:.6g} in {t_ours:.2f}s, "
@@ -189,8 +198,8 @@ def run(ctx):
         "report has no run on sparse text data (Lee & Seung 1999 factorised encyclopedia "
         "articles); sparse input is covered by the test suite and the benchmark.",
     ])
-    shortened = f"{n_iter} iterations instead of 1000." if ctx.quick else ""
-    return res.done(markdown, figures=[curve_png, basis_png], shortened=shortened)
+    return res.done(markdown, figures=[curve_png, basis_png],
+                    shortened=PROTOCOL.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
@@ -198,4 +207,6 @@ EXPERIMENT = Experiment(
     title="Lee & Seung (2001): NMF multiplicative updates, both losses",
     paper="Lee & Seung (2001), Algorithms for Non-negative Matrix Factorization, NIPS 13",
     run=run,
+    claims=CLAIMS,
+    protocol=PROTOCOL,
 )

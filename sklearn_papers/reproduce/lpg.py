@@ -43,51 +43,57 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import HOLDS, INCONCLUSIVE, Claim, all_of, judge
-from sklearn_papers.reproduce._common import in_one_torch_thread, one_torch_thread, save_figure
+from sklearn_papers.reproduce._claims import HOLDS, Claim, all_of, declare, judge
+from sklearn_papers.reproduce._common import (
+    Protocol,
+    in_one_torch_thread,
+    one_torch_thread,
+    save_figure,
+)
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
+#: ``{how}``: ``"per grid"`` (the verdicts of claims 2 and 3) or ``"pooled"`` (reported
+#: beside them).
+CLAIMS = declare(
+    Claim("LPG reaches 80 % of A2C's return on the held-out grids", "", "paired interval",
+          key="share", arms=("LPG", "A2C (tuned lr)")),
+    Claim("LPG beats the untrained rule", "", "paired interval", key="untrained",
+          arms=("LPG", "untrained rule")),
+    Claim("LPG beats the ablation without y", "", "paired interval", key="no_y",
+          arms=("LPG", "LPG without y")),
+    Claim("{how}: y is value-like at the training discount (Spearman >= 0.7)", "",
+          "mean interval", threshold=0.7, key="value_like", arms=("y(s)",)),
+    Claim("{how}: y's probe higher than the TD value's at other discounts", "",
+          "paired interval", key="y_beats", arms=("y(s)", "TD")),
+    Claim("{how}: the TD value's probe higher at its own discount than at the others", "",
+          "paired interval", key="td_drops", arms=("TD at 0.99", "TD")),
+    Claim("{how}: y carries values at other discounts where the TD(lambda) value does not",
+          "", "all of", key="other_discounts", arms=("y(s)", "TD(lambda) value")),
+    # follow-up: a sentence, not a verdict of the report
+    Claim("y's probe falls after its peak", "", "paired interval", key="falls"),
+)
+
+#: The follow-up (checkpoints along meta-training) runs in full mode only.
+PROTOCOL = Protocol(
+    full=dict(seeds=3, meta_steps=1500, n_train=48, n_test=24, n_large=12, lifetime=100,
+              n_agents=64, mc_steps=6000, n_jobs=2),
+    quick=dict(seeds=2, meta_steps=600, n_train=24, n_test=12, n_large=6, n_agents=32,
+               mc_steps=2500),
+    shortened="{meta_steps} meta-steps (the full run: 1500) with {n_agents} agents (64), "
+              "{n_train} meta-training grids (48), {seeds} seeds (3); the paper meta-trains "
+              "for billions of steps with a 256-unit LSTM and prediction size 30 (ours: 32 "
+              "units, 8); the checkpoints follow-up in full mode only.",
+)
+
 _TRAIN_DISCOUNT = 0.99
 _PROBE_DISCOUNTS = (0.5, 0.8, 0.9, 0.99)
 _A2C_LRS = (1.0, 2.0, 3.0, 4.0)
 _FOLLOWUP_HEADING = "Follow-up: y's value-likeness along meta-training"
-
-
-
-def _config(quick):
-    if quick:
-        return dict(seeds=2, meta_steps=600, n_train=24, n_test=12, n_large=6, lifetime=100,
-                    n_agents=32, mc_steps=2500, n_jobs=2)
-    return dict(seeds=3, meta_steps=1500, n_train=48, n_test=24, n_large=12, lifetime=100,
-                n_agents=64, mc_steps=6000, n_jobs=2)
-
-
-def _verdict(a, b, claim="A beats B", margin=0.0):
-    """The claim "mean(a) > mean(b) + margin" on per-seed numbers, by the shared paired
-    interval rule (:mod:`._claims`): a :class:`~._claims.Verdict`."""
-    return judge(Claim(claim, "", "paired interval", margin=margin), a, b)
-
-
-def _at_least(values, target, claim="reaches the target"):
-    """The claim "the mean of ``values`` reaches ``target``" by the shared mean-interval
-    rule: a :class:`~._claims.Verdict`, or ``"inconclusive"`` without a finite value (NaN
-    values, seeds without a probe, are left out)."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    if not values.size:
-        return INCONCLUSIVE
-    return judge(Claim(claim, "", "mean interval", threshold=target), values)
-
-
-def _reaches_share(a, b, share, claim="A reaches a share of B"):
-    """The claim "A reaches ``share`` of B" (per seed, paired): ``a - share * b`` by the
-    shared paired interval rule."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return judge(Claim(claim, "", "paired interval"), a, share * b)
 
 
 def _mean(values):
@@ -216,7 +222,7 @@ def _probe(est, envs, cfg, seed, extras=False):
         if not extras:
             continue
         res[("retest", g)] = _retest_spearman(vals, mc2[g])
-        quick = _config(True)
+        quick = PROTOCOL.settings(True)
         quick_counted = quick["mc_steps"] - min(quick["mc_steps"] // 3, 700)
         frequent = mask & (counts / counted >= 5 / quick_counted)
         rows = np.nonzero(frequent)[0]
@@ -366,7 +372,7 @@ def _fall(y, trained, final):
     if peak == final:
         return peak, (f"y's probe is highest at the last checkpoint ({final}): it does not "
                       f"fall with longer meta-training in this run"), False
-    falls = _verdict(y[peak], y[final]).outcome == HOLDS
+    falls = judge(CLAIMS["falls"], y[peak], y[final]).outcome == HOLDS
     return peak, (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
                   f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
                   + ("a fall beyond the seed spread" if falls else
@@ -413,7 +419,7 @@ def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wal
     ceiling = {k: float(np.sqrt(max(np.mean(retest[k]), 0.0))) for k in steps}
     td_end = np.mean(_ck_values(checkpoints, final, ("td", g0)))
     first = trained[0]
-    quick = _config(True)
+    quick = PROTOCOL.settings(True)
     same_protocol = cfg["mc_steps"] == quick["mc_steps"]
     spread = max(np.std(y[final]), 0.02)
     corrected = y_end / ceiling[final] if ceiling[final] > 0 else float("nan")
@@ -625,218 +631,257 @@ def _checkpoint_part(seed, cfg, rs, snapshots):
     return out
 
 
-def run(ctx):
-    """Run the experiment; see the module docstring."""
-    from sklearn_papers.reproduce._parallel import cached_parts
-    from sklearn_papers.rl import A2C, LearnedPolicyGradient
+def _tune_a2c(ctx, cfg, train):
+    """A2C's learning rate, tuned on the meta-training grids (as the paper tunes A2C), with
+    raw advantages (the protocol of the published runs): ``(best_lr, {lr: return})``."""
+    from sklearn_papers.rl import A2C
 
-    cfg = _config(ctx.quick)
-    with one_torch_thread():
-        rs = ctx.random_state
-        train, sets = _environments(cfg, rs)
+    tuned = {}
+    for lr in ctx.progress(_A2C_LRS, desc="lpg: tuning A2C"):
+        score = _score(A2C(lr=lr, normalize_advantage=False, lifetime=cfg["lifetime"],
+                           random_state=ctx.random_state), train)
+        tuned[lr] = score if np.isfinite(score) else -np.inf  # NaN: the agents diverged
+    return max(tuned, key=tuned.get), tuned
 
-        # A2C's learning rate, tuned on the meta-training grids (as the paper tunes A2C);
-        # the paper's A2C, with raw advantages (the protocol of the published runs)
-        tuned = {}
-        for lr in ctx.progress(_A2C_LRS, desc="lpg: tuning A2C"):
-            score = _score(A2C(lr=lr, normalize_advantage=False, lifetime=cfg["lifetime"],
-                               random_state=rs), train)
-            tuned[lr] = score if np.isfinite(score) else -np.inf  # NaN: the agents diverged
-        best_lr = max(tuned, key=tuned.get)
 
-        # one cached part per (seed, variant), on cfg["n_jobs"] worker processes;
-        # ``--resume`` skips finished parts (the estimator's defaults are in the key)
-        # the rule's file format names its inputs: a part cached with other inputs is redone
-        from sklearn_papers.rl._learned_policy_gradient import _FORMAT as rule_format
+def _cache_params(cfg):
+    """What every part's cache params hold beside its own settings: the estimator's
+    defaults and the rule's file format (which names its inputs), so that a part cached
+    with other defaults or inputs is redone."""
+    from sklearn_papers.rl import LearnedPolicyGradient
+    from sklearn_papers.rl._learned_policy_gradient import _FORMAT as rule_format
 
-        defaults = {k: v for k, v in LearnedPolicyGradient().get_params().items()
-                    if k not in ("verbose", "random_state", "n_jobs")}
-        variants = ("LPG", "LPG without y")
-        jobs = [(v, rs + i) for i in range(cfg["seeds"]) for v in variants]
-        parts = [(f"{v}/seed={seed}", _seed_part, (v, seed, cfg, rs, best_lr),
-                  {"cfg": cfg, "best_lr": best_lr, "defaults": defaults, "format": rule_format})
-                 for v, seed in jobs]
-        t_parts = time.perf_counter()
-        with ctx.progress(total=len(parts), desc="lpg: meta-training runs") as bar:
-            values = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
-        parts_wall = time.perf_counter() - t_parts
-        names = ["LPG", "A2C (tuned lr)", "untrained rule", "LPG without y"]
-        table = {s: {n: [] for n in names} for s in sets}
-        curves = {"LPG": [], "LPG without y": []}
-        probes, meta_seconds, meta_cpu = [], 0.0, 0.0
-        for (v, _), value in zip(jobs, values):
-            curves[v].append(value["training_returns"])
-            meta_seconds += value["seconds"]
-            meta_cpu += value["cpu"]
-            for sname, scores in value["scores"].items():
-                for name, score in scores.items():
-                    table[sname][name].append(score)
-            if v == "LPG":
-                probes.append(value["probe"])
-        ctx.log(f"[lpg] {len(parts)} meta-training runs with their evaluations: "
-                f"{parts_wall:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
-                f"{meta_seconds:.0f} s wall, {meta_cpu:.0f} s CPU, summed over the runs")
+    defaults = {k: v for k, v in LearnedPolicyGradient().get_params().items()
+                if k not in ("verbose", "random_state", "n_jobs")}
+    return {"cfg": cfg, "defaults": defaults, "format": rule_format}
 
-        # follow-up: the same LPG runs probed at several meta-steps (new cached parts; the
-        # rule's snapshots come from the LPG parts, or from a deterministic re-run of their
-        # meta-training where a part was cached before it kept them); full mode only, the
-        # quick run skips it to stay within the demo's budget
-        lpg_values = [value for (v, _), value in zip(jobs, values) if v == "LPG"]
-        lpg_seeds = [seed for v, seed in jobs if v == "LPG"]
-        steps = _checkpoints(cfg["meta_steps"])
-        ck_parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
-                     (seed, cfg, rs, value.get("snapshots")),
-                     {"cfg": cfg, "defaults": defaults, "steps": steps,
-                      "format": rule_format})
-                    for seed, value in zip(lpg_seeds, lpg_values)] if not ctx.quick else []
-        checkpoints, ck_wall = None, 0.0
-        if ck_parts:
-            t_ck = time.perf_counter()
-            with ctx.progress(total=len(ck_parts), desc="lpg: follow-up checkpoints") as bar:
-                checkpoints = cached_parts(ctx, ck_parts, n_jobs=cfg["n_jobs"], progress=bar)
-            ck_wall = time.perf_counter() - t_ck
-            ctx.log(f"[lpg] follow-up: {len(ck_parts)} parts, {ck_wall:.0f} s wall")
 
-    fig1 = _plot_returns(ctx, "lpg_returns.png", table, names)
-    fig2 = _plot_curves(ctx, "lpg_meta_training_and_probe.png", curves, probes)
-    fig3 = None
-    if checkpoints is not None:
-        fig3 = _plot_checkpoints(ctx, "lpg_checkpoints.png", steps, checkpoints)
+def _meta_training(ctx, cfg, best_lr):
+    """One cached part per (seed, variant) on ``cfg["n_jobs"]`` worker processes; returns
+    ``(jobs, values, wall seconds)``."""
+    variants = ("LPG", "LPG without y")
+    jobs = [(v, ctx.random_state + i) for i in range(cfg["seeds"]) for v in variants]
+    params = {**_cache_params(cfg), "best_lr": best_lr}
+    parts = [(f"{v}/seed={seed}", _seed_part, (v, seed, cfg, ctx.random_state, best_lr),
+              params) for v, seed in jobs]
+    start = time.perf_counter()
+    with ctx.progress(total=len(parts), desc="lpg: meta-training runs") as bar:
+        values = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
+    return jobs, values, time.perf_counter() - start
 
+
+def _collect(jobs, values, sets):
+    """``table[set][method]`` (returns per seed), meta-training ``curves``, the LPG parts'
+    ``probes`` and their values, and the fits' summed wall and CPU seconds."""
+    table = {s: {n: [] for n in _METHODS} for s in sets}
+    out = dict(table=table, curves={"LPG": [], "LPG without y": []}, probes=[],
+               lpg_values=[], seconds=0.0, cpu=0.0)
+    for (v, _), value in zip(jobs, values):
+        out["curves"][v].append(value["training_returns"])
+        out["seconds"] += value["seconds"]
+        out["cpu"] += value["cpu"]
+        for sname, scores in value["scores"].items():
+            for name, score in scores.items():
+                table[sname][name].append(score)
+        if v == "LPG":
+            out["probes"].append(value["probe"])
+            out["lpg_values"].append(value)
+    return out
+
+
+def _followup_parts(ctx, cfg, jobs, lpg_values):
+    """The follow-up's checkpoints (the same LPG runs probed at several meta-steps; the
+    rule's snapshots come from the LPG parts, or from a deterministic re-run of their
+    meta-training where a part was cached before it kept them): ``(checkpoints, wall)``,
+    ``(None, 0.0)`` in quick mode, which skips it to stay within the demo's budget."""
+    if ctx.quick:
+        return None, 0.0
+    lpg_seeds = [seed for v, seed in jobs if v == "LPG"]
+    params = {**_cache_params(cfg), "steps": _checkpoints(cfg["meta_steps"])}
+    parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
+              (seed, cfg, ctx.random_state, value.get("snapshots")), params)
+             for seed, value in zip(lpg_seeds, lpg_values)]
+    start = time.perf_counter()
+    with ctx.progress(total=len(parts), desc="lpg: follow-up checkpoints") as bar:
+        checkpoints = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
+    wall = time.perf_counter() - start
+    ctx.log(f"[lpg] follow-up: {len(parts)} parts, {wall:.0f} s wall")
+    return checkpoints, wall
+
+
+#: The methods of the returns table, in its column order.
+_METHODS = ["LPG", "A2C (tuned lr)", "untrained rule", "LPG without y"]
+
+
+def _return_rows(table, sets):
     rows = []
     for sname in sets:
         row = {"environments": f"{sname} ({len(sets[sname])} grids)"}
-        for n in names:
+        for n in _METHODS:
             row[n] = format_mean_std(table[sname][n], 1)
-        row["LPG / A2C"] = (f"{np.mean(table[sname]['LPG']) / np.mean(table[sname]['A2C (tuned lr)']):.2f}")
+        lpg, a2c = np.mean(table[sname]["LPG"]), np.mean(table[sname]["A2C (tuned lr)"])
+        row["LPG / A2C"] = f"{lpg / a2c:.2f}"
         rows.append(row)
-    probe_rows = []
+    return rows
+
+
+def _probe_rows(probes):
+    rows = []
     for g in _PROBE_DISCOUNTS:
         row = {"discount of the true value": g}
         for kind, name in (("y", "y(s)"), ("td", "TD(lambda) value")):
             for j, how in enumerate(("pooled", "per grid")):
                 row[f"{name}, {how}"] = format_mean_std([p[(kind, g)][j] for p in probes], 2)
-        probe_rows.append(row)
+        rows.append(row)
+    return rows
 
+
+def _probe_stats(probes, j):
+    """Claims 2 and 3 on the probes: ``j = 1`` per grid (the paper analyses y within one
+    environment), ``j = 0`` pooled (reported beside them)."""
+    others = [g for g in _PROBE_DISCOUNTS if g != _TRAIN_DISCOUNT]
+    how = "per grid" if j else "pooled"
+    y_train = [p[("y", _TRAIN_DISCOUNT)][j] for p in probes]
+    td_train = [p[("td", _TRAIN_DISCOUNT)][j] for p in probes]
+    y_other = [_mean([p[("y", g)][j] for g in others]) for p in probes]
+    td_other = [_mean([p[("td", g)][j] for g in others]) for p in probes]
+    # claim 3: y carries the other discounts' values (its probe beats the TD value's
+    # there) and the TD value does not (its probe is lower there than at its own discount)
+    y_beats = judge(CLAIMS["y_beats"].at(how=how), y_other, td_other)
+    td_drops = judge(CLAIMS["td_drops"].at(how=how), td_train, td_other)
+    finite = np.asarray(y_train, dtype=float)
+    finite = finite[np.isfinite(finite)]  # seeds without a probe are left out
+    return dict(how=how, y_train=_mean(y_train), td_train=_mean(td_train),
+                y_other=_mean(y_other), td_other=_mean(td_other), y_beats=y_beats,
+                td_drops=td_drops, value_like=(judge(CLAIMS["value_like"].at(how=how), finite)
+                                               if finite.size else None))
+
+
+def _probe_text(result, probes):
+    """Markdown of claims 2 and 3 (the probe of y against the TD value)."""
+    grid, pooled = _probe_stats(probes, 1), _probe_stats(probes, 0)
+    others = ", ".join(str(g) for g in _PROBE_DISCOUNTS if g != _TRAIN_DISCOUNT)
+
+    def target(stats, style):
+        if stats["value_like"] is None:
+            return result.verdict("inconclusive", claim=CLAIMS["value_like"].at(
+                how=stats["how"]), rule="no finite value", style="outcome")
+        return result.verdict(stats["value_like"], style=style)
+
+    def claim3(stats, style):
+        parts = [stats["y_beats"], stats["td_drops"]]
+        return result.verdict(all_of(*parts), claim=CLAIMS["other_discounts"].at(
+            how=stats["how"]), parts=parts, style=style)
+
+    def plain(verdict):
+        return result.verdict(verdict, style="plain")
+
+    return [
+        f"- y is value-like at the training discount 0.99, per grid (the paper analyses "
+        f"y within one environment): Spearman {grid['y_train']:.2f} (target >= 0.7: "
+        f"{target(grid, 'bold')}). Pooled across grids, a stricter test that "
+        f"the paper does not make (one read-out for every layout, so y must also carry the "
+        f"value's level in reward units): {pooled['y_train']:.2f} "
+        f"({target(pooled, 'plain')} against the same 0.7).",
+        f"- Per grid, at the other discounts ({others}), y's "
+        f"probe averages {grid['y_other']:.2f} against the TD(lambda) value's "
+        f"{grid['td_other']:.2f} (y higher: {plain(grid['y_beats'])}), "
+        f"while the TD value's probe "
+        f"averages {grid['td_train']:.2f} at its own discount 0.99 (higher than at the "
+        f"others: {plain(grid['td_drops'])}). y carries values at "
+        f"other discounts where the "
+        f"TD(lambda) value does not: {claim3(grid, 'bold')} (paper: y captures "
+        f"values at "
+        f"discounts other than the meta-training one). Pooled: y {pooled['y_other']:.2f} "
+        f"against TD {pooled['td_other']:.2f} at the other discounts (y higher: "
+        f"{plain(pooled['y_beats'])}), TD {pooled['td_train']:.2f} at 0.99 "
+        f"(higher than at the others: {plain(pooled['td_drops'])}); "
+        f"both parts together: {claim3(pooled, 'plain')}.",
+    ]
+
+
+_PROBE_PROTOCOL = (
+    "Probe (held-out grids): ridge regression from `y(s)` (the agent's prediction "
+    "vector at the end of its lifetime) to the Monte-Carlo value of each visited cell "
+    "under the agent's final policy; Spearman correlation of its out-of-sample "
+    "predictions. Two fresh agents are trained on every grid. *Pooled*: one probe "
+    "for all grids, cross-validated by grid, correlation over all (grid, cell) pairs "
+    "(y must carry the value's level consistently across grids). *Per grid*: a probe "
+    "fit on one agent's cells predicts the other agent's values in the same grid, "
+    "correlation among that agent's cells, averaged over both directions and the "
+    "grids (y must rank a grid's states by value through a read-out that transfers "
+    "between agents). "
+    "Beside it, the same probes from a TD(lambda) value (lambda 0.9) learned at "
+    "discount 0.99 alongside each agent from the same experience.")
+
+
+def _returns_text(result, ctx, cfg, runs, sets, tuned, best_lr, parts_wall):
+    """Markdown of the protocol and claim 1 (LPG's returns against A2C's)."""
+    table, n_runs = runs["table"], sum(len(c) for c in runs["curves"].values())
     held = table["held-out 5x5"]
     ratio = np.mean(held["LPG"]) / np.mean(held["A2C (tuned lr)"])
     ratio_large = (np.mean(table["larger 7x7"]["LPG"])
                    / np.mean(table["larger 7x7"]["A2C (tuned lr)"]))
-    # claims 2 and 3 are judged per grid (index 1 of a probe result), as the paper analyses
-    # y within one environment; the pooled probe (index 0) is reported beside them
-    others = [g for g in _PROBE_DISCOUNTS if g != _TRAIN_DISCOUNT]
-
-    def probe_stats(j):
-        y_train = [p[("y", _TRAIN_DISCOUNT)][j] for p in probes]
-        td_train = [p[("td", _TRAIN_DISCOUNT)][j] for p in probes]
-        y_other = [_mean([p[("y", g)][j] for g in others]) for p in probes]
-        td_other = [_mean([p[("td", g)][j] for g in others]) for p in probes]
-        # claim 3: y carries the other discounts' values (its probe beats the TD value's
-        # there) and the TD value does not (its probe is lower there than at its own
-        # discount)
-        how = "per grid" if j else "pooled"
-        y_beats = _verdict(y_other, td_other,
-                           f"{how}: y's probe higher than the TD value's at other discounts")
-        td_drops = _verdict(td_train, td_other, f"{how}: the TD value's probe higher at its "
-                            "own discount than at the others")
-        both = all_of(y_beats, td_drops)
-        return dict(y_train=_mean(y_train), td_train=_mean(td_train), y_train_seeds=y_train,
-                    y_other=_mean(y_other), td_other=_mean(td_other),
-                    y_beats=y_beats, td_drops=td_drops, claim3=both)
-
-    grid, pooled = probe_stats(1), probe_stats(0)
-
-    result = Result()
-
-    def target_word(stats, how, style):
-        claim = f"{how}: y is value-like at the training discount (Spearman >= 0.7)"
-        verdict = _at_least(stats["y_train_seeds"], 0.7, claim)
-        if isinstance(verdict, str):
-            return result.verdict(verdict, claim=claim, rule="no finite value",
-                                  arms=("y(s)",), style="outcome")
-        return result.verdict(verdict, arms=("y(s)",), style=style)
-
-    def claim3(stats, how, style):
-        return result.verdict(
-            stats["claim3"], claim=f"{how}: y carries values at other discounts where the "
-            "TD(lambda) value does not", parts=[stats["y_beats"], stats["td_drops"]],
-            rule="all of", arms=("y(s)", "TD(lambda) value"), style=style)
-
-    def plain(verdict, arms):
-        return result.verdict(verdict, arms=arms, style="plain")
-
     lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in tuned.items())
-    md = [
+    return [
         f"Environments: {cfg['n_train']} random 5 x 5 grid worlds for meta-training "
         f"(`sample_grid_worlds`, dense / sparse / long-horizon layouts, "
-        f"`random_state={rs}`), {cfg['n_test']} disjoint held-out 5 x 5 grids and "
+        f"`random_state={ctx.random_state}`), {cfg['n_test']} disjoint held-out 5 x 5 grids and "
         f"{cfg['n_large']} 7 x 7 grids. Metric: lifetime return, the sum of rewards an agent "
         f"collects in {cfg['lifetime']} updates of 20 steps (2,000 steps), one fresh tabular "
         f"agent per grid, mean ± std over {cfg['seeds']} meta-training seeds. LPG: "
         f"{cfg['meta_steps']} meta-steps, {cfg['n_agents']} agents, 5 unrolled updates per "
-        f"meta-gradient, prediction size 8. The {len(jobs)} meta-training runs (LPG and the "
+        f"meta-gradient, prediction size 8. The {n_runs} meta-training runs (LPG and the "
         f"ablation, {cfg['seeds']} seeds each) with their evaluations took "
         f"{parts_wall:.0f} s wall on {cfg['n_jobs']} worker processes; the fits alone took "
-        f"{meta_cpu:.0f} s of CPU time ({meta_seconds:.0f} s wall) summed over the runs, "
+        f"{runs['cpu']:.0f} s of CPU time ({runs['seconds']:.0f} s wall) summed over the runs, "
         f"one torch thread each (wall times are inflated when the machine is shared). "
         f"A2C: learning rate {best_lr:g}, the best mean lifetime return on the "
         f"meta-training grids among ({lr_text}).",
         "",
-        result.table(rows),
+        result.table(_return_rows(table, sets)),
         "",
         f"- LPG reaches {100 * ratio:.0f} % of A2C's return on the held-out grids (target "
-        ">= 80 %: " + result.verdict(
-            _reaches_share(held["LPG"], held["A2C (tuned lr)"], 0.8,
-                           "LPG reaches 80 % of A2C's return on the held-out grids"),
-            arms=("LPG", "A2C (tuned lr)")) + ") and "
-        f"{100 * ratio_large:.0f} % on the larger grids. Paper: LPG is competitive with A2C "
-        f"on the tabular grid worlds.",
-        "- LPG beats the untrained rule: " + result.verdict(
-            _verdict(held["LPG"], held["untrained rule"], "LPG beats the untrained rule"),
-            arms=("LPG", "untrained rule")) + "; LPG beats the ablation without y: "
-        + result.verdict(_verdict(held["LPG"], held["LPG without y"],
-                                  "LPG beats the ablation without y"),
-                         arms=("LPG", "LPG without y"))
-        + " (paper: removing y hurts the "
-        f"discovered rule).",
+        ">= 80 %: " + result.verdict(judge(CLAIMS["share"], held["LPG"],
+                                           0.8 * np.asarray(held["A2C (tuned lr)"])))
+        + f") and {100 * ratio_large:.0f} % on the larger grids. Paper: LPG is competitive "
+        "with A2C on the tabular grid worlds.",
+        "- LPG beats the untrained rule: "
+        + result.verdict(judge(CLAIMS["untrained"], held["LPG"], held["untrained rule"]))
+        + "; LPG beats the ablation without y: "
+        + result.verdict(judge(CLAIMS["no_y"], held["LPG"], held["LPG without y"]))
+        + " (paper: removing y hurts the discovered rule).",
         "",
-        "Probe (held-out grids): ridge regression from `y(s)` (the agent's prediction "
-        "vector at the end of its lifetime) to the Monte-Carlo value of each visited cell "
-        "under the agent's final policy; Spearman correlation of its out-of-sample "
-        "predictions. Two fresh agents are trained on every grid. *Pooled*: one probe "
-        "for all grids, cross-validated by grid, correlation over all (grid, cell) pairs "
-        "(y must carry the value's level consistently across grids). *Per grid*: a probe "
-        "fit on one agent's cells predicts the other agent's values in the same grid, "
-        "correlation among that agent's cells, averaged over both directions and the "
-        "grids (y must rank a grid's states by value through a read-out that transfers "
-        "between agents). "
-        "Beside it, the same probes from a TD(lambda) value (lambda 0.9) learned at "
-        "discount 0.99 alongside each agent from the same experience.",
-        "",
-        result.table(probe_rows),
-        "",
-        f"- y is value-like at the training discount 0.99, per grid (the paper analyses "
-        f"y within one environment): Spearman {grid['y_train']:.2f} (target >= 0.7: "
-        f"{target_word(grid, 'per grid', 'bold')}). Pooled across grids, a stricter test that "
-        f"the paper does not make (one read-out for every layout, so y must also carry the "
-        f"value's level in reward units): {pooled['y_train']:.2f} "
-        f"({target_word(pooled, 'pooled', 'plain')} against the same 0.7).",
-        f"- Per grid, at the other discounts ({', '.join(str(g) for g in others)}), y's "
-        f"probe averages {grid['y_other']:.2f} against the TD(lambda) value's "
-        f"{grid['td_other']:.2f} (y higher: {plain(grid['y_beats'], ('y(s)', 'TD'))}), "
-        f"while the TD value's probe "
-        f"averages {grid['td_train']:.2f} at its own discount 0.99 (higher than at the "
-        f"others: {plain(grid['td_drops'], ('TD at 0.99', 'TD'))}). y carries values at "
-        f"other discounts where the "
-        f"TD(lambda) value does not: {claim3(grid, 'per grid', 'bold')} (paper: y captures "
-        f"values at "
-        f"discounts other than the meta-training one). Pooled: y {pooled['y_other']:.2f} "
-        f"against TD {pooled['td_other']:.2f} at the other discounts (y higher: "
-        f"{plain(pooled['y_beats'], ('y(s)', 'TD'))}), TD {pooled['td_train']:.2f} at 0.99 "
-        f"(higher than at the others: {plain(pooled['td_drops'], ('TD at 0.99', 'TD'))}); "
-        f"both parts together: {claim3(pooled, 'pooled', 'plain')}.",
-        "",
-        _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, ck_wall)
+    ]
+
+
+def run(ctx):
+    """Run the experiment; see the module docstring."""
+    cfg = PROTOCOL.settings(ctx.quick)
+    with one_torch_thread():
+        train, sets = _environments(cfg, ctx.random_state)
+        best_lr, tuned = _tune_a2c(ctx, cfg, train)
+        jobs, values, parts_wall = _meta_training(ctx, cfg, best_lr)
+        runs = _collect(jobs, values, sets)
+        ctx.log(f"[lpg] {len(jobs)} meta-training runs with their evaluations: "
+                f"{parts_wall:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
+                f"{runs['seconds']:.0f} s wall, {runs['cpu']:.0f} s CPU, summed over the runs")
+        checkpoints, ck_wall = _followup_parts(ctx, cfg, jobs, runs["lpg_values"])
+
+    steps = _checkpoints(cfg["meta_steps"])
+    figures = [_plot_returns(ctx, "lpg_returns.png", runs["table"], _METHODS),
+               _plot_curves(ctx, "lpg_meta_training_and_probe.png", runs["curves"],
+                            runs["probes"])]
+    if checkpoints is not None:
+        figures.append(_plot_checkpoints(ctx, "lpg_checkpoints.png", steps, checkpoints))
+
+    result = Result()
+    md = _returns_text(result, ctx, cfg, runs, sets, tuned, best_lr, parts_wall)
+    md += [_PROBE_PROTOCOL, "", result.table(_probe_rows(runs["probes"])), "",
+           *_probe_text(result, runs["probes"]), ""]
+    md += [
+        _checkpoint_section(result, steps, checkpoints, runs["probes"], runs["lpg_values"],
+                            cfg, ck_wall)
         if checkpoints is not None else full_mode_only(
             "lpg", _FOLLOWUP_HEADING,
             "Why is y's per-grid probe at 0.99 where it is? The LPG rule of every "
@@ -847,14 +892,7 @@ def run(ctx):
         "Whether the learned rule generalizes to environments nobody here wrote "
         "(gymnasium's FrozenLake, CliffWalking and Taxi) is the experiment `lpg_stock`.",
     ]
-    shortened = (
-        f"{cfg['meta_steps']} meta-steps (the full run: 1500) with {cfg['n_agents']} agents "
-        f"(64), {cfg['n_train']} meta-training grids (48), {cfg['seeds']} seeds (3); the "
-        f"paper meta-trains for billions of steps with a 256-unit LSTM and prediction size "
-        f"30 (ours: 32 units, 8); the checkpoints follow-up in full mode only."
-        if ctx.quick else "")
-    return result.done("\n".join(md), figures=[f for f in (fig1, fig2, fig3) if f],
-                       shortened=shortened)
+    return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
@@ -863,4 +901,6 @@ EXPERIMENT = Experiment(
     paper="Oh, Hessel, Czarnecki, Xu, van Hasselt, Singh & Silver 2020, Discovering "
           "Reinforcement Learning Algorithms, NeurIPS",
     run=run,
+    claims=CLAIMS,
+    protocol=PROTOCOL,
 )

@@ -65,8 +65,13 @@ from functools import partial
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import Claim, all_of, judge
-from sklearn_papers.reproduce._common import in_one_torch_thread, one_torch_thread, run_seeds
+from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
+from sklearn_papers.reproduce._common import (
+    Protocol,
+    in_one_torch_thread,
+    one_torch_thread,
+    run_seeds,
+)
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
@@ -92,20 +97,41 @@ _DISTRIBUTION = "lakes-and-layouts/2"
 _RESTART_SLIPS = ((2 / 3, True),)
 
 
-def _config(quick):
-    """Budgets. ``lifetime``: agent updates of 20 steps on a test environment (the same
-    number of environment steps for every method)."""
-    if quick:
-        return dict(rules=("widened",), meta_seeds=3, agent_seeds=3, meta_steps=300,
-                    n_agents=16, meta_lifetime=500, rule=_RULE, n_train=24, lifetime=500,
-                    episodes=20, max_steps=200, a2c_lrs=(0.3, 1.0), q_alphas=(0.5, 1.0),
-                    lpg_lrs=(0.6, 2.0), n_restarts=2, restart_lake_slips=_RESTART_SLIPS,
-                    n_jobs=2)
-    return dict(rules=("widened",), meta_seeds=4, agent_seeds=3, meta_steps=2000,
-                n_agents=32, meta_lifetime=500, rule=_RULE, n_train=24, lifetime=500,
-                episodes=100, max_steps=200, a2c_lrs=(0.3, 1.0, 3.0),
-                q_alphas=(0.1, 0.5, 1.0), lpg_lrs=(0.6, 1.0, 2.0), n_restarts=8,
-                restart_lake_slips=_RESTART_SLIPS, n_jobs=2)
+_LPG_NORM = "(LPG - random) / (A2C - random)"
+
+#: Per test environment ``{env}``, then each claim over every environment.
+CLAIMS = declare(
+    Claim("LPG, widened reaches 80 % of tuned A2C on {env}", _LPG_NORM, "mean interval",
+          threshold=0.8, paper="generalizes (Fig. 4, 5)", key="reaches"),
+    Claim("LPG, widened, step size {lr:g} (as meta-trained) reaches 80 % of tuned A2C on "
+          "{env}", _LPG_NORM, "mean interval", threshold=0.8, key="reaches_as_trained"),
+    Claim("A2C does not lose to Q-learning on {env}", "(A2C - random) / (Q-learning - random)",
+          "mean interval", threshold=0.9, key="a2c_vs_q"),
+    Claim("the widened rule reaches 80 % of tuned A2C on every test environment, agents' "
+          "step size tuned", "", "all of", key="every"),
+    Claim("the widened rule reaches 80 % of tuned A2C on every test environment, at the "
+          "meta-training step size", "", "all of", key="every_as_trained"),
+    Claim("A2C does not lose to tabular Q-learning where both converge", "", "all of",
+          key="every_a2c_vs_q"),
+)
+
+#: ``lifetime``: agent updates of 20 steps on a test environment (the same number of
+#: environment steps for every method).
+PROTOCOL = Protocol(
+    full=dict(rules=("widened",), meta_seeds=4, agent_seeds=3, meta_steps=2000,
+              n_agents=32, meta_lifetime=500, rule=_RULE, n_train=24, lifetime=500,
+              episodes=100, max_steps=200, a2c_lrs=(0.3, 1.0, 3.0),
+              q_alphas=(0.1, 0.5, 1.0), lpg_lrs=(0.6, 1.0, 2.0), n_restarts=8,
+              restart_lake_slips=_RESTART_SLIPS, n_jobs=2),
+    quick=dict(meta_seeds=3, meta_steps=300, n_agents=16, episodes=20, a2c_lrs=(0.3, 1.0),
+               q_alphas=(0.5, 1.0), lpg_lrs=(0.6, 2.0), n_restarts=2),
+    shortened="{meta_seeds} meta-training seeds x {agent_seeds} agent seeds (full: 4 x 3), "
+              "each the best of {n_restarts} meta-trainings (full: 8) of {meta_steps} "
+              "meta-steps of {n_agents} agents (full: 2000 of 32), {episodes} evaluation "
+              "episodes (full: 100), A2C's learning rate, Q-learning's step size and the "
+              "rule's agent step size tuned over {a2c_lrs}, {q_alphas} and {lpg_lrs} (full: "
+              "(0.3, 1.0, 3.0), (0.1, 0.5, 1.0) and (0.6, 1.0, 2.0)).",
+)
 
 
 def _held_out_words(lake_slips):
@@ -322,20 +348,14 @@ def _claims(summary, meta_lr):
     for name, _, _ in _STOCK:
         s = summary[name]
         norm = [v if np.isfinite(v) else -1e9 for v in s["widened_norm"]]
-        claims1.append(judge(Claim(f"LPG, widened reaches 80 % of tuned A2C on {name}",
-                                   "(LPG - random) / (A2C - random)", "mean interval",
-                                   threshold=0.8, paper="generalizes (Fig. 4, 5)"), norm))
+        claims1.append(judge(CLAIMS["reaches"].at(env=name), norm))
         if "widened_untuned_norm" in s:
             norm = [v if np.isfinite(v) else -1e9 for v in s["widened_untuned_norm"]]
-            claims1u.append(judge(Claim(
-                f"LPG, widened, step size {meta_lr:g} (as meta-trained) reaches 80 % of "
-                f"tuned A2C on {name}", "(LPG - random) / (A2C - random)", "mean interval",
-                threshold=0.8), norm))
+            claims1u.append(judge(CLAIMS["reaches_as_trained"].at(lr=meta_lr, env=name),
+                                  norm))
         if name in _CONVERGING:
             ratio = [v if np.isfinite(v) else -1e9 for v in s["a2c_over_q"]]
-            claims2.append(judge(Claim(f"A2C does not lose to Q-learning on {name}",
-                                       "(A2C - random) / (Q-learning - random)",
-                                       "mean interval", threshold=0.9), ratio))
+            claims2.append(judge(CLAIMS["a2c_vs_q"].at(env=name), ratio))
     return claims1, claims1u, claims2
 
 
@@ -350,8 +370,8 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
     rows = [_row(name, summary[name], rules, meta_lr) for name, _, _ in _STOCK]
     claims1, claims1u, claims2 = _claims(summary, meta_lr)
 
-    def every(parts, claim):
-        return result.verdict(all_of(*parts), claim=claim, parts=parts, rule="all of")
+    def every(parts, key):
+        return result.verdict(all_of(*parts), claim=CLAIMS[key], parts=parts)
 
     a2c_lrs = ", ".join(f"{v:g}" for v in cfg["a2c_lrs"])
     q_alphas = ", ".join(f"{v:g}" for v in cfg["q_alphas"])
@@ -408,15 +428,11 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
         result.table(result.verdict_rows(claims1 + claims1u + claims2, digits=2)),
         "",
         f"- The widened rule reaches 80 % of tuned A2C on every test environment (agents' "
-        "step size tuned): " + every(claims1, "the widened rule reaches 80 % of tuned A2C on "
-                                     "every test environment, agents' step size tuned")
-        + ("; at the meta-training step size: " + every(
-            claims1u, "the widened rule reaches 80 % of tuned A2C on every test "
-            "environment, at the meta-training step size") if claims1u else "")
-        + ".",
+        "step size tuned): " + every(claims1, "every")
+        + ("; at the meta-training step size: " + every(claims1u, "every_as_trained")
+           if claims1u else "") + ".",
         "- A2C does not lose to tabular Q-learning where both converge: "
-        + every(claims2, "A2C does not lose to tabular Q-learning where both converge")
-        + ".",
+        + every(claims2, "every_a2c_vs_q") + ".",
         f"- Cost: {cpu:.0f} s of CPU time and {wall:.0f} s wall in this run{recorded}.",
     ]), summary
 
@@ -426,7 +442,7 @@ def run(ctx):
     from sklearn_papers.reproduce._parallel import cached_parts
     from sklearn_papers.rl import A2C, LearnedPolicyGradient
 
-    cfg = _config(ctx.quick)
+    cfg = PROTOCOL.settings(ctx.quick)
     with one_torch_thread():
         defaults = {"lpg": {k: v for k, v in LearnedPolicyGradient().get_params().items()
                             if k not in ("verbose", "random_state", "n_jobs")},
@@ -454,19 +470,7 @@ def run(ctx):
     baselines = {name: value for (name, _, _), value in zip(_STOCK, values[len(rule_parts):])}
     result = Result()
     md, _ = _section(result, cfg, baselines, rules, wall, cpu, ctx.records)
-    full = _config(False)
-    shortened = (
-        f"{cfg['meta_seeds']} meta-training seeds x {cfg['agent_seeds']} agent seeds (full: "
-        f"{full['meta_seeds']} x {full['agent_seeds']}), each the best of "
-        f"{cfg['n_restarts']} meta-trainings (full: {full['n_restarts']}) of "
-        f"{cfg['meta_steps']} meta-steps of {cfg['n_agents']} agents (full: "
-        f"{full['meta_steps']} of {full['n_agents']}), {cfg['episodes']} evaluation "
-        f"episodes (full: {full['episodes']}), A2C's learning rate tuned over "
-        f"{len(cfg['a2c_lrs'])} values, Q-learning's step size over {len(cfg['q_alphas'])} "
-        f"and the rule's agent step size over {len(cfg['lpg_lrs'])} (full: "
-        f"{len(full['a2c_lrs'])}, {len(full['q_alphas'])} and {len(full['lpg_lrs'])})."
-        if ctx.quick else "")
-    return result.done(md, shortened=shortened)
+    return result.done(md, shortened=PROTOCOL.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
@@ -476,6 +480,8 @@ EXPERIMENT = Experiment(
     paper="Oh, Hessel, Czarnecki, Xu, van Hasselt, Singh & Silver 2020, Discovering "
           "Reinforcement Learning Algorithms, NeurIPS",
     run=run,
+    claims=CLAIMS,
+    protocol=PROTOCOL,
     records=True,
     # its quick protocol (3 meta-trainings x 3 agent seeds) takes about 10 CPU minutes
     in_quick_run=False,

@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, judge
-from sklearn_papers.reproduce._common import one_torch_thread, run_seeds, save_figure
+from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, declare, judge
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
@@ -26,6 +26,54 @@ LOG_Z = math.log(2 * math.pi)
 N_JOBS = 2
 # Huang's note: estimate and empirical variance of one estimate.
 NOTE = {"ELBO": (1.4595, 0.9921), "IWAE (k=5)": (1.7616, 0.1544), "SUMO": (1.8359, 4.0)}
+
+
+#: Tie band of the unbiasedness claim, in nats: half of IWAE (k=5)'s bias in the note
+#: (1.7616 against log Z = 1.8379), the midpoint between unbiased and IWAE-like, so an
+#: estimator inside the band is nearer unbiased and one below it nearer IWAE's bias.
+UNBIASED_MARGIN = round((LOG_Z - NOTE["IWAE (k=5)"][0]) / 2, 3)
+
+_LOG_Z_EST = "log Z estimate (nats)"
+
+CLAIMS = declare(
+    Claim("SUMO is unbiased for log Z while ELBO and IWAE are biased low", "", "all of",
+          key="unbiased", arms=("ELBO", "IWAE (k=5)", "SUMO")),
+    Claim("SUMO is unbiased for log Z", _LOG_Z_EST, "equivalence", margin=UNBIASED_MARGIN,
+          unit="estimates", key="sumo_unbiased", arms=("SUMO", "log Z")),
+    # "biased low": below the tie band, i.e. the mean under log Z - margin
+    Claim("{name} is biased low", _LOG_Z_EST, "mean interval", higher_is_better=False,
+          threshold=LOG_Z - UNBIASED_MARGIN, unit="estimates", key="low", arms=("{name}",)),
+    Claim("tuning q lowers SUMO's variance", "sample variance of one estimate", "every seed",
+          higher_is_better=False, unit="starts", key="tuning",
+          arms=("tuned q", "starting q")),
+    Claim("SUMO-trained VAE beats IWAE-trained", "test log-likelihood (nats)",
+          "paired interval", key="vae", arms=("SUMO", "IWAE")),
+)
+
+#: ``tune_steps``: Adam steps tuning q (part A); ``seeds``, ``epochs``, ``k_eval``: the
+#: VAEs of part B (``k_eval``: samples of the IWAE bound that estimates the test
+#: log-likelihood).
+PROTOCOL = Protocol(
+    full=dict(tune_steps=500, seeds=5, epochs=150, k_eval=2000),
+    quick=dict(tune_steps=150, seeds=2, epochs=15, k_eval=200),
+    shortened="1e6 samples kept; tuning {tune_steps} steps instead of 500; VAEs trained "
+              "{epochs} epochs instead of 150 on {seeds} seeds instead of 5, evaluated "
+              "with IWAE_{k_eval} instead of IWAE_2000.",
+)
+
+CLAIMS_FOLLOWUP = declare(
+    Claim("SUMO's deficit shrinks from m = {first} to m = {last}",
+          "SUMO - IWAE test log-lik (nats)", "paired interval", key="shrinks",
+          arms=("m = {last}", "m = {first}")),
+)
+
+#: ``ms``: SUMO's numbers of exact terms compared.
+PROTOCOL_FOLLOWUP = Protocol(
+    full=dict(ms=(1, 4, 16), seeds=3, epochs=150, k_eval=2000),
+    quick=dict(ms=(1, 4), seeds=1, epochs=10, k_eval=200),
+    shortened="m = 1, 4, one seed, 10 epochs, IWAE_200 (full: m = 1, 4, 16, 3 seeds, "
+              "150 epochs, IWAE_2000).",
+)
 
 
 def mixture_energy(x):
@@ -51,12 +99,6 @@ def _yes_no(flag):
     return "yes" if flag else "no"
 
 
-#: Tie band of the unbiasedness claim, in nats: half of IWAE (k=5)'s bias in the note
-#: (1.7616 against log Z = 1.8379), the midpoint between unbiased and IWAE-like, so an
-#: estimator inside the band is nearer unbiased and one below it nearer IWAE's bias.
-UNBIASED_MARGIN = round((LOG_Z - NOTE["IWAE (k=5)"][0]) / 2, 3)
-
-
 def _verdicts(res, fits, tuned, results, seeds, epochs, n_train):
     """The paper's claims, checked on this run's numbers and kept in ``res``: (part A,
     tuning, part B) markdown.
@@ -68,26 +110,19 @@ def _verdicts(res, fits, tuned, results, seeds, epochs, n_train):
     interval``).
     """
     # A. Unbiasedness: SUMO's mean within the tie band of log Z, ELBO's and IWAE's below it.
-    unit = "estimates"
-    sumo_v = judge(Claim("SUMO is unbiased for log Z", "log Z estimate (nats)", "equivalence",
-                         margin=UNBIASED_MARGIN, unit=unit), fits["SUMO"].estimates_, LOG_Z)
-    # "biased low": below the tie band, i.e. the mean under log Z - margin
-    low = {name: judge(Claim(f"{name} is biased low", "log Z estimate (nats)",
-                             "mean interval", higher_is_better=False,
-                             threshold=LOG_Z - UNBIASED_MARGIN, unit=unit), est.estimates_)
+    sumo_v = judge(CLAIMS["sumo_unbiased"], fits["SUMO"].estimates_, LOG_Z)
+    low = {name: judge(CLAIMS["low"].at(name=name), est.estimates_)
            for name, est in fits.items() if name != "SUMO"}
     unbiased = all_of(sumo_v, *low.values())
     z = {name: (est.log_partition_ - LOG_Z) / est.log_partition_stderr_
          for name, est in fits.items()}
     a = (f"**Paper's claim: SUMO is unbiased for log Z while ELBO and IWAE are biased "
          f"low.** Here: "
-         + res.verdict(unbiased, claim="SUMO is unbiased for log Z while ELBO and IWAE are "
-                       "biased low", parts=[sumo_v, *low.values()], rule="all of",
-                       arms=list(fits))
+         + res.verdict(unbiased, claim=CLAIMS["unbiased"], parts=[sumo_v, *low.values()])
          + f" (all three parts must hold). SUMO within ±{UNBIASED_MARGIN} nats of log Z: "
-         f"{res.verdict(sumo_v, arms=('SUMO', 'log Z'), style='outcome', digits=4)}; "
+         f"{res.verdict(sumo_v, style='outcome', digits=4)}; "
          + "; ".join(f"{name} below log Z - {UNBIASED_MARGIN}: "
-                     + res.verdict(v, arms=(name,), style="outcome", digits=4)
+                     + res.verdict(v, style="outcome", digits=4)
                      for name, v in low.items())
          + f". SUMO's bias is {z['SUMO']:+.1f} standard errors; ELBO's {z['ELBO']:+.0f} and "
          f"IWAE's {z['IWAE (k=5)']:+.0f} "
@@ -112,15 +147,13 @@ def _verdicts(res, fits, tuned, results, seeds, epochs, n_train):
                      f"{_yes_no(i1 < i0)}); the estimator "
                      f"{'keeps the tuned q' if fitted.tuning_accepted_ else 'keeps the start'}"
                      f" (its own check on fresh draws); {why}.")
-    falls = judge(Claim("tuning q lowers SUMO's variance", "sample variance of one estimate",
-                        "every seed", higher_is_better=False, unit="starts"),
-                  [np.var(a_.estimates_) for _, a_, _ in tuned.values()],
+    falls = judge(CLAIMS["tuning"], [np.var(a_.estimates_) for _, a_, _ in tuned.values()],
                   [np.var(b_.estimates_) for b_, _, _ in tuned.values()])
     t = "\n".join([
         f"**Paper's claim: training q to minimise SUMO's variance (the gradient of "
         f"E[SUMO^2]) lowers it "
         f"(paper: stated for the encoder, no number for this toy).** Here: "
-        + res.verdict(falls, arms=("tuned q", "starting q"), style="outcome") + " "
+        + res.verdict(falls, style="outcome") + " "
         "(sample variance of one estimate, before against after, per start). The bulk of "
         "the estimates tightens (IQR) but the tail is what the variance measures:",
         "",
@@ -128,13 +161,12 @@ def _verdicts(res, fits, tuned, results, seeds, epochs, n_train):
     ])
     # B. SUMO- vs IWAE-trained VAE.
     sumo, iwae = np.asarray(results["sumo"]), np.asarray(results["iwae"])
-    verdict = judge(Claim("SUMO-trained VAE beats IWAE-trained", "test log-likelihood (nats)",
-                          "paired interval"), sumo, iwae)
+    verdict = judge(CLAIMS["vae"], sumo, iwae)
     better = verdict.outcome == HOLDS
     b = (f"**Paper's claim: a VAE trained with SUMO reaches a higher test log-likelihood "
          f"than one trained with IWAE at equal expected compute (paper: SUMO better than "
          f"IWAE on MNIST and Omniglot).** Here: "
-         + res.verdict(verdict, arms=("SUMO", "IWAE"), style="outcome")
+         + res.verdict(verdict, style="outcome")
          + " (SUMO minus IWAE in nats, "
          f"over {len(seeds)} seeds). ")
     if better:
@@ -173,7 +205,7 @@ def _part_a(ctx):
             "note: variance": ("about 4 (heavy-tailed)" if name == "SUMO"
                                else f"{NOTE[name][1]:.4f}"),
         })
-    n_iter = 150 if ctx.quick else 500
+    n_iter = PROTOCOL.settings(ctx.quick)["tune_steps"]
     n_sumo = int(math.ceil(n_samples / per_estimate["SUMO"]))
     tune_rows, tuned = [], {}
     for start, prop, kw in [("N(0, 5I) (the note's q)", q, {}),
@@ -249,9 +281,8 @@ def _part_b(ctx):
     from sklearn.datasets import load_digits
 
     X = (load_digits().data > 7).astype(np.float64)
-    seeds = run_seeds(ctx, 2 if ctx.quick else 5)
-    epochs = 15 if ctx.quick else 150
-    k_eval = 200 if ctx.quick else 2000
+    cfg = PROTOCOL.settings(ctx.quick)
+    seeds, epochs, k_eval = PROTOCOL.seeds(ctx), cfg["epochs"], cfg["k_eval"]
     results = {"sumo": [], "iwae": []}
     curves = {"sumo": [], "iwae": []}
     jobs = [(seed, objective) for seed in seeds for objective in ("sumo", "iwae")]
@@ -288,9 +319,8 @@ def _followup(ctx, res, settings=None):
 
     X = (load_digits().data > 7).astype(np.float64)
     if settings is None:  # (tests pass a tiny one)
-        settings = (dict(ms=(1, 4), seeds=run_seeds(ctx, 1), epochs=10, k_eval=200)
-                    if ctx.quick else
-                    dict(ms=(1, 4, 16), seeds=run_seeds(ctx, 3), epochs=150, k_eval=2000))
+        settings = dict(PROTOCOL_FOLLOWUP.settings(ctx.quick),
+                        seeds=PROTOCOL_FOLLOWUP.seeds(ctx))
     ms, seeds, epochs, k_eval = (settings[k] for k in ("ms", "seeds", "epochs", "k_eval"))
     gap = {m: [] for m in ms}
     rows = []
@@ -316,9 +346,8 @@ def _followup(ctx, res, settings=None):
                      "SUMO - IWAE (nats)": format_mean_std(gap[m], 3)})
     g = [float(np.mean(gap[m])) for m in ms]
     # SUMO - IWAE per seed at the largest m against the smallest, paired by seed
-    shrinks = judge(Claim(f"SUMO's deficit shrinks from m = {ms[0]} to m = {ms[-1]}",
-                          "SUMO - IWAE test log-lik (nats)", "paired interval"),
-                    gap[ms[-1]], gap[ms[0]])
+    shrinks = judge(CLAIMS_FOLLOWUP["shrinks"].at(first=ms[0], last=ms[-1]), gap[ms[-1]],
+                    gap[ms[0]])
     reading = {
         HOLDS: "the variance of SUMO at m = 1 is at least part of why it trails IWAE here.",
         NOT_HOLDS: "the variance of SUMO at small m does not explain the gap at this scale; "
@@ -338,7 +367,7 @@ def _followup(ctx, res, settings=None):
         "",
         "SUMO - IWAE: " + ", ".join(f"m={m}: {v:+.3f}" for m, v in zip(ms, g)) + " nats. "
         "SUMO's deficit shrinks as m grows: "
-        + res.verdict(shrinks, arms=(f"m = {ms[-1]}", f"m = {ms[0]}"), style="outcome")
+        + res.verdict(shrinks, style="outcome")
         + "; " + reading,
     ]
     return "\n".join(md)
@@ -419,10 +448,7 @@ def run(ctx):
         "",
         "Whether SUMO's variance explains part B is the experiment `sumo_followup`.",
     ]
-    shortened = (f"1e6 samples kept; tuning {n_iter} steps instead of 500; VAEs trained "
-                 f"{epochs} epochs instead of 150 on {len(seeds)} seeds instead of 5, "
-                 f"evaluated with IWAE_{k_eval} instead of IWAE_2000." if ctx.quick else "")
-    return res.done("\n".join(md), figures=[fig], shortened=shortened)
+    return res.done("\n".join(md), figures=[fig], shortened=PROTOCOL.note(ctx.quick))
 
 
 def run_followup(ctx):
@@ -430,9 +456,7 @@ def run_followup(ctx):
     res = Result()
     with one_torch_thread():
         md = _followup(ctx, res)
-    shortened = ("m = 1, 4, one seed, 10 epochs, IWAE_200 (full: m = 1, 4, 16, 3 seeds, "
-                 "150 epochs, IWAE_2000)." if ctx.quick else "")
-    return res.done(md, shortened=shortened)
+    return res.done(md, shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
@@ -441,6 +465,8 @@ EXPERIMENT = Experiment(
     paper="Luo, Beatson, Norouzi, Zhu, Duvenaud, Adams, Chen (2020). SUMO: Unbiased "
           "Estimation of Log Marginal Probability for Latent Variable Models. ICLR 2020.",
     run=run,
+    claims=CLAIMS,
+    protocol=PROTOCOL,
 )
 
 EXPERIMENT_FOLLOWUP = Experiment(
@@ -449,4 +475,6 @@ EXPERIMENT_FOLLOWUP = Experiment(
     paper="Luo, Beatson, Norouzi, Zhu, Duvenaud, Adams, Chen (2020). SUMO: Unbiased "
           "Estimation of Log Marginal Probability for Latent Variable Models. ICLR 2020.",
     run=run_followup,
+    claims=CLAIMS_FOLLOWUP,
+    protocol=PROTOCOL_FOLLOWUP,
 )

@@ -35,7 +35,7 @@ class A2C(_BaseRLEstimator):
     """Advantage actor-critic agents (Mnih et al. 2016), in the API of LearnedPolicyGradient.
 
     Read more in the :doc:`user guide </user_guide/environments>` and on the :doc:`paper
-    page </papers/oh_lpg>`.
+    page </papers/lpg>`.
 
     The agent's prediction is a scalar value ``v(s)`` (``prediction_size = 1``). Every
     update learns from a rollout of ``rollout_length`` steps: with TD(lambda) returns

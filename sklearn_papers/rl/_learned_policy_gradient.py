@@ -117,7 +117,7 @@ class LearnedPolicyGradient(_BaseRLEstimator):
     """Learned Policy Gradient (LPG): an update rule meta-learned from a population of agents.
 
     Read more in the :doc:`user guide </user_guide/environments>` and on the :doc:`paper
-    page </papers/oh_lpg>`.
+    page </papers/lpg>`.
 
     The agent has a policy ``pi(a|s)`` and a prediction vector ``y(s)`` of width
     ``prediction_size`` whose meaning is not fixed in advance. The update rule is a backward

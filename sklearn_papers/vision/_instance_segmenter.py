@@ -138,7 +138,7 @@ class InstanceSegmenter(BaseEstimator):
     """Joint semantic and instance segmentation with centre seeding and pixel embeddings.
 
     Read more in the :doc:`user guide </user_guide/images>` and on the :doc:`paper page
-    </papers/milioto_instance_segmentation>`.
+    </papers/instance_segmentation>`.
 
     A shared convolutional encoder feeds three decoders at ``1 / output_stride`` of the
     input resolution (Milioto et al. 2019): semantic class logits trained with
@@ -189,7 +189,7 @@ class InstanceSegmenter(BaseEstimator):
         0.5 pixel; the paper's upsampling) instead of nearest neighbour. Read at
         prediction time, so it can be switched on a fitted estimator with
         ``set_params``. Off by default: on the grey, textured coins photograph
-        (``examples/plot_coins.py``) nearest neighbour scores higher best Dice and mask
+        (``examples/plot_instance_segmentation_coins.py``) nearest neighbour scores higher best Dice and mask
         AP on held-out tiles than SLIC, whose superpixels straddle the coins' edges.
     grouping : {"centers", "mean_shift", "connected_components"}, default="centers"
         How pixels of a class become instances: the paper's centre seeding; mean-shift
@@ -220,7 +220,7 @@ class InstanceSegmenter(BaseEstimator):
         smaller than 16 pixels a side are skipped. Read at prediction time. Each scale
         other than 1 costs one more pass through the network (scale 2 four times the
         pixels); ``(1.0,)`` is the fastest. A model trained on tiles at one scale thus
-        segments whole images at another (e.g. ``examples/plot_coins.py``: trained on
+        segments whole images at another (e.g. ``examples/plot_instance_segmentation_coins.py``: trained on
         half-resolution tiles, it segments the photograph at its native resolution).
     norm : {"batch", "group"} or None, default="batch"
         Normalisation after every convolution. With ``"batch"`` and images so small

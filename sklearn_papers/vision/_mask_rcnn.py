@@ -158,7 +158,7 @@ class MaskRCNN(BaseEstimator):
     """Mask R-CNN instance segmentation (He et al. 2017), in pure torch, from scratch.
 
     Read more in the :doc:`user guide </user_guide/images>` and on the :doc:`paper page
-    </papers/he_mask_rcnn>`.
+    </papers/mask_rcnn>`.
 
     A small GroupNorm ResNet-style backbone (one feature map, ``"c4"``, or a feature
     pyramid, ``"fpn"``), a region proposal network on anchors, RoIAlign (or RoIPool) of

@@ -742,11 +742,11 @@ def test_solver_mu_kl_transform_keeps_the_l1_term_fixed():
 
 
 def test_nmf_docs_snippets_run():
-    """The ``.. code-block:: python`` snippets of docs/papers/lee_seung_nmf.rst run."""
+    """The ``.. code-block:: python`` snippets of docs/papers/lee_seung.rst run."""
     import pathlib
     import re
 
-    path = pathlib.Path(__file__).parents[2] / "docs" / "papers" / "lee_seung_nmf.rst"
+    path = pathlib.Path(__file__).parents[2] / "docs" / "papers" / "lee_seung.rst"
     blocks = re.findall(r"\.\. code-block:: python\n\n((?:    .*\n|\n)+)", path.read_text())
     assert len(blocks) >= 2
     for block in blocks:

@@ -12,7 +12,7 @@ replaced, and so is the module's global ``NMF`` (for the tests that build ``NMF(
 themselves). In this module ``NMF`` defaults to ``solver="mu"``, scikit-learn's solver of
 these updates (scikit-learn's own default is coordinate descent, which we do not
 implement). ``KNOWN_DIFFERENCES`` lists the cases that fail, with the reason; they run as
-strict expected failures. docs/papers/lee_seung_nmf.rst lists the outcome.
+strict expected failures. docs/papers/lee_seung.rst lists the outcome.
 """
 
 import inspect

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from sklearn_papers.metrics import instance_best_iou, other_class_share
+from sklearn_papers.metrics import _instances, instance_best_iou, other_class_share
 
 
 def test_other_class_share_counts_the_pixels_of_other_classes_in_each_box():
@@ -43,3 +43,24 @@ def test_mismatched_inputs_name_the_fix():
     with pytest.raises(ValueError, match="one label per instance id"):
         instance_best_iou(inst, [np.array([], int)], dets)
     assert instance_best_iou(inst, [np.array([1])], dets).tolist() == [0.0]
+
+
+def test_touching_pairs_groups_and_matches():
+    inst = np.array([[1, 1, 2, 0, 4],
+                     [1, 1, 2, 0, 4],
+                     [0, 3, 3, 0, 0]])
+    labels = np.array([1, 1, 1, 2])  # instance 4 is of another class
+    pairs = _instances.touching_pairs(inst, labels)
+    assert pairs == {(1, 2): 2, (1, 3): 1, (2, 3): 1}
+    assert _instances.touching_group_sizes(pairs, 4).tolist() == [3, 3, 3, 1]
+    assert _instances.touching_group_sizes({}, 2).tolist() == [1, 1]
+    merged = np.where(inst == 4, 2, (inst > 0).astype(int))  # 1-3 under one mask
+    match, dice = _instances.best_dice_match(inst, merged)
+    assert match[1:].tolist() == [1, 1, 1, 2]
+    assert dice[1] == pytest.approx(2 * 4 / (4 + 8)) and dice[4] == 1.0
+
+
+def test_nearest_upsample_repeats_and_cuts():
+    low = np.array([[1, 2], [3, 4]])
+    up = _instances.nearest_upsample(low, 2, (3, 4))
+    assert up.tolist() == [[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 4, 4]]

@@ -13,6 +13,7 @@ from sklearn_papers.nn._encoders import (
     MLPEncoder,
     group_count,
     make_norm,
+    precise_batch_norm,
 )
 from sklearn_papers.nn._supcon import CrossEntropyModel, ImageAugment, SupConModel, TabularAugment
 
@@ -228,3 +229,16 @@ def test_dense_and_conv_blocks_place_the_norm_between_layer_and_relu(norm, cls):
     x = torch.randn(3, 2, 8, 8)
     assert nn.Sequential(*conv)(x).shape == (3, 8, 4, 4)
     assert nn.Sequential(*dense)(torch.randn(1, 6)).shape == (1, 8)  # batch of one
+
+
+def test_precise_batch_norm_holds_the_population_statistics_of_whole_batches():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), BatchNorm1d(4))
+    X = torch.randn(11, 3).numpy()
+    precise = precise_batch_norm(model, X, batch_size=5)  # rows 10 and 11 left out
+    with torch.no_grad():
+        out = model[0](torch.as_tensor(X[:10]))
+    torch.testing.assert_close(precise[1].running_mean, out.mean(0), rtol=1e-5, atol=1e-6)
+    assert torch.equal(model[1].running_mean, torch.zeros(4))  # the original is untouched
+    with pytest.raises(ValueError, match="at least one full batch"):
+        precise_batch_norm(model, X, batch_size=12)

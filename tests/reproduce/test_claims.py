@@ -120,3 +120,47 @@ def test_negation_swaps_holds_and_does_not_hold():
     maybe = judge(BEATS, [0.85, 0.78, 0.8], b)
     assert (negation(yes), negation(no), negation(maybe)) == (NOT_HOLDS, HOLDS, INCONCLUSIVE)
     assert all_of(negation(no), yes) == HOLDS  # outcomes and verdicts mix
+
+
+def test_declared_claims_are_found_by_key_and_filled_per_setting():
+    from sklearn_papers.reproduce._claims import declare
+    from sklearn_papers.reproduce._result import Result
+
+    claims = declare(Claim("L_out beats L_in at {views} views", "accuracy", "paired interval",
+                           key="at", arms=("L_out, {views} views", "L_in")),
+                     Claim("L_out beats L_in everywhere", "accuracy", "all of", key="all",
+                           arms=("L_out", "L_in")))
+    at4 = claims["at"].at(views=4)
+    assert at4.statement == "L_out beats L_in at 4 views"
+    assert at4.arms == ("L_out, 4 views", "L_in")
+    with pytest.raises(KeyError, match="views"):
+        claims["at"].at(seeds=3)
+    with pytest.raises(KeyError, match=r"no claim 'nope'.*\['all', 'at'\]"):
+        claims["nope"]
+    res = Result()
+    part = judge(at4, [2.0, 3.0, 4.0], [1.0, 1.5, 1.0])
+    res.verdict(part)
+    res.verdict(HOLDS, claim=claims["all"], parts=[part])
+    first, combined = res.verdicts
+    assert first.arms == ["L_out, 4 views", "L_in"] and first.claim == at4.statement
+    assert (combined.claim, combined.rule, combined.arms) == (
+        "L_out beats L_in everywhere", "all of", ["L_out", "L_in"])
+    assert len(combined.parts) == 1
+
+
+def test_declare_refuses_missing_or_repeated_keys_and_judge_refuses_combined_claims():
+    from sklearn_papers.reproduce._claims import declare
+
+    with pytest.raises(ValueError, match="no key"):
+        declare(BEATS)
+    keyed = Claim("A beats B", "accuracy", "paired interval", key="ab")
+    with pytest.raises(ValueError, match="'ab'"):
+        declare(keyed, keyed)
+    with pytest.raises(TypeError, match="Claim objects"):
+        declare("A beats B")
+    with pytest.raises(ValueError, match="at least K of"):
+        Claim("A", "m", "most of")
+    combined = Claim("A and B", "m", "at least 2 of", key="ab")
+    assert combined.combined and not keyed.combined
+    with pytest.raises(ValueError, match="made of parts"):
+        judge(combined, [1.0, 2.0])

@@ -62,3 +62,24 @@ def test_save_figure_writes_closes_and_returns_the_path(tmp_path):
     assert not plt.fignum_exists(fig.number)
     fig, _ = plt.subplots()
     assert save_figure(fig, tmp_path / "b", "c.png").is_file()  # a folder works too
+
+
+def test_a_protocol_gives_each_mode_its_settings_seeds_and_note(tmp_path):
+    from sklearn_papers.reproduce._common import Protocol
+
+    proto = Protocol(full=dict(seeds=5, epochs=60), quick=dict(seeds=2, epochs=8))
+    assert proto.settings(False) == dict(seeds=5, epochs=60)
+    assert proto.settings(True) == dict(seeds=2, epochs=8)
+    ctx = RunContext(quick=True, out_dir=tmp_path, random_state=7)
+    assert proto.seeds(ctx) == [7, 8]
+    assert proto.note(False) == "" and Protocol(full=dict(seeds=5)).note(True) == ""
+    assert proto.note(True) == "seeds: 2 instead of 5; epochs: 8 instead of 60."
+    worded = Protocol(full=dict(seeds=5), quick=dict(seeds=2),
+                      shortened="{seeds} seeds instead of 5.")
+    assert worded.note(True) == "2 seeds instead of 5."
+    tiny = proto.but(epochs=1)
+    assert tiny.settings(True)["epochs"] == tiny.settings(False)["epochs"] == 1
+    with pytest.raises(ValueError, match=r"no settings \['lr'\]"):
+        proto.but(lr=1.0)
+    with pytest.raises(ValueError, match=r"quick sets \['lr'\]"):
+        Protocol(full=dict(seeds=1), quick=dict(lr=1.0))

@@ -34,15 +34,14 @@ def test_paired_interval_is_the_paired_t_interval():
 
 
 def test_tiny_run_writes_verdicts_and_plots(tmp_path, monkeypatch):
-    monkeypatch.setattr(continual, "_config", lambda quick: TINY)
-    monkeypatch.setattr(continual, "_followup_config",
-                        lambda quick: dict(replay_seeds=1, curve_seeds=2))
-    section = continual.run(RunContext(quick=True, out_dir=tmp_path, verbose=0))
+    monkeypatch.setattr(continual, "PROTOCOL", continual.PROTOCOL.but(**TINY))
+    monkeypatch.setattr(continual, "PROTOCOL_FOLLOWUP",
+                        continual.PROTOCOL_FOLLOWUP.but(replay_seeds=1, curve_seeds=2))
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="continual")
+    section = continual.run(ctx)
     for claim in ["Fine-tuning forgets", "Joint training", "closes >= 0.75",
                   "Prior-focused alone", "bit-identical", "per-task heads forgets",
-                  "Progressive minus fresh column", "90 % CI",
-                  "Forward transfer against the labels budget:", "labels per class",
-                  "why GAN replay closes less of the gap", "Explanation:", "coverage"]:
+                  "Progressive minus fresh column", "90 % CI", "`continual_followup`"]:
         assert claim in section.markdown, claim
     outcomes = {v.claim: v.outcome for v in section.verdicts}
     # frozen columns, whatever the budget
@@ -57,10 +56,22 @@ def test_tiny_run_writes_verdicts_and_plots(tmp_path, monkeypatch):
     # one seed: no interval, so no rule reaches "holds" on a paired comparison
     assert section.find("fresh column").outcome == "inconclusive"
     assert all(v.rule in RULES for v in section.verdicts)
-    assert "the table's runs' in 2/2)" in section.markdown  # probed runs repeat the table's
-    assert "No replay of replay" in section.markdown  # generators are frozen once trained
     assert all(p.exists() and p.stat().st_size > 0 for p in section.figures)
-    assert section.shortened
+    # the follow-up, an experiment of its own, reads the main runs kept in this run
+    computed = list(ctx.computed)
+    ctx.experiment, ctx.computed = "continual_followup", []
+    follow = continual.EXPERIMENT_FOLLOWUP.run(ctx)
+    assert not any(k.startswith(("ci/", "ft/")) for k in ctx.computed)
+    assert sorted(k for k in ctx.computed) == sorted(
+        k for k in ctx.computed if k.startswith(("rq/", "tc/"))) and computed
+    for text in ["Forward transfer against the labels budget:", "labels per class",
+                 "why GAN replay closes less of the gap", "Explanation:", "coverage"]:
+        assert text in follow.markdown, text
+    assert "the table's runs' in 2/2)" in follow.markdown  # probed runs repeat the table's
+    assert "No replay of replay" in follow.markdown  # generators are frozen once trained
+    assert {v.claim for v in follow.verdicts} == {
+        f"forward transfer with {n} labels per class" for n in (1, 2, 3, 5, 10)}
+    assert len(follow.figures) == 2
 
 
 def test_sample_quality_of_real_rows_and_of_far_rows():
@@ -95,8 +106,10 @@ def test_replay_diagnostics_probe_every_task():
 
 
 def test_quick_run_leaves_the_replay_quality_follow_up_to_the_full_mode():
-    assert continual._followup_config(True)["replay_seeds"] == 0
-    assert continual._followup_config(False) == dict(replay_seeds=5, curve_seeds=20)
+    assert continual.PROTOCOL_FOLLOWUP.settings(True)["replay_seeds"] == 0
+    assert "replay_seeds: 0 instead of 5" in continual.PROTOCOL_FOLLOWUP.note(True)
+    assert "seeds: 2 instead of 5" in continual.PROTOCOL.note(True)
+    assert continual.PROTOCOL_FOLLOWUP.settings(False) == dict(replay_seeds=5, curve_seeds=20)
 
 
 def test_full_mode_only_note_points_to_a_published_result():

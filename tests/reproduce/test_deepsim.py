@@ -6,6 +6,9 @@ from sklearn_papers.reproduce import deepsim
 from sklearn_papers.reproduce._registry import RunContext
 
 
+from sklearn_papers.reproduce._common import Protocol
+
+
 def _tiny(quick):
     return dict(seeds=1, n_jobs=1, max_train=60,
                 digits=dict(epochs=1, channels=4, code=2, layer="head", comparator_epochs=2),
@@ -15,7 +18,8 @@ def _tiny(quick):
 
 
 def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
-    monkeypatch.setattr(deepsim, "_config", _tiny)
+    monkeypatch.setattr(deepsim, "PROTOCOL", Protocol(full=_tiny(False),
+                                                      shortened="tiny"))
     # the quick run leaves follow-up 3 to the full mode: put its arms back to test it
     followup_config = deepsim._followup_config
     monkeypatch.setattr(deepsim, "_followup_config", lambda quick, cfg: dict(

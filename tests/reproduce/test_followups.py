@@ -14,7 +14,7 @@ def test_group_norm_followup_reports_every_arm(tmp_path, monkeypatch):
 
     tiny = dict(n_train=12, n_test=9, steps={2: 3, 4: 2}, seeds=1, batch_sizes=(2, 4),
                 channels=(4, 8))
-    monkeypatch.setattr(group_norm, "_followup_config", lambda quick: tiny)
+    monkeypatch.setattr(group_norm, "PROTOCOL_FOLLOWUP", group_norm.PROTOCOL_FOLLOWUP.but(**tiny))
     result = Result()
     md, err = group_norm.followup(_ctx(tmp_path, "group_norm"), result)
     md = result.fill(md)
@@ -30,6 +30,7 @@ def test_group_norm_followup_reports_every_arm(tmp_path, monkeypatch):
 def test_precise_statistics_are_the_training_set_population():
     import torch
 
+    from sklearn_papers.nn._encoders import precise_batch_norm
     from sklearn_papers.reproduce import group_norm
 
     cfg = dict(n_train=16, n_test=8, steps={2: 2}, channels=(4,))
@@ -37,7 +38,7 @@ def test_precise_statistics_are_the_training_set_population():
     model = group_norm._train_deep("batch", 2, 0, cfg, X_tr, y_tr)
     before = model.features[1].running_mean.clone()
     # 16 rows in batches of 5: the last row is left out, the 3 full batches weigh the same
-    precise = group_norm._precise_copy(model, X_tr, batch_size=5)
+    precise = precise_batch_norm(model, X_tr, batch_size=5)
     with torch.no_grad():
         out = model.features[0](torch.as_tensor(X_tr[:15]).reshape(-1, 1, 32, 32))
     np.testing.assert_allclose(precise.features[1].running_mean.numpy(),
@@ -63,8 +64,8 @@ def test_supcon_followup_runs_both_losses_per_view_count(tmp_path, monkeypatch):
     from sklearn_papers.reproduce import supcon
     from sklearn_papers.reproduce._digits import load_split
 
-    monkeypatch.setattr(supcon, "_followup_config",
-                        lambda quick: dict(seeds=1, epochs=1, batch_size=32, views=(2, 3)))
+    monkeypatch.setattr(supcon, "PROTOCOL_FOLLOWUP",
+                        supcon.PROTOCOL_FOLLOWUP.but(seeds=1, epochs=1, views=(2, 3)))
     X_tr, X_te, y_tr, y_te = load_split(0)
     result = Result()
     md, acc = supcon.followup(_ctx(tmp_path, "supcon"), result, X_tr[:200], y_tr[:200], X_te[:100],

@@ -8,7 +8,7 @@ from sklearn_papers.reproduce import Result, RunContext, group_norm
 
 @pytest.mark.parametrize("quick", [True, False])
 def test_equal_epoch_budgets_give_both_batch_sizes_the_same_epochs(quick):
-    cfg = group_norm._followup_config(quick)
+    cfg = group_norm.PROTOCOL_FOLLOWUP.settings(quick)
     small, big = cfg["batch_sizes"]
     budgets = group_norm._equal_epoch_budgets(cfg)
     for steps in budgets.values():
@@ -24,7 +24,8 @@ def test_fixed_step_parts_keep_the_first_full_runs_cache_files(tmp_path, monkeyp
     # the fixed-step parts keep their keys and params, hence their file names.
     monkeypatch.setattr(group_norm, "_shapes_task", lambda cfg, seed: [None] * 4)
     ctx = RunContext(quick=False, out_dir=tmp_path, verbose=0, experiment="group_norm")
-    parts, runs = group_norm._followup_parts(group_norm._followup_config(False), [0])
+    parts, runs = group_norm._followup_parts(group_norm.PROTOCOL_FOLLOWUP.settings(False),
+                                              [0])
     names = {r: ctx._cache_file(key, params).name for (key, *_, params), r in zip(parts, runs)}
     assert names[("batch", 2, 6000, 0)] == "followup_batch_batch=2_seed=0-1d53ef91d707.pkl"
     assert names[("group", 32, 1500, 0)] == "followup_group_batch=32_seed=0-cffd6bcaab73.pkl"
@@ -35,10 +36,9 @@ def test_fixed_step_parts_keep_the_first_full_runs_cache_files(tmp_path, monkeyp
 
 def test_followup_reports_the_equal_epoch_budgets(tmp_path, monkeypatch):
     tiny = dict(n_train=12, n_test=9, steps={2: 6, 4: 2}, seeds=1, batch_sizes=(2, 4),
-                channels=(4, 8))
-    monkeypatch.setattr(group_norm, "_followup_config", lambda quick: tiny)
+                channels=(4, 8), budgets=("short", "long"))
+    monkeypatch.setattr(group_norm, "PROTOCOL_FOLLOWUP", group_norm.PROTOCOL_FOLLOWUP.but(**tiny))
     monkeypatch.setattr(group_norm, "_N_JOBS", 1)  # in process: no worker start-up
-    monkeypatch.setattr(group_norm, "_budget_names", lambda quick: ("short", "long"))
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="group_norm")
     parts, runs = group_norm._followup_parts(tiny, [0, 1])
     # 2 norms x 2 seeds x (2 fixed-step runs + batch 4 at 3 steps + batch 2 at 4 steps)
@@ -68,10 +68,10 @@ def test_followup_reports_the_equal_epoch_budgets(tmp_path, monkeypatch):
 
 def test_quick_mode_runs_the_short_budget_only(monkeypatch):
     monkeypatch.setattr(group_norm, "_shapes_task", lambda cfg, seed: [None] * 4)
-    cfg = group_norm._followup_config(True)
-    assert group_norm._budget_names(True) == ("short",)
-    assert group_norm._budget_names(False) == ("short", "long")
-    parts, runs = group_norm._followup_parts(cfg, [0], group_norm._budget_names(True))
+    cfg = group_norm.PROTOCOL_FOLLOWUP.settings(True)
+    assert cfg["budgets"] == ("short",)
+    assert group_norm.PROTOCOL_FOLLOWUP.settings(False)["budgets"] == ("short", "long")
+    parts, runs = group_norm._followup_parts(cfg, [0])
     small, big = cfg["batch_sizes"]
     # the short budget adds batch 32 at batch 2's epochs, nothing at batch 2
     assert sorted(r for r in runs if r[2] != cfg["steps"][r[1]]) == [

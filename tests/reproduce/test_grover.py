@@ -107,9 +107,9 @@ def test_the_followup_is_an_experiment_of_its_own():
 
 
 def test_followup_runs_end_to_end_and_caches_its_parts(tmp_path, monkeypatch):
-    monkeypatch.setattr(grover, "_followup_config", lambda quick: dict(
+    monkeypatch.setattr(grover, "PROTOCOL_FOLLOWUP", grover.PROTOCOL_FOLLOWUP.but(
         seeds=1, fractions=(0.5,), n_ref=20, n_held=10))
-    settings = dict(grover.QUICK, n_max=40, epochs=1)
+    settings = dict(grover.PROTOCOL.settings(True), n_max=40, epochs=1)
     main = {"grover_finetuned": [1.5], "grover_scratch": [1.4]}
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="grover")
     result = Result()

@@ -11,8 +11,14 @@ _TINY = dict(n_train=8, n_test=6, seeds=1, max_epochs=1, image_size=24,
              params={"width": 4, "embedding_dim": 2, "batch_size": 8})
 
 
+def _tiny(monkeypatch):
+    protocol = instance_segmentation.PROTOCOL.but(**_TINY)
+    monkeypatch.setattr(instance_segmentation, "PROTOCOL", protocol)
+    monkeypatch.setattr(instance_segmentation, "_N_JOBS", 1)
+
+
 def test_instance_segmentation_experiment_tiny(tmp_path, monkeypatch):
-    monkeypatch.setattr(instance_segmentation, "_config", lambda quick: _TINY)
+    _tiny(monkeypatch)
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
     section = instance_segmentation.EXPERIMENT.run(ctx)
     assert "best Dice" in section.markdown and "AP@0.5" in section.markdown
@@ -22,6 +28,8 @@ def test_instance_segmentation_experiment_tiny(tmp_path, monkeypatch):
                                                          "paired interval")]
     assert len(section.verdicts) == 8 and len(claims) == 8
     assert [v.rule for v in section.verdicts if not v.judged] == ["all of", "all of"]
+    declared = {c.statement for c in instance_segmentation.CLAIMS.values()}
+    assert {v.claim for v in section.verdicts} == declared
     assert section.find("SLIC raises boundary F").arms == [
         instance_segmentation._VARIANTS[0][0], instance_segmentation._VARIANTS[1][0]]
     judged = [v for v in section.verdicts if v.judged]
@@ -30,42 +38,18 @@ def test_instance_segmentation_experiment_tiny(tmp_path, monkeypatch):
     assert section.markdown.count("(one seed: no interval)") >= 3
     assert all(path.is_file() for path in section.figures)
     assert "8 training scenes" in section.shortened
+    assert "`instance_segmentation_followup`" in section.markdown
+    assert "Follow-up 1" not in section.markdown
+
+
+def test_follow_ups_are_an_experiment_of_their_own(tmp_path, monkeypatch):
+    _tiny(monkeypatch)
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
+    section = instance_segmentation.EXPERIMENT_FOLLOWUP.run(ctx)
     assert "Follow-up 1" in section.markdown and "BF @ 0 px" in section.markdown
-    assert "the same networks as the table" in section.markdown
-
-
-def test_follow_ups_of_a_run_cached_before_them(tmp_path, monkeypatch):
-    """A seed's table part cached by an earlier run is read back, and the follow-ups
-    train the same network again (the report checks that the scores agree)."""
-    from functools import partial
-
-    from sklearn_papers.datasets import make_scenes
-
-    monkeypatch.setattr(instance_segmentation, "_config", lambda quick: _TINY)
-    train = make_scenes(_TINY["n_train"], image_size=_TINY["image_size"], random_state=0)
-    test = make_scenes(_TINY["n_test"], image_size=_TINY["image_size"], random_state=10_000)
-    earlier = RunContext(quick=True, out_dir=tmp_path, verbose=0)
-    earlier.cached("seed=0", partial(instance_segmentation._fit_and_score, _TINY, 0, train,
-                                     test), params=_TINY)
-    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, resume=True)
-    section = instance_segmentation.EXPERIMENT.run(ctx)
-    assert [key for key, _ in ctx.reused] == ["seed=0"]
-    assert "the same touching-subset scores as the table's" in section.markdown
-
-
-def test_touching_pairs_groups_and_matches():
-    inst = np.array([[1, 1, 2, 0, 4],
-                     [1, 1, 2, 0, 4],
-                     [0, 3, 3, 0, 0]])
-    labels = np.array([1, 1, 1, 2])  # instance 4 is of another class
-    pairs = instance_segmentation._touching_pairs(inst, labels)
-    assert pairs == {(1, 2): 2, (1, 3): 1, (2, 3): 1}
-    assert instance_segmentation._group_sizes(pairs, 4).tolist() == [3, 3, 3, 1]
-    assert instance_segmentation._group_sizes({}, 2).tolist() == [1, 1]
-    merged = np.where(inst == 4, 2, (inst > 0).astype(int))  # 1-3 under one mask
-    match, dice = instance_segmentation._best_match(inst, merged)
-    assert match[1:].tolist() == [1, 1, 1, 2]
-    assert dice[1] == pytest.approx(2 * 4 / (4 + 8)) and dice[4] == 1.0
+    assert "trained again (same seeds and scenes)" in section.markdown
+    assert ctx.computed == ["follow-ups/seed=0"]
+    assert len(section.figures) == 1 and section.figures[0].is_file()
 
 
 def test_evaluate_variants_scores_the_same_network(tmp_path):

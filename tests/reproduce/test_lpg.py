@@ -6,13 +6,12 @@ from sklearn_papers.reproduce import lpg
 from sklearn_papers.reproduce._registry import RunContext
 
 
-def _tiny(quick):
-    return dict(seeds=2, meta_steps=2, n_train=4, n_test=3, n_large=2, lifetime=3,
-                n_agents=3, mc_steps=100, n_jobs=1)
+_TINY = lpg.PROTOCOL.but(seeds=2, meta_steps=2, n_train=4, n_test=3, n_large=2, lifetime=3,
+                         n_agents=3, mc_steps=100, n_jobs=1)
 
 
 def test_lpg_experiment_tiny(tmp_path, monkeypatch):
-    monkeypatch.setattr(lpg, "_config", _tiny)
+    monkeypatch.setattr(lpg, "PROTOCOL", _TINY)
     seed_part = lpg._seed_part
 
     def without_snapshots_for_seed_1(variant, seed, *args):
@@ -43,7 +42,7 @@ def test_lpg_experiment_tiny(tmp_path, monkeypatch):
 
 
 def test_lpg_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypatch):
-    monkeypatch.setattr(lpg, "_config", _tiny)
+    monkeypatch.setattr(lpg, "PROTOCOL", _TINY)
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
     section = lpg.EXPERIMENT.run(ctx)
     follow_up = section.markdown[section.markdown.index("#### Follow-up"):]
@@ -99,7 +98,7 @@ def test_checkpoints_of_the_follow_up():
 def test_rule_snapshots_are_the_rules_of_shorter_fits():
     import torch
 
-    cfg = _tiny(True)
+    cfg = _TINY.settings(True)
     train, _ = lpg._environments(cfg, 0)
     snapshots = {}
     with lpg._rule_snapshots((2, 4), snapshots):

@@ -15,7 +15,7 @@ def _tiny(quick):
 
 
 def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
-    monkeypatch.setattr(lpg_stock, "_config", _tiny)
+    monkeypatch.setattr(lpg_stock, "PROTOCOL", lpg_stock.PROTOCOL.but(**_tiny(True)))
     assert get_experiments()["lpg_stock"] is lpg_stock.EXPERIMENT
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
     section = lpg_stock.EXPERIMENT.run(ctx)

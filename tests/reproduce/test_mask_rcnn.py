@@ -63,32 +63,47 @@ def test_label_maps_from_detections_equal_predict(tiny_model):
     np.testing.assert_array_equal(maps, model.predict(data.images))
 
 
+_TINY = dict(image_size=32, n_train=4, n_test=2, anchors=(4, 8, 16), epochs=1, seeds=1)
+
+
 def _tiny(monkeypatch, tmp_path, quick):
-    tiny = dict(mask_rcnn._config(True), image_size=32, n_train=4, n_test=2,
-                anchors=(4, 8, 16), epochs=1, seeds=1, segmenter_epochs=None, n_jobs=1)
-    monkeypatch.setattr(mask_rcnn, "_config", lambda quick: tiny)
+    protocol = mask_rcnn.PROTOCOL.but(**_TINY, segmenter_epochs=None)
+    monkeypatch.setattr(mask_rcnn, "PROTOCOL", protocol)
+    monkeypatch.setattr(mask_rcnn, "_N_JOBS", 1)
     ctx = RunContext(quick=quick, out_dir=tmp_path, verbose=0, experiment="mask_rcnn")
     return ctx, mask_rcnn.EXPERIMENT.run(ctx)
 
 
-def test_tiny_run_writes_a_section(tmp_path, monkeypatch):
-    # full mode (tiny budget) runs the crowded-scenes follow-up: one seed more than the main run
-    ctx, section = _tiny(monkeypatch, tmp_path, quick=False)
+def test_tiny_run_writes_a_section_with_the_declared_claims(tmp_path, monkeypatch):
+    ctx, section = _tiny(monkeypatch, tmp_path, quick=True)
     assert "RoIAlign vs RoIPool" in section.markdown and "mask AP" in section.markdown
-    assert "#### Follow-up: classes competing inside a box" in section.markdown
+    assert "`mask_rcnn_followup`" in section.markdown
+    claims = {c.statement for c in mask_rcnn.CLAIMS.values()}
+    assert {v.claim for v in section.verdicts} == claims - {"RoIAlign better on AP75 with C4"}
+    assert section.find("RoIAlign better on AP75").arms == ["FPN, RoIAlign, sigmoid",
+                                                            "FPN, RoIPool, sigmoid"]
+    assert len(section.figures) == 1 and section.figures[0].exists()
+    assert section.shortened.startswith("32 px scenes, 4 training scenes, 1 epochs")
+    assert not any(k.startswith("followup/") for k in ctx.computed)
+
+
+def test_tiny_followup_is_an_experiment_of_its_own(tmp_path, monkeypatch):
+    # the control (easy scenes) is the main experiment's parts, computed by it first
+    main, section_main = _tiny(monkeypatch, tmp_path, quick=False)
+    protocol = mask_rcnn.PROTOCOL_FOLLOWUP.but(**_TINY)
+    monkeypatch.setattr(mask_rcnn, "PROTOCOL_FOLLOWUP", protocol)
+    assert not mask_rcnn.EXPERIMENT_FOLLOWUP.in_quick_run
+    ctx = RunContext(quick=False, out_dir=tmp_path, verbose=0,
+                     experiment="mask_rcnn_followup", resume=True)
+    section = mask_rcnn.EXPERIMENT_FOLLOWUP.run(ctx)
     assert "| crowded (follow-up) |" in section.markdown
     assert "seeds of both: 1" in section.markdown
-    assert all(p.exists() for p in section.figures) and len(section.figures) == 2
-    assert sum(k.startswith("followup/crowded/") for k in ctx.computed) == 4
-
-
-def test_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypatch):
-    ctx, section = _tiny(monkeypatch, tmp_path, quick=True)
-    assert "#### Follow-up: classes competing inside a box" in section.markdown
-    assert "runs in full mode only" in section.markdown
-    assert "| crowded (follow-up) |" not in section.markdown
-    assert len(section.figures) == 1 and section.figures[0].exists()
-    assert ctx.computed and not any(k.startswith("followup/") for k in ctx.computed)
+    outcomes = {v.claim: v.outcome for v in section.verdicts}
+    assert outcomes["crowded scenes: sigmoid masks better"] == "inconclusive"  # one seed
+    assert set(outcomes) <= {c.statement for c in mask_rcnn.CLAIMS_FOLLOWUP.values()}
+    assert all(p.exists() for p in section.figures) and len(section.figures) == 1
+    assert sorted(ctx.computed) == [f"followup/crowded/FPN, RoIAlign, {loss}/seed=0"
+                                    for loss in ("sigmoid", "softmax")]
 
 
 def test_followup_explains_the_main_result_it_was_given():

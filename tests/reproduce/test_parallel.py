@@ -61,3 +61,20 @@ def test_finished_parts_are_stored_when_another_part_fails(tmp_path):
     assert cached_parts(ctx, parts[1:], n_jobs=2) == [1, 4, 9]
     assert [key for key, _ in ctx.reused] == ["part=1", "part=2", "part=3"]
     assert ctx.computed == []
+
+
+def test_a_follow_up_reads_the_parts_its_main_experiment_shared_in_this_run(tmp_path):
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="main")
+    assert cached_parts(ctx, _parts(2), share=True) == [0, 1]
+    assert cached_parts(ctx, _parts(3)[2:]) == [4]  # not shared
+    ctx.experiment, ctx.computed = "main_followup", []
+    assert cached_parts(ctx, _parts(3), n_jobs=2, owner="main") == [0, 1, 4]
+    assert ctx.computed == ["part=2"]  # only the part that was not shared
+    # written to the owner's folder, so a later --resume of "main" reads it back
+    assert list(ctx.cache_dir("main").glob("part=2-*.pkl"))
+    assert not ctx.cache_dir("main_followup").exists()
+    # alone (another run), the follow-up computes the main experiment's parts itself
+    alone = RunContext(quick=True, out_dir=tmp_path / "alone", verbose=0,
+                       experiment="main_followup")
+    assert cached_parts(alone, _parts(2), owner="main") == [0, 1]
+    assert sorted(alone.computed) == ["part=0", "part=1"]

@@ -18,10 +18,10 @@ and the time ratio that would give.
 
 Run::
 
-    .venv/bin/python benchmarks/bench_nmf.py            # everything (several minutes)
-    .venv/bin/python benchmarks/bench_nmf.py --only dense --dtype float64
-    .venv/bin/python benchmarks/bench_nmf.py --quick    # 20 iterations
-    .venv/bin/python benchmarks/bench_nmf.py --threads 1  # both sides on one thread
+    .venv/bin/python benchmarks/bench_lee_seung.py            # everything (several minutes)
+    .venv/bin/python benchmarks/bench_lee_seung.py --only dense --dtype float64
+    .venv/bin/python benchmarks/bench_lee_seung.py --quick    # 20 iterations
+    .venv/bin/python benchmarks/bench_lee_seung.py --threads 1  # both sides on one thread
 
 On a machine shared with other busy processes, multi-threaded OpenMP code (torch, and
 numpy's BLAS) spends most of its time waiting at barriers; ``--threads 1`` then measures

@@ -11,7 +11,7 @@ inference within 1.3x). Times are process CPU seconds (``time.process_time``; wi
 torch thread this is the compute a free core would take, and it is robust to other load on
 a shared machine); both paths are warmed up first (imports, allocator, Adam's first step).
 
-Run: ``python benchmarks/bench_segmentation.py [--n-train 128] [--epochs 2] [--threads 1]``.
+Run: ``python benchmarks/bench_instance_segmentation.py [--n-train 128] [--epochs 2] [--threads 1]``.
 """
 
 import argparse

@@ -25,7 +25,7 @@ torch thread. ``--record`` writes ``benchmarks/results/nf_defaults.json``: the a
 ``--ours`` names (``defaults`` unless told) against ``previous``, and the best-epoch share
 of their "-curve" arms.
 
-Run: ``nice -n 5 .venv/bin/python benchmarks/bench_nf_defaults.py [--datasets esol
+Run: ``nice -n 5 .venv/bin/python benchmarks/bench_duvenaud_defaults.py [--datasets esol
 freesolv] [--seeds 3] [--arms previous previous-curve defaults defaults-curve]
 [--set lr=0.01] [--record]``.
 """

@@ -25,7 +25,7 @@ last epoch's test RMSE. One torch thread. ``--record`` writes
 ``benchmarks/results/mpnn_defaults.json`` (the defaults as "ours", chemprop-style
 training as "peer").
 
-Run: ``nice -n 5 .venv/bin/python benchmarks/bench_mpnn_defaults.py [--datasets esol
+Run: ``nice -n 5 .venv/bin/python benchmarks/bench_gilmer_defaults.py [--datasets esol
 freesolv malaria] [--seeds 3] [--n-max 2000] [--chemprop-seeds 1] [--record]``.
 """
 

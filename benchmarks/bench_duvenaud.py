@@ -8,7 +8,7 @@ epochs, both on CPU with one torch thread. Prints the ratios (chemprop time / ou
 1 means we are faster). Without chemprop installed (the ``bench`` extra) only our numbers
 are printed.
 
-Run: ``.venv/bin/python benchmarks/bench_neural_fingerprint.py [--epochs 5]
+Run: ``.venv/bin/python benchmarks/bench_duvenaud.py [--epochs 5]
 [--hidden 100] [--depth 3] [--repeats 2]``.
 """
 

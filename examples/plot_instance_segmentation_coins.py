@@ -15,7 +15,7 @@ right third: its tiles, the whole strip, and the whole image at its native resol
 Training is shortened here (``max_epochs`` 6 and 15 instead of the defaults, 40 and 30)
 so that the example runs in about half a minute on one core. The user guide's
 :doc:`/user_guide/images` page gives the scores at the defaults, measured by
-``benchmarks/bench_coins.py``.
+``benchmarks/bench_instance_segmentation_coins.py``.
 
 The scores are the symmetric best Dice of the label maps and the COCO mask AP@[.5:.95]
 of the scored instances (:func:`sklearn_papers.metrics.symmetric_best_dice`,

@@ -11,7 +11,7 @@ The models differ by design: ours is Gilmer et al.'s MPNN (edge-network messages
 GRU update, set2set readout); chemprop's is the directed MPNN of Yang et al. (2019) (bond
 messages, mean aggregation). This measures the cost of one epoch of each at equal width.
 
-Run: ``python benchmarks/bench_mpnn.py [--hidden 64] [--steps 6] [--epochs 4]
+Run: ``python benchmarks/bench_gilmer.py [--hidden 64] [--steps 6] [--epochs 4]
 [--threads 1]``.
 
 chemprop is optional: install it without its CUDA-pulling dependencies

@@ -1,6 +1,6 @@
 """Benchmark: instance segmentation of a real photograph, learned vs classical.
 
-``skimage.data.coins()`` prepared as in ``examples/plot_coins.py``: labels from
+``skimage.data.coins()`` prepared as in ``examples/plot_instance_segmentation_coins.py``: labels from
 scikit-image's gallery recipe (24 coins), ``MaskRCNN`` and ``InstanceSegmenter`` trained at
 their defaults on 64 x 64 tiles of the left two thirds of the image at half resolution
 (with the 8 flips and rotations), compared with Otsu threshold + fill holes + connected
@@ -12,7 +12,7 @@ standard deviation over the seeds. The learned models are scored at their defaul
 ``predict_scales=(1.0,)`` (the input scale only) and MaskRCNN with
 ``predict_tile_size=None`` (whole images, never windows).
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_coins.py [--seeds 0,1,2] [--threads 1]``.
+Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_instance_segmentation_coins.py [--seeds 0,1,2] [--threads 1]``.
 Per-seed results are printed as they are computed, the table at the end; the means are
 recorded in ``benchmarks/results/coins.json`` (each model's figure beside Otsu's).
 """

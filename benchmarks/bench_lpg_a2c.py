@@ -10,7 +10,7 @@ run in this process, one torch thread, alternating ``--repeats`` times; the figu
 median of the process CPU time per environment step, and the printed ratio is A2C / Q
 (target: at most 3 with a batch of environments).
 
-Run: ``python benchmarks/bench_a2c.py [--steps 20000] [--batch 16] [--repeats 3]``.
+Run: ``python benchmarks/bench_lpg_a2c.py [--steps 20000] [--batch 16] [--repeats 3]``.
 Recorded in ``benchmarks/results/a2c.json``.
 """
 
