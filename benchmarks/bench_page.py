@@ -157,14 +157,14 @@ def main():
         print(f"{label:18s} {what:8s} {mean:8.1f} ± {std:.1f} CPU s")
 
     recorded, left_out = [], []
-    seed_words = ", ".join(map(str, seeds))
+    seed_words = " ".join(map(str, seeds))
     for name in settings:
         for method in (SAUVOLA,) + tuple(label for label, _ in MODELS):
             v = np.array(rows[(method, name)], dtype=float)
             for j, metric in enumerate(("best Dice", "mask AP")):
                 what = f"{method}, {name}, {metric}"
                 if method != SAUVOLA:
-                    what += f" (over seeds {seed_words})"
+                    what += f", mean over seeds {seed_words}"
                 peer = rows[(OTSU, name)][0][j]
                 if not (v[:, j].mean() > 0 and peer > 0):
                     left_out.append(what)
@@ -177,8 +177,8 @@ def main():
     for what in ("fit", "predict"):
         ours, ours_std = summary(costs[("MaskRCNN", what)])
         peer, peer_std = summary(costs[("InstanceSegmenter", what)])
-        recorded.append({"what": f"CPU seconds of {what}, MaskRCNN; peer: InstanceSegmenter "
-                                 f"(over seeds {seed_words})",
+        recorded.append({"what": f"CPU seconds of {what}, MaskRCNN, peer InstanceSegmenter, "
+                                 f"mean over seeds {seed_words}",
                          "ours": ours, "peer": peer, "unit": "CPU s", "better": "lower",
                          "ours_std": ours_std, "peer_std": peer_std})
     notes = ("skimage.data.page(), characters labelled by Sauvola (window 25, k 0.2), specks "
