@@ -820,6 +820,8 @@ class MaskRCNN(BaseEstimator):
                     f"that they match (or set image_size), or fit on images at this "
                     f"scale.", UserWarning, stacklevel=4)
                 continue
+            if not confident.any():
+                continue  # no size to compare; predict's threshold warning covers it
             size = self._confident_size(d, (sy, sx))
             scale, sizes, counts = tried[i] if tried is not None else (
                 1.0, {1.0: size}, {})
