@@ -188,7 +188,8 @@ METHODS = (
 SHARED_BENCHMARKS = ("bench_descriptors.py", "bench_featurization_cache.py",
                      "bench_featurization_n_jobs.py", "bench_graph_descriptors.py",
                      "bench_molecule_cost.py", "bench_quality.py", "bench_scaffold.py",
-                     "bench_standardize.py", "bench_vision_memory.py")
+                     "bench_standardize.py", "bench_vision_memory.py",
+                     "bench_vision_page.py")
 
 
 def method_of(experiment):

@@ -12,7 +12,7 @@ standard deviation over the seeds; costs: CPU seconds of ``fit`` and of ``predic
 maps and scored instances of both evaluation settings), MaskRCNN's beside
 InstanceSegmenter's.
 
-Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_page.py [--seeds 0,1,2] [--threads 1]``.
+Run: ``OMP_NUM_THREADS=1 python benchmarks/bench_vision_page.py [--seeds 0,1,2] [--threads 1]``.
 Per-seed results are printed as they are computed, the table at the end; the means are
 recorded in ``benchmarks/results/page.json`` (each score beside global Otsu's, each cost
 beside InstanceSegmenter's).
