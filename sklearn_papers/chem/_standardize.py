@@ -125,8 +125,8 @@ class _Steps:
     hydrogen atoms (the parsed molecule is already sanitized), the ``Reionizer`` on a
     molecule of organic elements without charged, radical or unbonded atoms, the
     ``MetalDisconnector`` and the ``Normalizer`` too when no atom matches
-    :data:`_CLEANUP_SITES` either, the ``LargestFragmentChooser`` on one fragment, the
-    ``Uncharger`` without charged atoms. ``tests/chem/test_standardize.py`` checks the
+    :data:`_CLEANUP_SITES` either, the ``LargestFragmentChooser`` on a single fragment
+    that no cleanup step changed, the ``Uncharger`` without charged atoms. ``tests/chem/test_standardize.py`` checks the
     SMILES against ``Cleanup`` and the RDKit objects applied one by one.
     """
 
