@@ -67,6 +67,16 @@ def _no_organic_fragment(mol):
 _REIONIZER_SITES = ("[!#1&!#5&!#6&!#7&!#8&!#9&!#14&!#15&!#16&!#17&!#34&!#35&!#53,"
                     "!+0,D0]")
 
+#: SMARTS of the atoms any step of ``Cleanup`` after ``RemoveHs`` may change a molecule
+#: for: the reionizer's sites (above; they hold every metal atom the ``MetalDisconnector``
+#: acts on), and the atoms of the ``Normalizer``'s transforms that need no charged atom:
+#: a sulfoxide's sulfur, an N-oxide drawn ``n=O``, a nitro-like group drawn with two double
+#: bonds, an azide or diazo group drawn with a triple bond. Every other transform matches
+#: a charged atom. A molecule without such an atom is left unchanged by the three steps.
+_CLEANUP_SITES = (_REIONIZER_SITES[:-1]
+                  + ",$([#16;X3]=[#8]),$([#7,#15,#33,#51;X3](=[#8,#16,#34,#52])"
+                    "=[#8,#16,#34,#52]),$([#7;a]=[#8]),$([#7]#[#7])]")
+
 
 class _Steps:
     """The ``rdMolStandardize`` objects of one set of steps, built once per call (their
@@ -79,8 +89,11 @@ class _Steps:
     and the steps that leave a molecule unchanged are skipped: ``RemoveHs`` without
     hydrogen atoms (the parsed molecule is already sanitized), the ``Reionizer`` on a
     molecule of organic elements without charged, radical or unbonded atoms, the
-    ``Uncharger`` without charged atoms. ``tests/chem/test_standardize.py`` checks the
-    SMILES against ``Cleanup`` and the RDKit objects applied one by one.
+    ``MetalDisconnector`` and the ``Normalizer`` too when no atom matches
+    :data:`_CLEANUP_SITES` either, the ``LargestFragmentChooser`` on a single fragment
+    that no cleanup step changed, the ``Uncharger`` without charged atoms.
+    ``tests/chem/test_standardize.py`` checks the SMILES against ``Cleanup`` and the RDKit
+    objects applied one by one.
     """
 
     def __init__(self, cleanup, largest_fragment, neutralize, canonical_tautomer):
@@ -90,6 +103,7 @@ class _Steps:
         self.hydrogen = Chem.MolFromSmarts("[#1]")
         self.charged = Chem.MolFromSmarts("[!+0]")
         self.reionizer_sites = Chem.MolFromSmarts(_REIONIZER_SITES)
+        self.cleanup_sites = Chem.MolFromSmarts(_CLEANUP_SITES)
         self.cleanup = cleanup
         if cleanup:
             params = rdMolStandardize.CleanupParameters()
@@ -123,9 +137,17 @@ class _Steps:
         from rdkit import Chem
 
         drawn = mol
+        # whether ``mol`` is still a sanitized molecule that no step changed: then a
+        # single fragment is its own largest fragment (``choose`` would copy it)
+        unchanged = True
         if self.cleanup:
-            mol = self._cleanup(mol)
-        if self.chooser is not None:
+            if mol.HasSubstructMatch(self.hydrogen) or mol.HasSubstructMatch(
+                    self.cleanup_sites):
+                mol, unchanged = self._cleanup(mol), False
+            else:  # nothing to remove, disconnect, normalize or reionize
+                mol = Chem.RWMol(mol)
+                Chem.AssignStereochemistry(mol, cleanIt=True, force=True)
+        if self.chooser is not None and (not unchanged or len(Chem.GetMolFrags(mol)) > 1):
             if _no_organic_fragment(mol):
                 raise _NoParent(NO_PARENT_DISCONNECTED_REASON
                                 if len(Chem.GetMolFrags(drawn)) == 1 else NO_PARENT_REASON)
@@ -134,7 +156,7 @@ class _Steps:
             mol = self.uncharger.uncharge(mol)
         if self.tautomers is not None:
             mol = self.tautomers.Canonicalize(mol)
-        return mol
+        return Chem.Mol(mol) if mol is drawn else mol
 
 
 #: Results of ``standardize_parsed`` kept for the length of a ``standardization_memo``
@@ -172,8 +194,10 @@ def standardize_parsed(mols, steps, values=None, *, verbose=0, desc=None):
         ``(cleanup, largest_fragment, neutralize, canonical_tautomer)``, as
         :meth:`MoleculeStandardizer._steps` gives.
     values : sequence or None, default=None
-        The inputs ``mols`` were parsed from; inside a :func:`standardization_memo` block
-        the results for string inputs are kept and reused under ``(steps, value)``.
+        The inputs ``mols`` were parsed from (a string by ``Chem.MolFromSmiles(value)``,
+        as :func:`~sklearn_papers.chem._parse.parse_molecules` reads it); inside a
+        :func:`standardization_memo` block the results for string inputs are kept and
+        reused under ``(steps, value)``.
     verbose : int, default=0
         A progress bar over the molecules (:func:`~sklearn_papers.nn._progress.progress`),
         labelled ``desc``.
@@ -220,7 +244,10 @@ def standardize_parsed(mols, steps, values=None, *, verbose=0, desc=None):
             try:
                 std = standardize(mol)
                 text = Chem.MolToSmiles(std)
-                new = Chem.MolFromSmiles(text) if text else None
+                # a string input that is its own standardized SMILES was read just so
+                # (``parse_molecules``) into ``mol``, which no step modifies
+                new = mol if values is not None and text and text == values[i] else (
+                    Chem.MolFromSmiles(text) if text else None)
             except _NoParent as exc:
                 reason = str(exc)
             except Exception as exc:  # noqa: BLE001 - RDKit raises several exception types

@@ -427,12 +427,16 @@ def _rdkit_reference(mol, steps):
 
 #: Inputs that take every branch of the standardization: explicit and isotopic hydrogens,
 #: metals bonded to organic atoms, salts of alkali and alkaline-earth metals, zwitterions,
-#: nitro groups and N-oxides to normalize, charged groups without a neutral form.
+#: nitro groups and N-oxides to normalize, charged groups without a neutral form, the
+#: uncharged groups of the normalizations (sulfoxide, N-oxide, nitro, azide and diazo
+#: drawn with double and triple bonds), molecules no cleanup step changes.
 _BRANCHES = ["CC(=O)O[Na]", "[2H]OC", "[H][H]", "C[N+](C)(C)C.[Cl-]", "[NH3+]CC(=O)[O-]",
              "CCN.Cl", "[Na+].[Cl-]", "O=N(=O)c1ccccc1", "C[S+](C)[O-]", "[Cu]I",
              "Cl[Pt](Cl)([NH3])[NH3]", "CCC(=O)O[Mg]OC(=O)CC", "[O-][n+]1ccccc1",
              "C=[N+]=[N-]", "CN(C)(C)=O", "[Li]CCCC", "OC(=O)c1ccccc1[O-].[K+]",
-             "[Fe+2].c1cc[cH-]c1.c1cc[cH-]c1", "[Fe]1234C5=C1C2=C3C45", "C[NH2+]C.[O-]Cl"]
+             "[Fe+2].c1cc[cH-]c1.c1cc[cH-]c1", "[Fe]1234C5=C1C2=C3C45", "C[NH2+]C.[O-]Cl",
+             "CS(C)=O", "CCP(=O)=O", "O=n1ccccc1", "CN=N#N", "C=N#N", "OCC",
+             "c1ccccc1.C1CC1", "C/C=C/C", "F[C@H](Cl)Br", "CC(C)(C)C"]
 
 
 @pytest.mark.parametrize("steps", [(True, True, True, False), (True, False, False, False),
