@@ -162,7 +162,7 @@ METHODS = (
            "A reinforcement-learning update rule meta-learnt on simple environments.",
            (("your own environments", "docs/user_guide/environments.rst"),), ("oh_lpg",),
            (("grid worlds", "lpg"), ("stock environments", "lpg_stock")),
-           examples=("plot_lpg.py",), benchmarks=("bench_lpg.py", "bench_lpg_stock_lakes.py")),
+           followups=("lpg_followup",), examples=("plot_lpg.py",), benchmarks=("bench_lpg.py", "bench_lpg_stock_lakes.py")),
     Method("rusu_progressive", "Progressive networks, generative replay",
            "Rusu et al. 2016; Farquhar & Gal 2018",
            "`continual.ProgressiveNetworkClassifier`, `GenerativeReplayClassifier`",
