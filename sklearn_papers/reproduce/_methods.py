@@ -143,7 +143,7 @@ METHODS = (
            "Autoencoders and feature inverters trained with pixel, feature and adversarial "
            "losses.", (("generative models", "docs/user_guide/generative.rst"),),
            ("dosovitskiy_deepsim",), (("", "deepsim"),), examples=("plot_deepsim_digits.py",),
-           benchmarks=("bench_deepsim.py",)),
+           benchmarks=("bench_deepsim.py",), followups=("deepsim_followup",)),
     Method("milioto_instance_segmentation", "Joint semantic + instance segmentation",
            "Milioto et al. 2019; De Brabandere et al. 2017",
            "`vision.InstanceSegmenter`, `nn.DiscriminativeLoss`, segmentation metrics",
