@@ -75,7 +75,10 @@ CLAIMS = declare(
           "paired interval", key="td_drops", arms=("TD at 0.99", "TD")),
     Claim("{how}: y carries values at other discounts where the TD(lambda) value does not",
           "", "all of", key="other_discounts", arms=("y(s)", "TD(lambda) value")),
-    # follow-up: a sentence, not a verdict of the report
+)
+
+#: The follow-up's claim, read in its sentences (no verdict record).
+CLAIMS_FOLLOWUP = declare(
     Claim("y's probe falls after its peak", "", "paired interval", key="falls"),
 )
 
@@ -373,7 +376,7 @@ def _fall(y, trained, final):
     if peak == final:
         return peak, (f"y's probe is highest at the last checkpoint ({final}): it does not "
                       f"fall with longer meta-training in this run"), False
-    falls = judge(CLAIMS["falls"], y[peak], y[final]).outcome == HOLDS
+    falls = judge(CLAIMS_FOLLOWUP["falls"], y[peak], y[final]).outcome == HOLDS
     return peak, (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
                   f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
                   + ("a fall beyond the seed spread" if falls else
@@ -915,6 +918,8 @@ EXPERIMENT_FOLLOWUP = Experiment(
     paper="Oh, Hessel, Czarnecki, Xu, van Hasselt, Singh & Silver 2020, Discovering "
           "Reinforcement Learning Algorithms, NeurIPS",
     run=run_followup,
+    claims=CLAIMS_FOLLOWUP,
+    protocol=PROTOCOL,
     # it re-runs lpg's meta-training when run alone, and probes every rule at six points
     in_quick_run=False,
 )
