@@ -244,27 +244,13 @@ def publish(report_dir, to_dir, *, only=None):
 
 
 def write_index(to_dir):
-    """Write ``<to_dir>/index.rst``: the pages of ``to_dir`` and every verdict of each
-    (read from the pages' JSON)."""
+    """Write ``<to_dir>/index.rst``: the pages of ``to_dir`` by method, a summary of each
+    experiment's verdicts and every verdict, read from the pages' JSON
+    (:func:`~sklearn_papers.reproduce._methods.results_index`)."""
+    from sklearn_papers.reproduce._methods import results_index
+
     to_dir = Path(to_dir)
-    pages = sorted(p for p in to_dir.glob("*.json"))
-    lines = ["Results of full runs", "====================", "",
-             "Each page is the report of one run of ``sklearn-papers reproduce``, with the "
-             "command, commit and machine it ran on. Published with ``sklearn-papers publish "
-             "--report DIR --to docs/results``; each page's records are in the JSON file "
-             "beside it.", "", ".. toctree::", "   :maxdepth: 1", ""]
-    lines += [f"   {p.stem}" for p in pages]
-    lines += ["", "Verdicts", "--------", "",
-              "Every claim the published runs judged, with the rule that judged it.", "",
-              ".. list-table::", "   :header-rows: 1", "",
-              "   * - experiment", "     - claim", "     - rule", "     - outcome"]
-    for path in pages:
-        page = json.loads(path.read_text(encoding="utf-8"))
-        for v in page["result"]["verdicts"]:
-            lines += [f"   * - :ref:`{page['name']} <results-{page['name']}>`",
-                      f"     - {_inline(v['claim']) or '(see the page)'}",
-                      f"     - {_inline(v['rule'])}", f"     - {v['outcome']}"]
-    (to_dir / "index.rst").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (to_dir / "index.rst").write_text(results_index(to_dir), encoding="utf-8")
 
 
 def published_tables(page):

@@ -24,7 +24,8 @@ exactly, the paper's Fig. 4), iterated encoding-decoding with arm C (images stay
 semantically similar while details change), and on ``Shapes`` linear probes of the codes
 for each generative factor (what a small code keeps).
 
-Follow-ups of the claims that do not hold, as cached parts of their own: which
+The follow-ups of the claims that do not hold are the experiment ``deepsim_followup``
+(cached parts of their own; the autoencoders they follow are ``deepsim``'s): which
 term sharpens (a 2 x 2 design of the feature and adversarial terms on digits, sharpness
 measured four ways against blurred real images); what the shapes comparator's compared
 layer weighs (distances of image pairs differing in one factor, linear probes); and why
@@ -56,14 +57,13 @@ from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
 
-__all__ = ["EXPERIMENT"]
+__all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
 _TARGET = "target: C sharpness >= 0.90 and > A on every seed"
 _SHARPER = "sharpness ratio"
 _ALL = "paired interval per measure and comparison; all must hold"
 
-#: Main claims per ``{dataset}`` ("digits", "shapes"), then the follow-ups' (each follows
-#: a main claim; ``{name}`` an added arm, ``{m}`` a sharpness measure, ``{k}`` iterations).
+#: Main claims per ``{dataset}`` ("digits", "shapes").
 CLAIMS = declare(
     Claim("{dataset}: B sharper than A (every seed)", _SHARPER, "every seed",
           key="b_sharper"),
@@ -82,6 +82,11 @@ CLAIMS = declare(
           higher_is_better=False, key="early", arms=("pool1", "relu3")),
     Claim("images stay semantically similar", "accuracy drop (points)", "mean interval",
           higher_is_better=False, threshold=10.0, key="stays", arms=("arm C",)),
+)
+
+#: The follow-ups' claims (``deepsim_followup``): ``{name}`` an added arm, ``{m}`` a
+#: sharpness measure, ``{k}`` iterations.
+CLAIMS_FOLLOWUP = declare(
     # follow-up 1 (digits): which term sharpens
     Claim("the adversarial term sharpens (its effect > 0 on every seed)", "", "every seed",
           key="adv"),
@@ -132,8 +137,7 @@ PROTOCOL = Protocol(
                inversion=dict(epochs=6, channels=16), iterations=5),
     shortened="{digits[epochs]}/{shapes[epochs]} epochs instead of 60/40, {seeds} seeds "
               "instead of 5, {shapes[n]} shapes images instead of 3000, channels "
-              "{digits[channels]} instead of 32; follow-up 3 (iterated encoding-decoding) "
-              "in full mode only.",
+              "{digits[channels]} instead of 32.",
 )
 
 ARMS = {
@@ -365,8 +369,9 @@ def _cost(job):
             "shapes": {"A": 3.2, "B": 3.7, "C": 5.7}}[dataset][arm[0]]
 
 
-def _prepare_all(ctx, cfg, protocol):
-    """The comparators and independent classifiers of both datasets (cached parts):
+def _prepare_all(ctx, cfg, protocol, owner=None):
+    """The comparators and independent classifiers of both datasets (cached parts, kept
+    for the follow-up, which reads them with ``owner="deepsim"``):
     ``{dataset: {"comparator", "comp_acc", "clf", "acc_real", "cpu"}}``."""
     # the two longest preparations (shapes classifier, digits comparator) first
     order = [("shapes", "classifier"), ("digits", "comparator"), ("shapes", "comparator"),
@@ -376,7 +381,8 @@ def _prepare_all(ctx, cfg, protocol):
         values = cached_parts(
             ctx, [(f"prepare/{d}/{part}", _prepare, (d, part, cfg, ctx.random_state),
                    {**protocol, "dataset": d, "part": part, "data_seed": ctx.random_state})
-                  for d, part in order], n_jobs=cfg["n_jobs"], progress=bar)
+                  for d, part in order], n_jobs=cfg["n_jobs"], progress=bar, owner=owner,
+            share=owner is None)
     for (d, _), out in zip(order, values):
         out = dict(out)
         cpu = prepared[d]["cpu"] + out.pop("cpu")
@@ -387,12 +393,15 @@ def _prepare_all(ctx, cfg, protocol):
 _DATASETS = ("digits", "shapes")
 
 
-def _fit_all(ctx, cfg, fcfg, seeds, prepared, protocol):
-    """The autoencoders, the feature inverters and the follow-ups' parts, longest first in
-    one pool: ``(outputs, follow)`` keyed by job and by follow-up part name."""
+def _fit_all(ctx, cfg, seeds, prepared, protocol, owner=None, inversions=True):
+    """The autoencoders and the feature inverters, longest first (cached parts, kept for
+    the follow-up, which reads the autoencoders with ``owner="deepsim"``):
+    ``{job: value}``."""
     first_c = ("fit", "digits", list(ARMS)[2], seeds[0])
     jobs = [("fit", d, arm, s) for d in _DATASETS for arm in ARMS for s in seeds]
-    jobs += [("invert", "digits", layer, seeds[0]) for layer in ("pool1", "relu3")]
+    jobs += [("invert", "digits", layer, seeds[0]) for layer in ("pool1", "relu3")
+             if inversions]
+    jobs.sort(key=_cost, reverse=True)
 
     def part(job):
         kind, dataset, what, seed = job
@@ -404,24 +413,33 @@ def _fit_all(ctx, cfg, fcfg, seeds, prepared, protocol):
         return (key, _fit_arm, (dataset, what, seed, cfg, ctx.random_state, prepared[dataset],
                                 job == first_c), params)
 
-    extra = _followup_parts(cfg, fcfg, seeds, ctx.random_state, prepared, protocol)
-    todo = sorted([(job, part(job), _cost(job)) for job in jobs] + extra,
-                  key=lambda t: t[2], reverse=True)
-    with ctx.progress(total=len(todo),
-                      desc="deepsim: autoencoders, inversion, follow-ups") as bar:
-        values = dict(zip([name for name, _, _ in todo],
-                          cached_parts(ctx, [p for _, p, _ in todo], n_jobs=cfg["n_jobs"],
-                                       progress=bar)))
-    return ({job: values[job] for job in jobs},
-            {name: values[name] for name, _, _ in extra})
+    with ctx.progress(total=len(jobs), desc="deepsim: autoencoders, inversion") as bar:
+        values = cached_parts(ctx, [part(job) for job in jobs], n_jobs=cfg["n_jobs"],
+                              progress=bar, owner=owner, share=owner is None)
+    return dict(zip(jobs, values))
+
+
+def _followup_values(ctx, cfg, fcfg, seeds, prepared, protocol):
+    """The follow-ups' own parts, longest first: ``{name: value}``."""
+    extra = sorted(_followup_parts(cfg, fcfg, seeds, ctx.random_state, prepared, protocol),
+                   key=lambda t: t[2], reverse=True)
+    with ctx.progress(total=len(extra), desc="deepsim follow-ups") as bar:
+        values = cached_parts(ctx, [p for _, p, _ in extra], n_jobs=cfg["n_jobs"],
+                              progress=bar)
+    return {name: value for (name, _, _), value in zip(extra, values)}
+
+
+def _arm_metrics(runs):
+    """``{arm: {"mse", "sharp", "acc", "seconds": [per seed]}}`` of one dataset's runs."""
+    return {arm: {k: [r[k] for r in runs[arm]] for k in ("mse", "sharp", "acc", "seconds")}
+            for arm in ARMS}
 
 
 def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
     """Markdown and figure of one dataset's arms, and its main verdicts by key."""
     import matplotlib.pyplot as plt
 
-    res = {arm: {k: [r[k] for r in runs[arm]] for k in ("mse", "sharp", "acc", "seconds")}
-           for arm in ARMS}
+    res = _arm_metrics(runs)
     rows = [{"arm": arm,
              "pixel MSE (test)": format_mean_std(res[arm]["mse"], 4),
              "sharpness ratio (1 = real)": format_mean_std(res[arm]["sharp"], 3),
@@ -535,10 +553,10 @@ def _followups_text(result, ctx, cfg, fcfg, seeds, outputs, follow, main, iterat
     """Markdown and figures of the three follow-ups; ``main[dataset] = (verdicts by key,
     C - A accuracy gains)``, ``iterated = (accuracies, verdict)`` of the main iteration."""
     follow_cpu = sum(v["cpu"] for v in follow.values())
-    md = ["### Follow-ups of the claims that do not hold", "",
-          "One designed experiment per failing claim, each with its own cached parts "
-          f"({len(follow)} parts, {follow_cpu:.0f} s of CPU time in this run); each says "
-          "which claim it follows and how that claim came out in this run.", ""]
+    md = ["One designed experiment per claim of `deepsim` that does not hold, each with its "
+          f"own cached parts ({len(follow)} parts, {follow_cpu:.0f} s of CPU time in this "
+          "run); each says which claim it follows and how that claim came out in this run "
+          "(the main runs are `deepsim`'s parts).", ""]
     sub, path = _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow,
                                     main["digits"][0]["b_sharper"].outcome)
     md += sub
@@ -564,47 +582,72 @@ def _followups_text(result, ctx, cfg, fcfg, seeds, outputs, follow, main, iterat
 
 def run(ctx):
     """Run the experiment; see the module docstring. Preparations, fits and inversions are
-    cached parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes."""
+    cached parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes and
+    kept for the follow-up."""
     cfg = PROTOCOL.settings(ctx.quick)
-    fcfg = _followup_config(ctx.quick, cfg)
     seeds = run_seeds(ctx, cfg["seeds"])
     start = time.perf_counter()
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
     prepared = _prepare_all(ctx, cfg, protocol)
     ctx.log(f"[deepsim] comparators and independent classifiers done in "
             f"{time.perf_counter() - start:.0f} s")
-    outputs, follow = _fit_all(ctx, cfg, fcfg, seeds, prepared, protocol)
+    outputs = _fit_all(ctx, cfg, seeds, prepared, protocol)
     worker_cpu = (sum(p["cpu"] for p in prepared.values())
-                  + sum(o["cpu"] for o in outputs.values())
-                  + sum(v["cpu"] for v in follow.values()))
+                  + sum(o["cpu"] for o in outputs.values()))
     wall = time.perf_counter() - start
-    ctx.log(f"[deepsim] autoencoders, inversion and follow-ups done in {wall:.0f} s "
+    ctx.log(f"[deepsim] autoencoders and inversion done in {wall:.0f} s "
             f"({worker_cpu:.0f} s CPU in the workers)")
 
     result = Result()
-    md, figures, main = [_protocol_text(ctx, cfg, len(seeds))], [], {}
+    md, figures = [_protocol_text(ctx, cfg, len(seeds))], []
     for dataset in _DATASETS:
         runs = {arm: [outputs[("fit", dataset, arm, s)] for s in seeds] for arm in ARMS}
-        sub, path, main[dataset] = _dataset_section(result, ctx, dataset, runs,
-                                                    prepared[dataset], cfg)
+        sub, path, _ = _dataset_section(result, ctx, dataset, runs, prepared[dataset], cfg)
         md += sub
         figures.append(path)
     sub, path = _inversion_section(result, ctx, outputs, seeds[0])
     md += sub
     figures.append(path)
     model = outputs[("fit", "digits", list(ARMS)[2], seeds[0])]["model"]
-    sub, path, *iterated = _iterated_section(result, ctx, cfg, model,
-                                             prepared["digits"]["clf"], seeds[0])
+    sub, path, *_ = _iterated_section(result, ctx, cfg, model, prepared["digits"]["clf"],
+                                      seeds[0])
     md += sub
     figures.append(path)
-    sub, paths = _followups_text(result, ctx, cfg, fcfg, seeds, outputs, follow, main,
-                                 iterated)
-    md += sub
-    figures += paths
-    md += [f"Time: {wall:.0f} s wall for the fits, {worker_cpu:.0f} s of CPU time in the "
+    md += ["The follow-ups of the claims that do not hold are the experiment "
+           "`deepsim_followup`.", "",
+           f"Time: {wall:.0f} s wall for the fits, {worker_cpu:.0f} s of CPU time in the "
            f"{cfg['n_jobs']} worker processes (one torch thread each; the CPU column of the "
            "summary table counts only the main process).", ""]
     return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
+
+
+def run_followup(ctx):
+    """Run the follow-ups of ``deepsim``'s claims that do not hold, as an experiment of its
+    own. The comparators, classifiers and autoencoders it follows are ``deepsim``'s parts:
+    read from this run when it ran them, else computed (and cached) under its name."""
+    cfg = PROTOCOL.settings(ctx.quick)
+    fcfg = _followup_config(ctx.quick, cfg)
+    seeds = run_seeds(ctx, cfg["seeds"])
+    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
+    prepared = _prepare_all(ctx, cfg, protocol, owner="deepsim")
+    outputs = _fit_all(ctx, cfg, seeds, prepared, protocol, owner="deepsim",
+                       inversions=False)
+    follow = _followup_values(ctx, cfg, fcfg, seeds, prepared, protocol)
+    main = {}
+    for dataset in _DATASETS:
+        res = _arm_metrics({arm: [outputs[("fit", dataset, arm, s)] for s in seeds]
+                            for arm in ARMS})
+        gains = np.asarray(res[list(ARMS)[2]]["acc"]) - np.asarray(res[list(ARMS)[0]]["acc"])
+        main[dataset] = ({key: v for key, v, _ in _main_claims(res, dataset)}, gains)
+    model = outputs[("fit", "digits", list(ARMS)[2], seeds[0])]["model"]
+    X_te, y_te = load_data("digits", ctx.random_state, max_train=cfg.get("max_train"))[1::2]
+    accs, _ = _iterate(model, X_te, y_te, prepared["digits"]["clf"], cfg["iterations"])
+    result = Result()
+    md, figures = _followups_text(result, ctx, cfg, fcfg, seeds, outputs, follow, main,
+                                  (accs, judge(CLAIMS["stays"], [accs[0] - accs[-1]])))
+    shortened = (PROTOCOL.note(True) + f" Follow-ups on {fcfg['seeds']} seeds; follow-up 3 "
+                 "(iterated encoding-decoding) in full mode only." if ctx.quick else "")
+    return result.done("\n".join(md), figures=figures, shortened=shortened)
 
 
 # ---------------------------------------------------------------------------- follow-ups
@@ -953,13 +996,13 @@ def _sharpness_measured(ctx, cfg, fcfg, seeds, outputs, follow):
     table += [{"images": name, **{m: f"{v[m]:.3f}" for m in keys}, "accuracy (%)": ""}
               for name, v in refs.items()]
     mean = {k: {m: float(np.mean([v[m] for v in measures[k]])) for m in keys} for k in order}
-    v_adv = judge(CLAIMS["adv"], adv_effect, 0.0)
-    v_feat = judge(CLAIMS["feat"], adv_effect, feat_effect)
+    v_adv = judge(CLAIMS_FOLLOWUP["adv"], adv_effect, 0.0)
+    v_feat = judge(CLAIMS_FOLLOWUP["feat"], adv_effect, feat_effect)
     per_seed = {k: {m: [v[m] for v in measures[k]] for m in keys} for k in order}
     v_agree = all_of(*(part for m in sharp_keys for part in (
-        negation(judge(CLAIMS["sharper_by"].at(name="B", m=m), per_seed["B"][m],
+        negation(judge(CLAIMS_FOLLOWUP["sharper_by"].at(name="B", m=m), per_seed["B"][m],
                        per_seed["A"][m])),
-        judge(CLAIMS["sharper_by"].at(name="D", m=m), per_seed["D"][m], per_seed["A"][m]))))
+        judge(CLAIMS_FOLLOWUP["sharper_by"].at(name="D", m=m), per_seed["D"][m], per_seed["A"][m]))))
     return dict(fseeds=fseeds, X_te=X_te, runs=runs, labels=labels, order=order,
                 sharp=sharp, adv_effect=adv_effect, feat_effect=feat_effect, design=design,
                 refs=refs, sharp_keys=sharp_keys, table=table, mean=mean, per_seed=per_seed,
@@ -1000,18 +1043,18 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed
           "on the full test set), with the real images blurred by a Gaussian as reference "
           "points.", "", result.table(table), "",
           _verdict(result, v_adv), _verdict(result, v_feat),
-          _verdict(result, v_agree, CLAIMS["agree"], _ALL)]
+          _verdict(result, v_agree, CLAIMS_FOLLOWUP["agree"], _ALL)]
     texture = []
     for key in fcfg["sharpness_arms"]:
         if key == "D":
             continue
         name = f"{labels[key].split(':')[0]} ({labels[key].split(': ')[-1]})"
-        every = judge(CLAIMS["arm_every"].at(name=name), sharp[key], sharp["A"])
-        edges = all_of(*(judge(CLAIMS["sharper_by"].at(name=name, m=m), per_seed[key][m],
+        every = judge(CLAIMS_FOLLOWUP["arm_every"].at(name=name), sharp[key], sharp["A"])
+        edges = all_of(*(judge(CLAIMS_FOLLOWUP["sharper_by"].at(name=name, m=m), per_seed[key][m],
                                per_seed["A"][m])
                          for m in ("edge gradient", "high-frequency power")))
         md.append(_verdict(result, every))
-        md.append(_verdict(result, edges, CLAIMS["arm_edges"].at(name=name),
+        md.append(_verdict(result, edges, CLAIMS_FOLLOWUP["arm_edges"].at(name=name),
                            "paired interval per measure; both must hold"))
         if every.outcome == HOLDS and edges == NOT_HOLDS:
             texture.append(
@@ -1071,7 +1114,7 @@ def _shapes_followup(result, ctx, cfg, sens, runs, gains, followed):
     code_gain = float(np.mean(shape_c) - np.mean(shape_a))
     v1 = HOLDS if e_layer < EMPHASIS_MATERIAL else NOT_HOLDS
     # "no more shape": the negation of "C's codes keep more than 2 points more shape"
-    v2 = negation(judge(CLAIMS["more_shape"], shape_c, shape_a))
+    v2 = negation(judge(CLAIMS_FOLLOWUP["more_shape"], shape_c, shape_a))
     supported = all_of(v1, v2)
     md = ["#### Follow-up 2 (shapes): how much of the shape the feature term can keep", "",
           f"Claim followed: C accuracy >= A + 2 points, "
@@ -1092,9 +1135,9 @@ def _shapes_followup(result, ctx, cfg, sens, runs, gains, followed):
           f"{e_layer:.2f}, `head` {e_head:.2f}. Shape read from the 4-d codes (main "
           f"probes): A {np.mean(shape_a):.1f} %, C {np.mean(shape_c):.1f} % "
           f"(C - A {code_gain:+.1f} points).", "",
-          _verdict(result, v1, CLAIMS["emphasis"].at(layer=layer, material=EMPHASIS_MATERIAL),
+          _verdict(result, v1, CLAIMS_FOLLOWUP["emphasis"].at(layer=layer, material=EMPHASIS_MATERIAL),
                    _MEASURED),
-          _verdict(result, v2, CLAIMS["no_more_shape"], "the opposite claim, C's codes keep "
+          _verdict(result, v2, CLAIMS_FOLLOWUP["no_more_shape"], "the opposite claim, C's codes keep "
                    "more than 2 points more shape, judged by paired interval and negated"), "",
           "Explanation " + {HOLDS: "**supported**: ", NOT_HOLDS: "**not supported**: "}.get(
               supported, "**not decided** (a verdict above is inconclusive): ")
@@ -1237,7 +1280,7 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs, followed
     all_runs = [r for rs in runs.values() for r in rs]
 
     def judged(key, a, b, ready):  # a comparison whose runs are missing does not hold
-        claim = CLAIMS[key].at(k=k)
+        claim = CLAIMS_FOLLOWUP[key].at(k=k)
         return judge(claim, a, b) if ready else judge(claim, [0.0], 0.0)
 
     stays16 = judged("stays16", 10.0 - drop.get(c16, 0.0), 0.0, c16 in drop)
@@ -1245,7 +1288,7 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs, followed
     loss_cause = judged("loss_cause", drop.get(c4), drop.get(a4), a4 in drop and c4 in drop)
     settles = judged("settles", [r["mse_step"][1] - r["mse_step"][-1] for r in all_runs]
                      if k > 2 else None, 0.0, k > 2)
-    fewer = judge(CLAIMS["fewer"], [r["entropy"][0] - r["entropy"][-1] for r in all_runs], 0.0)
+    fewer = judge(CLAIMS_FOLLOWUP["fewer"], [r["entropy"][0] - r["entropy"][-1] for r in all_runs], 0.0)
     same = (c4 in runs and np.allclose(runs[c4][0]["acc"], main_accs))
     md = [f"#### {_ITERATE_HEADING}", "",
           f"Claim followed: images stay semantically similar over iterations, "
@@ -1297,4 +1340,17 @@ EXPERIMENT = Experiment(
     paper="Dosovitskiy & Brox 2016, Generating Images with Perceptual Similarity Metrics "
           "based on Deep Networks, NeurIPS",
     run=run,
+    claims=CLAIMS,
+    protocol=PROTOCOL,
+)
+
+EXPERIMENT_FOLLOWUP = Experiment(
+    name="deepsim_followup",
+    title="DeePSiM follow-ups: which term sharpens, what the comparator weighs, why "
+          "iterates drift",
+    paper="Dosovitskiy & Brox 2016, Generating Images with Perceptual Similarity Metrics "
+          "based on Deep Networks, NeurIPS",
+    run=run_followup,
+    claims=CLAIMS_FOLLOWUP,
+    protocol=PROTOCOL,
 )

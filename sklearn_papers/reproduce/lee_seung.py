@@ -192,7 +192,7 @@ def run(ctx):
         "weigh most: torch's dispatch of each operation, and our objective, evaluated after "
         "every iteration for `loss_curve_` (scikit-learn with tol = 0, as here, evaluates "
         "none during its iterations). Larger matrices, where the kernels decide, are timed "
-        "by `benchmarks/bench_nmf.py` against scikit-learn in the same process.",
+        "by `benchmarks/bench_lee_seung.py` against scikit-learn in the same process.",
         "",
         "No sparse document-term corpus ships offline with the dependencies, so the "
         "report has no run on sparse text data (Lee & Seung 1999 factorised encyclopedia "

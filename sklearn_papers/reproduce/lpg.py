@@ -22,16 +22,17 @@ Environments: ``sample_grid_worlds`` (dense, sparse and long-horizon reward layo
 grids. True values are Monte-Carlo averages of discounted returns from each visited cell
 under the final policy (a long rollout without updates).
 
-Follow-up (claim 2 met the target in the quick run, 600 meta-steps, but not in the full one,
-1500): the rule of each LPG run is snapshotted during its meta-training (0, 150, 300, 600,
+The follow-up ``lpg_followup``, an experiment of its own (claim 2 met the target in the
+quick run, 600 meta-steps, but not in the full one, 1500): the rule of each LPG run is snapshotted during its meta-training (0, 150, 300, 600,
 1000 meta-steps and the end; copies taken after the rule's optimizer steps, so the fit and
 the cached parts are unchanged) and each snapshot goes through the same probe, together
 with three candidate causes: the return of the agents it trains (does y's value-likeness
 fall while returns rise?), the probe on often-visited cells only (the full protocol's
 longer Monte-Carlo rollouts also count rarely visited cells), and the retest reliability of
 the Monte-Carlo target (how far its noise caps any probe). New cached parts
-(``LPG checkpoints/seed=S``); for LPG parts cached before the snapshots were kept, the
-meta-training is re-run (deterministic) to take them.
+(``LPG checkpoints/seed=S``); the LPG runs are ``lpg``'s parts (read from the same run when
+it ran them); for LPG parts without the snapshots, the meta-training is re-run
+(deterministic) to take them.
 
 Whether the learned rule generalizes to environments nobody here wrote (gymnasium's
 FrozenLake, CliffWalking and Taxi) is the experiment ``lpg_stock``
@@ -52,10 +53,10 @@ from sklearn_papers.reproduce._common import (
 )
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
-from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
+from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
 
-__all__ = ["EXPERIMENT"]
+__all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
 #: ``{how}``: ``"per grid"`` (the verdicts of claims 2 and 3) or ``"pooled"`` (reported
 #: beside them).
@@ -74,7 +75,10 @@ CLAIMS = declare(
           "paired interval", key="td_drops", arms=("TD at 0.99", "TD")),
     Claim("{how}: y carries values at other discounts where the TD(lambda) value does not",
           "", "all of", key="other_discounts", arms=("y(s)", "TD(lambda) value")),
-    # follow-up: a sentence, not a verdict of the report
+)
+
+#: The follow-up's claim, read in its sentences (no verdict record).
+CLAIMS_FOLLOWUP = declare(
     Claim("y's probe falls after its peak", "", "paired interval", key="falls"),
 )
 
@@ -87,7 +91,7 @@ PROTOCOL = Protocol(
     shortened="{meta_steps} meta-steps (the full run: 1500) with {n_agents} agents (64), "
               "{n_train} meta-training grids (48), {seeds} seeds (3); the paper meta-trains "
               "for billions of steps with a 256-unit LSTM and prediction size 30 (ours: 32 "
-              "units, 8); the checkpoints follow-up in full mode only.",
+              "units, 8).",
 )
 
 _TRAIN_DISCOUNT = 0.99
@@ -372,7 +376,7 @@ def _fall(y, trained, final):
     if peak == final:
         return peak, (f"y's probe is highest at the last checkpoint ({final}): it does not "
                       f"fall with longer meta-training in this run"), False
-    falls = judge(CLAIMS["falls"], y[peak], y[final]).outcome == HOLDS
+    falls = judge(CLAIMS_FOLLOWUP["falls"], y[peak], y[final]).outcome == HOLDS
     return peak, (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
                   f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
                   + ("a fall beyond the seed spread" if falls else
@@ -452,14 +456,14 @@ def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wal
         f"#### {_FOLLOWUP_HEADING}",
         "",
         f"Why y's per-grid probe at 0.99 is where it is: the LPG rule of every meta-training "
-        f"run above is taken at meta-steps {', '.join(map(str, steps))} (0: the untrained "
+        f"run of `lpg` is taken at meta-steps {', '.join(map(str, steps))} (0: the untrained "
         f"rule; the snapshots are copies of the rule's parameters after those Adam steps, "
         f"i.e. the rule a fit with that many meta-steps ends with) and put through the same "
         f"probe (two fresh agents per held-out 5 x 5 grid, per grid; mean ± std over "
         f"{len(checkpoints)} seeds). Return: the mean lifetime return of those probe agents. "
         f"Beside y's probe: the same probe on the *often-visited cells* only (a visit share "
         f"of at least 5 in {quick['mc_steps'] - min(quick['mc_steps'] // 3, 700)} steps, the "
-        f"quick protocol's count; the probes above count every cell visited 5 times in the "
+        f"quick protocol's count; the probes of `lpg` count every cell visited 5 times in the "
         f"{cfg['mc_steps'] - min(cfg['mc_steps'] // 3, 700)} counted steps of a "
         f"{cfg['mc_steps']}-step rollout), the TD(lambda) value's probe, and the *retest* of "
         f"the target: the Spearman correlation, per agent, between the Monte-Carlo values "
@@ -467,7 +471,7 @@ def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wal
         f"policy); a predictor of the true values scored against one estimate reaches "
         f"about the square root of the retest. {len(checkpoints)} parts, {wall:.0f} s wall, "
         f"{cpu:.0f} s of CPU time summed over them.{refit_text} The last checkpoint "
-        f"repeats the probe of the table above exactly: {'yes' if repeats else 'no'}.",
+        f"repeats the probe of `lpg`'s table exactly: {'yes' if repeats else 'no'}.",
         "",
         result.table(rows),
         "",
@@ -656,17 +660,18 @@ def _cache_params(cfg):
     return {"cfg": cfg, "defaults": defaults, "format": rule_format}
 
 
-def _meta_training(ctx, cfg, best_lr):
-    """One cached part per (seed, variant) on ``cfg["n_jobs"]`` worker processes; returns
-    ``(jobs, values, wall seconds)``."""
-    variants = ("LPG", "LPG without y")
+def _meta_training(ctx, cfg, best_lr, variants=("LPG", "LPG without y"), owner=None):
+    """One cached part per (seed, variant) on ``cfg["n_jobs"]`` worker processes, kept for
+    the follow-up (``owner="lpg"`` when the follow-up reads them); returns ``(jobs, values,
+    wall seconds)``."""
     jobs = [(v, ctx.random_state + i) for i in range(cfg["seeds"]) for v in variants]
     params = {**_cache_params(cfg), "best_lr": best_lr}
     parts = [(f"{v}/seed={seed}", _seed_part, (v, seed, cfg, ctx.random_state, best_lr),
               params) for v, seed in jobs]
     start = time.perf_counter()
     with ctx.progress(total=len(parts), desc="lpg: meta-training runs") as bar:
-        values = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
+        values = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar, owner=owner,
+                              share=owner is None)
     return jobs, values, time.perf_counter() - start
 
 
@@ -692,10 +697,7 @@ def _collect(jobs, values, sets):
 def _followup_parts(ctx, cfg, jobs, lpg_values):
     """The follow-up's checkpoints (the same LPG runs probed at several meta-steps; the
     rule's snapshots come from the LPG parts, or from a deterministic re-run of their
-    meta-training where a part was cached before it kept them): ``(checkpoints, wall)``,
-    ``(None, 0.0)`` in quick mode, which skips it to stay within the demo's budget."""
-    if ctx.quick:
-        return None, 0.0
+    meta-training where a part was cached before it kept them): ``(checkpoints, wall)``."""
     lpg_seeds = [seed for v, seed in jobs if v == "LPG"]
     params = {**_cache_params(cfg), "steps": _checkpoints(cfg["meta_steps"])}
     parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
@@ -863,36 +865,41 @@ def run(ctx):
         best_lr, tuned = _tune_a2c(ctx, cfg, train)
         jobs, values, parts_wall = _meta_training(ctx, cfg, best_lr)
         runs = _collect(jobs, values, sets)
-        ctx.log(f"[lpg] {len(jobs)} meta-training runs with their evaluations: "
-                f"{parts_wall:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
-                f"{runs['seconds']:.0f} s wall, {runs['cpu']:.0f} s CPU, summed over the runs")
-        checkpoints, ck_wall = _followup_parts(ctx, cfg, jobs, runs["lpg_values"])
-
-    steps = _checkpoints(cfg["meta_steps"])
+    ctx.log(f"[lpg] {len(jobs)} meta-training runs with their evaluations: "
+            f"{parts_wall:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
+            f"{runs['seconds']:.0f} s wall, {runs['cpu']:.0f} s CPU, summed over the runs")
     figures = [_plot_returns(ctx, "lpg_returns.png", runs["table"], _METHODS),
                _plot_curves(ctx, "lpg_meta_training_and_probe.png", runs["curves"],
                             runs["probes"])]
-    if checkpoints is not None:
-        figures.append(_plot_checkpoints(ctx, "lpg_checkpoints.png", steps, checkpoints))
-
     result = Result()
     md = _returns_text(result, ctx, cfg, runs, sets, tuned, best_lr, parts_wall)
     md += [_PROBE_PROTOCOL, "", result.table(_probe_rows(runs["probes"])), "",
-           *_probe_text(result, runs["probes"]), ""]
-    md += [
-        _checkpoint_section(result, steps, checkpoints, runs["probes"], runs["lpg_values"],
-                            cfg, ck_wall)
-        if checkpoints is not None else full_mode_only(
-            "lpg", _FOLLOWUP_HEADING,
-            "Why is y's per-grid probe at 0.99 where it is? The LPG rule of every "
-            "meta-training run, taken at several meta-steps, through the same probe, with "
-            "the return of the agents it trains, the probe on often-visited cells and the "
-            "retest reliability of the Monte-Carlo target."),
-        "",
-        "Whether the learned rule generalizes to environments nobody here wrote "
-        "(gymnasium's FrozenLake, CliffWalking and Taxi) is the experiment `lpg_stock`.",
-    ]
+           *_probe_text(result, runs["probes"]), "",
+           "Why y's per-grid probe at 0.99 is where it is (the rule along meta-training) is "
+           "the experiment `lpg_followup`; whether the learned rule generalizes to "
+           "environments nobody here wrote (gymnasium's FrozenLake, CliffWalking and Taxi) "
+           "is the experiment `lpg_stock`."]
     return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
+
+
+def run_followup(ctx):
+    """The LPG rule of every meta-training run of ``lpg`` along its meta-training, as an
+    experiment of its own (see the module docstring). The LPG runs are ``lpg``'s parts:
+    read from this run when it ran them, else computed (and cached) under its name."""
+    cfg = PROTOCOL.settings(ctx.quick)
+    with one_torch_thread():
+        train, sets = _environments(cfg, ctx.random_state)
+        best_lr, _ = _tune_a2c(ctx, cfg, train)
+        jobs, values, _ = _meta_training(ctx, cfg, best_lr, variants=("LPG",), owner="lpg")
+        runs = _collect(jobs, values, sets)
+        checkpoints, ck_wall = _followup_parts(ctx, cfg, jobs, runs["lpg_values"])
+    steps = _checkpoints(cfg["meta_steps"])
+    result = Result()
+    md = _checkpoint_section(result, steps, checkpoints, runs["probes"], runs["lpg_values"],
+                             cfg, ck_wall)
+    return result.done(md, figures=[_plot_checkpoints(ctx, "lpg_checkpoints.png", steps,
+                                                      checkpoints)],
+                       shortened=PROTOCOL.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
@@ -903,4 +910,16 @@ EXPERIMENT = Experiment(
     run=run,
     claims=CLAIMS,
     protocol=PROTOCOL,
+)
+
+EXPERIMENT_FOLLOWUP = Experiment(
+    name="lpg_followup",
+    title="Learned Policy Gradient follow-up: y's value-likeness along meta-training",
+    paper="Oh, Hessel, Czarnecki, Xu, van Hasselt, Singh & Silver 2020, Discovering "
+          "Reinforcement Learning Algorithms, NeurIPS",
+    run=run_followup,
+    claims=CLAIMS_FOLLOWUP,
+    protocol=PROTOCOL,
+    # it re-runs lpg's meta-training when run alone, and probes every rule at six points
+    in_quick_run=False,
 )

@@ -22,8 +22,8 @@ def test_lpg_experiment_tiny(tmp_path, monkeypatch):
         return value
 
     monkeypatch.setattr(lpg, "_seed_part", without_snapshots_for_seed_1)
-    # full mode (tiny budget): the checkpoints follow-up runs in full mode only
-    section = lpg.EXPERIMENT.run(RunContext(quick=False, out_dir=tmp_path, verbose=0))
+    ctx = RunContext(quick=False, out_dir=tmp_path, verbose=0, experiment="lpg")
+    section = lpg.EXPERIMENT.run(ctx)
     md = section.markdown
     for text in ("held-out 5x5", "larger 7x7", "y(s), pooled", "per grid", "LPG / A2C"):
         assert text in md
@@ -31,26 +31,31 @@ def test_lpg_experiment_tiny(tmp_path, monkeypatch):
     # discounts (per grid, made of two parts); the pooled probe's are reported beside them
     _check_verdicts(section)
     assert "Pooled across grids" in md and "Pooled: y" in md
-    assert len(section.figures) == 3 and all(p.exists() for p in section.figures)
-    follow_up = md[md.index("#### Follow-up"):]
+    assert len(section.figures) == 2 and all(p.exists() for p in section.figures)
+    assert "the experiment `lpg_followup`" in md and "the experiment `lpg_stock`" in md
+    # the follow-up, an experiment of its own, reads lpg's runs kept in this run
+    ctx.experiment, ctx.computed = "lpg_followup", []
+    follow = lpg.EXPERIMENT_FOLLOWUP.run(ctx)
+    assert sorted(ctx.computed) == ["LPG checkpoints/seed=0", "LPG checkpoints/seed=1"]
+    follow_up = follow.markdown
+    assert follow_up.startswith("#### Follow-up")
     assert "| 0 (untrained) |" in follow_up and "| 2 |" in follow_up
     assert "1 of the 2 seeds' LPG parts were cached" in follow_up
     assert "meta-training returns exactly: yes" in follow_up
-    assert "repeats the probe of the table above exactly: yes" in follow_up
+    assert "repeats the probe of `lpg`'s table exactly: yes" in follow_up
     assert "- Why, per grid at 0.99: " in follow_up
-    assert "the experiment `lpg_stock`" in md
+    assert len(follow.figures) == 1 and follow.figures[0].exists()
 
 
-def test_lpg_quick_run_leaves_the_follow_up_to_the_full_mode(tmp_path, monkeypatch):
+def test_lpg_quick_run_leaves_the_follow_up_to_its_own_experiment(tmp_path, monkeypatch):
     monkeypatch.setattr(lpg, "PROTOCOL", _TINY)
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
     section = lpg.EXPERIMENT.run(ctx)
-    follow_up = section.markdown[section.markdown.index("#### Follow-up"):]
-    assert "runs in full mode only" in follow_up and "| 0 (untrained) |" not in follow_up
+    assert "#### Follow-up" not in section.markdown
     _check_verdicts(section)
     assert len(section.figures) == 2 and all(p.exists() for p in section.figures)
     assert ctx.computed and not any(k.startswith("LPG checkpoints/") for k in ctx.computed)
-    assert section.shortened
+    assert not lpg.EXPERIMENT_FOLLOWUP.in_quick_run
 
 
 def _check_verdicts(section):

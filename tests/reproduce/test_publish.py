@@ -56,12 +56,22 @@ def _run(ctx):
     return result.done(text, figures=[path])
 
 
+def _register_fake_method(monkeypatch):
+    """The results index groups pages by method: give the fake experiment one."""
+    from sklearn_papers.reproduce import _methods
+
+    fake = _methods.Method("fake", "Fake method", "F et al. 2024", "`Fake`",
+                           "A fake method.", (), (("", "fake"),))
+    monkeypatch.setattr(_methods, "METHODS", _methods.METHODS + (fake,))
+
+
 def test_publish_writes_a_page_per_experiment_with_the_run_header(tmp_path, monkeypatch):
     from sklearn_papers.reproduce import _registry
 
     exp = Experiment(name="fake", title="Fake et al.: a claim", paper="F et al. 2024",
                      run=_run)
     monkeypatch.setattr(_registry, "get_experiments", lambda: {"fake": exp})
+    _register_fake_method(monkeypatch)
     out, docs = tmp_path / "run", tmp_path / "docs"
     assert main(["reproduce", "--out", str(out), "--verbose", "0"]) == 0
     assert main(["publish", "--report", str(out), "--to", str(docs)]) == 0
@@ -91,6 +101,7 @@ def test_published_pages_and_reports_carry_no_local_paths(tmp_path, monkeypatch)
     exp = Experiment(name="fake", title="Fake et al.: a claim", paper="F et al. 2024",
                      run=_run)
     monkeypatch.setattr(_registry, "get_experiments", lambda: {"fake": exp})
+    _register_fake_method(monkeypatch)
     out, docs = tmp_path / "runs" / "fake_full", tmp_path / "docs"
     assert main(["reproduce", "--out", str(out), "--verbose", "0"]) == 0
     report = (out / "REPORT.md").read_text()

@@ -19,3 +19,21 @@ def test_each_experiment_module_is_named_after_its_experiment():
     for name, exp in get_experiments().items():
         module = name[:-len("_followup")] if name.endswith("_followup") else name
         assert exp.run.__module__ == f"sklearn_papers.reproduce.{module}"
+
+
+def test_experiments_declare_their_claims_and_protocol():
+    from sklearn_papers.reproduce import get_experiments
+    from sklearn_papers.reproduce._claims import Claim
+    from sklearn_papers.reproduce._common import Protocol
+
+    declared = ["continual", "continual_followup", "deepsim", "deepsim_followup",
+                "disentanglement", "grover", "grover_followup", "lee_seung", "lpg",
+                "lpg_followup", "lpg_stock", "sumo", "sumo_followup", "supcon",
+                "supcon_followup"]
+    experiments = get_experiments()
+    for name in declared:
+        exp = experiments[name]
+        assert exp.claims and all(isinstance(c, Claim) and c.key == key
+                                  for key, c in exp.claims.items()), name
+        assert isinstance(exp.protocol, Protocol), name
+        assert exp.protocol.settings(True).keys() == exp.protocol.settings(False).keys()
