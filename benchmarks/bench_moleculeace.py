@@ -165,7 +165,8 @@ def rmse(y, pred):
 
 def run_one(name, target, seed):
     """One fit: a dict with the test RMSE, cliff RMSE, fit CPU seconds, the largest
-    distance of a test prediction outside the training targets' range (0 inside) and
+    distance of a test prediction outside the training targets' range (0 inside), the
+    range's width, both RMSEs of the predictions clipped to that range ("bounded") and
     the warnings the fit and prediction raised."""
     from sklearn_papers.datasets import load_moleculeace
 
@@ -185,9 +186,12 @@ def run_one(name, target, seed):
             pred = model.predict(X[test])
     low, high = y[train].min(), y[train].max()
     outside = float(np.max(np.maximum(low - pred, pred - high).clip(min=0)))
+    bounded = np.clip(pred, low, high)
     return {"target": target, "model": name, "seed": seed, "rmse": rmse(y[test], pred),
             "cliff_rmse": rmse(y[test][cliff], pred[cliff]), "cpu": cpu,
-            "outside": outside,
+            "outside": outside, "range_width": float(high - low),
+            "rmse_bounded": rmse(y[test], bounded),
+            "cliff_rmse_bounded": rmse(y[test][cliff], bounded[cliff]),
             "warnings": sorted({type(w.message).__name__ for w in caught})}
 
 
