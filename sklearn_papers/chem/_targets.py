@@ -372,10 +372,10 @@ class ExtrapolationWarning(UserWarning):
     >>> from sklearn_papers.chem._targets import ExtrapolationWarning, warn_extrapolation
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     warn_extrapolation(np.array([0.5, 11.0]), np.array([-5.0]), np.array([1.5]),
-    ...                        "NeuralFingerprintRegressor")
-    >>> caught[0].category is ExtrapolationWarning
-    True
+    ...     far = warn_extrapolation(np.array([0.5, 11.0]), np.array([-5.0]),
+    ...                              np.array([1.5]), "NeuralFingerprintRegressor")
+    >>> far.tolist(), caught[0].category is ExtrapolationWarning
+    ([False, True], True)
     """
 
 
