@@ -302,6 +302,15 @@ def summary(done, targets, models):
               f"(SVR {base['cliff_rmse']:.3f}), wins vs SVR {wins}/{len(shared)} "
               f"(cliff {cliff_wins}/{len(shared)}), CPU per fit {ours['cpu']:.1f} s "
               f"(SVR {base['cpu']:.1f} s), seeds {seeds}")
+        fits = [r for t in shared for r in per[t, m]]
+        if all("rmse_bounded" in r for r in fits):
+            far = sum(r["outside"] > r["range_width"] for r in fits)
+            print(f"{'':10} predictions clipped to the training range: test RMSE "
+                  f"{np.mean([r['rmse_bounded'] for r in fits]):.3f}, cliff RMSE "
+                  f"{np.mean([r['cliff_rmse_bounded'] for r in fits]):.3f} (mean over "
+                  f"fits; unclipped {np.mean([r['rmse'] for r in fits]):.3f}); largest "
+                  f"distance outside {max(r['outside'] for r in fits):.2f}; fits with a "
+                  f"prediction more than the range's width outside: {far} of {len(fits)}")
         if m != peer:
             notes.append(f"{LABELS[m]} wins {wins} of {len(shared)} targets by test RMSE "
                          f"and {cliff_wins} by cliff RMSE")

@@ -365,6 +365,13 @@ class ExtrapolationWarning(UserWarning):
     training neighbours, e.g. by Tanimoto similarity on ECFP), add similar molecules to
     the training data, or filter this warning where extrapolation is meant.
 
+    References
+    ----------
+    .. [1] Sheridan, R. P., Feuston, B. P., Maiorov, V. N. & Kearsley, S. K. (2004).
+       Similarity to molecules in the training set is a good discriminator for prediction
+       accuracy in QSAR. J. Chem. Inf. Comput. Sci. 44, 1912-1928.
+       https://doi.org/10.1021/ci049782w
+
     Examples
     --------
     >>> import warnings
