@@ -54,6 +54,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
 
 sys.path.insert(0, os.path.dirname(__file__))
 
@@ -89,7 +90,7 @@ def svr_search(y_train):
                         scoring="neg_root_mean_squared_error", n_jobs=None)
 
 
-class SVRSearch:
+class SVRSearch(RegressorMixin, BaseEstimator):
     """MoleculeACE's SVR search, with the RBF kernel computed once per ``gamma``.
 
     The same search as :func:`svr_search` (the same folds, grid, refit on the whole
