@@ -315,7 +315,8 @@ def summary(done, targets, models):
                   f"prediction more than the range's width outside: {far} of {len(fits)}")
         if m != peer:
             notes.append(f"{LABELS[m]} wins {wins} of {len(shared)} targets by test RMSE "
-                         f"and {cliff_wins} by cliff RMSE")
+                         f"and {cliff_wins} by cliff RMSE "
+                         f"({' or '.join(map(str, seeds))} seed(s) per target)")
         n_t = f"{len(shared)} targets"
         for key, what, unit in (("rmse", "test RMSE", "log units"),
                                 ("cliff_rmse", "cliff RMSE", "log units"),
