@@ -53,10 +53,12 @@ def test_save_load_round_trip_gives_identical_embeddings(featurizer, tmp_path):
     np.testing.assert_array_equal(loaded.transform(MOLS), featurizer.transform(MOLS))
     assert loaded.atom_vocab_.itos == featurizer.atom_vocab_.itos
     # refitting with pretrained=<folder> and no epochs reproduces it too
-    refit = GroverFeaturizer(descriptors=False, pretrained=str(folder), max_epochs=0, batch_size=4).fit(["CCO"])
+    refit = GroverFeaturizer(descriptors=False, pretrained=str(folder), max_epochs=0,
+                             batch_size=4).fit(["CCO"])
     np.testing.assert_array_equal(refit.transform(MOLS), featurizer.transform(MOLS))
     # another batch size pads the attention differently: equal up to float32 rounding
-    big = GroverFeaturizer(descriptors=False, pretrained=str(folder), max_epochs=0, batch_size=32).fit(["CCO"])
+    big = GroverFeaturizer(descriptors=False, pretrained=str(folder), max_epochs=0,
+                           batch_size=32).fit(["CCO"])
     np.testing.assert_allclose(big.transform(MOLS), featurizer.transform(MOLS), atol=1e-5)
     again = pickle.loads(pickle.dumps(loaded))
     np.testing.assert_array_equal(again.transform(MOLS[:3]), loaded.transform(MOLS[:3]))
