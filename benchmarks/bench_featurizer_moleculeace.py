@@ -26,7 +26,7 @@ Feature sets (``--features``):
 
 Embeddings, raw descriptors and fingerprints are computed once per molecule (the frozen
 featurizer trains nothing, so its embeddings do not depend on the split) and kept in
-``--cache`` (``.npz`` per target). Precomputed RBF kernels: one distance matrix per feature
+``--cache`` (``.npz`` per target; a folder of the system's temporary directory by default). Precomputed RBF kernels: one distance matrix per feature
 set, so the search costs one SVR fit per grid point and fold. One thread.
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python
@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -161,7 +162,8 @@ def main(argv=None):
     parser.add_argument("--features", nargs="+", default=FEATURES)
     parser.add_argument("--checkpoint", default="moses-small")
     parser.add_argument("--data-dir", default=str(DATA))
-    parser.add_argument("--cache", default=str(HERE / ".cache" / "moleculeace"))
+    parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(),
+                                                        "sklearn_papers_moleculeace"))
     parser.add_argument("--rf", action="store_true",
                         help="also RandomForestRegressor(n_estimators=100) on ECFP")
     parser.add_argument("--out", default=None, help="append one JSON line per result")
