@@ -257,7 +257,9 @@ _NO_ARRAY = {
     "datasets": {
         **{name: "loads a bundled data set: no array argument"
            for name in ["load_bbbp", "load_cep", "load_delaney", "load_freesolv",
-                        "load_malaria", "load_moses_smiles", "load_tox21"]},
+                        "load_malaria", "load_moleculeace", "load_moses_smiles",
+                        "load_tox21"]},
+        "MOLECULEACE_TARGETS": "a tuple of the bundled targets' names",
         "load_coco_instances": "takes file paths",
         "make_scenes": "generates data from sizes and a seed",
         "make_shapes": "generates data from sizes and a seed",

@@ -15,10 +15,12 @@ from sklearn_papers.chem._neural_fingerprint import (
 from sklearn_papers.chem._standardize import MoleculeStandardizer, MultipleFragmentsWarning
 from sklearn_papers.chem._skip_invalid import SkipInvalidMolecules, valid_rows_scorer
 from sklearn_papers.chem._scaffold import ScaffoldKFold, ScaffoldSplit, murcko_scaffolds
+from sklearn_papers.chem._targets import ExtrapolationWarning
 from sklearn_papers.chem._validation import check_molecules
 
 __all__ = [
     "CircularFingerprint",
+    "ExtrapolationWarning",
     "GraphCache",
     "GroverClassifier",
     "GroverFeaturizer",

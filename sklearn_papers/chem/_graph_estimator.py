@@ -29,6 +29,8 @@ from sklearn_papers.chem._targets import (
     predict_from_proba,
     proba_from_logits,
     standardize_targets,
+    training_range,
+    warn_extrapolation,
 )
 from sklearn_papers.chem._descriptors import (
     check_descriptors_param,
@@ -556,11 +558,16 @@ class _GraphRegressorMixin(RegressorMixin):
     def _fit_regression(self, X, y, sample_weight=None):
         _require_y(self, y)
         graphs, y, left_out, weight = self._fit_graphs(X, y, sample_weight)
-        target = self._standardise(_zero_weight_rows_missing(y, weight), len(left_out))
+        counted = _zero_weight_rows_missing(y, weight)
+        target = self._standardise(counted, len(left_out))
+        self._y_low, self._y_high = training_range(counted)
         return self._train(graphs, target, self.n_outputs_, MSE_LOSS, weight)
 
     def _predict_regression(self, X):
-        return destandardize_outputs(self._run(X), self._y_mean, self._y_std, self._y_1d)
+        pred = destandardize_outputs(self._run(X), self._y_mean, self._y_std, self._y_1d)
+        if getattr(self, "_y_low", None) is not None:
+            warn_extrapolation(pred, self._y_low, self._y_high, type(self).__name__)
+        return pred
 
     def score(self, X, y, sample_weight=None):
         """Coefficient of determination :math:`R^2` of ``predict(X)`` against ``y``.

@@ -5,6 +5,8 @@ turn network logits into probabilities and labels, and standardise regression ta
 the same way; these pure functions hold that logic once.
 """
 
+import warnings
+
 import numpy as np
 from sklearn.utils import column_or_1d
 from sklearn.utils.multiclass import check_classification_targets
@@ -348,3 +350,105 @@ def destandardize_outputs(out, mean, scale, is_1d):
     """
     pred = np.asarray(out).astype(np.float64) * scale + mean
     return pred[:, 0] if is_1d else pred
+
+
+class ExtrapolationWarning(UserWarning):
+    """Warning: a regressor predicted far outside the range of its training targets.
+
+    Raised by ``predict`` of :class:`NeuralFingerprintRegressor`,
+    :class:`MPNNRegressor` and :class:`GroverRegressor` when a prediction lies more than
+    the training targets' range width below their minimum or above their maximum (per
+    target column; for targets from -5 to 1, a prediction below -11 or above 7). Such a
+    molecule is unlike the training molecules: the network extrapolates, and the value
+    is not supported by the data. The message names how many rows, their positions and
+    the training range. Check those molecules against the training set (their nearest
+    training neighbours, e.g. by Tanimoto similarity on ECFP), add similar molecules to
+    the training data, or filter this warning where extrapolation is meant.
+
+    References
+    ----------
+    .. [1] Sheridan, R. P., Feuston, B. P., Maiorov, V. N. & Kearsley, S. K. (2004).
+       Similarity to molecules in the training set is a good discriminator for prediction
+       accuracy in QSAR. J. Chem. Inf. Comput. Sci. 44, 1912-1928.
+       https://doi.org/10.1021/ci049782w
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from sklearn_papers.chem._targets import ExtrapolationWarning, warn_extrapolation
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     far = warn_extrapolation(np.array([0.5, 11.0]), np.array([-5.0]),
+    ...                              np.array([1.5]), "NeuralFingerprintRegressor")
+    >>> far.tolist(), caught[0].category is ExtrapolationWarning
+    ([False, True], True)
+    """
+
+
+def training_range(y):
+    """Per-column minimum and maximum of the labelled regression targets.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Float targets; NaN (missing) is ignored.
+
+    Returns
+    -------
+    low, high : ndarray of shape (n_targets,)
+        Float64; NaN for a column without a label.
+    """
+    y2 = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+    labelled = (~np.isnan(y2)).any(axis=0)
+    low = np.full(y2.shape[1], np.nan)
+    high = np.full(y2.shape[1], np.nan)
+    low[labelled] = np.nanmin(y2[:, labelled], axis=0)
+    high[labelled] = np.nanmax(y2[:, labelled], axis=0)
+    return low, high
+
+
+def warn_extrapolation(pred, low, high, estimator, max_listed=10):
+    """Warn (:class:`ExtrapolationWarning`) for predictions far outside the training range.
+
+    A prediction is far outside when it lies more than ``high - low`` below ``low`` or
+    above ``high``. Columns whose training targets are all equal (width 0) or missing,
+    and NaN predictions (invalid molecules), are not checked.
+
+    Parameters
+    ----------
+    pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        Predictions in the targets' units.
+    low, high : ndarray of shape (n_targets,)
+        The training targets' range, as returned by :func:`training_range`.
+    estimator : str
+        Class name of the predicting estimator, named in the message.
+    max_listed : int, default=10
+        Positions and values listed in the message at most.
+
+    Returns
+    -------
+    far : ndarray of shape (n_samples,), dtype=bool
+        Rows with at least one prediction far outside the range.
+    """
+    p2 = np.asarray(pred, dtype=np.float64).reshape(len(pred), -1)
+    width = high - low
+    checked = np.isfinite(width) & (width > 0)
+    with np.errstate(invalid="ignore"):
+        far_cells = ((p2 < low - width) | (p2 > high + width)) & checked
+    far = far_cells.any(axis=1)
+    if far.any():
+        rows = np.flatnonzero(far)
+        j = int(np.flatnonzero(far_cells[rows[0]])[0])
+        listed = ", ".join(f"{int(i)} ({p2[i, j]:.3g})" for i in rows[:max_listed])
+        more = f" and {len(rows) - max_listed} more" if len(rows) > max_listed else ""
+        column = f" of target column {j}" if p2.shape[1] > 1 else ""
+        warnings.warn(
+            f"{estimator} predicted {len(rows)} of {len(p2)} molecule(s) far outside the "
+            f"training targets' range{column}, {low[j]:.3g} to {high[j]:.3g}: more than "
+            f"its width ({width[j]:.3g}) beyond it. Rows (prediction): {listed}{more}. "
+            "These molecules are unlike the training data and the predictions are "
+            "extrapolations; compare them with their nearest training molecules, or add "
+            "similar molecules to the training data.",
+            ExtrapolationWarning, stacklevel=4)
+    return far

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from sklearn_papers.utils._sklearn_compat import Interval, validate_params
+from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, validate_params
 
 __all__ = [
     "load_bbbp",
@@ -22,8 +22,10 @@ __all__ = [
     "load_delaney",
     "load_freesolv",
     "load_malaria",
+    "load_moleculeace",
     "load_moses_smiles",
     "load_tox21",
+    "MOLECULEACE_TARGETS",
 ]
 
 _DATA = "sklearn_papers.datasets.data"
@@ -355,6 +357,114 @@ def load_moses_smiles(*, n_samples=None, return_X_y=False, as_frame=False):
         return_X_y=return_X_y,
         as_frame=as_frame,
         n_rows=n_samples,
+    )
+
+
+#: The MoleculeACE targets bundled with :func:`load_moleculeace` (ChEMBL target id and the
+#: measured quantity).
+MOLECULEACE_TARGETS = (
+    "CHEMBL1862_Ki", "CHEMBL2047_EC50", "CHEMBL2147_Ki", "CHEMBL228_Ki", "CHEMBL231_Ki",
+    "CHEMBL233_Ki", "CHEMBL236_Ki", "CHEMBL237_EC50", "CHEMBL238_Ki", "CHEMBL4792_Ki",
+)
+
+
+@validate_params(
+    {"target": [StrOptions(set(MOLECULEACE_TARGETS))], **_COMMON},
+    prefer_skip_nested_validation=True,
+)
+def load_moleculeace(target, *, return_X_y=False, as_frame=False):
+    """Load one MoleculeACE bioactivity set: potency on one target, with activity cliffs.
+
+    MoleculeACE (van Tilborg, Alenicheva & Grisoni 2022) curated ChEMBL potencies (Ki or
+    EC50) on 30 targets, with a fixed train/test split and activity-cliff labels; ten of
+    them are bundled (``MOLECULEACE_TARGETS``). The target is -log10 of the potency in
+    nM, so higher is more potent (2670 nM gives -3.43). A molecule is a cliff molecule
+    when it forms an activity cliff with another molecule of the set: similar structure,
+    potencies more than 10 times apart. The benchmark's metrics are the RMSE on the test
+    molecules and the RMSE on the test molecules with ``cliff`` True.
+
+    Parameters
+    ----------
+    target : str
+        One of ``MOLECULEACE_TARGETS``, e.g. ``"CHEMBL2047_EC50"``.
+    return_X_y : bool, default=False
+        If True, return ``(data, target)`` instead of a Bunch (no split, no cliffs).
+    as_frame : bool, default=False
+        If True, ``data`` and ``target`` are pandas Series and ``frame`` is filled.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        Dictionary-like object with attributes:
+
+        data : ndarray of shape (n_samples,), dtype=object, or pandas Series
+            SMILES strings, in file order.
+        target : ndarray of shape (n_samples,), dtype=float64, or pandas Series
+            -log10(potency / nM), potency the mean measured Ki or EC50.
+        potency_nm : ndarray of shape (n_samples,), dtype=float64
+            The mean measured Ki or EC50 in nM.
+        cliff : ndarray of shape (n_samples,), dtype=bool
+            True for a molecule that is part of an activity cliff.
+        train_indices, test_indices : ndarray of int64
+            The benchmark's split (about 80/20, stratified on ``cliff``), as row indices.
+        frame : DataFrame or None
+            ``smiles``, ``neg_log10_potency_nm``, ``potency_nm``, ``cliff`` and
+            ``split`` (``"train"`` or ``"test"``) when ``as_frame=True``.
+        target_names : list of str
+            ``["neg_log10_potency_nm"]``.
+        feature_names : list of str
+            ``["smiles"]``.
+        DESCR : str
+            Source, licence, units, citation and caveats.
+
+    (data, target) : tuple if ``return_X_y`` is True
+        The SMILES array and the target, as described above.
+
+    Raises
+    ------
+    sklearn.utils._param_validation.InvalidParameterError
+        If ``target`` is not one of ``MOLECULEACE_TARGETS`` (a ``ValueError``).
+
+    References
+    ----------
+    .. [1] D. van Tilborg, A. Alenicheva, F. Grisoni, "Exposing the Limitations of
+       Molecular Machine Learning with Activity Cliffs", J. Chem. Inf. Model. 62,
+       5938-5951 (2022). doi:10.1021/acs.jcim.2c01073
+
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import load_moleculeace
+    >>> data = load_moleculeace("CHEMBL2047_EC50")
+    >>> data.data.shape, data.train_indices.shape, data.test_indices.shape
+    ((631,), (503,), (128,))
+    >>> int(data.cliff[data.test_indices].sum())
+    50
+    """
+    frame = _read_csv(f"moleculeace_{target}.csv.gz")
+    out = pd.DataFrame({
+        "smiles": frame["smiles"].astype(str).str.strip(),
+        "neg_log10_potency_nm": frame["y"].astype(float),
+        "potency_nm": frame["exp_mean [nM]"].astype(float),
+        "cliff": frame["cliff_mol"].astype(bool),
+        "split": frame["split"].astype(str),
+    })
+    X = out["smiles"] if as_frame else out["smiles"].to_numpy(dtype=object)
+    y = (out["neg_log10_potency_nm"] if as_frame
+         else out["neg_log10_potency_nm"].to_numpy(dtype=np.float64))
+    if return_X_y:
+        return X, y
+    test = (out["split"] == "test").to_numpy()
+    return Bunch(
+        data=X,
+        target=y,
+        potency_nm=out["potency_nm"].to_numpy(dtype=np.float64),
+        cliff=out["cliff"].to_numpy(dtype=bool),
+        train_indices=np.flatnonzero(~test).astype(np.int64),
+        test_indices=np.flatnonzero(test).astype(np.int64),
+        frame=out if as_frame else None,
+        target_names=["neg_log10_potency_nm"],
+        feature_names=["smiles"],
+        DESCR=_descr("moleculeace").replace("{target}", target),
     )
 
 

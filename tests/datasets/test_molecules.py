@@ -5,11 +5,13 @@ import pandas as pd
 import pytest
 
 from sklearn_papers.datasets import (
+    MOLECULEACE_TARGETS,
     load_bbbp,
     load_cep,
     load_delaney,
     load_freesolv,
     load_malaria,
+    load_moleculeace,
     load_moses_smiles,
     load_tox21,
 )
@@ -102,3 +104,50 @@ def test_loaders_are_keyword_only_and_validated():
         load_delaney(return_X_y="yes")
     with pytest.raises(ValueError, match="n_samples"):
         load_cep(n_samples=0)
+
+
+# rows, test rows, cliff molecules and test cliff molecules of each bundled target
+MOLECULEACE_COUNTS = {
+    "CHEMBL1862_Ki": (794, 161, 330, 67), "CHEMBL2047_EC50": (631, 128, 245, 50),
+    "CHEMBL2147_Ki": (1456, 294, 572, 116), "CHEMBL228_Ki": (1704, 342, 638, 127),
+    "CHEMBL231_Ki": (973, 197, 237, 48), "CHEMBL233_Ki": (3142, 630, 1294, 259),
+    "CHEMBL236_Ki": (2598, 521, 1017, 204), "CHEMBL237_EC50": (955, 193, 456, 91),
+    "CHEMBL238_Ki": (1052, 213, 266, 55), "CHEMBL4792_Ki": (1471, 297, 794, 160),
+}
+
+
+@pytest.mark.parametrize("target", MOLECULEACE_TARGETS)
+def test_moleculeace_split_cliffs_and_units(target):
+    n, n_test, n_cliff, n_test_cliff = MOLECULEACE_COUNTS[target]
+    bunch = load_moleculeace(target)
+    assert bunch.data.shape == (n,) and bunch.data.dtype == object
+    assert bunch.target.shape == (n,) and bunch.target.dtype == np.float64
+    assert bunch.cliff.dtype == bool and bunch.cliff.sum() == n_cliff
+    assert bunch.test_indices.shape == (n_test,)
+    assert bunch.cliff[bunch.test_indices].sum() == n_test_cliff
+    # the split covers every row once
+    np.testing.assert_array_equal(
+        np.sort(np.concatenate([bunch.train_indices, bunch.test_indices])), np.arange(n))
+    # y = -log10(potency / nM)
+    np.testing.assert_allclose(bunch.target, -np.log10(bunch.potency_nm), atol=1e-9)
+    assert target in bunch.DESCR and "Licence" in bunch.DESCR
+    X, y = load_moleculeace(target, return_X_y=True)
+    np.testing.assert_array_equal(X, bunch.data)
+    np.testing.assert_array_equal(y, bunch.target)
+
+
+def test_moleculeace_values_file_order_and_frame():
+    bunch = load_moleculeace("CHEMBL1862_Ki", as_frame=True)
+    assert list(bunch.frame.columns) == ["smiles", "neg_log10_potency_nm", "potency_nm",
+                                         "cliff", "split"]
+    assert bunch.data.iloc[0] == "Nc1[nH]cnc2nnc(-c3ccc(Cl)cc3)c1-2"
+    assert bunch.potency_nm[0] == 500.0
+    assert bunch.target.iloc[0] == pytest.approx(-np.log10(500.0))
+    assert bunch.frame["split"].iloc[1] == "test" and 1 in bunch.test_indices
+    X, y = load_moleculeace("CHEMBL1862_Ki", return_X_y=True, as_frame=True)
+    assert isinstance(X, pd.Series) and isinstance(y, pd.Series)
+
+
+def test_moleculeace_refuses_an_unknown_target():
+    with pytest.raises(ValueError, match="CHEMBL2047_EC50"):
+        load_moleculeace("CHEMBL218_EC50")
