@@ -1,9 +1,8 @@
 """Frozen ``GroverFeaturizer`` configurations + SVR against ECFP + SVR on MoleculeACE's
 targets (van Tilborg, Alenicheva & Grisoni, J. Chem. Inf. Model. 2022).
 
-For each target of ``--targets`` (the ten bundled with the benchmark data in
-``../shared/data/molecules/moleculeace``, or ``--data-dir``) and its fixed train/test
-split (column ``split``), every feature set below goes through the same SVR search,
+For each target of ``--targets`` (the ten of
+:func:`sklearn_papers.datasets.load_moleculeace`) and its fixed train/test split, every feature set below goes through the same SVR search,
 MoleculeACE's: an RBF ``SVR`` with ``C`` in {1, 10, 100, 1000, 10000} and ``gamma`` in
 ``logspace(-5, 0, 6)`` chosen by 5-fold cross-validation on the training molecules,
 stratified on whether the target is above the training median; refitted on every
@@ -44,8 +43,6 @@ from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1] / "shared" / "data" / "molecules" / "moleculeace"
 TARGETS = ["CHEMBL1862_Ki", "CHEMBL2047_EC50", "CHEMBL2147_Ki", "CHEMBL228_Ki",
            "CHEMBL231_Ki", "CHEMBL233_Ki", "CHEMBL236_Ki", "CHEMBL237_EC50",
            "CHEMBL238_Ki", "CHEMBL4792_Ki"]
@@ -55,13 +52,14 @@ C_GRID = [1.0, 10.0, 100.0, 1000.0, 10000.0]
 GAMMA_GRID = list(np.logspace(-5, 0, 6))
 
 
-def load_target(path):
-    """``(smiles, y, cliff, is_test)`` of one MoleculeACE csv.gz."""
-    import pandas as pd
+def load_target(name):
+    """``(smiles, y, cliff, is_test)`` of one bundled MoleculeACE target."""
+    from sklearn_papers.datasets import load_moleculeace
 
-    frame = pd.read_csv(path)
-    return (frame["smiles"].to_numpy(dtype=object), frame["y"].to_numpy(dtype=float),
-            frame["cliff_mol"].to_numpy(dtype=bool), (frame["split"] == "test").to_numpy())
+    data = load_moleculeace(name)
+    is_test = np.zeros(len(data.data), dtype=bool)
+    is_test[data.test_indices] = True
+    return np.asarray(data.data, dtype=object), data.target, data.cliff, is_test
 
 
 def raw_features(name, smiles, cache, checkpoint):
@@ -161,7 +159,6 @@ def main(argv=None):
     parser.add_argument("--targets", nargs="+", default=TARGETS)
     parser.add_argument("--features", nargs="+", default=FEATURES)
     parser.add_argument("--checkpoint", default="moses-small")
-    parser.add_argument("--data-dir", default=str(DATA))
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(),
                                                         "sklearn_papers_moleculeace"))
     parser.add_argument("--rf", action="store_true",
@@ -174,7 +171,7 @@ def main(argv=None):
     torch.set_num_threads(1)
     table = {}
     for name in args.targets:
-        smiles, y, cliff, is_test = load_target(Path(args.data_dir) / f"{name}.csv.gz")
+        smiles, y, cliff, is_test = load_target(name)
         train, test = np.flatnonzero(~is_test), np.flatnonzero(is_test)
         raw = raw_features(name, smiles, args.cache, args.checkpoint)
         specs = list(args.features) + (["rf"] if args.rf else [])

@@ -3,7 +3,7 @@ Alenicheva & Grisoni, J. Chem. Inf. Model. 2022): test RMSE, cliff RMSE and fit 
 
 Each arm is an estimator with parameters (``ARMS``, or ``--set`` on one of them); each is
 fitted on the fixed training molecules of every target of ``--targets`` (the ten bundled
-in ``../shared/data/molecules/moleculeace``) with ``random_state`` in ``--first-seed ..
+of :func:`sklearn_papers.datasets.load_moleculeace`) with ``random_state`` in ``--first-seed ..
 --first-seed + --seeds - 1``, and scored on its test molecules: RMSE on all of them and
 on the activity-cliff ones (``cliff_mol == 1``), in units of ``y`` (-log10 of Ki or EC50
 in nM), and the fit's CPU seconds (one torch thread). One JSON line per fit goes to
@@ -19,13 +19,12 @@ import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from bench_featurizer_moleculeace import DATA, TARGETS, load_target, rmse  # noqa: E402
+from bench_featurizer_moleculeace import TARGETS, load_target, rmse  # noqa: E402
 
 #: Arm name -> (estimator class name in sklearn_papers.chem, constructor parameters).
 ARMS = {
@@ -65,7 +64,6 @@ def main(argv=None):
     parser.add_argument("--targets", nargs="+", default=TARGETS)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--data-dir", default=str(DATA))
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     changes = {k: json.loads(v) for k, v in (s.split("=", 1) for s in args.set)}
@@ -75,7 +73,7 @@ def main(argv=None):
     torch.set_num_threads(1)
     results = {}
     for name in args.targets:
-        X, y, cliff, is_test = load_target(Path(args.data_dir) / f"{name}.csv.gz")
+        X, y, cliff, is_test = load_target(name)
         train, test = np.flatnonzero(~is_test), np.flatnonzero(is_test)
         for seed in range(args.first_seed, args.first_seed + args.seeds):
             for arm in args.arms:
