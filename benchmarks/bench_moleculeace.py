@@ -42,7 +42,8 @@ CPU per fit. ``--record`` writes ``benchmarks/results/moleculeace.json`` (each m
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_moleculeace.py
 [--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn grover chemprop]
-[--seeds 3] [--log moleculeace.jsonl] [--record]``.
+[--seeds 3] [--log moleculeace.jsonl] [--record]``; ``--summary-only --log
+moleculeace.jsonl --record`` records the fits of the log without fitting.
 """
 
 import argparse
@@ -314,7 +315,8 @@ def summary(done, targets, models):
                   f"prediction more than the range's width outside: {far} of {len(fits)}")
         if m != peer:
             notes.append(f"{LABELS[m]} wins {wins} of {len(shared)} targets by test RMSE "
-                         f"and {cliff_wins} by cliff RMSE")
+                         f"and {cliff_wins} by cliff RMSE "
+                         f"({' or '.join(map(str, seeds))} seed(s) per target)")
         n_t = f"{len(shared)} targets"
         for key, what, unit in (("rmse", "test RMSE", "log units"),
                                 ("cliff_rmse", "cliff RMSE", "log units"),
@@ -342,6 +344,9 @@ def main(argv=None):
                         help="JSON-lines file of the fits: appended to, and read to skip "
                              "fits already done")
     parser.add_argument("--record", action="store_true")
+    parser.add_argument("--summary-only", action="store_true",
+                        help="fit nothing: summarise (and with --record, record) the fits "
+                             "already in --log")
     parser.add_argument("--check-search", action="store_true",
                         help="compare SVRSearch with GridSearchCV on the first target, "
                              "then stop")
@@ -354,7 +359,7 @@ def main(argv=None):
     torch.set_num_threads(1)
     done = read_log(args.log)
     # the cheap models first, on every target; then the next model
-    for name in args.models:
+    for name in [] if args.summary_only else args.models:
         seeds = [0] if name in DETERMINISTIC else range(args.seeds)
         for target in args.targets:
             for seed in seeds:
@@ -375,7 +380,8 @@ def main(argv=None):
                 if args.log is not None:
                     with open(args.log, "a") as fh:
                         fh.write(json.dumps(row) + "\n")
-    done = {k: v for k, v in done.items() if k[0] in args.targets and k[1] in args.models}
+    done = {k: v for k, v in done.items()
+            if k[0] in args.targets and k[1] in args.models and k[2] < args.seeds}
     rows, notes = summary(done, args.targets, args.models)
     if args.record:
         from _record import record
