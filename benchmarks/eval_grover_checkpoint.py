@@ -121,7 +121,7 @@ def main(argv=None):
         feats = {"ECFP4": CircularFingerprint(n_jobs=args.n_jobs).fit_transform(X)}
         for ckpt in args.checkpoints:
             feats[f"GROVER {ckpt}"] = GroverFeaturizer(
-                pretrained=ckpt, n_jobs=args.n_jobs).fit(X[:1]).transform(X)
+                pretrained=ckpt, descriptors=False, n_jobs=args.n_jobs).fit(X[:1]).transform(X)
         raw = None
         if args.descriptors:
             from sklearn_papers.chem import RDKitDescriptors

@@ -78,7 +78,7 @@ def test_head_sees_the_training_normalized_descriptors(make):
 ], ids=["mpnn", "nf", "grover"])
 def test_transform_appends_the_normalized_descriptors(make):
     est = make(descriptors=_desc()).fit(TRAIN)
-    plain = make().fit(TRAIN)
+    plain = make(descriptors=False).fit(TRAIN)
     out = est.transform(TEST)
     width = plain.transform(TEST).shape[1]
     assert out.shape == (len(TEST), width + len(NAMES)) and out.dtype == np.float32
