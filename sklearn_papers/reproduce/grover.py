@@ -160,7 +160,8 @@ def _frozen_heads_part(name, X, y, train, test, seed):
     from sklearn_papers.chem import GroverFeaturizer
 
     clf = name == "BBBP"
-    grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0).fit(X[:1])
+    grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0,
+                              descriptors=False).fit(X[:1])
     Z = grover.transform(X)
     heads = {
         "grover_linear": make_pipeline(StandardScaler(), LogisticRegression(
