@@ -9,7 +9,7 @@ from sklearn_papers.metrics._detection import (
     box_iou,
     matched_mask_iou,
 )
-from sklearn_papers.metrics._image import image_sharpness
+from sklearn_papers.metrics._image import image_sharpness, sharpness_measures
 from sklearn_papers.metrics._instances import instance_best_iou, other_class_share
 from sklearn_papers.metrics._interventional import beta_vae_score, factor_vae_score
 from sklearn_papers.metrics._multitask import masked_roc_auc_score, masked_roc_auc_scorer
@@ -50,5 +50,6 @@ __all__ = [
     "other_class_share",
     "sap_score",
     "semantic_mean_iou",
+    "sharpness_measures",
     "symmetric_best_dice",
 ]
