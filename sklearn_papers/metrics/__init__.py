@@ -1,5 +1,5 @@
-"""Disentanglement, segmentation, detection, image and missing-label multi-task scores, as
-metric functions and scorers.
+"""Disentanglement, segmentation, detection, image, generated-sample and missing-label
+multi-task scores, as metric functions and scorers.
 
 numpy and scikit-learn only: importing this package never imports torch or RDKit.
 """
@@ -9,6 +9,7 @@ from sklearn_papers.metrics._detection import (
     box_iou,
     matched_mask_iou,
 )
+from sklearn_papers.metrics._generated import sample_quality
 from sklearn_papers.metrics._image import image_sharpness, sharpness_measures
 from sklearn_papers.metrics._instances import instance_best_iou, other_class_share
 from sklearn_papers.metrics._interventional import beta_vae_score, factor_vae_score
@@ -48,6 +49,7 @@ __all__ = [
     "modularity_explicitness",
     "mutual_info_gap",
     "other_class_share",
+    "sample_quality",
     "sap_score",
     "semantic_mean_iou",
     "sharpness_measures",
