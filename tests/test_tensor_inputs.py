@@ -155,6 +155,9 @@ def _case_metrics():
         "box_average_precision": (([boxes, boxes[:2]], [boxes + 0.2, boxes[:3]]),
                                   {"pred_scores": [np.linspace(1, 0.1, 5),
                                                    np.array([0.9, 0.5, 0.1])]}),
+        "detection_box_average_precision": (
+            (scenes.boxes, scenes.labels,
+             [dict(d, boxes=b) for d, b in zip(_detections(scenes), scenes.boxes)]), {}),
         "matched_mask_iou": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "symmetric_best_dice": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "mask_average_precision": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),

@@ -7,6 +7,7 @@ numpy and scikit-learn only: importing this package never imports torch or RDKit
 from sklearn_papers.metrics._detection import (
     box_average_precision,
     box_iou,
+    detection_box_average_precision,
     matched_mask_iou,
 )
 from sklearn_papers.metrics._generated import sample_quality
@@ -36,6 +37,7 @@ __all__ = [
     "box_average_precision",
     "box_iou",
     "dci",
+    "detection_box_average_precision",
     "factor_vae_score",
     "image_sharpness",
     "instance_best_iou",
