@@ -1,5 +1,5 @@
-"""Disentanglement, segmentation, detection, image, generated-sample and missing-label
-multi-task scores, as metric functions and scorers.
+"""Disentanglement, segmentation, detection, image, generated-sample, fingerprint and
+missing-label multi-task scores, as metric functions and scorers.
 
 numpy and scikit-learn only: importing this package never imports torch or RDKit.
 """
@@ -10,6 +10,7 @@ from sklearn_papers.metrics._detection import (
     detection_box_average_precision,
     matched_mask_iou,
 )
+from sklearn_papers.metrics._fingerprint import minmax_distances
 from sklearn_papers.metrics._generated import sample_quality
 from sklearn_papers.metrics._image import image_sharpness, sharpness_measures
 from sklearn_papers.metrics._instances import instance_best_iou, other_class_share
@@ -48,6 +49,7 @@ __all__ = [
     "masked_roc_auc_score",
     "masked_roc_auc_scorer",
     "matched_mask_iou",
+    "minmax_distances",
     "modularity_explicitness",
     "mutual_info_gap",
     "other_class_share",
