@@ -1,31 +1,16 @@
 """Dosovitskiy & Brox (2016), DeePSiM: perceptual losses for autoencoders and feature inversion.
 
-Claims checked, at small scale, on ``sklearn.datasets.load_digits`` (8x8, 10 classes) and on
-the package's procedural ``Shapes`` images (16x16, class = the shape: square, ellipse,
-heart), with autoencoders of a small code and three arms of the same architecture and
-budget: (A) pixel loss only, (B) pixel + feature loss, (C) pixel + feature + adversarial
-loss (the paper's DeePSiM). Reported: pixel MSE (pixels scaled to [0, 1]); a *sharpness
-ratio*, the mean absolute finite-difference gradient of the reconstructions divided by
-that of the real test images (1.0 = as sharp as real); the accuracy of an independent
-classifier (trained on the real training images, not the comparator) on the
-reconstructions of the test images (an RBF SVC on pixels for digits, a small conv net for
-shapes); image grids. The paper's claim at this scale: B and C are sharper than A and keep
-class identity, at some cost in pixel MSE. Targets checked: C's sharpness ratio >= 0.90
-and above A's on every seed, and the independent classifier at least 2 points more
-accurate on C's reconstructions than on A's.
-
-As in the paper, whose comparator is one fixed, pretrained AlexNet, the comparator is
-trained once per dataset (a :class:`~sklearn_papers.nn.ComparatorCNN` classifier of the
-training labels, the network ``comparator="auto"`` builds) and shared by arms B and C of
-every seed and by the feature inverters; the seeds vary the autoencoders.
-
-Also: feature inversion from two comparator depths (earlier layers are reconstructed more
-exactly, the paper's Fig. 4), iterated encoding-decoding with arm C (images stay
-semantically similar while details change), and on ``Shapes`` linear probes of the codes
-for each generative factor (what a small code keeps).
-
-The follow-ups of the claims that do not hold are the experiment ``deepsim_followup``
-(:mod:`.deepsim_followup`), which reads this experiment's cached parts.
+Autoencoders of a small code on ``load_digits`` and ``Shapes`` in three arms of one
+architecture and budget: (A) pixel loss, (B) pixel + feature loss, (C) pixel + feature +
+adversarial loss (DeePSiM). One comparator per dataset, trained once as a classifier of the
+training labels (as the paper's fixed AlexNet), is shared by arms B and C of every seed
+and by the feature inverters; the seeds vary the autoencoders. Measured: pixel MSE, the
+sharpness ratio against the real images, and an independent classifier's accuracy on the
+reconstructions (claims in ``CLAIMS``, settings in ``PROTOCOL``, the rest in the
+report's protocol paragraph, ``_protocol_text``). Also: feature inversion from two
+comparator depths (Fig. 4), iterated encoding-decoding with arm C, and linear probes of
+the ``Shapes`` codes. The claims that do not hold are followed up by the experiment
+``deepsim_followup`` (:mod:`.deepsim_followup`), which reads this one's cached parts.
 """
 
 import time
