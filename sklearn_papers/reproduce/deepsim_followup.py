@@ -306,6 +306,12 @@ def _followed(outcome):
         outcome, "which was inconclusive in this run")
 
 
+def _explanation(outcome):
+    """The opening words of a follow-up's explanation, by the outcome of its verdicts."""
+    return "Explanation " + {HOLDS: "**supported**: ", NOT_HOLDS: "**not supported**: "}.get(
+        outcome, "**not decided** (a verdict above is inconclusive): ")
+
+
 def _verdict(result, verdict, claim=None, rule=None):
     """One line of a follow-up's verdicts, kept in ``result``: the claim, then a
     :class:`~._claims.Verdict`'s outcome with its rule and numbers, or the outcome of a
@@ -459,8 +465,7 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow, followed
                 f"{mean['A']['edge gradient']:.3f}) or more high frequencies.")
     explained = all_of(v_adv, v_feat, v_agree)
     b0 = fcfg["blurs"][0]
-    md += ["", "Explanation " + {HOLDS: "**supported**: ", NOT_HOLDS: "**not supported**: "}.get(
-        explained, "**not decided** (a verdict above is inconclusive): ")
+    md += ["", _explanation(explained)
            + ("at this scale the sharpness is the adversarial term's. A squared distance "
               "between the features of a fixed network is, like the pixel distance, "
               "minimised under an uncertain 4-d code by images whose features are the "
@@ -533,8 +538,7 @@ def _shapes_followup(result, ctx, cfg, sens, runs, gains, followed):
                    _MEASURED),
           _verdict(result, v2, CLAIMS_FOLLOWUP["no_more_shape"], "the opposite claim, C's codes keep "
                    "more than 2 points more shape, judged by paired interval and negated"), "",
-          "Explanation " + {HOLDS: "**supported**: ", NOT_HOLDS: "**not supported**: "}.get(
-              supported, "**not decided** (a verdict above is inconclusive): ")
+          _explanation(supported)
           + (f"`{layer}` does encode the shape (a linear probe reads it from the real "
              f"images' features at {sens['probe']['shape']:.1f} %, the position at "
              f"{sens['probe']['pos_x']:.1f} / {sens['probe']['pos_y']:.1f} %), but the loss "
