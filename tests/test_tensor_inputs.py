@@ -155,6 +155,9 @@ def _case_metrics():
         "box_average_precision": (([boxes, boxes[:2]], [boxes + 0.2, boxes[:3]]),
                                   {"pred_scores": [np.linspace(1, 0.1, 5),
                                                    np.array([0.9, 0.5, 0.1])]}),
+        "detection_box_average_precision": (
+            (scenes.boxes, scenes.labels,
+             [dict(d, boxes=b) for d, b in zip(_detections(scenes), scenes.boxes)]), {}),
         "matched_mask_iou": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "symmetric_best_dice": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "mask_average_precision": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
@@ -163,6 +166,10 @@ def _case_metrics():
         "instance_best_iou": ((scenes.instance_maps, scenes.labels, _detections(scenes)), {}),
         "boundary_f_score": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "image_sharpness": ((scenes.images[..., 0].astype(np.float64) / 255,), {}),
+        "minmax_distances": ((rng.rand(6, 5), rng.rand(4, 5)), {}),
+        "sample_quality": ((rng.rand(12, 4), rng.rand(15, 4), rng.rand(10, 4)), {}),
+        "sharpness_measures": ((scenes.images[..., 0].astype(np.float64)[::-1] / 255,
+                                scenes.images[..., 0].astype(np.float64) / 255), {}),
         "masked_roc_auc_score": ((y_multi, rng.rand(20, 2)), {}),
         "masked_roc_auc_scorer": ((_Codes(), rng.rand(20, 2), y_multi), {}),
     }

@@ -1,5 +1,5 @@
-"""Disentanglement, segmentation, detection, image and missing-label multi-task scores, as
-metric functions and scorers.
+"""Disentanglement, segmentation, detection, image, generated-sample, fingerprint and
+missing-label multi-task scores, as metric functions and scorers.
 
 numpy and scikit-learn only: importing this package never imports torch or RDKit.
 """
@@ -7,9 +7,12 @@ numpy and scikit-learn only: importing this package never imports torch or RDKit
 from sklearn_papers.metrics._detection import (
     box_average_precision,
     box_iou,
+    detection_box_average_precision,
     matched_mask_iou,
 )
-from sklearn_papers.metrics._image import image_sharpness
+from sklearn_papers.metrics._fingerprint import minmax_distances
+from sklearn_papers.metrics._generated import sample_quality
+from sklearn_papers.metrics._image import image_sharpness, sharpness_measures
 from sklearn_papers.metrics._instances import instance_best_iou, other_class_share
 from sklearn_papers.metrics._interventional import beta_vae_score, factor_vae_score
 from sklearn_papers.metrics._multitask import masked_roc_auc_score, masked_roc_auc_scorer
@@ -35,6 +38,7 @@ __all__ = [
     "box_average_precision",
     "box_iou",
     "dci",
+    "detection_box_average_precision",
     "factor_vae_score",
     "image_sharpness",
     "instance_best_iou",
@@ -45,10 +49,13 @@ __all__ = [
     "masked_roc_auc_score",
     "masked_roc_auc_scorer",
     "matched_mask_iou",
+    "minmax_distances",
     "modularity_explicitness",
     "mutual_info_gap",
     "other_class_share",
+    "sample_quality",
     "sap_score",
     "semantic_mean_iou",
+    "sharpness_measures",
     "symmetric_best_dice",
 ]

@@ -11,7 +11,8 @@ import numpy as np
 from sklearn_papers.metrics._segmentation import _check_maps, _coco_average_precision
 from sklearn_papers.utils._tensors import with_numpy_inputs
 
-__all__ = ["box_average_precision", "box_iou", "matched_mask_iou"]
+__all__ = ["box_average_precision", "box_iou", "detection_box_average_precision",
+           "matched_mask_iou"]
 
 
 def _check_boxes(boxes, name):
@@ -157,6 +158,63 @@ def box_average_precision(true_boxes, pred_boxes, *, pred_scores=None, true_labe
     dts = [_check_boxes(b, f"pred_boxes[{i}]") for i, b in enumerate(pred_boxes)]
     return _coco_average_precision(gts, dts, box_iou, pred_scores, true_labels, pred_labels,
                                    iou_thresholds, max_detections)
+
+
+@with_numpy_inputs
+def detection_box_average_precision(true_boxes, true_labels, detections, *,
+                                    max_detections=100):
+    """COCO box AP@[.5:.95] of per-image detection dicts.
+
+    :func:`box_average_precision` on the output of a detector that returns one dict per
+    image, as ``vision.MaskRCNN.predict_detections`` does.
+
+    Parameters
+    ----------
+    true_boxes : list of n_images array-likes of shape (k_i, 4)
+        True boxes per image, ``(x1, y1, x2, y2)``.
+    true_labels : list of n_images 1-D int array-likes
+        Class of each true box.
+    detections : list of n_images dicts
+        ``"boxes"`` (shape (d, 4)), ``"scores"`` (shape (d,)) and ``"labels"`` (shape
+        (d,)) of each image; other keys (``"masks"``) are ignored.
+    max_detections : int, default=100
+        Highest-scored detections kept per image (COCO: 100).
+
+    Returns
+    -------
+    ap : float
+        In [0, 1], greater is better; NaN if no image has a true box.
+
+    Raises
+    ------
+    ValueError
+        If a detection is not a dict with ``"boxes"``, ``"scores"`` and ``"labels"`` (the
+        message names the image), or for the reasons of :func:`box_average_precision`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_papers.metrics import detection_box_average_precision
+    >>> dets = [{"boxes": np.array([[0, 0, 4, 4]]), "scores": np.array([0.9]),
+    ...          "labels": np.array([1])}]
+    >>> round(detection_box_average_precision([[[0, 0, 4, 4]]], [[1]], dets), 3)
+    1.0
+    """
+    if not isinstance(detections, (list, tuple)):
+        raise ValueError("detections must be a list with one dict per image, got "
+                         f"{type(detections).__name__}")
+    for n, d in enumerate(detections):
+        missing = [k for k in ("boxes", "scores", "labels")
+                   if not isinstance(d, dict) or k not in d]
+        if missing:
+            raise ValueError(f"detections[{n}] must be a dict with 'boxes', 'scores' and "
+                             f"'labels'; it lacks {missing}")
+    return box_average_precision([np.asarray(b).reshape(-1, 4) for b in true_boxes],
+                                 [np.asarray(d["boxes"]).reshape(-1, 4) for d in detections],
+                                 pred_scores=[d["scores"] for d in detections],
+                                 true_labels=list(true_labels),
+                                 pred_labels=[d["labels"] for d in detections],
+                                 max_detections=max_detections)
 
 
 @with_numpy_inputs

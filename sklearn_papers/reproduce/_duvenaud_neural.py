@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
+from sklearn_papers.metrics import minmax_distances
 from sklearn_papers.reproduce._common import one_torch_thread, save_figure
 from sklearn_papers.reproduce._duvenaud_search import (
     FULL_N_JOBS,
@@ -212,16 +213,6 @@ def quick_neural_rows(ctx, datasets, meanwhile=None):
     return results, chosen
 
 
-def _minmax_distances(F):
-    """Condensed ``1 - sum(min)/sum(max)`` distances (continuous Tanimoto), vectorised."""
-    n = len(F)
-    out = []
-    for i in range(n - 1):
-        a, b = F[i], F[i + 1:]
-        out.append(1.0 - np.minimum(a, b).sum(1) / np.maximum(a, b).sum(1))
-    return np.concatenate(out)
-
-
 def ecfp_correlation(ctx, n_molecules=None):
     """Random neural fingerprint vs ECFP distances on Delaney (paper, Section 3, Fig. 3).
 
@@ -239,7 +230,7 @@ def ecfp_correlation(ctx, n_molecules=None):
         Pearson correlation of the two distance sets.
     """
     import matplotlib.pyplot as plt
-    from scipy.spatial.distance import pdist
+    from scipy.spatial.distance import pdist, squareform
 
     from sklearn_papers.chem import CircularFingerprint, NeuralFingerprint
     from sklearn_papers.datasets import load_delaney
@@ -251,7 +242,7 @@ def ecfp_correlation(ctx, n_molecules=None):
     nf = NeuralFingerprint(fp_length=2048, radius=4, conv_width=20,
                            random_state=ctx.random_state).fit_transform(X).astype(np.float64)
     d_ecfp = pdist(ecfp, "jaccard")
-    d_nf = _minmax_distances(nf)
+    d_nf = squareform(minmax_distances(nf), checks=False)
     r = float(np.corrcoef(d_ecfp, d_nf)[0, 1])
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     rng = np.random.default_rng(0)

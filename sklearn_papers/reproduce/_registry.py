@@ -20,8 +20,8 @@ An experiment module reads top-down:
 5. ``EXPERIMENT = Experiment(..., claims=CLAIMS, protocol=PROTOCOL)``.
 
 A follow-up study of a paper's claims (why a claim fails, what changes it) is an experiment
-of its own, defined in the same module as ``EXPERIMENT_FOLLOWUP = Experiment(name=
-"<name>_followup", ...)``: every module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` that
+of its own, defined in the same module (or in ``<name>_followup.py``) as
+``EXPERIMENT_FOLLOWUP = Experiment(name="<name>_followup", ...)``: every module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` that
 is an :class:`Experiment` is registered, so ``reproduce --only <name>_followup`` runs it
 alone, with its own report section, cache folder, CPU time and published page.
 """

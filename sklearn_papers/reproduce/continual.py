@@ -34,6 +34,7 @@ import time
 
 import numpy as np
 
+from sklearn_papers.metrics import sample_quality
 from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, declare, judge
 from sklearn_papers.reproduce._common import Protocol, run_seeds, save_figure
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
@@ -195,47 +196,13 @@ _N_REPLAY_PROBE = 200
 _REPLAY_HEADING = "Follow-up, why GAN replay closes less of the gap"
 
 
-def _knn_radius(reference, k):
-    """Distance of every row of ``reference`` to its ``k``-th nearest other row."""
-    from scipy.spatial.distance import cdist
-
-    d = np.sort(cdist(reference, reference), axis=1)
-    return d[:, min(k, len(reference) - 1)]
-
-
-def sample_quality(samples, real_train, real_test, *, k=5):
-    """Diversity and realism of generated rows of one class against its real rows.
-
-    Returns ``spread`` (mean per-pixel standard deviation of the samples over that of the
-    class's training rows; 1 for samples as varied as the data), ``coverage`` (fraction of
-    the class's test rows that have a generated row at most as far as their ``k``-th
-    nearest training row: real rows the replay reaches, after Naeem et al. 2020) and
-    ``precision`` (fraction of generated rows inside the ``k``-nearest-neighbour ball of
-    some training row: rows that look like real ones, after Kynkaanniemi et al. 2019) and
-    ``distance`` (mean distance of a generated row to its nearest training row over that
-    of a test row: 1 for samples as close to the data as new real rows).
-    """
-    from scipy.spatial.distance import cdist
-
-    spread = float(samples.std(axis=0).mean() / real_train.std(axis=0).mean())
-    test_to_train = np.sort(cdist(real_test, real_train), axis=1)
-    radius_test = test_to_train[:, k - 1]
-    to_train = cdist(samples, real_train)
-    distance = float(to_train.min(axis=1).mean() / test_to_train[:, 0].mean())
-    coverage = float(np.mean(cdist(real_test, samples).min(axis=1) <= radius_test))
-    radius_train = _knn_radius(real_train, k)
-    precision = float(np.mean((to_train <= radius_train).any(axis=1)))
-    return {"spread": spread, "coverage": coverage, "precision": precision,
-            "distance": distance}
-
-
 def replay_diagnostics(generator, X_train, X_test, y_train, y_test, *, seed, cfg):
     """The class-incremental run of ``generator`` ("gan" or "vae") with the same settings
     and seed as the main table, probed after every task: the classifier's accuracy on
     task 1's real test rows and on replayed rows of digits 0 and 1, an oracle's accuracy
     on those replayed rows (an RBF SVM fitted on every real training row), the rows'
-    spread, coverage and precision (:func:`sample_quality`), and how far the replayed
-    rows moved since task 1 (mean absolute pixel change of the same draws), and how well
+    spread, coverage and precision (:func:`~sklearn_papers.metrics.sample_quality`), and
+    how far the replayed rows moved since task 1 (mean absolute pixel change of the same draws), and how well
     an RBF ``SVC`` tells them from the real training rows of 0 and 1 (5-fold balanced
     accuracy, a classifier two-sample test: 0.5 when indistinguishable). After the last
     task, train-on-synthetic-test-on-real: the oracle's model refitted on generated

@@ -17,7 +17,11 @@ import time
 
 import numpy as np
 
-from sklearn_papers.metrics import instance_best_iou, other_class_share
+from sklearn_papers.metrics import (
+    detection_box_average_precision,
+    instance_best_iou,
+    other_class_share,
+)
 from sklearn_papers.reproduce._claims import HOLDS, Claim, declare, judge
 from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
@@ -113,16 +117,6 @@ def _scenes(cfg, n, seed, hard):
                        touching=0.0, noise=0.02, random_state=seed)
 
 
-def box_average_precision(true_boxes, true_labels, dets, max_detections=100):
-    """COCO box AP@[.5:.95] of detections (:func:`~sklearn_papers.metrics.box_average_precision`)."""
-    from sklearn_papers.metrics import box_average_precision as box_ap
-
-    return box_ap([np.asarray(b).reshape(-1, 4) for b in true_boxes],
-                  [np.asarray(d["boxes"]).reshape(-1, 4) for d in dets],
-                  pred_scores=[d["scores"] for d in dets], true_labels=list(true_labels),
-                  pred_labels=[d["labels"] for d in dets], max_detections=max_detections)
-
-
 def _matched_iou(true_maps, pred_maps):
     """:func:`~sklearn_papers.metrics.matched_mask_iou` at IoU 0.5."""
     from sklearn_papers.metrics import matched_mask_iou
@@ -158,7 +152,7 @@ def _evaluate(est, test, return_detections=False):
         "mask AP": mask_average_precision(test.instance_maps, masks, **kw),
         "AP50": mask_average_precision(test.instance_maps, masks, iou_thresholds=0.5, **kw),
         "AP75": mask_average_precision(test.instance_maps, masks, iou_thresholds=0.75, **kw),
-        "box AP": box_average_precision(test.boxes, test.labels, dets),
+        "box AP": detection_box_average_precision(test.boxes, test.labels, dets),
         "matched mask IoU": miou, "matched fraction": matched,
         "images/s": len(test.images) / seconds,
     }

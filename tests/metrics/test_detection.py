@@ -10,6 +10,7 @@ import pytest
 from sklearn_papers.metrics import (
     box_average_precision,
     box_iou,
+    detection_box_average_precision,
     image_sharpness,
     mask_average_precision,
     matched_mask_iou,
@@ -196,3 +197,44 @@ def test_image_sharpness_names_an_image_of_another_shape():
     with pytest.raises(ValueError, match=r"images\[2\] has shape \(4, 4\) but images\[0\] "
                                          r"has \(5, 5\)"):
         image_sharpness([np.ones((5, 5)), np.ones((5, 5)), np.ones((4, 4))])
+
+
+def test_detection_box_average_precision_reads_detection_dicts():
+    rng = np.random.RandomState(0)
+    true = [np.array([[0.0, 0, 4, 4], [4, 4, 8, 8]]), np.array([[1.0, 1, 5, 6]])]
+    labels = [np.array([1, 2]), np.array([1])]
+    dets = [{"boxes": b + rng.rand(*b.shape), "scores": rng.rand(len(b)), "labels": lab,
+             "masks": None} for b, lab in zip(true, labels)]
+    expected = box_average_precision(true, [d["boxes"] for d in dets],
+                                     pred_scores=[d["scores"] for d in dets],
+                                     true_labels=labels, pred_labels=labels)
+    assert detection_box_average_precision(true, labels, dets) == expected
+    with pytest.raises(ValueError, match=r"detections\[1\] must be a dict .* lacks \['scores'\]"):
+        detection_box_average_precision(true, labels, [dets[0], {"boxes": true[1],
+                                                                "labels": labels[1]}])
+    with pytest.raises(ValueError, match="one dict per image"):
+        detection_box_average_precision(true, labels, dets[0])
+
+
+def _det(boxes, scores, labels):
+    return {"boxes": np.asarray(boxes, dtype=float), "scores": np.asarray(scores, dtype=float),
+            "labels": np.asarray(labels)}
+
+
+def test_detection_box_average_precision_known_cases():
+    gt = [np.array([[0.0, 0, 10, 10], [20, 20, 30, 30]])]
+    lab = [np.array([1, 1])]
+    perfect = _det(gt[0], [0.9, 0.8], [1, 1])
+    assert detection_box_average_precision(gt, lab, [perfect]) == pytest.approx(1.0)
+    # one object found, one missed: recall 0.5 at precision 1 -> 51 of 101 points
+    half = _det(gt[0][:1], [0.9], [1])
+    assert detection_box_average_precision(gt, lab, [half]) == pytest.approx(51 / 101)
+    # wrong class: nothing matches
+    wrong = _det(gt[0], [0.9, 0.8], [2, 2])
+    assert detection_box_average_precision(gt, lab, [wrong]) == 0.0
+    # a box shifted to IoU 0.6 counts at thresholds 0.5 and 0.55 only
+    shifted = _det([[0.0, 0, 10, 10], [20, 20, 32.5, 30]], [0.9, 0.8], [1, 1])
+    iou = 100 / 125
+    n_ok = int(np.sum(np.linspace(0.5, 0.95, 10) <= iou + 1e-12))
+    expected = (n_ok * 1.0 + (10 - n_ok) * 51 / 101) / 10
+    assert detection_box_average_precision(gt, lab, [shifted]) == pytest.approx(expected)

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 from scipy import stats
-from sklearn.datasets import load_digits
 
 from sklearn_papers.reproduce import continual, get_experiments
 from sklearn_papers.reproduce._claims import CONFIDENCE, RULES
@@ -72,20 +71,6 @@ def test_tiny_run_writes_verdicts_and_plots(tmp_path, monkeypatch):
     assert {v.claim for v in follow.verdicts} == {
         f"forward transfer with {n} labels per class" for n in (1, 2, 3, 5, 10)}
     assert len(follow.figures) == 2
-
-
-def test_sample_quality_of_real_rows_and_of_far_rows():
-    X, y = load_digits(return_X_y=True)
-    train, test = X[y == 3][:120], X[y == 3][120:]
-    same = continual.sample_quality(train, train, test)
-    assert same["spread"] == pytest.approx(1.0)
-    assert same["coverage"] == 1.0 and same["precision"] == 1.0
-    assert same["distance"] == 0.0
-    far = continual.sample_quality(train + 100.0, train, test)
-    assert far["coverage"] == 0.0 and far["precision"] == 0.0 and far["distance"] > 1
-    mean_row = continual.sample_quality(np.repeat(train.mean(0, keepdims=True), 50, 0),
-                                        train, test)
-    assert mean_row["spread"] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_transfer_curve_takes_the_first_rows_of_forward_transfers_draws():

@@ -2,11 +2,9 @@
 
 import numpy as np
 
-from sklearn_papers.reproduce import deepsim
-from sklearn_papers.reproduce._registry import RunContext
-
-
+from sklearn_papers.reproduce import deepsim, deepsim_followup
 from sklearn_papers.reproduce._common import Protocol
+from sklearn_papers.reproduce._registry import RunContext
 
 
 def _tiny(quick):
@@ -21,9 +19,9 @@ def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
     monkeypatch.setattr(deepsim, "PROTOCOL", Protocol(full=_tiny(False),
                                                       shortened="tiny"))
     # the quick run leaves follow-up 3 to the full mode: put its arms back to test it
-    followup_config = deepsim._followup_config
-    monkeypatch.setattr(deepsim, "_followup_config", lambda quick, cfg: dict(
-        followup_config(quick, cfg), iterate=deepsim.ITERATE_CONFIGS))
+    followup_config = deepsim_followup._followup_config
+    monkeypatch.setattr(deepsim_followup, "_followup_config", lambda quick, cfg: dict(
+        followup_config(quick, cfg), iterate=deepsim_followup.ITERATE_CONFIGS))
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="deepsim")
     section = deepsim.EXPERIMENT.run(ctx)
     md = section.markdown
@@ -44,13 +42,14 @@ def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
 
     # the follow-ups, an experiment of their own, read deepsim's parts kept in this run
     ctx.experiment, ctx.computed = "deepsim_followup", []
-    follow = deepsim.EXPERIMENT_FOLLOWUP.run(ctx)
+    follow = deepsim_followup.EXPERIMENT_FOLLOWUP.run(ctx)
     assert sorted(ctx.computed) == sorted(k for k in ctx.computed if k.startswith("followup/"))
-    assert len(ctx.computed) == len(deepsim.ITERATE_CONFIGS) + len(deepsim.SHARPNESS_ARMS) + 1
+    assert len(ctx.computed) == len(deepsim_followup.ITERATE_CONFIGS) + len(
+        deepsim_followup.SHARPNESS_ARMS) + 1
     md = follow.markdown
     for heading in ("Follow-up 1 (digits)", "Follow-up 2 (shapes)", "Follow-up 3 (digits)"):
         assert heading in md
-    n_followup = 3 + 2 * (len(deepsim.SHARPNESS_ARMS) - 1) + 2 + 5
+    n_followup = 3 + 2 * (len(deepsim_followup.SHARPNESS_ARMS) - 1) + 2 + 5
     assert len(follow.verdicts) == n_followup
     assert sum(md.count(f"Explanation **{w}**")
                for w in ("supported", "not supported", "not decided")) == 2
@@ -68,9 +67,10 @@ def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
 
 def test_quick_followups_leave_the_iteration_to_the_full_mode(tmp_path):
     cfg = _tiny(True)
-    assert deepsim._followup_config(True, cfg)["iterate"] == ()
-    assert deepsim._followup_config(False, cfg)["iterate"] == deepsim.ITERATE_CONFIGS
-    parts = deepsim._followup_parts(cfg, deepsim._followup_config(True, cfg), [0], 0,
+    followup = deepsim_followup
+    assert followup._followup_config(True, cfg)["iterate"] == ()
+    assert followup._followup_config(False, cfg)["iterate"] == followup.ITERATE_CONFIGS
+    parts = followup._followup_parts(cfg, followup._followup_config(True, cfg), [0], 0,
                                     {"digits": None, "shapes": None}, {})
     assert parts and not any(name[0] == "iterate" for name, _, _ in parts)
 
@@ -81,22 +81,3 @@ def test_sharpness_ratio_of_a_blurred_image_is_below_one():
     blurred = (images + np.roll(images, 1, 1) + np.roll(images, 1, 2)) / 3
     assert deepsim.sharpness(blurred.reshape(5, -1), (8, 8)) < deepsim.sharpness(
         images.reshape(5, -1), (8, 8))
-
-
-def test_sharpness_measures_rank_blur_and_noise():
-    rng = np.random.RandomState(0)
-    hw = (12, 12)
-    real = np.zeros((6, *hw))
-    real[:, 3:9, 3:9] = 1.0  # squares: sharp edges, flat elsewhere
-    real = real.reshape(6, -1)
-    same = deepsim.sharpness_measures(real, real, hw)
-    assert all(np.isclose(same[k], 1.0)
-               for k in ("gradient", "edge gradient", "high-frequency power"))
-    blurred = deepsim.sharpness_measures(deepsim._blurred(real, hw, 1.0), real, hw)
-    for key in ("edge gradient", "high-frequency power"):
-        assert blurred[key] < 0.9 * same[key]
-    # the mean absolute gradient is a total variation, which blurring an isolated
-    # monotone edge keeps: the report's ratio sees blur only where strokes are thin
-    assert abs(blurred["gradient"] - 1.0) < 0.05
-    noisy = deepsim.sharpness_measures(real + 0.3 * rng.rand(*real.shape), real, hw)
-    assert noisy["flat gradient"] > same["flat gradient"] + 0.1  # texture where real is flat

@@ -1,0 +1,105 @@
+"""Diversity and realism of generated samples against real rows: spread, coverage,
+precision and distance by nearest neighbours. numpy and scipy only."""
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_array
+
+from sklearn_papers.utils._tensors import with_numpy_inputs
+
+__all__ = ["sample_quality"]
+
+
+def _knn_radius(reference, k):
+    """Distance of every row of ``reference`` to its ``k``-th nearest other row."""
+    from scipy.spatial.distance import cdist
+
+    d = np.sort(cdist(reference, reference), axis=1)
+    return d[:, min(k, len(reference) - 1)]
+
+
+@with_numpy_inputs
+def sample_quality(samples, real_train, real_test, *, k=5):
+    """Diversity and realism of generated rows against the real rows they imitate.
+
+    Parameters
+    ----------
+    samples : array-like of shape (n_samples, n_features)
+        Generated rows (e.g. the replayed images of one class, flattened).
+    real_train : array-like of shape (n_train, n_features)
+        Real rows the generator learnt from; the reference of every measure.
+    real_test : array-like of shape (n_test, n_features)
+        Real rows it did not see, for ``coverage`` and as the scale of ``distance``.
+    k : int, default=5
+        Neighbour of the real rows whose distance is the radius of their ball; at most
+        ``n_train``.
+
+    Returns
+    -------
+    quality : dict of str to float
+        ``"spread"``: mean per-feature standard deviation of the samples over that of
+        ``real_train`` (1 for samples as varied as the data, 0 for one repeated row).
+        ``"coverage"``: fraction of the test rows that have a sample at most as far as
+        their ``k``-th nearest training row: real rows the generator reaches (after
+        Naeem et al. 2020). ``"precision"``: fraction of samples inside the
+        ``k``-nearest-neighbour ball of some training row: rows that look like real ones
+        (after Kynkaanniemi et al. 2019). ``"distance"``: mean distance of a sample to its
+        nearest training row over that of a test row (1 for samples as close to the data
+        as new real rows). Distances are Euclidean.
+
+    Raises
+    ------
+    ValueError
+        If an array is empty, not 2-D or holds NaN or inf (the message names it), the
+        three have different numbers of features, ``real_train`` is constant or
+        ``k`` is not an int in ``[1, n_train]``.
+
+    References
+    ----------
+    .. [1] Naeem, M. F., Oh, S. J., Uh, Y., Choi, Y., Yoo, J. (2020). Reliable fidelity and
+       diversity metrics for generative models. ICML.
+    .. [2] Kynkaanniemi, T., Karras, T., Laine, S., Lehtinen, J., Aila, T. (2019). Improved
+       precision and recall metric for assessing generative models. NeurIPS 32.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_papers.metrics import sample_quality
+    >>> rng = np.random.RandomState(0)
+    >>> real = rng.rand(60, 4)
+    >>> quality = sample_quality(real[:30], real[:30], real[30:])
+    >>> quality["precision"], quality["distance"]
+    (1.0, 0.0)
+    """
+    from scipy.spatial.distance import cdist
+
+    arrays = {}
+    for name, value in (("samples", samples), ("real_train", real_train),
+                        ("real_test", real_test)):
+        arrays[name] = check_array(value, dtype=(np.float64, np.float32), input_name=name,
+                                   ensure_min_samples=0)
+        if not len(arrays[name]):
+            raise ValueError(f"{name} is empty: pass at least one row")
+    widths = {name: a.shape[1] for name, a in arrays.items()}
+    if len(set(widths.values())) > 1:
+        raise ValueError(f"samples, real_train and real_test must have the same number of "
+                         f"features, got {widths}")
+    samples, real_train, real_test = arrays.values()
+    if (not isinstance(k, numbers.Integral) or isinstance(k, bool)
+            or not 1 <= k <= len(real_train)):
+        raise ValueError(f"k must be an int in [1, n_train={len(real_train)}], got {k!r}")
+    scale = real_train.std(axis=0).mean()
+    if scale == 0:
+        raise ValueError("real_train is constant: spread is a ratio to its standard "
+                         "deviation, so pass real rows that vary")
+    spread = float(samples.std(axis=0).mean() / scale)
+    test_to_train = np.sort(cdist(real_test, real_train), axis=1)
+    radius_test = test_to_train[:, k - 1]
+    to_train = cdist(samples, real_train)
+    distance = float(to_train.min(axis=1).mean() / test_to_train[:, 0].mean())
+    coverage = float(np.mean(cdist(real_test, samples).min(axis=1) <= radius_test))
+    radius_train = _knn_radius(real_train, k)
+    precision = float(np.mean((to_train <= radius_train).any(axis=1)))
+    return {"spread": spread, "coverage": coverage, "precision": precision,
+            "distance": distance}

@@ -1,0 +1,36 @@
+"""sample_quality: spread, coverage, precision and distance of generated rows."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+
+from sklearn_papers.metrics import sample_quality
+
+
+def test_sample_quality_of_real_rows_and_of_far_rows():
+    X, y = load_digits(return_X_y=True)
+    train, test = X[y == 3][:120], X[y == 3][120:]
+    same = sample_quality(train, train, test)
+    assert same["spread"] == pytest.approx(1.0)
+    assert same["coverage"] == 1.0 and same["precision"] == 1.0
+    assert same["distance"] == 0.0
+    far = sample_quality(train + 100.0, train, test)
+    assert far["coverage"] == 0.0 and far["precision"] == 0.0 and far["distance"] > 1
+    mean_row = sample_quality(np.repeat(train.mean(0, keepdims=True), 50, 0), train,
+                              test)
+    assert mean_row["spread"] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(samples=np.zeros((3, 5))), "same number of features"),
+    (dict(real_test=np.full((4, 4), np.nan)), "real_test"),
+    (dict(samples=np.zeros((0, 4))), "samples"),
+    (dict(k=0), r"k must be an int in \[1, n_train=10\]"),
+    (dict(k=11), "k must be an int"),
+    (dict(real_train=np.ones((10, 4))), "real_train is constant"),
+])
+def test_sample_quality_refuses_bad_input(kwargs, match):
+    rng = np.random.RandomState(0)
+    args = dict(samples=rng.rand(6, 4), real_train=rng.rand(10, 4), real_test=rng.rand(5, 4))
+    with pytest.raises(ValueError, match=match):
+        sample_quality(**{**args, **kwargs})

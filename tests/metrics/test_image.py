@@ -1,0 +1,54 @@
+"""sharpness_measures: four measures of how sharp images are, relative to real ones."""
+
+import numpy as np
+import pytest
+
+from sklearn_papers.metrics import image_sharpness, sharpness_measures
+
+
+def _squares(n=6, size=12):
+    real = np.zeros((n, size, size))
+    real[:, 3:9, 3:9] = 1.0  # squares: sharp edges, flat elsewhere
+    return real
+
+
+def _blurred(images, sigma):
+    from scipy.ndimage import gaussian_filter
+
+    return gaussian_filter(images, sigma=(0, sigma, sigma), mode="nearest")
+
+
+def test_sharpness_measures_rank_blur_and_noise():
+    real = _squares()
+    same = sharpness_measures(real, real)
+    assert all(np.isclose(same[k], 1.0)
+               for k in ("gradient", "edge gradient", "high-frequency power"))
+    blurred = sharpness_measures(_blurred(real, 1.0), real)
+    for key in ("edge gradient", "high-frequency power"):
+        assert blurred[key] < 0.9 * same[key]
+    # the mean absolute gradient is a total variation, which blurring an isolated
+    # monotone edge keeps: only the edge and spectral measures see the blur
+    assert abs(blurred["gradient"] - 1.0) < 0.05
+    noisy = sharpness_measures(real + 0.3 * np.random.RandomState(0).rand(*real.shape), real)
+    assert noisy["flat gradient"] > same["flat gradient"] + 0.1  # texture where real is flat
+
+
+def test_sharpness_measures_gradient_is_the_image_sharpness_ratio():
+    rng = np.random.RandomState(1)
+    real, images = rng.rand(4, 5, 7), rng.rand(4, 5, 7)
+    got = sharpness_measures(images.reshape(4, -1), real.reshape(4, -1), (5, 7))
+    assert got["gradient"] == pytest.approx(image_sharpness(images) / image_sharpness(real))
+    assert got == sharpness_measures(images, real)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda r: sharpness_measures(r[:2], r), "one real image per image"),
+    (lambda r: sharpness_measures(r, np.ones_like(r)), "real_images are constant"),
+    (lambda r: sharpness_measures(r, r[:, :, :, None]), "real_images must have shape"),
+    (lambda r: sharpness_measures(r, r, edge_quantile=1.0), "edge_quantile"),
+    (lambda r: sharpness_measures(r, r, hf_cutoff=0.7), r"hf_cutoff must be a number in \(0, 0.5\)"),
+    (lambda r: sharpness_measures(np.full_like(r, np.nan), r), "images holds NaN"),
+])
+def test_sharpness_measures_refuse_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call(_squares(3, 8))
