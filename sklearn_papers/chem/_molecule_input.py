@@ -150,7 +150,7 @@ def _parse_and_featurize(values, start, standardize, fn, kwargs, describe=None):
         graphs = fn([mols[i] for i in ok], smiles=[smiles[i] for i in ok], **kwargs)
         if describe is not None:
             raw = describe([mols[i] for i in ok])
-            graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
+            graphs = [DescribedGraph(graph, row) for graph, row in zip(graphs, raw)]
     if start:
         ok = [start + i for i in ok]
         invalid = [InvalidMolecule(start + e.index, e.value, e.reason) for e in invalid]
@@ -236,15 +236,14 @@ def molecule_graphs(estimator, X, *, fitted=False):
     missing = [i for i, entry in enumerate(found) if entry is None]
     invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
     if missing:
-        sub = values[missing] if cache is not None else values
-        ok, graphs, sub_invalid, sub_multi = _featurize_entries(estimator, sub, names,
-                                                                inputs)
+        ok, graphs, sub_invalid, sub_multi = _featurize_entries(
+            estimator, values if cache is None else values[missing], names, inputs)
         several = set(sub_multi)
-        entries = [(g, j in several) for g, j in zip(graphs, ok)]
+        entries = [(graph, j in several) for graph, j in zip(graphs, ok)]
         for j, entry in zip(ok, entries):
             found[missing[j]] = entry
         if cache is not None:
-            cache._store_graphs(settings, [sub[j] for j in ok], entries)
+            cache._store_graphs(settings, [values[missing[j]] for j in ok], entries)
         invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
         multi = sorted(multi + [missing[j] for j in sub_multi])
     valid = report_entries(invalid, multi, values, errors=estimator.errors,
@@ -280,13 +279,13 @@ def described_graphs(estimator, graphs, *, fit, counted=None):
         if fit:
             estimator.descriptors_ = None
         return graphs
-    raw = np.stack([g.mol_features for g in graphs])
+    raw = np.stack([graph.mol_features for graph in graphs])
     if fit:
         use = counted is not None and np.any(counted) and not np.all(counted)
         estimator._fit_descriptors(raw[np.asarray(counted)] if use else raw)
     rows = estimator.descriptors_._output(raw, np.ones(len(raw), dtype=bool))
     rows = rows.astype(np.float32)
-    return [DescribedGraph(g.graph, row) for g, row in zip(graphs, rows)]
+    return [DescribedGraph(graph.graph, row) for graph, row in zip(graphs, rows)]
 
 
 def set_molecule_input_attributes(estimator, X):

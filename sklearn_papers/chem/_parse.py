@@ -111,10 +111,10 @@ class InvalidMolecule(tuple):
         return self[2]
 
 
-def _is_mol(obj):
+def _is_mol(value):
     from rdkit import Chem
 
-    return isinstance(obj, Chem.Mol)
+    return isinstance(value, Chem.Mol)
 
 
 def as_molecule_array(X, *, input_name="X"):

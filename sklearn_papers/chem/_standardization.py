@@ -223,7 +223,7 @@ def standardize_parsed(mols, steps, values=None, *, verbose=0, desc=None):
     from rdkit import Chem, rdBase
 
     out, smiles, failed = [None] * len(mols), [None] * len(mols), []
-    memo = _MEMO.get() if values is not None else None
+    memo = _MEMO.get()
     with rdBase.BlockLogs(), no_cyclic_gc():
         standardize = _Steps(*steps)
         from sklearn_papers.nn._progress import progress
@@ -232,8 +232,8 @@ def standardize_parsed(mols, steps, values=None, *, verbose=0, desc=None):
                                total=len(mols), desc=desc, unit="molecule"):
             if mol is None:
                 continue
-            key = (tuple(steps), values[i]) if memo is not None and isinstance(
-                values[i], str) else None
+            keyed = memo is not None and values is not None and isinstance(values[i], str)
+            key = (tuple(steps), values[i]) if keyed else None
             if key is not None and key in memo:
                 text, reason = memo[key]
                 if reason is not None:
@@ -320,8 +320,8 @@ def standardize_entries(values, mols, invalid, steps, *, verbose=0, desc=None):
         (:func:`n_multi_fragment`, for the report step); empty with it.
     """
     if steps is None:
-        smiles = [v if isinstance(v, str) and m is not None else None
-                  for v, m in zip(values, mols)]
+        smiles = [value if isinstance(value, str) and mol is not None else None
+                  for value, mol in zip(values, mols)]
         return mols, invalid, smiles, n_multi_fragment(values, mols)
     mols, smiles, failed = standardize_parsed(mols, steps, values, verbose=verbose,
                                               desc=desc)
