@@ -39,7 +39,12 @@ from sklearn_papers.chem._descriptors import (
     resolve_descriptors,
 )
 from sklearn_papers.chem._graph_cache import GraphCache
-from sklearn_papers.chem._molecule_input import DescribedGraph, molecule_graphs, valid_molecules
+from sklearn_papers.chem._molecule_input import (
+    described_graphs,
+    molecule_graphs,
+    set_molecule_input_attributes,
+    valid_molecules,
+)
 from sklearn_papers.chem._standardize import (
     input_params_of_fit,
     pin_input_params,
@@ -49,10 +54,7 @@ from sklearn_papers.chem._standardize import (
 from sklearn_papers.chem._training import DIVERGENCE_HINT
 from sklearn_papers.chem._parse import no_cyclic_gc
 from sklearn_papers.chem._report import describe_row
-from sklearn_papers.chem._validation import (
-    check_molecule_feature_names,
-    set_molecule_input_attributes,
-)
+from sklearn_papers.chem._validation import check_molecule_feature_names
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, check_is_fitted
 from sklearn_papers.utils._tensors import tensors_to_numpy
 from sklearn_papers.utils._validation import common_constraints
@@ -297,23 +299,14 @@ class _GraphEstimator(BaseEstimator):
         return self
 
     def _described(self, graphs, *, fit, counted=None):
-        """Graphs with their normalized descriptors (float32) as ``mol_features``.
+        """Graphs with their normalized descriptors (float32) as ``mol_features``:
+        :func:`~sklearn_papers.chem._molecule_input.described_graphs`.
 
         With ``fit``, first fits ``descriptors_`` on them (on the rows where the boolean
         mask ``counted`` is True, when it is given and holds any). Without
         ``descriptors`` the graphs come back as they are.
         """
-        if not graphs or not isinstance(graphs[0], DescribedGraph):
-            if fit:
-                self.descriptors_ = None
-            return graphs
-        raw = np.stack([g.mol_features for g in graphs])
-        if fit:
-            use = counted is not None and np.any(counted) and not np.all(counted)
-            self._fit_descriptors(raw[np.asarray(counted)] if use else raw)
-        rows = self.descriptors_._output(raw, np.ones(len(raw), dtype=bool))
-        rows = rows.astype(np.float32)
-        return [DescribedGraph(g.graph, row) for g, row in zip(graphs, rows)]
+        return described_graphs(self, graphs, fit=fit, counted=counted)
 
     def _featurize_mols(self, mols, smiles=None):
         """Graphs of valid molecules, in order, in this process (current parameters)."""
@@ -365,7 +358,7 @@ class _GraphEstimator(BaseEstimator):
         _require_molecules(graphs)
         # descriptor CDFs from the rows that count: a weight-0 row is a row left out
         counted = None if weight is None else np.asarray(weight) > 0
-        graphs = self._described(graphs, fit=True, counted=counted)
+        graphs = described_graphs(self, graphs, fit=True, counted=counted)
         set_molecule_input_attributes(self, X)
         memo = _FIT_GRAPHS.get()
         if memo is not None and memo[0] is self:

@@ -1,12 +1,11 @@
 """The molecule input of the estimators, in one pass and in this order:
 
 1. read: ``X`` as a 1-D object array of entries, with the row labels of a pandas input
-   (:func:`~sklearn_papers.chem._parse.as_molecule_array`,
-   :func:`~sklearn_papers.chem._parse.row_labels`);
+   (:func:`~sklearn_papers.chem._parse.read_molecules`);
 2. parse: SMILES strings and ``Mol`` objects to RDKit molecules, the invalid entries named
    (:func:`~sklearn_papers.chem._parse.parse_molecules`);
 3. standardize: the steps of the ``standardize`` parameter
-   (:func:`~sklearn_papers.chem._standardization.standardize_parsed`);
+   (:func:`~sklearn_papers.chem._standardization.standardize_entries`);
 4. featurize: the estimator's featurizer on the standardized molecules, with the RDKit
    descriptors of ``descriptors`` (:class:`DescribedGraph`);
 5. report: the invalid entries raised or masked (``errors``), and one
@@ -15,66 +14,27 @@
 
 Each step runs once per entry. :func:`prepared_molecules` runs steps 1, 2, 3 and 5 for
 the estimators that featurize the molecules themselves; :func:`molecule_graphs` runs the
-five for the graph estimators. With a ``graph_cache``, steps 2 to 4 run only for the
-entries not cached; with ``n_jobs``, steps 2 to 4 run on chunks of entries in joblib
-workers (only strings go out and graphs come back). The steps' primitives live in leaf
-modules that import nothing of this one; this module holds their order.
+five for the graph estimators, and :func:`described_graphs` gives their graphs the
+normalized descriptors. With a ``graph_cache``, steps 2 to 4 run only for the entries not
+cached; with ``n_jobs``, steps 2 to 4 run on chunks of entries in joblib workers (only
+strings go out and graphs come back). In ``fit``, :func:`set_molecule_input_attributes`
+records the input's column. The steps' primitives live in leaf modules that import
+nothing of this one; this module holds their order.
 """
+
+import numpy as np
 
 from sklearn_papers.chem._parse import (
     InvalidMolecule,
-    as_molecule_array,
     no_cyclic_gc,
     parse_molecules,
-    row_labels,
+    read_molecules,
 )
 from sklearn_papers.chem._report import report_entries
-from sklearn_papers.chem._standardization import n_multi_fragment, standardize_parsed
+from sklearn_papers.chem._standardization import standardize_entries
 
-__all__ = ["DescribedGraph", "molecule_graphs", "parse_and_standardize",
-           "prepared_molecules", "valid_molecules"]
-
-
-def parse_and_standardize(values, steps, *, verbose=0, desc=None):
-    """Steps 2 and 3 on entries: parse ``values``, then apply the standardization
-    ``steps``.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_samples,), dtype=object
-        From :func:`~sklearn_papers.chem._parse.as_molecule_array`.
-    steps : tuple of 4 bool or None
-        The resolved ``standardize`` parameter
-        (:func:`~sklearn_papers.chem._standardize.resolve_standardize`); None: no
-        standardization.
-    verbose : int, default=0
-        A progress bar over the standardization, labelled ``desc``.
-    desc : str or None, default=None
-
-    Returns
-    -------
-    mols : list of rdkit.Chem.Mol or None
-    invalid : list of InvalidMolecule
-        Unparsable entries and molecules RDKit could not standardize, in input order.
-    smiles : list of str or None
-        The SMILES each molecule was read from by ``Chem.MolFromSmiles`` (the input string,
-        or the canonical SMILES of the standardized form; None for ``Mol`` inputs without
-        standardization), for the featurizers' shortcuts.
-    multi : list of int
-        Without standardization, the positions of the molecules with several fragments
-        (for the report step); empty with it.
-    """
-    mols, invalid = parse_molecules(values)
-    if steps is None:
-        smiles = [v if isinstance(v, str) and m is not None else None
-                  for v, m in zip(values, mols)]
-        return mols, invalid, smiles, n_multi_fragment(values, mols)
-    mols, smiles, failed = standardize_parsed(mols, steps, values, verbose=verbose,
-                                              desc=desc)
-    if failed:
-        invalid = sorted(invalid + [InvalidMolecule(i, values[i], why) for i, why in failed],
-                         key=lambda e: e.index)
-    return mols, invalid, smiles, []
+__all__ = ["DescribedGraph", "described_graphs", "molecule_graphs", "prepared_molecules",
+           "set_molecule_input_attributes", "valid_molecules"]
 
 
 def prepared_molecules(X, steps, *, errors, estimator, verbose=0):
@@ -100,7 +60,7 @@ def prepared_molecules(X, steps, *, errors, estimator, verbose=0):
     mols : list of rdkit.Chem.Mol or None, length n_samples
         None where the entry is invalid.
     smiles : list of str or None, length n_samples
-        As :func:`parse_and_standardize` gives them.
+        As :func:`~sklearn_papers.chem._standardization.standardize_entries` gives them.
     valid : ndarray of shape (n_samples,), dtype=bool
 
     Raises
@@ -111,12 +71,29 @@ def prepared_molecules(X, steps, *, errors, estimator, verbose=0):
     TypeError
         For sparse matrices, torch tensors and non-array-like input.
     """
-    values, labels = as_molecule_array(X), row_labels(X)
-    mols, invalid, smiles, multi = parse_and_standardize(values, steps, verbose=verbose,
-                                                         desc=estimator)
+    values, labels = read_molecules(X)
+    mols, invalid = parse_molecules(values)
+    mols, invalid, smiles, multi = standardize_entries(values, mols, invalid, steps,
+                                                       verbose=verbose, desc=estimator)
     valid = report_entries(invalid, multi, values, errors=errors, estimator=estimator,
                            labels=labels)
     return mols, smiles, valid
+
+
+def valid_molecules(estimator, X, *, with_smiles=False):
+    """The valid molecules of ``X`` in order and the validity mask (and, with
+    ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input): steps 1
+    to 3 and 5 (:func:`prepared_molecules`) with the estimator's ``standardize`` and
+    ``errors``, for an estimator that featurizes the molecules itself (GROVER's
+    pretraining).
+    """
+    mols, smiles, valid = prepared_molecules(
+        X, estimator._input_params()["standardize"], errors=estimator.errors,
+        estimator=type(estimator).__name__)
+    kept = [m for m in mols if m is not None]
+    if not with_smiles:
+        return kept, valid
+    return kept, valid, [s for s, ok in zip(smiles, valid) if ok]
 
 
 #: Fewer molecules than this are featurized in the calling process whatever ``n_jobs``:
@@ -166,12 +143,14 @@ def _parse_and_featurize(values, start, standardize, fn, kwargs, describe=None):
     molecule.
     """
     with no_cyclic_gc():
-        mols, invalid, smiles, multi = parse_and_standardize(values, standardize)
+        mols, invalid = parse_molecules(values)
+        mols, invalid, smiles, multi = standardize_entries(values, mols, invalid,
+                                                           standardize)
         ok = [i for i, mol in enumerate(mols) if mol is not None]
         graphs = fn([mols[i] for i in ok], smiles=[smiles[i] for i in ok], **kwargs)
         if describe is not None:
             raw = describe([mols[i] for i in ok])
-            graphs = [DescribedGraph(g, row) for g, row in zip(graphs, raw)]
+            graphs = [DescribedGraph(graph, row) for graph, row in zip(graphs, raw)]
     if start:
         ok = [start + i for i in ok]
         invalid = [InvalidMolecule(start + e.index, e.value, e.reason) for e in invalid]
@@ -181,10 +160,12 @@ def _parse_and_featurize(values, start, standardize, fn, kwargs, describe=None):
 
 def _featurize_entries(estimator, values, names, inputs):
     """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names``, computed
-    by the estimator's ``_describer``, and its ``_input_params`` ``inputs``), over ``n_jobs`` joblib workers for
-    ``_MIN_PARALLEL`` entries or more (each parses and featurizes its chunk), in this
-    process otherwise. With a progress bar (the estimator's ``verbose``), the entries go
-    in chunks of at most ``_PROGRESS_CHUNK``."""
+    by the estimator's ``_describer``, and its ``_input_params`` ``inputs``), in chunks.
+
+    Over ``n_jobs`` joblib workers for ``_MIN_PARALLEL`` entries or more (each parses and
+    featurizes its chunk), in this process otherwise (one chunk). Whether a progress bar
+    shows (the estimator's ``verbose``) is decided here, once; with one, the chunks hold
+    at most ``_PROGRESS_CHUNK`` entries."""
     from joblib import Parallel, delayed, effective_n_jobs
 
     from sklearn_papers.nn._progress import progress, shows_progress
@@ -194,25 +175,23 @@ def _featurize_entries(estimator, values, names, inputs):
     describe = None if names is None else estimator._describer(names)
     n_jobs = effective_n_jobs(getattr(estimator, "n_jobs", None))
     verbose = getattr(estimator, "verbose", 0)
-    shown = shows_progress(verbose, len(values))
-    in_process = n_jobs == 1 or len(values) < _MIN_PARALLEL
-    if in_process and not shown:
-        return _parse_and_featurize(values, 0, standardize, fn, kwargs, describe)
-    if in_process:  # in chunks, for the bar
-        size = _PROGRESS_CHUNK
-        starts = range(0, len(values), size)
+    n = len(values)
+    shown = shows_progress(verbose, n)
+    in_process = n_jobs == 1 or n < _MIN_PARALLEL
+    size = n if in_process else -(-n // (4 * n_jobs))
+    if shown:
+        size = min(size, _PROGRESS_CHUNK)
+    starts = range(0, n, size)
+    if in_process:
         chunks = (_parse_and_featurize(values[start:start + size], start, standardize, fn,
                                        kwargs, describe) for start in starts)
     else:
-        size = -(-len(values) // (4 * n_jobs))
-        if shown:
-            size = min(size, _PROGRESS_CHUNK)
-        starts = range(0, len(values), size)
         chunks = Parallel(n_jobs=n_jobs, return_as="generator")(
             delayed(_parse_and_featurize)(values[start:start + size], start, standardize,
                                           fn, kwargs, describe) for start in starts)
-    chunks = progress(chunks, verbose=verbose, n_items=len(values), total=len(starts),
-                      desc=f"{type(estimator).__name__} featurizing", unit="chunk")
+    if shown:
+        chunks = progress(chunks, verbose=verbose, n_items=n, total=len(starts),
+                          desc=f"{type(estimator).__name__} featurizing", unit="chunk")
     found = ([], [], [], [])  # ok, graphs, invalid, multi: the chunks' in order
     for chunk in chunks:
         for whole, part in zip(found, chunk):
@@ -243,7 +222,7 @@ def molecule_graphs(estimator, X, *, fitted=False):
         One graph (:class:`DescribedGraph` with descriptors) per valid molecule.
     valid : ndarray of shape (n_samples,), dtype=bool
     """
-    values, labels = as_molecule_array(X), row_labels(X)
+    values, labels = read_molecules(X)
     inputs = estimator._input_params(fitted)
     cache = getattr(estimator, "graph_cache", None)
     settings = None
@@ -257,15 +236,14 @@ def molecule_graphs(estimator, X, *, fitted=False):
     missing = [i for i, entry in enumerate(found) if entry is None]
     invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
     if missing:
-        sub = values[missing] if cache is not None else values
-        ok, graphs, sub_invalid, sub_multi = _featurize_entries(estimator, sub, names,
-                                                                inputs)
+        ok, graphs, sub_invalid, sub_multi = _featurize_entries(
+            estimator, values if cache is None else values[missing], names, inputs)
         several = set(sub_multi)
-        entries = [(g, j in several) for g, j in zip(graphs, ok)]
+        entries = [(graph, j in several) for graph, j in zip(graphs, ok)]
         for j, entry in zip(ok, entries):
             found[missing[j]] = entry
         if cache is not None:
-            cache._store_graphs(settings, [sub[j] for j in ok], entries)
+            cache._store_graphs(settings, [values[missing[j]] for j in ok], entries)
         invalid = [type(e)(missing[e.index], e.value, e.reason) for e in sub_invalid]
         multi = sorted(multi + [missing[j] for j in sub_multi])
     valid = report_entries(invalid, multi, values, errors=estimator.errors,
@@ -273,17 +251,62 @@ def molecule_graphs(estimator, X, *, fitted=False):
     return [entry[0] for entry in found if entry is not None], valid
 
 
-def valid_molecules(estimator, X, *, with_smiles=False):
-    """The valid molecules of ``X`` in order and the validity mask (and, with
-    ``with_smiles``, the SMILES each was read from, None for a ``Mol`` input): steps 1
-    to 3 and 5 (:func:`prepared_molecules`) with the estimator's ``standardize`` and
-    ``errors``, for an estimator that featurizes the molecules itself (GROVER's
-    pretraining).
+def described_graphs(estimator, graphs, *, fit, counted=None):
+    """Graphs with their normalized descriptors (float32) as ``mol_features``: the end of
+    step 4 for a graph estimator with ``descriptors``.
+
+    Parameters
+    ----------
+    estimator : graph estimator
+        Its ``descriptors_`` normalizes the raw rows; with ``fit``, its hook
+        ``_fit_descriptors`` fits them first.
+    graphs : list
+        From :func:`molecule_graphs`: :class:`DescribedGraph` with raw descriptors, or
+        plain graphs without ``descriptors``.
+    fit : bool
+        Fit ``descriptors_`` on the graphs' raw rows (the training molecules).
+    counted : ndarray of shape (len(graphs),), dtype=bool, default=None
+        With ``fit``, the rows the fit reads (those of positive weight) when it holds
+        some but not all; None: every row.
+
+    Returns
+    -------
+    graphs : list
+        :class:`DescribedGraph` with the normalized rows, or the graphs as they came
+        (``descriptors_`` set to None with ``fit``) without descriptors.
     """
-    mols, smiles, valid = prepared_molecules(
-        X, estimator._input_params()["standardize"], errors=estimator.errors,
-        estimator=type(estimator).__name__)
-    kept = [m for m in mols if m is not None]
-    if not with_smiles:
-        return kept, valid
-    return kept, valid, [s for s, ok in zip(smiles, valid) if ok]
+    if not graphs or not isinstance(graphs[0], DescribedGraph):
+        if fit:
+            estimator.descriptors_ = None
+        return graphs
+    raw = np.stack([graph.mol_features for graph in graphs])
+    if fit:
+        use = counted is not None and np.any(counted) and not np.all(counted)
+        estimator._fit_descriptors(raw[np.asarray(counted)] if use else raw)
+    rows = estimator.descriptors_._output(raw, np.ones(len(raw), dtype=bool))
+    rows = rows.astype(np.float32)
+    return [DescribedGraph(graph.graph, row) for graph, row in zip(graphs, rows)]
+
+
+def set_molecule_input_attributes(estimator, X):
+    """Set ``n_features_in_`` (and ``feature_names_in_``) of a molecule estimator in fit.
+
+    Every molecule estimator takes one column of molecules, so ``n_features_in_`` is
+    always 1 (a 1-D array counts as one column, as a ``ColumnTransformer`` column
+    selection gives). ``feature_names_in_`` is the column's name when ``X`` is a
+    one-column DataFrame with a string column name, and is removed otherwise (a stale
+    one from an earlier fit).
+
+    Parameters
+    ----------
+    estimator : estimator instance
+        Modified in place.
+    X : array-like of shape (n_samples,) or (n_samples, 1)
+        The molecules ``fit`` was given (already validated).
+    """
+    estimator.n_features_in_ = 1
+    columns = getattr(X, "columns", None)
+    if columns is not None and len(columns) == 1 and isinstance(columns[0], str):
+        estimator.feature_names_in_ = np.asarray(list(columns), dtype=object)
+    elif hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_

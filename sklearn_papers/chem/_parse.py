@@ -1,5 +1,6 @@
 """Steps 1 and 2 of the molecule input (:mod:`~sklearn_papers.chem._molecule_input`):
-read ``X`` into one entry per row, and parse each entry once.
+read ``X`` into one entry per row (:func:`read_molecules`), and parse each entry once
+(:func:`parse_molecules`).
 
 * ``X`` is a 1-D array-like of SMILES strings or RDKit ``Mol`` objects (list, tuple,
   numpy array, pandas Series), or a single-column 2-D array or DataFrame (the shape a
@@ -15,21 +16,21 @@ read ``X`` into one entry per row, and parse each entry once.
   comes in.
 * RDKit's log lines never reach the console; their text goes into the reason.
 
-A leaf: it imports nothing of :mod:`sklearn_papers.chem`.
+A leaf: it imports nothing of :mod:`sklearn_papers`.
 """
 
 import re
+import sys
 from contextlib import contextmanager
 
 import numpy as np
-
-from sklearn_papers.utils._tensors import is_torch_tensor
 
 __all__ = [
     "InvalidMolecule",
     "as_molecule_array",
     "no_cyclic_gc",
     "parse_molecules",
+    "read_molecules",
     "row_labels",
 ]
 
@@ -110,10 +111,10 @@ class InvalidMolecule(tuple):
         return self[2]
 
 
-def _is_mol(obj):
+def _is_mol(value):
     from rdkit import Chem
 
-    return isinstance(obj, Chem.Mol)
+    return isinstance(value, Chem.Mol)
 
 
 def as_molecule_array(X, *, input_name="X"):
@@ -141,7 +142,8 @@ def as_molecule_array(X, *, input_name="X"):
         If ``X`` is a sparse matrix, a torch tensor (which cannot hold molecules) or not
         array-like.
     """
-    if is_torch_tensor(X):
+    # a tensor exists only once torch is imported; torch itself is never imported here
+    if isinstance(X, getattr(sys.modules.get("torch"), "Tensor", ())):
         raise TypeError(
             f"{input_name} is a torch tensor, which cannot hold molecules; pass SMILES "
             "strings or RDKit Mol objects (a list, a 1-D array or a DataFrame column).")
@@ -206,6 +208,31 @@ def as_molecule_array(X, *, input_name="X"):
             f"{input_name} holds no molecules."
         )
     return values
+
+
+def read_molecules(X, *, input_name="X"):
+    """Step 1: the entries of ``X``, one per row, and the row labels of a pandas input.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples,) or (n_samples, 1)
+        SMILES strings or RDKit ``Mol`` objects, as the user gave them.
+    input_name : str, default="X"
+        Name used in error messages.
+
+    Returns
+    -------
+    values : ndarray of shape (n_samples,), dtype=object
+        The entries, unparsed, in input order (:func:`as_molecule_array`).
+    labels : list or None
+        The pandas index labels (:func:`row_labels`).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`as_molecule_array` raises them.
+    """
+    return as_molecule_array(X, input_name=input_name), row_labels(X)
 
 
 def _is_missing(value):

@@ -4,16 +4,18 @@ steps.
 
 The transformer :class:`~sklearn_papers.chem.MoleculeStandardizer` and the
 ``standardize`` parameters name the steps (:mod:`~sklearn_papers.chem._standardize`);
-this module applies them. A leaf: it imports only
-:mod:`~sklearn_papers.chem._parse` (for :func:`~sklearn_papers.chem._parse.no_cyclic_gc`).
+this module applies them (:func:`standardize_entries`). A leaf: it imports only
+:mod:`~sklearn_papers.chem._parse` (:class:`~sklearn_papers.chem._parse.InvalidMolecule`,
+:func:`~sklearn_papers.chem._parse.no_cyclic_gc`).
 """
 
 import contextlib
 import contextvars
 
-from sklearn_papers.chem._parse import no_cyclic_gc
+from sklearn_papers.chem._parse import InvalidMolecule, no_cyclic_gc
 
-__all__ = ["n_multi_fragment", "standardization_memo", "standardize_parsed"]
+__all__ = ["n_multi_fragment", "standardization_memo", "standardize_entries",
+           "standardize_parsed"]
 
 #: Reason given for a mixture of inorganic fragments when the parent is to be kept.
 NO_PARENT_REASON = (
@@ -221,7 +223,7 @@ def standardize_parsed(mols, steps, values=None, *, verbose=0, desc=None):
     from rdkit import Chem, rdBase
 
     out, smiles, failed = [None] * len(mols), [None] * len(mols), []
-    memo = _MEMO.get() if values is not None else None
+    memo = _MEMO.get()
     with rdBase.BlockLogs(), no_cyclic_gc():
         standardize = _Steps(*steps)
         from sklearn_papers.nn._progress import progress
@@ -230,8 +232,8 @@ def standardize_parsed(mols, steps, values=None, *, verbose=0, desc=None):
                                total=len(mols), desc=desc, unit="molecule"):
             if mol is None:
                 continue
-            key = (tuple(steps), values[i]) if memo is not None and isinstance(
-                values[i], str) else None
+            keyed = memo is not None and values is not None and isinstance(values[i], str)
+            key = (tuple(steps), values[i]) if keyed else None
             if key is not None and key in memo:
                 text, reason = memo[key]
                 if reason is not None:
@@ -284,3 +286,46 @@ def n_multi_fragment(values, mols):
             found.append(i)
     return found
 
+
+def standardize_entries(values, mols, invalid, steps, *, verbose=0, desc=None):
+    """Step 3 on parsed entries: apply the standardization ``steps``.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n_samples,), dtype=object
+        The entries as read (:func:`~sklearn_papers.chem._parse.read_molecules`).
+    mols : list of rdkit.Chem.Mol or None
+        Their molecules (:func:`~sklearn_papers.chem._parse.parse_molecules`).
+    invalid : list of InvalidMolecule
+        The entries that failed to parse.
+    steps : tuple of 4 bool or None
+        The resolved ``standardize`` parameter
+        (:func:`~sklearn_papers.chem._standardize.resolve_standardize`); None: no
+        standardization.
+    verbose : int, default=0
+        A progress bar over the standardization, labelled ``desc``.
+    desc : str or None, default=None
+
+    Returns
+    -------
+    mols : list of rdkit.Chem.Mol or None
+    invalid : list of InvalidMolecule
+        Unparsable entries and molecules RDKit could not standardize, in input order.
+    smiles : list of str or None
+        The SMILES each molecule was read from by ``Chem.MolFromSmiles`` (the input string,
+        or the canonical SMILES of the standardized form; None for ``Mol`` inputs without
+        standardization), for the featurizers' shortcuts.
+    multi : list of int
+        Without standardization, the positions of the molecules with several fragments
+        (:func:`n_multi_fragment`, for the report step); empty with it.
+    """
+    if steps is None:
+        smiles = [value if isinstance(value, str) and mol is not None else None
+                  for value, mol in zip(values, mols)]
+        return mols, invalid, smiles, n_multi_fragment(values, mols)
+    mols, smiles, failed = standardize_parsed(mols, steps, values, verbose=verbose,
+                                              desc=desc)
+    if failed:
+        invalid = sorted(invalid + [InvalidMolecule(i, values[i], why) for i, why in failed],
+                         key=lambda e: e.index)
+    return mols, invalid, smiles, []

@@ -1,15 +1,17 @@
 """Molecule input checks outside the one-pass input path: the public
-:func:`check_molecules` (read, parse, report, without standardization) and the
-``n_features_in_`` / ``feature_names_in_`` of a molecule estimator.
+:func:`check_molecules` (read, parse, report, without standardization) and the column
+name of a fitted molecule estimator's input at predict / transform.
 
 The steps themselves live in :mod:`~sklearn_papers.chem._parse` (read, parse) and
 :mod:`~sklearn_papers.chem._report` (raise or mask the invalid entries); an estimator's
-molecules go through them in the order of :mod:`~sklearn_papers.chem._molecule_input`.
+molecules go through them in the order of :mod:`~sklearn_papers.chem._molecule_input`,
+which also sets ``n_features_in_`` / ``feature_names_in_`` in ``fit``
+(:func:`~sklearn_papers.chem._molecule_input.set_molecule_input_attributes`, importable
+from here too).
 """
 
-import numpy as np
-
-from sklearn_papers.chem._parse import as_molecule_array, parse_molecules, row_labels
+from sklearn_papers.chem._molecule_input import set_molecule_input_attributes
+from sklearn_papers.chem._parse import parse_molecules, read_molecules
 from sklearn_papers.chem._report import raise_or_mask
 
 __all__ = [
@@ -62,35 +64,11 @@ def check_molecules(X, *, errors="raise", input_name="X", nan_hint=True):
     >>> valid
     array([ True, False])
     """
-    values = as_molecule_array(X, input_name=input_name)
+    values, labels = read_molecules(X, input_name=input_name)
     mols, invalid = parse_molecules(values)
     valid = raise_or_mask(invalid, len(values), errors=errors, input_name=input_name,
-                          nan_hint=nan_hint, labels=row_labels(X))
+                          nan_hint=nan_hint, labels=labels)
     return mols, valid
-
-
-def set_molecule_input_attributes(estimator, X):
-    """Set ``n_features_in_`` (and ``feature_names_in_``) of a molecule estimator in fit.
-
-    Every molecule estimator takes one column of molecules, so ``n_features_in_`` is
-    always 1 (a 1-D array counts as one column, as a ``ColumnTransformer`` column
-    selection gives). ``feature_names_in_`` is the column's name when ``X`` is a
-    one-column DataFrame with a string column name, and is removed otherwise (a stale
-    one from an earlier fit).
-
-    Parameters
-    ----------
-    estimator : estimator instance
-        Modified in place.
-    X : array-like of shape (n_samples,) or (n_samples, 1)
-        The molecules ``fit`` was given (already validated).
-    """
-    estimator.n_features_in_ = 1
-    columns = getattr(X, "columns", None)
-    if columns is not None and len(columns) == 1 and isinstance(columns[0], str):
-        estimator.feature_names_in_ = np.asarray(list(columns), dtype=object)
-    elif hasattr(estimator, "feature_names_in_"):
-        del estimator.feature_names_in_
 
 
 def check_molecule_feature_names(estimator, X):
