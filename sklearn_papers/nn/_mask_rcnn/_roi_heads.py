@@ -452,11 +452,7 @@ class RoIHeads(nn.Module):
         return self.box_predictor(self.box_head(self.box_roi_pool(features, rois)))
 
     def _mask_forward(self, features, rois):
-        # channels last: the mask head's convolutions on many small RoI maps run faster
-        # on CPU in that layout (the same values)
-        pooled = self.mask_roi_pool(features, rois).contiguous(
-            memory_format=torch.channels_last)
-        return self.mask_predictor(self.mask_head(pooled))
+        return self.mask_predictor(self.mask_head(self.mask_roi_pool(features, rois)))
 
     def select_training_samples(self, proposals, valid, targets):
         """Add the ground truth to the proposals, match and sample them.
