@@ -443,7 +443,7 @@ def _follow_up_section(res, follow, ctx):
         f"touches none of its class). The oracle is connected components of the *true* "
         f"semantic map: every touching pair merged, nothing else wrong; the stride-{stride} "
         f"column does the same on the true map mode-downsampled as the training targets "
-        f"are. The networks are those of `instance_segmentation`, trained again (same "
+        f"are. The networks are those of `instance_segmentation` (the same fits, same "
         f"seeds and scenes).",
         "",
         res.table(rows_pairs),
@@ -548,22 +548,17 @@ def _fit(cfg, seed, train):
     return est, time.perf_counter() - start, time.process_time() - cpu
 
 
-def _fit_and_score(cfg, seed, train, test):
-    """Fit one segmenter on the scenes ``train``; ``(fit seconds, fit process CPU seconds,
-    evaluate_variants on test)``."""
+def _fit_score_and_follow_up(cfg, seed, train, test):
+    """Fit one segmenter on the scenes ``train``: ``((fit seconds, fit process CPU seconds,
+    evaluate_variants on test), follow_ups on test)``, both from the same network."""
     est, seconds, fit_cpu = _fit(cfg, seed, train)
-    return seconds, fit_cpu, evaluate_variants(est, test)
+    return (seconds, fit_cpu, evaluate_variants(est, test)), follow_ups(est, test)
 
 
-def _fit_and_follow_up(cfg, seed, train, test):
-    """:func:`follow_ups` of the seed's segmenter (training is deterministic for a seed:
-    the network of ``instance_segmentation``)."""
-    return follow_ups(_fit(cfg, seed, train)[0], test)
-
-
-def _seed_values(ctx, cfg, func, key):
-    """``(seeds, scenes, values)``: ``func(cfg, seed, train, test)`` per seed, cached
-    under ``key.format(seed=...)``, the seeds side by side on :data:`_N_JOBS` processes."""
+def _seed_values(ctx, cfg, *, owner=None, share=False):
+    """``(seeds, scenes, values)``: :func:`_fit_score_and_follow_up` per seed, cached under
+    ``seed=S`` (``owner``, ``share``: see :func:`cached_parts`), the seeds side by side on
+    :data:`_N_JOBS` processes."""
     from sklearn_papers.datasets import make_scenes
 
     seeds = PROTOCOL.seeds(ctx)
@@ -571,11 +566,13 @@ def _seed_values(ctx, cfg, func, key):
                                  random_state=seed),
                      make_scenes(cfg["n_test"], image_size=cfg["image_size"],
                                  random_state=10_000 + seed)) for seed in seeds}
-    params = cfg if func is _fit_and_score else dict(cfg=cfg, tolerances=list(_TOLERANCES))
-    parts = [(key.format(seed=seed), func, (cfg, seed, *scenes[seed]), params)
+    params = dict(cfg=cfg, tolerances=list(_TOLERANCES))
+    parts = [(f"seed={seed}", _fit_score_and_follow_up, (cfg, seed, *scenes[seed]), params)
              for seed in seeds]
-    with one_torch_thread(), ctx.progress(total=len(parts), desc=f"{key}: fits") as bar:
-        return seeds, scenes, cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
+    with one_torch_thread(), ctx.progress(total=len(parts), desc="fits") as bar:
+        values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar, owner=owner,
+                              share=share)
+    return seeds, scenes, values
 
 
 def _table_rows(table):
@@ -669,7 +666,8 @@ def _claim_lines(res, table, forward, cfg):
 def run(ctx):
     """Run the experiment; see the module docstring."""
     cfg = PROTOCOL.settings(ctx.quick)
-    seeds, scenes, values = _seed_values(ctx, cfg, _fit_and_score, "seed={seed}")
+    seeds, scenes, both = _seed_values(ctx, cfg, share=True)
+    values = [scores for scores, _ in both]
     table, forward, fit_seconds, fit_cpus = _collect(ctx, cfg, seeds, values)
     test0 = scenes[seeds[0]][1]
     fig_examples = ctx.figure_path("instance_segmentation_examples.png")
@@ -711,10 +709,11 @@ def run(ctx):
 
 
 def run_followup(ctx):
-    """The two follow-ups (:func:`follow_ups`) on the networks of ``instance_segmentation``,
-    trained again with the same seeds and scenes."""
+    """The two follow-ups (:func:`follow_ups`) on the networks of ``instance_segmentation``:
+    read from this run when it ran them, else computed (and cached) under its name."""
     cfg = PROTOCOL.settings(ctx.quick)
-    _, _, follow = _seed_values(ctx, cfg, _fit_and_follow_up, "follow-ups/seed={seed}")
+    _, _, both = _seed_values(ctx, cfg, owner="instance_segmentation")
+    follow = [fu for _, fu in both]
     res = Result()
     md, fig = _follow_up_section(res, follow, ctx)
     return res.done("\n".join(md[1:]), figures=[fig], shortened=PROTOCOL.note(ctx.quick))

@@ -47,9 +47,21 @@ def test_follow_ups_are_an_experiment_of_their_own(tmp_path, monkeypatch):
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0)
     section = instance_segmentation.EXPERIMENT_FOLLOWUP.run(ctx)
     assert "Follow-up 1" in section.markdown and "BF @ 0 px" in section.markdown
-    assert "trained again (same seeds and scenes)" in section.markdown
-    assert ctx.computed == ["follow-ups/seed=0"]
+    assert "the same fits, same seeds and scenes" in section.markdown
+    assert ctx.computed == ["seed=0"]  # alone, it computes the main experiment's part
     assert len(section.figures) == 1 and section.figures[0].is_file()
+
+
+def test_follow_ups_read_the_main_fits_of_the_same_run(tmp_path, monkeypatch):
+    _tiny(monkeypatch)
+    ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0,
+                     experiment="instance_segmentation")
+    instance_segmentation.EXPERIMENT.run(ctx)
+    assert ctx.computed == ["seed=0"]
+    ctx.experiment, ctx.computed = "instance_segmentation_followup", []
+    section = instance_segmentation.EXPERIMENT_FOLLOWUP.run(ctx)
+    assert ctx.computed == []  # one fit per seed serves both experiments
+    assert "Follow-up 1" in section.markdown
 
 
 def test_evaluate_variants_scores_the_same_network(tmp_path):
