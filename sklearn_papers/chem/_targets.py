@@ -439,14 +439,25 @@ def warn_extrapolation(pred, low, high, estimator, max_listed=10):
     far = far_cells.any(axis=1)
     if far.any():
         rows = np.flatnonzero(far)
-        j = int(np.flatnonzero(far_cells[rows[0]])[0])
-        listed = ", ".join(f"{int(i)} ({p2[i, j]:.3g})" for i in rows[:max_listed])
+        # Each listed row with its first far column: rows far in different columns are
+        # listed with the prediction that is far, and that column's range.
+        cols = far_cells[rows].argmax(axis=1)
+        if p2.shape[1] > 1:
+            ranges = "; ".join(
+                f"target column {j}: {low[j]:.3g} to {high[j]:.3g}, width ({width[j]:.3g})"
+                for j in np.unique(cols[:max_listed]))
+            listed = ", ".join(f"{int(i)} (column {int(j)}: {p2[i, j]:.3g})"
+                               for i, j in zip(rows[:max_listed], cols[:max_listed]))
+            span = f"range ({ranges}): more than the column's width beyond it"
+        else:
+            listed = ", ".join(f"{int(i)} ({p2[i, 0]:.3g})" for i in rows[:max_listed])
+            span = (f"range, {low[0]:.3g} to {high[0]:.3g}: more than its width "
+                    f"({width[0]:.3g}) beyond it")
         more = f" and {len(rows) - max_listed} more" if len(rows) > max_listed else ""
-        column = f" of target column {j}" if p2.shape[1] > 1 else ""
         warnings.warn(
             f"{estimator} predicted {len(rows)} of {len(p2)} molecule(s) far outside the "
-            f"training targets' range{column}, {low[j]:.3g} to {high[j]:.3g}: more than "
-            f"its width ({width[j]:.3g}) beyond it. Rows (prediction): {listed}{more}. "
+            f"training targets' {span}. "
+            f"Rows (prediction): {listed}{more}. "
             "These molecules are unlike the training data and the predictions are "
             "extrapolations; compare them with their nearest training molecules, or add "
             "similar molecules to the training data.",

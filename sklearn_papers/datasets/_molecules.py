@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, validate_params
+from sklearn_papers.utils._sklearn_compat import Interval, InvalidParameterError, validate_params
 
 __all__ = [
     "load_bbbp",
@@ -368,8 +368,24 @@ MOLECULEACE_TARGETS = (
 )
 
 
+def _check_moleculeace_target(target):
+    """``target`` if it is one of ``MOLECULEACE_TARGETS``; an error that names the
+    bundled target it was probably meant to be (other case, spaces) otherwise."""
+    if not isinstance(target, str):
+        raise InvalidParameterError(
+            f"The 'target' parameter of load_moleculeace must be a str among "
+            f"MOLECULEACE_TARGETS, got {target!r} of type {type(target).__name__}.")
+    if target in MOLECULEACE_TARGETS:
+        return str(target)
+    near = [t for t in MOLECULEACE_TARGETS if t.lower() == target.strip().lower()]
+    hint = f" Did you mean {near[0]!r}?" if near else ""
+    raise InvalidParameterError(
+        f"The 'target' parameter of load_moleculeace must be one of MOLECULEACE_TARGETS "
+        f"({', '.join(MOLECULEACE_TARGETS)}), got {target!r}.{hint}")
+
+
 @validate_params(
-    {"target": [StrOptions(set(MOLECULEACE_TARGETS))], **_COMMON},
+    {"target": "no_validation", **_COMMON},
     prefer_skip_nested_validation=True,
 )
 def load_moleculeace(target, *, return_X_y=False, as_frame=False):
@@ -423,7 +439,9 @@ def load_moleculeace(target, *, return_X_y=False, as_frame=False):
     Raises
     ------
     sklearn.utils._param_validation.InvalidParameterError
-        If ``target`` is not one of ``MOLECULEACE_TARGETS`` (a ``ValueError``).
+        If ``target`` is not one of ``MOLECULEACE_TARGETS`` (a ``ValueError``; the
+        message names the bundled target of another case or with spaces), or
+        ``return_X_y`` or ``as_frame`` is not a bool.
 
     References
     ----------
@@ -440,6 +458,7 @@ def load_moleculeace(target, *, return_X_y=False, as_frame=False):
     >>> int(data.cliff[data.test_indices].sum())
     50
     """
+    target = _check_moleculeace_target(target)
     frame = _read_csv(f"moleculeace_{target}.csv.gz")
     out = pd.DataFrame({
         "smiles": frame["smiles"].astype(str).str.strip(),

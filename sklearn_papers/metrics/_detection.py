@@ -160,6 +160,15 @@ def box_average_precision(true_boxes, pred_boxes, *, pred_scores=None, true_labe
                                    iou_thresholds, max_detections)
 
 
+def _as_box_rows(boxes):
+    """``boxes`` as rows of 4: an empty set as ``(0, 4)`` and one box ``(4,)`` as
+    ``(1, 4)``; any other shape unchanged, for :func:`_check_boxes` to name."""
+    arr = np.asarray(boxes)
+    if arr.size == 0 or arr.shape == (4,):
+        return arr.reshape(-1, 4)
+    return arr
+
+
 @with_numpy_inputs
 def detection_box_average_precision(true_boxes, true_labels, detections, *,
                                     max_detections=100):
@@ -188,8 +197,10 @@ def detection_box_average_precision(true_boxes, true_labels, detections, *,
     Raises
     ------
     ValueError
-        If a detection is not a dict with ``"boxes"``, ``"scores"`` and ``"labels"`` (the
-        message names the image), or for the reasons of :func:`box_average_precision`.
+        If ``true_boxes``, ``true_labels`` or ``detections`` is not a list, a detection is
+        not a dict with ``"boxes"``, ``"scores"`` and ``"labels"`` (the message names the
+        image), or for the reasons of :func:`box_average_precision` (a box set of a shape
+        other than ``(k, 4)``, ``(4,)`` for one box or empty, is refused, not reshaped).
 
     Examples
     --------
@@ -203,14 +214,19 @@ def detection_box_average_precision(true_boxes, true_labels, detections, *,
     if not isinstance(detections, (list, tuple)):
         raise ValueError("detections must be a list with one dict per image, got "
                          f"{type(detections).__name__}")
+    for name, value in (("true_boxes", true_boxes), ("true_labels", true_labels)):
+        if not isinstance(value, (list, tuple, np.ndarray)) or (
+                isinstance(value, np.ndarray) and value.ndim == 0):
+            raise ValueError(f"{name} must be a list with one array per image, got "
+                             f"{type(value).__name__}")
     for n, d in enumerate(detections):
         missing = [k for k in ("boxes", "scores", "labels")
                    if not isinstance(d, dict) or k not in d]
         if missing:
             raise ValueError(f"detections[{n}] must be a dict with 'boxes', 'scores' and "
                              f"'labels'; it lacks {missing}")
-    return box_average_precision([np.asarray(b).reshape(-1, 4) for b in true_boxes],
-                                 [np.asarray(d["boxes"]).reshape(-1, 4) for d in detections],
+    return box_average_precision([_as_box_rows(b) for b in true_boxes],
+                                 [_as_box_rows(d["boxes"]) for d in detections],
                                  pred_scores=[d["scores"] for d in detections],
                                  true_labels=list(true_labels),
                                  pred_labels=[d["labels"] for d in detections],

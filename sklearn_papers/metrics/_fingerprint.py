@@ -63,9 +63,14 @@ def minmax_distances(X, Y=None):
             raise ValueError(f"{name}[{row}] holds a negative value; MinMax distances take "
                              "non-negative rows (counts, bits, non-negative activations)")
     out = np.empty((len(X), len(Y)))
+    y_max = Y.max(axis=1)
     for i, a in enumerate(X):  # row by row: memory of one (n_samples_Y, n_features) block
-        high = np.maximum(a, Y).sum(1)
-        low = np.minimum(a, Y).sum(1)
+        # Each pair in units of its largest entry (the distance does not depend on the
+        # unit): sums of entries near 1e308 do not overflow.
+        unit = np.maximum(a.max(), y_max)
+        unit = np.ldexp(1.0, np.frexp(np.where(unit > 0, unit, 1.0))[1] - 1)[:, None]  # exact
+        high = (np.maximum(a, Y) / unit).sum(1)
+        low = (np.minimum(a, Y) / unit).sum(1)
         with np.errstate(invalid="ignore", divide="ignore"):
             out[i] = np.where(high > 0, 1.0 - low / high, 0.0)
     return out

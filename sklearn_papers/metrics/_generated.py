@@ -52,8 +52,9 @@ def sample_quality(samples, real_train, real_test, *, k=5):
     ------
     ValueError
         If an array is empty, not 2-D or holds NaN or inf (the message names it), the
-        three have different numbers of features, ``real_train`` is constant or
-        ``k`` is not an int in ``[1, n_train]``.
+        three have different numbers of features, ``real_train`` is constant, every
+        ``real_test`` row is also in ``real_train`` or ``k`` is not an int in
+        ``[1, n_train]``.
 
     References
     ----------
@@ -89,6 +90,14 @@ def sample_quality(samples, real_train, real_test, *, k=5):
     if (not isinstance(k, numbers.Integral) or isinstance(k, bool)
             or not 1 <= k <= len(real_train)):
         raise ValueError(f"k must be an int in [1, n_train={len(real_train)}], got {k!r}")
+    # Every measure is unchanged when all rows are multiplied by one factor, so the rows
+    # are divided by their largest magnitude: values near 1e200 do not overflow in the
+    # squared distances, nor values near 1e-200 underflow.
+    magnitude = max(np.abs(a).max() for a in (samples, real_train, real_test))
+    if magnitude > 0:  # a power of two: dividing by it is exact
+        magnitude = np.ldexp(1.0, int(np.frexp(magnitude)[1]) - 1)
+        samples, real_train, real_test = (a / magnitude
+                                          for a in (samples, real_train, real_test))
     scale = real_train.std(axis=0).mean()
     if scale == 0:
         raise ValueError("real_train is constant: spread is a ratio to its standard "
@@ -96,6 +105,10 @@ def sample_quality(samples, real_train, real_test, *, k=5):
     spread = float(samples.std(axis=0).mean() / scale)
     test_to_train = np.sort(cdist(real_test, real_train), axis=1)
     radius_test = test_to_train[:, k - 1]
+    if test_to_train[:, 0].max() == 0:
+        raise ValueError("every real_test row is also a real_train row: 'distance' is a "
+                         "ratio to the test rows' distance from the training rows, so pass "
+                         "real rows the generator did not learn from as real_test")
     to_train = cdist(samples, real_train)
     distance = float(to_train.min(axis=1).mean() / test_to_train[:, 0].mean())
     coverage = float(np.mean(cdist(real_test, samples).min(axis=1) <= radius_test))

@@ -105,9 +105,9 @@ def sharpness_measures(images, real_images, image_shape=None, *, edge_quantile=0
     ------
     ValueError
         If either array fails the checks of :func:`image_sharpness` (the message names
-        which), the two differ in shape, the real images are constant
-        (every ratio divides by them), or ``edge_quantile`` or ``hf_cutoff`` is out of
-        range.
+        which), the two differ in shape, the images are smaller than 2 x 2 pixels, the
+        real images are constant (every ratio divides by them) or have no spectral power
+        above ``hf_cutoff``, or ``edge_quantile`` or ``hf_cutoff`` is out of range.
 
     References
     ----------
@@ -133,16 +133,33 @@ def sharpness_measures(images, real_images, image_shape=None, *, edge_quantile=0
         raise ValueError(f"images has shape {x.shape} but real_images {r.shape}; pass one "
                          "real image per image, of the same size (images[i] is measured at "
                          "real_images[i]'s edges)")
+    if min(x.shape[1:]) < 2:
+        raise ValueError(f"images are {x.shape[1]} x {x.shape[2]} pixels; the gradient "
+                         "magnitude needs at least 2 x 2 pixels (pass image_shape=(H, W) "
+                         "for flattened rows)")
+    # Every measure is a ratio of two statistics of one homogeneity degree, so both
+    # arrays are divided by one common scale: values near 1e300 do not overflow and
+    # values near 1e-300 do not underflow. A power of two divides exactly: ties between
+    # gradients (the edge and flat quantiles) stay ties.
+    scale = max(np.abs(x).max(), np.abs(r).max())
+    if scale > 0:
+        scale = np.ldexp(1.0, int(np.frexp(scale)[1]) - 1)
+        x, r = x / scale, r / scale
     if _sharpness(r) == 0.0:
         raise ValueError("real_images are constant (no gradient): every measure is a ratio "
                          "to theirs, so pass real images with edges")
+    hf_real = _hf_fraction(r, hf_cutoff)
+    if hf_real < 1e-12:
+        raise ValueError(f"real_images have no spectral power above hf_cutoff={hf_cutoff!r} "
+                         "(their share is the reference of 'high-frequency power'); pass a "
+                         "lower hf_cutoff")
     gx, gr = _gradient_magnitude(x), _gradient_magnitude(r)
     edges = gr >= np.quantile(gr, edge_quantile)
     flat = gr <= np.quantile(gr, 0.5)
     return {"gradient": _sharpness(x) / _sharpness(r),
             "edge gradient": float(gx[edges].mean() / gr[edges].mean()),
             "flat gradient": float(gx[flat].mean() / gr.mean()),
-            "high-frequency power": _hf_fraction(x, hf_cutoff) / _hf_fraction(r, hf_cutoff)}
+            "high-frequency power": _hf_fraction(x, hf_cutoff) / hf_real}
 
 
 def _gradient_magnitude(x):

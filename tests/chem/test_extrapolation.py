@@ -103,3 +103,15 @@ def test_zero_weight_rows_are_outside_the_range():
     reg = MPNNRegressor(random_state=0, verbose=0, **SMALL[MPNNRegressor])
     reg.fit(CHAINS, y, sample_weight=w)
     assert reg._y_high_[0] == 8.5 and reg._y_low_[0] == 1.5
+
+
+def test_rows_far_in_different_columns_are_listed_with_their_own_column():
+    low, high = training_range(np.array([[0.0, 10.0], [1.0, 20.0]]))
+    pred = np.array([[5.0, 15.0], [0.5, 50.0], [0.5, 15.0]])
+    far, caught = _caught(warn_extrapolation, pred, low, high, "R")
+    np.testing.assert_array_equal(far, [True, True, False])
+    message = str(caught[0].message)
+    for part in ("0 (column 0: 5)", "1 (column 1: 50)", "target column 0: 0 to 1",
+                 "target column 1: 10 to 20, width (10)"):
+        assert part in message
+    assert "(0.5)" not in message and "column 0: 0.5" not in message

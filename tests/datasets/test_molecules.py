@@ -151,3 +151,20 @@ def test_moleculeace_values_file_order_and_frame():
 def test_moleculeace_refuses_an_unknown_target():
     with pytest.raises(ValueError, match="CHEMBL2047_EC50"):
         load_moleculeace("CHEMBL218_EC50")
+
+
+@pytest.mark.parametrize("target, match", [
+    ("chembl2047_ec50", r"Did you mean 'CHEMBL2047_EC50'\?"),
+    (" CHEMBL2047_EC50\n", r"Did you mean 'CHEMBL2047_EC50'\?"),
+    (["CHEMBL2047_EC50"], "must be a str among MOLECULEACE_TARGETS, got .* of type list"),
+    (None, "must be a str among MOLECULEACE_TARGETS"),
+])
+def test_moleculeace_names_the_target_meant(target, match):
+    with pytest.raises(ValueError, match=match):
+        load_moleculeace(target)
+
+
+def test_moleculeace_takes_a_numpy_string_and_refuses_a_non_bool_flag():
+    assert load_moleculeace(np.str_("CHEMBL2047_EC50"), return_X_y=True)[0].shape == (631,)
+    with pytest.raises(ValueError, match="return_X_y"):
+        load_moleculeace("CHEMBL2047_EC50", return_X_y="yes")

@@ -238,3 +238,28 @@ def test_detection_box_average_precision_known_cases():
     n_ok = int(np.sum(np.linspace(0.5, 0.95, 10) <= iou + 1e-12))
     expected = (n_ok * 1.0 + (10 - n_ok) * 51 / 101) / 10
     assert detection_box_average_precision(gt, lab, [shifted]) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("true, labels, boxes, match", [
+    # a flat run of 8 or 5 numbers was reshaped to boxes (or failed in numpy's reshape)
+    ([[[0, 0, 4, 4]]], [[1]], np.array([0, 0, 4, 4, 0, 0, 4, 4.0]),
+     r"pred_boxes\[0\] must have shape \(k, 4\).*\(8,\)"),
+    ([[[0, 0, 4, 4]]], [[1]], np.array([[0, 0, 4, 4, 1.0]]),
+     r"pred_boxes\[0\] must have shape \(k, 4\).*\(1, 5\)"),
+    ([[0, 0, 4, 4, 0, 0, 4, 4]], [[1, 1]], np.array([[0, 0, 4, 4.0]]),
+     r"true_boxes\[0\] must have shape \(k, 4\)"),
+    ([[[0, 0, 4, 4]]], None, np.array([[0, 0, 4, 4.0]]), "true_labels must be a list"),
+    ("boxes", [[1]], np.array([[0, 0, 4, 4.0]]), "true_boxes must be a list"),
+])
+def test_detection_box_average_precision_names_malformed_input(true, labels, boxes, match):
+    det = {"boxes": boxes, "scores": np.array([0.9]), "labels": np.array([1])}
+    with pytest.raises(ValueError, match=match):
+        detection_box_average_precision(true, labels, [det])
+
+
+def test_detection_box_average_precision_takes_one_box_or_an_array_of_images():
+    det = {"boxes": np.array([0, 0, 4, 4.0]), "scores": np.array([0.9]),
+           "labels": np.array([1])}
+    assert detection_box_average_precision([[0, 0, 4, 4]], [[1]], [det]) == pytest.approx(1.0)
+    assert detection_box_average_precision(np.array([[[0, 0, 4, 4]]]), np.array([[1]]),
+                                           [det]) == pytest.approx(1.0)

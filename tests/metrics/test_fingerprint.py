@@ -31,3 +31,13 @@ def test_minmax_distances_of_real_rows():
 def test_minmax_distances_refuse_bad_input(args, match):
     with pytest.raises(ValueError, match=match):
         minmax_distances(*args)
+
+
+@pytest.mark.parametrize("scale", [1e307, 1e-300])
+def test_minmax_distances_do_not_depend_on_the_unit(scale):
+    # sums of entries near 1e308 overflowed to inf and gave a distance of 1
+    x = np.array([[2.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    y = np.array([[1.0, 3.0, 1.0], [2.0, 0.0, 0.0]])
+    np.testing.assert_allclose(minmax_distances(x * scale, y * scale), minmax_distances(x, y),
+                               rtol=1e-12)
+    assert minmax_distances([[1e308, 1e308]], [[1e308, 0.0]])[0, 0] == pytest.approx(0.5)

@@ -34,3 +34,19 @@ def test_sample_quality_refuses_bad_input(kwargs, match):
     args = dict(samples=rng.rand(6, 4), real_train=rng.rand(10, 4), real_test=rng.rand(5, 4))
     with pytest.raises(ValueError, match=match):
         sample_quality(**{**args, **kwargs})
+
+
+def test_sample_quality_refuses_test_rows_that_are_training_rows():
+    # the distance ratio divided by zero (inf) when real_test was drawn from real_train
+    rng = np.random.RandomState(0)
+    train = rng.rand(10, 4)
+    with pytest.raises(ValueError, match="every real_test row is also a real_train row"):
+        sample_quality(rng.rand(6, 4), train, train[:3])
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_sample_quality_does_not_depend_on_the_unit(scale):
+    rng = np.random.RandomState(0)
+    rows = rng.rand(6, 4), rng.rand(10, 4), rng.rand(5, 4)
+    expected = sample_quality(*rows)
+    assert sample_quality(*(a * scale for a in rows)) == pytest.approx(expected, rel=1e-12)

@@ -52,3 +52,22 @@ def test_sharpness_measures_gradient_is_the_image_sharpness_ratio():
 def test_sharpness_measures_refuse_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call(_squares(3, 8))
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda r: sharpness_measures(r[:, :1], r[:, :1]), "1 x 12 pixels"),
+    (lambda r: sharpness_measures(r[:, :, :1], r[:, :, :1]), "12 x 1 pixels"),
+    (lambda r: sharpness_measures(r, r, hf_cutoff=0.45), "no spectral power above hf_cutoff"),
+])
+def test_sharpness_measures_refuse_too_small_or_smooth_real_images(call, match):
+    with pytest.raises(ValueError, match=match):
+        call(_squares(3, 12)[:, :, :] * 0 + np.cos(np.pi * np.arange(12) / 6.0))
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300])
+def test_sharpness_measures_do_not_depend_on_the_unit(scale):
+    rng = np.random.RandomState(0)
+    images, real = rng.rand(3, 8, 8), _squares(3, 8) + 0.1 * rng.rand(3, 8, 8)
+    expected = sharpness_measures(images, real)
+    got = sharpness_measures(images * scale, real * scale)
+    assert got == pytest.approx(expected, rel=1e-12)
