@@ -187,7 +187,8 @@ METHODS = (
 #: which measure several methods at once and so carry no method's key.
 SHARED_BENCHMARKS = ("bench_descriptors.py", "bench_featurization_cache.py",
                      "bench_featurization_n_jobs.py", "bench_graph_descriptors.py",
-                     "bench_molecule_cost.py", "bench_quality.py", "bench_scaffold.py",
+                     "bench_molecule_cost.py", "bench_moleculeace.py",
+                     "bench_featurizer_moleculeace.py", "bench_quality.py", "bench_scaffold.py",
                      "bench_standardize.py", "bench_vision_memory.py",
                      "bench_vision_page.py")
 
