@@ -21,7 +21,10 @@ _TRAINING = ["early_stopping", "validation_fraction"]
 #: group -> (estimators, the parameters they document alike)
 GROUPS = {
     "molecule input of the graph estimators": (
-        _GRAPH, ["descriptors", "graph_cache", "n_jobs", "standardize"]),
+        _GRAPH, ["graph_cache", "n_jobs", "standardize"]),
+    # GroverFeaturizer joins the descriptors by default; the trained models do not
+    "descriptors of the trained graph models": (
+        [name for name in _GRAPH if name != "GroverFeaturizer"], ["descriptors"]),
     "MPNN": (
         ["MPNN", "MPNNClassifier", "MPNNRegressor"],
         ["batch_size", "device", "edge_hidden_size", "errors", "explicit_hydrogens",
