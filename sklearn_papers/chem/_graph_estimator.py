@@ -23,6 +23,7 @@ from sklearn.base import (
 
 from sklearn_papers.chem._targets import (
     MSE_LOSS,
+    _require_numeric_targets,
     check_labelled_columns,
     classification_criterion,
     destandardize_outputs,
@@ -644,11 +645,12 @@ class _GraphRegressorMixin(RegressorMixin):
         Raises
         ------
         ValueError
-            If ``y`` holds NaN, naming the rows (drop or impute them before scoring).
+            If ``y`` holds text or NaN, naming the entry or the rows.
         """
         y = tensors_to_numpy(y, "y")
         if y is not None:
             y = _as_target_array(y)
+            _require_numeric_targets(y, type(self).__name__)
             _refuse_nan_targets(_nan_target_rows(y), len(y),
                                 "score compares each prediction with its true target",
                                 "Drop those rows of X and y (or impute their targets) "

@@ -78,3 +78,13 @@ def test_skip_invalid_over_a_transformer_fits_without_y():
     with pytest.warns(UserWarning, match="left 1 of 7"):
         model.fit(X + ["C1CC"])
     assert model.transform(X).shape == (6, 16)
+
+
+def test_regressor_score_names_text_targets():
+    from sklearn_papers.chem import NeuralFingerprintRegressor
+
+    X = np.array(["CCO", "CCN", "CCC", "CCCl", "c1ccccc1", "CC(=O)O"], dtype=object)
+    reg = NeuralFingerprintRegressor(max_epochs=1, random_state=0, verbose=0).fit(
+        X, np.arange(6.0))
+    with pytest.raises(ValueError, match="y must hold numbers: NeuralFingerprintRegressor"):
+        reg.score(X, np.array(["a", "b", "c", "d", "e", "f"], dtype=object))
