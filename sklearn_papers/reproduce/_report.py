@@ -156,7 +156,8 @@ def hardware():
 
 
 def machine_info():
-    """One line on the machine: :func:`hardware` and the load average now."""
+    """One line on the machine: :func:`hardware` and the load average when it is called
+    (the run report states it so that CPU timings can be read; published pages drop it)."""
     return f"{hardware()}, load average at start {_load()} (1/5/15 min)"
 
 
