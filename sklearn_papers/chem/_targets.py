@@ -292,8 +292,9 @@ def standardize_targets(y, *, allow_nan=True, require_labels=False, estimator=No
     ------
     ValueError
         If ``y`` holds text (naming ``estimator``), infinite values, NaN while
-        ``allow_nan=False``, an empty column while ``require_labels=True``, or a column
-        so large that its mean or standard deviation overflows float64.
+        ``allow_nan=False``, more than two dimensions, an empty column while
+        ``require_labels=True``, or a column so large that its mean or standard deviation
+        overflows float64.
 
     Examples
     --------
@@ -303,6 +304,10 @@ def standardize_targets(y, *, allow_nan=True, require_labels=False, estimator=No
     ([-1.0, 1.0, nan], [2.0], [1.0], True)
     """
     _require_numeric_targets(y, estimator, transformer)
+    if np.ndim(y) > 2:
+        raise ValueError(
+            f"y must be 1-D (one target) or 2-D (one column per task); got shape "
+            f"{np.shape(y)}. Reshape it, e.g. y.reshape(len(y), -1).")
     y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y",
                     ensure_all_finite="allow-nan" if allow_nan else True)
     y2 = y.reshape(len(y), -1)

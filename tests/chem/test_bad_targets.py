@@ -88,3 +88,10 @@ def test_regressor_score_names_text_targets():
         X, np.arange(6.0))
     with pytest.raises(ValueError, match="y must hold numbers: NeuralFingerprintRegressor"):
         reg.score(X, np.array(["a", "b", "c", "d", "e", "f"], dtype=object))
+
+
+@pytest.mark.parametrize("name", sorted(SMALL))
+def test_three_dimensional_targets_are_refused_with_the_shape(name):
+    y = np.arange(6.0).reshape(6, 1, 1)
+    with pytest.raises(ValueError, match=r"y must be 1-D .* got shape \(6, 1, 1\)"):
+        _regressor(name).fit(X, y)
