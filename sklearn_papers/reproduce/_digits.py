@@ -1,10 +1,5 @@
-"""Shared setup of the digits experiments ``supcon`` and ``group_norm``.
-
-Both use ``sklearn.datasets.load_digits`` (8x8 images, 10 classes) with one fixed
-stratified 70/30 train/test split and the same small conv encoder of
-:mod:`sklearn_papers.contrastive`.
-"""
-
+"""Shared setup of the digits experiments: ``load_digits`` (8x8 images, 10 classes), one
+stratified 70/30 split and the small conv encoder of :mod:`sklearn_papers.contrastive`."""
 
 import numpy as np
 
@@ -41,15 +36,8 @@ def subsample(X, y, train_size, random_state):
 
 
 def verdict(a, b, claim="A beats B", metric="", *, margin=0.0):
-    """The claim "A beats B" (higher is better) on per-seed numbers paired by seed, judged
-    by the shared ``paired interval`` rule (:mod:`._claims`). For a lower-is-better metric
-    pass the negated values.
-
-    Returns
-    -------
-    verdict : Verdict
-        For :meth:`~._result.Result.verdict`.
-    """
+    """The :class:`~._claims.Verdict` of "A beats B" (higher is better: negate an error)
+    on numbers paired by seed, by the ``paired interval`` rule."""
     from sklearn_papers.reproduce._claims import Claim, judge
 
     return judge(Claim(claim, metric, "paired interval", margin=margin), a, b)
