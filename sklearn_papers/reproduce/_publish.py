@@ -13,7 +13,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from sklearn_papers.reproduce._report import portable_command
+from sklearn_papers.reproduce._report import portable_command, section_markdown
 
 __all__ = ["markdown_to_rst", "publish", "published_tables", "published_value", "render_page"]
 
@@ -160,14 +160,9 @@ def render_page(page):
     """
     from sklearn_papers.reproduce._result import Result
 
-    result = Result.from_dict(page["result"])
     prov, name, title = page["provenance"], page["name"], page["title"]
-    markdown = result.markdown.rstrip()
-    for fig in result.figures:
-        markdown += f"\n\n![{Path(fig).stem}]({Path(fig).as_posix()})"
-    if prov["mode"] == "quick" and result.shortened:
-        markdown += f"\n\n**Shortened by `--quick`:** {result.shortened}"
-    rst, _ = markdown_to_rst(markdown)
+    rst, _ = markdown_to_rst(section_markdown(Result.from_dict(page["result"]),
+                                              prov["mode"] == "quick"))
     status = f"Status: {prov['status']}, {prov['seconds']:.0f} s wall time"
     status += (f", {prov['cpu_seconds']:.0f} s CPU time." if prov["cpu_seconds"] is not None
                else ".")

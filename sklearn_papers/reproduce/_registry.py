@@ -45,25 +45,16 @@ class RunContext:
 
     Attributes
     ----------
-    quick : bool
-        ``--quick`` mode (shortened protocols).
-    out_dir : pathlib.Path
-        Output folder of the report, figures and cache.
-    random_state : int, default=0
-        Base seed (``--seed``).
-    verbose : int, default=1
-        0 silences progress output.
-    resume : bool, default=False
-        ``--resume``: parts cached by an earlier run are read back (:meth:`cached`).
+    quick, out_dir, random_state, verbose, resume
+        ``--quick``, ``--out``, ``--seed``, ``--verbose`` (0 silences progress) and
+        ``--resume`` (parts cached by an earlier run are read back, :meth:`cached`).
     experiment : str, default=""
         The experiment being run (set by the command line).
-    reused : list of (str, str)
-        Parts read back from the cache: ``(key, date computed)``.
-    computed : list of str
-        Keys of the parts computed by this run.
+    reused, computed : list
+        Parts read back from the cache (``(key, date computed)``), and keys computed.
     records_dir : pathlib.Path or None, default=None
-        Folder of text records of parts (``--records``, :mod:`._records`); when set,
-        :meth:`cached` reads and writes records there, whatever ``resume`` says.
+        ``--records`` folder of this experiment: :meth:`cached` reads and writes text
+        records there (:mod:`._records`), whatever ``resume`` says.
     records : list of dict
         The records read or written for the current experiment.
     shared : dict
@@ -100,21 +91,15 @@ class RunContext:
         digest = hashlib.sha1(repr((str(key), _canonical(params))).encode()).hexdigest()[:12]
         return self.cache_dir(owner) / f"{safe}-{digest}.pkl"
 
-    def has_cached(self, key, params=None, owner=None):
-        """Whether :meth:`cached` would read ``key`` back instead of computing it."""
-        if self._shared_key(key, params, owner) in self.shared:
-            return True
-        if self.records_dir is not None:
-            from sklearn_papers.reproduce._records import read_record
-
-            return read_record(self.records_dir, key, _canonical(params)) is not None
-        return self.resume and self._read_pickle(key, params, owner) is not None
-
     def _shared_key(self, key, params, owner):
         return (owner or self.experiment, str(key), repr(_canonical(params)))
 
-    def _read_pickle(self, key, params, owner=None):
-        """The cache file's record of ``key`` with these params, or None."""
+    def _read(self, key, params, owner=None):
+        """The stored record of a part (a text record, or a cache file) or None."""
+        if self.records_dir is not None and owner is None:
+            from sklearn_papers.reproduce._records import read_record
+
+            return read_record(self.records_dir, key, _canonical(params))
         try:
             with self._cache_file(key, params, owner).open("rb") as fh:
                 record = pickle.load(fh)
@@ -125,8 +110,14 @@ class RunContext:
             return record
         return None
 
-    def _write_pickle(self, key, params, owner, value):
-        """Write the cache file of ``key`` (atomically: a killed run leaves no half file)."""
+    def _write(self, key, params, owner, value, cpu_seconds):
+        """Store a computed part atomically (a killed run leaves no half file); return its
+        record."""
+        if self.records_dir is not None and owner is None:
+            from sklearn_papers.reproduce._records import write_record
+
+            return write_record(self.records_dir, key, _canonical(params), value,
+                                cpu_seconds=cpu_seconds)
         path = self._cache_file(key, params, owner)
         created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         record = {"format": _CACHE_FORMAT, "key": str(key), "params": _canonical(params),
@@ -136,34 +127,25 @@ class RunContext:
         with tmp.open("wb") as fh:
             pickle.dump(record, fh)
         os.replace(tmp, path)
+        return record
 
-    def _cached_record(self, key, compute, params, cpu_seconds):
-        """:meth:`cached` through the text records of :attr:`records_dir`."""
-        from sklearn_papers.reproduce._records import read_record, write_record
+    def _reads_stored(self, owner):
+        """Whether stored parts are read back: with ``--resume``, or from text records."""
+        return self.resume or (self.records_dir is not None and owner is None)
 
-        canonical = _canonical(params)
-        record = read_record(self.records_dir, key, canonical)
-        if record is not None:
-            self.reused.append((str(key), record["created"]))
-        else:
-            start = os.times()
-            value = compute()
-            if cpu_seconds is None:
-                end = os.times()
-                cpu_seconds = (end.user - start.user) + (end.system - start.system)
-            record = write_record(self.records_dir, key, canonical, value,
-                                  cpu_seconds=cpu_seconds)
-            self.computed.append(str(key))
-        self.records.append(record)
-        return record["value"]
+    def has_cached(self, key, params=None, owner=None):
+        """Whether :meth:`cached` would read ``key`` back instead of computing it."""
+        if self._shared_key(key, params, owner) in self.shared:
+            return True
+        return self._reads_stored(owner) and self._read(key, params, owner) is not None
 
     def cached(self, key, compute, *, params=None, cpu_seconds=None, owner=None,
                share=False):
         """Return ``compute()``, cached in the output folder under ``key``.
 
-        With ``resume=True`` a value cached by an earlier run under the same key, params,
-        mode and seed is returned instead, and listed in :attr:`reused` with its date.
-        Every computed value is written to the cache, so a stopped run can be resumed.
+        With ``resume=True`` a value cached earlier under the same key, params, mode and
+        seed is returned instead and listed in :attr:`reused`. Every computed value is
+        written at once, so a stopped run can be resumed.
 
         Parameters
         ----------
@@ -174,14 +156,12 @@ class RunContext:
         params : object, default=None
             Settings the value depends on: a cached value is used only when they are equal.
         cpu_seconds : float, default=None
-            CPU seconds of a value computed elsewhere (a worker), for its record; None
-            measures ``compute()``.
+            CPU seconds of a value computed elsewhere, for its record; None measures it.
         owner : str, default=None
-            The experiment whose part this is, when not the current one (a follow-up):
-            read from :attr:`shared` when shared earlier in this run, else cached in the
-            owner's folder.
+            The experiment whose part this is (a follow-up reading its main experiment's):
+            from :attr:`shared`, else cached in the owner's folder.
         share : bool, default=False
-            Keep the value in :attr:`shared` for the rest of the run, for a follow-up.
+            Keep the value in :attr:`shared` for the rest of the run.
 
         Returns
         -------
@@ -191,20 +171,22 @@ class RunContext:
         shared_key = self._shared_key(key, params, owner)
         if shared_key in self.shared:
             return self.shared[shared_key]
-        if self.records_dir is not None and owner is None:
-            value = self._cached_record(key, compute, params, cpu_seconds)
+        record = self._read(key, params, owner) if self._reads_stored(owner) else None
+        if record is not None:
+            self.reused.append((str(key), record["created"]))
         else:
-            record = self._read_pickle(key, params, owner) if self.resume else None
-            if record is not None:
-                self.reused.append((str(key), record["created"]))
-                value = record["value"]
-            else:
-                value = compute()
-                self._write_pickle(key, params, owner, value)
-                self.computed.append(str(key))
+            start = os.times()
+            value = compute()
+            end = os.times()
+            if cpu_seconds is None:
+                cpu_seconds = (end.user - start.user) + (end.system - start.system)
+            record = self._write(key, params, owner, value, cpu_seconds)
+            self.computed.append(str(key))
+        if self.records_dir is not None and owner is None:
+            self.records.append(record)
         if share:
-            self.shared[shared_key] = value
-        return value
+            self.shared[shared_key] = record["value"]
+        return record["value"]
 
     def reused_note(self):
         """Markdown sentence on which parts came from an earlier run, or ``""``."""
@@ -330,17 +312,14 @@ class Experiment:
     ----------
     name : str
         Name used by ``--only``, lower case, stable once published (e.g. ``"duvenaud"``).
-    title : str
-        Section title in the report.
-    paper : str
-        Citation: authors, year, title, venue.
+    title, paper : str
+        Section title in the report; citation (authors, year, title, venue).
     run : callable
         ``run(ctx: RunContext) -> Result``.
     records : bool, default=False
         Its parts can be kept as text records (``--records``): plain numbers.
     in_quick_run : bool, default=True
-        False leaves it out of ``reproduce --quick`` without ``--only`` (``make demo``),
-        when its quick protocol alone takes longer than the demo's budget.
+        False leaves it out of ``reproduce --quick`` without ``--only`` (``make demo``).
     claims : Claims, default={}
         The claims it judges (:func:`~._claims.declare`).
     protocol : Protocol or None, default=None

@@ -12,7 +12,8 @@ from pathlib import Path, PureWindowsPath
 import numpy as np
 
 __all__ = ["format_mean_std", "full_mode_only", "hardware", "machine_info",
-           "portable_command", "render_report", "report_data", "source_commit", "write_report"]
+           "portable_command", "render_report", "report_data", "section_markdown",
+           "source_commit", "write_report"]
 
 
 def format_mean_std(values, digits=2):
@@ -257,13 +258,17 @@ def render_report(data):
         if e["error"] is not None:
             lines += ["This experiment failed:", "", "```", e["error"].rstrip(), "```"]
             continue
-        result = Result.from_dict(e["result"])
-        lines.append(result.markdown.rstrip())
-        for fig in result.figures:
-            lines += ["", f"![{Path(fig).stem}]({Path(fig).as_posix()})"]
-        if quick and result.shortened:
-            lines += ["", f"**Shortened by `--quick`:** {result.shortened}"]
+        lines.append(section_markdown(Result.from_dict(e["result"]), quick))
     return "\n".join(lines) + "\n"
+
+
+def section_markdown(result, quick):
+    """A result's markdown, then its figures and (in a quick run) what was shortened."""
+    parts = [result.markdown.rstrip()]
+    parts += [f"![{Path(fig).stem}]({Path(fig).as_posix()})" for fig in result.figures]
+    if quick and result.shortened:
+        parts.append(f"**Shortened by `--quick`:** {result.shortened}")
+    return "\n\n".join(parts)
 
 
 def write_report(out_dir, results, **kwargs):

@@ -85,12 +85,6 @@ class Table:
                          + " |")
         return "\n".join(lines)
 
-    def shown(self):
-        """``(columns, rows)`` as a reader sees them: lists of plain strings."""
-        return ([plain(c) for c in self.columns],
-                [[plain(self.cell(row.get(c)).replace("\\|", "|")) for c in self.columns]
-                 for row in self.rows])
-
     def to_dict(self):
         return {"title": self.title, "columns": list(self.columns),
                 "floatfmt": self.floatfmt,
@@ -333,8 +327,9 @@ class Result:
 
     def shown(self, table):
         """``(columns, rows)`` of ``table`` as plain strings, verdicts filled in."""
-        columns, rows = table.shown()
-        return columns, [[plain(self.fill(cell)) for cell in row] for row in rows]
+        return ([plain(c) for c in table.columns],
+                [[plain(self.fill(plain(table.cell(row.get(c))))) for c in table.columns]
+                 for row in table.rows])
 
     def verdict_rows(self, verdicts, digits=3):
         """Rows of a table of verdicts (claim, metric, paper, ``"outcome"`` style); each
