@@ -178,8 +178,7 @@ class Verdict:
 
     def text(self, digits=3):
         """:meth:`short` with the outcome in bold."""
-        outcome, rest = self.short(digits).split(" (", 1)
-        return f"**{outcome}** ({rest}"
+        return bold_outcome(self.short(digits))
 
     def short(self, digits=3):
         """The outcome with the rule, estimate, interval and wins (:func:`describe`)."""
@@ -187,18 +186,20 @@ class Verdict:
                         self.wins, self.n_seeds, self.claim.unit, digits)
 
 
+def bold_outcome(text):
+    """``"**holds** (paired interval, ...)"`` for ``"holds (paired interval, ...)"``."""
+    outcome, paren, rest = text.partition(" (")
+    return f"**{outcome}**{paren}{rest}"
+
+
 def describe(outcome, rule, estimate, interval, wins, n, unit="seeds", digits=3):
     """``"holds (paired interval, 90 %: advantage +0.012 [+0.003, +0.021]; 3 of 3 seeds)"``:
     a verdict's outcome with its rule and numbers."""
     lo, hi = interval
-    if rule == "mean interval":
-        what = f"mean {estimate:.{digits}f}"
-    else:
-        what = f"advantage {estimate:+.{digits}f}"
-    spread = (f" [{lo:+.{digits}f}, {hi:+.{digits}f}]" if np.isfinite(lo) else
+    sign = "" if rule == "mean interval" else "+"  # a mean, or an advantage
+    what = f"{'mean' if sign == '' else 'advantage'} {estimate:{sign}.{digits}f}"
+    spread = (f" [{lo:{sign}.{digits}f}, {hi:{sign}.{digits}f}]" if np.isfinite(lo) else
               f" (one {unit.rstrip('s')}: no interval)")
-    if rule == "mean interval":
-        spread = spread.replace("+", "")
     return (f"{outcome} ({rule}, {int(CONFIDENCE * 100)} %: {what}"
             f"{spread}; {wins:,} of {n:,} {unit})")
 

@@ -257,15 +257,11 @@ class _LineProgress:
         self.total, self.n, self.n_reused = total, 0, 0
         self.start = self._last = time.perf_counter()
         self._seen = (len(ctx.reused), len(ctx.computed))
-        self.postfix = ""
 
     def __iter__(self):
         for item in self.iterable:
             yield item
             self.update(1)
-
-    def __len__(self):
-        return self.total or 0
 
     def __enter__(self):
         return self
@@ -286,7 +282,7 @@ class _LineProgress:
             self.ctx.log(self.line())
 
     def line(self):
-        """``[desc] n/total, elapsed, about ... left (k from the cache) postfix``."""
+        """``[desc] n/total, elapsed, about ... left (k from the cache)``."""
         elapsed = time.perf_counter() - self.start
         text = f"[{self.desc}] {self.n}/{self.total or '?'}, {format_seconds(elapsed)} elapsed"
         run = self.n - self.n_reused
@@ -294,14 +290,7 @@ class _LineProgress:
             text += f", about {format_seconds(elapsed / run * (self.total - self.n))} left"
         if self.n_reused:
             text += f" ({self.n_reused} from the cache)"
-        return f"{text} {self.postfix}" if self.postfix else text
-
-    def set_postfix(self, ordered_dict=None, refresh=True, **kwargs):
-        self.postfix = ", ".join(f"{k}={v}" for k, v in dict(ordered_dict or {},
-                                                             **kwargs).items())
-
-    def close(self):
-        pass
+        return text
 
 
 @dataclass(frozen=True)

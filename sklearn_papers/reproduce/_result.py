@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import OUTCOMES, Claim, Verdict, describe
+from sklearn_papers.reproduce._claims import OUTCOMES, Claim, Verdict, bold_outcome, describe
 
 __all__ = ["Result", "Table", "VerdictRecord", "plain"]
 
@@ -207,10 +207,7 @@ class VerdictRecord:
         text = self.short()
         if style == "plain":
             return text
-        if style == "outcome" and " (" in text:
-            outcome, rest = text.split(" (", 1)
-            return f"**{outcome}** ({rest}"
-        return f"**{text}**"
+        return bold_outcome(text) if style == "outcome" else f"**{text}**"
 
     def to_dict(self):
         data = {"claim": self.claim, "outcome": self.outcome, "rule": self.rule,
