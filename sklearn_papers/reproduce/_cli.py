@@ -3,7 +3,6 @@
 
 import argparse
 import contextlib
-import datetime
 import hashlib
 import inspect
 import json
@@ -13,6 +12,24 @@ import sys
 import time
 import warnings
 from pathlib import Path
+
+from sklearn_papers import __version__
+from sklearn_papers.reproduce import _registry
+from sklearn_papers.reproduce._methods import method_of
+from sklearn_papers.reproduce._publish import publish
+from sklearn_papers.reproduce._registry import (
+    RunContext,
+    format_seconds,
+    list_experiments,
+    run_experiment,
+)
+from sklearn_papers.reproduce._report import (
+    machine_info,
+    portable_command,
+    utc_now,
+    write_report,
+)
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["main"]
 
@@ -46,8 +63,6 @@ def _verbosity(text):
 
 
 def _parser():
-    from sklearn_papers import __version__
-
     parser = _Parser(prog="sklearn-papers", description="Re-run the headline claims of the "
                      "papers implemented in sklearn_papers.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -131,8 +146,6 @@ def main(argv=None):
 
 def _publish_command(args):
     """``sklearn-papers publish``: the published pages of a finished run."""
-    from sklearn_papers.reproduce._publish import publish
-
     if not (args.report / "REPORT.md").is_file():
         return _usage_error("publish", f"argument --report: no REPORT.md in "
                             f"{str(args.report)!r}; give the --out folder of a "
@@ -151,9 +164,6 @@ def _publish_command(args):
 
 def _list_command(args):
     """``reproduce --list``: name, title, paper and method of each experiment."""
-    from sklearn_papers.reproduce._methods import method_of
-    from sklearn_papers.reproduce._registry import list_experiments
-
     listed = list_experiments()
     problem = _unknown(args.only, listed)
     if problem:
@@ -173,8 +183,6 @@ def _list_command(args):
 def _run_one(ctx, exp, args, cpu, notes):
     """Run ``exp`` (or read it back with ``--resume``); return ``(section, seconds,
     error)`` and set its CPU time and note in ``cpu`` and ``notes``."""
-    from sklearn_papers.reproduce._registry import format_seconds, run_experiment
-
     name = ctx.experiment
     damaged = _damaged_files(ctx) if args.resume or ctx.records_dir else []
     earlier = _load_section(ctx, exp) if args.resume else None
@@ -208,10 +216,6 @@ def _reproduce_command(args, words):
     import matplotlib
 
     matplotlib.use("Agg")
-    from sklearn_papers.reproduce import _registry
-    from sklearn_papers.reproduce._registry import RunContext, format_seconds
-    from sklearn_papers.reproduce._report import machine_info, portable_command, write_report
-
     experiments = _registry.get_experiments()
     names = args.only or [name for name, exp in experiments.items()
                           if not args.quick or exp.in_quick_run]
@@ -368,11 +372,10 @@ def _save_section(ctx, section, seconds, exp=None, cpu=None):
     """Keep a finished experiment's section, wall and CPU seconds for ``--resume``."""
     path = _section_file(ctx)
     path.parent.mkdir(parents=True, exist_ok=True)
-    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     result = dict(section.to_dict(),
                   figures=[str(Path(f).resolve()) for f in section.figures])
     record = {"result": result, "seconds": seconds, "cpu": cpu,
-              "created": created, "source": _source_digest(exp) if exp is not None else ""}
+              "created": utc_now(), "source": _source_digest(exp) if exp is not None else ""}
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(record))
     tmp.replace(path)
@@ -381,8 +384,6 @@ def _save_section(ctx, section, seconds, exp=None, cpu=None):
 def _load_section(ctx, exp=None):
     """``(section, seconds, created, cpu_seconds)`` of an earlier finished run; None when
     there is none, its module changed since, or one of its figures is gone."""
-    from sklearn_papers.reproduce._result import Result
-
     try:
         record = pickle.loads(_section_file(ctx).read_bytes())
         section = Result.from_dict(record["result"])

@@ -4,11 +4,13 @@ Its experiments (``KEY``, ``KEY_followup``), paper pages (``docs/papers/KEY[_<pa
 examples (``examples/plot_KEY[_<topic>].py``) and benchmarks
 (``benchmarks/bench_KEY[_<topic>].py``). README's methods table (:func:`methods_table`) and
 the results index (:func:`results_index`) are generated from it;
-``tests/reproduce/test_methods.py`` checks that the files agree with it. Strings only, no
-imports at module level (``--list`` reads it without torch or RDKit).
+``tests/reproduce/test_methods.py`` checks that the files agree with it. Strings only
+(``--list`` reads it without torch or RDKit).
 """
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["METHODS", "SHARED_BENCHMARKS", "Method", "method_of", "methods_table",
            "results_index"]
@@ -211,9 +213,6 @@ def results_index(to_dir):
     """The results index (reStructuredText) read from the pages' JSON of ``to_dir``: the
     pages by method, how many claims of each hold, do not hold or are inconclusive, and
     every verdict with its rule (a KeyError for a page of no method)."""
-    import json
-    from pathlib import Path
-
     from sklearn_papers.reproduce._publish import _inline
 
     pages = {p.stem: json.loads(p.read_text(encoding="utf-8"))

@@ -13,7 +13,9 @@ import shlex
 import shutil
 from pathlib import Path
 
+from sklearn_papers.reproduce._methods import results_index
 from sklearn_papers.reproduce._report import portable_command, section_markdown
+from sklearn_papers.reproduce._result import Result, dump_json, plain
 
 __all__ = ["markdown_to_rst", "publish", "published_tables", "published_value", "render_page"]
 
@@ -158,8 +160,6 @@ def render_page(page):
     -------
     rst : str
     """
-    from sklearn_papers.reproduce._result import Result
-
     prov, name, title = page["provenance"], page["name"], page["title"]
     rst, _ = markdown_to_rst(section_markdown(Result.from_dict(page["result"]),
                                               prov["mode"] == "quick"))
@@ -203,9 +203,6 @@ def publish(report_dir, to_dir, *, only=None):
     ValueError
         If an experiment of ``only`` has no finished section in the report.
     """
-    from sklearn_papers.reproduce._methods import results_index
-    from sklearn_papers.reproduce._result import dump_json
-
     report_dir, to_dir = Path(report_dir), Path(to_dir)
     data = json.loads((report_dir / "REPORT.json").read_text(encoding="utf-8"))
     entries = {e["name"]: e for e in data["experiments"] if e["status"] == "ok"}
@@ -245,8 +242,6 @@ def published_tables(page):
         One per table, in page order: ``"section"`` (the heading above it, or the page
         title), ``"columns"`` and ``"rows"`` (lists of cells), as plain text.
     """
-    from sklearn_papers.reproduce._result import Result, plain
-
     result = Result.from_dict(page["result"])
     result._set_titles()
     tables = []

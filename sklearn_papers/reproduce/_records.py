@@ -8,13 +8,14 @@ from: date, commit, CPU seconds, device, package versions. A record is reused wh
 and ``params`` equal the part's.
 """
 
-import datetime
 import json
 import math
 import os
 import re
 from functools import lru_cache
 from pathlib import Path
+
+from sklearn_papers.reproduce._report import package_versions, source_commit, utc_now
 
 __all__ = ["RECORD_FORMAT", "read_record", "record_commits", "record_path", "to_json",
            "write_record"]
@@ -98,13 +99,10 @@ def write_record(folder, key, params, value, *, cpu_seconds=None, device="cpu"):
     -------
     record : dict
     """
-    from sklearn_papers.reproduce._report import package_versions
-
     record = {
         "format": RECORD_FORMAT, "key": str(key), "params": to_json(params),
         "value": to_json(value),
-        "created": datetime.datetime.now(datetime.timezone.utc).strftime(
-            "%Y-%m-%d %H:%M UTC"),
+        "created": utc_now(),
         "commit": _commit(),
         "cpu_seconds": None if cpu_seconds is None else round(float(cpu_seconds), 2),
         "device": str(device), "versions": package_versions(),
@@ -128,6 +126,4 @@ def record_commits(records):
 
 @lru_cache(maxsize=1)
 def _commit():
-    from sklearn_papers.reproduce._report import source_commit
-
     return source_commit()

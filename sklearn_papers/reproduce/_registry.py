@@ -7,7 +7,7 @@ module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` is registered. ``run(ctx)
 (docstring, ``CLAIMS``, ``PROTOCOL``, parts, ``run``) is in ``CONTRIBUTING.md``.
 """
 
-import datetime
+import ast
 import hashlib
 import importlib
 import os
@@ -16,10 +16,12 @@ import pkgutil
 import re
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from sklearn_papers.reproduce._report import utc_now
 from sklearn_papers.reproduce._result import Result
 
 __all__ = ["Experiment", "Result", "RunContext", "format_seconds", "get_experiments",
@@ -119,9 +121,8 @@ class RunContext:
             return write_record(self.records_dir, key, _canonical(params), value,
                                 cpu_seconds=cpu_seconds)
         path = self._cache_file(key, params, owner)
-        created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         record = {"format": _CACHE_FORMAT, "key": str(key), "params": _canonical(params),
-                  "created": created, "value": value}
+                  "created": utc_now(), "value": value}
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         with tmp.open("wb") as fh:
@@ -402,8 +403,6 @@ def _static_calls(path):
     """``{target: fields or None}`` of the module's experiment assignments, read with
     :mod:`ast`; a string constant assigned above a call may stand for a field. None when
     the file cannot be parsed."""
-    import ast
-
     try:
         tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError):
@@ -426,28 +425,22 @@ def _static_calls(path):
 def _call_fields(call, constants):
     """The literal ``name``, ``title`` and ``paper`` of an ``Experiment(...)`` node, or
     None."""
-    import ast
-
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-            and call.func.id == "Experiment" and not call.args):
+    if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Experiment"
+            and not call.args):
         return None
     fields = {}
     for kw in call.keywords:
-        if kw.arg not in ("name", "title", "paper"):
-            continue
-        if isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
-            fields[kw.arg] = kw.value.value
-        elif isinstance(kw.value, ast.Name) and kw.value.id in constants:
-            fields[kw.arg] = constants[kw.value.id]
-        else:
-            return None
+        if kw.arg in ("name", "title", "paper"):
+            value = (kw.value.value if isinstance(kw.value, ast.Constant) else
+                     constants.get(getattr(kw.value, "id", None)))
+            if not isinstance(value, str):
+                return None
+            fields[kw.arg] = value
     return fields if len(fields) == 3 else None
 
 
 def run_experiment(exp, ctx):
     """Run one experiment; return ``(section, seconds, error_text_or_None)``."""
-    import traceback
-
     start = time.perf_counter()
     try:
         section = exp.run(ctx)

@@ -11,9 +11,16 @@ from pathlib import Path, PureWindowsPath
 
 import numpy as np
 
+from sklearn_papers.reproduce._result import Result, dump_json
+
 __all__ = ["format_mean_std", "full_mode_only", "hardware", "machine_info",
            "portable_command", "render_report", "report_data", "section_markdown",
            "source_commit", "write_report"]
+
+
+def utc_now():
+    """The current UTC time as reports write it: ``"2025-01-31 14:05 UTC"``."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def format_mean_std(values, digits=2):
@@ -200,8 +207,7 @@ def report_data(results, *, quick, seconds, command=None, pending=(), notes=None
         "provenance": {"command": command, "mode": "quick" if quick else "full",
                        "commit": source_commit(), "versions": _versions(), "hardware": hw,
                        "seconds": float(seconds)},
-        "log": {"generated": datetime.datetime.now(datetime.timezone.utc).strftime(
-                    "%Y-%m-%d %H:%M UTC"),
+        "log": {"generated": utc_now(),
                 "load": f"at start {load_start.removesuffix(' (1/5/15 min)')}, at the end "
                         f"{_load()} (1/5/15 min)" if load_start else ""},
         "experiments": experiments,
@@ -210,8 +216,6 @@ def report_data(results, *, quick, seconds, command=None, pending=(), notes=None
 
 def render_report(data):
     """``REPORT.md`` of a run's data (:func:`report_data`, or ``REPORT.json`` read back)."""
-    from sklearn_papers.reproduce._result import Result
-
     prov, log = data["provenance"], data.get("log", {})
     quick = prov["mode"] == "quick"
     mode = "quick (`--quick`: shortened protocols, see each section)" if quick else "full"
@@ -274,8 +278,6 @@ def section_markdown(result, quick):
 def write_report(out_dir, results, **kwargs):
     """Write ``<out_dir>/REPORT.json`` (:func:`report_data` with ``kwargs``) and
     ``REPORT.md`` rendered from it; return the path of ``REPORT.md``."""
-    from sklearn_papers.reproduce._result import dump_json
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     data = report_data(results, out_dir=out_dir, **kwargs)
