@@ -206,14 +206,12 @@ def methods_table():
     return "\n".join(lines)
 
 
-_OUTCOMES = ("holds", "does not hold", "inconclusive")
-
-
 def results_index(to_dir):
     """The results index (reStructuredText) read from the pages' JSON of ``to_dir``: the
     pages by method, how many claims of each hold, do not hold or are inconclusive, and
     every verdict with its rule (a KeyError for a page of no method)."""
-    from sklearn_papers.reproduce._publish import _inline
+    from sklearn_papers.reproduce._claims import OUTCOMES
+    from sklearn_papers.reproduce._publish import _inline, list_table
 
     pages = {p.stem: json.loads(p.read_text(encoding="utf-8"))
              for p in sorted(Path(to_dir).glob("*.json"))}
@@ -225,23 +223,18 @@ def results_index(to_dir):
              "--report DIR --to docs/results``; each page's records are in the JSON file "
              "beside it.", "", ".. toctree::", "   :maxdepth: 1", ""]
     lines += [f"   {name}" for name in order]
+    summary = [["method", "experiment", *OUTCOMES]]
+    verdicts = [["experiment", "claim", "rule", "outcome"]]
+    for name in order:
+        method, ref = method_of(name), f":ref:`{name} <results-{name}>`"
+        outcomes = [v["outcome"] for v in pages[name]["result"]["verdicts"]]
+        summary.append([f":doc:`{method.name} </papers/{method.page_stems()[0]}>`", ref,
+                        *(str(outcomes.count(o)) for o in OUTCOMES)])
+        verdicts += [[ref, _inline(v["claim"]) or "(see the page)", _inline(v["rule"]),
+                      v["outcome"]] for v in pages[name]["result"]["verdicts"]]
     lines += ["", "Summary", "-------", "",
               "How many of each experiment's claims hold, do not hold or are inconclusive.", "",
-              ".. list-table::", "   :header-rows: 1", "",
-              "   * - method", "     - experiment", *(f"     - {o}" for o in _OUTCOMES)]
-    for name in order:
-        method = method_of(name)
-        outcomes = [v["outcome"] for v in pages[name]["result"]["verdicts"]]
-        lines += [f"   * - :doc:`{method.name} </papers/{method.page_stems()[0]}>`",
-                  f"     - :ref:`{name} <results-{name}>`",
-                  *(f"     - {outcomes.count(o)}" for o in _OUTCOMES)]
-    lines += ["", "Verdicts", "--------", "",
+              *list_table(summary), "", "Verdicts", "--------", "",
               "Every claim the published runs judged, with the rule that judged it.", "",
-              ".. list-table::", "   :header-rows: 1", "",
-              "   * - experiment", "     - claim", "     - rule", "     - outcome"]
-    for name in order:
-        for v in pages[name]["result"]["verdicts"]:
-            lines += [f"   * - :ref:`{name} <results-{name}>`",
-                      f"     - {_inline(v['claim']) or '(see the page)'}",
-                      f"     - {_inline(v['rule'])}", f"     - {v['outcome']}"]
+              *list_table(verdicts)]
     return "\n".join(lines) + "\n"

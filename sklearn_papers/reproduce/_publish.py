@@ -45,15 +45,19 @@ def _inline(text):
     return "".join(out)
 
 
+def list_table(rows):
+    """The lines of a reStructuredText ``list-table`` whose first row is the header."""
+    out = [".. list-table::", "   :header-rows: 1", ""]
+    for row in rows:
+        for j, cell in enumerate(row):
+            out.append((("   * - " if j == 0 else "     - ") + cell).rstrip())
+    return out
+
+
 def _table(lines):
     """A markdown table as a ``list-table`` (lines)."""
     rows = [[c.strip() for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])] for line in lines]
-    out = [".. list-table::", "   :header-rows: 1", ""]
-    for row in [rows[0], *rows[2:]]:
-        for j, cell in enumerate(row):
-            out.append((("   * - " if j == 0 else "     - ") + _inline(cell)).rstrip())
-    out.append("")
-    return out
+    return list_table([[_inline(c) for c in row] for row in [rows[0], *rows[2:]]]) + [""]
 
 
 def markdown_to_rst(markdown, *, figure_dir="figures", level_shift=0):
