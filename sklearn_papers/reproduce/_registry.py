@@ -3,8 +3,10 @@
 One module per paper (e.g. ``duvenaud.py``) defines ``EXPERIMENT = Experiment(...)``, and
 a follow-up ``EXPERIMENT_FOLLOWUP = Experiment(name="<name>_followup", ...)``: every
 module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` is registered. ``run(ctx)`` takes a
-:class:`RunContext` and returns a :class:`~._result.Result`. How a module reads top-down
-(docstring, ``CLAIMS``, ``PROTOCOL``, parts, ``run``) is in ``CONTRIBUTING.md``.
+:class:`RunContext` and returns a :class:`~._result.Result`. A module reads top-down: its
+docstring (paper, data, what is checked); ``CLAIMS = declare(...)`` and ``PROTOCOL =
+Protocol(...)``; the parts (module-level functions of plain arguments, for
+:func:`~._parallel.cached_parts`); ``run``; ``EXPERIMENT``. See ``CONTRIBUTING.md``.
 """
 
 import ast
