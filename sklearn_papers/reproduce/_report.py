@@ -191,18 +191,16 @@ def report_data(results, *, quick, seconds, command=None, pending=(), notes=None
     if machine is None:
         machine = machine_info()
     hw, _, load_start = machine.partition(", load average at start ")
-    experiments = []
-    for exp, result, secs, error in results:
-        experiments.append({
-            "name": exp.name, "title": exp.title, "paper": exp.paper,
-            "status": "ok" if error is None else "failed", "seconds": float(secs),
-            "cpu_seconds": None if exp.name not in cpu else float(cpu[exp.name]),
-            "note": notes.get(exp.name, ""), "error": error,
-            "result": None if error is not None else result.to_dict(relative_to=out_dir)})
-    for exp in pending:
-        experiments.append({"name": exp.name, "title": exp.title, "paper": exp.paper,
-                            "status": "not finished", "seconds": None, "cpu_seconds": None,
-                            "note": "", "error": None, "result": None})
+    experiments = [{
+        "name": exp.name, "title": exp.title, "paper": exp.paper,
+        "status": "ok" if error is None else "failed", "seconds": float(secs),
+        "cpu_seconds": None if exp.name not in cpu else float(cpu[exp.name]),
+        "note": notes.get(exp.name, ""), "error": error,
+        "result": None if error is not None else result.to_dict(relative_to=out_dir),
+    } for exp, result, secs, error in results]
+    experiments += [{"name": exp.name, "title": exp.title, "paper": exp.paper,
+                     "status": "not finished", "seconds": None, "cpu_seconds": None,
+                     "note": "", "error": None, "result": None} for exp in pending]
     return {
         "provenance": {"command": command, "mode": "quick" if quick else "full",
                        "commit": source_commit(), "versions": _versions(), "hardware": hw,
