@@ -275,7 +275,13 @@ def section_markdown(result, quick):
 
 def write_report(out_dir, results, **kwargs):
     """Write ``<out_dir>/REPORT.json`` (:func:`report_data` with ``kwargs``) and
-    ``REPORT.md`` rendered from it; return the path of ``REPORT.md``."""
+    ``REPORT.md`` rendered from it.
+
+    Returns
+    -------
+    path : pathlib.Path
+        The ``REPORT.md`` written.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     data = report_data(results, out_dir=out_dir, **kwargs)
