@@ -1,56 +1,12 @@
 """Claims of the papers and the rules that judge them: holds, does not hold, inconclusive.
 
-Every experiment states what it checks as a :class:`Claim` (what is compared, on which
-metric, in which direction, with what margin) and judges it on per-seed numbers with one of
-a few named rules, so that every verdict in the report is reached the same way and says
-which rule reached it:
-
-``paired interval``
-    "A beats B": the per-seed differences ``d_s = A_s - B_s`` (signed so that positive
-    favours A), a two-sided Student-t interval of their mean at :data:`CONFIDENCE`. Holds
-    when the whole interval is above ``margin``; does not hold when the whole interval is at
-    or below ``margin``; inconclusive otherwise (also with one seed: no spread, no interval).
-``mean interval``
-    "A reaches a threshold": the t interval of A's mean over seeds against ``threshold``.
-    Holds when the interval is on the claimed side of the threshold, does not hold when it
-    is on the other side, inconclusive when it contains the threshold.
-``every seed``
-    "A beats B on every seed": holds when every paired difference exceeds ``margin``, does
-    not hold when none does, inconclusive when some do.
-``equivalence``
-    "A ties with B": the paired interval lies inside ``[-margin, margin]`` (holds), or
-    entirely outside it (does not hold); otherwise inconclusive.
-
-A borderline result is inconclusive on every machine, rather than "holds" on one CPU and
-"does not hold" on another: small floating-point differences between hosts move a mean,
-and an interval that straddles the boundary says the run cannot decide.
-
-A claim made of parts names how its parts combine instead of a rule: ``"all of"``
-(:func:`all_of`), ``"at least K of"`` (:func:`at_least`) or ``"negation"``
-(:func:`negation`); :func:`judge` refuses it, its outcome comes from those functions. A
-claim on one measurement of a fixed object (no seeds) has the rule ``"measured once"``:
-the experiment compares the value with its bound.
-
-Declaring the claims
---------------------
-An experiment module declares the claims it checks at its top, as data, before any code::
-
-    CLAIMS = declare(
-        Claim("L_out >= L_in (2 views)", "linear-probe test accuracy (%)",
-              "paired interval", key="out_vs_in",
-              arms=("SupCon L_out, 2 views", "SupCon L_in, 2 views"),
-              paper="78.7 vs 67.4 top-1 (ImageNet, Table 1)"),
-        Claim("L_out beats L_in at {views} views", "linear-probe accuracy",
-              "paired interval", key="ahead_at", arms=("L_out", "L_in")),
-        Claim("L_out beats L_in at every number of views", "linear-probe accuracy",
-              "all of", key="ahead", arms=("L_out", "L_in")),
-    )
-
-and ``run`` judges them by key: ``judge(CLAIMS["out_vs_in"], a, b)``; a claim checked at
-several settings has ``{placeholders}`` filled by :meth:`Claim.at`
-(``CLAIMS["ahead_at"].at(views=4)``). :meth:`~._result.Result.verdict` takes the arms and
-the words from the claim, so the report, ``REPORT.json`` and the tests name each claim as
-it is declared, and the declarations list every claim an experiment can return.
+An experiment module declares its claims at its top (``CLAIMS = declare(Claim(...), ...)``)
+and ``run`` judges them by key on per-seed numbers, ``judge(CLAIMS["out_vs_in"], a, b)``,
+with one of four rules (:data:`RULES`: ``paired interval``, ``mean interval``, ``every
+seed``, ``equivalence``; see :func:`judge` and docs/reproduce.rst). A borderline result is
+inconclusive, so that rounding differences between machines cannot flip a verdict. A claim
+made of parts combines its parts' outcomes (:func:`all_of`, :func:`at_least`,
+:func:`negation`); one ``"measured once"`` is compared with its bound by the experiment.
 """
 
 import re
@@ -75,9 +31,8 @@ OUTCOMES = (HOLDS, NOT_HOLDS, INCONCLUSIVE)
 #: The rules' names, as the report prints them next to each verdict.
 RULES = ("paired interval", "mean interval", "every seed", "equivalence")
 
-#: Rules of claims that :func:`judge` does not judge: how the parts of a claim made of
-#: parts combine (``K`` a positive count), or ``"measured once"``, one measurement of a
-#: fixed object (no seeds, so no interval) read against a bound by the experiment.
+#: Rules that :func:`judge` does not judge: how a claim's parts combine, or one
+#: measurement of a fixed object read against a bound by the experiment.
 COMBINED = re.compile(r"^(all of|negation|at least [1-9][0-9]* of|measured once)$")
 
 
@@ -93,34 +48,27 @@ class Claim:
         Name of the metric compared (for the report).
     rule : {"paired interval", "mean interval", "every seed", "equivalence", \
             "all of", "at least K of", "negation"}
-        How the numbers are judged, or how the parts of a claim made of parts combine
-        (module docstring).
+        How the numbers are judged (:func:`judge`), or how the parts combine.
     higher_is_better : bool, default=True
-        Direction of the metric: for an error (MSE, error rate) set False, and the
-        differences are taken as ``B - A``.
+        False for an error (MSE): the differences are then ``B - A``.
     margin : float, default=0.0
-        For ``"paired interval"`` and ``"every seed"``: the least advantage of A, in metric
-        units, that counts. For ``"equivalence"``: the half-width of the tie band (must be
-        positive).
+        The least advantage of A that counts (``"paired interval"``, ``"every seed"``), or
+        the half-width of the tie band (``"equivalence"``, positive).
     threshold : float or None, default=None
-        For ``"mean interval"``: the value A's mean must reach (``>=`` when higher is
-        better, ``<=`` otherwise).
+        For ``"mean interval"``: the value A's mean must reach.
     paper : str, default=""
         What the paper reports, for the report.
     unit : str, default="seeds"
-        What one value of ``a`` is (the report says "3 of 3 seeds"): ``"seeds"`` for per-seed
-        numbers, e.g. ``"estimates"`` when the values are independent draws of one
-        estimator, ``"starts"`` for starting points.
+        What one value of ``a`` is (the report says "3 of 3 seeds").
     arms : tuple of str, default=()
-        What is compared, the claimed side (A) first; the verdict records list them.
+        What is compared, the claimed side (A) first.
     key : str, default=""
-        Short name by which ``run`` finds the claim in its module's :func:`declare`
-        (e.g. ``"out_vs_in"``).
+        Name by which ``run`` finds the claim in its module's :func:`declare`.
 
     Notes
     -----
-    ``statement``, ``metric``, ``paper`` and ``arms`` may hold ``{placeholders}`` for a
-    claim checked at several settings; :meth:`at` fills them in.
+    ``statement``, ``metric``, ``paper`` and ``arms`` may hold ``{placeholders}``, filled in
+    by :meth:`at` for a claim checked at several settings.
     """
 
     statement: str
@@ -146,20 +94,12 @@ class Claim:
 
     @property
     def combined(self):
-        """Whether :func:`judge` does not judge it: a claim made of parts (its outcome
-        comes from :func:`all_of`, :func:`at_least` or :func:`negation`) or one
-        ``"measured once"``."""
+        """Whether :func:`judge` does not judge it (made of parts, or measured once)."""
         return self.rule not in RULES
 
     def at(self, **values):
-        """This claim with the ``{placeholders}`` of its statement, metric, paper and arms
-        filled in from ``values``.
-
-        Raises
-        ------
-        KeyError
-            When a placeholder has no value (the message names it).
-        """
+        """This claim with its ``{placeholders}`` filled in from ``values``; a KeyError
+        names a placeholder without a value."""
         def fill(text):
             names = {n for _, n, _, _ in string.Formatter().parse(text) if n}
             missing = names - set(values)
@@ -173,10 +113,7 @@ class Claim:
 
 
 class Claims(dict):
-    """The claims an experiment declares, by key (what :func:`declare` returns).
-
-    A missing key raises a KeyError that lists the declared keys.
-    """
+    """The claims an experiment declares, by key; a missing key's KeyError lists them."""
 
     def __missing__(self, key):
         raise KeyError(f"no claim {key!r} is declared; the claims are {sorted(self)}")
@@ -188,19 +125,13 @@ def declare(*claims):
     Parameters
     ----------
     *claims : Claim
-        Each with a distinct, non-empty ``key``.
+        Each with a distinct, non-empty ``key`` (else a ValueError; a TypeError for
+        something that is not a :class:`Claim`).
 
     Returns
     -------
     claims : Claims
         ``{key: Claim}``.
-
-    Raises
-    ------
-    ValueError
-        For a claim without a key, or two claims with one key.
-    TypeError
-        For something that is not a :class:`Claim`.
     """
     found = Claims()
     for claim in claims:
@@ -223,13 +154,14 @@ class Verdict:
     claim : Claim
     outcome : {"holds", "does not hold", "inconclusive"}
     estimate : float
-        The mean difference in A's favour (paired rules), or A's mean (``"mean interval"``).
+        The mean difference in A's favour, or A's mean (``"mean interval"``).
     interval : tuple of float
         The t interval of ``estimate`` at :data:`CONFIDENCE` (``(nan, nan)`` with one seed).
     n_seeds : int
     wins : int
-        Seeds on which A is ahead by more than ``margin`` (paired rules), or on the claimed
-        side of the threshold.
+        Seeds on the claimed side (of ``margin``, or of the threshold).
+    numbers : dict
+        The values the rule read (``"a"``, ``"b"``, ``"threshold"``).
     """
 
     claim: Claim
@@ -245,35 +177,35 @@ class Verdict:
         return self.claim.rule
 
     def text(self, digits=3):
-        """One line: outcome in bold, the rule, the estimate with its interval and the
-        seeds that favour the claim."""
-        outcome, rest = self.short(digits).split(" (", 1)
-        return f"**{outcome}** ({rest}"
+        """:meth:`short` with the outcome in bold."""
+        return bold_outcome(self.short(digits))
 
     def short(self, digits=3):
-        """:meth:`text` without markup."""
+        """The outcome with the rule, estimate, interval and wins (:func:`describe`)."""
         return describe(self.outcome, self.claim.rule, self.estimate, self.interval,
                         self.wins, self.n_seeds, self.claim.unit, digits)
 
 
+def bold_outcome(text):
+    """``"**holds** (paired interval, ...)"`` for ``"holds (paired interval, ...)"``."""
+    outcome, paren, rest = text.partition(" (")
+    return f"**{outcome}**{paren}{rest}"
+
+
 def describe(outcome, rule, estimate, interval, wins, n, unit="seeds", digits=3):
     """``"holds (paired interval, 90 %: advantage +0.012 [+0.003, +0.021]; 3 of 3 seeds)"``:
-    a verdict's outcome with its rule and numbers (what :meth:`Verdict.short` and the
-    verdict records of :mod:`._result` write)."""
+    a verdict's outcome with its rule and numbers."""
     lo, hi = interval
-    if rule == "mean interval":
-        what = f"mean {estimate:.{digits}f}"
-    else:
-        what = f"advantage {estimate:+.{digits}f}"
-    spread = (f" [{lo:+.{digits}f}, {hi:+.{digits}f}]" if np.isfinite(lo) else
+    sign = "" if rule == "mean interval" else "+"  # a mean, or an advantage
+    what = f"{'mean' if sign == '' else 'advantage'} {estimate:{sign}.{digits}f}"
+    spread = (f" [{lo:{sign}.{digits}f}, {hi:{sign}.{digits}f}]" if np.isfinite(lo) else
               f" (one {unit.rstrip('s')}: no interval)")
-    if rule == "mean interval":
-        spread = spread.replace("+", "")
     return (f"{outcome} ({rule}, {int(CONFIDENCE * 100)} %: {what}"
             f"{spread}; {wins:,} of {n:,} {unit})")
 
 
 def _interval(values):
+    """The mean of ``values`` and its two-sided t interval at :data:`CONFIDENCE`."""
     from scipy import stats
 
     values = np.asarray(values, dtype=float)
@@ -300,6 +232,14 @@ def _as_seeds(values, name):
 def judge(claim, a, b=None):
     """Judge ``claim`` on per-seed numbers.
 
+    Each rule reads a two-sided t interval at :data:`CONFIDENCE` (none with one seed:
+    inconclusive). ``paired interval`` ("A beats B"): of the mean of ``A_s - B_s``; holds
+    above ``margin``, does not hold at or below it. ``mean interval`` ("A reaches a
+    threshold"): of A's mean, against ``threshold``. ``every seed``: holds when every
+    difference exceeds ``margin``, does not hold when none does. ``equivalence`` ("A ties
+    with B"): the paired interval inside ``[-margin, margin]`` holds, entirely outside does
+    not hold. Anything else is inconclusive.
+
     Parameters
     ----------
     claim : Claim
@@ -316,9 +256,7 @@ def judge(claim, a, b=None):
     Raises
     ------
     ValueError
-        For no values, NaN or inf values, or unpaired lengths, and for a claim made of
-        parts (combine its parts' verdicts with :func:`all_of`, :func:`at_least` or
-        :func:`negation`).
+        For no values, NaN or inf values, unpaired lengths, or a claim made of parts.
     """
     if claim.combined:
         raise ValueError(f"{claim.statement!r} is made of parts ({claim.rule!r}): judge "
@@ -365,16 +303,13 @@ def _outcome(part):
 
 
 def negation(verdict):
-    """The outcome of the opposite claim ("A is no better than B by more than ``margin``"
-    for "A beats B by more than ``margin``"): holds where ``verdict`` does not hold and
-    the other way round; inconclusive stays inconclusive."""
+    """The outcome of the opposite claim: holds and does not hold swap, inconclusive stays."""
     return {HOLDS: NOT_HOLDS, NOT_HOLDS: HOLDS}.get(_outcome(verdict), INCONCLUSIVE)
 
 
 def all_of(*verdicts):
-    """The outcome of a claim made of several parts that must all hold: does not hold when
-    one part does not, holds when every part does, else inconclusive. A part is a
-    :class:`Verdict` or an outcome (e.g. of :func:`negation`)."""
+    """Does not hold when one part does not, holds when every part does, else inconclusive
+    (a part is a :class:`Verdict` or an outcome)."""
     outcomes = [_outcome(v) for v in verdicts]
     if NOT_HOLDS in outcomes:
         return NOT_HOLDS
@@ -382,15 +317,9 @@ def all_of(*verdicts):
 
 
 def at_least(k, *verdicts):
-    """The outcome of "at least ``k`` of these parts hold" (e.g. "beats ECFP on at least two
-    of three data sets"): holds when ``k`` parts hold, does not hold when so many parts do
-    not hold that ``k`` cannot be reached, else inconclusive.
-
-    Raises
-    ------
-    ValueError
-        When ``k`` is not between 1 and the number of parts.
-    """
+    """The outcome of "at least ``k`` of these parts hold": holds when ``k`` parts hold,
+    does not hold when ``k`` cannot be reached, else inconclusive (a ValueError for ``k``
+    not between 1 and the number of parts)."""
     if not 1 <= k <= len(verdicts):
         raise ValueError(f"k must be between 1 and the {len(verdicts)} parts, got {k}")
     outcomes = [_outcome(v) for v in verdicts]

@@ -1,15 +1,35 @@
 """Command line: ``sklearn-papers reproduce [--quick] [--only NAME ...] [--out DIR] [--resume]
-[--records DIR]``
-and ``sklearn-papers publish --report DIR [--to docs/results]``."""
+[--records DIR]`` and ``sklearn-papers publish --report DIR [--to docs/results]``."""
 
 import argparse
 import contextlib
-import datetime
+import hashlib
+import inspect
+import json
 import os
 import pickle
 import sys
 import time
+import warnings
 from pathlib import Path
+
+from sklearn_papers import __version__
+from sklearn_papers.reproduce import _registry
+from sklearn_papers.reproduce._methods import method_of
+from sklearn_papers.reproduce._publish import publish
+from sklearn_papers.reproduce._registry import (
+    RunContext,
+    format_seconds,
+    list_experiments,
+    run_experiment,
+)
+from sklearn_papers.reproduce._report import (
+    machine_info,
+    portable_command,
+    utc_now,
+    write_report,
+)
+from sklearn_papers.reproduce._result import Result
 
 __all__ = ["main"]
 
@@ -36,60 +56,42 @@ def _seed(text):
 
 def _verbosity(text):
     """``--verbose``: an int >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
+    if not text.isdigit():
         raise argparse.ArgumentTypeError(
             f"{text!r} is not an integer >= 0; give 0 (silent) or 1 (progress)")
-    return value
+    return int(text)
 
 
 def _parser():
-    parser = _Parser(
-        prog="sklearn-papers",
-        description="Re-run the headline claims of the papers implemented in sklearn_papers.",
-    )
-    from sklearn_papers import __version__
-
+    parser = _Parser(prog="sklearn-papers", description="Re-run the headline claims of the "
+                     "papers implemented in sklearn_papers.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    rep = sub.add_parser(
-        "reproduce",
-        help="run the experiments and write REPORT.md with tables and plots",
-        description="Run each paper's experiment on bundled data and write a report.",
-    )
+    rep = sub.add_parser("reproduce", help="run the experiments and write REPORT.md",
+                         description="Run each paper's experiment on bundled data and "
+                                     "write a report.")
     rep.add_argument("--quick", action="store_true",
                      help="shortened protocols that finish in minutes on 2 CPU cores")
     rep.add_argument("--only", nargs="+", metavar="NAME",
                      help="run only these experiments (see --list)")
     rep.add_argument("--out", default="reports", type=Path,
-                     help="output folder for REPORT.md and PNG plots (default: reports/; "
-                          "a REPORT.md already there is replaced, so give --only runs "
-                          "their own folder to keep a full report)")
+                     help="output folder for REPORT.md and PNG plots (default: reports/); "
+                          "a REPORT.md already there is replaced")
     rep.add_argument("--resume", action="store_true",
-                     help="reuse what an earlier run with the same --out, mode and seed "
-                          "finished: whole experiments, and the folds/arms/seeds of "
-                          "experiments that cache their parts; the report says which "
-                          "parts were reused and when they were computed")
+                     help="reuse the experiments and parts that an earlier run with the "
+                          "same --out, mode and seed finished")
     rep.add_argument("--records", default=None, type=Path, metavar="DIR",
                      help="folder of text records of finished parts, for the experiments "
-                          "that keep them (duvenaud): a part recorded there (same key, "
-                          "settings and code version) is reused, each new part is written "
-                          "there as it finishes, so a run spread over several machines "
-                          "continues where the last stopped once the folder is kept (e.g. "
-                          "committed); records go to DIR/<experiment>/<quick|full>-seed<N>/")
+                          "that keep them (duvenaud): a recorded part is reused, a new one "
+                          "is written there; see docs/reproduce.rst")
     rep.add_argument("--seed", default=0, type=_seed, help="random seed (default: 0)")
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
     rep.add_argument("--verbose", default=1, type=_verbosity,
                      help="0 silences progress output (default: 1)")
-    pub = sub.add_parser(
-        "publish",
-        help="turn a run's REPORT.md into docs pages (one .rst per experiment)",
-        description="Convert each section of REPORT.md into <to>/<name>.rst with the run's "
-                    "header (command, date, commit, machine), copy the figures into "
-                    "<to>/figures/ and rewrite <to>/index.rst.")
+    pub = sub.add_parser("publish", help="turn a run's report into docs pages",
+                         description="Write <to>/<name>.json and .rst for each experiment "
+                                     "of a run, copy its figures into <to>/figures/ and "
+                                     "rewrite <to>/index.rst.")
     pub.add_argument("--report", required=True, type=Path,
                      help="output folder of the run (holds REPORT.md)")
     pub.add_argument("--to", default=Path("docs/results"), type=Path,
@@ -105,6 +107,15 @@ def _usage_error(command, message):
     return 2
 
 
+def _unknown(names, known, hint=""):
+    """The ``--only`` error for names not in ``known``, or None."""
+    unknown = [n for n in names or () if n not in known]
+    if not unknown:
+        return None
+    return (f"argument --only: unknown experiment(s) {', '.join(map(repr, unknown))}; "
+            f"choose from {', '.join(sorted(known))}{hint}")
+
+
 def _folder_error(option, path):
     """Why ``path`` cannot serve as the output folder of ``option`` (created if missing),
     with the fix; None when it can."""
@@ -114,9 +125,9 @@ def _folder_error(option, path):
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        return (f"argument {option}: cannot create the folder {str(path)!r} ({reason}); "
-                f"give a folder that can be created and written")
+        return (f"argument {option}: cannot create the folder {str(path)!r} "
+                f"({exc.strerror or type(exc).__name__}); give a folder that can be "
+                f"created and written")
     if not os.access(path, os.R_OK | os.W_OK | os.X_OK):
         return (f"argument {option}: the folder {str(path)!r} cannot be read and written "
                 f"by this user; give a writable folder")
@@ -135,8 +146,6 @@ def main(argv=None):
 
 def _publish_command(args):
     """``sklearn-papers publish``: the published pages of a finished run."""
-    from sklearn_papers.reproduce._publish import publish
-
     if not (args.report / "REPORT.md").is_file():
         return _usage_error("publish", f"argument --report: no REPORT.md in "
                             f"{str(args.report)!r}; give the --out folder of a "
@@ -154,17 +163,11 @@ def _publish_command(args):
 
 
 def _list_command(args):
-    """``sklearn-papers reproduce --list``: name, title, paper and method of each
-    experiment (of those ``--only`` names)."""
-    from sklearn_papers.reproduce._methods import method_of
-    from sklearn_papers.reproduce._registry import list_experiments
-
+    """``reproduce --list``: name, title, paper and method of each experiment."""
     listed = list_experiments()
-    unknown = [n for n in args.only or () if n not in listed]
-    if unknown:
-        return _usage_error("reproduce", f"argument --only: unknown experiment(s) "
-                            f"{', '.join(map(repr, unknown))}; choose from "
-                            f"{', '.join(sorted(listed))}")
+    problem = _unknown(args.only, listed)
+    if problem:
+        return _usage_error("reproduce", problem)
     if args.only:
         listed = {name: listed[name] for name in args.only}
     width = max(map(len, listed), default=0)
@@ -180,8 +183,6 @@ def _list_command(args):
 def _run_one(ctx, exp, args, cpu, notes):
     """Run ``exp`` (or read it back with ``--resume``); return ``(section, seconds,
     error)`` and set its CPU time and note in ``cpu`` and ``notes``."""
-    from sklearn_papers.reproduce._registry import format_seconds, run_experiment
-
     name = ctx.experiment
     damaged = _damaged_files(ctx) if args.resume or ctx.records_dir else []
     earlier = _load_section(ctx, exp) if args.resume else None
@@ -215,22 +216,14 @@ def _reproduce_command(args, words):
     import matplotlib
 
     matplotlib.use("Agg")
-    from sklearn_papers.reproduce import _registry
-    from sklearn_papers.reproduce._registry import RunContext, format_seconds
-    from sklearn_papers.reproduce._report import machine_info, portable_command, write_report
-
     experiments = _registry.get_experiments()
     names = args.only or [name for name, exp in experiments.items()
                           if not args.quick or exp.in_quick_run]
-    unknown = [n for n in names if n not in experiments]
-    if unknown:
-        return _usage_error("reproduce", f"argument --only: unknown experiment(s) "
-                            f"{', '.join(map(repr, unknown))}; choose from "
-                            f"{', '.join(sorted(experiments))} (see --list)")
+    problem = _unknown(names, experiments, " (see --list)")
     for option, path in [("--out", args.out), ("--records", args.records)]:
-        problem = None if path is None else _folder_error(option, path)
-        if problem:
-            return _usage_error("reproduce", problem)
+        problem = problem or (None if path is None else _folder_error(option, path))
+    if problem:
+        return _usage_error("reproduce", problem)
     ctx = RunContext(quick=args.quick, out_dir=args.out, random_state=args.seed,
                      verbose=args.verbose, resume=args.resume)
     left_out = [name for name in experiments if name not in names and not args.only]
@@ -267,18 +260,10 @@ def _reproduce_command(args, words):
 
 
 def _cpu_seconds():
-    """CPU seconds (user + system, all threads) used so far by this process and every
-    process below it: live ones (joblib/loky workers that outlive an experiment) read from
-    ``/proc``, finished ones from their parents' counts of reaped children.
-
-    The difference over an experiment is what that experiment used: a worker alive at the
-    start and reaped later is counted once (its live time at the start is subtracted), which
-    the ``os.times`` children counts alone get wrong (a pool's workers are reaped, with all
-    their time, during whichever experiment runs when they exit). Off Linux, this process
-    and its reaped children only.
-    """
-    import os
-
+    """CPU seconds used so far by this process and every process below it: live ones
+    (pool workers that outlive an experiment) from ``/proc``, finished ones from their
+    parents' counts of reaped children, so that a worker reaped later counts once. Off
+    Linux, this process and its reaped children only."""
     try:
         return _process_tree_cpu_seconds(os.getpid())
     except (OSError, ValueError, IndexError):
@@ -288,10 +273,6 @@ def _cpu_seconds():
 
 def _process_tree_cpu_seconds(root):
     """utime + stime + cutime + cstime summed over ``root`` and its live descendants."""
-    import os
-    from pathlib import Path
-
-    ticks = os.sysconf("SC_CLK_TCK")
     times, children = {}, {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -300,9 +281,8 @@ def _process_tree_cpu_seconds(root):
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:  # the process ended while we looked
             continue
-        pid, ppid = int(entry.name), int(fields[1])
-        times[pid] = sum(int(f) for f in fields[11:15])
-        children.setdefault(ppid, []).append(pid)
+        times[int(entry.name)] = sum(int(f) for f in fields[11:15])
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
     if root not in times:
         raise OSError("no /proc entry for this process")
     total, todo = 0, [root]
@@ -310,20 +290,14 @@ def _process_tree_cpu_seconds(root):
         pid = todo.pop()
         total += times.get(pid, 0)
         todo.extend(children.get(pid, ()))
-    return total / ticks
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager
 def _deduplicated_warnings():
-    """Show each distinct warning once per experiment; count the repeats.
-
-    Python's own once-per-location rule is undone whenever a library enters
-    ``warnings.catch_warnings`` (scikit-learn does, in every fit), so a warning raised
-    in a loop is printed on every pass. Yields a dict ``{"Category at file:line": count}``
-    of the repeats that were not shown.
-    """
-    import warnings
-
+    """Show each distinct warning once per experiment; yield ``{"Category at file:line":
+    count}`` of the repeats not shown (a library's ``catch_warnings``, as in every
+    scikit-learn fit, undoes Python's own once-per-location rule)."""
     seen, repeats = set(), {}
     original = warnings.showwarning
 
@@ -347,8 +321,6 @@ def _deduplicated_warnings():
 
 def _reads_back(path):
     """Whether a cached part file (a pickle, or a JSON record) can be read back."""
-    import json
-
     try:
         data = path.read_bytes()
         pickle.loads(data) if path.suffix == ".pkl" else json.loads(data)
@@ -358,9 +330,8 @@ def _reads_back(path):
 
 
 def _damaged_files(ctx):
-    """Files of the current experiment's cached parts that cannot be read back: pickles
-    of its cache folder (parts and the finished section), JSON records of its records
-    folder. The experiment recomputes those parts."""
+    """Files of the current experiment's cache folder (``*.pkl``) and records folder
+    (``*.json``) that cannot be read back; the experiment recomputes those parts."""
     found = []
     for folder, pattern in [(ctx.cache_dir(), "*.pkl"), (ctx.records_dir, "*.json")]:
         if folder is not None and Path(folder).is_dir():
@@ -369,11 +340,8 @@ def _damaged_files(ctx):
 
 
 def _recomputed_note(damaged):
-    """Markdown sentence naming the damaged cached files this run recomputed, or ``""``.
-
-    A file counts as recomputed when it reads back after the run; one the experiment did
-    not use again stays damaged and is named as such.
-    """
+    """Markdown naming the damaged cached files this run recomputed (those that read back
+    now) and those it left damaged, or ``""``."""
     fixed = [f"`{p.name}`" for p in damaged if _reads_back(p)]
     left = [f"`{p.name}`" for p in damaged if not _reads_back(p)]
     text = []
@@ -391,11 +359,8 @@ def _section_file(ctx):
 
 
 def _source_digest(exp):
-    """Digest of the source file of the experiment's module ("" when unreadable): a
-    finished section is reused only while its code is unchanged."""
-    import hashlib
-    import inspect
-
+    """Digest of the experiment module's source ("" when unreadable): a finished section
+    is reused only while its code is unchanged."""
     try:
         path = inspect.getsourcefile(exp.run)
         return hashlib.sha1(Path(path).read_bytes()).hexdigest() if path else ""
@@ -404,37 +369,26 @@ def _source_digest(exp):
 
 
 def _save_section(ctx, section, seconds, exp=None, cpu=None):
-    """Keep a finished experiment's section (and its wall and CPU seconds) so that
-    ``--resume`` can skip it."""
+    """Keep a finished experiment's section, wall and CPU seconds for ``--resume``."""
     path = _section_file(ctx)
     path.parent.mkdir(parents=True, exist_ok=True)
-    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     result = dict(section.to_dict(),
                   figures=[str(Path(f).resolve()) for f in section.figures])
     record = {"result": result, "seconds": seconds, "cpu": cpu,
-              "created": created, "source": _source_digest(exp) if exp is not None else ""}
+              "created": utc_now(), "source": _source_digest(exp) if exp is not None else ""}
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(record))
     tmp.replace(path)
 
 
 def _load_section(ctx, exp=None):
-    """``(section, seconds, created, cpu_seconds)`` of an earlier finished run, or None
-    (``cpu_seconds`` None for a section saved before they were kept).
-
-    None when there is none, when the experiment's module has changed since, or when one
-    of its figures is gone from the output folder.
-    """
-    from sklearn_papers.reproduce._result import Result
-
-    path = _section_file(ctx)
-    if not path.is_file():
-        return None
+    """``(section, seconds, created, cpu_seconds)`` of an earlier finished run; None when
+    there is none, its module changed since, or one of its figures is gone."""
     try:
-        record = pickle.loads(path.read_bytes())
+        record = pickle.loads(_section_file(ctx).read_bytes())
         section = Result.from_dict(record["result"])
         figures = [Path(f).resolve() for f in section.figures]
-    except Exception:  # noqa: BLE001 - a broken file means: run it again
+    except Exception:  # noqa: BLE001 - a missing or broken file means: run it again
         return None
     if not all(f.is_file() for f in figures):
         return None

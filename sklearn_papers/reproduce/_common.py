@@ -1,14 +1,8 @@
-"""Pieces every experiment uses: its protocol, seeds, one torch thread, figures.
+"""Pieces every experiment uses: its :class:`Protocol`, seeds (:func:`run_seeds`,
+:func:`over_seeds`), one torch thread (:func:`one_torch_thread`), figures
+(:func:`save_figure`)."""
 
-* :class:`Protocol` declares an experiment's settings (seeds, sizes, epochs) and what
-  ``--quick`` shortens, as data at the top of its module;
-* :func:`run_seeds` gives the seeds of a run (``--seed`` plus 0, 1, ...) and
-  :func:`over_seeds` calls a function once per seed, so that no experiment writes its own
-  seed loop;
-* :func:`one_torch_thread` runs small torch models on one intra-op thread;
-* :func:`save_figure` writes a matplotlib figure into the output folder and closes it.
-"""
-
+import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,39 +13,21 @@ __all__ = ["Protocol", "in_one_torch_thread", "one_torch_thread", "over_seeds", 
 
 @dataclass(frozen=True)
 class Protocol:
-    """An experiment's protocol as data: the full run's settings and what ``--quick``
-    changes.
+    """An experiment's settings as data, declared at the top of its module:
+    ``PROTOCOL = Protocol(full=dict(seeds=5, epochs=60), quick=dict(seeds=3, epochs=8))``.
 
-    An experiment module declares it at its top, beside its claims
-    (:func:`~._claims.declare`)::
-
-        PROTOCOL = Protocol(
-            full=dict(seeds=5, epochs=60, few_labels=True),
-            quick=dict(seeds=3, epochs=8, few_labels=False),
-            shortened="{epochs} epochs instead of 60 and {seeds} seeds instead of 5; the "
-                      "10 %-labels variant skipped.",
-        )
-
-    and ``run`` reads ``cfg = PROTOCOL.settings(ctx.quick)``, ``seeds =
-    PROTOCOL.seeds(ctx)`` and ``PROTOCOL.note(ctx.quick)`` (the report's "shortened"
-    line). A test shrinks a run with ``PROTOCOL.but(epochs=1)``.
+    ``run`` reads ``PROTOCOL.settings(ctx.quick)``, ``PROTOCOL.seeds(ctx)`` and
+    ``PROTOCOL.note(ctx.quick)``; a test shrinks a run with ``PROTOCOL.but(epochs=1)``.
 
     Attributes
     ----------
     full : dict
-        The full run's settings (``"seeds"``: how many seeds, when the experiment has
-        seeds). Values are plain data: numbers, strings, tuples.
+        The full run's settings (``"seeds"``: how many seeds), as plain data.
     quick : dict, default={}
-        Settings that ``--quick`` replaces (keys of ``full`` only).
+        Settings that ``--quick`` replaces (keys of ``full`` only, else a ValueError).
     shortened : str, default=""
-        What ``--quick`` shortens, in words, with ``{setting}`` placeholders filled from
-        the quick settings; empty: written from the settings that differ (``"epochs: 8
-        instead of 60; seeds: 3 instead of 5."``).
-
-    Raises
-    ------
-    ValueError
-        When ``quick`` sets a key that ``full`` lacks.
+        What ``--quick`` shortens, with ``{setting}`` placeholders filled from the quick
+        settings; empty: written from the settings that differ.
     """
 
     full: dict
@@ -101,17 +77,11 @@ def run_seeds(ctx, n_seeds):
     ctx : RunContext or int
         The run (its ``random_state`` is ``--seed``), or the base seed itself.
     n_seeds : int
-        How many seeds (at least 1).
+        How many seeds; a ValueError below 1.
 
     Returns
     -------
     seeds : list of int
-        ``n_seeds`` consecutive seeds from the base seed.
-
-    Raises
-    ------
-    ValueError
-        When ``n_seeds`` is below 1.
     """
     n_seeds = int(n_seeds)
     if n_seeds < 1:
@@ -135,8 +105,7 @@ def over_seeds(fn, seeds, *args, **kwargs):
     Returns
     -------
     results : list
-        ``fn``'s results, paired with ``seeds`` by position (what the paired rules of
-        :mod:`._claims` judge).
+        Paired with ``seeds`` by position, as the rules of :mod:`._claims` read them.
     """
     return [fn(seed, *args, **kwargs) for seed in seeds]
 
@@ -145,9 +114,8 @@ def over_seeds(fn, seeds, *args, **kwargs):
 def one_torch_thread():
     """Run torch with one intra-op thread, restoring the caller's setting afterwards.
 
-    These nets are small (batches of 2 to 256 images of 8x8), so per-step overhead
-    dominates and a second thread gains little, while on a busy machine the threads wait
-    on each other, so that one thread is often several times faster than two.
+    Small nets gain little from a second thread, whose waits on a busy machine can make
+    them several times slower.
     """
     import torch
 
@@ -160,7 +128,7 @@ def one_torch_thread():
 
 
 def save_figure(fig, out, name, *, dpi=100):
-    """Write ``fig`` as ``<out>/<name>`` (a PNG), close it and return the path.
+    """Write ``fig`` as the PNG ``<out>/<name>``, close it and return the path.
 
     Parameters
     ----------
@@ -170,12 +138,11 @@ def save_figure(fig, out, name, *, dpi=100):
     name : str
         File name, e.g. ``"grover.png"``.
     dpi : int, default=100
-        Resolution of the PNG.
 
     Returns
     -------
     path : pathlib.Path
-        The file written (what :class:`~._result.Result` lists in ``figures``).
+        The file written (for :attr:`~._result.Result.figures`).
     """
     import matplotlib.pyplot as plt
 
@@ -193,10 +160,7 @@ def save_figure(fig, out, name, *, dpi=100):
 
 
 def in_one_torch_thread(func):
-    """Decorate ``func`` to run inside :func:`one_torch_thread` (for the parts of an
-    experiment, which run in a worker process or in this one)."""
-    import functools
-
+    """Decorate ``func`` (a part of an experiment) to run inside :func:`one_torch_thread`."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         with one_torch_thread():

@@ -1,22 +1,16 @@
-"""The registry of methods: one key per paper, naming everything that belongs to it.
+"""The registry of methods: one key per paper, which starts every name of the method.
 
-Each :class:`Method` has one key, and every name of the method starts with it: its
-experiments (``sklearn-papers reproduce --only KEY``, follow-ups ``KEY_followup``,
-published as ``docs/results/<name>.rst``), its paper pages (``docs/papers/KEY.rst``, or
-``KEY_<part>.rst`` for a method with two papers), its gallery examples
-(``examples/plot_KEY[_<topic>].py``) and its benchmarks
-(``benchmarks/bench_KEY[_<topic>].py``). README's methods table is generated from it
-(:func:`methods_table`), so is the results index (:func:`results_index`: the pages and a
-summary of every claim's verdict, read from the pages' JSON); ``sklearn-papers reproduce
---list`` prints each experiment's key, and ``tests/reproduce/test_methods.py`` checks
-that README, the paper pages, the results pages, the examples and the benchmarks agree
-with it.
-
-Strings only, no imports at module level: ``--list`` reads it without importing torch or
-RDKit.
+Its experiments (``KEY``, ``KEY_followup``), paper pages (``docs/papers/KEY[_<part>].rst``),
+examples (``examples/plot_KEY[_<topic>].py``) and benchmarks
+(``benchmarks/bench_KEY[_<topic>].py``). README's methods table (:func:`methods_table`) and
+the results index (:func:`results_index`) are generated from it;
+``tests/reproduce/test_methods.py`` checks that the files agree with it. Strings only
+(``--list`` reads it without torch or RDKit).
 """
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["METHODS", "SHARED_BENCHMARKS", "Method", "method_of", "methods_table",
            "results_index"]
@@ -35,30 +29,18 @@ class Method:
     ----------
     key : str
         Its one name, which starts every other name below.
-    name : str
-        The method's name, as README's table shows it.
-    paper : str
-        Authors and year of its paper(s).
-    estimators : str
-        Its public estimators and functions (markdown).
-    sentence : str
-        What it does, in one sentence.
+    name, paper, estimators, sentence : str
+        README's name, authors and year, public estimators (markdown), one sentence.
     guides : tuple of (str, str)
         User-guide pages: ``(label, path)``.
     experiments : tuple of (str, str)
-        ``(label, experiment name)`` of the results README links; an empty label links
-        the page as "results".
-    followups : tuple of str
-        Its other experiments (follow-ups), published beside them.
-    examples : tuple of str
-        Its gallery examples (``examples/<name>``).
-    benchmarks : tuple of str
-        Its benchmark scripts (``benchmarks/<name>``).
+        ``(label, experiment name)`` README links (an empty label reads "results").
+    followups, examples, benchmarks : tuple of str
+        Its follow-up experiments, ``examples/`` and ``benchmarks/`` scripts.
     results_note : str
         README's results cell when it has no experiment of its own.
     pages : tuple of (str, str)
-        With two papers, ``(label, page stem)`` of each paper page; else its one page is
-        ``docs/papers/<key>.rst``.
+        With two papers, ``(label, page stem)`` of each page; else ``docs/papers/<key>.rst``.
     """
 
     key: str
@@ -183,8 +165,7 @@ METHODS = (
            pages=(("progressive", "continual_progressive"), ("replay", "continual_replay"))),
 )
 
-#: Benchmarks of the shared machinery (featurization, splits, standardization, memory),
-#: which measure several methods at once and so carry no method's key.
+#: Benchmarks of the shared machinery, which measure several methods and carry no key.
 SHARED_BENCHMARKS = ("bench_descriptors.py", "bench_featurization_cache.py",
                      "bench_featurization_n_jobs.py", "bench_graph_descriptors.py",
                      "bench_molecule_cost.py", "bench_moleculeace.py",
@@ -194,13 +175,7 @@ SHARED_BENCHMARKS = ("bench_descriptors.py", "bench_featurization_cache.py",
 
 
 def method_of(experiment):
-    """The :class:`Method` an experiment belongs to.
-
-    Raises
-    ------
-    KeyError
-        When no method names ``experiment`` (register it in :data:`METHODS`).
-    """
+    """The :class:`Method` an experiment belongs to (a KeyError when none names it)."""
     for method in METHODS:
         if experiment in method.experiment_names():
             return method
@@ -209,6 +184,7 @@ def method_of(experiment):
 
 
 def _link(label, path):
+    """A markdown link."""
     return f"[{label}]({path})"
 
 
@@ -230,35 +206,12 @@ def methods_table():
     return "\n".join(lines)
 
 
-_OUTCOMES = ("holds", "does not hold", "inconclusive")
-
-
 def results_index(to_dir):
-    """The results index (``<to_dir>/index.rst``, reStructuredText) read from the pages'
-    JSON of ``to_dir``.
-
-    It lists the pages by method, then a summary (per experiment, how many of its claims
-    hold, do not hold or are inconclusive, linked to the method's paper page), then every
-    verdict with the rule that judged it.
-
-    Parameters
-    ----------
-    to_dir : path-like
-        Folder of the published results pages (``<name>.json`` beside ``<name>.rst``).
-
-    Returns
-    -------
-    text : str
-
-    Raises
-    ------
-    KeyError
-        If a page's experiment belongs to no method of :data:`METHODS`.
-    """
-    import json
-    from pathlib import Path
-
-    from sklearn_papers.reproduce._publish import _inline
+    """The results index (reStructuredText) read from the pages' JSON of ``to_dir``: the
+    pages by method, how many claims of each hold, do not hold or are inconclusive, and
+    every verdict with its rule (a KeyError for a page of no method)."""
+    from sklearn_papers.reproduce._claims import OUTCOMES
+    from sklearn_papers.reproduce._publish import _inline, list_table
 
     pages = {p.stem: json.loads(p.read_text(encoding="utf-8"))
              for p in sorted(Path(to_dir).glob("*.json"))}
@@ -270,23 +223,18 @@ def results_index(to_dir):
              "--report DIR --to docs/results``; each page's records are in the JSON file "
              "beside it.", "", ".. toctree::", "   :maxdepth: 1", ""]
     lines += [f"   {name}" for name in order]
+    summary = [["method", "experiment", *OUTCOMES]]
+    verdicts = [["experiment", "claim", "rule", "outcome"]]
+    for name in order:
+        method, ref = method_of(name), f":ref:`{name} <results-{name}>`"
+        outcomes = [v["outcome"] for v in pages[name]["result"]["verdicts"]]
+        summary.append([f":doc:`{method.name} </papers/{method.page_stems()[0]}>`", ref,
+                        *(str(outcomes.count(o)) for o in OUTCOMES)])
+        verdicts += [[ref, _inline(v["claim"]) or "(see the page)", _inline(v["rule"]),
+                      v["outcome"]] for v in pages[name]["result"]["verdicts"]]
     lines += ["", "Summary", "-------", "",
               "How many of each experiment's claims hold, do not hold or are inconclusive.", "",
-              ".. list-table::", "   :header-rows: 1", "",
-              "   * - method", "     - experiment", *(f"     - {o}" for o in _OUTCOMES)]
-    for name in order:
-        method = method_of(name)
-        outcomes = [v["outcome"] for v in pages[name]["result"]["verdicts"]]
-        lines += [f"   * - :doc:`{method.name} </papers/{method.page_stems()[0]}>`",
-                  f"     - :ref:`{name} <results-{name}>`",
-                  *(f"     - {outcomes.count(o)}" for o in _OUTCOMES)]
-    lines += ["", "Verdicts", "--------", "",
+              *list_table(summary), "", "Verdicts", "--------", "",
               "Every claim the published runs judged, with the rule that judged it.", "",
-              ".. list-table::", "   :header-rows: 1", "",
-              "   * - experiment", "     - claim", "     - rule", "     - outcome"]
-    for name in order:
-        for v in pages[name]["result"]["verdicts"]:
-            lines += [f"   * - :ref:`{name} <results-{name}>`",
-                      f"     - {_inline(v['claim']) or '(see the page)'}",
-                      f"     - {_inline(v['rule'])}", f"     - {v['outcome']}"]
+              *list_table(verdicts)]
     return "\n".join(lines) + "\n"

@@ -1,17 +1,10 @@
-"""Training settings the molecule experiments pin, so that new estimator defaults do not
-silently change a protocol.
-
-The graph estimators of :mod:`sklearn_papers.chem` gained a learning-rate schedule, early
-stopping and (the neural fingerprint) batches of near-equal size after the ``duvenaud``,
-``gilmer`` and ``grover`` protocols were written (with a constant learning rate, no early
-stopping and a ``DataLoader``'s full batches and remainder). The experiments pass those settings
-explicitly, only to estimators that have them.
-"""
+"""Training settings the molecule experiments pin (constant learning rate, no early stopping,
+full batches and a remainder), so that new estimator defaults do not change a protocol."""
 
 __all__ = ["PINNED_TRAINING", "pinned"]
 
-#: The behaviour the protocols were written with. Left out of the cache keys of
-#: ``--resume``: parts computed before the parameters existed were trained the same way.
+#: The behaviour the protocols were written with; left out of the cache keys of ``--resume``
+#: (parts computed before the parameters existed were trained the same way).
 PINNED_TRAINING = dict(lr_schedule="constant", early_stopping=False, even_batches=False)
 
 

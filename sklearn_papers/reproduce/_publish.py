@@ -1,15 +1,10 @@
 """Publishing a run's results in the docs: one JSON record and one page per experiment.
 
-``sklearn-papers publish --report reports/gilmer --to docs/results`` reads the
-``REPORT.json`` the job wrote and writes, per experiment, ``<to>/<name>.json`` (the run's
-provenance: command, mode, commit, versions, hardware, wall and CPU time; and the
-experiment's :class:`~._result.Result`: tables, verdicts, figures) and
-``<to>/<name>.rst`` rendered from it (:func:`render_page`; local paths in the command are
-cut to their last component, see :func:`portable_command`). It copies the figures into
-``<to>/figures/`` and rewrites ``<to>/index.rst``: every page and every verdict. The
-numbers the docs quote are read from the JSON (:func:`published_tables`). Only the
-markdown the job itself writes is understood: headings, paragraphs, bullet lists, tables,
-images, inline code, bold and italics, fenced blocks.
+``sklearn-papers publish`` writes, per experiment of a run's ``REPORT.json``,
+``<to>/<name>.json`` (the run's provenance and the experiment's
+:class:`~._result.Result`) and ``<to>/<name>.rst`` rendered from it, copies the figures
+and rewrites ``<to>/index.rst``. The numbers the docs quote are read from the JSON
+(:func:`published_tables`).
 """
 
 import json
@@ -18,10 +13,11 @@ import shlex
 import shutil
 from pathlib import Path
 
-from sklearn_papers.reproduce._report import portable_command
+from sklearn_papers.reproduce._methods import results_index
+from sklearn_papers.reproduce._report import portable_command, section_markdown
+from sklearn_papers.reproduce._result import Result, dump_json, plain
 
-__all__ = ["markdown_to_rst", "publish", "published_tables", "published_value", "render_page",
-           "write_index"]
+__all__ = ["markdown_to_rst", "publish", "published_tables", "published_value", "render_page"]
 
 _HEADING_CHARS = {2: "=", 3: "-", 4: "~", 5: "^"}
 
@@ -49,22 +45,24 @@ def _inline(text):
     return "".join(out)
 
 
-def _table(lines):
-    rows = []
-    for line in lines:
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
-        rows.append(cells)
-    header, body = rows[0], [r for r in rows[2:]]
+def list_table(rows):
+    """The lines of a reStructuredText ``list-table`` whose first row is the header."""
     out = [".. list-table::", "   :header-rows: 1", ""]
-    for row in [header, *body]:
+    for row in rows:
         for j, cell in enumerate(row):
-            out.append((("   * - " if j == 0 else "     - ") + _inline(cell)).rstrip())
-    out.append("")
+            out.append((("   * - " if j == 0 else "     - ") + cell).rstrip())
     return out
 
 
+def _table(lines):
+    """A markdown table as a ``list-table`` (lines)."""
+    rows = [[c.strip() for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])] for line in lines]
+    return list_table([[_inline(c) for c in row] for row in [rows[0], *rows[2:]]]) + [""]
+
+
 def markdown_to_rst(markdown, *, figure_dir="figures", level_shift=0):
-    """Convert the job's markdown to reStructuredText.
+    """Convert the job's markdown (headings, paragraphs, bullet lists, tables, images,
+    inline code, bold, italics, fenced blocks) to reStructuredText.
 
     Parameters
     ----------
@@ -134,9 +132,8 @@ def markdown_to_rst(markdown, *, figure_dir="figures", level_shift=0):
 
 
 def _page_data(entry, provenance):
-    """The JSON of one published page: the experiment's names, the run's provenance
-    (command, mode, commit, versions, hardware, its wall and CPU time; no date or load)
-    and its result."""
+    """The JSON of one published page: names, the run's provenance without its log (date,
+    load), and the result."""
     prov = {k: provenance[k] for k in ("command", "mode", "commit", "versions", "hardware")}
     prov["command"] = _portable(prov["command"])
     prov.update(status=entry["status"], seconds=entry["seconds"],
@@ -167,16 +164,9 @@ def render_page(page):
     -------
     rst : str
     """
-    from sklearn_papers.reproduce._result import Result
-
-    result = Result.from_dict(page["result"])
     prov, name, title = page["provenance"], page["name"], page["title"]
-    markdown = result.markdown.rstrip()
-    for fig in result.figures:
-        markdown += f"\n\n![{Path(fig).stem}]({Path(fig).as_posix()})"
-    if prov["mode"] == "quick" and result.shortened:
-        markdown += f"\n\n**Shortened by `--quick`:** {result.shortened}"
-    rst, _ = markdown_to_rst(markdown)
+    rst, _ = markdown_to_rst(section_markdown(Result.from_dict(page["result"]),
+                                              prov["mode"] == "quick"))
     status = f"Status: {prov['status']}, {prov['seconds']:.0f} s wall time"
     status += (f", {prov['cpu_seconds']:.0f} s CPU time." if prov["cpu_seconds"] is not None
                else ".")
@@ -194,7 +184,8 @@ def render_page(page):
 
 def publish(report_dir, to_dir, *, only=None):
     """Write ``<to_dir>/<name>.json`` and ``<to_dir>/<name>.rst`` rendered from it, for
-    each experiment of ``<report_dir>/REPORT.json``.
+    each experiment of ``<report_dir>/REPORT.json``, and rewrite ``<to_dir>/index.rst``
+    (:func:`~sklearn_papers.reproduce._methods.results_index`).
 
     Parameters
     ----------
@@ -216,8 +207,6 @@ def publish(report_dir, to_dir, *, only=None):
     ValueError
         If an experiment of ``only`` has no finished section in the report.
     """
-    from sklearn_papers.reproduce._result import dump_json
-
     report_dir, to_dir = Path(report_dir), Path(to_dir)
     data = json.loads((report_dir / "REPORT.json").read_text(encoding="utf-8"))
     entries = {e["name"]: e for e in data["experiments"] if e["status"] == "ok"}
@@ -239,18 +228,8 @@ def publish(report_dir, to_dir, *, only=None):
         path = to_dir / f"{name}.rst"
         path.write_text(render_page(page), encoding="utf-8")
         pages.append(path)
-    write_index(to_dir)
-    return pages
-
-
-def write_index(to_dir):
-    """Write ``<to_dir>/index.rst``: the pages of ``to_dir`` by method, a summary of each
-    experiment's verdicts and every verdict, read from the pages' JSON
-    (:func:`~sklearn_papers.reproduce._methods.results_index`)."""
-    from sklearn_papers.reproduce._methods import results_index
-
-    to_dir = Path(to_dir)
     (to_dir / "index.rst").write_text(results_index(to_dir), encoding="utf-8")
+    return pages
 
 
 def published_tables(page):
@@ -259,17 +238,14 @@ def published_tables(page):
     Parameters
     ----------
     page : dict
-        A page's JSON (``docs/results/<name>.json``, written by :func:`publish`).
+        A page's JSON (``docs/results/<name>.json``).
 
     Returns
     -------
     tables : list of dict
         One per table, in page order: ``"section"`` (the heading above it, or the page
-        title), ``"columns"`` (header cells) and ``"rows"`` (lists of cells), cells as a
-        reader sees them (no code or bold marks, verdicts written out).
+        title), ``"columns"`` and ``"rows"`` (lists of cells), as plain text.
     """
-    from sklearn_papers.reproduce._result import Result, plain
-
     result = Result.from_dict(page["result"])
     result._set_titles()
     tables = []
@@ -301,8 +277,8 @@ def published_value(tables, row, column, *, section=None):
     Raises
     ------
     KeyError
-        If no cell matches, or more than one does (the message lists the candidates), so a
-        number in the docs can never silently come from another row.
+        If no cell matches, or more than one does (listed): a number in the docs never
+        silently comes from another row.
     """
     keys = [row] if isinstance(row, str) else list(row)
     found = []

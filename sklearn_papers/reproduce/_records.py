@@ -1,28 +1,21 @@
-"""Finished parts of a long experiment as small text records, kept with the source.
+"""Finished parts of a long experiment as small JSON records, kept with the source.
 
-A full run that takes longer than one machine lives (the ``duvenaud`` random search: 1,290
-fits) accumulates its parts across machines when each finished part is written as a JSON
-file into a folder of the repository and committed. A record holds what the report needs
-(the part's value: scores, not models or predictions), the settings it was computed with
-(``params``, which include the version of the code that computes the part), and where it
-came from: the date, the commit of the source tree, the CPU seconds, the device and the
-package versions.
-
-A record is reused when its key and its ``params`` equal the part's, so a changed
-configuration, protocol or code version recomputes the part. An experiment that records its
-parts puts a code version into each part's ``params`` and bumps it when the code that
-computes the part changes its results (a test that refits a small part against stored
-numbers tells when that happens).
+A run longer than one machine lives (the ``duvenaud`` search) continues across machines
+when each finished part is written to a committed folder (``--records``, see
+docs/reproduce.rst). A record holds the part's value (scores), its ``params`` (with the
+version of the code that computes it: bump it when results change) and where it came
+from: date, commit, CPU seconds, device, package versions. A record is reused when its key
+and ``params`` equal the part's.
 """
 
-import datetime
 import json
 import math
 import os
-import platform
 import re
 from functools import lru_cache
 from pathlib import Path
+
+from sklearn_papers.reproduce._report import package_versions, source_commit, utc_now
 
 __all__ = ["RECORD_FORMAT", "read_record", "record_commits", "record_path", "to_json",
            "write_record"]
@@ -32,12 +25,8 @@ RECORD_FORMAT = 1
 
 
 def record_path(folder, key):
-    """Path of the record of part ``key`` in ``folder`` (one file per part).
-
-    Each ``/``-separated component of the key is one folder level, sanitized to letters,
-    digits and ``_.=-``: ``"malaria/nf_mlp/fold=0/draw=3"`` is
-    ``<folder>/malaria/nf_mlp/fold=0/draw=3.json``.
-    """
+    """``<folder>/<component>/.../<last>.json`` for part ``key``: one folder level per
+    ``/``-separated component, sanitized to letters, digits and ``_.=-``."""
     parts = [re.sub(r"[^A-Za-z0-9_.=-]+", "_", p).strip("_") or "_"
              for p in str(key).split("/")]
     return Path(folder).joinpath(*parts[:-1], parts[-1] + ".json")
@@ -45,20 +34,12 @@ def record_path(folder, key):
 
 def to_json(value):
     """``value`` as plain JSON types: tuples and arrays as lists, numpy scalars as Python
-    numbers (float round-trips exactly through JSON's repr).
-
-    Raises
-    ------
-    TypeError
-        For a value that has no JSON form (a model, a function): records hold results.
-    """
+    numbers; a TypeError for a value without a JSON form (records hold results)."""
     if isinstance(value, dict):
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
-    if isinstance(value, (bool, int, str, type(None))):
-        return value
-    if isinstance(value, float):
+    if isinstance(value, (bool, int, float, str, type(None))):
         return value
     if hasattr(value, "tolist"):  # numpy arrays and scalars
         return to_json(value.tolist())
@@ -78,26 +59,18 @@ def _same(a, b):
 
 
 def read_record(folder, key, params):
-    """The record of part ``key`` in ``folder`` when its ``params`` equal ``params``, else
-    None (no file, an unreadable file, another layout version, other settings).
-
-    Parameters
-    ----------
-    folder : path-like
-    key : str
-    params : object
-        The part's settings in the canonical form of
-        :meth:`~sklearn_papers.reproduce.RunContext.cached`.
+    """The record of part ``key`` in ``folder`` when its ``params`` (canonical, as
+    :meth:`~sklearn_papers.reproduce.RunContext.cached` makes them) equal ``params``; None
+    for no file, an unreadable one, another layout or other settings.
 
     Returns
     -------
     record : dict or None
-        Fields ``key``, ``params``, ``value``, ``created``, ``commit``, ``cpu_seconds``,
+        ``key``, ``params``, ``value``, ``created``, ``commit``, ``cpu_seconds``,
         ``device``, ``versions``.
     """
-    path = record_path(folder, key)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(record_path(folder, key).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(record, dict) or record.get("format") != RECORD_FORMAT:
@@ -108,8 +81,7 @@ def read_record(folder, key, params):
 
 
 def write_record(folder, key, params, value, *, cpu_seconds=None, device="cpu"):
-    """Write the record of a finished part (atomically: a run stopped while writing leaves
-    no half file) and return it.
+    """Write the record of a finished part atomically and return it.
 
     Parameters
     ----------
@@ -118,11 +90,10 @@ def write_record(folder, key, params, value, *, cpu_seconds=None, device="cpu"):
     params : object
         Canonical settings of the part (see :func:`read_record`).
     value : object
-        The part's value; must have a JSON form (:func:`to_json`).
+        The part's value, with a JSON form (:func:`to_json`).
     cpu_seconds : float, default=None
         CPU seconds (user + system) the part took.
     device : str, default="cpu"
-        Device the part was computed on.
 
     Returns
     -------
@@ -131,11 +102,10 @@ def write_record(folder, key, params, value, *, cpu_seconds=None, device="cpu"):
     record = {
         "format": RECORD_FORMAT, "key": str(key), "params": to_json(params),
         "value": to_json(value),
-        "created": datetime.datetime.now(datetime.timezone.utc).strftime(
-            "%Y-%m-%d %H:%M UTC"),
+        "created": utc_now(),
         "commit": _commit(),
         "cpu_seconds": None if cpu_seconds is None else round(float(cpu_seconds), 2),
-        "device": str(device), "versions": _versions(),
+        "device": str(device), "versions": package_versions(),
     }
     path = record_path(folder, key)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,8 +116,7 @@ def write_record(folder, key, params, value, *, cpu_seconds=None, device="cpu"):
 
 
 def record_commits(records):
-    """``{commit: number of records}`` over ``records`` (dicts from :func:`read_record` or
-    :func:`write_record`), most frequent first: which code computed the parts."""
+    """``{commit: number of records}``, most frequent first: which code computed the parts."""
     counts = {}
     for record in records:
         commit = record.get("commit") or "unknown"
@@ -157,21 +126,4 @@ def record_commits(records):
 
 @lru_cache(maxsize=1)
 def _commit():
-    from sklearn_papers.reproduce._report import source_commit
-
     return source_commit()
-
-
-@lru_cache(maxsize=1)
-def _versions():
-    import numpy
-    import sklearn
-
-    found = {"python": platform.python_version(), "numpy": numpy.__version__,
-             "scikit-learn": sklearn.__version__}
-    for name, module in (("torch", "torch"), ("rdkit", "rdkit")):
-        try:
-            found[name] = __import__(module).__version__
-        except ImportError:
-            pass
-    return found

@@ -6,19 +6,25 @@ import platform
 import re
 import shlex
 import subprocess
+from functools import lru_cache
 from pathlib import Path, PureWindowsPath
 
 import numpy as np
 
+from sklearn_papers.reproduce._result import Result, dump_json
+
 __all__ = ["format_mean_std", "full_mode_only", "hardware", "machine_info",
-           "portable_command", "render_report", "report_data", "source_commit", "write_report"]
+           "portable_command", "render_report", "report_data", "section_markdown",
+           "source_commit", "write_report"]
+
+
+def utc_now():
+    """The current UTC time as reports write it: ``"2025-01-31 14:05 UTC"``."""
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def format_mean_std(values, digits=2):
-    """``"1.23 ± 0.04"`` for a sequence of numbers (std over the values, ddof=0).
-
-    A single value is written without a spread (``"1.23"``): one run has none to report.
-    """
+    """``"1.23 ± 0.04"`` for a sequence of numbers (std with ddof=0); ``"1.23"`` for one."""
     values = np.asarray(values, dtype=float).ravel()
     if values.size == 1:
         return f"{values[0]:.{digits}f}"
@@ -26,10 +32,9 @@ def format_mean_std(values, digits=2):
 
 
 def full_mode_only(experiment, heading, what):
-    """Markdown for a follow-up that the quick run skips (to keep ``make demo`` short).
-
-    Points to the published full report (``docs/results/<experiment>.rst``, found from a
-    source checkout) when it holds ``heading``, else says to run the full mode.
+    """Markdown for a follow-up that the quick run skips: it points to the published full
+    report (``docs/results/<experiment>.rst``) when that holds ``heading``, else to the
+    full mode.
 
     Parameters
     ----------
@@ -56,25 +61,30 @@ def full_mode_only(experiment, heading, what):
             f"run skips it to stay within the demo's budget; no verdict here): {where}.")
 
 
-def _versions():
+@lru_cache(maxsize=1)
+def package_versions():
+    """``{"python": ..., "sklearn_papers": ..., ...}``: Python's version and those of the
+    installed packages a run depends on (scikit-learn, numpy, torch, skorch, RDKit)."""
     import importlib.metadata as md
 
-    out = [f"Python {platform.python_version()}"]
+    found = {"python": platform.python_version()}
     for dist in ["sklearn_papers", "scikit-learn", "numpy", "torch", "skorch", "rdkit"]:
         try:
-            out.append(f"{dist} {md.version(dist)}")
+            found[dist] = md.version(dist)
         except md.PackageNotFoundError:
             pass
-    return ", ".join(out)
+    return found
+
+
+def _versions():
+    """:func:`package_versions` as the report writes them: ``"Python 3.12.3, ..."``."""
+    return ", ".join(f"{'Python' if name == 'python' else name} {version}"
+                     for name, version in package_versions().items())
 
 
 def source_commit():
-    """The git commit of the package's source tree, with a note when it has local changes.
-
-    Read with ``git`` from the checkout the package is imported from; a copied tree
-    without ``.git`` may carry a ``.source_commit`` file (one line) next to the package
-    folder. ``"unknown"`` when neither exists.
-    """
+    """The git commit of the package's checkout, with a note when it has local changes; else
+    the line of a ``.source_commit`` file beside the package folder, else ``"unknown"``."""
     root = Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
@@ -124,10 +134,8 @@ def _portable_path(word):
 def portable_command(words):
     """The command line ``sklearn-papers WORDS`` as reports record it: no local paths.
 
-    A word that is a local path (absolute, starting with ``~``, or climbing out with
-    ``..``; also the value of ``--opt=PATH``) is written as its last component:
-    ``--out /home/me/runs/sumo`` becomes ``--out sumo``, the name the published page gives
-    the report's folder. Relative paths inside the working directory are kept as typed.
+    A local path (absolute, from ``~``, or climbing out with ``..``; also in ``--opt=PATH``)
+    is cut to its last component: ``--out /home/me/runs/sumo`` becomes ``--out sumo``.
 
     Parameters
     ----------
@@ -156,8 +164,7 @@ def hardware():
 
 
 def machine_info():
-    """One line on the machine: :func:`hardware` and the load average when it is called
-    (the run report states it so that CPU timings can be read; published pages drop it)."""
+    """:func:`hardware` and the load average now (for reading a run's CPU timings)."""
     return f"{hardware()}, load average at start {_load()} (1/5/15 min)"
 
 
@@ -165,21 +172,18 @@ def report_data(results, *, quick, seconds, command=None, pending=(), notes=None
                 machine=None, cpu=None, out_dir=None):
     """The run as data (what ``REPORT.json`` holds and ``REPORT.md`` renders).
 
-    ``results`` is ``[(experiment, result, seconds, error), ...]``; ``command`` the
-    command line to record (default: the plain ``sklearn-papers reproduce [--quick]``);
-    ``pending`` the experiments not finished yet; ``notes`` maps an experiment's name to
-    a line on the parts read back from an earlier run; ``machine`` is the
-    :func:`machine_info` line of the run's start; ``cpu`` maps an experiment's name to the
-    CPU seconds it used; figure paths are written relative to ``out_dir``.
+    ``results`` is ``[(experiment, result, seconds, error), ...]``, ``pending`` the
+    experiments not finished yet; ``notes`` and ``cpu`` map an experiment's name to its
+    note (parts read back) and CPU seconds; ``machine`` is the :func:`machine_info` of the
+    run's start; figure paths are written relative to ``out_dir``.
 
     Returns
     -------
     data : dict
-        ``"provenance"`` (command, mode, commit, versions, hardware), ``"log"`` (date, load
-        averages: what the report shows and the published pages leave out) and
-        ``"experiments"``: one dict per experiment with ``name``, ``title``, ``paper``,
-        ``status`` (``"ok"``, ``"failed"``, ``"not finished"``), ``seconds``,
-        ``cpu_seconds``, ``note``, ``error`` and ``result`` (:meth:`Result.to_dict`).
+        ``"provenance"`` (command, mode, commit, versions, hardware), ``"log"`` (date, load:
+        left out of the published pages) and ``"experiments"``: per experiment ``name``,
+        ``title``, ``paper``, ``status`` (``"ok"``, ``"failed"``, ``"not finished"``),
+        ``seconds``, ``cpu_seconds``, ``note``, ``error`` and ``result``.
     """
     if command is None:
         command = f"sklearn-papers reproduce{' --quick' if quick else ''}"
@@ -187,24 +191,21 @@ def report_data(results, *, quick, seconds, command=None, pending=(), notes=None
     if machine is None:
         machine = machine_info()
     hw, _, load_start = machine.partition(", load average at start ")
-    experiments = []
-    for exp, result, secs, error in results:
-        experiments.append({
-            "name": exp.name, "title": exp.title, "paper": exp.paper,
-            "status": "ok" if error is None else "failed", "seconds": float(secs),
-            "cpu_seconds": None if exp.name not in cpu else float(cpu[exp.name]),
-            "note": notes.get(exp.name, ""), "error": error,
-            "result": None if error is not None else result.to_dict(relative_to=out_dir)})
-    for exp in pending:
-        experiments.append({"name": exp.name, "title": exp.title, "paper": exp.paper,
-                            "status": "not finished", "seconds": None, "cpu_seconds": None,
-                            "note": "", "error": None, "result": None})
+    experiments = [{
+        "name": exp.name, "title": exp.title, "paper": exp.paper,
+        "status": "ok" if error is None else "failed", "seconds": float(secs),
+        "cpu_seconds": None if exp.name not in cpu else float(cpu[exp.name]),
+        "note": notes.get(exp.name, ""), "error": error,
+        "result": None if error is not None else result.to_dict(relative_to=out_dir),
+    } for exp, result, secs, error in results]
+    experiments += [{"name": exp.name, "title": exp.title, "paper": exp.paper,
+                     "status": "not finished", "seconds": None, "cpu_seconds": None,
+                     "note": "", "error": None, "result": None} for exp in pending]
     return {
         "provenance": {"command": command, "mode": "quick" if quick else "full",
                        "commit": source_commit(), "versions": _versions(), "hardware": hw,
                        "seconds": float(seconds)},
-        "log": {"generated": datetime.datetime.now(datetime.timezone.utc).strftime(
-                    "%Y-%m-%d %H:%M UTC"),
+        "log": {"generated": utc_now(),
                 "load": f"at start {load_start.removesuffix(' (1/5/15 min)')}, at the end "
                         f"{_load()} (1/5/15 min)" if load_start else ""},
         "experiments": experiments,
@@ -213,8 +214,6 @@ def report_data(results, *, quick, seconds, command=None, pending=(), notes=None
 
 def render_report(data):
     """``REPORT.md`` of a run's data (:func:`report_data`, or ``REPORT.json`` read back)."""
-    from sklearn_papers.reproduce._result import Result
-
     prov, log = data["provenance"], data.get("log", {})
     quick = prov["mode"] == "quick"
     mode = "quick (`--quick`: shortened protocols, see each section)" if quick else "full"
@@ -261,26 +260,28 @@ def render_report(data):
         if e["error"] is not None:
             lines += ["This experiment failed:", "", "```", e["error"].rstrip(), "```"]
             continue
-        result = Result.from_dict(e["result"])
-        lines.append(result.markdown.rstrip())
-        for fig in result.figures:
-            lines += ["", f"![{Path(fig).stem}]({Path(fig).as_posix()})"]
-        if quick and result.shortened:
-            lines += ["", f"**Shortened by `--quick`:** {result.shortened}"]
+        lines.append(section_markdown(Result.from_dict(e["result"]), quick))
     return "\n".join(lines) + "\n"
 
 
+def section_markdown(result, quick):
+    """A result's markdown, then its figures and (in a quick run) what was shortened."""
+    parts = [result.markdown.rstrip()]
+    parts += [f"![{Path(fig).stem}]({Path(fig).as_posix()})" for fig in result.figures]
+    if quick and result.shortened:
+        parts.append(f"**Shortened by `--quick`:** {result.shortened}")
+    return "\n\n".join(parts)
+
+
 def write_report(out_dir, results, **kwargs):
-    """Write ``<out_dir>/REPORT.json`` (:func:`report_data`) and ``<out_dir>/REPORT.md``
-    rendered from it; ``kwargs`` are :func:`report_data`'s.
+    """Write ``<out_dir>/REPORT.json`` (:func:`report_data` with ``kwargs``) and
+    ``REPORT.md`` rendered from it.
 
     Returns
     -------
     path : pathlib.Path
         The ``REPORT.md`` written.
     """
-    from sklearn_papers.reproduce._result import dump_json
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     data = report_data(results, out_dir=out_dir, **kwargs)

@@ -1,28 +1,22 @@
 """An experiment's result as data: tables as records, verdicts, figures.
 
-An experiment's ``run`` returns a :class:`Result`. Its text is markdown in which each
-table and each verdict is a placeholder (``[[table:0]]``, ``[[verdict:2]]``) standing for
-a record kept beside the text:
-
-* :class:`Table`: the rows as dicts (numbers stay numbers) and the column order;
-* :class:`VerdictRecord`: the claim, the compared arms, the metric, the rule's name, the
-  numbers the rule read (estimate, interval, wins) and the outcome ``"holds"``, ``"does
-  not hold"`` or ``"inconclusive"``; a claim made of parts (:func:`~._claims.all_of`,
-  :func:`~._claims.at_least`, :func:`~._claims.negation`) keeps its parts.
-
-``REPORT.md``, ``REPORT.json``, the published pages of ``docs/results/`` (each with its
-JSON beside it), the numbers the docs quote and the tests all read these records;
-:attr:`Result.markdown` renders the text with the records filled in.
+A :class:`Result`'s text is markdown in which each table and each verdict is a
+placeholder (``[[table:0]]``, ``[[verdict:2]]``) for a record kept beside it: a
+:class:`Table` (rows as dicts, numbers stay numbers) or a :class:`VerdictRecord` (claim,
+arms, metric, rule, the rule's numbers, outcome; a claim made of parts keeps its parts).
+``REPORT.json``, the published pages, the docs' numbers and the tests read the records;
+:attr:`Result.markdown` fills them in.
 """
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import OUTCOMES, Claim, Verdict, describe
+from sklearn_papers.reproduce._claims import OUTCOMES, Claim, Verdict, bold_outcome, describe
 
 __all__ = ["Result", "Table", "VerdictRecord", "plain"]
 
@@ -40,13 +34,8 @@ def plain(text):
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _number(value):
-    """A JSON-safe float (None for NaN)."""
-    value = float(value)
-    return None if not np.isfinite(value) else value
-
-
 def _json_value(value):
+    """``value`` with numpy numbers as Python ones and NaN or inf as None (for JSON)."""
     if isinstance(value, (np.floating, float)):
         value = float(value)
         return value if np.isfinite(value) else None
@@ -66,10 +55,8 @@ class Table:
     Attributes
     ----------
     rows : list of dict
-        One dict per row, ``{column: value}``; values are numbers, strings (markdown) or
-        None (an empty cell).
+        ``{column: value}`` per row: numbers, markdown strings or None (an empty cell).
     columns : list of str
-        Column order.
     floatfmt : str, default=".3f"
         How float cells are written.
     title : str, default=""
@@ -98,12 +85,6 @@ class Table:
                          + " |")
         return "\n".join(lines)
 
-    def shown(self):
-        """``(columns, rows)`` as a reader sees them: lists of plain strings."""
-        return ([plain(c) for c in self.columns],
-                [[plain(self.cell(row.get(c)).replace("\\|", "|")) for c in self.columns]
-                 for row in self.rows])
-
     def to_dict(self):
         return {"title": self.title, "columns": list(self.columns),
                 "floatfmt": self.floatfmt,
@@ -126,22 +107,15 @@ class VerdictRecord:
         The claim in words.
     outcome : {"holds", "does not hold", "inconclusive"}
     rule : str
-        One of the rules of :mod:`._claims` (``"paired interval"``, ...), or for a claim
-        made of parts ``"all of"``, ``"at least K of"``, ``"negation"``.
+        A rule of :mod:`._claims`, or how a claim's parts combine (``"all of"``, ...).
     metric : str, default=""
     arms : list of str, default=[]
         What is compared: the claimed side first.
     paper : str, default=""
         What the paper reports.
-    estimate : float or None
-        The mean advantage of the claimed side (paired rules) or its mean (``"mean
-        interval"``); None for a claim made of parts.
-    interval : list of float or None
-        The t interval of ``estimate`` (``[None, None]`` with one seed).
-    n : int or None
-        Seeds (or :attr:`unit`) judged.
-    wins : int or None
-        Of those, how many favour the claim.
+    estimate, interval, n, wins : float, list of float, int, int, or None
+        Those of the :class:`~._claims.Verdict` (``interval`` ``[None, None]`` with one
+        seed); None for a claim made of parts.
     unit : str, default="seeds"
     numbers : dict
         The per-seed values the rule read (``"a"``, ``"b"``, ``"threshold"``).
@@ -152,8 +126,8 @@ class VerdictRecord:
     section : str, default=""
         The heading above its first mention (set by :meth:`Result.to_dict`).
     wording : str, default=""
-        The verdict's markdown where it is not written from the numbers (a page converted
-        from its published text, whose verdict carries no rule's numbers); rendered as is.
+        Markdown rendered as is, for a verdict without a rule's numbers (a page converted
+        from its published text).
     """
 
     claim: str
@@ -196,10 +170,10 @@ class VerdictRecord:
         if not isinstance(verdict, Verdict):
             raise TypeError(f"expected a Verdict or an outcome string, got {verdict!r}")
         c = verdict.claim
-        lo, hi = verdict.interval
+        lo, hi = (_json_value(float(v)) for v in verdict.interval)
         return cls(claim=claim or c.statement, outcome=verdict.outcome, rule=c.rule,
                    metric=c.metric, arms=list(arms or c.arms), paper=c.paper,
-                   estimate=_number(verdict.estimate), interval=[_number(lo), _number(hi)],
+                   estimate=_json_value(float(verdict.estimate)), interval=[lo, hi],
                    n=int(verdict.n_seeds), wins=int(verdict.wins), unit=c.unit,
                    numbers=_json_value(verdict.numbers), parts=parts, digits=digits)
 
@@ -209,8 +183,7 @@ class VerdictRecord:
         return self.estimate is not None
 
     def short(self, digits=None):
-        """The outcome with the rule and the numbers, as :meth:`Verdict.short` writes it;
-        the bare outcome for a claim made of parts."""
+        """:meth:`Verdict.short`; the bare outcome for a claim made of parts."""
         if not self.judged:
             return self.outcome
         lo, hi = (np.nan if v is None else v for v in self.interval)
@@ -219,10 +192,9 @@ class VerdictRecord:
 
     def render(self, style="bold"):
         """Markdown of the verdict: ``"bold"`` (all in bold), ``"outcome"`` (the outcome
-        in bold, then the rule and numbers), ``"plain"`` (no bold) or ``"bare"`` (the
-        outcome alone). A claim made of parts: ``"bold"`` and ``"plain"`` write the outcome,
-        ``"outcome"`` the outcome in bold and how its parts combine, ``"parts"`` the
-        outcome in bold and each part's outcome with its rule and numbers."""
+        in bold, then the rule and numbers, or how the parts combine), ``"plain"`` (no
+        bold), ``"bare"`` (the outcome alone) or ``"parts"`` (the outcome in bold, then
+        each part's :meth:`short`)."""
         if style == "bare":
             return self.outcome
         if self.wording:
@@ -235,10 +207,7 @@ class VerdictRecord:
         text = self.short()
         if style == "plain":
             return text
-        if style == "outcome" and " (" in text:
-            outcome, rest = text.split(" (", 1)
-            return f"**{outcome}** ({rest}"
-        return f"**{text}**"
+        return bold_outcome(text) if style == "outcome" else f"**{text}**"
 
     def to_dict(self):
         data = {"claim": self.claim, "outcome": self.outcome, "rule": self.rule,
@@ -268,14 +237,13 @@ class Result:
     Attributes
     ----------
     text : str
-        Markdown of the section with placeholders for its tables and verdicts (headings
-        start at level 3).
+        Markdown with placeholders for its tables and verdicts (headings from level 3).
     tables : list of Table
     verdicts : list of VerdictRecord
     figures : list of pathlib.Path
         PNG files written into the output folder.
     shortened : str
-        In ``--quick`` mode, what was shortened relative to the paper's protocol.
+        What ``--quick`` shortened.
     """
 
     text: str = ""
@@ -300,26 +268,24 @@ class Result:
 
     def verdict(self, verdict, *, arms=(), claim=None, style="bold", digits=3, parts=(),
                 rule=None):
-        """Keep a verdict; return its placeholder (rendered as :meth:`VerdictRecord.render`
-        with ``style``).
+        """Keep a verdict once; return its placeholder, rendered as
+        :meth:`VerdictRecord.render` with ``style``.
 
         Parameters
         ----------
         verdict : Verdict or str
-            From :func:`~._claims.judge`, or the outcome of a claim made of parts
-            (:func:`~._claims.all_of`, ...), which then needs ``claim`` and ``rule``.
+            From :func:`~._claims.judge`, or the outcome of a claim made of parts.
         arms : sequence of str
             What is compared, the claimed side first; the claim's ``arms`` by default.
         claim : str or Claim, default=None
-            The claim's words; the :class:`~._claims.Claim`'s statement by default. For a
-            claim made of parts, its declared :class:`~._claims.Claim` (words, rule and
-            arms).
-        style : {"bold", "outcome", "plain"}, default="bold"
+            The claim's words (the verdict's by default), or for a claim made of parts
+            its declared :class:`~._claims.Claim`.
+        style : {"bold", "outcome", "plain", "bare", "parts"}, default="bold"
         digits : int, default=3
         parts : sequence of Verdict
             The parts of a claim made of parts.
         rule : str, default=None
-            ``"all of"``, ``"at least K of"`` or ``"negation"`` for a claim made of parts.
+            How the parts combine (``"all of"``, ...), when ``claim`` is words.
         """
         key = id(verdict) if isinstance(verdict, Verdict) else None
         if key is not None and key in self._seen:
@@ -347,8 +313,7 @@ class Result:
         return self.fill(self.text)
 
     def fill(self, text):
-        """``text`` with the tables, then the verdicts (also inside table cells), filled
-        in."""
+        """``text`` with its tables, then its verdicts (also in table cells), filled in."""
         def fill(match):
             kind, index, style = match.group(1), int(match.group(2)), match.group(3)
             if kind == "table":
@@ -358,14 +323,14 @@ class Result:
         return PLACEHOLDER.sub(fill, PLACEHOLDER.sub(fill, text))
 
     def shown(self, table):
-        """``(columns, rows)`` of ``table`` as a reader sees them (plain strings, verdicts
-        filled in)."""
-        columns, rows = table.shown()
-        return columns, [[plain(self.fill(cell)) for cell in row] for row in rows]
+        """``(columns, rows)`` of ``table`` as plain strings, verdicts filled in."""
+        return ([plain(c) for c in table.columns],
+                [[plain(self.fill(plain(table.cell(row.get(c))))) for c in table.columns]
+                 for row in table.rows])
 
     def verdict_rows(self, verdicts, digits=3):
-        """Rows of a table of verdicts: claim, metric, paper, and the verdict with its rule
-        and numbers (its outcome in bold); each verdict is kept."""
+        """Rows of a table of verdicts (claim, metric, paper, ``"outcome"`` style); each
+        verdict is kept."""
         return [{"claim": v.claim.statement, "metric": v.claim.metric,
                  "paper": v.claim.paper or "",
                  "here": self.verdict(v, style="outcome", digits=digits)} for v in verdicts]
@@ -375,13 +340,7 @@ class Result:
         return {v.claim: v.outcome for v in self.verdicts}
 
     def find(self, claim):
-        """The one verdict whose claim contains ``claim``.
-
-        Raises
-        ------
-        KeyError
-            When none does, or several do (the message lists the claims).
-        """
+        """The one verdict whose claim contains ``claim`` (else a KeyError listing them)."""
         found = [v for v in self.verdicts if claim in v.claim]
         if len(found) != 1:
             raise KeyError(f"{len(found)} verdicts whose claim holds {claim!r}; the claims "
@@ -389,13 +348,8 @@ class Result:
         return found[0]
 
     def find_table(self, section=None, columns=None):
-        """The one table under a heading containing ``section`` that has ``columns``.
-
-        Raises
-        ------
-        KeyError
-            When none does, or several do.
-        """
+        """The one table under a heading containing ``section`` that has ``columns`` (else
+        a KeyError)."""
         self._set_titles()
         found = [t for t in self.tables
                  if (section is None or section in plain(t.title))
@@ -408,8 +362,7 @@ class Result:
         return found[0]
 
     def _set_titles(self):
-        """Set each table's title and each verdict's section: the heading above its first
-        placeholder in the text."""
+        """Set each table's title and verdict's section: the heading above its first use."""
         heading, done = "", set()
         for line in self.text.splitlines():
             match = _HEADING.match(line.strip())
@@ -441,18 +394,14 @@ class Result:
                 "figures": [f.as_posix() for f in figures], "shortened": self.shortened}
 
     @classmethod
-    def from_dict(cls, data, relative_to=None):
-        figures = [Path(f) for f in data.get("figures", [])]
-        if relative_to is not None:
-            figures = [Path(relative_to) / f for f in figures]
+    def from_dict(cls, data):
         return cls(text=data["text"], tables=[Table.from_dict(t) for t in data["tables"]],
                    verdicts=[VerdictRecord.from_dict(v) for v in data["verdicts"]],
-                   figures=figures, shortened=data.get("shortened", ""))
+                   figures=[Path(f) for f in data.get("figures", [])],
+                   shortened=data.get("shortened", ""))
 
 
 def _relative(path, folder):
-    import os
-
     try:
         return os.path.relpath(Path(path), Path(folder))
     except ValueError:  # another drive
