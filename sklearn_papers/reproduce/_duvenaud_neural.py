@@ -5,8 +5,6 @@ searched like the ECFP rows), the random-weight fingerprint against ECFP (Sectio
 the photovoltaic follow-up. Setup: docs/papers/duvenaud.rst.
 """
 
-import time
-
 import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
@@ -16,13 +14,11 @@ from sklearn_papers.reproduce._duvenaud_search import (
     DatasetData,
     ModelSpec,
     _fit_mlp,
-    evaluate,
 )
-from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 
 __all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "draws", "ecfp_correlation",
-           "neural_plan", "photovoltaic_followup", "quick_neural_rows"]
+           "neural_plan", "photovoltaic_followup"]
 
 #: The paper's Table 2, test MSE (mean, std over folds), neural fingerprint rows.
 PAPER_MSE = {
@@ -118,48 +114,11 @@ NEURAL_SPECS = _specs()
 
 
 def neural_plan(ctx, datasets):
-    """The full run's neural rows: ``(data, spec, n_draws)`` per (data set, row), for
-    ``search_rows``."""
+    """The neural rows' search: ``(data, spec, n_draws)`` per (data set, row), for
+    ``search_rows`` (``--quick``: the rows of :data:`QUICK_MODELS`)."""
     n_draws = draws(ctx.quick)
-    return [(data, spec, n_draws[spec.key]) for data in datasets for spec in NEURAL_SPECS]
-
-
-#: ``--quick``: worker processes for the neural rows, one data set per part (the full run
-#: fits one part per draw, ``search_rows``).
-QUICK_N_JOBS = 2
-
-
-def _quick_data_set_rows(name, smiles, y, keys, random_state):
-    """``{key: (test MSE per fold, configuration per fold)}`` of the neural rows ``keys`` on
-    one data set, ``--quick``."""
-    data = DatasetData(name, smiles, y)
-    return {spec.key: evaluate(data, spec, n_draws=draws(True)[spec.key], quick=True,
-                               random_state=random_state)
-            for spec in NEURAL_SPECS if spec.key in keys}
-
-
-def quick_neural_rows(ctx, datasets, meanwhile=None):
-    """The neural rows of ``--quick``: ``(results, chosen)`` as :func:`search_rows` returns
-    them, one cached part per data set on :data:`QUICK_N_JOBS` workers; ``meanwhile()``
-    runs in this process while they compute."""
-    plan = [(data, QUICK_MODELS.get(data.name, ())) for data in datasets]
-    plan = sorted([p for p in plan if p[1]], key=lambda p: -len(p[0].y) * len(p[1]))
-    parts = [(f"neural/{data.name}", _quick_data_set_rows,
-              (data.name, data.smiles, data.y, keys, ctx.random_state),
-              {"models": list(keys), "config": _QUICK, "draws": draws(True),
-               "n": len(data.y), "seed": ctx.random_state}) for data, keys in plan]
-    start = time.perf_counter()
-    with ctx.progress(total=len(parts), desc="duvenaud neural rows") as bar:
-        values = cached_parts(ctx, parts, n_jobs=QUICK_N_JOBS, progress=bar,
-                              meanwhile=meanwhile)
-    results, chosen = {}, {}
-    for data in datasets:  # in the order of ``datasets``
-        for (part_data, keys), rows in zip(plan, values):
-            if part_data is data:
-                results[data.name] = {k: rows[k][0] for k in keys}
-                chosen.update({(data.name, k): rows[k][1] for k in keys})
-    ctx.log(f"[duvenaud] neural rows: {time.perf_counter() - start:.0f} s")
-    return results, chosen
+    return [(data, spec, n_draws[spec.key]) for data in datasets for spec in NEURAL_SPECS
+            if not ctx.quick or spec.key in QUICK_MODELS.get(data.name, ())]
 
 
 def ecfp_correlation(ctx, n_molecules=None):

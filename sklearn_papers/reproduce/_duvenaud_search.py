@@ -288,7 +288,7 @@ def evaluate(data, spec, *, n_draws, quick, random_state):
     return select(data, parts, [func(*args) for _, func, args, _ in parts])
 
 
-def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud"):
+def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud", meanwhile=None):
     """:func:`evaluate` for several (data set, model) rows, all their draws in one pool.
 
     Parameters
@@ -300,6 +300,8 @@ def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud"):
         Worker processes (every draw of every row is an independent part).
     desc : str
         Progress bar label.
+    meanwhile : callable, default=None
+        Run in this process while the workers fit (see ``cached_parts``).
 
     Returns
     -------
@@ -313,7 +315,7 @@ def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud"):
     start = time.perf_counter()
     with ctx.progress(total=sum(map(len, row_parts)), desc=desc) as bar:
         values = cached_parts(ctx, [p for parts in row_parts for p in parts],
-                              n_jobs=n_jobs, progress=bar)
+                              n_jobs=n_jobs, progress=bar, meanwhile=meanwhile)
     ctx.log(f"[duvenaud] {desc}: {len(values)} fits, {time.perf_counter() - start:.0f} s")
     results, chosen = {}, {}
     offset = 0

@@ -29,7 +29,7 @@ from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
 
 __all__ = ["CLAIMS", "EXPERIMENT", "EXPERIMENT_FOLLOWUP", "PROTOCOL", "claim_verdicts",
-           "full_plan"]
+           "search_plan"]
 
 #: The paper, as the report cites it.
 PAPER = ("Duvenaud, Maclaurin, Aguilera-Iparraguirre, Gomez-Bombarelli, Hirzel, Aspuru-Guzik, "
@@ -50,6 +50,7 @@ PAPER_MSE = {
 TIE_BAND = 0.05
 
 _BEATS = "neural FP + neural net beats ECFP + neural net"
+_ECFP_LABEL = {"ecfp_linear": "ECFP + linear", "ecfp_mlp": "ECFP + net"}
 
 #: The paper's headline claim per data set (Table 2), keyed by the data set: neural FP +
 #: neural net has a lower test MSE than ECFP + neural net, or (malaria) matches the best
@@ -99,10 +100,6 @@ def _per_fold(n_draws):
     return f"{n_draws} random draw{'s' if n_draws != 1 else ''} per fold"
 
 
-def _label(key):
-    return "ECFP + linear" if key == "ecfp_linear" else "ECFP + net"
-
-
 def claim_verdicts(results, paper_mse, result):
     """Judge the paper's headline claim on each data set from this run's fold MSEs.
 
@@ -150,7 +147,7 @@ def claim_verdicts(results, paper_mse, result):
             claim = replace(claim, margin=TIE_BAND * float(ref.mean()))
         verdict = judge(claim, nf, ref)
         rows.append({**row, "ours MSE": f"{nf.mean():.2f} vs {ref.mean():.2f}"
-                                        + (f" ({_label(ref_key)})" if ties else ""),
+                                        + (f" ({_ECFP_LABEL[ref_key]})" if ties else ""),
                      "holds here": result.verdict(
                          verdict, claim=f"{name}: {claim.statement}",
                          arms=("nf_mlp", ref_key), style="outcome", digits=2)
@@ -200,42 +197,29 @@ def _records_note(ctx):
             f"computed by the code of commit(s) {commits}, {cpu / 3600:.1f} CPU hours in all.")
 
 
-def _ecfp_plan(datasets, draws):
-    """The ECFP rows' search: ``(data, spec, n_draws)`` per (data set, row)."""
-    return [(data, spec, draws.get(spec.key, 2)) for data in datasets for spec in MODEL_SPECS]
-
-
-def full_plan(ctx, datasets):
-    """Every row of the full run's search: ``(data, spec, n_draws)``, for
-    :func:`search_rows` (ECFP rows of each data set, then the neural rows)."""
-    return (_ecfp_plan(datasets, PROTOCOL.settings(False))
+def search_plan(ctx, datasets):
+    """Every row of the run's search: ``(data, spec, n_draws)``, for :func:`search_rows`
+    (ECFP rows of each data set, then the neural rows)."""
+    draws = PROTOCOL.settings(ctx.quick)
+    return ([(data, spec, draws[spec.key]) for data in datasets for spec in MODEL_SPECS]
             + neural.neural_plan(ctx, datasets))
 
 
-def _search(ctx, datasets, draws):
+def _search(ctx, datasets):
     """``(results, chosen, correlation)``: per data set and row the test MSE per fold, the
     configurations chosen per fold, and :func:`~._duvenaud_neural.ecfp_correlation`."""
     results = {data.name: {"mean": _mean_baseline(data)} for data in datasets}
-    if not ctx.quick:
-        # every draw of every row is one part, FULL_N_JOBS workers fit them side by side
-        found, chosen = search_rows(ctx, full_plan(ctx, datasets), n_jobs=FULL_N_JOBS)
-        corr = neural.ecfp_correlation(ctx)
-    else:
-        # the neural rows go to worker processes (one data set each); this process runs
-        # the ECFP rows and the distance correlation meanwhile
-        side = {}
+    side = {}
 
-        def meanwhile():
-            side["ecfp"] = search_rows(ctx, _ecfp_plan(datasets, draws), n_jobs=1)
-            side["corr"] = neural.ecfp_correlation(ctx)
+    def meanwhile():  # in this process while the workers fit
+        side["corr"] = neural.ecfp_correlation(ctx)
 
-        found, chosen = neural.quick_neural_rows(ctx, datasets, meanwhile=meanwhile)
-        for name, res in side["ecfp"][0].items():
-            results[name].update(res)
-        chosen, corr = {**side["ecfp"][1], **chosen}, side["corr"]
+    # every draw of every row is one part, FULL_N_JOBS workers fit them side by side
+    found, chosen = search_rows(ctx, search_plan(ctx, datasets), n_jobs=FULL_N_JOBS,
+                                meanwhile=meanwhile)
     for name, res in found.items():
         results[name].update(res)
-    return results, chosen, corr
+    return results, chosen, side["corr"]
 
 
 def _table_rows(datasets, results, paper_mse, labels):
@@ -276,7 +260,7 @@ def run(ctx):
     result = Result()
     draws = PROTOCOL.settings(ctx.quick)
     datasets = _load(ctx.quick)
-    results, chosen_all, (corr_md, corr_fig, _) = _search(ctx, datasets, draws)
+    results, chosen_all, (corr_md, corr_fig, _) = _search(ctx, datasets)
     paper_mse = {name: {**PAPER_MSE[name], **neural.PAPER_MSE.get(name, {})}
                  for name in PAPER_MSE}
     labels = {"mean": "predict the training mean", **{s.key: s.label for s in MODEL_SPECS},

@@ -504,9 +504,9 @@ def _mean(parts, field="test"):
     return float(np.mean(_tests(parts, field)))
 
 
-#: The follow-up's comparisons of the domain gap are single measurements (integer counts of
-#: context labels, Tanimoto similarities of bit vectors), not seed means: no rule applies.
-_MEASURED = "measured (one count, no seeds)"
+def _measured(flag):
+    """The answer to a domain-gap question: one measurement, not seed means, so no rule."""
+    return f"**{'yes' if flag else 'no'}** (measured (one count, no seeds))"
 
 
 def _gains(scratch, finetuned):
@@ -548,10 +548,6 @@ def _followup_verdicts(res_big, res_curve, gap, main, seeds, n_train_full):
             "grow": grow, "flips": big.outcome, "far_vocab": far_vocab, "far_nn": far_nn,
             "nn_median": med, "gains": gains, "helps_few": few.outcome,
             "grows": grow.outcome}
-
-
-def _yes(flag):
-    return "yes" if flag else "no"
 
 
 def _percent(g, kind):
@@ -605,10 +601,10 @@ def _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, v,
                                                                        style="outcome")},
         {"follow-up question": "are more of ESOL's atom contexts outside moses-small's "
          "vocabulary than BBBP's and FreeSolv's (where pretraining helped)?",
-         "answer": f"**{_yes(v['far_vocab'])}** ({_MEASURED})"},
+         "answer": _measured(v["far_vocab"])},
         {"follow-up question": "are ESOL's molecules farther from MOSES (lower median "
          "nearest-neighbour Tanimoto) than BBBP's and FreeSolv's?",
-         "answer": f"**{_yes(v['far_nn'])}** ({_MEASURED})"},
+         "answer": _measured(v["far_nn"])},
         {"follow-up question": f"does moses-small beat scratch with a {fewest:g} share of "
          "the ESOL labels?", "answer": result.verdict(v["few"], style="outcome")},
         {"follow-up question": "is its gain larger with fewer labels than with all?",
