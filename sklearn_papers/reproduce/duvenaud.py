@@ -101,13 +101,8 @@ def _per_fold(n_draws):
 
 
 def claim_verdicts(results, paper_mse, result):
-    """Judge the paper's headline claim on each data set from this run's fold MSEs.
-
-    The folds pair the rows (same test chunk), so the claims (:data:`CLAIMS`) are judged
-    on per-fold differences with the shared rules (:mod:`._claims`): "beats" by the
-    ``paired interval`` rule on the test MSE (lower is better), "ties" by the
-    ``equivalence`` rule with a band of :data:`TIE_BAND` times the best ECFP row's mean
-    MSE.
+    """Judge the paper's headline claim (:data:`CLAIMS`) on each data set from this run's
+    per-fold MSEs; a tie's band is :data:`TIE_BAND` times the best ECFP row's mean MSE.
 
     Parameters
     ----------

@@ -342,8 +342,8 @@ def _finetune_scores(name, X, y, fit, test, est_params):
     cpu = time.process_time()
     est = GroverRegressor(**pinned(GroverRegressor, est_params)).fit(X[fit], y[fit])
     cpu = time.process_time() - cpu
-    return {"test": _score(name, y[test], est.predict(X[test])),
-            "train": _score(name, y[fit], est.predict(X[fit])),
+    return {"test": _test_score(name, est, X, y, test),
+            "train": _test_score(name, est, X, y, fit),
             "loss_curve": [float(v) for v in est.loss_curve_], "cpu_seconds": cpu,
             "n_train": int(len(fit))}
 
