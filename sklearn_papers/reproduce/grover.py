@@ -132,20 +132,16 @@ def _frozen_heads_part(name, X, y, train, test, seed):
     from sklearn_papers.chem import GroverFeaturizer
 
     clf = name == "BBBP"
-    grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0,
-                              descriptors=False).fit(X[:1])
-    Z = grover.transform(X)
-    heads = {
-        "grover_linear": make_pipeline(StandardScaler(), LogisticRegression(
-            C=0.1, max_iter=2000)) if clf
-        else make_pipeline(StandardScaler(), RidgeCV(alphas=np.logspace(-2, 3, 12))),
-        "grover_mlp": make_pipeline(StandardScaler(), (
-            MLPClassifier if clf else MLPRegressor)(
-            hidden_layer_sizes=(64,), alpha=1e-2, max_iter=500, early_stopping=False,
-            random_state=seed)),
-    }
+    Z = GroverFeaturizer(pretrained="moses-small", max_epochs=0,
+                         descriptors=False).fit(X[:1]).transform(X)
+    linear = (LogisticRegression(C=0.1, max_iter=2000) if clf
+              else RidgeCV(alphas=np.logspace(-2, 3, 12)))
+    mlp = (MLPClassifier if clf else MLPRegressor)(
+        hidden_layer_sizes=(64,), alpha=1e-2, max_iter=500, early_stopping=False,
+        random_state=seed)
     out = {}
-    for key, model in heads.items():
+    for key, head in (("grover_linear", linear), ("grover_mlp", mlp)):
+        model = make_pipeline(StandardScaler(), head)
         with warnings.catch_warnings():  # fixed iteration budget, reported as is
             warnings.simplefilter("ignore", ConvergenceWarning)
             model.fit(Z[train], y[train])
@@ -206,8 +202,8 @@ def _scores(ctx, settings, seeds, names, models, desc):
     table's cached parts (of ``models`` only), and the molecules per data set."""
     jobs, parts, sizes = [], [], {}
     for name in names:
-        for seed, (dataset_parts, sizes[name]) in zip(seeds, over_seeds(
-                _dataset_parts, seeds, name=name, settings=settings)):
+        for dataset_parts, sizes[name] in over_seeds(_dataset_parts, seeds, name=name,
+                                                     settings=settings):
             for model, *part in dataset_parts:
                 if model in models:
                     jobs.append((name, model))
