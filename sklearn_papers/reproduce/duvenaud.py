@@ -21,7 +21,6 @@ from sklearn_papers.reproduce._duvenaud_search import (
     QUICK_ROWS,
     _load,
     duvenaud_folds,
-    evaluate,
     search_rows,
 )
 from sklearn_papers.reproduce._registry import Experiment
