@@ -1,17 +1,9 @@
 """The neural-fingerprint half of the ``duvenaud`` experiment (Duvenaud et al. 2015).
 
-Two parts, called from :mod:`sklearn_papers.reproduce.duvenaud`:
-
-* :func:`neural_rows` adds the Table 2 rows "neural FP + linear layer" and "neural FP +
-  neural net" (end-to-end :class:`~sklearn_papers.chem.NeuralFingerprintRegressor`,
-  ``hidden_size=0`` and ``> 0``) under the same contiguous 5-fold protocol and random
-  search as the ECFP rows (``duvenaud.evaluate``).
-* :func:`ecfp_correlation` is the paper's Section 3 / Figure 3 sanity check: pairwise
-  distances under a random-weight neural fingerprint (large weights) against ECFP
-  distances on Delaney, with a scatter plot.
+The Table 2 rows "neural FP + linear layer" and "neural FP + neural net" (:data:`NEURAL_SPECS`,
+searched like the ECFP rows), the random-weight fingerprint against ECFP (Section 3) and
+the photovoltaic follow-up. Setup: docs/papers/duvenaud.rst.
 """
-
-import time
 
 import numpy as np
 
@@ -19,18 +11,14 @@ from sklearn_papers.chem import NeuralFingerprintRegressor
 from sklearn_papers.metrics import minmax_distances
 from sklearn_papers.reproduce._common import one_torch_thread, save_figure
 from sklearn_papers.reproduce._duvenaud_search import (
-    FULL_N_JOBS,
     DatasetData,
     ModelSpec,
     _fit_mlp,
-    evaluate,
-    search_rows,
 )
-from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 
 __all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "draws", "ecfp_correlation",
-           "neural_plan", "neural_rows", "quick_neural_rows"]
+           "neural_plan", "photovoltaic_followup"]
 
 #: The paper's Table 2, test MSE (mean, std over folds), neural fingerprint rows.
 PAPER_MSE = {
@@ -39,10 +27,8 @@ PAPER_MSE = {
     "photovoltaic": {"nf_linear": (2.58, 0.18), "nf_mlp": (1.43, 0.09)},
 }
 
-#: Neural rows (model keys) run by ``--quick`` per data set; the table says "not run in
-#: --quick" for the others. The headline row (neural FP + neural net) runs everywhere, and
-#: both rows on solubility, the smallest set; the linear-layer row on the two 2000-row
-#: subsets is left out, as it would add more than half again to the quick run's time.
+#: Neural rows (model keys) run by ``--quick`` per data set: the headline row everywhere,
+#: the linear-layer row on solubility only (elsewhere it would add half the run's time).
 QUICK_MODELS = {"solubility": ("nf_linear", "nf_mlp"), "malaria": ("nf_mlp",),
                 "photovoltaic": ("nf_mlp",)}
 
@@ -56,10 +42,9 @@ def draws(quick):
     return {"nf_linear": 1 if quick else 8, "nf_mlp": 1 if quick else 8}
 
 
-#: ``{(data set name, digest of its SMILES): GraphCache}``: the graph cache of the data set
-#: that this process fits now. The full run's parts come data set by data set, so a worker
-#: featurizes each molecule about once over all its parts instead of being sent the graphs
-#: with every part (photovoltaic: 20,000 molecules, about 200 MB).
+#: ``{(data set name, digest of its SMILES): GraphCache}`` of the data set this process
+#: fits now: parts come data set by data set, so a worker featurizes each molecule about
+#: once instead of being sent the graphs with every part.
 _CACHES = {}
 
 
@@ -80,8 +65,7 @@ def _graph_cache(data):
 
 
 def _part_data(data, params):
-    """What :func:`_fit_predict` reads of ``data``: its SMILES and targets, without the
-    parsed molecules; the process that fits the part builds (and keeps) the graphs."""
+    """What :func:`_fit_predict` reads of ``data``: its SMILES and targets."""
     return data.slim()
 
 
@@ -113,7 +97,6 @@ def _fit_predict(params, data, train, others, seed):
 
 
 def _specs():
-
     full = ("fp_length 2^4-2^7, radius 1-5, conv_width {10, 20, 40}, Adam lr log-uniform "
             "10^-3..10^-1.5, L2 alpha exp(U(-6, 0)), 100 epochs, batch 100, standardised "
             "target")
@@ -127,90 +110,15 @@ def _specs():
     ]
 
 
-def __getattr__(name):
-    if name == "NEURAL_SPECS":  # built lazily: duvenaud.py imports this module
-        return _specs()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+NEURAL_SPECS = _specs()
 
 
 def neural_plan(ctx, datasets):
-    """The full run's neural rows: ``(data, spec, n_draws)`` per (data set, row), for
-    ``duvenaud.search_rows`` (data sets in the order given, ``nf_linear`` then
-    ``nf_mlp``)."""
+    """The neural rows' search: ``(data, spec, n_draws)`` per (data set, row), for
+    ``search_rows`` (``--quick``: the rows of :data:`QUICK_MODELS`)."""
     n_draws = draws(ctx.quick)
-    return [(data, spec, n_draws[spec.key]) for data in datasets for spec in _specs()]
-
-
-def neural_rows(ctx, datasets, n_jobs=None):
-    """Run the two neural rows on each data set with ``duvenaud.evaluate``.
-
-    Parameters
-    ----------
-    ctx : RunContext
-    datasets : list of duvenaud.DatasetData
-    n_jobs : int, default=None
-        Worker processes of the full run's search (every draw one part);
-        None: ``duvenaud.FULL_N_JOBS``. ``--quick`` runs :func:`quick_neural_rows`.
-
-    Returns
-    -------
-    results : dict
-        ``{data_name: {"nf_linear": [mse per fold], "nf_mlp": [...]}}``; rows skipped in
-        ``--quick`` (see :data:`QUICK_MODELS`) are absent.
-    chosen : dict
-        ``{(data_name, key): [configuration per fold]}``.
-    """
-
-    if ctx.quick:
-        return quick_neural_rows(ctx, datasets)
-    return search_rows(ctx, neural_plan(ctx, datasets),
-                       n_jobs=FULL_N_JOBS if n_jobs is None else n_jobs,
-                       desc="duvenaud neural rows")
-
-
-#: ``--quick``: worker processes for the neural rows, one data set per part (one torch
-#: thread each). The full run fits them one cached part per draw, on
-#: ``duvenaud.FULL_N_JOBS`` workers (``duvenaud.search_rows``).
-QUICK_N_JOBS = 2
-
-
-def _quick_data_set_rows(name, smiles, y, keys, random_state):
-    """``{key: (test MSE per fold, configuration per fold)}`` of the neural rows ``keys`` on
-    one data set, ``--quick`` (its molecules parsed and featurized once, in this process)."""
-
-    data = DatasetData(name, smiles, y)
-    n_draws = draws(True)
-    out = {}
-    for spec in _specs():
-        if spec.key in keys:
-            out[spec.key] = evaluate(data, spec, n_draws=n_draws[spec.key], quick=True,
-                                     random_state=random_state)
-    return out
-
-
-def quick_neural_rows(ctx, datasets, meanwhile=None):
-    """:func:`neural_rows` of ``--quick``: one cached part per data set, the data sets side
-    by side on :data:`QUICK_N_JOBS` worker processes (same folds, draws and seeds).
-
-    ``meanwhile``: a callable run in this process while the workers compute."""
-    plan = [(data, QUICK_MODELS.get(data.name, ())) for data in datasets]
-    plan = sorted([p for p in plan if p[1]], key=lambda p: -len(p[0].y) * len(p[1]))
-    parts = [(f"neural/{data.name}", _quick_data_set_rows,
-              (data.name, data.smiles, data.y, keys, ctx.random_state),
-              {"models": list(keys), "config": _QUICK, "draws": draws(True),
-               "n": len(data.y), "seed": ctx.random_state}) for data, keys in plan]
-    start = time.perf_counter()
-    with ctx.progress(total=len(parts), desc="duvenaud neural rows") as bar:
-        values = cached_parts(ctx, parts, n_jobs=QUICK_N_JOBS, progress=bar,
-                              meanwhile=meanwhile)
-    results, chosen = {}, {}
-    for data in datasets:  # in the order of ``datasets``
-        for (part_data, keys), rows in zip(plan, values):
-            if part_data is data:
-                results[data.name] = {k: rows[k][0] for k in keys}
-                chosen.update({(data.name, k): rows[k][1] for k in keys})
-    ctx.log(f"[duvenaud] neural rows: {time.perf_counter() - start:.0f} s")
-    return results, chosen
+    return [(data, spec, n_draws[spec.key]) for data in datasets for spec in NEURAL_SPECS
+            if not ctx.quick or spec.key in QUICK_MODELS.get(data.name, ())]
 
 
 def ecfp_correlation(ctx, n_molecules=None):
@@ -254,33 +162,25 @@ def ecfp_correlation(ctx, n_molecules=None):
     fig.tight_layout()
     fig_path = save_figure(fig, ctx, "duvenaud_random_nf_vs_ecfp.png", dpi=110)
     markdown = (
-        f"Random-weight neural fingerprint vs ECFP (paper, Section 3 and Figure 3): on the "
-        f"first {n} Delaney molecules, the Pearson correlation between pairwise ECFP "
-        f"Tanimoto distances (radius 4, 2048 bits) and pairwise distances "
-        f"``1 - sum(min)/sum(max)`` under an untrained `NeuralFingerprint(fp_length=2048, "
-        f"radius=4)` (weights N(0, 5^2), ``init_scale='auto'``) is **r = {r:.3f}** "
-        f"({len(d_ecfp)} pairs). The paper reports a strong correlation for large random "
-        "weights; our number is computed by this run, not copied."
-    )
+        f"Pearson correlation of pairwise distances on the first {n} Delaney molecules "
+        f"({len(d_ecfp)} pairs): ECFP Tanimoto (radius 4, 2048 bits) against min/max under "
+        f"an untrained `NeuralFingerprint(fp_length=2048, radius=4)`: **r = {r:.3f}**.")
     return markdown, fig_path, r
 
 
-#: Photovoltaic follow-up: training-set sizes, test rows and epochs (quick, full).
-_PV_FOLLOWUP = {True: dict(n_rows=3000, sizes=(500, 2000), epochs=15, mlp_epochs=15),
-                False: dict(n_rows=20000, sizes=(1000, 4000, 16000), epochs=50,
-                            mlp_epochs=100)}
-
-
-def photovoltaic_followup(ctx, result):
+def photovoltaic_followup(ctx, result, cfg):
     """Neural FP vs ECFP on photovoltaic as the training set grows (a learning curve).
 
-    The paper's photovoltaic result (neural FP + net 1.43 vs ECFP + net 2.00 test MSE) was
-    obtained with 12,000 training molecules per fold. A learned fingerprint has far more
-    parameters to fit than a net on fixed bits, so its advantage should need data: this
-    trains both with one fixed configuration each on the first ``n`` rows and tests them
-    on the same held-out rows after ``sizes[-1]`` (file order, as the paper's folds).
+    Both models, one fixed configuration each, train on the first ``n`` rows (``n`` in
+    ``cfg["sizes"]``) and are tested on the rows after the largest ``n``.
 
-    Its table goes to ``result`` (a :class:`~._result.Result`).
+    Parameters
+    ----------
+    ctx : RunContext
+    result : Result
+        Keeps the table.
+    cfg : dict
+        ``n_rows`` (rows loaded), ``sizes``, ``epochs`` (neural FP) and ``mlp_epochs``.
 
     Returns
     -------
@@ -290,7 +190,6 @@ def photovoltaic_followup(ctx, result):
     """
     from sklearn_papers.datasets import load_cep
 
-    cfg = _PV_FOLLOWUP[bool(ctx.quick)]
     X, y = load_cep(n_samples=cfg["n_rows"], return_X_y=True)
     data = DatasetData("photovoltaic", np.asarray(X, dtype=object), np.asarray(y, float))
     test = np.arange(cfg["sizes"][-1], len(data.y))
@@ -318,33 +217,14 @@ def photovoltaic_followup(ctx, result):
              **{f"{name}: test MSE": curve[(name, n)] for name in models},
              "neural FP - ECFP": curve[("neural FP + net", n)] - curve[("ECFP + net", n)]}
             for n in cfg["sizes"]]
-    gaps = [r["neural FP - ECFP"] for r in rows]
-    steady = all(b < a for a, b in zip(gaps, gaps[1:]))
-    if gaps[-1] < 0:
-        reading = ("with the most data the neural fingerprint is ahead: its advantage in the "
-                   "paper needs a training set of this size.")
-    elif gaps[-1] < gaps[0]:
-        reading = ("the gap narrows with more data, so part of the shortfall is data size; "
-                   + ("it narrows at every step." if steady else
-                      "the curve is not monotonic (one seed), so this is a hint, not a test."))
-    else:
-        reading = "training-set size does not explain the gap at the sizes tried."
     markdown = "\n".join([
         "#### Follow-up: photovoltaic, neural fingerprint vs ECFP by training-set size",
         "",
-        f"Both models with one fixed configuration (neural FP: fp_length "
-        f"{nf_params['fp_length']}, radius {nf_params['radius']}, conv_width "
-        f"{nf_params['conv_width']}, hidden {nf_params['hidden_size']}, lr "
-        f"{nf_params['lr']:g}, {cfg['epochs']} epochs; ECFP + net: radius 2, 1024 bits, "
-        f"MLPRegressor with 100 hidden units, {cfg['mlp_epochs']} epochs), trained on the "
-        f"first n rows of the {cfg['n_rows']}-row photovoltaic set and tested on rows "
-        f"{cfg['sizes'][-1]}-{cfg['n_rows'] - 1} (test MSE, PCE %^2; one seed). The paper's "
-        "folds train on 12,000 molecules.",
+        f"Test MSE (PCE %^2, one seed) on rows {cfg['sizes'][-1]}-{cfg['n_rows'] - 1}, "
+        "training on the first n rows. Neural FP: "
+        + ", ".join(f"{k} {v:g}" for k, v in nf_params.items() if k != "alpha")
+        + "; ECFP + net: " + ", ".join(f"{k} {v:g}" for k, v in mlp_params.items()) + ".",
         "",
         result.table(rows, floatfmt=".3f"),
-        "",
-        "Neural FP minus ECFP test MSE: "
-        + ", ".join(f"{g:+.3f} at n = {n}" for g, n in zip(gaps, cfg["sizes"]))
-        + f"; {reading}",
     ])
     return markdown, curve

@@ -1,16 +1,8 @@
-"""The search protocol of Duvenaud et al. (2015): folds, model specs, random search.
+"""The search protocol of Duvenaud et al. (2015): contiguous folds, random search per fold.
 
-Protocol of the paper (and of its code, ``HIPS/neural-fingerprint``): rows in file order,
-cut into 5 contiguous chunks; fold ``i`` tests on chunk ``i``, validates on chunk
-``(i + 1) % 5`` and trains on the other three. Hyper-parameters are drawn at random and
-scored on the validation chunk; the best draw's model (trained on the three training
-chunks) is scored on the test chunk.
-
-Models are a list of :class:`ModelSpec` (:data:`MODEL_SPECS` here, the neural rows in
-``_duvenaud_neural``); each spec draws its hyper-parameters and fits on a
-:class:`DatasetData`, which caches parsed molecules and fingerprints. Every draw of every row
-is one cached part (:func:`search_parts`, :func:`search_rows`). The experiment ``duvenaud``
-and its neural rows both use this module.
+A row of Table 2 is a :class:`ModelSpec` (the ECFP rows here, the neural rows in
+``_duvenaud_neural``); every draw of every row is one cached part. Setup:
+docs/papers/duvenaud.rst.
 """
 
 import time
@@ -127,19 +119,17 @@ class ModelSpec:
         ``sample(rng, quick) -> dict`` draws one configuration.
     fit_predict : callable
         ``fit_predict(params, data, train, [idx, ...], seed) -> [pred, ...]``: fit on
-        ``train`` rows of ``data`` (a :class:`DatasetData`), predict the other index sets.
+        ``train`` rows of ``data``, predict the other index sets (module-level: it is
+        sent to worker processes).
     describe : str
         The search space, for the report.
     part_data : callable, default=None
-        ``part_data(data, params) -> DatasetData``: what ``fit_predict(params, ...)`` reads
-        of ``data``, sent to a worker process when the full run fits the draws side by side
-        (``fit_predict`` must then be a module-level function). None sends ``data`` whole.
+        ``part_data(data, params) -> DatasetData``: what a fit reads of ``data`` (sent to
+        a worker); None sends ``data`` whole.
     code_version : int, default=1
-        Version of the code that computes this row's parts, part of every part's settings:
-        a recorded part is reused only under the same version. Bump it when a change of
-        ``fit_predict`` or of the estimator it fits changes the results
-        (``tests/reproduce/test_duvenaud_records.py`` refits small parts against stored
-        numbers and says when).
+        Part of every part's settings: a recorded part is reused only under the same
+        version. Bump it when the results of ``fit_predict`` change
+        (``tests/reproduce/test_duvenaud_records.py`` says when).
     """
 
     key: str
@@ -193,11 +183,11 @@ def _fit_mlp(params, data, train, others, seed):
     return [model.predict(X[idx]) for idx in others]
 
 
-#: The rows of the table; NeuralFingerprint rows are appended by their module.
 def _ecfp_part_data(data, params):
     return data.slim(params["radius"])
 
 
+#: The ECFP rows of the table (the neural rows: ``_duvenaud_neural.NEURAL_SPECS``).
 MODEL_SPECS = [
     ModelSpec("ecfp_linear", "ECFP + linear (Ridge)", _sample_linear, _fit_linear,
               "radius 1-4, n_bits 2^4-2^11, Ridge alpha log-uniform 1e-2..1e4",
@@ -236,11 +226,8 @@ def _search_part(fit_predict, params, data, train, val, test, seed):
 
 
 def search_parts(data, spec, *, n_draws, quick, random_state):
-    """The draws of :func:`evaluate` as independent parts, configurations drawn in order.
-
-    The random generator draws every configuration of fold 0 (draw 0, 1, ...), then of
-    fold 1, and so on; nothing else reads it, so the draws are those of a run that fits
-    each one as soon as it is drawn.
+    """The draws of :func:`evaluate` as independent parts: every configuration of fold 0
+    (draw 0, 1, ...), then of fold 1, and so on, from one generator.
 
     Returns
     -------
@@ -285,14 +272,9 @@ def select(data, parts, values):
     return test_mse, chosen
 
 
-def evaluate(data, spec, *, n_draws, quick, random_state, progress=None, ctx=None,
-             n_jobs=1):
-    """Run the search-then-test protocol of one model on one data set.
-
-    With a :class:`~sklearn_papers.reproduce.RunContext` ``ctx``, every draw (one fit) is
-    a cached part of the output folder, so ``--resume`` skips the finished ones, and
-    ``n_jobs > 1`` fits the draws on worker processes; the draws' configurations are
-    sampled in the same order either way (:func:`search_parts`).
+def evaluate(data, spec, *, n_draws, quick, random_state):
+    """Run the search-then-test protocol of one model on one data set, in this process
+    (:func:`search_rows` caches the draws of several rows).
 
     Returns
     -------
@@ -303,18 +285,10 @@ def evaluate(data, spec, *, n_draws, quick, random_state, progress=None, ctx=Non
     """
     parts = search_parts(data, spec, n_draws=n_draws, quick=quick,
                          random_state=random_state)
-    if ctx is None:
-        values = []
-        for _, func, args, _ in parts:
-            values.append(func(*args))
-            if progress is not None:
-                progress.update(1)
-    else:
-        values = cached_parts(ctx, parts, n_jobs=n_jobs, progress=progress)
-    return select(data, parts, values)
+    return select(data, parts, [func(*args) for _, func, args, _ in parts])
 
 
-def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud"):
+def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud", meanwhile=None):
     """:func:`evaluate` for several (data set, model) rows, all their draws in one pool.
 
     Parameters
@@ -323,10 +297,11 @@ def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud"):
     plan : list of tuple
         ``(data, spec, n_draws)`` per row.
     n_jobs : int, default=FULL_N_JOBS
-        Worker processes; the draws of every row are independent parts, so the workers
-        stay busy until the last one (no wait at the end of a row or data set).
+        Worker processes (every draw of every row is an independent part).
     desc : str
         Progress bar label.
+    meanwhile : callable, default=None
+        Run in this process while the workers fit (see ``cached_parts``).
 
     Returns
     -------
@@ -340,7 +315,7 @@ def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud"):
     start = time.perf_counter()
     with ctx.progress(total=sum(map(len, row_parts)), desc=desc) as bar:
         values = cached_parts(ctx, [p for parts in row_parts for p in parts],
-                              n_jobs=n_jobs, progress=bar)
+                              n_jobs=n_jobs, progress=bar, meanwhile=meanwhile)
     ctx.log(f"[duvenaud] {desc}: {len(values)} fits, {time.perf_counter() - start:.0f} s")
     results, chosen = {}, {}
     offset = 0

@@ -1,34 +1,19 @@
-"""Duvenaud et al. (2015), Table 2: circular-fingerprint baselines on three regression sets.
+"""Duvenaud et al. (2015), Table 2: neural and circular fingerprints on three regression sets.
 
-Protocol of the paper (and of its code, ``HIPS/neural-fingerprint``): rows in file order,
-cut into 5 contiguous chunks; fold ``i`` tests on chunk ``i``, validates on chunk
-``(i + 1) % 5`` and trains on the other three. Hyper-parameters are drawn at random and
-scored on the validation chunk; the best draw's model (trained on the three training
-chunks) is scored on the test chunk. The table reports test MSE, mean ± std over folds.
+Every row is searched on the paper's contiguous folds (``_duvenaud_search``; the neural rows
+in ``_duvenaud_neural``); with ``--records DIR`` each finished fit is a text record that
+later runs reuse (:mod:`._records`). The follow-up (``duvenaud_followup``) trains both
+fingerprints on growing parts of photovoltaic.
 
-The search protocol (folds, model specs, random search as cached parts) is in
-``_duvenaud_search``, the neural rows in ``_duvenaud_neural``. The full run fits every draw
-of every row as one cached part on ``FULL_N_JOBS`` worker processes; ``--quick`` fits the
-ECFP rows in this process.
-
-Duration of the full run: about 16 CPU hours, about 8 hours of wall time on 2 workers (one
-torch thread each). Almost all of it is the neural rows (240 fits of up to 100 epochs;
-photovoltaic's take the longest, 1 to 7 s per epoch on one core depending on radius and
-widths); the 1,050 ECFP fits take about one CPU hour (a Ridge fit 0.04 to 10 s, an MLP fit
-2 to 60 s). With ``--records DIR`` each finished fit is a text record in ``DIR`` (see
-:mod:`._records`), read back by any later run, so the search can be spread over several
-machines and runs; the report says which commits computed the records and sums their
-CPU time.
+Claims: CLAIMS below; setup: docs/papers/duvenaud.rst.
 """
-
-import time
-
-import numpy as np
 
 from dataclasses import replace
 
+import numpy as np
+
 from sklearn_papers.reproduce import _duvenaud_neural as neural
-from sklearn_papers.reproduce._claims import NOT_HOLDS, Claim, declare, judge
+from sklearn_papers.reproduce._claims import Claim, declare, judge
 from sklearn_papers.reproduce._common import Protocol, save_figure
 from sklearn_papers.reproduce._duvenaud_search import (
     FULL_N_JOBS,
@@ -36,7 +21,6 @@ from sklearn_papers.reproduce._duvenaud_search import (
     QUICK_ROWS,
     _load,
     duvenaud_folds,
-    evaluate,
     search_rows,
 )
 from sklearn_papers.reproduce._registry import Experiment
@@ -44,7 +28,7 @@ from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
 
 __all__ = ["CLAIMS", "EXPERIMENT", "EXPERIMENT_FOLLOWUP", "PROTOCOL", "claim_verdicts",
-           "full_plan"]
+           "search_plan"]
 
 #: The paper, as the report cites it.
 PAPER = ("Duvenaud, Maclaurin, Aguilera-Iparraguirre, Gomez-Bombarelli, Hirzel, Aspuru-Guzik, "
@@ -65,6 +49,7 @@ PAPER_MSE = {
 TIE_BAND = 0.05
 
 _BEATS = "neural FP + neural net beats ECFP + neural net"
+_ECFP_LABEL = {"ecfp_linear": "ECFP + linear", "ecfp_mlp": "ECFP + net"}
 
 #: The paper's headline claim per data set (Table 2), keyed by the data set: neural FP +
 #: neural net has a lower test MSE than ECFP + neural net, or (malaria) matches the best
@@ -86,21 +71,19 @@ PROTOCOL = Protocol(
     full=dict(ecfp_linear=50, ecfp_mlp=20),
     quick=dict(ecfp_linear=5, ecfp_mlp=2),
     shortened=(
-        f"malaria and photovoltaic use only their first {QUICK_ROWS} rows (the paper: "
-        "9999 and 20,000), still split into the 5 contiguous folds; 5 random draws per "
-        "fold for the linear model and 2 for the neural net (full run: 50 and 20); "
-        "n_bits drawn from 2^4-2^9 (full: up to 2^11); the net has 32 hidden units and "
-        "15 epochs (full: 50/100/200 units, 200 epochs). Neural rows: one fixed "
-        "configuration (fp_length 50, radius 3, conv_width 20, hidden 100 or 0, lr "
-        "1e-2, 15 epochs), no search; neural FP + neural net on all three data sets, "
-        "neural FP + linear layer on solubility only (on the two 2000-row subsets it "
-        "would add about 35 s on 2 cores); the distance correlation uses the first "
-        "400 Delaney molecules."),
+        f"malaria and photovoltaic: their first {QUICK_ROWS} rows; ECFP rows: {{ecfp_linear}} "
+        "/ {ecfp_mlp} draws per fold from narrower spaces; neural rows: one fixed "
+        "configuration (" + ", ".join(f"{k} {v:g}" for k, v in neural._QUICK.items())
+        + "), no search, the linear layer on solubility only; fewer Delaney molecules for "
+        "the distance correlation."),
 )
 
+#: The follow-up's photovoltaic rows loaded, training-set sizes and epochs (neural
+#: fingerprint; ECFP + net).
 PROTOCOL_FOLLOWUP = Protocol(
-    full=dict(), shortened="500-2000 training rows, 15 epochs (full: 1000-16,000 rows, 50 "
-                           "epochs for the neural fingerprint and 100 for the net).")
+    full=dict(n_rows=20000, sizes=(1000, 4000, 16000), epochs=50, mlp_epochs=100),
+    quick=dict(n_rows=3000, sizes=(500, 2000), epochs=15, mlp_epochs=15),
+)
 
 
 def _mean_baseline(data):
@@ -116,18 +99,9 @@ def _per_fold(n_draws):
     return f"{n_draws} random draw{'s' if n_draws != 1 else ''} per fold"
 
 
-def _label(key):
-    return "ECFP + linear" if key == "ecfp_linear" else "ECFP + net"
-
-
 def claim_verdicts(results, paper_mse, result):
-    """Judge the paper's headline claim on each data set from this run's fold MSEs.
-
-    The folds pair the rows (same test chunk), so the claims (:data:`CLAIMS`) are judged
-    on per-fold differences with the shared rules (:mod:`._claims`): "beats" by the
-    ``paired interval`` rule on the test MSE (lower is better), "ties" by the
-    ``equivalence`` rule with a band of :data:`TIE_BAND` times the best ECFP row's mean
-    MSE.
+    """Judge the paper's headline claim (:data:`CLAIMS`) on each data set from this run's
+    per-fold MSEs; a tie's band is :data:`TIE_BAND` times the best ECFP row's mean MSE.
 
     Parameters
     ----------
@@ -167,7 +141,7 @@ def claim_verdicts(results, paper_mse, result):
             claim = replace(claim, margin=TIE_BAND * float(ref.mean()))
         verdict = judge(claim, nf, ref)
         rows.append({**row, "ours MSE": f"{nf.mean():.2f} vs {ref.mean():.2f}"
-                                        + (f" ({_label(ref_key)})" if ties else ""),
+                                        + (f" ({_ECFP_LABEL[ref_key]})" if ties else ""),
                      "holds here": result.verdict(
                          verdict, claim=f"{name}: {claim.statement}",
                          arms=("nf_mlp", ref_key), style="outcome", digits=2)
@@ -217,71 +191,41 @@ def _records_note(ctx):
             f"computed by the code of commit(s) {commits}, {cpu / 3600:.1f} CPU hours in all.")
 
 
-def full_plan(ctx, datasets):
-    """Every row of the full run's search: ``(data, spec, n_draws)``, for
-    :func:`search_rows` (ECFP rows of each data set, then the neural rows)."""
-    draws = PROTOCOL.settings(False)
-    return ([(data, spec, draws.get(spec.key, 2)) for data in datasets for spec in MODEL_SPECS]
+def search_plan(ctx, datasets):
+    """Every row of the run's search: ``(data, spec, n_draws)``, for :func:`search_rows`
+    (ECFP rows of each data set, then the neural rows)."""
+    draws = PROTOCOL.settings(ctx.quick)
+    return ([(data, spec, draws[spec.key]) for data in datasets for spec in MODEL_SPECS]
             + neural.neural_plan(ctx, datasets))
 
 
-def _ecfp_rows(ctx, datasets, draws, results, chosen_all):
-    """The ECFP rows' searches in this process (``--quick``), into ``results`` and
-    ``chosen_all``."""
-    total = 5 * len(datasets) * sum(draws.get(s.key, 2) for s in MODEL_SPECS)
-    with ctx.progress(total=total, desc="duvenaud") as bar:
-        for data in datasets:
-            start = time.perf_counter()
-            for spec in MODEL_SPECS:
-                mse, chosen = evaluate(data, spec, n_draws=draws.get(spec.key, 2),
-                                       quick=True, random_state=ctx.random_state,
-                                       progress=bar, ctx=ctx)
-                results[data.name][spec.key] = mse
-                chosen_all[(data.name, spec.key)] = chosen
-            ctx.log(f"[duvenaud] {data.name}: {len(data.y)} molecules, "
-                    f"{time.perf_counter() - start:.0f} s")
-
-
-def _search(ctx, datasets, draws):
+def _search(ctx, datasets):
     """``(results, chosen, correlation)``: per data set and row the test MSE per fold, the
     configurations chosen per fold, and :func:`~._duvenaud_neural.ecfp_correlation`."""
     results = {data.name: {"mean": _mean_baseline(data)} for data in datasets}
-    if not ctx.quick:
-        # every draw of every row (ECFP and neural) is one part; FULL_N_JOBS workers fit
-        # them side by side (cache keys and configurations as when fitted one by one)
-        found, chosen_all = search_rows(ctx, full_plan(ctx, datasets), n_jobs=FULL_N_JOBS)
-        for name, res in found.items():
-            results[name].update(res)
-        return results, chosen_all, neural.ecfp_correlation(ctx)
-    # the neural rows go to worker processes (one data set each); this process runs the
-    # ECFP rows and the distance correlation meanwhile
-    chosen_all, side = {}, {}
+    side = {}
 
-    def meanwhile():
-        _ecfp_rows(ctx, datasets, draws, results, chosen_all)
+    def meanwhile():  # in this process while the workers fit
         side["corr"] = neural.ecfp_correlation(ctx)
 
-    nf_results, nf_chosen = neural.quick_neural_rows(ctx, datasets, meanwhile=meanwhile)
-    for name, res in nf_results.items():
+    # every draw of every row is one part, FULL_N_JOBS workers fit them side by side
+    found, chosen = search_rows(ctx, search_plan(ctx, datasets), n_jobs=FULL_N_JOBS,
+                                meanwhile=meanwhile)
+    for name, res in found.items():
         results[name].update(res)
-    return results, {**chosen_all, **nf_chosen}, side["corr"]
+    return results, chosen, side["corr"]
 
 
 def _table_rows(datasets, results, paper_mse, labels):
     rows = []
     for data in datasets:
         for key, label in labels.items():
-            paper = paper_mse[data.name].get(key)
-            row = {"data set (n)": f"{data.name} ({len(data.y)})", "model": label}
-            if key not in results[data.name]:
-                rows.append({**row, "ours MSE": "not run in --quick",
-                             "paper MSE": _fmt_paper(*paper), "ours RMSE": "",
-                             "paper RMSE": f"{np.sqrt(paper[0]):.2f}"})
-                continue
-            mse = np.asarray(results[data.name][key])
-            rows.append({**row, "ours MSE": format_mean_std(mse),
+            paper, mse = paper_mse[data.name].get(key), results[data.name].get(key)
+            rows.append({"data set (n)": f"{data.name} ({len(data.y)})", "model": label,
+                         "ours MSE": ("not run in --quick" if mse is None
+                                      else format_mean_std(mse)),
                          "paper MSE": _fmt_paper(*paper) if paper else "n/a",
-                         "ours RMSE": format_mean_std(np.sqrt(mse)),
+                         "ours RMSE": "" if mse is None else format_mean_std(np.sqrt(mse)),
                          "paper RMSE": f"{np.sqrt(paper[0]):.2f}" if paper else "n/a"})
     return rows
 
@@ -305,36 +249,12 @@ def _spaces(quick, draws):
                   else _per_fold(nf_draws[s.key])) for s in neural.NEURAL_SPECS])
 
 
-def _quick_notes(results, paper_mse, draws, result):
-    """What ``--quick`` shortened, where it shows in the numbers (paragraphs)."""
-    notes = []
-    worse = [(name, key) for name in results for key in ("ecfp_linear", "ecfp_mlp")
-             if np.mean(results[name][key]) > paper_mse[name][key][0]]
-    if worse:
-        notes.append(
-            f"The ECFP rows of this run have a higher test MSE than the paper's on "
-            f"{len(worse)} of {2 * len(results)} (data set, model) pairs. This `--quick` "
-            f"run shortened their protocol: {draws['ecfp_linear']} / "
-            f"{draws['ecfp_mlp']} search draws per fold (full: 50 / 20), n_bits at most "
-            "512 (full: 2048), an MLP with 32 hidden units trained for 15 epochs (full: "
-            f"50-200 units, 200 epochs), and the first {QUICK_ROWS} rows of malaria and "
-            "photovoltaic.")
-    any_no = any(v.outcome == NOT_HOLDS for v in result.verdicts)
-    notes.append(
-        "The neural rows use one fixed configuration trained for "
-        f"{neural._QUICK['max_epochs']} epochs (full: the best of "
-        f"{neural.draws(False)['nf_mlp']} random configurations per fold, 100 epochs), "
-        + ("so a \"does not hold\" above is a verdict on this shortened protocol only."
-           if any_no else "so the verdicts above are for this shortened protocol."))
-    return notes
-
-
 def run(ctx):
-    """Run the experiment; see the module docstring for the protocol."""
+    """Run the experiment; see the module docstring."""
     result = Result()
     draws = PROTOCOL.settings(ctx.quick)
     datasets = _load(ctx.quick)
-    results, chosen_all, (corr_md, corr_fig, _) = _search(ctx, datasets, draws)
+    results, chosen_all, (corr_md, corr_fig, _) = _search(ctx, datasets)
     paper_mse = {name: {**PAPER_MSE[name], **neural.PAPER_MSE.get(name, {})}
                  for name in PAPER_MSE}
     labels = {"mean": "predict the training mean", **{s.key: s.label for s in MODEL_SPECS},
@@ -342,20 +262,14 @@ def run(ctx):
     fig = ctx.figure_path("duvenaud_table2.png")
     _plot(results, fig, paper_mse)
     verdicts = claim_verdicts(results, paper_mse, result)
-    notes = _quick_notes(results, paper_mse, draws, result) if ctx.quick else []
     records_md = _records_note(ctx)
     markdown = "\n".join([
-        "Test-set mean squared error (mean ± std over the 5 folds; RMSE is computed per "
-        "fold, then averaged; the paper's RMSE column is the square root of its mean "
-        "MSE). Protocol: rows in file order, 5 contiguous chunks; fold i tests on chunk "
-        "i, selects hyper-parameters by random search on chunk (i+1) mod 5 and trains "
-        "on the other three. Units: solubility log10(mol/L), malaria ln(EC50/uM), "
-        "photovoltaic PCE in %.",
+        "Test MSE, mean ± std over the 5 contiguous folds (RMSE per fold, then averaged; "
+        "the paper's RMSE is the square root of its mean MSE).",
         "",
         result.table(_table_rows(datasets, results, paper_mse, labels)),
         "",
-        "Search spaces of the full run, with this run's number of draws per fold "
-        "(`--quick` also narrows the spaces, see the end of this section):",
+        "Search spaces, with this run's draws per fold:",
         "",
         "\n".join(_spaces(ctx.quick, draws)),
         "",
@@ -363,21 +277,11 @@ def run(ctx):
         "",
         *_chosen_lines(chosen_all, labels),
         "",
-        "Differences from the paper: the neural net is scikit-learn's MLPRegressor (one "
-        "ReLU hidden layer, Adam), not the authors' autograd net; fingerprints are RDKit "
-        "Morgan bits (lengths below 2048 are folded from 2048 bits, which is exact).",
-        "",
-        "The paper's headline claim, checked on this run's numbers (test MSE per fold; the "
-        "folds pair the rows, each verdict names its rule, with the mean advantage of the "
-        "neural fingerprint in MSE and its interval over folds):",
+        "The paper's headline claim per data set, judged on the folds' test MSE:",
         "",
         result.table(verdicts),
         "",
-        *[line for note in notes for line in (note, "")],
         *([records_md, ""] if records_md else []),
-        "Neural fingerprint against ECFP on photovoltaic as the training set grows is the "
-        "experiment `duvenaud_followup`.",
-        "",
         "### Random-weight neural fingerprints track ECFP (paper, Section 3)",
         "",
         corr_md,
@@ -389,7 +293,8 @@ def run_followup(ctx):
     """Neural fingerprint against ECFP on photovoltaic as the training set grows
     (:func:`~._duvenaud_neural.photovoltaic_followup`), as an experiment of its own."""
     result = Result()
-    markdown, _ = neural.photovoltaic_followup(ctx, result)
+    markdown, _ = neural.photovoltaic_followup(ctx, result,
+                                               PROTOCOL_FOLLOWUP.settings(ctx.quick))
     return result.done(markdown, shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 

@@ -64,21 +64,18 @@ def test_followup_verdicts_follow_the_numbers():
     assert not v["far_vocab"] and not v["far_nn"]
     assert v["small_gain"] == pytest.approx(-0.15)
     assert v["big_gain"] == pytest.approx(0.1033, abs=1e-4)
-    assert "turns the verdict" in v["why"] and "does not single ESOL out" in v["why"]
 
     big = {"finetuned": [_fake(1.2), _fake(1.21)], "scratch": [_fake(1.0), _fake(1.02)]}
     curve = {0.1: {"finetuned": [_fake(2.0), _fake(2.05)],
                    "scratch": [_fake(1.8), _fake(1.82)]}}
     v = grover._followup_verdicts(big, curve, _gap(0.09, 0.1), main, (0, 1), 100)
     assert v["flips"] == v["helps_few"] == NOT_HOLDS and v["far_vocab"] and v["far_nn"]
-    assert "does not turn the verdict" in v["why"]
 
     # one seed: no interval, so every seed-dependent answer is inconclusive
     v = grover._followup_verdicts({k: x[:1] for k, x in big.items()},
                                   {0.1: {k: x[:1] for k, x in curve[0.1].items()}},
                                   _gap(0.09, 0.1), main, (0,), 100)
     assert v["flips"] == v["helps_few"] == v["grows"] == INCONCLUSIVE
-    assert "not decided on 1 seed(s)" in v["why"]
 
 
 def test_main_claims_are_judged_per_data_set_by_the_paired_interval_rule():
@@ -117,7 +114,7 @@ def test_followup_runs_end_to_end_and_caches_its_parts(tmp_path, monkeypatch):
     assert {v.claim for v in result.verdicts} >= {
         "moses-176k fine-tuned beats its architecture from scratch"}
     assert all(v.n == 1 and v.outcome == "inconclusive" for v in result.verdicts)
-    assert fig.is_file() and "### Follow-up" in md and "Conclusion" in md
+    assert fig.is_file() and "### Follow-up" in md
     assert set(res["gap"]) == {"MOSES (held out)", "BBBP", "ESOL", "FreeSolv"}
     for row in res["gap"].values():
         assert 0 <= row["atom_other/moses-176k"] <= 1 and row["heavy_atoms"] > 0
