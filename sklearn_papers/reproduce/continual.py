@@ -21,7 +21,7 @@ from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.reproduce.lpg import verdict_line
+from sklearn_papers.reproduce.lpg import _errorbar, verdict_line
 
 __all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
@@ -277,12 +277,6 @@ def _main_verdicts(pct, pnn, forgetting):
 _CI = f"{int(CONFIDENCE * 100)} % CI"
 
 
-def _errorbar(ax, x, runs, **kw):
-    """Mean ± std over the runs (rows of ``runs``) at ``x``."""
-    runs = np.asarray(runs)
-    ax.errorbar(x, runs.mean(0), yerr=runs.std(0), capsize=3, **kw)
-
-
 def _plot(ctx, name, curves, pnn_curves):
     import matplotlib.pyplot as plt
 
@@ -291,15 +285,15 @@ def _plot(ctx, name, curves, pnn_curves):
     for name_, runs in curves.items():
         runs = 100 * np.asarray(runs)
         if runs.shape[1] == 1:  # joint: one point after the last task
-            _errorbar(ax, [steps[-1]], runs, marker="*", markersize=11, linestyle="none",
+            _errorbar(ax, [steps[-1]], runs.T, marker="*", markersize=11, linestyle="none",
                       label=name_)
         else:
-            _errorbar(ax, steps, runs, marker="o", label=name_)
+            _errorbar(ax, steps, runs.T, marker="o", label=name_)
     ax.set_ylabel("task-1 test accuracy (%), digits 0-1")
     ax.set_title("class-incremental (shared head, no task id)")
     ax.legend(fontsize=7)
     for name_, runs in pnn_curves.items():
-        _errorbar(ax2, steps, 100 * np.asarray(runs), marker="o", label=name_)
+        _errorbar(ax2, steps, 100 * np.asarray(runs).T, marker="o", label=name_)
     ax2.set_ylabel("task-1 test accuracy (%), given the task id")
     ax2.set_title("task-incremental (head per task)")
     ax2.legend(fontsize=8)
@@ -343,9 +337,12 @@ _REPLAY_COLUMNS = (
     ("tstr_task1", "trained on samples: 0-1 (%)", 100),
 )
 
-#: Where GAN replay must fall behind VAE replay (points) for a measure to explain the gap;
-#: ``told_apart`` the other way round.
-_CAUSE_MARGINS = {"oracle": 5, "coverage": 10, "precision": 10, "told_apart": -5, "tstr": 5}
+#: How far GAN replay must fall behind VAE replay (points) for a measure to explain the gap
+#: (``told_apart``: how far it must be ahead), and the measure in words.
+_CAUSE_MARGINS = {"oracle": (5, "the oracle's accuracy"), "coverage": (10, "coverage"),
+                  "precision": (10, "precision"),
+                  "told_apart": (-5, "being told from real rows"),
+                  "tstr": (5, "training on samples")}
 
 
 def _replay_rows(probes):
@@ -374,7 +371,7 @@ def _replay_followup(res, probes, closure, curves):
                zip(probes[g], curves[f"generative replay, {g.upper()}"]))
     mean = {g: {k: float(np.mean(v)) for k, v in m.items()} for g, m in last.items()}
     frozen = max(last["gan"]["drift"].max(), last["vae"]["drift"].max()) == 0
-    causes = [key for key, margin in _CAUSE_MARGINS.items()
+    causes = [words for key, (margin, words) in _CAUSE_MARGINS.items()
               if np.sign(margin) * (mean["vae"][key] - mean["gan"][key]) > abs(margin)]
     return [
         f"{_REPLAY_HEADING} (gap closed: GAN {closure['GAN']:.2f}, VAE "
@@ -402,7 +399,7 @@ def _plot_replay(ctx, name, probes):
         runs = probes[g]
         for key, style, label in (("real", "-o", "task-1 test rows"),
                                   ("replayed", "--s", "replayed rows of 0-1")):
-            _errorbar(ax, steps, 100 * np.asarray([r[key] for r in runs]), fmt=style,
+            _errorbar(ax, steps, 100 * np.asarray([r[key] for r in runs]).T, fmt=style,
                       color=color, label=f"{g.upper()}: {label}")
         bars = [100 * np.asarray([r[key][-1] for r in runs])
                 for key in ("oracle", "coverage", "precision")]
@@ -559,14 +556,19 @@ def _collect(jobs, results):
     return out
 
 
-def _ci_rows(pct, curves):
+def _gap_closed(pct, name):
+    """The share of the fine-tuning-to-joint gap (of the means) that ``name`` closes; NaN
+    where joint training is no better than fine-tuning."""
     ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
-    gap = joint - ft if joint > ft else np.nan
+    return (pct[name].mean() - ft) / (joint - ft if joint > ft else np.nan)
+
+
+def _ci_rows(pct, curves):
     return [{"method (class-incremental)": name,
              "final accuracy, 10 classes (%)": format_mean_std(pct[name], 1),
              "task 1 after task 5 (%)": format_mean_std(100 * np.asarray(curves[name])[:, -1],
                                                         1),
-             "gap closed": f"{(pct[name].mean() - ft) / gap:.2f}",
+             "gap closed": f"{_gap_closed(pct, name):.2f}",
              "split MNIST anchor (%)": _ANCHORS.get(name, "")} for name in METHODS]
 
 
@@ -635,15 +637,6 @@ def _main_text(result, cfg, runs, n_train):
     ]
 
 
-def _closure(runs):
-    """The share of the fine-tuning-to-joint gap closed by VAE and GAN replay."""
-    pct = {name: 100 * np.asarray(runs["final"][name])
-           for name in (_FT, _JOINT, "generative replay, VAE", "generative replay, GAN")}
-    ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
-    return {g: (pct[f"generative replay, {g}"].mean() - ft) / (joint - ft)
-            for g in ("VAE", "GAN")}
-
-
 def run(ctx):
     """Run the experiment; see the module docstring. Runs are cached parts on ``n_jobs``
     worker processes, kept for the follow-up."""
@@ -679,7 +672,8 @@ def run_followup(ctx):
                               owner="continual")
         values += cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
     runs = _collect(main_jobs + jobs, values)
-    closure = _closure(runs)
+    pct = {name: 100 * np.asarray(v) for name, v in runs["final"].items() if v}
+    closure = {g: _gap_closed(pct, f"generative replay, {g}") for g in ("VAE", "GAN")}
     result = Result()
     rows, gaps, ft_gaps, summary = _transfer_followup(result, runs["curve_runs"],
                                                       runs["transfer"])

@@ -202,7 +202,7 @@ def _retest_spearman(first, second):
 
 
 def _errorbar(ax, x, values, **kw):
-    """Mean ± std (over seeds) of each of ``values`` at ``x``."""
+    """Mean ± std of each of ``values`` (a sequence per point, e.g. over seeds) at ``x``."""
     ax.errorbar(x, [np.mean(v) for v in values], yerr=[np.std(v) for v in values],
                 capsize=3, **kw)
 
@@ -607,8 +607,24 @@ _METHODS = ["LPG", "A2C (tuned lr)", "untrained rule", "LPG without y"]
 
 
 def verdict_line(result, verdict, style="outcome", **kwargs):
-    """A markdown bullet: the claim, then its verdict kept in ``result`` (``kwargs`` and
-    ``style`` are :meth:`Result.verdict`'s; a claim made of parts passes ``claim``)."""
+    """A markdown bullet: the claim, then its verdict, kept in ``result``.
+
+    Parameters
+    ----------
+    result : Result
+        Keeps the verdict's record (:meth:`Result.verdict`).
+    verdict : Verdict or str
+        From :func:`~._claims.judge`, or the outcome of a claim made of parts.
+    style : str, default="outcome"
+        How the verdict renders (:meth:`VerdictRecord.render`).
+    **kwargs
+        :meth:`Result.verdict`'s; a claim made of parts passes ``claim``, its ``Claim``.
+
+    Returns
+    -------
+    line : str
+        ``"- <claim>: <verdict placeholder>"``.
+    """
     claim = kwargs.get("claim") or verdict.claim
     return f"- {claim.statement}: {result.verdict(verdict, style=style, **kwargs)}"
 

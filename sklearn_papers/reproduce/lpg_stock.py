@@ -277,14 +277,14 @@ def _claims(summary, meta_lr):
 
 
 def _section(result, cfg, baselines, rules, wall, cpu, records=()):
-    """The report's markdown and the summary (:func:`_summary`)."""
+    """The report's markdown."""
     meta_lr = _meta_lr()
     summary = _summary(baselines, rules, meta_lr)
     rows = [_row(name, summary[name], rules, meta_lr) for name, _, _ in _STOCK]
     claims1, claims1u, claims2 = _claims(summary, meta_lr)
-    kept = (f" Each rule is the best of {cfg['n_restarts']} meta-trainings (kept: "
+    kept = (f", each the best of {cfg['n_restarts']} meta-trainings (kept: "
             + ", ".join(f"restart {part['best_restart'] + 1}" for part in rules["widened"])
-            + ")." if cfg.get("n_restarts", 1) > 1 and "widened" in rules else "")
+            + ")" if cfg.get("n_restarts", 1) > 1 and "widened" in rules else "")
     recorded = ""
     if records:
         part_cpu = sum(r.get("cpu_seconds") or 0.0 for r in records)
@@ -294,7 +294,8 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
         f"Mean greedy episode return ± std over the seeds ({cfg['meta_seeds']} meta-training "
         f"x {cfg['agent_seeds']} agent seeds for LPG), after {cfg['lifetime'] * 20:,} "
         "environment steps per agent; in brackets the normalized score (method - random) / "
-        f"(A2C - random) and the tuned setting.{kept}",
+        f"(A2C - random) and the tuned setting. Rules: {cfg['meta_steps']} meta-steps of "
+        f"{cfg['n_agents']} agents{kept}.",
         "",
         result.table(rows),
         "",
@@ -311,7 +312,7 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
                                       parts=parts))
     lines.append(f"- Cost: {cpu:.0f} s of CPU time and {wall:.0f} s wall in this run"
                  f"{recorded}.")
-    return "\n".join(lines), summary
+    return "\n".join(lines)
 
 
 def run(ctx):
@@ -341,8 +342,8 @@ def run(ctx):
         rules[kind].append(value)
     baselines = {name: value for (name, _, _), value in zip(_STOCK, values[len(rule_parts):])}
     result = Result()
-    md, _ = _section(result, cfg, baselines, rules, wall, cpu, ctx.records)
-    return result.done(md, shortened=PROTOCOL.note(ctx.quick))
+    return result.done(_section(result, cfg, baselines, rules, wall, cpu, ctx.records),
+                       shortened=PROTOCOL.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
