@@ -560,15 +560,20 @@ def _timed_parts(ctx, cfg, parts, desc, **kwargs):
     return values, time.perf_counter() - start
 
 
-def _meta_training(ctx, cfg, best_lr, variants=("LPG", "LPG without y"), owner=None):
-    """``(jobs, values, wall seconds)`` of one cached part per (seed, variant), shared with
-    the follow-up (``owner="lpg"`` when the follow-up reads them)."""
+def _meta_training(ctx, cfg, variants=("LPG", "LPG without y"), owner=None):
+    """A2C tuned, then one cached part per (seed, variant), shared with the follow-up
+    (``owner="lpg"`` when the follow-up reads them): :func:`_collect`'s dict with the
+    ``sets``, ``tuned``, ``best_lr``, ``jobs`` and ``wall`` seconds of the parts."""
+    train, sets = _environments(cfg, ctx.random_state)
+    best_lr, tuned = _tune_a2c(ctx, cfg, train)
     jobs = [(v, ctx.random_state + i) for i in range(cfg["seeds"]) for v in variants]
     params = {**_cache_params(cfg), "best_lr": best_lr}
     parts = [(f"{v}/seed={seed}", _seed_part, (v, seed, cfg, ctx.random_state, best_lr),
               params) for v, seed in jobs]
-    return (jobs, *_timed_parts(ctx, cfg, parts, "lpg: meta-training runs", owner=owner,
-                                share=owner is None))
+    values, wall = _timed_parts(ctx, cfg, parts, "lpg: meta-training runs", owner=owner,
+                                share=owner is None)
+    return {**_collect(jobs, values, sets), "sets": sets, "tuned": tuned, "best_lr": best_lr,
+            "jobs": jobs, "wall": wall}
 
 
 def _collect(jobs, values, sets):
@@ -685,17 +690,17 @@ def _probe_text(result, probes):
     return lines
 
 
-def _returns_text(result, cfg, runs, sets, tuned, best_lr):
+def _returns_text(result, cfg, runs):
     """Markdown of claim 1 (LPG's returns against A2C's)."""
     held = runs["table"]["held-out 5x5"]
-    lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in tuned.items())
+    lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in runs["tuned"].items())
     return [
         f"Lifetime return of a fresh agent per grid ({cfg['lifetime']} updates of 20 steps), "
         f"mean ± std over {cfg['seeds']} meta-training seeds of {cfg['meta_steps']} "
-        f"meta-steps with {cfg['n_agents']} agents. A2C's learning rate {best_lr:g} is the "
-        f"best on the meta-training grids ({lr_text}).",
+        f"meta-steps with {cfg['n_agents']} agents. A2C's learning rate {runs['best_lr']:g} "
+        f"is the best on the meta-training grids ({lr_text}).",
         "",
-        result.table(_return_rows(runs["table"], sets)),
+        result.table(_return_rows(runs["table"], runs["sets"])),
         "",
         verdict_line(result, judge(CLAIMS["share"], held["LPG"],
                                    0.8 * np.asarray(held["A2C (tuned lr)"]))),
@@ -709,18 +714,15 @@ def run(ctx):
     """Run the experiment; see the module docstring."""
     cfg = PROTOCOL.settings(ctx.quick)
     with one_torch_thread():
-        train, sets = _environments(cfg, ctx.random_state)
-        best_lr, tuned = _tune_a2c(ctx, cfg, train)
-        jobs, values, parts_wall = _meta_training(ctx, cfg, best_lr)
-        runs = _collect(jobs, values, sets)
-    ctx.log(f"[lpg] {len(jobs)} meta-training runs with their evaluations: "
-            f"{parts_wall:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
+        runs = _meta_training(ctx, cfg)
+    ctx.log(f"[lpg] {len(runs['jobs'])} meta-training runs with their evaluations: "
+            f"{runs['wall']:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
             f"{runs['seconds']:.0f} s wall, {runs['cpu']:.0f} s CPU, summed over the runs")
     figures = [_plot_returns(ctx, "lpg_returns.png", runs["table"], _METHODS),
                _plot_curves(ctx, "lpg_meta_training_and_probe.png", runs["curves"],
                             runs["probes"])]
     result = Result()
-    md = _returns_text(result, cfg, runs, sets, tuned, best_lr)
+    md = _returns_text(result, cfg, runs)
     md += [f"Spearman correlation of probes from y(s) and from a TD(lambda) value to the "
            f"true values on the held-out grids, mean ± std over {cfg['seeds']} seeds.", "",
            result.table(_probe_rows(runs["probes"])), "", *_probe_text(result, runs["probes"]),
@@ -734,11 +736,8 @@ def run_followup(ctx):
     own; ``lpg``'s parts are read from this run when it ran them, else computed."""
     cfg = PROTOCOL.settings(ctx.quick)
     with one_torch_thread():
-        train, sets = _environments(cfg, ctx.random_state)
-        best_lr, _ = _tune_a2c(ctx, cfg, train)
-        jobs, values, _ = _meta_training(ctx, cfg, best_lr, variants=("LPG",), owner="lpg")
-        runs = _collect(jobs, values, sets)
-        checkpoints = _followup_parts(ctx, cfg, jobs, runs["lpg_values"])
+        runs = _meta_training(ctx, cfg, variants=("LPG",), owner="lpg")
+        checkpoints = _followup_parts(ctx, cfg, runs["jobs"], runs["lpg_values"])
     steps = _checkpoints(cfg["meta_steps"])
     result = Result()
     md = _checkpoint_section(result, steps, checkpoints, runs["probes"], runs["lpg_values"])
