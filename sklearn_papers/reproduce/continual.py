@@ -21,7 +21,7 @@ from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.reproduce.lpg import _errorbar, verdict_line
+from sklearn_papers.reproduce.lpg import _errorbar, _verdict_line
 
 __all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
@@ -603,7 +603,7 @@ def _main_text(result, cfg, runs, n_train):
             for k in ("progressive", "fresh column", "fine-tuning")]
 
     def say(key, digits):
-        return verdict_line(result, v[key], digits=digits)
+        return _verdict_line(result, v[key], digits=digits)
 
     return [
         f"Class-incremental: accuracy after the last task, mean ± std over {cfg['seeds']} "
@@ -629,7 +629,7 @@ def _main_text(result, cfg, runs, n_train):
         "",
         result.table(rows),
         "",
-        *(verdict_line(result, judge(CLAIMS[key], tr["progressive"], tr[k]), "bold", digits=1)
+        *(_verdict_line(result, judge(CLAIMS[key], tr["progressive"], tr[k]), "bold", digits=1)
           for k, key in (("fresh column", "transfer_fresh"), ("fine-tuning", "transfer_ft"))),
         "",
         "Follow-up: `continual_followup` (why GAN replay closes less of the gap; forward "

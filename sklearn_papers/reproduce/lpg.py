@@ -611,25 +611,9 @@ def _followup_parts(ctx, cfg, jobs, lpg_values):
 _METHODS = ["LPG", "A2C (tuned lr)", "untrained rule", "LPG without y"]
 
 
-def verdict_line(result, verdict, style="outcome", **kwargs):
-    """A markdown bullet: the claim, then its verdict, kept in ``result``.
-
-    Parameters
-    ----------
-    result : Result
-        Keeps the verdict's record (:meth:`Result.verdict`).
-    verdict : Verdict or str
-        From :func:`~._claims.judge`, or the outcome of a claim made of parts.
-    style : str, default="outcome"
-        How the verdict renders (:meth:`VerdictRecord.render`).
-    **kwargs
-        :meth:`Result.verdict`'s; a claim made of parts passes ``claim``, its ``Claim``.
-
-    Returns
-    -------
-    line : str
-        ``"- <claim>: <verdict placeholder>"``.
-    """
+def _verdict_line(result, verdict, style="outcome", **kwargs):
+    """``"- <claim>: <verdict>"``, the verdict kept in ``result`` (``style`` and ``kwargs``
+    are :meth:`Result.verdict`'s; a claim made of parts passes its ``claim``)."""
     claim = kwargs.get("claim") or verdict.claim
     return f"- {claim.statement}: {result.verdict(verdict, style=style, **kwargs)}"
 
@@ -679,13 +663,13 @@ def _probe_text(result, probes):
     lines = []
     for how, style in (("per grid", "outcome"), ("pooled", "plain")):
         value_like = stats[how][0]
-        lines.append(verdict_line(result, value_like, style) if value_like is not None else
-                     verdict_line(result, "inconclusive", "outcome", rule="no finite value",
+        lines.append(_verdict_line(result, value_like, style) if value_like is not None else
+                     _verdict_line(result, "inconclusive", "outcome", rule="no finite value",
                                   claim=CLAIMS["value_like"].at(how=how)))
     for how, style in (("per grid", "outcome"), ("pooled", "plain")):
         parts = list(stats[how][1:])
-        lines += [verdict_line(result, v, "plain") for v in parts]
-        lines.append(verdict_line(result, all_of(*parts), style, parts=parts,
+        lines += [_verdict_line(result, v, "plain") for v in parts]
+        lines.append(_verdict_line(result, all_of(*parts), style, parts=parts,
                                   claim=CLAIMS["other_discounts"].at(how=how)))
     return lines
 
@@ -702,10 +686,10 @@ def _returns_text(result, cfg, runs):
         "",
         result.table(_return_rows(runs["table"], runs["sets"])),
         "",
-        verdict_line(result, judge(CLAIMS["share"], held["LPG"],
+        _verdict_line(result, judge(CLAIMS["share"], held["LPG"],
                                    0.8 * np.asarray(held["A2C (tuned lr)"]))),
-        verdict_line(result, judge(CLAIMS["untrained"], held["LPG"], held["untrained rule"])),
-        verdict_line(result, judge(CLAIMS["no_y"], held["LPG"], held["LPG without y"])),
+        _verdict_line(result, judge(CLAIMS["untrained"], held["LPG"], held["untrained rule"])),
+        _verdict_line(result, judge(CLAIMS["no_y"], held["LPG"], held["LPG without y"])),
         "",
     ]
 
