@@ -1,33 +1,12 @@
 """Continual learning on split digits: generative replay (Farquhar & Gal 2018) and
 progressive networks (Rusu et al. 2016).
 
-Split digits: ``load_digits`` with a stratified 70/30 train/test split per seed, cut into 5
-tasks of 2 classes ({0, 1}, {2, 3}, ..., {8, 9}), learnt in order.
+Checks class-incremental forgetting and generative replay, task-incremental progressive
+networks and their forward transfer; the follow-up ``continual_followup`` probes the replay
+and the transfer against the labels budget.
 
-* Class-incremental (one shared head, no task id at test time),
-  :class:`~sklearn_papers.continual.GenerativeReplayClassifier`: fine-tuning, prior-focused
-  only (mean-field Gaussian, prior = previous posterior), deep generative replay with a VAE
-  and with the paper's GAN, VGER (GAN replay + prior), exact replay of stored rows, and
-  joint training on all rows (one fresh fit). Metric: accuracy over all 10 test classes
-  after the last task, and accuracy on task 1's test rows after each task.
-* Task-incremental, :class:`~sklearn_papers.continual.ProgressiveNetworkClassifier`:
-  progressive columns vs fine-tuning one shared column with a head per task
-  (``columns="shared"``); task 1's ``predict_proba`` compared bit for bit after every task.
-* Forward transfer: a column on digits 0-4 (all their training rows), then digits 5-9 with
-  10 labels per class, for a progressive second column, a fresh column on the 50 rows alone
-  and fine-tuning the 0-4 network with a new head; paired differences over seeds (each seed
-  draws the split, the 50 rows and the initialisations) with a t confidence interval.
-* Follow-ups, the experiment ``continual_followup`` (its own cached parts, ``rq/...`` and
-  ``tc/...``; the main runs it compares with are ``continual``'s parts): the GAN and VAE
-  replay runs repeated and probed after every task (:func:`replay_diagnostics`: what the
-  classifier keeps of the replayed vs the real rows of task 1, an oracle's accuracy,
-  spread, coverage, precision and drift of the replayed rows, train-on-samples accuracy),
-  and the forward transfer gap against the number of labels per class
-  (:func:`transfer_curve`).
-
-Anchors (split MNIST, different data and networks): van de Ven & Tolias 2019, Table 4
-(class-incremental: fine-tuning 19.9 %, deep generative replay 90.8 %, joint 97.9 %);
-Avalanche's generative replay reaches about 75 % (0.71 of the fine-tuning-to-joint gap).
+Claims: CLAIMS below; setup: docs/papers/continual_replay.rst and
+docs/papers/continual_progressive.rst.
 """
 
 import time
@@ -42,6 +21,7 @@ from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
+from sklearn_papers.reproduce.lpg import _errorbar, _verdict_line
 
 __all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
@@ -74,10 +54,7 @@ CLAIMS_FOLLOWUP = declare(
           "paired interval", key="transfer_at", arms=("progressive", "fresh column")),
 )
 
-# Budgets. GANs get more steps than VAEs: on 125 rows of one digit class, a GAN's samples
-# were classified as their digit (by a logistic regression on all of digits) at 0.61-1.0
-# after 150 steps, 1.0 after 500 and 1000, with a pixel spread of 1.2, 2.0 and 2.7 (real
-# rows: 2.7); a VAE's at 1.0 after 150 steps (seed 0, digits 0, 3, 8).
+# GANs get more steps than VAEs (docs/papers/continual_replay.rst says why).
 PROTOCOL = Protocol(
     full=dict(seeds=5, n_jobs=2, max_epochs=30, generator_steps=300, gan_steps=1000,
               pnn_epochs=40, transfer_seeds=20, transfer_epochs=40, low_data_epochs=150,
@@ -114,20 +91,24 @@ def split_tasks(y):
     return np.asarray(y) // 2
 
 
-def class_incremental(params, X_train, X_test, y_train, y_test, *, seed, cfg):
-    """Final accuracy over all classes and task-1 accuracy after each task (fractions)."""
+def _replay_classifier(params, cfg, seed):
+    """The class-incremental model of ``params`` (a value of :data:`METHODS`)."""
     from sklearn_papers.continual import GenerativeReplayClassifier
 
-    common = dict(hidden_layer_sizes=cfg["hidden"], max_epochs=cfg["max_epochs"],
-                  generator_steps=cfg["generator_steps"], random_state=seed)
+    steps = cfg["gan_steps" if params.get("generator") == "gan" else "generator_steps"]
+    return GenerativeReplayClassifier(hidden_layer_sizes=cfg["hidden"],
+                                      max_epochs=cfg["max_epochs"], generator_steps=steps,
+                                      random_state=seed, **params)
+
+
+def class_incremental(params, X_train, X_test, y_train, y_test, *, seed, cfg):
+    """Final accuracy over all classes and task-1 accuracy after each task (fractions)."""
     t_train, t_test = split_tasks(y_train), split_tasks(y_test)
     first = t_test == 0
     if params is None:  # joint: one fit on every task's rows
-        est = GenerativeReplayClassifier(**common, generator=None).fit(X_train, y_train)
+        est = _replay_classifier(dict(generator=None), cfg, seed).fit(X_train, y_train)
         return est.score(X_test, y_test), [est.score(X_test[first], y_test[first])]
-    if params.get("generator") == "gan":
-        common["generator_steps"] = cfg["gan_steps"]
-    est = GenerativeReplayClassifier(**common, **params)
+    est = _replay_classifier(params, cfg, seed)
     curve = []
     for k in range(len(_TASKS)):
         rows = t_train == k
@@ -164,27 +145,10 @@ def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
 
 def forward_transfer(X_train, X_test, y_train, y_test, *, seed, cfg, n_per_class=10):
     """Test accuracy on digits 5-9 after learning them from ``n_per_class`` labels each:
-    ``{"progressive": ..., "fresh column": ..., "fine-tuning": ...}``."""
-    from sklearn_papers.continual import ProgressiveNetworkClassifier
-
-    rng = np.random.RandomState(seed)
-    low = np.concatenate([rng.choice(np.flatnonzero(y_train == c), n_per_class, replace=False)
-                          for c in range(5, 10)])
-    base = y_train < 5
-    test = y_test >= 5
-    common = dict(hidden_layer_sizes=(64, 64), random_state=seed)
-    out = {}
-    for name, columns in [("progressive", "per-task"), ("fine-tuning", "shared")]:
-        est = ProgressiveNetworkClassifier(**common, columns=columns,
-                                           max_epochs=cfg["transfer_epochs"])
-        est.partial_fit(X_train[base], y_train[base], task="0-4")
-        est.set_params(max_epochs=cfg["low_data_epochs"])
-        est.partial_fit(X_train[low], y_train[low], task="5-9")
-        out[name] = est.score(X_test[test], y_test[test], task="5-9")
-    fresh = ProgressiveNetworkClassifier(**common, max_epochs=cfg["low_data_epochs"])
-    fresh.fit(X_train[low], y_train[low])
-    out["fresh column"] = fresh.score(X_test[test], y_test[test])
-    return out
+    ``{"progressive": ..., "fresh column": ..., "fine-tuning": ...}``
+    (:func:`transfer_curve` at one size)."""
+    return transfer_curve(X_train, X_test, y_train, y_test, seed=seed, cfg=cfg,
+                          sizes=(n_per_class,))[n_per_class]
 
 
 #: Labels per class of digits 5-9 in the forward-transfer follow-up (10: the main table's
@@ -197,27 +161,19 @@ _REPLAY_HEADING = "Follow-up, why GAN replay closes less of the gap"
 
 
 def replay_diagnostics(generator, X_train, X_test, y_train, y_test, *, seed, cfg):
-    """The class-incremental run of ``generator`` ("gan" or "vae") with the same settings
-    and seed as the main table, probed after every task: the classifier's accuracy on
-    task 1's real test rows and on replayed rows of digits 0 and 1, an oracle's accuracy
-    on those replayed rows (an RBF SVM fitted on every real training row), the rows'
-    spread, coverage and precision (:func:`~sklearn_papers.metrics.sample_quality`), and
-    how far the replayed rows moved since task 1 (mean absolute pixel change of the same draws), and how well
-    an RBF ``SVC`` tells them from the real training rows of 0 and 1 (5-fold balanced
-    accuracy, a classifier two-sample test: 0.5 when indistinguishable). After the last
-    task, train-on-synthetic-test-on-real: the oracle's model refitted on generated
-    rows of all 10 classes (as many per class as real ones), scored on the real test rows.
-    Returns a dict of lists (one entry per task) and the two final scores (fractions)."""
+    """The class-incremental run of ``generator`` ("gan" or "vae") of the main table,
+    probed after every task with replayed rows of digits 0 and 1.
+
+    Returns a dict of per-task lists: the classifier's accuracy on task 1's real test rows
+    (``"real"``) and on the replayed rows, an RBF ``SVC`` oracle's accuracy on them, their
+    :func:`~sklearn_papers.metrics.sample_quality`, their drift since task 1 and a
+    two-sample ``SVC``'s balanced accuracy (``"told_apart"``); and ``"tstr"``,
+    ``"tstr_task1"``: an ``SVC`` trained on samples of all classes, scored on real rows.
+    The measures are defined in docs/papers/continual_replay.rst."""
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.svm import SVC
 
-    from sklearn_papers.continual import GenerativeReplayClassifier
-
-    params = dict(METHODS[f"generative replay, {generator.upper()}"])
-    common = dict(hidden_layer_sizes=cfg["hidden"], max_epochs=cfg["max_epochs"],
-                  generator_steps=cfg["gan_steps" if generator == "gan"
-                                      else "generator_steps"], random_state=seed)
-    est = GenerativeReplayClassifier(**common, **params)
+    est = _replay_classifier(METHODS[f"generative replay, {generator.upper()}"], cfg, seed)
     oracle = SVC().fit(X_train, y_train)
     t_train, t_test = split_tasks(y_train), split_tasks(y_test)
     first = t_test == 0
@@ -255,17 +211,18 @@ def replay_diagnostics(generator, X_train, X_test, y_train, y_test, *, seed, cfg
 
 
 def transfer_curve(X_train, X_test, y_train, y_test, *, seed, cfg, sizes=TRANSFER_SIZES):
-    """:func:`forward_transfer` for several numbers of labels per class of digits 5-9:
-    ``{n: {"progressive": ..., "fresh column": ..., "fine-tuning": ...}}``. Each model on
-    digits 0-4 is trained once (as in :func:`forward_transfer`, same seed: the same
-    network) and copied for every size; the ``n`` rows of a class are the first ``n`` of
-    the 10 that :func:`forward_transfer` draws for it."""
+    """Test accuracy on digits 5-9 after a column on digits 0-4, learning 5-9 from ``n``
+    labels per class, for each ``n`` of ``sizes``: ``{n: {"progressive": ..., "fresh
+    column": ..., "fine-tuning": ...}}``. The 0-4 models are trained once and copied for
+    every size; the ``n`` rows of a class are the first ``n`` of one seeded draw."""
     import copy
 
     from sklearn_papers.continual import ProgressiveNetworkClassifier
 
     rng = np.random.RandomState(seed)
-    draws = [rng.choice(np.flatnonzero(y_train == c), 10, replace=False)
+    # a draw without replacement is a prefix of a permutation: the first n rows of a class
+    # are the same for any number drawn
+    draws = [rng.choice(np.flatnonzero(y_train == c), max(10, *sizes), replace=False)
              for c in range(5, 10)]
     base = y_train < 5
     test = y_test >= 5
@@ -320,38 +277,34 @@ def _main_verdicts(pct, pnn, forgetting):
 _CI = f"{int(CONFIDENCE * 100)} % CI"
 
 
-def _plot(path, curves, pnn_curves):
+def _plot(ctx, name, curves, pnn_curves):
     import matplotlib.pyplot as plt
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.3))
     steps = np.arange(1, len(_TASKS) + 1)
-    for name, runs in curves.items():
+    for name_, runs in curves.items():
         runs = 100 * np.asarray(runs)
         if runs.shape[1] == 1:  # joint: one point after the last task
-            ax.errorbar([steps[-1]], runs.mean(0), yerr=runs.std(0), marker="*",
-                        markersize=11, linestyle="none", label=name, capsize=3)
+            _errorbar(ax, [steps[-1]], runs.T, marker="*", markersize=11, linestyle="none",
+                      label=name_)
         else:
-            ax.errorbar(steps, runs.mean(0), yerr=runs.std(0), marker="o", capsize=3,
-                        label=name)
-    ax.set_xticks(steps)
-    ax.set_xlabel("tasks learnt")
+            _errorbar(ax, steps, runs.T, marker="o", label=name_)
     ax.set_ylabel("task-1 test accuracy (%), digits 0-1")
     ax.set_title("class-incremental (shared head, no task id)")
     ax.legend(fontsize=7)
-    for name, runs in pnn_curves.items():
-        runs = 100 * np.asarray(runs)
-        ax2.errorbar(steps, runs.mean(0), yerr=runs.std(0), marker="o", capsize=3,
-                     label=name)
-    ax2.set_xticks(steps)
-    ax2.set_xlabel("tasks learnt")
+    for name_, runs in pnn_curves.items():
+        _errorbar(ax2, steps, 100 * np.asarray(runs).T, marker="o", label=name_)
     ax2.set_ylabel("task-1 test accuracy (%), given the task id")
     ax2.set_title("task-incremental (head per task)")
     ax2.legend(fontsize=8)
+    for axis in (ax, ax2):
+        axis.set_xticks(steps)
+        axis.set_xlabel("tasks learnt")
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=90)
+    return save_figure(fig, ctx, name, dpi=90)
 
 
-def _plot_transfer(path, transfer):
+def _plot_transfer(ctx, name, transfer):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -365,127 +318,79 @@ def _plot_transfer(path, transfer):
     ax.set_title("forward transfer: 10 labels per class after a 0-4 column\n"
                  "(one line per seed)")
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=90)
+    return save_figure(fig, ctx, name, dpi=90)
+
+
+#: The replay-quality measures after task 5 (the drift: its largest over the tasks), their
+#: columns and scale (100: a fraction shown in %).
+_REPLAY_COLUMNS = (
+    ("real", "task-1 test rows, classifier (%)", 100),
+    ("replayed", "replayed 0-1, classifier (%)", 100),
+    ("oracle", "replayed 0-1, oracle (%)", 100),
+    ("spread", "pixel spread / real", 1),
+    ("coverage", "coverage of 0-1 test rows (%)", 100),
+    ("precision", "precision (%)", 100),
+    ("distance", "distance to nearest real / real's", 1),
+    ("told_apart", "told from real rows (%)", 100),
+    ("drift", "largest drift of replayed rows (pixels)", 1),
+    ("tstr", "trained on samples: all 10 (%)", 100),
+    ("tstr_task1", "trained on samples: 0-1 (%)", 100),
+)
+
+#: How far GAN replay must fall behind VAE replay (points) for a measure to explain the gap
+#: (``told_apart``: how far it must be ahead), and the measure in words.
+_CAUSE_MARGINS = {"oracle": (5, "the oracle's accuracy"), "coverage": (10, "coverage"),
+                  "precision": (10, "precision"),
+                  "told_apart": (-5, "being told from real rows"),
+                  "tstr": (5, "training on samples")}
 
 
 def _replay_rows(probes):
     """Per generator, the probes' values after task 5 (``{"gan": {measure: per-run
     values}, "vae": ...}``) and the rows of the replay-quality table."""
-    names = {"gan": "GAN", "vae": "VAE"}
-    last = {g: {key: 100 * np.asarray([r[key][-1] for r in runs])
-                for key in ("real", "replayed", "oracle", "coverage", "precision",
-                            "told_apart")}
-            for g, runs in probes.items()}
-    for g, runs in probes.items():
-        last[g]["spread"] = np.asarray([r["spread"][-1] for r in runs])
-        last[g]["distance"] = np.asarray([r["distance"][-1] for r in runs])
-        last[g]["drift"] = np.asarray([max(r["drift"]) for r in runs])
-        last[g]["tstr"] = 100 * np.asarray([r["tstr"] for r in runs])
-        last[g]["tstr_task1"] = 100 * np.asarray([r["tstr_task1"] for r in runs])
-    rows = [{
-        "replay": names[g],
-        "task-1 test rows, classifier (%)": format_mean_std(m["real"], 1),
-        "replayed 0-1, classifier (%)": format_mean_std(m["replayed"], 1),
-        "replayed 0-1, oracle (%)": format_mean_std(m["oracle"], 1),
-        "pixel spread / real": format_mean_std(m["spread"], 2),
-        "coverage of 0-1 test rows (%)": format_mean_std(m["coverage"], 1),
-        "precision (%)": format_mean_std(m["precision"], 1),
-        "distance to nearest real / real's": format_mean_std(m["distance"], 2),
-        "told from real rows (%)": format_mean_std(m["told_apart"], 1),
-        "largest drift of replayed rows (pixels)": f"{m['drift'].max():.3g}",
-        "trained on samples: all 10 (%)": format_mean_std(m["tstr"], 1),
-        "trained on samples: 0-1 (%)": format_mean_std(m["tstr_task1"], 1),
-    } for g, m in last.items()]
+    def value(run, key):
+        if key == "drift":
+            return max(run[key])
+        return run[key] if key.startswith("tstr") else run[key][-1]
+
+    last = {g: {key: scale * np.asarray([value(r, key) for r in runs])
+                for key, _, scale in _REPLAY_COLUMNS} for g, runs in probes.items()}
+    rows = [{"replay": g.upper(), **{
+        column: (f"{m[key].max():.3g}" if key == "drift" else
+                 format_mean_std(m[key], 1 if scale == 100 else 2))
+        for key, column, scale in _REPLAY_COLUMNS}} for g, m in last.items()]
     return last, rows
 
 
-def _replay_followup(res, probes, cfg, closure, curves):
-    """Markdown of the replay-quality follow-up (why GAN replay closes less of the gap);
-    ``curves``: the main table's task-1 curves, which the probed runs should repeat."""
+def _replay_followup(res, probes, closure, curves):
+    """Markdown of the replay-quality follow-up; ``curves``: the main table's task-1
+    curves, which the probed runs repeat."""
     last, rows = _replay_rows(probes)
     n_runs = len(probes["gan"])
     same = sum(list(r["real"]) == list(c) for g in probes for r, c in
                zip(probes[g], curves[f"generative replay, {g.upper()}"]))
-    gan, vae = last["gan"], last["vae"]
     mean = {g: {k: float(np.mean(v)) for k, v in m.items()} for g, m in last.items()}
-    g_, v_ = mean["gan"], mean["vae"]
-    frozen = max(gan["drift"].max(), vae["drift"].max()) == 0
-    drift_text = (
-        "No replay of replay: every class's generator is trained once, on its real rows, "
-        "and then frozen, and the replayed rows of digits 0-1 were bit-identical after "
-        "every later task (largest mean absolute change 0)" if frozen else
-        f"The replayed rows of digits 0-1 moved after task 1 (largest mean absolute "
-        f"change {max(g_['drift'], v_['drift']):.3g} pixels)")
-    kept = g_["replayed"] - g_["real"]
-    causes, causes_note = [], ""
-    if v_["oracle"] - g_["oracle"] > 5:
-        causes.append(f"fewer of its samples are recognisable as their digit (oracle "
-                      f"{g_['oracle']:.1f} % vs VAE {v_['oracle']:.1f} %)")
-    if v_["coverage"] - g_["coverage"] > 10:
-        causes.append(f"they reach fewer of the real test rows of digits 0-1 (coverage "
-                      f"{g_['coverage']:.1f} % vs {v_['coverage']:.1f} %)")
-    if v_["precision"] - g_["precision"] > 10:
-        causes.append(f"they lie off the real rows (precision {g_['precision']:.1f} % vs "
-                      f"{v_['precision']:.1f} %; a sample's nearest training row is "
-                      f"{g_['distance']:.2f} times as far as a real test row's, VAE "
-                      f"{v_['distance']:.2f})")
-    if g_["told_apart"] - v_["told_apart"] > 5:
-        causes.append(f"a two-sample classifier tells them from real rows more easily "
-                      f"({g_['told_apart']:.1f} % vs {v_['told_apart']:.1f} %)")
-    elif min(g_["told_apart"], v_["told_apart"]) > 90:
-        causes_note = (f"; both generators' samples are told from real rows (GAN "
-                       f"{g_['told_apart']:.1f} %, VAE {v_['told_apart']:.1f} %), so being "
-                       f"distinguishable alone does not make replay fail")
-    if v_["tstr"] - g_["tstr"] > 5:
-        causes.append(f"a classifier trained on its samples alone scores "
-                      f"{g_['tstr']:.1f} % on the real test rows (VAE {v_['tstr']:.1f} %)")
-    if causes:
-        because = ("GAN replay closes less of the gap because its replay misrepresents the "
-                   "old classes: " + "; ".join(causes))
-        if g_["spread"] >= v_["spread"]:
-            because += (f"; not for lack of variety (pixel spread {g_['spread']:.2f} of the "
-                        f"real rows', VAE {v_['spread']:.2f})")
-        because += causes_note
-    else:
-        because = ("the measured sample quality does not separate the GAN from the VAE "
-                   f"(oracle {g_['oracle']:.1f} vs {v_['oracle']:.1f} %, coverage "
-                   f"{g_['coverage']:.1f} vs {v_['coverage']:.1f} %, train-on-samples "
-                   f"{g_['tstr']:.1f} vs {v_['tstr']:.1f} %), so it does not explain the gap")
-    lines = [
-        f"{_REPLAY_HEADING} (GAN {closure['GAN']:.2f} vs VAE "
-        f"{closure['VAE']:.2f}): the table's GAN and VAE replay runs repeated with the same "
-        f"settings ({n_runs} seed{'s' if n_runs > 1 else ''}; their task-1 accuracy after "
-        f"every task equals the table's runs' in {same}/{2 * n_runs}) and probed after "
-        f"every task "
-        f"with {_N_REPLAY_PROBE} rows of each of digits 0 and 1 drawn by `sample` (the same "
-        f"draws after each task). Oracle: an RBF `SVC` fitted on every real training row. "
-        f"Spread: mean per-pixel std of the samples over that of the class's training rows. "
-        f"Coverage: test rows of 0-1 with a sample no farther than their 5th nearest "
-        f"training row of the class (after Naeem et al. 2020); precision: samples inside "
-        f"some training row's 5-nearest-neighbour ball (Kynkäänniemi et al. 2019); "
-        f"distance: mean distance of a sample to its nearest training row over that of a "
-        f"real test row; told from real rows: 5-fold balanced accuracy of an `SVC` "
-        f"separating the samples from the real training rows of 0-1 (50 %: "
-        f"indistinguishable). Trained "
-        f"on samples: an `SVC` fitted on generated rows of all 10 classes (as many per "
-        f"class as real ones) after task 5, scored on the real test rows. Values after "
-        f"task 5; drift over tasks 2-5.",
+    frozen = max(last["gan"]["drift"].max(), last["vae"]["drift"].max()) == 0
+    causes = [words for key, (margin, words) in _CAUSE_MARGINS.items()
+              if np.sign(margin) * (mean["vae"][key] - mean["gan"][key]) > abs(margin)]
+    return [
+        f"{_REPLAY_HEADING} (gap closed: GAN {closure['GAN']:.2f}, VAE "
+        f"{closure['VAE']:.2f}): the table's GAN and VAE replay runs repeated ({n_runs} "
+        f"seeds; their task-1 accuracy after every task equals the table's runs' in "
+        f"{same}/{2 * n_runs}) and probed with {_N_REPLAY_PROBE} replayed rows of each of "
+        "digits 0 and 1; values after task 5.",
         "",
         res.table(rows),
         "",
-        f"- {drift_text}. After task 5 the GAN-replay classifier still labels the GAN's "
-        f"rows of 0-1 correctly at {g_['replayed']:.1f} % but the real test rows of 0-1 "
-        f"at {g_['real']:.1f} % ({kept:+.1f} points; VAE {v_['replayed']:.1f} % vs "
-        f"{v_['real']:.1f} %): it retains what it is replayed"
-        + (", and what it loses is the part of the real classes the replay does not show"
-           if kept > 10 else "") + ".",
-        f"- Explanation: {because} "
-        f"(**{'explained by the replayed samples' if causes else 'not explained'}**).",
+        "- " + ("No replay of replay: the replayed rows are bit-identical after every task."
+                if frozen else "The replayed rows moved after task 1."),
+        "- Explanation: " + ("GAN replay falls behind VAE replay in " + ", ".join(causes)
+                             if causes else "no measure separates GAN from VAE replay")
+        + f" (**{'explained by the replayed samples' if causes else 'not explained'}**).",
     ]
-    return lines
 
 
-def _plot_replay(path, probes):
+def _plot_replay(ctx, name, probes):
     import matplotlib.pyplot as plt
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
@@ -494,14 +399,11 @@ def _plot_replay(path, probes):
         runs = probes[g]
         for key, style, label in (("real", "-o", "task-1 test rows"),
                                   ("replayed", "--s", "replayed rows of 0-1")):
-            v = 100 * np.asarray([r[key] for r in runs])
-            ax.errorbar(steps, v.mean(0), yerr=v.std(0), fmt=style, color=color, capsize=3,
-                        label=f"{g.upper()}: {label}")
-        cov = 100 * np.asarray([r["coverage"][-1] for r in runs])
-        ora = 100 * np.asarray([r["oracle"][-1] for r in runs])
-        pre = 100 * np.asarray([r["precision"][-1] for r in runs])
-        tstr = 100 * np.asarray([r["tstr"] for r in runs])
-        bars = [ora, cov, pre, tstr]
+            _errorbar(ax, steps, 100 * np.asarray([r[key] for r in runs]).T, fmt=style,
+                      color=color, label=f"{g.upper()}: {label}")
+        bars = [100 * np.asarray([r[key][-1] for r in runs])
+                for key in ("oracle", "coverage", "precision")]
+        bars.append(100 * np.asarray([r["tstr"] for r in runs]))
         x = np.arange(len(bars)) + (0.2 if g == "vae" else -0.2)
         ax2.bar(x, [b.mean() for b in bars], width=0.4, color=color,
                 yerr=[b.std() for b in bars], capsize=3, label=g.upper())
@@ -517,13 +419,13 @@ def _plot_replay(path, probes):
     ax2.set_title("quality of the replayed samples")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=90)
+    return save_figure(fig, ctx, name, dpi=90)
 
 
 def _transfer_followup(res, curve_runs, transfer):
     """Table rows, paired intervals (vs the fresh column and vs fine-tuning) and the
-    verdict of the forward-transfer follow-up (gap against labels per class); the 10-label
-    row is the main table's runs. Each size's verdict is kept in ``res``."""
+    summary line of the forward transfer against the labels budget; the 10-label row is
+    the main table's runs. Each size's verdict is kept in ``res``."""
     sizes = sorted(curve_runs[0]) + [10]
     acc = {n: {k: 100 * np.asarray([r[n][k] for r in curve_runs]) for k in transfer}
            for n in sizes[:-1]}
@@ -540,46 +442,21 @@ def _transfer_followup(res, curve_runs, transfer):
             "fine-tuning (%)": format_mean_std(a["fine-tuning"], 1),
             f"progressive - fresh (points, {_CI})":
                 f"{gaps[n][0]:+.1f} [{gaps[n][1]:+.1f}, {gaps[n][2]:+.1f}]",
-            "transfer": res.verdict(judge(CLAIMS_FOLLOWUP["transfer_at"].at(n=n), a["progressive"],
-                                          a["fresh column"]), style="bare", digits=1),
+            "transfer": res.verdict(judge(CLAIMS_FOLLOWUP["transfer_at"].at(n=n),
+                                          a["progressive"], a["fresh column"]),
+                                    style="bare", digits=1),
             "progressive - fine-tuning (points)": f"{ft[0]:+.1f} [{ft[1]:+.1f}, {ft[2]:+.1f}]",
         })
-    shown = [n for n in sizes if gaps[n][1] > 0]
-    worse = [n for n in sizes if gaps[n][2] < 0]
-    best = max(sizes, key=lambda n: gaps[n][0])
-    fresh = {n: float(acc[n]["fresh column"].mean()) for n in sizes}
-    if shown and 10 not in shown:
-        falling = bool(np.all(np.diff([gaps[n][0] for n in sizes]) <= 0))
-        verdict = (f"forward transfer is shown with fewer labels (n = "
-                   f"{', '.join(map(str, shown))} per class; largest gap "
-                   f"{gaps[best][0]:+.1f} points at n = {best}, where a fresh column reaches "
-                   f"{fresh[best]:.1f} %) and fades as the fresh column approaches "
-                   f"{fresh[10]:.1f} % at 10 labels (mean gap "
-                   f"{', '.join(f'{gaps[n][0]:+.1f}' for n in sizes)} at n = "
-                   f"{', '.join(map(str, sizes))}"
-                   f"{', falling with every added label' if falling else ''}): the main claim "
-                   f"fails at 10 labels because the data leaves little to transfer "
-                   f"(**{'explained' if falling else 'partly explained'}**)")
-    elif shown:
-        verdict = (f"forward transfer is shown at n = {', '.join(map(str, shown))} per class "
-                   f"(largest gap {gaps[best][0]:+.1f} points at n = {best})")
-    else:
-        verdict = (f"forward transfer is not shown at any size, down to "
-                   f"{min(sizes)} label{'s' if min(sizes) > 1 else ''} per class where a fresh "
-                   f"column reaches {fresh[min(sizes)]:.1f} % (largest mean gap "
-                   f"{gaps[best][0]:+.1f} points, at n = {best}; {_CI} at {min(sizes)}: "
-                   f"[{gaps[min(sizes)][1]:+.1f}, {gaps[min(sizes)][2]:+.1f}]): the missing "
-                   f"transfer at 10 "
-                   f"labels is not because the task is too easy for it to matter; the "
-                   f"laterals from the 0-4 column add nothing measurable over a fresh column "
-                   f"on digits 5-9 at this scale (**not explained by the labels budget**)")
-    if worse:
-        verdict += (f"; the progressive column is worse than a fresh one at n = "
-                    f"{', '.join(map(str, worse))}")
-    return rows, gaps, ft_gaps, verdict
+    shown = ", ".join(str(n) for n in sizes if gaps[n][1] > 0) or "none"
+    worse = ", ".join(str(n) for n in sizes if gaps[n][2] < 0) or "none"
+    falling = bool(np.all(np.diff([gaps[n][0] for n in sizes]) <= 0))
+    summary = (f"- Forward transfer against the labels budget: the progressive column beats "
+               f"a fresh one ({_CI} above 0) at n = {shown}, loses at n = {worse}; the mean "
+               f"gap falls with every added label: {'yes' if falling else 'no'}.")
+    return rows, gaps, ft_gaps, summary
 
 
-def _plot_transfer_curve(path, rows, gaps, ft_gaps):
+def _plot_transfer_curve(ctx, name, rows, gaps, ft_gaps):
     import matplotlib.pyplot as plt
 
     sizes = [r["labels per class"] for r in rows]
@@ -599,7 +476,7 @@ def _plot_transfer_curve(path, rows, gaps, ft_gaps):
     ax.set_ylabel("accuracy gap on digits 5-9 (points)")
     ax.set_title(f"forward transfer against the labels budget\n(mean, paired {_CI})")
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=90)
+    return save_figure(fig, ctx, name, dpi=90)
 
 
 def _run_job(kind, name, seed, cfg):
@@ -617,31 +494,29 @@ def _run_job(kind, name, seed, cfg):
         return forward_transfer(*data, seed=seed, cfg=cfg)
 
 
-def _costliest_first(jobs, parts):
-    """``(jobs, parts)`` with the costliest (GAN runs) first, so that the workers finish
+def _parts(jobs, cfg, extra):
+    """``(jobs, parts)``: a cached part per job (``extra(kind, name)`` adds to its cache
+    params), the costliest (GAN, then VAE runs) first so that the workers finish
     together."""
-    rank = [i for i, _ in sorted(enumerate(jobs), key=lambda p: (
-        -("GAN" in str(p[1][1]) or p[1][1] == "gan")
-        - 0.5 * ("VAE" in str(p[1][1]) or p[1][1] == "vae"), p[0]))]
-    return [jobs[i] for i in rank], [parts[i] for i in rank]
+    rank = sorted(range(len(jobs)), key=lambda i: (
+        -("GAN" in str(jobs[i][1]) or jobs[i][1] == "gan")
+        - 0.5 * ("VAE" in str(jobs[i][1]) or jobs[i][1] == "vae"), i))
+    jobs = [jobs[i] for i in rank]
+    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
+    return jobs, [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
+                   {**protocol, "kind": kind, "method": name, "seed": seed,
+                    **extra(kind, name)}) for kind, name, seed in jobs]
 
 
 def _main_parts(ctx, cfg, seeds, methods=tuple(METHODS), kinds=("ci", "ti", "ft")):
     """``(jobs, parts)``: the cached parts of the main runs (of ``methods`` and ``kinds``:
     the follow-up reads some of them)."""
-    order = {name: i for i, name in enumerate(sorted(
-        METHODS, key=lambda n: -("GAN" in n) - 0.5 * ("VAE" in n)))}
-    jobs = ([("ci", name, s) for name in sorted(methods, key=order.get) for s in seeds]
-            * ("ci" in kinds)
+    jobs = ([("ci", name, s) for name in methods for s in seeds] * ("ci" in kinds)
             + [("ti", c, s) for s in seeds for c in ("per-task", "shared")] * ("ti" in kinds)
             + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])]
             * ("ft" in kinds))
-    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
-    parts = [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
-              {**protocol, "kind": kind, "method": name,
-               "params": None if kind != "ci" else METHODS[name], "seed": seed})
-             for kind, name, seed in jobs]
-    return _costliest_first(jobs, parts)
+    return _parts(jobs, cfg, lambda kind, name: {
+        "params": None if kind != "ci" else METHODS[name]})
 
 
 def _followup_parts(ctx, cfg, follow, seeds):
@@ -649,12 +524,8 @@ def _followup_parts(ctx, cfg, follow, seeds):
     curves)."""
     jobs = ([("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
             + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])])
-    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
-    parts = [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
-              {**protocol, "kind": kind, "method": name, "seed": seed,
-               "probe": _N_REPLAY_PROBE if kind == "rq" else list(TRANSFER_SIZES)})
-             for kind, name, seed in jobs]
-    return _costliest_first(jobs, parts)
+    return _parts(jobs, cfg, lambda kind, name: {
+        "probe": _N_REPLAY_PROBE if kind == "rq" else list(TRANSFER_SIZES)})
 
 
 def _collect(jobs, results):
@@ -685,14 +556,19 @@ def _collect(jobs, results):
     return out
 
 
-def _ci_rows(pct, curves):
+def _gap_closed(pct, name):
+    """The share of the fine-tuning-to-joint gap (of the means) that ``name`` closes; NaN
+    where joint training is no better than fine-tuning."""
     ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
-    gap = joint - ft if joint > ft else np.nan
+    return (pct[name].mean() - ft) / (joint - ft if joint > ft else np.nan)
+
+
+def _ci_rows(pct, curves):
     return [{"method (class-incremental)": name,
              "final accuracy, 10 classes (%)": format_mean_std(pct[name], 1),
              "task 1 after task 5 (%)": format_mean_std(100 * np.asarray(curves[name])[:, -1],
                                                         1),
-             "gap closed": f"{(pct[name].mean() - ft) / gap:.2f}",
+             "gap closed": f"{_gap_closed(pct, name):.2f}",
              "split MNIST anchor (%)": _ANCHORS.get(name, "")} for name in METHODS]
 
 
@@ -717,98 +593,53 @@ def _ti_rows(pnn):
 
 
 def _main_text(result, cfg, runs, n_train):
-    """Markdown of the class-incremental and task-incremental sections."""
+    """Markdown of the class-incremental, task-incremental and forward-transfer tables."""
     pct = {name: 100 * np.asarray(v) for name, v in runs["final"].items()}
-    ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
-    closure = {g: (pct[f"generative replay, {g}"].mean() - ft) / (joint - ft)
-               for g in ("VAE", "GAN")}
     pnn = runs["pnn"]
-    forgetting = 100 * np.asarray(pnn["shared"]["forgetting"])
-    v = _main_verdicts(pct, pnn, forgetting)
-
-    def say(key, digits):
-        return result.verdict(v[key], style="outcome", digits=digits)
-
-    return [
-        f"Data: `load_digits`, stratified 70/30 split per seed ({n_train} train rows), 5 "
-        f"tasks of 2 classes learnt in order; {cfg['seeds']} seeds (split, initialisation "
-        f"and shuffling), mean ± std. Class-incremental models: "
-        f"`GenerativeReplayClassifier(hidden_layer_sizes={cfg['hidden']}, "
-        f"max_epochs={cfg['max_epochs']})`, one VAE ({cfg['generator_steps']} steps) or GAN "
-        f"({cfg['gan_steps']} steps) per class per task, replay_ratio=1, prior_std=0.1, "
-        f"kl_weight=0.01. "
-        f"Anchors: split MNIST (van de Ven & Tolias 2019, Table 4), other data and "
-        f"networks: context, not targets.",
-        "",
-        result.table(_ci_rows(pct, runs["curves"])),
-        "",
-        f"- Fine-tuning forgets: {ft:.1f} % (target <= 25 %): {say('forgets', 1)}.",
-        f"- Joint training: {joint:.1f} % (target >= 95 %): {say('joint', 1)}.",
-        f"- Generative replay closes >= 0.75 of the fine-tuning-to-joint gap (per seed): VAE "
-        f"{closure['VAE']:.2f}: {say('VAE', 2)}; GAN {closure['GAN']:.2f}: "
-        f"{say('GAN', 2)}; Avalanche's generative replay on split MNIST: 0.71.",
-        f"- Prior-focused alone stays near fine-tuning with a shared head (the paper's "
-        f"claim): {pct['prior-focused (VCL-like)'].mean():.1f} % vs {ft:.1f} %, within 10 "
-        f"points: {say('prior', 1)}.",
-        "",
-        f"Task-incremental: `ProgressiveNetworkClassifier(hidden_layer_sizes=(64, 64), "
-        f"max_epochs={cfg['pnn_epochs']})`, per-task columns with MLP adapters vs "
-        f"`columns='shared'`; the task id is given at test time.",
-        "",
-        result.table(_ti_rows(pnn)),
-        "",
-        f"- Progressive networks: task 1's `predict_proba` bit-identical after tasks 2-5 in "
-        f"{sum(pnn['per-task']['identical'])}/{cfg['seeds']} runs: {say('identical', 0)}.",
-        f"- Fine-tuning with per-task heads forgets: tasks 1-4 lose "
-        f"{format_mean_std(forgetting, 1)} points of accuracy on average between right "
-        f"after learning them and after task 5 (progressive networks: "
-        f"{format_mean_std(100 * np.asarray(pnn['per-task']['forgetting']), 1)}), "
-        f"measurably (> 1 point): {say('forgetting', 1)}.",
-        "",
-    ]
-
-
-def _transfer_text(result, cfg, transfer):
-    """Markdown of the forward-transfer section (10 labels per class)."""
-    tr = {k: 100 * np.asarray(v) for k, v in transfer.items()}
-    beats = {k: judge(CLAIMS[key], tr["progressive"], tr[k])
-             for k, key in (("fresh column", "transfer_fresh"), ("fine-tuning", "transfer_ft"))}
-    vs_fresh, vs_ft = ((beats[k].estimate, *beats[k].interval) for k in beats)
+    v = _main_verdicts(pct, pnn, 100 * np.asarray(pnn["shared"]["forgetting"]))
+    tr = {k: 100 * np.asarray(values) for k, values in runs["transfer"].items()}
     rows = [{"model (digits 5-9, 10 labels per class)": k,
              "test accuracy (%)": format_mean_std(tr[k], 1)}
             for k in ("progressive", "fresh column", "fine-tuning")]
+
+    def say(key, digits):
+        return _verdict_line(result, v[key], digits=digits)
+
     return [
-        f"Forward transfer: a column trained on digits 0-4 ({cfg['transfer_epochs']} "
-        f"epochs), then digits 5-9 from 10 labelled rows per class ({cfg['low_data_epochs']} "
-        f"epochs), tested on every test row of 5-9; {cfg['transfer_seeds']} seeds, each "
-        f"drawing the split, the 50 rows and the initialisations.",
+        f"Class-incremental: accuracy after the last task, mean ± std over {cfg['seeds']} "
+        f"seeds ({n_train} training rows); `GenerativeReplayClassifier(hidden_layer_sizes="
+        f"{cfg['hidden']}, max_epochs={cfg['max_epochs']})` with a VAE "
+        f"({cfg['generator_steps']} steps) or GAN ({cfg['gan_steps']} steps) per class.",
+        "",
+        result.table(_ci_rows(pct, runs["curves"])),
+        "",
+        say("forgets", 1), say("joint", 1), say("VAE", 2), say("GAN", 2), say("prior", 1),
+        "",
+        f"Task-incremental, task id given at test time: `ProgressiveNetworkClassifier("
+        f"hidden_layer_sizes=(64, 64), max_epochs={cfg['pnn_epochs']})` against "
+        f"`columns='shared'`.",
+        "",
+        result.table(_ti_rows(pnn)),
+        "",
+        say("identical", 0), say("forgetting", 1),
+        "",
+        f"Forward transfer: digits 5-9 from 10 labels per class after a column on digits "
+        f"0-4 ({cfg['transfer_epochs']} and {cfg['low_data_epochs']} epochs); mean ± std "
+        f"over {cfg['transfer_seeds']} seeds.",
         "",
         result.table(rows),
         "",
-        f"- Progressive minus fresh column: {vs_fresh[0]:+.1f} points, {_CI} "
-        f"[{vs_fresh[1]:+.1f}, {vs_fresh[2]:+.1f}] (paired t): forward transfer "
-        + result.verdict(beats["fresh column"], digits=1) + ".",
-        f"- Progressive minus fine-tuning: {vs_ft[0]:+.1f} points, {_CI} "
-        f"[{vs_ft[1]:+.1f}, {vs_ft[2]:+.1f}]: " + result.verdict(beats["fine-tuning"], digits=1)
-        + " (the paper finds fine-tuning a strong "
-        f"transfer baseline that progressive networks match or beat).",
+        *(_verdict_line(result, judge(CLAIMS[key], tr["progressive"], tr[k]), "bold", digits=1)
+          for k, key in (("fresh column", "transfer_fresh"), ("fine-tuning", "transfer_ft"))),
         "",
+        "Follow-up: `continual_followup` (why GAN replay closes less of the gap; forward "
+        "transfer against the labels budget).",
     ]
 
 
-def _closure(runs):
-    """The share of the fine-tuning-to-joint gap closed by VAE and GAN replay."""
-    pct = {name: 100 * np.asarray(runs["final"][name])
-           for name in (_FT, _JOINT, "generative replay, VAE", "generative replay, GAN")}
-    ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
-    return {g: (pct[f"generative replay, {g}"].mean() - ft) / (joint - ft)
-            for g in ("VAE", "GAN")}
-
-
 def run(ctx):
-    """Run the experiment; see the module docstring. Runs are independent, seeded, cached
-    parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes (one torch
-    thread each); those the follow-up reads are kept for it."""
+    """Run the experiment; see the module docstring. Runs are cached parts on ``n_jobs``
+    worker processes, kept for the follow-up."""
     cfg = PROTOCOL.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
     start = time.perf_counter()
@@ -819,23 +650,16 @@ def run(ctx):
     ctx.log(f"[continual] {len(jobs)} runs in {time.perf_counter() - start:.0f} s")
     result = Result()
     md = _main_text(result, cfg, runs, len(load_split(seeds[0])[0]))
-    md += _transfer_text(result, cfg, runs["transfer"])
-    md.append("Why GAN replay closes less of the gap, and forward transfer against the "
-              "labels budget, are the experiment `continual_followup`.")
-    figures = [ctx.figure_path("continual_split_digits.png"),
-               ctx.figure_path("continual_forward_transfer.png")]
-    _plot(figures[0], runs["curves"], {
-        "progressive networks": runs["pnn"]["per-task"]["curve"],
-        "fine-tuning, head per task": runs["pnn"]["shared"]["curve"]})
-    _plot_transfer(figures[1], runs["transfer"])
+    figures = [_plot(ctx, "continual_split_digits.png", runs["curves"], {
+                   "progressive networks": runs["pnn"]["per-task"]["curve"],
+                   "fine-tuning, head per task": runs["pnn"]["shared"]["curve"]}),
+               _plot_transfer(ctx, "continual_forward_transfer.png", runs["transfer"])]
     return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
 
 
 def run_followup(ctx):
-    """Run the follow-ups (why GAN replay closes less of the gap; forward transfer against
-    the labels budget) as an experiment of their own. The main runs they compare with are
-    the main experiment's parts: read from this run when it ran them, else computed (and
-    cached) under its name."""
+    """Run the follow-ups as an experiment of their own; the main runs they compare with
+    are ``continual``'s parts, read from this run when it ran them, else computed."""
     cfg = PROTOCOL.settings(ctx.quick)
     follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
@@ -848,46 +672,37 @@ def run_followup(ctx):
                               owner="continual")
         values += cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
     runs = _collect(main_jobs + jobs, values)
-    closure = _closure(runs)
+    pct = {name: 100 * np.asarray(v) for name, v in runs["final"].items() if v}
+    closure = {g: _gap_closed(pct, f"generative replay, {g}") for g in ("VAE", "GAN")}
     result = Result()
-    curve_rows, curve_gaps, ft_gaps, curve_verdict = _transfer_followup(
-        result, runs["curve_runs"], runs["transfer"])
-    figures = [ctx.figure_path("continual_transfer_labels.png")]
-    _plot_transfer_curve(figures[0], curve_rows, curve_gaps, ft_gaps)
-    md = [
-        f"Forward transfer against the labels budget (is 10 labels per class too many for "
-        f"transfer to matter?): the protocol of `continual`'s forward transfer with the "
-        f"first 1, 2, 3 and 5 of each class's 10 labelled rows ({len(runs['curve_runs'])} "
-        f"seeds; with the same seed the 0-4 networks are the main runs' ones), and its "
-        f"10-label runs ({cfg['transfer_seeds']} seeds); intervals paired over each row's "
-        "seeds.",
-        "",
-        result.table(curve_rows),
-        "",
-        f"- Forward transfer against the labels budget: {curve_verdict}.",
-        "",
-    ]
+    rows, gaps, ft_gaps, summary = _transfer_followup(result, runs["curve_runs"],
+                                                      runs["transfer"])
+    figures = [_plot_transfer_curve(ctx, "continual_transfer_labels.png", rows, gaps,
+                                    ft_gaps)]
+    md = [f"Forward transfer of `continual` with the first 1, 2, 3 and 5 of each class's 10 "
+          f"labelled rows ({len(runs['curve_runs'])} seeds) and all 10 "
+          f"({cfg['transfer_seeds']} seeds); intervals paired over each row's seeds.",
+          "", result.table(rows), "", summary, ""]
     if all(runs["probes"].values()):
-        figures.append(ctx.figure_path("continual_replay_quality.png"))
-        _plot_replay(figures[1], runs["probes"])
-        md += _replay_followup(result, runs["probes"], cfg, closure, runs["curves"])
+        figures.append(_plot_replay(ctx, "continual_replay_quality.png", runs["probes"]))
+        md += _replay_followup(result, runs["probes"], closure, runs["curves"])
     else:
         md.append(full_mode_only(
             "continual_followup", _REPLAY_HEADING,
             f"Why does GAN replay close less of the gap (GAN {closure['GAN']:.2f} vs VAE "
-            f"{closure['VAE']:.2f} here)? The GAN and VAE replay runs repeated and their "
-            "samples probed after every task (oracle, coverage, precision, two-sample test, "
-            "training on samples)."))
+            f"{closure['VAE']:.2f} here)? The replay runs repeated and their samples probed "
+            "after every task."))
     return result.done("\n".join(md), figures=figures,
                        shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
+_PAPER = ("Farquhar & Gal 2018, Towards Robust Evaluations of Continual Learning / A Unifying "
+          "Bayesian View of Continual Learning; Rusu et al. 2016, Progressive Neural Networks")
+
 EXPERIMENT = Experiment(
     name="continual",
     title="Continual learning on split digits: generative replay and progressive networks",
-    paper=("Farquhar & Gal 2018, Towards Robust Evaluations of Continual Learning / "
-           "A Unifying Bayesian View of Continual Learning; Rusu et al. 2016, Progressive "
-           "Neural Networks"),
+    paper=_PAPER,
     run=run,
     claims=CLAIMS,
     protocol=PROTOCOL,
@@ -897,9 +712,7 @@ EXPERIMENT_FOLLOWUP = Experiment(
     name="continual_followup",
     title="Continual learning follow-up: why GAN replay closes less of the gap; forward "
           "transfer against the labels budget",
-    paper=("Farquhar & Gal 2018, Towards Robust Evaluations of Continual Learning / "
-           "A Unifying Bayesian View of Continual Learning; Rusu et al. 2016, Progressive "
-           "Neural Networks"),
+    paper=_PAPER,
     run=run_followup,
     claims=CLAIMS_FOLLOWUP,
     protocol=PROTOCOL_FOLLOWUP,

@@ -1,42 +1,10 @@
 """Oh et al. (2020), Learned Policy Gradient: a meta-learned update rule on tabular grid worlds.
 
-Claims checked at our scale (Oh et al. 2020, experiments on tabular grid worlds):
+Checks that the rule trains agents on held-out grids about as well as tuned A2C and better
+than an untrained rule or the ablation without ``y``, and that ``y`` is value-like; the
+follow-up ``lpg_followup`` probes the rule along its meta-training.
 
-1. A rule meta-trained on a distribution of small grid worlds trains agents on held-out grids
-   about as well as A2C with a tuned learning rate (target: LPG's mean lifetime return at
-   least 80 % of A2C's), and better than an untrained rule and than the ablation without
-   the prediction vector ``y``.
-2. ``y`` becomes value-like: a linear probe from ``y(s)`` to the true discounted value of
-   the agent's final policy reaches a Spearman correlation of at least 0.7 at the training
-   discount 0.99. The verdict uses one probe per grid (fit on one agent, scored on a second
-   agent trained on the same grid), as the paper analyses ``y`` within one environment; one
-   probe for all grids (*pooled*, cross-validated by grid, a stricter test) is reported
-   beside it.
-3. ``y`` carries values for discounts other than the one the rule was trained with (0.99),
-   where a TD(lambda) value learned beside the agent at 0.99 does not: at the other
-   discounts the per-grid probe from ``y`` beats the TD value's, whose probe is lower there
-   than at 0.99 (the pooled probes are reported too).
-
-Environments: ``sample_grid_worlds`` (dense, sparse and long-horizon reward layouts) on a
-5 x 5 grid for meta-training, a disjoint held-out set of the same size, and larger 7 x 7
-grids. True values are Monte-Carlo averages of discounted returns from each visited cell
-under the final policy (a long rollout without updates).
-
-The follow-up ``lpg_followup``, an experiment of its own (claim 2 met the target in the
-quick run, 600 meta-steps, but not in the full one, 1500): the rule of each LPG run is snapshotted during its meta-training (0, 150, 300, 600,
-1000 meta-steps and the end; copies taken after the rule's optimizer steps, so the fit and
-the cached parts are unchanged) and each snapshot goes through the same probe, together
-with three candidate causes: the return of the agents it trains (does y's value-likeness
-fall while returns rise?), the probe on often-visited cells only (the full protocol's
-longer Monte-Carlo rollouts also count rarely visited cells), and the retest reliability of
-the Monte-Carlo target (how far its noise caps any probe). New cached parts
-(``LPG checkpoints/seed=S``); the LPG runs are ``lpg``'s parts (read from the same run when
-it ran them); for LPG parts without the snapshots, the meta-training is re-run
-(deterministic) to take them.
-
-Whether the learned rule generalizes to environments nobody here wrote (gymnasium's
-FrozenLake, CliffWalking and Taxi) is the experiment ``lpg_stock``
-(:mod:`sklearn_papers.reproduce.lpg_stock`).
+Claims: CLAIMS below; setup: docs/papers/lpg.rst.
 """
 
 import time
@@ -88,10 +56,6 @@ PROTOCOL = Protocol(
               n_agents=64, mc_steps=6000, n_jobs=2),
     quick=dict(seeds=2, meta_steps=600, n_train=24, n_test=12, n_large=6, n_agents=32,
                mc_steps=2500),
-    shortened="{meta_steps} meta-steps (the full run: 1500) with {n_agents} agents (64), "
-              "{n_train} meta-training grids (48), {seeds} seeds (3); the paper meta-trains "
-              "for billions of steps with a 256-unit LSTM and prediction size 30 (ours: 32 "
-              "units, 8).",
 )
 
 _TRAIN_DISCOUNT = 0.99
@@ -107,13 +71,15 @@ def _mean(values):
     return float(values.mean()) if values.size else float("nan")
 
 
-def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_counts=False):
-    """Per (env, cell): mean discounted return from the visits of a long rollout of the fixed
-    final policies; the last ``burn`` steps only feed the returns of earlier visits.
+def _counted(mc_steps):
+    """Steps of a Monte-Carlo rollout whose visits count (the rest only feed returns)."""
+    return mc_steps - min(mc_steps // 3, 700)
 
-    ``{discount: (n_envs, n_states)}`` (NaN where a cell has fewer than 5 visits); with
-    ``return_counts``, also the visit counts ``(n_envs, n_states)`` and the number of steps
-    they were counted over."""
+
+def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_counts=False):
+    """``{discount: (n_envs, n_states)}`` mean discounted returns of the visits of a long
+    rollout of the final policies (NaN under 5 visits); with ``return_counts``, also the
+    visit counts and the number of steps counted."""
     import torch
 
     from sklearn_papers.nn._lpg import rollout
@@ -127,7 +93,7 @@ def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_coun
     # a Monte-Carlo return ends with its episode, of either kind: there is no value to
     # bootstrap from after a time limit, so visits shortly before one count a shorter sum
     done = (traj["terminated"] | traj["truncated"]).numpy()
-    burn = min(n_steps // 3, 700)
+    burn = n_steps - _counted(n_steps)
     out = {}
     for g in discounts:
         ret = np.zeros_like(reward)
@@ -150,15 +116,9 @@ def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_coun
 
 
 def _probe_spearman(features, target, groups, agents=None):
-    """Spearman correlations of ridge probes, always scored on data they were not fit on.
-
-    Returns ``(pooled, per_grid)``. *pooled*: one probe for every grid, cross-validated by
-    grid (``GroupKFold`` over ``groups``), correlation over all (grid, cell) pairs: ``y``
-    must carry the value's level consistently across grids. *per grid*: with two agents per
-    grid (``agents`` in {0, 1}), a probe fit on one agent's cells predicts the other's,
-    correlation among that agent's cells, averaged over both directions and the grids
-    (NaN when ``agents`` is None).
-    """
+    """``(pooled, per_grid)`` Spearman correlations of out-of-sample ridge probes: one probe
+    cross-validated by grid, and per grid from one agent (``agents`` in {0, 1}) to the
+    other (NaN when ``agents`` is None)."""
     from scipy.stats import spearmanr
     from sklearn.linear_model import RidgeCV
     from sklearn.model_selection import GroupKFold, cross_val_predict
@@ -186,19 +146,9 @@ def _probe_spearman(features, target, groups, agents=None):
 
 
 def _probe(est, envs, cfg, seed, extras=False):
-    """Train two LPG agents per grid of ``envs``; Spearman of probes from y and from a
-    TD(lambda) value to the Monte-Carlo values at each discount:
-    ``{(kind, discount): (pooled, per_grid)}``.
-
-    With ``extras`` (the follow-up's measures, computed after the others, which they leave
-    unchanged; the TD probe only at 0.99), also: ``"returns"``, the agents' lifetime returns; ``"cells"``, the mean
-    number of cells per agent that the probes score; ``("retest", discount)``, the
-    Spearman correlation between these Monte-Carlo values and a second, independent
-    estimate (another rollout of the same final policies), over all (agent, cell) pairs and
-    per agent, averaged: how reproducibly the target itself ranks the cells;
-    ``("y frequent", discount)``: the y probes on the cells whose visit share reaches the
-    quick protocol's count (5 visits in its counted steps).
-    """
+    """``{(kind, discount): (pooled, per_grid)}``: probes from y and from a TD(lambda) value
+    of two LPG agents per grid of ``envs``. With ``extras`` (the follow-up; TD at 0.99
+    only), also ``"returns"``, ``"cells"``, ``("retest", g)`` and ``("y frequent", g)``."""
     from sklearn_papers.nn._skorch import torch_seeded
 
     n = len(envs)
@@ -226,8 +176,7 @@ def _probe(est, envs, cfg, seed, extras=False):
         if not extras:
             continue
         res[("retest", g)] = _retest_spearman(vals, mc2[g])
-        quick = PROTOCOL.settings(True)
-        quick_counted = quick["mc_steps"] - min(quick["mc_steps"] // 3, 700)
+        quick_counted = _counted(PROTOCOL.settings(True)["mc_steps"])
         frequent = mask & (counts / counted >= 5 / quick_counted)
         rows = np.nonzero(frequent)[0]
         res[("y frequent", g)] = (res[("y", g)] if np.array_equal(frequent, mask) else
@@ -240,9 +189,8 @@ def _probe(est, envs, cfg, seed, extras=False):
 
 
 def _retest_spearman(first, second):
-    """``(pooled, per_agent)`` Spearman correlations between two ``(n_agents, n_states)``
-    Monte-Carlo estimates of the same values, on the cells both estimated (NaN elsewhere):
-    over all (agent, cell) pairs, and per agent averaged over the agents."""
+    """``(pooled, per_agent)`` Spearman correlations of two ``(n_agents, n_states)``
+    Monte-Carlo estimates on the cells both estimated."""
     from scipy.stats import spearmanr
 
     both = ~np.isnan(first) & ~np.isnan(second)
@@ -251,6 +199,12 @@ def _retest_spearman(first, second):
     pooled = (float(spearmanr(first[both], second[both]).statistic)
               if both.sum() >= 3 else float("nan"))
     return pooled, _mean(per_agent)
+
+
+def _errorbar(ax, x, values, **kw):
+    """Mean ± std of each of ``values`` (a sequence per point, e.g. over seeds) at ``x``."""
+    ax.errorbar(x, [np.mean(v) for v in values], yerr=[np.std(v) for v in values],
+                capsize=3, **kw)
 
 
 def _plot_returns(out, filename, table, names):
@@ -291,10 +245,9 @@ def _plot_curves(out, filename, curves, probes):
     for kind, color, label in (("y", "C0", "linear probe from y(s)"),
                                ("td", "C2", "TD(lambda) value at gamma=0.99")):
         for j, (style, how) in enumerate((("-", "pooled"), ("--", "per grid"))):
-            means = [np.mean([p[(kind, g)][j] for p in probes]) for g in _PROBE_DISCOUNTS]
-            stds = [np.std([p[(kind, g)][j] for p in probes]) for g in _PROBE_DISCOUNTS]
-            ax2.errorbar(_PROBE_DISCOUNTS, means, yerr=stds, marker="o", color=color,
-                         linestyle=style, capsize=3, label=f"{label}, {how}")
+            _errorbar(ax2, _PROBE_DISCOUNTS, [[p[(kind, g)][j] for p in probes]
+                                              for g in _PROBE_DISCOUNTS],
+                      marker="o", color=color, linestyle=style, label=f"{label}, {how}")
     ax2.axhline(0.7, color="grey", linestyle=":", label="target 0.7")
     ax2.set_xlabel("discount of the true value")
     ax2.set_ylabel("Spearman correlation (held-out grids)")
@@ -319,27 +272,26 @@ def _plot_checkpoints(out, filename, steps, checkpoints):
 
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
 
-    def line(axis, values, **kw):
-        means = [np.mean(v) for v in values]
-        stds = [np.std(v) for v in values]
-        axis.errorbar(steps, means, yerr=stds, marker="o", capsize=3, **kw)
+    def line(key, **kw):
+        _errorbar(ax, steps, [_ck_values(checkpoints, k, key) for k in steps], marker="o",
+                  **kw)
 
     for i, g in enumerate(_PROBE_DISCOUNTS):
-        line(ax, [_ck_values(checkpoints, k, ("y", g)) for k in steps], color=f"C{i}",
-             label=f"y, true value at gamma={g}")
-    line(ax, [_ck_values(checkpoints, k, ("y frequent", _TRAIN_DISCOUNT)) for k in steps],
-         color="C4", linestyle="--", label="y, gamma=0.99, often-visited cells")
-    line(ax, [_ck_values(checkpoints, k, ("td", _TRAIN_DISCOUNT)) for k in steps],
-         color="grey", linestyle="--", label="TD(lambda) value, gamma=0.99")
-    line(ax, [np.sqrt(np.clip(_ck_values(checkpoints, k, ("retest", _TRAIN_DISCOUNT)), 0,
-                              None)) for k in steps],
-         color="k", linestyle=":", label="sqrt(retest of the 0.99 target)")
+        line(("y", g), color=f"C{i}", label=f"y, true value at gamma={g}")
+    line(("y frequent", _TRAIN_DISCOUNT), color="C4", linestyle="--",
+         label="y, gamma=0.99, often-visited cells")
+    line(("td", _TRAIN_DISCOUNT), color="grey", linestyle="--",
+         label="TD(lambda) value, gamma=0.99")
+    _errorbar(ax, steps, [np.sqrt(np.clip(_ck_values(checkpoints, k, (
+        "retest", _TRAIN_DISCOUNT)), 0, None)) for k in steps], marker="o", color="k",
+        linestyle=":", label="sqrt(retest of the 0.99 target)")
     ax.axhline(0.7, color="grey", linestyle=":", linewidth=0.8)
     ax.set_xlabel("meta-steps of the rule (0: untrained)")
     ax.set_ylabel("Spearman, per grid (held-out 5x5)")
     ax.set_title("Probes of each run's rule along its meta-training")
     ax.legend(fontsize=7)
-    line(ax2, [_ck_returns(checkpoints, k) for k in steps], color="C0")
+    _errorbar(ax2, steps, [_ck_returns(checkpoints, k) for k in steps], marker="o",
+              color="C0")
     ax2.set_xlabel("meta-steps of the rule (0: untrained)")
     ax2.set_ylabel("mean lifetime return of the probe's agents")
     ax2.set_title("Return of agents trained by each snapshot")
@@ -348,8 +300,7 @@ def _plot_checkpoints(out, filename, steps, checkpoints):
 
 
 def _checkpoint_rows(steps, checkpoints):
-    """Rows of the follow-up's table: per checkpoint, the return of the agents the rule
-    trains and the probes' Spearman correlations."""
+    """The follow-up's table: per checkpoint, the return and the probes."""
     g0 = _TRAIN_DISCOUNT
     rows = []
     for k in steps:
@@ -357,11 +308,9 @@ def _checkpoint_rows(steps, checkpoints):
                "return": format_mean_std(_ck_returns(checkpoints, k), 1)}
         for g in _PROBE_DISCOUNTS:
             row[f"y, {g:g}"] = format_mean_std(_ck_values(checkpoints, k, ("y", g)), 2)
-        row["y, 0.99, often-visited cells"] = format_mean_std(
-            _ck_values(checkpoints, k, ("y frequent", g0)), 2)
-        row["TD value, 0.99"] = format_mean_std(_ck_values(checkpoints, k, ("td", g0)), 2)
-        row["retest of the 0.99 target"] = format_mean_std(
-            _ck_values(checkpoints, k, ("retest", g0)), 2)
+        for column, key in (("y, 0.99, often-visited cells", "y frequent"),
+                            ("TD value, 0.99", "td"), ("retest of the 0.99 target", "retest")):
+            row[column] = format_mean_std(_ck_values(checkpoints, k, (key, g0)), 2)
         row["cells per agent"] = format_mean_std([c["probes"][k]["cells"]
                                                   for c in checkpoints], 1)
         rows.append(row)
@@ -369,23 +318,20 @@ def _checkpoint_rows(steps, checkpoints):
 
 
 def _fall(y, trained, final):
-    """``(peak, words, falls)``: the checkpoint where y's probe peaks, a sentence on how
-    it falls after it, and whether the fall is beyond the seed spread (the paired
-    interval rule over the seeds)."""
+    """``(peak, words, falls)``: where y's probe peaks and whether it falls after the peak
+    beyond the seed spread (paired interval)."""
     peak = max(trained, key=lambda k: np.mean(y[k]))
     if peak == final:
-        return peak, (f"y's probe is highest at the last checkpoint ({final}): it does not "
-                      f"fall with longer meta-training in this run"), False
+        return peak, f"highest at the last checkpoint ({final}), no fall", False
     falls = judge(CLAIMS_FOLLOWUP["falls"], y[peak], y[final]).outcome == HOLDS
-    return peak, (f"y's probe peaks at meta-step {peak} ({np.mean(y[peak]):.2f}) and ends "
-                  f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}: "
-                  + ("a fall beyond the seed spread" if falls else
-                     "within the seed spread, so no measurable fall")), falls
+    return peak, (f"peaks at {peak} ({np.mean(y[peak]):.2f}) and ends "
+                  f"{np.mean(y[peak]) - np.mean(y[final]):.2f} lower at {final}, "
+                  + ("beyond" if falls else "within") + " the seed spread"), falls
 
 
 def _repeats(checkpoints, probes, lpg_values, final):
-    """Whether the last checkpoint repeats the main table's probe exactly (it is the rule
-    of the LPG part), and a sentence on the parts whose meta-training ran again."""
+    """Whether the last checkpoint repeats the main probe exactly, and a sentence on the
+    parts whose meta-training ran again."""
     repeats = all(np.array_equal(c["probes"][final][key], p[key], equal_nan=True)
                   for c, p in zip(checkpoints, probes) for key in p
                   if key in c["probes"][final])
@@ -393,40 +339,27 @@ def _repeats(checkpoints, probes, lpg_values, final):
     same_fit = all(np.array_equal(c["training_returns"], v["training_returns"])
                    for c, v in zip(checkpoints, lpg_values) if c["refit"])
     refit_text = (f" {len(refits)} of the {len(checkpoints)} seeds' LPG parts were cached "
-                  f"before they kept snapshots, so their meta-training ran again (same seed "
-                  f"and settings) to take them; the re-runs reproduced the cached runs' "
-                  f"meta-training returns exactly: {'yes' if same_fit else 'no'}."
-                  if refits else "")
+                  f"without snapshots and re-run; they repeat the cached meta-training "
+                  f"returns exactly: {'yes' if same_fit else 'no'}." if refits else "")
     return repeats, refit_text
 
 
-def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wall):
+def _checkpoint_section(result, steps, checkpoints, probes, lpg_values):
     """The follow-up's markdown: the table by checkpoint and its computed sentences."""
     g0 = _TRAIN_DISCOUNT
-    rows = _checkpoint_rows(steps, checkpoints)
-
     final, trained = steps[-1], [k for k in steps if k > 0]
     y = {k: _ck_values(checkpoints, k, ("y", g0)) for k in steps}
-    ret = {k: _ck_returns(checkpoints, k) for k in steps}
     peak, fall, falls = _fall(y, trained, final)
-    ret_peak = max(trained, key=lambda k: np.mean(ret[k]))
-    path_text = ", ".join(f"{np.mean(y[k]):.2f} at {k}" for k in steps)
-    ret_text = ", ".join(f"{np.mean(ret[k]):.1f} at {k}" for k in steps)
     best = {k: max(_PROBE_DISCOUNTS, key=lambda g: np.mean(_ck_values(checkpoints, k,
                                                                       ("y", g))))
             for k in trained}
-    best_text = ", ".join(f"{best[k]:g} at {k}" for k in trained)
-
-    y_end, freq_end = np.mean(y[final]), np.mean(_ck_values(checkpoints, final,
-                                                            ("y frequent", g0)))
-    retest = {k: _ck_values(checkpoints, k, ("retest", g0)) for k in steps}
-    ceiling = {k: float(np.sqrt(max(np.mean(retest[k]), 0.0))) for k in steps}
+    y_end = np.mean(y[final])
+    freq_end = np.mean(_ck_values(checkpoints, final, ("y frequent", g0)))
+    retest = np.mean(_ck_values(checkpoints, final, ("retest", g0)))
+    ceiling = float(np.sqrt(max(retest, 0.0)))
     td_end = np.mean(_ck_values(checkpoints, final, ("td", g0)))
-    first = trained[0]
-    quick = PROTOCOL.settings(True)
-    same_protocol = cfg["mc_steps"] == quick["mc_steps"]
     spread = max(np.std(y[final]), 0.02)
-    corrected = y_end / ceiling[final] if ceiling[final] > 0 else float("nan")
+    corrected = y_end / ceiling if ceiling > 0 else float("nan")
 
     def effect(value):
         """'explains' (alone it lifts the probe to 0.7), 'contributes' or 'no'."""
@@ -434,65 +367,31 @@ def _checkpoint_section(result, steps, checkpoints, probes, lpg_values, cfg, wal
             return "no"
         return "explains" if value >= 0.7 > y_end else "contributes"
 
-    factors = [("longer meta-training (y's probe at its peak)",
-                np.mean(y[peak]) if falls else y_end),
-               ("rarely visited cells (y's probe on the often-visited ones)", freq_end),
-               ("the noise of the Monte-Carlo target (y's probe corrected for it, "
-                "r / sqrt(retest))", corrected)]
-    effects = [f"{name}: {value:.2f}, {effect(value)}" for name, value in factors]
-    causes = [name.split(" (")[0] for (name, value) in factors
-              if effect(value) != "no"]
-    why = (("y's probe meets 0.7 at the end of this run" if y_end >= 0.7 else
-            "y's probe ends below 0.7") + f" ({y_end:.2f}); by factor (a factor "
-           f"'explains' the shortfall when it alone lifts the probe to 0.7, 'contributes' "
-           f"when it lifts it by more than the seed spread {spread:.2f}): "
-           + "; ".join(effects) + ". "
-           + ("Measured causes: " + ", ".join(causes) + "." if causes else
-              "None of the three measured factors moves it."))
-
+    factors = [("longer meta-training", np.mean(y[peak]) if falls else y_end),
+               ("rarely visited cells", freq_end),
+               ("the noise of the Monte-Carlo target", corrected)]
+    causes = [name for name, value in factors if effect(value) != "no"]
     repeats, refit_text = _repeats(checkpoints, probes, lpg_values, final)
-    cpu = sum(c["cpu"] for c in checkpoints)
-    md = [
+    return "\n".join([
         f"#### {_FOLLOWUP_HEADING}",
         "",
-        f"Why y's per-grid probe at 0.99 is where it is: the LPG rule of every meta-training "
-        f"run of `lpg` is taken at meta-steps {', '.join(map(str, steps))} (0: the untrained "
-        f"rule; the snapshots are copies of the rule's parameters after those Adam steps, "
-        f"i.e. the rule a fit with that many meta-steps ends with) and put through the same "
-        f"probe (two fresh agents per held-out 5 x 5 grid, per grid; mean ± std over "
-        f"{len(checkpoints)} seeds). Return: the mean lifetime return of those probe agents. "
-        f"Beside y's probe: the same probe on the *often-visited cells* only (a visit share "
-        f"of at least 5 in {quick['mc_steps'] - min(quick['mc_steps'] // 3, 700)} steps, the "
-        f"quick protocol's count; the probes of `lpg` count every cell visited 5 times in the "
-        f"{cfg['mc_steps'] - min(cfg['mc_steps'] // 3, 700)} counted steps of a "
-        f"{cfg['mc_steps']}-step rollout), the TD(lambda) value's probe, and the *retest* of "
-        f"the target: the Spearman correlation, per agent, between the Monte-Carlo values "
-        f"at 0.99 and a second independent estimate (another rollout of the same final "
-        f"policy); a predictor of the true values scored against one estimate reaches "
-        f"about the square root of the retest. {len(checkpoints)} parts, {wall:.0f} s wall, "
-        f"{cpu:.0f} s of CPU time summed over them.{refit_text} The last checkpoint "
-        f"repeats the probe of `lpg`'s table exactly: {'yes' if repeats else 'no'}.",
+        f"The probes of `lpg` (per grid) of each run's rule after {', '.join(map(str, steps))} "
+        f"meta-steps, and the return of the agents it trains; mean ± std over "
+        f"{len(checkpoints)} seeds. Often-visited cells: at least 5 visits per "
+        f"{_counted(PROTOCOL.settings(True)['mc_steps'])} counted steps.{refit_text} The last "
+        f"checkpoint repeats the probe of `lpg`'s table exactly: {'yes' if repeats else 'no'}.",
         "",
-        result.table(rows),
+        result.table(_checkpoint_rows(steps, checkpoints)),
         "",
-        f"- Along meta-training the return goes {ret_text} (highest at {ret_peak}); y's "
-        f"per-grid probe at 0.99 goes {path_text}: {fall}. The discount whose values y "
-        f"ranks best: {best_text}.",
-        f"- At the end ({final} meta-steps): y's probe at 0.99 is {y_end:.2f} on every "
-        f"counted cell and {freq_end:.2f} on the often-visited ones "
-        + ("(the same cells in this mode)" if same_protocol else
-           f"({freq_end - y_end:+.2f}: "
-           + ("rarely visited cells, whose y the agent updated rarely, pull it down"
-              if effect(freq_end) != "no" else "the rarely visited cells do not explain it")
-           + ")")
-        + f"; the retest of the 0.99 target is {np.mean(retest[final]):.2f} (at {first} "
-        f"meta-steps: {np.mean(retest[first]):.2f}), a ceiling of about {ceiling[final]:.2f} "
-        f"for any probe, so y's probe corrected for the target's noise is {corrected:.2f} "
-        f"(the TD value's: {td_end / ceiling[final]:.2f})."
-        if ceiling[final] > 0 else "",
-        f"- Why, per grid at 0.99: {why}",
-    ]
-    return "\n".join(md)
+        f"- y's probe at 0.99 {fall}; the discount y ranks best: "
+        f"{', '.join(f'{best[k]:g} at {k}' for k in trained)}.",
+        f"- At {final} meta-steps the retest of the target is {retest:.2f}, "
+        f"so y's probe corrected for its noise is {corrected:.2f} (TD: "
+        f"{td_end / ceiling:.2f})." if ceiling > 0 else "",
+        f"- Why, per grid at 0.99 (y's probe {y_end:.2f}, seed spread {spread:.2f}): "
+        + "; ".join(f"{name} {value:.2f}, {effect(value)}" for name, value in factors)
+        + ". Measured causes: " + (", ".join(causes) if causes else "none") + ".",
+    ])
 
 
 def _environments(cfg, rs):
@@ -505,17 +404,22 @@ def _environments(cfg, rs):
     return train, {"held-out 5x5": test, "larger 7x7": large}
 
 
-def _score(est, envs):
-    """Mean lifetime return of fresh agents trained by ``est``'s rule (the paper's metric)."""
+def _or_nan(fn, *args):
+    """``fn(*args)``, or NaN where the agents diverged (``FloatingPointError``)."""
     try:
-        return float(np.mean(est.lifetime_returns(envs)))
+        return fn(*args)
     except FloatingPointError:
         return float("nan")
 
 
+def _score(est, envs):
+    """Mean lifetime return of fresh agents trained by ``est``'s rule (the paper's metric)."""
+    return _or_nan(lambda: float(np.mean(est.lifetime_returns(envs))))
+
+
 def _checkpoints(meta_steps):
-    """Meta-steps at which the follow-up looks at the rule: 0 (the untrained rule), those of
-    150, 300, 600, 1000 below ``meta_steps``, and ``meta_steps`` (at least one in between)."""
+    """The follow-up's meta-steps: 0, those of 150, 300, 600, 1000 below ``meta_steps``
+    (at least one), and ``meta_steps``."""
     steps = [s for s in (150, 300, 600, 1000) if s < meta_steps]
     if not steps and meta_steps >= 2:
         steps = [meta_steps // 2]
@@ -524,13 +428,9 @@ def _checkpoints(meta_steps):
 
 @contextmanager
 def _rule_snapshots(steps, out):
-    """Keep the parameters that an optimizer holds after its ``steps``-th steps, in ``out``.
-
-    During :meth:`LearnedPolicyGradient.fit` the only optimizer is the rule's Adam, built on
-    ``rule.parameters()``, so ``out[k]`` (a list of arrays in that order) is the rule after
-    ``k`` meta-steps, the rule a fit with ``max_meta_steps=k`` ends with. Copying leaves the
-    fit unchanged. Uses torch's global optimizer step hook, removed on exit.
-    """
+    """Keep in ``out[k]`` the parameters of the (one) optimizer after its ``k``-th step, for
+    ``k`` in ``steps``: in a fit, the rule after ``k`` meta-steps (torch's global optimizer
+    step hook, removed on exit; copies leave the fit unchanged)."""
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     seen = {}
@@ -579,13 +479,9 @@ def _with_rule(est, params):
 
 @in_one_torch_thread
 def _seed_part(variant, seed, cfg, rs, best_lr):
-    """One meta-training run (``variant`` "LPG" or "LPG without y") and its evaluation.
-
-    The LPG part also scores the untrained rule and A2C with this seed, runs the probe and
-    keeps the rule's snapshots at the follow-up's checkpoints (``"snapshots"``: what a part
-    cached before they were kept lacks them). Module-level so that it can run in a worker
-    process (everything it needs is passed).
-    """
+    """One meta-training run (``variant`` "LPG" or "LPG without y") and its evaluation; the
+    LPG part also scores the untrained rule and A2C, runs the probe and keeps the rule's
+    snapshots at the follow-up's checkpoints (``"snapshots"``)."""
     from sklearn_papers.rl import A2C
 
     train, sets = _environments(cfg, rs)
@@ -597,10 +493,9 @@ def _seed_part(variant, seed, cfg, rs, best_lr):
         est.fit(train)
     out = {"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0,
            "training_returns": est.training_returns_, "scores": {}}
-    if variant == "LPG":
-        out["snapshots"] = snapshots
     rules = {variant: est}
     if variant == "LPG":
+        out["snapshots"] = snapshots
         rules["untrained rule"] = est.untrained(random_state=seed)
         rules["A2C (tuned lr)"] = A2C(lr=best_lr, normalize_advantage=False,
                                       lifetime=cfg["lifetime"], random_state=seed)
@@ -612,13 +507,9 @@ def _seed_part(variant, seed, cfg, rs, best_lr):
 
 @in_one_torch_thread
 def _checkpoint_part(seed, cfg, rs, snapshots):
-    """The follow-up for one seed: the LPG rule after each of ``_checkpoints`` meta-steps,
-    probed on the held-out 5 x 5 grids (``_probe`` with its extra measures).
-
-    ``snapshots`` come from the LPG part of this seed; None (a part cached before they were
-    kept) re-runs its meta-training, deterministic with the same seed and settings, to take
-    them (``"training_returns"`` lets the caller check that it reproduced the cached run).
-    """
+    """The follow-up for one seed: the rule after each of ``_checkpoints`` meta-steps,
+    probed with the extra measures; ``snapshots=None`` re-runs the (deterministic)
+    meta-training to take them."""
     train, sets = _environments(cfg, rs)
     steps = _checkpoints(cfg["meta_steps"])
     t0, c0 = time.perf_counter(), time.process_time()
@@ -636,8 +527,7 @@ def _checkpoint_part(seed, cfg, rs, snapshots):
 
 
 def _tune_a2c(ctx, cfg, train):
-    """A2C's learning rate, tuned on the meta-training grids (as the paper tunes A2C), with
-    raw advantages (the protocol of the published runs): ``(best_lr, {lr: return})``."""
+    """``(best_lr, {lr: return})``: A2C (raw advantages) tuned on the meta-training grids."""
     from sklearn_papers.rl import A2C
 
     tuned = {}
@@ -649,30 +539,41 @@ def _tune_a2c(ctx, cfg, train):
 
 
 def _cache_params(cfg):
-    """What every part's cache params hold beside its own settings: the estimator's
-    defaults and the rule's file format (which names its inputs), so that a part cached
-    with other defaults or inputs is redone."""
+    """Cache params of every part: ``cfg``, the estimator's defaults and the rule's file
+    format, so that a part cached with other defaults or inputs is redone."""
     from sklearn_papers.rl import LearnedPolicyGradient
     from sklearn_papers.rl._learned_policy_gradient import _FORMAT as rule_format
 
-    defaults = {k: v for k, v in LearnedPolicyGradient().get_params().items()
-                if k not in ("verbose", "random_state", "n_jobs")}
-    return {"cfg": cfg, "defaults": defaults, "format": rule_format}
+    return {"cfg": cfg, "defaults": _defaults(LearnedPolicyGradient()), "format": rule_format}
 
 
-def _meta_training(ctx, cfg, best_lr, variants=("LPG", "LPG without y"), owner=None):
-    """One cached part per (seed, variant) on ``cfg["n_jobs"]`` worker processes, kept for
-    the follow-up (``owner="lpg"`` when the follow-up reads them); returns ``(jobs, values,
-    wall seconds)``."""
+def _defaults(est, drop=("verbose", "random_state", "n_jobs")):
+    """``est``'s parameters but ``drop`` (what a part's cache params hold)."""
+    return {k: v for k, v in est.get_params().items() if k not in drop}
+
+
+def _timed_parts(ctx, cfg, parts, desc, **kwargs):
+    """``(values, wall seconds)`` of :func:`cached_parts` on ``cfg["n_jobs"]`` processes."""
+    start = time.perf_counter()
+    with ctx.progress(total=len(parts), desc=desc) as bar:
+        values = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar, **kwargs)
+    return values, time.perf_counter() - start
+
+
+def _meta_training(ctx, cfg, variants=("LPG", "LPG without y"), owner=None):
+    """A2C tuned, then one cached part per (seed, variant), shared with the follow-up
+    (``owner="lpg"`` when the follow-up reads them): :func:`_collect`'s dict with the
+    ``sets``, ``tuned``, ``best_lr``, ``jobs`` and ``wall`` seconds of the parts."""
+    train, sets = _environments(cfg, ctx.random_state)
+    best_lr, tuned = _tune_a2c(ctx, cfg, train)
     jobs = [(v, ctx.random_state + i) for i in range(cfg["seeds"]) for v in variants]
     params = {**_cache_params(cfg), "best_lr": best_lr}
     parts = [(f"{v}/seed={seed}", _seed_part, (v, seed, cfg, ctx.random_state, best_lr),
               params) for v, seed in jobs]
-    start = time.perf_counter()
-    with ctx.progress(total=len(parts), desc="lpg: meta-training runs") as bar:
-        values = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar, owner=owner,
-                              share=owner is None)
-    return jobs, values, time.perf_counter() - start
+    values, wall = _timed_parts(ctx, cfg, parts, "lpg: meta-training runs", owner=owner,
+                                share=owner is None)
+    return {**_collect(jobs, values, sets), "sets": sets, "tuned": tuned, "best_lr": best_lr,
+            "jobs": jobs, "wall": wall}
 
 
 def _collect(jobs, values, sets):
@@ -695,24 +596,26 @@ def _collect(jobs, values, sets):
 
 
 def _followup_parts(ctx, cfg, jobs, lpg_values):
-    """The follow-up's checkpoints (the same LPG runs probed at several meta-steps; the
-    rule's snapshots come from the LPG parts, or from a deterministic re-run of their
-    meta-training where a part was cached before it kept them): ``(checkpoints, wall)``."""
+    """The follow-up's cached parts: each LPG run probed at its checkpoints."""
     lpg_seeds = [seed for v, seed in jobs if v == "LPG"]
     params = {**_cache_params(cfg), "steps": _checkpoints(cfg["meta_steps"])}
     parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
               (seed, cfg, ctx.random_state, value.get("snapshots")), params)
              for seed, value in zip(lpg_seeds, lpg_values)]
-    start = time.perf_counter()
-    with ctx.progress(total=len(parts), desc="lpg: follow-up checkpoints") as bar:
-        checkpoints = cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar)
-    wall = time.perf_counter() - start
+    checkpoints, wall = _timed_parts(ctx, cfg, parts, "lpg: follow-up checkpoints")
     ctx.log(f"[lpg] follow-up: {len(parts)} parts, {wall:.0f} s wall")
-    return checkpoints, wall
+    return checkpoints
 
 
 #: The methods of the returns table, in its column order.
 _METHODS = ["LPG", "A2C (tuned lr)", "untrained rule", "LPG without y"]
+
+
+def _verdict_line(result, verdict, style="outcome", **kwargs):
+    """``"- <claim>: <verdict>"``, the verdict kept in ``result`` (``style`` and ``kwargs``
+    are :meth:`Result.verdict`'s; a claim made of parts passes its ``claim``)."""
+    claim = kwargs.get("claim") or verdict.claim
+    return f"- {claim.statement}: {result.verdict(verdict, style=style, **kwargs)}"
 
 
 def _return_rows(table, sets):
@@ -738,121 +641,55 @@ def _probe_rows(probes):
     return rows
 
 
-def _probe_stats(probes, j):
-    """Claims 2 and 3 on the probes: ``j = 1`` per grid (the paper analyses y within one
-    environment), ``j = 0`` pooled (reported beside them)."""
+def _probe_verdicts(probes, j):
+    """Claims 2 and 3 on the probes, ``j = 1`` per grid, ``j = 0`` pooled:
+    ``(value_like, y_beats, td_drops)`` (``value_like`` None without a finite value)."""
     others = [g for g in _PROBE_DISCOUNTS if g != _TRAIN_DISCOUNT]
     how = "per grid" if j else "pooled"
-    y_train = [p[("y", _TRAIN_DISCOUNT)][j] for p in probes]
     td_train = [p[("td", _TRAIN_DISCOUNT)][j] for p in probes]
     y_other = [_mean([p[("y", g)][j] for g in others]) for p in probes]
     td_other = [_mean([p[("td", g)][j] for g in others]) for p in probes]
-    # claim 3: y carries the other discounts' values (its probe beats the TD value's
-    # there) and the TD value does not (its probe is lower there than at its own discount)
-    y_beats = judge(CLAIMS["y_beats"].at(how=how), y_other, td_other)
-    td_drops = judge(CLAIMS["td_drops"].at(how=how), td_train, td_other)
-    finite = np.asarray(y_train, dtype=float)
+    finite = np.asarray([p[("y", _TRAIN_DISCOUNT)][j] for p in probes], dtype=float)
     finite = finite[np.isfinite(finite)]  # seeds without a probe are left out
-    return dict(how=how, y_train=_mean(y_train), td_train=_mean(td_train),
-                y_other=_mean(y_other), td_other=_mean(td_other), y_beats=y_beats,
-                td_drops=td_drops, value_like=(judge(CLAIMS["value_like"].at(how=how), finite)
-                                               if finite.size else None))
+    return (judge(CLAIMS["value_like"].at(how=how), finite) if finite.size else None,
+            judge(CLAIMS["y_beats"].at(how=how), y_other, td_other),
+            judge(CLAIMS["td_drops"].at(how=how), td_train, td_other))
 
 
 def _probe_text(result, probes):
-    """Markdown of claims 2 and 3 (the probe of y against the TD value)."""
-    grid, pooled = _probe_stats(probes, 1), _probe_stats(probes, 0)
-    others = ", ".join(str(g) for g in _PROBE_DISCOUNTS if g != _TRAIN_DISCOUNT)
+    """Verdict bullets of claims 2 (y is value-like) and 3 (values at other discounts): per
+    grid in bold, pooled beside them."""
+    stats = {how: _probe_verdicts(probes, j) for j, how in ((1, "per grid"), (0, "pooled"))}
+    lines = []
+    for how, style in (("per grid", "outcome"), ("pooled", "plain")):
+        value_like = stats[how][0]
+        lines.append(_verdict_line(result, value_like, style) if value_like is not None else
+                     _verdict_line(result, "inconclusive", "outcome", rule="no finite value",
+                                  claim=CLAIMS["value_like"].at(how=how)))
+    for how, style in (("per grid", "outcome"), ("pooled", "plain")):
+        parts = list(stats[how][1:])
+        lines += [_verdict_line(result, v, "plain") for v in parts]
+        lines.append(_verdict_line(result, all_of(*parts), style, parts=parts,
+                                  claim=CLAIMS["other_discounts"].at(how=how)))
+    return lines
 
-    def target(stats, style):
-        if stats["value_like"] is None:
-            return result.verdict("inconclusive", claim=CLAIMS["value_like"].at(
-                how=stats["how"]), rule="no finite value", style="outcome")
-        return result.verdict(stats["value_like"], style=style)
 
-    def claim3(stats, style):
-        parts = [stats["y_beats"], stats["td_drops"]]
-        return result.verdict(all_of(*parts), claim=CLAIMS["other_discounts"].at(
-            how=stats["how"]), parts=parts, style=style)
-
-    def plain(verdict):
-        return result.verdict(verdict, style="plain")
-
+def _returns_text(result, cfg, runs):
+    """Markdown of claim 1 (LPG's returns against A2C's)."""
+    held = runs["table"]["held-out 5x5"]
+    lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in runs["tuned"].items())
     return [
-        f"- y is value-like at the training discount 0.99, per grid (the paper analyses "
-        f"y within one environment): Spearman {grid['y_train']:.2f} (target >= 0.7: "
-        f"{target(grid, 'bold')}). Pooled across grids, a stricter test that "
-        f"the paper does not make (one read-out for every layout, so y must also carry the "
-        f"value's level in reward units): {pooled['y_train']:.2f} "
-        f"({target(pooled, 'plain')} against the same 0.7).",
-        f"- Per grid, at the other discounts ({others}), y's "
-        f"probe averages {grid['y_other']:.2f} against the TD(lambda) value's "
-        f"{grid['td_other']:.2f} (y higher: {plain(grid['y_beats'])}), "
-        f"while the TD value's probe "
-        f"averages {grid['td_train']:.2f} at its own discount 0.99 (higher than at the "
-        f"others: {plain(grid['td_drops'])}). y carries values at "
-        f"other discounts where the "
-        f"TD(lambda) value does not: {claim3(grid, 'bold')} (paper: y captures "
-        f"values at "
-        f"discounts other than the meta-training one). Pooled: y {pooled['y_other']:.2f} "
-        f"against TD {pooled['td_other']:.2f} at the other discounts (y higher: "
-        f"{plain(pooled['y_beats'])}), TD {pooled['td_train']:.2f} at 0.99 "
-        f"(higher than at the others: {plain(pooled['td_drops'])}); "
-        f"both parts together: {claim3(pooled, 'plain')}.",
-    ]
-
-
-_PROBE_PROTOCOL = (
-    "Probe (held-out grids): ridge regression from `y(s)` (the agent's prediction "
-    "vector at the end of its lifetime) to the Monte-Carlo value of each visited cell "
-    "under the agent's final policy; Spearman correlation of its out-of-sample "
-    "predictions. Two fresh agents are trained on every grid. *Pooled*: one probe "
-    "for all grids, cross-validated by grid, correlation over all (grid, cell) pairs "
-    "(y must carry the value's level consistently across grids). *Per grid*: a probe "
-    "fit on one agent's cells predicts the other agent's values in the same grid, "
-    "correlation among that agent's cells, averaged over both directions and the "
-    "grids (y must rank a grid's states by value through a read-out that transfers "
-    "between agents). "
-    "Beside it, the same probes from a TD(lambda) value (lambda 0.9) learned at "
-    "discount 0.99 alongside each agent from the same experience.")
-
-
-def _returns_text(result, ctx, cfg, runs, sets, tuned, best_lr, parts_wall):
-    """Markdown of the protocol and claim 1 (LPG's returns against A2C's)."""
-    table, n_runs = runs["table"], sum(len(c) for c in runs["curves"].values())
-    held = table["held-out 5x5"]
-    ratio = np.mean(held["LPG"]) / np.mean(held["A2C (tuned lr)"])
-    ratio_large = (np.mean(table["larger 7x7"]["LPG"])
-                   / np.mean(table["larger 7x7"]["A2C (tuned lr)"]))
-    lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in tuned.items())
-    return [
-        f"Environments: {cfg['n_train']} random 5 x 5 grid worlds for meta-training "
-        f"(`sample_grid_worlds`, dense / sparse / long-horizon layouts, "
-        f"`random_state={ctx.random_state}`), {cfg['n_test']} disjoint held-out 5 x 5 grids and "
-        f"{cfg['n_large']} 7 x 7 grids. Metric: lifetime return, the sum of rewards an agent "
-        f"collects in {cfg['lifetime']} updates of 20 steps (2,000 steps), one fresh tabular "
-        f"agent per grid, mean ± std over {cfg['seeds']} meta-training seeds. LPG: "
-        f"{cfg['meta_steps']} meta-steps, {cfg['n_agents']} agents, 5 unrolled updates per "
-        f"meta-gradient, prediction size 8. The {n_runs} meta-training runs (LPG and the "
-        f"ablation, {cfg['seeds']} seeds each) with their evaluations took "
-        f"{parts_wall:.0f} s wall on {cfg['n_jobs']} worker processes; the fits alone took "
-        f"{runs['cpu']:.0f} s of CPU time ({runs['seconds']:.0f} s wall) summed over the runs, "
-        f"one torch thread each (wall times are inflated when the machine is shared). "
-        f"A2C: learning rate {best_lr:g}, the best mean lifetime return on the "
-        f"meta-training grids among ({lr_text}).",
+        f"Lifetime return of a fresh agent per grid ({cfg['lifetime']} updates of 20 steps), "
+        f"mean ± std over {cfg['seeds']} meta-training seeds of {cfg['meta_steps']} "
+        f"meta-steps with {cfg['n_agents']} agents. A2C's learning rate {runs['best_lr']:g} "
+        f"is the best on the meta-training grids ({lr_text}).",
         "",
-        result.table(_return_rows(table, sets)),
+        result.table(_return_rows(runs["table"], runs["sets"])),
         "",
-        f"- LPG reaches {100 * ratio:.0f} % of A2C's return on the held-out grids (target "
-        ">= 80 %: " + result.verdict(judge(CLAIMS["share"], held["LPG"],
-                                           0.8 * np.asarray(held["A2C (tuned lr)"])))
-        + f") and {100 * ratio_large:.0f} % on the larger grids. Paper: LPG is competitive "
-        "with A2C on the tabular grid worlds.",
-        "- LPG beats the untrained rule: "
-        + result.verdict(judge(CLAIMS["untrained"], held["LPG"], held["untrained rule"]))
-        + "; LPG beats the ablation without y: "
-        + result.verdict(judge(CLAIMS["no_y"], held["LPG"], held["LPG without y"]))
-        + " (paper: removing y hurts the discovered rule).",
+        _verdict_line(result, judge(CLAIMS["share"], held["LPG"],
+                                   0.8 * np.asarray(held["A2C (tuned lr)"]))),
+        _verdict_line(result, judge(CLAIMS["untrained"], held["LPG"], held["untrained rule"])),
+        _verdict_line(result, judge(CLAIMS["no_y"], held["LPG"], held["LPG without y"])),
         "",
     ]
 
@@ -861,52 +698,45 @@ def run(ctx):
     """Run the experiment; see the module docstring."""
     cfg = PROTOCOL.settings(ctx.quick)
     with one_torch_thread():
-        train, sets = _environments(cfg, ctx.random_state)
-        best_lr, tuned = _tune_a2c(ctx, cfg, train)
-        jobs, values, parts_wall = _meta_training(ctx, cfg, best_lr)
-        runs = _collect(jobs, values, sets)
-    ctx.log(f"[lpg] {len(jobs)} meta-training runs with their evaluations: "
-            f"{parts_wall:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
+        runs = _meta_training(ctx, cfg)
+    ctx.log(f"[lpg] {len(runs['jobs'])} meta-training runs with their evaluations: "
+            f"{runs['wall']:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
             f"{runs['seconds']:.0f} s wall, {runs['cpu']:.0f} s CPU, summed over the runs")
     figures = [_plot_returns(ctx, "lpg_returns.png", runs["table"], _METHODS),
                _plot_curves(ctx, "lpg_meta_training_and_probe.png", runs["curves"],
                             runs["probes"])]
     result = Result()
-    md = _returns_text(result, ctx, cfg, runs, sets, tuned, best_lr, parts_wall)
-    md += [_PROBE_PROTOCOL, "", result.table(_probe_rows(runs["probes"])), "",
-           *_probe_text(result, runs["probes"]), "",
-           "Why y's per-grid probe at 0.99 is where it is (the rule along meta-training) is "
-           "the experiment `lpg_followup`; whether the learned rule generalizes to "
-           "environments nobody here wrote (gymnasium's FrozenLake, CliffWalking and Taxi) "
-           "is the experiment `lpg_stock`."]
+    md = _returns_text(result, cfg, runs)
+    md += [f"Spearman correlation of probes from y(s) and from a TD(lambda) value to the "
+           f"true values on the held-out grids, mean ± std over {cfg['seeds']} seeds.", "",
+           result.table(_probe_rows(runs["probes"])), "", *_probe_text(result, runs["probes"]),
+           "", "Follow-ups: `lpg_followup` (y along meta-training) and `lpg_stock` "
+           "(gymnasium's stock environments)."]
     return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
 
 
 def run_followup(ctx):
-    """The LPG rule of every meta-training run of ``lpg`` along its meta-training, as an
-    experiment of its own (see the module docstring). The LPG runs are ``lpg``'s parts:
-    read from this run when it ran them, else computed (and cached) under its name."""
+    """The rule of every LPG run of ``lpg`` along its meta-training, as an experiment of its
+    own; ``lpg``'s parts are read from this run when it ran them, else computed."""
     cfg = PROTOCOL.settings(ctx.quick)
     with one_torch_thread():
-        train, sets = _environments(cfg, ctx.random_state)
-        best_lr, _ = _tune_a2c(ctx, cfg, train)
-        jobs, values, _ = _meta_training(ctx, cfg, best_lr, variants=("LPG",), owner="lpg")
-        runs = _collect(jobs, values, sets)
-        checkpoints, ck_wall = _followup_parts(ctx, cfg, jobs, runs["lpg_values"])
+        runs = _meta_training(ctx, cfg, variants=("LPG",), owner="lpg")
+        checkpoints = _followup_parts(ctx, cfg, runs["jobs"], runs["lpg_values"])
     steps = _checkpoints(cfg["meta_steps"])
     result = Result()
-    md = _checkpoint_section(result, steps, checkpoints, runs["probes"], runs["lpg_values"],
-                             cfg, ck_wall)
+    md = _checkpoint_section(result, steps, checkpoints, runs["probes"], runs["lpg_values"])
     return result.done(md, figures=[_plot_checkpoints(ctx, "lpg_checkpoints.png", steps,
                                                       checkpoints)],
                        shortened=PROTOCOL.note(ctx.quick))
 
 
+_PAPER = ("Oh, Hessel, Czarnecki, Xu, van Hasselt, Singh & Silver 2020, Discovering "
+          "Reinforcement Learning Algorithms, NeurIPS")
+
 EXPERIMENT = Experiment(
     name="lpg",
     title="Learned Policy Gradient vs A2C on tabular grid worlds",
-    paper="Oh, Hessel, Czarnecki, Xu, van Hasselt, Singh & Silver 2020, Discovering "
-          "Reinforcement Learning Algorithms, NeurIPS",
+    paper=_PAPER,
     run=run,
     claims=CLAIMS,
     protocol=PROTOCOL,
@@ -915,8 +745,7 @@ EXPERIMENT = Experiment(
 EXPERIMENT_FOLLOWUP = Experiment(
     name="lpg_followup",
     title="Learned Policy Gradient follow-up: y's value-likeness along meta-training",
-    paper="Oh, Hessel, Czarnecki, Xu, van Hasselt, Singh & Silver 2020, Discovering "
-          "Reinforcement Learning Algorithms, NeurIPS",
+    paper=_PAPER,
     run=run_followup,
     claims=CLAIMS_FOLLOWUP,
     protocol=PROTOCOL,

@@ -38,10 +38,7 @@ def test_tiny_run_writes_verdicts_and_plots(tmp_path, monkeypatch):
                         continual.PROTOCOL_FOLLOWUP.but(replay_seeds=1, curve_seeds=2))
     ctx = RunContext(quick=True, out_dir=tmp_path, verbose=0, experiment="continual")
     section = continual.run(ctx)
-    for claim in ["Fine-tuning forgets", "Joint training", "closes >= 0.75",
-                  "Prior-focused alone", "bit-identical", "per-task heads forgets",
-                  "Progressive minus fresh column", "90 % CI", "`continual_followup`"]:
-        assert claim in section.markdown, claim
+    assert "`continual_followup`" in section.markdown
     outcomes = {v.claim: v.outcome for v in section.verdicts}
     # frozen columns, whatever the budget
     assert outcomes["task 1's predict_proba bit-identical after tasks 2-5"] == "holds"
