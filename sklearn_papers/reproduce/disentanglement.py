@@ -40,13 +40,11 @@ PROTOCOL = Protocol(
     quick=dict(image_size=16, n_fit=2000, n_score=1000, n_pool=2000, n_test=1000,
                n_components=6, max_epochs=20, seeds=[0], n_interventional=(200, 100),
                dci_estimators=10),
-    shortened="16x16 images, 2,000 training images, 20 epochs, one seed per beta, 200/100 "
-              "interventional points and 10-tree GBTs for DCI (full: 32x32, 10,000 images, "
-              "30 epochs, 3 seeds, 2,000/1,000 points, 100-tree GBTs).",
 )
 
 
 def _reconstruction_error(model, X):
+    """Mean squared error of ``model``'s reconstruction of ``X``."""
     return float(np.mean((model.inverse_transform(model.transform(X)) - X) ** 2))
 
 
@@ -69,6 +67,7 @@ def _few_shot_accuracy(codes_pool, f_pool, codes_test, f_test, per_class, rng):
 
 
 def _score_all(model, data, X_score, f_score, cfg, seed):
+    """Every disentanglement score of ``model``, ``{name: score}``."""
     from sklearn.ensemble import GradientBoostingClassifier
 
     from sklearn_papers import metrics
@@ -118,17 +117,13 @@ def _models(cfg, seed0):
 
     from sklearn_papers.decomposition import BetaVAE
 
-    models = []
-    for beta in cfg["betas"]:
-        for s in cfg["seeds"]:
-            models.append((f"beta-VAE b={beta:g} s={s}",
-                           BetaVAE(cfg["n_components"], beta=beta, encoder="mlp",
-                                   max_epochs=cfg["max_epochs"], batch_size=64, lr=3e-3,
-                                   random_state=seed0 + s)))
-    models.append(("PCA", PCA(cfg["n_components"], random_state=seed0)))
-    models.append(("random projection", GaussianRandomProjection(
-        cfg["n_components"], compute_inverse_components=True, random_state=seed0)))
-    return models
+    return [(f"beta-VAE b={beta:g} s={s}",
+             BetaVAE(cfg["n_components"], beta=beta, encoder="mlp", max_epochs=cfg["max_epochs"],
+                     batch_size=64, lr=3e-3, random_state=seed0 + s))
+            for beta in cfg["betas"] for s in cfg["seeds"]] + [
+        ("PCA", PCA(cfg["n_components"], random_state=seed0)),
+        ("random projection", GaussianRandomProjection(
+            cfg["n_components"], compute_inverse_components=True, random_state=seed0))]
 
 
 def _spearman(rows, predictor, per_class):
@@ -144,7 +139,8 @@ def _correlations(rows, predictors):
     """Rows of the rank-correlation table and the ``(n_predictors, 2)`` correlations of each
     predictor with acc@10 and acc@100 over the representations."""
     corr = np.array([[_spearman(rows, p, k) for k in (10, 100)] for p in predictors])
-    corr_rows = [{"predictor": p, "Spearman with acc@10": c[0], "Spearman with acc@100": c[1]}
+    corr_rows = [{"predictor": p, **{f"Spearman with acc@{k}": float(c[j])
+                                     for j, k in enumerate((10, 100))}}
                  for p, c in zip(predictors, corr)]
     return corr_rows, corr
 

@@ -6,6 +6,7 @@ Claims: CLAIMS and CLAIMS_FOLLOWUP below; setup: docs/papers/group_norm.rst.
 """
 
 import time
+from itertools import product
 
 import numpy as np
 
@@ -69,8 +70,7 @@ PROTOCOL_FOLLOWUP = Protocol(
                channels=(8, 16, 16, 32, 32), budgets=("short",)),
 )
 
-#: Worker processes for the independent fits (one torch thread each): a 2-core machine
-#: runs two fits side by side. The results do not depend on it.
+#: Worker processes for the independent fits (the results do not depend on it).
 _N_JOBS = 2
 
 #: The follow-up's figure: error at batch 2 and 32 with fixed steps and equal epochs.
@@ -142,16 +142,12 @@ def run(ctx):
     err = {}
     jobs = [(norm, bs, seed) for norm in cfg["norms"]
             for bs in _BATCH_SIZES for seed in PROTOCOL.seeds(ctx)]
-    parts = []
-    for norm, bs, seed in jobs:
-        params = dict(**CONV_ENCODER, norm=norm, num_groups=8, batch_size=bs,
-                      lr=_lr(bs), max_epochs=_epochs(cfg, len(X_fit), bs),
-                      weight_decay=1e-4, augment="default", random_state=seed)
-        # one cached part per fit: ``--resume`` skips the finished ones
-        parts.append((f"{norm}/batch={bs}/seed={seed}", _fit_error,
-                      (params, X_fit, y_fit, X_test, y_test),
-                      {**params, "n_fit": len(X_fit)}))
-    # one torch thread per fit, the independent fits on _N_JOBS worker processes
+    params = [dict(**CONV_ENCODER, norm=norm, num_groups=8, batch_size=bs, lr=_lr(bs),
+                   max_epochs=_epochs(cfg, len(X_fit), bs), weight_decay=1e-4,
+                   augment="default", random_state=seed) for norm, bs, seed in jobs]
+    # one cached part per fit (``--resume`` skips the finished ones), one torch thread each
+    parts = [(f"{norm}/batch={bs}/seed={seed}", _fit_error, (p, X_fit, y_fit, X_test, y_test),
+              {**p, "n_fit": len(X_fit)}) for (norm, bs, seed), p in zip(jobs, params)]
     with one_torch_thread(), ctx.progress(total=len(jobs),
                                           desc="group_norm: norms x batch sizes") as bar:
         values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
@@ -293,29 +289,22 @@ def _followup_parts(cfg, seeds):
     those the equal-epoch budgets add: ``(parts, runs)``, ``runs[i] = (norm, batch_size,
     steps, seed)``."""
     names, cfg = cfg["budgets"], {k: v for k, v in cfg.items() if k != "budgets"}
-    parts, runs, data = [], [], {}
-    for bs in cfg["batch_sizes"]:
-        for seed in seeds:
-            if seed not in data:
-                data[seed] = _shapes_task(cfg, seed)
-            for norm in ("batch", "group"):
-                parts.append((f"followup/{norm}/batch={bs}/seed={seed}", _followup_fit,
-                              (norm, bs, seed, cfg, *data[seed]), {**cfg, "norm": norm}))
-                runs.append((norm, bs, cfg["steps"][bs], seed))
-    have = set(runs)
-    budgets = _equal_epoch_budgets(cfg)
+    data = {seed: _shapes_task(cfg, seed) for seed in seeds}
+    runs = [(norm, bs, cfg["steps"][bs], seed) for bs in cfg["batch_sizes"] for seed in seeds
+            for norm in ("batch", "group")]
+    n_fixed, budgets = len(runs), _equal_epoch_budgets(cfg)
     for name in names:
-        for bs, n in budgets[name].items():
-            for seed in seeds:
-                for norm in ("batch", "group"):
-                    if (norm, bs, n, seed) in have:
-                        continue
-                    have.add((norm, bs, n, seed))
-                    sub = {**cfg, "steps": {bs: n}}
-                    parts.append((f"followup/equal-epochs/{norm}/batch={bs}/steps={n}/"
-                                  f"seed={seed}", _followup_fit,
-                                  (norm, bs, seed, sub, *data[seed]), {**sub, "norm": norm}))
-                    runs.append((norm, bs, n, seed))
+        for (bs, n), seed, norm in product(budgets[name].items(), seeds, ("batch", "group")):
+            if (norm, bs, n, seed) not in runs:
+                runs.append((norm, bs, n, seed))
+    parts = []
+    for i, (norm, bs, n, seed) in enumerate(runs):
+        sub, key = cfg, f"followup/{norm}/batch={bs}/seed={seed}"
+        if i >= n_fixed:
+            sub = {**cfg, "steps": {bs: n}}
+            key = f"followup/equal-epochs/{norm}/batch={bs}/steps={n}/seed={seed}"
+        parts.append((key, _followup_fit, (norm, bs, seed, sub, *data[seed]),
+                      {**sub, "norm": norm}))
     return parts, runs
 
 
