@@ -240,9 +240,8 @@ def _plot(ctx, predictors, corr, rows):
         ax1.scatter(r["FactorVAE"], r["acc@10"], s=30)
         ax1.annotate(r["representation"].replace("beta-VAE ", ""), (r["FactorVAE"], r["acc@10"]),
                      fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax1.set_xlabel("FactorVAE score")
-    ax1.set_ylabel("few-shot accuracy (10 per class)")
-    ax1.set_title("FactorVAE score vs downstream accuracy")
+    ax1.set(xlabel="FactorVAE score", ylabel="few-shot accuracy (10 per class)",
+            title="FactorVAE score vs downstream accuracy")
     fig.tight_layout()
     return save_figure(fig, ctx, "disentanglement_correlations.png", dpi=110)
 

@@ -91,10 +91,8 @@ def _plot_bases(ctx, bases, n_iter):
     for r, (loss, who) in enumerate([(l, w) for l in LOSSES for w in (0, 1)]):
         H = bases[loss][who]
         for c in range(N_COMPONENTS):
-            ax = axes[r, c]
-            ax.imshow(H[c].reshape(8, 8), cmap="gray_r", interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
+            axes[r, c].imshow(H[c].reshape(8, 8), cmap="gray_r", interpolation="nearest")
+            axes[r, c].set(xticks=[], yticks=[])
         name = "ours" if who == 0 else "sklearn"
         axes[r, 0].set_ylabel(f"{'Frob' if loss == 'frobenius' else 'KL'}\n{name}",
                               rotation=0, ha="right", va="center", fontsize=8)
