@@ -160,8 +160,7 @@ def run(ctx):
 
     models = _models(cfg, seed0)
 
-    # one representation per cached part: ``--resume`` skips the finished ones; --quick
-    # evaluates them side by side on two worker processes, the full run in this process
+    # one cached part per representation; --quick runs two side by side
     parts = [(name, _evaluate, (name, model, data, sets, cfg, seed0),
               {"cfg": cfg, "seed": seed0, "model": model.get_params()})
              for name, model in models]

@@ -24,8 +24,7 @@ from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT"]
 
-# ImageNet ResNet-50 top-1 validation error (%) by images per GPU, quoted from Wu & He 2018
-# (different data and network: context, not targets).
+# Wu & He's ImageNet ResNet-50 top-1 error (%) by images per GPU (context, not targets).
 _PAPER = {("batch", 2): 34.7, ("group", 2): 24.1, ("batch", 32): 23.6, ("group", 32): 24.1}
 _BATCH_SIZES = (2, 4, 16, 64)
 

@@ -21,8 +21,7 @@ __all__ = ["EXPERIMENT"]
 N_COMPONENTS = 16
 LOSSES = ["frobenius", "kullback-leibler"]
 
-#: Per loss and implementation: every iteration's decrease above ``-1e-12 f_0`` (rounding;
-#: the margin is set from the curve's first value).
+#: Per loss and implementation: every iteration's decrease above ``-1e-12 f_0`` (rounding).
 CLAIMS = declare(
     Claim("{loss}, {who}: the objective never increases", "objective decrease per iteration",
           "every seed", unit="iterations", paper="Theorems 1 and 2", key="non_increasing",
