@@ -303,7 +303,7 @@ def run(ctx):
         "Each estimator's mean ± s.e., bias, variance and IQR of one estimate, with q = "
         "N(0, 5I), beside Chin-Wei Huang's note.",
         res.table(rows_a, floatfmt=".4f"),
-        f"{CLAIMS['unbiased'].statement}: {unbiased} (all three parts must hold).",
+        f"{CLAIMS['unbiased'].statement}: {unbiased}; its parts:",
         res.table(res.verdict_rows(parts, digits=4)),
         f"SUMO's variance before / after {n_iter} Adam steps tuning q, on fresh estimates; "
         "the last column says which q `fit` keeps.",
