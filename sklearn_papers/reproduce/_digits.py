@@ -13,10 +13,6 @@ __all__ = []
 #: Encoder settings shared by every model of the two experiments.
 CONV_ENCODER = dict(encoder="conv", image_shape=(8, 8), n_components=64)
 
-#: How the encoder is described in the reports (``{norm}`` is filled in).
-CONV_ENCODER_TEXT = ("`encoder='conv'` (2 conv blocks, 32 and 64 channels, {norm}), "
-                     "`n_components=64`")
-
 
 def load_split(random_state):
     """``X_train, X_test, y_train, y_test`` of ``load_digits`` (float32 pixels 0-16),

@@ -1,12 +1,8 @@
-"""Do disentanglement scores predict downstream sample efficiency? (van Steenkiste et al. 2019)
+"""van Steenkiste et al. (2019): do disentanglement scores predict sample efficiency?
 
-At toy scale: beta-VAEs at several beta, PCA and a random projection are fitted on the
-procedural shapes data, scored by every disentanglement metric, and used as features for
-few-shot classifiers of the ground-truth factors. We report the Spearman rank correlation
-of each score (and of reconstruction error, the paper's baseline) with that accuracy, and
-judge the paper's claims (BetaVAE, FactorVAE and DCI disentanglement correlate positively
-with few-shot accuracy, more than reconstruction error does) per training seed with the
-shared claim rules.
+Beta-VAEs, PCA and a random projection on the shapes data: each score's rank correlation
+with few-shot accuracy, judged per training seed.
+Claims: CLAIMS below; setup: docs/papers/disentanglement.rst.
 """
 
 import time
@@ -44,13 +40,11 @@ PROTOCOL = Protocol(
     quick=dict(image_size=16, n_fit=2000, n_score=1000, n_pool=2000, n_test=1000,
                n_components=6, max_epochs=20, seeds=[0], n_interventional=(200, 100),
                dci_estimators=10),
-    shortened="16x16 images, 2,000 training images, 20 epochs, one seed per beta, 200/100 "
-              "interventional points and 10-tree GBTs for DCI (full: 32x32, 10,000 images, "
-              "30 epochs, 3 seeds, 2,000/1,000 points, 100-tree GBTs).",
 )
 
 
 def _reconstruction_error(model, X):
+    """Mean squared error of ``model``'s reconstruction of ``X``."""
     return float(np.mean((model.inverse_transform(model.transform(X)) - X) ** 2))
 
 
@@ -73,6 +67,7 @@ def _few_shot_accuracy(codes_pool, f_pool, codes_test, f_test, per_class, rng):
 
 
 def _score_all(model, data, X_score, f_score, cfg, seed):
+    """Every disentanglement score of ``model``, ``{name: score}``."""
     from sklearn.ensemble import GradientBoostingClassifier
 
     from sklearn_papers import metrics
@@ -97,8 +92,7 @@ def _score_all(model, data, X_score, f_score, cfg, seed):
 
 
 def _evaluate(name, model, data, sets, cfg, seed0):
-    """Fit one representation on the fit set; its scores, reconstruction error and
-    few-shot accuracies (one row of the table)."""
+    """Fit one representation; its scores, reconstruction error and few-shot accuracies."""
     start = time.perf_counter()
     model.fit(sets["fit"][0])
     fit_s = time.perf_counter() - start
@@ -117,42 +111,37 @@ def _evaluate(name, model, data, sets, cfg, seed0):
 
 
 def _models(cfg, seed0):
-    """``(name, estimator)`` of every representation: the beta-VAEs, PCA, a random
-    projection."""
+    """``(name, estimator)`` of the beta-VAEs, PCA and a random projection."""
     from sklearn.decomposition import PCA
     from sklearn.random_projection import GaussianRandomProjection
 
     from sklearn_papers.decomposition import BetaVAE
 
-    models = []
-    for beta in cfg["betas"]:
-        for s in cfg["seeds"]:
-            models.append((f"beta-VAE b={beta:g} s={s}",
-                           BetaVAE(cfg["n_components"], beta=beta, encoder="mlp",
-                                   max_epochs=cfg["max_epochs"], batch_size=64, lr=3e-3,
-                                   random_state=seed0 + s)))
-    models.append(("PCA", PCA(cfg["n_components"], random_state=seed0)))
-    models.append(("random projection", GaussianRandomProjection(
-        cfg["n_components"], compute_inverse_components=True, random_state=seed0)))
-    return models
+    return [(f"beta-VAE b={beta:g} s={s}",
+             BetaVAE(cfg["n_components"], beta=beta, encoder="mlp", max_epochs=cfg["max_epochs"],
+                     batch_size=64, lr=3e-3, random_state=seed0 + s))
+            for beta in cfg["betas"] for s in cfg["seeds"]] + [
+        ("PCA", PCA(cfg["n_components"], random_state=seed0)),
+        ("random projection", GaussianRandomProjection(
+            cfg["n_components"], compute_inverse_components=True, random_state=seed0))]
+
+
+def _spearman(rows, predictor, per_class):
+    """Spearman correlation of ``predictor`` (``"-recon. MSE"``: negated) with
+    ``acc@<per_class>`` over ``rows``."""
+    from scipy.stats import spearmanr
+
+    values = [-r["recon. MSE"] if predictor == "-recon. MSE" else r[predictor] for r in rows]
+    return float(spearmanr(values, [r[f"acc@{per_class}"] for r in rows]).statistic)
 
 
 def _correlations(rows, predictors):
     """Rows of the rank-correlation table and the ``(n_predictors, 2)`` correlations of each
     predictor with acc@10 and acc@100 over the representations."""
-    from scipy.stats import spearmanr
-
-    corr_rows = []
-    predictors = SCORES + ["-recon. MSE"]
-    corr = np.zeros((len(predictors), 2))
-    for i, p in enumerate(predictors):
-        values = [(-r["recon. MSE"] if p == "-recon. MSE" else r[p]) for r in rows]
-        row = {"predictor": p}
-        for j, per_class in enumerate((10, 100)):
-            rho = spearmanr(values, [r[f"acc@{per_class}"] for r in rows]).statistic
-            corr[i, j] = rho
-            row[f"Spearman with acc@{per_class}"] = float(rho)
-        corr_rows.append(row)
+    corr = np.array([[_spearman(rows, p, k) for k in (10, 100)] for p in predictors])
+    corr_rows = [{"predictor": p, **{f"Spearman with acc@{k}": float(c[j])
+                                     for j, k in enumerate((10, 100))}}
+                 for p, c in zip(predictors, corr)]
     return corr_rows, corr
 
 
@@ -171,8 +160,7 @@ def run(ctx):
 
     models = _models(cfg, seed0)
 
-    # one representation per cached part: ``--resume`` skips the finished ones; --quick
-    # evaluates them side by side on two worker processes, the full run in this process
+    # one cached part per representation; --quick runs two side by side
     parts = [(name, _evaluate, (name, model, data, sets, cfg, seed0),
               {"cfg": cfg, "seed": seed0, "model": model.get_params()})
              for name, model in models]
@@ -188,70 +176,37 @@ def run(ctx):
     corr_rows, corr = _correlations(rows, predictors)
 
     fig_path = _plot(ctx, predictors, corr, rows)
-    n_rep = len(rows)
     res = Result()
     verdicts = _claims(rows, cfg)
     md = [
-        f"Data: `Shapes(image_size={cfg['image_size']})` (3 shapes x 6 scales x 8 orientations "
-        f"x 16 x 16 positions), {cfg['n_fit']} images to fit, {cfg['n_score']} held-out images "
-        f"for the sample-based scores; interventional scores from {cfg['n_interventional'][0]} "
-        f"train / {cfg['n_interventional'][1]} eval points of 64-image batches. Downstream: "
-        "a logistic regression on standardised codes, trained on 10 or 100 labelled images per "
-        f"class from a pool of {cfg['n_pool']} and tested on {cfg['n_test']} others, predicts each "
-        "of the 5 factors; acc@n is the mean test accuracy over factors. All beta-VAEs use "
-        f"the MLP encoder, {cfg['n_components']} latents, {cfg['max_epochs']} epochs of Adam "
-        "(lr 3e-3, batch 64).",
-        "",
+        f"`Shapes(image_size={cfg['image_size']})`, {cfg['n_fit']} images to fit; beta-VAEs "
+        f"with {cfg['n_components']} latents, {cfg['max_epochs']} epochs. acc@n: few-shot "
+        "accuracy with n labelled images per class, mean over the factors.",
         "### Scores and downstream accuracy per representation",
-        "",
         res.table(rows, columns=["representation", *SCORES, "recon. MSE", "acc@10",
-                                      "acc@100", "fit (s)"]),
-        "",
-        f"### Rank correlation with few-shot accuracy ({n_rep} representations)",
-        "",
+                                 "acc@100", "fit (s)"]),
+        f"### Rank correlation with few-shot accuracy ({len(rows)} representations)",
         res.table(corr_rows),
-        "",
-        "Paper (van Steenkiste et al. 2019, Sec. 5 and their rank-correlation figures; no "
-        "table of numbers is quoted here): on abstract visual reasoning, disentanglement "
-        "scores, notably BetaVAE, FactorVAE and DCI disentanglement, correlate positively with "
-        "downstream accuracy in the few-sample regime, more than reconstruction error does. "
-        "Our toy analogue replaces the reasoning task by few-shot factor classification and "
-        f"has only {n_rep} representations, so each correlation is a rough indication, not a "
-        "test.",
-        "",
         "### The paper's claims, judged per training seed",
-        "",
-        "For each training seed, the Spearman correlation with acc@10 (the few-sample "
-        f"regime) over that seed's {len(cfg['betas'])} beta-VAEs, PCA and the random "
-        f"projection ({len(cfg['betas']) + 2} representations); over the "
-        f"{len(cfg['seeds'])} seeds, the shared claim rules: a score's correlation is "
-        "positive (mean interval against 0), and larger than that of the negated "
-        "reconstruction error (paired interval).",
-        "",
+        f"Spearman with acc@10 per seed over {len(cfg['betas']) + 2} representations; "
+        f"{len(cfg['seeds'])} seed(s).",
         res.table(res.verdict_rows(verdicts, digits=2)),
-        "",
-        f"Cost: fitting and scoring the {n_rep} representations took "
-        f"{sum(r['total (s)'] for r in rows):.0f} s of wall time when they were computed "
-        "(the parts' own times; a `--resume` run reads them back).",
+        f"Cost: {sum(r['total (s)'] for r in rows):.0f} s to fit and score the "
+        f"{len(rows)} representations, when they were computed.",
     ]
-    return res.done("\n".join(md), figures=[fig_path], shortened=PROTOCOL.note(ctx.quick))
+    return res.done("\n\n".join(md), figures=[fig_path], shortened=PROTOCOL.note(ctx.quick))
 
 
 def _seed_correlations(rows, cfg, predictor, per_class=10):
-    """Spearman correlation of ``predictor`` with ``acc@<per_class>`` per training seed:
-    over that seed's beta-VAEs and the representations without a seed (PCA, random
-    projection)."""
-    from scipy.stats import spearmanr
-
+    """Spearman correlation of ``predictor`` with ``acc@<per_class>`` per training seed,
+    over that seed's beta-VAEs and the unseeded representations (PCA, random projection)."""
     shared = [r for r in rows if not r["representation"].startswith("beta-VAE")]
     out = []
     for s in cfg["seeds"]:
-        group = [r for r in rows if r["representation"].startswith("beta-VAE")
-                 and r["representation"].endswith(f" s={s}")] + shared
-        values = [-r["recon. MSE"] if predictor == "-recon. MSE" else r[predictor]
-                  for r in group]
-        rho = spearmanr(values, [r[f"acc@{per_class}"] for r in group]).statistic
-        out.append(float(rho) if np.isfinite(rho) else 0.0)  # constant scores: no rank
+        rho = _spearman([r for r in rows if r["representation"].startswith("beta-VAE")
+                         and r["representation"].endswith(f" s={s}")] + shared,
+                        predictor, per_class)
+        out.append(rho if np.isfinite(rho) else 0.0)  # constant scores: no rank
     return out
 
 
@@ -267,9 +222,7 @@ def _claims(rows, cfg):
 
 
 def _plot(ctx, predictors, corr, rows):
-    import matplotlib
-
-    matplotlib.use("Agg")
+    """The correlation matrix, and FactorVAE score against few-shot accuracy."""
     import matplotlib.pyplot as plt
 
     fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 4.2))
@@ -286,9 +239,8 @@ def _plot(ctx, predictors, corr, rows):
         ax1.scatter(r["FactorVAE"], r["acc@10"], s=30)
         ax1.annotate(r["representation"].replace("beta-VAE ", ""), (r["FactorVAE"], r["acc@10"]),
                      fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax1.set_xlabel("FactorVAE score")
-    ax1.set_ylabel("few-shot accuracy (10 per class)")
-    ax1.set_title("FactorVAE score vs downstream accuracy")
+    ax1.set(xlabel="FactorVAE score", ylabel="few-shot accuracy (10 per class)",
+            title="FactorVAE score vs downstream accuracy")
     fig.tight_layout()
     return save_figure(fig, ctx, "disentanglement_correlations.png", dpi=110)
 

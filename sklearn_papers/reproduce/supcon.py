@@ -1,25 +1,16 @@
 """Khosla et al. (2020), supervised contrastive learning: linear probes on digits.
 
-Claims checked on ``sklearn.datasets.load_digits`` (8x8 images, 10 classes) with one fixed
-stratified 70/30 train/test split and the same small conv encoder for every method:
-linear-probe test accuracy of SupCon L_out >= L_in, and SupCon >= cross-entropy (Khosla et
-al. 2020, Tables 1-2), with 2 and 4 views per sample; also with 10 % of the training labels
-(the paper's "reduced data" remark), in the full run. A 2-D PCA plot of each embedding.
-
-The group-norm claim checked with the same encoder is the experiment ``group_norm``; L_out
-against L_in where the paper's explanation predicts a gap (small batches, many views) is the
-experiment ``supcon_followup``.
+Checks SupCon L_out >= L_in and SupCon >= cross-entropy (linear-probe accuracy on
+``load_digits``); the follow-up compares L_out and L_in where the positives are biased.
+Claims: CLAIMS and CLAIMS_FOLLOWUP below; setup: docs/papers/supcon.rst.
 """
-
-import time
 
 import numpy as np
 
-from sklearn_papers.reproduce._claims import HOLDS, NOT_HOLDS, Claim, all_of, declare, judge
+from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
 from sklearn_papers.reproduce._common import Protocol, over_seeds, save_figure
 from sklearn_papers.reproduce._digits import (
     CONV_ENCODER,
-    CONV_ENCODER_TEXT,
     load_split,
     one_torch_thread,
     subsample,
@@ -61,8 +52,6 @@ CLAIMS_FOLLOWUP = declare(
 PROTOCOL_FOLLOWUP = Protocol(
     full=dict(seeds=3, epochs=30, batch_size=32, views=(2, 4, 8)),
     quick=dict(seeds=1, epochs=4, views=(2, 6)),
-    shortened="2 and 6 views, 4 epochs and one seed (full: 2, 4 and 8 views, 30 epochs, "
-              "3 seeds).",
 )
 
 # Quoted from the paper (different datasets and networks: context, not targets).
@@ -72,8 +61,7 @@ _PAPER_TOP1 = {  # ResNet-50 top-1 accuracy (%)
     "cross-entropy": "95.0 (CIFAR-10); 75.3 (CIFAR-100)",
 }
 
-#: Worker processes for the independent fits (one torch thread each): a 2-core machine
-#: runs two fits side by side. The results do not depend on it.
+#: Worker processes for the independent fits (the results do not depend on it).
 _N_JOBS = 2
 
 
@@ -116,9 +104,7 @@ def _plot_embeddings(ctx, embeddings, y_test, seed):
                                "cross-entropy"]):
         pts = PCA(n_components=2).fit_transform(embeddings[name])
         sc = ax.scatter(pts[:, 0], pts[:, 1], c=y_test, cmap="tab10", s=6)
-        ax.set_title(f"{name}\nPCA of test embeddings (seed {seed})")
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ax.set(title=f"{name}\nPCA of test embeddings (seed {seed})", xticks=[], yticks=[])
     fig.colorbar(sc, ax=axes[-1], ticks=range(10), label="digit")
     fig.tight_layout()
     return save_figure(fig, ctx, "supcon_digits_pca.png", dpi=90)
@@ -126,8 +112,7 @@ def _plot_embeddings(ctx, embeddings, y_test, seed):
 
 def _linear_probes(ctx, cfg, seeds, split):
     """Linear-probe accuracies ``{method: [per seed]}`` and the first seed's test
-    embeddings of the 2-view methods and cross-entropy, one cached part per fit (run side
-    by side on :data:`_N_JOBS` processes)."""
+    embeddings of the 2-view methods and cross-entropy, one cached part per fit."""
     methods = _methods(cfg)
     jobs = [(name, s, s == seeds[0] and ("2 views" in name or name == "cross-entropy"))
             for s in seeds for name in methods]
@@ -159,6 +144,7 @@ def _few_labels(ctx, cfg, seeds, split):
 
 
 def _rows(acc, few):
+    """Rows of the table: each method's accuracy, with 10 % of the labels, and the paper's."""
     rows = []
     for name, values in acc.items():
         row = {"method (same conv encoder)": name,
@@ -183,33 +169,17 @@ def run(ctx):
     fig_path = _plot_embeddings(ctx, embeddings, y_test, seeds[0])
 
     res = Result()
-    out, out_in, ce = (acc[name] for name in ("SupCon L_out, 2 views", "SupCon L_in, 2 views",
-                                              "cross-entropy"))
-    verdict_out_in = res.verdict(judge(CLAIMS["out_vs_in"], out, out_in))
-    verdict_ce = res.verdict(judge(CLAIMS["vs_ce"], out, ce))
     md = [
-        f"Data: `load_digits`, stratified split {len(X_train)} train / {len(X_test)} test "
-        f"(`random_state={ctx.random_state}`). Encoder: "
-        f"{CONV_ENCODER_TEXT.format(norm='batch norm')}, AdamW lr 2e-3, batch 256, "
-        f"{cfg['epochs']} epochs, default image augmentations (rotation <= 10 deg, shift <= 1 "
-        f"px, noise), temperature 0.1. Metric: linear probe "
-        f"(`LogisticRegression` on the frozen embedding) accuracy on the test split, "
-        f"mean ± std over {len(seeds)} seeds. The paper's numbers are ResNet-50 on ImageNet or "
-        f"CIFAR — different data and networks, quoted only as context.",
-        "",
+        f"Linear-probe test accuracy (%), mean ± std over {len(seeds)} seeds, on a "
+        f"{len(X_train)} / {len(X_test)} split (`random_state={ctx.random_state}`); "
+        f"{cfg['epochs']} epochs. The paper's column quotes other datasets and networks.",
         "### SupCon vs cross-entropy (linear probe)",
-        "",
         res.table(_rows(acc, few)),
-        "",
-        f"- L_out >= L_in (2 views): {verdict_out_in} here "
-        f"({np.mean(out):.1f} vs {np.mean(out_in):.1f}); paper: 78.7 vs 67.4 on ImageNet.",
-        f"- SupCon L_out >= cross-entropy: {verdict_ce} here ({np.mean(out):.1f} vs "
-        f"{np.mean(ce):.1f}); paper: +1.0 (CIFAR-10), +1.2 (CIFAR-100).",
-        "",
-        "L_out against L_in where the paper's explanation predicts a gap is the experiment "
-        "`supcon_followup`.",
+        # each claim's arms are the names of the methods it compares
+        res.table(res.verdict_rows([judge(c, *(acc[arm] for arm in c.arms))
+                                    for c in CLAIMS.values()])),
     ]
-    return res.done("\n".join(md), figures=[fig_path], shortened=PROTOCOL.note(ctx.quick))
+    return res.done("\n\n".join(md), figures=[fig_path], shortened=PROTOCOL.note(ctx.quick))
 
 
 def run_followup(ctx):
@@ -250,45 +220,23 @@ def _followup_accuracies(ctx, cfg, seeds, split):
 
 
 def _followup_rows(acc, views):
+    """One row per number of views: probe and 1-NN accuracy of both losses."""
     rows = []
     for v in views:
-        lin = {var: [a[0] for a in acc[(v, var)]] for var in ("out", "in")}
-        knn = {var: [a[1] for a in acc[(v, var)]] for var in ("out", "in")}
+        col = {(var, i): [a[i] for a in acc[(v, var)]] for var in ("out", "in") for i in (0, 1)}
         rows.append({"views per image": v,
-                     "L_out: probe (%)": format_mean_std(lin["out"], 1),
-                     "L_in: probe (%)": format_mean_std(lin["in"], 1),
-                     "L_out: 1-NN (%)": format_mean_std(knn["out"], 1),
-                     "L_in: 1-NN (%)": format_mean_std(knn["in"], 1),
+                     **{f"L_{var}: {what} (%)": format_mean_std(col[(var, i)], 1)
+                        for i, what in enumerate(("probe", "1-NN")) for var in ("out", "in")},
                      "L_out - L_in, probe (points)":
-                         f"{np.mean(lin['out']) - np.mean(lin['in']):+.1f}"})
+                         f"{np.mean(col[('out', 0)]) - np.mean(col[('in', 0)]):+.1f}"})
     return rows
 
 
-def _followup_reading(outcome, n_seeds):
-    return {
-        HOLDS: "The gap grows with the share of positives that are views of the anchor's "
-               "own image, as the paper's explanation predicts; in the main table's setting "
-               "(batch 256, 2 views, about 50 positives per anchor, mostly other images) "
-               "that bias is small.",
-        NOT_HOLDS: "The gap does not grow with the share of positives that are views of the "
-                   "anchor's own image, so the bias the paper blames is not what separates "
-                   "the two losses here.",
-    }.get(outcome, f"Whether the gap grows with the share of positives that are views "
-                   f"of the anchor's own image is not decided on {n_seeds} seed(s).")
-
-
 def followup(ctx, res, X_train, y_train, X_test, y_test):
-    """L_out vs L_in where the paper's explanation predicts a gap.
-
-    Khosla et al. (2020, Sec. 3.2.1) attribute L_out's advantage to its 1/|P(i)| weighting of
-    the positives: in L_in that factor sits inside the log and does not reach the gradient,
-    which then follows the anchor's most similar positives. The positives are most biased
-    when most of them are views of the anchor's own image: small batches (few other images of
-    the class) and many views. This runs both losses at batch 32 with a growing number of
-    views, where that bias is large, and reports linear-probe and 1-NN test accuracy.
-
-    Keeps its tables and verdicts in ``res``; returns ``(markdown, accuracies)``.
-    """
+    """L_out vs L_in at batch :data:`PROTOCOL_FOLLOWUP`'s ``batch_size`` with a growing
+    number of views, where most positives are views of the anchor's own image (Khosla et
+    al. 2020, Sec. 3.2.1). Keeps its tables and verdicts in ``res``; returns ``(markdown,
+    accuracies)``."""
     cfg = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = PROTOCOL_FOLLOWUP.seeds(ctx)
     acc = _followup_accuracies(ctx, cfg, seeds, (X_train, y_train, X_test, y_test))
@@ -301,25 +249,15 @@ def followup(ctx, res, X_train, y_train, X_test, y_test):
                       probe[(v, "in")]) for v in cfg["views"]]
     md = [
         "#### Follow-up: L_out vs L_in where the positives are biased",
-        "",
-        f"Batch {cfg['batch_size']} (about 3 other images of the anchor's class per batch), "
-        f"{', '.join(map(str, cfg['views']))} views per image, {cfg['epochs']} epochs, "
-        f"seeds {seeds}, otherwise as in `supcon`. With many views and few same-class images "
-        "most positives are views of the anchor's own image: the bias that L_out's 1/|P| "
-        "weighting removes and L_in's gradient keeps (Khosla et al. 2020, Sec. 3.2.1).",
-        "",
+        f"Batch {cfg['batch_size']}, {', '.join(map(str, cfg['views']))} views per image, "
+        f"{cfg['epochs']} epochs, seeds {seeds}; otherwise as in `supcon`.",
         res.table(_followup_rows(acc, cfg["views"])),
-        "",
-        "L_out minus L_in (linear probe): "
-        + ", ".join(f"{np.mean(probe[(v, 'out')]) - np.mean(probe[(v, 'in')]):+.1f} points "
-                    f"at {v} views" for v in cfg["views"])
-        + ". The gap grows with the views: " + res.verdict(grows, style="outcome") + ". "
-        + _followup_reading(grows.outcome, len(seeds))
-        + " L_out beats L_in at every number of views (paired interval at each, all must "
-        "hold): " + res.verdict(all_of(*at_views), claim=CLAIMS_FOLLOWUP["ahead"],
-                                parts=at_views) + ".",
+        res.table(res.verdict_rows([grows])),
+        f"{CLAIMS_FOLLOWUP['ahead'].statement}: "
+        + res.verdict(all_of(*at_views), claim=CLAIMS_FOLLOWUP["ahead"], parts=at_views,
+                      style="parts") + ".",
     ]
-    return "\n".join(md), acc
+    return "\n\n".join(md), acc
 
 
 EXPERIMENT = Experiment(

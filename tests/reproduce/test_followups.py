@@ -71,7 +71,8 @@ def test_supcon_followup_runs_both_losses_per_view_count(tmp_path, monkeypatch):
     md, acc = supcon.followup(_ctx(tmp_path, "supcon"), result, X_tr[:200], y_tr[:200], X_te[:100],
                               y_te[:100])
     assert set(acc) == {(v, var) for v in (2, 3) for var in ("out", "in")}
-    assert "L_out minus L_in (linear probe)" in md
+    assert [r["views per image"] for r in result.tables[0].rows] == [2, 3]
+    assert "L_out - L_in, probe (points)" in result.tables[0].columns
     every = result.find("L_out beats L_in at every number of views")
     assert every.rule == "all of" and len(every.parts) == 2
     assert result.find("L_out - L_in grows from 2 to 3 views").arms == ["3 views", "2 views"]
