@@ -11,12 +11,7 @@ import time
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
-from sklearn_papers.reproduce._common import (
-    Protocol,
-    in_one_torch_thread,
-    run_seeds,
-    save_figure,
-)
+from sklearn_papers.reproduce._common import Protocol, in_one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
@@ -64,6 +59,7 @@ PROTOCOL = Protocol(
               "{digits[channels]} instead of 32.",
 )
 
+#: Loss weights switched off in each arm.
 ARMS = {
     "A: pixel": dict(lambda_feat=0.0, lambda_adv=0.0),
     "B: pixel + feature": dict(lambda_adv=0.0),
@@ -73,13 +69,8 @@ ARMS = {
 #: Shapes factors probed from the codes.
 FACTORS = ("shape", "scale", "orientation", "pos_x", "pos_y")
 
-
 #: Loss weights of the three arms (on the normalised terms, see DeePSiMLoss).
 LOSS = dict(lambda_img=1.0, lambda_feat=3.0, lambda_adv=0.1, lr=2e-3, batch_size=64)
-
-#: Epochs of the shared comparator classifier when the config does not say
-#: (``comparator="auto"`` trains 15).
-COMPARATOR_EPOCHS = 15
 
 
 def load_data(name, random_state=0, n_shapes=1200, max_train=None, return_factors=False):
@@ -137,7 +128,7 @@ def _independent_classifier(X_train, y_train, hw=(8, 8)):
         LogisticRegression(max_iter=2000)).fit(X_train, y_train)
 
 
-def _train_comparator(X_train, y_train, hw, seed, epochs=None):
+def _train_comparator(X_train, y_train, hw, seed, epochs):
     """The fixed comparator of a dataset: the ``ComparatorCNN`` of ``comparator="auto"``,
     trained as a classifier of the training labels (returns it and the classes)."""
     from sklearn_papers.generative._base import _train_classifier
@@ -149,8 +140,7 @@ def _train_comparator(X_train, y_train, hw, seed, epochs=None):
     with torch_seeded(seed, "cpu"):  # the initial weights too, whatever ran before
         module = ComparatorCNN((*hw, 1), n_classes=len(classes), mean=float(rows.mean()),
                                std=float(rows.std()) or 1.0)
-    _train_classifier(module, rows, y_enc, None, seed, "cpu",
-                      epochs=COMPARATOR_EPOCHS if epochs is None else epochs)
+    _train_classifier(module, rows, y_enc, None, seed, "cpu", epochs=epochs)
     return module, classes
 
 
@@ -175,7 +165,7 @@ def _prepare(dataset, part, cfg, data_seed):
         out = dict(clf=clf, acc_real=100 * clf.score(X_te, y_te))
     else:
         comparator, classes = _train_comparator(X_tr, y_tr, hw, data_seed,
-                                                cfg[dataset].get("comparator_epochs"))
+                                                cfg[dataset]["comparator_epochs"])
         out = dict(comparator=comparator,
                    comp_acc=_comparator_accuracy(comparator, classes, X_te, y_te))
     out["cpu"] = time.process_time() - start

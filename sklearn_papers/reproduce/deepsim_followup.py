@@ -27,21 +27,7 @@ from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.reproduce.deepsim import (
-    ARMS,
-    CLAIMS,
-    FACTORS,
-    _comparator_accuracy,
-    _dataset_runs,
-    _fit_ae,
-    _fit_all,
-    _grid,
-    _iterate,
-    _prepare_all,
-    _scores,
-    _verdict_line,
-    load_data,
-)
+from sklearn_papers.reproduce.deepsim import _verdict_line
 
 __all__ = ["EXPERIMENT_FOLLOWUP"]
 
@@ -112,14 +98,12 @@ PROBE_MAX_ITER = 1000
 
 
 def _followup_config(quick, cfg):
-    """Settings of the follow-up parts: the main protocol's epochs and channels (``cfg``),
-    on the first ``seeds`` seeds. The quick run has no iterated encoding-decoding arms
-    (``iterate`` empty: that follow-up runs in full mode only)."""
+    """Settings of the follow-up parts (on the main protocol ``cfg``); the quick run leaves
+    the iterated encoding-decoding arms to the full mode."""
     return dict(seeds=min(2 if quick else 3, cfg["seeds"]),
                 sharpness_arms={k: v[1] for k, v in SHARPNESS_ARMS.items()},
                 iterate=() if quick else ITERATE_CONFIGS, n_pairs=300 if quick else 1000,
-                blurs=BLURS,
-                edge_quantile=0.8, hf_cutoff=0.25, version=2)
+                blurs=BLURS, edge_quantile=0.8, hf_cutoff=0.25, version=2)
 
 
 def _blurred(rows, hw, sigma):
@@ -131,17 +115,14 @@ def _blurred(rows, hw, sigma):
 
 @in_one_torch_thread
 def _fit_sharpness_arm(key, seed, cfg, fcfg, data_seed, prepared):
-    """Follow-up part (digits): the added arm ``key`` of ``fcfg["sharpness_arms"]``; the
-    main metrics and the sharpness measures on the full test set, and its first 10
-    reconstructions."""
-
+    """Follow-up part (digits): the added arm ``key``, its metrics and sharpness measures
+    on the full test set, and its first 10 reconstructions."""
     start = time.process_time()
-    ae, (X_tr, X_te, y_tr, y_te, hw, *_) = _fit_ae("digits", "C", seed, cfg, data_seed,
-                                                   prepared,
-                                                   overrides=fcfg["sharpness_arms"][key])
+    ae, (X_tr, X_te, y_tr, y_te, hw, *_) = deepsim._fit_ae(
+        "digits", "C", seed, cfg, data_seed, prepared, overrides=fcfg["sharpness_arms"][key])
     recon = ae.inverse_transform(ae.transform(X_te))
     kw = dict(edge_quantile=fcfg["edge_quantile"], hf_cutoff=fcfg["hf_cutoff"])
-    return dict(key=key, seed=seed, **_scores(recon, X_te, y_te, hw, prepared["clf"]),
+    return dict(key=key, seed=seed, **deepsim._scores(recon, X_te, y_te, hw, prepared["clf"]),
                 measures=sharpness_measures(recon, X_te, hw, **kw),
                 recon=recon[:10], cpu=time.process_time() - start)
 
@@ -158,9 +139,8 @@ def _comparator_features(module, layer, rows):
 
 @in_one_torch_thread
 def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
-    """Follow-up part (shapes): what the comparator's features encode. Per factor, the
-    normalised pixel and feature distances between images that differ in that factor
-    only (one step), and linear probes of the compared layer's features."""
+    """Follow-up part (shapes): per factor, the normalised pixel and feature distances of
+    image pairs one step apart in it, and linear probes of the compared layer."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -170,7 +150,7 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     start = time.process_time()
     module = prepared["comparator"]
     layers = (cfg["shapes"]["layer"], "head")
-    X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = load_data(
+    X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = deepsim.load_data(
         "shapes", data_seed, cfg["shapes"]["n"], cfg.get("max_train"), return_factors=True)
     pix_var = float(X_tr.var(axis=0).mean())
     feats_tr = {ly: _comparator_features(module, ly, X_tr) for ly in layers}
@@ -182,7 +162,7 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     x0 = data.sample_observations_from_factors(base)
     f0 = {ly: _comparator_features(module, ly, x0) for ly in layers}
     dist = {}
-    for k, name in enumerate(FACTORS):
+    for k, name in enumerate(deepsim.FACTORS):
         size = data.factor_sizes[k]
         moved = base.copy()
         if name == "shape":
@@ -201,7 +181,7 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     probe = {name: 100 * make_pipeline(StandardScaler(),
                                        LogisticRegression(max_iter=PROBE_MAX_ITER))
              .fit(feats_tr[layers[0]], f_tr[:, k]).score(feats_te, f_te[:, k])
-             for k, name in enumerate(FACTORS)}
+             for k, name in enumerate(deepsim.FACTORS)}
     return dict(layers=layers, dist=dist, probe=probe, n_pairs=len(base),
                 width=int(feats_te.shape[1]), cpu=time.process_time() - start)
 
@@ -209,13 +189,10 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
 @in_one_torch_thread
 def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
     """Follow-up part (digits): iterated ``x -> decode(encode(x))`` of one autoencoder
-    (arm, code width): per iteration the independent classifier's and the comparator's
-    accuracy against the original labels, the pixel MSE to the original and to the
-    previous iterate, and how far the codes move."""
-
+    (arm, code width), measured at every iteration."""
     start = time.process_time()
-    ae, (X_tr, X_te, y_tr, y_te, hw, *_) = _fit_ae("digits", arm, seed, cfg, data_seed,
-                                                   prepared, code=code)
+    ae, (X_tr, X_te, y_tr, y_te, hw, *_) = deepsim._fit_ae("digits", arm, seed, cfg,
+                                                           data_seed, prepared, code=code)
     module, classes = prepared["comparator"], np.arange(10)
     rows, prev_code = X_te, None
     out = {k: [] for k in ("acc", "comp_acc", "mse_orig", "mse_step", "code_step", "spread",
@@ -230,7 +207,7 @@ def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
         out["acc"].append(100 * float((pred == y_te).mean()))
         out["entropy"].append(float(-(share[share > 0] * np.log2(share[share > 0])).sum()))
         out["spread"].append(float(new.var(axis=0).mean()) / real_var)
-        out["comp_acc"].append(_comparator_accuracy(module, classes, new, y_te))
+        out["comp_acc"].append(deepsim._comparator_accuracy(module, classes, new, y_te))
         out["mse_orig"].append(float(((new - X_te) ** 2).mean()))
         out["mse_step"].append(float(((new - rows) ** 2).mean()))
         out["code_step"].append(np.nan if prev_code is None else float(
@@ -277,7 +254,7 @@ _MEASURED = "measured once (one fixed comparator, no seeds)"
 
 def _follows(key, **values):
     """The sentence naming the claim of ``deepsim`` that a follow-up follows."""
-    return f"Follows the claim of `deepsim`: {CLAIMS[key].at(**values).statement}."
+    return f"Follows the claim of `deepsim`: {deepsim.CLAIMS[key].at(**values).statement}."
 
 
 def _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys, seed):
@@ -286,8 +263,8 @@ def _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys, seed
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
-    _grid(axes[0], [X_te] + [runs[k][0]["recon"] for k in order], (8, 8),
-          ["real"] + [labels[k].split(":")[0] for k in order])
+    deepsim._grid(axes[0], [X_te] + [runs[k][0]["recon"] for k in order], (8, 8),
+                  ["real"] + [labels[k].split(":")[0] for k in order])
     axes[0].set_title(f"digits, seed {seed}", fontsize=9)
     bars = order + [r for r in refs if r != "real"]
     width = 0.8 / len(bars)
@@ -310,19 +287,17 @@ def _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys, seed
 def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
     """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
     fseeds = seeds[:fcfg["seeds"]]
-    X_te = load_data("digits", ctx.random_state, max_train=cfg.get("max_train"))[1][:10]
+    X_te = deepsim.load_data("digits", ctx.random_state, max_train=cfg.get("max_train"))[1][:10]
     hw = (8, 8)
     kw = dict(edge_quantile=fcfg["edge_quantile"], hf_cutoff=fcfg["hf_cutoff"])
-    main = _dataset_runs(outputs, "digits", fseeds)
-    runs = {arm[0]: main[arm] for arm in ARMS}
+    main = deepsim._dataset_runs(outputs, "digits", fseeds)
+    runs = {arm[0]: main[arm] for arm in deepsim.ARMS}
     runs.update({key: [follow[("sharpness", key, s)] for s in fseeds]
                  for key in fcfg["sharpness_arms"]})
-    names = list(ARMS)
+    names = list(deepsim.ARMS)
     labels = {"A": names[0], "B": names[1] + " (on head)", "C": names[2]}
-    labels.update({key: SHARPNESS_ARMS[key][0] if key in SHARPNESS_ARMS else key
-                   for key in fcfg["sharpness_arms"]})
-    order = ["A", "B"] + [k for k in fcfg["sharpness_arms"] if k != "D"] + ["D", "C"]
-    order = [k for k in order if k in runs]
+    labels.update({key: SHARPNESS_ARMS[key][0] for key in fcfg["sharpness_arms"]})
+    order = ["A", "B", *(k for k in fcfg["sharpness_arms"] if k != "D"), "D", "C"]
     sharp = {k: np.array([r["sharp"] for r in runs[k]]) for k in order}
     # the 2 x 2 design on the full test set: feature term off/on x adversarial off/on
     adv_effect = ((sharp["C"] - sharp["B"]) + (sharp["D"] - sharp["A"])) / 2
@@ -399,7 +374,7 @@ def _shapes_followup(result, ctx, sens, runs):
 
     e_layer, e_head = emphasis(layer), emphasis(head)
     shape_a, shape_c = ([r["probe"]["shape"] for r in runs[arm]]
-                        for arm in (list(ARMS)[0], list(ARMS)[2]))
+                        for arm in (list(deepsim.ARMS)[0], list(deepsim.ARMS)[2]))
     v1 = HOLDS if e_layer < EMPHASIS_MATERIAL else NOT_HOLDS
     # "no more shape": the negation of "C's codes keep more than 2 points more shape"
     v2 = negation(judge(CLAIMS_FOLLOWUP["more_shape"], shape_c, shape_a))
@@ -531,22 +506,24 @@ def run_followup(ctx):
     fcfg = _followup_config(ctx.quick, cfg)
     seeds = run_seeds(ctx, cfg["seeds"])
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
-    prepared = _prepare_all(ctx, cfg, protocol, owner="deepsim")
-    outputs = _fit_all(ctx, cfg, seeds, prepared, protocol, owner="deepsim",
-                       inversions=False)
+    prepared = deepsim._prepare_all(ctx, cfg, protocol, owner="deepsim")
+    outputs = deepsim._fit_all(ctx, cfg, seeds, prepared, protocol, owner="deepsim",
+                               inversions=False)
     follow = _followup_values(ctx, cfg, fcfg, seeds, prepared, protocol)
     result = Result()
     md = [f"One designed experiment per claim of `deepsim` that does not hold ({len(follow)} "
           f"cached parts, {sum(v['cpu'] for v in follow.values()):.0f} s of CPU time).", ""]
     md_1, fig_1 = _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow)
     md_2, fig_2 = _shapes_followup(result, ctx, follow[("sensitivity",)],
-                                   _dataset_runs(outputs, "shapes", seeds))
+                                   deepsim._dataset_runs(outputs, "shapes", seeds))
     md += md_1 + md_2
     figures = [fig_1, fig_2]
     if fcfg["iterate"]:
-        model = outputs[("fit", "digits", list(ARMS)[2], seeds[0])]["model"]
-        X_te, y_te = load_data("digits", ctx.random_state, max_train=cfg.get("max_train"))[1::2]
-        accs, _ = _iterate(model, X_te, y_te, prepared["digits"]["clf"], cfg["iterations"])
+        model = outputs[("fit", "digits", list(deepsim.ARMS)[2], seeds[0])]["model"]
+        X_te, y_te = deepsim.load_data("digits", ctx.random_state,
+                                       max_train=cfg.get("max_train"))[1::2]
+        accs, _ = deepsim._iterate(model, X_te, y_te, prepared["digits"]["clf"],
+                                   cfg["iterations"])
         md_3, fig_3 = _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, accs)
         md += md_3
         figures.append(fig_3)

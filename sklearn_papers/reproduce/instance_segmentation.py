@@ -143,17 +143,11 @@ _TRUE_SLIC = "true instances at the output stride, SLIC vote"
 def follow_ups(est, test):
     """Measurements that explain the two claims that fail at full scale.
 
-    *Touching objects*: every touching same-class pair of the test scenes with its
-    contact length, whether each method's prediction merges it (both instances best
-    matched by one predicted instance) and the pair's mean best Dice; every instance of
-    the touching subset with the size of its touching group and its best Dice. Beside the
-    network's variants, two oracles that merge what connected components of a *true*
-    semantic map merge: at full resolution, and at the output stride (the true map
-    mode-downsampled as the training targets are, then nearest-upsampled).
-    *SLIC upsampling*: boundary F at the tolerances ``_TOLERANCES`` of the centre
-    variants and of the true instance maps downsampled to the output stride and
-    upsampled back by nearest neighbour or by the SLIC vote (the upsampling alone,
-    without the network).
+    Touching pairs (merged or not, by contact length) and touching-subset instances (by
+    touching group) for the network's variants and two oracles (connected components of
+    the true semantic map, at full resolution and at the output stride); boundary F at
+    each tolerance of ``_TOLERANCES`` for the centre variants and for the true maps taken
+    to the output stride and back (nearest or SLIC vote).
 
     Parameters
     ----------

@@ -90,6 +90,10 @@ PROTOCOL_FOLLOWUP = Protocol(
               "512 scenes, 16 epochs, 4 seeds); one seed cannot decide a paired claim.",
 )
 
+#: The test metrics of the tables.
+_METRICS = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU", "matched fraction",
+            "images/s")
+
 #: Worker processes for the independent fits (one torch thread each); the results do not
 #: depend on it.
 _N_JOBS = 2
@@ -169,12 +173,16 @@ def _fit_scored(cfg, variant, seed, train, test):
     return est, res, dets
 
 
+def _train_test(cfg, setting, data_seed):
+    """The training and test scenes of a setting (``"easy"`` or ``"default"``)."""
+    return (_scenes(cfg, cfg["n_train"], 1000 + data_seed, setting != "easy"),
+            _scenes(cfg, cfg["n_test"], 2000 + data_seed, setting != "easy"))
+
+
 def _fit_mask_rcnn(cfg, setting, variant, seed, data_seed, keep_maps):
     """One Mask R-CNN fit and its test metrics (a cached part; runs in a worker)."""
-    hard = setting != "easy"
-    test = _scenes(cfg, cfg["n_test"], 2000 + data_seed, hard)
-    est, res, _ = _fit_scored(cfg, variant, seed,
-                              _scenes(cfg, cfg["n_train"], 1000 + data_seed, hard), test)
+    train, test = _train_test(cfg, setting, data_seed)
+    est, res, _ = _fit_scored(cfg, variant, seed, train, test)
     if keep_maps:  # for the figure: the first test scenes and their predicted maps
         res["maps"] = est.predict(test.images[:3])
     return res
@@ -187,9 +195,7 @@ def _fit_segmenter(cfg, setting, seed, data_seed):
         from sklearn_papers.vision import InstanceSegmenter
     except ImportError:
         return None
-    hard = setting != "easy"
-    train = _scenes(cfg, cfg["n_train"], 1000 + data_seed, hard)
-    test = _scenes(cfg, cfg["n_test"], 2000 + data_seed, hard)
+    train, test = _train_test(cfg, setting, data_seed)
     est = InstanceSegmenter(max_epochs=cfg["segmenter_epochs"],
                             predict_scales=cfg["predict_scales"], random_state=seed)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -253,23 +259,17 @@ def _main_parts(ctx, cfg, seeds):
     return parts, jobs
 
 
-def _table_rows(results, seg_rows):
-    """Rows of the main table: per scene set and model, the test metrics over seeds."""
-    keys = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU", "matched fraction",
-            "images/s")
-    models = ([(setting, f"Mask R-CNN ({variant})", res)
-               for (setting, variant), res in results.items()]
-              + [(setting, "InstanceSegmenter (defaults)", res)
-                 for setting, res in seg_rows.items()])
-    rows = []
-    for setting, model, res in models:
-        row = {"scenes": setting, "model": model,
-               **{k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
-                  for k in keys},
-               "fit CPU s": format_mean_std([r["fit CPU s"] for r in res], 0)}
-        if model.startswith("InstanceSegmenter"):
+def _table_rows(models, keys):
+    """Table rows: per ``(scenes, model, results per seed)``, the mean ± std of each metric
+    of ``keys`` and of the fit CPU time (no box AP for the InstanceSegmenter)."""
+    rows = [{"scenes": scenes, "model": model,
+             **{k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
+                for k in keys},
+             "fit CPU s": format_mean_std([r["fit CPU s"] for r in res], 0)}
+            for scenes, model, res in models]
+    for row in rows:
+        if row["model"].startswith("InstanceSegmenter"):
             row["box AP"] = "n/a"
-        rows.append(row)
     return rows
 
 
@@ -316,11 +316,13 @@ def run(ctx):
     fig_path = ctx.figure_path("mask_rcnn_scenes.png")
     test = _scenes(cfg, 3, 2000 + ctx.random_state, False)
     _plot(fig_path, test.images[:3], figure_maps["easy"], easy, cfg["variants"])
+    models = [(s, f"Mask R-CNN ({v})", res) for (s, v), res in results.items()]
+    models += [(s, "InstanceSegmenter (defaults)", res) for s, res in seg_rows.items()]
     md = [f"Test metrics on {cfg['image_size']} px scenes ({cfg['n_train']} training and "
           f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs, lr {cfg['lr']:g}, anchors "
           f"{cfg['anchors']}), mean ± std over {cfg['seeds']} seeds. {len(parts)} fits: "
           f"{wall:.0f} s wall ({n_reused} read back), {fit_cpu:.0f} s fit CPU.", "",
-          result.table(_table_rows(results, seg_rows)), "", *claims, "",
+          result.table(_table_rows(models, _METRICS)), "", *claims, "",
           "The follow-up `mask_rcnn_followup` asks whether classes competing inside a box "
           "explain the sigmoid vs softmax result."]
     return result.done("\n".join(md), figures=[fig_path],
@@ -367,18 +369,10 @@ def _followup_parts(ctx, cfg, seeds):
 def _control_parts(ctx, seeds):
     """``(parts, jobs)`` of the control: both models on the easy scenes, the very parts of
     ``mask_rcnn`` (read from its run or its cache; computed into its cache if missing)."""
-    main = PROTOCOL.settings(ctx.quick)
-    first = PROTOCOL.seeds(ctx)[0]
-    parts, jobs = [], []
-    for seed in seeds:
-        for variant in (_MAIN, _SOFT):
-            jobs.append(("easy", variant, seed))
-            parts.append((f"easy/{variant}/seed={seed}", _fit_mask_rcnn,
-                           (main, "easy", variant, seed, ctx.random_state,
-                            seed == first and variant == main["variants"][0]),
-                           {**main, "setting": "easy", "variant": variant, "seed": seed,
-                            "data_seed": ctx.random_state}))
-    return parts, jobs
+    parts, jobs = _main_parts(ctx, PROTOCOL.settings(ctx.quick), seeds)
+    keep = [i for i, (setting, variant, _) in enumerate(jobs)
+            if setting == "easy" and variant in (_MAIN, _SOFT)]
+    return [parts[i] for i in keep], [jobs[i] for i in keep]
 
 
 def _scene_shares(cfg, quick, data_seed):
@@ -461,11 +455,9 @@ def run_followup(ctx):
     result = Result()
     shares = _scene_shares(cfg, ctx.quick, ctx.random_state)
     lines, easy_gap, gap, by_group = _followup_lines(result, res["crowded"], res["easy"])
-    keys = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU")
-    rows = [{"scenes": scenes, "model": f"Mask R-CNN ({v})",
-             **{k: format_mean_std([r[k] for r in res[scenes][v]], 3) for k in keys},
-             "fit CPU s": format_mean_std([r["fit CPU s"] for r in res[scenes][v]], 0)}
-            for scenes in ("crowded", "easy") for v in cfg["variants"]]
+    rows = _table_rows([(scenes, f"Mask R-CNN ({v})", res[scenes][v])
+                        for scenes in ("crowded", "easy") for v in cfg["variants"]],
+                       _METRICS[:5])
     md = ["How often a true box of the training scenes holds pixels of another class:", "",
           result.table(_share_rows(shares)), "",
           f"Both models on crowded and easy scenes ({cfg['n_train']} training and "
