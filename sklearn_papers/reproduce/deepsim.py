@@ -1,9 +1,9 @@
 """Dosovitskiy & Brox (2016), DeePSiM: perceptual losses for autoencoders and feature inversion.
 
-Checked: autoencoders with a pixel loss (A), + feature loss (B) and + adversarial loss (C) on
-digits and ``Shapes``; feature inversion from two comparator depths; iterated
-encoding-decoding. Claims: CLAIMS below; setup: docs/papers/deepsim.rst. The follow-ups of
-the claims that do not hold are :mod:`.deepsim_followup`.
+Checked on digits and ``Shapes``: autoencoders with a pixel loss (A), pixel + feature loss
+(B) and pixel + feature + adversarial loss (C); feature inversion from two comparator
+depths; iterated encoding-decoding. Claims: CLAIMS below; setup: docs/papers/deepsim.rst.
+The follow-ups of the claims that do not hold are :mod:`.deepsim_followup`.
 """
 
 import time
