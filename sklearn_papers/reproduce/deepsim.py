@@ -1,16 +1,9 @@
 """Dosovitskiy & Brox (2016), DeePSiM: perceptual losses for autoencoders and feature inversion.
 
-Autoencoders of a small code on ``load_digits`` and ``Shapes`` in three arms of one
-architecture and budget: (A) pixel loss, (B) pixel + feature loss, (C) pixel + feature +
-adversarial loss (DeePSiM). One comparator per dataset, trained once as a classifier of the
-training labels (as the paper's fixed AlexNet), is shared by arms B and C of every seed
-and by the feature inverters; the seeds vary the autoencoders. Measured: pixel MSE, the
-sharpness ratio against the real images, and an independent classifier's accuracy on the
-reconstructions (claims in ``CLAIMS``, settings in ``PROTOCOL``, the rest in the
-report's protocol paragraph, ``_protocol_text``). Also: feature inversion from two
-comparator depths (Fig. 4), iterated encoding-decoding with arm C, and linear probes of
-the ``Shapes`` codes. The claims that do not hold are followed up by the experiment
-``deepsim_followup`` (:mod:`.deepsim_followup`), which reads this one's cached parts.
+Checked on digits and ``Shapes``: autoencoders with a pixel loss (A), pixel + feature loss
+(B) and pixel + feature + adversarial loss (C); feature inversion from two comparator
+depths; iterated encoding-decoding. Claims: CLAIMS below; setup: docs/papers/deepsim.rst.
+The follow-ups of the claims that do not hold are :mod:`.deepsim_followup`.
 """
 
 import time
@@ -18,12 +11,7 @@ import time
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
-from sklearn_papers.reproduce._common import (
-    Protocol,
-    in_one_torch_thread,
-    run_seeds,
-    save_figure,
-)
+from sklearn_papers.reproduce._common import Protocol, in_one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
@@ -71,6 +59,7 @@ PROTOCOL = Protocol(
               "{digits[channels]} instead of 32.",
 )
 
+#: Loss weights switched off in each arm.
 ARMS = {
     "A: pixel": dict(lambda_feat=0.0, lambda_adv=0.0),
     "B: pixel + feature": dict(lambda_adv=0.0),
@@ -80,13 +69,8 @@ ARMS = {
 #: Shapes factors probed from the codes.
 FACTORS = ("shape", "scale", "orientation", "pos_x", "pos_y")
 
-
 #: Loss weights of the three arms (on the normalised terms, see DeePSiMLoss).
 LOSS = dict(lambda_img=1.0, lambda_feat=3.0, lambda_adv=0.1, lr=2e-3, batch_size=64)
-
-#: Epochs of the shared comparator classifier when the config does not say
-#: (``comparator="auto"`` trains 15).
-COMPARATOR_EPOCHS = 15
 
 
 def load_data(name, random_state=0, n_shapes=1200, max_train=None, return_factors=False):
@@ -127,10 +111,8 @@ def sharpness(rows, hw):
 
 
 def _independent_classifier(X_train, y_train, hw=(8, 8)):
-    """Digits: an RBF SVC on the pixels. Shapes: a small conv net (the package's
-    ``CrossEntropyEmbedder``, batch norm and max pooling, unlike the comparator) with a
-    logistic-regression read-out, since a pixel SVC tells the shapes apart poorly when
-    they move (about 50 % on real test images, chance 33 %)."""
+    """Digits: an RBF SVC on the pixels; shapes: a conv ``CrossEntropyEmbedder`` with a
+    logistic-regression read-out."""
     from sklearn.svm import SVC
 
     if hw == (8, 8):
@@ -146,11 +128,9 @@ def _independent_classifier(X_train, y_train, hw=(8, 8)):
         LogisticRegression(max_iter=2000)).fit(X_train, y_train)
 
 
-def _train_comparator(X_train, y_train, hw, seed, epochs=None):
+def _train_comparator(X_train, y_train, hw, seed, epochs):
     """The fixed comparator of a dataset: the ``ComparatorCNN`` of ``comparator="auto"``,
     trained as a classifier of the training labels (returns it and the classes)."""
-    import torch
-
     from sklearn_papers.generative._base import _train_classifier
     from sklearn_papers.nn import ComparatorCNN
     from sklearn_papers.nn._skorch import torch_seeded
@@ -160,8 +140,7 @@ def _train_comparator(X_train, y_train, hw, seed, epochs=None):
     with torch_seeded(seed, "cpu"):  # the initial weights too, whatever ran before
         module = ComparatorCNN((*hw, 1), n_classes=len(classes), mean=float(rows.mean()),
                                std=float(rows.std()) or 1.0)
-    _train_classifier(module, rows, y_enc, None, seed, "cpu",
-                      epochs=COMPARATOR_EPOCHS if epochs is None else epochs)
+    _train_classifier(module, rows, y_enc, None, seed, "cpu", epochs=epochs)
     return module, classes
 
 
@@ -178,7 +157,6 @@ def _comparator_accuracy(module, classes, X, y):
 def _prepare(dataset, part, cfg, data_seed):
     """Per dataset, once: the independent classifier (``part="classifier"``) or the shared
     comparator (``part="comparator"``)."""
-
     start = time.process_time()
     X_tr, X_te, y_tr, y_te, hw = load_data(dataset, data_seed, cfg["shapes"]["n"],
                                            cfg.get("max_train"))
@@ -187,34 +165,48 @@ def _prepare(dataset, part, cfg, data_seed):
         out = dict(clf=clf, acc_real=100 * clf.score(X_te, y_te))
     else:
         comparator, classes = _train_comparator(X_tr, y_tr, hw, data_seed,
-                                                cfg[dataset].get("comparator_epochs"))
+                                                cfg[dataset]["comparator_epochs"])
         out = dict(comparator=comparator,
                    comp_acc=_comparator_accuracy(comparator, classes, X_te, y_te))
     out["cpu"] = time.process_time() - start
     return out
 
 
+def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, overrides=None):
+    """A ``DeePSiMAutoencoder`` of the protocol ``cfg[dataset]`` for ``arm`` (a key of
+    :data:`ARMS` or its letter), optionally with another code width and ``overrides``;
+    returns it and :func:`load_data`'s arrays (with the factors)."""
+    from sklearn_papers.generative import DeePSiMAutoencoder
+
+    data = load_data(dataset, data_seed, cfg["shapes"]["n"], cfg.get("max_train"),
+                     return_factors=True)
+    dcfg = cfg[dataset]
+    params = dict(LOSS, n_components=dcfg["code"] if code is None else code,
+                  channels=dcfg["channels"], max_epochs=dcfg["epochs"], image_shape=data[4],
+                  random_state=seed, comparator=prepared["comparator"],
+                  comparator_layer=dcfg["layer"])
+    params.update(ARMS[next(a for a in ARMS if a.startswith(arm))])
+    params.update(overrides or {})
+    return DeePSiMAutoencoder(**params).fit(data[0], data[2]), data
+
+
+def _scores(recon, X_te, y_te, hw, clf):
+    """Pixel MSE, sharpness ratio and independent-classifier accuracy (%) of ``recon``."""
+    return dict(mse=float(((recon - X_te) ** 2).mean()),
+                sharp=sharpness(recon, hw) / sharpness(X_te, hw),
+                acc=100 * clf.score(recon, y_te))
+
+
 @in_one_torch_thread
 def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False):
     """One autoencoder (dataset, arm, seed); metrics, CPU seconds, first reconstructions."""
-
-    from sklearn_papers.generative import DeePSiMAutoencoder
-
     start = time.process_time()
-    X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = load_data(
-        dataset, data_seed, cfg["shapes"]["n"], cfg.get("max_train"), return_factors=True)
-    dcfg = cfg[dataset]
-    params = dict(LOSS, n_components=dcfg["code"], channels=dcfg["channels"],
-                  max_epochs=dcfg["epochs"], image_shape=hw, random_state=seed,
-                  comparator=prepared["comparator"], comparator_layer=dcfg["layer"])
-    params.update(ARMS[arm])
-    ae = DeePSiMAutoencoder(**params).fit(X_tr, y_tr)
+    ae, (X_tr, X_te, y_tr, y_te, hw, f_tr, f_te) = _fit_ae(dataset, arm, seed, cfg, data_seed,
+                                                           prepared)
     fit_cpu = time.process_time() - start
     recon = ae.inverse_transform(ae.transform(X_te))
     out = dict(dataset=dataset, arm=arm, seed=seed,
-               mse=float(((recon - X_te) ** 2).mean()),
-               sharp=sharpness(recon, hw) / sharpness(X_te, hw),
-               acc=100 * prepared["clf"].score(recon, y_te), seconds=fit_cpu,
+               **_scores(recon, X_te, y_te, hw, prepared["clf"]), seconds=fit_cpu,
                recon=recon[:10], real=X_te[:10], hw=hw, model=ae if keep_model else None)
     if f_tr.shape[1]:
         out["probe"] = _probe_codes(ae.transform(X_tr), ae.transform(X_te), f_tr, f_te)
@@ -236,7 +228,6 @@ def _probe_codes(Z_tr, Z_te, f_tr, f_te):
 @in_one_torch_thread
 def _invert(layer, cfg, seed, data_seed, prepared):
     """FeatureInverter on digits from one layer of the shared digits comparator."""
-
     from sklearn_papers.generative import FeatureInverter
 
     start = time.process_time()
@@ -272,6 +263,26 @@ def _grid(ax, rows_list, hw, labels):
     ax.set_yticks([(hw[0] + 2) * (i + 0.5) for i in range(len(labels))])
     ax.set_yticklabels(labels, fontsize=8)
     ax.set_xticks([])
+
+
+def _grid_figure(ctx, name, rows_list, hw, labels, title, figsize):
+    """A figure of one :func:`_grid`, saved as ``name``; returns its path."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize)
+    _grid(ax, rows_list, hw, labels)
+    ax.set_title(title)
+    fig.tight_layout()
+    return save_figure(fig, ctx, name, dpi=110)
+
+
+def _verdict_line(result, verdict, claim=None, rule=None, parts=(), digits=3):
+    """``- claim: verdict``, the verdict kept in ``result``; ``claim`` (and ``rule``,
+    ``parts``) for an outcome that :func:`~._claims.judge` did not reach."""
+    statement = (claim or verdict.claim).statement
+    return f"- {statement}: " + result.verdict(
+        verdict, claim=claim, rule=rule, parts=parts, digits=digits,
+        style="parts" if parts else "outcome")
 
 
 def _main_claims(res, dataset):
@@ -356,10 +367,13 @@ def _arm_metrics(runs):
             for arm in ARMS}
 
 
-def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
-    """Markdown and figure of one dataset's arms, and its main verdicts by key."""
-    import matplotlib.pyplot as plt
+def _dataset_runs(outputs, dataset, seeds):
+    """``{arm: [the fit of each seed]}`` of one dataset."""
+    return {arm: [outputs[("fit", dataset, arm, s)] for s in seeds] for arm in ARMS}
 
+
+def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
+    """Markdown and figure of one dataset's arms; its verdicts kept in ``result``."""
     res = _arm_metrics(runs)
     rows = [{"arm": arm,
              "pixel MSE (test)": format_mean_std(res[arm]["mse"], 4),
@@ -368,162 +382,103 @@ def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
              "indep. classifier acc. (%)": format_mean_std(res[arm]["acc"], 1),
              "per seed (%)": ", ".join(f"{v:.1f}" for v in res[arm]["acc"]),
              "fit CPU time (s)": format_mean_std(res[arm]["seconds"], 1)} for arm in ARMS]
-    claims = _main_claims(res, dataset)
-    gains = np.asarray(res[list(ARMS)[2]]["acc"]) - np.asarray(res[list(ARMS)[0]]["acc"])
-    md = [f"### {dataset}: autoencoders, arms A / B / C", "", result.table(rows), "",
-          f"Independent classifier on the real test images: {prepared['acc_real']:.1f} %; "
-          f"the shared comparator classifier on them: {prepared['comp_acc']:.1f} %. "
-          f"C minus A accuracy: {gains.mean():+.1f} points (per seed: "
-          + ", ".join(f"{g:+.1f}" for g in gains) + ").", ""]
-    for key, verdict, parts in claims:
-        claim = CLAIMS[key].at(dataset=dataset)
-        md.append(f"- {claim.statement.split(': ', 1)[1]}: " + result.verdict(
-            verdict, claim=claim if parts else None, parts=parts,
-            style="parts" if parts else "outcome"))
+    d = cfg[dataset]
+    md = [f"### {dataset}: autoencoders, arms A / B / C", "",
+          f"Test-set metrics of each arm ({d['epochs']} epochs, {d['channels']} channels, "
+          f"a {d['code']}-d code, compared layer `{d['layer']}`), mean ± std over "
+          f"{len(runs[list(ARMS)[0]])} seeds.", "", result.table(rows), "",
+          f"On the real test images: independent classifier {prepared['acc_real']:.1f} %, "
+          f"the shared comparator {prepared['comp_acc']:.1f} %.", ""]
+    for key, verdict, parts in _main_claims(res, dataset):
+        claim = CLAIMS[key].at(dataset=dataset) if parts else None
+        md.append(_verdict_line(result, verdict, claim, parts=parts))
     md.append("")
     if dataset == "shapes":
         md += _probe_section(result, runs, cfg)
     first = runs[list(ARMS)[0]][0]
-    fig, ax = plt.subplots(figsize=(8, 3.6))
-    _grid(ax, [first["real"]] + [runs[arm][0]["recon"] for arm in ARMS],
-          first["hw"], ["real"] + [arm.split(":")[0] for arm in ARMS])
-    ax.set_title(f"{dataset}: test images and reconstructions (seed {first['seed']})")
-    fig.tight_layout()
-    path = save_figure(fig, ctx, f"deepsim_{dataset}_reconstructions.png", dpi=110)
-    return md, path, ({key: v for key, v, _ in claims}, gains)
+    path = _grid_figure(ctx, f"deepsim_{dataset}_reconstructions.png",
+                        [first["real"]] + [runs[arm][0]["recon"] for arm in ARMS],
+                        first["hw"], ["real"] + [arm.split(":")[0] for arm in ARMS],
+                        f"{dataset}: test images and reconstructions (seed {first['seed']})",
+                        (8, 3.6))
+    return md, path
+
+
+def _probe_section(result, runs, cfg):
+    """Markdown: what the shapes codes keep (linear-probe accuracy per factor)."""
+    rows = [{"arm": arm, **{f"{name} (%)": format_mean_std([r["probe"][name] for r in rs], 1)
+                            for name in FACTORS}} for arm, rs in runs.items()]
+    return [f"Test accuracy of a logistic regression (standardised codes) reading each "
+            f"generative factor from the {cfg['shapes']['code']}-d shapes codes.", "",
+            result.table(rows), ""]
 
 
 def _inversion_section(result, ctx, outputs, seed):
     """Markdown and figure of the feature inversion from two comparator depths."""
-    import matplotlib.pyplot as plt
-
     layers = {layer: outputs[("invert", "digits", layer, seed)] for layer in ("pool1", "relu3")}
     rows = [{"comparator layer": f"{name} ({v['width']} features)",
              "pixel MSE (test)": f"{v['mse']:.4f}",
              "indep. classifier acc. (%)": f"{v['acc']:.1f}"} for name, v in layers.items()]
     # one inverter per layer (seed 0): the shared rule reads one seed as inconclusive
     early_better = judge(CLAIMS["early"], [layers["pool1"]["mse"]], [layers["relu3"]["mse"]])
-    fig, ax = plt.subplots(figsize=(8, 2.6))
-    _grid(ax, [layers["pool1"]["real"]] + [v["recon"] for v in layers.values()], (8, 8),
-          ["real", *layers])
-    ax.set_title("digits: images inverted from comparator features of two depths")
-    fig.tight_layout()
-    path = save_figure(fig, ctx, "deepsim_feature_inversion.png", dpi=110)
+    path = _grid_figure(ctx, "deepsim_feature_inversion.png",
+                        [layers["pool1"]["real"]] + [v["recon"] for v in layers.values()],
+                        (8, 8), ["real", *layers],
+                        "digits: images inverted from comparator features of two depths",
+                        (8, 2.6))
     return ["### Feature inversion (digits, `FeatureInverter`, DeePSiM loss)", "",
-            result.table(rows), "",
-            "- earlier layer reconstructed more exactly (MSE pool1 < relu3): "
-            + result.verdict(early_better, style="outcome", digits=4)
-            + " (paper, Fig. 4: conv1-conv5 "
-            "reconstructions keep more detail than fc6-fc8).", ""], path
+            f"Test images inverted from two layers of the digits comparator (seed {seed}).",
+            "", result.table(rows), "",
+            _verdict_line(result, early_better, digits=4), ""], path
 
 
 def _iterated_section(result, ctx, cfg, model, clf, seed):
-    """Markdown and figure of iterated encoding-decoding with arm C; its accuracies and
-    verdict."""
-    import matplotlib.pyplot as plt
-
+    """Markdown and figure of iterated encoding-decoding with arm C."""
     X_tr, X_te, y_tr, y_te, hw = load_data("digits", ctx.random_state,
                                            max_train=cfg.get("max_train"))
     accs, images = _iterate(model, X_te, y_te, clf, cfg["iterations"])
     stays = judge(CLAIMS["stays"], [accs[0] - accs[-1]])
-    fig, ax = plt.subplots(figsize=(5, 0.6 * (len(images) + 1)))
-    _grid(ax, images, hw, ["real"] + [f"iter {k + 1}" for k in range(len(images) - 1)])
-    ax.set_title("digits, arm C: x -> decode(encode(x)), repeated")
-    fig.tight_layout()
-    path = save_figure(fig, ctx, "deepsim_iterated.png", dpi=110)
+    path = _grid_figure(ctx, "deepsim_iterated.png", images, hw,
+                        ["real"] + [f"iter {k + 1}" for k in range(len(images) - 1)],
+                        "digits, arm C: x -> decode(encode(x)), repeated",
+                        (5, 0.6 * (len(images) + 1)))
     return ([f"### Iterated encoding-decoding (digits, arm C, seed {seed})", "",
              "Independent-classifier accuracy (%) against the original labels after k "
-             "iterations: " + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs)),
-             "",
-             f"- images stay semantically similar (accuracy after {len(accs)} iterations "
-             f"within 10 points of after 1): "
-             + result.verdict(stays, style="outcome", digits=1) + ".", ""],
-            path, accs, stays)
-
-
-def _protocol_text(ctx, cfg, n_seeds):
-    sh = cfg["shapes"]
-    return "\n".join([
-        f"Data: `load_digits` (pixels / 16) and `Shapes(16, n_scales=3, n_orientations=4, "
-        f"n_positions=6)` ({sh['n']} images, class = shape), each split 75/25 stratified "
-        f"(`random_state={ctx.random_state}`). Autoencoders: `DeePSiMAutoencoder` with a "
-        f"{cfg['digits']['code']}-d code, conv encoder, up-convolutional generator "
-        f"(bilinear upsampling + conv, leaky ReLU 0.3), `channels`="
-        f"{cfg['digits']['channels']}, Adam lr {LOSS['lr']}, batch {LOSS['batch_size']}, "
-        f"{cfg['digits']['epochs']} epochs (digits) / {sh['epochs']} (shapes). Comparator: "
-        "one fixed network per dataset, as the paper's AlexNet: the `ComparatorCNN` that "
-        "`comparator='auto'` builds, trained once as a classifier of the training labels "
-        f"({cfg['digits'].get('comparator_epochs', COMPARATOR_EPOCHS)} epochs on digits, "
-        f"{sh.get('comparator_epochs', COMPARATOR_EPOCHS)} on shapes, seed "
-        f"{ctx.random_state}) and shared by arms B and C of "
-        "every seed and by the feature inverters; compared layer: its logits (`head`) on "
-        "digits, `relu2` on shapes (the logits of the weaker shape classifier made the B "
-        "and C autoencoders collapse to a constant image). "
-        f"Weights of the normalised terms: lambda_img={LOSS['lambda_img']}, "
-        f"lambda_feat={LOSS['lambda_feat']}, lambda_adv={LOSS['lambda_adv']} (A: feature and "
-        "adversarial weights 0; B: adversarial 0). Independent classifier, trained on the "
-        "real training images: `SVC(gamma='scale')` on the pixels for digits; for shapes a "
-        "`CrossEntropyEmbedder(encoder='conv')` (15 epochs) + `LogisticRegression`, since "
-        "a pixel SVC tells moving shapes apart poorly. Mean ± std over "
-        f"{n_seeds} seeds (autoencoder seeds; split and comparator fixed). The paper "
-        "works on ImageNet 227x227 images with AlexNet as comparator; its results are "
-        "figures (Figs. 1, 4-6), quoted here only as qualitative claims.", ""])
+             "iterations: " + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs))
+             + ".", "", _verdict_line(result, stays, digits=1), ""], path)
 
 
 def run(ctx):
-    """Run the experiment; see the module docstring. Preparations, fits and inversions are
-    cached parts (``--resume`` skips finished ones), run on ``n_jobs`` worker processes and
-    kept for the follow-up."""
+    """Run the experiment (module docstring); its parts are cached and kept for
+    ``deepsim_followup``."""
     cfg = PROTOCOL.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
     start = time.perf_counter()
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
     prepared = _prepare_all(ctx, cfg, protocol)
-    ctx.log(f"[deepsim] comparators and independent classifiers done in "
-            f"{time.perf_counter() - start:.0f} s")
     outputs = _fit_all(ctx, cfg, seeds, prepared, protocol)
     worker_cpu = (sum(p["cpu"] for p in prepared.values())
                   + sum(o["cpu"] for o in outputs.values()))
     wall = time.perf_counter() - start
-    ctx.log(f"[deepsim] autoencoders and inversion done in {wall:.0f} s "
-            f"({worker_cpu:.0f} s CPU in the workers)")
+    ctx.log(f"[deepsim] fits done in {wall:.0f} s ({worker_cpu:.0f} s CPU in the workers)")
 
     result = Result()
-    md, figures = [_protocol_text(ctx, cfg, len(seeds))], []
+    md, figures = [], []
     for dataset in _DATASETS:
-        runs = {arm: [outputs[("fit", dataset, arm, s)] for s in seeds] for arm in ARMS}
-        sub, path, _ = _dataset_section(result, ctx, dataset, runs, prepared[dataset], cfg)
+        sub, path = _dataset_section(result, ctx, dataset, _dataset_runs(outputs, dataset, seeds),
+                                     prepared[dataset], cfg)
         md += sub
         figures.append(path)
     sub, path = _inversion_section(result, ctx, outputs, seeds[0])
     md += sub
     figures.append(path)
     model = outputs[("fit", "digits", list(ARMS)[2], seeds[0])]["model"]
-    sub, path, *_ = _iterated_section(result, ctx, cfg, model, prepared["digits"]["clf"],
-                                      seeds[0])
-    md += sub
+    sub, path = _iterated_section(result, ctx, cfg, model, prepared["digits"]["clf"], seeds[0])
+    md += sub + ["The claims that do not hold are followed up by `deepsim_followup`.", "",
+                 f"Fits: {wall:.0f} s wall, {worker_cpu:.0f} s CPU in {cfg['n_jobs']} "
+                 "worker processes.", ""]
     figures.append(path)
-    md += ["The follow-ups of the claims that do not hold are the experiment "
-           "`deepsim_followup`.", "",
-           f"Time: {wall:.0f} s wall for the fits, {worker_cpu:.0f} s of CPU time in the "
-           f"{cfg['n_jobs']} worker processes (one torch thread each; the CPU column of the "
-           "summary table counts only the main process).", ""]
     return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
-
-
-def _probe_section(result, runs, cfg):
-    """Markdown: what the shapes codes keep (linear-probe accuracy per factor)."""
-    rows = []
-    for arm, rs in runs.items():
-        row = {"arm": arm}
-        for name in FACTORS:
-            row[f"{name} (%)"] = format_mean_std([r["probe"][name] for r in rs], 1)
-        rows.append(row)
-    chance = {"shape": 33.3, "scale": 33.3, "orientation": 25.0, "pos_x": 16.7, "pos_y": 16.7}
-    return [f"What the {cfg['shapes']['code']}-d shapes codes keep: test accuracy of a "
-            "logistic regression (standardised codes) reading each generative factor from "
-            "the codes (chance: " + ", ".join(f"{k} {v:.0f} %" for k, v in chance.items())
-            + ").", "", result.table(rows), ""]
 
 
 EXPERIMENT = Experiment(

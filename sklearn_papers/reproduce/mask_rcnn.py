@@ -1,16 +1,9 @@
 """He et al. (2017), Mask R-CNN: mask and box AP on synthetic scenes, and the paper's ablations.
 
-Claims checked at our scale (He et al. 2017, Table 2): RoIAlign beats RoIPool, most at
-AP75 and at large stride (Table 2c/d: +3 to +7 mask AP); per-class sigmoid masks beat a
-per-pixel softmax over classes (Table 2b: +5.5 AP); and our target, a mean mask
-IoU of matched instances of at least 0.85 on easy scenes. Data: ``make_scenes`` (discs
-and squares, no touching in the easy setting), trained from scratch (no pretrained
-weights exist offline). C4 (one map) vs FPN is compared too, and the joint semantic +
-instance segmenter (:class:`~sklearn_papers.vision.InstanceSegmenter`), when present, is
-run on the same scenes for quality and inference images/s.
-
-Whether the competition between classes inside a box explains the sigmoid vs softmax
-result is the experiment ``mask_rcnn_followup``, on crowded scenes.
+Checked on ``make_scenes``: RoIAlign vs RoIPool, sigmoid vs softmax masks, the matched mask
+IoU target; C4 vs FPN and the ``InstanceSegmenter`` are reported beside. The follow-up
+``mask_rcnn_followup`` trains on crowded scenes. Claims: CLAIMS and CLAIMS_FOLLOWUP below;
+setup: docs/papers/mask_rcnn.rst.
 """
 
 import time
@@ -22,7 +15,7 @@ from sklearn_papers.metrics import (
     instance_best_iou,
     other_class_share,
 )
-from sklearn_papers.reproduce._claims import HOLDS, Claim, declare, judge
+from sklearn_papers.reproduce._claims import Claim, declare, judge
 from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
@@ -97,6 +90,10 @@ PROTOCOL_FOLLOWUP = Protocol(
               "512 scenes, 16 epochs, 4 seeds); one seed cannot decide a paired claim.",
 )
 
+#: The test metrics of the tables.
+_METRICS = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU", "matched fraction",
+            "images/s")
+
 #: Worker processes for the independent fits (one torch thread each); the results do not
 #: depend on it.
 _N_JOBS = 2
@@ -135,44 +132,57 @@ def _label_maps(dets, shape, threshold):
     return maps
 
 
-def _evaluate(est, test, return_detections=False):
-    """Test metrics of a fitted MaskRCNN; the detections are computed once (the label
-    maps of ``predict`` are painted from them)."""
+def _ap_metrics(true_maps, masks, **kw):
+    """Mask AP@[.5:.95], AP50 and AP75 (class-aware when ``kw`` gives labels)."""
     from sklearn_papers.metrics import mask_average_precision
 
+    return {"mask AP": mask_average_precision(true_maps, masks, **kw),
+            "AP50": mask_average_precision(true_maps, masks, iou_thresholds=0.5, **kw),
+            "AP75": mask_average_precision(true_maps, masks, iou_thresholds=0.75, **kw)}
+
+
+def _evaluate(est, test):
+    """Test metrics of a fitted MaskRCNN and its detections (computed once: the label
+    maps of ``predict`` are painted from them)."""
     start = time.perf_counter()
     dets = est.predict_detections(test.images)
     seconds = time.perf_counter() - start
-    masks = [d["masks"] for d in dets]
     kw = dict(pred_scores=[d["scores"] for d in dets], true_labels=test.labels,
               pred_labels=[d["labels"] for d in dets])
     maps = _label_maps(dets, test.instance_maps.shape[1:], est.instance_score_threshold)
     miou, matched = _matched_iou(test.instance_maps, maps)
-    res = {
-        "mask AP": mask_average_precision(test.instance_maps, masks, **kw),
-        "AP50": mask_average_precision(test.instance_maps, masks, iou_thresholds=0.5, **kw),
-        "AP75": mask_average_precision(test.instance_maps, masks, iou_thresholds=0.75, **kw),
-        "box AP": detection_box_average_precision(test.boxes, test.labels, dets),
-        "matched mask IoU": miou, "matched fraction": matched,
-        "images/s": len(test.images) / seconds,
-    }
-    return (res, dets) if return_detections else res
+    res = {**_ap_metrics(test.instance_maps, [d["masks"] for d in dets], **kw),
+           "box AP": detection_box_average_precision(test.boxes, test.labels, dets),
+           "matched mask IoU": miou, "matched fraction": matched,
+           "images/s": len(test.images) / seconds}
+    return res, dets
 
 
-def _fit_mask_rcnn(cfg, setting, variant, seed, data_seed, keep_maps):
-    """One Mask R-CNN fit and its test metrics (a cached part; runs in a worker)."""
+def _fit_scored(cfg, variant, seed, train, test):
+    """``(model, test metrics, detections)`` of one MaskRCNN fit; ``"fit s"`` and ``"fit
+    CPU s"`` time the fit and the evaluation."""
     from sklearn_papers.vision import MaskRCNN
 
-    hard = setting != "easy"
-    train = _scenes(cfg, cfg["n_train"], 1000 + data_seed, hard)
-    test = _scenes(cfg, cfg["n_test"], 2000 + data_seed, hard)
     est = MaskRCNN(**_params(variant), anchor_sizes=cfg["anchors"], max_epochs=cfg["epochs"],
                    lr=cfg["lr"], predict_scales=cfg["predict_scales"], random_state=seed)
     t0, c0 = time.perf_counter(), time.process_time()
     est.fit(train.images, train.instance_maps, train.semantic_maps)
-    res = _evaluate(est, test)
+    res, dets = _evaluate(est, test)
     res["fit s"] = time.perf_counter() - t0
     res["fit CPU s"] = time.process_time() - c0
+    return est, res, dets
+
+
+def _train_test(cfg, setting, data_seed):
+    """The training and test scenes of a setting (``"easy"`` or ``"default"``)."""
+    return (_scenes(cfg, cfg["n_train"], 1000 + data_seed, setting != "easy"),
+            _scenes(cfg, cfg["n_test"], 2000 + data_seed, setting != "easy"))
+
+
+def _fit_mask_rcnn(cfg, setting, variant, seed, data_seed, keep_maps):
+    """One Mask R-CNN fit and its test metrics (a cached part; runs in a worker)."""
+    train, test = _train_test(cfg, setting, data_seed)
+    est, res, _ = _fit_scored(cfg, variant, seed, train, test)
     if keep_maps:  # for the figure: the first test scenes and their predicted maps
         res["maps"] = est.predict(test.images[:3])
     return res
@@ -185,11 +195,7 @@ def _fit_segmenter(cfg, setting, seed, data_seed):
         from sklearn_papers.vision import InstanceSegmenter
     except ImportError:
         return None
-    from sklearn_papers.metrics import mask_average_precision
-
-    hard = setting != "easy"
-    train = _scenes(cfg, cfg["n_train"], 1000 + data_seed, hard)
-    test = _scenes(cfg, cfg["n_test"], 2000 + data_seed, hard)
+    train, test = _train_test(cfg, setting, data_seed)
     est = InstanceSegmenter(max_epochs=cfg["segmenter_epochs"],
                             predict_scales=cfg["predict_scales"], random_state=seed)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -199,10 +205,8 @@ def _fit_segmenter(cfg, setting, seed, data_seed):
     maps = est.predict(test.images)
     seconds = time.perf_counter() - t0
     miou, matched = _matched_iou(test.instance_maps, maps)
-    return {"mask AP": mask_average_precision(test.instance_maps, maps),
-            "AP50": mask_average_precision(test.instance_maps, maps, iou_thresholds=0.5),
-            "AP75": mask_average_precision(test.instance_maps, maps, iou_thresholds=0.75),
-            "box AP": float("nan"), "matched mask IoU": miou, "matched fraction": matched,
+    return {**_ap_metrics(test.instance_maps, maps), "box AP": float("nan"),
+            "matched mask IoU": miou, "matched fraction": matched,
             "images/s": len(test.images) / seconds, "fit s": fit_s, "fit CPU s": fit_cpu}
 
 
@@ -230,14 +234,6 @@ def _plot(path, images, maps, results, variants):
     save_figure(fig, path.parent, path.name, dpi=90)
 
 
-def _paired(a, b):
-    """Mean ± std over seeds of the paired gap ``a - b`` (same seeds, same scenes) and on
-    how many seeds it is positive."""
-    gap = np.asarray(a) - np.asarray(b)
-    return (f"{gap.mean():+.3f} ± {gap.std():.3f}, positive on {int((gap > 0).sum())} of "
-            f"{gap.size} seeds")
-
-
 def _main_parts(ctx, cfg, seeds):
     """``(parts, jobs)`` of the main fits: every variant on the easy scenes (the first
     one on the default scenes too) and the InstanceSegmenter, per seed."""
@@ -263,78 +259,25 @@ def _main_parts(ctx, cfg, seeds):
     return parts, jobs
 
 
-def _table_rows(results, seg_rows):
-    """Rows of the main table: per scene set and model, the test metrics over seeds."""
-    keys = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU", "matched fraction",
-            "images/s")
-    models = ([(setting, f"Mask R-CNN ({variant})", res)
-               for (setting, variant), res in results.items()]
-              + [(setting, "InstanceSegmenter (defaults)", res)
-                 for setting, res in seg_rows.items()])
-    rows = []
-    for setting, model, res in models:
-        row = {"scenes": setting, "model": model,
-               **{k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
-                  for k in keys},
-               "fit CPU s": format_mean_std([r["fit CPU s"] for r in res], 0)}
-        if model.startswith("InstanceSegmenter"):
+def _table_rows(models, keys):
+    """Table rows: per ``(scenes, model, results per seed)``, the mean ± std of each metric
+    of ``keys`` and of the fit CPU time (no box AP for the InstanceSegmenter)."""
+    rows = [{"scenes": scenes, "model": model,
+             **{k: format_mean_std([r[k] for r in res], 1 if k == "images/s" else 3)
+                for k in keys},
+             "fit CPU s": format_mean_std([r["fit CPU s"] for r in res], 0)}
+            for scenes, model, res in models]
+    for row in rows:
+        if row["model"].startswith("InstanceSegmenter"):
             row["box AP"] = "n/a"
-        rows.append(row)
     return rows
 
 
-def _claim_lines(result, easy, seg_rows):
-    """The claims' lines under the table, their verdicts kept in ``result``; ``easy``
-    maps a variant to its easy-scene results per seed."""
-    get = lambda v, k: [r[k] for r in easy[v]]  # noqa: E731
-
-    def ap_verdict(key):
-        claim = CLAIMS[key]
-        return result.verdict(judge(claim, *(get(arm, claim.metric) for arm in claim.arms)))
-
-    ious = get(_MAIN, "matched mask IoU")
-    claims = [
-        f"- Mean mask IoU of matched instances on easy scenes ({_MAIN}): "
-        f"{np.mean(ious):.3f} ± {np.std(ious):.3f} over {len(ious)} seeds (lowest seed "
-        f"{np.min(ious):.3f}; target >= 0.85): "
-        + result.verdict(judge(CLAIMS["iou"], ious), style="outcome") + ".",
-        f"- RoIAlign vs RoIPool (FPN), AP75: {np.mean(get(_MAIN, 'AP75')):.3f} vs "
-        f"{np.mean(get(_POOL, 'AP75')):.3f} (paired gap "
-        f"{_paired(get(_MAIN, 'AP75'), get(_POOL, 'AP75'))}), mask AP "
-        f"{np.mean(get(_MAIN, 'mask AP')):.3f} vs {np.mean(get(_POOL, 'mask AP')):.3f}, "
-        f"AP50 {np.mean(get(_MAIN, 'AP50')):.3f} vs {np.mean(get(_POOL, 'AP50')):.3f}; RoIAlign "
-        f"better on AP75: {ap_verdict('align')}; paper: {CLAIMS['align'].paper}.",
-    ]
-    if _C4_POOL in easy:
-        gap_c4 = np.mean(get(_C4, "AP75")) - np.mean(get(_C4_POOL, "AP75"))
-        gap_fpn = np.mean(get(_MAIN, "AP75")) - np.mean(get(_POOL, "AP75"))
-        claims.append(
-            f"- At large stride (C4, one map at stride 8) RoIAlign - RoIPool on AP75: "
-            f"{gap_c4:+.3f} vs {gap_fpn:+.3f} with the FPN (finest level stride 4); "
-            f"RoIAlign better with C4: {ap_verdict('align_c4')}; paper: the gap grows with "
-            f"the stride ({CLAIMS['align_c4'].paper} at stride 32).")
-    sig_ap, soft_ap = get(_MAIN, "mask AP"), get(_SOFT, "mask AP")
-    not_worse = judge(CLAIMS["sigmoid_not_worse"], sig_ap, soft_ap)
-    claims.append(
-        f"- Sigmoid vs softmax masks (FPN), mask AP: {np.mean(sig_ap):.3f} vs "
-        f"{np.mean(soft_ap):.3f} (paired gap {_paired(sig_ap, soft_ap)}), AP75 "
-        f"{np.mean(get(_MAIN, 'AP75')):.3f} vs {np.mean(get(_SOFT, 'AP75')):.3f}; sigmoid "
-        f"better: {ap_verdict('sigmoid')}; at least as good (not worse by more than "
-        f"{_NOT_WORSE} mask AP): " + result.verdict(not_worse, style="outcome")
-        + f"; paper: {CLAIMS['sigmoid'].paper}.")
-    claims.append(
-        f"- C4 vs FPN, mask AP: {np.mean(get(_C4, 'mask AP')):.3f} vs "
-        f"{np.mean(sig_ap):.3f} (paired gap {_paired(get(_C4, 'mask AP'), sig_ap)}).")
-    if "easy" in seg_rows:
-        seg = seg_rows["easy"]
-        ips, ours = np.mean([r["images/s"] for r in seg]), np.mean(get(_MAIN, "images/s"))
-        claims.append(
-            f"- InstanceSegmenter on the same easy scenes: mask AP "
-            f"{np.mean([r['mask AP'] for r in seg]):.3f} (its label maps, every instance "
-            f"scored 1), matched mask IoU {np.mean([r['matched mask IoU'] for r in seg]):.3f} "
-            f"vs {np.mean(sig_ap):.3f} and {np.mean(ious):.3f}; inference "
-            f"{ips:.1f} vs {ours:.1f} images/s ({ips / ours:.1f}x).")
-    return claims
+def _verdict_lines(result, claims, runs, **kw):
+    """``- claim: verdict`` of each declared claim, judged on the per-seed values of its
+    metric in ``runs[arm]``; the verdicts kept in ``result``."""
+    return [f"- {c.statement}: " + result.verdict(
+        judge(c, *([r[c.metric] for r in runs[arm]] for arm in c.arms)), **kw) for c in claims]
 
 
 def _fits(ctx, parts, desc, **where):
@@ -347,33 +290,9 @@ def _fits(ctx, parts, desc, **where):
     return values, time.perf_counter() - start, len(ctx.reused) - n_reused
 
 
-def _data_text(cfg, n_fits, wall, n_reused, fit_cpu):
-    """The report's paragraph on the data, models, metrics and cost."""
-    steps = cfg["epochs"] * -(-cfg["n_train"] // 8)
-    return (
-        f"Data: `make_scenes` at {cfg['image_size']} x {cfg['image_size']} px; easy scenes: "
-        f"2 classes (discs, squares), 1-3 objects, no touching, noise 0.02"
-        + ("; default scenes: 3 classes, up to 6 objects, touching 0.5, noise 0.05"
-           if cfg["hard"] else "")
-        + f". {cfg['n_train']} training and {cfg['n_test']} test scenes (other seeds). "
-        f"Model: `MaskRCNN` defaults (GroupNorm backbone of width 16, trained from scratch, "
-        f"AdamW one-cycle, batch 8) with anchors {cfg['anchors']}, lr {cfg['lr']:g} and "
-        f"{cfg['epochs']} epochs ({steps} steps); {cfg['seeds']} seeds (mean ± std; every "
-        f"variant sees the same scenes and seeds, so gaps are also given paired). Metrics "
-        f"on the test scenes: COCO mask AP@[.5:.95], AP50, AP75 "
-        f"(`metrics.mask_average_precision`, class-aware), box AP@[.5:.95] (same matching "
-        f"on box IoU), mean mask IoU of the matched instances of `predict` (IoU >= 0.5) and "
-        f"the fraction matched; inference images/s of `predict_detections` on one thread, "
-        f"and the CPU time of each fit (one torch thread; {_N_JOBS} fits run side by "
-        f"side; {n_fits} fits took {wall:.0f} s wall"
-        + (f", {n_reused} of them read back from an earlier run" if n_reused else "")
-        + f"; {fit_cpu:.0f} s of fit CPU time in all). "
-        + "Paper numbers are COCO ResNet-50 results, context only.")
-
-
 def run(ctx):
-    """Run the experiment; see the module docstring. Fits are independent cached parts
-    (``--resume`` skips finished ones), run on :data:`_N_JOBS` worker processes."""
+    """Run the experiment (module docstring); fits are cached parts on :data:`_N_JOBS`
+    workers."""
     cfg = PROTOCOL.settings(ctx.quick)
     seeds = PROTOCOL.seeds(ctx)
     parts, jobs = _main_parts(ctx, cfg, seeds)
@@ -389,18 +308,23 @@ def run(ctx):
             figure_maps[setting] = value.pop("maps")
         results.setdefault((setting, variant), []).append(value)
     fit_cpu = sum(v["fit CPU s"] for v in values if v is not None)
-    ctx.log(f"[mask_rcnn] {len(parts)} fits in {wall:.0f} s ({_N_JOBS} workers; "
-            f"{fit_cpu:.0f} s of fit CPU time)")
     easy = {v: results[("easy", v)] for v in cfg["variants"]}
     result = Result()
-    claims = _claim_lines(result, easy, seg_rows)
+    keys = ["iou", "align"] + (["align_c4"] if _C4_POOL in easy else []) + [
+        "sigmoid", "sigmoid_not_worse"]
+    claims = _verdict_lines(result, [CLAIMS[k] for k in keys], easy)
     fig_path = ctx.figure_path("mask_rcnn_scenes.png")
     test = _scenes(cfg, 3, 2000 + ctx.random_state, False)
     _plot(fig_path, test.images[:3], figure_maps["easy"], easy, cfg["variants"])
-    md = [_data_text(cfg, len(parts), wall, n_reused, fit_cpu), "",
-          result.table(_table_rows(results, seg_rows)), "", *claims, "",
-          "Whether the competition between classes inside a box explains the sigmoid vs "
-          "softmax result is the experiment `mask_rcnn_followup`."]
+    models = [(s, f"Mask R-CNN ({v})", res) for (s, v), res in results.items()]
+    models += [(s, "InstanceSegmenter (defaults)", res) for s, res in seg_rows.items()]
+    md = [f"Test metrics on {cfg['image_size']} px scenes ({cfg['n_train']} training and "
+          f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs, lr {cfg['lr']:g}, anchors "
+          f"{cfg['anchors']}), mean ± std over {cfg['seeds']} seeds. {len(parts)} fits: "
+          f"{wall:.0f} s wall ({n_reused} read back), {fit_cpu:.0f} s fit CPU.", "",
+          result.table(_table_rows(models, _METRICS)), "", *claims, "",
+          "The follow-up `mask_rcnn_followup` asks whether classes competing inside a box "
+          "explain the sigmoid vs softmax result."]
     return result.done("\n".join(md), figures=[fig_path],
                        shortened=PROTOCOL.note(ctx.quick))
 
@@ -418,20 +342,12 @@ def _fit_crowded(cfg, variant, seed, data_seed):
     """One Mask R-CNN fit on crowded scenes: the metrics of ``_evaluate`` plus per true
     test instance its best same-class IoU and its box's other-class share (a cached
     part; runs in a worker)."""
-    from sklearn_papers.vision import MaskRCNN
-
-    train = _crowded(cfg, cfg["n_train"], 1000 + data_seed)
     test = _crowded(cfg, cfg["n_test"], 2000 + data_seed)
-    est = MaskRCNN(**_params(variant), anchor_sizes=cfg["anchors"], max_epochs=cfg["epochs"],
-                   lr=cfg["lr"], predict_scales=cfg["predict_scales"], random_state=seed)
-    t0, c0 = time.perf_counter(), time.process_time()
-    est.fit(train.images, train.instance_maps, train.semantic_maps)
-    res, dets = _evaluate(est, test, return_detections=True)
+    est, res, dets = _fit_scored(cfg, variant, seed,
+                                 _crowded(cfg, cfg["n_train"], 1000 + data_seed), test)
     res["instance IoU"] = instance_best_iou(test.instance_maps, test.labels, dets,
                                             threshold=est.instance_score_threshold)
     res["other-class share"] = other_class_share(test.semantic_maps, test.boxes, test.labels)
-    res["fit s"] = time.perf_counter() - t0
-    res["fit CPU s"] = time.process_time() - c0
     return res
 
 
@@ -453,18 +369,10 @@ def _followup_parts(ctx, cfg, seeds):
 def _control_parts(ctx, seeds):
     """``(parts, jobs)`` of the control: both models on the easy scenes, the very parts of
     ``mask_rcnn`` (read from its run or its cache; computed into its cache if missing)."""
-    main = PROTOCOL.settings(ctx.quick)
-    first = PROTOCOL.seeds(ctx)[0]
-    parts, jobs = [], []
-    for seed in seeds:
-        for variant in (_MAIN, _SOFT):
-            jobs.append(("easy", variant, seed))
-            parts.append((f"easy/{variant}/seed={seed}", _fit_mask_rcnn,
-                           (main, "easy", variant, seed, ctx.random_state,
-                            seed == first and variant == main["variants"][0]),
-                           {**main, "setting": "easy", "variant": variant, "seed": seed,
-                            "data_seed": ctx.random_state}))
-    return parts, jobs
+    parts, jobs = _main_parts(ctx, PROTOCOL.settings(ctx.quick), seeds)
+    keep = [i for i, (setting, variant, _) in enumerate(jobs)
+            if setting == "easy" and variant in (_MAIN, _SOFT)]
+    return [parts[i] for i in keep], [jobs[i] for i in keep]
 
 
 def _scene_shares(cfg, quick, data_seed):
@@ -475,29 +383,6 @@ def _scene_shares(cfg, quick, data_seed):
         sets["default (main run)"] = _scenes(main, main["n_train"], 1000 + data_seed, True)
     sets["crowded (follow-up)"] = _crowded(cfg, cfg["n_train"], 1000 + data_seed)
     return {k: other_class_share(d.semantic_maps, d.boxes, d.labels) for k, d in sets.items()}
-
-
-def _followup_explanation(boxes, better, larger, easy_verdict, easy_gap):
-    """The follow-up's conclusion. It explains the main run's easy-scene result: a tie, or
-    a sigmoid win far smaller than the paper's 5.5 AP (``easy_gap``, mean mask AP);
-    ``better``, ``larger`` and ``easy_verdict`` are :class:`~._claims.Verdict` s."""
-    subject = ("the undecided comparison on easy scenes" if easy_verdict.outcome != HOLDS
-               else f"why the sigmoid's win on easy scenes is small ({easy_gap:+.3f} mask "
-                      f"AP; paper: +5.5 AP)")
-    if any(v.n_seeds < 2 for v in (better, larger)):
-        return (f"{boxes}; with one seed the quick run cannot tell (a gap of any size "
-                f"would decide), the full run's seeds do")
-    better, larger = better.outcome, larger.outcome
-    if better == HOLDS and larger == HOLDS:
-        return (f"the competition the paper names explains {subject}: {boxes}, and the "
-                f"sigmoid's gain grows once classes share the boxes")
-    if better == HOLDS:
-        return (f"{boxes}; the sigmoid wins on crowded scenes, but its gain is not clearly "
-                f"larger than on easy scenes, so class competition explains {subject} "
-                f"only in part")
-    return (f"{boxes}, yet the softmax masks are not clearly worse on crowded scenes: at "
-            f"our scale the class competition inside a box does not produce the paper's "
-            f"5.5 AP, so it does not explain {subject}")
 
 
 def _share_rows(shares):
@@ -521,40 +406,24 @@ def _by_box_group(crowded):
     return by_group, iou, mixed
 
 
-def _followup_lines(result, crowded, easy, shares):
-    """The follow-up's claims' lines (verdicts kept in ``result``), the per-seed gaps on
-    easy and crowded scenes and the per-group IoU gaps (for the figure)."""
-    get = lambda res, v: np.array([r["mask AP"] for r in res[v]])  # noqa: E731
-    sig_ap, soft_ap = get(crowded, _MAIN), get(crowded, _SOFT)
-    gap, easy_gap = sig_ap - soft_ap, get(easy, _MAIN) - get(easy, _SOFT)
-    better = judge(CLAIMS_FOLLOWUP["crowded"], sig_ap, soft_ap)
-    larger = judge(CLAIMS_FOLLOWUP["larger"], gap, easy_gap)
-    lines = [
-        f"- Crowded scenes, sigmoid vs softmax mask AP: {np.mean(sig_ap):.3f} vs "
-        f"{np.mean(soft_ap):.3f} (paired gap {_paired(sig_ap, soft_ap)}); "
-        f"sigmoid better: {result.verdict(better)}; paper: {CLAIMS_FOLLOWUP['crowded'].paper}.",
-        f"- Gap on crowded vs easy scenes (same budget; seeds of both: {len(gap)}): "
-        f"{np.mean(gap):+.3f} vs {np.mean(easy_gap):+.3f}; larger on crowded "
-        f"scenes: {result.verdict(larger)}.",
-    ]
+def _followup_lines(result, crowded, easy):
+    """The follow-up's verdict lines (kept in ``result``) and the mean IoU by box group;
+    the per-seed gaps on easy and crowded scenes and the per-group IoU gaps (for the
+    figure)."""
+    gap, easy_gap = ([a["mask AP"] - b["mask AP"] for a, b in zip(res[_MAIN], res[_SOFT])]
+                     for res in (crowded, easy))
+    lines = _verdict_lines(result, [CLAIMS_FOLLOWUP["crowded"]], crowded)
+    lines.append(f"- {CLAIMS_FOLLOWUP['larger'].statement}: " + result.verdict(
+        judge(CLAIMS_FOLLOWUP["larger"], np.array(gap), np.array(easy_gap))))
     by_group, iou, mixed = _by_box_group(crowded)
     if len(by_group) == 2:
         within = judge(CLAIMS_FOLLOWUP["within"], by_group["mixed"], by_group["clean"])
-        lines.append(
-            f"- Within the crowded test scenes ({mixed.sum()} of {mixed.size} true instances "
-            f"have pixels of another class in their box): best same-class mask IoU, sigmoid "
-            f"vs softmax, {iou[(_MAIN, 'mixed')]:.3f} vs {iou[(_SOFT, 'mixed')]:.3f} on those "
-            f"boxes and {iou[(_MAIN, 'clean')]:.3f} vs {iou[(_SOFT, 'clean')]:.3f} on the "
-            f"others; the sigmoid's IoU gain is larger where classes share the box: "
-            f"{result.verdict(within)} ({np.mean(by_group['mixed']):+.3f} vs "
-            f"{np.mean(by_group['clean']):+.3f}).")
-    boxes = (f"{np.mean(shares['crowded (follow-up)'] > 0):.0%} of the crowded scenes' boxes "
-             f"hold pixels of another class, {np.mean(shares['easy (main run)'] > 0):.0%} of "
-             f"the easy scenes'")
-    easy_verdict = judge(CLAIMS_FOLLOWUP["easy"], get(easy, _MAIN), get(easy, _SOFT))
-    why = _followup_explanation(boxes, better, larger, easy_verdict, np.mean(easy_gap))
-    lines.append(f"- Explanation: {why}.")
-    return lines, easy_gap, gap, by_group
+        lines += [f"- {within.claim.statement}: {result.verdict(within)}",
+                  f"- Crowded test instances whose box holds another class: {mixed.sum()} of "
+                  f"{mixed.size}; mean best same-class IoU, sigmoid vs softmax: "
+                  f"{iou[(_MAIN, 'mixed')]:.3f} vs {iou[(_SOFT, 'mixed')]:.3f} on those, "
+                  f"{iou[(_MAIN, 'clean')]:.3f} vs {iou[(_SOFT, 'clean')]:.3f} on the others."]
+    return lines, np.array(easy_gap), np.array(gap), by_group
 
 
 def _followup_figure(ctx, cfg, shares, easy_gap, gap, by_group):
@@ -571,9 +440,8 @@ def _followup_figure(ctx, cfg, shares, easy_gap, gap, by_group):
 
 
 def run_followup(ctx):
-    """Classes competing inside a box: does the competition that a per-pixel softmax
-    creates (He et al. 2017, Sec. 3, Table 2b) explain the sigmoid vs softmax result? Both
-    models on crowded scenes, against the same models on easy scenes."""
+    """Both models on crowded scenes, against the same models on easy scenes (the fits of
+    ``mask_rcnn``)."""
     cfg = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = PROTOCOL_FOLLOWUP.seeds(ctx)
     parts, jobs = _followup_parts(ctx, cfg, seeds)
@@ -586,27 +454,16 @@ def run_followup(ctx):
     ctx.log(f"[mask_rcnn_followup] {len(parts)} fits in {wall:.0f} s")
     result = Result()
     shares = _scene_shares(cfg, ctx.quick, ctx.random_state)
-    lines, easy_gap, gap, by_group = _followup_lines(result, res["crowded"], res["easy"],
-                                                     shares)
-    keys = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU")
-    rows = [{"scenes": scenes, "model": f"Mask R-CNN ({v})",
-             **{k: format_mean_std([r[k] for r in res[scenes][v]], 3) for k in keys},
-             "fit CPU s": format_mean_std([r["fit CPU s"] for r in res[scenes][v]], 0)}
-            for scenes in ("crowded", "easy") for v in cfg["variants"]]
-    md = [
-        f"The paper's reason for the sigmoid's win (He et al. 2017, Sec. 3, Table 2b): a "
-        f"per-pixel softmax makes the classes compete for every pixel of a box, while "
-        f"per-class sigmoids leave the class to the box head. On the easy scenes a box "
-        f"almost never holds pixels of another class, so there is nothing to compete for. "
-        f"Here the same two models (FPN, RoIAlign; sigmoid vs softmax) are trained with the "
-        f"budget of `mask_rcnn` ({cfg['n_train']} training and {cfg['n_test']} test scenes, "
-        f"{cfg['epochs']} epochs, lr {cfg['lr']:g}) on crowded scenes: `make_scenes` with "
-        f"4 classes (discs, squares, ellipses, discs of a second colour), 4 to 8 objects "
-        f"per image that may overlap (later ones occlude earlier ones), noise 0.02; "
-        f"{cfg['seeds']} seeds, paired with the easy-scene fits of `mask_rcnn` of the same "
-        f"seeds. How often a box holds pixels of another class (true boxes of the training "
-        f"scenes):",
-        "", result.table(_share_rows(shares)), "", result.table(rows), "", *lines]
+    lines, easy_gap, gap, by_group = _followup_lines(result, res["crowded"], res["easy"])
+    rows = _table_rows([(scenes, f"Mask R-CNN ({v})", res[scenes][v])
+                        for scenes in ("crowded", "easy") for v in cfg["variants"]],
+                       _METRICS[:5])
+    md = ["How often a true box of the training scenes holds pixels of another class:", "",
+          result.table(_share_rows(shares)), "",
+          f"Both models on crowded and easy scenes ({cfg['n_train']} training and "
+          f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs), mean ± std over "
+          f"{cfg['seeds']} seeds paired with `mask_rcnn`'s easy-scene fits.", "",
+          result.table(rows), "", *lines]
     fig = _followup_figure(ctx, cfg, shares, easy_gap, gap, by_group)
     return result.done("\n".join(md), figures=[fig],
                        shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))

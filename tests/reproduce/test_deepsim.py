@@ -51,8 +51,6 @@ def test_deepsim_experiment_tiny(tmp_path, monkeypatch):
         assert heading in md
     n_followup = 3 + 2 * (len(deepsim_followup.SHARPNESS_ARMS) - 1) + 2 + 5
     assert len(follow.verdicts) == n_followup
-    assert sum(md.count(f"Explanation **{w}**")
-               for w in ("supported", "not supported", "not decided")) == 2
     # every verdict names the rule that reached it; a combined one, how its parts combine
     from sklearn_papers.reproduce._claims import RULES
 
