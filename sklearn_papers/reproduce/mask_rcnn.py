@@ -72,8 +72,6 @@ CLAIMS_FOLLOWUP = declare(
     Claim("the sigmoid's IoU gain larger where classes share the box",
           "sigmoid - softmax instance IoU", "paired interval", key="within",
           arms=("mixed boxes", "clean boxes")),
-    Claim("easy scenes: sigmoid masks better", "mask AP", "paired interval", key="easy",
-          arms=(_MAIN, _SOFT)),
 )
 
 #: Crowded scenes: 4 classes (disc, square, ellipse, and discs of a second colour), 4 to 8
