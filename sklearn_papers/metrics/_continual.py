@@ -2,9 +2,12 @@
 
 import numpy as np
 
+from sklearn_papers.utils._tensors import with_numpy_inputs
+
 __all__ = ["backward_transfer"]
 
 
+@with_numpy_inputs
 def backward_transfer(just_learnt, final):
     """Mean change of the earlier tasks' scores from right after learning each to the end.
 

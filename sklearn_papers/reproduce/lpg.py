@@ -79,9 +79,8 @@ def _counted(mc_steps):
 
 def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_counts=False):
     """``{discount: (n_envs, n_states)}`` mean discounted returns of the visits of a long
-    rollout of the final policies (:func:`~sklearn_papers.rl._value_probes.
-    monte_carlo_values`); with ``return_counts``, also the visit counts and the number of
-    steps counted."""
+    rollout of the final policies (``monte_carlo_values``); with ``return_counts``, also
+    the visit counts and the number of steps counted."""
     import torch
 
     from sklearn_papers.nn._lpg import rollout
