@@ -1,16 +1,10 @@
 """Is a learned per-state output value-like? Monte-Carlo state values of rollouts and the
-Spearman correlations of linear probes to them (Oh et al. 2020, Sec. 5.2, Fig. 6)."""
+Spearman correlations of linear probes to them: Oh et al. (2020)'s analysis of the
+prediction ``y``, as measured in docs/papers/lpg.rst."""
 
 import numpy as np
 
 __all__ = []
-
-
-def _finite_mean(values):
-    """Mean of the finite values (NaN, without a warning, when there are none)."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    return float(values.mean()) if values.size else float("nan")
 
 
 def monte_carlo_values(obs, reward, done, n_states, discounts, *, n_counted, min_visits=5):
@@ -153,4 +147,4 @@ def retest_spearman(first, second):
                  if m.sum() >= 3 and np.ptp(a[m]) > 0 and np.ptp(b[m]) > 0]
     pooled = (float(spearmanr(first[both], second[both]).statistic)
               if both.sum() >= 3 else float("nan"))
-    return pooled, _finite_mean(per_agent)
+    return pooled, float(np.mean(per_agent)) if per_agent else float("nan")
