@@ -168,6 +168,9 @@ def _case_metrics():
         "image_sharpness": ((scenes.images[..., 0].astype(np.float64) / 255,), {}),
         "minmax_distances": ((rng.rand(6, 5), rng.rand(4, 5)), {}),
         "sample_quality": ((rng.rand(12, 4), rng.rand(15, 4), rng.rand(10, 4)), {}),
+        "classifier_two_sample_score": ((rng.rand(12, 4), rng.rand(10, 4)),
+                                        {"random_state": 0}),
+        "backward_transfer": ((rng.rand(5), rng.rand(5)), {}),
         "sharpness_measures": ((scenes.images[..., 0].astype(np.float64)[::-1] / 255,
                                 scenes.images[..., 0].astype(np.float64) / 255), {}),
         "masked_roc_auc_score": ((y_multi, rng.rand(20, 2)), {}),
@@ -303,6 +306,7 @@ _NO_ARRAY = {
            for name in ["make_batch", "make_grid_world", "sample_grid_worlds",
                         "widened_grid_world"]},
         "evaluate_policy": "takes an agent and an environment",
+        "q_learning": "takes an environment",
     },
 }
 

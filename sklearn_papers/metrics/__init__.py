@@ -1,9 +1,10 @@
-"""Disentanglement, segmentation, detection, image, generated-sample, fingerprint and
-missing-label multi-task scores, as metric functions and scorers.
+"""Disentanglement, segmentation, detection, image, generated-sample, fingerprint,
+continual-learning and missing-label multi-task scores, as metric functions and scorers.
 
 numpy and scikit-learn only: importing this package never imports torch or RDKit.
 """
 
+from sklearn_papers.metrics._continual import backward_transfer
 from sklearn_papers.metrics._detection import (
     box_average_precision,
     box_iou,
@@ -11,7 +12,7 @@ from sklearn_papers.metrics._detection import (
     matched_mask_iou,
 )
 from sklearn_papers.metrics._fingerprint import minmax_distances
-from sklearn_papers.metrics._generated import sample_quality
+from sklearn_papers.metrics._generated import classifier_two_sample_score, sample_quality
 from sklearn_papers.metrics._image import image_sharpness, sharpness_measures
 from sklearn_papers.metrics._instances import instance_best_iou, other_class_share
 from sklearn_papers.metrics._interventional import beta_vae_score, factor_vae_score
@@ -33,10 +34,12 @@ from sklearn_papers.metrics._segmentation import (
 )
 
 __all__ = [
+    "backward_transfer",
     "beta_vae_score",
     "boundary_f_score",
     "box_average_precision",
     "box_iou",
+    "classifier_two_sample_score",
     "dci",
     "detection_box_average_precision",
     "factor_vae_score",

@@ -1,5 +1,6 @@
 """Diversity and realism of generated samples against real rows: spread, coverage,
-precision and distance by nearest neighbours. numpy and scipy only."""
+precision and distance by nearest neighbours, and a classifier's two-sample test. numpy,
+scipy and scikit-learn only."""
 
 import numbers
 
@@ -8,7 +9,7 @@ from sklearn.utils.validation import check_array
 
 from sklearn_papers.utils._tensors import with_numpy_inputs
 
-__all__ = ["sample_quality"]
+__all__ = ["classifier_two_sample_score", "sample_quality"]
 
 
 def _knn_radius(reference, k):
@@ -116,3 +117,70 @@ def sample_quality(samples, real_train, real_test, *, k=5):
     precision = float(np.mean((to_train <= radius_train).any(axis=1)))
     return {"spread": spread, "coverage": coverage, "precision": precision,
             "distance": distance}
+
+
+@with_numpy_inputs
+def classifier_two_sample_score(real, samples, *, estimator=None, cv=5, random_state=None):
+    """How well a classifier tells generated rows from real ones (a two-sample test).
+
+    The rows are labelled 0 (``real``) and 1 (``samples``) and a classifier is
+    cross-validated on them (``StratifiedKFold`` with shuffling); the score is its mean
+    balanced accuracy over the folds. 0.5: the samples cannot be told from the real rows;
+    1: every one can.
+
+    Parameters
+    ----------
+    real : array-like of shape (n_real, n_features)
+        Real rows.
+    samples : array-like of shape (n_samples, n_features)
+        Generated rows (e.g. replayed images, flattened).
+    estimator : classifier or None, default=None
+        The classifier (cloned per fold); None: ``sklearn.svm.SVC()`` (RBF kernel).
+    cv : int, default=5
+        Folds; each side needs at least ``cv`` rows.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the folds' shuffling.
+
+    Returns
+    -------
+    score : float
+        Mean balanced accuracy over the folds, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If an array is not 2-D or holds NaN or inf (the message names it), the two have
+        different numbers of features, or a side has fewer than ``cv`` rows.
+
+    References
+    ----------
+    .. [1] Lopez-Paz, D. and Oquab, M. (2017). Revisiting classifier two-sample tests.
+       ICLR.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_papers.metrics import classifier_two_sample_score
+    >>> rng = np.random.RandomState(0)
+    >>> real = rng.randn(100, 2)
+    >>> classifier_two_sample_score(real, real + 5, random_state=0)
+    1.0
+    """
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.svm import SVC
+
+    if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
+        raise ValueError(f"cv must be an int of at least 2 (folds), got {cv!r}")
+    real = check_array(real, dtype=(np.float64, np.float32), input_name="real")
+    samples = check_array(samples, dtype=(np.float64, np.float32), input_name="samples")
+    if real.shape[1] != samples.shape[1]:
+        raise ValueError(f"real and samples must have the same number of features, got "
+                         f"{real.shape[1]} and {samples.shape[1]}")
+    if min(len(real), len(samples)) < cv:
+        raise ValueError(f"real ({len(real)} rows) and samples ({len(samples)} rows) need "
+                         f"at least cv={cv} rows each, one per fold")
+    rows = np.concatenate([real, samples])
+    is_sample = np.r_[np.zeros(len(real)), np.ones(len(samples))]
+    folds = StratifiedKFold(cv, shuffle=True, random_state=random_state)
+    return float(cross_val_score(SVC() if estimator is None else estimator, rows, is_sample,
+                                 cv=folds, scoring="balanced_accuracy").mean())

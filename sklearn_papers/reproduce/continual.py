@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
-from sklearn_papers.metrics import sample_quality
-from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, declare, judge
+from sklearn_papers.metrics import backward_transfer, classifier_two_sample_score, sample_quality
+from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, _interval, declare, judge
 from sklearn_papers.reproduce._common import Protocol, run_seeds, save_figure
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
 from sklearn_papers.reproduce._parallel import cached_parts
@@ -139,7 +139,7 @@ def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
         curve.append(est.score(X_test[t_test == 0], y_test[t_test == 0], task=0))
     last = [est.score(X_test[t_test == k], y_test[t_test == k], task=k)
             for k in range(len(_TASKS))]
-    forgetting = float(np.mean(np.subtract(just_learnt, last)[:-1]))
+    forgetting = -backward_transfer(just_learnt, last)
     return float(np.mean(last)), curve, identical, est.n_parameters_, forgetting
 
 
@@ -166,11 +166,10 @@ def replay_diagnostics(generator, X_train, X_test, y_train, y_test, *, seed, cfg
 
     Returns a dict of per-task lists: the classifier's accuracy on task 1's real test rows
     (``"real"``) and on the replayed rows, an RBF ``SVC`` oracle's accuracy on them, their
-    :func:`~sklearn_papers.metrics.sample_quality`, their drift since task 1 and a
-    two-sample ``SVC``'s balanced accuracy (``"told_apart"``); and ``"tstr"``,
+    :func:`~sklearn_papers.metrics.sample_quality`, their drift since task 1 and
+    :func:`~sklearn_papers.metrics.classifier_two_sample_score` (``"told_apart"``); and ``"tstr"``,
     ``"tstr_task1"``: an ``SVC`` trained on samples of all classes, scored on real rows.
     The measures are defined in docs/papers/continual_replay.rst."""
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.svm import SVC
 
     est = _replay_classifier(METHODS[f"generative replay, {generator.upper()}"], cfg, seed)
@@ -195,12 +194,8 @@ def replay_diagnostics(generator, X_train, X_test, y_train, y_test, *, seed, cfg
              for c in (0, 1)]
         for key in ("spread", "coverage", "precision", "distance"):
             out[key].append(float(np.mean([qc[key] for qc in q])))
-        real01 = X_train[y_train < 2]
-        both = np.concatenate([real01, X_hat])
-        is_replay = np.r_[np.zeros(len(real01)), np.ones(len(X_hat))]
-        folds = StratifiedKFold(5, shuffle=True, random_state=seed)
-        out["told_apart"].append(float(cross_val_score(
-            SVC(), both, is_replay, cv=folds, scoring="balanced_accuracy").mean()))
+        out["told_apart"].append(classifier_two_sample_score(X_train[y_train < 2], X_hat,
+                                                             random_state=seed))
     counts = np.bincount(y_train)
     y_syn = np.repeat(np.arange(len(counts)), counts)
     X_syn, _ = est._sample(len(y_syn), y_syn, clip=False)
@@ -247,10 +242,10 @@ def transfer_curve(X_train, X_test, y_train, y_test, *, seed, cfg, sizes=TRANSFE
 
 
 def paired_interval(a, b):
-    """Mean of ``a - b`` and its two-sided t interval (paired over seeds) at the shared
-    rules' coverage (:data:`._claims.CONFIDENCE`): ``(mean, low, high)``."""
-    verdict = judge(Claim("A beats B", "accuracy", "paired interval"), a, b)
-    return verdict.estimate, verdict.interval[0], verdict.interval[1]
+    """Mean of ``a - b`` and its two-sided t interval (paired over seeds): the shared
+    rule's interval (:data:`._claims.CONFIDENCE`), ``(mean, low, high)``."""
+    mean, (low, high) = _interval(np.subtract(a, b, dtype=float))
+    return mean, low, high
 
 
 def _main_verdicts(pct, pnn, forgetting):

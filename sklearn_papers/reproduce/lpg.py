@@ -23,6 +23,7 @@ from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
+from sklearn_papers.rl._value_probes import monte_carlo_values, probe_spearman, retest_spearman
 
 __all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
@@ -78,8 +79,8 @@ def _counted(mc_steps):
 
 def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_counts=False):
     """``{discount: (n_envs, n_states)}`` mean discounted returns of the visits of a long
-    rollout of the final policies (NaN under 5 visits); with ``return_counts``, also the
-    visit counts and the number of steps counted."""
+    rollout of the final policies (``monte_carlo_values``); with ``return_counts``, also
+    the visit counts and the number of steps counted."""
     import torch
 
     from sklearn_papers.nn._lpg import rollout
@@ -88,61 +89,15 @@ def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_coun
     gen = torch.Generator().manual_seed(seed)
     core = make_batch(envs, generator=gen)
     traj = rollout(core, net, params, n_steps, gen)
-    obs = traj["obs"].numpy()
-    reward = traj["reward"].double().numpy()
     # a Monte-Carlo return ends with its episode, of either kind: there is no value to
     # bootstrap from after a time limit, so visits shortly before one count a shorter sum
     done = (traj["terminated"] | traj["truncated"]).numpy()
-    burn = n_steps - _counted(n_steps)
-    out = {}
-    for g in discounts:
-        ret = np.zeros_like(reward)
-        nxt = np.zeros(reward.shape[0])
-        for t in range(reward.shape[1] - 1, -1, -1):
-            nxt = reward[:, t] + g * (1 - done[:, t]) * nxt
-            ret[:, t] = nxt
-        vals = np.full((len(envs), core.n_states), np.nan)
-        counts = np.zeros((len(envs), core.n_states))
-        for b in range(len(envs)):
-            o, r = obs[b, :-burn], ret[b, :-burn]
-            sums = np.bincount(o, weights=r, minlength=core.n_states)
-            counts[b] = np.bincount(o, minlength=core.n_states)
-            seen = counts[b] >= 5
-            vals[b, seen] = sums[seen] / counts[b, seen]
-        out[g] = vals
+    out, counts = monte_carlo_values(traj["obs"].numpy(), traj["reward"].double().numpy(),
+                                     done, core.n_states, discounts,
+                                     n_counted=_counted(n_steps))
     if return_counts:
-        return out, counts, n_steps - burn
+        return out, counts, _counted(n_steps)
     return out
-
-
-def _probe_spearman(features, target, groups, agents=None):
-    """``(pooled, per_grid)`` Spearman correlations of out-of-sample ridge probes: one probe
-    cross-validated by grid, and per grid from one agent (``agents`` in {0, 1}) to the
-    other (NaN when ``agents`` is None)."""
-    from scipy.stats import spearmanr
-    from sklearn.linear_model import RidgeCV
-    from sklearn.model_selection import GroupKFold, cross_val_predict
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    def probe():
-        return make_pipeline(StandardScaler(), RidgeCV(np.logspace(-3, 3, 13)))
-
-    n_splits = min(4, len(np.unique(groups)))
-    pred = (cross_val_predict(probe(), features, target, groups=groups,
-                              cv=GroupKFold(n_splits)) if n_splits >= 2 else None)
-    per_grid = []
-    for g in np.unique(groups) if agents is not None else ():
-        for a in (0, 1):
-            fit_on = (groups == g) & (agents == a)
-            test_on = (groups == g) & (agents == 1 - a)
-            if fit_on.sum() < 3 or test_on.sum() < 3 or np.ptp(target[test_on]) == 0:
-                continue
-            p = probe().fit(features[fit_on], target[fit_on]).predict(features[test_on])
-            per_grid.append(spearmanr(p, target[test_on]).statistic if np.ptp(p) > 0
-                            else 0.0)
-    return (float(spearmanr(pred, target).statistic) if pred is not None else float("nan"),
-            float(np.mean(per_grid)) if per_grid else float("nan"))
 
 
 def _probe(est, envs, cfg, seed, extras=False):
@@ -169,36 +124,23 @@ def _probe(est, envs, cfg, seed, extras=False):
         rows = np.nonzero(mask)[0]
         groups, agents = rows % n, rows // n
         target = vals[mask]
-        res[("y", g)] = _probe_spearman(y[mask], target, groups, agents)
+        res[("y", g)] = probe_spearman(y[mask], target, groups, agents)
         if extras and g != _TRAIN_DISCOUNT:    # the follow-up reports TD at 0.99 only
             continue
-        res[("td", g)] = _probe_spearman(td[mask][:, None], target, groups, agents)
+        res[("td", g)] = probe_spearman(td[mask][:, None], target, groups, agents)
         if not extras:
             continue
-        res[("retest", g)] = _retest_spearman(vals, mc2[g])
+        res[("retest", g)] = retest_spearman(vals, mc2[g])
         quick_counted = _counted(PROTOCOL.settings(True)["mc_steps"])
         frequent = mask & (counts / counted >= 5 / quick_counted)
         rows = np.nonzero(frequent)[0]
         res[("y frequent", g)] = (res[("y", g)] if np.array_equal(frequent, mask) else
-                                  _probe_spearman(y[frequent], vals[frequent], rows % n,
+                                  probe_spearman(y[frequent], vals[frequent], rows % n,
                                                   rows // n))
     if extras:
         res["returns"] = np.asarray(returns, dtype=float)
         res["cells"] = float(np.mean((~np.isnan(mc[_TRAIN_DISCOUNT])).sum(1)))
     return res
-
-
-def _retest_spearman(first, second):
-    """``(pooled, per_agent)`` Spearman correlations of two ``(n_agents, n_states)``
-    Monte-Carlo estimates on the cells both estimated."""
-    from scipy.stats import spearmanr
-
-    both = ~np.isnan(first) & ~np.isnan(second)
-    per_agent = [spearmanr(a[m], b[m]).statistic for a, b, m in zip(first, second, both)
-                 if m.sum() >= 3 and np.ptp(a[m]) > 0 and np.ptp(b[m]) > 0]
-    pooled = (float(spearmanr(first[both], second[both]).statistic)
-              if both.sum() >= 3 else float("nan"))
-    return pooled, _mean(per_agent)
 
 
 def _errorbar(ax, x, values, **kw):

@@ -87,36 +87,12 @@ def _make_stock(env_id, kwargs):
     return gymnasium.make(env_id, **kwargs)
 
 
-def _policy_returns(act, env, seed, episodes, max_steps):
-    """Mean return of ``episodes`` episodes of the policy ``act(state)`` (first reset seeded)."""
-    out = []
-    for ep in range(episodes):
-        state = env.reset(seed=seed if ep == 0 else None)[0]
-        total = 0.0
-        for _ in range(max_steps):
-            state, reward, terminated, truncated, _ = env.step(act(state))
-            total += float(reward)
-            if terminated or truncated:
-                break
-        out.append(total)
-    return float(np.mean(out))
+def _q_table(env, steps, alpha, seed):
+    """Tabular Q-learning's table after ``steps`` steps (the protocol's exploration)."""
+    from sklearn_papers.rl import q_learning
 
-
-def _q_learning(env, steps, alpha, seed, *, epsilon=0.1, discount=_TRAIN_DISCOUNT):
-    """Tabular Q-learning (epsilon-greedy, ties broken at random) for ``steps`` steps: the
-    Q-table. A time limit bootstraps; only termination ends the target."""
-    rng = np.random.RandomState(seed)
-    q = np.zeros((env.observation_space.n, env.action_space.n))
-    state = env.reset(seed=seed)[0]
-    for _ in range(steps):
-        row = q[state]
-        action = (rng.randint(len(row)) if rng.rand() < epsilon
-                  else int(rng.choice(np.flatnonzero(row == row.max()))))
-        nxt, reward, terminated, truncated, _ = env.step(action)
-        target = reward + (0.0 if terminated else discount * q[nxt].max())
-        q[state, action] += alpha * (target - q[state, action])
-        state = env.reset()[0] if terminated or truncated else nxt
-    return q
+    return q_learning(env, steps, learning_rate=alpha, epsilon=0.1, discount=_TRAIN_DISCOUNT,
+                      random_state=seed)
 
 
 @in_one_torch_thread
@@ -125,6 +101,7 @@ def _baselines_part(name, cfg):
     environment ``name``: one mean greedy return per agent seed (NaN: diverged)."""
     from sklearn_papers.nn._skorch import torch_seeded
     from sklearn_papers.rl import A2C
+    from sklearn_papers.rl._q_learning import policy_returns
 
     env_id, kwargs = next((i, k) for n, i, k in _STOCK if n == name)
     seeds = range(cfg["agent_seeds"])
@@ -133,12 +110,12 @@ def _baselines_part(name, cfg):
     out = {"random": [], "Q-learning": {}, "A2C": {}}
     for s in seeds:
         rng = np.random.RandomState(s)
-        out["random"].append(_policy_returns(lambda _: int(rng.randint(env.action_space.n)),
-                                             env, 1000 + s, episodes, max_steps))
+        out["random"].append(policy_returns(lambda _: int(rng.randint(env.action_space.n)),
+                                            env, 1000 + s, episodes, max_steps))
     for alpha in cfg["q_alphas"]:
         out["Q-learning"][str(alpha)] = [
-            _policy_returns(lambda x, q=_q_learning(env, steps, alpha, s): int(np.argmax(q[x])),
-                            env, 1000 + s, episodes, max_steps) for s in seeds]
+            policy_returns(lambda x, q=_q_table(env, steps, alpha, s): int(np.argmax(q[x])),
+                           env, 1000 + s, episodes, max_steps) for s in seeds]
 
     def a2c_return(lr, s):
         with torch_seeded(s):

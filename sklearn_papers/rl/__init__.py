@@ -1,4 +1,4 @@
-"""Reinforcement learning: grid-world environments (gymnasium API, batched core), LearnedPolicyGradient (Oh et al. 2020), A2C.
+"""Reinforcement learning: grid-world environments (gymnasium API, batched core), LearnedPolicyGradient (Oh et al. 2020), A2C, tabular Q-learning.
 
 Importing this module registers the package's environments with gymnasium:
 ``gymnasium.make("sklearn_papers/GridWorld-v0")``, ``"sklearn_papers/RandomGridWorld-v0"``
@@ -16,6 +16,7 @@ from sklearn_papers.rl._environments import (
 )
 from sklearn_papers.rl._evaluation import evaluate_policy
 from sklearn_papers.rl._learned_policy_gradient import LearnedPolicyGradient
+from sklearn_papers.rl._q_learning import q_learning
 from sklearn_papers.rl._registration import register_environments
 from sklearn_papers.rl._widened import SlipperyActions, widened_grid_world
 
@@ -35,6 +36,7 @@ __all__ = [
     "evaluate_policy",
     "make_batch",
     "make_grid_world",
+    "q_learning",
     "sample_grid_worlds",
     "widened_grid_world",
 ]

@@ -50,3 +50,30 @@ def test_sample_quality_does_not_depend_on_the_unit(scale):
     rows = rng.rand(6, 4), rng.rand(10, 4), rng.rand(5, 4)
     expected = sample_quality(*rows)
     assert sample_quality(*(a * scale for a in rows)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_classifier_two_sample_score_tells_far_rows_apart_only():
+    from sklearn_papers.metrics import classifier_two_sample_score
+
+    rng = np.random.RandomState(0)
+    real = rng.randn(100, 3)
+    assert classifier_two_sample_score(real, real + 10, random_state=0) == 1.0
+    same = classifier_two_sample_score(real, rng.randn(100, 3), random_state=0)
+    assert 0.3 < same < 0.7
+    other = rng.randn(100, 3)
+    assert (classifier_two_sample_score(real, other, random_state=1)
+            == classifier_two_sample_score(real, other, random_state=1))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(samples=np.zeros((10, 2))), "same number of features"),
+    (dict(samples=np.zeros((3, 3))), "at least cv=5 rows each"),
+    (dict(real=np.full((10, 3), np.nan)), "real"),
+    (dict(cv=1), "cv must be an int of at least 2"),
+])
+def test_classifier_two_sample_score_rejects_bad_input(kwargs, match):
+    from sklearn_papers.metrics import classifier_two_sample_score
+
+    args = {"real": np.zeros((10, 3)), "samples": np.ones((10, 3)), **kwargs}
+    with pytest.raises(ValueError, match=match):
+        classifier_two_sample_score(**args)

@@ -1,7 +1,5 @@
 """The ``lpg`` experiment end to end on a tiny configuration."""
 
-import numpy as np
-
 from sklearn_papers.reproduce import lpg
 from sklearn_papers.reproduce._registry import RunContext
 
@@ -81,18 +79,6 @@ def _check_verdicts(section):
     assert sum(md.count(f"**{o}") for o in ("holds", "does not hold", "inconclusive")) == 5
 
 
-def test_probe_spearman_recovers_a_monotone_signal():
-    rng = np.random.RandomState(0)
-    target = rng.randn(80)
-    features = np.c_[target + 0.01 * rng.randn(80), rng.randn(80)]
-    groups, agents = np.repeat(np.arange(4), 20), np.tile(np.repeat([0, 1], 10), 4)
-    pooled, per_grid = lpg._probe_spearman(features, target, groups, agents)
-    assert pooled > 0.95 and per_grid > 0.95
-    pooled, per_grid = lpg._probe_spearman(rng.randn(80, 2), target, groups, agents)
-    assert abs(pooled) < 0.5 and abs(per_grid) < 0.5
-    assert np.isnan(lpg._probe_spearman(features, target, groups)[1])
-
-
 def test_checkpoints_of_the_follow_up():
     assert lpg._checkpoints(600) == (0, 150, 300, 600)
     assert lpg._checkpoints(1500) == (0, 150, 300, 600, 1000, 1500)
@@ -117,11 +103,3 @@ def test_rule_snapshots_are_the_rules_of_shorter_fits():
     lpg._lpg("LPG", {**cfg, "meta_steps": 2}, 0).fit(train)
     assert sorted(snapshots) == [2, 4]
 
-
-def test_retest_spearman():
-    rng = np.random.RandomState(0)
-    values = rng.randn(4, 25)
-    values[:, :5] = np.nan
-    assert lpg._retest_spearman(values, values) == (1.0, 1.0)
-    pooled, per_agent = lpg._retest_spearman(values, rng.randn(4, 25))
-    assert abs(pooled) < 0.4 and abs(per_agent) < 0.4

@@ -41,14 +41,6 @@ def test_lpg_stock_experiment_tiny(tmp_path, monkeypatch):
         + [f"baselines/{n}" for n, _, _ in lpg_stock._STOCK])
 
 
-def test_q_learning_solves_a_deterministic_lake():
-    import gymnasium
-
-    env = gymnasium.make("FrozenLake-v1", is_slippery=False)
-    q = lpg_stock._q_learning(env, 3000, 0.5, 0)
-    assert lpg_stock._policy_returns(lambda s: int(np.argmax(q[s])), env, 0, 5, 100) == 1.0
-
-
 def test_summary_normalizes_by_tuned_a2c_and_random():
     base = {"random": [0.0, 0.0], "Q-learning": {"0.5": [1.0, 1.0]},
             "A2C": {"0.3": [0.5, 0.5], "1.0": [1.0, np.nan]}}
