@@ -167,6 +167,7 @@ def _case_metrics():
         "boundary_f_score": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "image_sharpness": ((scenes.images[..., 0].astype(np.float64) / 255,), {}),
         "minmax_distances": ((rng.rand(6, 5), rng.rand(4, 5)), {}),
+        "nearest_tanimoto_similarity": ((rng.rand(6, 5) > 0.5, rng.rand(4, 5) > 0.5), {}),
         "sample_quality": ((rng.rand(12, 4), rng.rand(15, 4), rng.rand(10, 4)), {}),
         "sharpness_measures": ((scenes.images[..., 0].astype(np.float64)[::-1] / 255,
                                 scenes.images[..., 0].astype(np.float64) / 255), {}),

@@ -10,7 +10,7 @@ from sklearn_papers.metrics._detection import (
     detection_box_average_precision,
     matched_mask_iou,
 )
-from sklearn_papers.metrics._fingerprint import minmax_distances
+from sklearn_papers.metrics._fingerprint import minmax_distances, nearest_tanimoto_similarity
 from sklearn_papers.metrics._generated import sample_quality
 from sklearn_papers.metrics._image import image_sharpness, sharpness_measures
 from sklearn_papers.metrics._instances import instance_best_iou, other_class_share
@@ -52,6 +52,7 @@ __all__ = [
     "minmax_distances",
     "modularity_explicitness",
     "mutual_info_gap",
+    "nearest_tanimoto_similarity",
     "other_class_share",
     "sample_quality",
     "sap_score",

@@ -375,26 +375,12 @@ def _mol_stats(smiles):
     return atoms, bonds, np.asarray(sizes), bits
 
 
-def _nearest_tanimoto(A, B, *, chunk=512):
-    """Per row of ``A`` (0/1 fingerprints) its largest Tanimoto similarity to a row of
-    ``B`` (1 between two empty fingerprints)."""
-    A32, B32 = A.astype(np.float32), B.astype(np.float32)
-    nb = B32.sum(axis=1)
-    out = np.empty(len(A32))
-    for start in range(0, len(A32), chunk):
-        a = A32[start:start + chunk]
-        inter = a @ B32.T
-        union = a.sum(axis=1)[:, None] + nb[None, :] - inter
-        sim = np.where(union > 0, inter / np.maximum(union, 1), 1.0)
-        out[start:start + chunk] = sim.max(axis=1)
-    return out
-
-
 def _domain_gap(settings, follow, seed):
     """Per data set (and held-out MOSES): shares of atom / bond context labels in each
     checkpoint's ``<other>`` bucket, heavy atoms per molecule, and each molecule's ECFP4
     Tanimoto similarity to its nearest neighbour among ``n_ref`` MOSES molecules."""
     from sklearn_papers.datasets import load_moses_smiles
+    from sklearn_papers.metrics import nearest_tanimoto_similarity
 
     moses, _ = load_moses_smiles(n_samples=MOSES_SMALL_ROWS + follow["n_held"],
                                  return_X_y=True)
@@ -402,10 +388,10 @@ def _domain_gap(settings, follow, seed):
     held = _mol_stats(moses[MOSES_SMALL_ROWS:])
     vocabs = {c: (set(_checkpoint_config(c)["atom_vocab"][2:]),
                   set(_checkpoint_config(c)["bond_vocab"][2:])) for c in CHECKPOINTS}
-    sets = {"MOSES (held out)": (held, _nearest_tanimoto(held[3], ref[3]))}
+    sets = {"MOSES (held out)": (held, nearest_tanimoto_similarity(held[3], ref[3]))}
     for name in PAPER:
         stats = _mol_stats(_load(name, settings["n_max"], seed)[0])
-        sets[name] = (stats, _nearest_tanimoto(stats[3], ref[3]))
+        sets[name] = (stats, nearest_tanimoto_similarity(stats[3], ref[3]))
     out = {}
     for name, ((atoms, bonds, sizes, _), nn) in sets.items():
         row = {"n_molecules": int(len(sizes)), "heavy_atoms": float(np.mean(sizes)),
