@@ -278,6 +278,7 @@ _NO_ARRAY = {
                            "hold: test_molecule_functions_refuse_tensors",
         "murcko_scaffolds": "takes molecules: test_molecule_functions_refuse_tensors",
         "load_grover_checkpoint": "takes a file path",
+        "grover_context_coverage": "takes molecules: test_molecule_functions_refuse_tensors",
         "valid_rows_scorer": "takes a scoring name; the scorer it returns is checked in "
                              "test_valid_rows_scorer_takes_tensors",
         "GraphCache.clear": "takes no argument",
@@ -400,7 +401,8 @@ def test_scorers_take_tensors(metric, kwargs):
         assert_same_answer(got, expected, metric)
 
 
-@pytest.mark.parametrize("function", ["check_molecules", "murcko_scaffolds"])
+@pytest.mark.parametrize("function", ["check_molecules", "murcko_scaffolds",
+                                      "grover_context_coverage"])
 def test_molecule_functions_refuse_tensors(function):
     """A tensor cannot hold molecules: a clear error naming X, not a crash inside RDKit."""
     from sklearn_papers import chem
