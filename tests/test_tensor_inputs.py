@@ -167,6 +167,7 @@ def _case_metrics():
         "boundary_f_score": ((scenes.instance_maps, scenes.instance_maps[::-1]), {}),
         "image_sharpness": ((scenes.images[..., 0].astype(np.float64) / 255,), {}),
         "minmax_distances": ((rng.rand(6, 5), rng.rand(4, 5)), {}),
+        "nearest_tanimoto_similarity": ((rng.rand(6, 5) > 0.5, rng.rand(4, 5) > 0.5), {}),
         "sample_quality": ((rng.rand(12, 4), rng.rand(15, 4), rng.rand(10, 4)), {}),
         "classifier_two_sample_score": ((rng.rand(12, 4), rng.rand(10, 4)),
                                         {"random_state": 0}),
@@ -280,6 +281,7 @@ _NO_ARRAY = {
                            "hold: test_molecule_functions_refuse_tensors",
         "murcko_scaffolds": "takes molecules: test_molecule_functions_refuse_tensors",
         "load_grover_checkpoint": "takes a file path",
+        "grover_context_coverage": "takes molecules: test_molecule_functions_refuse_tensors",
         "valid_rows_scorer": "takes a scoring name; the scorer it returns is checked in "
                              "test_valid_rows_scorer_takes_tensors",
         "GraphCache.clear": "takes no argument",
@@ -403,7 +405,8 @@ def test_scorers_take_tensors(metric, kwargs):
         assert_same_answer(got, expected, metric)
 
 
-@pytest.mark.parametrize("function", ["check_molecules", "murcko_scaffolds"])
+@pytest.mark.parametrize("function", ["check_molecules", "murcko_scaffolds",
+                                      "grover_context_coverage"])
 def test_molecule_functions_refuse_tensors(function):
     """A tensor cannot hold molecules: a clear error naming X, not a crash inside RDKit."""
     from sklearn_papers import chem

@@ -6,6 +6,7 @@ from sklearn_papers.chem._graph_cache import GraphCache
 from sklearn_papers.chem._grover import GroverFeaturizer
 from sklearn_papers.chem._grover_finetune import GroverClassifier, GroverRegressor
 from sklearn_papers.chem._grover_checkpoint import load_grover_checkpoint
+from sklearn_papers.chem._grover_coverage import grover_context_coverage
 from sklearn_papers.chem._mpnn import MPNN, MPNNClassifier, MPNNRegressor
 from sklearn_papers.chem._neural_fingerprint import (
     NeuralFingerprint,
@@ -39,6 +40,7 @@ __all__ = [
     "ScaffoldSplit",
     "SkipInvalidMolecules",
     "check_molecules",
+    "grover_context_coverage",
     "load_grover_checkpoint",
     "murcko_scaffolds",
     "valid_rows_scorer",

@@ -557,3 +557,40 @@ class CircularFingerprint(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = []
         tags.non_deterministic = False
         return tags
+
+
+def _fold_bits(fingerprints, n_bits):
+    """Fold Morgan bit vectors to ``n_bits`` positions: bit ``j`` goes to ``j % n_bits``.
+
+    RDKit's Morgan generator sets bit ``id % fpSize`` of each 32-bit identifier, so for a
+    power of two ``n_bits`` dividing the width, folding the bits of a wider fingerprint
+    equals computing the narrower one. Duvenaud et al. (2015) search the fingerprint
+    length; every length is folded from one 2048-bit fingerprint per radius.
+
+    Parameters
+    ----------
+    fingerprints : ndarray of shape (n_samples, width)
+        0/1 bits (any numeric dtype), e.g. of :class:`CircularFingerprint`.
+    n_bits : int
+        A divisor of ``width``.
+
+    Returns
+    -------
+    folded : ndarray of shape (n_samples, n_bits), the dtype of ``fingerprints``
+        The OR (maximum) over the positions ``j`` with ``j % n_bits`` equal.
+
+    Raises
+    ------
+    ValueError
+        If ``fingerprints`` is not 2-D or ``n_bits`` is not a positive divisor of its width.
+    """
+    fingerprints = np.asarray(fingerprints)
+    if fingerprints.ndim != 2:
+        raise ValueError(f"fingerprints must be 2-D (n_samples, width), got shape "
+                         f"{fingerprints.shape}")
+    n, width = fingerprints.shape
+    if isinstance(n_bits, bool) or not isinstance(n_bits, Integral) or n_bits < 1 \
+            or width % n_bits:
+        raise ValueError(f"n_bits={n_bits} does not divide the fingerprint width {width}; "
+                         "pass a positive divisor (a power of two for 2**k bits)")
+    return fingerprints.reshape(n, width // n_bits, n_bits).max(axis=1)

@@ -11,7 +11,7 @@ from sklearn_papers.metrics._detection import (
     detection_box_average_precision,
     matched_mask_iou,
 )
-from sklearn_papers.metrics._fingerprint import minmax_distances
+from sklearn_papers.metrics._fingerprint import minmax_distances, nearest_tanimoto_similarity
 from sklearn_papers.metrics._generated import classifier_two_sample_score, sample_quality
 from sklearn_papers.metrics._image import image_sharpness, sharpness_measures
 from sklearn_papers.metrics._instances import instance_best_iou, other_class_share
@@ -55,6 +55,7 @@ __all__ = [
     "minmax_distances",
     "modularity_explicitness",
     "mutual_info_gap",
+    "nearest_tanimoto_similarity",
     "other_class_share",
     "sample_quality",
     "sap_score",

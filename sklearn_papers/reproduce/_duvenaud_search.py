@@ -12,10 +12,12 @@ from typing import Callable
 
 import numpy as np
 
+from sklearn_papers.chem._ecfp import _fold_bits
+from sklearn_papers.datasets._splits import _contiguous_folds
 from sklearn_papers.reproduce._parallel import cached_parts
 
 __all__ = ["FULL_N_JOBS", "MAX_BITS", "MODEL_SPECS", "QUICK_ROWS", "DatasetData", "ModelSpec",
-           "duvenaud_folds", "evaluate", "fold_bits", "search_parts", "search_rows", "select"]
+           "evaluate", "search_parts", "search_rows", "select"]
 
 #: Largest fingerprint length searched; shorter ones are folded from it (exact for powers
 #: of two: RDKit's Morgan generator maps each 32-bit identifier to ``id % fpSize``).
@@ -23,37 +25,6 @@ MAX_BITS = 2048
 
 #: Rows kept of malaria and photovoltaic in ``--quick`` mode (file order).
 QUICK_ROWS = 2000
-
-
-def duvenaud_folds(n_samples, n_folds=5):
-    """Contiguous-chunk folds of Duvenaud et al. (2015).
-
-    Parameters
-    ----------
-    n_samples : int
-        Number of rows, kept in file order.
-    n_folds : int, default=5
-        Number of chunks (``numpy.array_split`` sizes).
-
-    Yields
-    ------
-    train, validation, test : ndarray of int
-        Fold ``i``: test chunk ``i``, validation chunk ``(i + 1) % n_folds``, training the
-        remaining chunks in file order.
-    """
-    chunks = np.array_split(np.arange(n_samples), n_folds)
-    for i in range(n_folds):
-        val = (i + 1) % n_folds
-        train = np.concatenate([c for j, c in enumerate(chunks) if j not in (i, val)])
-        yield train, chunks[val], chunks[i]
-
-
-def fold_bits(fingerprints, n_bits):
-    """Fold ``(n, N)`` Morgan bits to ``n_bits`` (a divisor of N) by OR over ``j % n_bits``."""
-    n, width = fingerprints.shape
-    if width % n_bits:
-        raise ValueError(f"n_bits={n_bits} does not divide the fingerprint width {width}")
-    return fingerprints.reshape(n, width // n_bits, n_bits).max(axis=1)
 
 
 @dataclass
@@ -93,7 +64,7 @@ class DatasetData:
 
     def fingerprints(self, radius, n_bits, dtype=np.float64):
         """ECFP bits ``(n_samples, n_bits)``, cached per radius at MAX_BITS and folded."""
-        return fold_bits(self.bits(radius), n_bits).astype(dtype)
+        return _fold_bits(self.bits(radius), n_bits).astype(dtype)
 
     def slim(self, radius=None):
         """A copy holding only the SMILES, targets and, if given, the bits of ``radius``.
@@ -239,7 +210,7 @@ def search_parts(data, spec, *, n_draws, quick, random_state):
     """
     rng = np.random.default_rng(random_state)
     parts = []
-    for fold, (train, val, test) in enumerate(duvenaud_folds(len(data.y))):
+    for fold, (train, val, test) in enumerate(_contiguous_folds(len(data.y))):
         for draw in range(n_draws):
             params = spec.sample(rng, quick)
             seed = random_state * 1000 + fold * 100 + draw
@@ -258,7 +229,7 @@ def select(data, parts, values):
     first of equal validation MSEs wins.
     """
     test_mse, chosen = [], []
-    n_folds = len(list(duvenaud_folds(len(data.y))))
+    n_folds = len(list(_contiguous_folds(len(data.y))))
     n_draws = len(parts) // n_folds
     for fold in range(n_folds):
         best = (np.inf, None, None)

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from sklearn_papers.datasets._splits import _contiguous_folds
 from sklearn_papers.reproduce import _duvenaud_neural as neural
 from sklearn_papers.reproduce._claims import Claim, declare, judge
 from sklearn_papers.reproduce._common import Protocol, save_figure
@@ -20,7 +21,6 @@ from sklearn_papers.reproduce._duvenaud_search import (
     MODEL_SPECS,
     QUICK_ROWS,
     _load,
-    duvenaud_folds,
     search_rows,
 )
 from sklearn_papers.reproduce._registry import Experiment
@@ -88,7 +88,7 @@ PROTOCOL_FOLLOWUP = Protocol(
 
 def _mean_baseline(data):
     return [float(np.mean((data.y[test] - data.y[train].mean()) ** 2))
-            for train, _, test in duvenaud_folds(len(data.y))]
+            for train, _, test in _contiguous_folds(len(data.y))]
 
 
 def _fmt_paper(mean, std):

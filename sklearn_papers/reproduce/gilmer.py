@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from sklearn_papers.chem import MPNNClassifier, MPNNRegressor
+from sklearn_papers.datasets._splits import _random_split
 from sklearn_papers.reproduce._claims import Claim, declare, judge
 from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
@@ -19,7 +20,7 @@ from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
 
-__all__ = ["CLAIMS", "EXPERIMENT", "PEER_RMSE", "PROTOCOL", "random_split"]
+__all__ = ["CLAIMS", "EXPERIMENT", "PEER_RMSE", "PROTOCOL"]
 
 #: Test RMSE (mean, std) of the peers on random splits, as published: MoleculeNet's
 #: MPNN (Wu et al. 2018) and chemprop's D-MPNN (Yang et al. 2019).
@@ -73,26 +74,6 @@ PROTOCOL = Protocol(
 )
 
 
-def random_split(n_samples, seed, fractions=(0.8, 0.1, 0.1)):
-    """Random train/validation/test indices (80/10/10 by default).
-
-    Parameters
-    ----------
-    n_samples : int
-    seed : int
-        Seeds the permutation.
-    fractions : tuple of 3 floats, default=(0.8, 0.1, 0.1)
-
-    Returns
-    -------
-    train, validation, test : ndarray of int
-    """
-    perm = np.random.default_rng(seed).permutation(n_samples)
-    n_train = int(round(fractions[0] * n_samples))
-    n_val = int(round(fractions[1] * n_samples))
-    return perm[:n_train], perm[n_train:n_train + n_val], perm[n_train + n_val:]
-
-
 def _make(cls, cache, params):
     """``cls`` with ``params`` (pinned) reading its graphs from the data set's cache."""
     return cls(**pinned(cls, {**params, "graph_cache": cache}))
@@ -124,7 +105,7 @@ def _dataset(name):
 def _regression_fit(name, seed, setting):
     """One regression fit on the random split ``seed`` of data set ``name``."""
     X, y, cache = _dataset(name)
-    train, val, test = random_split(len(y), seed)
+    train, val, test = _random_split(len(y), seed)
     start = time.perf_counter()
     reg = _make(MPNNRegressor, cache, setting)
     reg.fit(X[train], y[train])

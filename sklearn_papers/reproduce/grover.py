@@ -321,16 +321,6 @@ def run_followup(ctx):
     return result.done(md, figures=[fig], shortened=shortened)
 
 
-def _checkpoint_config(name):
-    """The ``config.json`` of a shipped checkpoint."""
-    import json
-    from importlib.resources import files
-    from pathlib import Path
-
-    folder = Path(str(files("sklearn_papers.chem") / "_pretrained" / name))
-    return json.loads((folder / "config.json").read_text())
-
-
 def _finetune_scores(name, X, y, fit, test, est_params):
     """Test and training RMSE, loss curve and fit CPU seconds of one ``GroverRegressor``."""
     from sklearn_papers.chem import GroverRegressor
@@ -350,70 +340,37 @@ def _subset(train, fraction, seed):
     return np.sort(np.random.default_rng(seed).choice(train, n, replace=False))
 
 
-def _mol_stats(smiles):
-    """Atom and bond context labels (GROVER's, Section 4.1), heavy atoms per molecule and
-    ECFP4 bits (2048) of the molecules of ``smiles`` that RDKit parses."""
+def _ecfp4(smiles):
+    """ECFP4 bits (2048) of the molecules of ``smiles`` that RDKit parses."""
     from sklearn_papers.chem import CircularFingerprint, check_molecules
-    from sklearn_papers.chem.featurizers import standardize_mol
-    from sklearn_papers.chem.featurizers._grover_features import (
-        atom_context_label,
-        bond_context_label,
-    )
 
     smiles = np.asarray(smiles, dtype=object)
-    mols, valid = check_molecules(smiles, errors="nan")
-    atoms, bonds, sizes = [], [], []
-    for mol, smi in zip(mols, smiles):
-        if mol is None:
-            continue
-        mol = standardize_mol(mol, smi if isinstance(smi, str) else None)
-        atoms += [atom_context_label(a) for a in mol.GetAtoms()]
-        bonds += [bond_context_label(b) for b in mol.GetBonds()]
-        sizes.append(mol.GetNumAtoms())
-    bits = CircularFingerprint(radius=2, n_bits=2048).fit(smiles[valid]).transform(
-        smiles[valid])
-    return atoms, bonds, np.asarray(sizes), bits
-
-
-def _nearest_tanimoto(A, B, *, chunk=512):
-    """Per row of ``A`` (0/1 fingerprints) its largest Tanimoto similarity to a row of
-    ``B`` (1 between two empty fingerprints)."""
-    A32, B32 = A.astype(np.float32), B.astype(np.float32)
-    nb = B32.sum(axis=1)
-    out = np.empty(len(A32))
-    for start in range(0, len(A32), chunk):
-        a = A32[start:start + chunk]
-        inter = a @ B32.T
-        union = a.sum(axis=1)[:, None] + nb[None, :] - inter
-        sim = np.where(union > 0, inter / np.maximum(union, 1), 1.0)
-        out[start:start + chunk] = sim.max(axis=1)
-    return out
+    smiles = smiles[check_molecules(smiles, errors="nan")[1]]
+    return CircularFingerprint(radius=2, n_bits=2048).fit(smiles).transform(smiles)
 
 
 def _domain_gap(settings, follow, seed):
     """Per data set (and held-out MOSES): shares of atom / bond context labels in each
     checkpoint's ``<other>`` bucket, heavy atoms per molecule, and each molecule's ECFP4
     Tanimoto similarity to its nearest neighbour among ``n_ref`` MOSES molecules."""
+    from sklearn_papers.chem import grover_context_coverage
     from sklearn_papers.datasets import load_moses_smiles
+    from sklearn_papers.metrics import nearest_tanimoto_similarity
 
     moses, _ = load_moses_smiles(n_samples=MOSES_SMALL_ROWS + follow["n_held"],
                                  return_X_y=True)
-    ref = _mol_stats(moses[:follow["n_ref"]])
-    held = _mol_stats(moses[MOSES_SMALL_ROWS:])
-    vocabs = {c: (set(_checkpoint_config(c)["atom_vocab"][2:]),
-                  set(_checkpoint_config(c)["bond_vocab"][2:])) for c in CHECKPOINTS}
-    sets = {"MOSES (held out)": (held, _nearest_tanimoto(held[3], ref[3]))}
-    for name in PAPER:
-        stats = _mol_stats(_load(name, settings["n_max"], seed)[0])
-        sets[name] = (stats, _nearest_tanimoto(stats[3], ref[3]))
+    ref = _ecfp4(moses[:follow["n_ref"]])
+    sets = {"MOSES (held out)": moses[MOSES_SMALL_ROWS:],
+            **{name: _load(name, settings["n_max"], seed)[0] for name in PAPER}}
     out = {}
-    for name, ((atoms, bonds, sizes, _), nn) in sets.items():
-        row = {"n_molecules": int(len(sizes)), "heavy_atoms": float(np.mean(sizes)),
-               "nn_tanimoto": nn}
-        for c, (atom_vocab, bond_vocab) in vocabs.items():
-            row[f"atom_other/{c}"] = float(np.mean([a not in atom_vocab for a in atoms]))
-            row[f"bond_other/{c}"] = float(np.mean([b not in bond_vocab for b in bonds]))
-        out[name] = row
+    for name, smiles in sets.items():
+        cover = {c: grover_context_coverage(smiles, c, errors="skip") for c in CHECKPOINTS}
+        n, n_atoms = cover[CHECKPOINTS[0]]["n_molecules"], cover[CHECKPOINTS[0]]["n_atoms"]
+        out[name] = {"n_molecules": n, "heavy_atoms": n_atoms / n,
+                     "nn_tanimoto": nearest_tanimoto_similarity(_ecfp4(smiles), ref)}
+        for c in CHECKPOINTS:
+            out[name].update({f"{kind}_other/{c}": cover[c][f"{kind}_other"]
+                              for kind in ("atom", "bond")})
     return out
 
 
@@ -444,10 +401,12 @@ def followup(ctx, result, settings, seeds, main):
     results : dict
         ``"big"``, ``"curve"``, ``"gap"`` and ``"verdicts"``.
     """
+    from sklearn_papers.chem import load_grover_checkpoint
+
     follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = tuple(seeds[:follow["seeds"]])
     name = "ESOL"
-    big_config = _checkpoint_config("moses-176k")["params"]
+    big_config = load_grover_checkpoint("moses-176k", heads=False)[0]["params"]
     big = {k: int(big_config[k]) for k in ("hidden_size", "n_layers", "n_heads", "depth")}
     res_big = {"finetuned": [], "scratch": []}
     res_curve = {f: {"finetuned": [], "scratch": []} for f in follow["fractions"]}

@@ -12,6 +12,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 
 from sklearn_papers.chem import CircularFingerprint
+from sklearn_papers.chem._ecfp import _fold_bits
 from sklearn_papers.datasets import load_delaney, load_tox21
 from sklearn_papers.utils._sklearn_compat import InvalidParameterError
 
@@ -335,3 +336,30 @@ def test_sparse_large_n_bits_skips_the_dense_memory_check(monkeypatch):
     with pytest.raises(MemoryError, match="sparse=True"):
         CircularFingerprint(n_bits=2048).transform(["CCO"])
     assert CircularFingerprint(n_bits=2048, sparse=True).transform(["CCO"]).nnz > 0
+
+
+@pytest.mark.parametrize("radius, n_bits", [(1, 16), (2, 512), (4, 64)])
+def test_folding_wide_bits_equals_rdkit_at_the_smaller_size(radius, n_bits):
+    smiles = ["CCO", "c1ccccc1O", "CC(=O)Nc1ccc(O)cc1", "C1CCC2(CC1)OCCO2", "N#Cc1ccncc1"]
+    wide = CircularFingerprint(radius=radius, n_bits=2048).fit_transform(smiles)
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
+    ref = np.array([gen.GetFingerprintAsNumPy(Chem.MolFromSmiles(s)) for s in smiles])
+    folded = _fold_bits(wide, n_bits)
+    assert folded.shape == (len(smiles), n_bits) and folded.dtype == wide.dtype
+    np.testing.assert_array_equal(folded, ref)
+
+
+def test_fold_bits_is_an_or_over_positions_with_equal_remainder():
+    bits = np.array([[1, 0, 0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0]], dtype=np.uint8)
+    np.testing.assert_array_equal(_fold_bits(bits, 4), [[1, 1, 0, 0], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(_fold_bits(bits, 8), bits)
+
+
+@pytest.mark.parametrize("fingerprints, n_bits, match", [
+    (np.zeros((2, 2048), dtype=np.uint8), 1000, "does not divide"),
+    (np.zeros((2, 2048), dtype=np.uint8), 0, "does not divide"),
+    (np.zeros(2048, dtype=np.uint8), 64, "must be 2-D"),
+])
+def test_fold_bits_refuses_bad_input(fingerprints, n_bits, match):
+    with pytest.raises(ValueError, match=match):
+        _fold_bits(fingerprints, n_bits)

@@ -1,4 +1,4 @@
-"""Pieces of the duvenaud experiment: folds, fingerprint folding, selection on validation."""
+"""Pieces of the duvenaud experiment: fingerprint folding, selection on validation."""
 
 import numpy as np
 import pytest
@@ -6,36 +6,17 @@ from rdkit import Chem
 from rdkit.Chem import rdFingerprintGenerator
 
 from sklearn_papers.datasets import load_delaney
+from sklearn_papers.datasets._splits import _contiguous_folds
 from sklearn_papers.reproduce import RunContext, get_experiments
 from sklearn_papers.reproduce._duvenaud_search import (
     MAX_BITS,
     DatasetData,
     ModelSpec,
-    duvenaud_folds,
     evaluate,
-    fold_bits,
     search_parts,
     search_rows,
 )
 from sklearn_papers.reproduce.duvenaud import _mean_baseline
-
-
-@pytest.mark.parametrize("n_samples", [10, 1128, 23])
-def test_folds_are_contiguous_chunks_test_i_validation_next(n_samples):
-    chunks = np.array_split(np.arange(n_samples), 5)
-    folds = list(duvenaud_folds(n_samples))
-    assert len(folds) == 5
-    for i, (train, val, test) in enumerate(folds):
-        np.testing.assert_array_equal(test, chunks[i])
-        np.testing.assert_array_equal(val, chunks[(i + 1) % 5])
-        others = [chunks[j] for j in range(5) if j not in (i, (i + 1) % 5)]
-        np.testing.assert_array_equal(train, np.concatenate(others))
-        assert np.all(np.diff(train) > 0), "training rows keep file order"
-        everything = np.sort(np.concatenate([train, val, test]))
-        np.testing.assert_array_equal(everything, np.arange(n_samples))
-    # every chunk is the test chunk exactly once
-    np.testing.assert_array_equal(np.sort(np.concatenate([f[2] for f in folds])),
-                                  np.arange(n_samples))
 
 
 @pytest.mark.parametrize("radius", [1, 4])
@@ -47,11 +28,6 @@ def test_folding_2048_bits_equals_rdkit_at_the_smaller_size(radius, n_bits):
     ref = np.array([gen.GetFingerprintAsNumPy(Chem.MolFromSmiles(s)) for s in X])
     np.testing.assert_array_equal(data.fingerprints(radius, n_bits), ref)
     assert data._cache[radius].shape == (len(X), MAX_BITS)
-
-
-def test_fold_bits_rejects_a_non_divisor():
-    with pytest.raises(ValueError, match="does not divide"):
-        fold_bits(np.zeros((2, 2048), dtype=np.uint8), 1000)
 
 
 def test_search_selects_on_validation_and_scores_on_test():
@@ -69,7 +45,7 @@ def test_search_selects_on_validation_and_scores_on_test():
 
     spec = ModelSpec("toy", "constant", sample, fit_predict, "c in {-1, 0, 3}")
     test_mse, chosen = evaluate(data, spec, n_draws=3, quick=True, random_state=0)
-    for (train, val, test), mse, params in zip(duvenaud_folds(50), test_mse, chosen):
+    for (train, val, test), mse, params in zip(_contiguous_folds(50), test_mse, chosen):
         best = min([-1.0, 0.0, 3.0], key=lambda c: np.mean((y[val] - c) ** 2))
         assert params["c"] == best
         assert mse == pytest.approx(np.mean((y[test] - best) ** 2))
@@ -79,7 +55,7 @@ def test_mean_baseline_predicts_the_training_mean():
     y = np.arange(20.0)
     data = DatasetData("toy", np.array(["C"] * 20, dtype=object), y)
     expected = [np.mean((y[test] - y[train].mean()) ** 2)
-                for train, _, test in duvenaud_folds(20)]
+                for train, _, test in _contiguous_folds(20)]
     np.testing.assert_allclose(_mean_baseline(data), expected)
 
 

@@ -7,28 +7,6 @@ from sklearn_papers.reproduce import RunContext, grover
 from sklearn_papers.reproduce._result import Result
 
 
-def _naive_nearest(A, B):
-    out = []
-    for a in A:
-        best = -1.0
-        for b in B:
-            union = np.sum(a | b)
-            best = max(best, np.sum(a & b) / union if union else 1.0)
-        out.append(best)
-    return np.array(out)
-
-
-def test_nearest_tanimoto_equals_the_pairwise_definition():
-    rng = np.random.default_rng(0)
-    A = (rng.random((7, 40)) < 0.2).astype(np.uint8)
-    B = (rng.random((11, 40)) < 0.2).astype(np.uint8)
-    B[3] = 0  # an empty fingerprint
-    A[2] = 0  # empty against empty: 1
-    got = grover._nearest_tanimoto(A, B, chunk=3)
-    np.testing.assert_allclose(got, _naive_nearest(A, B), rtol=1e-6)
-    assert got[2] == 1.0
-
-
 def test_subset_is_a_seeded_share_of_the_training_part():
     train = np.arange(100, 200)
     a, b = grover._subset(train, 0.25, 3), grover._subset(train, 0.25, 3)
