@@ -11,8 +11,10 @@ from sklearn_papers.nn._segmenter import JointSegmenterModule
 from sklearn_papers.vision import InstanceSegmenter, MaskRCNN
 from sklearn_papers.vision._validation import check_images, integer_bit_depth
 
+# input_scale=1.0: network pixels are input pixels in the messages these tests read
 TINY_RCNN = dict(anchor_sizes=(4, 8, 16), width=8, max_epochs=1, batch_size=6,
-                 rpn_pre_nms_top_n=50, rpn_post_nms_top_n=20, random_state=0)
+                 rpn_pre_nms_top_n=50, rpn_post_nms_top_n=20, input_scale=1.0,
+                 random_state=0)
 TINY_SEG = dict(width=8, embedding_dim=2, max_epochs=1, batch_size=6, random_state=0)
 
 
