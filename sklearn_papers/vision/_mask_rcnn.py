@@ -47,6 +47,10 @@ _MIN_SIZE = 8
 #: least this many strides of the finest feature map across (4 with ``"fpn"``, 8 with
 #: ``"c4"``): smaller objects cover one or two feature cells and their masks are lost.
 _MIN_OBJECT_STRIDES = 3
+#: Objects (summed scores) another scale must find before ``predict`` reads its having
+#: fewer detections than the kept scale, closer to ``object_size_``, as a sign that the
+#: kept scale cuts objects into pieces (a few detections give a noisy typical size).
+_MIN_OBJECTS_FOR_PIECES = 5.0
 #: With ``predict_tile_size="auto"``, network inputs of more than this many times the
 #: area of the training images are predicted in windows of the training images' shape.
 _TILE_AREA = 4.0
@@ -848,7 +852,9 @@ class MaskRCNN(BaseEstimator):
         """Warn when the detections (or their absence) suggest objects at a scale the
         model has not seen in ``fit``: none found in a large image, or a typical size
         (:meth:`_confident_size`) more than a factor 2 from :attr:`object_size_`, or
-        another scale whose detections were closer to it by more than a factor 1.25.
+        another scale whose detections were closer to it by more than a factor 1.25, or
+        closer with at least 5 objects but 1.25 times fewer than the kept scale (whose
+        extra detections are then likely pieces of objects larger than in ``fit``).
         ``tried``: per image, the scale kept, and the typical size and the number of
         objects at each scale tried."""
         lo, hi = self.object_sizes_
@@ -888,7 +894,12 @@ class MaskRCNN(BaseEstimator):
                     f"about object_size_ across, or fit on objects of their size.",
                     UserWarning, stacklevel=4)
             elif any(size_gap(v, target) + np.log(SCALE_MARGIN) < gap
+                     or (size_gap(v, target) < gap
+                         and counts.get(s, 0.0) >= _MIN_OBJECTS_FOR_PIECES
+                         and counts.get(s, 0.0) * SCALE_MARGIN < counts.get(scale, 0.0))
                      for s, v in sizes.items() if s != scale):
+                # closer in size by a margin; or closer, with fewer objects than the kept
+                # scale, whose extra detections are then likely pieces of larger objects
                 warnings.warn(
                     f"MaskRCNN kept scale {scale:g} for X[{i}] ({size:.1f} px across, "
                     f"object_size_={target:.1f} px) although another scale found "
@@ -923,9 +934,11 @@ class MaskRCNN(BaseEstimator):
             detection scoring ``instance_score_threshold``, or the typical size of those
             detections, at the scale kept, differs from :attr:`object_size_` by more
             than a factor 2, or another scale of ``predict_scales`` found detections
-            closer to it by more than a factor 1.25 but was not taken (the message
-            names the sizes and numbers of objects at each scale tried and
-            ``predict_scales``): objects at a scale the model has not learned.
+            closer to it by more than a factor 1.25 (or closer, with at least 5 objects
+            but 1.25 times fewer than the scale kept: pieces of larger objects) but was
+            not taken (the message names the sizes and numbers of objects at each
+            scale tried and ``predict_scales``): objects at a scale the model has not
+            learned.
         """
         dets, images = self._detect(X)
         return [_with_masks(d, im.shape[1:]) for d, im in zip(dets, images)]
