@@ -15,8 +15,10 @@ from sklearn_papers.utils._sklearn_compat import (
 from sklearn_papers.utils._tensors import tensors_to_numpy
 from sklearn_papers.vision._scales import (
     FAR_FROM_TRAINING_SIZE,
+    MAX_INPUT_SCALE,
     MIN_RESCALED_SIDE,
     SCALE_MARGIN,
+    auto_input_scale,
     check_predict_scales,
     choose_backed_scale,
     owned_intervals,
@@ -41,6 +43,14 @@ __all__ = ["MaskRCNN"]
 
 #: Smallest image side MaskRCNN takes (the backbone's coarsest stride is 16).
 _MIN_SIZE = 8
+#: ``input_scale="auto"`` enlarges the images until the typical training box is at
+#: least this many strides of the finest feature map across (4 with ``"fpn"``, 8 with
+#: ``"c4"``): smaller objects cover one or two feature cells and their masks are lost.
+_MIN_OBJECT_STRIDES = 3
+#: Objects (summed scores) another scale must find before ``predict`` reads its having
+#: fewer detections than the kept scale, closer to ``object_size_``, as a sign that the
+#: kept scale cuts objects into pieces (a few detections give a noisy typical size).
+_MIN_OBJECTS_FOR_PIECES = 5.0
 #: With ``predict_tile_size="auto"``, network inputs of more than this many times the
 #: area of the training images are predicted in windows of the training images' shape.
 _TILE_AREA = 4.0
@@ -218,6 +228,19 @@ class MaskRCNN(BaseEstimator):
         back to the input size. None runs at the input size (images of different sizes
         in one ``fit`` are padded at the bottom and right to the largest; the padding
         is background).
+    input_scale : "auto" or float, default="auto"
+        Factor by which the network input (after ``image_size``) is enlarged (bilinear),
+        in ``fit`` and at prediction; boxes and masks come back in input pixels.
+        ``"auto"``: the smallest integer factor (at most 4) that makes the typical
+        training box (``sqrt(width * height)``, the median weighted by area) at least 3
+        strides of the finest feature map across (12 pixels with ``"fpn"``, 24 with
+        ``"c4"``), 1 for larger objects. Smaller objects, such as printed characters
+        about 8 pixels across, cover one or two feature cells: their boxes and masks
+        are coarse and neighbours merge. A factor ``f`` costs about ``f ** 2`` times the
+        time and memory. A number in [0.25, 4] fixes the factor (``1.0``: the network
+        sees the images as given). The fitted factor is :attr:`input_scale_`;
+        :attr:`object_size_`, :attr:`object_sizes_` and :attr:`anchor_sizes_` are in
+        pixels of the enlarged network input.
     predict_scales : "auto" or sequence of float, default="auto"
         Scales at which :meth:`predict`, :meth:`predict_detections` and :meth:`score`
         run each image through the network (resized, bilinear and antialiased, on top of
@@ -292,6 +315,9 @@ class MaskRCNN(BaseEstimator):
         Image channels seen in ``fit``.
     anchor_sizes_ : tuple of float
         Anchor sizes used (``anchor_sizes``, or those chosen from the training boxes).
+    input_scale_ : float
+        Factor by which the network sees the images enlarged (``input_scale``, or the
+        one ``"auto"`` chose from the training boxes).
     object_sizes_ : tuple of float
         Smallest and largest ``sqrt(width * height)`` of the training boxes, in network
         pixels.
@@ -351,6 +377,8 @@ class MaskRCNN(BaseEstimator):
         "score_threshold": [Interval(Real, 0, 1, closed="left")],
         "instance_score_threshold": [Interval(Real, 0, 1, closed="both")],
         "image_size": [Interval(Integral, 16, None, closed="left"), None],
+        "input_scale": [StrOptions({"auto"}),
+                        Interval(Real, 1 / MAX_INPUT_SCALE, MAX_INPUT_SCALE, closed="both")],
         "predict_scales": [StrOptions({"auto"}), tuple, list],
         "predict_tile_size": [StrOptions({"auto"}), Interval(Integral, 16, None,
                                                              closed="left"), None],
@@ -369,7 +397,8 @@ class MaskRCNN(BaseEstimator):
                  mask_loss="sigmoid", anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
-                 instance_score_threshold=0.5, image_size=None, predict_scales="auto",
+                 instance_score_threshold=0.5, image_size=None, input_scale="auto",
+                 predict_scales="auto",
                  predict_tile_size="auto", bit_depth=None, width=16,
                  max_epochs=40,
                  batch_size=8, lr=3e-3, weight_decay=1e-4, device="cpu", random_state=None,
@@ -386,6 +415,7 @@ class MaskRCNN(BaseEstimator):
         self.score_threshold = score_threshold
         self.instance_score_threshold = instance_score_threshold
         self.image_size = image_size
+        self.input_scale = input_scale
         self.predict_scales = predict_scales
         self.predict_tile_size = predict_tile_size
         self.bit_depth = bit_depth
@@ -416,24 +446,29 @@ class MaskRCNN(BaseEstimator):
                              f"level; anchor_sizes={self.anchor_sizes!r} has "
                              f"{len(self.anchor_sizes)}.")
 
-    def _network_shape(self, shape, scale=1.0, *, fitting=False):
-        """Network ``(h, w)`` of an image of ``shape`` at a prediction ``scale`` (with the
-        ``image_size`` of the fitted model unless ``fitting``: set after fit, it does not
-        change the scale the network learned)."""
-        size = self.image_size if fitting else getattr(self, "_fit_image_size",
-                                                        self.image_size)
+    def _network_shape(self, shape, scale=1.0, *, fitting=None):
+        """Network ``(h, w)`` of an image of ``shape`` at a prediction ``scale``, with the
+        ``image_size`` and :attr:`input_scale_` of the fitted model. In ``fit``,
+        ``fitting`` is the input scale being fitted, and ``image_size`` is read from the
+        parameters (set after fit, it does not change the scale the network learned)."""
+        if fitting is not None:
+            size, scale = self.image_size, scale * fitting
+        else:
+            size = getattr(self, "_fit_image_size", self.image_size)
+            scale = scale * getattr(self, "input_scale_", 1.0)
         base = shape if size is None else (size, size)
         return tuple(int(v) for v in base) if scale == 1.0 else rescaled_shape(base, scale)
 
-    def _to_network(self, image, scale=1.0, *, fitting=False):
+    def _to_network(self, image, scale=1.0, *, fitting=None):
         """Resize one ``(C, H, W)`` float32 image to the network size (``image_size``,
-        times ``scale``); returns it and the scale ``(sy, sx)`` from input to network
-        pixels."""
+        times ``scale`` and the input scale); returns it and the scale ``(sy, sx)`` from
+        input to network pixels."""
         h, w = image.shape[-2:]
         shape = self._network_shape((h, w), scale, fitting=fitting)
         if shape == (h, w):
             return image, (1.0, 1.0)
-        if scale != 1.0:
+        input_scale = fitting if fitting is not None else getattr(self, "input_scale_", 1.0)
+        if scale != 1.0 or input_scale != 1.0:
             return resize_image(image, shape), (shape[0] / h, shape[1] / w)
         import torch
         import torch.nn.functional as F
@@ -530,11 +565,26 @@ class MaskRCNN(BaseEstimator):
         n_classes = max_label if self.n_classes is None else int(self.n_classes)
         if max_label > n_classes:
             raise ValueError(f"the data has class {max_label} but n_classes={n_classes}.")
-        # network input: each image resized to image_size, or all padded (bottom, right) to
-        # the largest; padding is background
+        # input scale: from the training boxes in pixels of image_size
+        sizes = []
+        for im, (b, _, _) in zip(images, targets):
+            h, w = im.shape[1:]
+            fy, fx = (1.0, 1.0) if self.image_size is None else (self.image_size / h,
+                                                                  self.image_size / w)
+            sizes.append(np.sqrt(np.prod(np.clip(b[:, 2:] - b[:, :2], 1, None)
+                                         * np.array([fx, fy]), 1)))
+        sizes = np.concatenate(sizes) if sizes else np.zeros(0)
+        if self.input_scale == "auto":
+            finest = 4 if self.backbone == "fpn" else 8
+            input_scale = auto_input_scale(typical_size(sizes, sizes**2),
+                                           _MIN_OBJECT_STRIDES * finest)
+        else:
+            input_scale = float(self.input_scale)
+        # network input: each image resized to image_size and by the input scale, or all
+        # padded (bottom, right) to the largest; padding is background
         net_images, net_targets = [], []
         for im, (b, lab, m) in zip(images, targets):
-            xi, (sy, sx) = self._to_network(im, fitting=True)
+            xi, (sy, sx) = self._to_network(im, fitting=input_scale)
             if (sy, sx) != (1.0, 1.0):
                 b = b * np.array([sx, sy, sx, sy], dtype=np.float32)
                 if len(lab):
@@ -605,6 +655,7 @@ class MaskRCNN(BaseEstimator):
         self.classes_ = np.arange(1, n_classes + 1)
         self.n_channels_ = c
         self.anchor_sizes_ = anchor_sizes
+        self.input_scale_ = input_scale
         self.bit_depth_ = self.bit_depth if self.bit_depth is not None else \
             integer_bit_depth(X if isinstance(X, (list, tuple)) else list(
                 np.asarray(tensors_to_numpy(X, "X"))))
@@ -801,7 +852,9 @@ class MaskRCNN(BaseEstimator):
         """Warn when the detections (or their absence) suggest objects at a scale the
         model has not seen in ``fit``: none found in a large image, or a typical size
         (:meth:`_confident_size`) more than a factor 2 from :attr:`object_size_`, or
-        another scale whose detections were closer to it by more than a factor 1.25.
+        another scale whose detections were closer to it by more than a factor 1.25, or
+        closer with at least 5 objects but 1.25 times fewer than the kept scale (whose
+        extra detections are then likely pieces of objects larger than in ``fit``).
         ``tried``: per image, the scale kept, and the typical size and the number of
         objects at each scale tried."""
         lo, hi = self.object_sizes_
@@ -841,7 +894,12 @@ class MaskRCNN(BaseEstimator):
                     f"about object_size_ across, or fit on objects of their size.",
                     UserWarning, stacklevel=4)
             elif any(size_gap(v, target) + np.log(SCALE_MARGIN) < gap
+                     or (size_gap(v, target) < gap
+                         and counts.get(s, 0.0) >= _MIN_OBJECTS_FOR_PIECES
+                         and counts.get(s, 0.0) * SCALE_MARGIN < counts.get(scale, 0.0))
                      for s, v in sizes.items() if s != scale):
+                # closer in size by a margin; or closer, with fewer objects than the kept
+                # scale, whose extra detections are then likely pieces of larger objects
                 warnings.warn(
                     f"MaskRCNN kept scale {scale:g} for X[{i}] ({size:.1f} px across, "
                     f"object_size_={target:.1f} px) although another scale found "
@@ -876,9 +934,11 @@ class MaskRCNN(BaseEstimator):
             detection scoring ``instance_score_threshold``, or the typical size of those
             detections, at the scale kept, differs from :attr:`object_size_` by more
             than a factor 2, or another scale of ``predict_scales`` found detections
-            closer to it by more than a factor 1.25 but was not taken (the message
-            names the sizes and numbers of objects at each scale tried and
-            ``predict_scales``): objects at a scale the model has not learned.
+            closer to it by more than a factor 1.25 (or closer, with at least 5 objects
+            but 1.25 times fewer than the scale kept: pieces of larger objects) but was
+            not taken (the message names the sizes and numbers of objects at each
+            scale tried and ``predict_scales``): objects at a scale the model has not
+            learned.
         """
         dets, images = self._detect(X)
         return [_with_masks(d, im.shape[1:]) for d, im in zip(dets, images)]

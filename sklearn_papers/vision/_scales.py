@@ -12,7 +12,8 @@ size, :func:`choose_backed_scale`).
 
 import numpy as np
 
-__all__ = ["AUTO_SCALES", "FAR_FROM_TRAINING_SIZE", "SCALE_MARGIN", "choose_scale",
+__all__ = ["AUTO_SCALES", "FAR_FROM_TRAINING_SIZE", "MAX_INPUT_SCALE", "SCALE_MARGIN",
+           "auto_input_scale", "choose_scale",
            "choose_backed_scale", "check_predict_scales", "resize_image", "resize_labels",
            "scale_is_backed", "size_gap", "tile_starts", "typical_size"]
 
@@ -31,6 +32,32 @@ FAR_FROM_TRAINING_SIZE = 2.0
 MIN_RESCALED_SIDE = 16
 #: Largest scale accepted: 16 times the side is 256 times the pixels (and memory).
 MAX_SCALE = 16.0
+
+
+#: Largest internal upscaling ``input_scale="auto"`` chooses (16 times the pixels).
+MAX_INPUT_SCALE = 4
+
+
+def auto_input_scale(size, min_size):
+    """Internal upscaling of ``input_scale="auto"``: the smallest integer factor (at most
+    :data:`MAX_INPUT_SCALE`) that makes objects of typical ``size`` pixels at least
+    ``min_size`` pixels across; 1.0 when they are already (or ``size`` is not finite).
+
+    Parameters
+    ----------
+    size : float
+        Typical size of the training objects, in pixels.
+    min_size : float
+        Smallest object size the network resolves (a few strides of its finest output).
+
+    Returns
+    -------
+    scale : float
+        1.0, 2.0, 3.0 or 4.0.
+    """
+    if not (np.isfinite(size) and size > 0) or size >= min_size:
+        return 1.0
+    return float(min(MAX_INPUT_SCALE, int(np.ceil(min_size / size - 1e-9))))
 
 
 def check_predict_scales(value):

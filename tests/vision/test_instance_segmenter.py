@@ -13,7 +13,9 @@ from sklearn_papers.datasets import make_scenes
 from sklearn_papers.metrics import symmetric_best_dice
 from sklearn_papers.vision import InstanceSegmenter
 
-SMALL = {"width": 8, "embedding_dim": 4, "max_epochs": 2, "batch_size": 8, "random_state": 0}
+# input_scale=1.0: the network sees the images as given, on the grid these tests check
+SMALL = {"width": 8, "embedding_dim": 4, "max_epochs": 2, "batch_size": 8, "random_state": 0,
+         "input_scale": 1.0}
 
 
 @pytest.fixture(scope="module")
@@ -455,7 +457,8 @@ def test_batch_norm_on_one_by_one_outputs_needs_two_images_per_batch():
     X = rng.rand(3, 2, 2, 3)
     y = np.zeros((3, 2, 2), dtype=int)
     y[:, 0, 0] = 1
-    tiny = {"width": 4, "embedding_dim": 2, "max_epochs": 1, "random_state": 0}
+    tiny = {"width": 4, "embedding_dim": 2, "max_epochs": 1, "random_state": 0,
+            "input_scale": 1.0}
     with pytest.raises(ValueError, match="one image.*norm='batch'"):
         InstanceSegmenter(**tiny, batch_size=1).fit(X[:1], y[:1])
     with pytest.raises(ValueError, match="batch_size=1.*norm='group'"):
@@ -474,7 +477,7 @@ def test_group_norm_refuses_one_by_one_outputs_at_predict_like_fit():
     y = np.zeros((2, 6, 6), dtype=int)
     y[:, :3, :3] = 1
     est = InstanceSegmenter(width=8, embedding_dim=2, max_epochs=1, batch_size=2,
-                            norm="group", random_state=0).fit(X, y)
+                            norm="group", input_scale=1.0, random_state=0).fit(X, y)
     small = rng.rand(1, 2, 2, 3)  # padded to output_stride=2: 1 x 1 outputs
     match = (r"X\[0\] is 2 x 2 pixels.*norm='group' with width=8.*"
              r"more than 2 pixels high or wide")
@@ -629,3 +632,38 @@ def test_centre_grouping_compares_each_pixel_with_its_own_components_centres():
                 d2[~mine] = np.inf
                 assert out[r, q] == id_of[np.argmin(d2)]
             assert all(classes[i - 1] == c for i in np.unique(out[pix]))
+
+
+def test_auto_input_scale_rule():
+    from sklearn_papers.vision._scales import auto_input_scale
+
+    assert auto_input_scale(6.5, 10) == 2.0  # printed characters at output stride 2
+    assert auto_input_scale(17.0, 10) == 1.0  # coins: left as they are
+    assert auto_input_scale(10.0, 10) == 1.0
+    assert auto_input_scale(1.0, 10) == 4.0  # at most 4
+    assert auto_input_scale(float("nan"), 10) == 1.0
+
+
+def test_input_scale_enlarges_small_objects():
+    """Objects under 5 output strides across are seen enlarged; outputs keep the input
+    size, and input_scale=1.0 keeps the images as given."""
+    small = make_scenes(8, image_size=32, max_objects=8, random_state=0)
+    est = InstanceSegmenter(**{**SMALL, "input_scale": "auto"}).fit(small.images,
+                                                                     small.instance_maps)
+    assert est.object_size_ < 10 and est.input_scale_ == 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        pred = est.predict(small.images[:2])
+        proba = est.predict_proba(small.images[:2])
+        outputs = est.predict_outputs(small.images[:2])
+        ragged = est.predict([small.images[0], small.images[1][:20, :25]])
+    assert pred.shape == (2, 32, 32)
+    assert proba.shape == (2, 32, 32, 2)
+    np.testing.assert_allclose(proba.sum(-1), 1.0, atol=1e-5)
+    assert outputs[0].shape == (2, 2, 32, 32)  # 64 x 64 network input, stride 2
+    assert ragged[1].shape == (20, 25)
+    fixed = InstanceSegmenter(**SMALL).fit(small.images, small.instance_maps)
+    assert fixed.input_scale_ == 1.0
+    assert fixed.predict_outputs(small.images[:2])[0].shape == (2, 2, 16, 16)
+    with pytest.raises(ValueError, match="input_scale"):
+        InstanceSegmenter(input_scale=8.0).fit(small.images, small.instance_maps)

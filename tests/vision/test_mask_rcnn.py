@@ -11,8 +11,9 @@ from sklearn.base import clone
 from sklearn_papers.datasets import make_scenes
 from sklearn_papers.vision import MaskRCNN
 
+# input_scale=1.0: the network sees the images as given (anchor sizes in their pixels)
 TINY = dict(width=8, anchor_sizes=(4, 8, 16), max_epochs=2, batch_size=4,
-            rpn_pre_nms_top_n=100, rpn_post_nms_top_n=30, random_state=0)
+            rpn_pre_nms_top_n=100, rpn_post_nms_top_n=30, input_scale=1.0, random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -611,3 +612,23 @@ def test_predict_paints_the_same_maps_as_the_dense_masks_of_predict_detections()
         painted = np.stack([paint_detections(d, X.shape[1:3], 0.1) for d in dets])
         np.testing.assert_array_equal(maps, painted)
         assert maps.max() > 0
+
+
+def test_input_scale_enlarges_small_objects():
+    """Boxes under 3 finest strides across are seen enlarged: object_size_ is in network
+    pixels, predictions in input pixels; input_scale=1.0 keeps the images as given."""
+    small = make_scenes(8, image_size=32, max_objects=8, random_state=0)
+    params = {**TINY, "anchor_sizes": None, "max_epochs": 1}
+    est = MaskRCNN(**{**params, "input_scale": "auto"}).fit(small.images, small.instance_maps)
+    fixed = MaskRCNN(**params).fit(small.images, small.instance_maps)
+    assert est.input_scale_ == 2.0 and fixed.input_scale_ == 1.0
+    assert fixed.object_size_ < 12
+    np.testing.assert_allclose(est.object_size_, 2 * fixed.object_size_, rtol=0.1)
+    assert est._fit_shape == (64, 64)
+    det = est.set_params(predict_scales=(1.0,)).predict_detections(small.images[:2])
+    for d in det:
+        assert d["masks"].shape[1:] == (32, 32)
+        assert np.all(d["boxes"] >= -0.5) and np.all(d["boxes"] <= 32.5)
+    assert est.predict(small.images[:2]).shape == (2, 32, 32)
+    with pytest.raises(ValueError, match="input_scale"):
+        MaskRCNN(input_scale=0.1).fit(small.images, small.instance_maps)

@@ -11,8 +11,10 @@ from sklearn_papers.nn._segmenter import JointSegmenterModule
 from sklearn_papers.vision import InstanceSegmenter, MaskRCNN
 from sklearn_papers.vision._validation import check_images, integer_bit_depth
 
+# input_scale=1.0: network pixels are input pixels in the messages these tests read
 TINY_RCNN = dict(anchor_sizes=(4, 8, 16), width=8, max_epochs=1, batch_size=6,
-                 rpn_pre_nms_top_n=50, rpn_post_nms_top_n=20, random_state=0)
+                 rpn_pre_nms_top_n=50, rpn_post_nms_top_n=20, input_scale=1.0,
+                 random_state=0)
 TINY_SEG = dict(width=8, embedding_dim=2, max_epochs=1, batch_size=6, random_state=0)
 
 
@@ -257,6 +259,18 @@ def test_mask_rcnn_warns_about_images_at_an_unlearned_scale(scenes):
                                          r"detections closer.*\(2 objects\)"):
         est._warn_scale(fake, [(np.zeros((3, 32, 32)), (1.0, 1.0))],
                         [(1.0, {0.5: est.object_size_, 1.0: kept}, {0.5: 2.0, 1.0: 9.0})])
+    # a little closer with half the objects (pieces at the kept scale): warned from 5
+    # objects on, not below (a few detections give a noisy typical size)
+    kept = 1.2 * est.object_size_
+    fake = [{"boxes": np.array([[0, 0, kept, kept]], dtype=np.float32),
+             "scores": np.array([0.9], dtype=np.float32)}]
+    with pytest.warns(UserWarning, match=r"kept scale 1 for X\[0\] .*\(170 objects\)"):
+        est._warn_scale(fake, [(np.zeros((3, 32, 32)), (1.0, 1.0))],
+                        [(1.0, {0.5: est.object_size_, 1.0: kept}, {0.5: 170.0, 1.0: 340.0})])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est._warn_scale(fake, [(np.zeros((3, 32, 32)), (1.0, 1.0))],
+                        [(1.0, {0.5: est.object_size_, 1.0: kept}, {0.5: 3.0, 1.0: 7.0})])
     # within a factor 2 of object_size_: no warning
     side = 1.5 * est.object_size_
     near = [{"boxes": np.array([[0, 0, side, side]], dtype=np.float32),
