@@ -3,12 +3,14 @@ estimators (``_grover_finetune``) share with it: featurization and the encoder."
 
 import os
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin, TransformerMixin
 
 from sklearn_papers.chem._graph_estimator import (
+    _FIT_GRAPHS,
     _FitTransformWarnsOnce,
     _GraphEstimator,
     _require_molecules,
@@ -18,6 +20,7 @@ from sklearn_papers.chem._grover_checkpoint import (
     load_grover_checkpoint,
     write_checkpoint,
 )
+from sklearn_papers.chem._molecule_input import described_graphs
 from sklearn_papers.chem._validation import set_molecule_input_attributes
 from sklearn_papers.utils._sklearn_compat import (
     Interval,
@@ -334,13 +337,16 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
     _parameter_constraints = {
         **_BaseGrover._parameter_constraints,
         "min_freq": [Interval(Integral, 1, None, closed="left")],
+        # CircularFingerprint's bound on n_bits; 0 or None: no fingerprint branch
+        "fingerprint_bits": [None, Interval(Integral, 0, 2**24, closed="both")],
+        "fingerprint_radius": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
                  min_freq=1, dist_coef=0.1, max_epochs=0, batch_size=32, lr=1e-3,
                  pretrained="moses-small", device="cpu", errors="raise", standardize=False,
-                 graph_cache=None, descriptors=True, random_state=None, verbose=1,
-                 n_jobs=None):
+                 graph_cache=None, descriptors=True, fingerprint_bits=1024,
+                 fingerprint_radius=2, random_state=None, verbose=1, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_layers = n_layers
         self.n_heads = n_heads
@@ -357,6 +363,8 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         self.standardize = standardize
         self.graph_cache = graph_cache
         self.descriptors = descriptors
+        self.fingerprint_bits = fingerprint_bits
+        self.fingerprint_radius = fingerprint_radius
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -423,18 +431,27 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         start = time.perf_counter()
         device = check_device(self.device)
         self._pin_input_params()
-        mols, _ = self._molecules(X)
-        _require_molecules(mols)
-        set_molecule_input_attributes(self, X)
-        names = self._descriptor_names()
-        if names is None:
-            self.descriptors_ = None
+        graphs = mols = None
+        if self.fingerprint_bits or self._descriptor_names() is not None:
+            # the graphs (with the raw descriptors; from graph_cache if set) of X, once:
+            # the descriptors' CDFs and the scaling of the blocks are fitted on them, and
+            # fit_transform's transform reads them again
+            graphs, valid = self._graphs(X)
+            _require_molecules(graphs)
+            set_molecule_input_attributes(self, X)
+            graphs = described_graphs(self, graphs, fit=True)
+            memo = _FIT_GRAPHS.get()
+            if memo is not None and memo[0] is self:
+                _FIT_GRAPHS.set((self, X, graphs, valid))
         else:
-            from sklearn_papers.chem._descriptors import compute_descriptors
-
-            self._fit_descriptors(compute_descriptors(mols, names))
+            mols, _ = self._molecules(X)
+            _require_molecules(mols)
+            set_molecule_input_attributes(self, X)
+            self.descriptors_ = None
         config, state = (None, None) if self.pretrained is None else \
             load_grover_checkpoint(self.pretrained)
+        if mols is None and (config is None or self.max_epochs > 0):
+            mols, _ = self._molecules(X)
         # Loading a checkpoint without training needs no graphs: fit only checks X.
         data = [] if config is not None and self.max_epochs == 0 else \
             _featurize(mols, with_labels=True, n_jobs=self.n_jobs)
@@ -467,9 +484,50 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         self.embedding_dim_ = module.encoder.embedding_dim
         self._n_features_out = self.embedding_dim_ + self._n_mol_features()
         self.checkpoint_config_ = config
+        self.fingerprint_ = self.embedding_scaler_ = self.embedding_weight_ = None
+        if self.fingerprint_bits:
+            self._fit_fingerprint(X, graphs, valid)
         self._fit_seconds = time.perf_counter() - start
-        self._n_fit_molecules = len(mols)
+        self._n_fit_molecules = len(mols) if mols is not None else len(graphs)
         return self
+
+    def _fit_fingerprint(self, X, graphs, valid):
+        """Fit the fingerprint branch on the training molecules: ``fingerprint_``, and the
+        standardization and weight of the embedding and descriptors."""
+        from sklearn.base import clone
+        from sklearn.preprocessing import StandardScaler
+
+        from sklearn_papers.chem._ecfp import CircularFingerprint
+
+        memo = _FIT_GRAPHS.get()
+        token = _FIT_GRAPHS.set((self, X, graphs, valid))
+        try:
+            rest = self._run(X, "embedding")[valid].astype(np.float64)
+        finally:
+            if memo is None or memo[0] is not self:  # fit_transform's transform reads them
+                _FIT_GRAPHS.reset(token)
+        standardize = self.standardize
+        self.fingerprint_ = CircularFingerprint(
+            radius=self.fingerprint_radius, n_bits=self.fingerprint_bits,
+            standardize=standardize if isinstance(standardize, bool) else clone(standardize),
+            errors="nan", n_jobs=self.n_jobs, verbose=0)
+        bits = self._fingerprint_rows(X)[valid].astype(np.float64)
+        p_on = bits.mean(axis=0)
+        bits_d2 = 2.0 * float(np.sum(p_on * (1.0 - p_on)))
+        self.embedding_scaler_ = StandardScaler().fit(rest)
+        rest_d2 = 2.0 * float(np.sum(np.var(self.embedding_scaler_.transform(rest), axis=0)))
+        self.embedding_weight_ = (float(np.sqrt(bits_d2 / rest_d2))
+                                  if bits_d2 > 0 and rest_d2 > 0 else 1.0)
+        self._n_features_out += int(self.fingerprint_bits)
+
+    def _fingerprint_rows(self, X):
+        """The fingerprint bits of ``X`` (float32; NaN rows for invalid molecules)."""
+        from sklearn_papers.chem._report import MultipleFragmentsWarning
+
+        with warnings.catch_warnings():
+            # the graphs' featurization has already said so
+            warnings.simplefilter("ignore", MultipleFragmentsWarning)
+            return self.fingerprint_.transform(X)
 
     def transform(self, X):
         """Molecule embeddings.
@@ -494,7 +552,41 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         >>> est.transform(["CCO", "OCC"]).shape
         (2, 128)
         """
-        return self._run(X, "embedding")
+        rows = self._run(X, "embedding")
+        if getattr(self, "fingerprint_", None) is None:
+            return rows
+        invalid = np.isnan(rows).any(axis=1)
+        out = np.hstack([self.embedding_scaler_.transform(rows) * self.embedding_weight_,
+                         self._fingerprint_rows(X)]).astype(np.float32)
+        out[invalid] = np.nan
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """Output feature names, block by block.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Checked as scikit-learn checks it (it must equal ``feature_names_in_`` when
+            ``fit`` saw a DataFrame); the names do not depend on it.
+
+        Returns
+        -------
+        feature_names_out : ndarray of shape (n_features_out,), dtype=object
+            ``groverfeaturizer0`` ... for the embedding, RDKit's descriptor names with
+            ``descriptors``, then ``ecfp4_0`` ... (``ecfp{2 * fingerprint_radius}``) with
+            the fingerprint branch.
+        """
+        from sklearn.utils.validation import _check_feature_names_in
+
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features, generate_names=False)
+        names = [f"{type(self).__name__.lower()}{i}" for i in range(self.embedding_dim_)]
+        if getattr(self, "descriptors_", None) is not None:
+            names += list(self.descriptors_.descriptor_names_)
+        if getattr(self, "fingerprint_", None) is not None:
+            names += list(self.fingerprint_.get_feature_names_out())
+        return np.asarray(names, dtype=object)
 
     def save(self, path):
         """Write the fitted model to a folder (format documented in
@@ -517,7 +609,8 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         check_is_fitted(self)
         params = {k: v for k, v in self.get_params().items()
                   if isinstance(v, (int, float, str, type(None)))
-                  and k not in ("pretrained", "descriptors")}
+                  and k not in ("pretrained", "descriptors", "fingerprint_bits",
+                                "fingerprint_radius")}
         params.update(self._arch(self.checkpoint_config_))  # the model's own architecture
         loss_curve = list(self.loss_curve_)
         training = {
@@ -566,7 +659,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         config, _ = load_grover_checkpoint(path)
         saved = {k: v for k, v in config["params"].items() if k in cls().get_params()}
         est = cls(**{**saved, "pretrained": str(path), "max_epochs": 0,
-                     "descriptors": False, **params})
+                     "descriptors": False, "fingerprint_bits": 0, **params})
         est._validate_params()
         return est._fit_loaded()
 
@@ -579,6 +672,11 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
                 "descriptors=... needs molecules to fit the descriptors' CDFs on: load the "
                 "featurizer without it, or use GroverFeaturizer(pretrained=path, "
                 "descriptors=...).fit(X).")
+        if self.fingerprint_bits:
+            raise ValueError(
+                f"fingerprint_bits={self.fingerprint_bits!r} needs molecules to fit the "
+                "scaling of the blocks on: load the featurizer with fingerprint_bits=0, or "
+                "use GroverFeaturizer(pretrained=path).fit(X).")
         config, state = load_grover_checkpoint(self.pretrained)
         atom_vocab = ContextVocab.from_itos(config["atom_vocab"])
         bond_vocab = ContextVocab.from_itos(config["bond_vocab"])
@@ -592,6 +690,7 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         self._n_features_out = self.embedding_dim_
         self.n_features_in_ = 1  # one column of molecules, as after fit
         self.descriptors_ = None
+        self.fingerprint_ = self.embedding_scaler_ = self.embedding_weight_ = None
         self._pin_input_params()
         self.loss_curve_, self.n_iter_ = [], 0
         self.checkpoint_config_ = config

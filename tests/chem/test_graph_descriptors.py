@@ -42,7 +42,8 @@ def _nf(cls=NeuralFingerprintRegressor, **params):
 
 def _grover(**params):
     return GroverRegressor(hidden_size=8, n_heads=1, depth=2, ffn_hidden=8, max_epochs=2,
-                           batch_size=4, pretrained=None, random_state=0, **params)
+                           batch_size=4, pretrained=None, random_state=0, head="finetune",
+                           **params)
 
 
 @pytest.mark.parametrize("make", [_mpnn, _nf, _grover], ids=["mpnn", "nf", "grover"])

@@ -22,8 +22,8 @@ MOLS = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "C1CCCC
         "OC(=O)c1ccccc1", "CCOC(=O)C", "Clc1ccccc1", "CC(=O)Oc1ccccc1C(=O)O", "CCCCCC"]
 TINY = dict(hidden_size=16, n_heads=2, depth=2, batch_size=4)
 #: A featurizer pretrained from scratch (the default loads the shipped checkpoint), its
-#: embedding alone (the default joins RDKit's descriptors).
-SCRATCH = dict(TINY, pretrained=None, descriptors=False)
+#: embedding alone (the default joins RDKit's descriptors and ECFP4 bits).
+SCRATCH = dict(TINY, pretrained=None, descriptors=False, fingerprint_bits=0)
 
 
 @pytest.fixture(scope="module")
@@ -144,8 +144,8 @@ def test_invalid_and_nan_rows(featurizer, tmp_path):
 def test_regressor_overfits_a_small_set():
     X = MOLS[:8]
     y = np.array([0.5, -1.0, 2.0, 1.5, -0.5, 0.0, 1.0, -2.0])
-    reg = GroverRegressor(pretrained=None, max_epochs=80, lr=3e-3, ffn_hidden=32,
-                          random_state=0, **TINY).fit(X, y)
+    reg = GroverRegressor(head="finetune", pretrained=None, max_epochs=80, lr=3e-3,
+                          ffn_hidden=32, random_state=0, **TINY).fit(X, y)
     mse = np.mean((reg.predict(X) - y) ** 2)
     assert mse < 0.05 * y.var(), mse
     assert reg.loss_curve_[-1] < 0.1 * reg.loss_curve_[0]
@@ -155,12 +155,12 @@ def test_regressor_multioutput_with_missing_labels_and_pretrained_encoder():
     X = MOLS[:6]
     Y = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 3.0], [np.nan, 0.5], [1.0, 1.0],
                   [0.5, 2.0]])
-    reg = GroverRegressor(pretrained="moses-small", max_epochs=2, batch_size=4,
-                          random_state=0).fit(X, Y)
+    reg = GroverRegressor(head="finetune", pretrained="moses-small", max_epochs=2,
+                          batch_size=4, random_state=0).fit(X, Y)
     pred = reg.predict(X)
     assert pred.shape == (6, 2) and np.isfinite(pred).all()
     with pytest.raises(ValueError, match=r"y column\(s\) \[1\] hold no label"):
-        GroverRegressor(pretrained=None, max_epochs=1, **TINY).fit(
+        GroverRegressor(head="finetune", pretrained=None, max_epochs=1, **TINY).fit(
             X, np.c_[np.ones(6), np.full(6, np.nan)])
 
 
@@ -290,8 +290,8 @@ def _fit_both(folder, *, regressor_raises=True):
     fits = [lambda: GroverFeaturizer(descriptors=False, pretrained=folder).fit(MOLS[:2]),
             lambda: load_grover_checkpoint(folder)]
     if regressor_raises:
-        fits.append(lambda: GroverRegressor(pretrained=folder, max_epochs=1).fit(
-            MOLS[:2], [0.0, 1.0]))
+        fits.append(lambda: GroverRegressor(head="finetune", pretrained=folder,
+                                            max_epochs=1).fit(MOLS[:2], [0.0, 1.0]))
     errors = []
     for fit in fits:
         with pytest.raises(ValueError) as info:
@@ -335,8 +335,8 @@ def test_checkpoint_vocabulary_that_does_not_fit_the_head(tmp_path):
     for message in _fit_both(folder, regressor_raises=False):
         assert "atom_vocab has" in message and "'atom_heads.0.weight'" in message
     # a regressor only loads the encoder: the vocabulary does not matter to it
-    reg = GroverRegressor(pretrained=folder, max_epochs=1, random_state=0).fit(
-        MOLS[:4], [0.0, 1.0, 2.0, 3.0])
+    reg = GroverRegressor(head="finetune", pretrained=folder, max_epochs=1,
+                          random_state=0).fit(MOLS[:4], [0.0, 1.0, 2.0, 3.0])
     assert np.isfinite(reg.predict(MOLS[:2])).all()
     folder = _damaged_copy(tmp_path / "b", lambda c: c.update(bond_vocab=["C", "D"]))
     with pytest.raises(ValueError, match="'bond_vocab' is not a list of labels starting"):
