@@ -161,7 +161,7 @@ def _frozen_heads_part(name, X, y, train, test, seed):
 
     clf = name == "BBBP"
     grover = GroverFeaturizer(pretrained="moses-small", max_epochs=0,
-                              descriptors=False).fit(X[:1])
+                              descriptors=False, fingerprint_bits=0).fit(X[:1])
     Z = grover.transform(X)
     heads = {
         "grover_linear": make_pipeline(StandardScaler(), LogisticRegression(
@@ -188,7 +188,8 @@ def _fine_tune_part(name, X, y, train, test, est_params):
 
     clf = name == "BBBP"
     Est = GroverClassifier if clf else GroverRegressor
-    est = Est(**pinned(Est, est_params)).fit(X[train], y[train])
+    head = {} if clf else {"head": "finetune"}
+    est = Est(**pinned(Est, est_params), **head).fit(X[train], y[train])
     pred = est.predict_proba(X[test])[:, 1] if clf else est.predict(X[test])
     return _score(name, y[test], pred)
 
@@ -403,7 +404,8 @@ def _finetune_scores(name, X, y, fit, test, est_params):
     from sklearn_papers.chem import GroverRegressor
 
     cpu = time.process_time()
-    est = GroverRegressor(**pinned(GroverRegressor, est_params)).fit(X[fit], y[fit])
+    est = GroverRegressor(**pinned(GroverRegressor, est_params), head="finetune").fit(
+        X[fit], y[fit])
     cpu = time.process_time() - cpu
     return {"test": _score(name, y[test], est.predict(X[test])),
             "train": _score(name, y[fit], est.predict(X[fit])),
