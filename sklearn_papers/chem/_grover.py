@@ -484,7 +484,11 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         config, state = (None, None) if self.pretrained is None else \
             load_grover_checkpoint(self.pretrained)
         if mols is None and (config is None or self.max_epochs > 0):
-            mols, _ = self._molecules(X)
+            from sklearn_papers.chem._report import MultipleFragmentsWarning
+
+            with warnings.catch_warnings():  # the graphs' featurization has said so
+                warnings.simplefilter("ignore", MultipleFragmentsWarning)
+                mols, _ = self._molecules(X)
         # Loading a checkpoint without training needs no graphs: fit only checks X.
         data = [] if config is not None and self.max_epochs == 0 else \
             _featurize(mols, with_labels=True, n_jobs=self.n_jobs)

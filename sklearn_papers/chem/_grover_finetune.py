@@ -23,53 +23,58 @@ __all__ = ["GroverClassifier", "GroverRegressor"]
 #: ``grover_finetune_loss`` task of each loss name of ``_graph_estimator``.
 _FINETUNE_TASKS = {MSE_LOSS: "regression", BCE_LOSS: "binary", CROSS_ENTROPY_LOSS: "multiclass"}
 
-#: The SVR head's grid: ``C`` (on standardised targets) and ``gamma`` in units of one over
-#: the mean squared distance between the training molecules' features.
-_SVR_C = (1.0, 3.0, 10.0, 30.0, 100.0)
-_SVR_GAMMA = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: The SVR head's grid, MoleculeACE's (van Tilborg et al., 2022): ``C`` in units of the
+#: targets, ``gamma`` in units of one over the squared distance of GroverFeaturizer's
+#: features (scaled to the ECFP bits').
+_SVR_C = (1.0, 10.0, 100.0, 1000.0, 10000.0)
+_SVR_GAMMA = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 
 
 def _same(value, default):
-    """Whether a parameter is at its default (an estimator instance never is)."""
-    if isinstance(default, (bool, int, float, str, type(None))) and \
-            isinstance(value, (bool, int, float, str, type(None))):
-        return type(value) is type(default) and value == default or \
-            (not isinstance(value, bool) and not isinstance(default, bool) and value == default)
-    return False
+    """Whether a parameter is at its default value (an estimator instance never is)."""
+    plain = (bool, int, float, str, type(None))
+    if not isinstance(value, plain) or not isinstance(default, plain):
+        return False
+    return isinstance(value, bool) == isinstance(default, bool) and value == default
 
 
 def _svr_search(F, t, w):
-    """An RBF ``SVR`` (``epsilon=0.1``) fitted on features ``F`` and standardised targets
-    ``t`` (weights ``w`` or None), its ``C`` and ``gamma`` chosen on the grid by the
-    (weighted) mean squared error of 5-fold cross-validation (``KFold(shuffle=True,
-    random_state=0)``: deterministic); the first of the grid's order among ties."""
+    """An RBF ``SVR`` (``epsilon=0.1``) fitted on features ``F`` and targets ``t``
+    (weights ``w`` or None), its ``C`` and ``gamma`` chosen on the grid by the mean over
+    5 folds of the (weighted) validation RMSE: MoleculeACE's search, with its folds
+    (``StratifiedKFold(shuffle=True, random_state=42)`` on whether a target is at least
+    the median; deterministic). The first of the grid's order (``C`` major) among ties."""
     from sklearn.metrics.pairwise import euclidean_distances
-    from sklearn.model_selection import KFold
+    from sklearn.model_selection import KFold, StratifiedKFold
     from sklearn.svm import SVR
 
     n = len(t)
     d2 = euclidean_distances(F, squared=True)
-    mean_d2 = float(d2.sum() / (n * (n - 1))) if n > 1 else 0.0
-    mean_d2 = mean_d2 if mean_d2 > 0 else 1.0
-    best = (10.0, 1.0)
+    best = (10.0, 1e-2)
     n_splits = min(5, n)
     if n_splits >= 2:
-        folds = list(KFold(n_splits, shuffle=True, random_state=0).split(F))
+        above = (t >= np.median(t)).astype(int)
+        cv = (StratifiedKFold(n_splits, shuffle=True, random_state=42)
+              if np.bincount(above, minlength=2).min() >= n_splits
+              else KFold(n_splits, shuffle=True, random_state=42))
+        folds = list(cv.split(F, above))
         scores = {}
         for g in _SVR_GAMMA:
-            K = np.exp(-(g / mean_d2) * d2)
+            K = np.exp(-g * d2)
             for C in _SVR_C:
                 errors = []
                 for tr, va in folds:
                     svr = SVR(kernel="precomputed", C=C, epsilon=0.1)
                     svr.fit(K[np.ix_(tr, tr)], t[tr], None if w is None else w[tr])
                     sq = (svr.predict(K[np.ix_(va, tr)]) - t[va]) ** 2
-                    errors.append(np.average(sq, weights=None if w is None else w[va])
-                                  if w is None or w[va].sum() > 0 else 0.0)
-                scores[C, g] = float(np.mean(errors))
-        best = min(((C, g) for g in _SVR_GAMMA for C in _SVR_C), key=lambda k: scores[k])
+                    if w is not None and w[va].sum() > 0:
+                        errors.append(np.sqrt(np.average(sq, weights=w[va])))
+                    elif w is None:
+                        errors.append(np.sqrt(np.mean(sq)))
+                scores[C, g] = float(np.mean(errors)) if errors else np.inf
+        best = min(((C, g) for C in _SVR_C for g in _SVR_GAMMA), key=lambda k: scores[k])
     C, g = best
-    return SVR(kernel="rbf", C=C, gamma=g / mean_d2, epsilon=0.1).fit(F, t, w)
+    return SVR(kernel="rbf", C=C, gamma=g, epsilon=0.1).fit(F, t, w)
 
 
 class _GroverFinetune(_BaseGrover):
@@ -167,11 +172,12 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     By default (``head="svr"``) the pretrained encoder stays frozen: the features of
     :class:`GroverFeaturizer` at its defaults (the embedding, RDKit's 2-D descriptors
     through CDFs and ECFP4 bits, the blocks scaled on the training molecules) go through
-    an RBF support vector regression (``epsilon=0.1`` on standardised targets), whose
-    ``C`` (1 to 100) and ``gamma`` (0.25 to 4 over the mean squared distance between the
-    training molecules) are chosen by 5-fold cross-validation on the training molecules.
-    Deterministic: ``random_state`` changes nothing. Several targets get one SVR each,
-    on the molecules that have a label.
+    an RBF support vector regression with MoleculeACE's search (van Tilborg et al.,
+    2022): ``epsilon=0.1``, ``C`` in {1, 10, ..., 10000} (units of ``y``) and ``gamma``
+    in {1e-6, 1e-5, ..., 0.1} chosen by the mean validation RMSE of 5-fold
+    cross-validation on the training molecules, stratified on whether a target is at
+    least their median (``random_state=42``). Deterministic: ``random_state`` changes
+    nothing. Several targets get one SVR each, on the molecules that have a label.
 
     With ``head="finetune"``, the pretrained GTransformer (or a fresh one with
     ``pretrained=None``) and two
@@ -477,7 +483,8 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
             F = self.featurizer_.transform(X)
         n_left_out = int((~valid).sum())
         y = _zero_weight_rows_missing(y[valid], weight)
-        target = self._standardise(y, n_left_out).astype(np.float64)
+        self._standardise(y, n_left_out)  # checks y; the SVRs fit it in its own units
+        target = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
         self._y_low_, self._y_high_ = training_range(y)
         F = F[valid].astype(np.float64)
         self.svr_ = []
@@ -513,16 +520,18 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         """
         if getattr(self, "svr_", None) is None:
             return self._predict_regression(X)
-        from sklearn_papers.chem._targets import destandardize_outputs, warn_extrapolation
+        from sklearn_papers.chem._targets import warn_extrapolation
         from sklearn_papers.utils._sklearn_compat import check_is_fitted
 
         check_is_fitted(self)
         F = self.featurizer_.transform(X).astype(np.float64)
         valid = ~np.isnan(F).any(axis=1)
-        out = np.full((len(F), len(self.svr_)), np.nan, dtype=np.float32)
+        out = np.full((len(F), len(self.svr_)), np.nan)
         if valid.any():
             out[valid] = np.column_stack([svr.predict(F[valid]) for svr in self.svr_])
-        pred = destandardize_outputs(out, self._y_mean, self._y_std, self._y_1d)
+        pred = out.astype(np.float64)
+        if self._y_1d:
+            pred = pred[:, 0]
         warn_extrapolation(pred, self._y_low_, self._y_high_, type(self).__name__)
         return pred
 
