@@ -176,8 +176,9 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     2022): ``epsilon=0.1``, ``C`` in {1, 10, ..., 10000} (units of ``y``) and ``gamma``
     in {1e-6, 1e-5, ..., 0.1} chosen by the mean validation RMSE of 5-fold
     cross-validation on the training molecules, stratified on whether a target is at
-    least their median (``random_state=42``). Deterministic: ``random_state`` changes
-    nothing. Several targets get one SVR each, on the molecules that have a label.
+    least their median (``random_state=42``). Deterministic: with a checkpoint,
+    ``random_state`` changes nothing (with ``pretrained=None`` it seeds the random
+    encoder). Several targets get one SVR each, on the molecules that have a label.
 
     With ``head="finetune"``, the pretrained GTransformer (or a fresh one with
     ``pretrained=None``) and two
