@@ -276,10 +276,12 @@ class GroverFeaturizer(ClassNamePrefixFeaturesOutMixin, _FitTransformWarnsOnce, 
         descriptors on its molecules (``embedding_scaler_``) and multiplies them by
         ``embedding_weight_``, so that their mean squared distance between those
         molecules equals that of the bits. 1024 bits by default: on MoleculeACE's ten
-        bundled targets the default featurizer + an SVR beats ECFP + the same SVR
+        bundled targets the default featurizer + an RBF SVR beats ECFP + the same SVR
         (:ref:`benchmark-moleculeace`), and + a linear model it beats ECFP4 under
         scaffold cross-validation on ESOL, FreeSolv, BBBP and Tox21
-        (:ref:`benchmark-grover_featurizer_scaffold`).
+        (:ref:`benchmark-grover_featurizer_scaffold`). A linear model after a
+        ``StandardScaler``, which undoes the scaling, scored higher with
+        ``fingerprint_bits=0`` on all four sets (same page): prefer it there.
     fingerprint_radius : int, default=2
         ECFP radius (diameter ``2 * radius``: 2 gives ECFP4). Used with
         ``fingerprint_bits`` only.
