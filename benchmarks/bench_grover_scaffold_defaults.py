@@ -105,9 +105,9 @@ def read_log(path):
 
 
 def table(done, datasets, arms):
-    """``{(dataset, arm): (per-fold scores averaged over seeds, seed spread)}``: the
-    seed spread is the mean over folds of the standard deviation over seeds (0 for one
-    seed)."""
+    """``{(dataset, arm): (per-fold scores averaged over seeds, seed spread, CPU)}``: the
+    seed spread is the mean, over the folds with several seeds, of the standard deviation
+    over seeds (0 without)."""
     out = {}
     for name in datasets:
         for arm in arms:
@@ -116,8 +116,9 @@ def table(done, datasets, arms):
                 continue
             folds = sorted({r["fold"] for r in rows})
             per_fold = [[r["score"] for r in rows if r["fold"] == f] for f in folds]
+            several = [np.std(v) for v in per_fold if len(v) > 1]
             out[name, arm] = (np.array([np.mean(v) for v in per_fold]),
-                              float(np.mean([np.std(v) for v in per_fold])),
+                              float(np.mean(several)) if several else 0.0,
                               float(np.mean([r["cpu"] for r in rows])))
     return out
 
@@ -169,10 +170,17 @@ def main(argv=None):
         print(f"{name:9} {arm:16} {v.mean():7.3f} {v.std(ddof=1):8.3f} {spread:11.3f} "
               f"{cpu:8.1f}")
     if args.record:
-        record_rows(args, scores, argv)
+        record_rows(args, scores, argv, done)
 
 
-def record_rows(args, scores, argv):
+def seed_counts(done, name, arm):
+    """``fold: number of seeds`` of one arm on one data set, as text."""
+    folds = sorted({k[2] for k in done if k[0] == name and k[1] == arm})
+    return ", ".join(f"fold {f}: {sum(1 for k in done if k[:3] == (name, arm, f))}"
+                     for f in folds)
+
+
+def record_rows(args, scores, argv, done):
     from _molsplits import DATASETS
     from _record import record
 
@@ -215,9 +223,12 @@ def record_rows(args, scores, argv):
                      "GroverRegressor(head='finetune') (peer), balanced scaffold 5-fold "
                      "cross-validation",
                peer="the same estimator with head='finetune'", rows=rows, argv=argv,
-               notes=f"Means over the folds of the per-fold means over {args.seeds} "
-                     "seeds of the stochastic arms; ± the seed spread: the mean over folds "
-                     "of the standard deviation over seeds (0 for a deterministic arm).")
+               notes="Means over the folds of the per-fold means over the seeds of the "
+                     "stochastic arm (seeds per fold: " + "; ".join(
+                         f"{name} {seed_counts(done, name, 'model-finetune')}"
+                         for name in args.datasets) + "); ± the seed spread: the mean over "
+                     "folds with several seeds of the standard deviation over seeds (0 for "
+                     "the deterministic default).")
 
 
 if __name__ == "__main__":

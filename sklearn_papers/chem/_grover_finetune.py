@@ -208,6 +208,8 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         the encoder and two feed-forward heads trained end to end. ``"svr"`` by default:
         on MoleculeACE's ten bundled targets it beats SVR on ECFP, where the fine-tuned
         network does not, at a fraction of the fit time (:ref:`benchmark-moleculeace`).
+        On FreeSolv under scaffold cross-validation the fine-tuned network errs less
+        (:ref:`benchmark-grover_heads_scaffold`): try both on physical properties.
     n_layers : int, default=1
         Transformer blocks per view.
     n_heads : int, default=2
