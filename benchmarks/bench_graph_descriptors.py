@@ -69,7 +69,9 @@ def make(model, task, descriptors, seed):
         "grover": (chem.GroverRegressor, chem.GroverClassifier),
     }[model]
     cls = classes[0] if task == "regression" else classes[1]
-    return cls(descriptors=descriptors, random_state=seed)
+    # GroverRegressor: the fine-tuned network (descriptors joined to its readout)
+    head = {"head": "finetune"} if cls is chem.GroverRegressor else {}
+    return cls(descriptors=descriptors, random_state=seed, **head)
 
 
 def linear(task):

@@ -67,7 +67,7 @@ def fit_grover(params, X, y, train, test, seed):
     GroverRegressor."""
     from sklearn_papers.chem import GroverRegressor
 
-    est = GroverRegressor(random_state=seed, **params)
+    est = GroverRegressor(head="finetune", random_state=seed, **params)
     cpu = time.process_time()
     with warnings.catch_warnings():
         # a run that never stops warns that it was still improving: it is meant to
@@ -103,7 +103,7 @@ def fit_grover_per_epoch(params, X, y, train, test, seed):
             states.append(copy.deepcopy(net.module_.state_dict()))
             super().on_epoch_end(net, **kwargs)
 
-    est = GroverRegressor(random_state=seed, **params)
+    est = GroverRegressor(head="finetune", random_state=seed, **params)
     original = grover_nn.GroverNet
     grover_nn.GroverNet = KeepEveryEpoch
     try:

@@ -87,6 +87,8 @@ def estimator(model, task, seed):
     start, arch = MODELS[model]
     cls = GroverRegressor if task == "regression" else GroverClassifier
     params = {"pretrained": start, "random_state": seed}
+    if cls is GroverRegressor:  # the fine-tuned network, not the default SVR head
+        params["head"] = "finetune"
     if start is None:
         params.update(architecture(arch))
     return cls(**params)

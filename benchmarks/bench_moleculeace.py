@@ -23,10 +23,13 @@ Models (``--models``):
 * ``chemprop``: chemprop's D-MPNN at its defaults (the ``bench`` extra, ``make bench``):
   50 epochs on 90 % of the training part, the other 10 % validated each epoch, the last
   epoch's model scored.
-* ``grover_svr``: ``GroverFeaturizer()`` (the shipped checkpoint, frozen) then
-  ``StandardScaler`` and the same SVR search. Deterministic: one fit.
+* ``grover_svr``: ``GroverFeaturizer()`` at its defaults (the shipped checkpoint, frozen;
+  embedding, descriptors and ECFP4 bits, the blocks scaled as it scales them) then the
+  same SVR search. Deterministic: one fit.
 * ``nf``, ``mpnn``, ``grover``: ``NeuralFingerprintRegressor()``, ``MPNNRegressor()``,
-  ``GroverRegressor()`` at their defaults.
+  ``GroverRegressor()`` at their defaults (``GroverRegressor``'s SVR head is
+  deterministic: one fit).
+* ``grover_finetune``: ``GroverRegressor(head="finetune")``, the fine-tuned network.
 
 Stochastic models are fitted with ``--seeds`` seeds (``random_state`` 0, 1, ...); a
 target's score is the mean over seeds. "CPU per fit" is the process CPU seconds of one
@@ -62,13 +65,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 #: MoleculeACE's SVR grid (its ``configures/default/SVM.yml``).
 SVR_GRID = {"C": [1, 10, 100, 1000, 10000], "gamma": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]}
 #: Models in the order they run by default: the cheap ones first.
-MODELS = ("svr", "rf", "grover_svr", "nf", "mpnn", "grover", "chemprop")
-#: Models with one fit whatever the seed.
-DETERMINISTIC = ("svr", "grover_svr")
+MODELS = ("svr", "rf", "grover_svr", "nf", "mpnn", "grover", "grover_finetune", "chemprop")
+#: Models with one fit whatever the seed (GroverRegressor's SVR head draws nothing).
+DETERMINISTIC = ("svr", "grover_svr", "grover")
 #: The models' names in the recorded rows and the notes.
 LABELS = {"svr": "SVR on ECFP", "rf": "RF on ECFP", "grover_svr": "GroverFeaturizer() + SVR",
           "nf": "NeuralFingerprintRegressor()", "mpnn": "MPNNRegressor()",
-          "grover": "GroverRegressor()", "chemprop": "chemprop"}
+          "grover": "GroverRegressor()",
+          "grover_finetune": "GroverRegressor(head='finetune')", "chemprop": "chemprop"}
 
 
 def median_stratified_folds(y, n_splits=5, random_state=42):
@@ -151,13 +155,14 @@ def make_model(name, seed, y_train):
 
         return make_pipeline(ecfp(), RandomForestRegressor(random_state=seed))
     if name == "grover_svr":
-        from sklearn.preprocessing import StandardScaler
-
         from sklearn_papers.chem import GroverFeaturizer
 
-        return make_pipeline(GroverFeaturizer(verbose=0), StandardScaler(), SVRSearch())
+        # its defaults: embedding, descriptors and ECFP4 bits, the blocks already scaled
+        return make_pipeline(GroverFeaturizer(verbose=0), SVRSearch())
     from sklearn_papers import chem
 
+    if name == "grover_finetune":
+        return chem.GroverRegressor(head="finetune", random_state=seed, verbose=0)
     cls = {"nf": chem.NeuralFingerprintRegressor, "mpnn": chem.MPNNRegressor,
            "grover": chem.GroverRegressor}[name]
     return cls(random_state=seed, verbose=0)

@@ -158,7 +158,8 @@ def main(argv=None):
                 model = f"fine-tuned {pretrained or 'scratch'}"
                 scores[model] = []
                 for i, (train, test) in enumerate(folds):
-                    est = est_cls(pretrained=pretrained, random_state=i, **arch)
+                    head = {"head": "finetune"} if est_cls is GroverRegressor else {}
+                    est = est_cls(pretrained=pretrained, random_state=i, **arch, **head)
                     est.fit(X[train], y[train])
                     pred = est.predict(X[test]) if task == "regression" else \
                         positive_proba(est, X[test])

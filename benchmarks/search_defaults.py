@@ -107,6 +107,8 @@ def _estimator(family, task, params, seed):
            ("nf", "classification"): chem.NeuralFingerprintClassifier,
            ("grover", "regression"): chem.GroverRegressor,
            ("grover", "classification"): chem.GroverClassifier}[family, task]
+    if cls is chem.GroverRegressor:  # the fine-tuned network's training parameters
+        params = {"head": "finetune", **params}
     return cls(**params, random_state=seed)
 
 

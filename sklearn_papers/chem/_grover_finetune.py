@@ -23,6 +23,59 @@ __all__ = ["GroverClassifier", "GroverRegressor"]
 #: ``grover_finetune_loss`` task of each loss name of ``_graph_estimator``.
 _FINETUNE_TASKS = {MSE_LOSS: "regression", BCE_LOSS: "binary", CROSS_ENTROPY_LOSS: "multiclass"}
 
+#: The SVR head's grid, MoleculeACE's (van Tilborg et al., 2022): ``C`` in units of the
+#: targets, ``gamma`` in units of one over the squared distance of GroverFeaturizer's
+#: features (scaled to the ECFP bits').
+_SVR_C = (1.0, 10.0, 100.0, 1000.0, 10000.0)
+_SVR_GAMMA = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
+
+
+def _same(value, default):
+    """Whether a parameter is at its default value (an estimator instance never is)."""
+    plain = (bool, int, float, str, type(None))
+    if not isinstance(value, plain) or not isinstance(default, plain):
+        return False
+    return isinstance(value, bool) == isinstance(default, bool) and value == default
+
+
+def _svr_search(F, t, w):
+    """An RBF ``SVR`` (``epsilon=0.1``) fitted on features ``F`` and targets ``t``
+    (weights ``w`` or None), its ``C`` and ``gamma`` chosen on the grid by the mean over
+    5 folds of the (weighted) validation RMSE: MoleculeACE's search, with its folds
+    (``StratifiedKFold(shuffle=True, random_state=42)`` on whether a target is at least
+    the median; deterministic). The first of the grid's order (``C`` major) among ties."""
+    from sklearn.metrics.pairwise import euclidean_distances
+    from sklearn.model_selection import KFold, StratifiedKFold
+    from sklearn.svm import SVR
+
+    n = len(t)
+    d2 = euclidean_distances(F, squared=True)
+    best = (10.0, 1e-2)
+    n_splits = min(5, n)
+    if n_splits >= 2:
+        above = (t >= np.median(t)).astype(int)
+        cv = (StratifiedKFold(n_splits, shuffle=True, random_state=42)
+              if np.bincount(above, minlength=2).min() >= n_splits
+              else KFold(n_splits, shuffle=True, random_state=42))
+        folds = list(cv.split(F, above))
+        scores = {}
+        for g in _SVR_GAMMA:
+            K = np.exp(-g * d2)
+            for C in _SVR_C:
+                errors = []
+                for tr, va in folds:
+                    svr = SVR(kernel="precomputed", C=C, epsilon=0.1)
+                    svr.fit(K[np.ix_(tr, tr)], t[tr], None if w is None else w[tr])
+                    sq = (svr.predict(K[np.ix_(va, tr)]) - t[va]) ** 2
+                    if w is not None and w[va].sum() > 0:
+                        errors.append(np.sqrt(np.average(sq, weights=w[va])))
+                    elif w is None:
+                        errors.append(np.sqrt(np.mean(sq)))
+                scores[C, g] = float(np.mean(errors)) if errors else np.inf
+        best = min(((C, g) for C in _SVR_C for g in _SVR_GAMMA), key=lambda k: scores[k])
+    C, g = best
+    return SVR(kernel="rbf", C=C, gamma=g, epsilon=0.1).fit(F, t, w)
+
 
 class _GroverFinetune(_BaseGrover):
     """Fine-tuning: encoder (pretrained or fresh) plus one head per view, trained on y."""
@@ -110,12 +163,25 @@ class _GroverFinetune(_BaseGrover):
 
 
 class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
-    """GROVER encoder fine-tuned with a regression head (Rong et al., 2020).
+    """GROVER encoder with a regression head: an SVR on its frozen features, or fine-tuned
+    (Rong et al., 2020).
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
     </papers/grover>`.
 
-    The pretrained GTransformer (or a fresh one with ``pretrained=None``) and two
+    By default (``head="svr"``) the pretrained encoder stays frozen: the features of
+    :class:`GroverFeaturizer` at its defaults (the embedding, RDKit's 2-D descriptors
+    through CDFs and ECFP4 bits, the blocks scaled on the training molecules) go through
+    an RBF support vector regression with MoleculeACE's search (van Tilborg et al.,
+    2022): ``epsilon=0.1``, ``C`` in {1, 10, ..., 10000} (units of ``y``) and ``gamma``
+    in {1e-6, 1e-5, ..., 0.1} chosen by the mean validation RMSE of 5-fold
+    cross-validation on the training molecules, stratified on whether a target is at
+    least their median (``random_state=42``). Deterministic: with a checkpoint,
+    ``random_state`` changes nothing (with ``pretrained=None`` it seeds the random
+    encoder). Several targets get one SVR each, on the molecules that have a label.
+
+    With ``head="finetune"``, the pretrained GTransformer (or a fresh one with
+    ``pretrained=None``) and two
     feed-forward heads, one on each view's pooled atom embeddings, are trained end to end
     on the standardised targets; the loss is the sum of both heads' mean squared errors
     plus ``dist_coef`` times their disagreement (Section 4.2), and the prediction is the
@@ -134,6 +200,16 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     hidden_size : int, default=64
         Width of the hidden states. Ignored (taken from the checkpoint) when ``pretrained``
         is set, as are ``n_layers``, ``n_heads`` and ``depth``.
+    head : {"svr", "finetune"}, default="svr"
+        ``"svr"``: an SVR searched on the frozen encoder's :class:`GroverFeaturizer`
+        features (see above); the fine-tuning parameters (``dropout`` to
+        ``lr_schedule``, and ``descriptors``: the featurizer joins its own) are not used,
+        and a ``UserWarning`` names those set away from their defaults. ``"finetune"``:
+        the encoder and two feed-forward heads trained end to end. ``"svr"`` by default:
+        on MoleculeACE's ten bundled targets it beats SVR on ECFP, where the fine-tuned
+        network does not, at a fraction of the fit time (:ref:`benchmark-moleculeace`).
+        On FreeSolv under scaffold cross-validation the fine-tuned network errs less
+        (:ref:`benchmark-grover_heads_scaffold`): try both on physical properties.
     n_layers : int, default=1
         Transformer blocks per view.
     n_heads : int, default=2
@@ -234,14 +310,19 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
 
     Attributes
     ----------
-    module_ : torch.nn.Module
-        The trained ``GroverFinetuneModel`` (``net_.module_``).
-    net_ : skorch.NeuralNet
-        The skorch net that trained it.
+    module_ : torch.nn.Module or None
+        The trained ``GroverFinetuneModel`` (``net_.module_``); None with ``head="svr"``.
+    net_ : skorch.NeuralNet or None
+        The skorch net that trained it; None with ``head="svr"``.
+    featurizer_ : GroverFeaturizer or None
+        With ``head="svr"``: the fitted featurizer; None with ``head="finetune"``.
+    svr_ : list of sklearn.svm.SVR or None
+        With ``head="svr"``: one fitted SVR per target (its ``C`` and ``gamma`` those the
+        search chose); None with ``head="finetune"``.
     n_outputs_ : int
         Number of targets.
     loss_curve_ : list of float
-        Training loss after each epoch (standardised units).
+        Training loss after each epoch (standardised units); empty with ``head="svr"``.
     validation_loss_curve_ : list of float or None
         Loss on the held-out molecules after each epoch with ``early_stopping``, else
         None.
@@ -270,19 +351,28 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     --------
     >>> from sklearn_papers.chem import GroverRegressor
     >>> X, y = ["CCO", "CCCO", "CCCCO", "c1ccccc1"], [0.0, -0.5, -1.0, -2.0]
-    >>> reg = GroverRegressor(max_epochs=2, random_state=0).fit(X, y)
+    >>> reg = GroverRegressor().fit(X, y)  # SVR on the frozen features
     >>> reg.predict(["CCO"]).shape
     (1,)
+    >>> tuned = GroverRegressor(head="finetune", max_epochs=2, random_state=0).fit(X, y)
+    >>> tuned.n_iter_
+    2
     """
 
-    # Its own signature only for the default schedule: chemprop's warm-up then decay won
-    # on ESOL and cost 1 % on FreeSolv (benchmarks/search_defaults.py, docs/molecules.rst).
-    def __init__(self, hidden_size=64, *, n_layers=1, n_heads=2, depth=3, dropout=0.0,
-                 ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=60, batch_size=32,
-                 lr=1e-3, early_stopping=False, validation_fraction=0.1, n_iter_no_change=10,
-                 lr_schedule="warmup_decay", pretrained="moses-small", device="cpu",
-                 errors="raise", standardize=False, graph_cache=None, descriptors=False,
-                 random_state=None, verbose=1, n_jobs=None):
+    _parameter_constraints = {
+        **_GroverFinetune._parameter_constraints,
+        "head": [StrOptions({"svr", "finetune"})],
+    }
+
+    # Its own signature for the default schedule (chemprop's warm-up then decay won on ESOL
+    # and cost 1 % on FreeSolv: benchmarks/search_defaults.py) and the head.
+    def __init__(self, hidden_size=64, *, head="svr", n_layers=1, n_heads=2, depth=3,
+                 dropout=0.0, ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=60,
+                 batch_size=32, lr=1e-3, early_stopping=False, validation_fraction=0.1,
+                 n_iter_no_change=10, lr_schedule="warmup_decay", pretrained="moses-small",
+                 device="cpu", errors="raise", standardize=False, graph_cache=None,
+                 descriptors=False, random_state=None, verbose=1, n_jobs=None):
+        self.head = head
         super().__init__(
             hidden_size, n_layers=n_layers, n_heads=n_heads, depth=depth, dropout=dropout,
             ffn_hidden=ffn_hidden, readout=readout, dist_coef=dist_coef,
@@ -318,12 +408,97 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         Examples
         --------
         >>> from sklearn_papers.chem import GroverRegressor
-        >>> reg = GroverRegressor(pretrained=None, hidden_size=8, max_epochs=2,
-        ...                       random_state=0)
+        >>> reg = GroverRegressor(head="finetune", pretrained=None, hidden_size=8,
+        ...                       max_epochs=2, random_state=0)
         >>> reg.fit(["CCO", "CCCO", "CCCCO"], [0.0, -0.5, -1.0]).n_iter_
         2
         """
+        if self.head == "svr":
+            return self._fit_svr_head(X, y, sample_weight)
+        self.featurizer_ = self.svr_ = None
         return self._fit_regression(X, y, sample_weight)
+
+    #: Parameters of the fine-tuned network only (the SVR head does not read them).
+    _FINETUNING_PARAMS = ("dropout", "ffn_hidden", "readout", "dist_coef", "max_epochs", "lr",
+                          "early_stopping", "validation_fraction", "n_iter_no_change",
+                          "lr_schedule", "descriptors")
+
+    def _warn_unused_finetuning_params(self):
+        import inspect
+        import warnings
+
+        defaults = inspect.signature(type(self).__init__).parameters
+        set_ = [f"{k}={getattr(self, k)!r}" for k in self._FINETUNING_PARAMS
+                if not _same(getattr(self, k), defaults[k].default)]
+        if set_:
+            warnings.warn(
+                f"{', '.join(set_)} ignored: they set the fine-tuned network, and head='svr' "
+                "fits an SVR on the frozen encoder's GroverFeaturizer features; set "
+                "head='finetune' to fine-tune.", UserWarning, stacklevel=3)
+
+    def _fit_svr_head(self, X, y, sample_weight):
+        """``head="svr"``: the frozen encoder's :class:`GroverFeaturizer` features, then
+        one searched SVR per target."""
+        from sklearn_papers.chem._graph_estimator import (
+            _as_target_array,
+            _nan_target_rows,
+            _refuse_nan_targets,
+            _require_y,
+            _valid_weights,
+            _zero_weight_rows_missing,
+        )
+        from sklearn_papers.chem._grover import GroverFeaturizer
+        from sklearn_papers.chem._targets import training_range
+        from sklearn_papers.chem._validation import set_molecule_input_attributes
+
+        _require_y(self, y)
+        self._warn_unused_finetuning_params()
+        self.featurizer_ = GroverFeaturizer(
+            self.hidden_size, n_layers=self.n_layers, n_heads=self.n_heads,
+            depth=self.depth, max_epochs=0, batch_size=self.batch_size,
+            pretrained=self.pretrained, device=self.device, errors=self.errors,
+            standardize=self.standardize, graph_cache=self.graph_cache,
+            random_state=self.random_state, verbose=self.verbose, n_jobs=self.n_jobs)
+        F = self.featurizer_.fit_transform(X)
+        set_molecule_input_attributes(self, X)
+        valid = ~np.isnan(F).any(axis=1)
+        y = _as_target_array(y)
+        if y.shape[0] != len(valid):
+            raise ValueError(f"X has {len(valid)} molecules but y has {y.shape[0]} rows.")
+        weight = _valid_weights(sample_weight, valid)
+        if y.ndim == 1 or y.shape[1] == 1:
+            counted = valid.copy()
+            if weight is not None:
+                counted[valid] = weight > 0
+            _refuse_nan_targets(
+                np.intersect1d(_nan_target_rows(y), np.flatnonzero(counted)), len(y),
+                f"{type(self).__name__} fits one target, which every molecule needs",
+                "Drop those rows (or impute their targets); NaN marks a missing "
+                "value only among several targets (a 2-D y).")
+        kept = valid.copy()
+        if weight is not None:
+            kept[valid] = weight > 0
+        if not kept[valid].all():
+            # weight 0 leaves a molecule out: of the featurizer's fit too
+            from sklearn.utils import _safe_indexing
+
+            self.featurizer_.fit(_safe_indexing(X, np.flatnonzero(kept)))
+            F = self.featurizer_.transform(X)
+        n_left_out = int((~valid).sum())
+        y = _zero_weight_rows_missing(y[valid], weight)
+        self._standardise(y, n_left_out)  # checks y; the SVRs fit it in its own units
+        target = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+        self._y_low_, self._y_high_ = training_range(y)
+        F = F[valid].astype(np.float64)
+        self.svr_ = []
+        for j in range(target.shape[1]):
+            rows = ~np.isnan(target[:, j])
+            self.svr_.append(_svr_search(F[rows], target[rows, j],
+                                         None if weight is None else weight[rows]))
+        self.net_ = self.module_ = None
+        self.loss_curve_, self.validation_loss_curve_, self.n_iter_ = [], None, 0
+        self.descriptors_ = self.featurizer_.descriptors_
+        return self
 
     def predict(self, X):
         """Predict targets in their original units.
@@ -341,12 +516,27 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         Examples
         --------
         >>> from sklearn_papers.chem import GroverRegressor
-        >>> reg = GroverRegressor(pretrained=None, hidden_size=8, max_epochs=1,
-        ...                       random_state=0).fit(["CCO", "CCCO"], [0.0, 1.0])
+        >>> reg = GroverRegressor(head="finetune", pretrained=None, hidden_size=8,
+        ...                       max_epochs=1, random_state=0).fit(["CCO", "CCCO"], [0.0, 1.0])
         >>> reg.predict(["CCO", "CCCCO"]).shape
         (2,)
         """
-        return self._predict_regression(X)
+        if getattr(self, "svr_", None) is None:
+            return self._predict_regression(X)
+        from sklearn_papers.chem._targets import warn_extrapolation
+        from sklearn_papers.utils._sklearn_compat import check_is_fitted
+
+        check_is_fitted(self)
+        F = self.featurizer_.transform(X).astype(np.float64)
+        valid = ~np.isnan(F).any(axis=1)
+        out = np.full((len(F), len(self.svr_)), np.nan)
+        if valid.any():
+            out[valid] = np.column_stack([svr.predict(F[valid]) for svr in self.svr_])
+        pred = out.astype(np.float64)
+        if self._y_1d:
+            pred = pred[:, 0]
+        warn_extrapolation(pred, self._y_low_, self._y_high_, type(self).__name__)
+        return pred
 
 
 class GroverClassifier(_GraphClassifierMixin, _GroverFinetune):

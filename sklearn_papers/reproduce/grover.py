@@ -132,8 +132,8 @@ def _frozen_heads_part(name, X, y, train, test, seed):
     from sklearn_papers.chem import GroverFeaturizer
 
     clf = name == "BBBP"
-    Z = GroverFeaturizer(pretrained="moses-small", max_epochs=0,
-                         descriptors=False).fit(X[:1]).transform(X)
+    Z = GroverFeaturizer(pretrained="moses-small", max_epochs=0, descriptors=False,
+                         fingerprint_bits=0).fit(X[:1]).transform(X)
     linear = (LogisticRegression(C=0.1, max_iter=2000) if clf
               else RidgeCV(alphas=np.logspace(-2, 3, 12)))
     mlp = (MLPClassifier if clf else MLPRegressor)(
@@ -154,7 +154,8 @@ def _fine_tune_part(name, X, y, train, test, est_params):
     from sklearn_papers.chem import GroverClassifier, GroverRegressor
 
     Est = GroverClassifier if name == "BBBP" else GroverRegressor
-    est = Est(**pinned(Est, est_params)).fit(X[train], y[train])
+    head = {} if name == "BBBP" else {"head": "finetune"}
+    est = Est(**pinned(Est, est_params), **head).fit(X[train], y[train])
     return _test_score(name, est, X, y, test)
 
 
@@ -326,7 +327,8 @@ def _finetune_scores(name, X, y, fit, test, est_params):
     from sklearn_papers.chem import GroverRegressor
 
     cpu = time.process_time()
-    est = GroverRegressor(**pinned(GroverRegressor, est_params)).fit(X[fit], y[fit])
+    est = GroverRegressor(**pinned(GroverRegressor, est_params), head="finetune").fit(
+        X[fit], y[fit])
     cpu = time.process_time() - cpu
     return {"test": _test_score(name, est, X, y, test),
             "train": _test_score(name, est, X, y, fit),

@@ -164,7 +164,7 @@ def _estimator_main(args, argv):
         hidden_size=args.hidden_size, n_layers=args.n_layers, n_heads=args.n_heads,
         depth=args.depth, max_epochs=args.max_epochs, batch_size=args.batch_size,
         lr=args.lr, min_freq=args.min_freq, n_jobs=args.n_jobs, pretrained=args.resume,
-        random_state=args.random_state, descriptors=False, verbose=1,
+        random_state=args.random_state, descriptors=False, fingerprint_bits=0, verbose=1,
     ).fit(X)
     seconds = time.perf_counter() - start
     folder = est.save(args.out)

@@ -13,7 +13,7 @@ SMALL = {
     "NeuralFingerprintRegressor": dict(fp_length=8, conv_width=4, hidden_size=4),
     "MPNNRegressor": dict(hidden_size=4, n_steps=1, set2set_steps=1, edge_hidden_size=4),
     "GroverRegressor": dict(hidden_size=8, n_heads=1, depth=1, ffn_hidden=4,
-                            pretrained=None),
+                            pretrained=None, head="finetune"),
 }
 
 

@@ -21,7 +21,8 @@ SMALL = {
     NeuralFingerprintRegressor: dict(fp_length=16, hidden_size=8, max_epochs=2),
     MPNNRegressor: dict(hidden_size=8, n_steps=2, set2set_steps=2, edge_hidden_size=8,
                         max_epochs=2),
-    GroverRegressor: dict(hidden_size=8, n_heads=1, depth=2, pretrained=None, max_epochs=2),
+    GroverRegressor: dict(hidden_size=8, n_heads=1, depth=2, pretrained=None, max_epochs=2,
+                         head="finetune"),
 }
 
 

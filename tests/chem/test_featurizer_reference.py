@@ -164,7 +164,7 @@ def _assert_same(graphs, references, smiles):
 
 
 FAMILIES = {
-    "grover": (lambda: GroverFeaturizer(descriptors=False), _grover_atom_rows,
+    "grover": (lambda: GroverFeaturizer(descriptors=False, fingerprint_bits=0), _grover_atom_rows,
                _grover_bond_row, 14,
                lambda: (grover_atom_features(), grover_bond_features())),
     "neural_fingerprint": (lambda: NeuralFingerprintRegressor(), _duvenaud_atom_rows,

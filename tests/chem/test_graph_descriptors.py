@@ -42,7 +42,8 @@ def _nf(cls=NeuralFingerprintRegressor, **params):
 
 def _grover(**params):
     return GroverRegressor(hidden_size=8, n_heads=1, depth=2, ffn_hidden=8, max_epochs=2,
-                           batch_size=4, pretrained=None, random_state=0, **params)
+                           batch_size=4, pretrained=None, random_state=0, head="finetune",
+                           **params)
 
 
 @pytest.mark.parametrize("make", [_mpnn, _nf, _grover], ids=["mpnn", "nf", "grover"])
@@ -74,7 +75,7 @@ def test_head_sees_the_training_normalized_descriptors(make):
 @pytest.mark.parametrize("make", [
     lambda **p: MPNN(hidden_size=8, n_steps=1, edge_hidden_size=8, random_state=0, **p),
     lambda **p: NeuralFingerprint(fp_length=8, radius=2, conv_width=4, random_state=0, **p),
-    lambda **p: GroverFeaturizer(**p),
+    lambda **p: GroverFeaturizer(fingerprint_bits=0, **p),
 ], ids=["mpnn", "nf", "grover"])
 def test_transform_appends_the_normalized_descriptors(make):
     est = make(descriptors=_desc()).fit(TRAIN)
@@ -163,7 +164,8 @@ def test_grover_featurizer_load_refuses_descriptors(tmp_path):
         GroverFeaturizer.load(folder, descriptors=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        loaded = GroverFeaturizer(pretrained=str(folder), descriptors=_desc()).fit(TRAIN)
+        loaded = GroverFeaturizer(pretrained=str(folder), descriptors=_desc(),
+                                  fingerprint_bits=0).fit(TRAIN)
     assert loaded.transform(TEST).shape == (len(TEST), est.embedding_dim_ + len(NAMES))
 
 

@@ -30,7 +30,7 @@ GR_FT = dict(GR, ffn_hidden=0, pretrained=None)
 CLASSIFIERS = [NeuralFingerprintClassifier(**NF), MPNNClassifier(**MP),
                GroverClassifier(**GR_FT)]
 REGRESSORS = [NeuralFingerprintRegressor(**NF), MPNNRegressor(**MP),
-              GroverRegressor(**GR_FT)]
+              GroverRegressor(**GR_FT, head="finetune")]
 # Transformers trained on regression targets when given y (GroverFeaturizer ignores y).
 Y_TRANSFORMERS = [NeuralFingerprint(**NF), MPNN(**MP)]
 ALL = CLASSIFIERS + REGRESSORS + Y_TRANSFORMERS + [GroverFeaturizer(**GR, pretrained=None)]
@@ -156,7 +156,8 @@ def test_none_in_object_targets_is_a_missing_value():
 
 
 @pytest.mark.parametrize("name, kwargs, hint", [
-    ("GroverRegressor", dict(hidden_size=8, n_heads=2, depth=1, ffn_hidden=0, pretrained=None),
+    ("GroverRegressor", dict(hidden_size=8, n_heads=2, depth=1, ffn_hidden=0, pretrained=None,
+                             head="finetune"),
      "Class labels belong"),
     ("NeuralFingerprintRegressor", dict(), "Class labels belong"),
     ("MPNN", dict(hidden_size=4, n_steps=1, set2set_steps=1, edge_hidden_size=4),

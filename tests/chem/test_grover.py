@@ -22,8 +22,10 @@ MOLS = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "C1CCCC
         "OC(=O)c1ccccc1", "CCOC(=O)C", "Clc1ccccc1", "CC(=O)Oc1ccccc1C(=O)O", "CCCCCC"]
 TINY = dict(hidden_size=16, n_heads=2, depth=2, batch_size=4)
 #: A featurizer pretrained from scratch (the default loads the shipped checkpoint), its
-#: embedding alone (the default joins RDKit's descriptors).
-SCRATCH = dict(TINY, pretrained=None, descriptors=False)
+#: embedding alone (the default joins RDKit's descriptors and ECFP4 bits).
+SCRATCH = dict(TINY, pretrained=None, descriptors=False, fingerprint_bits=0)
+#: The shipped checkpoint's embedding alone.
+PLAIN = dict(descriptors=False, fingerprint_bits=0)
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +55,11 @@ def test_save_load_round_trip_gives_identical_embeddings(featurizer, tmp_path):
     np.testing.assert_array_equal(loaded.transform(MOLS), featurizer.transform(MOLS))
     assert loaded.atom_vocab_.itos == featurizer.atom_vocab_.itos
     # refitting with pretrained=<folder> and no epochs reproduces it too
-    refit = GroverFeaturizer(descriptors=False, pretrained=str(folder), max_epochs=0,
+    refit = GroverFeaturizer(**PLAIN, pretrained=str(folder), max_epochs=0,
                              batch_size=4).fit(["CCO"])
     np.testing.assert_array_equal(refit.transform(MOLS), featurizer.transform(MOLS))
     # another batch size pads the attention differently: equal up to float32 rounding
-    big = GroverFeaturizer(descriptors=False, pretrained=str(folder), max_epochs=0,
+    big = GroverFeaturizer(**PLAIN, pretrained=str(folder), max_epochs=0,
                            batch_size=32).fit(["CCO"])
     np.testing.assert_allclose(big.transform(MOLS), featurizer.transform(MOLS), atol=1e-5)
     again = pickle.loads(pickle.dumps(loaded))
@@ -66,7 +68,7 @@ def test_save_load_round_trip_gives_identical_embeddings(featurizer, tmp_path):
 
 def test_load_rejects_missing_or_foreign_checkpoints(tmp_path):
     with pytest.raises(ValueError, match="neither a shipped checkpoint"):
-        GroverFeaturizer(descriptors=False, pretrained=str(tmp_path / "nope")).fit(["CCO"])
+        GroverFeaturizer(**PLAIN, pretrained=str(tmp_path / "nope")).fit(["CCO"])
     (tmp_path / "config.json").write_text(json.dumps({"format": "other"}))
     torch.save({}, tmp_path / "weights.pt")
     with pytest.raises(ValueError, match="not a sklearn_papers.grover checkpoint"):
@@ -92,7 +94,7 @@ def test_damaged_checkpoint_files_raise_value_error_naming_them(tmp_path):
     (folder / "config.json").write_text(config)
     (folder / "weights.pt").write_bytes(b"not a torch file")
     with pytest.raises(ValueError, match=r"weights\.pt' is not a readable torch state_dict"):
-        GroverFeaturizer(descriptors=False, pretrained=str(folder)).fit(["CCO"])
+        GroverFeaturizer(**PLAIN, pretrained=str(folder)).fit(["CCO"])
 
 
 def test_continued_pretraining_maps_unseen_labels_to_other(featurizer, tmp_path):
@@ -101,7 +103,7 @@ def test_continued_pretraining_maps_unseen_labels_to_other(featurizer, tmp_path)
     codes = featurizer.atom_vocab_.encode(
         [lab for s in new for lab in grover_graph(Chem.MolFromSmiles(s))[1]])
     assert (codes == 1).any()
-    cont = GroverFeaturizer(descriptors=False, pretrained=str(folder), max_epochs=1, batch_size=2,
+    cont = GroverFeaturizer(**PLAIN, pretrained=str(folder), max_epochs=1, batch_size=2,
                             random_state=0).fit(new)
     assert cont.atom_vocab_.itos == featurizer.atom_vocab_.itos
     assert cont.n_iter_ == 1 and np.isfinite(cont.loss_curve_).all()
@@ -144,8 +146,8 @@ def test_invalid_and_nan_rows(featurizer, tmp_path):
 def test_regressor_overfits_a_small_set():
     X = MOLS[:8]
     y = np.array([0.5, -1.0, 2.0, 1.5, -0.5, 0.0, 1.0, -2.0])
-    reg = GroverRegressor(pretrained=None, max_epochs=80, lr=3e-3, ffn_hidden=32,
-                          random_state=0, **TINY).fit(X, y)
+    reg = GroverRegressor(head="finetune", pretrained=None, max_epochs=80, lr=3e-3,
+                          ffn_hidden=32, random_state=0, **TINY).fit(X, y)
     mse = np.mean((reg.predict(X) - y) ** 2)
     assert mse < 0.05 * y.var(), mse
     assert reg.loss_curve_[-1] < 0.1 * reg.loss_curve_[0]
@@ -155,12 +157,12 @@ def test_regressor_multioutput_with_missing_labels_and_pretrained_encoder():
     X = MOLS[:6]
     Y = np.array([[0.0, 1.0], [1.0, np.nan], [2.0, 3.0], [np.nan, 0.5], [1.0, 1.0],
                   [0.5, 2.0]])
-    reg = GroverRegressor(pretrained="moses-small", max_epochs=2, batch_size=4,
-                          random_state=0).fit(X, Y)
+    reg = GroverRegressor(head="finetune", pretrained="moses-small", max_epochs=2,
+                          batch_size=4, random_state=0).fit(X, Y)
     pred = reg.predict(X)
     assert pred.shape == (6, 2) and np.isfinite(pred).all()
     with pytest.raises(ValueError, match=r"y column\(s\) \[1\] hold no label"):
-        GroverRegressor(pretrained=None, max_epochs=1, **TINY).fit(
+        GroverRegressor(head="finetune", pretrained=None, max_epochs=1, **TINY).fit(
             X, np.c_[np.ones(6), np.full(6, np.nan)])
 
 
@@ -183,7 +185,7 @@ def test_shipped_checkpoint_loads_offline_and_is_small():
     assert size < 10e6
     config, _ = load_grover_checkpoint("moses-small")
     assert config["training"]["n_molecules"] > 0 and "command" in config["training"]
-    grover = GroverFeaturizer(descriptors=False, pretrained="moses-small",
+    grover = GroverFeaturizer(**PLAIN, pretrained="moses-small",
                               max_epochs=0).fit(["CCO"])
     out = grover.transform(["CCO", "OCC", "[CH3][CH2][OH]", "c1ccccc1"])
     assert out.shape == (4, config["embedding_dim"])
@@ -215,7 +217,7 @@ def test_one_large_molecule_does_not_blow_up_the_attention_of_its_batch(monkeypa
     # A 200-carbon chain with 31 small molecules in one batch of 32.
     chain, small = "C" * 200, (MOLS * 3)[:31]
     calls = _record_attention(monkeypatch)
-    grover = GroverFeaturizer(batch_size=32, descriptors=False).fit(["CCO"])
+    grover = GroverFeaturizer(batch_size=32, descriptors=False, fingerprint_bits=0).fit(["CCO"])
     mixed = grover.transform([chain, *small])
     padded_mixed = sum(p for p, _ in calls)
     own = sum(o for _, o in calls)
@@ -242,7 +244,9 @@ def test_default_featurizer_loads_the_checkpoint_without_training():
 
     from sklearn_papers.chem import RDKitDescriptors
 
-    default = GroverFeaturizer().fit(MOLS[:6])
+    assert GroverFeaturizer().fit(MOLS[:6]).n_iter_ == 0
+    # the blocks before the fingerprint branch (tests/chem/test_grover_fingerprint.py)
+    default = GroverFeaturizer(fingerprint_bits=0).fit(MOLS[:6])
     assert default.n_iter_ == 0 and default.loss_curve_ == []
     shipped = GroverFeaturizer.load("moses-small")
     assert shipped.descriptors is False and shipped.descriptors_ is None
@@ -256,7 +260,8 @@ def test_default_featurizer_loads_the_checkpoint_without_training():
     # without descriptors fit looks at nothing but the validity of X: other molecules
     # give the same model
     np.testing.assert_array_equal(
-        GroverFeaturizer(descriptors=False).fit(MOLS[5:]).transform(MOLS),
+        GroverFeaturizer(descriptors=False, fingerprint_bits=0).fit(MOLS[5:]).transform(
+            MOLS),
         shipped.transform(MOLS))
     with pytest.raises(ValueError, match="index 1"):
         GroverFeaturizer().fit(["CCO", "C1CC"])
@@ -264,7 +269,8 @@ def test_default_featurizer_loads_the_checkpoint_without_training():
     pred = make_pipeline(GroverFeaturizer(), RidgeCV()).fit(MOLS, y).predict(MOLS)
     assert pred.shape == (len(MOLS),) and np.isfinite(pred).all()
     # continued pretraining is asked for with max_epochs
-    cont = GroverFeaturizer(max_epochs=1, batch_size=6, random_state=0, descriptors=False).fit(MOLS)
+    cont = GroverFeaturizer(max_epochs=1, batch_size=6, random_state=0, descriptors=False,
+                            fingerprint_bits=0).fit(MOLS)
     assert cont.n_iter_ == 1
     assert not np.allclose(cont.transform(MOLS), shipped.transform(MOLS))
 
@@ -287,11 +293,11 @@ def _damaged_copy(tmp_path, edit_config=None, edit_state=None):
 
 def _fit_both(folder, *, regressor_raises=True):
     """Messages of the featurizer, the loader and (if it raises) the regressor on folder."""
-    fits = [lambda: GroverFeaturizer(descriptors=False, pretrained=folder).fit(MOLS[:2]),
+    fits = [lambda: GroverFeaturizer(**PLAIN, pretrained=folder).fit(MOLS[:2]),
             lambda: load_grover_checkpoint(folder)]
     if regressor_raises:
-        fits.append(lambda: GroverRegressor(pretrained=folder, max_epochs=1).fit(
-            MOLS[:2], [0.0, 1.0]))
+        fits.append(lambda: GroverRegressor(head="finetune", pretrained=folder,
+                                            max_epochs=1).fit(MOLS[:2], [0.0, 1.0]))
     errors = []
     for fit in fits:
         with pytest.raises(ValueError) as info:
@@ -335,12 +341,12 @@ def test_checkpoint_vocabulary_that_does_not_fit_the_head(tmp_path):
     for message in _fit_both(folder, regressor_raises=False):
         assert "atom_vocab has" in message and "'atom_heads.0.weight'" in message
     # a regressor only loads the encoder: the vocabulary does not matter to it
-    reg = GroverRegressor(pretrained=folder, max_epochs=1, random_state=0).fit(
-        MOLS[:4], [0.0, 1.0, 2.0, 3.0])
+    reg = GroverRegressor(head="finetune", pretrained=folder, max_epochs=1,
+                          random_state=0).fit(MOLS[:4], [0.0, 1.0, 2.0, 3.0])
     assert np.isfinite(reg.predict(MOLS[:2])).all()
     folder = _damaged_copy(tmp_path / "b", lambda c: c.update(bond_vocab=["C", "D"]))
     with pytest.raises(ValueError, match="'bond_vocab' is not a list of labels starting"):
-        GroverFeaturizer(descriptors=False, pretrained=folder).fit(MOLS[:2])
+        GroverFeaturizer(**PLAIN, pretrained=folder).fit(MOLS[:2])
 
 
 def test_saving_a_loaded_checkpoint_keeps_its_training_record(tmp_path):
@@ -350,7 +356,8 @@ def test_saving_a_loaded_checkpoint_keeps_its_training_record(tmp_path):
     assert config["training"] == shipped["training"]
     assert config["loss_curve"] == shipped["loss_curve"]
     # continued pretraining appends a leg and its epochs to the record
-    cont = GroverFeaturizer(max_epochs=1, batch_size=6, random_state=0, descriptors=False).fit(MOLS)
+    cont = GroverFeaturizer(max_epochs=1, batch_size=6, random_state=0, descriptors=False,
+                            fingerprint_bits=0).fit(MOLS)
     config, _ = load_grover_checkpoint(cont.save(tmp_path / "more"))
     legs = config["training"]["legs"]
     assert len(legs) == 2 and legs[0] == shipped["training"]

@@ -108,7 +108,7 @@ def _small(cls):
     if cls in (MPNN, MPNNRegressor):
         return cls(hidden_size=8, n_steps=2, edge_hidden_size=8, **common)
     return cls(hidden_size=8, n_heads=1, depth=2, pretrained=None,
-               **({"ffn_hidden": 8} if cls is GroverRegressor else {}), **common)
+               **({"ffn_hidden": 8, "head": "finetune"} if cls is GroverRegressor else {}), **common)
 
 
 _TRAIN = ["CCO", "c1ccccc1", "CC(=O)O", "CCN(CC)CC", "c1ccncc1", "CC(C)O", "CCCl", "NCCO"]

@@ -147,7 +147,7 @@ def test_grover_fine_tuning_early_stopping_and_schedule():
     from sklearn_papers.chem import GroverRegressor
 
     tiny = dict(pretrained=None, hidden_size=8, n_heads=1, depth=2, ffn_hidden=8,
-                batch_size=8, random_state=0)
+                batch_size=8, random_state=0, head="finetune")
     reg = GroverRegressor(max_epochs=40, lr=3e-2, early_stopping=True,
                           validation_fraction=0.25, n_iter_no_change=2, **tiny).fit(MOLS, Y)
     curve = reg.validation_loss_curve_
@@ -208,11 +208,12 @@ def test_grover_early_stopping_labelled_rows_divergence_and_ignored_architecture
 
     y = np.c_[Y, -Y]
     y[::2] = np.nan  # rows without a label (NaN: missing, among several targets)
-    reg = GroverRegressor(max_epochs=3, early_stopping=True, validation_fraction=0.2,
-                          batch_size=8, random_state=0).fit(MOLS, y)
+    reg = GroverRegressor(head="finetune", max_epochs=3, early_stopping=True,
+                          validation_fraction=0.2, batch_size=8, random_state=0).fit(MOLS, y)
     assert all(v > 0 for v in reg.validation_loss_curve_)  # the held-out rows have labels
     with pytest.raises(FloatingPointError, match="training loss became"):
-        GroverRegressor(max_epochs=3, lr=1e12, batch_size=8, random_state=0).fit(MOLS, Y)
+        GroverRegressor(head="finetune", max_epochs=3, lr=1e12, batch_size=8,
+                        random_state=0).fit(MOLS, Y)
     with pytest.warns(UserWarning, match="hidden_size=128 ignored: the architecture comes"):
         GroverFeaturizer(hidden_size=128).fit(MOLS[:3])
 
