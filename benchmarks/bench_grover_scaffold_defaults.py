@@ -15,7 +15,8 @@ Arms (``--arms``):
 * ``featurizer-nofp``: ``GroverFeaturizer(fingerprint_bits=0)`` (the embedding and the
   descriptors, without the fingerprint branch), then the linear model;
 * ``model-default``: ``GroverRegressor()`` at its defaults (regression sets only);
-* ``model-finetune``: ``GroverRegressor(head="finetune")`` (the fine-tuned network);
+* ``model-finetune``: ``GroverRegressor(head="finetune")`` (the fine-tuned network, the
+  default head);
 * ``model-svr``: ``GroverRegressor(head="svr")``.
 
 The linear model is ``eval_grover_checkpoint.py``'s: ``StandardScaler`` + ``RidgeCV`` for
@@ -27,7 +28,7 @@ as soon as it is known, and the folds already there are skipped. One torch threa
 
 ``--record featurizer`` writes ``benchmarks/results/grover_featurizer_scaffold.json``
 (``featurizer`` and ``featurizer-nofp``, each as "ours" against ``ecfp4``); ``--record
-models`` writes ``benchmarks/results/grover_heads_scaffold.json`` (``model-default`` as
+models`` writes ``benchmarks/results/grover_heads_scaffold.json`` (``model-svr`` as
 "ours" against ``model-finetune``).
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python
@@ -185,12 +186,12 @@ def record_rows(args, scores, argv, done):
     from _record import record
 
     pairs = ([("featurizer", "ecfp4"), ("featurizer-nofp", "ecfp4")]
-             if args.record == "featurizer" else [("model-default", "model-finetune")])
+             if args.record == "featurizer" else [("model-svr", "model-finetune")])
     rows = []
     labels = {"featurizer": "GroverFeaturizer()", "ecfp4": "ECFP4",
               "featurizer-nofp": "GroverFeaturizer(fingerprint_bits=0)",
               "model-default": "GroverRegressor()", "model-finetune": "head='finetune'",
-              "model-svr": "head='svr'"}
+              "model-svr": "GroverRegressor(head='svr')"}
     for name in args.datasets:
         higher = DATASETS[name] == "classification"
         metric = "test ROC-AUC" if higher else "test RMSE"
@@ -219,16 +220,16 @@ def record_rows(args, scores, argv, done):
                      "the folds.")
     else:
         record("grover_heads_scaffold",
-               title="GroverRegressor() at its defaults (ours) against "
-                     "GroverRegressor(head='finetune') (peer), balanced scaffold 5-fold "
-                     "cross-validation",
+               title="GroverRegressor(head='svr') (ours) against "
+                     "GroverRegressor(head='finetune') (peer, the default head), balanced "
+                     "scaffold 5-fold cross-validation",
                peer="the same estimator with head='finetune'", rows=rows, argv=argv,
                notes="Means over the folds of the per-fold means over the seeds of the "
                      "stochastic arm (seeds per fold: " + "; ".join(
                          f"{name} {seed_counts(done, name, 'model-finetune')}"
                          for name in args.datasets) + "); ± the seed spread: the mean over "
                      "folds with several seeds of the standard deviation over seeds (0 for "
-                     "the deterministic default).")
+                     "the deterministic SVR head).")
 
 
 if __name__ == "__main__":

@@ -26,10 +26,11 @@ Models (``--models``):
 * ``grover_svr``: ``GroverFeaturizer()`` at its defaults (the shipped checkpoint, frozen;
   embedding, descriptors and ECFP4 bits, the blocks scaled as it scales them) then the
   same SVR search. Deterministic: one fit.
-* ``nf``, ``mpnn``, ``grover``: ``NeuralFingerprintRegressor()``, ``MPNNRegressor()``,
-  ``GroverRegressor()`` at their defaults (``GroverRegressor``'s SVR head is
-  deterministic: one fit).
-* ``grover_finetune``: ``GroverRegressor(head="finetune")``, the fine-tuned network.
+* ``nf``, ``mpnn``: ``NeuralFingerprintRegressor()``, ``MPNNRegressor()`` at their
+  defaults.
+* ``grover``: ``GroverRegressor(head="svr")``, the SVR head on the frozen encoder
+  (deterministic: one fit).
+* ``grover_finetune``: ``GroverRegressor()``, the fine-tuned network (its default head).
 
 Stochastic models are fitted with ``--seeds`` seeds (``random_state`` 0, 1, ...); a
 target's score is the mean over seeds. "CPU per fit" is the process CPU seconds of one
@@ -71,8 +72,8 @@ DETERMINISTIC = ("svr", "grover_svr", "grover")
 #: The models' names in the recorded rows and the notes.
 LABELS = {"svr": "SVR on ECFP", "rf": "RF on ECFP", "grover_svr": "GroverFeaturizer() + SVR",
           "nf": "NeuralFingerprintRegressor()", "mpnn": "MPNNRegressor()",
-          "grover": "GroverRegressor()",
-          "grover_finetune": "GroverRegressor(head='finetune')", "chemprop": "chemprop"}
+          "grover": "GroverRegressor(head='svr')",
+          "grover_finetune": "GroverRegressor()", "chemprop": "chemprop"}
 
 
 def median_stratified_folds(y, n_splits=5, random_state=42):
@@ -162,9 +163,10 @@ def make_model(name, seed, y_train):
     from sklearn_papers import chem
 
     if name == "grover_finetune":
-        return chem.GroverRegressor(head="finetune", random_state=seed, verbose=0)
-    cls = {"nf": chem.NeuralFingerprintRegressor, "mpnn": chem.MPNNRegressor,
-           "grover": chem.GroverRegressor}[name]
+        return chem.GroverRegressor(random_state=seed, verbose=0)
+    if name == "grover":
+        return chem.GroverRegressor(head="svr", verbose=0)
+    cls = {"nf": chem.NeuralFingerprintRegressor, "mpnn": chem.MPNNRegressor}[name]
     return cls(random_state=seed, verbose=0)
 
 

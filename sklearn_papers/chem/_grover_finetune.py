@@ -163,13 +163,13 @@ class _GroverFinetune(_BaseGrover):
 
 
 class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
-    """GROVER encoder with a regression head: an SVR on its frozen features, or fine-tuned
+    """GROVER encoder with a regression head: fine-tuned, or an SVR on its frozen features
     (Rong et al., 2020).
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
     </papers/grover>`.
 
-    By default (``head="svr"``) the pretrained encoder stays frozen: the features of
+    With ``head="svr"`` the pretrained encoder stays frozen: the features of
     :class:`GroverFeaturizer` at its defaults (the embedding, RDKit's 2-D descriptors
     through CDFs and ECFP4 bits, the blocks scaled on the training molecules) go through
     an RBF support vector regression with MoleculeACE's search (van Tilborg et al.,
@@ -180,7 +180,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     ``random_state`` changes nothing (with ``pretrained=None`` it seeds the random
     encoder). Several targets get one SVR each, on the molecules that have a label.
 
-    With ``head="finetune"``, the pretrained GTransformer (or a fresh one with
+    By default (``head="finetune"``), the pretrained GTransformer (or a fresh one with
     ``pretrained=None``) and two
     feed-forward heads, one on each view's pooled atom embeddings, are trained end to end
     on the standardised targets; the loss is the sum of both heads' mean squared errors
@@ -200,16 +200,17 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     hidden_size : int, default=64
         Width of the hidden states. Ignored (taken from the checkpoint) when ``pretrained``
         is set, as are ``n_layers``, ``n_heads`` and ``depth``.
-    head : {"svr", "finetune"}, default="svr"
+    head : {"finetune", "svr"}, default="finetune"
         ``"svr"``: an SVR searched on the frozen encoder's :class:`GroverFeaturizer`
         features (see above); the fine-tuning parameters (``dropout`` to
         ``lr_schedule``, and ``descriptors``: the featurizer joins its own) are not used,
         and a ``UserWarning`` names those set away from their defaults. ``"finetune"``:
-        the encoder and two feed-forward heads trained end to end. ``"svr"`` by default:
-        on MoleculeACE's ten bundled targets it beats SVR on ECFP, where the fine-tuned
-        network does not, at a fraction of the fit time (:ref:`benchmark-moleculeace`).
-        On FreeSolv under scaffold cross-validation the fine-tuned network errs less
-        (:ref:`benchmark-grover_heads_scaffold`): try both on physical properties.
+        the encoder and two feed-forward heads trained end to end. Use ``"svr"`` for
+        potency on one target: on MoleculeACE's ten bundled targets it beats SVR on ECFP,
+        where the fine-tuned network does not, at a fraction of the fit time
+        (:ref:`benchmark-moleculeace`). On FreeSolv under scaffold cross-validation the
+        fine-tuned network errs less (:ref:`benchmark-grover_heads_scaffold`), so it stays
+        the default.
     n_layers : int, default=1
         Transformer blocks per view.
     n_heads : int, default=2
@@ -351,10 +352,10 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     --------
     >>> from sklearn_papers.chem import GroverRegressor
     >>> X, y = ["CCO", "CCCO", "CCCCO", "c1ccccc1"], [0.0, -0.5, -1.0, -2.0]
-    >>> reg = GroverRegressor().fit(X, y)  # SVR on the frozen features
+    >>> reg = GroverRegressor(head="svr").fit(X, y)  # SVR on the frozen features
     >>> reg.predict(["CCO"]).shape
     (1,)
-    >>> tuned = GroverRegressor(head="finetune", max_epochs=2, random_state=0).fit(X, y)
+    >>> tuned = GroverRegressor(max_epochs=2, random_state=0).fit(X, y)
     >>> tuned.n_iter_
     2
     """
@@ -366,7 +367,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
 
     # Its own signature for the default schedule (chemprop's warm-up then decay won on ESOL
     # and cost 1 % on FreeSolv: benchmarks/search_defaults.py) and the head.
-    def __init__(self, hidden_size=64, *, head="svr", n_layers=1, n_heads=2, depth=3,
+    def __init__(self, hidden_size=64, *, head="finetune", n_layers=1, n_heads=2, depth=3,
                  dropout=0.0, ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=60,
                  batch_size=32, lr=1e-3, early_stopping=False, validation_fraction=0.1,
                  n_iter_no_change=10, lr_schedule="warmup_decay", pretrained="moses-small",

@@ -120,15 +120,15 @@ def test_load_refuses_the_branch_and_save_does_not_store_it(fitted, tmp_path):
 # -- GroverRegressor(head="svr") ----------------------------------------------------------
 @pytest.fixture(scope="module")
 def svr_head():
-    return GroverRegressor(verbose=0).fit(MOLS, Y)
+    return GroverRegressor(head="svr", verbose=0).fit(MOLS, Y)
 
 
-def test_svr_head_is_the_default_and_deterministic(svr_head):
-    assert GroverRegressor().head == "svr"
+def test_svr_head_is_deterministic_and_the_fine_tuned_network_the_default(svr_head):
+    assert GroverRegressor().head == "finetune"
     pred = svr_head.predict(MOLS)
     assert pred.shape == (len(MOLS),) and pred.dtype == np.float64
-    np.testing.assert_array_equal(GroverRegressor(verbose=0, random_state=7).fit(
-        MOLS, Y).predict(MOLS), pred)
+    np.testing.assert_array_equal(GroverRegressor(
+        head="svr", verbose=0, random_state=7).fit(MOLS, Y).predict(MOLS), pred)
     # it fits the training targets better than their mean
     assert np.mean((pred - Y) ** 2) < np.var(Y)
     assert svr_head.net_ is None and len(svr_head.svr_) == 1
@@ -137,7 +137,7 @@ def test_svr_head_is_the_default_and_deterministic(svr_head):
 
 def test_svr_head_predictions_shift_with_y(svr_head):
     # an SVR's intercept takes a shift of the targets; the folds follow the median
-    shifted = GroverRegressor(verbose=0).fit(MOLS, Y + 3)
+    shifted = GroverRegressor(head="svr", verbose=0).fit(MOLS, Y + 3)
     np.testing.assert_allclose(shifted.predict(MOLS), svr_head.predict(MOLS) + 3,
                                rtol=1e-6, atol=1e-6)
     assert svr_head.svr_[0].C in (1, 10, 100, 1000, 10000)
@@ -146,7 +146,7 @@ def test_svr_head_predictions_shift_with_y(svr_head):
 def test_svr_head_several_targets_with_missing_labels():
     Y2 = np.column_stack([Y, -Y])
     Y2[0, 1] = Y2[3, 0] = np.nan
-    reg = GroverRegressor(verbose=0).fit(MOLS, Y2)
+    reg = GroverRegressor(head="svr", verbose=0).fit(MOLS, Y2)
     assert reg.predict(MOLS).shape == (len(MOLS), 2) and len(reg.svr_) == 2
 
 
@@ -154,8 +154,9 @@ def test_svr_head_refuses_nan_in_one_target_and_skips_invalid_molecules():
     y = Y.copy()
     y[2] = np.nan
     with pytest.raises(ValueError, match="row"):
-        GroverRegressor(verbose=0).fit(MOLS, y)
-    reg = GroverRegressor(verbose=0, errors="nan").fit(MOLS + ["nope"], np.append(Y, 1.0))
+        GroverRegressor(head="svr", verbose=0).fit(MOLS, y)
+    reg = GroverRegressor(head="svr", verbose=0, errors="nan").fit(
+        MOLS + ["nope"], np.append(Y, 1.0))
     pred = reg.predict(["CCO", "nope"])
     assert np.isfinite(pred[0]) and np.isnan(pred[1])
 
@@ -163,14 +164,14 @@ def test_svr_head_refuses_nan_in_one_target_and_skips_invalid_molecules():
 def test_svr_head_sample_weight_zero_equals_leaving_rows_out():
     w = np.ones(len(MOLS))
     w[:3] = 0
-    a = GroverRegressor(verbose=0).fit(MOLS, Y, sample_weight=w)
-    b = GroverRegressor(verbose=0).fit(MOLS[3:], Y[3:])
+    a = GroverRegressor(head="svr", verbose=0).fit(MOLS, Y, sample_weight=w)
+    b = GroverRegressor(head="svr", verbose=0).fit(MOLS[3:], Y[3:])
     np.testing.assert_allclose(a.predict(MOLS), b.predict(MOLS), rtol=1e-6, atol=1e-6)
 
 
 def test_finetuning_parameters_with_the_svr_head_warn():
     with pytest.warns(UserWarning, match="max_epochs=3.*head='finetune'"):
-        GroverRegressor(max_epochs=3, verbose=0).fit(MOLS, Y)
+        GroverRegressor(head="svr", max_epochs=3, verbose=0).fit(MOLS, Y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         GroverRegressor(head="finetune", max_epochs=1, verbose=0, random_state=0).fit(MOLS, Y)
