@@ -543,6 +543,66 @@ def _interpolation_matrix(start, bin_size, n_bins, grid, size):
     return out / g[..., None]
 
 
+def _roi_align_matrices(boxes, output_size, map_size, spatial_scale, sampling_ratio,
+                        aligned):
+    """RoIAlign's interpolation matrices ``A_y (K, P_h, H)`` and ``A_x (K, P_w, W)`` of
+    ``(K, 4)`` boxes in image coordinates on a map of ``(H, W)`` cells (see
+    :func:`roi_align`; inputs already validated)."""
+    (ph, pw), (h, w) = output_size, map_size
+    k = boxes.shape[0]
+    offset = 0.5 if aligned else 0.0
+    x1 = boxes[:, 0] * spatial_scale - offset
+    y1 = boxes[:, 1] * spatial_scale - offset
+    x2 = boxes[:, 2] * spatial_scale - offset
+    y2 = boxes[:, 3] * spatial_scale - offset
+    rw, rh = x2 - x1, y2 - y1
+    if not aligned:
+        rw, rh = rw.clamp(min=1.0), rh.clamp(min=1.0)
+    bin_h, bin_w = rh / ph, rw / pw
+    if sampling_ratio > 0:
+        grid_h = torch.full((k,), sampling_ratio, dtype=torch.long, device=boxes.device)
+        grid_w = grid_h
+    else:  # adaptive, as torchvision: ceil(RoI size / bins) points per bin and axis
+        grid_h = torch.ceil(bin_h).long().clamp(min=0)
+        grid_w = torch.ceil(bin_w).long().clamp(min=0)
+    return (_interpolation_matrix(y1, bin_h, ph, grid_h, h),
+            _interpolation_matrix(x1, bin_w, pw, grid_w, w))
+
+
+def roi_align_crops(images, boxes, output_size, sampling_ratio=2, aligned=True):
+    """RoIAlign of one box in each of its own single-channel images (no gradient).
+
+    ``out[k] = roi_align(images[k][None, None], [0, *boxes[k]], output_size)``: the same
+    bilinear sampling as :func:`roi_align` at ``spatial_scale=1``, as two batched matrix
+    products (no loop over boxes). Used for mask targets, where each RoI reads the mask of
+    the object it is matched to.
+
+    Parameters
+    ----------
+    images : Tensor of shape (K, H, W)
+        Floating point.
+    boxes : Tensor of shape (K, 4)
+        ``(x1, y1, x2, y2)`` in pixels of the images.
+    output_size : int
+        Side of each crop.
+    sampling_ratio : int, default=2
+    aligned : bool, default=True
+
+    Returns
+    -------
+    crops : Tensor of shape (K, output_size, output_size)
+        In the dtype of ``images``.
+    """
+    k, h, w = images.shape
+    if k == 0:
+        return images.new_zeros((0, output_size, output_size))
+    ay, ax = _roi_align_matrices(boxes.detach().to(images.dtype),
+                                 (output_size, output_size), (h, w), 1.0,
+                                 int(sampling_ratio), aligned)
+    with torch.no_grad():
+        return torch.bmm(torch.bmm(ay, images), ax.transpose(1, 2))
+
+
 def _chunks(idx, n_images, per_roi, budget):
     """RoI indices grouped by image, in chunks of at most ``budget // per_roi`` RoIs."""
     m = max(1, budget // max(per_roi, 1))
@@ -686,23 +746,8 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     if k == 0:
         return features.new_zeros((0, c, ph, pw))
     rois = rois.detach().to(features.dtype)
-    offset = 0.5 if aligned else 0.0
-    x1 = rois[:, 1] * spatial_scale - offset
-    y1 = rois[:, 2] * spatial_scale - offset
-    x2 = rois[:, 3] * spatial_scale - offset
-    y2 = rois[:, 4] * spatial_scale - offset
-    rw, rh = x2 - x1, y2 - y1
-    if not aligned:
-        rw, rh = rw.clamp(min=1.0), rh.clamp(min=1.0)
-    bin_h, bin_w = rh / ph, rw / pw
-    if sampling_ratio > 0:
-        grid_h = torch.full((k,), sampling_ratio, dtype=torch.long, device=features.device)
-        grid_w = grid_h
-    else:  # adaptive, as torchvision: ceil(RoI size / bins) points per bin and axis
-        grid_h = torch.ceil(bin_h).long().clamp(min=0)
-        grid_w = torch.ceil(bin_w).long().clamp(min=0)
-    ay = _interpolation_matrix(y1, bin_h, ph, grid_h, h)  # (K, P_h, H)
-    ax = _interpolation_matrix(x1, bin_w, pw, grid_w, w)  # (K, P_w, W)
+    ay, ax = _roi_align_matrices(rois[:, 1:], (ph, pw), (h, w), spatial_scale,
+                                 sampling_ratio, aligned)
     idx = rois[:, 0].long()  # validated by _check_rois
     # intermediates of at most the batch's feature maps or four outputs, whichever is larger
     budget = max(n * c * h * w, 4 * k * c * ph * pw)

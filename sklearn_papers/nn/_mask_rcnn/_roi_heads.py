@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sklearn_papers.nn._detection import box_iou, clip_boxes, nms_mask, roi_align
+from sklearn_papers.nn._detection import box_iou, clip_boxes, nms_mask, roi_align_crops
 from sklearn_papers.nn._detection_utils import (
     BalancedPositiveNegativeSampler,
     BoxCoder,
@@ -126,8 +126,28 @@ class MaskRCNNPredictor(nn.Module):
         self.mask_fcn_logits = nn.Conv2d(in_channels, n_mask_classes, 1)
 
     def forward(self, x):
-        """``(K, C, S, S)`` -> mask logits ``(K, n_mask_classes, 2 S, 2 S)``."""
-        return self.mask_fcn_logits(F.relu(self.conv5_mask(x)))
+        """``(K, C, S, S)`` -> mask logits ``(K, n_mask_classes, 2 S, 2 S)``.
+
+        A 2x2 stride-2 transposed conv maps each input pixel to its own 2x2 block, and a
+        1x1 conv acts on each pixel alone, so both are computed as matrix products over
+        the pixels, ``(K S S, C)`` by ``(C, 4 C)`` and ``(4 K S S, C)`` by
+        ``(C, n_mask_classes)``, with the layers' own weights: the same values as the
+        two conv layers, faster on CPU (above all in the backward pass).
+        """
+        k, c, s, _ = x.shape
+        up_w = self.conv5_mask.weight  # (C, C_up, 2, 2)
+        c_up = up_w.shape[1]
+        rows = x.permute(0, 2, 3, 1).reshape(k * s * s, c)
+        # columns ordered (row in the block, column in the block, channel)
+        up = torch.addmm(self.conv5_mask.bias.repeat(4), rows,
+                         up_w.permute(0, 2, 3, 1).reshape(c, 4 * c_up))
+        up = F.relu(up).reshape(4 * k * s * s, c_up)
+        logit_w = self.mask_fcn_logits.weight
+        n_out = logit_w.shape[0]
+        logits = torch.addmm(self.mask_fcn_logits.bias, up, logit_w.reshape(n_out, c_up).t())
+        # (K, i, j, a, b, class) -> (K, class, 2 i + a, 2 j + b)
+        return logits.reshape(k, s, s, 2, 2, n_out).permute(0, 5, 1, 3, 2, 4).reshape(
+            k, n_out, 2 * s, 2 * s)
 
 
 def fastrcnn_loss(class_logits, box_regression, labels, regression_targets):
@@ -227,11 +247,16 @@ def project_masks_on_boxes(gt_masks, rois, matched_idxs, size):
     -------
     targets : Tensor of shape (K, size, size) of float32 in {0, 1}
     """
-    n, g, height, width = gt_masks.shape
-    flat_masks = gt_masks.reshape(n * g, 1, height, width).float()
-    mask_rois = torch.cat([(rois[:, 0].long() * g + matched_idxs)[:, None].float(),
-                           rois[:, 1:]], 1)
-    return (roi_align(flat_masks, mask_rois, size, 1.0, 2, True)[:, 0] >= 0.5).float()
+    # each RoI reads its own matched mask, in chunks of at most as many masks as the batch
+    # holds (float copies of at most the batch's masks)
+    step = max(1, gt_masks.shape[0] * gt_masks.shape[1])
+    img, boxes = rois[:, 0].long(), rois[:, 1:]
+    crops = [roi_align_crops(gt_masks[img[i:i + step], matched_idxs[i:i + step]].float(),
+                             boxes[i:i + step], size, 2, True)
+             for i in range(0, len(rois), step)]
+    if not crops:
+        return gt_masks.new_zeros((0, size, size), dtype=torch.float32)
+    return (torch.cat(crops) >= 0.5).float()
 
 
 def maskrcnn_loss(mask_logits, labels, gt_masks, rois, matched_idxs, loss="sigmoid"):
