@@ -525,21 +525,27 @@ def _interpolation_matrix(start, bin_size, n_bins, grid, size):
     cell is read at the last cell. A RoI with ``grid == 0`` gets zero weights."""
     k = start.shape[0]
     dtype, device = start.dtype, start.device
-    bins = torch.arange(n_bins, dtype=dtype, device=device)
-    g = grid.clamp(min=1).to(dtype)[:, None]
     out = torch.zeros(k, n_bins, size, dtype=dtype, device=device)
-    for i in range(int(grid.max()) if k else 0):  # one sampling point of every bin at a time
-        coords = start[:, None] + bins[None] * bin_size[:, None] + (i + 0.5) * bin_size[:, None] / g
-        valid = (coords >= -1.0) & (coords <= size) & (i < grid)[:, None]
-        c = coords.clamp(min=0)
-        low = torch.floor(c).long()
-        at_end = low >= size - 1
-        low = torch.where(at_end, torch.full_like(low, size - 1), low)
-        high = torch.where(at_end, low, low + 1)
-        c = torch.where(at_end, low.to(dtype), c)
-        frac = c - low.to(dtype)
-        out.scatter_add_(-1, low[..., None], ((1 - frac) * valid)[..., None])
-        out.scatter_add_(-1, high[..., None], (frac * valid)[..., None])
+    n_points = int(grid.max()) if k else 0
+    if n_points == 0:
+        return out
+    g = grid.clamp(min=1).to(dtype)[:, None]
+    bins = torch.arange(n_bins, dtype=dtype, device=device)
+    points = torch.arange(n_points, dtype=dtype, device=device) + 0.5
+    # (K, n_bins, n_points): every sampling point of every bin at once
+    coords = (start[:, None, None] + bins[None, :, None] * bin_size[:, None, None]
+              + points[None, None] * (bin_size[:, None] / g)[..., None])
+    valid = ((coords >= -1.0) & (coords <= size)
+             & (points[None] < grid[:, None].to(dtype))[:, None])
+    c = coords.clamp(min=0)
+    low = torch.floor(c).long()
+    at_end = low >= size - 1
+    low = torch.where(at_end, torch.full_like(low, size - 1), low)
+    high = torch.where(at_end, low, low + 1)
+    c = torch.where(at_end, low.to(dtype), c)
+    frac = c - low.to(dtype)
+    out.scatter_add_(-1, torch.cat([low, high], -1),
+                     torch.cat([(1 - frac) * valid, frac * valid], -1))
     return out / g[..., None]
 
 
@@ -615,38 +621,77 @@ def _chunks(idx, n_images, per_roi, budget):
         start += n_b
 
 
+def _image_slots(idx, n_images):
+    """Each RoI's slot ``image * m + rank`` in a ``(n_images, m)`` layout of the RoIs
+    grouped by image (``rank``: its place among its image's RoIs, ``m``: the most RoIs
+    of one image)."""
+    counts = torch.bincount(idx, minlength=n_images)
+    m = int(counts.max())
+    order = torch.argsort(idx, stable=True)
+    starts = torch.cumsum(counts, 0) - counts
+    slot = torch.empty_like(idx)
+    sorted_idx = idx[order]
+    slot[order] = sorted_idx * m + torch.arange(len(idx), device=idx.device) \
+        - starts[sorted_idx]
+    return slot, m
+
+
 class _SeparableRoIAlign(torch.autograd.Function):
     """``out[k] = A_y[k] F[image_k] A_x[k]^T`` per RoI and channel, with a backward pass
     that never holds one feature-map copy per RoI.
 
     Forward: per image, one matrix product of all its RoIs' stacked ``A_y`` with the
-    image's ``(H, C * W)`` map, then a batched product with ``A_x``; RoIs go in chunks so
-    that the intermediate ``(m, P_h, C, W)`` stays within ``budget`` elements. Backward:
-    the gradient of an image's map is ``sum_k A_y[k]^T G[k] A_x[k]``, the sum over RoIs
-    done inside one matrix product per chunk, so it is accumulated in a single
-    feature-map-sized tensor.
+    image's ``(H, C * W)`` map, then a batched product with ``A_x``. When the
+    intermediate ``(N, m, P_h, C, W)`` of all images at once (``m``: the most RoIs of an
+    image) fits in ``budget`` elements, the images go through one batched product,
+    their RoIs' ``A_y`` zero-padded to ``m``; otherwise image by image, RoIs in chunks
+    that keep the intermediate within ``budget``. Backward: the gradient of an image's
+    map is ``sum_k A_y[k]^T G[k] A_x[k]``, the sum over RoIs done inside one matrix
+    product per image (or chunk), so it is accumulated in a single feature-map-sized
+    tensor.
     """
 
     @staticmethod
     def forward(ctx, features, ay, ax, idx, budget):
         n, c, h, w = features.shape
         k, ph, pw = ay.shape[0], ay.shape[1], ax.shape[1]
+        slot, m = _image_slots(idx, n)
+        ctx.feature_shape = (n, c, h, w)
+        ctx.budget = budget
+        ctx.padded = n * m * ph * c * w <= budget
+        if ctx.padded:
+            ay_pad = ay.new_zeros((n * m, ph, h))
+            ay_pad[slot] = ay
+            fb = features.permute(0, 2, 1, 3).reshape(n, h, c * w)
+            tmp = torch.bmm(ay_pad.reshape(n, m * ph, h), fb)  # (N, m P_h, C W)
+            tmp = tmp.reshape(n * m, ph * c, w)[slot]
+            out = torch.bmm(tmp, ax.transpose(1, 2)).reshape(k, ph, c, pw)
+            ctx.save_for_backward(ay_pad, ax, slot)
+            ctx.m = m
+            return out.permute(0, 2, 1, 3)
         out = features.new_empty((k, ph, c, pw))
         for b, rows in _chunks(idx, n, ph * c * w, budget):
             fb = features[b].permute(1, 0, 2).reshape(h, c * w)
             tmp = (ay[rows].reshape(-1, h) @ fb).reshape(len(rows), ph * c, w)
             out[rows] = torch.bmm(tmp, ax[rows].transpose(1, 2)).reshape(len(rows), ph, c, pw)
         ctx.save_for_backward(ay, ax, idx)
-        ctx.feature_shape = (n, c, h, w)
-        ctx.budget = budget
         return out.permute(0, 2, 1, 3)
 
     @staticmethod
     def backward(ctx, grad):
-        ay, ax, idx = ctx.saved_tensors
         n, c, h, w = ctx.feature_shape
-        k, ph, pw = ay.shape[0], ay.shape[1], ax.shape[1]
         g_all = grad.permute(0, 2, 1, 3)  # (K, P_h, C, P_w)
+        if ctx.padded:
+            ay_pad, ax, slot = ctx.saved_tensors
+            k, ph, pw = grad.shape[0], grad.shape[2], grad.shape[3]
+            t = torch.bmm(g_all.reshape(k, ph * c, pw), ax)  # (K, P_h C, W)
+            t_pad = grad.new_zeros((n * ctx.m, ph, c * w))
+            t_pad[slot] = t.reshape(k, ph, c * w)
+            g_feat = torch.bmm(ay_pad.reshape(n, ctx.m * ph, h).transpose(1, 2),
+                               t_pad.reshape(n, ctx.m * ph, c * w))  # (N, H, C W)
+            return g_feat.reshape(n, h, c, w).permute(0, 2, 1, 3), None, None, None, None
+        ay, ax, idx = ctx.saved_tensors
+        k, ph, pw = ay.shape[0], ay.shape[1], ax.shape[1]
         g_feat = grad.new_zeros((n, h, c * w))
         for b, rows in _chunks(idx, n, ph * c * w, ctx.budget):
             g = g_all[rows].reshape(len(rows), ph * c, pw)
@@ -741,6 +786,13 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     except TypeError:
         raise TypeError(f"sampling_ratio must be an int (<= 0 for adaptive), got "
                         f"{sampling_ratio!r}.") from None
+    return _roi_align(features, rois, (ph, pw), spatial_scale, sampling_ratio, aligned)
+
+
+def _roi_align(features, rois, output_size, spatial_scale, sampling_ratio, aligned):
+    """:func:`roi_align` of validated inputs, ``output_size`` a pair (the detection
+    modules' own RoIs: batch indices in range by construction)."""
+    ph, pw = output_size
     n, c, h, w = features.shape
     k = rois.shape[0]
     if k == 0:
@@ -748,7 +800,7 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     rois = rois.detach().to(features.dtype)
     ay, ax = _roi_align_matrices(rois[:, 1:], (ph, pw), (h, w), spatial_scale,
                                  sampling_ratio, aligned)
-    idx = rois[:, 0].long()  # validated by _check_rois
+    idx = rois[:, 0].long()
     # intermediates of at most the batch's feature maps or four outputs, whichever is larger
     budget = max(n * c * h * w, 4 * k * c * ph * pw)
     return _SeparableRoIAlign.apply(features, ay, ax, idx, budget)
