@@ -415,6 +415,22 @@ def paste_masks(masks, boxes, height, width, threshold=0.5):
     return out
 
 
+def _at_most_per_image(img_idx, cap):
+    """``(K,)`` bool: a uniform random subset of at most ``cap`` entries of each image
+    (``img_idx``: each entry's image), drawn from torch's global generator."""
+    if len(img_idx) == 0:
+        return torch.zeros(0, dtype=torch.bool, device=img_idx.device)
+    # sorted by image, in random order within each image
+    key = img_idx.to(torch.float64) + torch.rand(len(img_idx), dtype=torch.float64,
+                                                 device=img_idx.device)
+    order = torch.argsort(key)
+    counts = torch.bincount(img_idx)
+    starts = torch.cumsum(counts, 0) - counts
+    rank = torch.empty_like(img_idx)
+    rank[order] = torch.arange(len(img_idx), device=img_idx.device) - starts[img_idx[order]]
+    return rank < cap
+
+
 class RoIHeads(nn.Module):
     """Box and mask heads on the proposals: losses in training, detections otherwise.
 
@@ -423,7 +439,8 @@ class RoIHeads(nn.Module):
     ``fg_iou_thresh`` positive, below ``bg_iou_thresh`` background),
     ``batch_size_per_image`` are sampled per image with at most ``positive_fraction``
     positives, and the losses are :func:`fastrcnn_loss` on the sample and
-    :func:`maskrcnn_loss` on its positives.
+    :func:`maskrcnn_loss` on its positives (at most ``mask_rois_per_image`` of them per
+    image, drawn at random).
 
     Inference: every proposal gets a score and a decoded, clipped box per class; boxes
     scoring above ``score_thresh`` and at least 0.01 px wide and high are kept after NMS
@@ -449,13 +466,16 @@ class RoIHeads(nn.Module):
     nms_thresh : float, default=0.5
     detections_per_img : int, default=100
     mask_loss : {"sigmoid", "softmax"}, default="sigmoid"
+    mask_rois_per_image : int or None, default=None
+        Most positive RoIs per image the mask branch is trained on, a uniform random
+        subset of the sampled positives; None: all of them.
     """
 
     def __init__(self, box_roi_pool, box_head, box_predictor, mask_roi_pool, mask_head,
                  mask_predictor, n_classes, *, fg_iou_thresh=0.5, bg_iou_thresh=0.5,
                  batch_size_per_image=64, positive_fraction=0.25,
                  bbox_reg_weights=BOX_WEIGHTS, score_thresh=0.05, nms_thresh=0.5,
-                 detections_per_img=100, mask_loss="sigmoid"):
+                 detections_per_img=100, mask_loss="sigmoid", mask_rois_per_image=None):
         super().__init__()
         self.box_roi_pool = box_roi_pool
         self.box_head = box_head
@@ -472,6 +492,8 @@ class RoIHeads(nn.Module):
         self.nms_thresh = float(nms_thresh)
         self.detections_per_img = int(detections_per_img)
         self.mask_loss = mask_loss
+        self.mask_rois_per_image = None if mask_rois_per_image is None else int(
+            mask_rois_per_image)
 
     def _box_forward(self, features, rois):
         return self.box_predictor(self.box_head(self.box_roi_pool(features, rois)))
@@ -615,6 +637,9 @@ class RoIHeads(nn.Module):
                 p.sum() for p in self.mask_predictor.mask_fcn_logits.parameters()) * 0.0
             return {"loss_cls": loss_cls, "loss_box": loss_box, "loss_mask": loss_mask}
         p_idx = torch.nonzero(positive).squeeze(1)
+        if self.mask_rois_per_image is not None:
+            p_idx = p_idx[_at_most_per_image(rois[p_idx, 0].long(),
+                                             self.mask_rois_per_image)]
         mask_logits = self._mask_forward(features, rois[p_idx])
         loss_mask = maskrcnn_loss(mask_logits, labels[p_idx], targets["masks"], rois[p_idx],
                                   matched[p_idx], self.mask_loss)
