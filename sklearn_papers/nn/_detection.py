@@ -525,22 +525,88 @@ def _interpolation_matrix(start, bin_size, n_bins, grid, size):
     cell is read at the last cell. A RoI with ``grid == 0`` gets zero weights."""
     k = start.shape[0]
     dtype, device = start.dtype, start.device
-    bins = torch.arange(n_bins, dtype=dtype, device=device)
-    g = grid.clamp(min=1).to(dtype)[:, None]
     out = torch.zeros(k, n_bins, size, dtype=dtype, device=device)
-    for i in range(int(grid.max()) if k else 0):  # one sampling point of every bin at a time
-        coords = start[:, None] + bins[None] * bin_size[:, None] + (i + 0.5) * bin_size[:, None] / g
-        valid = (coords >= -1.0) & (coords <= size) & (i < grid)[:, None]
-        c = coords.clamp(min=0)
-        low = torch.floor(c).long()
-        at_end = low >= size - 1
-        low = torch.where(at_end, torch.full_like(low, size - 1), low)
-        high = torch.where(at_end, low, low + 1)
-        c = torch.where(at_end, low.to(dtype), c)
-        frac = c - low.to(dtype)
-        out.scatter_add_(-1, low[..., None], ((1 - frac) * valid)[..., None])
-        out.scatter_add_(-1, high[..., None], (frac * valid)[..., None])
+    n_points = int(grid.max()) if k else 0
+    if n_points == 0:
+        return out
+    g = grid.clamp(min=1).to(dtype)[:, None]
+    bins = torch.arange(n_bins, dtype=dtype, device=device)
+    points = torch.arange(n_points, dtype=dtype, device=device) + 0.5
+    # (K, n_bins, n_points): every sampling point of every bin at once
+    coords = (start[:, None, None] + bins[None, :, None] * bin_size[:, None, None]
+              + points[None, None] * (bin_size[:, None] / g)[..., None])
+    valid = ((coords >= -1.0) & (coords <= size)
+             & (points[None] < grid[:, None].to(dtype))[:, None])
+    c = coords.clamp(min=0)
+    low = torch.floor(c).long()
+    at_end = low >= size - 1
+    low = torch.where(at_end, torch.full_like(low, size - 1), low)
+    high = torch.where(at_end, low, low + 1)
+    c = torch.where(at_end, low.to(dtype), c)
+    frac = c - low.to(dtype)
+    out.scatter_add_(-1, torch.cat([low, high], -1),
+                     torch.cat([(1 - frac) * valid, frac * valid], -1))
     return out / g[..., None]
+
+
+def _roi_align_matrices(boxes, output_size, map_size, spatial_scale, sampling_ratio,
+                        aligned):
+    """RoIAlign's interpolation matrices ``A_y (K, P_h, H)`` and ``A_x (K, P_w, W)`` of
+    ``(K, 4)`` boxes in image coordinates on a map of ``(H, W)`` cells (see
+    :func:`roi_align`; inputs already validated)."""
+    (ph, pw), (h, w) = output_size, map_size
+    k = boxes.shape[0]
+    offset = 0.5 if aligned else 0.0
+    x1 = boxes[:, 0] * spatial_scale - offset
+    y1 = boxes[:, 1] * spatial_scale - offset
+    x2 = boxes[:, 2] * spatial_scale - offset
+    y2 = boxes[:, 3] * spatial_scale - offset
+    rw, rh = x2 - x1, y2 - y1
+    if not aligned:
+        rw, rh = rw.clamp(min=1.0), rh.clamp(min=1.0)
+    bin_h, bin_w = rh / ph, rw / pw
+    if sampling_ratio > 0:
+        grid_h = torch.full((k,), sampling_ratio, dtype=torch.long, device=boxes.device)
+        grid_w = grid_h
+    else:  # adaptive, as torchvision: ceil(RoI size / bins) points per bin and axis
+        grid_h = torch.ceil(bin_h).long().clamp(min=0)
+        grid_w = torch.ceil(bin_w).long().clamp(min=0)
+    return (_interpolation_matrix(y1, bin_h, ph, grid_h, h),
+            _interpolation_matrix(x1, bin_w, pw, grid_w, w))
+
+
+def roi_align_crops(images, boxes, output_size, sampling_ratio=2, aligned=True):
+    """RoIAlign of one box in each of its own single-channel images (no gradient).
+
+    ``out[k] = roi_align(images[k][None, None], [0, *boxes[k]], output_size)``: the same
+    bilinear sampling as :func:`roi_align` at ``spatial_scale=1``, as two batched matrix
+    products (no loop over boxes). Used for mask targets, where each RoI reads the mask of
+    the object it is matched to.
+
+    Parameters
+    ----------
+    images : Tensor of shape (K, H, W)
+        Floating point.
+    boxes : Tensor of shape (K, 4)
+        ``(x1, y1, x2, y2)`` in pixels of the images.
+    output_size : int
+        Side of each crop.
+    sampling_ratio : int, default=2
+    aligned : bool, default=True
+
+    Returns
+    -------
+    crops : Tensor of shape (K, output_size, output_size)
+        In the dtype of ``images``.
+    """
+    k, h, w = images.shape
+    if k == 0:
+        return images.new_zeros((0, output_size, output_size))
+    ay, ax = _roi_align_matrices(boxes.detach().to(images.dtype),
+                                 (output_size, output_size), (h, w), 1.0,
+                                 int(sampling_ratio), aligned)
+    with torch.no_grad():
+        return torch.bmm(torch.bmm(ay, images), ax.transpose(1, 2))
 
 
 def _chunks(idx, n_images, per_roi, budget):
@@ -555,38 +621,77 @@ def _chunks(idx, n_images, per_roi, budget):
         start += n_b
 
 
+def _image_slots(idx, n_images):
+    """Each RoI's slot ``image * m + rank`` in a ``(n_images, m)`` layout of the RoIs
+    grouped by image (``rank``: its place among its image's RoIs, ``m``: the most RoIs
+    of one image)."""
+    counts = torch.bincount(idx, minlength=n_images)
+    m = int(counts.max())
+    order = torch.argsort(idx, stable=True)
+    starts = torch.cumsum(counts, 0) - counts
+    slot = torch.empty_like(idx)
+    sorted_idx = idx[order]
+    slot[order] = sorted_idx * m + torch.arange(len(idx), device=idx.device) \
+        - starts[sorted_idx]
+    return slot, m
+
+
 class _SeparableRoIAlign(torch.autograd.Function):
     """``out[k] = A_y[k] F[image_k] A_x[k]^T`` per RoI and channel, with a backward pass
     that never holds one feature-map copy per RoI.
 
     Forward: per image, one matrix product of all its RoIs' stacked ``A_y`` with the
-    image's ``(H, C * W)`` map, then a batched product with ``A_x``; RoIs go in chunks so
-    that the intermediate ``(m, P_h, C, W)`` stays within ``budget`` elements. Backward:
-    the gradient of an image's map is ``sum_k A_y[k]^T G[k] A_x[k]``, the sum over RoIs
-    done inside one matrix product per chunk, so it is accumulated in a single
-    feature-map-sized tensor.
+    image's ``(H, C * W)`` map, then a batched product with ``A_x``. When the
+    intermediate ``(N, m, P_h, C, W)`` of all images at once (``m``: the most RoIs of an
+    image) fits in ``budget`` elements, the images go through one batched product,
+    their RoIs' ``A_y`` zero-padded to ``m``; otherwise image by image, RoIs in chunks
+    that keep the intermediate within ``budget``. Backward: the gradient of an image's
+    map is ``sum_k A_y[k]^T G[k] A_x[k]``, the sum over RoIs done inside one matrix
+    product per image (or chunk), so it is accumulated in a single feature-map-sized
+    tensor.
     """
 
     @staticmethod
     def forward(ctx, features, ay, ax, idx, budget):
         n, c, h, w = features.shape
         k, ph, pw = ay.shape[0], ay.shape[1], ax.shape[1]
+        slot, m = _image_slots(idx, n)
+        ctx.feature_shape = (n, c, h, w)
+        ctx.budget = budget
+        ctx.padded = n * m * ph * c * w <= budget
+        if ctx.padded:
+            ay_pad = ay.new_zeros((n * m, ph, h))
+            ay_pad[slot] = ay
+            fb = features.permute(0, 2, 1, 3).reshape(n, h, c * w)
+            tmp = torch.bmm(ay_pad.reshape(n, m * ph, h), fb)  # (N, m P_h, C W)
+            tmp = tmp.reshape(n * m, ph * c, w)[slot]
+            out = torch.bmm(tmp, ax.transpose(1, 2)).reshape(k, ph, c, pw)
+            ctx.save_for_backward(ay_pad, ax, slot)
+            ctx.m = m
+            return out.permute(0, 2, 1, 3)
         out = features.new_empty((k, ph, c, pw))
         for b, rows in _chunks(idx, n, ph * c * w, budget):
             fb = features[b].permute(1, 0, 2).reshape(h, c * w)
             tmp = (ay[rows].reshape(-1, h) @ fb).reshape(len(rows), ph * c, w)
             out[rows] = torch.bmm(tmp, ax[rows].transpose(1, 2)).reshape(len(rows), ph, c, pw)
         ctx.save_for_backward(ay, ax, idx)
-        ctx.feature_shape = (n, c, h, w)
-        ctx.budget = budget
         return out.permute(0, 2, 1, 3)
 
     @staticmethod
     def backward(ctx, grad):
-        ay, ax, idx = ctx.saved_tensors
         n, c, h, w = ctx.feature_shape
-        k, ph, pw = ay.shape[0], ay.shape[1], ax.shape[1]
         g_all = grad.permute(0, 2, 1, 3)  # (K, P_h, C, P_w)
+        if ctx.padded:
+            ay_pad, ax, slot = ctx.saved_tensors
+            k, ph, pw = grad.shape[0], grad.shape[2], grad.shape[3]
+            t = torch.bmm(g_all.reshape(k, ph * c, pw), ax)  # (K, P_h C, W)
+            t_pad = grad.new_zeros((n * ctx.m, ph, c * w))
+            t_pad[slot] = t.reshape(k, ph, c * w)
+            g_feat = torch.bmm(ay_pad.reshape(n, ctx.m * ph, h).transpose(1, 2),
+                               t_pad.reshape(n, ctx.m * ph, c * w))  # (N, H, C W)
+            return g_feat.reshape(n, h, c, w).permute(0, 2, 1, 3), None, None, None, None
+        ay, ax, idx = ctx.saved_tensors
+        k, ph, pw = ay.shape[0], ay.shape[1], ax.shape[1]
         g_feat = grad.new_zeros((n, h, c * w))
         for b, rows in _chunks(idx, n, ph * c * w, ctx.budget):
             g = g_all[rows].reshape(len(rows), ph * c, pw)
@@ -681,29 +786,21 @@ def roi_align(features, rois, output_size, spatial_scale=1.0, sampling_ratio=2,
     except TypeError:
         raise TypeError(f"sampling_ratio must be an int (<= 0 for adaptive), got "
                         f"{sampling_ratio!r}.") from None
+    return _roi_align(features, rois, (ph, pw), spatial_scale, sampling_ratio, aligned)
+
+
+def _roi_align(features, rois, output_size, spatial_scale, sampling_ratio, aligned):
+    """:func:`roi_align` of validated inputs, ``output_size`` a pair (the detection
+    modules' own RoIs: batch indices in range by construction)."""
+    ph, pw = output_size
     n, c, h, w = features.shape
     k = rois.shape[0]
     if k == 0:
         return features.new_zeros((0, c, ph, pw))
     rois = rois.detach().to(features.dtype)
-    offset = 0.5 if aligned else 0.0
-    x1 = rois[:, 1] * spatial_scale - offset
-    y1 = rois[:, 2] * spatial_scale - offset
-    x2 = rois[:, 3] * spatial_scale - offset
-    y2 = rois[:, 4] * spatial_scale - offset
-    rw, rh = x2 - x1, y2 - y1
-    if not aligned:
-        rw, rh = rw.clamp(min=1.0), rh.clamp(min=1.0)
-    bin_h, bin_w = rh / ph, rw / pw
-    if sampling_ratio > 0:
-        grid_h = torch.full((k,), sampling_ratio, dtype=torch.long, device=features.device)
-        grid_w = grid_h
-    else:  # adaptive, as torchvision: ceil(RoI size / bins) points per bin and axis
-        grid_h = torch.ceil(bin_h).long().clamp(min=0)
-        grid_w = torch.ceil(bin_w).long().clamp(min=0)
-    ay = _interpolation_matrix(y1, bin_h, ph, grid_h, h)  # (K, P_h, H)
-    ax = _interpolation_matrix(x1, bin_w, pw, grid_w, w)  # (K, P_w, W)
-    idx = rois[:, 0].long()  # validated by _check_rois
+    ay, ax = _roi_align_matrices(rois[:, 1:], (ph, pw), (h, w), spatial_scale,
+                                 sampling_ratio, aligned)
+    idx = rois[:, 0].long()
     # intermediates of at most the batch's feature maps or four outputs, whichever is larger
     budget = max(n * c * h * w, 4 * k * c * ph * pw)
     return _SeparableRoIAlign.apply(features, ay, ax, idx, budget)

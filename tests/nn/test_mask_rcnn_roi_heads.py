@@ -4,6 +4,7 @@ pooling levels, sampling, losses, mask targets and postprocessing."""
 import math
 
 import torch
+import torch.nn.functional as F
 
 from sklearn_papers.nn._detection import roi_align
 from sklearn_papers.nn._mask_rcnn._poolers import MultiScaleRoIPool
@@ -13,6 +14,7 @@ from sklearn_papers.nn._mask_rcnn._roi_heads import (
     MaskRCNNPredictor,
     RoIHeads,
     TwoMLPHead,
+    _at_most_per_image,
     fastrcnn_loss,
     maskrcnn_inference,
     project_masks_on_boxes,
@@ -35,6 +37,37 @@ def test_head_shapes():
     assert h.shape == (5, 16) and logits.shape == (5, 4) and deltas.shape == (5, 12)
     m = MaskRCNNPredictor(4, 3)(MaskRCNNHeads(4, 2)(torch.randn(5, 4, 14, 14)))
     assert m.shape == (5, 3, 28, 28)
+
+
+def test_mask_predictor_equals_its_transposed_conv_and_1x1_conv():
+    """The matrix-product forward gives the values and gradients of the two conv layers
+    it holds."""
+    torch.manual_seed(0)
+    for n_out in (1, 3):
+        pred = MaskRCNNPredictor(6, n_out).double()
+        x = torch.randn(4, 6, 5, 5, dtype=torch.float64, requires_grad=True)
+        out = pred(x)
+        ref = pred.mask_fcn_logits(F.relu(pred.conv5_mask(x)))
+        torch.testing.assert_close(out, ref)
+        w = torch.randn_like(out)
+        params = [x, *pred.parameters()]
+        for g, g_ref in zip(torch.autograd.grad((out * w).sum(), params),
+                            torch.autograd.grad((ref * w).sum(), params)):
+            torch.testing.assert_close(g, g_ref)
+    assert pred(torch.zeros(0, 6, 5, 5, dtype=torch.float64)).shape == (0, 3, 10, 10)
+
+
+def test_mask_rois_per_image_caps_each_image_at_random():
+    img = torch.tensor([0, 0, 0, 0, 0, 1, 1, 2, 0, 2, 2, 2])
+    torch.manual_seed(0)
+    seen = torch.zeros(len(img))
+    for _ in range(50):
+        keep = _at_most_per_image(img, 2)
+        assert torch.bincount(img[keep], minlength=3).tolist() == [2, 2, 2]
+        seen += keep
+    assert (seen > 0).all()  # every entry is drawn some time
+    assert _at_most_per_image(img, 10).all()
+    assert _at_most_per_image(img[:0], 2).shape == (0,)
 
 
 def test_pooler_reads_each_roi_from_its_pyramid_level():

@@ -63,6 +63,11 @@ class MaskRCNNModule(nn.Module):
         Anchors sampled per image for the RPN loss (half positives at most).
     roi_batch_size : int, default=64
         Proposals sampled per image for the heads (a quarter positives at most).
+    mask_rois_per_image : int or None, default=None
+        Most positive RoIs per image the mask branch is trained on (a random subset of
+        the sampled positives); None: all of them (the paper's), up to a quarter of
+        ``roi_batch_size``. A cap makes training cheaper: the mask branch is the most
+        costly part of a step.
     detections_per_image : int, default=100
     score_threshold : float, default=0.05
     box_nms_threshold : float, default=0.5
@@ -73,8 +78,8 @@ class MaskRCNNModule(nn.Module):
     def __init__(self, n_classes, in_channels, *, width=16, fpn=False, roi_op="align",
                  mask_loss="sigmoid", anchor_sizes=(8, 16, 32), aspect_ratios=(0.5, 1.0, 2.0),
                  rpn_pre_nms_top_n=100, rpn_post_nms_top_n=50, rpn_batch_size=128,
-                 roi_batch_size=64, detections_per_image=100, score_threshold=0.05,
-                 box_nms_threshold=0.5, mean=None, std=None):
+                 roi_batch_size=64, mask_rois_per_image=None, detections_per_image=100,
+                 score_threshold=0.05, box_nms_threshold=0.5, mean=None, std=None):
         super().__init__()
         self.n_classes = int(n_classes)
         self.backbone = Backbone(in_channels, width, fpn)
@@ -104,7 +109,8 @@ class MaskRCNNModule(nn.Module):
             MaskRCNNHeads(c, 2), MaskRCNNPredictor(c, n_mask), self.n_classes,
             fg_iou_thresh=0.5, bg_iou_thresh=0.5, batch_size_per_image=roi_batch_size,
             positive_fraction=0.25, score_thresh=score_threshold, nms_thresh=box_nms_threshold,
-            detections_per_img=detections_per_image, mask_loss=mask_loss)
+            detections_per_img=detections_per_image, mask_loss=mask_loss,
+            mask_rois_per_image=mask_rois_per_image)
         # the output layers' initialisation is drawn once every layer is built, in this
         # order, which fixes what a seeded build gives
         self.rpn.head.reset_parameters()

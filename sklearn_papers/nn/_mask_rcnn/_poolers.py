@@ -11,7 +11,7 @@ Feature pyramid networks for object detection. CVPR.
 import torch
 from torch import nn
 
-from sklearn_papers.nn._detection import roi_align, roi_pool
+from sklearn_papers.nn._detection import _roi_align, roi_pool
 
 __all__ = ["MultiScaleRoIPool"]
 
@@ -42,8 +42,8 @@ class MultiScaleRoIPool(nn.Module):
 
     def _op(self, features, rois, stride):
         if self.roi_op == "align":
-            return roi_align(features, rois, self.output_size, 1.0 / stride,
-                             sampling_ratio=2, aligned=True)
+            size = (self.output_size, self.output_size)
+            return _roi_align(features, rois, size, 1.0 / stride, 2, True)
         return roi_pool(features, rois, self.output_size, 1.0 / stride)
 
     def forward(self, features, rois):
