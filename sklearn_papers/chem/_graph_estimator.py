@@ -140,6 +140,21 @@ def _refuse_nan_targets(rows, n_samples, what, fix):
         f"{fix}")
 
 
+def _refuse_nan_in_one_target(estimator, y, valid, weight):
+    """With one target column, refuse NaN on the rows that count (valid molecules with a
+    positive weight), naming them: a missing label needs several targets."""
+    if y.ndim > 1 and y.shape[1] > 1:
+        return
+    counted = valid.copy()
+    if weight is not None:
+        counted[valid] = weight > 0
+    _refuse_nan_targets(
+        np.intersect1d(_nan_target_rows(y), np.flatnonzero(counted)), len(y),
+        f"{type(estimator).__name__} fits one target, which every molecule needs",
+        "Drop those rows (or impute their targets); NaN marks a missing "
+        "value only among several targets (a 2-D y).")
+
+
 def _valid_weights(sample_weight, valid):
     """``sample_weight`` (validated, float64) of the valid molecules, or None."""
     from sklearn_papers.utils._validation import check_sample_weight
@@ -346,15 +361,8 @@ class _GraphEstimator(BaseEstimator):
             y = _as_target_array(y)
             if y.shape[0] != len(valid):
                 raise ValueError(f"X has {len(valid)} molecules but y has {y.shape[0]} rows.")
-            if one_target_labelled and (y.ndim == 1 or y.shape[1] == 1):
-                counted = valid.copy()
-                if weight is not None:
-                    counted[valid] = weight > 0
-                _refuse_nan_targets(
-                    np.intersect1d(_nan_target_rows(y), np.flatnonzero(counted)), len(y),
-                    f"{type(self).__name__} fits one target, which every molecule needs",
-                    "Drop those rows (or impute their targets); NaN marks a missing "
-                    "value only among several targets (a 2-D y).")
+            if one_target_labelled:
+                _refuse_nan_in_one_target(self, y, valid, weight)
             y, left_out = y[valid], y[~valid]
         _require_molecules(graphs)
         # descriptor CDFs from the rows that count: a weight-0 row is a row left out

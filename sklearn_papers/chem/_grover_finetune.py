@@ -442,8 +442,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         one searched SVR per target."""
         from sklearn_papers.chem._graph_estimator import (
             _as_target_array,
-            _nan_target_rows,
-            _refuse_nan_targets,
+            _refuse_nan_in_one_target,
             _require_y,
             _valid_weights,
             _zero_weight_rows_missing,
@@ -467,15 +466,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         if y.shape[0] != len(valid):
             raise ValueError(f"X has {len(valid)} molecules but y has {y.shape[0]} rows.")
         weight = _valid_weights(sample_weight, valid)
-        if y.ndim == 1 or y.shape[1] == 1:
-            counted = valid.copy()
-            if weight is not None:
-                counted[valid] = weight > 0
-            _refuse_nan_targets(
-                np.intersect1d(_nan_target_rows(y), np.flatnonzero(counted)), len(y),
-                f"{type(self).__name__} fits one target, which every molecule needs",
-                "Drop those rows (or impute their targets); NaN marks a missing "
-                "value only among several targets (a 2-D y).")
+        _refuse_nan_in_one_target(self, y, valid, weight)
         kept = valid.copy()
         if weight is not None:
             kept[valid] = weight > 0
