@@ -13,7 +13,8 @@ Feature sets (``--features``):
 
 * ``ecfp``: ECFP4 counts as bits, 1024 bits (``CircularFingerprint(n_bits=1024)``, the
   benchmark's fingerprint);
-* ``grover``: ``GroverFeaturizer(descriptors=False)``, the embeddings alone;
+* ``grover``: ``GroverFeaturizer(descriptors=False, fingerprint_bits=0)``, the embeddings
+  alone;
 * ``grover+desc``: ``GroverFeaturizer(descriptors=True)`` (embeddings, then RDKit's 2-D
   descriptors through CDFs fitted on the training molecules);
 * ``desc``: the descriptors alone;
@@ -71,7 +72,8 @@ def raw_features(name, smiles, cache, checkpoint):
 
     out = {"ecfp": CircularFingerprint(n_bits=1024).fit_transform(smiles).astype(np.float64)}
     start = time.process_time()
-    out["grover"] = GroverFeaturizer(pretrained=checkpoint, verbose=0).fit_transform(
+    out["grover"] = GroverFeaturizer(pretrained=checkpoint, descriptors=False,
+                                     fingerprint_bits=0, verbose=0).fit_transform(
         smiles).astype(np.float64)
     out["grover_cpu"] = np.array(time.process_time() - start)
     start = time.process_time()

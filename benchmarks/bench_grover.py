@@ -157,10 +157,11 @@ def main():
           f"{args.repeats}")
 
     start = time.perf_counter()
-    grover = GroverFeaturizer(batch_size=args.batch_size, descriptors=False).fit(X)
+    grover = GroverFeaturizer(batch_size=args.batch_size, descriptors=False,
+                              fingerprint_bits=0).fit(X)
     t_fit = time.perf_counter() - start
     checkpoints = {name: GroverFeaturizer(pretrained=name, batch_size=args.batch_size,
-                                          descriptors=False).fit(X)
+                                          descriptors=False, fingerprint_bits=0).fit(X)
                    for name in args.pretrained}
     nf = NeuralFingerprint(batch_size=args.batch_size, random_state=0).fit(X[:50])
     fa, fb = grover_atom_features(), grover_bond_features()

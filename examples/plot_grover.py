@@ -8,9 +8,9 @@ with the package (pretrained with GROVER's self-supervised tasks on 15,000 MOSES
 molecules; no network needed) and turns molecules into fixed-length embeddings. Left: a
 PCA of the embeddings of FreeSolv molecules, coloured by hydration free energy, which the
 embeddings never saw. Right: a ridge regression on the frozen embeddings alone
-(``descriptors=False``), on the default features (the embeddings followed by RDKit's 2-D
-descriptors, their CDFs fitted on the training molecules) and on ECFP, evaluated on a
-balanced scaffold split (:class:`~sklearn_papers.chem.ScaffoldSplit`).
+(``descriptors=False, fingerprint_bits=0``), on the default features (the embeddings,
+RDKit's 2-D descriptors through CDFs and ECFP4 bits, scaled on the training molecules)
+and on ECFP, evaluated on a balanced scaffold split (:class:`~sklearn_papers.chem.ScaffoldSplit`).
 """
 
 import matplotlib.pyplot as plt
@@ -26,13 +26,14 @@ from sklearn_papers.datasets import load_freesolv
 
 X, y = load_freesolv(return_X_y=True)
 X = np.asarray(X, dtype=object)
-grover = GroverFeaturizer(descriptors=False).fit(X[:1])  # the embeddings alone
+grover = GroverFeaturizer(descriptors=False, fingerprint_bits=0).fit(X[:1])  # embeddings
 Z = grover.transform(X)
 train, test = next(ScaffoldSplit(method="balanced", random_state=0).split(X))
 
 rmse = {}
-for name, featurizer in [("GROVER (frozen)", GroverFeaturizer(descriptors=False)),
-                         ("GROVER + descriptors", GroverFeaturizer()),
+for name, featurizer in [("GROVER (frozen)",
+                          GroverFeaturizer(descriptors=False, fingerprint_bits=0)),
+                         ("GroverFeaturizer()", GroverFeaturizer()),
                          ("ECFP4", CircularFingerprint())]:
     model = make_pipeline(featurizer, StandardScaler(),
                           RidgeCV(alphas=np.logspace(-2, 4, 13)))
