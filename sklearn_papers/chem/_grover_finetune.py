@@ -43,7 +43,19 @@ def _svr_search(F, t, w):
     (weights ``w`` or None), its ``C`` and ``gamma`` chosen on the grid by the mean over
     5 folds of the (weighted) validation RMSE: MoleculeACE's search, with its folds
     (``StratifiedKFold(shuffle=True, random_state=42)`` on whether a target is at least
-    the median; deterministic). The first of the grid's order (``C`` major) among ties."""
+    the median; deterministic). The first of the grid's order (``C`` major) among ties.
+
+    scikit-learn's libsvm wrapper draws a seed from numpy's global generator at every fit
+    (unused by epsilon-SVR); the global state is restored afterwards."""
+    state = np.random.get_state()
+    try:
+        return _svr_grid_fit(F, t, w)
+    finally:
+        np.random.set_state(state)
+
+
+def _svr_grid_fit(F, t, w):
+    """:func:`_svr_search` without the global-state guard."""
     from sklearn.metrics.pairwise import euclidean_distances
     from sklearn.model_selection import KFold, StratifiedKFold
     from sklearn.svm import SVR
@@ -163,8 +175,9 @@ class _GroverFinetune(_BaseGrover):
 
 
 class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
-    """GROVER encoder with a regression head: fine-tuned, or an SVR on its frozen features
-    (Rong et al., 2020).
+    """GROVER encoder with a fine-tuned regression head or an SVR on its frozen features.
+
+    Rong et al. (2020).
 
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
     </papers/grover>`.

@@ -92,7 +92,7 @@ METHODS = (
            "used frozen or fine-tuned.", _MOLECULES, (("", "grover"),),
            followups=("grover_followup",), examples=("plot_grover.py",),
            benchmarks=("bench_grover.py", "bench_grover_defaults.py",
-                       "bench_grover_finetune.py")),
+                       "bench_grover_finetune.py", "bench_grover_scaffold_defaults.py")),
     Method("lee_seung", "Non-negative matrix factorization", "Lee & Seung 2001",
            "`decomposition.NMF`",
            "Multiplicative updates for Frobenius and KL losses in torch, iterate for iterate "

@@ -135,6 +135,13 @@ def test_svr_head_is_deterministic_and_the_fine_tuned_network_the_default(svr_he
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(svr_head)).predict(MOLS), pred)
 
 
+def test_svr_head_leaves_numpy_global_random_state_untouched():
+    state = np.random.get_state()[1].copy()
+    reg = GroverRegressor(head="svr", verbose=0).fit(MOLS, Y)
+    reg.predict(MOLS)
+    np.testing.assert_array_equal(np.random.get_state()[1], state)
+
+
 def test_svr_head_predictions_shift_with_y(svr_head):
     # an SVR's intercept takes a shift of the targets; the folds follow the median
     shifted = GroverRegressor(head="svr", verbose=0).fit(MOLS, Y + 3)

@@ -162,8 +162,9 @@ def test_resumed_legs_continue_the_uninterrupted_run(tmp_path, graphs_dir, one_p
     assert [g["molecules"] for g in legs] == [8, 40]
     assert all(g["seconds"] > 0 and g["molecules_per_s"] > 0 for g in legs)
     # the finished checkpoint is a GroverFeaturizer checkpoint with the run's weights
-    est = GroverFeaturizer(pretrained=out, descriptors=False).fit(MOLS[:2])
-    ref = GroverFeaturizer(pretrained=out1, descriptors=False).fit(MOLS[:2])
+    embedding = dict(descriptors=False, fingerprint_bits=0)
+    est = GroverFeaturizer(pretrained=out, **embedding).fit(MOLS[:2])
+    ref = GroverFeaturizer(pretrained=out1, **embedding).fit(MOLS[:2])
     assert est.transform(MOLS).shape == (len(MOLS), 16)
     np.testing.assert_allclose(est.transform(MOLS), ref.transform(MOLS), rtol=1e-5,
                                atol=1e-6)
