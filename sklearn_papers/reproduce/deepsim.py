@@ -216,13 +216,10 @@ def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False):
 
 def _probe_codes(Z_tr, Z_te, f_tr, f_te):
     """Test accuracy (%) of a logistic regression reading each factor from the codes."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn_papers.metrics import factor_probe_accuracy
 
-    return {name: 100 * make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
-            .fit(Z_tr, f_tr[:, k]).score(Z_te, f_te[:, k])
-            for k, name in enumerate(FACTORS)}
+    acc = factor_probe_accuracy(Z_tr, f_tr, Z_te, f_te)
+    return {name: 100 * float(acc[k]) for k, name in enumerate(FACTORS)}
 
 
 @in_one_torch_thread
