@@ -5,7 +5,11 @@ import pytest
 import torch
 from torch import nn
 
-from sklearn_papers.nn._encoders import _batch_norm_errors, _batched_error, precise_batch_norm
+from sklearn_papers.nn._encoders import (
+    _batch_norm_errors,
+    _batched_error,
+    precise_batch_norm,
+)
 
 
 def _net_and_data():
