@@ -102,14 +102,6 @@ def load_data(name, random_state=0, n_shapes=1200, max_train=None, return_factor
     return X_tr, X_te, y_tr, y_te, hw
 
 
-def sharpness(rows, hw):
-    """:func:`~sklearn_papers.metrics.image_sharpness` of images given as rows."""
-    from sklearn_papers.metrics import image_sharpness
-
-    x = np.asarray(rows, dtype=np.float64)
-    return image_sharpness(x.reshape(-1, *hw))
-
-
 def _independent_classifier(X_train, y_train, hw=(8, 8)):
     """Digits: an RBF SVC on the pixels; shapes: a conv ``CrossEntropyEmbedder`` with a
     logistic-regression read-out."""
@@ -169,8 +161,10 @@ def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, override
 
 def _scores(recon, X_te, y_te, hw, clf):
     """Pixel MSE, sharpness ratio and independent-classifier accuracy (%) of ``recon``."""
+    from sklearn_papers.metrics import image_sharpness
+
     return dict(mse=float(((recon - X_te) ** 2).mean()),
-                sharp=sharpness(recon, hw) / sharpness(X_te, hw),
+                sharp=image_sharpness(recon, hw) / image_sharpness(X_te, hw),
                 acc=100 * clf.score(recon, y_te))
 
 
