@@ -10,10 +10,12 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import check_array
 
 from sklearn_papers.utils._random import check_random_state
+from sklearn_papers.utils._tensors import with_numpy_inputs
 
 __all__ = ["factor_probe_accuracy"]
 
 
+@with_numpy_inputs
 def factor_probe_accuracy(codes_train, factors_train, codes_test, factors_test, *,
                           n_per_value=None, max_iter=2000, random_state=None):
     """Test accuracy of a logistic regression reading each factor from the codes.
@@ -28,8 +30,9 @@ def factor_probe_accuracy(codes_train, factors_train, codes_test, factors_test, 
 
     Parameters
     ----------
-    codes_train : array-like of shape (n_train, n_codes)
-        Codes of the training samples (float; kept in their dtype).
+    codes_train : array-like or torch.Tensor of shape (n_train, n_codes)
+        Codes of the training samples (float; kept in their dtype; tensors are read as
+        numpy arrays).
     factors_train : array-like of shape (n_train, n_factors)
         Discrete ground-truth factors of the training samples (any labels a classifier
         takes), each with at least two values.
