@@ -147,6 +147,8 @@ def _case_metrics():
         "sap_score": ((factors, codes), {"random_state": 0}),
         "irs": ((factors, codes), {}),
         "modularity_explicitness": ((factors, codes), {"random_state": 0}),
+        "factor_probe_accuracy": ((codes[:40], factors[:40], codes[40:], factors[40:]),
+                                  {"n_per_value": 5, "random_state": 0}),
         # tensors in, from the representation: compared with the same encoder returning numpy
         "beta_vae_score": ((dataset, _tiny_representation), small),
         "factor_vae_score": ((dataset, _tiny_representation),

@@ -331,3 +331,44 @@ def _train_classifier(module, rows, y_enc, weights, seed, device, epochs=None,
         net.fit(data, np.asarray(y_enc, dtype=np.int64))
     module.eval()
     return module
+
+
+def _fit_comparator(X, y, image_shape, seed, epochs):
+    """A ``ComparatorCNN`` of ``comparator="auto"``'s architecture trained on ``(X, y)``, to
+    share as the fixed comparator of several fits (each fit would otherwise train its own).
+
+    ``X`` are float rows of ``H * W`` pixels, ``y`` class labels, ``image_shape`` ``(H, W)``;
+    the initial weights come from ``seed`` too. Returns the module (eval mode) and the
+    sorted classes its logits index.
+    """
+    from sklearn_papers.nn._deepsim import ComparatorCNN
+    from sklearn_papers.nn._skorch import torch_seeded
+
+    classes, y_enc = np.unique(y, return_inverse=True)
+    rows = np.ascontiguousarray(X, dtype=np.float32)
+    with torch_seeded(seed, "cpu"):  # the initial weights too, whatever ran before
+        module = ComparatorCNN((*image_shape, 1), n_classes=len(classes),
+                               mean=float(rows.mean()), std=float(rows.std()) or 1.0)
+    _train_classifier(module, rows, y_enc, None, seed, "cpu", epochs=epochs)
+    return module, classes
+
+
+def _comparator_accuracy(module, classes, X, y):
+    """Accuracy (%) of a comparator classifier's argmax logits on the rows ``X``."""
+    import torch
+
+    with torch.no_grad():
+        pred = module(torch.as_tensor(np.ascontiguousarray(X, dtype=np.float32))).argmax(1)
+    return 100 * float((classes[pred.numpy()] == np.asarray(y)).mean())
+
+
+def _comparator_features(module, layer, rows):
+    """Features of ``rows`` at ``layer`` of a comparator (a copy: ``module`` is left as it
+    is), as a float32 array of shape (n_rows, n_features)."""
+    import torch
+
+    from sklearn_papers.nn import FrozenComparator
+
+    frozen = FrozenComparator(copy.deepcopy(module), layer)
+    with torch.no_grad():
+        return frozen(torch.as_tensor(np.ascontiguousarray(rows, dtype=np.float32))).numpy()

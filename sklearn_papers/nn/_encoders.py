@@ -446,3 +446,41 @@ def precise_batch_norm(model, X, *, batch_size=250):
         for i in range(0, len(X) - batch_size + 1, batch_size):
             precise(torch.as_tensor(X[i:i + batch_size]))
     return precise
+
+
+def _batched_error(net, X, y, *, train_mode, batch_size):
+    """Classification error (%) of ``net``'s argmax on ``(X, y)``, in batches.
+
+    ``train_mode=True`` runs the net in training mode, so batch norms use each batch's own
+    statistics; a last batch of one row is then left out (a batch norm cannot normalise
+    it) and the error is over the rows scored. ``net``'s mode is left as set.
+    """
+    net.train(train_mode)
+    wrong = 0
+    with torch.no_grad():
+        for i in range(0, len(X), batch_size):
+            xb = torch.as_tensor(X[i:i + batch_size])
+            if len(xb) < 2 and train_mode:
+                continue
+            wrong += int((net(xb).argmax(1).numpy() != y[i:i + batch_size]).sum())
+    n = len(X) - (len(X) % batch_size == 1 and train_mode)
+    return 100.0 * wrong / n
+
+
+def _batch_norm_errors(model, X_train, X_test, y_test, batch_size):
+    """Test error (%) of a batch-norm classifier by where its statistics come from.
+
+    ``"running"``: its running averages (eval mode); ``"precise"``: population statistics
+    of ``X_train`` (:func:`precise_batch_norm`, batches of at most 250 rows); ``"test
+    batches"``: each test batch's own statistics at the training batch size
+    ``batch_size`` (training mode, on a copy). Wu & He (2018) compare group norm with batch
+    norm under these three. ``model`` is left in eval mode; inputs are float32 arrays.
+    """
+    import copy
+
+    out = {"running": _batched_error(model, X_test, y_test, train_mode=False, batch_size=500)}
+    precise = precise_batch_norm(model, X_train, batch_size=min(250, len(X_train)))
+    out["precise"] = _batched_error(precise, X_test, y_test, train_mode=False, batch_size=500)
+    out["test batches"] = _batched_error(copy.deepcopy(model), X_test, y_test,
+                                         train_mode=True, batch_size=batch_size)
+    return out

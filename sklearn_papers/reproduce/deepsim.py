@@ -102,14 +102,6 @@ def load_data(name, random_state=0, n_shapes=1200, max_train=None, return_factor
     return X_tr, X_te, y_tr, y_te, hw
 
 
-def sharpness(rows, hw):
-    """:func:`~sklearn_papers.metrics.image_sharpness` of images given as rows."""
-    from sklearn_papers.metrics import image_sharpness
-
-    x = np.asarray(rows, dtype=np.float64)
-    return image_sharpness(x.reshape(-1, *hw))
-
-
 def _independent_classifier(X_train, y_train, hw=(8, 8)):
     """Digits: an RBF SVC on the pixels; shapes: a conv ``CrossEntropyEmbedder`` with a
     logistic-regression read-out."""
@@ -128,35 +120,12 @@ def _independent_classifier(X_train, y_train, hw=(8, 8)):
         LogisticRegression(max_iter=2000)).fit(X_train, y_train)
 
 
-def _train_comparator(X_train, y_train, hw, seed, epochs):
-    """The fixed comparator of a dataset: the ``ComparatorCNN`` of ``comparator="auto"``,
-    trained as a classifier of the training labels (returns it and the classes)."""
-    from sklearn_papers.generative._base import _train_classifier
-    from sklearn_papers.nn import ComparatorCNN
-    from sklearn_papers.nn._skorch import torch_seeded
-
-    classes, y_enc = np.unique(y_train, return_inverse=True)
-    rows = np.ascontiguousarray(X_train, dtype=np.float32)
-    with torch_seeded(seed, "cpu"):  # the initial weights too, whatever ran before
-        module = ComparatorCNN((*hw, 1), n_classes=len(classes), mean=float(rows.mean()),
-                               std=float(rows.std()) or 1.0)
-    _train_classifier(module, rows, y_enc, None, seed, "cpu", epochs=epochs)
-    return module, classes
-
-
-def _comparator_accuracy(module, classes, X, y):
-    """Accuracy (%) of the comparator classifier's logits on images ``X``."""
-    import torch
-
-    with torch.no_grad():
-        pred = module(torch.as_tensor(np.ascontiguousarray(X, dtype=np.float32))).argmax(1)
-    return 100 * float((classes[pred.numpy()] == np.asarray(y)).mean())
-
-
 @in_one_torch_thread
 def _prepare(dataset, part, cfg, data_seed):
     """Per dataset, once: the independent classifier (``part="classifier"``) or the shared
     comparator (``part="comparator"``)."""
+    from sklearn_papers.generative._base import _comparator_accuracy, _fit_comparator
+
     start = time.process_time()
     X_tr, X_te, y_tr, y_te, hw = load_data(dataset, data_seed, cfg["shapes"]["n"],
                                            cfg.get("max_train"))
@@ -164,8 +133,8 @@ def _prepare(dataset, part, cfg, data_seed):
         clf = _independent_classifier(X_tr, y_tr, hw)
         out = dict(clf=clf, acc_real=100 * clf.score(X_te, y_te))
     else:
-        comparator, classes = _train_comparator(X_tr, y_tr, hw, data_seed,
-                                                cfg[dataset]["comparator_epochs"])
+        comparator, classes = _fit_comparator(X_tr, y_tr, hw, data_seed,
+                                              cfg[dataset]["comparator_epochs"])
         out = dict(comparator=comparator,
                    comp_acc=_comparator_accuracy(comparator, classes, X_te, y_te))
     out["cpu"] = time.process_time() - start
@@ -192,8 +161,10 @@ def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, override
 
 def _scores(recon, X_te, y_te, hw, clf):
     """Pixel MSE, sharpness ratio and independent-classifier accuracy (%) of ``recon``."""
+    from sklearn_papers.metrics import image_sharpness
+
     return dict(mse=float(((recon - X_te) ** 2).mean()),
-                sharp=sharpness(recon, hw) / sharpness(X_te, hw),
+                sharp=image_sharpness(recon, hw) / image_sharpness(X_te, hw),
                 acc=100 * clf.score(recon, y_te))
 
 
@@ -216,13 +187,10 @@ def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False):
 
 def _probe_codes(Z_tr, Z_te, f_tr, f_te):
     """Test accuracy (%) of a logistic regression reading each factor from the codes."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
+    from sklearn_papers.metrics import factor_probe_accuracy
 
-    return {name: 100 * make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
-            .fit(Z_tr, f_tr[:, k]).score(Z_te, f_te[:, k])
-            for k, name in enumerate(FACTORS)}
+    acc = factor_probe_accuracy(Z_tr, f_tr, Z_te, f_te)
+    return {name: 100 * float(acc[k]) for k, name in enumerate(FACTORS)}
 
 
 @in_one_torch_thread

@@ -6,7 +6,6 @@ iterated encoding-decoding drifts. Claims: CLAIMS_FOLLOWUP below; setup:
 docs/papers/deepsim.rst.
 """
 
-import copy
 import time
 
 import numpy as np
@@ -127,25 +126,13 @@ def _fit_sharpness_arm(key, seed, cfg, fcfg, data_seed, prepared):
                 recon=recon[:10], cpu=time.process_time() - start)
 
 
-def _comparator_features(module, layer, rows):
-    import torch
-
-    from sklearn_papers.nn import FrozenComparator
-
-    frozen = FrozenComparator(copy.deepcopy(module), layer)  # leaves ``module`` as it is
-    with torch.no_grad():
-        return frozen(torch.as_tensor(np.ascontiguousarray(rows, dtype=np.float32))).numpy()
-
-
 @in_one_torch_thread
 def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     """Follow-up part (shapes): per factor, the normalised pixel and feature distances of
     image pairs one step apart in it, and linear probes of the compared layer."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
     from sklearn_papers.datasets import Shapes
+    from sklearn_papers.generative._base import _comparator_features
+    from sklearn_papers.metrics import factor_probe_accuracy
 
     start = time.process_time()
     module = prepared["comparator"]
@@ -178,10 +165,9 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
             row[ly] = float(((f1 - f0[ly]) ** 2).mean() / feat_var[ly])
         dist[name] = row
     feats_te = _comparator_features(module, layers[0], X_te)
-    probe = {name: 100 * make_pipeline(StandardScaler(),
-                                       LogisticRegression(max_iter=PROBE_MAX_ITER))
-             .fit(feats_tr[layers[0]], f_tr[:, k]).score(feats_te, f_te[:, k])
-             for k, name in enumerate(deepsim.FACTORS)}
+    acc = factor_probe_accuracy(feats_tr[layers[0]], f_tr, feats_te, f_te,
+                                max_iter=PROBE_MAX_ITER)
+    probe = {name: 100 * float(acc[k]) for k, name in enumerate(deepsim.FACTORS)}
     return dict(layers=layers, dist=dist, probe=probe, n_pairs=len(base),
                 width=int(feats_te.shape[1]), cpu=time.process_time() - start)
 
@@ -190,6 +176,8 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
 def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
     """Follow-up part (digits): iterated ``x -> decode(encode(x))`` of one autoencoder
     (arm, code width), measured at every iteration."""
+    from sklearn_papers.generative._base import _comparator_accuracy
+
     start = time.process_time()
     ae, (X_tr, X_te, y_tr, y_te, hw, *_) = deepsim._fit_ae("digits", arm, seed, cfg,
                                                            data_seed, prepared, code=code)
@@ -207,7 +195,7 @@ def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
         out["acc"].append(100 * float((pred == y_te).mean()))
         out["entropy"].append(float(-(share[share > 0] * np.log2(share[share > 0])).sum()))
         out["spread"].append(float(new.var(axis=0).mean()) / real_var)
-        out["comp_acc"].append(deepsim._comparator_accuracy(module, classes, new, y_te))
+        out["comp_acc"].append(_comparator_accuracy(module, classes, new, y_te))
         out["mse_orig"].append(float(((new - X_te) ** 2).mean()))
         out["mse_step"].append(float(((new - rows) ** 2).mean()))
         out["code_step"].append(np.nan if prev_code is None else float(

@@ -48,24 +48,6 @@ def _reconstruction_error(model, X):
     return float(np.mean((model.inverse_transform(model.transform(X)) - X) ** 2))
 
 
-def _few_shot_accuracy(codes_pool, f_pool, codes_test, f_test, per_class, rng):
-    """Mean over factors of test accuracy of a logistic regression on ``per_class`` labels."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    accs = []
-    for k in range(f_pool.shape[1]):
-        idx = np.concatenate([
-            rng.choice(np.flatnonzero(f_pool[:, k] == v),
-                       size=min(per_class, int(np.sum(f_pool[:, k] == v))), replace=False)
-            for v in np.unique(f_pool[:, k])])
-        clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
-        clf.fit(codes_pool[idx], f_pool[idx, k])
-        accs.append(clf.score(codes_test, f_test[:, k]))
-    return float(np.mean(accs))
-
-
 def _score_all(model, data, X_score, f_score, cfg, seed):
     """Every disentanglement score of ``model``, ``{name: score}``."""
     from sklearn.ensemble import GradientBoostingClassifier
@@ -93,6 +75,8 @@ def _score_all(model, data, X_score, f_score, cfg, seed):
 
 def _evaluate(name, model, data, sets, cfg, seed0):
     """Fit one representation; its scores, reconstruction error and few-shot accuracies."""
+    from sklearn_papers.metrics import factor_probe_accuracy
+
     start = time.perf_counter()
     model.fit(sets["fit"][0])
     fit_s = time.perf_counter() - start
@@ -102,9 +86,9 @@ def _evaluate(name, model, data, sets, cfg, seed0):
     z_pool = model.transform(sets["pool"][0])
     z_test = model.transform(sets["test"][0])
     for per_class in (10, 100):
-        row[f"acc@{per_class}"] = _few_shot_accuracy(
-            z_pool, sets["pool"][1], z_test, sets["test"][1], per_class,
-            np.random.RandomState(seed0 + per_class))
+        row[f"acc@{per_class}"] = float(np.mean(factor_probe_accuracy(
+            z_pool, sets["pool"][1], z_test, sets["test"][1], n_per_value=per_class,
+            max_iter=500, random_state=np.random.RandomState(seed0 + per_class))))
     row["fit (s)"] = fit_s
     row["total (s)"] = time.perf_counter() - start
     return row

@@ -199,35 +199,6 @@ def _shapes_task(cfg, seed):
     return out
 
 
-def _bn_modes(model, X_train, X_test, y_test, batch_size):
-    """Test error (%) of a batch-norm net with its running averages (``running``), with
-    population statistics of the training set (``precise``) and with each test batch's
-    statistics at the training batch size (``test batches``)."""
-    import copy
-
-    import torch
-
-    def error(net, train_mode, bs):
-        net.train(train_mode)
-        wrong = 0
-        with torch.no_grad():
-            for i in range(0, len(X_test), bs):
-                xb = torch.as_tensor(X_test[i:i + bs])
-                if len(xb) < 2 and train_mode:
-                    continue
-                wrong += int((net(xb).argmax(1).numpy() != y_test[i:i + bs]).sum())
-        n = len(X_test) - (len(X_test) % bs == 1 and train_mode)
-        return 100.0 * wrong / n
-
-    out = {"running": error(model, False, 500)}
-    from sklearn_papers.nn._encoders import precise_batch_norm
-
-    out["precise"] = error(precise_batch_norm(model, X_train,
-                                              batch_size=min(250, len(X_train))), False, 500)
-    out["test batches"] = error(copy.deepcopy(model), True, batch_size)
-    return out
-
-
 def _train_deep(norm, batch_size, seed, cfg, X_train, y_train):
     """Train the deep conv classifier with AdamW for a fixed number of steps."""
     import torch
@@ -257,10 +228,12 @@ def _train_deep(norm, batch_size, seed, cfg, X_train, y_train):
 
 def _followup_fit(norm, bs, seed, cfg, X_tr, y_tr, X_te, y_te):
     """Train one follow-up net; ``(test errors by statistics mode, seconds)``."""
+    from sklearn_papers.nn._encoders import _batch_norm_errors
+
     start = time.perf_counter()
     model = _train_deep(norm, bs, seed, cfg, X_tr, y_tr)
     if norm == "batch":
-        scores = _bn_modes(model, X_tr, X_te, y_te, bs)
+        scores = _batch_norm_errors(model, X_tr, X_te, y_te, bs)
     else:
         scores = {"": _bn_modes_group(model, X_te, y_te)}
     return scores, time.perf_counter() - start

@@ -32,25 +32,6 @@ PROTOCOL = Protocol(full=dict(n_iter=1000), quick=dict(n_iter=200),
                     shortened="{n_iter} iterations instead of 1000.")
 
 
-def _sklearn_curve(X, W, H, loss, checkpoints):
-    """scikit-learn MU's objective at each of ``checkpoints``, continuing from (W, H)."""
-    import torch
-    from sklearn.decomposition import NMF as SkNMF
-
-    from sklearn_papers.decomposition._nmf import _beta_divergence, _to_operand
-
-    Xop = _to_operand(X, torch.device("cpu"))
-    curve, done = [], 0
-    for stop in checkpoints:  # the caller silences scikit-learn's warnings
-        model = SkNMF(W.shape[1], beta_loss=loss, solver="mu", init="custom",
-                      max_iter=stop - done, tol=0)
-        W = model.fit_transform(X, W=W, H=H)
-        H = model.components_
-        done = stop
-        curve.append(_beta_divergence(Xop, torch.from_numpy(W), torch.from_numpy(H), loss))
-    return np.asarray(curve), H
-
-
 def _non_increasing(curve, loss, who):
     """Every iteration's decrease above ``-1e-12 f_0`` (rounding), rule ``every seed``."""
     curve = np.asarray(curve, dtype=float)
@@ -105,6 +86,7 @@ def run(ctx):
     from sklearn.decomposition import NMF as SkNMF
 
     from sklearn_papers.decomposition import NMF
+    from sklearn_papers.decomposition._nmf_reference import _sklearn_mu_curve
     from sklearn_papers.utils._sklearn_compat import _initialize_nmf
 
     from threadpoolctl import threadpool_limits
@@ -122,7 +104,7 @@ def run(ctx):
             warnings.simplefilter("ignore")
             t_sk = _timed_fit(SkNMF(N_COMPONENTS, beta_loss=loss, solver="mu", init="custom",
                                     max_iter=n_iter, tol=0), X, W0, H0)
-            sk_curve, sk_H = _sklearn_curve(X, W0.copy(), H0.copy(), loss, checkpoints)
+            sk_curve, sk_H = _sklearn_mu_curve(X, W0.copy(), H0.copy(), loss, checkpoints)
         ours_curve = np.asarray(ours.loss_curve_)
         curves[loss] = (ours_curve, sk_curve)
         bases[loss] = (ours.components_, sk_H)

@@ -13,6 +13,7 @@ import numpy as np
 from sklearn_papers.metrics import (
     detection_box_average_precision,
     instance_best_iou,
+    matched_mask_iou,
     other_class_share,
 )
 from sklearn_papers.reproduce._claims import Claim, declare, judge
@@ -112,13 +113,6 @@ def _scenes(cfg, n, seed, hard):
                        touching=0.0, noise=0.02, random_state=seed)
 
 
-def _matched_iou(true_maps, pred_maps):
-    """:func:`~sklearn_papers.metrics.matched_mask_iou` at IoU 0.5."""
-    from sklearn_papers.metrics import matched_mask_iou
-
-    return matched_mask_iou(list(true_maps), list(pred_maps), threshold=0.5)
-
-
 def _label_maps(dets, shape, threshold):
     """The instance label maps :meth:`MaskRCNN.predict <sklearn_papers.vision.MaskRCNN.predict>`
     paints, from detections already computed."""
@@ -148,7 +142,7 @@ def _evaluate(est, test):
     kw = dict(pred_scores=[d["scores"] for d in dets], true_labels=test.labels,
               pred_labels=[d["labels"] for d in dets])
     maps = _label_maps(dets, test.instance_maps.shape[1:], est.instance_score_threshold)
-    miou, matched = _matched_iou(test.instance_maps, maps)
+    miou, matched = matched_mask_iou(list(test.instance_maps), list(maps))
     res = {**_ap_metrics(test.instance_maps, [d["masks"] for d in dets], **kw),
            "box AP": detection_box_average_precision(test.boxes, test.labels, dets),
            "matched mask IoU": miou, "matched fraction": matched,
@@ -202,7 +196,7 @@ def _fit_segmenter(cfg, setting, seed, data_seed):
     t0 = time.perf_counter()
     maps = est.predict(test.images)
     seconds = time.perf_counter() - t0
-    miou, matched = _matched_iou(test.instance_maps, maps)
+    miou, matched = matched_mask_iou(list(test.instance_maps), list(maps))
     return {**_ap_metrics(test.instance_maps, maps), "box AP": float("nan"),
             "matched mask IoU": miou, "matched fraction": matched,
             "images/s": len(test.images) / seconds, "fit s": fit_s, "fit CPU s": fit_cpu}

@@ -71,3 +71,13 @@ def test_sharpness_measures_do_not_depend_on_the_unit(scale):
     expected = sharpness_measures(images, real)
     got = sharpness_measures(images * scale, real * scale)
     assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_image_sharpness_of_rows_is_lower_after_a_blur():
+    rng = np.random.RandomState(0)
+    images = (rng.rand(5, 8, 8) > 0.5).astype(float)
+    blurred = (images + np.roll(images, 1, 1) + np.roll(images, 1, 2)) / 3
+    # rows with image_shape, as autoencoders give them, equal the images themselves
+    assert image_sharpness(blurred.reshape(5, -1), (8, 8)) == image_sharpness(blurred)
+    assert image_sharpness(blurred.reshape(5, -1), (8, 8)) < image_sharpness(
+        images.reshape(5, -1), (8, 8))

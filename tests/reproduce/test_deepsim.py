@@ -1,7 +1,5 @@
 """The ``deepsim`` experiment end to end on a tiny configuration."""
 
-import numpy as np
-
 from sklearn_papers.reproduce import deepsim, deepsim_followup
 from sklearn_papers.reproduce._common import Protocol
 from sklearn_papers.reproduce._registry import RunContext
@@ -71,11 +69,3 @@ def test_quick_followups_leave_the_iteration_to_the_full_mode(tmp_path):
     parts = followup._followup_parts(cfg, followup._followup_config(True, cfg), [0], 0,
                                     {"digits": None, "shapes": None}, {})
     assert parts and not any(name[0] == "iterate" for name, _, _ in parts)
-
-
-def test_sharpness_ratio_of_a_blurred_image_is_below_one():
-    rng = np.random.RandomState(0)
-    images = (rng.rand(5, 8, 8) > 0.5).astype(float)
-    blurred = (images + np.roll(images, 1, 1) + np.roll(images, 1, 2)) / 3
-    assert deepsim.sharpness(blurred.reshape(5, -1), (8, 8)) < deepsim.sharpness(
-        images.reshape(5, -1), (8, 8))

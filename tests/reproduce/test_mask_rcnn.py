@@ -3,17 +3,18 @@
 import numpy as np
 import pytest
 
+from sklearn_papers.metrics import matched_mask_iou
 from sklearn_papers.reproduce import mask_rcnn
 from sklearn_papers.reproduce._registry import RunContext
 
 
-def test_matched_iou():
+def test_matched_iou_of_the_label_maps():
     t = np.zeros((1, 8, 8), dtype=int)
     t[0, :4, :4] = 1
     t[0, 5:, 5:] = 2
     p = np.zeros_like(t)
     p[0, :4, :2] = 1  # IoU 0.5 with instance 1; instance 2 missed
-    miou, frac = mask_rcnn._matched_iou(t, p)
+    miou, frac = matched_mask_iou(list(t), list(p))
     assert miou == pytest.approx(0.5) and frac == pytest.approx(0.5)
 
 
