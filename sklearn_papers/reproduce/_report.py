@@ -164,7 +164,7 @@ def hardware():
 
 
 def machine_info():
-    """:func:`hardware` and the load average now (for reading a run's CPU timings)."""
+    """:func:`hardware` and the current load average (for reading a run's CPU timings)."""
     return f"{hardware()}, load average at start {_load()} (1/5/15 min)"
 
 
