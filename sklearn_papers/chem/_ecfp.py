@@ -131,8 +131,9 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
     from rdkit.Chem import rdFingerprintGenerator
 
     inv_gen = rdFingerprintGenerator.GetMorganFeatureAtomInvGen() if use_features else None
+    # RDKit's Boost signature takes Python ints only (a GridSearchCV grid gives numpy ints)
     gen = rdFingerprintGenerator.GetMorganGenerator(
-        radius=radius, fpSize=n_bits, includeChirality=use_chirality,
+        radius=int(radius), fpSize=int(n_bits), includeChirality=bool(use_chirality),
         atomInvariantsGenerator=inv_gen,
     )
     if sparse:

@@ -151,6 +151,8 @@ def classifier_two_sample_score(real, samples, *, estimator=None, cv=5, random_s
     ValueError
         If an array is not 2-D or holds NaN or inf (the message names it), the two have
         different numbers of features, or a side has fewer than ``cv`` rows.
+    TypeError
+        If ``estimator`` is not a classifier.
 
     References
     ----------
@@ -166,11 +168,16 @@ def classifier_two_sample_score(real, samples, *, estimator=None, cv=5, random_s
     >>> classifier_two_sample_score(real, real + 5, random_state=0)
     1.0
     """
+    from sklearn.base import is_classifier
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.svm import SVC
 
     if isinstance(cv, bool) or not isinstance(cv, numbers.Integral) or cv < 2:
         raise ValueError(f"cv must be an int of at least 2 (folds), got {cv!r}")
+    if estimator is not None and not is_classifier(estimator):
+        raise TypeError(f"estimator must be a classifier (it separates real rows from "
+                        f"samples), got {type(estimator).__name__}; pass e.g. "
+                        f"LogisticRegression() or leave it None for an RBF SVC")
     real = check_array(real, dtype=(np.float64, np.float32), input_name="real")
     samples = check_array(samples, dtype=(np.float64, np.float32), input_name="samples")
     if real.shape[1] != samples.shape[1]:

@@ -363,3 +363,12 @@ def test_fold_bits_is_an_or_over_positions_with_equal_remainder():
 def test_fold_bits_refuses_bad_input(fingerprints, n_bits, match):
     with pytest.raises(ValueError, match=match):
         _fold_bits(fingerprints, n_bits)
+
+
+def test_numpy_integer_settings_from_a_grid_give_the_python_int_fingerprint():
+    from sklearn_papers.chem import CircularFingerprint
+
+    smiles = ["CCO", "c1ccccc1O"]
+    ref = CircularFingerprint(radius=2, n_bits=64).fit_transform(smiles)
+    got = CircularFingerprint(radius=np.int64(2), n_bits=np.int64(64)).fit_transform(smiles)
+    np.testing.assert_array_equal(got, ref)

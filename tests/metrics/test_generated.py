@@ -77,3 +77,14 @@ def test_classifier_two_sample_score_rejects_bad_input(kwargs, match):
     args = {"real": np.zeros((10, 3)), "samples": np.ones((10, 3)), **kwargs}
     with pytest.raises(ValueError, match=match):
         classifier_two_sample_score(**args)
+
+
+def test_classifier_two_sample_score_refuses_a_regressor():
+    from sklearn.linear_model import LinearRegression
+
+    from sklearn_papers.metrics import classifier_two_sample_score
+
+    rng = np.random.RandomState(0)
+    with pytest.raises(TypeError, match="estimator must be a classifier.*LinearRegression"):
+        classifier_two_sample_score(rng.randn(20, 2), rng.randn(20, 2),
+                                    estimator=LinearRegression())
