@@ -189,7 +189,9 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     2022): ``epsilon=0.1``, ``C`` in {1, 10, ..., 10000} (units of ``y``) and ``gamma``
     in {1e-6, 1e-5, ..., 0.1} chosen by the mean validation RMSE of 5-fold
     cross-validation on the training molecules, stratified on whether a target is at
-    least their median (``random_state=42``). Deterministic: with a checkpoint,
+    least their median (``random_state=42``). Under five molecules it uses one fold per
+    molecule; when a side of the median has fewer molecules than folds, plain ``KFold``;
+    with one molecule, ``C=10, gamma=0.01``. Deterministic: with a checkpoint,
     ``random_state`` changes nothing (with ``pretrained=None`` it seeds the random
     encoder). Several targets get one SVR each, on the molecules that have a label.
 
