@@ -61,40 +61,9 @@ def fit_mpnn(params, X, y, train, test, seed):
 def fit_chemprop(X, y, train, test, seed):
     """``(epochs, test RMSE of the last epoch, fit CPU seconds)`` of chemprop at its
     defaults, trained on 90 % of ``train`` and validated on the other 10 % each epoch."""
-    import logging
-    import warnings
+    from _peers import chemprop_fit_predict
 
-    import lightning.pytorch as pl
-    from sklearn.model_selection import train_test_split
-
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", module="lightning")
-    from chemprop import data, featurizers, models, nn
-
-    fit_idx, val_idx = train_test_split(train, test_size=0.1, random_state=seed)
-    featurizer = featurizers.SimpleMoleculeMolGraphFeaturizer()
-
-    def dataset(idx):
-        return data.MoleculeDataset(
-            [data.MoleculeDatapoint.from_smi(s, [t]) for s, t in zip(X[idx], y[idx])],
-            featurizer)
-
-    cpu = time.process_time()
-    fit_set, val_set, test_set = dataset(fit_idx), dataset(val_idx), dataset(test)
-    scaler = fit_set.normalize_targets()
-    val_set.normalize_targets(scaler)
-    pl.seed_everything(seed, verbose=False)
-    ffn = nn.RegressionFFN(output_transform=nn.UnscaleTransform.from_standard_scaler(scaler))
-    model = models.MPNN(nn.BondMessagePassing(), nn.MeanAggregation(), ffn)
-    trainer = pl.Trainer(accelerator="cpu", devices=1, max_epochs=50, logger=False,
-                         enable_checkpointing=False, enable_progress_bar=False,
-                         enable_model_summary=False)
-    trainer.fit(model, data.build_dataloader(fit_set, num_workers=0, seed=seed),
-                data.build_dataloader(val_set, num_workers=0, shuffle=False))
-    cpu = time.process_time() - cpu
-    preds = trainer.predict(model, data.build_dataloader(test_set, num_workers=0,
-                                                         shuffle=False))
-    pred = np.concatenate([p.numpy() for p in preds]).ravel()
+    pred, cpu = chemprop_fit_predict(X[train], y[train], X[test], seed)
     return 50, float(np.sqrt(np.mean((pred - y[test]) ** 2))), cpu
 
 
