@@ -298,6 +298,22 @@ class Result:
                 self._seen[key] = (verdict, index)
         return f"[[verdict:{index}]]" if style == "bold" else f"[[verdict:{index}:{style}]]"
 
+    def verdict_line(self, verdict, style="bold", **kwargs):
+        """``"- <claim>: <verdict>"``, the verdict kept (``style`` and ``kwargs`` as
+        :meth:`verdict`; a claim made of parts passes its ``claim``)."""
+        claim = kwargs.get("claim") or verdict.claim
+        words = claim.statement if isinstance(claim, Claim) else claim
+        return f"- {words}: {self.verdict(verdict, style=style, **kwargs)}"
+
+    def block(self, caption, rows, verdicts=(), *, style="bold", digits=3, columns=None,
+              floatfmt=".3f"):
+        """Markdown lines of one table: ``caption``, the table of ``rows``, then a
+        :meth:`verdict_line` per verdict of ``verdicts`` (with ``style`` and ``digits``),
+        ending with a blank line."""
+        lines = [caption, "", self.table(rows, columns, floatfmt), ""]
+        lines += [self.verdict_line(v, style, digits=digits) for v in verdicts]
+        return lines + [""] if verdicts else lines
+
     def done(self, text, *, figures=(), shortened=""):
         """Set the text, figures and ``shortened`` note; return ``self``."""
         self.text = text

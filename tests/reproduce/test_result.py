@@ -82,3 +82,18 @@ def test_one_seed_verdict_has_no_interval_in_json():
     data = json.loads(json.dumps(result.to_dict()))
     assert data["verdicts"][0]["interval"] == [None, None]
     assert "(one seed: no interval)" in Result.from_dict(data).verdicts[0].render()
+
+
+def test_block_is_caption_table_and_one_line_per_verdict():
+    result = Result()
+    yes = judge(BEATS, [0.9, 0.92, 0.91], [0.8, 0.79, 0.81])
+    lines = result.block("Scores of A and B.", [{"model": "A", "accuracy": 0.91}], [yes],
+                         style="outcome", digits=2)
+    assert lines[:4] == ["Scores of A and B.", "", "[[table:0]]", ""]
+    assert lines[4] == "- A beats B: [[verdict:0:outcome]]" and lines[5] == ""
+    md = result.done("\n".join(lines)).markdown
+    assert "- A beats B: **holds** (paired interval, 90 %: advantage +0.11 [" in md
+    both = result.verdict_line(all_of(yes), claim=Claim("A wins twice", "", "all of"),
+                               parts=[yes])
+    assert both.startswith("- A wins twice: [[verdict:1]]")
+    assert result.block("No verdicts.", [{"a": 1}])[-2:] == ["[[table:1]]", ""]
