@@ -6,23 +6,40 @@ from here, so a change in scikit-learn's private layout is fixed in one place.
 ``validate_params``, ``validate_data``, ``check_array`` and ``_check_sample_weight`` are
 scikit-learn's, with one addition: torch tensors given as data (with autograd history, or
 on a GPU) arrive as numpy arrays (:mod:`sklearn_papers.utils._tensors`), so every function
-and estimator validated here accepts them.
+and estimator validated here accepts them. :class:`Interval` is scikit-learn's without
+booleans: ``n_bits=True`` is an error, not one bit.
 """
+
+import numpy as np
 
 from sklearn.base import _fit_context
 from sklearn.utils import validation as _sklearn_validation
 from sklearn.utils._param_validation import (
     HasMethods,
     Hidden,
-    Interval,
     InvalidParameterError,
     Options,
     StrOptions,
 )
+from sklearn.utils._param_validation import Interval as _SklearnInterval
 from sklearn.utils._param_validation import validate_params as _sklearn_validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_papers.utils._tensors import tensors_to_numpy, with_numpy_inputs
+
+
+class Interval(_SklearnInterval):
+    """scikit-learn's ``Interval`` constraint, not satisfied by a bool.
+
+    ``True`` and ``False`` are integers to Python, so scikit-learn's ``Interval(Integral,
+    1, None)`` takes ``n_bits=True`` as one bit; here a bool fails the constraint and the
+    parameter error names the expected range.
+    """
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return super().is_satisfied_by(val)
 
 
 def validate_params(parameter_constraints, *, prefer_skip_nested_validation):
