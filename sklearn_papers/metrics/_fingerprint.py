@@ -3,8 +3,8 @@ and nearest-neighbour Tanimoto similarities between sets of bit fingerprints.
 numpy and scikit-learn only."""
 
 import numpy as np
-from sklearn.utils.validation import check_array
 
+from sklearn_papers.utils._sklearn_compat import check_array
 from sklearn_papers.utils._tensors import with_numpy_inputs
 
 __all__ = ["minmax_distances", "nearest_tanimoto_similarity"]

@@ -5,8 +5,8 @@ scipy and scikit-learn only."""
 import numbers
 
 import numpy as np
-from sklearn.utils.validation import check_array
 
+from sklearn_papers.utils._sklearn_compat import check_array
 from sklearn_papers.utils._tensors import with_numpy_inputs
 
 __all__ = ["classifier_two_sample_score", "sample_quality"]

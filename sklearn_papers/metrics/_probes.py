@@ -7,9 +7,9 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils import check_array
 
 from sklearn_papers.utils._random import check_random_state
+from sklearn_papers.utils._sklearn_compat import check_array
 from sklearn_papers.utils._tensors import with_numpy_inputs
 
 __all__ = ["factor_probe_accuracy"]

@@ -2,8 +2,8 @@
 
 import numpy as np
 import torch
-from sklearn.utils import check_array
 
+from sklearn_papers.utils._sklearn_compat import check_array
 from sklearn_papers.utils._tensors import tensors_to_numpy
 
 __all__ = ["MLPAgent", "TabularAgent"]

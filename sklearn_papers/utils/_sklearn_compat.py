@@ -84,7 +84,8 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **check_p
 
 
 def check_array(array, *args, input_name="", **kwargs):
-    """scikit-learn's ``check_array``; a torch tensor is first made numpy.
+    """scikit-learn's ``check_array``; a torch tensor is first made numpy, and an error
+    names the argument.
 
     Parameters
     ----------
@@ -95,9 +96,20 @@ def check_array(array, *args, input_name="", **kwargs):
     Returns
     -------
     As scikit-learn's ``check_array``.
+
+    Raises
+    ------
+    ValueError
+        scikit-learn's, starting with ``input_name`` where its message does not name it
+        (a 1-D or empty array).
     """
-    return _sklearn_validation.check_array(tensors_to_numpy(array, input_name or "X"), *args,
-                                           input_name=input_name, **kwargs)
+    try:
+        return _sklearn_validation.check_array(tensors_to_numpy(array, input_name or "X"),
+                                               *args, input_name=input_name, **kwargs)
+    except ValueError as error:
+        if not input_name or input_name in str(error):
+            raise
+        raise ValueError(f"{input_name}: {error}") from None
 
 
 def _check_sample_weight(sample_weight, X, **kwargs):

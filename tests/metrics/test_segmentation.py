@@ -318,7 +318,7 @@ def test_ap_scorer_uses_predict_detections_scores(scenes):
 
 @pytest.mark.parametrize("metric, kwargs, match", [
     ("boundary_f_score", {"tolerance": -1}, "tolerance"),
-    ("boundary_f_score", {"tolerance": True}, "not the bool True"),
+    ("boundary_f_score", {"tolerance": True}, "tolerance.* Got True"),
     ("mask_average_precision", {"iou_thresholds": 5}, "iou_thresholds"),
     ("mask_average_precision", {"iou_thresholds": [0.5, np.nan]},
      r"iou_thresholds\[1\] is nan"),
@@ -342,7 +342,7 @@ def test_bad_thresholds_labels_and_tolerance_are_refused():
     with pytest.raises(ValueError, match=r"labels\[1\] is -1"):
         semantic_mean_iou(a, a, labels=[0, -1])  # not NaN
     assert semantic_mean_iou(a, a, labels=[0, 1.0]) == 1.0
-    with pytest.raises(ValueError, match="not the bool True"):
+    with pytest.raises(ValueError, match="tolerance.* Got True"):
         boundary_f_score(a, a, tolerance=True)
 
 
@@ -369,5 +369,5 @@ def test_mask_ap_refuses_negative_class_ids_and_a_bool_max_detections():
         mask_average_precision(true, true, true_labels=[[1, -1]], pred_labels=[[1, 1]])
     with pytest.raises(ValueError, match=r"pred_labels\[0\]\[0\] is the class id -3"):
         mask_average_precision(true, true, true_labels=[[1, 1]], pred_labels=[[-3, 1]])
-    with pytest.raises(ValueError, match=r"max_detections must be an int >= 1"):
+    with pytest.raises(ValueError, match=r"'max_detections' parameter .* Got True"):
         mask_average_precision(true, true, max_detections=True)
