@@ -262,22 +262,23 @@ def _equal_epoch_budgets(cfg):
 
 
 def _followup_parts(cfg, seeds):
-    """The fixed-step runs (keys and params kept, so ``--resume`` reads old caches), then
-    those the equal-epoch budgets add: ``(parts, runs)``, ``runs[i] = (norm, batch_size,
-    steps, seed)``."""
+    """The fixed-step runs (keys and params kept, so ``--resume`` reads old caches) and
+    those the equal-epoch budgets add, the longest first (so that the workers finish
+    together): ``(parts, runs)``, ``runs[i] = (norm, batch_size, steps, seed)``."""
     names, cfg = cfg["budgets"], {k: v for k, v in cfg.items() if k != "budgets"}
     data = {seed: _shapes_task(cfg, seed) for seed in seeds}
     runs = [(norm, bs, cfg["steps"][bs], seed) for bs in cfg["batch_sizes"] for seed in seeds
             for norm in ("batch", "group")]
-    n_fixed, budgets = len(runs), _equal_epoch_budgets(cfg)
+    budgets = _equal_epoch_budgets(cfg)
     for name in names:
         for (bs, n), seed, norm in product(budgets[name].items(), seeds, ("batch", "group")):
             if (norm, bs, n, seed) not in runs:
                 runs.append((norm, bs, n, seed))
+    runs.sort(key=lambda r: -r[2] * r[1] ** 0.5)
     parts = []
-    for i, (norm, bs, n, seed) in enumerate(runs):
+    for norm, bs, n, seed in runs:
         sub, key = cfg, f"followup/{norm}/batch={bs}/seed={seed}"
-        if i >= n_fixed:
+        if n != cfg["steps"][bs]:  # an equal-epoch run
             sub = {**cfg, "steps": {bs: n}}
             key = f"followup/equal-epochs/{norm}/batch={bs}/steps={n}/seed={seed}"
         parts.append((key, _followup_fit, (norm, bs, seed, sub, *data[seed]),
@@ -295,14 +296,11 @@ def followup(ctx, res):
     cfg = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     arms = ("batch: running", "batch: precise", "batch: test batches", "group")
     parts, runs = _followup_parts(cfg, PROTOCOL_FOLLOWUP.seeds(ctx))
-    # the longest runs first, so that the workers finish together
-    order = sorted(range(len(parts)), key=lambda i: -runs[i][2] * runs[i][1] ** 0.5)
     with one_torch_thread(), ctx.progress(total=len(parts),
                                           desc="group_norm follow-up") as bar:
-        values = cached_parts(ctx, [parts[i] for i in order], n_jobs=_N_JOBS, progress=bar)
+        values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
     by_steps = {}  # (arm, batch size, steps): errors over seeds
-    for i, (scores, _) in sorted(zip(order, values)):
-        norm, bs, n, _ = runs[i]
+    for (norm, bs, n, _), (scores, _) in zip(runs, values):
         for mode, e in scores.items():
             arm = f"batch: {mode}" if norm == "batch" else "group"
             by_steps.setdefault((arm, bs, n), []).append(e)

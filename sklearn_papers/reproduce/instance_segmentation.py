@@ -127,8 +127,6 @@ _TOLERANCES = (0, 1, 2, 3)
 _CONTACT_BINS = ((1, 2), (3, 4), (5, 6), (7, None))
 #: Touching-group strata (instances linked by same-class contacts) of that follow-up.
 _GROUP_BINS = ((1, 1), (2, 2), (3, 3), (4, None))
-#: The variants the follow-ups score again (indices into ``_VARIANTS``).
-_FOLLOW_UP_VARIANTS = (0, 1, 3, 4)
 #: boundary_f_score's default tolerance (a fraction of the diagonal), used by the table.
 _TABLE_TOLERANCE = 0.008
 _ORACLE = "oracle: components of the true semantic map"
@@ -200,10 +198,10 @@ def _follow_up_maps(est, test, stride):
     )
 
     maps = {}
-    for k in _FOLLOW_UP_VARIANTS:
-        label, grouping, slic = _VARIANTS[k]
-        est.set_params(grouping=grouping, slic=slic)
-        maps[label] = est.predict(test.images)
+    for label, grouping, slic in _VARIANTS:
+        if label in _TOUCH_METHODS + _BF_METHODS:
+            est.set_params(grouping=grouping, slic=slic)
+            maps[label] = est.predict(test.images)
     est.set_params(grouping="centers", slic=True)
     shape = test.instance_maps.shape[1:]
     maps[_ORACLE] = np.stack(

@@ -210,24 +210,23 @@ def _plot(ctx, images, maps, results, variants):
 
 
 def _main_parts(ctx, cfg, seeds):
-    """``(parts, jobs)`` of the main fits: every variant on the easy scenes (the first
-    one on the default scenes too) and the InstanceSegmenter, per seed."""
-    parts, jobs = [], []
+    """The main fits: every variant on the easy scenes (the first one on the default scenes
+    too) and the InstanceSegmenter, per seed; their params name each (``setting``, ``seed``
+    and, but for the InstanceSegmenter, ``variant``)."""
+    parts = []
     for setting in ["easy"] + (["default"] if cfg["hard"] else []):
         variants = cfg["variants"] if setting == "easy" else cfg["variants"][:1]
         for seed in seeds:
             where = {"setting": setting, "seed": seed, "data_seed": ctx.random_state}
             for variant in variants:
                 keep = seed == seeds[0] and variant == variants[0]
-                jobs.append((setting, variant, seed))
                 parts.append((f"{setting}/{variant}/seed={seed}", _fit_mask_rcnn,
                               (cfg, setting, variant, seed, ctx.random_state, keep),
                               {**cfg, **where, "variant": variant}))
             if cfg["segmenter_epochs"] is not None:
-                jobs.append((setting, None, seed))
                 parts.append((f"{setting}/InstanceSegmenter/seed={seed}", _fit_segmenter,
                               (cfg, setting, seed, ctx.random_state), {**cfg, **where}))
-    return parts, jobs
+    return parts
 
 
 def _table_rows(models, keys):
@@ -260,14 +259,14 @@ def _fits(ctx, parts, desc, **where):
 def run(ctx):
     """Run the experiment (module docstring)."""
     cfg = PROTOCOL.settings(ctx.quick)
-    parts, jobs = _main_parts(ctx, cfg, PROTOCOL.seeds(ctx))
+    parts = _main_parts(ctx, cfg, PROTOCOL.seeds(ctx))
     # shared with mask_rcnn_followup, whose control they are
     values, wall, n_reused = _fits(ctx, parts, "mask_rcnn: fits", share=True)
     results, figure_maps = {}, {}
-    for (setting, variant, _), value in zip(jobs, values):
+    for (*_, where), value in zip(parts, values):
         if "maps" in value:
-            figure_maps[setting] = value.pop("maps")
-        results.setdefault((setting, variant), []).append(value)
+            figure_maps[where["setting"]] = value.pop("maps")
+        results.setdefault((where["setting"], where.get("variant")), []).append(value)
     easy = {v: results[("easy", v)] for v in cfg["variants"]}
     result = Result()
     keys = ["iou", "align"] + (["align_c4"] if _C4_POOL in easy else []) + [
@@ -305,27 +304,20 @@ def _fit_crowded(cfg, variant, seed, data_seed):
 
 
 def _followup_parts(ctx, cfg, seeds):
-    """``(parts, jobs)`` of both models on crowded scenes, per seed."""
+    """Both models on crowded scenes, per seed (params as :func:`_main_parts`'s)."""
     # a fit does not depend on how many seeds there are: adding seeds keeps the cache
     protocol = {k: v for k, v in cfg.items() if k != "seeds"}
-    parts, jobs = [], []
-    for seed in seeds:
-        for variant in cfg["variants"]:
-            jobs.append(("crowded", variant, seed))
-            parts.append((f"followup/crowded/{variant}/seed={seed}", _fit_crowded,
-                          (protocol, variant, seed, ctx.random_state),
-                          {**protocol, "variant": variant, "seed": seed,
-                           "data_seed": ctx.random_state}))
-    return parts, jobs
+    return [(f"followup/crowded/{variant}/seed={seed}", _fit_crowded,
+             (protocol, variant, seed, ctx.random_state),
+             {**protocol, "variant": variant, "seed": seed, "data_seed": ctx.random_state})
+            for seed in seeds for variant in cfg["variants"]]
 
 
 def _control_parts(ctx, seeds):
-    """``(parts, jobs)`` of the control: both models on the easy scenes, the very parts of
-    ``mask_rcnn`` (read from its run or its cache; computed into its cache if missing)."""
-    parts, jobs = _main_parts(ctx, PROTOCOL.settings(ctx.quick), seeds)
-    keep = [i for i, (setting, variant, _) in enumerate(jobs)
-            if setting == "easy" and variant in (_MAIN, _SOFT)]
-    return [parts[i] for i in keep], [jobs[i] for i in keep]
+    """The control: both models on the easy scenes, the very parts of ``mask_rcnn`` (read
+    from its run or its cache; computed into its cache if missing)."""
+    return [p for p in _main_parts(ctx, PROTOCOL.settings(ctx.quick), seeds)
+            if p[3]["setting"] == "easy" and p[3].get("variant") in (_MAIN, _SOFT)]
 
 
 def _scene_shares(cfg, quick, data_seed):
@@ -362,13 +354,13 @@ def run_followup(ctx):
     ``mask_rcnn``)."""
     cfg = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = PROTOCOL_FOLLOWUP.seeds(ctx)
-    parts, jobs = _followup_parts(ctx, cfg, seeds)
+    parts = _followup_parts(ctx, cfg, seeds)
     values, wall, _ = _fits(ctx, parts, "mask_rcnn_followup: fits")
-    control, control_jobs = _control_parts(ctx, seeds)
+    control = _control_parts(ctx, seeds)
     control_values = _fits(ctx, control, "mask_rcnn_followup: control", owner="mask_rcnn")[0]
     res = {"crowded": {}, "easy": {}}
-    for (scenes, variant, _), value in zip(jobs + control_jobs, values + control_values):
-        res[scenes].setdefault(variant, []).append(value)
+    for (*_, where), value in zip(parts + control, values + control_values):
+        res[where.get("setting", "crowded")].setdefault(where["variant"], []).append(value)
     ctx.log(f"[mask_rcnn_followup] {len(parts)} fits in {wall:.0f} s")
     result = Result()
     gap, easy_gap = _ap_gap(res["crowded"]), _ap_gap(res["easy"])
