@@ -79,7 +79,8 @@ _RUNNING_GROUP = ("batch: running", "group")
 
 
 def _epochs(cfg, n_fit, batch_size):
-    """``cfg["epochs"]``, raised to give at least ``cfg["min_steps"]`` steps."""
+    """``cfg["epochs"]``, raised to give at least ``cfg["min_steps"]`` steps (group norm
+    is slower to start than batch norm)."""
     steps_per_epoch = -(-n_fit // batch_size)
     return max(cfg["epochs"], -(-cfg["min_steps"] // steps_per_epoch))
 
@@ -124,8 +125,8 @@ def _plot(ctx, err, norms):
     ax_paper.set(xlim=(48, 1.4), xlabel="batch size (images per GPU)",
                  ylabel="top-1 error (%)",
                  title="paper: ResNet-50 on ImageNet\n(Wu & He 2018, quoted points)")
-    ax.legend()
-    ax_paper.legend()
+    for a in (ax, ax_paper):
+        a.legend()
     fig.tight_layout()
     return save_figure(fig, ctx, "group_norm_digits.png", dpi=90)
 
