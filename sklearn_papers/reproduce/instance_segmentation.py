@@ -220,8 +220,7 @@ def _follow_up_maps(est, test, stride):
 
 
 def _touching_measures(test, maps):
-    """``(pairs, instances, sbd_touching)`` of :func:`follow_ups`: the touching subset's
-    pairs and instances, and its best Dice, under each map of ``_TOUCH_METHODS``."""
+    """``(pairs, instances, sbd_touching)`` of :func:`follow_ups`, per ``_TOUCH_METHODS``."""
     true = test.instance_maps
     touching = np.flatnonzero(test.has_touching)
     pairs = {"contact": [], **{m: {"merged": [], "dice": []} for m in _TOUCH_METHODS}}

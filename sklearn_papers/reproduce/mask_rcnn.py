@@ -133,8 +133,7 @@ def _test_metrics(test, maps, masks, seconds, box_ap, **kw):
 
 
 def _fit_scored(cfg, variant, seed, train, test):
-    """``(model, test metrics, detections)`` of one MaskRCNN fit; ``"fit s"`` and ``"fit
-    CPU s"`` time the fit and the evaluation."""
+    """``(model, test metrics, detections)`` of one fit (its times include the evaluation)."""
     from sklearn_papers.vision import MaskRCNN
 
     est = MaskRCNN(**_params(variant), anchor_sizes=cfg["anchors"], max_epochs=cfg["epochs"],
@@ -313,8 +312,7 @@ def _followup_parts(ctx, cfg, seeds):
 
 
 def _control_parts(ctx, seeds):
-    """The control: both models on the easy scenes, the very parts of ``mask_rcnn`` (read
-    from its run or its cache; computed into its cache if missing)."""
+    """The control: ``mask_rcnn``'s own parts of both models on the easy scenes."""
     return [p for p in _main_parts(ctx, PROTOCOL.settings(ctx.quick), seeds)
             if p[3]["setting"] == "easy" and p[3].get("variant") in (_MAIN, _SOFT)]
 
@@ -404,8 +402,7 @@ def _gap_panel(ax, gaps, labels, color, ylabel, title, fontsize=None):
 
 
 def _plot_followup(ctx, cfg, shares, easy_gap, gap, by_group):
-    """The follow-up's figure; its example is, of 8 crowded scenes, the one with the most
-    boxes holding pixels of another class."""
+    """The follow-up's figure; its example: of 8 crowded scenes, the most mixed boxes."""
     import matplotlib.pyplot as plt
 
     pool = _scenes(cfg, 8, 3000 + ctx.random_state, "crowded")
