@@ -74,11 +74,13 @@ _N_JOBS = 2
 
 #: The follow-up's figure: error at batch 2 and 32 with fixed steps and equal epochs.
 _FOLLOWUP_FIGURE = "group_norm_equal_epochs.png"
+#: The arms of the equal-epoch comparison: batch norm with its running averages, group norm.
+_RUNNING_GROUP = ("batch: running", "group")
 
 
 def _epochs(cfg, n_fit, batch_size):
-    """Epochs at one batch size: ``cfg["epochs"]``, raised to give at least
-    ``cfg["min_steps"]`` steps (group norm is slower to start than batch norm)."""
+    """``cfg["epochs"]``, raised to give at least ``cfg["min_steps"]`` steps (group norm
+    is slower to start than batch norm)."""
     steps_per_epoch = -(-n_fit // batch_size)
     return max(cfg["epochs"], -(-cfg["min_steps"] // steps_per_epoch))
 
@@ -101,8 +103,7 @@ def _fit_error(params, X_fit, y_fit, X_test, y_test):
 
 
 def _plot(ctx, err, norms):
-    """Error against batch size, decreasing to the right as in Wu & He's Fig. 1; the
-    paper's quoted points in a second panel."""
+    """Error against decreasing batch size (Wu & He's Fig. 1); the paper's points beside."""
     import matplotlib.pyplot as plt
 
     fig, (ax, ax_paper) = plt.subplots(1, 2, figsize=(11, 4.2),
@@ -176,7 +177,7 @@ def run(ctx):
 
 
 def run_followup(ctx):
-    """Run :func:`followup` as an experiment of its own; return its report section."""
+    """Run :func:`followup` as an experiment of its own."""
     res = Result()
     md, _ = followup(ctx, res)
     return res.done(md, figures=[ctx.figure_path(_FOLLOWUP_FIGURE)],
@@ -228,14 +229,19 @@ def _train_deep(norm, batch_size, seed, cfg, X_train, y_train):
 
 def _followup_fit(norm, bs, seed, cfg, X_tr, y_tr, X_te, y_te):
     """Train one follow-up net; ``(test errors by statistics mode, seconds)``."""
+    import torch
+
     from sklearn_papers.nn._encoders import _batch_norm_errors
 
     start = time.perf_counter()
     model = _train_deep(norm, bs, seed, cfg, X_tr, y_tr)
     if norm == "batch":
         scores = _batch_norm_errors(model, X_tr, X_te, y_te, bs)
-    else:
-        scores = {"": _bn_modes_group(model, X_te, y_te)}
+    else:  # no batch statistics: one error, in eval mode
+        model.eval()
+        with torch.no_grad():
+            pred = model(torch.as_tensor(X_te)).argmax(1).numpy()
+        scores = {"": 100.0 * float(np.mean(pred != y_te))}
     return scores, time.perf_counter() - start
 
 
@@ -257,37 +263,28 @@ def _equal_epoch_budgets(cfg):
 
 
 def _followup_parts(cfg, seeds):
-    """The fixed-step runs (keys and params kept, so ``--resume`` reads old caches), then
-    those the equal-epoch budgets add: ``(parts, runs)``, ``runs[i] = (norm, batch_size,
-    steps, seed)``."""
+    """The fixed-step runs (keys and params kept, so ``--resume`` reads old caches) and
+    those the equal-epoch budgets add, the longest first (so that the workers finish
+    together): ``(parts, runs)``, ``runs[i] = (norm, batch_size, steps, seed)``."""
     names, cfg = cfg["budgets"], {k: v for k, v in cfg.items() if k != "budgets"}
     data = {seed: _shapes_task(cfg, seed) for seed in seeds}
     runs = [(norm, bs, cfg["steps"][bs], seed) for bs in cfg["batch_sizes"] for seed in seeds
             for norm in ("batch", "group")]
-    n_fixed, budgets = len(runs), _equal_epoch_budgets(cfg)
+    budgets = _equal_epoch_budgets(cfg)
     for name in names:
         for (bs, n), seed, norm in product(budgets[name].items(), seeds, ("batch", "group")):
             if (norm, bs, n, seed) not in runs:
                 runs.append((norm, bs, n, seed))
+    runs.sort(key=lambda r: -r[2] * r[1] ** 0.5)
     parts = []
-    for i, (norm, bs, n, seed) in enumerate(runs):
+    for norm, bs, n, seed in runs:
         sub, key = cfg, f"followup/{norm}/batch={bs}/seed={seed}"
-        if i >= n_fixed:
+        if n != cfg["steps"][bs]:  # an equal-epoch run
             sub = {**cfg, "steps": {bs: n}}
             key = f"followup/equal-epochs/{norm}/batch={bs}/steps={n}/seed={seed}"
         parts.append((key, _followup_fit, (norm, bs, seed, sub, *data[seed]),
                       {**sub, "norm": norm}))
     return parts, runs
-
-
-def _arm_errors(values, runs):
-    """``{(arm, batch_size, steps): [error over seeds]}`` from the parts' values."""
-    err = {}
-    for (norm, bs, n, _), (scores, _) in zip(runs, values):
-        for mode, e in scores.items():
-            arm = f"batch: {mode}" if norm == "batch" else "group"
-            err.setdefault((arm, bs, n), []).append(e)
-    return err
 
 
 def followup(ctx, res):
@@ -300,12 +297,14 @@ def followup(ctx, res):
     cfg = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     arms = ("batch: running", "batch: precise", "batch: test batches", "group")
     parts, runs = _followup_parts(cfg, PROTOCOL_FOLLOWUP.seeds(ctx))
-    # the longest runs first, so that the workers finish together
-    order = sorted(range(len(parts)), key=lambda i: -runs[i][2] * runs[i][1] ** 0.5)
     with one_torch_thread(), ctx.progress(total=len(parts),
                                           desc="group_norm follow-up") as bar:
-        values = cached_parts(ctx, [parts[i] for i in order], n_jobs=_N_JOBS, progress=bar)
-    by_steps = _arm_errors([v for _, v in sorted(zip(order, values))], runs)
+        values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
+    by_steps = {}  # (arm, batch size, steps): errors over seeds
+    for (norm, bs, n, _), (scores, _) in zip(runs, values):
+        for mode, e in scores.items():
+            arm = f"batch: {mode}" if norm == "batch" else "group"
+            by_steps.setdefault((arm, bs, n), []).append(e)
     err = {(arm, bs): by_steps[(arm, bs, cfg["steps"][bs])]
            for arm in arms for bs in cfg["batch_sizes"]}
     small = cfg["batch_sizes"][0]
@@ -324,51 +323,49 @@ def followup(ctx, res):
         _bullets(res, [ahead]),
         _equal_epochs_markdown(res, cfg, by_steps),
     ]
-    _plot_budgets(ctx, cfg, by_steps, cfg["budgets"])
+    _plot_budgets(ctx, cfg, by_steps)
     return "\n\n".join(md), err
 
 
 def _bullets(res, verdicts):
-    """A markdown list of ``verdicts`` (kept in ``res``): each claim, its outcome, numbers.
-
-    Bullets, not a table: a section's one table is what the docs and tests look up.
-    """
-    return "\n".join(f"- {v.claim.statement}: {res.verdict(v, style='outcome')}"
-                     for v in verdicts)
+    """Verdict lines, not a table: a section's one table is what the docs and tests read."""
+    return "\n".join(res.verdict_line(v, "outcome") for v in verdicts)
 
 
-def _budget_rows(cfg, names=("short", "long")):
+def _budget_rows(cfg):
     """``(name, {batch_size: steps})`` of the fixed-step runs and the equal-epoch budgets
-    ``names``, as the report lists them."""
+    ``cfg["budgets"]``, as the report lists them."""
     budgets = _equal_epoch_budgets(cfg)
     return [("fixed steps (above)", dict(cfg["steps"]))] + [
-        (f"equal epochs, {name}", budgets[name]) for name in names]
-
-
-def _excess(m, name, small, big):
-    """Batch norm's change of mean error from batch ``big`` to ``small`` under budget
-    ``name``, minus group norm's; ``m[(budget, arm, batch_size)]`` are errors over seeds."""
-    bn, gn = (float(np.mean(m[(name, arm, small)]) - np.mean(m[(name, arm, big)]))
-              for arm in ("batch: running", "group"))
-    return bn - gn
+        (f"equal epochs, {name}", budgets[name]) for name in cfg["budgets"]]
 
 
 def _equal_epochs_markdown(res, cfg, by_steps):
     """The equal-epochs table and its verdicts, under their own heading."""
     small, big = cfg["batch_sizes"]
-    rows, m = [], {}
-    for name, steps in _budget_rows(cfg, cfg["budgets"]):
+    budgets = dict(_budget_rows(cfg))
+
+    def err(name, arm, bs):  # errors over seeds under one budget
+        return by_steps[(arm, bs, budgets[name][bs])]
+
+    def ahead(name):
+        return judge(CLAIMS_FOLLOWUP["ahead_at"].at(budget=name, small=small),
+                     err(name, "group", small), err(name, "batch: running", small))
+
+    rows = []
+    for name, steps in budgets.items():
         row = {"budget": name, **{f"batch {bs}: steps (epochs)":
                                   f"{steps[bs]} ({_epochs_of(cfg, bs, steps[bs]):.1f})"
                                   for bs in (small, big)}}
-        for arm in ("batch: running", "group"):
+        for arm in _RUNNING_GROUP:
             for bs in (small, big):
-                m[(name, arm, bs)] = by_steps[(arm, bs, steps[bs])]
                 row[f"{arm.split(':')[0]} norm, batch {bs} (%)"] = format_mean_std(
-                    m[(name, arm, bs)], 1)
-        row["batch norm's excess penalty (points)"] = f"{_excess(m, name, small, big):+.1f}"
+                    err(name, arm, bs), 1)
+        # batch norm's rise in mean error from the big batch to the small, minus group norm's
+        bn, gn = (float(np.mean(err(name, arm, small))) - np.mean(err(name, arm, big))
+                  for arm in _RUNNING_GROUP)
+        row["batch norm's excess penalty (points)"] = f"{bn - gn:+.1f}"
         rows.append(row)
-    names = [f"equal epochs, {n}" for n in cfg["budgets"]]
     paper = (_PAPER[("batch", 2)] - _PAPER[("batch", 32)]
              - _PAPER[("group", 2)] + _PAPER[("group", 32)])
     md = [
@@ -377,24 +374,21 @@ def _equal_epochs_markdown(res, cfg, by_steps):
         "equal epochs; each budget reuses the other batch size's runs. Wu & He's excess "
         f"penalty (ImageNet, 32 to 2 images per GPU): {paper:+.1f} points.",
         res.table(rows),
-        _bullets(res, [judge(CLAIMS_FOLLOWUP["ahead_at"].at(budget=name, small=small),
-                             m[(name, "group", small)], m[(name, "batch: running", small)])
-                       for name in names]),
+        _bullets(res, [ahead(f"equal epochs, {name}") for name in cfg["budgets"]]),
     ]
     short, long = "equal epochs, short", "equal epochs, long"
-    if long not in names:
+    if long not in budgets:
         return "\n\n".join(md + ["The budget that answers the paper's question, **equal "
                                  "epochs, long**, runs in the full protocol only."])
 
     def pooled(name, bs):  # both norms' errors at one budget and batch size
-        return m[(name, "batch: running", bs)] + m[(name, "group", bs)]
+        return err(name, "batch: running", bs) + err(name, "group", bs)
 
     e_long = _epochs_of(cfg, big)
     verdicts = [
-        judge(CLAIMS_FOLLOWUP["ahead_at"].at(budget=long, small=small),
-              m[(long, "group", small)], m[(long, "batch: running", small)]),
+        ahead(long),
         judge(CLAIMS_FOLLOWUP["bn_worse"].at(budget=long, small=small, big=big),
-              m[(long, "batch: running", small)], m[(long, "batch: running", big)]),
+              err(long, "batch: running", small), err(long, "batch: running", big)),
         *(judge(CLAIMS_FOLLOWUP["longer"].at(batch=bs, epochs=f"{e_long:.1f}"),
                 pooled(long, bs), pooled(short, bs)) for bs in (small, big)),
     ]
@@ -403,14 +397,14 @@ def _equal_epochs_markdown(res, cfg, by_steps):
                              _bullets(res, verdicts)])
 
 
-def _plot_budgets(ctx, cfg, by_steps, names=("short", "long")):
+def _plot_budgets(ctx, cfg, by_steps):
     """Test error at both batch sizes under each budget, one panel per norm."""
     import matplotlib.pyplot as plt
 
     small, big = cfg["batch_sizes"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-    for ax, arm in zip(axes, ("batch: running", "group")):
-        for (name, steps), marker in zip(_budget_rows(cfg, names), "osD"):
+    for ax, arm in zip(axes, _RUNNING_GROUP):
+        for (name, steps), marker in zip(_budget_rows(cfg), "osD"):
             e = [by_steps[(arm, bs, steps[bs])] for bs in (big, small)]
             ax.errorbar([0, 1], [np.mean(v) for v in e], yerr=[np.std(v) for v in e],
                         marker=marker, capsize=3,
@@ -425,16 +419,6 @@ def _plot_budgets(ctx, cfg, by_steps, names=("short", "long")):
     fig.suptitle("Shapes(32), 5-block conv net: fixed steps vs equal epochs")
     fig.tight_layout()
     return save_figure(fig, ctx, _FOLLOWUP_FIGURE, dpi=90)
-
-
-def _bn_modes_group(model, X_test, y_test):
-    """Test error (%) of a net without batch norm, in eval mode."""
-    import torch
-
-    model.eval()
-    with torch.no_grad():
-        pred = model(torch.as_tensor(X_test)).argmax(1).numpy()
-    return 100.0 * float(np.mean(pred != y_test))
 
 
 EXPERIMENT = Experiment(

@@ -11,6 +11,11 @@ import time
 
 import numpy as np
 
+from sklearn_papers.metrics import (
+    boundary_f_score,
+    mask_average_precision,
+    symmetric_best_dice,
+)
 from sklearn_papers.metrics._instances import (
     best_dice_match,
     nearest_upsample,
@@ -55,9 +60,8 @@ CLAIMS = declare(
           arms=(_PAPER, _PAPER_NEAR)),
 )
 
-# Test scenes are drawn at the training scale: predicted at the input scale only, so that
-# the variants compared differ in grouping and upsampling alone. Three seeds in the quick
-# run too: with two, the t interval of a claim is too wide to decide anything.
+# Predicted at the input scale only, so that the variants differ in grouping and
+# upsampling alone; three seeds in the quick run too (two cannot decide a claim).
 PROTOCOL = Protocol(
     full=dict(n_train=800, n_test=200, seeds=3, max_epochs=30, image_size=64,
               params={"predict_scales": (1.0,)}),
@@ -66,8 +70,7 @@ PROTOCOL = Protocol(
               "{n_test} test scenes instead of 200.",
 )
 
-#: Worker processes for the seeds (one torch thread each): a 2-core machine fits two
-#: segmenters side by side. The results do not depend on it.
+#: Worker processes for the seeds (one torch thread each); the results do not depend on it.
 _N_JOBS = 2
 
 
@@ -89,12 +92,6 @@ def evaluate_variants(est, test, variants=_VARIANTS):
         ``seconds`` (wall time of ``predict_instances`` on the test images); plus
         ``"forward_seconds"``, the network's share (``predict_outputs``).
     """
-    from sklearn_papers.metrics import (
-        boundary_f_score,
-        mask_average_precision,
-        symmetric_best_dice,
-    )
-
     touching = test.has_touching
     out = {}
     start = time.perf_counter()
@@ -130,14 +127,15 @@ _TOLERANCES = (0, 1, 2, 3)
 _CONTACT_BINS = ((1, 2), (3, 4), (5, 6), (7, None))
 #: Touching-group strata (instances linked by same-class contacts) of that follow-up.
 _GROUP_BINS = ((1, 1), (2, 2), (3, 3), (4, None))
-#: The variants the follow-ups score again (indices into ``_VARIANTS``).
-_FOLLOW_UP_VARIANTS = (0, 1, 3, 4)
 #: boundary_f_score's default tolerance (a fraction of the diagonal), used by the table.
 _TABLE_TOLERANCE = 0.008
 _ORACLE = "oracle: components of the true semantic map"
 _ORACLE_LOW = "oracle: the same at the output stride"
 _TRUE_NEAR = "true instances at the output stride, nearest"
 _TRUE_SLIC = "true instances at the output stride, SLIC vote"
+#: The maps of the touching follow-up and of the boundary follow-up.
+_TOUCH_METHODS = (_CC, _CC_NEAR, _PAPER, _ORACLE, _ORACLE_LOW)
+_BF_METHODS = (_PAPER, _PAPER_NEAR, _TRUE_SLIC, _TRUE_NEAR)
 
 
 def follow_ups(est, test):
@@ -167,45 +165,71 @@ def follow_ups(est, test):
         stride), ``"shape"`` (image height, width) and ``"table_radius"`` (the table's
         boundary F tolerance in pixels).
     """
-    from sklearn_papers.metrics import boundary_f_score, symmetric_best_dice
+    true = test.instance_maps
+    shape = true.shape[1:]
+    stride = int(est.output_stride)
+    maps = _follow_up_maps(est, test, stride)
+    pairs, instances, sbd_t = _touching_measures(test, maps)
+    bf = {m: [boundary_f_score(true, maps[m], tolerance=t) for t in _TOLERANCES]
+          for m in _BF_METHODS}
+    sbd = {m: symmetric_best_dice(true, maps[m]) for m in _BF_METHODS}
+    return dict(pairs=pairs, instances=instances, sbd_touching=sbd_t, bf=bf, sbd=sbd,
+                stride=stride, shape=tuple(int(x) for x in shape),
+                table_radius=float(np.ceil(_TABLE_TOLERANCE * np.hypot(*shape))))
+
+
+def _at_stride(maps, stride):
+    """Label ``maps`` (n, h, w), edge-padded to a multiple of ``stride``, at that stride."""
+    from sklearn_papers.vision._instance_grouping import _mode_downsample
+
+    h, w = maps.shape[1:]
+    return _mode_downsample(np.pad(maps, [(0, 0), (0, -h % stride), (0, -w % stride)],
+                                   mode="edge"), stride)
+
+
+def _follow_up_maps(est, test, stride):
+    """Label maps of the follow-ups' variants of ``est``, of the two oracles, and of the
+    true instance maps taken to the output stride and back (nearest and SLIC vote)."""
     from sklearn_papers.vision._instance_grouping import (
         _SLIC_COMPACTNESS,
         _SLIC_PIXELS_PER_SEGMENT,
         _group_components,
-        _mode_downsample,
         _upsample,
     )
 
-    true = test.instance_maps
-    shape = true.shape[1:]
-    stride = int(est.output_stride)
     maps = {}
-    for k in _FOLLOW_UP_VARIANTS:
-        label, grouping, slic = _VARIANTS[k]
-        est.set_params(grouping=grouping, slic=slic)
-        maps[label] = est.predict(test.images)
+    for label, grouping, slic in _VARIANTS:
+        if label in _TOUCH_METHODS + _BF_METHODS:
+            est.set_params(grouping=grouping, slic=slic)
+            maps[label] = est.predict(test.images)
     est.set_params(grouping="centers", slic=True)
-    padded = np.pad(test.semantic_maps, [(0, 0), (0, (-shape[0]) % stride),
-                                         (0, (-shape[1]) % stride)], mode="edge")
+    shape = test.instance_maps.shape[1:]
     maps[_ORACLE] = np.stack(
         [_group_components(s, None, None, 0, 0)[0] for s in test.semantic_maps])
     maps[_ORACLE_LOW] = np.stack(
         [nearest_upsample(_group_components(s, None, None, 0, 0)[0], stride, shape)
-         for s in _mode_downsample(padded, stride)])
+         for s in _at_stride(test.semantic_maps, stride)])
+    # the estimator's SLIC vote, on the true maps at the output stride
+    n_segments = max(1, int(round(shape[0] * shape[1] / _SLIC_PIXELS_PER_SEGMENT)))
+    low_true = _at_stride(test.instance_maps, stride)
+    maps[_TRUE_NEAR] = nearest_upsample(low_true, stride, shape)
+    maps[_TRUE_SLIC] = np.stack(
+        [_upsample(low, stride, shape, img, stride > 1, n_segments, _SLIC_COMPACTNESS)
+         for low, img in zip(low_true, np.moveaxis(test.images, -1, 1))])
+    return maps
 
+
+def _touching_measures(test, maps):
+    """``(pairs, instances, sbd_touching)`` of :func:`follow_ups`, per ``_TOUCH_METHODS``."""
+    true = test.instance_maps
     touching = np.flatnonzero(test.has_touching)
-    pairs = {"contact": []}
-    instances = {"group": []}
-    touch_methods = [_VARIANTS[3][0], _VARIANTS[4][0], _VARIANTS[0][0],
-                     _ORACLE, _ORACLE_LOW]
-    for m in touch_methods:
-        pairs[m] = {"merged": [], "dice": []}
-        instances[m] = []
+    pairs = {"contact": [], **{m: {"merged": [], "dice": []} for m in _TOUCH_METHODS}}
+    instances = {"group": [], **{m: [] for m in _TOUCH_METHODS}}
     for i in touching:
         found = touching_pairs(true[i], test.labels[i])
         pairs["contact"].extend(found.values())
         instances["group"].extend(touching_group_sizes(found, int(test.n_instances[i])))
-        for m in touch_methods:
+        for m in _TOUCH_METHODS:
             match, dice = best_dice_match(true[i], maps[m][i])
             instances[m].extend(dice[1:])
             for a, b in found:
@@ -215,24 +239,8 @@ def follow_ups(est, test):
                  {k: np.asarray(x) for k, x in v.items()}) for m, v in pairs.items()}
     instances = {m: np.asarray(v) for m, v in instances.items()}
     sbd_t = {m: float(symmetric_best_dice(true[touching], maps[m][touching]))
-             if touching.size else float("nan") for m in touch_methods}
-
-    # SLIC: the same superpixel vote as the estimator's, on true maps at the output stride
-    images = np.moveaxis(test.images, -1, 1)
-    n_segments = max(1, int(round(shape[0] * shape[1] / _SLIC_PIXELS_PER_SEGMENT)))
-    low_true = _mode_downsample(np.pad(true, [(0, 0), (0, (-shape[0]) % stride),
-                                              (0, (-shape[1]) % stride)], mode="edge"), stride)
-    maps[_TRUE_NEAR] = nearest_upsample(low_true, stride, shape)
-    maps[_TRUE_SLIC] = np.stack(
-        [_upsample(low, stride, shape, img, stride > 1, n_segments, _SLIC_COMPACTNESS)
-         for low, img in zip(low_true, images)])
-    bf_methods = [_VARIANTS[0][0], _VARIANTS[1][0], _TRUE_SLIC, _TRUE_NEAR]
-    bf = {m: [boundary_f_score(true, maps[m], tolerance=t) for t in _TOLERANCES]
-          for m in bf_methods}
-    sbd = {m: symmetric_best_dice(true, maps[m]) for m in bf_methods}
-    return dict(pairs=pairs, instances=instances, sbd_touching=sbd_t, bf=bf, sbd=sbd,
-                stride=stride, shape=tuple(int(x) for x in shape),
-                table_radius=float(np.ceil(_TABLE_TOLERANCE * np.hypot(*shape))))
+             if touching.size else float("nan") for m in _TOUCH_METHODS}
+    return pairs, instances, sbd_t
 
 
 def _bin_label(lo, hi):
@@ -241,22 +249,6 @@ def _bin_label(lo, hi):
 
 def _in_bin(x, lo, hi):
     return (x >= lo) & (x <= (np.inf if hi is None else hi))
-
-
-def _boundary_followup(res, follow, stride):
-    """Markdown lines of follow-up 2 (boundary F against the tolerance, over seeds); its
-    table is kept in ``res``."""
-    rows = [{"map": m, **{f"BF @ {t} px": format_mean_std([f["bf"][m][i] for f in follow], 3)
-                          for i, t in enumerate(_TOLERANCES)},
-             "best Dice (all)": format_mean_std([f["sbd"][m] for f in follow], 3)}
-            for m in (_PAPER, _PAPER_NEAR, _TRUE_SLIC, _TRUE_NEAR)]
-    h, w = follow[0]["shape"]
-    return ["", "### Follow-up 2: boundary F of SLIC upsampling against the tolerance", "",
-            f"Boundary F of the centre variants, and of the true instance maps taken to "
-            f"stride {stride} and back (the upsampling alone), at tolerances of "
-            f"{', '.join(map(str, _TOLERANCES))} pixels; the main table's tolerance is "
-            f"{follow[0]['table_radius']:g} px at {h} x {w}. Mean ± std over seeds.", "",
-            res.table(rows)]
 
 
 def _pct(mask):
@@ -283,8 +275,7 @@ def _pooled(follow):
 
 
 def _touching_rows(pool, stride):
-    """The two tables of follow-up 1: touching pairs by contact length, instances of the
-    touching subset by the size of their touching group."""
+    """Follow-up 1's rows: touching pairs by contact length, instances by touching group."""
     contact, merged, pair_dice = pool["contact"], pool["merged"], pool["pair_dice"]
     rows_pairs = []
     for lo, hi in _CONTACT_BINS:
@@ -308,63 +299,69 @@ def _touching_rows(pool, stride):
     return rows_pairs, rows_groups
 
 
-def _follow_up_section(res, follow, ctx):
-    """Markdown lines and the figure of the two follow-ups (pooled over seeds)."""
-    stride = follow[0]["stride"]
-    pool = _pooled(follow)
+def _touching_section(res, follow, pool):
+    """Markdown lines of follow-up 1 (its tables kept in ``res``)."""
+    md = ["### Follow-up 1: connected components on the touching subset, by contact and "
+          "group", ""]
+    if not pool["contact"].size:  # no touching scene drawn: nothing to stratify
+        return md + ["The test scenes have no touching pair: nothing to measure."]
     floor, cc_t = (float(np.mean([f["sbd_touching"][m] for f in follow]))
                    for m in (_ORACLE, _CC))
-    rows_pairs, rows_groups = _touching_rows(pool, stride)
-    md = ["", "### Follow-up 1: connected components on the touching subset, by contact and "
-          "group", "",
-          f"The {pool['contact'].size} touching pairs of the test scenes ({len(follow)} "
-          "seed(s)) by contact length, then the touching subset's instances by the size of "
-          "their touching group. The networks are those of `instance_segmentation` (the "
-          "same fits, same seeds and scenes).", "",
-          res.table(rows_pairs), "", res.table(rows_groups), "",
-          f"Best Dice on the touching subset: {floor:.3f} for the oracle (every touching "
-          f"pair merged, nothing else wrong), {cc_t:.3f} for connected components + SLIC."]
-    if not pool["contact"].size:  # no touching scene drawn: nothing to stratify
-        md = md[:2] + ["", "The test scenes have no touching pair: nothing to measure."]
-    md += _boundary_followup(res, follow, stride)
-    fig = ctx.figure_path("instance_segmentation_followups.png")
-    _plot_follow_ups(fig, pool["contact"], pool["merged"], follow, stride)
-    return md, fig
+    rows_pairs, rows_groups = _touching_rows(pool, follow[0]["stride"])
+    return md + [
+        f"The {pool['contact'].size} touching pairs of the test scenes ({len(follow)} "
+        "seed(s)) by contact length, then the touching subset's instances by the size of "
+        "their touching group. The networks are those of `instance_segmentation` (the "
+        "same fits, same seeds and scenes).", "",
+        res.table(rows_pairs), "", res.table(rows_groups), "",
+        f"Best Dice on the touching subset: {floor:.3f} for the oracle (every touching "
+        f"pair merged, nothing else wrong), {cc_t:.3f} for connected components + SLIC."]
 
 
-def _plot_follow_ups(path, contact, merged, follow, stride):
+def _boundary_section(res, follow):
+    """Markdown lines of follow-up 2 (its table kept in ``res``)."""
+    rows = [{"map": m, **{f"BF @ {t} px": format_mean_std([f["bf"][m][i] for f in follow], 3)
+                          for i, t in enumerate(_TOLERANCES)},
+             "best Dice (all)": format_mean_std([f["sbd"][m] for f in follow], 3)}
+            for m in _BF_METHODS]
+    h, w = follow[0]["shape"]
+    return ["### Follow-up 2: boundary F of SLIC upsampling against the tolerance", "",
+            f"Boundary F of the centre variants, and of the true instance maps taken to "
+            f"stride {follow[0]['stride']} and back (the upsampling alone), at tolerances of "
+            f"{', '.join(map(str, _TOLERANCES))} pixels; the main table's tolerance is "
+            f"{follow[0]['table_radius']:g} px at {h} x {w}. Mean ± std over seeds.", "",
+            res.table(rows)]
+
+
+def _plot_follow_ups(ctx, pool, follow):
     import matplotlib.pyplot as plt
 
-    paper, near, cc = _VARIANTS[0][0], _VARIANTS[1][0], _VARIANTS[3][0]
+    contact, merged, stride = pool["contact"], pool["merged"], follow[0]["stride"]
     fig, (ax, ax_b) = plt.subplots(1, 2, figsize=(11, 3.8))
     bins = [(lo, hi) for lo, hi in _CONTACT_BINS if _in_bin(contact, lo, hi).any()]
     x = np.arange(len(bins))
-    for m, name in ((cc, "connected components + SLIC"), (paper, "centres + SLIC"),
+    for m, name in ((_CC, "connected components + SLIC"), (_PAPER, "centres + SLIC"),
                     (_ORACLE_LOW, f"true semantic map at stride {stride}")):
         ax.plot(x, [merged[m][_in_bin(contact, *b)].mean() for b in bins], "o-", label=name)
     ax.set_xticks(x, [f"{_bin_label(*b)}\n({int(_in_bin(contact, *b).sum())} pairs)"
                       for b in bins], fontsize=8)
-    ax.set_xlabel("contact length of a touching pair (pixels)")
-    ax.set_ylabel("share of pairs merged")
-    ax.set_ylim(-0.05, 1.05)
+    ax.set(xlabel="contact length of a touching pair (pixels)",
+           ylabel="share of pairs merged", ylim=(-0.05, 1.05))
     ax.legend(fontsize=8)
     ax.set_title("touching pairs merged (pooled over seeds)", fontsize=9)
-    for m, style in ((paper, "o-"), (near, "s-"), (_TRUE_SLIC, "o--"), (_TRUE_NEAR, "s--")):
+    for m, style in zip(_BF_METHODS, ("o-", "s-", "o--", "s--")):
         ax_b.plot(_TOLERANCES, np.mean([f["bf"][m] for f in follow], 0), style, label=m)
-    ax_b.set_xlabel("boundary F tolerance (pixels)")
-    ax_b.set_ylabel("boundary F")
-    ax_b.set_xticks(_TOLERANCES)
+    ax_b.set(xlabel="boundary F tolerance (pixels)", ylabel="boundary F", xticks=_TOLERANCES)
     ax_b.legend(fontsize=7)
     ax_b.set_title("boundary F against its tolerance (mean over seeds)", fontsize=9)
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=80)
+    return save_figure(fig, ctx, "instance_segmentation_followups.png", dpi=80)
 
 
-def _plot_examples(path, test, results, variants):
+def _plot_examples(ctx, test, results):
     import matplotlib.pyplot as plt
 
-    labels = [v[0] for v in variants if v[0] in results]
-    shown = [labels[0], labels[2], labels[3]] if len(labels) >= 4 else labels
+    shown = (_PAPER, _MS, _CC)
     n = min(4, len(test.images))
     fig, axes = plt.subplots(n, 2 + len(shown), figsize=(2.3 * (2 + len(shown)), 2.3 * n))
     axes = np.atleast_2d(axes)
@@ -374,19 +371,18 @@ def _plot_examples(path, test, results, variants):
         for j, label in enumerate(shown):
             axes[i, 2 + j].imshow(results[label]["pred"][i], cmap="tab20",
                                   interpolation="nearest")
-    for j, title in enumerate(["image", "true instances"] + shown):
+    for j, title in enumerate(["image", "true instances", *shown]):
         axes[0, j].set_title(title.replace(" + ", "\n+ "), fontsize=8)
     for ax in axes.ravel():
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ax.set(xticks=[], yticks=[])
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=80)
+    return save_figure(fig, ctx, "instance_segmentation_examples.png", dpi=80)
 
 
-def _plot_scores(path, table, variants):
+def _plot_scores(ctx, table):
     import matplotlib.pyplot as plt
 
-    labels = [v[0] for v in variants]
+    labels = list(table)
     metrics = [("sbd_touching", "best Dice (touching)"), ("ap50", "AP@0.5"),
                ("bf", "boundary F")]
     fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(12, 4))
@@ -398,39 +394,31 @@ def _plot_scores(path, table, variants):
     ax.axhline(0.85, color="k", linestyle="--", linewidth=0.8)
     ax.set_xticks(x + width, [lbl.replace(" + ", "\n+ ").replace(", ", ",\n")
                               for lbl in labels], fontsize=7)
-    ax.set_ylim(0, 1)
+    ax.set(ylim=(0, 1), title="scores on held-out scenes (mean over seeds)")
     ax.legend(fontsize=8)
-    ax.set_title("scores on held-out scenes (mean over seeds)")
     ips = [np.mean([r["ips"] for r in table[label]]) for label in labels]
     ax_t.barh(x, ips)
     ax_t.set_yticks(x, labels, fontsize=7)
-    ax_t.set_xscale("log")
-    ax_t.set_xlabel("inference images / s (1 thread, log scale)")
+    ax_t.set(xscale="log", xlabel="inference images / s (1 thread, log scale)")
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=80)
-
-
-def _fit(cfg, seed, train):
-    """``(segmenter fitted on the scenes train, fit seconds, fit process CPU seconds)``."""
-    from sklearn_papers.vision import InstanceSegmenter
-
-    start, cpu = time.perf_counter(), time.process_time()
-    est = InstanceSegmenter(max_epochs=cfg["max_epochs"], random_state=seed, **cfg["params"])
-    est.fit(train.images, train.instance_maps, semantic_maps=train.semantic_maps)
-    return est, time.perf_counter() - start, time.process_time() - cpu
+    return save_figure(fig, ctx, "instance_segmentation_scores.png", dpi=80)
 
 
 def _fit_score_and_follow_up(cfg, seed, train, test):
     """Fit one segmenter on the scenes ``train``: ``((fit seconds, fit process CPU seconds,
     evaluate_variants on test), follow_ups on test)``, both from the same network."""
-    est, seconds, fit_cpu = _fit(cfg, seed, train)
+    from sklearn_papers.vision import InstanceSegmenter
+
+    start, cpu = time.perf_counter(), time.process_time()
+    est = InstanceSegmenter(max_epochs=cfg["max_epochs"], random_state=seed, **cfg["params"])
+    est.fit(train.images, train.instance_maps, semantic_maps=train.semantic_maps)
+    seconds, fit_cpu = time.perf_counter() - start, time.process_time() - cpu
     return (seconds, fit_cpu, evaluate_variants(est, test)), follow_ups(est, test)
 
 
 def _seed_values(ctx, cfg, *, owner=None, share=False):
-    """``(seeds, scenes, values)``: :func:`_fit_score_and_follow_up` per seed, cached under
-    ``seed=S`` (``owner``, ``share``: see :func:`cached_parts`), the seeds side by side on
-    :data:`_N_JOBS` processes."""
+    """``(seeds, scenes, values)``: :func:`_fit_score_and_follow_up` per seed, a cached part
+    (``owner``, ``share``: see :func:`cached_parts`) on :data:`_N_JOBS` processes."""
     from sklearn_papers.datasets import make_scenes
 
     seeds = PROTOCOL.seeds(ctx)
@@ -454,38 +442,13 @@ def _table_rows(table):
     return [{"method": label,
              **{c: format_mean_std([r[k] for r in table[label]], 3) for c, k in columns.items()},
              "images/s": f"{np.mean([r['ips'] for r in table[label]]):.1f}"}
-            for label, _, _ in _VARIANTS]
-
-
-def _collect(ctx, cfg, seeds, values):
-    """``(table, forward, fit_seconds, fit_cpus)``: per variant the per-seed scores (with
-    images/s), the network's forward seconds per image, and each fit's wall and CPU
-    seconds."""
-    table = {v[0]: [] for v in _VARIANTS}
-    forward, fit_seconds, fit_cpus = [], [], []
-    for seed, (seconds, fit_cpu, res) in zip(seeds, values):
-        fit_seconds.append(seconds)
-        fit_cpus.append(fit_cpu)
-        forward.append(res["forward_seconds"] / cfg["n_test"])
-        for label in table:
-            table[label].append(dict(res[label], ips=cfg["n_test"] / res[label]["seconds"]))
-        ctx.log(f"[instance_segmentation] seed {seed}: fit {seconds:.0f} s, centres+SLIC "
-                f"best Dice {res[_PAPER]['sbd']:.3f}")
-    return table, forward, fit_seconds, fit_cpus
+            for label in table]
 
 
 def _claim_lines(res, table, forward, cfg):
-    """The claims' lines under the table (verdicts kept in ``res``) and the time per image
-    of each step."""
-    def mean(label, key):
-        return float(np.mean([r[key] for r in table[label]]))
-
+    """The claims' lines (verdicts kept in ``res``) and the time per image of each step."""
     def per_seed(label, key):
         return [r[key] for r in table[label]]
-
-    def line(verdict, claim=None, parts=(), on="", **kw):
-        return f"- {(claim or verdict.claim).statement}{on}: " + res.verdict(
-            verdict, claim=claim, parts=parts, **kw)
 
     touching = [judge(CLAIMS["centres_split"], per_seed(_PAPER, "sbd_touching")),
                 judge(CLAIMS["cc_merge"], per_seed(_CC, "sbd_touching"))]
@@ -495,19 +458,20 @@ def _claim_lines(res, table, forward, cfg):
                      per_seed(_MS, key)) for key in ("sbd_touching", "ap50")]
     fwd = float(np.mean(forward))
     # Post-processing time per image: the variant's time per image minus the forward pass.
-    post = {label: max(1e-9, mean(label, "seconds") / cfg["n_test"] - fwd) for label in table}
+    post = {label: max(1e-9, np.mean(per_seed(label, "seconds")) / cfg["n_test"] - fwd)
+            for label in table}
     slic_cost = post[_PAPER] - post[_PAPER_NEAR]
     grouping_ms = max(1e-9, post[_MS] - slic_cost)  # mean-shift grouping without SLIC's share
     speed = judge(CLAIMS["speed"], np.divide(per_seed(_PAPER, "ips"), per_seed(_MS, "ips")))
     slic = judge(CLAIMS["slic"], per_seed(_PAPER, "bf"), per_seed(_PAPER_NEAR, "bf"))
     return [
-        line(all_of(*touching), CLAIMS["touching"], touching),
-        *(line(v, style="plain") for v in touching),
-        line(all_of(*as_good), CLAIMS["as_good"], as_good),
-        *(line(v, on=f", {name}", style="plain")
+        res.verdict_line(all_of(*touching), claim=CLAIMS["touching"], parts=touching),
+        *(res.verdict_line(v, "plain") for v in touching),
+        res.verdict_line(all_of(*as_good), claim=CLAIMS["as_good"], parts=as_good),
+        *(f"- {v.claim.statement}, {name}: " + res.verdict(v, style="plain")
           for v, name in zip(as_good, ("best Dice (touching)", "AP@0.5"))),
-        line(speed, style="outcome", digits=1),
-        line(slic, style="outcome"),
+        res.verdict_line(speed, "outcome", digits=1),
+        res.verdict_line(slic, "outcome"),
         f"- Time per image: network forward {1000 * fwd:.1f} ms; grouping alone, centres vs "
         f"mean-shift, {1000 * post[_PAPER_NEAR]:.1f} vs {1000 * grouping_ms:.1f} ms; SLIC "
         f"{1000 * slic_cost:.1f} ms.",
@@ -518,13 +482,17 @@ def run(ctx):
     """Run the experiment (module docstring)."""
     cfg = PROTOCOL.settings(ctx.quick)
     seeds, scenes, both = _seed_values(ctx, cfg, share=True)
-    values = [scores for scores, _ in both]
-    table, forward, fit_seconds, fit_cpus = _collect(ctx, cfg, seeds, values)
+    fits = [scores for scores, _ in both]  # (fit seconds, fit CPU seconds, scores) per seed
+    for seed, (seconds, _, res) in zip(seeds, fits):
+        ctx.log(f"[instance_segmentation] seed {seed}: fit {seconds:.0f} s, centres+SLIC "
+                f"best Dice {res[_PAPER]['sbd']:.3f}")
+    n = cfg["n_test"]
+    table = {label: [dict(res[label], ips=n / res[label]["seconds"]) for *_, res in fits]
+             for label, _, _ in _VARIANTS}
+    forward = [res["forward_seconds"] / n for *_, res in fits]
     test0 = scenes[seeds[0]][1]
-    fig_examples = ctx.figure_path("instance_segmentation_examples.png")
-    _plot_examples(fig_examples, test0, values[0][2], _VARIANTS)
-    fig_scores = ctx.figure_path("instance_segmentation_scores.png")
-    _plot_scores(fig_scores, table, _VARIANTS)
+    fig_examples = _plot_examples(ctx, test0, fits[0][2])
+    fig_scores = _plot_scores(ctx, table)
     res = Result()
     md = [f"Scores on {cfg['n_test']} held-out scenes per seed (for the first seed "
           f"{int(test0.has_touching.sum())} in the touching subset), `InstanceSegmenter` "
@@ -532,8 +500,9 @@ def run(ctx):
           f"over {len(seeds)} seeds.", "",
           res.table(_table_rows(table)), "",
           *_claim_lines(res, table, forward, cfg),
-          f"- Training: {np.mean(fit_seconds):.0f} s wall, {np.mean(fit_cpus):.0f} s process "
-          f"CPU per fit ({_N_JOBS} worker processes).", "",
+          f"- Training: {np.mean([f[0] for f in fits]):.0f} s wall, "
+          f"{np.mean([f[1] for f in fits]):.0f} s process CPU per fit ({_N_JOBS} worker "
+          "processes).", "",
           "The follow-up `instance_segmentation_followup` measures why claims fail."]
     return res.done("\n".join(md), figures=[fig_scores, fig_examples],
                     shortened=PROTOCOL.note(ctx.quick))
@@ -543,19 +512,22 @@ def run_followup(ctx):
     """The two follow-ups (:func:`follow_ups`) on the networks of ``instance_segmentation``:
     read from this run when it ran them, else computed (and cached) under its name."""
     cfg = PROTOCOL.settings(ctx.quick)
-    _, _, both = _seed_values(ctx, cfg, owner="instance_segmentation")
-    follow = [fu for _, fu in both]
+    follow = [fu for _, fu in _seed_values(ctx, cfg, owner="instance_segmentation")[2]]
+    pool = _pooled(follow)
     res = Result()
-    md, fig = _follow_up_section(res, follow, ctx)
-    return res.done("\n".join(md[1:]), figures=[fig], shortened=PROTOCOL.note(ctx.quick))
+    md = _touching_section(res, follow, pool) + [""] + _boundary_section(res, follow)
+    fig = _plot_follow_ups(ctx, pool, follow)
+    return res.done("\n".join(md), figures=[fig], shortened=PROTOCOL.note(ctx.quick))
 
+
+_PAPER_REF = ("Milioto, Mandtler & Stachniss 2019, Fast Instance and Semantic Segmentation "
+              "Exploiting Local Connectivity, Metric Learning, and One-Shot Detection for "
+              "Robotics, ICRA; De Brabandere, Neven & Van Gool 2017 (discriminative loss)")
 
 EXPERIMENT = Experiment(
     name="instance_segmentation",
     title="Joint semantic + instance segmentation: centre seeding vs clustering, SLIC",
-    paper=("Milioto, Mandtler & Stachniss 2019, Fast Instance and Semantic Segmentation "
-           "Exploiting Local Connectivity, Metric Learning, and One-Shot Detection for "
-           "Robotics, ICRA; De Brabandere, Neven & Van Gool 2017 (discriminative loss)"),
+    paper=_PAPER_REF,
     run=run,
     claims=CLAIMS,
     protocol=PROTOCOL,
@@ -565,9 +537,7 @@ EXPERIMENT_FOLLOWUP = Experiment(
     name="instance_segmentation_followup",
     title="Joint instance segmentation, follow-up: touching pairs by contact, boundary F "
           "by tolerance",
-    paper=("Milioto, Mandtler & Stachniss 2019, Fast Instance and Semantic Segmentation "
-           "Exploiting Local Connectivity, Metric Learning, and One-Shot Detection for "
-           "Robotics, ICRA; De Brabandere, Neven & Van Gool 2017 (discriminative loss)"),
+    paper=_PAPER_REF,
     run=run_followup,
     protocol=PROTOCOL,
 )

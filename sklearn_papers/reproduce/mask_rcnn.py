@@ -13,6 +13,7 @@ import numpy as np
 from sklearn_papers.metrics import (
     detection_box_average_precision,
     instance_best_iou,
+    mask_average_precision,
     matched_mask_iou,
     other_class_share,
 )
@@ -51,9 +52,6 @@ CLAIMS = declare(
           margin=-_NOT_WORSE, key="sigmoid_not_worse", arms=(_MAIN, _SOFT)),
 )
 
-# Test scenes are drawn at the training scale, so both models predict at the input scale
-# only (predict_scales=(1.0,)): the comparisons are of the architectures, not of the choice
-# of a prediction scale.
 PROTOCOL = Protocol(
     full=dict(image_size=64, n_train=512, n_test=128, anchors=(8, 16, 32), epochs=16,
               lr=1e-2, seeds=3, variants=_VARIANTS + (_C4_POOL,), hard=True,
@@ -75,10 +73,7 @@ CLAIMS_FOLLOWUP = declare(
           arms=("mixed boxes", "clean boxes")),
 )
 
-#: Crowded scenes: 4 classes (disc, square, ellipse, and discs of a second colour), 4 to 8
-#: objects that may overlap (later ones occlude earlier ones). The training budget is the
-#: main run's (same scene size, counts, epochs, lr and anchors), so that easy-scene fits of
-#: the same two models and seeds are the control; one seed more than the main run.
+#: Crowded scenes at the main run's training budget: its easy-scene fits are the control.
 PROTOCOL_FOLLOWUP = Protocol(
     full=dict(image_size=64, n_train=512, n_test=128, anchors=(8, 16, 32), epochs=16,
               lr=1e-2, seeds=4, predict_scales=(1.0,), variants=(_MAIN, _SOFT),
@@ -93,8 +88,7 @@ PROTOCOL_FOLLOWUP = Protocol(
 _METRICS = ("mask AP", "AP50", "AP75", "box AP", "matched mask IoU", "matched fraction",
             "images/s")
 
-#: Worker processes for the independent fits (one torch thread each); the results do not
-#: depend on it.
+#: Worker processes for the fits (one torch thread each); the results do not depend on it.
 _N_JOBS = 2
 
 
@@ -104,13 +98,16 @@ def _params(variant):
                 mask_loss=loss)
 
 
-def _scenes(cfg, n, seed, hard):
+def _scenes(cfg, n, seed, kind):
+    """``n`` scenes of a ``kind``: ``"easy"``, ``"default"`` (the package's: 3 classes, up to
+    6 objects, touching) or ``"crowded"`` (``cfg["scenes"]``)."""
     from sklearn_papers.datasets import make_scenes
 
-    if hard:  # the package's default scenes: 3 classes, up to 6 objects, touching
-        return make_scenes(n, image_size=cfg["image_size"], random_state=seed)
-    return make_scenes(n, image_size=cfg["image_size"], n_classes=2, max_objects=3,
-                       touching=0.0, noise=0.02, random_state=seed)
+    if kind == "easy":
+        kw = dict(n_classes=2, max_objects=3, touching=0.0, noise=0.02)
+    else:
+        kw = cfg["scenes"] if kind == "crowded" else {}
+    return make_scenes(n, image_size=cfg["image_size"], random_state=seed, **kw)
 
 
 def _label_maps(dets, shape, threshold):
@@ -124,51 +121,43 @@ def _label_maps(dets, shape, threshold):
     return maps
 
 
-def _ap_metrics(true_maps, masks, **kw):
-    """Mask AP@[.5:.95], AP50 and AP75 (class-aware when ``kw`` gives labels)."""
-    from sklearn_papers.metrics import mask_average_precision
-
-    return {"mask AP": mask_average_precision(true_maps, masks, **kw),
-            "AP50": mask_average_precision(true_maps, masks, iou_thresholds=0.5, **kw),
-            "AP75": mask_average_precision(true_maps, masks, iou_thresholds=0.75, **kw)}
-
-
-def _evaluate(est, test):
-    """Test metrics of a fitted MaskRCNN and its detections (computed once: the label
-    maps of ``predict`` are painted from them)."""
-    start = time.perf_counter()
-    dets = est.predict_detections(test.images)
-    seconds = time.perf_counter() - start
-    kw = dict(pred_scores=[d["scores"] for d in dets], true_labels=test.labels,
-              pred_labels=[d["labels"] for d in dets])
-    maps = _label_maps(dets, test.instance_maps.shape[1:], est.instance_score_threshold)
-    miou, matched = matched_mask_iou(list(test.instance_maps), list(maps))
-    res = {**_ap_metrics(test.instance_maps, [d["masks"] for d in dets], **kw),
-           "box AP": detection_box_average_precision(test.boxes, test.labels, dets),
-           "matched mask IoU": miou, "matched fraction": matched,
-           "images/s": len(test.images) / seconds}
-    return res, dets
+def _test_metrics(test, maps, masks, seconds, box_ap, **kw):
+    """The tables' metrics of predicted ``maps`` and ``masks`` (``kw``: class-aware AP)."""
+    true = test.instance_maps
+    miou, matched = matched_mask_iou(list(true), list(maps))
+    return {"mask AP": mask_average_precision(true, masks, **kw),
+            "AP50": mask_average_precision(true, masks, iou_thresholds=0.5, **kw),
+            "AP75": mask_average_precision(true, masks, iou_thresholds=0.75, **kw),
+            "box AP": box_ap, "matched mask IoU": miou, "matched fraction": matched,
+            "images/s": len(test.images) / seconds}
 
 
 def _fit_scored(cfg, variant, seed, train, test):
-    """``(model, test metrics, detections)`` of one MaskRCNN fit; ``"fit s"`` and ``"fit
-    CPU s"`` time the fit and the evaluation."""
+    """``(model, test metrics, detections)`` of one fit (its times include the evaluation)."""
     from sklearn_papers.vision import MaskRCNN
 
     est = MaskRCNN(**_params(variant), anchor_sizes=cfg["anchors"], max_epochs=cfg["epochs"],
                    lr=cfg["lr"], predict_scales=cfg["predict_scales"], random_state=seed)
     t0, c0 = time.perf_counter(), time.process_time()
     est.fit(train.images, train.instance_maps, train.semantic_maps)
-    res, dets = _evaluate(est, test)
+    start = time.perf_counter()
+    dets = est.predict_detections(test.images)
+    seconds = time.perf_counter() - start
+    # predict's label maps, painted from the detections already computed
+    maps = _label_maps(dets, test.instance_maps.shape[1:], est.instance_score_threshold)
+    res = _test_metrics(test, maps, [d["masks"] for d in dets], seconds,
+                        detection_box_average_precision(test.boxes, test.labels, dets),
+                        pred_scores=[d["scores"] for d in dets], true_labels=test.labels,
+                        pred_labels=[d["labels"] for d in dets])
     res["fit s"] = time.perf_counter() - t0
     res["fit CPU s"] = time.process_time() - c0
     return est, res, dets
 
 
-def _train_test(cfg, setting, data_seed):
-    """The training and test scenes of a setting (``"easy"`` or ``"default"``)."""
-    return (_scenes(cfg, cfg["n_train"], 1000 + data_seed, setting != "easy"),
-            _scenes(cfg, cfg["n_test"], 2000 + data_seed, setting != "easy"))
+def _train_test(cfg, kind, data_seed):
+    """The training and test scenes of a kind (:func:`_scenes`)."""
+    return (_scenes(cfg, cfg["n_train"], 1000 + data_seed, kind),
+            _scenes(cfg, cfg["n_test"], 2000 + data_seed, kind))
 
 
 def _fit_mask_rcnn(cfg, setting, variant, seed, data_seed, keep_maps):
@@ -181,12 +170,9 @@ def _fit_mask_rcnn(cfg, setting, variant, seed, data_seed, keep_maps):
 
 
 def _fit_segmenter(cfg, setting, seed, data_seed):
-    """InstanceSegmenter on the same scenes (a cached part); None when the class does
-    not exist."""
-    try:
-        from sklearn_papers.vision import InstanceSegmenter
-    except ImportError:
-        return None
+    """InstanceSegmenter on the same scenes and its test metrics (a cached part)."""
+    from sklearn_papers.vision import InstanceSegmenter
+
     train, test = _train_test(cfg, setting, data_seed)
     est = InstanceSegmenter(max_epochs=cfg["segmenter_epochs"],
                             predict_scales=cfg["predict_scales"], random_state=seed)
@@ -195,14 +181,11 @@ def _fit_segmenter(cfg, setting, seed, data_seed):
     fit_s, fit_cpu = time.perf_counter() - t0, time.process_time() - c0
     t0 = time.perf_counter()
     maps = est.predict(test.images)
-    seconds = time.perf_counter() - t0
-    miou, matched = matched_mask_iou(list(test.instance_maps), list(maps))
-    return {**_ap_metrics(test.instance_maps, maps), "box AP": float("nan"),
-            "matched mask IoU": miou, "matched fraction": matched,
-            "images/s": len(test.images) / seconds, "fit s": fit_s, "fit CPU s": fit_cpu}
+    res = _test_metrics(test, maps, maps, time.perf_counter() - t0, float("nan"))
+    return {**res, "fit s": fit_s, "fit CPU s": fit_cpu}
 
 
-def _plot(path, images, maps, results, variants):
+def _plot(ctx, images, maps, results, variants):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 4, figsize=(13, 3.6),
@@ -219,36 +202,30 @@ def _plot(path, images, maps, results, variants):
         means = [np.mean([r[key] for r in results[name]]) for key in keys]
         ax.bar(np.arange(len(keys)) + k * width, means, width, label=name)
     ax.set_xticks(np.arange(len(keys)) + 0.4 - width / 2, keys)
-    ax.set_ylim(0, 1)
-    ax.set_title("test AP (mean over seeds)")
+    ax.set(ylim=(0, 1), title="test AP (mean over seeds)")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=90)
+    return save_figure(fig, ctx, "mask_rcnn_scenes.png", dpi=90)
 
 
 def _main_parts(ctx, cfg, seeds):
-    """``(parts, jobs)`` of the main fits: every variant on the easy scenes (the first
-    one on the default scenes too) and the InstanceSegmenter, per seed."""
-    settings = ["easy"] + (["default"] if cfg["hard"] else [])
-    protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
-    parts, jobs = [], []
-    for setting in settings:
+    """The main fits: every variant on the easy scenes (the first one on the default scenes
+    too) and the InstanceSegmenter, per seed; their params name each (``setting``, ``seed``
+    and, but for the InstanceSegmenter, ``variant``)."""
+    parts = []
+    for setting in ["easy"] + (["default"] if cfg["hard"] else []):
         variants = cfg["variants"] if setting == "easy" else cfg["variants"][:1]
         for seed in seeds:
+            where = {"setting": setting, "seed": seed, "data_seed": ctx.random_state}
             for variant in variants:
                 keep = seed == seeds[0] and variant == variants[0]
-                jobs.append((setting, variant, seed))
                 parts.append((f"{setting}/{variant}/seed={seed}", _fit_mask_rcnn,
-                              (protocol, setting, variant, seed, ctx.random_state, keep),
-                              {**protocol, "setting": setting, "variant": variant,
-                               "seed": seed, "data_seed": ctx.random_state}))
+                              (cfg, setting, variant, seed, ctx.random_state, keep),
+                              {**cfg, **where, "variant": variant}))
             if cfg["segmenter_epochs"] is not None:
-                jobs.append((setting, None, seed))
                 parts.append((f"{setting}/InstanceSegmenter/seed={seed}", _fit_segmenter,
-                              (protocol, setting, seed, ctx.random_state),
-                              {**protocol, "setting": setting, "seed": seed,
-                               "data_seed": ctx.random_state}))
-    return parts, jobs
+                              (cfg, setting, seed, ctx.random_state), {**cfg, **where}))
+    return parts
 
 
 def _table_rows(models, keys):
@@ -265,17 +242,13 @@ def _table_rows(models, keys):
     return rows
 
 
-def _verdict_lines(result, claims, runs, **kw):
-    """``- claim: verdict`` of each declared claim, judged on the per-seed values of its
-    metric in ``runs[arm]``; the verdicts kept in ``result``."""
-    return [f"- {c.statement}: " + result.verdict(
-        judge(c, *([r[c.metric] for r in runs[arm]] for arm in c.arms)), **kw) for c in claims]
+def _judge(claim, runs):
+    """:func:`judge` on the per-seed values of the claim's metric in ``runs[arm]``."""
+    return judge(claim, *([r[claim.metric] for r in runs[arm]] for arm in claim.arms))
 
 
 def _fits(ctx, parts, desc, **where):
-    """Values of the cached fitting ``parts`` (on :data:`_N_JOBS` workers), their wall
-    seconds and how many were read back from an earlier run; ``where``: ``owner`` and
-    ``share`` of :func:`~._parallel.cached_parts`."""
+    """``(values, wall seconds, parts read back)`` of :func:`~._parallel.cached_parts`."""
     start, n_reused = time.perf_counter(), len(ctx.reused)
     with one_torch_thread(), ctx.progress(total=len(parts), desc=desc) as bar:
         values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar, **where)
@@ -283,40 +256,33 @@ def _fits(ctx, parts, desc, **where):
 
 
 def run(ctx):
-    """Run the experiment (module docstring); fits are cached parts on :data:`_N_JOBS`
-    workers."""
+    """Run the experiment (module docstring)."""
     cfg = PROTOCOL.settings(ctx.quick)
-    seeds = PROTOCOL.seeds(ctx)
-    parts, jobs = _main_parts(ctx, cfg, seeds)
+    parts = _main_parts(ctx, cfg, PROTOCOL.seeds(ctx))
     # shared with mask_rcnn_followup, whose control they are
     values, wall, n_reused = _fits(ctx, parts, "mask_rcnn: fits", share=True)
-    results, seg_rows, figure_maps = {}, {}, {}
-    for (setting, variant, _), value in zip(jobs, values):
-        if variant is None:
-            if value is not None:
-                seg_rows.setdefault(setting, []).append(value)
-            continue
+    results, figure_maps = {}, {}
+    for (*_, where), value in zip(parts, values):
         if "maps" in value:
-            figure_maps[setting] = value.pop("maps")
-        results.setdefault((setting, variant), []).append(value)
-    fit_cpu = sum(v["fit CPU s"] for v in values if v is not None)
+            figure_maps[where["setting"]] = value.pop("maps")
+        results.setdefault((where["setting"], where.get("variant")), []).append(value)
     easy = {v: results[("easy", v)] for v in cfg["variants"]}
+    verdicts = [_judge(c, easy) for c in CLAIMS.values()
+                if all(arm in easy for arm in c.arms)]  # no C4 + RoIPool in the quick run
+    test = _scenes(cfg, 3, 2000 + ctx.random_state, "easy")
+    fig_path = _plot(ctx, test.images[:3], figure_maps["easy"], easy, cfg["variants"])
+    models = [(s, f"Mask R-CNN ({v})", res) for (s, v), res in results.items() if v]
+    models += [(s, "InstanceSegmenter (defaults)", res)
+               for (s, v), res in results.items() if v is None]
+    caption = (f"Test metrics on {cfg['image_size']} px scenes ({cfg['n_train']} training and "
+               f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs, lr {cfg['lr']:g}, "
+               f"anchors {cfg['anchors']}), mean ± std over {cfg['seeds']} seeds. "
+               f"{len(parts)} fits: {wall:.0f} s wall ({n_reused} read back), "
+               f"{sum(v['fit CPU s'] for v in values):.0f} s fit CPU.")
     result = Result()
-    keys = ["iou", "align"] + (["align_c4"] if _C4_POOL in easy else []) + [
-        "sigmoid", "sigmoid_not_worse"]
-    claims = _verdict_lines(result, [CLAIMS[k] for k in keys], easy)
-    fig_path = ctx.figure_path("mask_rcnn_scenes.png")
-    test = _scenes(cfg, 3, 2000 + ctx.random_state, False)
-    _plot(fig_path, test.images[:3], figure_maps["easy"], easy, cfg["variants"])
-    models = [(s, f"Mask R-CNN ({v})", res) for (s, v), res in results.items()]
-    models += [(s, "InstanceSegmenter (defaults)", res) for s, res in seg_rows.items()]
-    md = [f"Test metrics on {cfg['image_size']} px scenes ({cfg['n_train']} training and "
-          f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs, lr {cfg['lr']:g}, anchors "
-          f"{cfg['anchors']}), mean ± std over {cfg['seeds']} seeds. {len(parts)} fits: "
-          f"{wall:.0f} s wall ({n_reused} read back), {fit_cpu:.0f} s fit CPU.", "",
-          result.table(_table_rows(models, _METRICS)), "", *claims, "",
-          "The follow-up `mask_rcnn_followup` asks whether classes competing inside a box "
-          "explain the sigmoid vs softmax result."]
+    md = result.block(caption, _table_rows(models, _METRICS), verdicts) + [
+        "The follow-up `mask_rcnn_followup` asks whether classes competing inside a box "
+        "explain the sigmoid vs softmax result."]
     return result.done("\n".join(md), figures=[fig_path],
                        shortened=PROTOCOL.note(ctx.quick))
 
@@ -324,19 +290,11 @@ def run(ctx):
 # -- follow-up: classes competing inside a box -------------------------------------------
 
 
-def _crowded(cfg, n, seed):
-    from sklearn_papers.datasets import make_scenes
-
-    return make_scenes(n, image_size=cfg["image_size"], random_state=seed, **cfg["scenes"])
-
-
 def _fit_crowded(cfg, variant, seed, data_seed):
-    """One Mask R-CNN fit on crowded scenes: the metrics of ``_evaluate`` plus per true
-    test instance its best same-class IoU and its box's other-class share (a cached
-    part; runs in a worker)."""
-    test = _crowded(cfg, cfg["n_test"], 2000 + data_seed)
-    est, res, dets = _fit_scored(cfg, variant, seed,
-                                 _crowded(cfg, cfg["n_train"], 1000 + data_seed), test)
+    """One fit on crowded scenes: its metrics, and per true test instance its best
+    same-class IoU and its box's other-class share (a cached part)."""
+    train, test = _train_test(cfg, "crowded", data_seed)
+    est, res, dets = _fit_scored(cfg, variant, seed, train, test)
     res["instance IoU"] = instance_best_iou(test.instance_maps, test.labels, dets,
                                             threshold=est.instance_score_threshold)
     res["other-class share"] = other_class_share(test.semantic_maps, test.boxes, test.labels)
@@ -344,44 +302,34 @@ def _fit_crowded(cfg, variant, seed, data_seed):
 
 
 def _followup_parts(ctx, cfg, seeds):
-    """``(parts, jobs)`` of both models on crowded scenes, per seed."""
+    """Both models on crowded scenes, per seed (params as :func:`_main_parts`'s)."""
     # a fit does not depend on how many seeds there are: adding seeds keeps the cache
     protocol = {k: v for k, v in cfg.items() if k != "seeds"}
-    parts, jobs = [], []
-    for seed in seeds:
-        for variant in cfg["variants"]:
-            jobs.append(("crowded", variant, seed))
-            parts.append((f"followup/crowded/{variant}/seed={seed}", _fit_crowded,
-                          (protocol, variant, seed, ctx.random_state),
-                          {**protocol, "variant": variant, "seed": seed,
-                           "data_seed": ctx.random_state}))
-    return parts, jobs
+    return [(f"followup/crowded/{variant}/seed={seed}", _fit_crowded,
+             (protocol, variant, seed, ctx.random_state),
+             {**protocol, "variant": variant, "seed": seed, "data_seed": ctx.random_state})
+            for seed in seeds for variant in cfg["variants"]]
 
 
 def _control_parts(ctx, seeds):
-    """``(parts, jobs)`` of the control: both models on the easy scenes, the very parts of
-    ``mask_rcnn`` (read from its run or its cache; computed into its cache if missing)."""
-    parts, jobs = _main_parts(ctx, PROTOCOL.settings(ctx.quick), seeds)
-    keep = [i for i, (setting, variant, _) in enumerate(jobs)
-            if setting == "easy" and variant in (_MAIN, _SOFT)]
-    return [parts[i] for i in keep], [jobs[i] for i in keep]
+    """The control: ``mask_rcnn``'s own parts of both models on the easy scenes."""
+    return [p for p in _main_parts(ctx, PROTOCOL.settings(ctx.quick), seeds)
+            if p[3]["setting"] == "easy" and p[3].get("variant") in (_MAIN, _SOFT)]
 
 
 def _scene_shares(cfg, quick, data_seed):
     """``{scene set: other-class shares of its training boxes}`` of the scenes used."""
     main = PROTOCOL.settings(quick)
-    sets = {"easy (main run)": _scenes(main, main["n_train"], 1000 + data_seed, False)}
+    sets = {"easy (main run)": _scenes(main, main["n_train"], 1000 + data_seed, "easy")}
     if main["hard"]:
-        sets["default (main run)"] = _scenes(main, main["n_train"], 1000 + data_seed, True)
-    sets["crowded (follow-up)"] = _crowded(cfg, cfg["n_train"], 1000 + data_seed)
+        sets["default (main run)"] = _scenes(main, main["n_train"], 1000 + data_seed, "default")
+    sets["crowded (follow-up)"] = _scenes(cfg, cfg["n_train"], 1000 + data_seed, "crowded")
     return {k: other_class_share(d.semantic_maps, d.boxes, d.labels) for k, d in sets.items()}
 
 
-def _share_rows(shares):
-    return [{"scenes (training set)": name, "boxes": len(s),
-             "boxes holding pixels of another class": f"{np.mean(s > 0):.1%}",
-             "mean share of a box's pixels of other classes": f"{np.mean(s):.1%}"}
-            for name, s in shares.items()]
+def _ap_gap(runs):
+    """Per seed, the sigmoid model's mask AP minus the softmax model's."""
+    return np.array([a["mask AP"] - b["mask AP"] for a, b in zip(runs[_MAIN], runs[_SOFT])])
 
 
 def _by_box_group(crowded):
@@ -398,79 +346,76 @@ def _by_box_group(crowded):
     return by_group, iou, mixed
 
 
-def _followup_lines(result, crowded, easy):
-    """The follow-up's verdict lines (kept in ``result``) and the mean IoU by box group;
-    the per-seed gaps on easy and crowded scenes and the per-group IoU gaps (for the
-    figure)."""
-    gap, easy_gap = ([a["mask AP"] - b["mask AP"] for a, b in zip(res[_MAIN], res[_SOFT])]
-                     for res in (crowded, easy))
-    lines = _verdict_lines(result, [CLAIMS_FOLLOWUP["crowded"]], crowded)
-    lines.append(f"- {CLAIMS_FOLLOWUP['larger'].statement}: " + result.verdict(
-        judge(CLAIMS_FOLLOWUP["larger"], np.array(gap), np.array(easy_gap))))
-    by_group, iou, mixed = _by_box_group(crowded)
-    if len(by_group) == 2:
-        within = judge(CLAIMS_FOLLOWUP["within"], by_group["mixed"], by_group["clean"])
-        lines += [f"- {within.claim.statement}: {result.verdict(within)}",
-                  f"- Crowded test instances whose box holds another class: {mixed.sum()} of "
-                  f"{mixed.size}; mean best same-class IoU, sigmoid vs softmax: "
-                  f"{iou[(_MAIN, 'mixed')]:.3f} vs {iou[(_SOFT, 'mixed')]:.3f} on those, "
-                  f"{iou[(_MAIN, 'clean')]:.3f} vs {iou[(_SOFT, 'clean')]:.3f} on the others."]
-    return lines, np.array(easy_gap), np.array(gap), by_group
-
-
-def _followup_figure(ctx, cfg, shares, easy_gap, gap, by_group):
-    """The follow-up's figure; its example is, of 8 crowded scenes, the one with the most
-    boxes holding pixels of another class."""
-    fig = ctx.figure_path("mask_rcnn_crowded.png")
-    pool = _crowded(cfg, 8, 3000 + ctx.random_state)
-    best = int(np.argmax([np.sum(other_class_share(pool.semantic_maps[i:i + 1],
-                                                   pool.boxes[i:i + 1],
-                                                   pool.labels[i:i + 1]) > 0)
-                          for i in range(len(pool.images))]))
-    _plot_followup(fig, shares, easy_gap, gap, by_group, pool, best)
-    return fig
-
-
 def run_followup(ctx):
     """Both models on crowded scenes, against the same models on easy scenes (the fits of
     ``mask_rcnn``)."""
     cfg = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = PROTOCOL_FOLLOWUP.seeds(ctx)
-    parts, jobs = _followup_parts(ctx, cfg, seeds)
+    parts = _followup_parts(ctx, cfg, seeds)
     values, wall, _ = _fits(ctx, parts, "mask_rcnn_followup: fits")
-    control, control_jobs = _control_parts(ctx, seeds)
+    control = _control_parts(ctx, seeds)
     control_values = _fits(ctx, control, "mask_rcnn_followup: control", owner="mask_rcnn")[0]
     res = {"crowded": {}, "easy": {}}
-    for (scenes, variant, _), value in zip(jobs + control_jobs, values + control_values):
-        res[scenes].setdefault(variant, []).append(value)
+    for (*_, where), value in zip(parts + control, values + control_values):
+        res[where.get("setting", "crowded")].setdefault(where["variant"], []).append(value)
     ctx.log(f"[mask_rcnn_followup] {len(parts)} fits in {wall:.0f} s")
     result = Result()
+    gap, easy_gap = _ap_gap(res["crowded"]), _ap_gap(res["easy"])
+    lines = [result.verdict_line(_judge(CLAIMS_FOLLOWUP["crowded"], res["crowded"])),
+             result.verdict_line(judge(CLAIMS_FOLLOWUP["larger"], gap, easy_gap))]
+    by_group, iou, mixed = _by_box_group(res["crowded"])
+    if len(by_group) == 2:
+        lines += [result.verdict_line(judge(CLAIMS_FOLLOWUP["within"], by_group["mixed"],
+                                            by_group["clean"])),
+                  f"- Crowded test instances whose box holds another class: {mixed.sum()} of "
+                  f"{mixed.size}; mean best same-class IoU, sigmoid vs softmax: "
+                  f"{iou[(_MAIN, 'mixed')]:.3f} vs {iou[(_SOFT, 'mixed')]:.3f} on those, "
+                  f"{iou[(_MAIN, 'clean')]:.3f} vs {iou[(_SOFT, 'clean')]:.3f} on the others."]
     shares = _scene_shares(cfg, ctx.quick, ctx.random_state)
-    lines, easy_gap, gap, by_group = _followup_lines(result, res["crowded"], res["easy"])
+    share_rows = [{"scenes (training set)": name, "boxes": len(s),
+                   "boxes holding pixels of another class": f"{np.mean(s > 0):.1%}",
+                   "mean share of a box's pixels of other classes": f"{np.mean(s):.1%}"}
+                  for name, s in shares.items()]
     rows = _table_rows([(scenes, f"Mask R-CNN ({v})", res[scenes][v])
                         for scenes in ("crowded", "easy") for v in cfg["variants"]],
                        _METRICS[:5])
     md = ["How often a true box of the training scenes holds pixels of another class:", "",
-          result.table(_share_rows(shares)), "",
+          result.table(share_rows), "",
           f"Both models on crowded and easy scenes ({cfg['n_train']} training and "
           f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs), mean ± std over "
           f"{cfg['seeds']} seeds paired with `mask_rcnn`'s easy-scene fits.", "",
           result.table(rows), "", *lines]
-    fig = _followup_figure(ctx, cfg, shares, easy_gap, gap, by_group)
+    fig = _plot_followup(ctx, cfg, shares, easy_gap, gap, by_group)
     return result.done("\n".join(md), figures=[fig],
                        shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
-def _plot_followup(path, shares, easy_gap, gap, by_group, example, index=0):
+def _gap_panel(ax, gaps, labels, color, ylabel, title, fontsize=None):
+    """Per-seed gaps of each group (points), their mean (bar) and zero."""
+    for x, g in enumerate(gaps):
+        ax.scatter(np.full(len(g), x), g, color=color)
+        ax.hlines(np.mean(g), x - 0.2, x + 0.2, color="k")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xticks(range(len(gaps)), labels, fontsize=fontsize)
+    ax.set(xlim=(-0.5, len(gaps) - 0.5), ylabel=ylabel)
+    ax.set_title(title, fontsize=9)
+
+
+def _plot_followup(ctx, cfg, shares, easy_gap, gap, by_group):
+    """The follow-up's figure; its example: of 8 crowded scenes, the most mixed boxes."""
     import matplotlib.pyplot as plt
 
+    pool = _scenes(cfg, 8, 3000 + ctx.random_state, "crowded")
+    i = int(np.argmax([np.sum(other_class_share(pool.semantic_maps[i:i + 1],
+                                                pool.boxes[i:i + 1], pool.labels[i:i + 1]) > 0)
+                       for i in range(len(pool.images))]))
     fig, axes = plt.subplots(1, 4, figsize=(14, 3.6),
                              gridspec_kw={"width_ratios": [1, 1.3, 1.1, 1.1]})
     ax = axes[0]
-    ax.imshow(example.images[index])
-    ax.imshow(np.ma.masked_equal(example.semantic_maps[index], 0), cmap="tab10", alpha=0.35,
+    ax.imshow(pool.images[i])
+    ax.imshow(np.ma.masked_equal(pool.semantic_maps[i], 0), cmap="tab10", alpha=0.35,
               vmin=0, vmax=10)
-    for b in example.boxes[index]:
+    for b in pool.boxes[i]:
         ax.add_patch(plt.Rectangle((b[0] - 0.5, b[1] - 0.5), b[2] - b[0], b[3] - b[1],
                                    fill=False, color="w", lw=1))
     ax.set_title("a crowded scene and its true boxes", fontsize=9)
@@ -481,28 +426,14 @@ def _plot_followup(path, shares, easy_gap, gap, by_group, example, index=0):
     ax.set_xticks(range(len(names)), [n.replace(" (", "\n(") for n in names], fontsize=8)
     ax.set_ylabel("boxes with other-class pixels (%)")
     ax.set_title("classes sharing a box", fontsize=9)
-    ax = axes[2]
-    for x, g in enumerate((easy_gap, gap)):
-        ax.scatter(np.full(len(g), x), g, color="C0")
-        ax.hlines(np.mean(g), x - 0.2, x + 0.2, color="k")
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xticks([0, 1], ["easy", "crowded"])
-    ax.set_xlim(-0.5, 1.5)
-    ax.set_ylabel("mask AP, sigmoid - softmax")
-    ax.set_title("paired gap per seed (bar: mean)", fontsize=9)
-    ax = axes[3]
-    for x, g in enumerate(by_group):
-        ax.scatter(np.full(len(by_group[g]), x), by_group[g], color="C1")
-        ax.hlines(np.mean(by_group[g]), x - 0.2, x + 0.2, color="k")
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xticks(range(len(by_group)), [{"mixed": "box holds\nother classes",
-                                          "clean": "box holds\none class"}[g]
-                                         for g in by_group], fontsize=8)
-    ax.set_xlim(-0.5, len(by_group) - 0.5)
-    ax.set_ylabel("instance mask IoU, sigmoid - softmax")
-    ax.set_title("crowded test instances, per seed", fontsize=9)
+    _gap_panel(axes[2], (easy_gap, gap), ["easy", "crowded"], "C0",
+               "mask AP, sigmoid - softmax", "paired gap per seed (bar: mean)")
+    _gap_panel(axes[3], list(by_group.values()),
+               [{"mixed": "box holds\nother classes", "clean": "box holds\none class"}[g]
+                for g in by_group], "C1", "instance mask IoU, sigmoid - softmax",
+               "crowded test instances, per seed", fontsize=8)
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=90)
+    return save_figure(fig, ctx, "mask_rcnn_crowded.png", dpi=90)
 
 
 EXPERIMENT = Experiment(

@@ -30,7 +30,7 @@ def tiny_model():
 
 
 def test_label_maps_from_detections_equal_predict(tiny_model):
-    # _evaluate paints predict's maps from the detections it already has
+    # _fit_scored paints predict's maps from the detections it already has
     model, data = tiny_model
     dets = model.predict_detections(data.images)
     assert sum(len(d["scores"]) for d in dets) > 0
