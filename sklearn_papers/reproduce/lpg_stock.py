@@ -24,7 +24,7 @@ from sklearn_papers.reproduce._parallel import cached_parts, worker_cpu_seconds
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.reproduce.lpg import _TRAIN_DISCOUNT, _defaults, _mean, _or_nan, _verdict_line
+from sklearn_papers.reproduce.lpg import _TRAIN_DISCOUNT, _defaults, _mean, _or_nan
 
 __all__ = ["EXPERIMENT"]
 
@@ -285,8 +285,7 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
     for key, parts in (("every", claims1), ("every_as_trained", claims1u),
                        ("every_a2c_vs_q", claims2)):
         if parts:
-            lines.append(_verdict_line(result, all_of(*parts), "bold", claim=CLAIMS[key],
-                                      parts=parts))
+            lines.append(result.verdict_line(all_of(*parts), claim=CLAIMS[key], parts=parts))
     lines.append(f"- Cost: {cpu:.0f} s of CPU time and {wall:.0f} s wall in this run"
                  f"{recorded}.")
     return "\n".join(lines)
