@@ -6,6 +6,7 @@ Claims: CLAIMS below; setup: docs/papers/continual_replay.rst and continual_prog
 """
 
 import time
+from collections import defaultdict
 
 import numpy as np
 
@@ -113,10 +114,8 @@ def class_incremental(params, X_train, X_test, y_train, y_test, *, seed, cfg):
 
 
 def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
-    """Mean task-incremental accuracy after the last task, task-1 accuracy after each task,
-    whether task 1's probabilities stayed bit-identical, the parameter counts, and the
-    average forgetting of tasks 1-4 (accuracy right after learning a task minus after the
-    last task)."""
+    """Mean accuracy after the last task, task-1 accuracy after each task, whether task 1's
+    probabilities stayed bit-identical, the parameter counts and the forgetting of tasks 1-4."""
     from sklearn_papers.continual import ProgressiveNetworkClassifier
 
     est = ProgressiveNetworkClassifier(hidden_layer_sizes=(64, 64), columns=columns,
@@ -128,8 +127,7 @@ def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
         est.partial_fit(X_train[rows], y_train[rows], task=k)
         just_learnt.append(est.score(X_test[t_test == k], y_test[t_test == k], task=k))
         proba = est.predict_proba(X_test, task=0)[:, :2]
-        if reference is None:
-            reference = proba
+        reference = proba if reference is None else reference
         identical &= bool(np.array_equal(proba, reference))
         curve.append(est.score(X_test[t_test == 0], y_test[t_test == 0], task=0))
     last = [est.score(X_test[t_test == k], y_test[t_test == k], task=k)
@@ -139,8 +137,7 @@ def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
 
 
 def forward_transfer(X_train, X_test, y_train, y_test, *, seed, cfg, n_per_class=10):
-    """:func:`transfer_curve` at one size: ``{"progressive": ..., "fresh column": ...,
-    "fine-tuning": ...}``."""
+    """:func:`transfer_curve` at one size: ``{"progressive": ..., "fresh column": ..., ...}``."""
     return transfer_curve(X_train, X_test, y_train, y_test, seed=seed, cfg=cfg,
                           sizes=(n_per_class,))[n_per_class]
 
@@ -312,9 +309,9 @@ _CAUSE_MARGINS = {"oracle": (5, "the oracle's accuracy"), "coverage": (10, "cove
                   "tstr": (5, "training on samples")}
 
 
-def _replay_rows(probes):
-    """Per generator, the probes' values after task 5 (``{"gan": {measure: per-run
-    values}, "vae": ...}``) and the rows of the replay-quality table."""
+def _replay_followup(res, probes, closure, curves):
+    """Markdown of the replay-quality follow-up; ``curves``: the main table's task-1
+    curves, which the probed runs repeat."""
     def value(run, key):
         if key == "drift":
             return max(run[key])
@@ -326,13 +323,6 @@ def _replay_rows(probes):
         column: (f"{m[key].max():.3g}" if key == "drift" else
                  format_mean_std(m[key], 1 if scale == 100 else 2))
         for key, column, scale in _REPLAY_COLUMNS}} for g, m in last.items()]
-    return last, rows
-
-
-def _replay_followup(res, probes, closure, curves):
-    """Markdown of the replay-quality follow-up; ``curves``: the main table's task-1
-    curves, which the probed runs repeat."""
-    last, rows = _replay_rows(probes)
     n_runs = len(probes["gan"])
     same = sum(list(r["real"]) == list(c) for g in probes for r, c in
                zip(probes[g], curves[f"generative replay, {g.upper()}"]))
@@ -380,9 +370,8 @@ def _plot_replay(ax, ax2, probes):
 
 
 def _transfer_followup(res, curve_runs, transfer):
-    """Table rows, paired intervals (vs the fresh column and vs fine-tuning) and the
-    summary line of the forward transfer against the labels budget; the 10-label row is
-    the main table's runs. Each size's verdict is kept in ``res``."""
+    """Rows, paired intervals (against the fresh column and fine-tuning) and summary line of
+    the transfer against the labels budget; the 10-label row is the main table's runs."""
     sizes = sorted(curve_runs[0]) + [10]
     acc = {n: {k: 100 * np.asarray([r[n][k] for r in curve_runs]) for k in transfer}
            for n in sizes[:-1]}
@@ -460,8 +449,7 @@ def _parts(jobs, cfg, extra):
 
 
 def _main_parts(ctx, cfg, seeds, methods=tuple(METHODS), kinds=("ci", "ti", "ft")):
-    """``(jobs, parts)``: the cached parts of the main runs (of ``methods`` and ``kinds``:
-    the follow-up reads some of them)."""
+    """``(jobs, parts)``: the main runs of ``methods`` and ``kinds`` as cached parts."""
     jobs = ([("ci", name, s) for name in methods for s in seeds] * ("ci" in kinds)
             + [("ti", c, s) for s in seeds for c in ("per-task", "shared")] * ("ti" in kinds)
             + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])]
@@ -471,8 +459,7 @@ def _main_parts(ctx, cfg, seeds, methods=tuple(METHODS), kinds=("ci", "ti", "ft"
 
 
 def _followup_parts(ctx, cfg, follow, seeds):
-    """``(jobs, parts)``: the follow-ups' own cached parts (replay probes, transfer
-    curves)."""
+    """``(jobs, parts)``: the follow-ups' own cached parts (replay probes, transfer curves)."""
     jobs = ([("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
             + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])])
     return _parts(jobs, cfg, lambda kind, name: {
@@ -480,33 +467,23 @@ def _followup_parts(ctx, cfg, follow, seeds):
 
 
 def _collect(jobs, results):
-    """The parts' values by kind: ``final`` and ``curves`` per method, ``pnn`` per column
-    mode, ``transfer`` per model, ``probes`` per generator and the ``curve_runs``."""
-    out = dict(final={name: [] for name in METHODS}, curves={name: [] for name in METHODS},
-               pnn={c: {"final": [], "curve": [], "identical": [], "params": [],
-                        "forgetting": []} for c in ("per-task", "shared")},
-               transfer={"progressive": [], "fresh column": [], "fine-tuning": []},
-               probes={"gan": [], "vae": []}, curve_runs=[])
+    """The parts' values: ``final`` and ``curves`` per method, ``pnn`` per column mode,
+    ``transfer`` per model, ``probes`` per generator and the ``curve_runs``."""
+    by = defaultdict(list)
     for (kind, name, _), value in zip(jobs, results):
-        if kind == "ci":
-            out["final"][name].append(value[0])
-            out["curves"][name].append(value[1])
-        elif kind == "ti":
-            for key, v in zip(("final", "curve", "identical", "params", "forgetting"), value):
-                out["pnn"][name][key].append(v)
-        elif kind == "rq":
-            out["probes"][name].append(value)
-        elif kind == "tc":
-            out["curve_runs"].append(value)
-        else:
-            for key, v in value.items():
-                out["transfer"][key].append(v)
-    return out
+        by[kind, name].append(value)
+    measures = ("final", "curve", "identical", "params", "forgetting")
+    return dict(final={n: [v[0] for v in by["ci", n]] for n in METHODS},
+                curves={n: [v[1] for v in by["ci", n]] for n in METHODS},
+                pnn={c: dict(zip(measures, map(list, zip(*by["ti", c]))))
+                     for c in ("per-task", "shared")},
+                transfer={k: [v[k] for v in by["ft", None]]
+                          for k in ("progressive", "fresh column", "fine-tuning")},
+                probes={g: by["rq", g] for g in ("gan", "vae")}, curve_runs=by["tc", None])
 
 
 def _gap_closed(pct, name):
-    """The share of the fine-tuning-to-joint gap (of the means) that ``name`` closes; NaN
-    where joint training is no better than fine-tuning."""
+    """The share of the gap from fine-tuning to joint training (means) that ``name`` closes."""
     ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
     return (pct[name].mean() - ft) / (joint - ft if joint > ft else np.nan)
 
@@ -563,8 +540,7 @@ def _main_text(result, cfg, runs, n_train):
 
 
 def run(ctx):
-    """Run the experiment; see the module docstring. Runs are cached parts on ``n_jobs``
-    worker processes, kept for the follow-up."""
+    """Run the experiment; see the module docstring."""
     cfg = PROTOCOL.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
     start = time.perf_counter()
@@ -585,8 +561,7 @@ def run(ctx):
 
 
 def run_followup(ctx):
-    """Run the follow-ups as an experiment of their own; the main runs they compare with
-    are ``continual``'s parts, read from this run when it ran them, else computed."""
+    """Run the follow-ups; the main runs are ``continual``'s parts (computed if missing)."""
     cfg = PROTOCOL.settings(ctx.quick)
     follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
