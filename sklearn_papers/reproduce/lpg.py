@@ -298,17 +298,16 @@ def _checkpoint_section(result, steps, checkpoints, probes, lpg_values):
                ("the noise of the Monte-Carlo target", corrected)]
     causes = [name for name, value in factors if effect(value) != "no"]
     repeats, refit_text = _repeats(checkpoints, probes, lpg_values, final)
-    return "\n".join([
-        f"#### {_FOLLOWUP_HEADING}",
-        "",
+    caption = (
         f"The probes of `lpg` (per grid) of each run's rule after {', '.join(map(str, steps))} "
         f"meta-steps, and the return of the agents it trains; mean ± std over "
         f"{len(checkpoints)} seeds. Often-visited cells: at least 5 visits per "
         f"{_counted(PROTOCOL.settings(True)['mc_steps'])} counted steps.{refit_text} The last "
-        f"checkpoint repeats the probe of `lpg`'s table exactly: {'yes' if repeats else 'no'}.",
+        f"checkpoint repeats the probe of `lpg`'s table exactly: {'yes' if repeats else 'no'}.")
+    return "\n".join([
+        f"#### {_FOLLOWUP_HEADING}",
         "",
-        result.table(_checkpoint_rows(steps, checkpoints)),
-        "",
+        *result.block(caption, _checkpoint_rows(steps, checkpoints)),
         f"- y's probe at 0.99 {fall}; the discount y ranks best: "
         f"{', '.join(f'{best[k]:g} at {k}' for k in trained)}.",
         f"- At {final} meta-steps the retest of the target is {retest:.2f}, "
@@ -344,8 +343,8 @@ def _score(est, envs):
 
 
 def _checkpoints(meta_steps):
-    """The follow-up's meta-steps: 0, those of 150, 300, 600, 1000 below ``meta_steps``
-    (at least one), and ``meta_steps``."""
+    """The follow-up's meta-steps: 0, those of 150, 300, 600, 1000 below ``meta_steps`` (at
+    least one), and ``meta_steps``."""
     steps = [s for s in (150, 300, 600, 1000) if s < meta_steps]
     if not steps and meta_steps >= 2:
         steps = [meta_steps // 2]
@@ -355,8 +354,7 @@ def _checkpoints(meta_steps):
 @contextmanager
 def _rule_snapshots(steps, out):
     """Keep in ``out[k]`` the parameters of the (one) optimizer after its ``k``-th step, for
-    ``k`` in ``steps``: in a fit, the rule after ``k`` meta-steps (torch's global optimizer
-    step hook, removed on exit; copies leave the fit unchanged)."""
+    ``k`` in ``steps``: in a fit, the rule after ``k`` meta-steps."""
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     seen = {}
@@ -388,8 +386,7 @@ def _lpg(variant, cfg, seed):
 
 
 def _with_rule(est, params):
-    """A copy of ``est`` whose rule has the parameters ``params`` (a snapshot), or the
-    untrained rule with ``params=None``."""
+    """A copy of ``est`` whose rule has the snapshot ``params`` (None: untrained)."""
     import torch
 
     out = est.untrained()
@@ -405,9 +402,8 @@ def _with_rule(est, params):
 
 @in_one_torch_thread
 def _seed_part(variant, seed, cfg, rs, best_lr):
-    """One meta-training run (``variant`` "LPG" or "LPG without y") and its evaluation; the
-    LPG part also scores the untrained rule and A2C, runs the probe and keeps the rule's
-    snapshots at the follow-up's checkpoints (``"snapshots"``)."""
+    """One meta-training run of ``variant`` and its scores; the LPG part also scores the
+    untrained rule and A2C, runs the probe and keeps the rule at the follow-up's checkpoints."""
     from sklearn_papers.rl import A2C
 
     train, sets = _environments(cfg, rs)
@@ -433,9 +429,8 @@ def _seed_part(variant, seed, cfg, rs, best_lr):
 
 @in_one_torch_thread
 def _checkpoint_part(seed, cfg, rs, snapshots):
-    """The follow-up for one seed: the rule after each of ``_checkpoints`` meta-steps,
-    probed with the extra measures; ``snapshots=None`` re-runs the (deterministic)
-    meta-training to take them."""
+    """The follow-up for one seed: the rule at each checkpoint, probed with the extra
+    measures; ``snapshots=None`` re-runs the (deterministic) meta-training to take them."""
     train, sets = _environments(cfg, rs)
     steps = _checkpoints(cfg["meta_steps"])
     t0, c0 = time.perf_counter(), time.process_time()
@@ -465,8 +460,7 @@ def _tune_a2c(ctx, cfg, train):
 
 
 def _cache_params(cfg):
-    """Cache params of every part: ``cfg``, the estimator's defaults and the rule's file
-    format, so that a part cached with other defaults or inputs is redone."""
+    """Cache params of every part: ``cfg``, the estimator's defaults and the rule's format."""
     from sklearn_papers.rl import LearnedPolicyGradient
     from sklearn_papers.rl._learned_policy_gradient import _FORMAT as rule_format
 
@@ -487,9 +481,9 @@ def _timed_parts(ctx, cfg, parts, desc, **kwargs):
 
 
 def _meta_training(ctx, cfg, variants=("LPG", "LPG without y"), owner=None):
-    """A2C tuned, then one cached part per (seed, variant), shared with the follow-up
-    (``owner="lpg"`` when the follow-up reads them): :func:`_collect`'s dict with the
-    ``sets``, ``tuned``, ``best_lr``, ``jobs`` and ``wall`` seconds of the parts."""
+    """A2C tuned, then a cached part per (seed, variant) (``owner="lpg"``: the follow-up
+    reads them): ``table[set][method]`` (returns per seed), the meta-training ``curves``,
+    the LPG parts (``lpg_values``) and their ``probes``, the fits' summed seconds, ..."""
     train, sets = _environments(cfg, ctx.random_state)
     best_lr, tuned = _tune_a2c(ctx, cfg, train)
     jobs = [(v, ctx.random_state + i) for i in range(cfg["seeds"]) for v in variants]
@@ -498,39 +492,15 @@ def _meta_training(ctx, cfg, variants=("LPG", "LPG without y"), owner=None):
               params) for v, seed in jobs]
     values, wall = _timed_parts(ctx, cfg, parts, "lpg: meta-training runs", owner=owner,
                                 share=owner is None)
-    return {**_collect(jobs, values, sets), "sets": sets, "tuned": tuned, "best_lr": best_lr,
-            "jobs": jobs, "wall": wall}
-
-
-def _collect(jobs, values, sets):
-    """``table[set][method]`` (returns per seed), meta-training ``curves``, the LPG parts'
-    ``probes`` and their values, and the fits' summed wall and CPU seconds."""
-    table = {s: {n: [] for n in _METHODS} for s in sets}
-    out = dict(table=table, curves={"LPG": [], "LPG without y": []}, probes=[],
-               lpg_values=[], seconds=0.0, cpu=0.0)
-    for (v, _), value in zip(jobs, values):
-        out["curves"][v].append(value["training_returns"])
-        out["seconds"] += value["seconds"]
-        out["cpu"] += value["cpu"]
-        for sname, scores in value["scores"].items():
-            for name, score in scores.items():
-                table[sname][name].append(score)
-        if v == "LPG":
-            out["probes"].append(value["probe"])
-            out["lpg_values"].append(value)
-    return out
-
-
-def _followup_parts(ctx, cfg, jobs, lpg_values):
-    """The follow-up's cached parts: each LPG run probed at its checkpoints."""
-    lpg_seeds = [seed for v, seed in jobs if v == "LPG"]
-    params = {**_cache_params(cfg), "steps": _checkpoints(cfg["meta_steps"])}
-    parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
-              (seed, cfg, ctx.random_state, value.get("snapshots")), params)
-             for seed, value in zip(lpg_seeds, lpg_values)]
-    checkpoints, wall = _timed_parts(ctx, cfg, parts, "lpg: follow-up checkpoints")
-    ctx.log(f"[lpg] follow-up: {len(parts)} parts, {wall:.0f} s wall")
-    return checkpoints
+    lpg_values = [value for (v, _), value in zip(jobs, values) if v == "LPG"]
+    return {"table": {s: {n: [value["scores"][s][n] for value in values
+                              if n in value["scores"][s]] for n in _METHODS} for s in sets},
+            "curves": {v: [value["training_returns"] for (w, _), value in zip(jobs, values)
+                           if w == v] for v in variants},
+            "lpg_values": lpg_values, "probes": [value["probe"] for value in lpg_values],
+            "seconds": sum(value["seconds"] for value in values),
+            "cpu": sum(value["cpu"] for value in values),
+            "sets": sets, "tuned": tuned, "best_lr": best_lr, "jobs": jobs, "wall": wall}
 
 
 def _probe_text(result, probes):
@@ -602,10 +572,15 @@ def run_followup(ctx):
     """The rule of every LPG run of ``lpg`` along its meta-training, as an experiment of its
     own; ``lpg``'s parts are read from this run when it ran them, else computed."""
     cfg = PROTOCOL.settings(ctx.quick)
+    steps = _checkpoints(cfg["meta_steps"])
     with one_torch_thread():
         runs = _meta_training(ctx, cfg, variants=("LPG",), owner="lpg")
-        checkpoints = _followup_parts(ctx, cfg, runs["jobs"], runs["lpg_values"])
-    steps = _checkpoints(cfg["meta_steps"])
+        params = {**_cache_params(cfg), "steps": steps}
+        parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
+                  (seed, cfg, ctx.random_state, value.get("snapshots")), params)
+                 for (_, seed), value in zip(runs["jobs"], runs["lpg_values"])]
+        checkpoints, wall = _timed_parts(ctx, cfg, parts, "lpg: follow-up checkpoints")
+    ctx.log(f"[lpg] follow-up: {len(parts)} parts, {wall:.0f} s wall")
     result = Result()
     md = _checkpoint_section(result, steps, checkpoints, runs["probes"], runs["lpg_values"])
     figure = _figure(ctx, "lpg_checkpoints.png", _plot_checkpoints, steps, checkpoints,
