@@ -310,8 +310,7 @@ _CAUSE_MARGINS = {"oracle": (5, "the oracle's accuracy"), "coverage": (10, "cove
 
 
 def _replay_followup(res, probes, closure, curves):
-    """Markdown of the replay-quality follow-up; ``curves``: the main table's task-1
-    curves, which the probed runs repeat."""
+    """Markdown of the replay follow-up; ``curves``: the main table's, which the probes repeat."""
     def value(run, key):
         if key == "drift":
             return max(run[key])
@@ -434,36 +433,27 @@ def _run_job(kind, name, seed, cfg):
         return forward_transfer(*data, seed=seed, cfg=cfg)
 
 
-def _parts(jobs, cfg, extra):
-    """``(jobs, parts)``: a cached part per job (``extra(kind, name)`` adds to its cache
-    params), GAN then VAE runs first so that the workers finish together."""
+def _parts(jobs, cfg):
+    """``(jobs, parts)``: a cached part per ``(kind, method, seed)`` job, GAN then VAE runs
+    first so that the workers finish together."""
     def cost(job):
         name = str(job[1])
         return -("GAN" in name or name == "gan") - 0.5 * ("VAE" in name or name == "vae")
 
     jobs = sorted(jobs, key=cost)
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
+    probes = {"rq": {"probe": _N_REPLAY_PROBE}, "tc": {"probe": list(TRANSFER_SIZES)}}
     return jobs, [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
                    {**protocol, "kind": kind, "method": name, "seed": seed,
-                    **extra(kind, name)}) for kind, name, seed in jobs]
+                    **probes.get(kind, {"params": METHODS[name] if kind == "ci" else None})})
+                  for kind, name, seed in jobs]
 
 
-def _main_parts(ctx, cfg, seeds, methods=tuple(METHODS), kinds=("ci", "ti", "ft")):
-    """``(jobs, parts)``: the main runs of ``methods`` and ``kinds`` as cached parts."""
-    jobs = ([("ci", name, s) for name in methods for s in seeds] * ("ci" in kinds)
-            + [("ti", c, s) for s in seeds for c in ("per-task", "shared")] * ("ti" in kinds)
-            + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])]
-            * ("ft" in kinds))
-    return _parts(jobs, cfg, lambda kind, name: {
-        "params": None if kind != "ci" else METHODS[name]})
-
-
-def _followup_parts(ctx, cfg, follow, seeds):
-    """``(jobs, parts)``: the follow-ups' own cached parts (replay probes, transfer curves)."""
-    jobs = ([("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
-            + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])])
-    return _parts(jobs, cfg, lambda kind, name: {
-        "probe": _N_REPLAY_PROBE if kind == "rq" else list(TRANSFER_SIZES)})
+def _main_jobs(ctx, cfg, seeds, methods=tuple(METHODS), pnn=True):
+    """The main runs' jobs: class-incremental ``methods``, task-incremental, forward transfer."""
+    return ([("ci", name, s) for name in methods for s in seeds]
+            + [("ti", c, s) for s in seeds for c in ("per-task", "shared")] * pnn
+            + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])])
 
 
 def _collect(jobs, results):
@@ -544,7 +534,7 @@ def run(ctx):
     cfg = PROTOCOL.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
     start = time.perf_counter()
-    jobs, parts = _main_parts(ctx, cfg, seeds)
+    jobs, parts = _parts(_main_jobs(ctx, cfg, seeds), cfg)
     with ctx.progress(total=len(parts), desc="continual") as bar:
         runs = _collect(jobs, cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar,
                                            share=True))
@@ -565,10 +555,12 @@ def run_followup(ctx):
     cfg = PROTOCOL.settings(ctx.quick)
     follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
-    main_jobs, main_parts = _main_parts(
+    main_jobs, main_parts = _parts(_main_jobs(
         ctx, cfg, seeds, methods=(_FT, _JOINT, "generative replay, VAE",
-                                  "generative replay, GAN"), kinds=("ci", "ft"))
-    jobs, parts = _followup_parts(ctx, cfg, follow, seeds)
+                                  "generative replay, GAN"), pnn=False), cfg)
+    jobs, parts = _parts(
+        [("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
+        + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])], cfg)
     with ctx.progress(total=len(main_parts) + len(parts), desc="continual follow-up") as bar:
         values = cached_parts(ctx, main_parts, n_jobs=cfg["n_jobs"], progress=bar,
                               owner="continual")

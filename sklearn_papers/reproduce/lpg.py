@@ -147,8 +147,7 @@ def _errorbar(ax, x, values, **kw):
 
 
 def _figure(out, filename, draw, *data, ncols=1, figsize=(11, 4)):
-    """Call ``draw(*axes, *data)`` on a row of ``ncols`` new axes, save the figure and return
-    its path (the plotting of this experiment and of ``continual``)."""
+    """Draw ``draw(*axes, *data)`` on a row of ``ncols`` new axes; save it, return its path."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=False)
@@ -343,8 +342,7 @@ def _score(est, envs):
 
 
 def _checkpoints(meta_steps):
-    """The follow-up's meta-steps: 0, those of 150, 300, 600, 1000 below ``meta_steps`` (at
-    least one), and ``meta_steps``."""
+    """The follow-up's meta-steps: 0, 150, 300, 600, 1000 below ``meta_steps``, ``meta_steps``."""
     steps = [s for s in (150, 300, 600, 1000) if s < meta_steps]
     if not steps and meta_steps >= 2:
         steps = [meta_steps // 2]
@@ -569,8 +567,7 @@ def run(ctx):
 
 
 def run_followup(ctx):
-    """The rule of every LPG run of ``lpg`` along its meta-training, as an experiment of its
-    own; ``lpg``'s parts are read from this run when it ran them, else computed."""
+    """The rule of every LPG run of ``lpg`` along its meta-training (computed if missing)."""
     cfg = PROTOCOL.settings(ctx.quick)
     steps = _checkpoints(cfg["meta_steps"])
     with one_torch_thread():

@@ -117,8 +117,7 @@ def _baselines_part(name, cfg):
 
 
 def _greedy_return(agent, env, episodes, max_steps, seed):
-    """Mean greedy episode return of ``agent``, episodes cut at ``max_steps`` steps (by the
-    protocol, so evaluate_policy's warning about them is silenced)."""
+    """Mean greedy episode return of ``agent``, episodes cut at ``max_steps`` steps (silently)."""
     from sklearn_papers.rl import evaluate_policy
 
     with warnings.catch_warnings():
