@@ -342,7 +342,8 @@ def _score(est, envs):
 
 
 def _checkpoints(meta_steps):
-    """The follow-up's meta-steps: 0, 150, 300, 600, 1000 below ``meta_steps``, ``meta_steps``."""
+    """The follow-up's meta-steps: 0, those of 150, 300, 600, 1000 below ``meta_steps`` (at
+    least one), and ``meta_steps``."""
     steps = [s for s in (150, 300, 600, 1000) if s < meta_steps]
     if not steps and meta_steps >= 2:
         steps = [meta_steps // 2]
