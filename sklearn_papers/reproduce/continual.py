@@ -1,27 +1,24 @@
 """Continual learning on split digits: generative replay (Farquhar & Gal 2018) and
-progressive networks (Rusu et al. 2016).
+progressive networks (Rusu et al. 2016); the follow-up ``continual_followup`` probes the
+replay and the forward transfer against the labels budget.
 
-Checks class-incremental forgetting and generative replay, task-incremental progressive
-networks and their forward transfer; the follow-up ``continual_followup`` probes the replay
-and the transfer against the labels budget.
-
-Claims: CLAIMS below; setup: docs/papers/continual_replay.rst and
-docs/papers/continual_progressive.rst.
+Claims: CLAIMS below; setup: docs/papers/continual_replay.rst and continual_progressive.rst.
 """
 
 import time
+from collections import defaultdict
 
 import numpy as np
 
 from sklearn_papers.metrics import backward_transfer, classifier_two_sample_score, sample_quality
 from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, _interval, declare, judge
-from sklearn_papers.reproduce._common import Protocol, run_seeds, save_figure
+from sklearn_papers.reproduce._common import Protocol, run_seeds
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.reproduce.lpg import _errorbar, _verdict_line
+from sklearn_papers.reproduce.lpg import _errorbar, _figure
 
 __all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
@@ -63,9 +60,8 @@ PROTOCOL = Protocol(
                transfer_seeds=10, transfer_epochs=10, low_data_epochs=60, hidden=(64, 64)),
 )
 
-#: Budgets of the two follow-ups (new cached parts, kept out of :data:`PROTOCOL`, whose
-#: settings are part of every earlier part's cache params). The quick run leaves the
-#: replay quality follow-up to the full mode (``replay_seeds=0``) to keep the demo short.
+#: Budgets of the follow-ups' own parts (outside :data:`PROTOCOL`, whose settings key every
+#: main part); the quick run leaves the replay follow-up to the full mode.
 PROTOCOL_FOLLOWUP = Protocol(full=dict(replay_seeds=5, curve_seeds=20),
                              quick=dict(replay_seeds=0, curve_seeds=5))
 
@@ -118,10 +114,8 @@ def class_incremental(params, X_train, X_test, y_train, y_test, *, seed, cfg):
 
 
 def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
-    """Mean task-incremental accuracy after the last task, task-1 accuracy after each task,
-    whether task 1's probabilities stayed bit-identical, the parameter counts, and the
-    average forgetting of tasks 1-4 (accuracy right after learning a task minus after the
-    last task)."""
+    """Mean accuracy after the last task, task-1 accuracy after each task, whether task 1's
+    probabilities stayed bit-identical, the parameter counts and the forgetting of tasks 1-4."""
     from sklearn_papers.continual import ProgressiveNetworkClassifier
 
     est = ProgressiveNetworkClassifier(hidden_layer_sizes=(64, 64), columns=columns,
@@ -133,8 +127,7 @@ def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
         est.partial_fit(X_train[rows], y_train[rows], task=k)
         just_learnt.append(est.score(X_test[t_test == k], y_test[t_test == k], task=k))
         proba = est.predict_proba(X_test, task=0)[:, :2]
-        if reference is None:
-            reference = proba
+        reference = proba if reference is None else reference
         identical &= bool(np.array_equal(proba, reference))
         curve.append(est.score(X_test[t_test == 0], y_test[t_test == 0], task=0))
     last = [est.score(X_test[t_test == k], y_test[t_test == k], task=k)
@@ -144,15 +137,12 @@ def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
 
 
 def forward_transfer(X_train, X_test, y_train, y_test, *, seed, cfg, n_per_class=10):
-    """Test accuracy on digits 5-9 after learning them from ``n_per_class`` labels each:
-    ``{"progressive": ..., "fresh column": ..., "fine-tuning": ...}``
-    (:func:`transfer_curve` at one size)."""
+    """:func:`transfer_curve` at one size: ``{"progressive": ..., "fresh column": ..., ...}``."""
     return transfer_curve(X_train, X_test, y_train, y_test, seed=seed, cfg=cfg,
                           sizes=(n_per_class,))[n_per_class]
 
 
-#: Labels per class of digits 5-9 in the forward-transfer follow-up (10: the main table's
-#: cached runs, the rows of a smaller size are the first ones of the same per-class draws).
+#: Labels per class of digits 5-9 in the transfer follow-up (10: the main table's runs).
 TRANSFER_SIZES = (1, 2, 3, 5)
 
 #: Replayed rows drawn per class of task 1 for the replay-quality follow-up.
@@ -161,15 +151,9 @@ _REPLAY_HEADING = "Follow-up, why GAN replay closes less of the gap"
 
 
 def replay_diagnostics(generator, X_train, X_test, y_train, y_test, *, seed, cfg):
-    """The class-incremental run of ``generator`` ("gan" or "vae") of the main table,
-    probed after every task with replayed rows of digits 0 and 1.
-
-    Returns a dict of per-task lists: the classifier's accuracy on task 1's real test rows
-    (``"real"``) and on the replayed rows, an RBF ``SVC`` oracle's accuracy on them, their
-    :func:`~sklearn_papers.metrics.sample_quality`, their drift since task 1 and
-    :func:`~sklearn_papers.metrics.classifier_two_sample_score` (``"told_apart"``); and ``"tstr"``,
-    ``"tstr_task1"``: an ``SVC`` trained on samples of all classes, scored on real rows.
-    The measures are defined in docs/papers/continual_replay.rst."""
+    """The main table's class-incremental run of ``generator`` ("gan" or "vae"), probed after
+    every task with replayed rows of digits 0 and 1: a dict of per-task lists of the
+    measures of docs/papers/continual_replay.rst, and ``"tstr"``, ``"tstr_task1"``."""
     from sklearn.svm import SVC
 
     est = _replay_classifier(METHODS[f"generative replay, {generator.upper()}"], cfg, seed)
@@ -206,10 +190,9 @@ def replay_diagnostics(generator, X_train, X_test, y_train, y_test, *, seed, cfg
 
 
 def transfer_curve(X_train, X_test, y_train, y_test, *, seed, cfg, sizes=TRANSFER_SIZES):
-    """Test accuracy on digits 5-9 after a column on digits 0-4, learning 5-9 from ``n``
-    labels per class, for each ``n`` of ``sizes``: ``{n: {"progressive": ..., "fresh
-    column": ..., "fine-tuning": ...}}``. The 0-4 models are trained once and copied for
-    every size; the ``n`` rows of a class are the first ``n`` of one seeded draw."""
+    """``{n: {"progressive": ..., "fresh column": ..., "fine-tuning": ...}}``: test accuracy
+    on digits 5-9 learnt from ``n`` labels per class after a column on digits 0-4 (trained
+    once, copied for every ``n`` of ``sizes``)."""
     import copy
 
     from sklearn_papers.continual import ProgressiveNetworkClassifier
@@ -219,6 +202,7 @@ def transfer_curve(X_train, X_test, y_train, y_test, *, seed, cfg, sizes=TRANSFE
     # are the same for any number drawn
     draws = [rng.choice(np.flatnonzero(y_train == c), max(10, *sizes), replace=False)
              for c in range(5, 10)]
+    low = {n: np.concatenate([d[:n] for d in draws]) for n in sizes}
     base = y_train < 5
     test = y_test >= 5
     common = dict(hidden_layer_sizes=(64, 64), random_state=seed)
@@ -229,28 +213,24 @@ def transfer_curve(X_train, X_test, y_train, y_test, *, seed, cfg, sizes=TRANSFE
         est.partial_fit(X_train[base], y_train[base], task="0-4")
         est.set_params(max_epochs=cfg["low_data_epochs"])
         for n in sizes:
-            low = np.concatenate([d[:n] for d in draws])
             copy_n = copy.deepcopy(est)
-            copy_n.partial_fit(X_train[low], y_train[low], task="5-9")
+            copy_n.partial_fit(X_train[low[n]], y_train[low[n]], task="5-9")
             out[n][name] = copy_n.score(X_test[test], y_test[test], task="5-9")
     for n in sizes:
-        low = np.concatenate([d[:n] for d in draws])
         fresh = ProgressiveNetworkClassifier(**common, max_epochs=cfg["low_data_epochs"])
-        fresh.fit(X_train[low], y_train[low])
+        fresh.fit(X_train[low[n]], y_train[low[n]])
         out[n]["fresh column"] = fresh.score(X_test[test], y_test[test])
     return out
 
 
 def paired_interval(a, b):
-    """Mean of ``a - b`` and its two-sided t interval (paired over seeds): the shared
-    rule's interval (:data:`._claims.CONFIDENCE`), ``(mean, low, high)``."""
+    """``(mean, low, high)``: mean of ``a - b`` and its paired t interval (the claims')."""
     mean, (low, high) = _interval(np.subtract(a, b, dtype=float))
     return mean, low, high
 
 
 def _main_verdicts(pct, pnn, forgetting):
-    """The main claims (:data:`CLAIMS`) judged on per-seed numbers: ``{key: Verdict}``
-    (``"VAE"`` and ``"GAN"`` for the gap closed, per seed, by paired runs of one seed)."""
+    """``{key: Verdict}`` of :data:`CLAIMS` (``"VAE"``, ``"GAN"``: the gap closed per seed)."""
     ft, joint = pct[_FT], pct[_JOINT]
     out = {
         "forgets": judge(CLAIMS["forgets"], ft),
@@ -272,48 +252,37 @@ def _main_verdicts(pct, pnn, forgetting):
 _CI = f"{int(CONFIDENCE * 100)} % CI"
 
 
-def _plot(ctx, name, curves, pnn_curves):
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.3))
+def _plot_tasks(ax, ax2, curves, pnn_curves):
     steps = np.arange(1, len(_TASKS) + 1)
-    for name_, runs in curves.items():
+    for name, runs in curves.items():
         runs = 100 * np.asarray(runs)
         if runs.shape[1] == 1:  # joint: one point after the last task
             _errorbar(ax, [steps[-1]], runs.T, marker="*", markersize=11, linestyle="none",
-                      label=name_)
+                      label=name)
         else:
-            _errorbar(ax, steps, runs.T, marker="o", label=name_)
-    ax.set_ylabel("task-1 test accuracy (%), digits 0-1")
-    ax.set_title("class-incremental (shared head, no task id)")
+            _errorbar(ax, steps, runs.T, marker="o", label=name)
+    ax.set(ylabel="task-1 test accuracy (%), digits 0-1",
+           title="class-incremental (shared head, no task id)")
     ax.legend(fontsize=7)
-    for name_, runs in pnn_curves.items():
-        _errorbar(ax2, steps, 100 * np.asarray(runs).T, marker="o", label=name_)
-    ax2.set_ylabel("task-1 test accuracy (%), given the task id")
-    ax2.set_title("task-incremental (head per task)")
+    for name, runs in pnn_curves.items():
+        _errorbar(ax2, steps, 100 * np.asarray(runs).T, marker="o", label=name)
+    ax2.set(ylabel="task-1 test accuracy (%), given the task id",
+            title="task-incremental (head per task)")
     ax2.legend(fontsize=8)
     for axis in (ax, ax2):
         axis.set_xticks(steps)
         axis.set_xlabel("tasks learnt")
-    fig.tight_layout()
-    return save_figure(fig, ctx, name, dpi=90)
 
 
-def _plot_transfer(ctx, name, transfer):
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+def _plot_transfer(ax, transfer):
     names = ["fresh column", "fine-tuning", "progressive"]
     data = [100 * np.asarray(transfer[n]) for n in names]
     for i in range(len(transfer["progressive"])):
         ax.plot(range(3), [d[i] for d in data], color="0.7", linewidth=0.8)
     ax.boxplot(data, positions=range(3), widths=0.4)
     ax.set_xticks(range(3), names)
-    ax.set_ylabel("test accuracy on digits 5-9 (%)")
-    ax.set_title("forward transfer: 10 labels per class after a 0-4 column\n"
-                 "(one line per seed)")
-    fig.tight_layout()
-    return save_figure(fig, ctx, name, dpi=90)
+    ax.set(ylabel="test accuracy on digits 5-9 (%)",
+           title="forward transfer: 10 labels per class after a 0-4 column\n(one line per seed)")
 
 
 #: The replay-quality measures after task 5 (the drift: its largest over the tasks), their
@@ -340,9 +309,8 @@ _CAUSE_MARGINS = {"oracle": (5, "the oracle's accuracy"), "coverage": (10, "cove
                   "tstr": (5, "training on samples")}
 
 
-def _replay_rows(probes):
-    """Per generator, the probes' values after task 5 (``{"gan": {measure: per-run
-    values}, "vae": ...}``) and the rows of the replay-quality table."""
+def _replay_followup(res, probes, closure, curves):
+    """Markdown of the replay follow-up; ``curves``: the main table's, which the probes repeat."""
     def value(run, key):
         if key == "drift":
             return max(run[key])
@@ -354,13 +322,6 @@ def _replay_rows(probes):
         column: (f"{m[key].max():.3g}" if key == "drift" else
                  format_mean_std(m[key], 1 if scale == 100 else 2))
         for key, column, scale in _REPLAY_COLUMNS}} for g, m in last.items()]
-    return last, rows
-
-
-def _replay_followup(res, probes, closure, curves):
-    """Markdown of the replay-quality follow-up; ``curves``: the main table's task-1
-    curves, which the probed runs repeat."""
-    last, rows = _replay_rows(probes)
     n_runs = len(probes["gan"])
     same = sum(list(r["real"]) == list(c) for g in probes for r, c in
                zip(probes[g], curves[f"generative replay, {g.upper()}"]))
@@ -368,15 +329,12 @@ def _replay_followup(res, probes, closure, curves):
     frozen = max(last["gan"]["drift"].max(), last["vae"]["drift"].max()) == 0
     causes = [words for key, (margin, words) in _CAUSE_MARGINS.items()
               if np.sign(margin) * (mean["vae"][key] - mean["gan"][key]) > abs(margin)]
-    return [
-        f"{_REPLAY_HEADING} (gap closed: GAN {closure['GAN']:.2f}, VAE "
-        f"{closure['VAE']:.2f}): the table's GAN and VAE replay runs repeated ({n_runs} "
-        f"seeds; their task-1 accuracy after every task equals the table's runs' in "
-        f"{same}/{2 * n_runs}) and probed with {_N_REPLAY_PROBE} replayed rows of each of "
-        "digits 0 and 1; values after task 5.",
-        "",
-        res.table(rows),
-        "",
+    caption = (f"{_REPLAY_HEADING} (gap closed: GAN {closure['GAN']:.2f}, VAE "
+               f"{closure['VAE']:.2f}): the table's GAN and VAE replay runs repeated ({n_runs} "
+               f"seeds; their task-1 accuracy after every task equals the table's runs' in "
+               f"{same}/{2 * n_runs}) and probed with {_N_REPLAY_PROBE} replayed rows of each "
+               "of digits 0 and 1; values after task 5.")
+    return res.block(caption, rows) + [
         "- " + ("No replay of replay: the replayed rows are bit-identical after every task."
                 if frozen else "The replayed rows moved after task 1."),
         "- Explanation: " + ("GAN replay falls behind VAE replay in " + ", ".join(causes)
@@ -385,10 +343,7 @@ def _replay_followup(res, probes, closure, curves):
     ]
 
 
-def _plot_replay(ctx, name, probes):
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+def _plot_replay(ax, ax2, probes):
     steps = np.arange(1, len(_TASKS) + 1)
     for g, color in (("gan", "C3"), ("vae", "C0")):
         runs = probes[g]
@@ -403,24 +358,19 @@ def _plot_replay(ctx, name, probes):
         ax2.bar(x, [b.mean() for b in bars], width=0.4, color=color,
                 yerr=[b.std() for b in bars], capsize=3, label=g.upper())
     ax.set_xticks(steps)
-    ax.set_xlabel("tasks learnt")
-    ax.set_ylabel("classifier accuracy (%)")
-    ax.set_title("what the replay classifier keeps of digits 0-1")
+    ax.set(xlabel="tasks learnt", ylabel="classifier accuracy (%)",
+           title="what the replay classifier keeps of digits 0-1")
     ax.legend(fontsize=7)
     ax2.set_xticks(range(4), ["oracle on\nsamples of 0-1", "coverage of\n0-1 test rows",
                               "precision of\nsamples of 0-1", "trained on samples,\n"
                               "tested on real"], fontsize=8)
-    ax2.set_ylabel("%")
-    ax2.set_title("quality of the replayed samples")
+    ax2.set(ylabel="%", title="quality of the replayed samples")
     ax2.legend(fontsize=8)
-    fig.tight_layout()
-    return save_figure(fig, ctx, name, dpi=90)
 
 
 def _transfer_followup(res, curve_runs, transfer):
-    """Table rows, paired intervals (vs the fresh column and vs fine-tuning) and the
-    summary line of the forward transfer against the labels budget; the 10-label row is
-    the main table's runs. Each size's verdict is kept in ``res``."""
+    """Rows, paired intervals (against the fresh column and fine-tuning) and summary line of
+    the transfer against the labels budget; the 10-label row is the main table's runs."""
     sizes = sorted(curve_runs[0]) + [10]
     acc = {n: {k: 100 * np.asarray([r[n][k] for r in curve_runs]) for k in transfer}
            for n in sizes[:-1]}
@@ -451,11 +401,7 @@ def _transfer_followup(res, curve_runs, transfer):
     return rows, gaps, ft_gaps, summary
 
 
-def _plot_transfer_curve(ctx, name, rows, gaps, ft_gaps):
-    import matplotlib.pyplot as plt
-
-    sizes = [r["labels per class"] for r in rows]
-    fig, ax = plt.subplots(figsize=(6, 4))
+def _plot_transfer_curve(ax, sizes, gaps, ft_gaps):
     for g, label, shift in ((gaps, "progressive minus fresh column", 0.97),
                             (ft_gaps, "progressive minus fine-tuning", 1.03)):
         mean = np.array([g[n][0] for n in sizes])
@@ -467,11 +413,9 @@ def _plot_transfer_curve(ctx, name, rows, gaps, ft_gaps):
     ax.legend(fontsize=8)
     ax.set_xscale("log")
     ax.set_xticks(sizes, [str(n) for n in sizes])
-    ax.set_xlabel("labels per class of digits 5-9")
-    ax.set_ylabel("accuracy gap on digits 5-9 (points)")
-    ax.set_title(f"forward transfer against the labels budget\n(mean, paired {_CI})")
-    fig.tight_layout()
-    return save_figure(fig, ctx, name, dpi=90)
+    ax.set(xlabel="labels per class of digits 5-9",
+           ylabel="accuracy gap on digits 5-9 (points)",
+           title=f"forward transfer against the labels budget\n(mean, paired {_CI})")
 
 
 def _run_job(kind, name, seed, cfg):
@@ -489,179 +433,134 @@ def _run_job(kind, name, seed, cfg):
         return forward_transfer(*data, seed=seed, cfg=cfg)
 
 
-def _parts(jobs, cfg, extra):
-    """``(jobs, parts)``: a cached part per job (``extra(kind, name)`` adds to its cache
-    params), the costliest (GAN, then VAE runs) first so that the workers finish
-    together."""
-    rank = sorted(range(len(jobs)), key=lambda i: (
-        -("GAN" in str(jobs[i][1]) or jobs[i][1] == "gan")
-        - 0.5 * ("VAE" in str(jobs[i][1]) or jobs[i][1] == "vae"), i))
-    jobs = [jobs[i] for i in rank]
+def _parts(jobs, cfg):
+    """``(jobs, parts)``: a cached part per ``(kind, method, seed)`` job, GAN then VAE runs
+    first so that the workers finish together."""
+    def cost(job):
+        name = str(job[1])
+        return -("GAN" in name or name == "gan") - 0.5 * ("VAE" in name or name == "vae")
+
+    jobs = sorted(jobs, key=cost)
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
+    probes = {"rq": {"probe": _N_REPLAY_PROBE}, "tc": {"probe": list(TRANSFER_SIZES)}}
     return jobs, [(f"{kind}/{name}/seed={seed}", _run_job, (kind, name, seed, cfg),
                    {**protocol, "kind": kind, "method": name, "seed": seed,
-                    **extra(kind, name)}) for kind, name, seed in jobs]
+                    **probes.get(kind, {"params": METHODS[name] if kind == "ci" else None})})
+                  for kind, name, seed in jobs]
 
 
-def _main_parts(ctx, cfg, seeds, methods=tuple(METHODS), kinds=("ci", "ti", "ft")):
-    """``(jobs, parts)``: the cached parts of the main runs (of ``methods`` and ``kinds``:
-    the follow-up reads some of them)."""
-    jobs = ([("ci", name, s) for name in methods for s in seeds] * ("ci" in kinds)
-            + [("ti", c, s) for s in seeds for c in ("per-task", "shared")] * ("ti" in kinds)
-            + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])]
-            * ("ft" in kinds))
-    return _parts(jobs, cfg, lambda kind, name: {
-        "params": None if kind != "ci" else METHODS[name]})
-
-
-def _followup_parts(ctx, cfg, follow, seeds):
-    """``(jobs, parts)``: the follow-ups' own cached parts (replay probes, transfer
-    curves)."""
-    jobs = ([("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
-            + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])])
-    return _parts(jobs, cfg, lambda kind, name: {
-        "probe": _N_REPLAY_PROBE if kind == "rq" else list(TRANSFER_SIZES)})
+def _main_jobs(ctx, cfg, seeds, methods=tuple(METHODS), pnn=True):
+    """The main runs' jobs: class-incremental ``methods``, task-incremental, forward transfer."""
+    return ([("ci", name, s) for name in methods for s in seeds]
+            + [("ti", c, s) for s in seeds for c in ("per-task", "shared")] * pnn
+            + [("ft", None, ctx.random_state + i) for i in range(cfg["transfer_seeds"])])
 
 
 def _collect(jobs, results):
-    """The parts' values by kind: ``final`` and ``curves`` per method, ``pnn`` per column
-    mode, ``transfer`` per model, ``probes`` per generator and the ``curve_runs``."""
-    out = dict(final={name: [] for name in METHODS}, curves={name: [] for name in METHODS},
-               pnn={c: {"final": [], "curve": [], "identical": [], "params": None,
-                        "forgetting": []} for c in ("per-task", "shared")},
-               transfer={"progressive": [], "fresh column": [], "fine-tuning": []},
-               probes={"gan": [], "vae": []}, curve_runs=[])
+    """The parts' values: ``final`` and ``curves`` per method, ``pnn`` per column mode,
+    ``transfer`` per model, ``probes`` per generator and the ``curve_runs``."""
+    by = defaultdict(list)
     for (kind, name, _), value in zip(jobs, results):
-        if kind == "ci":
-            out["final"][name].append(value[0])
-            out["curves"][name].append(value[1])
-        elif kind == "ti":
-            pnn = out["pnn"][name]
-            for key, v in zip(("final", "curve", "identical", "forgetting"),
-                              (*value[:3], value[4])):
-                pnn[key].append(v)
-            pnn["params"] = value[3]
-        elif kind == "rq":
-            out["probes"][name].append(value)
-        elif kind == "tc":
-            out["curve_runs"].append(value)
-        else:
-            for key, v in value.items():
-                out["transfer"][key].append(v)
-    return out
+        by[kind, name].append(value)
+    measures = ("final", "curve", "identical", "params", "forgetting")
+    return dict(final={n: [v[0] for v in by["ci", n]] for n in METHODS},
+                curves={n: [v[1] for v in by["ci", n]] for n in METHODS},
+                pnn={c: dict(zip(measures, map(list, zip(*by["ti", c]))))
+                     for c in ("per-task", "shared")},
+                transfer={k: [v[k] for v in by["ft", None]]
+                          for k in ("progressive", "fresh column", "fine-tuning")},
+                probes={g: by["rq", g] for g in ("gan", "vae")}, curve_runs=by["tc", None])
 
 
 def _gap_closed(pct, name):
-    """The share of the fine-tuning-to-joint gap (of the means) that ``name`` closes; NaN
-    where joint training is no better than fine-tuning."""
+    """The share of the gap from fine-tuning to joint training (means) that ``name`` closes."""
     ft, joint = pct[_FT].mean(), pct[_JOINT].mean()
     return (pct[name].mean() - ft) / (joint - ft if joint > ft else np.nan)
-
-
-def _ci_rows(pct, curves):
-    return [{"method (class-incremental)": name,
-             "final accuracy, 10 classes (%)": format_mean_std(pct[name], 1),
-             "task 1 after task 5 (%)": format_mean_std(100 * np.asarray(curves[name])[:, -1],
-                                                        1),
-             "gap closed": f"{_gap_closed(pct, name):.2f}",
-             "split MNIST anchor (%)": _ANCHORS.get(name, "")} for name in METHODS]
-
-
-def _ti_rows(pnn):
-    rows = []
-    for c, label in (("per-task", "progressive networks"),
-                     ("shared", "fine-tuning, head per task")):
-        res = pnn[c]
-        cur = 100 * np.asarray(res["curve"])
-        rows.append({
-            "method (task-incremental)": label,
-            "mean accuracy over 5 tasks (%)": format_mean_std(100 * np.asarray(res["final"]),
-                                                              1),
-            "task 1 after task 1 (%)": format_mean_std(cur[:, 0], 1),
-            "task 1 after task 5 (%)": format_mean_std(cur[:, -1], 1),
-            "forgetting, tasks 1-4 (points)": format_mean_std(
-                100 * np.asarray(res["forgetting"]), 1),
-            "task 1 proba bit-identical": f"{sum(res['identical'])}/{len(res['identical'])}",
-            "parameters after each task": ", ".join(map(str, res["params"])),
-        })
-    return rows
 
 
 def _main_text(result, cfg, runs, n_train):
     """Markdown of the class-incremental, task-incremental and forward-transfer tables."""
     pct = {name: 100 * np.asarray(v) for name, v in runs["final"].items()}
-    pnn = runs["pnn"]
-    v = _main_verdicts(pct, pnn, 100 * np.asarray(pnn["shared"]["forgetting"]))
+    pnn = {c: {**res, **{k: 100 * np.asarray(res[k]) for k in ("final", "curve", "forgetting")}}
+           for c, res in runs["pnn"].items()}
+    v = _main_verdicts(pct, pnn, pnn["shared"]["forgetting"])
     tr = {k: 100 * np.asarray(values) for k, values in runs["transfer"].items()}
-    rows = [{"model (digits 5-9, 10 labels per class)": k,
-             "test accuracy (%)": format_mean_std(tr[k], 1)}
-            for k in ("progressive", "fresh column", "fine-tuning")]
 
-    def say(key, digits):
-        return _verdict_line(result, v[key], digits=digits)
+    def say(*keys_digits):
+        return [result.verdict_line(v[k], "outcome", digits=d) for k, d in keys_digits] + [""]
 
-    return [
+    md = result.block(
         f"Class-incremental: accuracy after the last task, mean ± std over {cfg['seeds']} "
         f"seeds ({n_train} training rows); `GenerativeReplayClassifier(hidden_layer_sizes="
         f"{cfg['hidden']}, max_epochs={cfg['max_epochs']})` with a VAE "
         f"({cfg['generator_steps']} steps) or GAN ({cfg['gan_steps']} steps) per class.",
-        "",
-        result.table(_ci_rows(pct, runs["curves"])),
-        "",
-        say("forgets", 1), say("joint", 1), say("VAE", 2), say("GAN", 2), say("prior", 1),
-        "",
+        [{"method (class-incremental)": name,
+          "final accuracy, 10 classes (%)": format_mean_std(pct[name], 1),
+          "task 1 after task 5 (%)": format_mean_std(
+              100 * np.asarray(runs["curves"][name])[:, -1], 1),
+          "gap closed": f"{_gap_closed(pct, name):.2f}",
+          "split MNIST anchor (%)": _ANCHORS.get(name, "")} for name in METHODS])
+    md += say(("forgets", 1), ("joint", 1), ("VAE", 2), ("GAN", 2), ("prior", 1))
+    md += result.block(
         f"Task-incremental, task id given at test time: `ProgressiveNetworkClassifier("
         f"hidden_layer_sizes=(64, 64), max_epochs={cfg['pnn_epochs']})` against "
         f"`columns='shared'`.",
-        "",
-        result.table(_ti_rows(pnn)),
-        "",
-        say("identical", 0), say("forgetting", 1),
-        "",
+        [{"method (task-incremental)": label,
+          "mean accuracy over 5 tasks (%)": format_mean_std(pnn[c]["final"], 1),
+          "task 1 after task 1 (%)": format_mean_std(pnn[c]["curve"][:, 0], 1),
+          "task 1 after task 5 (%)": format_mean_std(pnn[c]["curve"][:, -1], 1),
+          "forgetting, tasks 1-4 (points)": format_mean_std(pnn[c]["forgetting"], 1),
+          "task 1 proba bit-identical": f"{sum(pnn[c]['identical'])}/{len(pnn[c]['identical'])}",
+          "parameters after each task": ", ".join(map(str, pnn[c]["params"][-1]))}
+         for c, label in (("per-task", "progressive networks"),
+                          ("shared", "fine-tuning, head per task"))])
+    md += say(("identical", 0), ("forgetting", 1))
+    md += result.block(
         f"Forward transfer: digits 5-9 from 10 labels per class after a column on digits "
         f"0-4 ({cfg['transfer_epochs']} and {cfg['low_data_epochs']} epochs); mean ± std "
         f"over {cfg['transfer_seeds']} seeds.",
-        "",
-        result.table(rows),
-        "",
-        *(_verdict_line(result, judge(CLAIMS[key], tr["progressive"], tr[k]), "bold", digits=1)
-          for k, key in (("fresh column", "transfer_fresh"), ("fine-tuning", "transfer_ft"))),
-        "",
-        "Follow-up: `continual_followup` (why GAN replay closes less of the gap; forward "
-        "transfer against the labels budget).",
-    ]
+        [{"model (digits 5-9, 10 labels per class)": k,
+          "test accuracy (%)": format_mean_std(tr[k], 1)}
+         for k in ("progressive", "fresh column", "fine-tuning")],
+        [judge(CLAIMS[key], tr["progressive"], tr[k])
+         for k, key in (("fresh column", "transfer_fresh"), ("fine-tuning", "transfer_ft"))],
+        digits=1)
+    return md + ["Follow-up: `continual_followup` (why GAN replay closes less of the gap; "
+                 "forward transfer against the labels budget)."]
 
 
 def run(ctx):
-    """Run the experiment; see the module docstring. Runs are cached parts on ``n_jobs``
-    worker processes, kept for the follow-up."""
+    """Run the experiment; see the module docstring."""
     cfg = PROTOCOL.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
     start = time.perf_counter()
-    jobs, parts = _main_parts(ctx, cfg, seeds)
+    jobs, parts = _parts(_main_jobs(ctx, cfg, seeds), cfg)
     with ctx.progress(total=len(parts), desc="continual") as bar:
         runs = _collect(jobs, cached_parts(ctx, parts, n_jobs=cfg["n_jobs"], progress=bar,
                                            share=True))
     ctx.log(f"[continual] {len(jobs)} runs in {time.perf_counter() - start:.0f} s")
     result = Result()
     md = _main_text(result, cfg, runs, len(load_split(seeds[0])[0]))
-    figures = [_plot(ctx, "continual_split_digits.png", runs["curves"], {
-                   "progressive networks": runs["pnn"]["per-task"]["curve"],
-                   "fine-tuning, head per task": runs["pnn"]["shared"]["curve"]}),
-               _plot_transfer(ctx, "continual_forward_transfer.png", runs["transfer"])]
+    pnn_curves = {"progressive networks": runs["pnn"]["per-task"]["curve"],
+                  "fine-tuning, head per task": runs["pnn"]["shared"]["curve"]}
+    figures = [_figure(ctx, "continual_split_digits.png", _plot_tasks, runs["curves"],
+                       pnn_curves, ncols=2, figsize=(12, 4.3)),
+               _figure(ctx, "continual_forward_transfer.png", _plot_transfer,
+                       runs["transfer"], figsize=(6, 4))]
     return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
 
 
 def run_followup(ctx):
-    """Run the follow-ups as an experiment of their own; the main runs they compare with
-    are ``continual``'s parts, read from this run when it ran them, else computed."""
+    """Run the follow-ups; the main runs are ``continual``'s parts (computed if missing)."""
     cfg = PROTOCOL.settings(ctx.quick)
     follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
-    main_jobs, main_parts = _main_parts(
+    main_jobs, main_parts = _parts(_main_jobs(
         ctx, cfg, seeds, methods=(_FT, _JOINT, "generative replay, VAE",
-                                  "generative replay, GAN"), kinds=("ci", "ft"))
-    jobs, parts = _followup_parts(ctx, cfg, follow, seeds)
+                                  "generative replay, GAN"), pnn=False), cfg)
+    jobs, parts = _parts(
+        [("rq", g, s) for g in ("gan", "vae") for s in seeds[:follow["replay_seeds"]]]
+        + [("tc", None, ctx.random_state + i) for i in range(follow["curve_seeds"])], cfg)
     with ctx.progress(total=len(main_parts) + len(parts), desc="continual follow-up") as bar:
         values = cached_parts(ctx, main_parts, n_jobs=cfg["n_jobs"], progress=bar,
                               owner="continual")
@@ -672,14 +571,16 @@ def run_followup(ctx):
     result = Result()
     rows, gaps, ft_gaps, summary = _transfer_followup(result, runs["curve_runs"],
                                                       runs["transfer"])
-    figures = [_plot_transfer_curve(ctx, "continual_transfer_labels.png", rows, gaps,
-                                    ft_gaps)]
-    md = [f"Forward transfer of `continual` with the first 1, 2, 3 and 5 of each class's 10 "
-          f"labelled rows ({len(runs['curve_runs'])} seeds) and all 10 "
-          f"({cfg['transfer_seeds']} seeds); intervals paired over each row's seeds.",
-          "", result.table(rows), "", summary, ""]
+    figures = [_figure(ctx, "continual_transfer_labels.png", _plot_transfer_curve,
+                       [r["labels per class"] for r in rows], gaps, ft_gaps, figsize=(6, 4))]
+    md = result.block(
+        f"Forward transfer of `continual` with the first 1, 2, 3 and 5 of each class's 10 "
+        f"labelled rows ({len(runs['curve_runs'])} seeds) and all 10 "
+        f"({cfg['transfer_seeds']} seeds); intervals paired over each row's seeds.", rows)
+    md += [summary, ""]
     if all(runs["probes"].values()):
-        figures.append(_plot_replay(ctx, "continual_replay_quality.png", runs["probes"]))
+        figures.append(_figure(ctx, "continual_replay_quality.png", _plot_replay,
+                               runs["probes"], ncols=2))
         md += _replay_followup(result, runs["probes"], closure, runs["curves"])
     else:
         md.append(full_mode_only(

@@ -63,6 +63,8 @@ _TRAIN_DISCOUNT = 0.99
 _PROBE_DISCOUNTS = (0.5, 0.8, 0.9, 0.99)
 _A2C_LRS = (1.0, 2.0, 3.0, 4.0)
 _FOLLOWUP_HEADING = "Follow-up: y's value-likeness along meta-training"
+#: The methods of the returns table, in its column order.
+_METHODS = ["LPG", "A2C (tuned lr)", "untrained rule", "LPG without y"]
 
 
 def _mean(values):
@@ -77,10 +79,9 @@ def _counted(mc_steps):
     return mc_steps - min(mc_steps // 3, 700)
 
 
-def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_counts=False):
-    """``{discount: (n_envs, n_states)}`` mean discounted returns of the visits of a long
-    rollout of the final policies (``monte_carlo_values``); with ``return_counts``, also
-    the visit counts and the number of steps counted."""
+def _monte_carlo_values(net, params, envs, n_steps, discounts, seed):
+    """``({discount: (n_envs, n_states)}, visit counts, steps counted)``: the mean discounted
+    returns of the visits of a long rollout of the final policies."""
     import torch
 
     from sklearn_papers.nn._lpg import rollout
@@ -95,9 +96,7 @@ def _monte_carlo_values(net, params, envs, n_steps, discounts, seed, return_coun
     out, counts = monte_carlo_values(traj["obs"].numpy(), traj["reward"].double().numpy(),
                                      done, core.n_states, discounts,
                                      n_counted=_counted(n_steps))
-    if return_counts:
-        return out, counts, _counted(n_steps)
-    return out
+    return out, counts, _counted(n_steps)
 
 
 def _probe(est, envs, cfg, seed, extras=False):
@@ -110,33 +109,31 @@ def _probe(est, envs, cfg, seed, extras=False):
     twice = list(envs) + list(envs)            # agents i and i + n live in grid i
     with torch_seeded(seed):
         net, params, returns, value_w = est._run_lifetimes(twice, est.lifetime, seed)
-        mc, counts, counted = _monte_carlo_values(
-            net, params, twice, cfg["mc_steps"], _PROBE_DISCOUNTS, seed + 1,
-            return_counts=True)
+        mc, counts, counted = _monte_carlo_values(net, params, twice, cfg["mc_steps"],
+                                                  _PROBE_DISCOUNTS, seed + 1)
         if extras:
             mc2 = _monte_carlo_values(net, params, twice, cfg["mc_steps"],
-                                      _PROBE_DISCOUNTS, seed + 2)
+                                      _PROBE_DISCOUNTS, seed + 2)[0]
     y = params["y"].double().numpy()           # (2n, n_states, m)
-    td = value_w.double().numpy()              # (2n, n_states)
+    td = value_w.double().numpy()[..., None]   # (2n, n_states, 1)
+
+    def spearman(features, target, cells):
+        rows = np.nonzero(cells)[0]
+        return probe_spearman(features[cells], target[cells], rows % n, rows // n)
+
     res = {}
     for g, vals in mc.items():
         mask = ~np.isnan(vals)
-        rows = np.nonzero(mask)[0]
-        groups, agents = rows % n, rows // n
-        target = vals[mask]
-        res[("y", g)] = probe_spearman(y[mask], target, groups, agents)
+        res[("y", g)] = spearman(y, vals, mask)
         if extras and g != _TRAIN_DISCOUNT:    # the follow-up reports TD at 0.99 only
             continue
-        res[("td", g)] = probe_spearman(td[mask][:, None], target, groups, agents)
-        if not extras:
-            continue
-        res[("retest", g)] = retest_spearman(vals, mc2[g])
-        quick_counted = _counted(PROTOCOL.settings(True)["mc_steps"])
-        frequent = mask & (counts / counted >= 5 / quick_counted)
-        rows = np.nonzero(frequent)[0]
-        res[("y frequent", g)] = (res[("y", g)] if np.array_equal(frequent, mask) else
-                                  probe_spearman(y[frequent], vals[frequent], rows % n,
-                                                  rows // n))
+        res[("td", g)] = spearman(td, vals, mask)
+        if extras:
+            res[("retest", g)] = retest_spearman(vals, mc2[g])
+            quick_counted = _counted(PROTOCOL.settings(True)["mc_steps"])
+            frequent = mask & (counts / counted >= 5 / quick_counted)
+            res[("y frequent", g)] = (res[("y", g)] if np.array_equal(frequent, mask)
+                                      else spearman(y, vals, frequent))
     if extras:
         res["returns"] = np.asarray(returns, dtype=float)
         res["cells"] = float(np.mean((~np.isnan(mc[_TRAIN_DISCOUNT])).sum(1)))
@@ -149,29 +146,28 @@ def _errorbar(ax, x, values, **kw):
                 capsize=3, **kw)
 
 
-def _plot_returns(out, filename, table, names):
+def _figure(out, filename, draw, *data, ncols=1, figsize=(11, 4)):
+    """Draw ``draw(*axes, *data)`` on a row of ``ncols`` new axes; save it, return its path."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 4))
-    sets = list(table)
-    width = 0.8 / len(names)
-    for j, name in enumerate(names):
-        means = [np.mean(table[s][name]) for s in sets]
-        stds = [np.std(table[s][name]) for s in sets]
-        ax.bar(np.arange(len(sets)) + j * width, means, width, yerr=stds, capsize=3,
-               label=name)
-    ax.set_xticks(np.arange(len(sets)) + 0.4 - width / 2, sets)
-    ax.set_ylabel("mean lifetime return (sum of rewards)")
-    ax.set_title("Agents trained by each update rule (mean ± std over meta-training seeds)")
-    ax.legend(fontsize=8)
+    fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=False)
+    draw(*axes[0], *data)
     fig.tight_layout()
     return save_figure(fig, out, filename, dpi=90)
 
 
-def _plot_curves(out, filename, curves, probes):
-    import matplotlib.pyplot as plt
+def _plot_returns(ax, table):
+    width = 0.8 / len(_METHODS)
+    for j, name in enumerate(_METHODS):
+        ax.bar(np.arange(len(table)) + j * width, [np.mean(t[name]) for t in table.values()],
+               width, yerr=[np.std(t[name]) for t in table.values()], capsize=3, label=name)
+    ax.set_xticks(np.arange(len(table)) + 0.4 - width / 2, list(table))
+    ax.set(ylabel="mean lifetime return (sum of rewards)",
+           title="Agents trained by each update rule (mean ± std over meta-training seeds)")
+    ax.legend(fontsize=8)
 
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+
+def _plot_curves(ax, ax2, curves, probes):
     for label, runs in curves.items():
         for i, tr in enumerate(runs):
             if len(tr) >= 8:
@@ -179,9 +175,8 @@ def _plot_curves(out, filename, curves, probes):
                 smooth = np.convolve(tr, np.ones(k) / k, mode="valid")
                 ax.plot(smooth, color="C0" if label == "LPG" else "C3", alpha=0.8,
                         label=label if i == 0 else None)
-    ax.set_xlabel("finished agent lifetimes during meta-training")
-    ax.set_ylabel("lifetime return (moving average)")
-    ax.set_title("Meta-training progress")
+    ax.set(xlabel="finished agent lifetimes during meta-training",
+           ylabel="lifetime return (moving average)", title="Meta-training progress")
     if ax.get_legend_handles_labels()[0]:
         ax.legend()
     for kind, color, label in (("y", "C0", "linear probe from y(s)"),
@@ -191,17 +186,15 @@ def _plot_curves(out, filename, curves, probes):
                                               for g in _PROBE_DISCOUNTS],
                       marker="o", color=color, linestyle=style, label=f"{label}, {how}")
     ax2.axhline(0.7, color="grey", linestyle=":", label="target 0.7")
-    ax2.set_xlabel("discount of the true value")
-    ax2.set_ylabel("Spearman correlation (held-out grids)")
-    ax2.set_title("Is y value-like, at which discounts?")
+    ax2.set(xlabel="discount of the true value",
+            ylabel="Spearman correlation (held-out grids)",
+            title="Is y value-like, at which discounts?")
     ax2.legend(fontsize=8)
-    fig.tight_layout()
-    return save_figure(fig, out, filename, dpi=90)
 
 
-def _ck_values(checkpoints, k, key, j=1):
-    """Per seed: ``probe[key][j]`` at checkpoint ``k`` (``j=1``: per grid / per agent)."""
-    return [c["probes"][k][key][j] for c in checkpoints]
+def _ck_values(checkpoints, k, key):
+    """Per seed: the per-grid value of ``probe[key]`` at checkpoint ``k``."""
+    return [c["probes"][k][key][1] for c in checkpoints]
 
 
 def _ck_returns(checkpoints, k):
@@ -209,11 +202,7 @@ def _ck_returns(checkpoints, k):
     return [float(np.mean(c["probes"][k]["returns"])) for c in checkpoints]
 
 
-def _plot_checkpoints(out, filename, steps, checkpoints):
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-
+def _plot_checkpoints(ax, ax2, steps, checkpoints):
     def line(key, **kw):
         _errorbar(ax, steps, [_ck_values(checkpoints, k, key) for k in steps], marker="o",
                   **kw)
@@ -228,35 +217,29 @@ def _plot_checkpoints(out, filename, steps, checkpoints):
         "retest", _TRAIN_DISCOUNT)), 0, None)) for k in steps], marker="o", color="k",
         linestyle=":", label="sqrt(retest of the 0.99 target)")
     ax.axhline(0.7, color="grey", linestyle=":", linewidth=0.8)
-    ax.set_xlabel("meta-steps of the rule (0: untrained)")
-    ax.set_ylabel("Spearman, per grid (held-out 5x5)")
-    ax.set_title("Probes of each run's rule along its meta-training")
+    ax.set(xlabel="meta-steps of the rule (0: untrained)",
+           ylabel="Spearman, per grid (held-out 5x5)",
+           title="Probes of each run's rule along its meta-training")
     ax.legend(fontsize=7)
     _errorbar(ax2, steps, [_ck_returns(checkpoints, k) for k in steps], marker="o",
               color="C0")
-    ax2.set_xlabel("meta-steps of the rule (0: untrained)")
-    ax2.set_ylabel("mean lifetime return of the probe's agents")
-    ax2.set_title("Return of agents trained by each snapshot")
-    fig.tight_layout()
-    return save_figure(fig, out, filename, dpi=90)
+    ax2.set(xlabel="meta-steps of the rule (0: untrained)",
+            ylabel="mean lifetime return of the probe's agents",
+            title="Return of agents trained by each snapshot")
 
 
 def _checkpoint_rows(steps, checkpoints):
     """The follow-up's table: per checkpoint, the return and the probes."""
     g0 = _TRAIN_DISCOUNT
-    rows = []
-    for k in steps:
-        row = {"meta-steps": "0 (untrained)" if k == 0 else str(k),
-               "return": format_mean_std(_ck_returns(checkpoints, k), 1)}
-        for g in _PROBE_DISCOUNTS:
-            row[f"y, {g:g}"] = format_mean_std(_ck_values(checkpoints, k, ("y", g)), 2)
-        for column, key in (("y, 0.99, often-visited cells", "y frequent"),
-                            ("TD value, 0.99", "td"), ("retest of the 0.99 target", "retest")):
-            row[column] = format_mean_std(_ck_values(checkpoints, k, (key, g0)), 2)
-        row["cells per agent"] = format_mean_std([c["probes"][k]["cells"]
-                                                  for c in checkpoints], 1)
-        rows.append(row)
-    return rows
+    probes = [(f"y, {g:g}", ("y", g)) for g in _PROBE_DISCOUNTS] + [
+        ("y, 0.99, often-visited cells", ("y frequent", g0)), ("TD value, 0.99", ("td", g0)),
+        ("retest of the 0.99 target", ("retest", g0))]
+    return [{"meta-steps": "0 (untrained)" if k == 0 else str(k),
+             "return": format_mean_std(_ck_returns(checkpoints, k), 1),
+             **{column: format_mean_std(_ck_values(checkpoints, k, key), 2)
+                for column, key in probes},
+             "cells per agent": format_mean_std([c["probes"][k]["cells"] for c in checkpoints],
+                                                1)} for k in steps]
 
 
 def _fall(y, trained, final):
@@ -314,17 +297,16 @@ def _checkpoint_section(result, steps, checkpoints, probes, lpg_values):
                ("the noise of the Monte-Carlo target", corrected)]
     causes = [name for name, value in factors if effect(value) != "no"]
     repeats, refit_text = _repeats(checkpoints, probes, lpg_values, final)
-    return "\n".join([
-        f"#### {_FOLLOWUP_HEADING}",
-        "",
+    caption = (
         f"The probes of `lpg` (per grid) of each run's rule after {', '.join(map(str, steps))} "
         f"meta-steps, and the return of the agents it trains; mean ± std over "
         f"{len(checkpoints)} seeds. Often-visited cells: at least 5 visits per "
         f"{_counted(PROTOCOL.settings(True)['mc_steps'])} counted steps.{refit_text} The last "
-        f"checkpoint repeats the probe of `lpg`'s table exactly: {'yes' if repeats else 'no'}.",
+        f"checkpoint repeats the probe of `lpg`'s table exactly: {'yes' if repeats else 'no'}.")
+    return "\n".join([
+        f"#### {_FOLLOWUP_HEADING}",
         "",
-        result.table(_checkpoint_rows(steps, checkpoints)),
-        "",
+        *result.block(caption, _checkpoint_rows(steps, checkpoints)),
         f"- y's probe at 0.99 {fall}; the discount y ranks best: "
         f"{', '.join(f'{best[k]:g} at {k}' for k in trained)}.",
         f"- At {final} meta-steps the retest of the target is {retest:.2f}, "
@@ -360,8 +342,8 @@ def _score(est, envs):
 
 
 def _checkpoints(meta_steps):
-    """The follow-up's meta-steps: 0, those of 150, 300, 600, 1000 below ``meta_steps``
-    (at least one), and ``meta_steps``."""
+    """The follow-up's meta-steps: 0, those of 150, 300, 600, 1000 below ``meta_steps`` (at
+    least one), and ``meta_steps``."""
     steps = [s for s in (150, 300, 600, 1000) if s < meta_steps]
     if not steps and meta_steps >= 2:
         steps = [meta_steps // 2]
@@ -371,8 +353,7 @@ def _checkpoints(meta_steps):
 @contextmanager
 def _rule_snapshots(steps, out):
     """Keep in ``out[k]`` the parameters of the (one) optimizer after its ``k``-th step, for
-    ``k`` in ``steps``: in a fit, the rule after ``k`` meta-steps (torch's global optimizer
-    step hook, removed on exit; copies leave the fit unchanged)."""
+    ``k`` in ``steps``: in a fit, the rule after ``k`` meta-steps."""
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     seen = {}
@@ -404,8 +385,7 @@ def _lpg(variant, cfg, seed):
 
 
 def _with_rule(est, params):
-    """A copy of ``est`` whose rule has the parameters ``params`` (a snapshot), or the
-    untrained rule with ``params=None``."""
+    """A copy of ``est`` whose rule has the snapshot ``params`` (None: untrained)."""
     import torch
 
     out = est.untrained()
@@ -421,9 +401,8 @@ def _with_rule(est, params):
 
 @in_one_torch_thread
 def _seed_part(variant, seed, cfg, rs, best_lr):
-    """One meta-training run (``variant`` "LPG" or "LPG without y") and its evaluation; the
-    LPG part also scores the untrained rule and A2C, runs the probe and keeps the rule's
-    snapshots at the follow-up's checkpoints (``"snapshots"``)."""
+    """One meta-training run of ``variant`` and its scores; the LPG part also scores the
+    untrained rule and A2C, runs the probe and keeps the rule at the follow-up's checkpoints."""
     from sklearn_papers.rl import A2C
 
     train, sets = _environments(cfg, rs)
@@ -449,9 +428,8 @@ def _seed_part(variant, seed, cfg, rs, best_lr):
 
 @in_one_torch_thread
 def _checkpoint_part(seed, cfg, rs, snapshots):
-    """The follow-up for one seed: the rule after each of ``_checkpoints`` meta-steps,
-    probed with the extra measures; ``snapshots=None`` re-runs the (deterministic)
-    meta-training to take them."""
+    """The follow-up for one seed: the rule at each checkpoint, probed with the extra
+    measures; ``snapshots=None`` re-runs the (deterministic) meta-training to take them."""
     train, sets = _environments(cfg, rs)
     steps = _checkpoints(cfg["meta_steps"])
     t0, c0 = time.perf_counter(), time.process_time()
@@ -481,8 +459,7 @@ def _tune_a2c(ctx, cfg, train):
 
 
 def _cache_params(cfg):
-    """Cache params of every part: ``cfg``, the estimator's defaults and the rule's file
-    format, so that a part cached with other defaults or inputs is redone."""
+    """Cache params of every part: ``cfg``, the estimator's defaults and the rule's format."""
     from sklearn_papers.rl import LearnedPolicyGradient
     from sklearn_papers.rl._learned_policy_gradient import _FORMAT as rule_format
 
@@ -503,9 +480,9 @@ def _timed_parts(ctx, cfg, parts, desc, **kwargs):
 
 
 def _meta_training(ctx, cfg, variants=("LPG", "LPG without y"), owner=None):
-    """A2C tuned, then one cached part per (seed, variant), shared with the follow-up
-    (``owner="lpg"`` when the follow-up reads them): :func:`_collect`'s dict with the
-    ``sets``, ``tuned``, ``best_lr``, ``jobs`` and ``wall`` seconds of the parts."""
+    """A2C tuned, then a cached part per (seed, variant) (``owner="lpg"``: the follow-up
+    reads them): ``table[set][method]`` (returns per seed), the meta-training ``curves``,
+    the LPG parts (``lpg_values``) and their ``probes``, the fits' summed seconds, ..."""
     train, sets = _environments(cfg, ctx.random_state)
     best_lr, tuned = _tune_a2c(ctx, cfg, train)
     jobs = [(v, ctx.random_state + i) for i in range(cfg["seeds"]) for v in variants]
@@ -514,126 +491,40 @@ def _meta_training(ctx, cfg, variants=("LPG", "LPG without y"), owner=None):
               params) for v, seed in jobs]
     values, wall = _timed_parts(ctx, cfg, parts, "lpg: meta-training runs", owner=owner,
                                 share=owner is None)
-    return {**_collect(jobs, values, sets), "sets": sets, "tuned": tuned, "best_lr": best_lr,
-            "jobs": jobs, "wall": wall}
-
-
-def _collect(jobs, values, sets):
-    """``table[set][method]`` (returns per seed), meta-training ``curves``, the LPG parts'
-    ``probes`` and their values, and the fits' summed wall and CPU seconds."""
-    table = {s: {n: [] for n in _METHODS} for s in sets}
-    out = dict(table=table, curves={"LPG": [], "LPG without y": []}, probes=[],
-               lpg_values=[], seconds=0.0, cpu=0.0)
-    for (v, _), value in zip(jobs, values):
-        out["curves"][v].append(value["training_returns"])
-        out["seconds"] += value["seconds"]
-        out["cpu"] += value["cpu"]
-        for sname, scores in value["scores"].items():
-            for name, score in scores.items():
-                table[sname][name].append(score)
-        if v == "LPG":
-            out["probes"].append(value["probe"])
-            out["lpg_values"].append(value)
-    return out
-
-
-def _followup_parts(ctx, cfg, jobs, lpg_values):
-    """The follow-up's cached parts: each LPG run probed at its checkpoints."""
-    lpg_seeds = [seed for v, seed in jobs if v == "LPG"]
-    params = {**_cache_params(cfg), "steps": _checkpoints(cfg["meta_steps"])}
-    parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
-              (seed, cfg, ctx.random_state, value.get("snapshots")), params)
-             for seed, value in zip(lpg_seeds, lpg_values)]
-    checkpoints, wall = _timed_parts(ctx, cfg, parts, "lpg: follow-up checkpoints")
-    ctx.log(f"[lpg] follow-up: {len(parts)} parts, {wall:.0f} s wall")
-    return checkpoints
-
-
-#: The methods of the returns table, in its column order.
-_METHODS = ["LPG", "A2C (tuned lr)", "untrained rule", "LPG without y"]
-
-
-def _verdict_line(result, verdict, style="outcome", **kwargs):
-    """``"- <claim>: <verdict>"``, the verdict kept in ``result`` (``style`` and ``kwargs``
-    are :meth:`Result.verdict`'s; a claim made of parts passes its ``claim``)."""
-    claim = kwargs.get("claim") or verdict.claim
-    return f"- {claim.statement}: {result.verdict(verdict, style=style, **kwargs)}"
-
-
-def _return_rows(table, sets):
-    rows = []
-    for sname in sets:
-        row = {"environments": f"{sname} ({len(sets[sname])} grids)"}
-        for n in _METHODS:
-            row[n] = format_mean_std(table[sname][n], 1)
-        lpg, a2c = np.mean(table[sname]["LPG"]), np.mean(table[sname]["A2C (tuned lr)"])
-        row["LPG / A2C"] = f"{lpg / a2c:.2f}"
-        rows.append(row)
-    return rows
-
-
-def _probe_rows(probes):
-    rows = []
-    for g in _PROBE_DISCOUNTS:
-        row = {"discount of the true value": g}
-        for kind, name in (("y", "y(s)"), ("td", "TD(lambda) value")):
-            for j, how in enumerate(("pooled", "per grid")):
-                row[f"{name}, {how}"] = format_mean_std([p[(kind, g)][j] for p in probes], 2)
-        rows.append(row)
-    return rows
-
-
-def _probe_verdicts(probes, j):
-    """Claims 2 and 3 on the probes, ``j = 1`` per grid, ``j = 0`` pooled:
-    ``(value_like, y_beats, td_drops)`` (``value_like`` None without a finite value)."""
-    others = [g for g in _PROBE_DISCOUNTS if g != _TRAIN_DISCOUNT]
-    how = "per grid" if j else "pooled"
-    td_train = [p[("td", _TRAIN_DISCOUNT)][j] for p in probes]
-    y_other = [_mean([p[("y", g)][j] for g in others]) for p in probes]
-    td_other = [_mean([p[("td", g)][j] for g in others]) for p in probes]
-    finite = np.asarray([p[("y", _TRAIN_DISCOUNT)][j] for p in probes], dtype=float)
-    finite = finite[np.isfinite(finite)]  # seeds without a probe are left out
-    return (judge(CLAIMS["value_like"].at(how=how), finite) if finite.size else None,
-            judge(CLAIMS["y_beats"].at(how=how), y_other, td_other),
-            judge(CLAIMS["td_drops"].at(how=how), td_train, td_other))
+    lpg_values = [value for (v, _), value in zip(jobs, values) if v == "LPG"]
+    return {"table": {s: {n: [value["scores"][s][n] for value in values
+                              if n in value["scores"][s]] for n in _METHODS} for s in sets},
+            "curves": {v: [value["training_returns"] for (w, _), value in zip(jobs, values)
+                           if w == v] for v in variants},
+            "lpg_values": lpg_values, "probes": [value["probe"] for value in lpg_values],
+            "seconds": sum(value["seconds"] for value in values),
+            "cpu": sum(value["cpu"] for value in values),
+            "sets": sets, "tuned": tuned, "best_lr": best_lr, "jobs": jobs, "wall": wall}
 
 
 def _probe_text(result, probes):
-    """Verdict bullets of claims 2 (y is value-like) and 3 (values at other discounts): per
-    grid in bold, pooled beside them."""
-    stats = {how: _probe_verdicts(probes, j) for j, how in ((1, "per grid"), (0, "pooled"))}
-    lines = []
-    for how, style in (("per grid", "outcome"), ("pooled", "plain")):
-        value_like = stats[how][0]
-        lines.append(_verdict_line(result, value_like, style) if value_like is not None else
-                     _verdict_line(result, "inconclusive", "outcome", rule="no finite value",
-                                  claim=CLAIMS["value_like"].at(how=how)))
-    for how, style in (("per grid", "outcome"), ("pooled", "plain")):
-        parts = list(stats[how][1:])
-        lines += [_verdict_line(result, v, "plain") for v in parts]
-        lines.append(_verdict_line(result, all_of(*parts), style, parts=parts,
-                                  claim=CLAIMS["other_discounts"].at(how=how)))
+    """Verdict lines of the probe claims: per grid in bold, pooled beside them."""
+    others = [g for g in _PROBE_DISCOUNTS if g != _TRAIN_DISCOUNT]
+    ways = (("per grid", 1, "outcome"), ("pooled", 0, "plain"))
+    lines, parts = [], {}
+    for how, j, style in ways:
+        claim = CLAIMS["value_like"].at(how=how)
+        finite = np.asarray([p[("y", _TRAIN_DISCOUNT)][j] for p in probes], dtype=float)
+        finite = finite[np.isfinite(finite)]  # seeds without a probe are left out
+        lines.append(result.verdict_line(judge(claim, finite), style) if finite.size else
+                     result.verdict_line("inconclusive", "outcome", rule="no finite value",
+                                         claim=claim))
+        td_other = [_mean([p[("td", g)][j] for g in others]) for p in probes]
+        parts[how] = [judge(CLAIMS["y_beats"].at(how=how),
+                            [_mean([p[("y", g)][j] for g in others]) for p in probes],
+                            td_other),
+                      judge(CLAIMS["td_drops"].at(how=how),
+                            [p[("td", _TRAIN_DISCOUNT)][j] for p in probes], td_other)]
+    for how, _, style in ways:
+        lines += [result.verdict_line(v, "plain") for v in parts[how]]
+        lines.append(result.verdict_line(all_of(*parts[how]), style, parts=parts[how],
+                                         claim=CLAIMS["other_discounts"].at(how=how)))
     return lines
-
-
-def _returns_text(result, cfg, runs):
-    """Markdown of claim 1 (LPG's returns against A2C's)."""
-    held = runs["table"]["held-out 5x5"]
-    lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in runs["tuned"].items())
-    return [
-        f"Lifetime return of a fresh agent per grid ({cfg['lifetime']} updates of 20 steps), "
-        f"mean ± std over {cfg['seeds']} meta-training seeds of {cfg['meta_steps']} "
-        f"meta-steps with {cfg['n_agents']} agents. A2C's learning rate {runs['best_lr']:g} "
-        f"is the best on the meta-training grids ({lr_text}).",
-        "",
-        result.table(_return_rows(runs["table"], runs["sets"])),
-        "",
-        _verdict_line(result, judge(CLAIMS["share"], held["LPG"],
-                                   0.8 * np.asarray(held["A2C (tuned lr)"]))),
-        _verdict_line(result, judge(CLAIMS["untrained"], held["LPG"], held["untrained rule"])),
-        _verdict_line(result, judge(CLAIMS["no_y"], held["LPG"], held["LPG without y"])),
-        "",
-    ]
 
 
 def run(ctx):
@@ -644,32 +535,55 @@ def run(ctx):
     ctx.log(f"[lpg] {len(runs['jobs'])} meta-training runs with their evaluations: "
             f"{runs['wall']:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
             f"{runs['seconds']:.0f} s wall, {runs['cpu']:.0f} s CPU, summed over the runs")
-    figures = [_plot_returns(ctx, "lpg_returns.png", runs["table"], _METHODS),
-               _plot_curves(ctx, "lpg_meta_training_and_probe.png", runs["curves"],
-                            runs["probes"])]
+    table, sets, probes = runs["table"], runs["sets"], runs["probes"]
+    figures = [_figure(ctx, "lpg_returns.png", _plot_returns, table, figsize=(7.5, 4)),
+               _figure(ctx, "lpg_meta_training_and_probe.png", _plot_curves, runs["curves"],
+                       probes, ncols=2)]
+    held = table["held-out 5x5"]
+    lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in runs["tuned"].items())
     result = Result()
-    md = _returns_text(result, cfg, runs)
-    md += [f"Spearman correlation of probes from y(s) and from a TD(lambda) value to the "
-           f"true values on the held-out grids, mean ± std over {cfg['seeds']} seeds.", "",
-           result.table(_probe_rows(runs["probes"])), "", *_probe_text(result, runs["probes"]),
-           "", "Follow-ups: `lpg_followup` (y along meta-training) and `lpg_stock` "
-           "(gymnasium's stock environments)."]
+    md = result.block(
+        f"Lifetime return of a fresh agent per grid ({cfg['lifetime']} updates of 20 steps), "
+        f"mean ± std over {cfg['seeds']} meta-training seeds of {cfg['meta_steps']} "
+        f"meta-steps with {cfg['n_agents']} agents. A2C's learning rate {runs['best_lr']:g} "
+        f"is the best on the meta-training grids ({lr_text}).",
+        [{"environments": f"{s} ({len(envs)} grids)",
+          **{n: format_mean_std(table[s][n], 1) for n in _METHODS},
+          "LPG / A2C": f"{np.mean(table[s]['LPG']) / np.mean(table[s]['A2C (tuned lr)']):.2f}"}
+         for s, envs in sets.items()],
+        [judge(CLAIMS["share"], held["LPG"], 0.8 * np.asarray(held["A2C (tuned lr)"])),
+         judge(CLAIMS["untrained"], held["LPG"], held["untrained rule"]),
+         judge(CLAIMS["no_y"], held["LPG"], held["LPG without y"])], style="outcome")
+    md += result.block(
+        f"Spearman correlation of probes from y(s) and from a TD(lambda) value to the "
+        f"true values on the held-out grids, mean ± std over {cfg['seeds']} seeds.",
+        [{"discount of the true value": g,
+          **{f"{name}, {how}": format_mean_std([p[(kind, g)][j] for p in probes], 2)
+             for kind, name in (("y", "y(s)"), ("td", "TD(lambda) value"))
+             for j, how in enumerate(("pooled", "per grid"))}} for g in _PROBE_DISCOUNTS])
+    md += _probe_text(result, probes)
+    md += ["", "Follow-ups: `lpg_followup` (y along meta-training) and `lpg_stock` "
+               "(gymnasium's stock environments)."]
     return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
 
 
 def run_followup(ctx):
-    """The rule of every LPG run of ``lpg`` along its meta-training, as an experiment of its
-    own; ``lpg``'s parts are read from this run when it ran them, else computed."""
+    """The rule of every LPG run of ``lpg`` along its meta-training (computed if missing)."""
     cfg = PROTOCOL.settings(ctx.quick)
+    steps = _checkpoints(cfg["meta_steps"])
     with one_torch_thread():
         runs = _meta_training(ctx, cfg, variants=("LPG",), owner="lpg")
-        checkpoints = _followup_parts(ctx, cfg, runs["jobs"], runs["lpg_values"])
-    steps = _checkpoints(cfg["meta_steps"])
+        params = {**_cache_params(cfg), "steps": steps}
+        parts = [(f"LPG checkpoints/seed={seed}", _checkpoint_part,
+                  (seed, cfg, ctx.random_state, value.get("snapshots")), params)
+                 for (_, seed), value in zip(runs["jobs"], runs["lpg_values"])]
+        checkpoints, wall = _timed_parts(ctx, cfg, parts, "lpg: follow-up checkpoints")
+    ctx.log(f"[lpg] follow-up: {len(parts)} parts, {wall:.0f} s wall")
     result = Result()
     md = _checkpoint_section(result, steps, checkpoints, runs["probes"], runs["lpg_values"])
-    return result.done(md, figures=[_plot_checkpoints(ctx, "lpg_checkpoints.png", steps,
-                                                      checkpoints)],
-                       shortened=PROTOCOL.note(ctx.quick))
+    figure = _figure(ctx, "lpg_checkpoints.png", _plot_checkpoints, steps, checkpoints,
+                     ncols=2)
+    return result.done(md, figures=[figure], shortened=PROTOCOL.note(ctx.quick))
 
 
 _PAPER = ("Oh, Hessel, Czarnecki, Xu, van Hasselt, Singh & Silver 2020, Discovering "

@@ -24,7 +24,7 @@ from sklearn_papers.reproduce._parallel import cached_parts, worker_cpu_seconds
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.reproduce.lpg import _TRAIN_DISCOUNT, _defaults, _mean, _or_nan, _verdict_line
+from sklearn_papers.reproduce.lpg import _TRAIN_DISCOUNT, _defaults, _mean, _or_nan
 
 __all__ = ["EXPERIMENT"]
 
@@ -74,25 +74,10 @@ PROTOCOL = Protocol(
 )
 
 
-def _meta_lr():
-    """The agents' step size in meta-training (``LearnedPolicyGradient().agent_lr``)."""
-    from sklearn_papers.rl import LearnedPolicyGradient
-
-    return LearnedPolicyGradient().agent_lr
-
-
 def _make_stock(env_id, kwargs):
     import gymnasium
 
     return gymnasium.make(env_id, **kwargs)
-
-
-def _q_table(env, steps, alpha, seed):
-    """Tabular Q-learning's table after ``steps`` steps (the protocol's exploration)."""
-    from sklearn_papers.rl import q_learning
-
-    return q_learning(env, steps, learning_rate=alpha, epsilon=0.1, discount=_TRAIN_DISCOUNT,
-                      random_state=seed)
 
 
 @in_one_torch_thread
@@ -100,22 +85,24 @@ def _baselines_part(name, cfg):
     """``{"random": [...], "Q-learning": {alpha: [...]}, "A2C": {lr: [...]}}`` on the stock
     environment ``name``: one mean greedy return per agent seed (NaN: diverged)."""
     from sklearn_papers.nn._skorch import torch_seeded
-    from sklearn_papers.rl import A2C
+    from sklearn_papers.rl import A2C, q_learning
     from sklearn_papers.rl._q_learning import policy_returns
 
     env_id, kwargs = next((i, k) for n, i, k in _STOCK if n == name)
     seeds = range(cfg["agent_seeds"])
-    steps, episodes, max_steps = cfg["lifetime"] * 20, cfg["episodes"], cfg["max_steps"]
+    episodes, max_steps = cfg["episodes"], cfg["max_steps"]
     env = _make_stock(env_id, kwargs)
-    out = {"random": [], "Q-learning": {}, "A2C": {}}
-    for s in seeds:
+
+    def random_return(s):
         rng = np.random.RandomState(s)
-        out["random"].append(policy_returns(lambda _: int(rng.randint(env.action_space.n)),
-                                            env, 1000 + s, episodes, max_steps))
-    for alpha in cfg["q_alphas"]:
-        out["Q-learning"][str(alpha)] = [
-            policy_returns(lambda x, q=_q_table(env, steps, alpha, s): int(np.argmax(q[x])),
-                           env, 1000 + s, episodes, max_steps) for s in seeds]
+        return policy_returns(lambda _: int(rng.randint(env.action_space.n)), env, 1000 + s,
+                              episodes, max_steps)
+
+    def q_return(alpha, s):
+        q = q_learning(env, cfg["lifetime"] * 20, learning_rate=alpha, epsilon=0.1,
+                       discount=_TRAIN_DISCOUNT, random_state=s)
+        return policy_returns(lambda x: int(np.argmax(q[x])), env, 1000 + s, episodes,
+                              max_steps)
 
     def a2c_return(lr, s):
         with torch_seeded(s):
@@ -123,14 +110,14 @@ def _baselines_part(name, cfg):
                       random_state=s).fit(_make_stock(env_id, kwargs))
             return _greedy_return(a2c.agents_[0], env, episodes, max_steps, 1000 + s)
 
-    for lr in cfg["a2c_lrs"]:
-        out["A2C"][str(lr)] = [_or_nan(a2c_return, lr, s) for s in seeds]
-    return out
+    return {"random": [random_return(s) for s in seeds],
+            "Q-learning": {str(a): [q_return(a, s) for s in seeds] for a in cfg["q_alphas"]},
+            "A2C": {str(lr): [_or_nan(a2c_return, lr, s) for s in seeds]
+                    for lr in cfg["a2c_lrs"]}}
 
 
 def _greedy_return(agent, env, episodes, max_steps, seed):
-    """Mean greedy episode return of ``agent``, episodes cut at ``max_steps`` steps (by the
-    protocol, so evaluate_policy's warning about them is silenced)."""
+    """Mean greedy episode return of ``agent``, episodes cut at ``max_steps`` steps (silently)."""
     from sklearn_papers.rl import evaluate_policy
 
     with warnings.catch_warnings():
@@ -235,30 +222,32 @@ def _row(name, s, rules, meta_lr):
 
 
 def _claims(summary, meta_lr):
-    """Per environment, the verdicts of claim 1 (step size tuned, and as meta-trained) and
-    of claim 2 (where both converge); a NaN seed counts as a loss."""
-    claims1, claims1u, claims2 = [], [], []
-
+    """``{key: verdicts}``: per claim over every environment (its :data:`CLAIMS` key), the
+    verdicts per environment; a NaN seed counts as a loss."""
     def finite(values):
         return [v if np.isfinite(v) else -1e9 for v in values]
 
+    claims = {"every": [], "every_as_trained": [], "every_a2c_vs_q": []}
     for name, _, _ in _STOCK:
         s = summary[name]
-        claims1.append(judge(CLAIMS["reaches"].at(env=name), finite(s["widened_norm"])))
+        claims["every"].append(judge(CLAIMS["reaches"].at(env=name), finite(s["widened_norm"])))
         if "widened_untuned_norm" in s:
-            claims1u.append(judge(CLAIMS["reaches_as_trained"].at(lr=meta_lr, env=name),
-                                  finite(s["widened_untuned_norm"])))
+            claims["every_as_trained"].append(judge(
+                CLAIMS["reaches_as_trained"].at(lr=meta_lr, env=name),
+                finite(s["widened_untuned_norm"])))
         if name in _CONVERGING:
-            claims2.append(judge(CLAIMS["a2c_vs_q"].at(env=name), finite(s["a2c_over_q"])))
-    return claims1, claims1u, claims2
+            claims["every_a2c_vs_q"].append(judge(CLAIMS["a2c_vs_q"].at(env=name),
+                                                  finite(s["a2c_over_q"])))
+    return claims
 
 
 def _section(result, cfg, baselines, rules, wall, cpu, records=()):
     """The report's markdown."""
-    meta_lr = _meta_lr()
+    from sklearn_papers.rl import LearnedPolicyGradient
+
+    meta_lr = LearnedPolicyGradient().agent_lr  # the agents' step size in meta-training
     summary = _summary(baselines, rules, meta_lr)
-    rows = [_row(name, summary[name], rules, meta_lr) for name, _, _ in _STOCK]
-    claims1, claims1u, claims2 = _claims(summary, meta_lr)
+    claims = _claims(summary, meta_lr)
     kept = (f", each the best of {cfg['n_restarts']} meta-trainings (kept: "
             + ", ".join(f"restart {part['best_restart'] + 1}" for part in rules["widened"])
             + ")" if cfg.get("n_restarts", 1) > 1 and "widened" in rules else "")
@@ -267,26 +256,19 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
         part_cpu = sum(r.get("cpu_seconds") or 0.0 for r in records)
         recorded = (f"; its {len(records)} parts took {part_cpu / 3600:.1f} CPU hours when "
                     "they were recorded")
-    lines = [
+    lines = result.block(
         f"Mean greedy episode return ± std over the seeds ({cfg['meta_seeds']} meta-training "
         f"x {cfg['agent_seeds']} agent seeds for LPG), after {cfg['lifetime'] * 20:,} "
         "environment steps per agent; in brackets the normalized score (method - random) / "
         f"(A2C - random) and the tuned setting. Rules: {cfg['meta_steps']} meta-steps of "
         f"{cfg['n_agents']} agents{kept}.",
-        "",
-        result.table(rows),
-        "",
+        [_row(name, summary[name], rules, meta_lr) for name, _, _ in _STOCK])
+    lines += result.block(
         "Claim 1 per test environment (each meta-training seed's normalized score); claim 2 "
         "per converging environment (per agent seed).",
-        "",
-        result.table(result.verdict_rows(claims1 + claims1u + claims2, digits=2)),
-        "",
-    ]
-    for key, parts in (("every", claims1), ("every_as_trained", claims1u),
-                       ("every_a2c_vs_q", claims2)):
-        if parts:
-            lines.append(_verdict_line(result, all_of(*parts), "bold", claim=CLAIMS[key],
-                                      parts=parts))
+        result.verdict_rows([v for parts in claims.values() for v in parts], digits=2))
+    lines += [result.verdict_line(all_of(*parts), claim=CLAIMS[key], parts=parts)
+              for key, parts in claims.items() if parts]
     lines.append(f"- Cost: {cpu:.0f} s of CPU time and {wall:.0f} s wall in this run"
                  f"{recorded}.")
     return "\n".join(lines)
