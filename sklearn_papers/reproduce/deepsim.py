@@ -142,9 +142,8 @@ def _prepare(dataset, part, cfg, data_seed):
 
 
 def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, overrides=None):
-    """A ``DeePSiMAutoencoder`` of the protocol ``cfg[dataset]`` for ``arm`` (a key of
-    :data:`ARMS` or its letter), optionally with another code width and ``overrides``;
-    returns it and :func:`load_data`'s arrays (with the factors)."""
+    """A fitted ``DeePSiMAutoencoder`` of ``cfg[dataset]`` for ``arm`` (its letter will do)
+    and :func:`load_data`'s arrays with the factors."""
     from sklearn_papers.generative import DeePSiMAutoencoder
 
     data = load_data(dataset, data_seed, cfg["shapes"]["n"], cfg.get("max_train"),
@@ -185,11 +184,11 @@ def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False):
     return out
 
 
-def _probe_codes(Z_tr, Z_te, f_tr, f_te):
-    """Test accuracy (%) of a logistic regression reading each factor from the codes."""
+def _probe_codes(Z_tr, Z_te, f_tr, f_te, **kwargs):
+    """``{factor: test accuracy (%)}`` of a logistic regression reading it from ``Z``."""
     from sklearn_papers.metrics import factor_probe_accuracy
 
-    acc = factor_probe_accuracy(Z_tr, f_tr, Z_te, f_te)
+    acc = factor_probe_accuracy(Z_tr, f_tr, Z_te, f_te, **kwargs)
     return {name: 100 * float(acc[k]) for k, name in enumerate(FACTORS)}
 
 
@@ -244,30 +243,23 @@ def _grid_figure(ctx, name, rows_list, hw, labels, title, figsize):
     return save_figure(fig, ctx, name, dpi=110)
 
 
-def _verdict_line(result, verdict, claim=None, rule=None, parts=(), digits=3):
-    """``- claim: verdict``, the verdict kept in ``result``; ``claim`` (and ``rule``,
-    ``parts``) for an outcome that :func:`~._claims.judge` did not reach."""
-    statement = (claim or verdict.claim).statement
-    return f"- {statement}: " + result.verdict(
-        verdict, claim=claim, rule=rule, parts=parts, digits=digits,
-        style="parts" if parts else "outcome")
-
-
-def _main_claims(res, dataset):
-    """The main claims (:data:`CLAIMS`) of one dataset from ``res[arm] = {"sharp": [...],
-    "acc": [...], "mse": [...]}`` (lists over seeds, in the same seed order for every
-    arm): ``[(key, verdict, parts)]``; ``parts`` is empty but for the combined target."""
+def _main_verdict_lines(result, res, dataset):
+    """``- claim: verdict`` of each main claim of one dataset, from ``res[arm][measure]``
+    (lists over seeds, in one seed order); the verdicts kept in ``result``."""
     a, b, c = (res[k] for k in ARMS)
     sharp_a, sharp_b, sharp_c = (np.asarray(r["sharp"]) for r in (a, b, c))
     acc_a, acc_c = np.asarray(a["acc"]), np.asarray(c["acc"])
     target = [judge(CLAIMS["target_vs_a"], sharp_c, sharp_a),
               judge(CLAIMS["target_level"], sharp_c, 0.90)]
-    return [("b_sharper", judge(CLAIMS["b_sharper"].at(dataset=dataset), sharp_b, sharp_a), ()),
-            ("c_sharper", judge(CLAIMS["c_sharper"].at(dataset=dataset), sharp_c, sharp_a), ()),
-            ("target_sharp", all_of(*target), target),
-            ("target_acc", judge(CLAIMS["target_acc"].at(dataset=dataset), acc_c, acc_a), ()),
-            ("acc_every", judge(CLAIMS["acc_every"].at(dataset=dataset), acc_c, acc_a), ()),
-            ("mse_cost", judge(CLAIMS["mse_cost"].at(dataset=dataset), c["mse"], a["mse"]), ())]
+
+    def line(key, *values):
+        return result.verdict_line(judge(CLAIMS[key].at(dataset=dataset), *values), "outcome")
+
+    return [line("b_sharper", sharp_b, sharp_a), line("c_sharper", sharp_c, sharp_a),
+            result.verdict_line(all_of(*target), "parts", parts=target,
+                                claim=CLAIMS["target_sharp"].at(dataset=dataset)),
+            line("target_acc", acc_c, acc_a), line("acc_every", acc_c, acc_a),
+            line("mse_cost", c["mse"], a["mse"]), ""]
 
 
 def _cost(job):
@@ -280,9 +272,8 @@ def _cost(job):
 
 
 def _prepare_all(ctx, cfg, protocol, owner=None):
-    """The comparators and independent classifiers of both datasets (cached parts, kept
-    for the follow-up, which reads them with ``owner="deepsim"``):
-    ``{dataset: {"comparator", "comp_acc", "clf", "acc_real", "cpu"}}``."""
+    """``{dataset: {"comparator", "comp_acc", "clf", "acc_real", "cpu"}}`` (cached parts,
+    which the follow-up reads with ``owner="deepsim"``)."""
     # the two longest preparations (shapes classifier, digits comparator) first
     order = [("shapes", "classifier"), ("digits", "comparator"), ("shapes", "comparator"),
              ("digits", "classifier")]
@@ -294,9 +285,7 @@ def _prepare_all(ctx, cfg, protocol, owner=None):
                   for d, part in order], n_jobs=cfg["n_jobs"], progress=bar, owner=owner,
             share=owner is None)
     for (d, _), out in zip(order, values):
-        out = dict(out)
-        cpu = prepared[d]["cpu"] + out.pop("cpu")
-        prepared[d].update(out, cpu=cpu)
+        prepared[d].update(out, cpu=prepared[d]["cpu"] + out["cpu"])
     return prepared
 
 
@@ -304,9 +293,8 @@ _DATASETS = ("digits", "shapes")
 
 
 def _fit_all(ctx, cfg, seeds, prepared, protocol, owner=None, inversions=True):
-    """The autoencoders and the feature inverters, longest first (cached parts, kept for
-    the follow-up, which reads the autoencoders with ``owner="deepsim"``):
-    ``{job: value}``."""
+    """``{job: value}`` of the autoencoders and feature inverters, longest first (cached
+    parts, which the follow-up reads with ``owner="deepsim"``)."""
     first_c = ("fit", "digits", list(ARMS)[2], seeds[0])
     jobs = [("fit", d, arm, s) for d in _DATASETS for arm in ARMS for s in seeds]
     jobs += [("invert", "digits", layer, seeds[0]) for layer in ("pool1", "relu3")
@@ -329,12 +317,6 @@ def _fit_all(ctx, cfg, seeds, prepared, protocol, owner=None, inversions=True):
     return dict(zip(jobs, values))
 
 
-def _arm_metrics(runs):
-    """``{arm: {"mse", "sharp", "acc", "seconds": [per seed]}}`` of one dataset's runs."""
-    return {arm: {k: [r[k] for r in runs[arm]] for k in ("mse", "sharp", "acc", "seconds")}
-            for arm in ARMS}
-
-
 def _dataset_runs(outputs, dataset, seeds):
     """``{arm: [the fit of each seed]}`` of one dataset."""
     return {arm: [outputs[("fit", dataset, arm, s)] for s in seeds] for arm in ARMS}
@@ -342,7 +324,8 @@ def _dataset_runs(outputs, dataset, seeds):
 
 def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
     """Markdown and figure of one dataset's arms; its verdicts kept in ``result``."""
-    res = _arm_metrics(runs)
+    res = {arm: {k: [r[k] for r in runs[arm]] for k in ("mse", "sharp", "acc", "seconds")}
+           for arm in ARMS}
     rows = [{"arm": arm,
              "pixel MSE (test)": format_mean_std(res[arm]["mse"], 4),
              "sharpness ratio (1 = real)": format_mean_std(res[arm]["sharp"], 3),
@@ -356,13 +339,14 @@ def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
           f"a {d['code']}-d code, compared layer `{d['layer']}`), mean ± std over "
           f"{len(runs[list(ARMS)[0]])} seeds.", "", result.table(rows), "",
           f"On the real test images: independent classifier {prepared['acc_real']:.1f} %, "
-          f"the shared comparator {prepared['comp_acc']:.1f} %.", ""]
-    for key, verdict, parts in _main_claims(res, dataset):
-        claim = CLAIMS[key].at(dataset=dataset) if parts else None
-        md.append(_verdict_line(result, verdict, claim, parts=parts))
-    md.append("")
-    if dataset == "shapes":
-        md += _probe_section(result, runs, cfg)
+          f"the shared comparator {prepared['comp_acc']:.1f} %.", "",
+          *_main_verdict_lines(result, res, dataset)]
+    if dataset == "shapes":  # what the codes keep
+        probes = [{"arm": arm, **{f"{name} (%)": format_mean_std([r["probe"][name] for r in rs], 1)
+                                  for name in FACTORS}} for arm, rs in runs.items()]
+        md += [f"Test accuracy of a logistic regression (standardised codes) reading each "
+               f"generative factor from the {d['code']}-d shapes codes.", "",
+               result.table(probes), ""]
     first = runs[list(ARMS)[0]][0]
     path = _grid_figure(ctx, f"deepsim_{dataset}_reconstructions.png",
                         [first["real"]] + [runs[arm][0]["recon"] for arm in ARMS],
@@ -370,15 +354,6 @@ def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
                         f"{dataset}: test images and reconstructions (seed {first['seed']})",
                         (8, 3.6))
     return md, path
-
-
-def _probe_section(result, runs, cfg):
-    """Markdown: what the shapes codes keep (linear-probe accuracy per factor)."""
-    rows = [{"arm": arm, **{f"{name} (%)": format_mean_std([r["probe"][name] for r in rs], 1)
-                            for name in FACTORS}} for arm, rs in runs.items()]
-    return [f"Test accuracy of a logistic regression (standardised codes) reading each "
-            f"generative factor from the {cfg['shapes']['code']}-d shapes codes.", "",
-            result.table(rows), ""]
 
 
 def _inversion_section(result, ctx, outputs, seed):
@@ -395,9 +370,9 @@ def _inversion_section(result, ctx, outputs, seed):
                         "digits: images inverted from comparator features of two depths",
                         (8, 2.6))
     return ["### Feature inversion (digits, `FeatureInverter`, DeePSiM loss)", "",
-            f"Test images inverted from two layers of the digits comparator (seed {seed}).",
-            "", result.table(rows), "",
-            _verdict_line(result, early_better, digits=4), ""], path
+            *result.block(f"Test images inverted from two layers of the digits comparator "
+                          f"(seed {seed}).", rows, [early_better], style="outcome",
+                          digits=4)], path
 
 
 def _iterated_section(result, ctx, cfg, model, clf, seed):
@@ -413,7 +388,7 @@ def _iterated_section(result, ctx, cfg, model, clf, seed):
     return ([f"### Iterated encoding-decoding (digits, arm C, seed {seed})", "",
              "Independent-classifier accuracy (%) against the original labels after k "
              "iterations: " + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs))
-             + ".", "", _verdict_line(result, stays, digits=1), ""], path)
+             + ".", "", result.verdict_line(stays, "outcome", digits=1), ""], path)
 
 
 def run(ctx):
@@ -431,22 +406,17 @@ def run(ctx):
     ctx.log(f"[deepsim] fits done in {wall:.0f} s ({worker_cpu:.0f} s CPU in the workers)")
 
     result = Result()
-    md, figures = [], []
-    for dataset in _DATASETS:
-        sub, path = _dataset_section(result, ctx, dataset, _dataset_runs(outputs, dataset, seeds),
-                                     prepared[dataset], cfg)
-        md += sub
-        figures.append(path)
-    sub, path = _inversion_section(result, ctx, outputs, seeds[0])
-    md += sub
-    figures.append(path)
     model = outputs[("fit", "digits", list(ARMS)[2], seeds[0])]["model"]
-    sub, path = _iterated_section(result, ctx, cfg, model, prepared["digits"]["clf"], seeds[0])
-    md += sub + ["The claims that do not hold are followed up by `deepsim_followup`.", "",
-                 f"Fits: {wall:.0f} s wall, {worker_cpu:.0f} s CPU in {cfg['n_jobs']} "
-                 "worker processes.", ""]
-    figures.append(path)
-    return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
+    sections = [_dataset_section(result, ctx, dataset, _dataset_runs(outputs, dataset, seeds),
+                                 prepared[dataset], cfg) for dataset in _DATASETS]
+    sections += [_inversion_section(result, ctx, outputs, seeds[0]),
+                 _iterated_section(result, ctx, cfg, model, prepared["digits"]["clf"], seeds[0])]
+    md = [line for lines, _ in sections for line in lines]
+    md += ["The claims that do not hold are followed up by `deepsim_followup`.", "",
+           f"Fits: {wall:.0f} s wall, {worker_cpu:.0f} s CPU in {cfg['n_jobs']} "
+           "worker processes.", ""]
+    return result.done("\n".join(md), figures=[path for _, path in sections],
+                       shortened=PROTOCOL.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
