@@ -73,10 +73,10 @@ FACTORS = ("shape", "scale", "orientation", "pos_x", "pos_y")
 LOSS = dict(lambda_img=1.0, lambda_feat=3.0, lambda_adv=0.1, lr=2e-3, batch_size=64)
 
 
-def load_data(name, random_state=0, n_shapes=1200, max_train=None, return_factors=False):
-    """``X_train, X_test, y_train, y_test, (H, W)`` with pixels in [0, 1] (at most
-    ``max_train`` training images when given); with ``return_factors`` the ``Shapes``
-    factor indices of train and test are appended (None for digits)."""
+def load_data(name, cfg, random_state):
+    """``X_train, X_test, y_train, y_test, (H, W), factors_train, factors_test`` of the
+    protocol ``cfg`` (``cfg["shapes"]["n"]`` images of shapes, at most ``cfg["max_train"]``
+    training images when given); pixels in [0, 1]; digits have no factors."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
@@ -89,17 +89,14 @@ def load_data(name, random_state=0, n_shapes=1200, max_train=None, return_factor
         from sklearn_papers.datasets import Shapes
 
         data = Shapes(16, n_scales=3, n_orientations=4, n_positions=6)
-        factors = data.sample_factors(n_shapes, random_state=random_state)
+        factors = data.sample_factors(cfg["shapes"]["n"], random_state=random_state)
         X = data.sample_observations_from_factors(factors)
         y = factors[:, 0]
         hw = (16, 16)
     X_tr, X_te, y_tr, y_te, f_tr, f_te = train_test_split(
         X, y, factors, test_size=0.25, stratify=y, random_state=random_state)
-    if max_train is not None:
-        X_tr, y_tr, f_tr = X_tr[:max_train], y_tr[:max_train], f_tr[:max_train]
-    if return_factors:
-        return X_tr, X_te, y_tr, y_te, hw, f_tr, f_te
-    return X_tr, X_te, y_tr, y_te, hw
+    n = cfg.get("max_train")
+    return X_tr[:n], X_te, y_tr[:n], y_te, hw, f_tr[:n], f_te
 
 
 def _independent_classifier(X_train, y_train, hw=(8, 8)):
@@ -127,8 +124,7 @@ def _prepare(dataset, part, cfg, data_seed):
     from sklearn_papers.generative._base import _comparator_accuracy, _fit_comparator
 
     start = time.process_time()
-    X_tr, X_te, y_tr, y_te, hw = load_data(dataset, data_seed, cfg["shapes"]["n"],
-                                           cfg.get("max_train"))
+    X_tr, X_te, y_tr, y_te, hw, *_ = load_data(dataset, cfg, data_seed)
     if part == "classifier":
         clf = _independent_classifier(X_tr, y_tr, hw)
         out = dict(clf=clf, acc_real=100 * clf.score(X_te, y_te))
@@ -146,8 +142,7 @@ def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, override
     and :func:`load_data`'s arrays with the factors."""
     from sklearn_papers.generative import DeePSiMAutoencoder
 
-    data = load_data(dataset, data_seed, cfg["shapes"]["n"], cfg.get("max_train"),
-                     return_factors=True)
+    data = load_data(dataset, cfg, data_seed)
     dcfg = cfg[dataset]
     params = dict(LOSS, n_components=dcfg["code"] if code is None else code,
                   channels=dcfg["channels"], max_epochs=dcfg["epochs"], image_shape=data[4],
@@ -198,8 +193,7 @@ def _invert(layer, cfg, seed, data_seed, prepared):
     from sklearn_papers.generative import FeatureInverter
 
     start = time.process_time()
-    X_tr, X_te, y_tr, y_te, hw = load_data("digits", data_seed,
-                                           max_train=cfg.get("max_train"))
+    X_tr, X_te, y_tr, y_te, *_ = load_data("digits", cfg, data_seed)
     inv = FeatureInverter(comparator=prepared["comparator"], comparator_layer=layer,
                           channels=cfg["inversion"]["channels"],
                           max_epochs=cfg["inversion"]["epochs"], lr=LOSS["lr"],
@@ -377,8 +371,7 @@ def _inversion_section(result, ctx, outputs, seed):
 
 def _iterated_section(result, ctx, cfg, model, clf, seed):
     """Markdown and figure of iterated encoding-decoding with arm C."""
-    X_tr, X_te, y_tr, y_te, hw = load_data("digits", ctx.random_state,
-                                           max_train=cfg.get("max_train"))
+    _, X_te, _, y_te, hw, *_ = load_data("digits", cfg, ctx.random_state)
     accs, images = _iterate(model, X_te, y_te, clf, cfg["iterations"])
     stays = judge(CLAIMS["stays"], [accs[0] - accs[-1]])
     path = _grid_figure(ctx, "deepsim_iterated.png", images, hw,

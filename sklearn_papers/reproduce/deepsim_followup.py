@@ -133,8 +133,7 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     start = time.process_time()
     module = prepared["comparator"]
     layers = (cfg["shapes"]["layer"], "head")
-    X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = deepsim.load_data(
-        "shapes", data_seed, cfg["shapes"]["n"], cfg.get("max_train"), return_factors=True)
+    X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = deepsim.load_data("shapes", cfg, data_seed)
     pix_var = float(X_tr.var(axis=0).mean())
     feats_tr = {ly: _comparator_features(module, ly, X_tr) for ly in layers}
     feat_var = {ly: float(f.var(axis=0).mean()) for ly, f in feats_tr.items()}
@@ -224,11 +223,6 @@ def _followup_parts(cfg, fcfg, seeds, data_seed, prepared, protocol):
     return parts + [(("sensitivity",), sensitivity, 2.0)]
 
 
-#: How the shapes follow-up's single measurement (of one fixed comparator) is judged: a
-#: value, not a mean over seeds, so no interval rule applies.
-_MEASURED = "measured once (one fixed comparator, no seeds)"
-
-
 def _follows(key, **values):
     """The sentence naming the claim of ``deepsim`` that a follow-up follows."""
     return f"Follows the claim of `deepsim`: {deepsim.CLAIMS[key].at(**values).statement}."
@@ -264,7 +258,7 @@ def _plot_sharpness(ctx, X_te, runs, order, labels, per_seed, refs, sharp_keys, 
 def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
     """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
     fseeds = seeds[:fcfg["seeds"]]
-    X_te = deepsim.load_data("digits", ctx.random_state, max_train=cfg.get("max_train"))[1][:10]
+    X_te = deepsim.load_data("digits", cfg, ctx.random_state)[1][:10]
     hw = (8, 8)
     kw = dict(edge_quantile=fcfg["edge_quantile"], hf_cutoff=fcfg["hf_cutoff"])
     main = deepsim._dataset_runs(outputs, "digits", fseeds)
@@ -362,8 +356,9 @@ def _shapes_followup(result, ctx, sens, runs):
           "features.", "", result.table(table), "",
           f"Shape emphasis (shape change over a one-step shift, relative to pixels): "
           f"`{layer}` {e_layer:.2f}, `head` {e_head:.2f}.", "",
-          result.verdict_line(v1, "outcome", rule=_MEASURED, claim=CLAIMS_FOLLOWUP[
-              "emphasis"].at(layer=layer, material=EMPHASIS_MATERIAL)),
+          result.verdict_line(v1, "outcome", rule="measured once (one fixed comparator, no "
+                              "seeds)", claim=CLAIMS_FOLLOWUP["emphasis"].at(
+                                  layer=layer, material=EMPHASIS_MATERIAL)),
           result.verdict_line(v2, "outcome", claim=CLAIMS_FOLLOWUP["no_more_shape"],
                               rule="the opposite claim, C's codes keep more than 2 points "
                                    "more shape, judged by paired interval and negated"), ""]
@@ -377,8 +372,7 @@ def _shapes_followup(result, ctx, sens, runs):
     ax.set_title("shapes: distance of image pairs differing in one factor", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    path = save_figure(fig, ctx, "deepsim_followup_comparator.png", dpi=110)
-    return md, path
+    return md, save_figure(fig, ctx, "deepsim_followup_comparator.png", dpi=110)
 
 
 def _iterate_table(runs, k):
@@ -428,8 +422,7 @@ def _plot_iterate(ctx, runs, k):
     axes[1].set_title("digits: x -> decode(encode(x)), repeated (mean ± std over seeds)",
                       fontsize=9)
     fig.tight_layout()
-    path = save_figure(fig, ctx, "deepsim_followup_iterated.png", dpi=110)
-    return path
+    return save_figure(fig, ctx, "deepsim_followup_iterated.png", dpi=110)
 
 
 def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs):
@@ -489,21 +482,17 @@ def run_followup(ctx):
     result = Result()
     md = [f"One designed experiment per claim of `deepsim` that does not hold ({len(follow)} "
           f"cached parts, {sum(v['cpu'] for v in follow.values()):.0f} s of CPU time).", ""]
-    md_1, fig_1 = _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow)
-    md_2, fig_2 = _shapes_followup(result, ctx, follow[("sensitivity",)],
-                                   deepsim._dataset_runs(outputs, "shapes", seeds))
-    md += md_1 + md_2
-    figures = [fig_1, fig_2]
+    sections = [_sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow),
+                _shapes_followup(result, ctx, follow[("sensitivity",)],
+                                 deepsim._dataset_runs(outputs, "shapes", seeds))]
     if fcfg["iterate"]:
         model = outputs[("fit", "digits", list(deepsim.ARMS)[2], seeds[0])]["model"]
-        X_te, y_te = deepsim.load_data("digits", ctx.random_state,
-                                       max_train=cfg.get("max_train"))[1::2]
+        _, X_te, _, y_te, *_ = deepsim.load_data("digits", cfg, ctx.random_state)
         accs, _ = deepsim._iterate(model, X_te, y_te, prepared["digits"]["clf"],
                                    cfg["iterations"])
-        md_3, fig_3 = _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, accs)
-        md += md_3
-        figures.append(fig_3)
-    else:  # the quick run leaves it to the full mode (2/3 of its follow-ups' CPU time)
+        sections.append(_iterate_followup(result, ctx, cfg, fcfg, seeds, follow, accs))
+    md += [line for lines, _ in sections for line in lines]
+    if not fcfg["iterate"]:  # the quick run leaves it to the full mode (2/3 of the CPU time)
         md += [full_mode_only(
             "deepsim", _ITERATE_HEADING,
             "Why do iterated encoding-decoding images drift? Arms A and C (4-d code) and C "
@@ -512,7 +501,8 @@ def run_followup(ctx):
     shortened = (deepsim.PROTOCOL.note(True) + f" Follow-ups on {fcfg['seeds']} seeds; "
                  "follow-up 3 (iterated encoding-decoding) in full mode only."
                  if ctx.quick else "")
-    return result.done("\n".join(md), figures=figures, shortened=shortened)
+    return result.done("\n".join(md), figures=[path for _, path in sections],
+                       shortened=shortened)
 
 
 EXPERIMENT_FOLLOWUP = Experiment(

@@ -66,15 +66,16 @@ _N_JOBS = 2
 
 
 def _probe(embedder, X_train, y_train, X_test, y_test):
+    """Linear-probe test accuracy of ``embedder`` (fitted in it) and the fitted embedder."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
-    pipe = make_pipeline(embedder, LogisticRegression(max_iter=3000))
-    pipe.fit(X_train, y_train)
+    pipe = make_pipeline(embedder, LogisticRegression(max_iter=3000)).fit(X_train, y_train)
     return pipe.score(X_test, y_test), pipe[0]
 
 
 def _methods(cfg):
+    """``{method name: (seed -> unfitted embedder)}`` of the protocol ``cfg``."""
     from sklearn_papers.contrastive import CrossEntropyEmbedder, SupConEmbedder
 
     common = dict(**CONV_ENCODER, max_epochs=cfg["epochs"], batch_size=256, lr=2e-3)
@@ -88,8 +89,8 @@ def _methods(cfg):
 
 
 def _probe_part(cfg, name, seed, keep, X_train, y_train, X_test, y_test):
-    """Linear-probe test accuracy (%) of method ``name`` with ``seed``, and its test
-    embedding when ``keep`` (else None)."""
+    """Linear-probe test accuracy (%) of ``name`` with ``seed``; its test embedding if
+    ``keep``."""
     score, emb = _probe(_methods(cfg)[name](seed), X_train, y_train, X_test, y_test)
     return 100 * score, (emb.transform(X_test) if keep else None)
 
@@ -111,8 +112,8 @@ def _plot_embeddings(ctx, embeddings, y_test, seed):
 
 
 def _linear_probes(ctx, cfg, seeds, split):
-    """Linear-probe accuracies ``{method: [per seed]}`` and the first seed's test
-    embeddings of the 2-view methods and cross-entropy, one cached part per fit."""
+    """``{method: [linear-probe accuracy per seed]}`` and the first seed's test embeddings
+    of the 2-view methods and cross-entropy, one cached part per fit."""
     methods = _methods(cfg)
     jobs = [(name, s, s == seeds[0] and ("2 views" in name or name == "cross-entropy"))
             for s in seeds for name in methods]
