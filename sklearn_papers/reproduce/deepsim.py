@@ -265,20 +265,28 @@ def _cost(job):
             "shapes": {"A": 3.2, "B": 3.7, "C": 5.7}}[dataset][arm[0]]
 
 
+def _run_parts(ctx, cfg, desc, parts, **where):
+    """``{name: value}`` of ``parts``, ``(name, (key, func, args, params), cost)``, computed
+    costliest first by :func:`~._parallel.cached_parts` (with ``owner`` and ``share``)."""
+    parts = sorted(parts, key=lambda part: part[2], reverse=True)
+    with ctx.progress(total=len(parts), desc=desc) as bar:
+        values = cached_parts(ctx, [part for _, part, _ in parts], n_jobs=cfg["n_jobs"],
+                              progress=bar, **where)
+    return {name: value for (name, _, _), value in zip(parts, values)}
+
+
 def _prepare_all(ctx, cfg, protocol, owner=None):
     """``{dataset: {"comparator", "comp_acc", "clf", "acc_real", "cpu"}}`` (cached parts,
     which the follow-up reads with ``owner="deepsim"``)."""
-    # the two longest preparations (shapes classifier, digits comparator) first
-    order = [("shapes", "classifier"), ("digits", "comparator"), ("shapes", "comparator"),
-             ("digits", "classifier")]
+    # relative costs: the shapes classifier and the digits comparator take longest
+    costs = {("shapes", "classifier"): 4, ("digits", "comparator"): 3,
+             ("shapes", "comparator"): 2, ("digits", "classifier"): 1}
+    values = _run_parts(ctx, cfg, "deepsim: comparators, classifiers", [
+        ((d, part), (f"prepare/{d}/{part}", _prepare, (d, part, cfg, ctx.random_state),
+                     {**protocol, "dataset": d, "part": part, "data_seed": ctx.random_state}),
+         cost) for (d, part), cost in costs.items()], owner=owner, share=owner is None)
     prepared = {d: {"cpu": 0.0} for d in _DATASETS}
-    with ctx.progress(total=len(order), desc="deepsim: comparators, classifiers") as bar:
-        values = cached_parts(
-            ctx, [(f"prepare/{d}/{part}", _prepare, (d, part, cfg, ctx.random_state),
-                   {**protocol, "dataset": d, "part": part, "data_seed": ctx.random_state})
-                  for d, part in order], n_jobs=cfg["n_jobs"], progress=bar, owner=owner,
-            share=owner is None)
-    for (d, _), out in zip(order, values):
+    for (d, _), out in values.items():
         prepared[d].update(out, cpu=prepared[d]["cpu"] + out["cpu"])
     return prepared
 
@@ -293,7 +301,6 @@ def _fit_all(ctx, cfg, seeds, prepared, protocol, owner=None, inversions=True):
     jobs = [("fit", d, arm, s) for d in _DATASETS for arm in ARMS for s in seeds]
     jobs += [("invert", "digits", layer, seeds[0]) for layer in ("pool1", "relu3")
              if inversions]
-    jobs.sort(key=_cost, reverse=True)
 
     def part(job):
         kind, dataset, what, seed = job
@@ -305,10 +312,9 @@ def _fit_all(ctx, cfg, seeds, prepared, protocol, owner=None, inversions=True):
         return (key, _fit_arm, (dataset, what, seed, cfg, ctx.random_state, prepared[dataset],
                                 job == first_c), params)
 
-    with ctx.progress(total=len(jobs), desc="deepsim: autoencoders, inversion") as bar:
-        values = cached_parts(ctx, [part(job) for job in jobs], n_jobs=cfg["n_jobs"],
-                              progress=bar, owner=owner, share=owner is None)
-    return dict(zip(jobs, values))
+    return _run_parts(ctx, cfg, "deepsim: autoencoders, inversion",
+                      [(job, part(job), _cost(job)) for job in jobs], owner=owner,
+                      share=owner is None)
 
 
 def _dataset_runs(outputs, dataset, seeds):

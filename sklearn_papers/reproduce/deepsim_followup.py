@@ -22,7 +22,6 @@ from sklearn_papers.reproduce._claims import (
     negation,
 )
 from sklearn_papers.reproduce._common import in_one_torch_thread, run_seeds, save_figure
-from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
@@ -458,16 +457,6 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs):
     return md, _plot_iterate(ctx, runs, k)
 
 
-def _followup_values(ctx, cfg, fcfg, seeds, prepared, protocol):
-    """The follow-ups' own parts, longest first: ``{name: value}``."""
-    extra = sorted(_followup_parts(cfg, fcfg, seeds, ctx.random_state, prepared, protocol),
-                   key=lambda t: t[2], reverse=True)
-    with ctx.progress(total=len(extra), desc="deepsim follow-ups") as bar:
-        values = cached_parts(ctx, [p for _, p, _ in extra], n_jobs=cfg["n_jobs"],
-                              progress=bar)
-    return {name: value for (name, _, _), value in zip(extra, values)}
-
-
 def run_followup(ctx):
     """Run the follow-ups of ``deepsim``'s claims that do not hold. ``deepsim``'s parts
     are read from this run when it ran them, else computed (and cached) under its name."""
@@ -478,7 +467,8 @@ def run_followup(ctx):
     prepared = deepsim._prepare_all(ctx, cfg, protocol, owner="deepsim")
     outputs = deepsim._fit_all(ctx, cfg, seeds, prepared, protocol, owner="deepsim",
                                inversions=False)
-    follow = _followup_values(ctx, cfg, fcfg, seeds, prepared, protocol)
+    follow = deepsim._run_parts(ctx, cfg, "deepsim follow-ups", _followup_parts(
+        cfg, fcfg, seeds, ctx.random_state, prepared, protocol))
     result = Result()
     md = [f"One designed experiment per claim of `deepsim` that does not hold ({len(follow)} "
           f"cached parts, {sum(v['cpu'] for v in follow.values()):.0f} s of CPU time).", ""]

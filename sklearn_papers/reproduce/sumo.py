@@ -215,7 +215,6 @@ def _followup(ctx, res, settings=None):
              "SUMO: test log-lik": format_mean_std(scores[m]["sumo"], 3),
              "IWAE: test log-lik": format_mean_std(scores[m]["iwae"], 3),
              "SUMO - IWAE (nats)": format_mean_std(gap[m], 3)} for m in ms]
-    # SUMO - IWAE per seed at the largest m against the smallest, paired by seed
     shrinks = judge(CLAIMS_FOLLOWUP["shrinks"].at(first=ms[0], last=ms[-1]), gap[ms[-1]],
                     gap[ms[0]])
     md = [
