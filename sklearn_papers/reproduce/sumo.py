@@ -191,12 +191,10 @@ def _part_b(ctx, cfg, seeds):
     return results, curves
 
 
-def _followup(ctx, res, settings=None):
+def _followup(ctx, res, settings):
     """Part B again as SUMO's number of exact terms ``m`` grows (lower variance), IWAE at
-    ``k = m + E[K]``; keeps the table and verdict in ``res``, returns the markdown."""
-    if settings is None:  # (tests pass a tiny one)
-        settings = dict(PROTOCOL_FOLLOWUP.settings(ctx.quick),
-                        seeds=PROTOCOL_FOLLOWUP.seeds(ctx))
+    ``k = m + E[K]``, with ``settings`` as :data:`PROTOCOL_FOLLOWUP`'s and the list of
+    ``"seeds"``; keeps the table and verdict in ``res``, returns the markdown."""
     ms, seeds, epochs, k_eval = (settings[k] for k in ("ms", "seeds", "epochs", "k_eval"))
     jobs = [(seed, m, objective) for m in ms for seed in seeds
             for objective in ("sumo", "iwae")]
@@ -307,7 +305,8 @@ def run_followup(ctx):
     """Run the follow-up of part B (:func:`_followup`) as an experiment of its own."""
     res = Result()
     with one_torch_thread():
-        md = _followup(ctx, res)
+        md = _followup(ctx, res, dict(PROTOCOL_FOLLOWUP.settings(ctx.quick),
+                                      seeds=PROTOCOL_FOLLOWUP.seeds(ctx)))
     return res.done(md, shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
