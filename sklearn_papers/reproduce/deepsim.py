@@ -163,11 +163,12 @@ def _scores(recon, X_te, y_te, hw, clf):
 
 
 @in_one_torch_thread
-def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False):
-    """One autoencoder (dataset, arm, seed); metrics, CPU seconds, first reconstructions."""
+def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False, overrides=None):
+    """One autoencoder (dataset, arm, seed, settings ``overrides``); metrics, CPU seconds,
+    first reconstructions."""
     start = time.process_time()
     ae, (X_tr, X_te, y_tr, y_te, hw, f_tr, f_te) = _fit_ae(dataset, arm, seed, cfg, data_seed,
-                                                           prepared)
+                                                           prepared, overrides=overrides)
     fit_cpu = time.process_time() - start
     recon = ae.inverse_transform(ae.transform(X_te))
     out = dict(dataset=dataset, arm=arm, seed=seed,

@@ -111,18 +111,6 @@ def _blurred(rows, hw, sigma):
 
 
 @in_one_torch_thread
-def _fit_sharpness_arm(key, seed, cfg, fcfg, data_seed, prepared):
-    """Follow-up part (digits): the added arm ``key``, its metrics on the test set and its
-    first 10 reconstructions."""
-    start = time.process_time()
-    ae, (X_tr, X_te, y_tr, y_te, hw, *_) = deepsim._fit_ae(
-        "digits", "C", seed, cfg, data_seed, prepared, overrides=fcfg["sharpness_arms"][key])
-    recon = ae.inverse_transform(ae.transform(X_te))
-    return dict(key=key, seed=seed, **deepsim._scores(recon, X_te, y_te, hw, prepared["clf"]),
-                recon=recon[:10], cpu=time.process_time() - start)
-
-
-@in_one_torch_thread
 def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     """Follow-up part (shapes): per factor, the normalised pixel and feature distances of
     image pairs one step apart in it, and linear probes of the compared layer."""
@@ -153,11 +141,10 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
         else:  # one step up, or down at the top
             moved[:, k] = np.where(base[:, k] < size - 1, base[:, k] + 1, base[:, k] - 1)
         x1 = data.sample_observations_from_factors(moved)
-        row = {"pixel": float(((x1 - x0) ** 2).mean() / pix_var)}
-        for ly in layers:
-            f1 = _comparator_features(module, ly, x1)
-            row[ly] = float(((f1 - f0[ly]) ** 2).mean() / feat_var[ly])
-        dist[name] = row
+        f1 = {ly: _comparator_features(module, ly, x1) for ly in layers}
+        dist[name] = {"pixel": float(((x1 - x0) ** 2).mean() / pix_var),
+                      **{ly: float(((f1[ly] - f0[ly]) ** 2).mean() / feat_var[ly])
+                         for ly in layers}}
     feats_te = _comparator_features(module, layers[0], X_te)
     probe = deepsim._probe_codes(feats_tr[layers[0]], feats_te, f_tr, f_te,
                                  max_iter=PROBE_MAX_ITER)
@@ -178,7 +165,6 @@ def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
     rows, prev_code = X_te, None
     out = {k: [] for k in ("acc", "comp_acc", "mse_orig", "mse_step", "code_step", "spread",
                            "entropy")}
-    images = [X_te[:8]]
     real_var = float(X_te.var(axis=0).mean())
     for _ in range(cfg["iterations"]):
         z = ae.transform(rows)
@@ -195,9 +181,7 @@ def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
             np.linalg.norm(z - prev_code, axis=1).mean()
             / np.linalg.norm(prev_code, axis=1).mean()))
         prev_code, rows = z, new
-        images.append(new[:8])
-    return dict(arm=arm, code=code, seed=seed, images=images, cpu=time.process_time() - start,
-                **out)
+    return dict(arm=arm, code=code, seed=seed, cpu=time.process_time() - start, **out)
 
 
 def _followup_parts(cfg, fcfg, seeds, data_seed, prepared, protocol):
@@ -211,11 +195,11 @@ def _followup_parts(cfg, fcfg, seeds, data_seed, prepared, protocol):
               (5.0 if arm == "A" else 8.6) * (1.2 if code > 4 else 1.0))
              for arm, code in fcfg["iterate"] for s in fseeds]
     parts += [(("sharpness", key, s),
-               (f"followup/digits/{key}/seed={s}", _fit_sharpness_arm,
-                (key, s, cfg, fcfg, data_seed, prepared["digits"]),
+               (f"followup/digits/{key}/seed={s}", deepsim._fit_arm,
+                ("digits", "C", s, cfg, data_seed, prepared["digits"], False, arm_overrides),
                 {**common, "kind": "sharpness", "arm": key, "seed": s}),
                7.5 if key == "D" else 5.5)
-              for key in fcfg["sharpness_arms"] for s in fseeds]
+              for key, arm_overrides in fcfg["sharpness_arms"].items() for s in fseeds]
     sensitivity = ("followup/shapes/comparator-sensitivity", _shapes_sensitivity,
                    (cfg, fcfg, data_seed, prepared["shapes"]),
                    {**common, "kind": "sensitivity", "probe_max_iter": PROBE_MAX_ITER})
