@@ -88,11 +88,9 @@ def _methods(cfg):
     return methods
 
 
-def _probe_part(cfg, name, seed, keep, X_train, y_train, X_test, y_test):
-    """Linear-probe test accuracy (%) of ``name`` with ``seed``; its test embedding if
-    ``keep``."""
-    score, emb = _probe(_methods(cfg)[name](random_state=seed), X_train, y_train, X_test,
-                        y_test)
+def _probe_part(embedder, keep, X_train, y_train, X_test, y_test):
+    """Linear-probe test accuracy (%) of ``embedder``; its test embedding if ``keep``."""
+    score, emb = _probe(embedder, X_train, y_train, X_test, y_test)
     return 100 * score, (emb.transform(X_test) if keep else None)
 
 
@@ -118,9 +116,11 @@ def _linear_probes(ctx, cfg, seeds, split):
     methods = _methods(cfg)
     jobs = [(name, s, s == seeds[0] and ("2 views" in name or name == "cross-entropy"))
             for s in seeds for name in methods]
-    parts = [(f"{name}/seed={seed}", _probe_part, (cfg, name, seed, keep, *split),
-              {**methods[name](random_state=seed).get_params(), "keep": keep})
-             for name, seed, keep in jobs]
+    parts = []
+    for name, seed, keep in jobs:
+        embedder = methods[name](random_state=seed)
+        parts.append((f"{name}/seed={seed}", _probe_part, (embedder, keep, *split),
+                      {**embedder.get_params(), "keep": keep}))
     with ctx.progress(total=len(parts), desc="supcon: linear probes") as bar:
         values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
     acc, embeddings = {name: [] for name in methods}, {}
