@@ -206,6 +206,11 @@ def _followup_parts(cfg, fcfg, seeds, data_seed, prepared, protocol):
     return parts + [(("sensitivity",), sensitivity, 2.0)]
 
 
+#: How the shapes follow-up's single measurement (of one fixed comparator) is judged: a
+#: value, not a mean over seeds, so no interval rule applies.
+_MEASURED = "measured once (one fixed comparator, no seeds)"
+
+
 def _follows(key, **values):
     """The sentence naming the claim of ``deepsim`` that a follow-up follows."""
     return f"Follows the claim of `deepsim`: {deepsim.CLAIMS[key].at(**values).statement}."
@@ -339,8 +344,8 @@ def _shapes_followup(result, ctx, sens, runs):
           "features.", "", result.table(table), "",
           f"Shape emphasis (shape change over a one-step shift, relative to pixels): "
           f"`{layer}` {e_layer:.2f}, `head` {e_head:.2f}.", "",
-          result.verdict_line(v1, "outcome", rule="measured once (one fixed comparator, no "
-                              "seeds)", claim=CLAIMS_FOLLOWUP["emphasis"].at(
+          result.verdict_line(v1, "outcome", rule=_MEASURED,
+                              claim=CLAIMS_FOLLOWUP["emphasis"].at(
                                   layer=layer, material=EMPHASIS_MATERIAL)),
           result.verdict_line(v2, "outcome", claim=CLAIMS_FOLLOWUP["no_more_shape"],
                               rule="the opposite claim, C's codes keep more than 2 points "
