@@ -5,7 +5,6 @@ import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-from sklearn_papers.reproduce._claims import Claim, judge
 from sklearn_papers.reproduce._common import one_torch_thread  # noqa: F401 (re-export)
 
 __all__ = []
@@ -27,9 +26,3 @@ def subsample(X, y, train_size, random_state):
     X_sub, _, y_sub, _ = train_test_split(X, y, train_size=train_size, stratify=y,
                                           random_state=random_state)
     return X_sub, y_sub
-
-
-def verdict(a, b, claim="A beats B", metric="", *, margin=0.0):
-    """The :class:`~._claims.Verdict` of "A beats B" (higher is better: negate an error)
-    on numbers paired by seed, by the ``paired interval`` rule."""
-    return judge(Claim(claim, metric, "paired interval", margin=margin), a, b)

@@ -73,10 +73,10 @@ FACTORS = ("shape", "scale", "orientation", "pos_x", "pos_y")
 LOSS = dict(lambda_img=1.0, lambda_feat=3.0, lambda_adv=0.1, lr=2e-3, batch_size=64)
 
 
-def load_data(name, random_state=0, n_shapes=1200, max_train=None, return_factors=False):
-    """``X_train, X_test, y_train, y_test, (H, W)`` with pixels in [0, 1] (at most
-    ``max_train`` training images when given); with ``return_factors`` the ``Shapes``
-    factor indices of train and test are appended (None for digits)."""
+def load_data(name, cfg, random_state):
+    """``X_train, X_test, y_train, y_test, (H, W), factors_train, factors_test`` of the
+    protocol ``cfg`` (``cfg["shapes"]["n"]`` images of shapes, at most ``cfg["max_train"]``
+    training images when given); pixels in [0, 1]; digits have no factors."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
@@ -89,17 +89,14 @@ def load_data(name, random_state=0, n_shapes=1200, max_train=None, return_factor
         from sklearn_papers.datasets import Shapes
 
         data = Shapes(16, n_scales=3, n_orientations=4, n_positions=6)
-        factors = data.sample_factors(n_shapes, random_state=random_state)
+        factors = data.sample_factors(cfg["shapes"]["n"], random_state=random_state)
         X = data.sample_observations_from_factors(factors)
         y = factors[:, 0]
         hw = (16, 16)
     X_tr, X_te, y_tr, y_te, f_tr, f_te = train_test_split(
         X, y, factors, test_size=0.25, stratify=y, random_state=random_state)
-    if max_train is not None:
-        X_tr, y_tr, f_tr = X_tr[:max_train], y_tr[:max_train], f_tr[:max_train]
-    if return_factors:
-        return X_tr, X_te, y_tr, y_te, hw, f_tr, f_te
-    return X_tr, X_te, y_tr, y_te, hw
+    n = cfg.get("max_train")
+    return X_tr[:n], X_te, y_tr[:n], y_te, hw, f_tr[:n], f_te
 
 
 def _independent_classifier(X_train, y_train, hw=(8, 8)):
@@ -127,8 +124,7 @@ def _prepare(dataset, part, cfg, data_seed):
     from sklearn_papers.generative._base import _comparator_accuracy, _fit_comparator
 
     start = time.process_time()
-    X_tr, X_te, y_tr, y_te, hw = load_data(dataset, data_seed, cfg["shapes"]["n"],
-                                           cfg.get("max_train"))
+    X_tr, X_te, y_tr, y_te, hw, *_ = load_data(dataset, cfg, data_seed)
     if part == "classifier":
         clf = _independent_classifier(X_tr, y_tr, hw)
         out = dict(clf=clf, acc_real=100 * clf.score(X_te, y_te))
@@ -142,13 +138,11 @@ def _prepare(dataset, part, cfg, data_seed):
 
 
 def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, overrides=None):
-    """A ``DeePSiMAutoencoder`` of the protocol ``cfg[dataset]`` for ``arm`` (a key of
-    :data:`ARMS` or its letter), optionally with another code width and ``overrides``;
-    returns it and :func:`load_data`'s arrays (with the factors)."""
+    """A fitted ``DeePSiMAutoencoder`` of ``cfg[dataset]`` for ``arm`` (its letter will do)
+    and :func:`load_data`'s arrays with the factors."""
     from sklearn_papers.generative import DeePSiMAutoencoder
 
-    data = load_data(dataset, data_seed, cfg["shapes"]["n"], cfg.get("max_train"),
-                     return_factors=True)
+    data = load_data(dataset, cfg, data_seed)
     dcfg = cfg[dataset]
     params = dict(LOSS, n_components=dcfg["code"] if code is None else code,
                   channels=dcfg["channels"], max_epochs=dcfg["epochs"], image_shape=data[4],
@@ -169,11 +163,12 @@ def _scores(recon, X_te, y_te, hw, clf):
 
 
 @in_one_torch_thread
-def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False):
-    """One autoencoder (dataset, arm, seed); metrics, CPU seconds, first reconstructions."""
+def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False, overrides=None):
+    """One autoencoder (dataset, arm, seed, settings ``overrides``); metrics, CPU seconds,
+    first reconstructions."""
     start = time.process_time()
     ae, (X_tr, X_te, y_tr, y_te, hw, f_tr, f_te) = _fit_ae(dataset, arm, seed, cfg, data_seed,
-                                                           prepared)
+                                                           prepared, overrides=overrides)
     fit_cpu = time.process_time() - start
     recon = ae.inverse_transform(ae.transform(X_te))
     out = dict(dataset=dataset, arm=arm, seed=seed,
@@ -185,11 +180,11 @@ def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False):
     return out
 
 
-def _probe_codes(Z_tr, Z_te, f_tr, f_te):
-    """Test accuracy (%) of a logistic regression reading each factor from the codes."""
+def _probe_codes(Z_tr, Z_te, f_tr, f_te, **kwargs):
+    """``{factor: test accuracy (%)}`` of a logistic regression reading it from ``Z``."""
     from sklearn_papers.metrics import factor_probe_accuracy
 
-    acc = factor_probe_accuracy(Z_tr, f_tr, Z_te, f_te)
+    acc = factor_probe_accuracy(Z_tr, f_tr, Z_te, f_te, **kwargs)
     return {name: 100 * float(acc[k]) for k, name in enumerate(FACTORS)}
 
 
@@ -199,8 +194,7 @@ def _invert(layer, cfg, seed, data_seed, prepared):
     from sklearn_papers.generative import FeatureInverter
 
     start = time.process_time()
-    X_tr, X_te, y_tr, y_te, hw = load_data("digits", data_seed,
-                                           max_train=cfg.get("max_train"))
+    X_tr, X_te, y_tr, y_te, *_ = load_data("digits", cfg, data_seed)
     inv = FeatureInverter(comparator=prepared["comparator"], comparator_layer=layer,
                           channels=cfg["inversion"]["channels"],
                           max_epochs=cfg["inversion"]["epochs"], lr=LOSS["lr"],
@@ -244,30 +238,23 @@ def _grid_figure(ctx, name, rows_list, hw, labels, title, figsize):
     return save_figure(fig, ctx, name, dpi=110)
 
 
-def _verdict_line(result, verdict, claim=None, rule=None, parts=(), digits=3):
-    """``- claim: verdict``, the verdict kept in ``result``; ``claim`` (and ``rule``,
-    ``parts``) for an outcome that :func:`~._claims.judge` did not reach."""
-    statement = (claim or verdict.claim).statement
-    return f"- {statement}: " + result.verdict(
-        verdict, claim=claim, rule=rule, parts=parts, digits=digits,
-        style="parts" if parts else "outcome")
-
-
-def _main_claims(res, dataset):
-    """The main claims (:data:`CLAIMS`) of one dataset from ``res[arm] = {"sharp": [...],
-    "acc": [...], "mse": [...]}`` (lists over seeds, in the same seed order for every
-    arm): ``[(key, verdict, parts)]``; ``parts`` is empty but for the combined target."""
+def _main_verdict_lines(result, res, dataset):
+    """``- claim: verdict`` of each main claim of one dataset, from ``res[arm][measure]``
+    (lists over seeds, in one seed order); the verdicts kept in ``result``."""
     a, b, c = (res[k] for k in ARMS)
     sharp_a, sharp_b, sharp_c = (np.asarray(r["sharp"]) for r in (a, b, c))
     acc_a, acc_c = np.asarray(a["acc"]), np.asarray(c["acc"])
     target = [judge(CLAIMS["target_vs_a"], sharp_c, sharp_a),
               judge(CLAIMS["target_level"], sharp_c, 0.90)]
-    return [("b_sharper", judge(CLAIMS["b_sharper"].at(dataset=dataset), sharp_b, sharp_a), ()),
-            ("c_sharper", judge(CLAIMS["c_sharper"].at(dataset=dataset), sharp_c, sharp_a), ()),
-            ("target_sharp", all_of(*target), target),
-            ("target_acc", judge(CLAIMS["target_acc"].at(dataset=dataset), acc_c, acc_a), ()),
-            ("acc_every", judge(CLAIMS["acc_every"].at(dataset=dataset), acc_c, acc_a), ()),
-            ("mse_cost", judge(CLAIMS["mse_cost"].at(dataset=dataset), c["mse"], a["mse"]), ())]
+
+    def line(key, *values):
+        return result.verdict_line(judge(CLAIMS[key].at(dataset=dataset), *values), "outcome")
+
+    return [line("b_sharper", sharp_b, sharp_a), line("c_sharper", sharp_c, sharp_a),
+            result.verdict_line(all_of(*target), "parts", parts=target,
+                                claim=CLAIMS["target_sharp"].at(dataset=dataset)),
+            line("target_acc", acc_c, acc_a), line("acc_every", acc_c, acc_a),
+            line("mse_cost", c["mse"], a["mse"]), ""]
 
 
 def _cost(job):
@@ -279,24 +266,29 @@ def _cost(job):
             "shapes": {"A": 3.2, "B": 3.7, "C": 5.7}}[dataset][arm[0]]
 
 
+def _run_parts(ctx, cfg, desc, parts, **where):
+    """``{name: value}`` of ``parts``, ``(name, (key, func, args, params), cost)``, computed
+    costliest first by :func:`~._parallel.cached_parts` (with ``owner`` and ``share``)."""
+    parts = sorted(parts, key=lambda part: part[2], reverse=True)
+    with ctx.progress(total=len(parts), desc=desc) as bar:
+        values = cached_parts(ctx, [part for _, part, _ in parts], n_jobs=cfg["n_jobs"],
+                              progress=bar, **where)
+    return {name: value for (name, _, _), value in zip(parts, values)}
+
+
 def _prepare_all(ctx, cfg, protocol, owner=None):
-    """The comparators and independent classifiers of both datasets (cached parts, kept
-    for the follow-up, which reads them with ``owner="deepsim"``):
-    ``{dataset: {"comparator", "comp_acc", "clf", "acc_real", "cpu"}}``."""
-    # the two longest preparations (shapes classifier, digits comparator) first
-    order = [("shapes", "classifier"), ("digits", "comparator"), ("shapes", "comparator"),
-             ("digits", "classifier")]
+    """``{dataset: {"comparator", "comp_acc", "clf", "acc_real", "cpu"}}`` (cached parts,
+    which the follow-up reads with ``owner="deepsim"``)."""
+    # relative costs: the shapes classifier and the digits comparator take longest
+    costs = {("shapes", "classifier"): 4, ("digits", "comparator"): 3,
+             ("shapes", "comparator"): 2, ("digits", "classifier"): 1}
+    values = _run_parts(ctx, cfg, "deepsim: comparators, classifiers", [
+        ((d, part), (f"prepare/{d}/{part}", _prepare, (d, part, cfg, ctx.random_state),
+                     {**protocol, "dataset": d, "part": part, "data_seed": ctx.random_state}),
+         cost) for (d, part), cost in costs.items()], owner=owner, share=owner is None)
     prepared = {d: {"cpu": 0.0} for d in _DATASETS}
-    with ctx.progress(total=len(order), desc="deepsim: comparators, classifiers") as bar:
-        values = cached_parts(
-            ctx, [(f"prepare/{d}/{part}", _prepare, (d, part, cfg, ctx.random_state),
-                   {**protocol, "dataset": d, "part": part, "data_seed": ctx.random_state})
-                  for d, part in order], n_jobs=cfg["n_jobs"], progress=bar, owner=owner,
-            share=owner is None)
-    for (d, _), out in zip(order, values):
-        out = dict(out)
-        cpu = prepared[d]["cpu"] + out.pop("cpu")
-        prepared[d].update(out, cpu=cpu)
+    for (d, _), out in values.items():
+        prepared[d].update(out, cpu=prepared[d]["cpu"] + out["cpu"])
     return prepared
 
 
@@ -304,14 +296,12 @@ _DATASETS = ("digits", "shapes")
 
 
 def _fit_all(ctx, cfg, seeds, prepared, protocol, owner=None, inversions=True):
-    """The autoencoders and the feature inverters, longest first (cached parts, kept for
-    the follow-up, which reads the autoencoders with ``owner="deepsim"``):
-    ``{job: value}``."""
+    """``{job: value}`` of the autoencoders and feature inverters, longest first (cached
+    parts, which the follow-up reads with ``owner="deepsim"``)."""
     first_c = ("fit", "digits", list(ARMS)[2], seeds[0])
     jobs = [("fit", d, arm, s) for d in _DATASETS for arm in ARMS for s in seeds]
     jobs += [("invert", "digits", layer, seeds[0]) for layer in ("pool1", "relu3")
              if inversions]
-    jobs.sort(key=_cost, reverse=True)
 
     def part(job):
         kind, dataset, what, seed = job
@@ -323,16 +313,9 @@ def _fit_all(ctx, cfg, seeds, prepared, protocol, owner=None, inversions=True):
         return (key, _fit_arm, (dataset, what, seed, cfg, ctx.random_state, prepared[dataset],
                                 job == first_c), params)
 
-    with ctx.progress(total=len(jobs), desc="deepsim: autoencoders, inversion") as bar:
-        values = cached_parts(ctx, [part(job) for job in jobs], n_jobs=cfg["n_jobs"],
-                              progress=bar, owner=owner, share=owner is None)
-    return dict(zip(jobs, values))
-
-
-def _arm_metrics(runs):
-    """``{arm: {"mse", "sharp", "acc", "seconds": [per seed]}}`` of one dataset's runs."""
-    return {arm: {k: [r[k] for r in runs[arm]] for k in ("mse", "sharp", "acc", "seconds")}
-            for arm in ARMS}
+    return _run_parts(ctx, cfg, "deepsim: autoencoders, inversion",
+                      [(job, part(job), _cost(job)) for job in jobs], owner=owner,
+                      share=owner is None)
 
 
 def _dataset_runs(outputs, dataset, seeds):
@@ -342,7 +325,8 @@ def _dataset_runs(outputs, dataset, seeds):
 
 def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
     """Markdown and figure of one dataset's arms; its verdicts kept in ``result``."""
-    res = _arm_metrics(runs)
+    res = {arm: {k: [r[k] for r in runs[arm]] for k in ("mse", "sharp", "acc", "seconds")}
+           for arm in ARMS}
     rows = [{"arm": arm,
              "pixel MSE (test)": format_mean_std(res[arm]["mse"], 4),
              "sharpness ratio (1 = real)": format_mean_std(res[arm]["sharp"], 3),
@@ -356,13 +340,14 @@ def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
           f"a {d['code']}-d code, compared layer `{d['layer']}`), mean ± std over "
           f"{len(runs[list(ARMS)[0]])} seeds.", "", result.table(rows), "",
           f"On the real test images: independent classifier {prepared['acc_real']:.1f} %, "
-          f"the shared comparator {prepared['comp_acc']:.1f} %.", ""]
-    for key, verdict, parts in _main_claims(res, dataset):
-        claim = CLAIMS[key].at(dataset=dataset) if parts else None
-        md.append(_verdict_line(result, verdict, claim, parts=parts))
-    md.append("")
-    if dataset == "shapes":
-        md += _probe_section(result, runs, cfg)
+          f"the shared comparator {prepared['comp_acc']:.1f} %.", "",
+          *_main_verdict_lines(result, res, dataset)]
+    if dataset == "shapes":  # what the codes keep
+        probes = [{"arm": arm, **{f"{name} (%)": format_mean_std([r["probe"][name] for r in rs], 1)
+                                  for name in FACTORS}} for arm, rs in runs.items()]
+        md += [f"Test accuracy of a logistic regression (standardised codes) reading each "
+               f"generative factor from the {d['code']}-d shapes codes.", "",
+               result.table(probes), ""]
     first = runs[list(ARMS)[0]][0]
     path = _grid_figure(ctx, f"deepsim_{dataset}_reconstructions.png",
                         [first["real"]] + [runs[arm][0]["recon"] for arm in ARMS],
@@ -370,15 +355,6 @@ def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
                         f"{dataset}: test images and reconstructions (seed {first['seed']})",
                         (8, 3.6))
     return md, path
-
-
-def _probe_section(result, runs, cfg):
-    """Markdown: what the shapes codes keep (linear-probe accuracy per factor)."""
-    rows = [{"arm": arm, **{f"{name} (%)": format_mean_std([r["probe"][name] for r in rs], 1)
-                            for name in FACTORS}} for arm, rs in runs.items()]
-    return [f"Test accuracy of a logistic regression (standardised codes) reading each "
-            f"generative factor from the {cfg['shapes']['code']}-d shapes codes.", "",
-            result.table(rows), ""]
 
 
 def _inversion_section(result, ctx, outputs, seed):
@@ -395,15 +371,14 @@ def _inversion_section(result, ctx, outputs, seed):
                         "digits: images inverted from comparator features of two depths",
                         (8, 2.6))
     return ["### Feature inversion (digits, `FeatureInverter`, DeePSiM loss)", "",
-            f"Test images inverted from two layers of the digits comparator (seed {seed}).",
-            "", result.table(rows), "",
-            _verdict_line(result, early_better, digits=4), ""], path
+            *result.block(f"Test images inverted from two layers of the digits comparator "
+                          f"(seed {seed}).", rows, [early_better], style="outcome",
+                          digits=4)], path
 
 
 def _iterated_section(result, ctx, cfg, model, clf, seed):
     """Markdown and figure of iterated encoding-decoding with arm C."""
-    X_tr, X_te, y_tr, y_te, hw = load_data("digits", ctx.random_state,
-                                           max_train=cfg.get("max_train"))
+    _, X_te, _, y_te, hw, *_ = load_data("digits", cfg, ctx.random_state)
     accs, images = _iterate(model, X_te, y_te, clf, cfg["iterations"])
     stays = judge(CLAIMS["stays"], [accs[0] - accs[-1]])
     path = _grid_figure(ctx, "deepsim_iterated.png", images, hw,
@@ -413,7 +388,7 @@ def _iterated_section(result, ctx, cfg, model, clf, seed):
     return ([f"### Iterated encoding-decoding (digits, arm C, seed {seed})", "",
              "Independent-classifier accuracy (%) against the original labels after k "
              "iterations: " + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs))
-             + ".", "", _verdict_line(result, stays, digits=1), ""], path)
+             + ".", "", result.verdict_line(stays, "outcome", digits=1), ""], path)
 
 
 def run(ctx):
@@ -431,22 +406,17 @@ def run(ctx):
     ctx.log(f"[deepsim] fits done in {wall:.0f} s ({worker_cpu:.0f} s CPU in the workers)")
 
     result = Result()
-    md, figures = [], []
-    for dataset in _DATASETS:
-        sub, path = _dataset_section(result, ctx, dataset, _dataset_runs(outputs, dataset, seeds),
-                                     prepared[dataset], cfg)
-        md += sub
-        figures.append(path)
-    sub, path = _inversion_section(result, ctx, outputs, seeds[0])
-    md += sub
-    figures.append(path)
     model = outputs[("fit", "digits", list(ARMS)[2], seeds[0])]["model"]
-    sub, path = _iterated_section(result, ctx, cfg, model, prepared["digits"]["clf"], seeds[0])
-    md += sub + ["The claims that do not hold are followed up by `deepsim_followup`.", "",
-                 f"Fits: {wall:.0f} s wall, {worker_cpu:.0f} s CPU in {cfg['n_jobs']} "
-                 "worker processes.", ""]
-    figures.append(path)
-    return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
+    sections = [_dataset_section(result, ctx, dataset, _dataset_runs(outputs, dataset, seeds),
+                                 prepared[dataset], cfg) for dataset in _DATASETS]
+    sections += [_inversion_section(result, ctx, outputs, seeds[0]),
+                 _iterated_section(result, ctx, cfg, model, prepared["digits"]["clf"], seeds[0])]
+    md = [line for lines, _ in sections for line in lines]
+    md += ["The claims that do not hold are followed up by `deepsim_followup`.", "",
+           f"Fits: {wall:.0f} s wall, {worker_cpu:.0f} s CPU in {cfg['n_jobs']} "
+           "worker processes.", ""]
+    return result.done("\n".join(md), figures=[path for _, path in sections],
+                       shortened=PROTOCOL.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(

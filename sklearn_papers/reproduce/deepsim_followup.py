@@ -22,11 +22,9 @@ from sklearn_papers.reproduce._claims import (
     negation,
 )
 from sklearn_papers.reproduce._common import in_one_torch_thread, run_seeds, save_figure
-from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.reproduce.deepsim import _verdict_line
 
 __all__ = ["EXPERIMENT_FOLLOWUP"]
 
@@ -113,32 +111,16 @@ def _blurred(rows, hw, sigma):
 
 
 @in_one_torch_thread
-def _fit_sharpness_arm(key, seed, cfg, fcfg, data_seed, prepared):
-    """Follow-up part (digits): the added arm ``key``, its metrics and sharpness measures
-    on the full test set, and its first 10 reconstructions."""
-    start = time.process_time()
-    ae, (X_tr, X_te, y_tr, y_te, hw, *_) = deepsim._fit_ae(
-        "digits", "C", seed, cfg, data_seed, prepared, overrides=fcfg["sharpness_arms"][key])
-    recon = ae.inverse_transform(ae.transform(X_te))
-    kw = dict(edge_quantile=fcfg["edge_quantile"], hf_cutoff=fcfg["hf_cutoff"])
-    return dict(key=key, seed=seed, **deepsim._scores(recon, X_te, y_te, hw, prepared["clf"]),
-                measures=sharpness_measures(recon, X_te, hw, **kw),
-                recon=recon[:10], cpu=time.process_time() - start)
-
-
-@in_one_torch_thread
 def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     """Follow-up part (shapes): per factor, the normalised pixel and feature distances of
     image pairs one step apart in it, and linear probes of the compared layer."""
     from sklearn_papers.datasets import Shapes
     from sklearn_papers.generative._base import _comparator_features
-    from sklearn_papers.metrics import factor_probe_accuracy
 
     start = time.process_time()
     module = prepared["comparator"]
     layers = (cfg["shapes"]["layer"], "head")
-    X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = deepsim.load_data(
-        "shapes", data_seed, cfg["shapes"]["n"], cfg.get("max_train"), return_factors=True)
+    X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = deepsim.load_data("shapes", cfg, data_seed)
     pix_var = float(X_tr.var(axis=0).mean())
     feats_tr = {ly: _comparator_features(module, ly, X_tr) for ly in layers}
     feat_var = {ly: float(f.var(axis=0).mean()) for ly, f in feats_tr.items()}
@@ -159,15 +141,13 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
         else:  # one step up, or down at the top
             moved[:, k] = np.where(base[:, k] < size - 1, base[:, k] + 1, base[:, k] - 1)
         x1 = data.sample_observations_from_factors(moved)
-        row = {"pixel": float(((x1 - x0) ** 2).mean() / pix_var)}
-        for ly in layers:
-            f1 = _comparator_features(module, ly, x1)
-            row[ly] = float(((f1 - f0[ly]) ** 2).mean() / feat_var[ly])
-        dist[name] = row
+        f1 = {ly: _comparator_features(module, ly, x1) for ly in layers}
+        dist[name] = {"pixel": float(((x1 - x0) ** 2).mean() / pix_var),
+                      **{ly: float(((f1[ly] - f0[ly]) ** 2).mean() / feat_var[ly])
+                         for ly in layers}}
     feats_te = _comparator_features(module, layers[0], X_te)
-    acc = factor_probe_accuracy(feats_tr[layers[0]], f_tr, feats_te, f_te,
-                                max_iter=PROBE_MAX_ITER)
-    probe = {name: 100 * float(acc[k]) for k, name in enumerate(deepsim.FACTORS)}
+    probe = deepsim._probe_codes(feats_tr[layers[0]], feats_te, f_tr, f_te,
+                                 max_iter=PROBE_MAX_ITER)
     return dict(layers=layers, dist=dist, probe=probe, n_pairs=len(base),
                 width=int(feats_te.shape[1]), cpu=time.process_time() - start)
 
@@ -185,7 +165,6 @@ def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
     rows, prev_code = X_te, None
     out = {k: [] for k in ("acc", "comp_acc", "mse_orig", "mse_step", "code_step", "spread",
                            "entropy")}
-    images = [X_te[:8]]
     real_var = float(X_te.var(axis=0).mean())
     for _ in range(cfg["iterations"]):
         z = ae.transform(rows)
@@ -202,37 +181,29 @@ def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
             np.linalg.norm(z - prev_code, axis=1).mean()
             / np.linalg.norm(prev_code, axis=1).mean()))
         prev_code, rows = z, new
-        images.append(new[:8])
-    return dict(arm=arm, code=code, seed=seed, images=images, cpu=time.process_time() - start,
-                **out)
+    return dict(arm=arm, code=code, seed=seed, cpu=time.process_time() - start, **out)
 
 
 def _followup_parts(cfg, fcfg, seeds, data_seed, prepared, protocol):
     """``(name, (key, func, args, params), cost)`` of the follow-up parts."""
     fseeds = seeds[:fcfg["seeds"]]
     common = {**protocol, "followup": fcfg, "data_seed": data_seed}
-    parts = []
-    for arm, code in fcfg["iterate"]:
-        for s in fseeds:
-            name = ("iterate", arm, code, s)
-            parts.append((name, (f"followup/iterate/{arm}/code={code}/seed={s}", _iterate_part,
-                                 (arm, code, s, cfg, fcfg, data_seed, prepared["digits"]),
-                                 {**common, "kind": "iterate", "arm": arm, "code": code,
-                                  "seed": s}),
-                          (5.0 if arm == "A" else 8.6) * (1.2 if code > 4 else 1.0)))
-    for key in fcfg["sharpness_arms"]:
-        for s in fseeds:
-            parts.append((("sharpness", key, s),
-                          (f"followup/digits/{key}/seed={s}", _fit_sharpness_arm,
-                           (key, s, cfg, fcfg, data_seed, prepared["digits"]),
-                           {**common, "kind": "sharpness", "arm": key, "seed": s}),
-                          7.5 if key == "D" else 5.5))
-    parts.append((("sensitivity",), ("followup/shapes/comparator-sensitivity",
-                                     _shapes_sensitivity,
-                                     (cfg, fcfg, data_seed, prepared["shapes"]),
-                                     {**common, "kind": "sensitivity",
-                                      "probe_max_iter": PROBE_MAX_ITER}), 2.0))
-    return parts
+    parts = [(("iterate", arm, code, s),
+              (f"followup/iterate/{arm}/code={code}/seed={s}", _iterate_part,
+               (arm, code, s, cfg, fcfg, data_seed, prepared["digits"]),
+               {**common, "kind": "iterate", "arm": arm, "code": code, "seed": s}),
+              (5.0 if arm == "A" else 8.6) * (1.2 if code > 4 else 1.0))
+             for arm, code in fcfg["iterate"] for s in fseeds]
+    parts += [(("sharpness", key, s),
+               (f"followup/digits/{key}/seed={s}", deepsim._fit_arm,
+                ("digits", "C", s, cfg, data_seed, prepared["digits"], False, arm_overrides),
+                {**common, "kind": "sharpness", "arm": key, "seed": s}),
+               7.5 if key == "D" else 5.5)
+              for key, arm_overrides in fcfg["sharpness_arms"].items() for s in fseeds]
+    sensitivity = ("followup/shapes/comparator-sensitivity", _shapes_sensitivity,
+                   (cfg, fcfg, data_seed, prepared["shapes"]),
+                   {**common, "kind": "sensitivity", "probe_max_iter": PROBE_MAX_ITER})
+    return parts + [(("sensitivity",), sensitivity, 2.0)]
 
 
 #: How the shapes follow-up's single measurement (of one fixed comparator) is judged: a
@@ -245,7 +216,7 @@ def _follows(key, **values):
     return f"Follows the claim of `deepsim`: {deepsim.CLAIMS[key].at(**values).statement}."
 
 
-def _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys, seed):
+def _plot_sharpness(ctx, X_te, runs, order, labels, per_seed, refs, sharp_keys, seed):
     """Follow-up 1's figure: the reconstructions of each arm (``seed``) and the sharpness
     measures of each arm and of the blurred real images."""
     import matplotlib.pyplot as plt
@@ -257,10 +228,10 @@ def _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys, seed
     bars = order + [r for r in refs if r != "real"]
     width = 0.8 / len(bars)
     for i, name in enumerate(bars):
-        vals = [mean[name][m] if name in mean else refs[name][m] for m in sharp_keys]
-        axes[1].bar(np.arange(3) + i * width, vals, width,
-                    label=labels[name] if name in labels else name,
-                    color=None if name in mean else str(0.4 + 0.3 * (i - len(order))))
+        vals = [np.mean(per_seed[name][m]) if name in per_seed else refs[name][m]
+                for m in sharp_keys]
+        axes[1].bar(np.arange(3) + i * width, vals, width, label=labels.get(name, name),
+                    color=None if name in per_seed else str(0.4 + 0.3 * (i - len(order))))
     axes[1].axhline(1.0, color="k", lw=0.8, ls="--")
     axes[1].set_xticks(np.arange(3) + 0.4 - width / 2, sharp_keys)
     axes[1].set_ylabel("relative to the real images")
@@ -275,7 +246,7 @@ def _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys, seed
 def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
     """Markdown and figure of follow-up 1 (digits: which term makes the images sharp?)."""
     fseeds = seeds[:fcfg["seeds"]]
-    X_te = deepsim.load_data("digits", ctx.random_state, max_train=cfg.get("max_train"))[1][:10]
+    X_te = deepsim.load_data("digits", cfg, ctx.random_state)[1][:10]
     hw = (8, 8)
     kw = dict(edge_quantile=fcfg["edge_quantile"], hf_cutoff=fcfg["hf_cutoff"])
     main = deepsim._dataset_runs(outputs, "digits", fseeds)
@@ -300,14 +271,12 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
     refs["real"] = sharpness_measures(X_te, X_te, hw, **kw)
     keys = ("gradient", "edge gradient", "flat gradient", "high-frequency power")
     sharp_keys = ("gradient", "edge gradient", "high-frequency power")
-    table = [{"images": labels[k], **{m: format_mean_std([v[m] for v in measures[k]], 3)
-                                      for m in keys},
+    per_seed = {k: {m: [v[m] for v in measures[k]] for m in keys} for k in order}
+    table = [{"images": labels[k], **{m: format_mean_std(per_seed[k][m], 3) for m in keys},
               "accuracy (%)": format_mean_std([r["acc"] for r in runs[k]], 1)}
              for k in order]
     table += [{"images": name, **{m: f"{v[m]:.3f}" for m in keys}, "accuracy (%)": ""}
               for name, v in refs.items()]
-    mean = {k: {m: float(np.mean([v[m] for v in measures[k]])) for m in keys} for k in order}
-    per_seed = {k: {m: [v[m] for v in measures[k]] for m in keys} for k in order}
 
     def sharper(name, key, m):
         return judge(CLAIMS_FOLLOWUP["sharper_by"].at(name=name, m=m), per_seed[key][m],
@@ -324,9 +293,10 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
           f"{100 * (1 - fcfg['edge_quantile']):.0f} % of the real gradient magnitudes; "
           f"high frequencies: above {fcfg['hf_cutoff']} cycles/pixel), on the first 10 test "
           "images; accuracy on the full test set.", "", result.table(table), "",
-          _verdict_line(result, judge(CLAIMS_FOLLOWUP["adv"], adv_effect, 0.0)),
-          _verdict_line(result, judge(CLAIMS_FOLLOWUP["feat"], adv_effect, feat_effect)),
-          _verdict_line(result, v_agree, CLAIMS_FOLLOWUP["agree"], _ALL)]
+          result.verdict_line(judge(CLAIMS_FOLLOWUP["adv"], adv_effect, 0.0), "outcome"),
+          result.verdict_line(judge(CLAIMS_FOLLOWUP["feat"], adv_effect, feat_effect),
+                              "outcome"),
+          result.verdict_line(v_agree, "outcome", claim=CLAIMS_FOLLOWUP["agree"], rule=_ALL)]
     for key in fcfg["sharpness_arms"]:
         if key == "D":
             continue
@@ -334,13 +304,13 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
         every = judge(CLAIMS_FOLLOWUP["arm_every"].at(name=name), sharp[key], sharp["A"])
         edges = all_of(*(sharper(name, key, m)
                          for m in ("edge gradient", "high-frequency power")))
-        md.append(_verdict_line(result, every))
-        md.append(_verdict_line(result, edges, CLAIMS_FOLLOWUP["arm_edges"].at(name=name),
-                                "paired interval per measure; both must hold"))
+        md.append(result.verdict_line(every, "outcome"))
+        md.append(result.verdict_line(edges, "outcome",
+                                      claim=CLAIMS_FOLLOWUP["arm_edges"].at(name=name),
+                                      rule="paired interval per measure; both must hold"))
     md.append("")
-    path = _plot_sharpness(ctx, X_te, runs, order, labels, mean, refs, sharp_keys,
-                           fseeds[0])
-    return md, path
+    return md, _plot_sharpness(ctx, X_te, runs, order, labels, per_seed, refs, sharp_keys,
+                               fseeds[0])
 
 
 def _shapes_followup(result, ctx, sens, runs):
@@ -374,11 +344,12 @@ def _shapes_followup(result, ctx, sens, runs):
           "features.", "", result.table(table), "",
           f"Shape emphasis (shape change over a one-step shift, relative to pixels): "
           f"`{layer}` {e_layer:.2f}, `head` {e_head:.2f}.", "",
-          _verdict_line(result, v1, CLAIMS_FOLLOWUP["emphasis"].at(
-              layer=layer, material=EMPHASIS_MATERIAL), _MEASURED),
-          _verdict_line(result, v2, CLAIMS_FOLLOWUP["no_more_shape"], "the opposite claim, "
-                        "C's codes keep more than 2 points more shape, judged by paired "
-                        "interval and negated"), ""]
+          result.verdict_line(v1, "outcome", rule=_MEASURED,
+                              claim=CLAIMS_FOLLOWUP["emphasis"].at(
+                                  layer=layer, material=EMPHASIS_MATERIAL)),
+          result.verdict_line(v2, "outcome", claim=CLAIMS_FOLLOWUP["no_more_shape"],
+                              rule="the opposite claim, C's codes keep more than 2 points "
+                                   "more shape, judged by paired interval and negated"), ""]
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     x = np.arange(len(dist))
     for i, (key, label) in enumerate((("pixel", "pixels"), (layer, f"`{layer}`"),
@@ -389,8 +360,7 @@ def _shapes_followup(result, ctx, sens, runs):
     ax.set_title("shapes: distance of image pairs differing in one factor", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    path = save_figure(fig, ctx, "deepsim_followup_comparator.png", dpi=110)
-    return md, path
+    return md, save_figure(fig, ctx, "deepsim_followup_comparator.png", dpi=110)
 
 
 def _iterate_table(runs, k):
@@ -440,8 +410,7 @@ def _plot_iterate(ctx, runs, k):
     axes[1].set_title("digits: x -> decode(encode(x)), repeated (mean ± std over seeds)",
                       fontsize=9)
     fig.tight_layout()
-    path = save_figure(fig, ctx, "deepsim_followup_iterated.png", dpi=110)
-    return path
+    return save_figure(fig, ctx, "deepsim_followup_iterated.png", dpi=110)
 
 
 def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs):
@@ -473,18 +442,8 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs):
           "after the first / last iteration, means over seeds.", "", result.table(table), "",
           f"The refitted C 4-d autoencoder of seed {fseeds[0]} reproduces the main "
           f"section's iteration exactly: {'yes' if same else 'no'}.", "",
-          *(_verdict_line(result, v) for v in verdicts), ""]
+          *(result.verdict_line(v, "outcome") for v in verdicts), ""]
     return md, _plot_iterate(ctx, runs, k)
-
-
-def _followup_values(ctx, cfg, fcfg, seeds, prepared, protocol):
-    """The follow-ups' own parts, longest first: ``{name: value}``."""
-    extra = sorted(_followup_parts(cfg, fcfg, seeds, ctx.random_state, prepared, protocol),
-                   key=lambda t: t[2], reverse=True)
-    with ctx.progress(total=len(extra), desc="deepsim follow-ups") as bar:
-        values = cached_parts(ctx, [p for _, p, _ in extra], n_jobs=cfg["n_jobs"],
-                              progress=bar)
-    return {name: value for (name, _, _), value in zip(extra, values)}
 
 
 def run_followup(ctx):
@@ -497,25 +456,22 @@ def run_followup(ctx):
     prepared = deepsim._prepare_all(ctx, cfg, protocol, owner="deepsim")
     outputs = deepsim._fit_all(ctx, cfg, seeds, prepared, protocol, owner="deepsim",
                                inversions=False)
-    follow = _followup_values(ctx, cfg, fcfg, seeds, prepared, protocol)
+    follow = deepsim._run_parts(ctx, cfg, "deepsim follow-ups", _followup_parts(
+        cfg, fcfg, seeds, ctx.random_state, prepared, protocol))
     result = Result()
     md = [f"One designed experiment per claim of `deepsim` that does not hold ({len(follow)} "
           f"cached parts, {sum(v['cpu'] for v in follow.values()):.0f} s of CPU time).", ""]
-    md_1, fig_1 = _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow)
-    md_2, fig_2 = _shapes_followup(result, ctx, follow[("sensitivity",)],
-                                   deepsim._dataset_runs(outputs, "shapes", seeds))
-    md += md_1 + md_2
-    figures = [fig_1, fig_2]
+    sections = [_sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow),
+                _shapes_followup(result, ctx, follow[("sensitivity",)],
+                                 deepsim._dataset_runs(outputs, "shapes", seeds))]
     if fcfg["iterate"]:
         model = outputs[("fit", "digits", list(deepsim.ARMS)[2], seeds[0])]["model"]
-        X_te, y_te = deepsim.load_data("digits", ctx.random_state,
-                                       max_train=cfg.get("max_train"))[1::2]
+        _, X_te, _, y_te, *_ = deepsim.load_data("digits", cfg, ctx.random_state)
         accs, _ = deepsim._iterate(model, X_te, y_te, prepared["digits"]["clf"],
                                    cfg["iterations"])
-        md_3, fig_3 = _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, accs)
-        md += md_3
-        figures.append(fig_3)
-    else:  # the quick run leaves it to the full mode (2/3 of its follow-ups' CPU time)
+        sections.append(_iterate_followup(result, ctx, cfg, fcfg, seeds, follow, accs))
+    md += [line for lines, _ in sections for line in lines]
+    if not fcfg["iterate"]:  # the quick run leaves it to the full mode (2/3 of the CPU time)
         md += [full_mode_only(
             "deepsim", _ITERATE_HEADING,
             "Why do iterated encoding-decoding images drift? Arms A and C (4-d code) and C "
@@ -524,15 +480,15 @@ def run_followup(ctx):
     shortened = (deepsim.PROTOCOL.note(True) + f" Follow-ups on {fcfg['seeds']} seeds; "
                  "follow-up 3 (iterated encoding-decoding) in full mode only."
                  if ctx.quick else "")
-    return result.done("\n".join(md), figures=figures, shortened=shortened)
+    return result.done("\n".join(md), figures=[path for _, path in sections],
+                       shortened=shortened)
 
 
 EXPERIMENT_FOLLOWUP = Experiment(
     name="deepsim_followup",
     title="DeePSiM follow-ups: which term sharpens, what the comparator weighs, why "
           "iterates drift",
-    paper="Dosovitskiy & Brox 2016, Generating Images with Perceptual Similarity Metrics "
-          "based on Deep Networks, NeurIPS",
+    paper=deepsim.EXPERIMENT.paper,
     run=run_followup,
     claims=CLAIMS_FOLLOWUP,
     protocol=deepsim.PROTOCOL,

@@ -43,11 +43,6 @@ PROTOCOL = Protocol(
 )
 
 
-def _reconstruction_error(model, X):
-    """Mean squared error of ``model``'s reconstruction of ``X``."""
-    return float(np.mean((model.inverse_transform(model.transform(X)) - X) ** 2))
-
-
 def _score_all(model, data, X_score, f_score, cfg, seed):
     """Every disentanglement score of ``model``, ``{name: score}``."""
     from sklearn.ensemble import GradientBoostingClassifier
@@ -80,9 +75,10 @@ def _evaluate(name, model, data, sets, cfg, seed0):
     start = time.perf_counter()
     model.fit(sets["fit"][0])
     fit_s = time.perf_counter() - start
-    scores = _score_all(model, data, *sets["score"], cfg, seed0)
-    row = {"representation": name, **scores,
-           "recon. MSE": _reconstruction_error(model, sets["score"][0])}
+    X_score = sets["score"][0]
+    row = {"representation": name, **_score_all(model, data, *sets["score"], cfg, seed0),
+           "recon. MSE": float(np.mean((model.inverse_transform(model.transform(X_score))
+                                        - X_score) ** 2))}
     z_pool = model.transform(sets["pool"][0])
     z_test = model.transform(sets["test"][0])
     for per_class in (10, 100):
@@ -119,16 +115,6 @@ def _spearman(rows, predictor, per_class):
     return float(spearmanr(values, [r[f"acc@{per_class}"] for r in rows]).statistic)
 
 
-def _correlations(rows, predictors):
-    """Rows of the rank-correlation table and the ``(n_predictors, 2)`` correlations of each
-    predictor with acc@10 and acc@100 over the representations."""
-    corr = np.array([[_spearman(rows, p, k) for k in (10, 100)] for p in predictors])
-    corr_rows = [{"predictor": p, **{f"Spearman with acc@{k}": float(c[j])
-                                     for j, k in enumerate((10, 100))}}
-                 for p, c in zip(predictors, corr)]
-    return corr_rows, corr
-
-
 def run(ctx):
     """Run the experiment; see the module docstring."""
     from sklearn_papers.datasets import Shapes
@@ -142,26 +128,26 @@ def run(ctx):
         f = data.sample_factors(cfg[f"n_{name}"], rng)
         sets[name] = (data.sample_observations_from_factors(f), f)
 
-    models = _models(cfg, seed0)
-
     # one cached part per representation; --quick runs two side by side
     parts = [(name, _evaluate, (name, model, data, sets, cfg, seed0),
               {"cfg": cfg, "seed": seed0, "model": model.get_params()})
-             for name, model in models]
-    with one_torch_thread():  # small MLPs: one thread is as fast and robust to contention
-        with ctx.progress(total=len(parts), desc="disentanglement") as bar:
-            rows = cached_parts(ctx, parts, n_jobs=2 if ctx.quick else 1, progress=bar)
+             for name, model in _models(cfg, seed0)]
+    # small MLPs: one thread is as fast and robust to contention
+    with one_torch_thread(), ctx.progress(total=len(parts), desc="disentanglement") as bar:
+        rows = cached_parts(ctx, parts, n_jobs=2 if ctx.quick else 1, progress=bar)
     for row in rows:
         ctx.log(f"  {row['representation']}: FactorVAE={row['FactorVAE']:.3f} "
                 f"MIG={row['MIG']:.3f} acc@10={row['acc@10']:.3f} "
                 f"({row['total (s)']:.0f} s)")
 
     predictors = SCORES + ["-recon. MSE"]
-    corr_rows, corr = _correlations(rows, predictors)
+    corr = np.array([[_spearman(rows, p, k) for k in (10, 100)] for p in predictors])
+    corr_rows = [{"predictor": p, "Spearman with acc@10": float(c10),
+                  "Spearman with acc@100": float(c100)}
+                 for p, (c10, c100) in zip(predictors, corr)]
 
     fig_path = _plot(ctx, predictors, corr, rows)
     res = Result()
-    verdicts = _claims(rows, cfg)
     md = [
         f"`Shapes(image_size={cfg['image_size']})`, {cfg['n_fit']} images to fit; beta-VAEs "
         f"with {cfg['n_components']} latents, {cfg['max_epochs']} epochs. acc@n: few-shot "
@@ -174,7 +160,7 @@ def run(ctx):
         "### The paper's claims, judged per training seed",
         f"Spearman with acc@10 per seed over {len(cfg['betas']) + 2} representations; "
         f"{len(cfg['seeds'])} seed(s).",
-        res.table(res.verdict_rows(verdicts, digits=2)),
+        res.table(res.verdict_rows(_claims(rows, cfg), digits=2)),
         f"Cost: {sum(r['total (s)'] for r in rows):.0f} s to fit and score the "
         f"{len(rows)} representations, when they were computed.",
     ]

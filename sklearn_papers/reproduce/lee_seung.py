@@ -8,6 +8,7 @@ Claims: CLAIMS below; setup: docs/papers/lee_seung.rst.
 import time
 import warnings
 from dataclasses import replace
+from itertools import product
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def _plot_bases(ctx, bases, n_iter):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(4, 16, figsize=(12, 3.4))
-    for r, (loss, who) in enumerate([(l, w) for l in LOSSES for w in (0, 1)]):
+    for r, (loss, who) in enumerate(product(LOSSES, (0, 1))):
         H = bases[loss][who]
         for c in range(N_COMPONENTS):
             axes[r, c].imshow(H[c].reshape(8, 8), cmap="gray_r", interpolation="nearest")
@@ -84,12 +85,11 @@ def run(ctx):
     """Run the experiment; see the module docstring."""
     from sklearn.datasets import load_digits
     from sklearn.decomposition import NMF as SkNMF
+    from threadpoolctl import threadpool_limits
 
     from sklearn_papers.decomposition import NMF
     from sklearn_papers.decomposition._nmf_reference import _sklearn_mu_curve
     from sklearn_papers.utils._sklearn_compat import _initialize_nmf
-
-    from threadpoolctl import threadpool_limits
 
     n_iter = PROTOCOL.settings(ctx.quick)["n_iter"]
     checkpoints = np.unique(np.geomspace(1, n_iter, 25).round().astype(int))

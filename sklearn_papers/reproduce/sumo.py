@@ -7,6 +7,7 @@ Claims: CLAIMS and CLAIMS_FOLLOWUP below; setup: docs/papers/sumo.rst.
 
 import math
 import warnings
+from functools import partial
 
 import numpy as np
 
@@ -17,6 +18,8 @@ from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
 
+PAPER = ("Luo, Beatson, Norouzi, Zhu, Duvenaud, Adams, Chen (2020). SUMO: Unbiased "
+         "Estimation of Log Marginal Probability for Latent Variable Models. ICLR 2020.")
 LOG_Z = math.log(2 * math.pi)
 #: Worker processes for the independent VAE fits (the results do not depend on it).
 N_JOBS = 2
@@ -89,9 +92,9 @@ def _mean_se(est):
     return f"{est.log_partition_:.4f} ± {est.log_partition_stderr_:.4f}"
 
 
-def _part_a(ctx):
+def _part_a(ctx, n_iter):
     """Part A: the three estimators with the note's q, then SUMO's tuning of q from two
-    starts; ``(fits, rows, tuning rows, tuned, tuning steps)``."""
+    starts (``n_iter`` steps); ``(fits, rows, tuning rows, tuned)``."""
     import torch
 
     from sklearn_papers.estimation import LogPartitionEstimator, truncation_mean
@@ -116,27 +119,22 @@ def _part_a(ctx):
             "note: variance": ("about 4 (heavy-tailed)" if name == "SUMO"
                                else f"{NOTE[name][1]:.4f}"),
         })
-    n_iter = PROTOCOL.settings(ctx.quick)["tune_steps"]
-    n_sumo = int(math.ceil(n_samples / per_estimate["SUMO"]))
+    sumo = partial(LogPartitionEstimator, mixture_energy, method="sumo",
+                   n_estimates=int(math.ceil(n_samples / per_estimate["SUMO"])))
     tune_rows, tuned = [], {}
     for start, prop, kw in [("N(0, 5I) (the note's q)", q, {}),
                             ("N(0, I) (our default)", "gaussian", {"n_features": 2})]:
-        est = LogPartitionEstimator(mixture_energy, proposal=prop, method="sumo",
-                                    max_iter=n_iter, n_estimates=n_sumo,
-                                    random_state=ctx.random_state, verbose=ctx.estimator_verbose,
-                                    **kw)
+        est = sumo(proposal=prop, max_iter=n_iter, random_state=ctx.random_state,
+                   verbose=ctx.estimator_verbose, **kw)
         with warnings.catch_warnings():  # a rejected tuning is reported in the table
             warnings.simplefilter("ignore", UserWarning)
             est.fit()
-            before = LogPartitionEstimator(mixture_energy, proposal=prop, method="sumo",
-                                           fit_proposal=False, n_estimates=n_sumo,
-                                           random_state=ctx.random_state, **kw).fit()
+            before = sumo(proposal=prop, fit_proposal=False, random_state=ctx.random_state,
+                          **kw).fit()
             # the tuned q itself, on fresh draws, whether or not the estimator kept it
-            after = LogPartitionEstimator(mixture_energy, proposal=est.tuned_proposal_,
-                                          method="sumo", fit_proposal=False,
-                                          n_estimates=n_sumo,
-                                          random_state=ctx.random_state + 1).fit()
-        tuned[start] = (before, after, est)
+            after = sumo(proposal=est.tuned_proposal_, fit_proposal=False,
+                         random_state=ctx.random_state + 1).fit()
+        tuned[start] = (before, after)
         cov = after.proposal_.covariance_matrix.numpy()
         tune_rows.append({
             "start q": start,
@@ -149,26 +147,22 @@ def _part_a(ctx):
                                   f"({cov[0, 0]:.2f}, {cov[1, 1]:.2f})",
             "kept by fit": "tuned q" if est.tuning_accepted_ else "start",
         })
-    return fits, rows, tune_rows, tuned, n_iter
+    return fits, rows, tune_rows, tuned
 
 
-def _vae_parts(jobs, key_params, extra, k_eval):
-    """``cached_parts`` parts of VAE fits on binarised ``load_digits``: for each job
-    ``(seed, ...)``, ``key_params(*job)`` gives the part's key and SUMOVAE parameters; the
-    fit uses ``seed``'s 80/20 split and :func:`_vae_fit` with ``extra`` gives its value."""
+def _fit_vaes(ctx, desc, jobs, k_eval, extra):
+    """:func:`_vae_fit` of each job ``(key, seed, SUMOVAE parameters)``, one cached part
+    each, on binarised ``load_digits`` split 80/20 by ``seed``."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
     X = (load_digits().data > 7).astype(np.float64)
     splits = {seed: train_test_split(X, test_size=0.2, random_state=seed)
-              for seed in dict.fromkeys(job[0] for job in jobs)}
-    parts = []
-    for job in jobs:
-        key, params = key_params(*job)
-        # one cached part per VAE: ``--resume`` skips the finished ones
-        parts.append((key, _vae_fit, (params, *splits[job[0]], k_eval, extra),
-                      {**params, "k_eval": k_eval}))
-    return parts
+              for seed in {seed for _, seed, _ in jobs}}
+    parts = [(key, _vae_fit, (params, *splits[seed], k_eval, extra),
+              {**params, "k_eval": k_eval}) for key, seed, params in jobs]
+    with ctx.progress(total=len(parts), desc=desc) as bar:
+        return cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar)
 
 
 def _vae_fit(params, X_tr, X_te, k_eval, extra):
@@ -181,50 +175,34 @@ def _vae_fit(params, X_tr, X_te, k_eval, extra):
             list(vae.loss_curve_) if extra == "curve" else vae._k())
 
 
-def _part_b(ctx):
-    """Part B: SUMO- and IWAE-trained VAEs per seed; table rows, loss curves, scores."""
-    cfg = PROTOCOL.settings(ctx.quick)
-    seeds, epochs, k_eval = PROTOCOL.seeds(ctx), cfg["epochs"], cfg["k_eval"]
-    results = {"sumo": [], "iwae": []}
-    curves = {"sumo": [], "iwae": []}
+def _part_b(ctx, cfg, seeds):
+    """Part B: SUMO- and IWAE-trained VAEs; ``{objective: [test log-lik per seed]}`` and
+    ``{objective: [loss curve per seed]}``."""
     jobs = [(seed, objective) for seed in seeds for objective in ("sumo", "iwae")]
-    parts = _vae_parts(jobs, lambda seed, objective: (
-        f"part_b/{objective}/seed={seed}",
-        dict(n_components=8, hidden_size=128, objective=objective, max_iter=epochs,
-             random_state=seed)), "curve", k_eval)
-    with ctx.progress(total=len(parts), desc="sumo: SUMO vs IWAE VAEs") as bar:
-        values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar)
+    values = _fit_vaes(ctx, "sumo: SUMO vs IWAE VAEs", [
+        (f"part_b/{objective}/seed={seed}", seed,
+         dict(n_components=8, hidden_size=128, objective=objective, max_iter=cfg["epochs"],
+              random_state=seed)) for seed, objective in jobs], cfg["k_eval"], "curve")
+    results, curves = {"sumo": [], "iwae": []}, {"sumo": [], "iwae": []}
     for (seed, objective), (ll, curve) in zip(jobs, values):
         results[objective].append(ll)
         curves[objective].append(curve)
         ctx.log(f"[sumo] seed {seed} {objective}: test log-lik {ll:.3f}")
-    rows = [
-        {"training objective": "SUMO (m=1, E[K]=5.08)",
-         "ours: test log-lik (nats)": format_mean_std(results["sumo"], 3),
-         "paper (MNIST, Omniglot)": "SUMO better than IWAE at equal expected compute"},
-        {"training objective": "IWAE (k=6, equal expected compute)",
-         "ours: test log-lik (nats)": format_mean_std(results["iwae"], 3),
-         "paper (MNIST, Omniglot)": "baseline"},
-    ]
-    return rows, curves, results, seeds, epochs, k_eval
+    return results, curves
 
 
-def _followup(ctx, res, settings=None):
+def _followup(ctx, res, settings):
     """Part B again as SUMO's number of exact terms ``m`` grows (lower variance), IWAE at
-    ``k = m + E[K]``; keeps the table and verdict in ``res``, returns the markdown."""
-    if settings is None:  # (tests pass a tiny one)
-        settings = dict(PROTOCOL_FOLLOWUP.settings(ctx.quick),
-                        seeds=PROTOCOL_FOLLOWUP.seeds(ctx))
+    ``k = m + E[K]``, with ``settings`` as :data:`PROTOCOL_FOLLOWUP`'s and the list of
+    ``"seeds"``; keeps the table and verdict in ``res``, returns the markdown."""
     ms, seeds, epochs, k_eval = (settings[k] for k in ("ms", "seeds", "epochs", "k_eval"))
     jobs = [(seed, m, objective) for m in ms for seed in seeds
             for objective in ("sumo", "iwae")]
-    parts = _vae_parts(jobs, lambda seed, m, objective: (
-        f"followup/m={m}/{objective}/seed={seed}",
-        dict(n_components=8, hidden_size=128, objective=objective, min_terms=m, k=None,
-             n_mc=10, batch_size=64, lr=1e-3, max_iter=epochs, random_state=seed)),
-        "k", k_eval)
-    with ctx.progress(total=len(parts), desc="sumo follow-up") as bar:
-        values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar)
+    values = _fit_vaes(ctx, "sumo follow-up", [
+        (f"followup/m={m}/{objective}/seed={seed}", seed,
+         dict(n_components=8, hidden_size=128, objective=objective, min_terms=m, k=None,
+              n_mc=10, batch_size=64, lr=1e-3, max_iter=epochs, random_state=seed))
+        for seed, m, objective in jobs], k_eval, "k")
     scores = {m: {"sumo": [], "iwae": []} for m in ms}
     ks = {}
     for (_, m, objective), (ll, k) in zip(jobs, values):
@@ -235,7 +213,6 @@ def _followup(ctx, res, settings=None):
              "SUMO: test log-lik": format_mean_std(scores[m]["sumo"], 3),
              "IWAE: test log-lik": format_mean_std(scores[m]["iwae"], 3),
              "SUMO - IWAE (nats)": format_mean_std(gap[m], 3)} for m in ms]
-    # SUMO - IWAE per seed at the largest m against the smallest, paired by seed
     shrinks = judge(CLAIMS_FOLLOWUP["shrinks"].at(first=ms[0], last=ms[-1]), gap[ms[-1]],
                     gap[ms[0]])
     md = [
@@ -262,7 +239,7 @@ def _figure(ctx, fits, tuned, curves):
     axes[0].set(title="Estimates of log Z, q = N(0, 5I) (clipped to [-3, 6])",
                 xlabel="estimate", ylabel="density")
     axes[0].legend(fontsize=8)
-    before, after, _ = tuned["N(0, 5I) (the note's q)"]
+    before, after = tuned["N(0, 5I) (the note's q)"]
     for label, est in [("SUMO, q = N(0, 5I)", before), ("SUMO, tuned q", after)]:
         axes[1].hist(np.clip(est.estimates_, bins[0], bins[-1]), bins=bins, histtype="step",
                      density=True, label=label)
@@ -283,9 +260,10 @@ def _figure(ctx, fits, tuned, curves):
 
 def run(ctx):
     """Run both parts and return the report section."""
+    cfg, seeds = PROTOCOL.settings(ctx.quick), PROTOCOL.seeds(ctx)
     with one_torch_thread():  # tiny tensors: the intra-op pool only adds overhead
-        fits, rows_a, tune_rows, tuned, n_iter = _part_a(ctx)
-        rows_b, curves, results, seeds, epochs, k_eval = _part_b(ctx)
+        fits, rows_a, tune_rows, tuned = _part_a(ctx, cfg["tune_steps"])
+        results, curves = _part_b(ctx, cfg, seeds)
         fig = _figure(ctx, fits, tuned, curves)
     res = Result()
     # part A: SUMO within the tie band of log Z, ELBO and IWAE below it
@@ -295,9 +273,14 @@ def run(ctx):
     unbiased = res.verdict(all_of(*parts), claim=CLAIMS["unbiased"], parts=parts,
                            style="outcome")
     # tuning: the sample variance of one estimate, tuned q against its start, per start
-    falls = judge(CLAIMS["tuning"], [np.var(a.estimates_) for _, a, _ in tuned.values()],
-                  [np.var(b.estimates_) for b, _, _ in tuned.values()])
+    falls = judge(CLAIMS["tuning"], [np.var(a.estimates_) for _, a in tuned.values()],
+                  [np.var(b.estimates_) for b, _ in tuned.values()])
     vae = judge(CLAIMS["vae"], np.asarray(results["sumo"]), np.asarray(results["iwae"]))
+    rows_b = [{"training objective": name,
+               "ours: test log-lik (nats)": format_mean_std(results[objective], 3),
+               "paper (MNIST, Omniglot)": paper} for objective, name, paper in (
+        ("sumo", "SUMO (m=1, E[K]=5.08)", "SUMO better than IWAE at equal expected compute"),
+        ("iwae", "IWAE (k=6, equal expected compute)", "baseline"))]
     md = [
         f"### A. Unbiased log Z on the note's mixture (log Z = log 2π = {LOG_Z:.4f})",
         "Each estimator's mean ± s.e., bias, variance and IQR of one estimate, with q = "
@@ -305,13 +288,13 @@ def run(ctx):
         res.table(rows_a, floatfmt=".4f"),
         f"{CLAIMS['unbiased'].statement}: {unbiased}; its parts:",
         res.table(res.verdict_rows(parts, digits=4)),
-        f"SUMO's variance before / after {n_iter} Adam steps tuning q, on fresh estimates; "
-        "the last column says which q `fit` keeps.",
+        f"SUMO's variance before / after {cfg['tune_steps']} Adam steps tuning q, on fresh "
+        "estimates; the last column says which q `fit` keeps.",
         res.table(tune_rows, floatfmt=".3f"),
         res.table(res.verdict_rows([falls])),
         "### B. SUMO- vs IWAE-trained VAE on binarised digits (load_digits > 7)",
-        f"Test log-likelihood (IWAE_{k_eval} bound, nats per image), mean ± std over seeds "
-        f"{seeds}; {epochs} epochs.",
+        f"Test log-likelihood (IWAE_{cfg['k_eval']} bound, nats per image), mean ± std over "
+        f"seeds {seeds}; {cfg['epochs']} epochs.",
         res.table(rows_b),
         res.table(res.verdict_rows([vae])),
     ]
@@ -322,15 +305,15 @@ def run_followup(ctx):
     """Run the follow-up of part B (:func:`_followup`) as an experiment of its own."""
     res = Result()
     with one_torch_thread():
-        md = _followup(ctx, res)
+        md = _followup(ctx, res, dict(PROTOCOL_FOLLOWUP.settings(ctx.quick),
+                                      seeds=PROTOCOL_FOLLOWUP.seeds(ctx)))
     return res.done(md, shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
 EXPERIMENT = Experiment(
     name="sumo",
     title="SUMO: unbiased log-partition and log-likelihood estimates (Luo et al. 2020)",
-    paper="Luo, Beatson, Norouzi, Zhu, Duvenaud, Adams, Chen (2020). SUMO: Unbiased "
-          "Estimation of Log Marginal Probability for Latent Variable Models. ICLR 2020.",
+    paper=PAPER,
     run=run,
     claims=CLAIMS,
     protocol=PROTOCOL,
@@ -339,8 +322,7 @@ EXPERIMENT = Experiment(
 EXPERIMENT_FOLLOWUP = Experiment(
     name="sumo_followup",
     title="SUMO follow-up: does SUMO's variance explain the VAE comparison?",
-    paper="Luo, Beatson, Norouzi, Zhu, Duvenaud, Adams, Chen (2020). SUMO: Unbiased "
-          "Estimation of Log Marginal Probability for Latent Variable Models. ICLR 2020.",
+    paper=PAPER,
     run=run_followup,
     claims=CLAIMS_FOLLOWUP,
     protocol=PROTOCOL_FOLLOWUP,

@@ -5,6 +5,8 @@ Checks SupCon L_out >= L_in and SupCon >= cross-entropy (linear-probe accuracy o
 Claims: CLAIMS and CLAIMS_FOLLOWUP below; setup: docs/papers/supcon.rst.
 """
 
+from functools import partial
+
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
@@ -66,31 +68,29 @@ _N_JOBS = 2
 
 
 def _probe(embedder, X_train, y_train, X_test, y_test):
+    """Linear-probe test accuracy of ``embedder`` (fitted in it) and the fitted embedder."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
-    pipe = make_pipeline(embedder, LogisticRegression(max_iter=3000))
-    pipe.fit(X_train, y_train)
+    pipe = make_pipeline(embedder, LogisticRegression(max_iter=3000)).fit(X_train, y_train)
     return pipe.score(X_test, y_test), pipe[0]
 
 
 def _methods(cfg):
+    """``{method name: embedder class with the protocol's settings}``; give ``random_state``."""
     from sklearn_papers.contrastive import CrossEntropyEmbedder, SupConEmbedder
 
     common = dict(**CONV_ENCODER, max_epochs=cfg["epochs"], batch_size=256, lr=2e-3)
-    methods = {}
-    for n_views, variant in cfg["supcon"]:
-        name = f"SupCon L_{variant}, {n_views} views"
-        methods[name] = (lambda s, v=variant, k=n_views: SupConEmbedder(
-            variant=v, n_views=k, temperature=0.1, random_state=s, **common))
-    methods["cross-entropy"] = lambda s: CrossEntropyEmbedder(random_state=s, **common)
+    methods = {f"SupCon L_{variant}, {n_views} views": partial(
+        SupConEmbedder, variant=variant, n_views=n_views, temperature=0.1, **common)
+        for n_views, variant in cfg["supcon"]}
+    methods["cross-entropy"] = partial(CrossEntropyEmbedder, **common)
     return methods
 
 
-def _probe_part(cfg, name, seed, keep, X_train, y_train, X_test, y_test):
-    """Linear-probe test accuracy (%) of method ``name`` with ``seed``, and its test
-    embedding when ``keep`` (else None)."""
-    score, emb = _probe(_methods(cfg)[name](seed), X_train, y_train, X_test, y_test)
+def _probe_part(embedder, keep, X_train, y_train, X_test, y_test):
+    """Linear-probe test accuracy (%) of ``embedder``; its test embedding if ``keep``."""
+    score, emb = _probe(embedder, X_train, y_train, X_test, y_test)
     return 100 * score, (emb.transform(X_test) if keep else None)
 
 
@@ -111,14 +111,16 @@ def _plot_embeddings(ctx, embeddings, y_test, seed):
 
 
 def _linear_probes(ctx, cfg, seeds, split):
-    """Linear-probe accuracies ``{method: [per seed]}`` and the first seed's test
-    embeddings of the 2-view methods and cross-entropy, one cached part per fit."""
+    """``{method: [linear-probe accuracy per seed]}`` and the first seed's test embeddings
+    of the 2-view methods and cross-entropy, one cached part per fit."""
     methods = _methods(cfg)
     jobs = [(name, s, s == seeds[0] and ("2 views" in name or name == "cross-entropy"))
             for s in seeds for name in methods]
-    parts = [(f"{name}/seed={seed}", _probe_part, (cfg, name, seed, keep, *split),
-              {**methods[name](seed).get_params(), "keep": keep})
-             for name, seed, keep in jobs]
+    parts = []
+    for name, seed, keep in jobs:
+        embedder = methods[name](random_state=seed)
+        parts.append((f"{name}/seed={seed}", _probe_part, (embedder, keep, *split),
+                      {**embedder.get_params(), "keep": keep}))
     with ctx.progress(total=len(parts), desc="supcon: linear probes") as bar:
         values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
     acc, embeddings = {name: [] for name in methods}, {}
@@ -138,7 +140,7 @@ def _few_labels(ctx, cfg, seeds, split):
     X_few, y_few = subsample(X_train, y_train, 0.1, ctx.random_state)
     methods = _methods(cfg)
     return {name: over_seeds(lambda s, name=name: 100 * _probe(
-        methods[name](s), X_few, y_few, X_test, y_test)[0],
+        methods[name](random_state=s), X_few, y_few, X_test, y_test)[0],
         ctx.progress(seeds, desc=f"supcon: 10% labels, {name}"))
         for name in ("SupCon L_out, 2 views", "cross-entropy")}
 
@@ -241,7 +243,6 @@ def followup(ctx, res, X_train, y_train, X_test, y_test):
     seeds = PROTOCOL_FOLLOWUP.seeds(ctx)
     acc = _followup_accuracies(ctx, cfg, seeds, (X_train, y_train, X_test, y_test))
     probe = {key: [a[0] for a in values] for key, values in acc.items()}
-    # per seed, L_out - L_in (probe) at each number of views, paired by seed
     gap = {v: np.subtract(probe[(v, "out")], probe[(v, "in")]) for v in cfg["views"]}
     few_v, many_v = cfg["views"][0], cfg["views"][-1]
     grows = judge(CLAIMS_FOLLOWUP["grows"].at(few=few_v, many=many_v), gap[many_v], gap[few_v])
