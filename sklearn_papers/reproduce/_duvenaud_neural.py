@@ -17,8 +17,8 @@ from sklearn_papers.reproduce._duvenaud_search import (
 )
 from sklearn_papers.reproduce._pinned import pinned
 
-__all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "draws", "ecfp_correlation",
-           "neural_plan", "photovoltaic_followup"]
+__all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "ecfp_correlation",
+           "photovoltaic_followup"]
 
 #: The paper's Table 2, test MSE (mean, std over folds), neural fingerprint rows.
 PAPER_MSE = {
@@ -35,11 +35,6 @@ QUICK_MODELS = {"solubility": ("nf_linear", "nf_mlp"), "malaria": ("nf_mlp",),
 #: Fixed configuration used by ``--quick`` (no search).
 _QUICK = {"fp_length": 50, "radius": 3, "conv_width": 20, "lr": 1e-2,
           "alpha": float(np.exp(-2)), "max_epochs": 15, "hidden_size": 100}
-
-
-def draws(quick):
-    """Random-search draws per fold for each neural row."""
-    return {"nf_linear": 1 if quick else 8, "nf_mlp": 1 if quick else 8}
 
 
 #: ``{(data set name, digest of its SMILES): GraphCache}`` of the data set this process
@@ -65,7 +60,6 @@ def _graph_cache(data):
 
 
 def _part_data(data, params):
-    """What :func:`_fit_predict` reads of ``data``: its SMILES and targets."""
     return data.slim()
 
 
@@ -96,47 +90,22 @@ def _fit_predict(params, data, train, others, seed):
         return [model.predict(data.smiles[idx]) for idx in others]
 
 
-def _specs():
-    full = ("fp_length 2^4-2^7, radius 1-5, conv_width {10, 20, 40}, Adam lr log-uniform "
-            "10^-3..10^-1.5, L2 alpha exp(U(-6, 0)), 100 epochs, batch 100, standardised "
-            "target")
-    return [
-        ModelSpec("nf_linear", "neural FP + linear layer (NeuralFingerprintRegressor, "
-                  "hidden_size=0, end to end)", _sampler(True), _fit_predict, full,
-                  _part_data),
-        ModelSpec("nf_mlp", "neural FP + neural net (NeuralFingerprintRegressor, 1 hidden "
-                  "layer, end to end)", _sampler(False), _fit_predict,
-                  full + ", hidden {50, 100, 200}", _part_data),
-    ]
+_SPACE = ("fp_length 2^4-2^7, radius 1-5, conv_width {10, 20, 40}, Adam lr log-uniform "
+          "10^-3..10^-1.5, L2 alpha exp(U(-6, 0)), 100 epochs, batch 100, standardised target")
+
+#: The neural rows of the table (the ECFP rows: ``_duvenaud_search.MODEL_SPECS``).
+NEURAL_SPECS = [
+    ModelSpec("nf_linear", "neural FP + linear layer (NeuralFingerprintRegressor, "
+              "hidden_size=0, end to end)", _sampler(True), _fit_predict, _SPACE, _part_data),
+    ModelSpec("nf_mlp", "neural FP + neural net (NeuralFingerprintRegressor, 1 hidden "
+              "layer, end to end)", _sampler(False), _fit_predict,
+              _SPACE + ", hidden {50, 100, 200}", _part_data),
+]
 
 
-NEURAL_SPECS = _specs()
-
-
-def neural_plan(ctx, datasets):
-    """The neural rows' search: ``(data, spec, n_draws)`` per (data set, row), for
-    ``search_rows`` (``--quick``: the rows of :data:`QUICK_MODELS`)."""
-    n_draws = draws(ctx.quick)
-    return [(data, spec, n_draws[spec.key]) for data in datasets for spec in NEURAL_SPECS
-            if not ctx.quick or spec.key in QUICK_MODELS.get(data.name, ())]
-
-
-def ecfp_correlation(ctx, n_molecules=None):
-    """Random neural fingerprint vs ECFP distances on Delaney (paper, Section 3, Fig. 3).
-
-    Parameters
-    ----------
-    ctx : RunContext
-    n_molecules : int, default=None
-        First rows of Delaney used; all 1128 when None (``--quick``: 400).
-
-    Returns
-    -------
-    markdown : str
-    figure : pathlib.Path
-    r : float
-        Pearson correlation of the two distance sets.
-    """
+def ecfp_correlation(ctx):
+    """``(markdown, figure)``: the Pearson correlation of random neural fingerprint and ECFP
+    distances on Delaney (all 1128 molecules, ``--quick``: 400; paper, Section 3, Fig. 3)."""
     import matplotlib.pyplot as plt
     from scipy.spatial.distance import pdist, squareform
 
@@ -144,7 +113,7 @@ def ecfp_correlation(ctx, n_molecules=None):
     from sklearn_papers.datasets import load_delaney
 
     X, _ = load_delaney(return_X_y=True)
-    n = n_molecules or (400 if ctx.quick else len(X))
+    n = 400 if ctx.quick else len(X)
     X = X[:n]
     ecfp = CircularFingerprint(radius=4, n_bits=2048).fit_transform(X).astype(bool)
     nf = NeuralFingerprint(fp_length=2048, radius=4, conv_width=20,
@@ -160,34 +129,17 @@ def ecfp_correlation(ctx, n_molecules=None):
     ax.set_ylabel("random neural FP (2048) min/max distance")
     ax.set_title(f"Delaney, {n} molecules: r = {r:.3f}")
     fig.tight_layout()
-    fig_path = save_figure(fig, ctx, "duvenaud_random_nf_vs_ecfp.png", dpi=110)
     markdown = (
         f"Pearson correlation of pairwise distances on the first {n} Delaney molecules "
         f"({len(d_ecfp)} pairs): ECFP Tanimoto (radius 4, 2048 bits) against min/max under "
         f"an untrained `NeuralFingerprint(fp_length=2048, radius=4)`: **r = {r:.3f}**.")
-    return markdown, fig_path, r
+    return markdown, save_figure(fig, ctx, "duvenaud_random_nf_vs_ecfp.png", dpi=110)
 
 
 def photovoltaic_followup(ctx, result, cfg):
-    """Neural FP vs ECFP on photovoltaic as the training set grows (a learning curve).
-
-    Both models, one fixed configuration each, train on the first ``n`` rows (``n`` in
-    ``cfg["sizes"]``) and are tested on the rows after the largest ``n``.
-
-    Parameters
-    ----------
-    ctx : RunContext
-    result : Result
-        Keeps the table.
-    cfg : dict
-        ``n_rows`` (rows loaded), ``sizes``, ``epochs`` (neural FP) and ``mlp_epochs``.
-
-    Returns
-    -------
-    markdown : str
-    curve : dict
-        ``{(model, n_train): test MSE}``.
-    """
+    """Markdown of neural FP vs ECFP on photovoltaic as the training set grows, its table
+    kept in ``result``: one fixed configuration each, trained on the first ``n`` rows (``n``
+    in ``cfg["sizes"]``), tested on the rows after the largest ``n``."""
     from sklearn_papers.datasets import load_cep
 
     X, y = load_cep(n_samples=cfg["n_rows"], return_X_y=True)
@@ -217,7 +169,7 @@ def photovoltaic_followup(ctx, result, cfg):
              **{f"{name}: test MSE": curve[(name, n)] for name in models},
              "neural FP - ECFP": curve[("neural FP + net", n)] - curve[("ECFP + net", n)]}
             for n in cfg["sizes"]]
-    markdown = "\n".join([
+    return "\n".join([
         "#### Follow-up: photovoltaic, neural fingerprint vs ECFP by training-set size",
         "",
         f"Test MSE (PCE %^2, one seed) on rows {cfg['sizes'][-1]}-{cfg['n_rows'] - 1}, "
@@ -225,6 +177,5 @@ def photovoltaic_followup(ctx, result, cfg):
         + ", ".join(f"{k} {v:g}" for k, v in nf_params.items() if k != "alpha")
         + "; ECFP + net: " + ", ".join(f"{k} {v:g}" for k, v in mlp_params.items()) + ".",
         "",
-        result.table(rows, floatfmt=".3f"),
+        result.table(rows),
     ])
-    return markdown, curve

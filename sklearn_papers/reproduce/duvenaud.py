@@ -65,11 +65,10 @@ CLAIMS = declare(
           key="photovoltaic", arms=("nf_mlp", "ecfp_mlp")),
 )
 
-#: Random-search draws per fold of the ECFP rows; the neural rows' are in
-#: ``_duvenaud_neural``.
+#: Random-search draws per fold of each row.
 PROTOCOL = Protocol(
-    full=dict(ecfp_linear=50, ecfp_mlp=20),
-    quick=dict(ecfp_linear=5, ecfp_mlp=2),
+    full=dict(ecfp_linear=50, ecfp_mlp=20, nf_linear=8, nf_mlp=8),
+    quick=dict(ecfp_linear=5, ecfp_mlp=2, nf_linear=1, nf_mlp=1),
     shortened=(
         f"malaria and photovoltaic: their first {QUICK_ROWS} rows; ECFP rows: {{ecfp_linear}} "
         "/ {ecfp_mlp} draws per fold from narrower spaces; neural rows: one fixed "
@@ -77,6 +76,9 @@ PROTOCOL = Protocol(
         + "), no search, the linear layer on solubility only; fewer Delaney molecules for "
         "the distance correlation."),
 )
+
+#: Every row searched: the ECFP ones, then the neural ones.
+SPECS = (*MODEL_SPECS, *neural.NEURAL_SPECS)
 
 #: The follow-up's photovoltaic rows loaded, training-set sizes and epochs (neural
 #: fingerprint; ECFP + net).
@@ -95,29 +97,20 @@ def _fmt_paper(mean, std):
     return f"{mean:.2f}" if std is None else f"{mean:.2f} ± {std:.2f}"
 
 
-def _per_fold(n_draws):
-    return f"{n_draws} random draw{'s' if n_draws != 1 else ''} per fold"
+def _reference(claim, mse, mean):
+    """The row ``nf_mlp`` is judged against: the claim's, or for a tie the best ECFP row."""
+    if claim.rule != "equivalence":
+        return claim.arms[1]
+    return min(_ECFP_LABEL, key=lambda key: mean(mse[key]))
 
 
 def claim_verdicts(results, paper_mse, result):
     """Judge the paper's headline claim (:data:`CLAIMS`) on each data set from this run's
     per-fold MSEs; a tie's band is :data:`TIE_BAND` times the best ECFP row's mean MSE.
 
-    Parameters
-    ----------
-    results : dict
-        ``{data_name: {model_key: [test MSE per fold]}}``; a missing ``"nf_mlp"`` means
-        the row was not run.
-    paper_mse : dict
-        ``{data_name: {model_key: (mean, std)}}``, the paper's Table 2.
-    result : Result
-        Keeps the verdicts (:meth:`~._result.Result.verdict`).
-
-    Returns
-    -------
-    rows : list of dict
-        One per data set of :data:`CLAIMS` present in ``results``; ``"holds here"`` is
-        the verdict's placeholder (its rule and numbers once rendered).
+    ``results[data name][model key]``: test MSE per fold (no ``"nf_mlp"``: not run);
+    ``paper_mse[data name][model key]``: the paper's ``(mean, std)``; ``result`` keeps
+    the verdicts. Returns one row per data set of :data:`CLAIMS` in ``results``.
     """
     rows = []
     for name, claim in CLAIMS.items():
@@ -125,17 +118,14 @@ def claim_verdicts(results, paper_mse, result):
             continue
         ours, paper = results[name], paper_mse[name]
         ties = claim.rule == "equivalence"
-        paper_ref = (min(("ecfp_linear", "ecfp_mlp"), key=lambda k: paper[k][0]) if ties
-                     else claim.arms[1])
+        paper_ref = _reference(claim, paper, lambda mse: mse[0])
         row = {"data set": name, "paper's claim": claim.statement,
                "paper MSE": f"{paper['nf_mlp'][0]:.2f} vs {paper[paper_ref][0]:.2f}"}
         if "nf_mlp" not in ours:
             rows.append({**row, "ours MSE": "", "holds here": "not run in --quick"})
             continue
         nf = np.asarray(ours["nf_mlp"], dtype=float)
-        # a tie is with our best ECFP row, whichever it is
-        ref_key = (min(("ecfp_linear", "ecfp_mlp"), key=lambda k: np.mean(ours[k])) if ties
-                   else claim.arms[1])
+        ref_key = _reference(claim, ours, np.mean)
         ref = np.asarray(ours[ref_key], dtype=float)
         if ties:
             claim = replace(claim, margin=TIE_BAND * float(ref.mean()))
@@ -149,7 +139,7 @@ def claim_verdicts(results, paper_mse, result):
     return rows
 
 
-def _plot(results, path, paper_mse=PAPER_MSE):
+def _plot(ctx, results, paper_mse):
     import matplotlib.pyplot as plt
 
     names = list(results)
@@ -174,13 +164,11 @@ def _plot(results, path, paper_mse=PAPER_MSE):
     np.atleast_1d(axes)[0].legend()
     fig.suptitle("Duvenaud et al. (2015) Table 2: ours vs paper")
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=110)
+    return save_figure(fig, ctx, "duvenaud_table2.png", dpi=110)
 
 
 def _records_note(ctx):
-    """Markdown sentence on the text records the search's parts were read from or written
-    to (``--records``): how many, which commits computed them, their CPU time; ``""``
-    without records."""
+    """How many ``--records`` the search read or wrote, by which commits, their CPU time."""
     from sklearn_papers.reproduce._records import record_commits
 
     if not ctx.records:
@@ -192,28 +180,24 @@ def _records_note(ctx):
 
 
 def search_plan(ctx, datasets):
-    """Every row of the run's search: ``(data, spec, n_draws)``, for :func:`search_rows`
-    (ECFP rows of each data set, then the neural rows)."""
+    """Every row of the run's search, ``(data, spec, n_draws)`` for :func:`search_rows`:
+    the ECFP rows of each data set, then the neural ones (``--quick``: of QUICK_MODELS)."""
     draws = PROTOCOL.settings(ctx.quick)
-    return ([(data, spec, draws[spec.key]) for data in datasets for spec in MODEL_SPECS]
-            + neural.neural_plan(ctx, datasets))
+    rows = [(data, spec) for data in datasets for spec in MODEL_SPECS] + [
+        (data, spec) for data in datasets for spec in neural.NEURAL_SPECS
+        if not ctx.quick or spec.key in neural.QUICK_MODELS[data.name]]
+    return [(data, spec, draws[spec.key]) for data, spec in rows]
 
 
 def _search(ctx, datasets):
-    """``(results, chosen, correlation)``: per data set and row the test MSE per fold, the
-    configurations chosen per fold, and :func:`~._duvenaud_neural.ecfp_correlation`."""
-    results = {data.name: {"mean": _mean_baseline(data)} for data in datasets}
-    side = {}
-
-    def meanwhile():  # in this process while the workers fit
-        side["corr"] = neural.ecfp_correlation(ctx)
-
-    # every draw of every row is one part, FULL_N_JOBS workers fit them side by side
+    """``(results, chosen, (markdown, figure))``: per data set and row the test MSE per
+    fold, the configurations chosen per fold, and the ECFP correlation section."""
+    corr = []
     found, chosen = search_rows(ctx, search_plan(ctx, datasets), n_jobs=FULL_N_JOBS,
-                                meanwhile=meanwhile)
-    for name, res in found.items():
-        results[name].update(res)
-    return results, chosen, side["corr"]
+                                meanwhile=lambda: corr.append(neural.ecfp_correlation(ctx)))
+    results = {data.name: {"mean": _mean_baseline(data), **found[data.name]}
+               for data in datasets}
+    return results, chosen, corr[0]
 
 
 def _table_rows(datasets, results, paper_mse, labels):
@@ -240,47 +224,41 @@ def _chosen_lines(chosen_all, labels):
     return lines
 
 
-def _spaces(quick, draws):
-    nf_draws = neural.draws(quick)
-    return ([f"- {s.label}: {s.describe}; {_per_fold(draws.get(s.key, 2))}"
-             for s in MODEL_SPECS]
-            + [f"- {s.label}: {s.describe}; "
-               + ("`--quick`: one fixed configuration, no search" if quick
-                  else _per_fold(nf_draws[s.key])) for s in neural.NEURAL_SPECS])
+def _spaces(quick):
+    """One line per row: its search space and this run's draws per fold."""
+    draws, lines = PROTOCOL.settings(quick), []
+    for spec in SPECS:
+        n = draws[spec.key]
+        searched = f"{n} random draw{'s' if n != 1 else ''} per fold"
+        if quick and spec in neural.NEURAL_SPECS:
+            searched = "`--quick`: one fixed configuration, no search"
+        lines.append(f"- {spec.label}: {spec.describe}; {searched}")
+    return lines
 
 
 def run(ctx):
     """Run the experiment; see the module docstring."""
     result = Result()
-    draws = PROTOCOL.settings(ctx.quick)
     datasets = _load(ctx.quick)
-    results, chosen_all, (corr_md, corr_fig, _) = _search(ctx, datasets)
-    paper_mse = {name: {**PAPER_MSE[name], **neural.PAPER_MSE.get(name, {})}
-                 for name in PAPER_MSE}
-    labels = {"mean": "predict the training mean", **{s.key: s.label for s in MODEL_SPECS},
-              **{s.key: s.label for s in neural.NEURAL_SPECS}}
-    fig = ctx.figure_path("duvenaud_table2.png")
-    _plot(results, fig, paper_mse)
-    verdicts = claim_verdicts(results, paper_mse, result)
+    results, chosen_all, (corr_md, corr_fig) = _search(ctx, datasets)
+    paper_mse = {name: {**PAPER_MSE[name], **neural.PAPER_MSE[name]} for name in PAPER_MSE}
+    labels = {"mean": "predict the training mean", **{s.key: s.label for s in SPECS}}
+    fig = _plot(ctx, results, paper_mse)
     records_md = _records_note(ctx)
     markdown = "\n".join([
-        "Test MSE, mean ± std over the 5 contiguous folds (RMSE per fold, then averaged; "
-        "the paper's RMSE is the square root of its mean MSE).",
-        "",
-        result.table(_table_rows(datasets, results, paper_mse, labels)),
-        "",
+        *result.block("Test MSE, mean ± std over the 5 contiguous folds (RMSE per fold, then "
+                      "averaged; the paper's RMSE is the square root of its mean MSE).",
+                      _table_rows(datasets, results, paper_mse, labels)),
         "Search spaces, with this run's draws per fold:",
         "",
-        "\n".join(_spaces(ctx.quick, draws)),
+        *_spaces(ctx.quick),
         "",
         "Selected configurations:",
         "",
         *_chosen_lines(chosen_all, labels),
         "",
-        "The paper's headline claim per data set, judged on the folds' test MSE:",
-        "",
-        result.table(verdicts),
-        "",
+        *result.block("The paper's headline claim per data set, judged on the folds' test "
+                      "MSE:", claim_verdicts(results, paper_mse, result)),
         *([records_md, ""] if records_md else []),
         "### Random-weight neural fingerprints track ECFP (paper, Section 3)",
         "",
@@ -293,8 +271,7 @@ def run_followup(ctx):
     """Neural fingerprint against ECFP on photovoltaic as the training set grows
     (:func:`~._duvenaud_neural.photovoltaic_followup`), as an experiment of its own."""
     result = Result()
-    markdown, _ = neural.photovoltaic_followup(ctx, result,
-                                               PROTOCOL_FOLLOWUP.settings(ctx.quick))
+    markdown = neural.photovoltaic_followup(ctx, result, PROTOCOL_FOLLOWUP.settings(ctx.quick))
     return result.done(markdown, shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
