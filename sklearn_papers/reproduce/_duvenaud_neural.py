@@ -17,15 +17,7 @@ from sklearn_papers.reproduce._duvenaud_search import (
 )
 from sklearn_papers.reproduce._pinned import pinned
 
-__all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "ecfp_correlation",
-           "photovoltaic_followup"]
-
-#: The paper's Table 2, test MSE (mean, std over folds), neural fingerprint rows.
-PAPER_MSE = {
-    "solubility": {"nf_linear": (0.77, 0.11), "nf_mlp": (0.52, 0.07)},
-    "malaria": {"nf_linear": (1.15, 0.02), "nf_mlp": (1.16, 0.03)},
-    "photovoltaic": {"nf_linear": (2.58, 0.18), "nf_mlp": (1.43, 0.09)},
-}
+__all__ = ["NEURAL_SPECS", "QUICK_MODELS", "ecfp_correlation", "photovoltaic_followup"]
 
 #: Neural rows (model keys) run by ``--quick`` per data set: the headline row everywhere,
 #: the linear-layer row on solubility only (elsewhere it would add half the run's time).

@@ -224,11 +224,9 @@ def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud", meanwhile=Non
         values = cached_parts(ctx, [p for parts in row_parts for p in parts],
                               n_jobs=n_jobs, progress=bar, meanwhile=meanwhile)
     ctx.log(f"[duvenaud] {desc}: {len(values)} fits, {time.perf_counter() - start:.0f} s")
-    results, chosen = {}, {}
-    offset = 0
+    results, chosen, values = {}, {}, iter(values)
     for (data, spec, _), parts in zip(plan, row_parts):
-        mse, picked = select(data, parts, values[offset:offset + len(parts)])
-        offset += len(parts)
+        mse, picked = select(data, parts, [next(values) for _ in parts])
         results.setdefault(data.name, {})[spec.key] = mse
         chosen[(data.name, spec.key)] = picked
     return results, chosen

@@ -510,19 +510,16 @@ def _followup_markdown(result, res_big, curve, gap, main, seeds, follow, v):
                    "scratch - fine-tuned": f"{v['gains'][f]:+.3f}"}
                   for f, (n, tuned, scratch) in curve.items()]
     claims = [
-        {"follow-up question": "does a bigger, longer pretraining (moses-176k) make "
-         "fine-tuning beat scratch on ESOL?", "answer": result.verdict(v["big"],
-                                                                       style="outcome")},
-        {"follow-up question": "are more of ESOL's atom contexts outside moses-small's "
-         "vocabulary than BBBP's and FreeSolv's (where pretraining helped)?",
-         "answer": _measured(v["far_vocab"])},
-        {"follow-up question": "are ESOL's molecules farther from MOSES (lower median "
-         "nearest-neighbour Tanimoto) than BBBP's and FreeSolv's?",
-         "answer": _measured(v["far_nn"])},
-        {"follow-up question": f"does moses-small beat scratch with a {min(curve):g} share "
-         "of the ESOL labels?", "answer": result.verdict(v["few"], style="outcome")},
-        {"follow-up question": "is its gain larger with fewer labels than with all?",
-         "answer": result.verdict(v["grow"], style="outcome")},
+        ("does a bigger, longer pretraining (moses-176k) make fine-tuning beat scratch on "
+         "ESOL?", result.verdict(v["big"], style="outcome")),
+        ("are more of ESOL's atom contexts outside moses-small's vocabulary than BBBP's and "
+         "FreeSolv's (where pretraining helped)?", _measured(v["far_vocab"])),
+        ("are ESOL's molecules farther from MOSES (lower median nearest-neighbour Tanimoto) "
+         "than BBBP's and FreeSolv's?", _measured(v["far_nn"])),
+        (f"does moses-small beat scratch with a {min(curve):g} share of the ESOL labels?",
+         result.verdict(v["few"], style="outcome")),
+        ("is its gain larger with fewer labels than with all?",
+         result.verdict(v["grow"], style="outcome")),
     ]
     return "\n".join([
         "### Follow-up: pretraining on ESOL",
@@ -540,7 +537,7 @@ def _followup_markdown(result, res_big, curve, gap, main, seeds, follow, v):
         *result.block("**3. Fewer labels:** `moses-small` fine-tuned against scratch on a "
                       "seeded random share of each training part, the same test part.",
                       curve_rows),
-        result.table(claims),
+        result.table([{"follow-up question": q, "answer": a} for q, a in claims]),
     ])
 
 
