@@ -1,8 +1,8 @@
 """The neural-fingerprint half of the ``duvenaud`` experiment (Duvenaud et al. 2015).
 
 The Table 2 rows "neural FP + linear layer" and "neural FP + neural net" (:data:`NEURAL_SPECS`,
-searched like the ECFP rows), the random-weight fingerprint against ECFP (Section 3) and
-the photovoltaic follow-up. Setup: docs/papers/duvenaud.rst.
+searched like the ECFP rows) and the random-weight fingerprint against ECFP (Section 3).
+Setup: docs/papers/duvenaud.rst.
 """
 
 import numpy as np
@@ -10,14 +10,10 @@ import numpy as np
 from sklearn_papers.chem import NeuralFingerprintRegressor
 from sklearn_papers.metrics import minmax_distances
 from sklearn_papers.reproduce._common import one_torch_thread, save_figure
-from sklearn_papers.reproduce._duvenaud_search import (
-    DatasetData,
-    ModelSpec,
-    _fit_mlp,
-)
+from sklearn_papers.reproduce._duvenaud_search import ModelSpec
 from sklearn_papers.reproduce._pinned import pinned
 
-__all__ = ["NEURAL_SPECS", "QUICK_MODELS", "ecfp_correlation", "photovoltaic_followup"]
+__all__ = ["NEURAL_SPECS", "QUICK_MODELS", "ecfp_correlation"]
 
 #: Neural rows (model keys) run by ``--quick`` per data set: the headline row everywhere,
 #: the linear-layer row on solubility only (elsewhere it would add half the run's time).
@@ -127,47 +123,3 @@ def ecfp_correlation(ctx):
         f"an untrained `NeuralFingerprint(fp_length=2048, radius=4)`: **r = {r:.3f}**.")
     return markdown, save_figure(fig, ctx, "duvenaud_random_nf_vs_ecfp.png", dpi=110)
 
-
-def photovoltaic_followup(ctx, result, cfg):
-    """Markdown of neural FP vs ECFP on photovoltaic as the training set grows, its table
-    kept in ``result``: one fixed configuration each, trained on the first ``n`` rows (``n``
-    in ``cfg["sizes"]``), tested on the rows after the largest ``n``."""
-    from sklearn_papers.datasets import load_cep
-
-    X, y = load_cep(n_samples=cfg["n_rows"], return_X_y=True)
-    data = DatasetData("photovoltaic", np.asarray(X, dtype=object), np.asarray(y, float))
-    test = np.arange(cfg["sizes"][-1], len(data.y))
-    nf_params = {**_QUICK, "max_epochs": cfg["epochs"]}
-    mlp_params = {"radius": 2, "n_bits": 1024, "alpha": 1e-3, "hidden": 100, "lr": 1e-3,
-                  "max_iter": cfg["mlp_epochs"]}
-    models = {"neural FP + net": (_fit_predict, nf_params),
-              "ECFP + net": (_fit_mlp, mlp_params)}
-    curve = {}
-    with ctx.progress(total=len(models) * len(cfg["sizes"]),
-                      desc="duvenaud photovoltaic follow-up") as bar:
-        for n in cfg["sizes"]:
-            train = np.arange(n)
-            for name, (fit, params) in models.items():
-                def fit_score(fit=fit, params=params, train=train):
-                    pred, = fit(params, data, train, [test], ctx.random_state)
-                    return float(np.mean((pred - data.y[test]) ** 2))
-
-                curve[(name, n)] = ctx.cached(
-                    f"photovoltaic_followup/{name}/n={n}", fit_score,
-                    params={**params, "n_rows": cfg["n_rows"], "n": n,
-                            "seed": ctx.random_state})
-                bar.update(1)
-    rows = [{"training molecules": n,
-             **{f"{name}: test MSE": curve[(name, n)] for name in models},
-             "neural FP - ECFP": curve[("neural FP + net", n)] - curve[("ECFP + net", n)]}
-            for n in cfg["sizes"]]
-    return "\n".join([
-        "#### Follow-up: photovoltaic, neural fingerprint vs ECFP by training-set size",
-        "",
-        f"Test MSE (PCE %^2, one seed) on rows {cfg['sizes'][-1]}-{cfg['n_rows'] - 1}, "
-        "training on the first n rows. Neural FP: "
-        + ", ".join(f"{k} {v:g}" for k, v in nf_params.items() if k != "alpha")
-        + "; ECFP + net: " + ", ".join(f"{k} {v:g}" for k, v in mlp_params.items()) + ".",
-        "",
-        result.table(rows),
-    ])
