@@ -196,17 +196,6 @@ def search_plan(ctx, datasets):
     return [(data, spec, draws[spec.key]) for data, spec in rows]
 
 
-def _search(ctx, datasets):
-    """``(results, chosen, (markdown, figure))``: per data set and row the test MSE per
-    fold, the configurations chosen per fold, and the ECFP correlation section."""
-    corr = []
-    found, chosen = search_rows(ctx, search_plan(ctx, datasets), n_jobs=FULL_N_JOBS,
-                                meanwhile=lambda: corr.append(neural.ecfp_correlation(ctx)))
-    results = {data.name: {"mean": _mean_baseline(data), **found[data.name]}
-               for data in datasets}
-    return results, chosen, corr[0]
-
-
 def _table_rows(datasets, results, labels):
     rows = []
     for data in datasets:
@@ -247,7 +236,12 @@ def run(ctx):
     """Run the experiment; see the module docstring."""
     result = Result()
     datasets = _load(ctx.quick)
-    results, chosen_all, (corr_md, corr_fig) = _search(ctx, datasets)
+    corr = []  # the ECFP correlation section, computed here while the workers fit
+    found, chosen = search_rows(ctx, search_plan(ctx, datasets), n_jobs=FULL_N_JOBS,
+                                meanwhile=lambda: corr.append(neural.ecfp_correlation(ctx)))
+    results = {data.name: {"mean": _mean_baseline(data), **found[data.name]}
+               for data in datasets}
+    (corr_md, corr_fig), = corr
     labels = {"mean": "predict the training mean", **{s.key: s.label for s in SPECS}}
     fig = _plot(ctx, results)
     records_md = _records_note(ctx)
@@ -261,7 +255,7 @@ def run(ctx):
         "",
         "Selected configurations:",
         "",
-        *_chosen_lines(chosen_all, labels),
+        *_chosen_lines(chosen, labels),
         "",
         *result.block("The paper's headline claim per data set, judged on the folds' test "
                       "MSE:", claim_verdicts(results, PAPER_MSE, result)),

@@ -226,13 +226,11 @@ def run(ctx):
             for name in PAPER]
     result = Result()
     claims = _main_claims(result, scores)
+    spread = ", mean ± std over seeds" if len(seeds) > 1 else ", one seed (no spread)"
     md = "\n".join([
-        f"Test scores on balanced scaffold splits (80 % / 20 %), seeds {list(seeds)}"
-        + (", mean ± std over seeds" if len(seeds) > 1 else ", one seed (no spread)")
-        + f"; {settings['epochs']} fine-tuning epochs. Paper: GROVER-base / -large.",
-        "",
-        result.table(rows),
-        "",
+        *result.block(f"Test scores on balanced scaffold splits (80 % / 20 %), seeds "
+                      f"{list(seeds)}{spread}; {settings['epochs']} fine-tuning epochs. "
+                      "Paper: GROVER-base / -large.", rows),
         result.table(claims),
         "",
         f"Wall time {seconds:.0f} s ({N_JOBS} worker processes, one torch thread each).",
@@ -316,7 +314,7 @@ def _finetune_scores(name, X, y, fit, test, est_params):
     return {"test": _test_score(name, est, X, y, test),
             "train": _test_score(name, est, X, y, fit),
             "loss_curve": [float(v) for v in est.loss_curve_], "cpu_seconds": cpu,
-            "n_train": int(len(fit))}
+            "n_train": len(fit)}
 
 
 def _subset(train, fraction, seed):
