@@ -319,7 +319,7 @@ def _finetune_scores(name, X, y, fit, test, est_params):
 
 def _subset(train, fraction, seed):
     """A seeded random ``fraction`` of the training indices (sorted), at least 8."""
-    n = max(8, int(round(fraction * len(train))))
+    n = max(8, round(fraction * len(train)))
     return np.sort(np.random.default_rng(seed).choice(train, n, replace=False))
 
 
@@ -404,11 +404,8 @@ def followup(ctx, result, settings, seeds, main):
         values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar, meanwhile=domain_gap)
     for into, value in zip(jobs, values):
         into.append(value)
-    # (training molecules, fine-tuned, scratch test RMSE per seed) per share of the labels
-    curve = {f: (_mean(res_curve[f]["scratch"], "n_train"), _tests(res_curve[f]["finetuned"]),
-                 _tests(res_curve[f]["scratch"])) for f in sorted(res_curve)}
-    curve[1.0] = (int(np.mean(n_train)), main["grover_finetuned"], main["grover_scratch"])
-    verdicts = _followup_verdicts(res_big, res_curve, gap, main, seeds)
+    curve = _curve(res_curve, main, int(np.mean(n_train)))
+    verdicts = _followup_verdicts(res_big, curve, gap)
     fig = _followup_plot(ctx, res_big, curve, gap, main)
     md = _followup_markdown(result, res_big, curve, gap, main, seeds, follow, verdicts)
     return md, fig, {"big": res_big, "curve": res_curve, "gap": gap, "verdicts": verdicts}
@@ -433,13 +430,20 @@ def _gains(scratch, finetuned):
     return [float(s) - float(f) for s, f in zip(scratch, finetuned)]
 
 
-def _followup_verdicts(res_big, res_curve, gap, main, seeds):
+def _curve(res_curve, main, n_train):
+    """``{share: (training molecules, fine-tuned, scratch test RMSE per seed)}`` of each
+    share of the labels, the main table's pair (``n_train`` molecules) at share 1."""
+    curve = {f: (_mean(res_curve[f]["scratch"], "n_train"), _tests(res_curve[f]["finetuned"]),
+                 _tests(res_curve[f]["scratch"])) for f in sorted(res_curve)}
+    curve[1.0] = (n_train, main["grover_finetuned"], main["grover_scratch"])
+    return curve
+
+
+def _followup_verdicts(res_big, curve, gap):
     """The follow-up's answers: the seed-dependent ones judged by the paired-interval rule
     over the follow-up's seeds, the domain-gap ones comparing single measurements."""
-    k = len(seeds)
-    main_tuned, main_scratch = main["grover_finetuned"][:k], main["grover_scratch"][:k]
-    small_gain = float(np.mean(main_scratch) - np.mean(main_tuned))  # > 0: pretraining helps
-    big_gain = _mean(res_big["scratch"]) - _mean(res_big["finetuned"])
+    gains = {f: float(np.mean(scratch) - np.mean(tuned)) for f, (_, tuned, scratch)
+             in curve.items()}  # > 0: pretraining helps
     # 1. a bigger, better pretraining
     big = judge(CLAIMS_FOLLOWUP["big"], _tests(res_big["finetuned"]),
                 _tests(res_big["scratch"]))
@@ -450,22 +454,14 @@ def _followup_verdicts(res_big, res_curve, gap, main, seeds):
     med = {n: float(np.median(gap[n]["nn_tanimoto"])) for n in gap}
     far_nn = all(med["ESOL"] < med[n] for n in others)
     # 3. labels: does the gain grow as the labels get fewer?
-    fractions = sorted(res_curve)
-    gains = {f: _mean(res_curve[f]["scratch"]) - _mean(res_curve[f]["finetuned"])
-             for f in fractions}
-    gains[1.0] = small_gain
-    fewest = fractions[0] if fractions else 1.0
-    if fractions:
-        few_tuned = _tests(res_curve[fewest]["finetuned"])
-        few_scratch = _tests(res_curve[fewest]["scratch"])
-    else:
-        few_tuned, few_scratch = main_tuned, main_scratch
+    fewest = min(curve)
+    (_, few_tuned, few_scratch), (_, all_tuned, all_scratch) = curve[fewest], curve[1.0]
     few = judge(CLAIMS_FOLLOWUP["few"].at(fewest=fewest), few_tuned, few_scratch)
     grow = judge(CLAIMS_FOLLOWUP["grow"].at(fewest=fewest), _gains(few_scratch, few_tuned),
-                 _gains(main_scratch, main_tuned))
-    return {"small_gain": small_gain, "big_gain": big_gain, "big": big, "few": few,
-            "grow": grow, "far_vocab": far_vocab, "far_nn": far_nn, "nn_median": med,
-            "gains": gains}
+                 _gains(all_scratch, all_tuned))
+    return {"small_gain": gains[1.0], "gains": gains, "big": big, "few": few, "grow": grow,
+            "big_gain": _mean(res_big["scratch"]) - _mean(res_big["finetuned"]),
+            "far_vocab": far_vocab, "far_nn": far_nn, "nn_median": med}
 
 
 def _percent(g, kind):
@@ -508,12 +504,12 @@ def _followup_markdown(result, res_big, curve, gap, main, seeds, follow, v):
                    "scratch - fine-tuned": f"{v['gains'][f]:+.3f}"}
                   for f, (n, tuned, scratch) in curve.items()]
     claims = [
-        ("does a bigger, longer pretraining (moses-176k) make fine-tuning beat scratch on "
-         "ESOL?", result.verdict(v["big"], style="outcome")),
-        ("are more of ESOL's atom contexts outside moses-small's vocabulary than BBBP's and "
-         "FreeSolv's (where pretraining helped)?", _measured(v["far_vocab"])),
-        ("are ESOL's molecules farther from MOSES (lower median nearest-neighbour Tanimoto) "
-         "than BBBP's and FreeSolv's?", _measured(v["far_nn"])),
+        (("does a bigger, longer pretraining (moses-176k) make fine-tuning beat scratch on "
+          "ESOL?"), result.verdict(v["big"], style="outcome")),
+        (("are more of ESOL's atom contexts outside moses-small's vocabulary than BBBP's and "
+          "FreeSolv's (where pretraining helped)?"), _measured(v["far_vocab"])),
+        (("are ESOL's molecules farther from MOSES (lower median nearest-neighbour Tanimoto) "
+          "than BBBP's and FreeSolv's?"), _measured(v["far_nn"])),
         (f"does moses-small beat scratch with a {min(curve):g} share of the ESOL labels?",
          result.verdict(v["few"], style="outcome")),
         ("is its gain larger with fewer labels than with all?",
