@@ -1,8 +1,8 @@
 """The neural-fingerprint half of the ``duvenaud`` experiment (Duvenaud et al. 2015).
 
 The Table 2 rows "neural FP + linear layer" and "neural FP + neural net" (:data:`NEURAL_SPECS`,
-searched like the ECFP rows), the random-weight fingerprint against ECFP (Section 3) and
-the photovoltaic follow-up. Setup: docs/papers/duvenaud.rst.
+searched like the ECFP rows) and the random-weight fingerprint against ECFP (Section 3).
+Setup: docs/papers/duvenaud.rst.
 """
 
 import numpy as np
@@ -10,22 +10,10 @@ import numpy as np
 from sklearn_papers.chem import NeuralFingerprintRegressor
 from sklearn_papers.metrics import minmax_distances
 from sklearn_papers.reproduce._common import one_torch_thread, save_figure
-from sklearn_papers.reproduce._duvenaud_search import (
-    DatasetData,
-    ModelSpec,
-    _fit_mlp,
-)
+from sklearn_papers.reproduce._duvenaud_search import ModelSpec
 from sklearn_papers.reproduce._pinned import pinned
 
-__all__ = ["NEURAL_SPECS", "PAPER_MSE", "QUICK_MODELS", "draws", "ecfp_correlation",
-           "neural_plan", "photovoltaic_followup"]
-
-#: The paper's Table 2, test MSE (mean, std over folds), neural fingerprint rows.
-PAPER_MSE = {
-    "solubility": {"nf_linear": (0.77, 0.11), "nf_mlp": (0.52, 0.07)},
-    "malaria": {"nf_linear": (1.15, 0.02), "nf_mlp": (1.16, 0.03)},
-    "photovoltaic": {"nf_linear": (2.58, 0.18), "nf_mlp": (1.43, 0.09)},
-}
+__all__ = ["NEURAL_SPECS", "QUICK_MODELS", "ecfp_correlation"]
 
 #: Neural rows (model keys) run by ``--quick`` per data set: the headline row everywhere,
 #: the linear-layer row on solubility only (elsewhere it would add half the run's time).
@@ -35,11 +23,6 @@ QUICK_MODELS = {"solubility": ("nf_linear", "nf_mlp"), "malaria": ("nf_mlp",),
 #: Fixed configuration used by ``--quick`` (no search).
 _QUICK = {"fp_length": 50, "radius": 3, "conv_width": 20, "lr": 1e-2,
           "alpha": float(np.exp(-2)), "max_epochs": 15, "hidden_size": 100}
-
-
-def draws(quick):
-    """Random-search draws per fold for each neural row."""
-    return {"nf_linear": 1 if quick else 8, "nf_mlp": 1 if quick else 8}
 
 
 #: ``{(data set name, digest of its SMILES): GraphCache}`` of the data set this process
@@ -65,7 +48,6 @@ def _graph_cache(data):
 
 
 def _part_data(data, params):
-    """What :func:`_fit_predict` reads of ``data``: its SMILES and targets."""
     return data.slim()
 
 
@@ -96,47 +78,22 @@ def _fit_predict(params, data, train, others, seed):
         return [model.predict(data.smiles[idx]) for idx in others]
 
 
-def _specs():
-    full = ("fp_length 2^4-2^7, radius 1-5, conv_width {10, 20, 40}, Adam lr log-uniform "
-            "10^-3..10^-1.5, L2 alpha exp(U(-6, 0)), 100 epochs, batch 100, standardised "
-            "target")
-    return [
-        ModelSpec("nf_linear", "neural FP + linear layer (NeuralFingerprintRegressor, "
-                  "hidden_size=0, end to end)", _sampler(True), _fit_predict, full,
-                  _part_data),
-        ModelSpec("nf_mlp", "neural FP + neural net (NeuralFingerprintRegressor, 1 hidden "
-                  "layer, end to end)", _sampler(False), _fit_predict,
-                  full + ", hidden {50, 100, 200}", _part_data),
-    ]
+_SPACE = ("fp_length 2^4-2^7, radius 1-5, conv_width {10, 20, 40}, Adam lr log-uniform "
+          "10^-3..10^-1.5, L2 alpha exp(U(-6, 0)), 100 epochs, batch 100, standardised target")
+
+#: The neural rows of the table (the ECFP rows: ``_duvenaud_search.MODEL_SPECS``).
+NEURAL_SPECS = [
+    ModelSpec("nf_linear", "neural FP + linear layer (NeuralFingerprintRegressor, "
+              "hidden_size=0, end to end)", _sampler(True), _fit_predict, _SPACE, _part_data),
+    ModelSpec("nf_mlp", "neural FP + neural net (NeuralFingerprintRegressor, 1 hidden "
+              "layer, end to end)", _sampler(False), _fit_predict,
+              _SPACE + ", hidden {50, 100, 200}", _part_data),
+]
 
 
-NEURAL_SPECS = _specs()
-
-
-def neural_plan(ctx, datasets):
-    """The neural rows' search: ``(data, spec, n_draws)`` per (data set, row), for
-    ``search_rows`` (``--quick``: the rows of :data:`QUICK_MODELS`)."""
-    n_draws = draws(ctx.quick)
-    return [(data, spec, n_draws[spec.key]) for data in datasets for spec in NEURAL_SPECS
-            if not ctx.quick or spec.key in QUICK_MODELS.get(data.name, ())]
-
-
-def ecfp_correlation(ctx, n_molecules=None):
-    """Random neural fingerprint vs ECFP distances on Delaney (paper, Section 3, Fig. 3).
-
-    Parameters
-    ----------
-    ctx : RunContext
-    n_molecules : int, default=None
-        First rows of Delaney used; all 1128 when None (``--quick``: 400).
-
-    Returns
-    -------
-    markdown : str
-    figure : pathlib.Path
-    r : float
-        Pearson correlation of the two distance sets.
-    """
+def ecfp_correlation(ctx):
+    """``(markdown, figure)``: the Pearson correlation of random neural fingerprint and ECFP
+    distances on Delaney (all 1128 molecules, ``--quick``: 400; paper, Section 3, Fig. 3)."""
     import matplotlib.pyplot as plt
     from scipy.spatial.distance import pdist, squareform
 
@@ -144,7 +101,7 @@ def ecfp_correlation(ctx, n_molecules=None):
     from sklearn_papers.datasets import load_delaney
 
     X, _ = load_delaney(return_X_y=True)
-    n = n_molecules or (400 if ctx.quick else len(X))
+    n = 400 if ctx.quick else len(X)
     X = X[:n]
     ecfp = CircularFingerprint(radius=4, n_bits=2048).fit_transform(X).astype(bool)
     nf = NeuralFingerprint(fp_length=2048, radius=4, conv_width=20,
@@ -160,71 +117,9 @@ def ecfp_correlation(ctx, n_molecules=None):
     ax.set_ylabel("random neural FP (2048) min/max distance")
     ax.set_title(f"Delaney, {n} molecules: r = {r:.3f}")
     fig.tight_layout()
-    fig_path = save_figure(fig, ctx, "duvenaud_random_nf_vs_ecfp.png", dpi=110)
     markdown = (
         f"Pearson correlation of pairwise distances on the first {n} Delaney molecules "
         f"({len(d_ecfp)} pairs): ECFP Tanimoto (radius 4, 2048 bits) against min/max under "
         f"an untrained `NeuralFingerprint(fp_length=2048, radius=4)`: **r = {r:.3f}**.")
-    return markdown, fig_path, r
+    return markdown, save_figure(fig, ctx, "duvenaud_random_nf_vs_ecfp.png", dpi=110)
 
-
-def photovoltaic_followup(ctx, result, cfg):
-    """Neural FP vs ECFP on photovoltaic as the training set grows (a learning curve).
-
-    Both models, one fixed configuration each, train on the first ``n`` rows (``n`` in
-    ``cfg["sizes"]``) and are tested on the rows after the largest ``n``.
-
-    Parameters
-    ----------
-    ctx : RunContext
-    result : Result
-        Keeps the table.
-    cfg : dict
-        ``n_rows`` (rows loaded), ``sizes``, ``epochs`` (neural FP) and ``mlp_epochs``.
-
-    Returns
-    -------
-    markdown : str
-    curve : dict
-        ``{(model, n_train): test MSE}``.
-    """
-    from sklearn_papers.datasets import load_cep
-
-    X, y = load_cep(n_samples=cfg["n_rows"], return_X_y=True)
-    data = DatasetData("photovoltaic", np.asarray(X, dtype=object), np.asarray(y, float))
-    test = np.arange(cfg["sizes"][-1], len(data.y))
-    nf_params = {**_QUICK, "max_epochs": cfg["epochs"]}
-    mlp_params = {"radius": 2, "n_bits": 1024, "alpha": 1e-3, "hidden": 100, "lr": 1e-3,
-                  "max_iter": cfg["mlp_epochs"]}
-    models = {"neural FP + net": (_fit_predict, nf_params),
-              "ECFP + net": (_fit_mlp, mlp_params)}
-    curve = {}
-    with ctx.progress(total=len(models) * len(cfg["sizes"]),
-                      desc="duvenaud photovoltaic follow-up") as bar:
-        for n in cfg["sizes"]:
-            train = np.arange(n)
-            for name, (fit, params) in models.items():
-                def fit_score(fit=fit, params=params, train=train):
-                    pred, = fit(params, data, train, [test], ctx.random_state)
-                    return float(np.mean((pred - data.y[test]) ** 2))
-
-                curve[(name, n)] = ctx.cached(
-                    f"photovoltaic_followup/{name}/n={n}", fit_score,
-                    params={**params, "n_rows": cfg["n_rows"], "n": n,
-                            "seed": ctx.random_state})
-                bar.update(1)
-    rows = [{"training molecules": n,
-             **{f"{name}: test MSE": curve[(name, n)] for name in models},
-             "neural FP - ECFP": curve[("neural FP + net", n)] - curve[("ECFP + net", n)]}
-            for n in cfg["sizes"]]
-    markdown = "\n".join([
-        "#### Follow-up: photovoltaic, neural fingerprint vs ECFP by training-set size",
-        "",
-        f"Test MSE (PCE %^2, one seed) on rows {cfg['sizes'][-1]}-{cfg['n_rows'] - 1}, "
-        "training on the first n rows. Neural FP: "
-        + ", ".join(f"{k} {v:g}" for k, v in nf_params.items() if k != "alpha")
-        + "; ECFP + net: " + ", ".join(f"{k} {v:g}" for k, v in mlp_params.items()) + ".",
-        "",
-        result.table(rows, floatfmt=".3f"),
-    ])
-    return markdown, curve

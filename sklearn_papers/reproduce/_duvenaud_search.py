@@ -7,8 +7,8 @@ docs/papers/duvenaud.rst.
 
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -29,15 +29,8 @@ QUICK_ROWS = 2000
 
 @dataclass
 class DatasetData:
-    """One data set with cached molecules and fingerprints.
-
-    Attributes
-    ----------
-    name : str
-        Row name in Table 2 (``"solubility"``, ``"malaria"``, ``"photovoltaic"``).
-    smiles : ndarray of object
-    y : ndarray of float
-    """
+    """One data set of Table 2 (``name``: its row name), its SMILES and float targets, with
+    the molecules and fingerprints computed once."""
 
     name: str
     smiles: np.ndarray
@@ -67,40 +60,24 @@ class DatasetData:
         return _fold_bits(self.bits(radius), n_bits).astype(dtype)
 
     def slim(self, radius=None):
-        """A copy holding only the SMILES, targets and, if given, the bits of ``radius``.
-
-        What one fit needs, without the parsed molecules and the other radii: the copy is
-        sent to a worker process (pickled) for every part of the search.
-        """
+        """A copy holding what one fit needs, sent to a worker with every part: the SMILES,
+        the targets and, if given, the bits of ``radius``."""
         cache = {} if radius is None else {radius: self.bits(radius)}
         return DatasetData(self.name, self.smiles, self.y, _cache=cache)
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One row of the table: how to draw hyper-parameters and fit.
+    """One row of the table: ``key`` into the papers' MSE tables, ``label`` and search
+    space (``describe``) for the report, and
 
-    Attributes
-    ----------
-    key : str
-        Key into the papers' MSE tables (``"ecfp_linear"``...).
-    label : str
-        Row label in the report.
-    sample : callable
-        ``sample(rng, quick) -> dict`` draws one configuration.
-    fit_predict : callable
-        ``fit_predict(params, data, train, [idx, ...], seed) -> [pred, ...]``: fit on
-        ``train`` rows of ``data``, predict the other index sets (module-level: it is
-        sent to worker processes).
-    describe : str
-        The search space, for the report.
-    part_data : callable, default=None
-        ``part_data(data, params) -> DatasetData``: what a fit reads of ``data`` (sent to
-        a worker); None sends ``data`` whole.
-    code_version : int, default=1
-        Part of every part's settings: a recorded part is reused only under the same
-        version. Bump it when the results of ``fit_predict`` change
-        (``tests/reproduce/test_duvenaud_records.py`` says when).
+    - ``sample(rng, quick) -> dict``: draws one configuration;
+    - ``fit_predict(params, data, train, [idx, ...], seed) -> [pred, ...]``: fits on the
+      ``train`` rows, predicts the other index sets (module-level: sent to workers);
+    - ``part_data(data, params) -> DatasetData``: what a fit reads of ``data`` (None:
+      ``data`` whole);
+    - ``code_version``: a recorded part is reused only under the same version; bump it
+      when the results of ``fit_predict`` change (``test_duvenaud_records.py`` says when).
     """
 
     key: str
@@ -177,16 +154,11 @@ FULL_N_JOBS = 2
 def _load(quick):
     from sklearn_papers.datasets import load_cep, load_delaney, load_malaria
 
-    n_sub = QUICK_ROWS if quick else None
-    sets = [("solubility", *load_delaney(return_X_y=True)),
-            ("malaria", *load_malaria(return_X_y=True)),
-            ("photovoltaic", *load_cep(n_samples=n_sub or 20000, return_X_y=True))]
-    out = []
-    for name, X, y in sets:
-        if n_sub is not None:
-            X, y = X[:n_sub], y[:n_sub]
-        out.append(DatasetData(name, X, y))
-    return out
+    n = QUICK_ROWS if quick else None
+    sets = {"solubility": load_delaney(return_X_y=True),
+            "malaria": load_malaria(return_X_y=True),
+            "photovoltaic": load_cep(n_samples=n or 20000, return_X_y=True)}
+    return [DatasetData(name, X[:n], y[:n]) for name, (X, y) in sets.items()]
 
 
 def _search_part(fit_predict, params, data, train, val, test, seed):
@@ -197,17 +169,9 @@ def _search_part(fit_predict, params, data, train, val, test, seed):
 
 
 def search_parts(data, spec, *, n_draws, quick, random_state):
-    """The draws of :func:`evaluate` as independent parts: every configuration of fold 0
-    (draw 0, 1, ...), then of fold 1, and so on, from one generator.
-
-    Returns
-    -------
-    parts : list of tuple
-        ``(key, func, args, params)`` per (fold, draw), for
-        :func:`~sklearn_papers.reproduce._parallel.cached_parts`: the value is
-        ``(validation MSE, test MSE)``; ``params`` holds the configuration, ``"seed"``,
-        ``"n"`` and the row's ``"code"`` version.
-    """
+    """The draws of :func:`evaluate` as parts ``(key, func, args, params)`` of
+    :func:`~._parallel.cached_parts`, valued ``(validation MSE, test MSE)``: every
+    configuration of fold 0, then of fold 1, ..., from one generator."""
     rng = np.random.default_rng(random_state)
     parts = []
     for fold, (train, val, test) in enumerate(_contiguous_folds(len(data.y))):
@@ -223,63 +187,35 @@ def search_parts(data, spec, *, n_draws, quick, random_state):
 
 
 def select(data, parts, values):
-    """Test MSE and configuration of the best draw (lowest validation MSE) per fold.
-
-    ``parts`` from :func:`search_parts`, ``values`` their values in the same order; the
-    first of equal validation MSEs wins.
-    """
+    """Test MSEs and configurations of the best draw (lowest validation MSE, the first of
+    equals) per fold, from :func:`search_parts`'s ``parts`` and their ``values``."""
     test_mse, chosen = [], []
-    n_folds = len(list(_contiguous_folds(len(data.y))))
-    n_draws = len(parts) // n_folds
-    for fold in range(n_folds):
+    n_draws = len(parts) // len(list(_contiguous_folds(len(data.y))))
+    for start in range(0, len(parts), n_draws):
         best = (np.inf, None, None)
-        for (_, _, _, part_params), (val_mse, part_test_mse) in zip(
-                parts[fold * n_draws:(fold + 1) * n_draws],
-                values[fold * n_draws:(fold + 1) * n_draws]):
+        for part, (val_mse, part_test_mse) in zip(parts[start:start + n_draws],
+                                                  values[start:start + n_draws]):
             if val_mse < best[0]:
-                best = (val_mse, part_params["params"], part_test_mse)
+                best = (val_mse, part[3]["params"], part_test_mse)
         test_mse.append(float(best[2]))
         chosen.append(best[1])
     return test_mse, chosen
 
 
 def evaluate(data, spec, *, n_draws, quick, random_state):
-    """Run the search-then-test protocol of one model on one data set, in this process
-    (:func:`search_rows` caches the draws of several rows).
-
-    Returns
-    -------
-    test_mse : list of float
-        One per fold.
-    chosen : list of dict
-        The selected configuration per fold.
-    """
+    """``(test MSE, chosen configuration)`` per fold of one row's search in this process
+    (:func:`search_rows` caches the draws of several rows)."""
     parts = search_parts(data, spec, n_draws=n_draws, quick=quick,
                          random_state=random_state)
     return select(data, parts, [func(*args) for _, func, args, _ in parts])
 
 
 def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud", meanwhile=None):
-    """:func:`evaluate` for several (data set, model) rows, all their draws in one pool.
+    """:func:`evaluate` for the rows ``(data, spec, n_draws)`` of ``plan``, every draw a
+    part of one pool of ``n_jobs`` workers (``meanwhile`` runs here meanwhile).
 
-    Parameters
-    ----------
-    ctx : RunContext
-    plan : list of tuple
-        ``(data, spec, n_draws)`` per row.
-    n_jobs : int, default=FULL_N_JOBS
-        Worker processes (every draw of every row is an independent part).
-    desc : str
-        Progress bar label.
-    meanwhile : callable, default=None
-        Run in this process while the workers fit (see ``cached_parts``).
-
-    Returns
-    -------
-    results : dict
-        ``{data_name: {model_key: [test MSE per fold]}}``, rows in the order of ``plan``.
-    chosen : dict
-        ``{(data_name, model_key): [configuration per fold]}``, in the order of ``plan``.
+    Returns ``{data name: {model key: [test MSE per fold]}}`` and ``{(data name, model
+    key): [configuration per fold]}``, rows in the order of ``plan``.
     """
     row_parts = [search_parts(data, spec, n_draws=n_draws, quick=ctx.quick,
                               random_state=ctx.random_state) for data, spec, n_draws in plan]
@@ -288,11 +224,9 @@ def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud", meanwhile=Non
         values = cached_parts(ctx, [p for parts in row_parts for p in parts],
                               n_jobs=n_jobs, progress=bar, meanwhile=meanwhile)
     ctx.log(f"[duvenaud] {desc}: {len(values)} fits, {time.perf_counter() - start:.0f} s")
-    results, chosen = {}, {}
-    offset = 0
+    results, chosen, values = {}, {}, iter(values)
     for (data, spec, _), parts in zip(plan, row_parts):
-        mse, picked = select(data, parts, values[offset:offset + len(parts)])
-        offset += len(parts)
+        mse, picked = select(data, parts, [next(values) for _ in parts])
         results.setdefault(data.name, {})[spec.key] = mse
         chosen[(data.name, spec.key)] = picked
     return results, chosen

@@ -20,9 +20,12 @@ from sklearn_papers.reproduce._duvenaud_search import (
     FULL_N_JOBS,
     MODEL_SPECS,
     QUICK_ROWS,
+    DatasetData,
+    _fit_mlp,
     _load,
     search_rows,
 )
+from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
@@ -37,12 +40,16 @@ PAPER = ("Duvenaud, Maclaurin, Aguilera-Iparraguirre, Gomez-Bombarelli, Hirzel, 
 
 #: The paper's Table 2, test MSE (mean, std over folds); predict-the-mean has no std.
 PAPER_MSE = {
-    "solubility": {"mean": (4.29, None), "ecfp_linear": (1.71, 0.13), "ecfp_mlp": (1.40, 0.13)},
-    "malaria": {"mean": (1.47, None), "ecfp_linear": (1.13, 0.03), "ecfp_mlp": (1.36, 0.10)},
-    "photovoltaic": {"mean": (6.40, None), "ecfp_linear": (2.63, 0.09),
-                     "ecfp_mlp": (2.00, 0.09)},
+    "solubility": {
+        "mean": (4.29, None), "ecfp_linear": (1.71, 0.13), "ecfp_mlp": (1.40, 0.13),
+        "nf_linear": (0.77, 0.11), "nf_mlp": (0.52, 0.07)},
+    "malaria": {
+        "mean": (1.47, None), "ecfp_linear": (1.13, 0.03), "ecfp_mlp": (1.36, 0.10),
+        "nf_linear": (1.15, 0.02), "nf_mlp": (1.16, 0.03)},
+    "photovoltaic": {
+        "mean": (6.40, None), "ecfp_linear": (2.63, 0.09), "ecfp_mlp": (2.00, 0.09),
+        "nf_linear": (2.58, 0.18), "nf_mlp": (1.43, 0.09)},
 }
-
 
 #: Half-width of the tie band of a "ties" claim, as a fraction of the best ECFP row's mean
 #: test MSE: a difference within 5 % of the error is a tie.
@@ -65,11 +72,10 @@ CLAIMS = declare(
           key="photovoltaic", arms=("nf_mlp", "ecfp_mlp")),
 )
 
-#: Random-search draws per fold of the ECFP rows; the neural rows' are in
-#: ``_duvenaud_neural``.
+#: Random-search draws per fold of each row.
 PROTOCOL = Protocol(
-    full=dict(ecfp_linear=50, ecfp_mlp=20),
-    quick=dict(ecfp_linear=5, ecfp_mlp=2),
+    full=dict(ecfp_linear=50, ecfp_mlp=20, nf_linear=8, nf_mlp=8),
+    quick=dict(ecfp_linear=5, ecfp_mlp=2, nf_linear=1, nf_mlp=1),
     shortened=(
         f"malaria and photovoltaic: their first {QUICK_ROWS} rows; ECFP rows: {{ecfp_linear}} "
         "/ {ecfp_mlp} draws per fold from narrower spaces; neural rows: one fixed "
@@ -77,6 +83,9 @@ PROTOCOL = Protocol(
         + "), no search, the linear layer on solubility only; fewer Delaney molecules for "
         "the distance correlation."),
 )
+
+#: Every row searched: the ECFP ones, then the neural ones.
+SPECS = (*MODEL_SPECS, *neural.NEURAL_SPECS)
 
 #: The follow-up's photovoltaic rows loaded, training-set sizes and epochs (neural
 #: fingerprint; ECFP + net).
@@ -95,29 +104,20 @@ def _fmt_paper(mean, std):
     return f"{mean:.2f}" if std is None else f"{mean:.2f} ± {std:.2f}"
 
 
-def _per_fold(n_draws):
-    return f"{n_draws} random draw{'s' if n_draws != 1 else ''} per fold"
+def _reference(claim, mse, mean):
+    """The row ``nf_mlp`` is judged against: the claim's, or for a tie the best ECFP row."""
+    if claim.rule != "equivalence":
+        return claim.arms[1]
+    return min(_ECFP_LABEL, key=lambda key: mean(mse[key]))
 
 
 def claim_verdicts(results, paper_mse, result):
     """Judge the paper's headline claim (:data:`CLAIMS`) on each data set from this run's
     per-fold MSEs; a tie's band is :data:`TIE_BAND` times the best ECFP row's mean MSE.
 
-    Parameters
-    ----------
-    results : dict
-        ``{data_name: {model_key: [test MSE per fold]}}``; a missing ``"nf_mlp"`` means
-        the row was not run.
-    paper_mse : dict
-        ``{data_name: {model_key: (mean, std)}}``, the paper's Table 2.
-    result : Result
-        Keeps the verdicts (:meth:`~._result.Result.verdict`).
-
-    Returns
-    -------
-    rows : list of dict
-        One per data set of :data:`CLAIMS` present in ``results``; ``"holds here"`` is
-        the verdict's placeholder (its rule and numbers once rendered).
+    ``results[data name][model key]``: test MSE per fold (no ``"nf_mlp"``: not run);
+    ``paper_mse[data name][model key]``: the paper's ``(mean, std)``; ``result`` keeps
+    the verdicts. Returns one row per data set of :data:`CLAIMS` in ``results``.
     """
     rows = []
     for name, claim in CLAIMS.items():
@@ -125,17 +125,14 @@ def claim_verdicts(results, paper_mse, result):
             continue
         ours, paper = results[name], paper_mse[name]
         ties = claim.rule == "equivalence"
-        paper_ref = (min(("ecfp_linear", "ecfp_mlp"), key=lambda k: paper[k][0]) if ties
-                     else claim.arms[1])
+        paper_ref = _reference(claim, paper, lambda mse: mse[0])
         row = {"data set": name, "paper's claim": claim.statement,
                "paper MSE": f"{paper['nf_mlp'][0]:.2f} vs {paper[paper_ref][0]:.2f}"}
         if "nf_mlp" not in ours:
             rows.append({**row, "ours MSE": "", "holds here": "not run in --quick"})
             continue
         nf = np.asarray(ours["nf_mlp"], dtype=float)
-        # a tie is with our best ECFP row, whichever it is
-        ref_key = (min(("ecfp_linear", "ecfp_mlp"), key=lambda k: np.mean(ours[k])) if ties
-                   else claim.arms[1])
+        ref_key = _reference(claim, ours, np.mean)
         ref = np.asarray(ours[ref_key], dtype=float)
         if ties:
             claim = replace(claim, margin=TIE_BAND * float(ref.mean()))
@@ -149,7 +146,7 @@ def claim_verdicts(results, paper_mse, result):
     return rows
 
 
-def _plot(results, path, paper_mse=PAPER_MSE):
+def _plot(ctx, results):
     import matplotlib.pyplot as plt
 
     names = list(results)
@@ -157,7 +154,7 @@ def _plot(results, path, paper_mse=PAPER_MSE):
     fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6))
     for ax, name in zip(np.atleast_1d(axes), names):
         x = np.arange(len(keys))
-        paper = [paper_mse[name].get(k, (np.nan, None)) for k in keys]
+        paper = [PAPER_MSE[name].get(k, (np.nan, None)) for k in keys]
         ours = [results[name].get(k, [np.nan]) for k in keys]
         ax.bar(x - 0.2, [p[0] for p in paper], 0.4, yerr=[p[1] or 0 for p in paper],
                label="paper", color="0.7", capsize=3)
@@ -174,13 +171,11 @@ def _plot(results, path, paper_mse=PAPER_MSE):
     np.atleast_1d(axes)[0].legend()
     fig.suptitle("Duvenaud et al. (2015) Table 2: ours vs paper")
     fig.tight_layout()
-    save_figure(fig, path.parent, path.name, dpi=110)
+    return save_figure(fig, ctx, "duvenaud_table2.png", dpi=110)
 
 
 def _records_note(ctx):
-    """Markdown sentence on the text records the search's parts were read from or written
-    to (``--records``): how many, which commits computed them, their CPU time; ``""``
-    without records."""
+    """How many ``--records`` the search read or wrote, by which commits, their CPU time."""
     from sklearn_papers.reproduce._records import record_commits
 
     if not ctx.records:
@@ -192,35 +187,20 @@ def _records_note(ctx):
 
 
 def search_plan(ctx, datasets):
-    """Every row of the run's search: ``(data, spec, n_draws)``, for :func:`search_rows`
-    (ECFP rows of each data set, then the neural rows)."""
+    """Every row of the run's search, ``(data, spec, n_draws)`` for :func:`search_rows`:
+    the ECFP rows of each data set, then the neural ones (``--quick``: of QUICK_MODELS)."""
     draws = PROTOCOL.settings(ctx.quick)
-    return ([(data, spec, draws[spec.key]) for data in datasets for spec in MODEL_SPECS]
-            + neural.neural_plan(ctx, datasets))
+    rows = [(data, spec) for data in datasets for spec in MODEL_SPECS] + [
+        (data, spec) for data in datasets for spec in neural.NEURAL_SPECS
+        if not ctx.quick or spec.key in neural.QUICK_MODELS[data.name]]
+    return [(data, spec, draws[spec.key]) for data, spec in rows]
 
 
-def _search(ctx, datasets):
-    """``(results, chosen, correlation)``: per data set and row the test MSE per fold, the
-    configurations chosen per fold, and :func:`~._duvenaud_neural.ecfp_correlation`."""
-    results = {data.name: {"mean": _mean_baseline(data)} for data in datasets}
-    side = {}
-
-    def meanwhile():  # in this process while the workers fit
-        side["corr"] = neural.ecfp_correlation(ctx)
-
-    # every draw of every row is one part, FULL_N_JOBS workers fit them side by side
-    found, chosen = search_rows(ctx, search_plan(ctx, datasets), n_jobs=FULL_N_JOBS,
-                                meanwhile=meanwhile)
-    for name, res in found.items():
-        results[name].update(res)
-    return results, chosen, side["corr"]
-
-
-def _table_rows(datasets, results, paper_mse, labels):
+def _table_rows(datasets, results, labels):
     rows = []
     for data in datasets:
         for key, label in labels.items():
-            paper, mse = paper_mse[data.name].get(key), results[data.name].get(key)
+            paper, mse = PAPER_MSE[data.name].get(key), results[data.name].get(key)
             rows.append({"data set (n)": f"{data.name} ({len(data.y)})", "model": label,
                          "ours MSE": ("not run in --quick" if mse is None
                                       else format_mean_std(mse)),
@@ -240,47 +220,45 @@ def _chosen_lines(chosen_all, labels):
     return lines
 
 
-def _spaces(quick, draws):
-    nf_draws = neural.draws(quick)
-    return ([f"- {s.label}: {s.describe}; {_per_fold(draws.get(s.key, 2))}"
-             for s in MODEL_SPECS]
-            + [f"- {s.label}: {s.describe}; "
-               + ("`--quick`: one fixed configuration, no search" if quick
-                  else _per_fold(nf_draws[s.key])) for s in neural.NEURAL_SPECS])
+def _spaces(quick):
+    """One line per row: its search space and this run's draws per fold."""
+    draws, lines = PROTOCOL.settings(quick), []
+    for spec in SPECS:
+        n = draws[spec.key]
+        searched = f"{n} random draw{'s' if n != 1 else ''} per fold"
+        if quick and spec in neural.NEURAL_SPECS:
+            searched = "`--quick`: one fixed configuration, no search"
+        lines.append(f"- {spec.label}: {spec.describe}; {searched}")
+    return lines
 
 
 def run(ctx):
     """Run the experiment; see the module docstring."""
     result = Result()
-    draws = PROTOCOL.settings(ctx.quick)
     datasets = _load(ctx.quick)
-    results, chosen_all, (corr_md, corr_fig, _) = _search(ctx, datasets)
-    paper_mse = {name: {**PAPER_MSE[name], **neural.PAPER_MSE.get(name, {})}
-                 for name in PAPER_MSE}
-    labels = {"mean": "predict the training mean", **{s.key: s.label for s in MODEL_SPECS},
-              **{s.key: s.label for s in neural.NEURAL_SPECS}}
-    fig = ctx.figure_path("duvenaud_table2.png")
-    _plot(results, fig, paper_mse)
-    verdicts = claim_verdicts(results, paper_mse, result)
+    corr = []  # the ECFP correlation section, computed here while the workers fit
+    found, chosen = search_rows(ctx, search_plan(ctx, datasets), n_jobs=FULL_N_JOBS,
+                                meanwhile=lambda: corr.append(neural.ecfp_correlation(ctx)))
+    results = {data.name: {"mean": _mean_baseline(data), **found[data.name]}
+               for data in datasets}
+    (corr_md, corr_fig), = corr
+    labels = {"mean": "predict the training mean", **{s.key: s.label for s in SPECS}}
+    fig = _plot(ctx, results)
     records_md = _records_note(ctx)
     markdown = "\n".join([
-        "Test MSE, mean ± std over the 5 contiguous folds (RMSE per fold, then averaged; "
-        "the paper's RMSE is the square root of its mean MSE).",
-        "",
-        result.table(_table_rows(datasets, results, paper_mse, labels)),
-        "",
+        *result.block("Test MSE, mean ± std over the 5 contiguous folds (RMSE per fold, then "
+                      "averaged; the paper's RMSE is the square root of its mean MSE).",
+                      _table_rows(datasets, results, labels)),
         "Search spaces, with this run's draws per fold:",
         "",
-        "\n".join(_spaces(ctx.quick, draws)),
+        *_spaces(ctx.quick),
         "",
         "Selected configurations:",
         "",
-        *_chosen_lines(chosen_all, labels),
+        *_chosen_lines(chosen, labels),
         "",
-        "The paper's headline claim per data set, judged on the folds' test MSE:",
-        "",
-        result.table(verdicts),
-        "",
+        *result.block("The paper's headline claim per data set, judged on the folds' test "
+                      "MSE:", claim_verdicts(results, PAPER_MSE, result)),
         *([records_md, ""] if records_md else []),
         "### Random-weight neural fingerprints track ECFP (paper, Section 3)",
         "",
@@ -289,12 +267,48 @@ def run(ctx):
     return result.done(markdown, figures=[fig, corr_fig], shortened=PROTOCOL.note(ctx.quick))
 
 
+def _curve_mse(fit_predict, params, data, n, test, seed):
+    """Test MSE of a model trained on the first ``n`` rows of ``data``."""
+    pred, = fit_predict(params, data, np.arange(n), [test], seed)
+    return float(np.mean((pred - data.y[test]) ** 2))
+
+
 def run_followup(ctx):
-    """Neural fingerprint against ECFP on photovoltaic as the training set grows
-    (:func:`~._duvenaud_neural.photovoltaic_followup`), as an experiment of its own."""
+    """Neural FP against ECFP + net on photovoltaic as the training set grows: one fixed
+    configuration each, trained on the first rows, tested on those after the largest set."""
+    from sklearn_papers.datasets import load_cep
+
+    cfg = PROTOCOL_FOLLOWUP.settings(ctx.quick)
+    X, y = load_cep(n_samples=cfg["n_rows"], return_X_y=True)
+    data = DatasetData("photovoltaic", np.asarray(X, dtype=object), np.asarray(y, float))
+    test = np.arange(cfg["sizes"][-1], len(data.y))
+    nf_params = {**neural._QUICK, "max_epochs": cfg["epochs"]}
+    mlp_params = {"radius": 2, "n_bits": 1024, "alpha": 1e-3, "hidden": 100, "lr": 1e-3,
+                  "max_iter": cfg["mlp_epochs"]}
+    models = {"neural FP + net": (neural._fit_predict, nf_params),
+              "ECFP + net": (_fit_mlp, mlp_params)}
+    parts = [(f"photovoltaic_followup/{name}/n={n}", _curve_mse,
+              (fit, params, data, n, test, ctx.random_state),
+              {**params, "n_rows": cfg["n_rows"], "n": n, "seed": ctx.random_state})
+             for n in cfg["sizes"] for name, (fit, params) in models.items()]
+    with ctx.progress(total=len(parts), desc="duvenaud photovoltaic follow-up") as bar:
+        mse = iter(cached_parts(ctx, parts, progress=bar))
+    curve = {(name, n): next(mse) for n in cfg["sizes"] for name in models}
+    rows = [{"training molecules": n,
+             **{f"{name}: test MSE": curve[(name, n)] for name in models},
+             "neural FP - ECFP": curve[("neural FP + net", n)] - curve[("ECFP + net", n)]}
+            for n in cfg["sizes"]]
     result = Result()
-    markdown, _ = neural.photovoltaic_followup(ctx, result,
-                                               PROTOCOL_FOLLOWUP.settings(ctx.quick))
+    markdown = "\n".join([
+        "#### Follow-up: photovoltaic, neural fingerprint vs ECFP by training-set size",
+        "",
+        f"Test MSE (PCE %^2, one seed) on rows {cfg['sizes'][-1]}-{cfg['n_rows'] - 1}, "
+        "training on the first n rows. Neural FP: "
+        + ", ".join(f"{k} {v:g}" for k, v in nf_params.items() if k != "alpha")
+        + "; ECFP + net: " + ", ".join(f"{k} {v:g}" for k, v in mlp_params.items()) + ".",
+        "",
+        result.table(rows),
+    ])
     return result.done(markdown, shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 

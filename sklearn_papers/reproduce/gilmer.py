@@ -115,24 +115,17 @@ def _regression_fit(name, seed, setting):
             "curve": list(reg.loss_curve_)}
 
 
-def _regression(ctx, seeds, ablation_seeds, params, bar, n_jobs=1):
-    """``{(data set, label): {"test", "val", "seconds": [per seed]}}``: the default on
-    every data set and the ablations on ESOL."""
-    parts, where = [], []
+def _regression_parts(seeds, ablation_seeds, params):
+    """``((data set, label), part)`` of the default on every data set and the ablations on
+    ESOL, one per seed."""
     for name in ("ESOL", "FreeSolv"):
-        _, y, _ = _dataset(name)
+        n = len(_dataset(name)[1])
         for label, change in (ABLATIONS if name == "ESOL" else ABLATIONS[:1]):
             for seed in (seeds if not change else ablation_seeds):
                 setting = {**_DESIGN, **params, **change, "random_state": seed}
-                parts.append((f"{name}/{label.split(':')[0]}/seed={seed}", _regression_fit,
-                              (name, seed, setting), {**setting, "n_samples": len(y)}))
-                where.append((name, label))
-    results = {}
-    for at, part in zip(where, cached_parts(ctx, parts, n_jobs=n_jobs, progress=bar)):
-        rec = results.setdefault(at, {"test": [], "val": [], "seconds": []})
-        for k in rec:
-            rec[k].append(part[k])
-    return results
+                yield (name, label), (f"{name}/{label.split(':')[0]}/seed={seed}",
+                                      _regression_fit, (name, seed, setting),
+                                      {**setting, "n_samples": n})
 
 
 _BBBP_MODELS = ("MPNN (ours, MPNNClassifier)",
@@ -161,30 +154,20 @@ def _bbbp_fit(model, seed, train, test, params, nf_params):
     return float(roc_auc_score(y[test], est.predict_proba(X[test])[:, 1]))
 
 
-def _bbbp(ctx, cfg, seeds, bar, n_jobs=1):
-    """Test ROC-AUC per model and balanced scaffold split of BBBP."""
+def _bbbp_parts(cfg, seeds):
+    """``(("BBBP", model), part)`` of every model on each balanced scaffold split."""
     from sklearn_papers.chem import ScaffoldSplit
 
     params = dict(cfg["model"], max_epochs=cfg["bbbp_epochs"])
     nf_params = dict(_FULL_NF, **cfg["nf"], max_epochs=cfg["bbbp_epochs"])
-    X, _, _ = _dataset("BBBP")
-    parts = []
     for seed in seeds:
         train, test = next(ScaffoldSplit(test_size=0.2, method="balanced",
-                                         random_state=seed).split(X))
+                                         random_state=seed).split(_dataset("BBBP")[0]))
         for name in _BBBP_MODELS:
             setting = {"model": name, "seed": seed, "n_train": len(train),
                        "mpnn": params, "nf": nf_params}
-            parts.append((f"BBBP/{name.split(' (')[0]}/seed={seed}", _bbbp_fit,
-                          (name, seed, train, test, params, nf_params), setting))
-    values = cached_parts(ctx, parts, n_jobs=n_jobs, progress=bar)
-    return {m: values[i::len(_BBBP_MODELS)] for i, m in enumerate(_BBBP_MODELS)}
-
-
-def _bars(ax, x, values, **kwargs):
-    """Bars of the means of ``values`` with their std as error bars."""
-    ax.bar(x, [np.mean(v) for v in values], yerr=[np.std(v) for v in values], capsize=3,
-           **kwargs)
+            yield ("BBBP", name), (f"BBBP/{name.split(' (')[0]}/seed={seed}", _bbbp_fit,
+                                   (name, seed, train, test, params, nf_params), setting)
 
 
 def _plot(ctx, results, aucs, n_ablation):
@@ -194,13 +177,12 @@ def _plot(ctx, results, aucs, n_ablation):
     ax = axes[0]
     names = ["ESOL", "FreeSolv"]
     x = np.arange(len(names))
-    _bars(ax, x - 0.27, [results[(n, _DEFAULT)]["test"] for n in names], width=0.27,
-          label="ours (MPNNRegressor)", color="C0")
-    for k, (peer, color) in enumerate([("MoleculeNet MPNN", "0.6"),
-                                       ("chemprop D-MPNN", "0.8")]):
-        vals = [PEER_RMSE[n][peer] for n in names]
-        ax.bar(x + 0.27 * k, [v[0] for v in vals], 0.27, yerr=[v[1] for v in vals],
-               capsize=3, label=peer, color=color)
+    ours = [results[(n, _DEFAULT)]["test"] for n in names]
+    bars = {"ours (MPNNRegressor)": [(np.mean(v), np.std(v)) for v in ours],
+            **{peer: [PEER_RMSE[n][peer] for n in names] for peer in PEER_RMSE["ESOL"]}}
+    for k, ((label, vals), color) in enumerate(zip(bars.items(), ("C0", "0.6", "0.8"))):
+        ax.bar(x + 0.27 * (k - 1), [v[0] for v in vals], 0.27, yerr=[v[1] for v in vals],
+               capsize=3, label=label, color=color)
     ax.set_xticks(x, names)
     ax.set_ylabel("test RMSE (random 80/10/10)")
     ax.set_title("Regression: ours vs published")
@@ -217,7 +199,8 @@ def _plot(ctx, results, aucs, n_ablation):
     ax.set_title("Ablations (Gilmer Sec. 5/8)")
 
     ax = axes[2]
-    _bars(ax, np.arange(len(aucs)), list(aucs.values()), color=["C0", "C4", "C5"])
+    ax.bar(np.arange(len(aucs)), [np.mean(v) for v in aucs.values()],
+           yerr=[np.std(v) for v in aucs.values()], capsize=3, color=["C0", "C4", "C5"])
     ax.set_xticks(np.arange(len(aucs)), ["MPNN", "neural FP", "ECFP + LR"])
     ax.set_ylim(0.5, 1.0)
     ax.set_ylabel("test ROC-AUC")
@@ -259,44 +242,42 @@ def run(ctx):
     params = dict(cfg["model"])
     seeds = PROTOCOL.seeds(ctx)
     ablation_seeds, bbbp_seeds = seeds[:cfg["ablation_seeds"]], seeds[:cfg["bbbp_seeds"]]
-    # --quick: independent fits on two worker processes (one torch thread each); the full
-    # run computes them in this process, in order
-    n_jobs = 2 if ctx.quick else 1
-    total = 2 * len(seeds) + (len(ABLATIONS) - 1) * len(ablation_seeds) + 3 * len(bbbp_seeds)
     start = time.perf_counter()
-    # small molecule batches: one torch thread is fastest, far faster on a busy machine
-    with one_torch_thread(), ctx.progress(total=total, desc="gilmer") as bar:
-        results = _regression(ctx, seeds, ablation_seeds, params, bar, n_jobs=n_jobs)
-        aucs = _bbbp(ctx, cfg, bbbp_seeds, bar, n_jobs=n_jobs)
+    planned = [*_regression_parts(seeds, ablation_seeds, params),
+               *_bbbp_parts(cfg, bbbp_seeds)]
+    # small molecule batches: one torch thread is fastest, far faster on a busy machine;
+    # --quick fits on two worker processes, the full run here, in order
+    with one_torch_thread(), ctx.progress(total=len(planned), desc="gilmer") as bar:
+        values = cached_parts(ctx, [part for _, part in planned],
+                              n_jobs=2 if ctx.quick else 1, progress=bar)
     seconds = time.perf_counter() - start
+    fits = {}
+    for (at, _), value in zip(planned, values):
+        fits.setdefault(at, []).append(value)
+    aucs = {model: fits.pop(("BBBP", model)) for model in _BBBP_MODELS}
+    results = {at: {k: [fit[k] for fit in part] for k in ("test", "val", "seconds")}
+               for at, part in fits.items()}
     k = len(ablation_seeds)  # the default's first k seeds are the ablations' seeds
     seed_txt = f"seed {ablation_seeds[0]} only" if k == 1 else f"seeds {ablation_seeds} only"
     verdicts = [judge(claim, *(results[("ESOL", arm)]["test"][:k] for arm in claim.arms))
                 for claim in CLAIMS.values()]
     res = Result()
+    model = ", ".join(f"{key}={v}" for key, v in {**_DESIGN, **params}.items())
     markdown = "\n".join([
-        f"Test RMSE over random 80/10/10 splits, seeds {seeds}; our model: "
-        + ", ".join(f"{key}={v}" for key, v in {**_DESIGN, **params}.items())
-        + ". Peers: published values.",
-        "",
-        res.table(_main_rows(results)),
-        "",
+        *res.block(f"Test RMSE over random 80/10/10 splits, seeds {seeds}; our model: "
+                   f"{model}. Peers: published values.", _main_rows(results)),
         f"#### Ablations (ESOL, {seed_txt if k < len(seeds) else 'same splits'})",
         "",
-        f"One change at a time from the default, seeds {ablation_seeds}, the same splits.",
-        "",
-        res.table(_ablation_rows(results, k, seed_txt, len(seeds))),
-        "",
+        *res.block(f"One change at a time from the default, seeds {ablation_seeds}, the "
+                   "same splits.", _ablation_rows(results, k, seed_txt, len(seeds))),
         res.table(res.verdict_rows(verdicts)),
         "",
         "#### BBBP (scaffold split, ROC-AUC)",
         "",
-        f"Test ROC-AUC on balanced scaffold splits (80/20), seeds {bbbp_seeds}, the same "
-        "splits for every model.",
-        "",
-        res.table([{"model": k, "test ROC-AUC": format_mean_std(v, 3),
-                    "splits": str(len(v))} for k, v in aucs.items()]),
-        "",
+        *res.block(f"Test ROC-AUC on balanced scaffold splits (80/20), seeds {bbbp_seeds}, "
+                   "the same splits for every model.",
+                   [{"model": name, "test ROC-AUC": format_mean_std(v, 3),
+                     "splits": str(len(v))} for name, v in aucs.items()]),
         f"Wall time of the experiment: {seconds:.0f} s.",
     ])
     fig = _plot(ctx, results, aucs, k)

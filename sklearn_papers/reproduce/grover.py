@@ -17,7 +17,6 @@ from sklearn_papers.reproduce._claims import Claim, all_of, at_least, declare, j
 from sklearn_papers.reproduce._common import (
     Protocol,
     one_torch_thread,
-    over_seeds,
     run_seeds,
     save_figure,
 )
@@ -97,19 +96,13 @@ def _load(name, n_max, seed):
     return X, y
 
 
-def _score(name, y_true, pred):
+def _test_score(name, model, X, y, rows):
+    """ROC-AUC of class 1's probability (BBBP) or RMSE of ``model`` on ``rows``."""
     from sklearn.metrics import mean_squared_error, roc_auc_score
 
     if name == "BBBP":
-        return float(roc_auc_score(y_true, pred))
-    return float(np.sqrt(mean_squared_error(y_true, pred)))
-
-
-def _test_score(name, model, X, y, test):
-    """``_score`` of ``model`` on the test rows (class 1's probability on BBBP)."""
-    X = X[test]
-    pred = model.predict_proba(X)[:, 1] if name == "BBBP" else model.predict(X)
-    return _score(name, y[test], pred)
+        return float(roc_auc_score(y[rows], model.predict_proba(X[rows])[:, 1]))
+    return float(np.sqrt(mean_squared_error(y[rows], model.predict(X[rows]))))
 
 
 def _split(name, settings, seed):
@@ -180,8 +173,7 @@ def _finetune_params(pretrained, arch, settings, seed):
 
 
 def _dataset_parts(seed, name, settings):
-    """``(parts, n)``: one cached part per model (``(model, key, func, args, params)``) of
-    one data set and seed, and the number of molecules."""
+    """The cached parts ``(model, key, func, args, params)`` of one data set and seed."""
     X, y, train, test = _split(name, settings, seed)
     if name == "BBBP" and len(np.unique(y[test])) < 2:  # ROC-AUC needs both classes
         raise RuntimeError(f"{name} seed {seed}: test split holds a single class")
@@ -195,20 +187,20 @@ def _dataset_parts(seed, name, settings):
                       (*data, est_params), {**base, **est_params}))
     parts.append(("ecfp_rf", f"{name}/seed={seed}/ecfp_rf", _forest_part,
                   (*data, settings["trees"], seed), base))
-    return parts, len(X)
+    return parts
 
 
 def _scores(ctx, settings, seeds, names, models, desc):
     """``(scores, sizes)``: ``scores[name][model]``, the test score per seed of the main
-    table's cached parts (of ``models`` only), and the molecules per data set."""
+    table's parts of ``models``, and the molecules per data set."""
     jobs, parts, sizes = [], [], {}
     for name in names:
-        for dataset_parts, sizes[name] in over_seeds(_dataset_parts, seeds, name=name,
-                                                     settings=settings):
-            for model, *part in dataset_parts:
+        for seed in seeds:
+            for model, key, func, args, params in _dataset_parts(seed, name, settings):
                 if model in models:
                     jobs.append((name, model))
-                    parts.append(tuple(part))
+                    parts.append((key, func, args, params))
+                    sizes[name] = params["n"]
     # independent fits side by side on worker processes (one torch thread each)
     with ctx.progress(total=len(parts), desc=desc) as bar:
         values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar)
@@ -234,13 +226,11 @@ def run(ctx):
             for name in PAPER]
     result = Result()
     claims = _main_claims(result, scores)
+    spread = ", mean ± std over seeds" if len(seeds) > 1 else ", one seed (no spread)"
     md = "\n".join([
-        f"Test scores on balanced scaffold splits (80 % / 20 %), seeds {list(seeds)}"
-        + (", mean ± std over seeds" if len(seeds) > 1 else ", one seed (no spread)")
-        + f"; {settings['epochs']} fine-tuning epochs. Paper: GROVER-base / -large.",
-        "",
-        result.table(rows),
-        "",
+        *result.block(f"Test scores on balanced scaffold splits (80 % / 20 %), seeds "
+                      f"{list(seeds)}{spread}; {settings['epochs']} fine-tuning epochs. "
+                      "Paper: GROVER-base / -large.", rows),
         result.table(claims),
         "",
         f"Wall time {seconds:.0f} s ({N_JOBS} worker processes, one torch thread each).",
@@ -249,8 +239,7 @@ def run(ctx):
 
 
 def _main_claims(result, scores):
-    """Rows of the main claims, each data set judged by the paired-interval rule over the
-    seeds; the verdicts are kept in ``result``."""
+    """Rows of the main claims, their verdicts kept in ``result``."""
     tuned = {name: scores[name]["grover_finetuned"] for name in PAPER}
     pre = [judge(CLAIMS[f"pre/{n}"], tuned[n], scores[n]["grover_scratch"]) for n in PAPER]
     ecfp = [judge(CLAIMS[f"ecfp/{n}"], tuned[n], scores[n]["ecfp_rf"]) for n in PAPER]
@@ -269,17 +258,10 @@ def _main_claims(result, scores):
     ]
 
 
-def _subplots(ncols, figsize):
-    import matplotlib
-
-    matplotlib.use("Agg")
+def _plot(ctx, scores):
     import matplotlib.pyplot as plt
 
-    return plt.subplots(1, ncols, figsize=figsize)
-
-
-def _plot(ctx, scores):
-    fig, axes = _subplots(3, (13, 3.8))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for ax, name in zip(axes, PAPER):
         ax.bar(range(len(MODELS)), [np.mean(scores[name][m]) for m in MODELS],
                yerr=[np.std(scores[name][m]) for m in MODELS],
@@ -303,8 +285,7 @@ CHECKPOINTS = ("moses-small", "moses-176k")
 
 
 def run_followup(ctx):
-    """Run the follow-up of the ESOL claim (:func:`followup`) as an experiment of its own;
-    return its report section."""
+    """Run the follow-up of the ESOL claim (:func:`followup`); return its report section."""
     settings = PROTOCOL.settings(ctx.quick)
     follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = tuple(run_seeds(ctx, len(settings["seeds"])))[:follow["seeds"]]
@@ -333,12 +314,12 @@ def _finetune_scores(name, X, y, fit, test, est_params):
     return {"test": _test_score(name, est, X, y, test),
             "train": _test_score(name, est, X, y, fit),
             "loss_curve": [float(v) for v in est.loss_curve_], "cpu_seconds": cpu,
-            "n_train": int(len(fit))}
+            "n_train": len(fit)}
 
 
 def _subset(train, fraction, seed):
     """A seeded random ``fraction`` of the training indices (sorted), at least 8."""
-    n = max(8, int(round(fraction * len(train))))
+    n = max(8, round(fraction * len(train)))
     return np.sort(np.random.default_rng(seed).choice(train, n, replace=False))
 
 
@@ -379,59 +360,38 @@ def _domain_gap(settings, follow, seed):
 def followup(ctx, result, settings, seeds, main):
     """Why pretraining did not help on ESOL: bigger pretraining, domain gap, fewer labels.
 
-    On the main table's ESOL splits and protocol (new cached parts): ``moses-176k``
-    fine-tuned against its architecture from scratch; how far each data set's molecules
-    are from MOSES; ``moses-small`` fine-tuned against scratch on random shares of each
-    training part.
-
-    Parameters
-    ----------
-    ctx : RunContext
-    result : Result
-        Keeps the tables and verdicts.
-    settings : dict
-        ``PROTOCOL.settings(quick)``.
-    seeds : tuple of int
-        The main table's seeds; the first ``seeds`` of the follow-up config are used.
-    main : dict
-        ``main[model]``: the main table's ESOL test RMSE per seed.
-
-    Returns
-    -------
-    markdown : str
-    figure : pathlib.Path
-    results : dict
-        ``"big"``, ``"curve"``, ``"gap"`` and ``"verdicts"``.
+    On the main table's ESOL splits (``settings``, the first of ``seeds``), beside its
+    ESOL test RMSE per seed ``main[model]``: ``moses-176k`` fine-tuned against its
+    architecture from scratch, how far each data set is from MOSES, and ``moses-small``
+    against scratch on shares of each training part. Returns the markdown (tables and
+    verdicts kept in ``result``), the figure and the results (``"big"``, ``"curve"``,
+    ``"gap"``, ``"verdicts"``).
     """
     from sklearn_papers.chem import load_grover_checkpoint
 
     follow = PROTOCOL_FOLLOWUP.settings(ctx.quick)
     seeds = tuple(seeds[:follow["seeds"]])
+    main = {model: main[model][:len(seeds)] for model in _PRE}
     name = "ESOL"
     big_config = load_grover_checkpoint("moses-176k", heads=False)[0]["params"]
     big = {k: int(big_config[k]) for k in ("hidden_size", "n_layers", "n_heads", "depth")}
     res_big = {"finetuned": [], "scratch": []}
     res_curve = {f: {"finetuned": [], "scratch": []} for f in follow["fractions"]}
-    jobs, parts = [], []
-
-    def add(into, key, pretrained, arch, fit, extra):
-        est_params = _finetune_params(pretrained, arch, settings, seed)
-        jobs.append(into)
-        parts.append((key, _finetune_scores, (name, X, y, fit, test, est_params),
-                      {**base, **est_params, **extra}))
-
+    jobs, parts, n_train = [], [], []
     for seed in seeds:
         X, y, train, test = _split(name, settings, seed)
+        n_train.append(len(train))
         base = {"data set": name, "seed": seed, "n": len(X), "settings": settings}
-        for key, pretrained in (("finetuned", "moses-176k"), ("scratch", None)):
-            add(res_big[key], f"followup/{name}/seed={seed}/176k_{key}", pretrained, big,
-                train, {})
-        for fraction in follow["fractions"]:
-            fit = _subset(train, fraction, seed)
-            for key, pretrained in (("finetuned", "moses-small"), ("scratch", None)):
-                add(res_curve[fraction][key],
-                    f"followup/{name}/seed={seed}/fraction={fraction}/{key}", pretrained,
-                    _SMALL, fit, {"fraction": fraction})
+        fits = [(res_big, "176k_", "moses-176k", big, train, {})] + [
+            (res_curve[f], f"fraction={f}/", "moses-small", _SMALL, _subset(train, f, seed),
+             {"fraction": f}) for f in follow["fractions"]]
+        for into, key, pretrained, arch, fit, extra in fits:
+            for arm, checkpoint in (("finetuned", pretrained), ("scratch", None)):
+                est_params = _finetune_params(checkpoint, arch, settings, seed)
+                jobs.append(into[arm])
+                parts.append((f"followup/{name}/seed={seed}/{key}{arm}", _finetune_scores,
+                              (name, X, y, fit, test, est_params),
+                              {**base, **est_params, **extra}))
     gap = {}
 
     def domain_gap():  # in this process while the workers fit
@@ -444,11 +404,10 @@ def followup(ctx, result, settings, seeds, main):
         values = cached_parts(ctx, parts, n_jobs=N_JOBS, progress=bar, meanwhile=domain_gap)
     for into, value in zip(jobs, values):
         into.append(value)
-    n_train_full = int(np.mean([len(_split(name, settings, s)[2]) for s in seeds]))
-    verdicts = _followup_verdicts(res_big, res_curve, gap, main, seeds, n_train_full)
-    fig = _followup_plot(ctx, res_big, res_curve, gap, main, seeds, n_train_full)
-    md = _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, verdicts,
-                            n_train_full)
+    curve = _curve(res_curve, main, int(np.mean(n_train)))
+    verdicts = _followup_verdicts(res_big, curve, gap)
+    fig = _followup_plot(ctx, res_big, curve, gap, main)
+    md = _followup_markdown(result, res_big, curve, gap, main, seeds, follow, verdicts)
     return md, fig, {"big": res_big, "curve": res_curve, "gap": gap, "verdicts": verdicts}
 
 
@@ -471,13 +430,20 @@ def _gains(scratch, finetuned):
     return [float(s) - float(f) for s, f in zip(scratch, finetuned)]
 
 
-def _followup_verdicts(res_big, res_curve, gap, main, seeds, n_train_full):
+def _curve(res_curve, main, n_train):
+    """``{share: (training molecules, fine-tuned, scratch test RMSE per seed)}`` of each
+    share of the labels, the main table's pair (``n_train`` molecules) at share 1."""
+    curve = {f: (_mean(res_curve[f]["scratch"], "n_train"), _tests(res_curve[f]["finetuned"]),
+                 _tests(res_curve[f]["scratch"])) for f in sorted(res_curve)}
+    curve[1.0] = (n_train, main["grover_finetuned"], main["grover_scratch"])
+    return curve
+
+
+def _followup_verdicts(res_big, curve, gap):
     """The follow-up's answers: the seed-dependent ones judged by the paired-interval rule
     over the follow-up's seeds, the domain-gap ones comparing single measurements."""
-    k = len(seeds)
-    main_tuned, main_scratch = main["grover_finetuned"][:k], main["grover_scratch"][:k]
-    small_gain = float(np.mean(main_scratch) - np.mean(main_tuned))  # > 0: pretraining helps
-    big_gain = _mean(res_big["scratch"]) - _mean(res_big["finetuned"])
+    gains = {f: float(np.mean(scratch) - np.mean(tuned)) for f, (_, tuned, scratch)
+             in curve.items()}  # > 0: pretraining helps
     # 1. a bigger, better pretraining
     big = judge(CLAIMS_FOLLOWUP["big"], _tests(res_big["finetuned"]),
                 _tests(res_big["scratch"]))
@@ -488,23 +454,14 @@ def _followup_verdicts(res_big, res_curve, gap, main, seeds, n_train_full):
     med = {n: float(np.median(gap[n]["nn_tanimoto"])) for n in gap}
     far_nn = all(med["ESOL"] < med[n] for n in others)
     # 3. labels: does the gain grow as the labels get fewer?
-    fractions = sorted(res_curve)
-    gains = {f: _mean(res_curve[f]["scratch"]) - _mean(res_curve[f]["finetuned"])
-             for f in fractions}
-    gains[1.0] = small_gain
-    fewest = fractions[0] if fractions else 1.0
-    if fractions:
-        few_tuned = _tests(res_curve[fewest]["finetuned"])
-        few_scratch = _tests(res_curve[fewest]["scratch"])
-    else:
-        few_tuned, few_scratch = main_tuned, main_scratch
+    fewest = min(curve)
+    (_, few_tuned, few_scratch), (_, all_tuned, all_scratch) = curve[fewest], curve[1.0]
     few = judge(CLAIMS_FOLLOWUP["few"].at(fewest=fewest), few_tuned, few_scratch)
     grow = judge(CLAIMS_FOLLOWUP["grow"].at(fewest=fewest), _gains(few_scratch, few_tuned),
-                 _gains(main_scratch, main_tuned))
-    return {"small_gain": small_gain, "big_gain": big_gain, "big": big, "few": few,
-            "grow": grow, "flips": big.outcome, "far_vocab": far_vocab, "far_nn": far_nn,
-            "nn_median": med, "gains": gains, "helps_few": few.outcome,
-            "grows": grow.outcome}
+                 _gains(all_scratch, all_tuned))
+    return {"small_gain": gains[1.0], "gains": gains, "big": big, "few": few, "grow": grow,
+            "big_gain": _mean(res_big["scratch"]) - _mean(res_big["finetuned"]),
+            "far_vocab": far_vocab, "far_nn": far_nn, "nn_median": med}
 
 
 def _percent(g, kind):
@@ -523,16 +480,14 @@ def _gap_rows(gap, nn_median):
             for name, g in gap.items()]
 
 
-def _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, v,
-                       n_train_full):
-    k = len(seeds)
-    tuned, scratch = main["grover_finetuned"][:k], main["grover_scratch"][:k]
+def _followup_markdown(result, res_big, curve, gap, main, seeds, follow, v):
     big = {key: (f"{_mean(res_big['finetuned'], key):{fmt}} / "
                  f"{_mean(res_big['scratch'], key):{fmt}}")
            for key, fmt in (("train", ".3f"), ("cpu_seconds", ".0f"))}
     rows = [
         {"checkpoint (architecture)": "moses-small (hidden 64, 1 block, 15k molecules)",
-         "fine-tuned": format_mean_std(tuned, 3), "scratch": format_mean_std(scratch, 3),
+         "fine-tuned": format_mean_std(main["grover_finetuned"], 3),
+         "scratch": format_mean_std(main["grover_scratch"], 3),
          "scratch - fine-tuned": f"{v['small_gain']:+.3f}",
          "train RMSE fine-tuned / scratch": "-", "fit CPU s fine-tuned / scratch": "-"},
         {"checkpoint (architecture)": "moses-176k (hidden 144, 2 blocks, 176k molecules)",
@@ -542,65 +497,52 @@ def _followup_markdown(result, res_big, res_curve, gap, main, seeds, follow, v,
          "train RMSE fine-tuned / scratch": big["train"],
          "fit CPU s fine-tuned / scratch": big["cpu_seconds"]},
     ]
-    curve = [(f"{f:g}", int(_mean(res_curve[f]["scratch"], "n_train")),
-              _tests(res_curve[f]["finetuned"]), _tests(res_curve[f]["scratch"]), f)
-             for f in sorted(res_curve)]
-    curve.append(("1 (main table)", n_train_full, tuned, scratch, 1.0))
-    curve_rows = [{"share of training part": share, "training molecules": n,
-                   "fine-tuned (moses-small)": format_mean_std(t, 3),
-                   "scratch": format_mean_std(s, 3),
+    curve_rows = [{"share of training part": "1 (main table)" if f == 1.0 else f"{f:g}",
+                   "training molecules": int(n),
+                   "fine-tuned (moses-small)": format_mean_std(tuned, 3),
+                   "scratch": format_mean_std(scratch, 3),
                    "scratch - fine-tuned": f"{v['gains'][f]:+.3f}"}
-                  for share, n, t, s, f in curve]
-    fewest = min(res_curve) if res_curve else 1.0
+                  for f, (n, tuned, scratch) in curve.items()]
     claims = [
-        {"follow-up question": "does a bigger, longer pretraining (moses-176k) make "
-         "fine-tuning beat scratch on ESOL?", "answer": result.verdict(v["big"],
-                                                                       style="outcome")},
-        {"follow-up question": "are more of ESOL's atom contexts outside moses-small's "
-         "vocabulary than BBBP's and FreeSolv's (where pretraining helped)?",
-         "answer": _measured(v["far_vocab"])},
-        {"follow-up question": "are ESOL's molecules farther from MOSES (lower median "
-         "nearest-neighbour Tanimoto) than BBBP's and FreeSolv's?",
-         "answer": _measured(v["far_nn"])},
-        {"follow-up question": f"does moses-small beat scratch with a {fewest:g} share of "
-         "the ESOL labels?", "answer": result.verdict(v["few"], style="outcome")},
-        {"follow-up question": "is its gain larger with fewer labels than with all?",
-         "answer": result.verdict(v["grow"], style="outcome")},
+        (("does a bigger, longer pretraining (moses-176k) make fine-tuning beat scratch on "
+          "ESOL?"), result.verdict(v["big"], style="outcome")),
+        (("are more of ESOL's atom contexts outside moses-small's vocabulary than BBBP's and "
+          "FreeSolv's (where pretraining helped)?"), _measured(v["far_vocab"])),
+        (("are ESOL's molecules farther from MOSES (lower median nearest-neighbour Tanimoto) "
+          "than BBBP's and FreeSolv's?"), _measured(v["far_nn"])),
+        (f"does moses-small beat scratch with a {min(curve):g} share of the ESOL labels?",
+         result.verdict(v["few"], style="outcome")),
+        ("is its gain larger with fewer labels than with all?",
+         result.verdict(v["grow"], style="outcome")),
     ]
     return "\n".join([
         "### Follow-up: pretraining on ESOL",
         "",
         f"ESOL test RMSE (log mol/L) on the main table's splits, seeds {list(seeds)}.",
         "",
-        "**1. A bigger, longer pretraining:** `moses-176k` fine-tuned against its "
-        "architecture from scratch, below `moses-small`'s pair from the main table.",
-        "",
-        result.table(rows),
-        "",
-        "**2. The domain gap:** context labels in each checkpoint's `<other>` bucket, and "
-        f"each molecule's nearest neighbour among the first {follow['n_ref']:,} MOSES "
-        f"molecules. MOSES (held out): {follow['n_held']:,} molecules after row "
-        f"{MOSES_SMALL_ROWS:,}.",
-        "",
-        result.table(_gap_rows(gap, v["nn_median"])),
-        "",
-        "**3. Fewer labels:** `moses-small` fine-tuned against scratch on a seeded random "
-        "share of each training part, the same test part.",
-        "",
-        result.table(curve_rows),
-        "",
-        result.table(claims),
+        *result.block("**1. A bigger, longer pretraining:** `moses-176k` fine-tuned against "
+                      "its architecture from scratch, below `moses-small`'s pair from the "
+                      "main table.", rows),
+        *result.block("**2. The domain gap:** context labels in each checkpoint's `<other>` "
+                      "bucket, and each molecule's nearest neighbour among the first "
+                      f"{follow['n_ref']:,} MOSES molecules. MOSES (held out): "
+                      f"{follow['n_held']:,} molecules after row {MOSES_SMALL_ROWS:,}.",
+                      _gap_rows(gap, v["nn_median"])),
+        *result.block("**3. Fewer labels:** `moses-small` fine-tuned against scratch on a "
+                      "seeded random share of each training part, the same test part.",
+                      curve_rows),
+        result.table([{"follow-up question": q, "answer": a} for q, a in claims]),
     ])
 
 
-def _followup_plot(ctx, res_big, res_curve, gap, main, seeds, n_train_full):
-    k = len(seeds)
-    full = {"finetuned": main["grover_finetuned"][:k], "scratch": main["grover_scratch"][:k]}
-    fig, axes = _subplots(3, (14, 3.9))
+def _followup_plot(ctx, res_big, curve, gap, main):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.9))
     ax = axes[0]
-    pairs = [("moses-small", full["finetuned"], full["scratch"]),
-             ("moses-176k", _tests(res_big["finetuned"]), _tests(res_big["scratch"]))]
-    for i, (label, tuned, scratch) in enumerate(pairs):
+    pairs = [(main["grover_finetuned"], main["grover_scratch"]),
+             (_tests(res_big["finetuned"]), _tests(res_big["scratch"]))]
+    for i, (tuned, scratch) in enumerate(pairs):
         for j, (vals, color, kind) in enumerate(((tuned, "C2", "fine-tuned"),
                                                  (scratch, "C7", "scratch"))):
             ax.bar(3 * i + j, np.mean(vals), yerr=np.std(vals), color=color,
@@ -624,12 +566,9 @@ def _followup_plot(ctx, res_big, res_curve, gap, main, seeds, n_train_full):
     ax.set_ylim(0, 1.1)
     ax.set_title("domain gap (numbers: atom contexts in <other>, moses-small)", fontsize=9)
     ax = axes[2]
-    fractions = sorted(res_curve)
-    n_fit = [_mean(res_curve[f]["scratch"], "n_train") for f in fractions] + [n_train_full]
-    for kind, color, label in (("finetuned", "C2", "fine-tuned (moses-small)"),
-                               ("scratch", "C7", "scratch")):
-        means = [_mean(res_curve[f][kind]) for f in fractions] + [float(np.mean(full[kind]))]
-        ax.plot(n_fit, means, "o-", color=color, label=label)
+    for col, color, label in ((1, "C2", "fine-tuned (moses-small)"), (2, "C7", "scratch")):
+        ax.plot([c[0] for c in curve.values()], [np.mean(c[col]) for c in curve.values()],
+                "o-", color=color, label=label)
     ax.set_xscale("log")
     ax.set_xlabel("ESOL training molecules")
     ax.set_ylabel("test RMSE (log mol/L)")

@@ -36,8 +36,8 @@ def test_followup_verdicts_follow_the_numbers():
            "scratch": [_fake(1.0), _fake(1.01), _fake(1.0)]}
     curve = {0.1: {"finetuned": [_fake(1.5), _fake(1.52), _fake(1.49)],
                    "scratch": [_fake(1.8), _fake(1.83), _fake(1.79)]}}
-    v = grover._followup_verdicts(big, curve, _gap(0.01, 0.35), main, (0, 1, 2), 100)
-    assert v["flips"] == v["helps_few"] == v["grows"] == HOLDS
+    v = grover._followup_verdicts(big, grover._curve(curve, main, 100), _gap(0.01, 0.35))
+    assert v["big"].outcome == v["few"].outcome == v["grow"].outcome == HOLDS
     assert v["big"].rule == "paired interval" and v["big"].n_seeds == 3
     assert not v["far_vocab"] and not v["far_nn"]
     assert v["small_gain"] == pytest.approx(-0.15)
@@ -46,14 +46,16 @@ def test_followup_verdicts_follow_the_numbers():
     big = {"finetuned": [_fake(1.2), _fake(1.21)], "scratch": [_fake(1.0), _fake(1.02)]}
     curve = {0.1: {"finetuned": [_fake(2.0), _fake(2.05)],
                    "scratch": [_fake(1.8), _fake(1.82)]}}
-    v = grover._followup_verdicts(big, curve, _gap(0.09, 0.1), main, (0, 1), 100)
-    assert v["flips"] == v["helps_few"] == NOT_HOLDS and v["far_vocab"] and v["far_nn"]
+    main = {model: scores[:2] for model, scores in main.items()}
+    v = grover._followup_verdicts(big, grover._curve(curve, main, 100), _gap(0.09, 0.1))
+    assert v["big"].outcome == v["few"].outcome == NOT_HOLDS and v["far_vocab"] and v["far_nn"]
 
     # one seed: no interval, so every seed-dependent answer is inconclusive
+    curve = {0.1: {k: x[:1] for k, x in curve[0.1].items()}}
+    main = {model: scores[:1] for model, scores in main.items()}
     v = grover._followup_verdicts({k: x[:1] for k, x in big.items()},
-                                  {0.1: {k: x[:1] for k, x in curve[0.1].items()}},
-                                  _gap(0.09, 0.1), main, (0,), 100)
-    assert v["flips"] == v["helps_few"] == v["grows"] == INCONCLUSIVE
+                                  grover._curve(curve, main, 100), _gap(0.09, 0.1))
+    assert v["big"].outcome == v["few"].outcome == v["grow"].outcome == INCONCLUSIVE
 
 
 def test_main_claims_are_judged_per_data_set_by_the_paired_interval_rule():
