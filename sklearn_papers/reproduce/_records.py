@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sklearn_papers.reproduce._report import package_versions, source_commit, utc_now
+from sklearn_papers.reproduce._result import to_json
 
 __all__ = ["RECORD_FORMAT", "read_record", "record_commits", "record_path", "to_json",
            "write_record"]
@@ -30,21 +31,6 @@ def record_path(folder, key):
     parts = [re.sub(r"[^A-Za-z0-9_.=-]+", "_", p).strip("_") or "_"
              for p in str(key).split("/")]
     return Path(folder).joinpath(*parts[:-1], parts[-1] + ".json")
-
-
-def to_json(value):
-    """``value`` as plain JSON types: tuples and arrays as lists, numpy scalars as Python
-    numbers; a TypeError for a value without a JSON form (records hold results)."""
-    if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if isinstance(value, (bool, int, float, str, type(None))):
-        return value
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return to_json(value.tolist())
-    raise TypeError(f"a part record holds plain values (numbers, strings, lists, dicts); "
-                    f"got {type(value).__name__}: return scores, not objects, from the part")
 
 
 def _same(a, b):
