@@ -24,7 +24,7 @@ from sklearn_papers.reproduce._registry import (
     run_experiment,
 )
 from sklearn_papers.reproduce._report import (
-    machine_info,
+    load_average,
     portable_command,
     utc_now,
     write_report,
@@ -102,7 +102,7 @@ def _parser():
 
 
 def _usage_error(command, message):
-    """Print ``sklearn-papers <command>: error: <message>`` (one line); exit status 2."""
+    """Print ``sklearn-papers <command>: error: <message>``; return the exit status, 2."""
     print(f"sklearn-papers {command}: error: {message}", file=sys.stderr)
     return 2
 
@@ -117,8 +117,7 @@ def _unknown(names, known, hint=""):
 
 
 def _folder_error(option, path):
-    """Why ``path`` cannot serve as the output folder of ``option`` (created if missing),
-    with the fix; None when it can."""
+    """Why ``path`` cannot be the folder of ``option`` (created if missing), or None."""
     if path.exists() and not path.is_dir():
         return (f"argument {option}: {str(path)!r} is a file, not a folder; give the path "
                 f"of a folder (it is created if missing)")
@@ -234,7 +233,7 @@ def _reproduce_command(args, words):
     start = time.perf_counter()
     command = portable_command(words)
     results, notes, cpu, path = [], {}, {}, None
-    machine = machine_info()
+    load_start = load_average()
     for i, name in enumerate(names):
         exp = experiments[name]
         ctx.experiment, ctx.reused, ctx.computed, ctx.records = name, [], [], []
@@ -251,7 +250,7 @@ def _reproduce_command(args, words):
         path = write_report(args.out, results, quick=args.quick,
                             seconds=time.perf_counter() - start, command=command,
                             pending=[experiments[n] for n in names[i + 1:]],
-                            notes=notes, machine=machine, cpu=cpu)
+                            notes=notes, load_start=load_start, cpu=cpu)
     if path is None:
         print("sklearn-papers: no experiments to run.", file=sys.stderr)
         return 2
@@ -330,8 +329,8 @@ def _reads_back(path):
 
 
 def _damaged_files(ctx):
-    """Files of the current experiment's cache folder (``*.pkl``) and records folder
-    (``*.json``) that cannot be read back; the experiment recomputes those parts."""
+    """Files of the experiment's cache (``*.pkl``) and records (``*.json``) that cannot be
+    read back: the experiment recomputes those parts."""
     found = []
     for folder, pattern in [(ctx.cache_dir(), "*.pkl"), (ctx.records_dir, "*.json")]:
         if folder is not None and Path(folder).is_dir():
@@ -340,8 +339,7 @@ def _damaged_files(ctx):
 
 
 def _recomputed_note(damaged):
-    """Markdown naming the damaged cached files this run recomputed (those that read back
-    now) and those it left damaged, or ``""``."""
+    """Markdown naming the ``damaged`` files this run recomputed and those left, or ``""``."""
     fixed = [f"`{p.name}`" for p in damaged if _reads_back(p)]
     left = [f"`{p.name}`" for p in damaged if not _reads_back(p)]
     text = []
@@ -359,8 +357,7 @@ def _section_file(ctx):
 
 
 def _source_digest(exp):
-    """Digest of the experiment module's source ("" when unreadable): a finished section
-    is reused only while its code is unchanged."""
+    """Digest of the experiment module's source (``""`` when unreadable)."""
     try:
         path = inspect.getsourcefile(exp.run)
         return hashlib.sha1(Path(path).read_bytes()).hexdigest() if path else ""
@@ -368,20 +365,20 @@ def _source_digest(exp):
         return ""
 
 
-def _save_section(ctx, section, seconds, exp=None, cpu=None):
+def _save_section(ctx, section, seconds, exp, cpu):
     """Keep a finished experiment's section, wall and CPU seconds for ``--resume``."""
     path = _section_file(ctx)
     path.parent.mkdir(parents=True, exist_ok=True)
     result = dict(section.to_dict(),
                   figures=[str(Path(f).resolve()) for f in section.figures])
-    record = {"result": result, "seconds": seconds, "cpu": cpu,
-              "created": utc_now(), "source": _source_digest(exp) if exp is not None else ""}
+    record = {"result": result, "seconds": seconds, "cpu": cpu, "created": utc_now(),
+              "source": _source_digest(exp)}
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(record))
     tmp.replace(path)
 
 
-def _load_section(ctx, exp=None):
+def _load_section(ctx, exp):
     """``(section, seconds, created, cpu_seconds)`` of an earlier finished run; None when
     there is none, its module changed since, or one of its figures is gone."""
     try:
@@ -390,9 +387,8 @@ def _load_section(ctx, exp=None):
         figures = [Path(f).resolve() for f in section.figures]
     except Exception:  # noqa: BLE001 - a missing or broken file means: run it again
         return None
-    if not all(f.is_file() for f in figures):
-        return None
-    if exp is not None and record.get("source", "") != _source_digest(exp):
+    if (not all(f.is_file() for f in figures)
+            or record.get("source", "") != _source_digest(exp)):
         return None
     section.figures = figures
     return section, record["seconds"], record["created"], record.get("cpu")
