@@ -162,10 +162,6 @@ class Verdict:
     def rule(self):
         return self.claim.rule
 
-    def text(self, digits=3):
-        """:meth:`short` with the outcome in bold."""
-        return bold_outcome(self.short(digits))
-
     def short(self, digits=3):
         """The outcome with the rule, estimate, interval and wins (:func:`describe`)."""
         return describe(self.outcome, self.claim.rule, self.estimate, self.interval,

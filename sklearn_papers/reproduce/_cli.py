@@ -179,35 +179,31 @@ def _list_command(args):
     return 0
 
 
-def _run_one(ctx, exp, args, cpu, notes):
-    """Run ``exp`` (or read it back with ``--resume``); return ``(section, seconds,
-    error)`` and set its CPU time and note in ``cpu`` and ``notes``."""
+def _run_one(ctx, exp, resume):
+    """Run ``exp``, or read it back with ``resume``: ``(section, seconds, error, CPU
+    seconds, note)``."""
     name = ctx.experiment
-    damaged = _damaged_files(ctx) if args.resume or ctx.records_dir else []
-    earlier = _load_section(ctx, exp) if args.resume else None
+    damaged = _damaged_files(ctx) if resume or ctx.records_dir else []
+    earlier = _load_section(ctx, exp) if resume else None
     if earlier is not None:
-        section, secs, created, earlier_cpu = earlier
-        if earlier_cpu is not None:
-            cpu[name] = earlier_cpu
-        notes[name] = (f"**Resumed:** this whole section was read back from the run "
-                       f"finished {created} (`--resume`); its times are that run's.")
+        section, secs, created, cpu = earlier
         ctx.log(f"[{name}] reused from the run of {created}")
-        return section, secs, None
+        return section, secs, None, cpu, (f"**Resumed:** this whole section was read back "
+                                          f"from the run finished {created} (`--resume`); "
+                                          f"its times are that run's.")
     cpu_start = _cpu_seconds()
     with _deduplicated_warnings() as repeats:
         section, secs, error = run_experiment(exp, ctx)
-    cpu[name] = _cpu_seconds() - cpu_start
+    cpu = _cpu_seconds() - cpu_start
     if repeats:
         ctx.log(f"[{name}] repeated warnings not shown again: " + "; ".join(
             f"{n} x {label}" for label, n in repeats.items()))
     if error is None:
-        _save_section(ctx, section, secs, exp, cpu=cpu[name])
-    note = " ".join(filter(None, [ctx.reused_note(), _recomputed_note(damaged)]))
-    if note:
-        notes[name] = note
+        _save_section(ctx, section, secs, exp, cpu)
     ctx.log(f"[{name}] {'done' if error is None else 'FAILED'} in {format_seconds(secs)} "
-            f"(CPU time {format_seconds(cpu[name])})")
-    return section, secs, error
+            f"(CPU time {format_seconds(cpu)})")
+    note = " ".join(filter(None, [ctx.reused_note(), _recomputed_note(damaged)]))
+    return section, secs, error, cpu, note
 
 
 def _reproduce_command(args, words):
@@ -242,7 +238,7 @@ def _reproduce_command(args, words):
                                                  f"-seed{args.seed}")
         ctx.log(f"[{name}] {exp.title} ({i + 1}/{len(names)}, "
                 f"{format_seconds(time.perf_counter() - start)} into the run) ...")
-        section, secs, error = _run_one(ctx, exp, args, cpu, notes)
+        section, secs, error, cpu[name], notes[name] = _run_one(ctx, exp, args.resume)
         if error is not None and args.verbose > 0:
             print(error, file=sys.stderr)
         results.append((exp, section, secs, error))

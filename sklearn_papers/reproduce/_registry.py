@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from sklearn_papers.reproduce._records import read_record, write_record
 from sklearn_papers.reproduce._report import utc_now
 from sklearn_papers.reproduce._result import Result
 
@@ -97,8 +98,6 @@ class RunContext:
     def _read(self, key, params, owner=None):
         """The stored record of a part (a text record, or a cache file) or None."""
         if self.records_dir is not None and owner is None:
-            from sklearn_papers.reproduce._records import read_record
-
             return read_record(self.records_dir, key, _canonical(params))
         try:
             with self._cache_file(key, params, owner).open("rb") as fh:
@@ -113,8 +112,6 @@ class RunContext:
     def _write(self, key, params, owner, value, cpu_seconds):
         """Store a computed part atomically (a killed run leaves no half file); return it."""
         if self.records_dir is not None and owner is None:
-            from sklearn_papers.reproduce._records import write_record
-
             return write_record(self.records_dir, key, _canonical(params), value,
                                 cpu_seconds=cpu_seconds)
         path = self._cache_file(key, params, owner)

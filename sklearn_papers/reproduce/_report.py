@@ -153,7 +153,7 @@ def report_data(results, *, quick, seconds, command=None, pending=(), notes=None
     experiments = [{
         "name": exp.name, "title": exp.title, "paper": exp.paper,
         "status": "ok" if error is None else "failed", "seconds": float(secs),
-        "cpu_seconds": None if exp.name not in cpu else float(cpu[exp.name]),
+        "cpu_seconds": None if cpu.get(exp.name) is None else float(cpu[exp.name]),
         "note": notes.get(exp.name, ""), "error": error,
         "result": None if error is not None else result.to_dict(relative_to=out_dir),
     } for exp, result, secs, error in results]

@@ -305,10 +305,6 @@ class Result:
                  "paper": v.claim.paper or "",
                  "here": self.verdict(v, style="outcome", digits=digits)} for v in verdicts]
 
-    def outcomes(self):
-        """``{claim: outcome}`` of every verdict."""
-        return {v.claim: v.outcome for v in self.verdicts}
-
     def find(self, claim):
         """The one verdict whose claim contains ``claim`` (else a KeyError listing them)."""
         found = [v for v in self.verdicts if claim in v.claim]
