@@ -335,7 +335,8 @@ def _damaged_files(ctx):
 
 
 def _recomputed_note(damaged):
-    """Markdown naming the ``damaged`` files this run recomputed and those left, or ``""``."""
+    """Markdown naming the ``damaged`` files this run recomputed and those it left, or
+    ``""``."""
     fixed = [f"`{p.name}`" for p in damaged if _reads_back(p)]
     left = [f"`{p.name}`" for p in damaged if not _reads_back(p)]
     text = []

@@ -70,8 +70,8 @@ class Protocol:
 
 
 def run_seeds(ctx, n_seeds):
-    """``[base, base + 1, ...]``: ``n_seeds`` seeds from ``ctx.random_state`` (``--seed``), or
-    from ``ctx`` itself when it is an int; a ValueError for ``n_seeds < 1``."""
+    """``[base, base + 1, ...]``: ``n_seeds`` seeds from the base ``ctx.random_state``
+    (``--seed``), or ``ctx`` itself when an int; a ValueError for ``n_seeds < 1``."""
     n_seeds = int(n_seeds)
     if n_seeds < 1:
         raise ValueError(f"n_seeds must be at least 1, got {n_seeds}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from sklearn_papers.reproduce._methods import results_index
 from sklearn_papers.reproduce._report import portable_command, section_markdown
-from sklearn_papers.reproduce._result import Result, dump_json, plain
+from sklearn_papers.reproduce._result import HEADING, Result, dump_json, plain
 
 __all__ = ["markdown_to_rst", "publish", "published_tables", "published_value", "render_page"]
 
@@ -63,53 +63,39 @@ def markdown_to_rst(markdown):
     lines = markdown.splitlines()
     out, images, i = [], [], 0
     while i < len(lines):
-        line = lines[i]
-        stripped = line.strip()
+        line, stripped = lines[i], lines[i].strip()
         if stripped.startswith("```"):
-            block = []
-            i += 1
-            while i < len(lines) and not lines[i].strip().startswith("```"):
-                block.append(lines[i])
-                i += 1
-            out += [".. code-block:: text", ""] + [f"   {b}" for b in block] + [""]
-            i += 1
+            end = next((j for j in range(i + 1, len(lines))
+                        if lines[j].strip().startswith("```")), len(lines))
+            out += [".. code-block:: text", "", *(f"   {b}" for b in lines[i + 1:end]), ""]
+            i = end + 1
             continue
         if stripped.startswith("|") and i + 1 < len(lines) and re.match(
                 r"^\|(\s*:?-+:?\s*\|)+\s*$", lines[i + 1].strip()):
-            block = []
-            while i < len(lines) and lines[i].strip().startswith("|"):
-                block.append(lines[i])
-                i += 1
+            end = next((j for j in range(i, len(lines))
+                        if not lines[j].strip().startswith("|")), len(lines))
             if out and out[-1] != "":
                 out.append("")
-            out += _table(block)
+            out += _table(lines[i:end])
+            i = end
             continue
-        heading = re.match(r"^(#{2,6})\s+(.*)$", stripped)
-        if heading:
-            level = min(len(heading.group(1)), 5)
-            title = _inline(heading.group(2))
-            out += ["", title, _HEADING_CHARS[level] * max(len(title), 4), ""]
-            i += 1
-            continue
-        image = re.match(r"^!\[([^\]]*)\]\(([^)]+)\)$", stripped)
-        if image:
-            images.append(image.group(2))
-            name = Path(image.group(2)).name
-            out += ["", f".. image:: figures/{name}", f"   :alt: {image.group(1)}",
-                    "   :width: 100%", ""]
-            i += 1
-            continue
-        if stripped.startswith("<a id="):
-            i += 1
-            continue
-        if stripped.startswith("- ") and out and out[-1] != "" and not \
-                out[-1].lstrip().startswith("- "):
-            out.append("")
-        out.append(_inline(line))
         i += 1
-    text = "\n".join(out)
-    text = re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
-    return text, images
+        heading = HEADING.match(stripped)
+        image = re.match(r"^!\[([^\]]*)\]\(([^)]+)\)$", stripped)
+        if heading:
+            title = _inline(heading.group(2))
+            level = min(len(heading.group(1)), 5)
+            out += ["", title, _HEADING_CHARS[level] * max(len(title), 4), ""]
+        elif image:
+            images.append(image.group(2))
+            out += ["", f".. image:: figures/{Path(image.group(2)).name}",
+                    f"   :alt: {image.group(1)}", "   :width: 100%", ""]
+        elif not stripped.startswith("<a id="):
+            if stripped.startswith("- ") and out and out[-1] != "" and not \
+                    out[-1].lstrip().startswith("- "):
+                out.append("")
+            out.append(_inline(line))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n") + "\n", images
 
 
 def _page_data(entry, provenance):

@@ -1,8 +1,8 @@
 """The experiment registry of ``sklearn-papers reproduce``.
 
-Every module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` (a follow-up) of a module of this
-package is an :class:`Experiment`, whose ``run(ctx)`` takes a :class:`RunContext` and returns
-a :class:`~._result.Result`. See ``CONTRIBUTING.md`` for how a module reads.
+Every module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` (a follow-up) of a module of
+this package is an :class:`Experiment`, whose ``run(ctx)`` takes a :class:`RunContext` and
+returns a :class:`~._result.Result`. See ``CONTRIBUTING.md`` for how a module reads.
 """
 
 import ast
@@ -110,7 +110,7 @@ class RunContext:
         return None
 
     def _write(self, key, params, owner, value, cpu_seconds):
-        """Store a computed part atomically (a killed run leaves no half file); return it."""
+        """Store a computed part atomically (no half file if killed); return its record."""
         if self.records_dir is not None and owner is None:
             return write_record(self.records_dir, key, _canonical(params), value,
                                 cpu_seconds=cpu_seconds)
@@ -377,7 +377,8 @@ def _static_experiments(path):
 
 
 def _call_fields(call, constants):
-    """The literal ``name``, ``title`` and ``paper`` of an ``Experiment(...)`` node, or None."""
+    """The literal ``name``, ``title`` and ``paper`` of an ``Experiment(...)`` node, or
+    None."""
     if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == "Experiment"
             and not call.args):
         return None

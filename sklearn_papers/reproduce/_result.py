@@ -22,7 +22,8 @@ __all__ = ["Result", "Table", "VerdictRecord", "plain", "to_json"]
 #: optionally with a style (``[[verdict:N:outcome]]``, see :meth:`VerdictRecord.render`).
 PLACEHOLDER = re.compile(r"\[\[(table|verdict):(\d+)(?::(\w+))?\]\]")
 
-_HEADING = re.compile(r"^(#{2,6})\s+(.*)$")
+#: A markdown heading of level 2 to 6: its marks and its text.
+HEADING = re.compile(r"^(#{2,6})\s+(.*)$")
 
 
 def plain(text):
@@ -331,7 +332,7 @@ class Result:
         """Set each table's title and verdict's section: the heading above its first use."""
         heading, done = "", set()
         for line in self.text.splitlines():
-            match = _HEADING.match(line.strip())
+            match = HEADING.match(line.strip())
             if match:
                 heading = match.group(2)
             for ph in PLACEHOLDER.finditer(line):
