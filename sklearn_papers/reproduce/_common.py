@@ -2,7 +2,6 @@
 :func:`over_seeds`), one torch thread (:func:`one_torch_thread`), figures
 (:func:`save_figure`)."""
 
-import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -118,9 +117,4 @@ def save_figure(fig, out, name, *, dpi=100):
 
 def in_one_torch_thread(func):
     """Decorate ``func`` (a part of an experiment) to run inside :func:`one_torch_thread`."""
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with one_torch_thread():
-            return func(*args, **kwargs)
-
-    return wrapper
+    return one_torch_thread()(func)

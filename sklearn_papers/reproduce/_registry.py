@@ -136,16 +136,27 @@ class RunContext:
 
     def cached(self, key, compute, *, params=None, cpu_seconds=None, owner=None,
                share=False):
-        """Return ``compute()`` (a value that pickles), cached under ``key``, a name unique
-        within the experiment (``"ESOL/default/seed=3"``).
+        """Return ``compute()`` (a value that pickles), cached under ``key``.
 
-        With ``resume=True`` a value cached earlier under the same key, ``params`` (the
-        settings it depends on), mode and seed is returned instead and listed in
-        :attr:`reused`. Every computed value is written at once, so a stopped run can be
-        resumed; with :attr:`records_dir` set, its JSON form is returned. ``cpu_seconds``:
-        those of a value computed elsewhere (None measures them). ``owner``: the experiment
-        whose part this is (a follow-up reading its main experiment's), read from
-        :attr:`shared` or its folder. ``share``: keep the value in :attr:`shared`.
+        With ``resume=True`` a value cached earlier under the same key, params, mode and
+        seed is returned instead and listed in :attr:`reused`. Every computed value is
+        written at once, so a stopped run can be resumed. With :attr:`records_dir` set,
+        the value's JSON form is returned.
+
+        Parameters
+        ----------
+        key : str
+            Names the part, unique within the experiment (e.g. ``"ESOL/default/seed=3"``).
+        compute : callable
+        params : object, default=None
+            Settings the value depends on: a cached value is used only when they are equal.
+        cpu_seconds : float, default=None
+            CPU seconds of a value computed elsewhere, for its record; None measures it.
+        owner : str, default=None
+            The experiment whose part this is (a follow-up reading its main experiment's):
+            from :attr:`shared`, else cached in the owner's folder.
+        share : bool, default=False
+            Keep the value in :attr:`shared` for the rest of the run.
         """
         shared_key = self._shared_key(key, params, owner)
         if shared_key in self.shared:
