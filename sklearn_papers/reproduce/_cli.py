@@ -188,9 +188,9 @@ def _run_one(ctx, exp, resume):
     if earlier is not None:
         section, secs, created, cpu = earlier
         ctx.log(f"[{name}] reused from the run of {created}")
-        return section, secs, None, cpu, (f"**Resumed:** this whole section was read back "
-                                          f"from the run finished {created} (`--resume`); "
-                                          f"its times are that run's.")
+        note = (f"**Resumed:** this whole section was read back from the run finished "
+                f"{created} (`--resume`); its times are that run's.")
+        return section, secs, None, cpu, note
     cpu_start = _cpu_seconds()
     with _deduplicated_warnings() as repeats:
         section, secs, error = run_experiment(exp, ctx)
