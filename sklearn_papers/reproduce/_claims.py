@@ -1,12 +1,9 @@
 """Claims of the papers and the rules that judge them: holds, does not hold, inconclusive.
 
 An experiment module declares its claims at its top (``CLAIMS = declare(Claim(...), ...)``)
-and ``run`` judges them by key on per-seed numbers, ``judge(CLAIMS["out_vs_in"], a, b)``,
-with one of four rules (:data:`RULES`: ``paired interval``, ``mean interval``, ``every
-seed``, ``equivalence``; see :func:`judge` and docs/reproduce.rst). A borderline result is
-inconclusive, so that rounding differences between machines cannot flip a verdict. A claim
-made of parts combines its parts' outcomes (:func:`all_of`, :func:`at_least`,
-:func:`negation`); one ``"measured once"`` is compared with its bound by the experiment.
+and ``run`` judges them on per-seed numbers, ``judge(CLAIMS["out_vs_in"], a, b)``, with one
+of the :data:`RULES` (docs/reproduce.rst). A borderline result is inconclusive, so that
+rounding differences between machines cannot flip a verdict.
 """
 
 import re
@@ -120,19 +117,8 @@ class Claims(dict):
 
 
 def declare(*claims):
-    """The claims of an experiment module, by their keys, in order.
-
-    Parameters
-    ----------
-    *claims : Claim
-        Each with a distinct, non-empty ``key`` (else a ValueError; a TypeError for
-        something that is not a :class:`Claim`).
-
-    Returns
-    -------
-    claims : Claims
-        ``{key: Claim}``.
-    """
+    """``Claims({key: Claim})`` of an experiment module, in order: a ValueError for a
+    missing or repeated key, a TypeError for something that is not a :class:`Claim`."""
     found = Claims()
     for claim in claims:
         if not isinstance(claim, Claim):
@@ -175,10 +161,6 @@ class Verdict:
     @property
     def rule(self):
         return self.claim.rule
-
-    def text(self, digits=3):
-        """:meth:`short` with the outcome in bold."""
-        return bold_outcome(self.short(digits))
 
     def short(self, digits=3):
         """The outcome with the rule, estimate, interval and wins (:func:`describe`)."""

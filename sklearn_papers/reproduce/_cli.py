@@ -24,7 +24,7 @@ from sklearn_papers.reproduce._registry import (
     run_experiment,
 )
 from sklearn_papers.reproduce._report import (
-    machine_info,
+    load_average,
     portable_command,
     utc_now,
     write_report,
@@ -102,7 +102,7 @@ def _parser():
 
 
 def _usage_error(command, message):
-    """Print ``sklearn-papers <command>: error: <message>`` (one line); exit status 2."""
+    """Print ``sklearn-papers <command>: error: <message>``; return the exit status, 2."""
     print(f"sklearn-papers {command}: error: {message}", file=sys.stderr)
     return 2
 
@@ -117,8 +117,7 @@ def _unknown(names, known, hint=""):
 
 
 def _folder_error(option, path):
-    """Why ``path`` cannot serve as the output folder of ``option`` (created if missing),
-    with the fix; None when it can."""
+    """Why ``path`` cannot be the folder of ``option`` (created if missing), or None."""
     if path.exists() and not path.is_dir():
         return (f"argument {option}: {str(path)!r} is a file, not a folder; give the path "
                 f"of a folder (it is created if missing)")
@@ -180,35 +179,31 @@ def _list_command(args):
     return 0
 
 
-def _run_one(ctx, exp, args, cpu, notes):
-    """Run ``exp`` (or read it back with ``--resume``); return ``(section, seconds,
-    error)`` and set its CPU time and note in ``cpu`` and ``notes``."""
+def _run_one(ctx, exp, resume):
+    """Run ``exp``, or read it back with ``resume``: ``(section, seconds, error, CPU
+    seconds, note)``."""
     name = ctx.experiment
-    damaged = _damaged_files(ctx) if args.resume or ctx.records_dir else []
-    earlier = _load_section(ctx, exp) if args.resume else None
+    damaged = _damaged_files(ctx) if resume or ctx.records_dir else []
+    earlier = _load_section(ctx, exp) if resume else None
     if earlier is not None:
-        section, secs, created, earlier_cpu = earlier
-        if earlier_cpu is not None:
-            cpu[name] = earlier_cpu
-        notes[name] = (f"**Resumed:** this whole section was read back from the run "
-                       f"finished {created} (`--resume`); its times are that run's.")
+        section, secs, created, cpu = earlier
         ctx.log(f"[{name}] reused from the run of {created}")
-        return section, secs, None
+        note = (f"**Resumed:** this whole section was read back from the run finished "
+                f"{created} (`--resume`); its times are that run's.")
+        return section, secs, None, cpu, note
     cpu_start = _cpu_seconds()
     with _deduplicated_warnings() as repeats:
         section, secs, error = run_experiment(exp, ctx)
-    cpu[name] = _cpu_seconds() - cpu_start
+    cpu = _cpu_seconds() - cpu_start
     if repeats:
         ctx.log(f"[{name}] repeated warnings not shown again: " + "; ".join(
             f"{n} x {label}" for label, n in repeats.items()))
     if error is None:
-        _save_section(ctx, section, secs, exp, cpu=cpu[name])
-    note = " ".join(filter(None, [ctx.reused_note(), _recomputed_note(damaged)]))
-    if note:
-        notes[name] = note
+        _save_section(ctx, section, secs, exp, cpu)
     ctx.log(f"[{name}] {'done' if error is None else 'FAILED'} in {format_seconds(secs)} "
-            f"(CPU time {format_seconds(cpu[name])})")
-    return section, secs, error
+            f"(CPU time {format_seconds(cpu)})")
+    note = " ".join(filter(None, [ctx.reused_note(), _recomputed_note(damaged)]))
+    return section, secs, error, cpu, note
 
 
 def _reproduce_command(args, words):
@@ -234,7 +229,7 @@ def _reproduce_command(args, words):
     start = time.perf_counter()
     command = portable_command(words)
     results, notes, cpu, path = [], {}, {}, None
-    machine = machine_info()
+    load_start = load_average()
     for i, name in enumerate(names):
         exp = experiments[name]
         ctx.experiment, ctx.reused, ctx.computed, ctx.records = name, [], [], []
@@ -243,7 +238,7 @@ def _reproduce_command(args, words):
                                                  f"-seed{args.seed}")
         ctx.log(f"[{name}] {exp.title} ({i + 1}/{len(names)}, "
                 f"{format_seconds(time.perf_counter() - start)} into the run) ...")
-        section, secs, error = _run_one(ctx, exp, args, cpu, notes)
+        section, secs, error, cpu[name], notes[name] = _run_one(ctx, exp, args.resume)
         if error is not None and args.verbose > 0:
             print(error, file=sys.stderr)
         results.append((exp, section, secs, error))
@@ -251,7 +246,7 @@ def _reproduce_command(args, words):
         path = write_report(args.out, results, quick=args.quick,
                             seconds=time.perf_counter() - start, command=command,
                             pending=[experiments[n] for n in names[i + 1:]],
-                            notes=notes, machine=machine, cpu=cpu)
+                            notes=notes, load_start=load_start, cpu=cpu)
     if path is None:
         print("sklearn-papers: no experiments to run.", file=sys.stderr)
         return 2
@@ -330,8 +325,8 @@ def _reads_back(path):
 
 
 def _damaged_files(ctx):
-    """Files of the current experiment's cache folder (``*.pkl``) and records folder
-    (``*.json``) that cannot be read back; the experiment recomputes those parts."""
+    """Files of the experiment's cache (``*.pkl``) and records (``*.json``) that cannot be
+    read back: the experiment recomputes those parts."""
     found = []
     for folder, pattern in [(ctx.cache_dir(), "*.pkl"), (ctx.records_dir, "*.json")]:
         if folder is not None and Path(folder).is_dir():
@@ -340,8 +335,8 @@ def _damaged_files(ctx):
 
 
 def _recomputed_note(damaged):
-    """Markdown naming the damaged cached files this run recomputed (those that read back
-    now) and those it left damaged, or ``""``."""
+    """Markdown naming the ``damaged`` files this run recomputed and those it left, or
+    ``""``."""
     fixed = [f"`{p.name}`" for p in damaged if _reads_back(p)]
     left = [f"`{p.name}`" for p in damaged if not _reads_back(p)]
     text = []
@@ -359,8 +354,7 @@ def _section_file(ctx):
 
 
 def _source_digest(exp):
-    """Digest of the experiment module's source ("" when unreadable): a finished section
-    is reused only while its code is unchanged."""
+    """Digest of the experiment module's source (``""`` when unreadable)."""
     try:
         path = inspect.getsourcefile(exp.run)
         return hashlib.sha1(Path(path).read_bytes()).hexdigest() if path else ""
@@ -368,20 +362,20 @@ def _source_digest(exp):
         return ""
 
 
-def _save_section(ctx, section, seconds, exp=None, cpu=None):
+def _save_section(ctx, section, seconds, exp, cpu):
     """Keep a finished experiment's section, wall and CPU seconds for ``--resume``."""
     path = _section_file(ctx)
     path.parent.mkdir(parents=True, exist_ok=True)
     result = dict(section.to_dict(),
                   figures=[str(Path(f).resolve()) for f in section.figures])
-    record = {"result": result, "seconds": seconds, "cpu": cpu,
-              "created": utc_now(), "source": _source_digest(exp) if exp is not None else ""}
+    record = {"result": result, "seconds": seconds, "cpu": cpu, "created": utc_now(),
+              "source": _source_digest(exp)}
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(pickle.dumps(record))
     tmp.replace(path)
 
 
-def _load_section(ctx, exp=None):
+def _load_section(ctx, exp):
     """``(section, seconds, created, cpu_seconds)`` of an earlier finished run; None when
     there is none, its module changed since, or one of its figures is gone."""
     try:
@@ -390,9 +384,8 @@ def _load_section(ctx, exp=None):
         figures = [Path(f).resolve() for f in section.figures]
     except Exception:  # noqa: BLE001 - a missing or broken file means: run it again
         return None
-    if not all(f.is_file() for f in figures):
-        return None
-    if exp is not None and record.get("source", "") != _source_digest(exp):
+    if (not all(f.is_file() for f in figures)
+            or record.get("source", "") != _source_digest(exp)):
         return None
     section.figures = figures
     return section, record["seconds"], record["created"], record.get("cpu")

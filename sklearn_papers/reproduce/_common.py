@@ -2,7 +2,6 @@
 :func:`over_seeds`), one torch thread (:func:`one_torch_thread`), figures
 (:func:`save_figure`)."""
 
-import functools
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -70,19 +69,8 @@ class Protocol:
 
 
 def run_seeds(ctx, n_seeds):
-    """The seeds of a run: ``ctx.random_state, ctx.random_state + 1, ...``.
-
-    Parameters
-    ----------
-    ctx : RunContext or int
-        The run (its ``random_state`` is ``--seed``), or the base seed itself.
-    n_seeds : int
-        How many seeds; a ValueError below 1.
-
-    Returns
-    -------
-    seeds : list of int
-    """
+    """``[base, base + 1, ...]``: ``n_seeds`` seeds from the base ``ctx.random_state``
+    (``--seed``), or ``ctx`` itself when an int; a ValueError for ``n_seeds < 1``."""
     n_seeds = int(n_seeds)
     if n_seeds < 1:
         raise ValueError(f"n_seeds must be at least 1, got {n_seeds}")
@@ -91,22 +79,8 @@ def run_seeds(ctx, n_seeds):
 
 
 def over_seeds(fn, seeds, *args, **kwargs):
-    """``[fn(seed, *args, **kwargs) for seed in seeds]``: one result per seed, in order.
-
-    Parameters
-    ----------
-    fn : callable
-        ``fn(seed, *args, **kwargs) -> result`` for one seed.
-    seeds : iterable of int
-        The seeds (e.g. :func:`run_seeds`).
-    *args, **kwargs
-        Passed to every call.
-
-    Returns
-    -------
-    results : list
-        Paired with ``seeds`` by position, as the rules of :mod:`._claims` read them.
-    """
+    """``[fn(seed, *args, **kwargs) for seed in seeds]``: one result per seed, paired with
+    ``seeds`` by position as the rules of :mod:`._claims` read them."""
     return [fn(seed, *args, **kwargs) for seed in seeds]
 
 
@@ -128,42 +102,19 @@ def one_torch_thread():
 
 
 def save_figure(fig, out, name, *, dpi=100):
-    """Write ``fig`` as the PNG ``<out>/<name>``, close it and return the path.
-
-    Parameters
-    ----------
-    fig : matplotlib.figure.Figure
-    out : RunContext or path-like
-        The run (its output folder) or a folder; created when missing.
-    name : str
-        File name, e.g. ``"grover.png"``.
-    dpi : int, default=100
-
-    Returns
-    -------
-    path : pathlib.Path
-        The file written (for :attr:`~._result.Result.figures`).
-    """
+    """Write ``fig`` as the PNG ``<out>/<name>`` (``out``: a RunContext or a folder, created
+    when missing), close it and return the path (for :attr:`~._result.Result.figures`)."""
     import matplotlib.pyplot as plt
 
-    if hasattr(out, "figure_path"):
-        path = out.figure_path(name)
-    else:
-        folder = Path(out)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / name
+    folder = Path(getattr(out, "out_dir", out))
+    folder.mkdir(parents=True, exist_ok=True)
     try:
-        fig.savefig(path, dpi=dpi)
+        fig.savefig(folder / name, dpi=dpi)
     finally:
         plt.close(fig)
-    return path
+    return folder / name
 
 
 def in_one_torch_thread(func):
     """Decorate ``func`` (a part of an experiment) to run inside :func:`one_torch_thread`."""
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with one_torch_thread():
-            return func(*args, **kwargs)
-
-    return wrapper
+    return one_torch_thread()(func)

@@ -1,10 +1,8 @@
 """The registry of methods: one key per paper, which starts every name of the method.
 
 Its experiments (``KEY``, ``KEY_followup``), paper pages (``docs/papers/KEY[_<part>].rst``),
-examples (``examples/plot_KEY[_<topic>].py``) and benchmarks
-(``benchmarks/bench_KEY[_<topic>].py``). README's methods table (:func:`methods_table`) and
-the results index (:func:`results_index`) are generated from it;
-``tests/reproduce/test_methods.py`` checks that the files agree with it. Strings only
+examples (``examples/plot_KEY[_<topic>].py``) and benchmarks (``bench_KEY[_<topic>].py``).
+README's methods table and the results index are generated from it. Strings only
 (``--list`` reads it without torch or RDKit).
 """
 

@@ -35,38 +35,19 @@ def _in_worker(index, func, args):
 
 def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None, owner=None,
                  share=False):
-    """Values of independent parts, computed on ``n_jobs`` processes and cached by ``ctx``.
+    """The values of independent ``parts``, in order, computed on ``n_jobs`` processes
+    (joblib's loky backend; 1 computes them here) and cached by ``ctx``.
 
-    Parameters
-    ----------
-    ctx : RunContext
-    parts : list of tuple
-        ``(key, func, args, params)``: the value is ``func(*args)``; ``key`` and ``params``
-        are those of :meth:`RunContext.cached`. With ``n_jobs > 1``, ``func`` must be a
-        module-level function and ``args`` must pickle (pass every setting in ``args``:
-        a worker does not see this process's module globals).
-    n_jobs : int, default=1
-        Worker processes (joblib's loky backend); 1 computes the parts here, in order.
-    progress : progress bar, default=None
-        ``update(1)`` as each part finishes.
-    meanwhile : callable, default=None
-        Run here once the parts are handed to the workers (before the parts, with
-        ``n_jobs=1``), so that this process does not sit idle.
-    owner : str, default=None
-        The experiment whose parts these are, when not the current one (a follow-up).
-    share : bool, default=False
-        Keep the values for a follow-up later in the run (:meth:`RunContext.cached`).
-
-    Returns
-    -------
-    values : list
-        One per part, in the order of ``parts``. Parts cached earlier are read back; each
-        computed part is stored as soon as it arrives, so a stopped run loses only those
-        still being computed.
+    A part is ``(key, func, args, params)``: its value is ``func(*args)``; ``key``,
+    ``params``, ``owner`` and ``share`` are those of :meth:`RunContext.cached`. With
+    ``n_jobs > 1``, ``func`` must be a module-level function and ``args`` must pickle and
+    hold every setting (a worker does not see this process's module globals). Each part
+    is stored as it arrives, so a stopped run loses only those still being computed.
+    ``progress.update(1)`` is called as each part finishes; ``meanwhile()`` runs here once
+    the parts are handed to the workers (before them with ``n_jobs=1``).
     """
     todo = set() if n_jobs == 1 else {i for i, (key, _, _, params) in enumerate(parts)
                                       if not ctx.has_cached(key, params, owner)}
-    where = dict(owner=owner, share=share)
     done = {}
     if len(todo) >= 2:
         from joblib import Parallel, delayed
@@ -82,7 +63,7 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None, owner=N
             _WORKER_CPU[0] += cpu
             key, _, _, params = parts[i]
             done[i] = ctx.cached(key, lambda value=value: value, params=params,
-                                 cpu_seconds=cpu, **where)
+                                 cpu_seconds=cpu, owner=owner, share=share)
             if progress is not None:
                 progress.update(1)
     elif meanwhile is not None:
@@ -91,7 +72,8 @@ def cached_parts(ctx, parts, *, n_jobs=1, progress=None, meanwhile=None, owner=N
     for i, (key, func, args, params) in enumerate(parts):
         # read back by ``ctx.cached``, or computed here
         values.append(done[i] if i in done else
-                      ctx.cached(key, partial(func, *args), params=params, **where))
+                      ctx.cached(key, partial(func, *args), params=params, owner=owner,
+                                 share=share))
         if progress is not None and i not in done:
             progress.update(1)
     return values

@@ -1,10 +1,6 @@
 """Publishing a run's results in the docs: one JSON record and one page per experiment.
 
-``sklearn-papers publish`` writes, per experiment of a run's ``REPORT.json``,
-``<to>/<name>.json`` (the run's provenance and the experiment's
-:class:`~._result.Result`) and ``<to>/<name>.rst`` rendered from it, copies the figures
-and rewrites ``<to>/index.rst``. The numbers the docs quote are read from the JSON
-(:func:`published_tables`).
+The numbers the docs quote are read from the JSON (:func:`published_tables`).
 """
 
 import json
@@ -15,7 +11,7 @@ from pathlib import Path
 
 from sklearn_papers.reproduce._methods import results_index
 from sklearn_papers.reproduce._report import portable_command, section_markdown
-from sklearn_papers.reproduce._result import Result, dump_json, plain
+from sklearn_papers.reproduce._result import HEADING, Result, dump_json, plain
 
 __all__ = ["markdown_to_rst", "publish", "published_tables", "published_value", "render_page"]
 
@@ -60,75 +56,46 @@ def _table(lines):
     return list_table([[_inline(c) for c in row] for row in [rows[0], *rows[2:]]]) + [""]
 
 
-def markdown_to_rst(markdown, *, figure_dir="figures", level_shift=0):
-    """Convert the job's markdown (headings, paragraphs, bullet lists, tables, images,
-    inline code, bold, italics, fenced blocks) to reStructuredText.
-
-    Parameters
-    ----------
-    markdown : str
-        A section of ``REPORT.md``.
-    figure_dir : str, default="figures"
-        Folder (relative to the page) the images are referred to in.
-    level_shift : int, default=0
-        Added to each heading's level (``###`` is level 3).
-
-    Returns
-    -------
-    rst : str
-    images : list of str
-        The image paths of the markdown, in order (relative to the report).
-    """
+def markdown_to_rst(markdown):
+    """``(rst, images)``: a section of ``REPORT.md`` (headings, paragraphs, bullet lists,
+    tables, images, inline code, bold, italics, fenced blocks) as reStructuredText, and
+    the paths of its images, in order. The page refers to them in ``figures/``."""
     lines = markdown.splitlines()
     out, images, i = [], [], 0
     while i < len(lines):
-        line = lines[i]
-        stripped = line.strip()
+        line, stripped = lines[i], lines[i].strip()
         if stripped.startswith("```"):
-            block = []
-            i += 1
-            while i < len(lines) and not lines[i].strip().startswith("```"):
-                block.append(lines[i])
-                i += 1
-            out += [".. code-block:: text", ""] + [f"   {b}" for b in block] + [""]
-            i += 1
+            end = next((j for j in range(i + 1, len(lines))
+                        if lines[j].strip().startswith("```")), len(lines))
+            out += [".. code-block:: text", "", *(f"   {b}" for b in lines[i + 1:end]), ""]
+            i = end + 1
             continue
         if stripped.startswith("|") and i + 1 < len(lines) and re.match(
                 r"^\|(\s*:?-+:?\s*\|)+\s*$", lines[i + 1].strip()):
-            block = []
-            while i < len(lines) and lines[i].strip().startswith("|"):
-                block.append(lines[i])
-                i += 1
+            end = next((j for j in range(i, len(lines))
+                        if not lines[j].strip().startswith("|")), len(lines))
             if out and out[-1] != "":
                 out.append("")
-            out += _table(block)
+            out += _table(lines[i:end])
+            i = end
             continue
-        heading = re.match(r"^(#{2,6})\s+(.*)$", stripped)
-        if heading:
-            level = min(len(heading.group(1)) + level_shift, 5)
-            title = _inline(heading.group(2))
-            out += ["", title, _HEADING_CHARS[level] * max(len(title), 4), ""]
-            i += 1
-            continue
-        image = re.match(r"^!\[([^\]]*)\]\(([^)]+)\)$", stripped)
-        if image:
-            images.append(image.group(2))
-            name = Path(image.group(2)).name
-            out += ["", f".. image:: {figure_dir}/{name}", f"   :alt: {image.group(1)}",
-                    "   :width: 100%", ""]
-            i += 1
-            continue
-        if stripped.startswith("<a id="):
-            i += 1
-            continue
-        if stripped.startswith("- ") and out and out[-1] != "" and not \
-                out[-1].lstrip().startswith("- "):
-            out.append("")
-        out.append(_inline(line))
         i += 1
-    text = "\n".join(out)
-    text = re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"
-    return text, images
+        heading = HEADING.match(stripped)
+        image = re.match(r"^!\[([^\]]*)\]\(([^)]+)\)$", stripped)
+        if heading:
+            title = _inline(heading.group(2))
+            level = min(len(heading.group(1)), 5)
+            out += ["", title, _HEADING_CHARS[level] * max(len(title), 4), ""]
+        elif image:
+            images.append(image.group(2))
+            out += ["", f".. image:: figures/{Path(image.group(2)).name}",
+                    f"   :alt: {image.group(1)}", "   :width: 100%", ""]
+        elif not stripped.startswith("<a id="):
+            if stripped.startswith("- ") and out and out[-1] != "" and not \
+                    out[-1].lstrip().startswith("- "):
+                out.append("")
+            out.append(_inline(line))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n") + "\n", images
 
 
 def _page_data(entry, provenance):
@@ -152,18 +119,8 @@ def _portable(command):
 
 
 def render_page(page):
-    """The reStructuredText of a published page from its JSON (:func:`publish`).
-
-    Parameters
-    ----------
-    page : dict
-        ``name``, ``title``, ``paper``, ``provenance`` and ``result``
-        (:meth:`Result.to_dict`, figure paths relative to the page's folder).
-
-    Returns
-    -------
-    rst : str
-    """
+    """The reStructuredText of a published page from its JSON (:func:`publish`): ``name``,
+    ``title``, ``paper``, ``provenance`` and ``result`` (figures relative to the page)."""
     prov, name, title = page["provenance"], page["name"], page["title"]
     rst, _ = markdown_to_rst(section_markdown(Result.from_dict(page["result"]),
                                               prov["mode"] == "quick"))
@@ -183,30 +140,11 @@ def render_page(page):
 
 
 def publish(report_dir, to_dir, *, only=None):
-    """Write ``<to_dir>/<name>.json`` and ``<to_dir>/<name>.rst`` rendered from it, for
-    each experiment of ``<report_dir>/REPORT.json``, and rewrite ``<to_dir>/index.rst``
-    (:func:`~sklearn_papers.reproduce._methods.results_index`).
-
-    Parameters
-    ----------
-    report_dir : path-like
-        Output folder of a run (holds ``REPORT.json`` and the figures).
-    to_dir : path-like
-        Docs folder of the results pages (created; figures go to ``figures/`` inside).
-    only : list of str, default=None
-        Experiments to publish; every finished one of the report when None.
-
-    Returns
-    -------
-    pages : list of pathlib.Path
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``REPORT.json`` or one of its figures is missing.
-    ValueError
-        If an experiment of ``only`` has no finished section in the report.
-    """
+    """Write ``<to_dir>/<name>.json`` (the run's provenance and the experiment's result)
+    and ``<to_dir>/<name>.rst`` rendered from it, for each finished experiment of
+    ``<report_dir>/REPORT.json`` (or those of ``only``: a ValueError for one that did not
+    finish), copy the figures to ``<to_dir>/figures/`` and rewrite ``<to_dir>/index.rst``
+    (:func:`~._methods.results_index`); return the pages' paths."""
     report_dir, to_dir = Path(report_dir), Path(to_dir)
     data = json.loads((report_dir / "REPORT.json").read_text(encoding="utf-8"))
     entries = {e["name"]: e for e in data["experiments"] if e["status"] == "ok"}
@@ -233,19 +171,9 @@ def publish(report_dir, to_dir, *, only=None):
 
 
 def published_tables(page):
-    """The tables of a published results page, read from its JSON.
-
-    Parameters
-    ----------
-    page : dict
-        A page's JSON (``docs/results/<name>.json``).
-
-    Returns
-    -------
-    tables : list of dict
-        One per table, in page order: ``"section"`` (the heading above it, or the page
-        title), ``"columns"`` and ``"rows"`` (lists of cells), as plain text.
-    """
+    """The tables of a published page's JSON (``docs/results/<name>.json``), in page order:
+    dicts of ``"section"`` (the heading above, or the page title), ``"columns"`` and
+    ``"rows"`` (lists of cells), as plain text."""
     result = Result.from_dict(page["result"])
     result._set_titles()
     tables = []
@@ -257,29 +185,10 @@ def published_tables(page):
 
 
 def published_value(tables, row, column, *, section=None):
-    """The one cell of ``tables`` in the row holding every key of ``row``, under ``column``.
-
-    Parameters
-    ----------
-    tables : list of dict
-        From :func:`published_tables`.
-    row : str or sequence of str
-        Cell texts that the row must all hold (exactly, as a reader sees them).
-    column : str
-        A header cell (exactly).
-    section : str, default=None
-        Only tables under a heading that contains this text.
-
-    Returns
-    -------
-    value : str
-
-    Raises
-    ------
-    KeyError
-        If no cell matches, or more than one does (listed): a number in the docs never
-        silently comes from another row.
-    """
+    """The one cell of ``tables`` (:func:`published_tables`) under the header ``column`` in
+    the row holding every cell text of ``row`` (exactly, as a reader sees them), in tables
+    under a heading containing ``section``. A KeyError when no cell matches, or more than
+    one does: a number in the docs never silently comes from another row."""
     keys = [row] if isinstance(row, str) else list(row)
     found = []
     for table in tables:

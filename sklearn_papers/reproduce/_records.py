@@ -1,11 +1,9 @@
 """Finished parts of a long experiment as small JSON records, kept with the source.
 
 A run longer than one machine lives (the ``duvenaud`` search) continues across machines
-when each finished part is written to a committed folder (``--records``, see
-docs/reproduce.rst). A record holds the part's value (scores), its ``params`` (with the
-version of the code that computes it: bump it when results change) and where it came
-from: date, commit, CPU seconds, device, package versions. A record is reused when its key
-and ``params`` equal the part's.
+from a committed folder of records (``--records``, see docs/reproduce.rst). A record holds
+a part's value, its ``params`` (with the version of the code that computes it) and where
+it came from; it is reused when its key and ``params`` equal the part's.
 """
 
 import json
@@ -16,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from sklearn_papers.reproduce._report import package_versions, source_commit, utc_now
+from sklearn_papers.reproduce._result import to_json
 
 __all__ = ["RECORD_FORMAT", "read_record", "record_commits", "record_path", "to_json",
            "write_record"]
@@ -32,21 +31,6 @@ def record_path(folder, key):
     return Path(folder).joinpath(*parts[:-1], parts[-1] + ".json")
 
 
-def to_json(value):
-    """``value`` as plain JSON types: tuples and arrays as lists, numpy scalars as Python
-    numbers; a TypeError for a value without a JSON form (records hold results)."""
-    if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if isinstance(value, (bool, int, float, str, type(None))):
-        return value
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return to_json(value.tolist())
-    raise TypeError(f"a part record holds plain values (numbers, strings, lists, dicts); "
-                    f"got {type(value).__name__}: return scores, not objects, from the part")
-
-
 def _same(a, b):
     """Equality of JSON values, NaN equal to NaN."""
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
@@ -59,16 +43,9 @@ def _same(a, b):
 
 
 def read_record(folder, key, params):
-    """The record of part ``key`` in ``folder`` when its ``params`` (canonical, as
-    :meth:`~sklearn_papers.reproduce.RunContext.cached` makes them) equal ``params``; None
-    for no file, an unreadable one, another layout or other settings.
-
-    Returns
-    -------
-    record : dict or None
-        ``key``, ``params``, ``value``, ``created``, ``commit``, ``cpu_seconds``,
-        ``device``, ``versions``.
-    """
+    """The record of part ``key`` in ``folder`` (a dict of ``key``, ``params``, ``value``,
+    ``created``, ``commit``, ``cpu_seconds``, ``device``, ``versions``) when its ``params``
+    equal ``params``; None for no file, an unreadable one, another layout or settings."""
     try:
         record = json.loads(record_path(folder, key).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -80,32 +57,14 @@ def read_record(folder, key, params):
     return record
 
 
-def write_record(folder, key, params, value, *, cpu_seconds=None, device="cpu"):
-    """Write the record of a finished part atomically and return it.
-
-    Parameters
-    ----------
-    folder : path-like
-    key : str
-    params : object
-        Canonical settings of the part (see :func:`read_record`).
-    value : object
-        The part's value, with a JSON form (:func:`to_json`).
-    cpu_seconds : float, default=None
-        CPU seconds (user + system) the part took.
-    device : str, default="cpu"
-
-    Returns
-    -------
-    record : dict
-    """
+def write_record(folder, key, params, value, *, cpu_seconds=None):
+    """Write the record of a finished part (``value`` with a JSON form, :func:`to_json`;
+    ``cpu_seconds``: user + system) atomically and return it."""
     record = {
         "format": RECORD_FORMAT, "key": str(key), "params": to_json(params),
-        "value": to_json(value),
-        "created": utc_now(),
-        "commit": _commit(),
+        "value": to_json(value), "created": utc_now(), "commit": _commit(),
         "cpu_seconds": None if cpu_seconds is None else round(float(cpu_seconds), 2),
-        "device": str(device), "versions": package_versions(),
+        "device": "cpu", "versions": package_versions(),
     }
     path = record_path(folder, key)
     path.parent.mkdir(parents=True, exist_ok=True)

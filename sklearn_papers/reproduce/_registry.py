@@ -1,12 +1,8 @@
 """The experiment registry of ``sklearn-papers reproduce``.
 
-One module per paper (e.g. ``duvenaud.py``) defines ``EXPERIMENT = Experiment(...)``, and
-a follow-up ``EXPERIMENT_FOLLOWUP = Experiment(name="<name>_followup", ...)``: every
-module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` is registered. ``run(ctx)`` takes a
-:class:`RunContext` and returns a :class:`~._result.Result`. A module reads top-down: its
-docstring (paper, data, what is checked); ``CLAIMS = declare(...)`` and ``PROTOCOL =
-Protocol(...)``; the parts (module-level functions of plain arguments, for
-:func:`~._parallel.cached_parts`); ``run``; ``EXPERIMENT``. See ``CONTRIBUTING.md``.
+Every module-level ``EXPERIMENT`` or ``EXPERIMENT_<SUFFIX>`` (a follow-up) of a module of
+this package is an :class:`Experiment`, whose ``run(ctx)`` takes a :class:`RunContext` and
+returns a :class:`~._result.Result`. See ``CONTRIBUTING.md`` for how a module reads.
 """
 
 import ast
@@ -23,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from sklearn_papers.reproduce._records import read_record, write_record
 from sklearn_papers.reproduce._report import utc_now
 from sklearn_papers.reproduce._result import Result
 
@@ -101,8 +98,6 @@ class RunContext:
     def _read(self, key, params, owner=None):
         """The stored record of a part (a text record, or a cache file) or None."""
         if self.records_dir is not None and owner is None:
-            from sklearn_papers.reproduce._records import read_record
-
             return read_record(self.records_dir, key, _canonical(params))
         try:
             with self._cache_file(key, params, owner).open("rb") as fh:
@@ -115,11 +110,8 @@ class RunContext:
         return None
 
     def _write(self, key, params, owner, value, cpu_seconds):
-        """Store a computed part atomically (a killed run leaves no half file); return its
-        record."""
+        """Store a computed part atomically (no half file if killed); return its record."""
         if self.records_dir is not None and owner is None:
-            from sklearn_papers.reproduce._records import write_record
-
             return write_record(self.records_dir, key, _canonical(params), value,
                                 cpu_seconds=cpu_seconds)
         path = self._cache_file(key, params, owner)
@@ -144,18 +136,18 @@ class RunContext:
 
     def cached(self, key, compute, *, params=None, cpu_seconds=None, owner=None,
                share=False):
-        """Return ``compute()``, cached in the output folder under ``key``.
+        """Return ``compute()`` (a value that pickles), cached under ``key``.
 
         With ``resume=True`` a value cached earlier under the same key, params, mode and
         seed is returned instead and listed in :attr:`reused`. Every computed value is
-        written at once, so a stopped run can be resumed.
+        written at once, so a stopped run can be resumed. With :attr:`records_dir` set,
+        the value's JSON form is returned.
 
         Parameters
         ----------
         key : str
             Names the part, unique within the experiment (e.g. ``"ESOL/default/seed=3"``).
         compute : callable
-            ``compute() -> value``; the value must pickle.
         params : object, default=None
             Settings the value depends on: a cached value is used only when they are equal.
         cpu_seconds : float, default=None
@@ -165,11 +157,6 @@ class RunContext:
             from :attr:`shared`, else cached in the owner's folder.
         share : bool, default=False
             Keep the value in :attr:`shared` for the rest of the run.
-
-        Returns
-        -------
-        value : object
-            With :attr:`records_dir` set, its JSON form (tuples and arrays as lists).
         """
         shared_key = self._shared_key(key, params, owner)
         if shared_key in self.shared:
@@ -328,16 +315,14 @@ class Experiment:
     protocol: object = None
 
 
-def _is_experiment_name(name):
-    """Whether a module-level ``name`` registers an experiment (``EXPERIMENT[_<SUFFIX>]``)."""
-    return name == "EXPERIMENT" or (name.startswith("EXPERIMENT_")
-                                    and len(name) > len("EXPERIMENT_"))
+#: A module-level name that registers an experiment.
+_EXPERIMENT_NAME = re.compile(r"EXPERIMENT(_\w+)?")
 
 
 def _module_experiments(module):
     """The :class:`Experiment` objects that ``module`` registers."""
     return [value for key, value in vars(module).items()
-            if _is_experiment_name(key) and isinstance(value, Experiment)]
+            if _EXPERIMENT_NAME.fullmatch(key) and isinstance(value, Experiment)]
 
 
 def _experiment_modules():
@@ -348,15 +333,11 @@ def _experiment_modules():
             if not info.name.startswith("_")]
 
 
-def _import(info):
-    return importlib.import_module(f"sklearn_papers.reproduce.{info.name}")
-
-
 def get_experiments():
     """Discover every experiment module and return ``{name: Experiment}`` sorted by name."""
     found = {}
     for info in _experiment_modules():
-        module = _import(info)
+        module = importlib.import_module(f"sklearn_papers.reproduce.{info.name}")
         for exp in _module_experiments(module):
             if exp.name in found:
                 raise ValueError(f"two experiments are named {exp.name!r}: give the one in "
@@ -366,14 +347,9 @@ def get_experiments():
 
 
 def list_experiments():
-    """``{name: (title, paper)}`` of every experiment sorted by name, read without importing
-    the modules (torch, RDKit) where their ``Experiment(...)`` fields are literal strings.
-
-    Returns
-    -------
-    experiments : dict
-        The same as ``{name: (exp.title, exp.paper)}`` over :func:`get_experiments`.
-    """
+    """``{name: (title, paper)}`` of every experiment sorted by name, as in
+    :func:`get_experiments`, read without importing the modules (torch, RDKit) where their
+    ``Experiment(...)`` fields are literal strings."""
     found = {}
     for info in _experiment_modules():
         folder = getattr(info.module_finder, "path", None)  # None: not a plain folder
@@ -381,30 +357,17 @@ def list_experiments():
             Path(folder) / f"{info.name}.py")
         if listed is None:  # not plain strings: import the module
             listed = [{"name": exp.name, "title": exp.title, "paper": exp.paper}
-                      for exp in _module_experiments(_import(info))]
+                      for exp in _module_experiments(importlib.import_module(
+                          f"sklearn_papers.reproduce.{info.name}"))]
         for fields in listed:
             found[fields["name"]] = (fields["title"], fields["paper"])
     return dict(sorted(found.items()))
 
 
-def _static_experiment_fields(path, target="EXPERIMENT"):
-    """``{"name", "title", "paper"}`` of ``<target> = Experiment(...)`` in the module at
-    ``path``; ``{}`` when it has no ``target``; None when they are not literal strings."""
-    found = _static_calls(path)
-    return None if found is None else found.get(target, {})
-
-
 def _static_experiments(path):
-    """The fields of every experiment the module at ``path`` registers, or None when one
-    of them is not written with literal strings (the module must then be imported)."""
-    found = _static_calls(path)
-    return None if found is None or None in found.values() else list(found.values())
-
-
-def _static_calls(path):
-    """``{target: fields or None}`` of the module's experiment assignments, read with
-    :mod:`ast`; a string constant assigned above a call may stand for a field. None when
-    the file cannot be parsed."""
+    """The ``name``, ``title`` and ``paper`` of each experiment the module at ``path``
+    registers, read with :mod:`ast` (a string constant assigned above may stand for a
+    field); None when the file cannot be parsed or a field is not a literal string."""
     try:
         tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError):
@@ -415,13 +378,13 @@ def _static_calls(path):
                 and isinstance(node.targets[0], ast.Name)):
             continue
         target, value = node.targets[0].id, node.value
-        if _is_experiment_name(target):
+        if _EXPERIMENT_NAME.fullmatch(target):
             found[target] = _call_fields(value, constants)
         elif isinstance(value, ast.Constant) and isinstance(value.value, str):
             constants[target] = value.value
         else:
             constants.pop(target, None)  # reassigned to something else
-    return found
+    return None if None in found.values() else list(found.values())
 
 
 def _call_fields(call, constants):
@@ -445,9 +408,6 @@ def run_experiment(exp, ctx):
     """Run one experiment; return ``(section, seconds, error_text_or_None)``."""
     start = time.perf_counter()
     try:
-        section = exp.run(ctx)
-        error = None
+        return exp.run(ctx), time.perf_counter() - start, None
     except Exception:  # noqa: BLE001 - one failing paper must not hide the others
-        section = None
-        error = traceback.format_exc()
-    return section, time.perf_counter() - start, error
+        return None, time.perf_counter() - start, traceback.format_exc()

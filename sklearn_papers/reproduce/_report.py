@@ -13,7 +13,7 @@ import numpy as np
 
 from sklearn_papers.reproduce._result import Result, dump_json
 
-__all__ = ["format_mean_std", "full_mode_only", "hardware", "machine_info",
+__all__ = ["format_mean_std", "full_mode_only", "hardware", "load_average",
            "portable_command", "render_report", "report_data", "section_markdown",
            "source_commit", "write_report"]
 
@@ -32,23 +32,9 @@ def format_mean_std(values, digits=2):
 
 
 def full_mode_only(experiment, heading, what):
-    """Markdown for a follow-up that the quick run skips: it points to the published full
-    report (``docs/results/<experiment>.rst``) when that holds ``heading``, else to the
-    full mode.
-
-    Parameters
-    ----------
-    experiment : str
-        The experiment's name, e.g. ``"mask_rcnn"``.
-    heading : str
-        The follow-up's heading, without the markdown ``#`` marks.
-    what : str
-        One sentence on what the follow-up measures.
-
-    Returns
-    -------
-    markdown : str
-    """
+    """Markdown for a follow-up under ``heading`` (no ``#`` marks) that the quick run skips:
+    ``what`` it measures (a sentence), then where to find it, the published full report
+    (``docs/results/<experiment>.rst``) when that holds ``heading``, else the full mode."""
     page = Path(__file__).resolve().parents[2] / "docs" / "results" / f"{experiment}.rst"
     try:
         published = heading in page.read_text(encoding="utf-8")
@@ -74,12 +60,6 @@ def package_versions():
         except md.PackageNotFoundError:
             pass
     return found
-
-
-def _versions():
-    """:func:`package_versions` as the report writes them: ``"Python 3.12.3, ..."``."""
-    return ", ".join(f"{'Python' if name == 'python' else name} {version}"
-                     for name, version in package_versions().items())
 
 
 def source_commit():
@@ -115,7 +95,8 @@ def _cpu_model():
     return platform.processor() or platform.machine()
 
 
-def _load():
+def load_average():
+    """``"0.5 0.4 0.3"``: the load averages over 1, 5 and 15 minutes, or ``"n/a"``."""
     try:
         return "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
     except (AttributeError, OSError):
@@ -132,21 +113,9 @@ def _portable_path(word):
 
 
 def portable_command(words):
-    """The command line ``sklearn-papers WORDS`` as reports record it: no local paths.
-
-    A local path (absolute, from ``~``, or climbing out with ``..``; also in ``--opt=PATH``)
-    is cut to its last component: ``--out /home/me/runs/sumo`` becomes ``--out sumo``.
-
-    Parameters
-    ----------
-    words : sequence of str or path-like
-        The arguments after ``sklearn-papers``.
-
-    Returns
-    -------
-    command : str
-        ``"sklearn-papers " +`` the shell-quoted words.
-    """
+    """``"sklearn-papers WORDS"`` (shell-quoted) as reports record it, each local path
+    (absolute, from ``~``, climbing out with ``..``; also in ``--opt=PATH``) cut to its last
+    component: ``--out /home/me/runs/sumo`` becomes ``--out sumo``."""
     out = []
     for word in map(str, words):
         if word.startswith("--") and "=" in word:
@@ -163,51 +132,42 @@ def hardware():
             f"{platform.release()} ({platform.machine()})")
 
 
-def machine_info():
-    """:func:`hardware` and the current load average (for reading a run's CPU timings)."""
-    return f"{hardware()}, load average at start {_load()} (1/5/15 min)"
-
-
 def report_data(results, *, quick, seconds, command=None, pending=(), notes=None,
-                machine=None, cpu=None, out_dir=None):
+                load_start=None, cpu=None, out_dir=None):
     """The run as data (what ``REPORT.json`` holds and ``REPORT.md`` renders).
 
     ``results`` is ``[(experiment, result, seconds, error), ...]``, ``pending`` the
     experiments not finished yet; ``notes`` and ``cpu`` map an experiment's name to its
-    note (parts read back) and CPU seconds; ``machine`` is the :func:`machine_info` of the
-    run's start; figure paths are written relative to ``out_dir``.
-
-    Returns
-    -------
-    data : dict
-        ``"provenance"`` (command, mode, commit, versions, hardware), ``"log"`` (date, load:
-        left out of the published pages) and ``"experiments"``: per experiment ``name``,
-        ``title``, ``paper``, ``status`` (``"ok"``, ``"failed"``, ``"not finished"``),
-        ``seconds``, ``cpu_seconds``, ``note``, ``error`` and ``result``.
+    note (parts read back) and CPU seconds; ``load_start`` is the :func:`load_average` at
+    the run's start; figure paths are written relative to ``out_dir``. The data holds
+    ``"provenance"`` (command, mode, commit, versions, hardware), ``"log"`` (date, load:
+    left out of the published pages) and ``"experiments"``: per experiment ``name``,
+    ``title``, ``paper``, ``status`` (``"ok"``, ``"failed"``, ``"not finished"``),
+    ``seconds``, ``cpu_seconds``, ``note``, ``error`` and ``result``.
     """
     if command is None:
         command = f"sklearn-papers reproduce{' --quick' if quick else ''}"
     notes, cpu = notes or {}, cpu or {}
-    if machine is None:
-        machine = machine_info()
-    hw, _, load_start = machine.partition(", load average at start ")
+    if load_start is None:
+        load_start = load_average()
     experiments = [{
         "name": exp.name, "title": exp.title, "paper": exp.paper,
         "status": "ok" if error is None else "failed", "seconds": float(secs),
-        "cpu_seconds": None if exp.name not in cpu else float(cpu[exp.name]),
+        "cpu_seconds": None if cpu.get(exp.name) is None else float(cpu[exp.name]),
         "note": notes.get(exp.name, ""), "error": error,
         "result": None if error is not None else result.to_dict(relative_to=out_dir),
     } for exp, result, secs, error in results]
     experiments += [{"name": exp.name, "title": exp.title, "paper": exp.paper,
                      "status": "not finished", "seconds": None, "cpu_seconds": None,
                      "note": "", "error": None, "result": None} for exp in pending]
+    versions = ", ".join(f"{'Python' if name == 'python' else name} {version}"
+                         for name, version in package_versions().items())
     return {
         "provenance": {"command": command, "mode": "quick" if quick else "full",
-                       "commit": source_commit(), "versions": _versions(), "hardware": hw,
-                       "seconds": float(seconds)},
+                       "commit": source_commit(), "versions": versions,
+                       "hardware": hardware(), "seconds": float(seconds)},
         "log": {"generated": utc_now(),
-                "load": f"at start {load_start.removesuffix(' (1/5/15 min)')}, at the end "
-                        f"{_load()} (1/5/15 min)" if load_start else ""},
+                "load": f"at start {load_start}, at the end {load_average()} (1/5/15 min)"},
         "experiments": experiments,
     }
 
@@ -275,13 +235,7 @@ def section_markdown(result, quick):
 
 def write_report(out_dir, results, **kwargs):
     """Write ``<out_dir>/REPORT.json`` (:func:`report_data` with ``kwargs``) and
-    ``REPORT.md`` rendered from it.
-
-    Returns
-    -------
-    path : pathlib.Path
-        The ``REPORT.md`` written.
-    """
+    ``REPORT.md`` rendered from it; return the path of ``REPORT.md``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     data = report_data(results, out_dir=out_dir, **kwargs)

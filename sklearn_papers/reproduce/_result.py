@@ -1,14 +1,12 @@
 """An experiment's result as data: tables as records, verdicts, figures.
 
-A :class:`Result`'s text is markdown in which each table and each verdict is a
-placeholder (``[[table:0]]``, ``[[verdict:2]]``) for a record kept beside it: a
-:class:`Table` (rows as dicts, numbers stay numbers) or a :class:`VerdictRecord` (claim,
-arms, metric, rule, the rule's numbers, outcome; a claim made of parts keeps its parts).
-``REPORT.json``, the published pages, the docs' numbers and the tests read the records;
-:attr:`Result.markdown` fills them in.
+A :class:`Result`'s text is markdown in which each table and verdict is a placeholder
+(``[[table:0]]``, ``[[verdict:2]]``) for a record kept beside it, a :class:`Table` or a
+:class:`VerdictRecord`; :attr:`Result.markdown` fills them in.
 """
 
 import json
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -18,13 +16,14 @@ import numpy as np
 
 from sklearn_papers.reproduce._claims import OUTCOMES, Claim, Verdict, bold_outcome, describe
 
-__all__ = ["Result", "Table", "VerdictRecord", "plain"]
+__all__ = ["Result", "Table", "VerdictRecord", "plain", "to_json"]
 
 #: A placeholder of :attr:`Result.text`: ``[[table:N]]`` or ``[[verdict:N]]``, the latter
 #: optionally with a style (``[[verdict:N:outcome]]``, see :meth:`VerdictRecord.render`).
 PLACEHOLDER = re.compile(r"\[\[(table|verdict):(\d+)(?::(\w+))?\]\]")
 
-_HEADING = re.compile(r"^(#{2,6})\s+(.*)$")
+#: A markdown heading of level 2 to 6: its marks and its text.
+HEADING = re.compile(r"^(#{2,6})\s+(.*)$")
 
 
 def plain(text):
@@ -34,34 +33,28 @@ def plain(text):
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _json_value(value):
-    """``value`` with numpy numbers as Python ones and NaN or inf as None (for JSON)."""
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        return value if np.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_json_value(v) for v in value]
+def to_json(value, *, finite=False):
+    """``value`` as plain JSON types: tuples and arrays as lists, numpy scalars as Python
+    numbers, NaN and inf as None when ``finite``; a TypeError for an object."""
     if isinstance(value, dict):
-        return {str(k): _json_value(v) for k, v in value.items()}
-    return value
+        return {str(k): to_json(v, finite=finite) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_json(v, finite=finite) for v in value]
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return to_json(value.tolist(), finite=finite)
+    if isinstance(value, float) and finite and not math.isfinite(value):
+        return None
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return value
+    raise TypeError(f"records hold plain values (numbers, strings, lists, dicts); got "
+                    f"{type(value).__name__}: return scores, not objects, from the part")
 
 
 @dataclass
 class Table:
-    """One table of a result.
-
-    Attributes
-    ----------
-    rows : list of dict
-        ``{column: value}`` per row: numbers, markdown strings or None (an empty cell).
-    columns : list of str
-    floatfmt : str, default=".3f"
-        How float cells are written.
-    title : str, default=""
-        The heading above the table (set by :meth:`Result.to_dict`).
-    """
+    """One table of a result: ``rows`` (``{column: value}``, a value a number, markdown or
+    None for an empty cell), ``columns``, ``floatfmt`` (of float cells) and ``title`` (the
+    heading above it, set by :meth:`Result.to_dict`)."""
 
     rows: list
     columns: list
@@ -88,7 +81,7 @@ class Table:
     def to_dict(self):
         return {"title": self.title, "columns": list(self.columns),
                 "floatfmt": self.floatfmt,
-                "rows": [{c: _json_value(row.get(c)) for c in self.columns}
+                "rows": [{c: to_json(row.get(c), finite=True) for c in self.columns}
                          for row in self.rows]}
 
     @classmethod
@@ -101,33 +94,14 @@ class Table:
 class VerdictRecord:
     """One verdict of a result: a claim, judged.
 
-    Attributes
-    ----------
-    claim : str
-        The claim in words.
-    outcome : {"holds", "does not hold", "inconclusive"}
-    rule : str
-        A rule of :mod:`._claims`, or how a claim's parts combine (``"all of"``, ...).
-    metric : str, default=""
-    arms : list of str, default=[]
-        What is compared: the claimed side first.
-    paper : str, default=""
-        What the paper reports.
-    estimate, interval, n, wins : float, list of float, int, int, or None
-        Those of the :class:`~._claims.Verdict` (``interval`` ``[None, None]`` with one
-        seed); None for a claim made of parts.
-    unit : str, default="seeds"
-    numbers : dict
-        The per-seed values the rule read (``"a"``, ``"b"``, ``"threshold"``).
-    parts : list of VerdictRecord
-        The parts of a claim made of parts.
-    digits : int, default=3
-        Digits the report writes.
-    section : str, default=""
-        The heading above its first mention (set by :meth:`Result.to_dict`).
-    wording : str, default=""
-        Markdown rendered as is, for a verdict without a rule's numbers (a page converted
-        from its published text).
+    ``claim``, ``metric``, ``arms`` (the claimed side first), ``paper``, ``unit`` and
+    ``rule`` are the :class:`~._claims.Claim`'s (``rule``: how a claim made of parts
+    combines its ``parts``); ``outcome``, ``estimate``, ``interval`` (``[None, None]`` with
+    one seed), ``n``, ``wins`` and ``numbers`` (the per-seed values the rule read) the
+    :class:`~._claims.Verdict`'s, None for a claim made of parts. ``digits``: those the
+    report writes. ``section``: the heading above its first mention (set by
+    :meth:`Result.to_dict`). ``wording``: markdown rendered as is, for a verdict without a
+    rule's numbers (a page converted from its published text).
     """
 
     claim: str
@@ -170,12 +144,13 @@ class VerdictRecord:
         if not isinstance(verdict, Verdict):
             raise TypeError(f"expected a Verdict or an outcome string, got {verdict!r}")
         c = verdict.claim
-        lo, hi = (_json_value(float(v)) for v in verdict.interval)
         return cls(claim=claim or c.statement, outcome=verdict.outcome, rule=c.rule,
                    metric=c.metric, arms=list(arms or c.arms), paper=c.paper,
-                   estimate=_json_value(float(verdict.estimate)), interval=[lo, hi],
+                   estimate=to_json(float(verdict.estimate), finite=True),
+                   interval=to_json([float(v) for v in verdict.interval], finite=True),
                    n=int(verdict.n_seeds), wins=int(verdict.wins), unit=c.unit,
-                   numbers=_json_value(verdict.numbers), parts=parts, digits=digits)
+                   numbers=to_json(verdict.numbers, finite=True), parts=parts,
+                   digits=digits)
 
     @property
     def judged(self):
@@ -232,19 +207,9 @@ class VerdictRecord:
 
 @dataclass
 class Result:
-    """What one experiment returns: its report section as data.
-
-    Attributes
-    ----------
-    text : str
-        Markdown with placeholders for its tables and verdicts (headings from level 3).
-    tables : list of Table
-    verdicts : list of VerdictRecord
-    figures : list of pathlib.Path
-        PNG files written into the output folder.
-    shortened : str
-        What ``--quick`` shortened.
-    """
+    """What one experiment returns, its report section as data: ``text`` (markdown with
+    placeholders for its ``tables`` and ``verdicts``, headings from level 3), ``figures``
+    (PNG files in the output folder) and what ``--quick`` ``shortened``."""
 
     text: str = ""
     tables: list = field(default_factory=list)
@@ -271,21 +236,11 @@ class Result:
         """Keep a verdict once; return its placeholder, rendered as
         :meth:`VerdictRecord.render` with ``style``.
 
-        Parameters
-        ----------
-        verdict : Verdict or str
-            From :func:`~._claims.judge`, or the outcome of a claim made of parts.
-        arms : sequence of str
-            What is compared, the claimed side first; the claim's ``arms`` by default.
-        claim : str or Claim, default=None
-            The claim's words (the verdict's by default), or for a claim made of parts
-            its declared :class:`~._claims.Claim`.
-        style : {"bold", "outcome", "plain", "bare", "parts"}, default="bold"
-        digits : int, default=3
-        parts : sequence of Verdict
-            The parts of a claim made of parts.
-        rule : str, default=None
-            How the parts combine (``"all of"``, ...), when ``claim`` is words.
+        ``verdict`` is a :class:`~._claims.Verdict`, or the outcome of a claim made of
+        ``parts`` (Verdicts), whose ``claim`` is then its declared
+        :class:`~._claims.Claim`, or its words with the ``rule`` that combines the parts.
+        ``arms`` and ``claim`` default to the verdict's claim's
+        (:meth:`VerdictRecord.from_verdict`).
         """
         key = id(verdict) if isinstance(verdict, Verdict) else None
         if key is not None and key in self._seen:
@@ -351,10 +306,6 @@ class Result:
                  "paper": v.claim.paper or "",
                  "here": self.verdict(v, style="outcome", digits=digits)} for v in verdicts]
 
-    def outcomes(self):
-        """``{claim: outcome}`` of every verdict."""
-        return {v.claim: v.outcome for v in self.verdicts}
-
     def find(self, claim):
         """The one verdict whose claim contains ``claim`` (else a KeyError listing them)."""
         found = [v for v in self.verdicts if claim in v.claim]
@@ -381,7 +332,7 @@ class Result:
         """Set each table's title and verdict's section: the heading above its first use."""
         heading, done = "", set()
         for line in self.text.splitlines():
-            match = _HEADING.match(line.strip())
+            match = HEADING.match(line.strip())
             if match:
                 heading = match.group(2)
             for ph in PLACEHOLDER.finditer(line):
@@ -389,15 +340,14 @@ class Result:
                 if (kind, index) in done:
                     continue
                 done.add((kind, index))
-                if kind == "table":
-                    self.tables[index].title = heading
-                    for cell in self.tables[index].markdown().splitlines():
-                        for inner in PLACEHOLDER.finditer(cell):
-                            if inner.group(1) == "verdict" and not self.verdicts[
-                                    int(inner.group(2))].section:
-                                self.verdicts[int(inner.group(2))].section = heading
-                else:
+                if kind == "verdict":
                     self.verdicts[index].section = heading
+                    continue
+                self.tables[index].title = heading
+                for inner in PLACEHOLDER.finditer(self.tables[index].markdown()):
+                    if inner.group(1) == "verdict":
+                        verdict = self.verdicts[int(inner.group(2))]
+                        verdict.section = verdict.section or heading
 
     def to_dict(self, relative_to=None):
         """The result as JSON-ready data (figure paths relative to ``relative_to``)."""

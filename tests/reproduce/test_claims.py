@@ -30,7 +30,7 @@ def test_a_lower_error_is_judged_with_the_direction_flipped():
 def test_one_seed_is_inconclusive_for_interval_rules():
     verdict = judge(BEATS, [0.9], [0.1])
     assert verdict.outcome == INCONCLUSIVE
-    assert "one seed" in verdict.text()
+    assert "one seed" in verdict.short()
 
 
 def test_a_small_change_near_the_boundary_does_not_flip_holds_into_does_not_hold():

@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from sklearn_papers.reproduce import get_experiments
-from sklearn_papers.reproduce._registry import _static_experiment_fields, list_experiments
+from sklearn_papers.reproduce._registry import _static_experiments, list_experiments
 
 
 def test_list_imports_no_experiment_module_nor_torch():
@@ -34,26 +34,23 @@ def test_non_literal_fields_fall_back_to_importing(tmp_path):
     path = tmp_path / "m.py"
     path.write_text('PAPER = "P"\nEXPERIMENT = Experiment(name="m", title="T", paper=PAPER,'
                     ' run=None)\n')
-    assert _static_experiment_fields(path) == {"name": "m", "title": "T", "paper": "P"}
+    assert _static_experiments(path) == [{"name": "m", "title": "T", "paper": "P"}]
     path.write_text('EXPERIMENT = Experiment(name="m", title="T" + "x", paper="P", run=None)\n')
-    assert _static_experiment_fields(path) is None
+    assert _static_experiments(path) is None
     path.write_text('PAPER = "P"\nPAPER = PAPER.upper()\n'
                     'EXPERIMENT = Experiment(name="m", title="T", paper=PAPER, run=None)\n')
-    assert _static_experiment_fields(path) is None
+    assert _static_experiments(path) is None
     path.write_text("X = 1\n")
-    assert _static_experiment_fields(path) == {}
+    assert _static_experiments(path) == []
 
 
 def test_a_followup_experiment_in_the_same_module_is_listed_and_registered(tmp_path):
-    from sklearn_papers.reproduce._registry import _static_experiments
-
     path = tmp_path / "m.py"
     path.write_text('PAPER = "P"\nEXPERIMENT = Experiment(name="m", title="T", paper=PAPER,'
                     ' run=None)\nEXPERIMENT_FOLLOWUP = Experiment(name="m_followup", '
                     'title="F", paper=PAPER, run=None)\nEXPERIMENTAL = 3\n')
     assert _static_experiments(path) == [{"name": "m", "title": "T", "paper": "P"},
                                          {"name": "m_followup", "title": "F", "paper": "P"}]
-    assert _static_experiment_fields(path, "EXPERIMENT_FOLLOWUP")["name"] == "m_followup"
     path.write_text('EXPERIMENT_FOLLOWUP = Experiment(name=NAME, title="F", paper="P", '
                     'run=None)\n')
     assert _static_experiments(path) is None  # not literal: the module is imported
