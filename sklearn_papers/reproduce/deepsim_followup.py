@@ -488,7 +488,8 @@ EXPERIMENT_FOLLOWUP = Experiment(
     name="deepsim_followup",
     title="DeePSiM follow-ups: which term sharpens, what the comparator weighs, why "
           "iterates drift",
-    paper=deepsim.EXPERIMENT.paper,
+    paper="Dosovitskiy & Brox 2016, Generating Images with Perceptual Similarity Metrics "
+          "based on Deep Networks, NeurIPS",
     run=run_followup,
     claims=CLAIMS_FOLLOWUP,
     protocol=deepsim.PROTOCOL,
