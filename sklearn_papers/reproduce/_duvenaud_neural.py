@@ -8,7 +8,6 @@ Setup: docs/papers/duvenaud.rst.
 import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
-from sklearn_papers.metrics import minmax_distances
 from sklearn_papers.reproduce._common import one_torch_thread, save_figure
 from sklearn_papers.reproduce._duvenaud_search import ModelSpec
 from sklearn_papers.reproduce._pinned import pinned
@@ -95,20 +94,13 @@ def ecfp_correlation(ctx):
     """``(markdown, figure)``: the Pearson correlation of random neural fingerprint and ECFP
     distances on Delaney (all 1128 molecules, ``--quick``: 400; paper, Section 3, Fig. 3)."""
     import matplotlib.pyplot as plt
-    from scipy.spatial.distance import pdist, squareform
 
-    from sklearn_papers.chem import CircularFingerprint, NeuralFingerprint
+    from sklearn_papers.chem._fingerprint_correlation import _random_fingerprint_correlation
     from sklearn_papers.datasets import load_delaney
 
     X, _ = load_delaney(return_X_y=True)
     n = 400 if ctx.quick else len(X)
-    X = X[:n]
-    ecfp = CircularFingerprint(radius=4, n_bits=2048).fit_transform(X).astype(bool)
-    nf = NeuralFingerprint(fp_length=2048, radius=4, conv_width=20,
-                           random_state=ctx.random_state).fit_transform(X).astype(np.float64)
-    d_ecfp = pdist(ecfp, "jaccard")
-    d_nf = squareform(minmax_distances(nf), checks=False)
-    r = float(np.corrcoef(d_ecfp, d_nf)[0, 1])
+    r, d_ecfp, d_nf = _random_fingerprint_correlation(X[:n], ctx.random_state)
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     rng = np.random.default_rng(0)
     show = rng.choice(len(d_ecfp), size=min(20000, len(d_ecfp)), replace=False)
