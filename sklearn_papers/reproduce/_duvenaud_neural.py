@@ -24,28 +24,6 @@ _QUICK = {"fp_length": 50, "radius": 3, "conv_width": 20, "lr": 1e-2,
           "alpha": float(np.exp(-2)), "max_epochs": 15, "hidden_size": 100}
 
 
-#: ``{(data set name, digest of its SMILES): GraphCache}`` of the data set this process
-#: fits now: parts come data set by data set, so a worker featurizes each molecule about
-#: once instead of being sent the graphs with every part.
-_CACHES = {}
-
-
-def _graph_cache(data):
-    """The :class:`~sklearn_papers.chem.GraphCache` shared by every fit on ``data`` in this
-    process (the one of the previous data set is cleared)."""
-    import hashlib
-
-    from sklearn_papers.chem import GraphCache
-
-    key = (data.name, hashlib.sha1("\n".join(map(str, data.smiles)).encode()).hexdigest())
-    if key not in _CACHES:
-        for old in _CACHES.values():
-            old.clear()
-        _CACHES.clear()
-        _CACHES[key] = GraphCache()
-    return _CACHES[key]
-
-
 def _part_data(data, params):
     return data.slim()
 
@@ -71,7 +49,7 @@ def _fit_predict(params, data, train, others, seed):
     # of the estimator's defaults does not change this protocol
     model = NeuralFingerprintRegressor(**pinned(NeuralFingerprintRegressor, dict(
         batch_size=100, init_scale="auto", batch_norm=True, random_state=seed,
-        graph_cache=_graph_cache(data), **params)))
+        graph_cache=data.graph_cache(), **params)))
     with one_torch_thread():  # tiny graph model: one thread is fastest, avoids contention
         model.fit(data.smiles[train], data.y[train])
         return [model.predict(data.smiles[idx]) for idx in others]

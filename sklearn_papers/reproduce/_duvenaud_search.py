@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sklearn_papers.chem._folded_ecfp import DatasetData
+from sklearn_papers.chem._molecule_set import DatasetData
 from sklearn_papers.datasets._splits import _contiguous_folds
 from sklearn_papers.reproduce._parallel import cached_parts
 

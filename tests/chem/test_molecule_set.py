@@ -1,11 +1,12 @@
-"""ECFP bits computed once at 2048 bits and folded to a smaller power of two."""
+"""A set of molecules: ECFP bits computed once at 2048 bits and folded to a smaller power
+of two, graphs cached per process."""
 
 import numpy as np
 import pytest
 from rdkit import Chem
 from rdkit.Chem import rdFingerprintGenerator
 
-from sklearn_papers.chem._folded_ecfp import MAX_BITS, DatasetData
+from sklearn_papers.chem._molecule_set import MAX_BITS, DatasetData
 from sklearn_papers.datasets import load_delaney
 
 
@@ -35,3 +36,16 @@ def test_invalid_smiles_are_named():
     data = DatasetData("toy", np.array(["CCO", "not a molecule"], dtype=object), np.zeros(2))
     with pytest.raises(ValueError, match="not a molecule"):
         data.fingerprints(2, 64)
+
+
+def test_graph_cache_is_shared_per_set_and_cleared_for_the_next():
+    smiles = np.array(["CCO", "CCN"], dtype=object)
+    first = DatasetData("a", smiles, np.zeros(2))
+    cache = first.graph_cache()
+    assert DatasetData("a", smiles.copy(), np.ones(2)).graph_cache() is cache
+    assert first.slim().graph_cache() is cache
+    cleared = []
+    cache.clear = lambda: cleared.append(True)
+    other = DatasetData("a", np.array(["CCC"], dtype=object), np.zeros(1)).graph_cache()
+    assert other is not cache and cleared == [True]
+    assert DatasetData("b", smiles, np.zeros(2)).graph_cache() is not other

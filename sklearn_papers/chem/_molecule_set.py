@@ -1,6 +1,7 @@
-"""A regression set of molecules with its ECFP bits computed once per radius, at
-:data:`MAX_BITS` bits, and folded to any smaller power of two (Duvenaud et al. 2015 search
-the fingerprint length; folding makes every length one Morgan computation)."""
+"""A regression set of molecules with its featurizations computed once: ECFP bits per
+radius at :data:`MAX_BITS` bits, folded to any smaller power of two (Duvenaud et al. 2015
+search the fingerprint length; folding makes every length one Morgan computation), and
+molecular graphs in a :class:`~sklearn_papers.chem.GraphCache` per process."""
 
 from dataclasses import dataclass, field
 
@@ -13,6 +14,11 @@ __all__ = []
 #: Fingerprint length computed; shorter ones are folded from it (exact for powers of two:
 #: RDKit's Morgan generator maps each 32-bit identifier to ``id % fpSize``).
 MAX_BITS = 2048
+
+#: ``{(set name, digest of its SMILES): GraphCache}`` of the set this process fits now:
+#: parts come set by set, so a worker featurizes each molecule about once instead of
+#: being sent the graphs with every part.
+_GRAPH_CACHES = {}
 
 
 @dataclass
@@ -52,3 +58,18 @@ class DatasetData:
         the targets and, if given, the bits of ``radius``."""
         cache = {} if radius is None else {radius: self.bits(radius)}
         return DatasetData(self.name, self.smiles, self.y, _cache=cache)
+
+    def graph_cache(self):
+        """The :class:`~sklearn_papers.chem.GraphCache` shared by every fit on this set in
+        this process (the one of the previous set is cleared)."""
+        import hashlib
+
+        from sklearn_papers.chem import GraphCache
+
+        key = (self.name, hashlib.sha1("\n".join(map(str, self.smiles)).encode()).hexdigest())
+        if key not in _GRAPH_CACHES:
+            for old in _GRAPH_CACHES.values():
+                old.clear()
+            _GRAPH_CACHES.clear()
+            _GRAPH_CACHES[key] = GraphCache()
+        return _GRAPH_CACHES[key]
