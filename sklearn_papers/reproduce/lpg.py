@@ -23,6 +23,7 @@ from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
 from sklearn_papers.rl._rule_probes import _counted, _rule_probes, _rule_snapshots, _with_rule
+from sklearn_papers.rl._scores import _finite_mean, _or_nan
 
 __all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
@@ -64,13 +65,6 @@ _A2C_LRS = (1.0, 2.0, 3.0, 4.0)
 _FOLLOWUP_HEADING = "Follow-up: y's value-likeness along meta-training"
 #: The methods of the returns table, in its column order.
 _METHODS = ["LPG", "A2C (tuned lr)", "untrained rule", "LPG without y"]
-
-
-def _mean(values):
-    """Mean of the finite values (NaN, without a warning, when there are none)."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    return float(values.mean()) if values.size else float("nan")
 
 
 def _probe(est, envs, cfg, seed, extras=False):
@@ -270,14 +264,6 @@ def _environments(cfg, rs):
     return train, {"held-out 5x5": test, "larger 7x7": large}
 
 
-def _or_nan(fn, *args):
-    """``fn(*args)``, or NaN where the agents diverged (``FloatingPointError``)."""
-    try:
-        return fn(*args)
-    except FloatingPointError:
-        return float("nan")
-
-
 def _score(est, envs):
     """Mean lifetime return of fresh agents trained by ``est``'s rule (the paper's metric)."""
     return _or_nan(lambda: float(np.mean(est.lifetime_returns(envs))))
@@ -417,9 +403,9 @@ def _probe_text(result, probes):
         lines.append(result.verdict_line(judge(claim, finite), style) if finite.size else
                      result.verdict_line("inconclusive", "outcome", rule="no finite value",
                                          claim=claim))
-        td_other = [_mean([p[("td", g)][j] for g in others]) for p in probes]
+        td_other = [_finite_mean([p[("td", g)][j] for g in others]) for p in probes]
         parts[how] = [judge(CLAIMS["y_beats"].at(how=how),
-                            [_mean([p[("y", g)][j] for g in others]) for p in probes],
+                            [_finite_mean([p[("y", g)][j] for g in others]) for p in probes],
                             td_other),
                       judge(CLAIMS["td_drops"].at(how=how),
                             [p[("td", _TRAIN_DISCOUNT)][j] for p in probes], td_other)]
