@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from sklearn_papers.reproduce import lpg_stock as S
+from sklearn_papers.rl._scores import _best_setting, _finite_mean, _normalized_score
 
 _RECORDS = Path(__file__).resolve().parents[1] / "records" / "lpg_stock" / "full-seed0"
 
@@ -37,7 +38,8 @@ def _baselines(folder):
     for name, _, _ in S._STOCK:
         path = Path(folder) / "baselines" / (name.replace(", ", "_").replace(" ", "_") + ".json")
         value = json.loads(path.read_text())["value"]
-        out[name] = (S._mean(value["random"]), S._mean(value["A2C"][S._best(value["A2C"])]))
+        out[name] = (_finite_mean(value["random"]),
+                     _finite_mean(value["A2C"][_best_setting(value["A2C"])]))
     return out
 
 
@@ -74,7 +76,7 @@ def main():
                                             args.episodes, 200, 1000 + s))
         rand, a2c = base[name]
         print(f"  {name}: greedy returns {np.round(returns, 2).tolist()}, normalized "
-              f"{S._normalized(S._mean(returns), rand, a2c):.2f}", flush=True)
+              f"{_normalized_score(_finite_mean(returns), rand, a2c):.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ Setup: docs/papers/duvenaud.rst.
 import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
-from sklearn_papers.metrics import minmax_distances
 from sklearn_papers.reproduce._common import one_torch_thread, save_figure
 from sklearn_papers.reproduce._duvenaud_search import ModelSpec
 from sklearn_papers.reproduce._pinned import pinned
@@ -23,28 +22,6 @@ QUICK_MODELS = {"solubility": ("nf_linear", "nf_mlp"), "malaria": ("nf_mlp",),
 #: Fixed configuration used by ``--quick`` (no search).
 _QUICK = {"fp_length": 50, "radius": 3, "conv_width": 20, "lr": 1e-2,
           "alpha": float(np.exp(-2)), "max_epochs": 15, "hidden_size": 100}
-
-
-#: ``{(data set name, digest of its SMILES): GraphCache}`` of the data set this process
-#: fits now: parts come data set by data set, so a worker featurizes each molecule about
-#: once instead of being sent the graphs with every part.
-_CACHES = {}
-
-
-def _graph_cache(data):
-    """The :class:`~sklearn_papers.chem.GraphCache` shared by every fit on ``data`` in this
-    process (the one of the previous data set is cleared)."""
-    import hashlib
-
-    from sklearn_papers.chem import GraphCache
-
-    key = (data.name, hashlib.sha1("\n".join(map(str, data.smiles)).encode()).hexdigest())
-    if key not in _CACHES:
-        for old in _CACHES.values():
-            old.clear()
-        _CACHES.clear()
-        _CACHES[key] = GraphCache()
-    return _CACHES[key]
 
 
 def _part_data(data, params):
@@ -72,7 +49,7 @@ def _fit_predict(params, data, train, others, seed):
     # of the estimator's defaults does not change this protocol
     model = NeuralFingerprintRegressor(**pinned(NeuralFingerprintRegressor, dict(
         batch_size=100, init_scale="auto", batch_norm=True, random_state=seed,
-        graph_cache=_graph_cache(data), **params)))
+        graph_cache=data.graph_cache(), **params)))
     with one_torch_thread():  # tiny graph model: one thread is fastest, avoids contention
         model.fit(data.smiles[train], data.y[train])
         return [model.predict(data.smiles[idx]) for idx in others]
@@ -95,20 +72,13 @@ def ecfp_correlation(ctx):
     """``(markdown, figure)``: the Pearson correlation of random neural fingerprint and ECFP
     distances on Delaney (all 1128 molecules, ``--quick``: 400; paper, Section 3, Fig. 3)."""
     import matplotlib.pyplot as plt
-    from scipy.spatial.distance import pdist, squareform
 
-    from sklearn_papers.chem import CircularFingerprint, NeuralFingerprint
+    from sklearn_papers.chem._fingerprint_correlation import _random_fingerprint_correlation
     from sklearn_papers.datasets import load_delaney
 
     X, _ = load_delaney(return_X_y=True)
     n = 400 if ctx.quick else len(X)
-    X = X[:n]
-    ecfp = CircularFingerprint(radius=4, n_bits=2048).fit_transform(X).astype(bool)
-    nf = NeuralFingerprint(fp_length=2048, radius=4, conv_width=20,
-                           random_state=ctx.random_state).fit_transform(X).astype(np.float64)
-    d_ecfp = pdist(ecfp, "jaccard")
-    d_nf = squareform(minmax_distances(nf), checks=False)
-    r = float(np.corrcoef(d_ecfp, d_nf)[0, 1])
+    r, d_ecfp, d_nf = _random_fingerprint_correlation(X[:n], ctx.random_state)
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     rng = np.random.default_rng(0)
     show = rng.choice(len(d_ecfp), size=min(20000, len(d_ecfp)), replace=False)

@@ -8,62 +8,19 @@ docs/papers/duvenaud.rst.
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from sklearn_papers.chem._ecfp import _fold_bits
+from sklearn_papers.chem._molecule_set import DatasetData
 from sklearn_papers.datasets._splits import _contiguous_folds
 from sklearn_papers.reproduce._parallel import cached_parts
 
-__all__ = ["FULL_N_JOBS", "MAX_BITS", "MODEL_SPECS", "QUICK_ROWS", "DatasetData", "ModelSpec",
-           "evaluate", "search_parts", "search_rows", "select"]
-
-#: Largest fingerprint length searched; shorter ones are folded from it (exact for powers
-#: of two: RDKit's Morgan generator maps each 32-bit identifier to ``id % fpSize``).
-MAX_BITS = 2048
+__all__ = ["FULL_N_JOBS", "MODEL_SPECS", "QUICK_ROWS", "DatasetData", "ModelSpec", "evaluate",
+           "search_parts", "search_rows", "select"]
 
 #: Rows kept of malaria and photovoltaic in ``--quick`` mode (file order).
 QUICK_ROWS = 2000
-
-
-@dataclass
-class DatasetData:
-    """One data set of Table 2 (``name``: its row name), its SMILES and float targets, with
-    the molecules and fingerprints computed once."""
-
-    name: str
-    smiles: np.ndarray
-    y: np.ndarray
-    _mols: list = field(default=None, repr=False)
-    _cache: dict = field(default_factory=dict, repr=False)
-
-    @property
-    def mols(self):
-        """RDKit molecules, parsed once (raises on invalid SMILES, naming them)."""
-        if self._mols is None:
-            from sklearn_papers.chem import check_molecules
-
-            self._mols, _ = check_molecules(self.smiles)
-        return self._mols
-
-    def bits(self, radius):
-        """ECFP bits ``(n_samples, MAX_BITS)`` of ``radius`` (uint8), computed once."""
-        if radius not in self._cache:
-            from sklearn_papers.chem import CircularFingerprint
-
-            self._cache[radius] = CircularFingerprint(radius, MAX_BITS).transform(self.mols)
-        return self._cache[radius]
-
-    def fingerprints(self, radius, n_bits, dtype=np.float64):
-        """ECFP bits ``(n_samples, n_bits)``, cached per radius at MAX_BITS and folded."""
-        return _fold_bits(self.bits(radius), n_bits).astype(dtype)
-
-    def slim(self, radius=None):
-        """A copy holding what one fit needs, sent to a worker with every part: the SMILES,
-        the targets and, if given, the bits of ``radius``."""
-        cache = {} if radius is None else {radius: self.bits(radius)}
-        return DatasetData(self.name, self.smiles, self.y, _cache=cache)
 
 
 @dataclass(frozen=True)

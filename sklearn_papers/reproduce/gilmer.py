@@ -9,6 +9,7 @@ Claims: CLAIMS below; setup: docs/papers/gilmer.rst.
 import time
 
 import numpy as np
+from sklearn.metrics import root_mean_squared_error as rmse
 
 from sklearn_papers.chem import MPNNClassifier, MPNNRegressor
 from sklearn_papers.datasets._splits import _random_split
@@ -79,10 +80,6 @@ def _make(cls, cache, params):
     return cls(**pinned(cls, {**params, "graph_cache": cache}))
 
 
-def _rmse(a, b):
-    return float(np.sqrt(np.mean((np.asarray(a) - np.asarray(b)) ** 2)))
-
-
 #: ``name -> (X, y, GraphCache)``, loaded and featurized once per process (worker
 #: processes load their own).
 _DATA = {}
@@ -110,8 +107,8 @@ def _regression_fit(name, seed, setting):
     reg = _make(MPNNRegressor, cache, setting)
     reg.fit(X[train], y[train])
     return {"seconds": time.perf_counter() - start,
-            "val": _rmse(reg.predict(X[val]), y[val]),
-            "test": _rmse(reg.predict(X[test]), y[test]),
+            "val": float(rmse(y[val], reg.predict(X[val]))),
+            "test": float(rmse(y[test], reg.predict(X[test]))),
             "curve": list(reg.loss_curve_)}
 
 

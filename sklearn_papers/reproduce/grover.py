@@ -323,38 +323,17 @@ def _subset(train, fraction, seed):
     return np.sort(np.random.default_rng(seed).choice(train, n, replace=False))
 
 
-def _ecfp4(smiles):
-    """ECFP4 bits (2048) of the molecules of ``smiles`` that RDKit parses."""
-    from sklearn_papers.chem import CircularFingerprint, check_molecules
-
-    smiles = np.asarray(smiles, dtype=object)
-    smiles = smiles[check_molecules(smiles, errors="nan")[1]]
-    return CircularFingerprint(radius=2, n_bits=2048).fit(smiles).transform(smiles)
-
-
 def _domain_gap(settings, follow, seed):
-    """Per data set (and held-out MOSES): shares of atom / bond context labels in each
-    checkpoint's ``<other>`` bucket, heavy atoms per molecule, and each molecule's ECFP4
-    Tanimoto similarity to its nearest neighbour among ``n_ref`` MOSES molecules."""
-    from sklearn_papers.chem import grover_context_coverage
+    """:func:`~sklearn_papers.chem._domain_gap._domain_gap` of each data set and of held-out
+    MOSES against the first ``n_ref`` MOSES molecules."""
+    from sklearn_papers.chem._domain_gap import _domain_gap as measure
     from sklearn_papers.datasets import load_moses_smiles
-    from sklearn_papers.metrics import nearest_tanimoto_similarity
 
     moses, _ = load_moses_smiles(n_samples=MOSES_SMALL_ROWS + follow["n_held"],
                                  return_X_y=True)
-    ref = _ecfp4(moses[:follow["n_ref"]])
     sets = {"MOSES (held out)": moses[MOSES_SMALL_ROWS:],
             **{name: _load(name, settings["n_max"], seed)[0] for name in PAPER}}
-    out = {}
-    for name, smiles in sets.items():
-        cover = {c: grover_context_coverage(smiles, c, errors="skip") for c in CHECKPOINTS}
-        n, n_atoms = cover[CHECKPOINTS[0]]["n_molecules"], cover[CHECKPOINTS[0]]["n_atoms"]
-        out[name] = {"n_molecules": n, "heavy_atoms": n_atoms / n,
-                     "nn_tanimoto": nearest_tanimoto_similarity(_ecfp4(smiles), ref)}
-        for c in CHECKPOINTS:
-            out[name].update({f"{kind}_other/{c}": cover[c][f"{kind}_other"]
-                              for kind in ("atom", "bond")})
-    return out
+    return measure(sets, moses[:follow["n_ref"]], CHECKPOINTS)
 
 
 def followup(ctx, result, settings, seeds, main):

@@ -8,7 +8,6 @@ Claims: CLAIMS below; setup: docs/papers/lpg.rst.
 """
 
 import time
-from contextlib import contextmanager
 
 import numpy as np
 
@@ -23,7 +22,8 @@ from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.rl._value_probes import monte_carlo_values, probe_spearman, retest_spearman
+from sklearn_papers.rl._rule_probes import _counted, _rule_probes, _rule_snapshots, _with_rule
+from sklearn_papers.rl._scores import _finite_mean, _or_nan
 
 __all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
@@ -67,77 +67,13 @@ _FOLLOWUP_HEADING = "Follow-up: y's value-likeness along meta-training"
 _METHODS = ["LPG", "A2C (tuned lr)", "untrained rule", "LPG without y"]
 
 
-def _mean(values):
-    """Mean of the finite values (NaN, without a warning, when there are none)."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    return float(values.mean()) if values.size else float("nan")
-
-
-def _counted(mc_steps):
-    """Steps of a Monte-Carlo rollout whose visits count (the rest only feed returns)."""
-    return mc_steps - min(mc_steps // 3, 700)
-
-
-def _monte_carlo_values(net, params, envs, n_steps, discounts, seed):
-    """``({discount: (n_envs, n_states)}, visit counts, steps counted)``: the mean discounted
-    returns of the visits of a long rollout of the final policies."""
-    import torch
-
-    from sklearn_papers.nn._lpg import rollout
-    from sklearn_papers.rl import make_batch
-
-    gen = torch.Generator().manual_seed(seed)
-    core = make_batch(envs, generator=gen)
-    traj = rollout(core, net, params, n_steps, gen)
-    # a Monte-Carlo return ends with its episode, of either kind: there is no value to
-    # bootstrap from after a time limit, so visits shortly before one count a shorter sum
-    done = (traj["terminated"] | traj["truncated"]).numpy()
-    out, counts = monte_carlo_values(traj["obs"].numpy(), traj["reward"].double().numpy(),
-                                     done, core.n_states, discounts,
-                                     n_counted=_counted(n_steps))
-    return out, counts, _counted(n_steps)
-
-
 def _probe(est, envs, cfg, seed, extras=False):
-    """``{(kind, discount): (pooled, per_grid)}``: probes from y and from a TD(lambda) value
-    of two LPG agents per grid of ``envs``. With ``extras`` (the follow-up; TD at 0.99
-    only), also ``"returns"``, ``"cells"``, ``("retest", g)`` and ``("y frequent", g)``."""
-    from sklearn_papers.nn._skorch import torch_seeded
-
-    n = len(envs)
-    twice = list(envs) + list(envs)            # agents i and i + n live in grid i
-    with torch_seeded(seed):
-        net, params, returns, value_w = est._run_lifetimes(twice, est.lifetime, seed)
-        mc, counts, counted = _monte_carlo_values(net, params, twice, cfg["mc_steps"],
-                                                  _PROBE_DISCOUNTS, seed + 1)
-        if extras:
-            mc2 = _monte_carlo_values(net, params, twice, cfg["mc_steps"],
-                                      _PROBE_DISCOUNTS, seed + 2)[0]
-    y = params["y"].double().numpy()           # (2n, n_states, m)
-    td = value_w.double().numpy()[..., None]   # (2n, n_states, 1)
-
-    def spearman(features, target, cells):
-        rows = np.nonzero(cells)[0]
-        return probe_spearman(features[cells], target[cells], rows % n, rows // n)
-
-    res = {}
-    for g, vals in mc.items():
-        mask = ~np.isnan(vals)
-        res[("y", g)] = spearman(y, vals, mask)
-        if extras and g != _TRAIN_DISCOUNT:    # the follow-up reports TD at 0.99 only
-            continue
-        res[("td", g)] = spearman(td, vals, mask)
-        if extras:
-            res[("retest", g)] = retest_spearman(vals, mc2[g])
-            quick_counted = _counted(PROTOCOL.settings(True)["mc_steps"])
-            frequent = mask & (counts / counted >= 5 / quick_counted)
-            res[("y frequent", g)] = (res[("y", g)] if np.array_equal(frequent, mask)
-                                      else spearman(y, vals, frequent))
-    if extras:
-        res["returns"] = np.asarray(returns, dtype=float)
-        res["cells"] = float(np.mean((~np.isnan(mc[_TRAIN_DISCOUNT])).sum(1)))
-    return res
+    """The probes of an LPG part (:func:`~sklearn_papers.rl._rule_probes._rule_probes`);
+    with ``extras`` (the follow-up), a cell visited 5 times in a ``--quick`` rollout's
+    counted steps is often visited."""
+    rate = 5 / _counted(PROTOCOL.settings(True)["mc_steps"]) if extras else None
+    return _rule_probes(est, envs, n_steps=cfg["mc_steps"], discounts=_PROBE_DISCOUNTS,
+                        discount=_TRAIN_DISCOUNT, seed=seed, frequent_rate=rate)
 
 
 def _errorbar(ax, x, values, **kw):
@@ -328,14 +264,6 @@ def _environments(cfg, rs):
     return train, {"held-out 5x5": test, "larger 7x7": large}
 
 
-def _or_nan(fn, *args):
-    """``fn(*args)``, or NaN where the agents diverged (``FloatingPointError``)."""
-    try:
-        return fn(*args)
-    except FloatingPointError:
-        return float("nan")
-
-
 def _score(est, envs):
     """Mean lifetime return of fresh agents trained by ``est``'s rule (the paper's metric)."""
     return _or_nan(lambda: float(np.mean(est.lifetime_returns(envs))))
@@ -350,30 +278,6 @@ def _checkpoints(meta_steps):
     return tuple([0] + steps + [meta_steps])
 
 
-@contextmanager
-def _rule_snapshots(steps, out):
-    """Keep in ``out[k]`` the parameters of the (one) optimizer after its ``k``-th step, for
-    ``k`` in ``steps``: in a fit, the rule after ``k`` meta-steps."""
-    from torch.optim.optimizer import register_optimizer_step_post_hook
-
-    seen = {}
-
-    def hook(optimizer, args, kwargs):
-        seen[id(optimizer)] = n = seen.get(id(optimizer), 0) + 1
-        if n in steps:
-            out[n] = [p.detach().numpy().copy() for group in optimizer.param_groups
-                      for p in group["params"]]
-
-    handle = register_optimizer_step_post_hook(hook)
-    try:
-        yield out
-    finally:
-        handle.remove()
-    if len(seen) > 1:
-        raise RuntimeError(f"{len(seen)} optimizers stepped during the snapshots; the rule's "
-                           f"snapshots would mix their parameters")
-
-
 def _lpg(variant, cfg, seed):
     """The estimator of an LPG part (the meta-training protocol of every part)."""
     from sklearn_papers.rl import LearnedPolicyGradient
@@ -382,21 +286,6 @@ def _lpg(variant, cfg, seed):
                                  lifetime=cfg["lifetime"], n_agents=cfg["n_agents"],
                                  max_meta_steps=cfg["meta_steps"], discount=_TRAIN_DISCOUNT,
                                  random_state=seed)
-
-
-def _with_rule(est, params):
-    """A copy of ``est`` whose rule has the snapshot ``params`` (None: untrained)."""
-    import torch
-
-    out = est.untrained()
-    if params is not None:
-        rule = list(out.module_.parameters())
-        if len(rule) != len(params):
-            raise ValueError(f"a snapshot of {len(params)} tensors for a rule of {len(rule)}")
-        with torch.no_grad():
-            for p, value in zip(rule, params):
-                p.copy_(torch.as_tensor(value))
-    return out
 
 
 @in_one_torch_thread
@@ -514,9 +403,9 @@ def _probe_text(result, probes):
         lines.append(result.verdict_line(judge(claim, finite), style) if finite.size else
                      result.verdict_line("inconclusive", "outcome", rule="no finite value",
                                          claim=claim))
-        td_other = [_mean([p[("td", g)][j] for g in others]) for p in probes]
+        td_other = [_finite_mean([p[("td", g)][j] for g in others]) for p in probes]
         parts[how] = [judge(CLAIMS["y_beats"].at(how=how),
-                            [_mean([p[("y", g)][j] for g in others]) for p in probes],
+                            [_finite_mean([p[("y", g)][j] for g in others]) for p in probes],
                             td_other),
                       judge(CLAIMS["td_drops"].at(how=how),
                             [p[("td", _TRAIN_DISCOUNT)][j] for p in probes], td_other)]

@@ -24,7 +24,8 @@ from sklearn_papers.reproduce._parallel import cached_parts, worker_cpu_seconds
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.reproduce.lpg import _TRAIN_DISCOUNT, _defaults, _mean, _or_nan
+from sklearn_papers.reproduce.lpg import _TRAIN_DISCOUNT, _defaults
+from sklearn_papers.rl._scores import _best_setting, _finite_mean, _normalized_score, _or_nan
 
 __all__ = ["EXPERIMENT"]
 
@@ -165,40 +166,31 @@ def _rule_part(kind, seed, cfg):
     return out
 
 
-def _best(settings):
-    """The setting (a key of ``settings``) with the best mean return, NaN runs last."""
-    return max(settings, key=lambda k: (np.isfinite(_mean(settings[k])), _mean(settings[k])))
-
-
-def _normalized(value, random, reference):
-    return (value - random) / (reference - random) if reference != random else float("nan")
-
-
 def _summary(baselines, rules, meta_lr=2.0):
     """Per environment: tuned settings, means, normalized scores and the verdicts' inputs
     (``meta_lr``: the agents' step size in meta-training, the rules' untuned setting)."""
     out = {}
     for name, _, _ in _STOCK:
         base = baselines[name]
-        lr, alpha = _best(base["A2C"]), _best(base["Q-learning"])
-        rand, a2c, q = (_mean(base["random"]), _mean(base["A2C"][lr]),
-                        _mean(base["Q-learning"][alpha]))
+        lr, alpha = _best_setting(base["A2C"]), _best_setting(base["Q-learning"])
+        rand, a2c, q = (_finite_mean(base["random"]), _finite_mean(base["A2C"][lr]),
+                        _finite_mean(base["Q-learning"][alpha]))
         row = dict(lr=lr, alpha=alpha, random=rand, a2c=a2c, a2c_seeds=base["A2C"][lr],
-                   q=q, q_seeds=base["Q-learning"][alpha], q_norm=_normalized(q, rand, a2c),
-                   a2c_over_q=[_normalized(v, rand, q) for v in base["A2C"][lr]])
+                   q=q, q_seeds=base["Q-learning"][alpha], q_norm=_normalized_score(q, rand, a2c),
+                   a2c_over_q=[_normalized_score(v, rand, q) for v in base["A2C"][lr]])
         for kind in rules:
             # the agents' step size is tuned as A2C's learning rate is: the best mean
             # return over every run on this environment (meta-training x agent seeds)
             by_lr = {lr: [v for part in rules[kind] for v in part["returns"][name][lr]]
                      for lr in rules[kind][0]["returns"][name]}
-            best = _best(by_lr)
+            best = _best_setting(by_lr)
             row[f"{kind}_lr"] = best
             for suffix, lr in (("", best), ("_untuned", str(meta_lr))):
                 if lr not in by_lr:
                     continue
-                per_seed = [_mean(part["returns"][name][lr]) for part in rules[kind]]
+                per_seed = [_finite_mean(part["returns"][name][lr]) for part in rules[kind]]
                 row[kind + suffix] = by_lr[lr]
-                row[f"{kind}{suffix}_norm"] = [_normalized(v, rand, a2c) for v in per_seed]
+                row[f"{kind}{suffix}_norm"] = [_normalized_score(v, rand, a2c) for v in per_seed]
         out[name] = row
     return out
 
@@ -212,12 +204,12 @@ def _row(name, s, rules, meta_lr):
     for kind, label in _RULES:
         if kind in rules:
             row[label] = (f"{format_mean_std(s[kind], 2)} "
-                          f"({_mean(s[f'{kind}_norm']):.2f}; step size "
+                          f"({_finite_mean(s[f'{kind}_norm']):.2f}; step size "
                           f"{float(s[f'{kind}_lr']):g})")
             if f"{kind}_untuned" in s:
                 row[f"{label}, step size {meta_lr:g}"] = (
                     f"{format_mean_std(s[f'{kind}_untuned'], 2)} "
-                    f"({_mean(s[f'{kind}_untuned_norm']):.2f})")
+                    f"({_finite_mean(s[f'{kind}_untuned_norm']):.2f})")
     return row
 
 

@@ -1,15 +1,11 @@
-"""Pieces of the duvenaud experiment: fingerprint folding, selection on validation."""
+"""Pieces of the duvenaud experiment: selection on validation, the search's parts."""
 
 import numpy as np
 import pytest
-from rdkit import Chem
-from rdkit.Chem import rdFingerprintGenerator
 
-from sklearn_papers.datasets import load_delaney
 from sklearn_papers.datasets._splits import _contiguous_folds
 from sklearn_papers.reproduce import RunContext, get_experiments
 from sklearn_papers.reproduce._duvenaud_search import (
-    MAX_BITS,
     DatasetData,
     ModelSpec,
     evaluate,
@@ -17,17 +13,6 @@ from sklearn_papers.reproduce._duvenaud_search import (
     search_rows,
 )
 from sklearn_papers.reproduce.duvenaud import _mean_baseline
-
-
-@pytest.mark.parametrize("radius", [1, 4])
-@pytest.mark.parametrize("n_bits", [16, 512])
-def test_folding_2048_bits_equals_rdkit_at_the_smaller_size(radius, n_bits):
-    X = load_delaney(return_X_y=True)[0][:150]
-    data = DatasetData("solubility", X, np.zeros(len(X)))
-    gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
-    ref = np.array([gen.GetFingerprintAsNumPy(Chem.MolFromSmiles(s)) for s in X])
-    np.testing.assert_array_equal(data.fingerprints(radius, n_bits), ref)
-    assert data._cache[radius].shape == (len(X), MAX_BITS)
 
 
 def test_search_selects_on_validation_and_scores_on_test():

@@ -84,22 +84,3 @@ def test_checkpoints_of_the_follow_up():
     assert lpg._checkpoints(1500) == (0, 150, 300, 600, 1000, 1500)
     assert lpg._checkpoints(2) == (0, 1, 2)
 
-
-def test_rule_snapshots_are_the_rules_of_shorter_fits():
-    import torch
-
-    cfg = _TINY.settings(True)
-    train, _ = lpg._environments(cfg, 0)
-    snapshots = {}
-    with lpg._rule_snapshots((2, 4), snapshots):
-        est = lpg._lpg("LPG", {**cfg, "meta_steps": 4}, 0).fit(train)
-    assert sorted(snapshots) == [2, 4]
-    for k, params in ((0, None), (2, snapshots[2]), (4, snapshots[4])):
-        shorter = lpg._lpg("LPG", {**cfg, "meta_steps": k}, 0).fit(train)
-        copy = lpg._with_rule(est, params)
-        for a, b in zip(copy.module_.parameters(), shorter.module_.parameters()):
-            assert torch.equal(a, b)
-    # the hook is gone: a later fit records nothing
-    lpg._lpg("LPG", {**cfg, "meta_steps": 2}, 0).fit(train)
-    assert sorted(snapshots) == [2, 4]
-
