@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from sklearn_papers.metrics import backward_transfer, classifier_two_sample_score, sample_quality
+from sklearn_papers.metrics import backward_transfer
 from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, _interval, declare, judge
 from sklearn_papers.reproduce._common import Protocol, run_seeds
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
@@ -154,39 +154,11 @@ def replay_diagnostics(generator, X_train, X_test, y_train, y_test, *, seed, cfg
     """The main table's class-incremental run of ``generator`` ("gan" or "vae"), probed after
     every task with replayed rows of digits 0 and 1: a dict of per-task lists of the
     measures of docs/papers/continual_replay.rst, and ``"tstr"``, ``"tstr_task1"``."""
-    from sklearn.svm import SVC
+    from sklearn_papers.continual._probes import _replay_probes
 
     est = _replay_classifier(METHODS[f"generative replay, {generator.upper()}"], cfg, seed)
-    oracle = SVC().fit(X_train, y_train)
-    t_train, t_test = split_tasks(y_train), split_tasks(y_test)
-    first = t_test == 0
-    labels = np.repeat([0, 1], _N_REPLAY_PROBE)
-    out = {key: [] for key in ("real", "replayed", "oracle", "spread", "coverage",
-                               "precision", "distance", "drift", "told_apart")}
-    reference = None
-    for k in range(len(_TASKS)):
-        rows = t_train == k
-        est.partial_fit(X_train[rows], y_train[rows], task=k)
-        out["real"].append(est.score(X_test[first], y_test[first]))
-        # unclipped: what replay trains on (and what the cached parts measured)
-        X_hat, _ = est._sample(len(labels), labels, clip=False)  # same draws after every task
-        reference = X_hat if reference is None else reference
-        out["drift"].append(float(np.abs(X_hat - reference).mean()))
-        out["replayed"].append(est.score(X_hat, labels))
-        out["oracle"].append(oracle.score(X_hat, labels))
-        q = [sample_quality(X_hat[labels == c], X_train[y_train == c], X_test[y_test == c])
-             for c in (0, 1)]
-        for key in ("spread", "coverage", "precision", "distance"):
-            out[key].append(float(np.mean([qc[key] for qc in q])))
-        out["told_apart"].append(classifier_two_sample_score(X_train[y_train < 2], X_hat,
-                                                             random_state=seed))
-    counts = np.bincount(y_train)
-    y_syn = np.repeat(np.arange(len(counts)), counts)
-    X_syn, _ = est._sample(len(y_syn), y_syn, clip=False)
-    tstr = SVC().fit(X_syn, y_syn)
-    out["tstr"] = tstr.score(X_test, y_test)
-    out["tstr_task1"] = tstr.score(X_test[first], y_test[first])
-    return out
+    return _replay_probes(est, X_train, y_train, X_test, y_test, split_tasks(y_train),
+                          n_probe=_N_REPLAY_PROBE, random_state=seed)
 
 
 def transfer_curve(X_train, X_test, y_train, y_test, *, seed, cfg, sizes=TRANSFER_SIZES):

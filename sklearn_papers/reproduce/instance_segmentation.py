@@ -18,7 +18,6 @@ from sklearn_papers.metrics import (
 )
 from sklearn_papers.metrics._instances import (
     best_dice_match,
-    nearest_upsample,
     touching_group_sizes,
     touching_pairs,
 )
@@ -178,24 +177,10 @@ def follow_ups(est, test):
                 table_radius=float(np.ceil(_TABLE_TOLERANCE * np.hypot(*shape))))
 
 
-def _at_stride(maps, stride):
-    """Label ``maps`` (n, h, w), edge-padded to a multiple of ``stride``, at that stride."""
-    from sklearn_papers.vision._instance_grouping import _mode_downsample
-
-    h, w = maps.shape[1:]
-    return _mode_downsample(np.pad(maps, [(0, 0), (0, -h % stride), (0, -w % stride)],
-                                   mode="edge"), stride)
-
-
 def _follow_up_maps(est, test, stride):
     """Label maps of the follow-ups' variants of ``est``, of the two oracles, and of the
     true instance maps taken to the output stride and back (nearest and SLIC vote)."""
-    from sklearn_papers.vision._instance_grouping import (
-        _SLIC_COMPACTNESS,
-        _SLIC_PIXELS_PER_SEGMENT,
-        _group_components,
-        _upsample,
-    )
+    from sklearn_papers.vision._oracles import _components_oracle, _stride_round_trip
 
     maps = {}
     for label, grouping, slic in _VARIANTS:
@@ -203,19 +188,10 @@ def _follow_up_maps(est, test, stride):
             est.set_params(grouping=grouping, slic=slic)
             maps[label] = est.predict(test.images)
     est.set_params(grouping="centers", slic=True)
-    shape = test.instance_maps.shape[1:]
-    maps[_ORACLE] = np.stack(
-        [_group_components(s, None, None, 0, 0)[0] for s in test.semantic_maps])
-    maps[_ORACLE_LOW] = np.stack(
-        [nearest_upsample(_group_components(s, None, None, 0, 0)[0], stride, shape)
-         for s in _at_stride(test.semantic_maps, stride)])
-    # the estimator's SLIC vote, on the true maps at the output stride
-    n_segments = max(1, int(round(shape[0] * shape[1] / _SLIC_PIXELS_PER_SEGMENT)))
-    low_true = _at_stride(test.instance_maps, stride)
-    maps[_TRUE_NEAR] = nearest_upsample(low_true, stride, shape)
-    maps[_TRUE_SLIC] = np.stack(
-        [_upsample(low, stride, shape, img, stride > 1, n_segments, _SLIC_COMPACTNESS)
-         for low, img in zip(low_true, np.moveaxis(test.images, -1, 1))])
+    maps[_ORACLE] = _components_oracle(test.semantic_maps)
+    maps[_ORACLE_LOW] = _components_oracle(test.semantic_maps, stride)
+    maps[_TRUE_NEAR], maps[_TRUE_SLIC] = _stride_round_trip(test.instance_maps, test.images,
+                                                            stride)
     return maps
 
 

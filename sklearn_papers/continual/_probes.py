@@ -1,0 +1,73 @@
+"""Probes of generative replay: what a GenerativeReplayClassifier replays of its first
+task while it learns the later ones (Farquhar & Gal 2018's replay, measured)."""
+
+import numpy as np
+
+from sklearn_papers.metrics import classifier_two_sample_score, sample_quality
+
+#: The measures :func:`_replay_probes` takes after every task, in its dict's order.
+_REPLAY_MEASURES = ("real", "replayed", "oracle", "spread", "coverage", "precision",
+                   "distance", "drift", "told_apart")
+
+
+def _replay_probes(est, X_train, y_train, X_test, y_test, tasks, *, n_probe, random_state):
+    """Learn the tasks in order with ``est`` and probe its replay of the first task after each.
+
+    Parameters
+    ----------
+    est : GenerativeReplayClassifier
+        Unfitted, with a generator (``"vae"``, ``"gan"`` or ``"buffer"``).
+    X_train, X_test : ndarray of shape (n_train, n_features), (n_test, n_features)
+    y_train, y_test : ndarray of shape (n_train,), (n_test,), int
+        Class labels.
+    tasks : ndarray of shape (n_train,), int
+        Task of each training row; tasks ``0, 1, ...`` are learnt in this order.
+    n_probe : int
+        Replayed rows drawn per class of task 0 (the same draws after every task).
+    random_state : int
+        Seed of the two-sample classifier's folds.
+
+    Returns
+    -------
+    probes : dict
+        Per measure of ``_REPLAY_MEASURES``, a list with a float per task: ``real``,
+        the accuracy on the test rows of task 0's classes; ``replayed`` and ``oracle``,
+        the accuracy of ``est`` and of an SVC trained on every real training row on the
+        replayed rows; ``spread``, ``coverage``, ``precision``, ``distance``:
+        :func:`~sklearn_papers.metrics.sample_quality` per class, averaged;
+        ``told_apart``: :func:`~sklearn_papers.metrics.classifier_two_sample_score`
+        against task 0's real training rows; ``drift``: mean absolute change (pixels) of
+        the replayed rows since task 0. And ``"tstr"``, ``"tstr_task1"``: accuracy on all
+        test rows and on task 0's of an SVC trained on a replayed row per training row.
+    """
+    from sklearn.svm import SVC
+
+    first_classes = np.unique(y_train[tasks == 0])
+    oracle = SVC().fit(X_train, y_train)
+    first = np.isin(y_test, first_classes)
+    labels = np.repeat(first_classes, n_probe)
+    out = {key: [] for key in _REPLAY_MEASURES}
+    reference = None
+    for k in range(int(tasks.max()) + 1):
+        rows = tasks == k
+        est.partial_fit(X_train[rows], y_train[rows], task=k)
+        out["real"].append(est.score(X_test[first], y_test[first]))
+        # unclipped: what replay trains on
+        X_hat, _ = est._sample(len(labels), labels, clip=False)
+        reference = X_hat if reference is None else reference
+        out["drift"].append(float(np.abs(X_hat - reference).mean()))
+        out["replayed"].append(est.score(X_hat, labels))
+        out["oracle"].append(oracle.score(X_hat, labels))
+        q = [sample_quality(X_hat[labels == c], X_train[y_train == c], X_test[y_test == c])
+             for c in first_classes]
+        for key in ("spread", "coverage", "precision", "distance"):
+            out[key].append(float(np.mean([qc[key] for qc in q])))
+        out["told_apart"].append(classifier_two_sample_score(
+            X_train[np.isin(y_train, first_classes)], X_hat, random_state=random_state))
+    classes, counts = np.unique(y_train, return_counts=True)
+    y_syn = np.repeat(classes, counts)
+    X_syn, _ = est._sample(len(y_syn), y_syn, clip=False)
+    tstr = SVC().fit(X_syn, y_syn)
+    out["tstr"] = tstr.score(X_test, y_test)
+    out["tstr_task1"] = tstr.score(X_test[first], y_test[first])
+    return out
