@@ -1,5 +1,9 @@
-"""Probes of generative replay: what a GenerativeReplayClassifier replays of its first
-task while it learns the later ones (Farquhar & Gal 2018's replay, measured)."""
+"""Probes of the continual learners: what a GenerativeReplayClassifier replays of its
+first task while it learns the later ones (Farquhar & Gal 2018), and the forward transfer
+of a ProgressiveNetworkClassifier's column to a new task with few labels (Rusu et al. 2016).
+"""
+
+import copy
 
 import numpy as np
 
@@ -70,4 +74,62 @@ def _replay_probes(est, X_train, y_train, X_test, y_test, tasks, *, n_probe, ran
     tstr = SVC().fit(X_syn, y_syn)
     out["tstr"] = tstr.score(X_test, y_test)
     out["tstr_task1"] = tstr.score(X_test[first], y_test[first])
+    return out
+
+
+def _transfer_curve(X_train, y_train, X_test, y_test, source_classes, *, sizes,
+                    hidden_layer_sizes, epochs, low_data_epochs, random_state):
+    """Forward transfer against the labels budget: a new task learnt from a few labels.
+
+    A column learns the rows of ``source_classes`` (``epochs`` epochs); copies of it then
+    learn the other classes, the target task, from the first ``n`` training rows of each
+    target class (a random order per class, ``low_data_epochs`` epochs), as a new column
+    (``"progressive"``) or by fine-tuning the same one (``"fine-tuning"``); a fresh
+    network learns the same rows alone (``"fresh column"``).
+
+    Parameters
+    ----------
+    X_train, X_test : ndarray of shape (n_train, n_features), (n_test, n_features)
+    y_train, y_test : ndarray of shape (n_train,), (n_test,), int
+        Class labels.
+    source_classes : array-like of int
+        The classes of the first task; every other class is the target task's.
+    sizes : sequence of int
+        Labels per target class; the rows of a smaller size are among those of a larger.
+    hidden_layer_sizes : tuple of int
+    epochs, low_data_epochs : int
+        Epochs of the first task and of the target task.
+    random_state : int
+        Seed of the networks and of the rows drawn.
+
+    Returns
+    -------
+    accuracy : dict
+        ``{n: {"progressive": float, "fine-tuning": float, "fresh column": float}}``:
+        accuracy on the test rows of the target classes.
+    """
+    from sklearn_papers.continual import ProgressiveNetworkClassifier
+
+    source = np.isin(y_train, source_classes)
+    test = ~np.isin(y_test, source_classes)
+    rng = np.random.RandomState(random_state)
+    # a draw without replacement is a prefix of a permutation: the first n rows of a class
+    # are the same for any number drawn
+    draws = [rng.choice(np.flatnonzero(y_train == c), max(sizes), replace=False)
+             for c in np.unique(y_train[~source])]
+    low = {n: np.concatenate([d[:n] for d in draws]) for n in sizes}
+    common = dict(hidden_layer_sizes=hidden_layer_sizes, random_state=random_state)
+    out = {n: {} for n in sizes}
+    for name, columns in [("progressive", "per-task"), ("fine-tuning", "shared")]:
+        est = ProgressiveNetworkClassifier(**common, columns=columns, max_epochs=epochs)
+        est.partial_fit(X_train[source], y_train[source], task="source")
+        est.set_params(max_epochs=low_data_epochs)
+        for n in sizes:
+            copy_n = copy.deepcopy(est)
+            copy_n.partial_fit(X_train[low[n]], y_train[low[n]], task="target")
+            out[n][name] = copy_n.score(X_test[test], y_test[test], task="target")
+    for n in sizes:
+        fresh = ProgressiveNetworkClassifier(**common, max_epochs=low_data_epochs)
+        fresh.fit(X_train[low[n]], y_train[low[n]])
+        out[n]["fresh column"] = fresh.score(X_test[test], y_test[test])
     return out

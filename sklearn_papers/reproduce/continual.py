@@ -165,34 +165,11 @@ def transfer_curve(X_train, X_test, y_train, y_test, *, seed, cfg, sizes=TRANSFE
     """``{n: {"progressive": ..., "fresh column": ..., "fine-tuning": ...}}``: test accuracy
     on digits 5-9 learnt from ``n`` labels per class after a column on digits 0-4 (trained
     once, copied for every ``n`` of ``sizes``)."""
-    import copy
+    from sklearn_papers.continual._probes import _transfer_curve
 
-    from sklearn_papers.continual import ProgressiveNetworkClassifier
-
-    rng = np.random.RandomState(seed)
-    # a draw without replacement is a prefix of a permutation: the first n rows of a class
-    # are the same for any number drawn
-    draws = [rng.choice(np.flatnonzero(y_train == c), max(10, *sizes), replace=False)
-             for c in range(5, 10)]
-    low = {n: np.concatenate([d[:n] for d in draws]) for n in sizes}
-    base = y_train < 5
-    test = y_test >= 5
-    common = dict(hidden_layer_sizes=(64, 64), random_state=seed)
-    out = {n: {} for n in sizes}
-    for name, columns in [("progressive", "per-task"), ("fine-tuning", "shared")]:
-        est = ProgressiveNetworkClassifier(**common, columns=columns,
-                                           max_epochs=cfg["transfer_epochs"])
-        est.partial_fit(X_train[base], y_train[base], task="0-4")
-        est.set_params(max_epochs=cfg["low_data_epochs"])
-        for n in sizes:
-            copy_n = copy.deepcopy(est)
-            copy_n.partial_fit(X_train[low[n]], y_train[low[n]], task="5-9")
-            out[n][name] = copy_n.score(X_test[test], y_test[test], task="5-9")
-    for n in sizes:
-        fresh = ProgressiveNetworkClassifier(**common, max_epochs=cfg["low_data_epochs"])
-        fresh.fit(X_train[low[n]], y_train[low[n]])
-        out[n]["fresh column"] = fresh.score(X_test[test], y_test[test])
-    return out
+    return _transfer_curve(X_train, y_train, X_test, y_test, range(5), sizes=sizes,
+                           hidden_layer_sizes=(64, 64), epochs=cfg["transfer_epochs"],
+                           low_data_epochs=cfg["low_data_epochs"], random_state=seed)
 
 
 def paired_interval(a, b):

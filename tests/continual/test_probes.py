@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sklearn_papers.continual import GenerativeReplayClassifier
-from sklearn_papers.continual._probes import _REPLAY_MEASURES, _replay_probes
+from sklearn_papers.continual._probes import _REPLAY_MEASURES, _replay_probes, _transfer_curve
 
 
 def _blobs(n, seed):
@@ -32,3 +32,17 @@ def test_replay_probes_measure_every_task_on_the_first_tasks_classes(generator):
     assert sorted(est.classes_) == [1, 3, 5, 7]
     if generator == "buffer":  # stored rows: the oracle, trained on them, knows them
         assert out["oracle"] == [1.0, 1.0]
+
+
+def test_transfer_curve_draws_nested_rows_and_scores_the_target_classes_only():
+    X_train, y_train = _blobs(12, 0)
+    X_test, y_test = _blobs(5, 1)
+    kw = dict(hidden_layer_sizes=(8,), epochs=2, low_data_epochs=2, random_state=0)
+    curve = _transfer_curve(X_train, y_train, X_test, y_test, (3, 7), sizes=(1, 4), **kw)
+    alone = _transfer_curve(X_train, y_train, X_test, y_test, (3, 7), sizes=(1,), **kw)
+    assert curve[1] == alone[1]  # the first row of each class, whatever the largest size
+    assert set(curve) == {1, 4}
+    for scores in curve.values():
+        assert set(scores) == {"progressive", "fine-tuning", "fresh column"}
+        # accuracy on 10 test rows of classes 1 and 5: a multiple of 0.1
+        assert all(0 <= v <= 1 and round(10 * v, 6) % 1 == 0 for v in scores.values())
