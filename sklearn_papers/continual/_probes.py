@@ -1,6 +1,7 @@
-"""Probes of the continual learners: what a GenerativeReplayClassifier replays of its
-first task while it learns the later ones (Farquhar & Gal 2018), and the forward transfer
-of a ProgressiveNetworkClassifier's column to a new task with few labels (Rusu et al. 2016).
+"""Probes of the continual learners: the scores of a task-incremental learner after each
+task, what a GenerativeReplayClassifier replays of its first task while it learns the later
+ones (Farquhar & Gal 2018), and the forward transfer of a ProgressiveNetworkClassifier's
+column to a new task with few labels (Rusu et al. 2016).
 """
 
 import copy
@@ -12,6 +13,48 @@ from sklearn_papers.metrics import classifier_two_sample_score, sample_quality
 #: The measures :func:`_replay_probes` takes after every task, in its dict's order.
 _REPLAY_MEASURES = ("real", "replayed", "oracle", "spread", "coverage", "precision",
                    "distance", "drift", "told_apart")
+
+
+def _task_incremental_scores(est, X_train, y_train, X_test, y_test, tasks_train, tasks_test):
+    """Learn the tasks in order with ``est``, scoring every task given its id.
+
+    Parameters
+    ----------
+    est : ProgressiveNetworkClassifier
+        Unfitted, or any classifier of the package's task contract whose ``score`` and
+        ``predict_proba`` take ``task``.
+    X_train, X_test : ndarray of shape (n_train, n_features), (n_test, n_features)
+    y_train, y_test : ndarray of shape (n_train,), (n_test,)
+        Class labels.
+    tasks_train, tasks_test : ndarray of shape (n_train,), (n_test,), int
+        Task of each row; tasks ``0, 1, ...`` are learnt in this order.
+
+    Returns
+    -------
+    scores : dict
+        ``"just_learnt"``: accuracy on each task's test rows right after learning it;
+        ``"final"``: the same after the last task; ``"first_task"``: accuracy on task 0's
+        test rows after each task; ``"identical"``: whether task 0's probabilities of
+        its classes on every test row stayed bit-identical (frozen columns).
+    """
+    def score(k):
+        rows = tasks_test == k
+        return est.score(X_test[rows], y_test[rows], task=k)
+
+    first_classes = np.unique(y_train[tasks_train == 0])
+    n_tasks = int(tasks_train.max()) + 1
+    out = {"just_learnt": [], "first_task": [], "identical": True}
+    reference = None
+    for k in range(n_tasks):
+        rows = tasks_train == k
+        est.partial_fit(X_train[rows], y_train[rows], task=k)
+        out["just_learnt"].append(score(k))
+        proba = est.predict_proba(X_test, task=0)[:, np.isin(est.classes_, first_classes)]
+        reference = proba if reference is None else reference
+        out["identical"] &= bool(np.array_equal(proba, reference))
+        out["first_task"].append(score(0))
+    out["final"] = [score(k) for k in range(n_tasks)]
+    return out
 
 
 def _replay_probes(est, X_train, y_train, X_test, y_test, tasks, *, n_probe, random_state):

@@ -117,23 +117,14 @@ def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
     """Mean accuracy after the last task, task-1 accuracy after each task, whether task 1's
     probabilities stayed bit-identical, the parameter counts and the forgetting of tasks 1-4."""
     from sklearn_papers.continual import ProgressiveNetworkClassifier
+    from sklearn_papers.continual._probes import _task_incremental_scores
 
     est = ProgressiveNetworkClassifier(hidden_layer_sizes=(64, 64), columns=columns,
                                        max_epochs=cfg["pnn_epochs"], random_state=seed)
-    t_train, t_test = split_tasks(y_train), split_tasks(y_test)
-    curve, identical, reference, just_learnt = [], True, None, []
-    for k in range(len(_TASKS)):
-        rows = t_train == k
-        est.partial_fit(X_train[rows], y_train[rows], task=k)
-        just_learnt.append(est.score(X_test[t_test == k], y_test[t_test == k], task=k))
-        proba = est.predict_proba(X_test, task=0)[:, :2]
-        reference = proba if reference is None else reference
-        identical &= bool(np.array_equal(proba, reference))
-        curve.append(est.score(X_test[t_test == 0], y_test[t_test == 0], task=0))
-    last = [est.score(X_test[t_test == k], y_test[t_test == k], task=k)
-            for k in range(len(_TASKS))]
-    forgetting = -backward_transfer(just_learnt, last)
-    return float(np.mean(last)), curve, identical, est.n_parameters_, forgetting
+    s = _task_incremental_scores(est, X_train, y_train, X_test, y_test, split_tasks(y_train),
+                                 split_tasks(y_test))
+    return (float(np.mean(s["final"])), s["first_task"], s["identical"], est.n_parameters_,
+            -backward_transfer(s["just_learnt"], s["final"]))
 
 
 def forward_transfer(X_train, X_test, y_train, y_test, *, seed, cfg, n_per_class=10):

@@ -370,12 +370,11 @@ def run_followup(ctx):
     rows = _table_rows([(scenes, f"Mask R-CNN ({v})", res[scenes][v])
                         for scenes in ("crowded", "easy") for v in cfg["variants"]],
                        _METRICS[:5])
-    md = ["How often a true box of the training scenes holds pixels of another class:", "",
-          result.table(share_rows), "",
-          f"Both models on crowded and easy scenes ({cfg['n_train']} training and "
-          f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs), mean ± std over "
-          f"{cfg['seeds']} seeds paired with `mask_rcnn`'s easy-scene fits.", "",
-          result.table(rows), "", *lines]
+    md = result.block("How often a true box of the training scenes holds pixels of another "
+                      "class:", share_rows) + result.block(
+        f"Both models on crowded and easy scenes ({cfg['n_train']} training and "
+        f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs), mean ± std over "
+        f"{cfg['seeds']} seeds paired with `mask_rcnn`'s easy-scene fits.", rows) + lines
     fig = _plot_followup(ctx, cfg, shares, easy_gap, gap, by_group)
     return result.done("\n".join(md), figures=[fig],
                        shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))

@@ -3,8 +3,13 @@
 import numpy as np
 import pytest
 
-from sklearn_papers.continual import GenerativeReplayClassifier
-from sklearn_papers.continual._probes import _REPLAY_MEASURES, _replay_probes, _transfer_curve
+from sklearn_papers.continual import GenerativeReplayClassifier, ProgressiveNetworkClassifier
+from sklearn_papers.continual._probes import (
+    _REPLAY_MEASURES,
+    _replay_probes,
+    _task_incremental_scores,
+    _transfer_curve,
+)
 
 
 def _blobs(n, seed):
@@ -46,3 +51,21 @@ def test_transfer_curve_draws_nested_rows_and_scores_the_target_classes_only():
         assert set(scores) == {"progressive", "fine-tuning", "fresh column"}
         # accuracy on 10 test rows of classes 1 and 5: a multiple of 0.1
         assert all(0 <= v <= 1 and round(10 * v, 6) % 1 == 0 for v in scores.values())
+
+
+@pytest.mark.parametrize("columns", ["per-task", "shared"])
+def test_task_incremental_scores_see_frozen_columns_keep_the_first_task(columns):
+    X_train, y_train = _blobs(20, 0)
+    X_test, y_test = _blobs(8, 1)
+    tasks_train, tasks_test = (np.isin(y, (1, 5)).astype(int) for y in (y_train, y_test))
+    est = ProgressiveNetworkClassifier(hidden_layer_sizes=(8,), columns=columns,
+                                       max_epochs=3, random_state=0)
+    out = _task_incremental_scores(est, X_train, y_train, X_test, y_test, tasks_train,
+                                   tasks_test)
+    assert len(out["just_learnt"]) == len(out["final"]) == len(out["first_task"]) == 2
+    assert out["first_task"][-1] == out["final"][0]  # both: task 0 after the last task
+    assert out["just_learnt"][-1] == out["final"][-1]
+    # a new column per task leaves task 0's outputs alone; a shared one trains them on
+    assert out["identical"] is (columns == "per-task")
+    if columns == "per-task":
+        assert out["first_task"][0] == out["first_task"][1]
