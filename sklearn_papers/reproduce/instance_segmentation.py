@@ -16,11 +16,7 @@ from sklearn_papers.metrics import (
     mask_average_precision,
     symmetric_best_dice,
 )
-from sklearn_papers.metrics._instances import (
-    best_dice_match,
-    touching_group_sizes,
-    touching_pairs,
-)
+from sklearn_papers.metrics._instances import touching_measures
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
 from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
@@ -199,21 +195,9 @@ def _touching_measures(test, maps):
     """``(pairs, instances, sbd_touching)`` of :func:`follow_ups`, per ``_TOUCH_METHODS``."""
     true = test.instance_maps
     touching = np.flatnonzero(test.has_touching)
-    pairs = {"contact": [], **{m: {"merged": [], "dice": []} for m in _TOUCH_METHODS}}
-    instances = {"group": [], **{m: [] for m in _TOUCH_METHODS}}
-    for i in touching:
-        found = touching_pairs(true[i], test.labels[i])
-        pairs["contact"].extend(found.values())
-        instances["group"].extend(touching_group_sizes(found, int(test.n_instances[i])))
-        for m in _TOUCH_METHODS:
-            match, dice = best_dice_match(true[i], maps[m][i])
-            instances[m].extend(dice[1:])
-            for a, b in found:
-                pairs[m]["merged"].append(bool(match[a] == match[b] and match[a] > 0))
-                pairs[m]["dice"].append(float((dice[a] + dice[b]) / 2))
-    pairs = {m: (np.asarray(v, dtype=np.int64) if m == "contact" else
-                 {k: np.asarray(x) for k, x in v.items()}) for m, v in pairs.items()}
-    instances = {m: np.asarray(v) for m, v in instances.items()}
+    pairs, instances = touching_measures(true[touching], [test.labels[i] for i in touching],
+                                         test.n_instances[touching],
+                                         {m: maps[m][touching] for m in _TOUCH_METHODS})
     sbd_t = {m: float(symmetric_best_dice(true[touching], maps[m][touching]))
              if touching.size else float("nan") for m in _TOUCH_METHODS}
     return pairs, instances, sbd_t
