@@ -270,10 +270,9 @@ def _replay_followup(res, probes, closure, curves):
     causes = [words for key, (margin, words) in _CAUSE_MARGINS.items()
               if np.sign(margin) * (mean["vae"][key] - mean["gan"][key]) > abs(margin)]
     caption = (f"{_REPLAY_HEADING} (gap closed: GAN {closure['GAN']:.2f}, VAE "
-               f"{closure['VAE']:.2f}): the table's GAN and VAE replay runs repeated ({n_runs} "
-               f"seeds; their task-1 accuracy after every task equals the table's runs' in "
-               f"{same}/{2 * n_runs}) and probed with {_N_REPLAY_PROBE} replayed rows of each "
-               "of digits 0 and 1; values after task 5.")
+               f"{closure['VAE']:.2f}): the table's replay runs repeated ({n_runs} seeds; "
+               f"task-1 accuracies equal to the table's runs' in {same}/{2 * n_runs}), probed "
+               f"after task 5 with {_N_REPLAY_PROBE} replayed rows of each of digits 0 and 1.")
     return res.block(caption, rows) + [
         "- " + ("No replay of replay: the replayed rows are bit-identical after every task."
                 if frozen else "The replayed rows moved after task 1."),

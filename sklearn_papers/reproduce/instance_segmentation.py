@@ -269,13 +269,11 @@ def _touching_section(res, follow, pool):
                    for m in (_ORACLE, _CC))
     rows_pairs, rows_groups = _touching_rows(pool, follow[0]["stride"])
     return md + [
-        f"The {pool['contact'].size} touching pairs of the test scenes ({len(follow)} "
-        "seed(s)) by contact length, then the touching subset's instances by the size of "
-        "their touching group. The networks are those of `instance_segmentation` (the "
-        "same fits, same seeds and scenes).", "",
-        res.table(rows_pairs), "", res.table(rows_groups), "",
+        f"{pool['contact'].size} touching pairs ({len(follow)} seed(s)) by contact length, "
+        "then touching instances by group size; the same fits, same seeds and scenes as "
+        "`instance_segmentation`.", "", res.table(rows_pairs), "", res.table(rows_groups), "",
         f"Best Dice on the touching subset: {floor:.3f} for the oracle (every touching "
-        f"pair merged, nothing else wrong), {cc_t:.3f} for connected components + SLIC."]
+        f"pair merged), {cc_t:.3f} for connected components + SLIC."]
 
 
 def _boundary_section(res, follow):
@@ -284,12 +282,11 @@ def _boundary_section(res, follow):
                           for i, t in enumerate(_TOLERANCES)},
              "best Dice (all)": format_mean_std([f["sbd"][m] for f in follow], 3)}
             for m in _BF_METHODS]
-    h, w = follow[0]["shape"]
+    f0 = follow[0]
     return ["### Follow-up 2: boundary F of SLIC upsampling against the tolerance", "",
-            f"Boundary F of the centre variants, and of the true instance maps taken to "
-            f"stride {follow[0]['stride']} and back (the upsampling alone), at tolerances of "
-            f"{', '.join(map(str, _TOLERANCES))} pixels; the main table's tolerance is "
-            f"{follow[0]['table_radius']:g} px at {h} x {w}. Mean ± std over seeds.", "",
+            f"Boundary F of the centre variants and of the true maps taken to stride "
+            f"{f0['stride']} and back, mean ± std over seeds; the main table's tolerance: "
+            f"{f0['table_radius']:g} px at {f0['shape'][0]} x {f0['shape'][1]}.", "",
             res.table(rows)]
 
 
@@ -454,12 +451,10 @@ def run(ctx):
     fig_examples = _plot_examples(ctx, test0, fits[0][2])
     fig_scores = _plot_scores(ctx, table)
     res = Result()
-    md = [f"Scores on {cfg['n_test']} held-out scenes per seed (for the first seed "
-          f"{int(test0.has_touching.sum())} in the touching subset), `InstanceSegmenter` "
-          f"trained on {cfg['n_train']} scenes for {cfg['max_epochs']} epochs; mean ± std "
-          f"over {len(seeds)} seeds.", "",
-          res.table(_table_rows(table)), "",
-          *_claim_lines(res, table, forward, cfg),
+    md = [f"Scores on {cfg['n_test']} held-out scenes ({int(test0.has_touching.sum())} "
+          f"touching for the first seed); {cfg['n_train']} training scenes, "
+          f"{cfg['max_epochs']} epochs; mean ± std over {len(seeds)} seeds.", "",
+          res.table(_table_rows(table)), "", *_claim_lines(res, table, forward, cfg),
           f"- Training: {np.mean([f[0] for f in fits]):.0f} s wall, "
           f"{np.mean([f[1] for f in fits]):.0f} s process CPU per fit ({_N_JOBS} worker "
           "processes).", "",
