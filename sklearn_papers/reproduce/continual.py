@@ -127,12 +127,6 @@ def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
             -backward_transfer(s["just_learnt"], s["final"]))
 
 
-def forward_transfer(X_train, X_test, y_train, y_test, *, seed, cfg, n_per_class=10):
-    """:func:`transfer_curve` at one size: ``{"progressive": ..., "fresh column": ..., ...}``."""
-    return transfer_curve(X_train, X_test, y_train, y_test, seed=seed, cfg=cfg,
-                          sizes=(n_per_class,))[n_per_class]
-
-
 #: Labels per class of digits 5-9 in the transfer follow-up (10: the main table's runs).
 TRANSFER_SIZES = (1, 2, 3, 5)
 
@@ -369,7 +363,7 @@ def _run_job(kind, name, seed, cfg):
             return replay_diagnostics(name, *data, seed=seed, cfg=cfg)
         if kind == "tc":
             return transfer_curve(*data, seed=seed, cfg=cfg)
-        return forward_transfer(*data, seed=seed, cfg=cfg)
+        return transfer_curve(*data, seed=seed, cfg=cfg, sizes=(10,))[10]
 
 
 def _parts(jobs, cfg):

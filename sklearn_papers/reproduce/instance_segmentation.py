@@ -164,7 +164,12 @@ def follow_ups(est, test):
     shape = true.shape[1:]
     stride = int(est.output_stride)
     maps = _follow_up_maps(est, test, stride)
-    pairs, instances, sbd_t = _touching_measures(test, maps)
+    touching = np.flatnonzero(test.has_touching)
+    pairs, instances = touching_measures(true[touching], [test.labels[i] for i in touching],
+                                         test.n_instances[touching],
+                                         {m: maps[m][touching] for m in _TOUCH_METHODS})
+    sbd_t = {m: float(symmetric_best_dice(true[touching], maps[m][touching]))
+             if touching.size else float("nan") for m in _TOUCH_METHODS}
     bf = {m: [boundary_f_score(true, maps[m], tolerance=t) for t in _TOLERANCES]
           for m in _BF_METHODS}
     sbd = {m: symmetric_best_dice(true, maps[m]) for m in _BF_METHODS}
@@ -189,18 +194,6 @@ def _follow_up_maps(est, test, stride):
     maps[_TRUE_NEAR], maps[_TRUE_SLIC] = _stride_round_trip(test.instance_maps, test.images,
                                                             stride)
     return maps
-
-
-def _touching_measures(test, maps):
-    """``(pairs, instances, sbd_touching)`` of :func:`follow_ups`, per ``_TOUCH_METHODS``."""
-    true = test.instance_maps
-    touching = np.flatnonzero(test.has_touching)
-    pairs, instances = touching_measures(true[touching], [test.labels[i] for i in touching],
-                                         test.n_instances[touching],
-                                         {m: maps[m][touching] for m in _TOUCH_METHODS})
-    sbd_t = {m: float(symmetric_best_dice(true[touching], maps[m][touching]))
-             if touching.size else float("nan") for m in _TOUCH_METHODS}
-    return pairs, instances, sbd_t
 
 
 def _bin_label(lo, hi):
