@@ -507,8 +507,8 @@ def run_followup(ctx):
     figures = [_figure(ctx, "continual_transfer_labels.png", _plot_transfer_curve,
                        [r["labels per class"] for r in rows], gaps, ft_gaps, figsize=(6, 4))]
     md = result.block(
-        f"Forward transfer of `continual` with the first 1, 2, 3 and 5 of each class's 10 "
-        f"labelled rows ({len(runs['curve_runs'])} seeds) and all 10 "
+        f"Forward transfer of `continual` from the first {', '.join(map(str, TRANSFER_SIZES))} "
+        f"of each class's 10 labelled rows ({len(runs['curve_runs'])} seeds) and all 10 "
         f"({cfg['transfer_seeds']} seeds); intervals paired over each row's seeds.", rows)
     md += [summary, ""]
     if all(runs["probes"].values()):
