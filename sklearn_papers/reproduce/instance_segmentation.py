@@ -160,10 +160,20 @@ def follow_ups(est, test):
         stride), ``"shape"`` (image height, width) and ``"table_radius"`` (the table's
         boundary F tolerance in pixels).
     """
+    from sklearn_papers.vision._oracles import _components_oracle, _stride_round_trip
+
     true = test.instance_maps
     shape = true.shape[1:]
     stride = int(est.output_stride)
-    maps = _follow_up_maps(est, test, stride)
+    maps = {}
+    for label, grouping, slic in _VARIANTS:
+        if label in _TOUCH_METHODS + _BF_METHODS:
+            est.set_params(grouping=grouping, slic=slic)
+            maps[label] = est.predict(test.images)
+    est.set_params(grouping="centers", slic=True)
+    maps[_ORACLE] = _components_oracle(test.semantic_maps)
+    maps[_ORACLE_LOW] = _components_oracle(test.semantic_maps, stride)
+    maps[_TRUE_NEAR], maps[_TRUE_SLIC] = _stride_round_trip(true, test.images, stride)
     touching = np.flatnonzero(test.has_touching)
     pairs, instances = touching_measures(true[touching], [test.labels[i] for i in touching],
                                          test.n_instances[touching],
@@ -176,24 +186,6 @@ def follow_ups(est, test):
     return dict(pairs=pairs, instances=instances, sbd_touching=sbd_t, bf=bf, sbd=sbd,
                 stride=stride, shape=tuple(int(x) for x in shape),
                 table_radius=float(np.ceil(_TABLE_TOLERANCE * np.hypot(*shape))))
-
-
-def _follow_up_maps(est, test, stride):
-    """Label maps of the follow-ups' variants of ``est``, of the two oracles, and of the
-    true instance maps taken to the output stride and back (nearest and SLIC vote)."""
-    from sklearn_papers.vision._oracles import _components_oracle, _stride_round_trip
-
-    maps = {}
-    for label, grouping, slic in _VARIANTS:
-        if label in _TOUCH_METHODS + _BF_METHODS:
-            est.set_params(grouping=grouping, slic=slic)
-            maps[label] = est.predict(test.images)
-    est.set_params(grouping="centers", slic=True)
-    maps[_ORACLE] = _components_oracle(test.semantic_maps)
-    maps[_ORACLE_LOW] = _components_oracle(test.semantic_maps, stride)
-    maps[_TRUE_NEAR], maps[_TRUE_SLIC] = _stride_round_trip(test.instance_maps, test.images,
-                                                            stride)
-    return maps
 
 
 def _bin_label(lo, hi):
