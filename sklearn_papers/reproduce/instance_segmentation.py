@@ -152,13 +152,11 @@ def follow_ups(est, test):
     Returns
     -------
     result : dict
-        ``"pairs"``: dict with ``"contact"`` (int array) and, per method, ``merged``
-        (bool array) and ``dice`` (float array); ``"instances"``: dict with ``"group"``
-        (int array) and per method ``dice``; ``"sbd_touching"``: method -> best Dice on
-        the touching subset; ``"bf"``: method -> list of boundary F per tolerance;
-        ``"sbd"``: method -> best Dice on all test scenes; ``"stride"`` (the output
-        stride), ``"shape"`` (image height, width) and ``"table_radius"`` (the table's
-        boundary F tolerance in pixels).
+        ``"pairs"``, ``"instances"``: ``metrics._instances.touching_measures`` of the
+        touching subset; ``"sbd_touching"``: method -> best Dice on it; ``"bf"``: method
+        -> list of boundary F per tolerance; ``"sbd"``: method -> best Dice on all test
+        scenes; ``"stride"`` (the output stride), ``"shape"`` (image height, width) and
+        ``"table_radius"`` (the table's boundary F tolerance in pixels).
     """
     from sklearn_papers.vision._oracles import _components_oracle, _stride_round_trip
 
