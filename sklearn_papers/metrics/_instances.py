@@ -189,3 +189,31 @@ def nearest_upsample(low, stride, shape):
     ``shape`` (height, width)."""
     return np.repeat(np.repeat(low, stride, axis=-2), stride, axis=-1)[
         ..., : shape[0], : shape[1]]
+
+
+def touching_measures(true_maps, labels, n_instances, pred_maps):
+    """``(pairs, instances)``: the touching same-class pairs of the true label maps
+    (n, h, w) and what each predicted map set of ``pred_maps`` (name -> (n, h, w)) makes
+    of them. ``labels[i]``: the class of each instance of map ``i``; ``n_instances`` (n,).
+
+    ``pairs``: ``"contact"`` (int64 array, a pair's 4-adjacent pixel pairs) and per name
+    ``"merged"`` (whether one predicted instance is both's best-Dice match) and ``"dice"``
+    (their mean best Dice), one entry per touching pair of every map; ``instances``:
+    ``"group"`` (:func:`touching_group_sizes`) and per name the best Dice, per true
+    instance of every map.
+    """
+    pairs = {"contact": [], **{m: {"merged": [], "dice": []} for m in pred_maps}}
+    instances = {"group": [], **{m: [] for m in pred_maps}}
+    for i, true in enumerate(true_maps):
+        found = touching_pairs(true, labels[i])
+        pairs["contact"].extend(found.values())
+        instances["group"].extend(touching_group_sizes(found, int(n_instances[i])))
+        for m, maps in pred_maps.items():
+            match, dice = best_dice_match(true, maps[i])
+            instances[m].extend(dice[1:])
+            for a, b in found:
+                pairs[m]["merged"].append(bool(match[a] == match[b] and match[a] > 0))
+                pairs[m]["dice"].append(float((dice[a] + dice[b]) / 2))
+    pairs = {m: (np.asarray(v, dtype=np.int64) if m == "contact" else
+                 {k: np.asarray(x) for k, x in v.items()}) for m, v in pairs.items()}
+    return pairs, {m: np.asarray(v) for m, v in instances.items()}

@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from sklearn_papers.metrics import backward_transfer, classifier_two_sample_score, sample_quality
+from sklearn_papers.metrics import backward_transfer
 from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, _interval, declare, judge
 from sklearn_papers.reproduce._common import Protocol, run_seeds
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
@@ -117,29 +117,14 @@ def task_incremental(columns, X_train, X_test, y_train, y_test, *, seed, cfg):
     """Mean accuracy after the last task, task-1 accuracy after each task, whether task 1's
     probabilities stayed bit-identical, the parameter counts and the forgetting of tasks 1-4."""
     from sklearn_papers.continual import ProgressiveNetworkClassifier
+    from sklearn_papers.continual._probes import _task_incremental_scores
 
     est = ProgressiveNetworkClassifier(hidden_layer_sizes=(64, 64), columns=columns,
                                        max_epochs=cfg["pnn_epochs"], random_state=seed)
-    t_train, t_test = split_tasks(y_train), split_tasks(y_test)
-    curve, identical, reference, just_learnt = [], True, None, []
-    for k in range(len(_TASKS)):
-        rows = t_train == k
-        est.partial_fit(X_train[rows], y_train[rows], task=k)
-        just_learnt.append(est.score(X_test[t_test == k], y_test[t_test == k], task=k))
-        proba = est.predict_proba(X_test, task=0)[:, :2]
-        reference = proba if reference is None else reference
-        identical &= bool(np.array_equal(proba, reference))
-        curve.append(est.score(X_test[t_test == 0], y_test[t_test == 0], task=0))
-    last = [est.score(X_test[t_test == k], y_test[t_test == k], task=k)
-            for k in range(len(_TASKS))]
-    forgetting = -backward_transfer(just_learnt, last)
-    return float(np.mean(last)), curve, identical, est.n_parameters_, forgetting
-
-
-def forward_transfer(X_train, X_test, y_train, y_test, *, seed, cfg, n_per_class=10):
-    """:func:`transfer_curve` at one size: ``{"progressive": ..., "fresh column": ..., ...}``."""
-    return transfer_curve(X_train, X_test, y_train, y_test, seed=seed, cfg=cfg,
-                          sizes=(n_per_class,))[n_per_class]
+    s = _task_incremental_scores(est, X_train, y_train, X_test, y_test, split_tasks(y_train),
+                                 split_tasks(y_test))
+    return (float(np.mean(s["final"])), s["first_task"], s["identical"], est.n_parameters_,
+            -backward_transfer(s["just_learnt"], s["final"]))
 
 
 #: Labels per class of digits 5-9 in the transfer follow-up (10: the main table's runs).
@@ -154,73 +139,22 @@ def replay_diagnostics(generator, X_train, X_test, y_train, y_test, *, seed, cfg
     """The main table's class-incremental run of ``generator`` ("gan" or "vae"), probed after
     every task with replayed rows of digits 0 and 1: a dict of per-task lists of the
     measures of docs/papers/continual_replay.rst, and ``"tstr"``, ``"tstr_task1"``."""
-    from sklearn.svm import SVC
+    from sklearn_papers.continual._probes import _replay_probes
 
     est = _replay_classifier(METHODS[f"generative replay, {generator.upper()}"], cfg, seed)
-    oracle = SVC().fit(X_train, y_train)
-    t_train, t_test = split_tasks(y_train), split_tasks(y_test)
-    first = t_test == 0
-    labels = np.repeat([0, 1], _N_REPLAY_PROBE)
-    out = {key: [] for key in ("real", "replayed", "oracle", "spread", "coverage",
-                               "precision", "distance", "drift", "told_apart")}
-    reference = None
-    for k in range(len(_TASKS)):
-        rows = t_train == k
-        est.partial_fit(X_train[rows], y_train[rows], task=k)
-        out["real"].append(est.score(X_test[first], y_test[first]))
-        # unclipped: what replay trains on (and what the cached parts measured)
-        X_hat, _ = est._sample(len(labels), labels, clip=False)  # same draws after every task
-        reference = X_hat if reference is None else reference
-        out["drift"].append(float(np.abs(X_hat - reference).mean()))
-        out["replayed"].append(est.score(X_hat, labels))
-        out["oracle"].append(oracle.score(X_hat, labels))
-        q = [sample_quality(X_hat[labels == c], X_train[y_train == c], X_test[y_test == c])
-             for c in (0, 1)]
-        for key in ("spread", "coverage", "precision", "distance"):
-            out[key].append(float(np.mean([qc[key] for qc in q])))
-        out["told_apart"].append(classifier_two_sample_score(X_train[y_train < 2], X_hat,
-                                                             random_state=seed))
-    counts = np.bincount(y_train)
-    y_syn = np.repeat(np.arange(len(counts)), counts)
-    X_syn, _ = est._sample(len(y_syn), y_syn, clip=False)
-    tstr = SVC().fit(X_syn, y_syn)
-    out["tstr"] = tstr.score(X_test, y_test)
-    out["tstr_task1"] = tstr.score(X_test[first], y_test[first])
-    return out
+    return _replay_probes(est, X_train, y_train, X_test, y_test, split_tasks(y_train),
+                          n_probe=_N_REPLAY_PROBE, random_state=seed)
 
 
 def transfer_curve(X_train, X_test, y_train, y_test, *, seed, cfg, sizes=TRANSFER_SIZES):
     """``{n: {"progressive": ..., "fresh column": ..., "fine-tuning": ...}}``: test accuracy
     on digits 5-9 learnt from ``n`` labels per class after a column on digits 0-4 (trained
     once, copied for every ``n`` of ``sizes``)."""
-    import copy
+    from sklearn_papers.continual._probes import _transfer_curve
 
-    from sklearn_papers.continual import ProgressiveNetworkClassifier
-
-    rng = np.random.RandomState(seed)
-    # a draw without replacement is a prefix of a permutation: the first n rows of a class
-    # are the same for any number drawn
-    draws = [rng.choice(np.flatnonzero(y_train == c), max(10, *sizes), replace=False)
-             for c in range(5, 10)]
-    low = {n: np.concatenate([d[:n] for d in draws]) for n in sizes}
-    base = y_train < 5
-    test = y_test >= 5
-    common = dict(hidden_layer_sizes=(64, 64), random_state=seed)
-    out = {n: {} for n in sizes}
-    for name, columns in [("progressive", "per-task"), ("fine-tuning", "shared")]:
-        est = ProgressiveNetworkClassifier(**common, columns=columns,
-                                           max_epochs=cfg["transfer_epochs"])
-        est.partial_fit(X_train[base], y_train[base], task="0-4")
-        est.set_params(max_epochs=cfg["low_data_epochs"])
-        for n in sizes:
-            copy_n = copy.deepcopy(est)
-            copy_n.partial_fit(X_train[low[n]], y_train[low[n]], task="5-9")
-            out[n][name] = copy_n.score(X_test[test], y_test[test], task="5-9")
-    for n in sizes:
-        fresh = ProgressiveNetworkClassifier(**common, max_epochs=cfg["low_data_epochs"])
-        fresh.fit(X_train[low[n]], y_train[low[n]])
-        out[n]["fresh column"] = fresh.score(X_test[test], y_test[test])
-    return out
+    return _transfer_curve(X_train, y_train, X_test, y_test, range(5), sizes=sizes,
+                           hidden_layer_sizes=(64, 64), epochs=cfg["transfer_epochs"],
+                           low_data_epochs=cfg["low_data_epochs"], random_state=seed)
 
 
 def paired_interval(a, b):
@@ -330,10 +264,9 @@ def _replay_followup(res, probes, closure, curves):
     causes = [words for key, (margin, words) in _CAUSE_MARGINS.items()
               if np.sign(margin) * (mean["vae"][key] - mean["gan"][key]) > abs(margin)]
     caption = (f"{_REPLAY_HEADING} (gap closed: GAN {closure['GAN']:.2f}, VAE "
-               f"{closure['VAE']:.2f}): the table's GAN and VAE replay runs repeated ({n_runs} "
-               f"seeds; their task-1 accuracy after every task equals the table's runs' in "
-               f"{same}/{2 * n_runs}) and probed with {_N_REPLAY_PROBE} replayed rows of each "
-               "of digits 0 and 1; values after task 5.")
+               f"{closure['VAE']:.2f}): the table's replay runs repeated ({n_runs} seeds; "
+               f"task-1 accuracies equal to the table's runs' in {same}/{2 * n_runs}), probed "
+               f"after task 5 with {_N_REPLAY_PROBE} replayed rows of each of digits 0 and 1.")
     return res.block(caption, rows) + [
         "- " + ("No replay of replay: the replayed rows are bit-identical after every task."
                 if frozen else "The replayed rows moved after task 1."),
@@ -430,7 +363,7 @@ def _run_job(kind, name, seed, cfg):
             return replay_diagnostics(name, *data, seed=seed, cfg=cfg)
         if kind == "tc":
             return transfer_curve(*data, seed=seed, cfg=cfg)
-        return forward_transfer(*data, seed=seed, cfg=cfg)
+        return transfer_curve(*data, seed=seed, cfg=cfg, sizes=(10,))[10]
 
 
 def _parts(jobs, cfg):
@@ -574,8 +507,8 @@ def run_followup(ctx):
     figures = [_figure(ctx, "continual_transfer_labels.png", _plot_transfer_curve,
                        [r["labels per class"] for r in rows], gaps, ft_gaps, figsize=(6, 4))]
     md = result.block(
-        f"Forward transfer of `continual` with the first 1, 2, 3 and 5 of each class's 10 "
-        f"labelled rows ({len(runs['curve_runs'])} seeds) and all 10 "
+        f"Forward transfer of `continual` from the first {', '.join(map(str, TRANSFER_SIZES))} "
+        f"of each class's 10 labelled rows ({len(runs['curve_runs'])} seeds) and all 10 "
         f"({cfg['transfer_seeds']} seeds); intervals paired over each row's seeds.", rows)
     md += [summary, ""]
     if all(runs["probes"].values()):

@@ -188,16 +188,12 @@ def run_followup(ctx):
 
 def _shapes_task(cfg, seed):
     """Train and test images of ``Shapes(32)`` (rows of 1024 floats) and their shapes."""
-    from sklearn_papers.datasets import Shapes
+    from sklearn_papers.datasets import make_shapes
 
-    data = Shapes(32)
     rng = np.random.RandomState(seed)
-    out = []
-    for n in (cfg["n_train"], cfg["n_test"]):
-        f = data.sample_factors(n, rng)
-        out += [data.sample_observations_from_factors(f, rng).astype(np.float32),
-                f[:, 0].astype(np.int64)]
-    return out
+    (X_train, f_train), (X_test, f_test) = (make_shapes(n, random_state=rng)
+                                            for n in (cfg["n_train"], cfg["n_test"]))
+    return [X_train, f_train[:, 0].copy(), X_test, f_test[:, 0].copy()]
 
 
 def _train_deep(norm, batch_size, seed, cfg, X_train, y_train):

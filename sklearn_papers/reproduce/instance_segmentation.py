@@ -16,12 +16,7 @@ from sklearn_papers.metrics import (
     mask_average_precision,
     symmetric_best_dice,
 )
-from sklearn_papers.metrics._instances import (
-    best_dice_match,
-    nearest_upsample,
-    touching_group_sizes,
-    touching_pairs,
-)
+from sklearn_papers.metrics._instances import touching_measures
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
 from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
@@ -157,90 +152,38 @@ def follow_ups(est, test):
     Returns
     -------
     result : dict
-        ``"pairs"``: dict with ``"contact"`` (int array) and, per method, ``merged``
-        (bool array) and ``dice`` (float array); ``"instances"``: dict with ``"group"``
-        (int array) and per method ``dice``; ``"sbd_touching"``: method -> best Dice on
-        the touching subset; ``"bf"``: method -> list of boundary F per tolerance;
-        ``"sbd"``: method -> best Dice on all test scenes; ``"stride"`` (the output
-        stride), ``"shape"`` (image height, width) and ``"table_radius"`` (the table's
-        boundary F tolerance in pixels).
+        ``"pairs"``, ``"instances"``: ``metrics._instances.touching_measures`` of the
+        touching subset; ``"sbd_touching"``: method -> best Dice on it; ``"bf"``: method
+        -> list of boundary F per tolerance; ``"sbd"``: method -> best Dice on all test
+        scenes; ``"stride"`` (the output stride), ``"shape"`` (image height, width) and
+        ``"table_radius"`` (the table's boundary F tolerance in pixels).
     """
+    from sklearn_papers.vision._oracles import _components_oracle, _stride_round_trip
+
     true = test.instance_maps
     shape = true.shape[1:]
     stride = int(est.output_stride)
-    maps = _follow_up_maps(est, test, stride)
-    pairs, instances, sbd_t = _touching_measures(test, maps)
-    bf = {m: [boundary_f_score(true, maps[m], tolerance=t) for t in _TOLERANCES]
-          for m in _BF_METHODS}
-    sbd = {m: symmetric_best_dice(true, maps[m]) for m in _BF_METHODS}
-    return dict(pairs=pairs, instances=instances, sbd_touching=sbd_t, bf=bf, sbd=sbd,
-                stride=stride, shape=tuple(int(x) for x in shape),
-                table_radius=float(np.ceil(_TABLE_TOLERANCE * np.hypot(*shape))))
-
-
-def _at_stride(maps, stride):
-    """Label ``maps`` (n, h, w), edge-padded to a multiple of ``stride``, at that stride."""
-    from sklearn_papers.vision._instance_grouping import _mode_downsample
-
-    h, w = maps.shape[1:]
-    return _mode_downsample(np.pad(maps, [(0, 0), (0, -h % stride), (0, -w % stride)],
-                                   mode="edge"), stride)
-
-
-def _follow_up_maps(est, test, stride):
-    """Label maps of the follow-ups' variants of ``est``, of the two oracles, and of the
-    true instance maps taken to the output stride and back (nearest and SLIC vote)."""
-    from sklearn_papers.vision._instance_grouping import (
-        _SLIC_COMPACTNESS,
-        _SLIC_PIXELS_PER_SEGMENT,
-        _group_components,
-        _upsample,
-    )
-
     maps = {}
     for label, grouping, slic in _VARIANTS:
         if label in _TOUCH_METHODS + _BF_METHODS:
             est.set_params(grouping=grouping, slic=slic)
             maps[label] = est.predict(test.images)
     est.set_params(grouping="centers", slic=True)
-    shape = test.instance_maps.shape[1:]
-    maps[_ORACLE] = np.stack(
-        [_group_components(s, None, None, 0, 0)[0] for s in test.semantic_maps])
-    maps[_ORACLE_LOW] = np.stack(
-        [nearest_upsample(_group_components(s, None, None, 0, 0)[0], stride, shape)
-         for s in _at_stride(test.semantic_maps, stride)])
-    # the estimator's SLIC vote, on the true maps at the output stride
-    n_segments = max(1, int(round(shape[0] * shape[1] / _SLIC_PIXELS_PER_SEGMENT)))
-    low_true = _at_stride(test.instance_maps, stride)
-    maps[_TRUE_NEAR] = nearest_upsample(low_true, stride, shape)
-    maps[_TRUE_SLIC] = np.stack(
-        [_upsample(low, stride, shape, img, stride > 1, n_segments, _SLIC_COMPACTNESS)
-         for low, img in zip(low_true, np.moveaxis(test.images, -1, 1))])
-    return maps
-
-
-def _touching_measures(test, maps):
-    """``(pairs, instances, sbd_touching)`` of :func:`follow_ups`, per ``_TOUCH_METHODS``."""
-    true = test.instance_maps
+    maps[_ORACLE] = _components_oracle(test.semantic_maps)
+    maps[_ORACLE_LOW] = _components_oracle(test.semantic_maps, stride)
+    maps[_TRUE_NEAR], maps[_TRUE_SLIC] = _stride_round_trip(true, test.images, stride)
     touching = np.flatnonzero(test.has_touching)
-    pairs = {"contact": [], **{m: {"merged": [], "dice": []} for m in _TOUCH_METHODS}}
-    instances = {"group": [], **{m: [] for m in _TOUCH_METHODS}}
-    for i in touching:
-        found = touching_pairs(true[i], test.labels[i])
-        pairs["contact"].extend(found.values())
-        instances["group"].extend(touching_group_sizes(found, int(test.n_instances[i])))
-        for m in _TOUCH_METHODS:
-            match, dice = best_dice_match(true[i], maps[m][i])
-            instances[m].extend(dice[1:])
-            for a, b in found:
-                pairs[m]["merged"].append(bool(match[a] == match[b] and match[a] > 0))
-                pairs[m]["dice"].append(float((dice[a] + dice[b]) / 2))
-    pairs = {m: (np.asarray(v, dtype=np.int64) if m == "contact" else
-                 {k: np.asarray(x) for k, x in v.items()}) for m, v in pairs.items()}
-    instances = {m: np.asarray(v) for m, v in instances.items()}
+    pairs, instances = touching_measures(true[touching], [test.labels[i] for i in touching],
+                                         test.n_instances[touching],
+                                         {m: maps[m][touching] for m in _TOUCH_METHODS})
     sbd_t = {m: float(symmetric_best_dice(true[touching], maps[m][touching]))
              if touching.size else float("nan") for m in _TOUCH_METHODS}
-    return pairs, instances, sbd_t
+    bf = {m: [boundary_f_score(true, maps[m], tolerance=t) for t in _TOLERANCES]
+          for m in _BF_METHODS}
+    sbd = {m: symmetric_best_dice(true, maps[m]) for m in _BF_METHODS}
+    return dict(pairs=pairs, instances=instances, sbd_touching=sbd_t, bf=bf, sbd=sbd,
+                stride=stride, shape=tuple(int(x) for x in shape),
+                table_radius=float(np.ceil(_TABLE_TOLERANCE * np.hypot(*shape))))
 
 
 def _bin_label(lo, hi):
@@ -309,13 +252,11 @@ def _touching_section(res, follow, pool):
                    for m in (_ORACLE, _CC))
     rows_pairs, rows_groups = _touching_rows(pool, follow[0]["stride"])
     return md + [
-        f"The {pool['contact'].size} touching pairs of the test scenes ({len(follow)} "
-        "seed(s)) by contact length, then the touching subset's instances by the size of "
-        "their touching group. The networks are those of `instance_segmentation` (the "
-        "same fits, same seeds and scenes).", "",
-        res.table(rows_pairs), "", res.table(rows_groups), "",
+        f"{pool['contact'].size} touching pairs ({len(follow)} seed(s)) by contact length, "
+        "then touching instances by group size; the same fits, same seeds and scenes as "
+        "`instance_segmentation`.", "", res.table(rows_pairs), "", res.table(rows_groups), "",
         f"Best Dice on the touching subset: {floor:.3f} for the oracle (every touching "
-        f"pair merged, nothing else wrong), {cc_t:.3f} for connected components + SLIC."]
+        f"pair merged), {cc_t:.3f} for connected components + SLIC."]
 
 
 def _boundary_section(res, follow):
@@ -324,12 +265,11 @@ def _boundary_section(res, follow):
                           for i, t in enumerate(_TOLERANCES)},
              "best Dice (all)": format_mean_std([f["sbd"][m] for f in follow], 3)}
             for m in _BF_METHODS]
-    h, w = follow[0]["shape"]
+    f0 = follow[0]
     return ["### Follow-up 2: boundary F of SLIC upsampling against the tolerance", "",
-            f"Boundary F of the centre variants, and of the true instance maps taken to "
-            f"stride {follow[0]['stride']} and back (the upsampling alone), at tolerances of "
-            f"{', '.join(map(str, _TOLERANCES))} pixels; the main table's tolerance is "
-            f"{follow[0]['table_radius']:g} px at {h} x {w}. Mean ± std over seeds.", "",
+            f"Boundary F of the centre variants and of the true maps taken to stride "
+            f"{f0['stride']} and back, mean ± std over seeds; the main table's tolerance: "
+            f"{f0['table_radius']:g} px at {f0['shape'][0]} x {f0['shape'][1]}.", "",
             res.table(rows)]
 
 
@@ -494,12 +434,10 @@ def run(ctx):
     fig_examples = _plot_examples(ctx, test0, fits[0][2])
     fig_scores = _plot_scores(ctx, table)
     res = Result()
-    md = [f"Scores on {cfg['n_test']} held-out scenes per seed (for the first seed "
-          f"{int(test0.has_touching.sum())} in the touching subset), `InstanceSegmenter` "
-          f"trained on {cfg['n_train']} scenes for {cfg['max_epochs']} epochs; mean ± std "
-          f"over {len(seeds)} seeds.", "",
-          res.table(_table_rows(table)), "",
-          *_claim_lines(res, table, forward, cfg),
+    md = [f"Scores on {cfg['n_test']} held-out scenes ({int(test0.has_touching.sum())} "
+          f"touching for the first seed); {cfg['n_train']} training scenes, "
+          f"{cfg['max_epochs']} epochs; mean ± std over {len(seeds)} seeds.", "",
+          res.table(_table_rows(table)), "", *_claim_lines(res, table, forward, cfg),
           f"- Training: {np.mean([f[0] for f in fits]):.0f} s wall, "
           f"{np.mean([f[1] for f in fits]):.0f} s process CPU per fit ({_N_JOBS} worker "
           "processes).", "",

@@ -110,17 +110,6 @@ def _scenes(cfg, n, seed, kind):
     return make_scenes(n, image_size=cfg["image_size"], random_state=seed, **kw)
 
 
-def _label_maps(dets, shape, threshold):
-    """The instance label maps :meth:`MaskRCNN.predict <sklearn_papers.vision.MaskRCNN.predict>`
-    paints, from detections already computed."""
-    from sklearn_papers.vision._mask_rcnn import paint_detections
-
-    maps = np.zeros((len(dets),) + tuple(shape), dtype=np.int64)
-    for i, d in enumerate(dets):
-        maps[i] = paint_detections(d, shape, threshold)
-    return maps
-
-
 def _test_metrics(test, maps, masks, seconds, box_ap, **kw):
     """The tables' metrics of predicted ``maps`` and ``masks`` (``kw``: class-aware AP)."""
     true = test.instance_maps
@@ -135,6 +124,7 @@ def _test_metrics(test, maps, masks, seconds, box_ap, **kw):
 def _fit_scored(cfg, variant, seed, train, test):
     """``(model, test metrics, detections)`` of one fit (its times include the evaluation)."""
     from sklearn_papers.vision import MaskRCNN
+    from sklearn_papers.vision._mask_rcnn import paint_detections
 
     est = MaskRCNN(**_params(variant), anchor_sizes=cfg["anchors"], max_epochs=cfg["epochs"],
                    lr=cfg["lr"], predict_scales=cfg["predict_scales"], random_state=seed)
@@ -144,7 +134,8 @@ def _fit_scored(cfg, variant, seed, train, test):
     dets = est.predict_detections(test.images)
     seconds = time.perf_counter() - start
     # predict's label maps, painted from the detections already computed
-    maps = _label_maps(dets, test.instance_maps.shape[1:], est.instance_score_threshold)
+    maps = np.stack([paint_detections(d, test.instance_maps.shape[1:],
+                                      est.instance_score_threshold) for d in dets])
     res = _test_metrics(test, maps, [d["masks"] for d in dets], seconds,
                         detection_box_average_precision(test.boxes, test.labels, dets),
                         pred_scores=[d["scores"] for d in dets], true_labels=test.labels,
@@ -379,12 +370,11 @@ def run_followup(ctx):
     rows = _table_rows([(scenes, f"Mask R-CNN ({v})", res[scenes][v])
                         for scenes in ("crowded", "easy") for v in cfg["variants"]],
                        _METRICS[:5])
-    md = ["How often a true box of the training scenes holds pixels of another class:", "",
-          result.table(share_rows), "",
-          f"Both models on crowded and easy scenes ({cfg['n_train']} training and "
-          f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs), mean ± std over "
-          f"{cfg['seeds']} seeds paired with `mask_rcnn`'s easy-scene fits.", "",
-          result.table(rows), "", *lines]
+    md = result.block("How often a true box of the training scenes holds pixels of another "
+                      "class:", share_rows) + result.block(
+        f"Both models on crowded and easy scenes ({cfg['n_train']} training and "
+        f"{cfg['n_test']} test scenes, {cfg['epochs']} epochs), mean ± std over "
+        f"{cfg['seeds']} seeds paired with `mask_rcnn`'s easy-scene fits.", rows) + lines
     fig = _plot_followup(ctx, cfg, shares, easy_gap, gap, by_group)
     return result.done("\n".join(md), figures=[fig],
                        shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))

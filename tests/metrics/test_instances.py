@@ -64,3 +64,27 @@ def test_nearest_upsample_repeats_and_cuts():
     low = np.array([[1, 2], [3, 4]])
     up = _instances.nearest_upsample(low, 2, (3, 4))
     assert up.tolist() == [[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 4, 4]]
+
+
+def test_touching_measures_count_merged_pairs_per_prediction():
+    true = np.zeros((2, 6, 6), dtype=np.int64)
+    true[0, :3, :2], true[0, :3, 2:4] = 1, 2  # one touching pair, contact 3
+    true[0, 5, 5] = 3  # alone
+    true[1, :2, :2] = 1  # no touching pair in the second map
+    labels = [np.array([1, 1, 2]), np.array([1])]
+    merged = np.where(true[:1] > 0, 1, 0)
+    merged[0, 5, 5] = 2
+    pred = {"exact": true, "merged": np.concatenate([merged, true[1:]])}
+    pairs, instances = _instances.touching_measures(true, labels, [3, 1], pred)
+    np.testing.assert_array_equal(pairs["contact"], [3])
+    assert pairs["contact"].dtype == np.int64
+    np.testing.assert_array_equal(pairs["exact"]["merged"], [False])
+    np.testing.assert_array_equal(pairs["merged"]["merged"], [True])
+    np.testing.assert_allclose(pairs["exact"]["dice"], [1.0])
+    np.testing.assert_allclose(pairs["merged"]["dice"], [2 * 6 / (6 + 12)])
+    np.testing.assert_array_equal(instances["group"], [2, 2, 1, 1])
+    np.testing.assert_allclose(instances["exact"], [1, 1, 1, 1])
+    np.testing.assert_allclose(instances["merged"], [2 * 6 / 18, 2 * 6 / 18, 1, 1])
+    empty, _ = _instances.touching_measures(true[1:], labels[1:], [1],
+                                            {k: v[1:] for k, v in pred.items()})
+    assert empty["contact"].size == 0 and empty["exact"]["merged"].size == 0

@@ -70,9 +70,9 @@ def test_tiny_run_writes_verdicts_and_plots(tmp_path, monkeypatch):
     assert len(follow.figures) == 2
 
 
-def test_transfer_curve_takes_the_first_rows_of_forward_transfers_draws():
+def test_transfer_curve_at_ten_labels_is_the_main_tables_forward_transfer():
     data = load_split(0)
-    one = continual.forward_transfer(*data, seed=3, cfg=TINY)
+    one = continual.transfer_curve(*data, seed=3, cfg=TINY, sizes=(10,))[10]
     curve = continual.transfer_curve(*data, seed=3, cfg=TINY, sizes=(1, 10))
     assert curve[10] == one  # same 0-4 networks, same 10 rows per class
     assert set(curve[1]) == set(one)

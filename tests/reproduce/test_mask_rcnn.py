@@ -18,28 +18,6 @@ def test_matched_iou_of_the_label_maps():
     assert miou == pytest.approx(0.5) and frac == pytest.approx(0.5)
 
 
-@pytest.fixture(scope="module")
-def tiny_model():
-    from sklearn_papers.datasets import make_scenes
-    from sklearn_papers.vision import MaskRCNN
-
-    data = make_scenes(4, image_size=32, random_state=0)
-    model = MaskRCNN(anchor_sizes=(4, 8, 16), max_epochs=2, score_threshold=0.0,
-                     instance_score_threshold=0.05, random_state=0)
-    return model.fit(data.images, data.instance_maps, data.semantic_maps), data
-
-
-def test_label_maps_from_detections_equal_predict(tiny_model):
-    # _fit_scored paints predict's maps from the detections it already has
-    model, data = tiny_model
-    dets = model.predict_detections(data.images)
-    assert sum(len(d["scores"]) for d in dets) > 0
-    maps = mask_rcnn._label_maps(dets, data.images.shape[1:3],
-                                 model.instance_score_threshold)
-    assert maps.max() > 0
-    np.testing.assert_array_equal(maps, model.predict(data.images))
-
-
 _TINY = dict(image_size=32, n_train=4, n_test=2, anchors=(4, 8, 16), epochs=1, seeds=1)
 
 
