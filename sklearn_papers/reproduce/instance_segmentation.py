@@ -331,7 +331,7 @@ def _plot_scores(ctx, table):
     for k, (key, name) in enumerate(metrics):
         means = [np.mean([r[key] for r in table[label]]) for label in labels]
         ax.bar(x + k * width, means, width, label=name)
-    ax.axhline(0.85, color="k", linestyle="--", linewidth=0.8)
+    ax.axhline(CLAIMS["centres_split"].threshold, color="k", linestyle="--", linewidth=0.8)
     ax.set_xticks(x + width, [lbl.replace(" + ", "\n+ ").replace(", ", ",\n")
                               for lbl in labels], fontsize=7)
     ax.set(ylim=(0, 1), title="scores on held-out scenes (mean over seeds)")
