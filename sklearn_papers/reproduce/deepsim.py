@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from sklearn_papers.datasets import Shapes
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
 from sklearn_papers.reproduce._common import Protocol, in_one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
@@ -66,8 +67,10 @@ ARMS = {
     "C: pixel + feature + adversarial (DeePSiM)": dict(),
 }
 
-#: Shapes factors probed from the codes.
-FACTORS = ("shape", "scale", "orientation", "pos_x", "pos_y")
+#: The shapes data: 3 x 3 x 4 x 6 x 6 images of 16 x 16 pixels; its factors are probed from
+#: the codes.
+SHAPES = Shapes(16, n_scales=3, n_orientations=4, n_positions=6)
+FACTORS = SHAPES.factor_names
 
 #: Loss weights of the three arms (on the normalised terms, see DeePSiMLoss).
 LOSS = dict(lambda_img=1.0, lambda_feat=3.0, lambda_adv=0.1, lr=2e-3, batch_size=64)
@@ -86,11 +89,8 @@ def load_data(name, cfg, random_state):
         hw = (8, 8)
         factors = np.zeros((X.shape[0], 0), dtype=int)
     else:
-        from sklearn_papers.datasets import Shapes
-
-        data = Shapes(16, n_scales=3, n_orientations=4, n_positions=6)
-        factors = data.sample_factors(cfg["shapes"]["n"], random_state=random_state)
-        X = data.sample_observations_from_factors(factors)
+        factors = SHAPES.sample_factors(cfg["shapes"]["n"], random_state=random_state)
+        X = SHAPES.sample_observations_from_factors(factors)
         y = factors[:, 0]
         hw = (16, 16)
     X_tr, X_te, y_tr, y_te, f_tr, f_te = train_test_split(

@@ -7,6 +7,7 @@ docs/papers/deepsim.rst.
 """
 
 import time
+from functools import partial
 
 import numpy as np
 
@@ -114,41 +115,24 @@ def _blurred(rows, hw, sigma):
 def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     """Follow-up part (shapes): per factor, the normalised pixel and feature distances of
     image pairs one step apart in it, and linear probes of the compared layer."""
-    from sklearn_papers.datasets import Shapes
     from sklearn_papers.generative._base import _comparator_features
+    from sklearn_papers.metrics import factor_step_distances
 
     start = time.process_time()
-    module = prepared["comparator"]
     layers = (cfg["shapes"]["layer"], "head")
-    X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = deepsim.load_data("shapes", cfg, data_seed)
-    pix_var = float(X_tr.var(axis=0).mean())
-    feats_tr = {ly: _comparator_features(module, ly, X_tr) for ly in layers}
-    feat_var = {ly: float(f.var(axis=0).mean()) for ly, f in feats_tr.items()}
-
-    data = Shapes(16, n_scales=3, n_orientations=4, n_positions=6)
-    rng = np.random.RandomState(data_seed + 19)
-    base = data.sample_factors(fcfg["n_pairs"], random_state=rng)
-    x0 = data.sample_observations_from_factors(base)
-    f0 = {ly: _comparator_features(module, ly, x0) for ly in layers}
-    dist = {}
-    for k, name in enumerate(deepsim.FACTORS):
-        size = data.factor_sizes[k]
-        moved = base.copy()
-        if name == "shape":
-            moved[:, k] = (base[:, k] + rng.randint(1, size, len(base))) % size
-        elif name == "orientation":
-            moved[:, k] = (base[:, k] + 1) % size
-        else:  # one step up, or down at the top
-            moved[:, k] = np.where(base[:, k] < size - 1, base[:, k] + 1, base[:, k] - 1)
-        x1 = data.sample_observations_from_factors(moved)
-        f1 = {ly: _comparator_features(module, ly, x1) for ly in layers}
-        dist[name] = {"pixel": float(((x1 - x0) ** 2).mean() / pix_var),
-                      **{ly: float(((f1[ly] - f0[ly]) ** 2).mean() / feat_var[ly])
-                         for ly in layers}}
-    feats_te = _comparator_features(module, layers[0], X_te)
-    probe = deepsim._probe_codes(feats_tr[layers[0]], feats_te, f_tr, f_te,
-                                 max_iter=PROBE_MAX_ITER)
-    return dict(layers=layers, dist=dist, probe=probe, n_pairs=len(base),
+    X_tr, X_te, _, _, _, f_tr, f_te = deepsim.load_data("shapes", cfg, data_seed)
+    features = {"pixel": None, **{ly: partial(_comparator_features, prepared["comparator"], ly)
+                                  for ly in layers}}
+    # the shape is unordered, the orientation wraps around; the same pairs for each
+    dist = {name: factor_step_distances(deepsim.SHAPES, f, X_tr, n_pairs=fcfg["n_pairs"],
+                                        categorical=[0], cyclic=[2],
+                                        random_state=data_seed + 19)
+            for name, f in features.items()}
+    feats_tr, feats_te = (features[layers[0]](X) for X in (X_tr, X_te))
+    probe = deepsim._probe_codes(feats_tr, feats_te, f_tr, f_te, max_iter=PROBE_MAX_ITER)
+    return dict(layers=layers, probe=probe, n_pairs=fcfg["n_pairs"],
+                dist={factor: {name: float(d[k]) for name, d in dist.items()}
+                      for k, factor in enumerate(deepsim.FACTORS)},
                 width=int(feats_te.shape[1]), cpu=time.process_time() - start)
 
 
