@@ -67,8 +67,7 @@ ARMS = {
     "C: pixel + feature + adversarial (DeePSiM)": dict(),
 }
 
-#: The shapes data: 3 x 3 x 4 x 6 x 6 images of 16 x 16 pixels; its factors are probed from
-#: the codes.
+#: The shapes data, whose factors are probed from the codes.
 SHAPES = Shapes(16, n_scales=3, n_orientations=4, n_positions=6)
 FACTORS = SHAPES.factor_names
 
@@ -149,26 +148,20 @@ def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, override
     return DeePSiMAutoencoder(**params).fit(data[0], data[2]), data
 
 
-def _scores(recon, X_te, y_te, hw, clf):
-    """Pixel MSE, sharpness ratio and independent-classifier accuracy (%) of ``recon``."""
-    from sklearn_papers.metrics import image_sharpness
-
-    return dict(mse=float(((recon - X_te) ** 2).mean()),
-                sharp=image_sharpness(recon, hw) / image_sharpness(X_te, hw),
-                acc=100 * clf.score(recon, y_te))
-
-
 @in_one_torch_thread
 def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False, overrides=None):
-    """One autoencoder (dataset, arm, seed, settings ``overrides``); metrics, CPU seconds,
-    first reconstructions."""
+    """One autoencoder (dataset, arm, seed, settings ``overrides``): pixel MSE, sharpness
+    ratio, independent-classifier accuracy (%), fit CPU seconds, first reconstructions."""
+    from sklearn_papers.metrics import image_sharpness
+
     start = time.process_time()
     ae, (X_tr, X_te, y_tr, y_te, hw, f_tr, f_te) = _fit_ae(dataset, arm, seed, cfg, data_seed,
                                                            prepared, overrides=overrides)
     fit_cpu = time.process_time() - start
     recon = ae.inverse_transform(ae.transform(X_te))
-    out = dict(dataset=dataset, arm=arm, seed=seed,
-               **_scores(recon, X_te, y_te, hw, prepared["clf"]), seconds=fit_cpu,
+    out = dict(dataset=dataset, arm=arm, seed=seed, mse=float(((recon - X_te) ** 2).mean()),
+               sharp=image_sharpness(recon, hw) / image_sharpness(X_te, hw),
+               acc=100 * prepared["clf"].score(recon, y_te), seconds=fit_cpu,
                recon=recon[:10], real=X_te[:10], hw=hw, model=ae if keep_model else None)
     if f_tr.shape[1]:
         out["probe"] = _probe_codes(ae.transform(X_tr), ae.transform(X_te), f_tr, f_te)
@@ -270,10 +263,7 @@ def _prepare_all(ctx, cfg, protocol, owner=None):
         ((d, part), (f"prepare/{d}/{part}", _prepare, (d, part, cfg, ctx.random_state),
                      {**protocol, "dataset": d, "part": part, "data_seed": ctx.random_state}),
          cost) for (d, part), cost in costs.items()], owner=owner, share=owner is None)
-    prepared = {d: {} for d in _DATASETS}
-    for (d, _), out in values.items():
-        prepared[d].update(out)
-    return prepared
+    return {d: {**values[(d, "classifier")], **values[(d, "comparator")]} for d in _DATASETS}
 
 
 _DATASETS = ("digits", "shapes")

@@ -12,6 +12,7 @@ import numpy as np
 from scipy.stats import entropy
 
 from sklearn_papers.metrics import sharpness_measures
+from sklearn_papers.metrics._image import _blurred
 from sklearn_papers.reproduce import deepsim
 from sklearn_papers.reproduce._claims import (
     HOLDS,
@@ -28,8 +29,6 @@ from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT_FOLLOWUP"]
-
-_ALL = "paired interval per measure and comparison; all must hold"
 
 #: The follow-ups' claims (``deepsim_followup``): ``{name}`` an added arm, ``{m}`` a
 #: sharpness measure, ``{k}`` iterations.
@@ -102,13 +101,6 @@ def _followup_config(quick, cfg):
                 sharpness_arms={k: v[1] for k, v in SHARPNESS_ARMS.items()},
                 iterate=() if quick else ITERATE_CONFIGS, n_pairs=300 if quick else 1000,
                 blurs=BLURS, edge_quantile=0.8, hf_cutoff=0.25, version=2)
-
-
-def _blurred(rows, hw, sigma):
-    from scipy.ndimage import gaussian_filter
-
-    x = np.asarray(rows, dtype=np.float64).reshape(-1, *hw)
-    return gaussian_filter(x, sigma=(0, sigma, sigma), mode="nearest").reshape(len(x), -1)
 
 
 @in_one_torch_thread
@@ -187,11 +179,6 @@ def _followup_parts(cfg, fcfg, seeds, data_seed, prepared, protocol):
     return parts + [(("sensitivity",), sensitivity, 2.0)]
 
 
-#: How the shapes follow-up's single measurement (of one fixed comparator) is judged: a
-#: value, not a mean over seeds, so no interval rule applies.
-_MEASURED = "measured once (one fixed comparator, no seeds)"
-
-
 def _follows(key, **values):
     """The sentence naming the claim of ``deepsim`` that a follow-up follows."""
     return f"Follows the claim of `deepsim`: {deepsim.CLAIMS[key].at(**values).statement}."
@@ -247,7 +234,7 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
               for adv, a, b in (("off", "A", "B"), ("on (0.1)", "D", "C"))]
     measures = {k: [sharpness_measures(r["recon"], X_te, hw, **kw) for r in runs[k]]
                 for k in order}
-    refs = {f"real, blurred {b:g} px": sharpness_measures(_blurred(X_te, hw, b), X_te, hw, **kw)
+    refs = {f"real, blurred {b:g} px": sharpness_measures(_blurred(X_te, b, hw), X_te, hw, **kw)
             for b in fcfg["blurs"]}
     refs["real"] = sharpness_measures(X_te, X_te, hw, **kw)
     keys = ("gradient", "edge gradient", "flat gradient", "high-frequency power")
@@ -277,10 +264,9 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
           result.verdict_line(judge(CLAIMS_FOLLOWUP["adv"], adv_effect, 0.0), "outcome"),
           result.verdict_line(judge(CLAIMS_FOLLOWUP["feat"], adv_effect, feat_effect),
                               "outcome"),
-          result.verdict_line(v_agree, "outcome", claim=CLAIMS_FOLLOWUP["agree"], rule=_ALL)]
-    for key in fcfg["sharpness_arms"]:
-        if key == "D":
-            continue
+          result.verdict_line(v_agree, "outcome", claim=CLAIMS_FOLLOWUP["agree"],
+                              rule="paired interval per measure and comparison; all must hold")]
+    for key in (k for k in fcfg["sharpness_arms"] if k != "D"):
         name = f"{labels[key].split(':')[0]} ({labels[key].split(': ')[-1]})"
         every = judge(CLAIMS_FOLLOWUP["arm_every"].at(name=name), sharp[key], sharp["A"])
         edges = all_of(*(sharper(name, key, m)
@@ -318,14 +304,13 @@ def _shapes_followup(result, ctx, sens, runs):
     # "no more shape": the negation of "C's codes keep more than 2 points more shape"
     v2 = negation(judge(CLAIMS_FOLLOWUP["more_shape"], shape_c, shape_a))
     md = ["#### Follow-up 2 (shapes): how much of the shape the feature term can keep", "",
-          _follows("target_acc", dataset="shapes")
-          + f" Normalised squared distances of {sens['n_pairs']} image pairs differing in "
-          f"one factor by one step, in pixels, at the compared layer `{layer}` "
-          f"({sens['width']} features) and at `head`; and linear probes of the `{layer}` "
-          "features.", "", result.table(table), "",
+          _follows("target_acc", dataset="shapes") + f" `factor_step_distances` of "
+          f"{sens['n_pairs']} pairs (layer `{layer}`: {sens['width']} features); linear "
+          f"probes of the `{layer}` features.", "", result.table(table), "",
           f"Shape emphasis (shape change over a one-step shift, relative to pixels): "
           f"`{layer}` {e_layer:.2f}, `head` {e_head:.2f}.", "",
-          result.verdict_line(v1, "outcome", rule=_MEASURED,
+          # one value of one fixed comparator, no mean over seeds: no interval rule applies
+          result.verdict_line(v1, "outcome", rule="measured once (one fixed comparator, no seeds)",
                               claim=CLAIMS_FOLLOWUP["emphasis"].at(
                                   layer=layer, material=EMPHASIS_MATERIAL)),
           result.verdict_line(v2, "outcome", claim=CLAIMS_FOLLOWUP["no_more_shape"],
@@ -418,8 +403,7 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs):
                                          for r in all_runs], 0.0)]
     same = (c4 in runs and np.allclose(runs[c4][0]["acc"], main_accs))
     md = [f"#### {_ITERATE_HEADING}", "",
-          _follows("stays") + f" Autoencoders A and C with a 4-d code and C with a 16-d "
-          f"code, per seed ({', '.join(map(str, fseeds))}), iterated {k} times; values "
+          _follows("stays") + f" Seeds {', '.join(map(str, fseeds))}, {k} iterations; values "
           "after the first / last iteration, means over seeds.", "", result.table(table), "",
           f"The refitted C 4-d autoencoder of seed {fseeds[0]} reproduces the main "
           f"section's iteration exactly: {'yes' if same else 'no'}.", "",
@@ -454,9 +438,8 @@ def run_followup(ctx):
     if not fcfg["iterate"]:  # the quick run leaves it to the full mode (2/3 of the CPU time)
         md += [full_mode_only(
             "deepsim", _ITERATE_HEADING,
-            "Why do iterated encoding-decoding images drift? Arms A and C (4-d code) and C "
-            "(16-d code), refitted and iterated, tell the code width, the loss and the "
-            "iterated map apart."), ""]
+            "Why do iterated encoding-decoding images drift: the code width, the loss or the "
+            "iterated map? Arms A and C (4-d code) and C (16-d code) tell them apart."), ""]
     shortened = (deepsim.PROTOCOL.note(True) + f" Follow-ups on {fcfg['seeds']} seeds; "
                  "follow-up 3 (iterated encoding-decoding) in full mode only."
                  if ctx.quick else "")

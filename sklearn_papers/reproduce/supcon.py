@@ -123,12 +123,10 @@ def _linear_probes(ctx, cfg, seeds, split):
                       {**embedder.get_params(), "keep": keep}))
     with ctx.progress(total=len(parts), desc="supcon: linear probes") as bar:
         values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
-    acc, embeddings = {name: [] for name in methods}, {}
-    for (name, _, keep), (score, Z) in zip(jobs, values):
+    acc = {name: [] for name in methods}
+    for (name, _, _), (score, _) in zip(jobs, values):
         acc[name].append(score)
-        if keep:
-            embeddings[name] = Z
-    return acc, embeddings
+    return acc, {name: Z for (name, _, keep), (_, Z) in zip(jobs, values) if keep}
 
 
 def _few_labels(ctx, cfg, seeds, split):
@@ -173,7 +171,7 @@ def run(ctx):
     res = Result()
     md = [
         f"Linear-probe test accuracy (%) over {len(seeds)} seeds, {len(X_train)} / "
-        f"{len(X_test)} split, {cfg['epochs']} epochs; the paper's: other datasets.",
+        f"{len(X_test)} split, {cfg['epochs']} epochs; the paper's column: other datasets.",
         "### SupCon vs cross-entropy (linear probe)",
         res.table(_rows(acc, few)),
         # each claim's arms are the names of the methods it compares
