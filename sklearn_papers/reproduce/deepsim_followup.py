@@ -114,7 +114,7 @@ def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     X_tr, X_te, _, _, _, f_tr, f_te = deepsim.load_data("shapes", cfg, data_seed)
     features = {"pixel": None, **{ly: partial(_comparator_features, prepared["comparator"], ly)
                                   for ly in layers}}
-    # the shape is unordered, the orientation wraps around; the same pairs for each
+    # shape (0) is unordered, orientation (2) wraps around; one seed: the same pairs
     dist = {name: factor_step_distances(deepsim.SHAPES, f, X_tr, n_pairs=fcfg["n_pairs"],
                                         categorical=[0], cyclic=[2],
                                         random_state=data_seed + 19)
@@ -217,8 +217,7 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
     X_te = deepsim.load_data("digits", cfg, ctx.random_state)[1][:10]
     hw = (8, 8)
     kw = dict(edge_quantile=fcfg["edge_quantile"], hf_cutoff=fcfg["hf_cutoff"])
-    main = deepsim._dataset_runs(outputs, "digits", fseeds)
-    runs = {arm[0]: main[arm] for arm in deepsim.ARMS}
+    runs = {arm[0]: rs for arm, rs in deepsim._dataset_runs(outputs, "digits", fseeds).items()}
     runs.update({key: [follow[("sharpness", key, s)] for s in fseeds]
                  for key in fcfg["sharpness_arms"]})
     names = list(deepsim.ARMS)
