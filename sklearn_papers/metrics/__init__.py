@@ -15,7 +15,11 @@ from sklearn_papers.metrics._fingerprint import minmax_distances, nearest_tanimo
 from sklearn_papers.metrics._generated import classifier_two_sample_score, sample_quality
 from sklearn_papers.metrics._image import image_sharpness, sharpness_measures
 from sklearn_papers.metrics._instances import instance_best_iou, other_class_share
-from sklearn_papers.metrics._interventional import beta_vae_score, factor_vae_score
+from sklearn_papers.metrics._interventional import (
+    beta_vae_score,
+    factor_step_distances,
+    factor_vae_score,
+)
 from sklearn_papers.metrics._multitask import masked_roc_auc_score, masked_roc_auc_scorer
 from sklearn_papers.metrics._probes import factor_probe_accuracy
 from sklearn_papers.metrics._sample_based import (
@@ -44,6 +48,7 @@ __all__ = [
     "dci",
     "detection_box_average_precision",
     "factor_probe_accuracy",
+    "factor_step_distances",
     "factor_vae_score",
     "image_sharpness",
     "instance_best_iou",

@@ -162,6 +162,17 @@ def sharpness_measures(images, real_images, image_shape=None, *, edge_quantile=0
             "high-frequency power": _hf_fraction(x, hf_cutoff) / hf_real}
 
 
+def _blurred(images, sigma, image_shape=None):
+    """``images`` blurred by a Gaussian of ``sigma`` pixels (``"nearest"`` at the borders),
+    float64, in their layout: ``(n_images, H, W)``, or rows of ``image_shape`` images.
+    Blurred real images are reference points for :func:`sharpness_measures`."""
+    from scipy.ndimage import gaussian_filter
+
+    x = np.asarray(images, dtype=np.float64)
+    grid = x if image_shape is None else x.reshape(-1, *image_shape)
+    return gaussian_filter(grid, sigma=(0, sigma, sigma), mode="nearest").reshape(x.shape)
+
+
 def _gradient_magnitude(x):
     """|grad| of images ``(n, H, W)`` from forward differences, on ``(n, H-1, W-1)``."""
     gx = np.diff(x, axis=2)[:, :-1, :]

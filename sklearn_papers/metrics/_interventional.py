@@ -1,4 +1,5 @@
-"""Interventional disentanglement scores: the BetaVAE (Higgins 2017) and FactorVAE (Kim 2018) scores.
+"""Interventional measures: the BetaVAE (Higgins 2017) and FactorVAE (Kim 2018) scores, and
+how far a representation moves when one factor changes by one step.
 
 They need a ground-truth dataset that can render observations for chosen factors: any object
 with ``factor_sizes`` (sequence of int), ``sample_factors(n, random_state)`` returning an int
@@ -13,10 +14,15 @@ from sklearn.linear_model import LogisticRegression
 
 from sklearn_papers.metrics._base import _active_codes, _power_of_two_exponent, _warn_collapsed
 from sklearn_papers.utils._random import check_random_state
-from sklearn_papers.utils._sklearn_compat import HasMethods, Interval, validate_params
+from sklearn_papers.utils._sklearn_compat import (
+    HasMethods,
+    Interval,
+    check_array,
+    validate_params,
+)
 from sklearn_papers.utils._tensors import tensors_to_numpy
 
-__all__ = ["beta_vae_score", "factor_vae_score"]
+__all__ = ["beta_vae_score", "factor_step_distances", "factor_vae_score"]
 
 _DATASET = HasMethods(["sample_factors", "sample_observations_from_factors"])
 _REPRESENTATION = [callable, HasMethods(["transform"])]
@@ -454,3 +460,132 @@ def factor_vae_score(dataset, representation, *, batch_size=64, n_train=10000, n
                                    scale, rng)
     correct = evaluation[classifier, np.arange(scale.size)].sum()
     return float(correct / evaluation.sum())
+
+
+def _factor_indices(indices, n_factors, name):
+    """``indices`` as a set of factor indices in ``[0, n_factors)``, else a ValueError."""
+    out = set()
+    for k in indices:
+        if not isinstance(k, Integral) or isinstance(k, bool) or not 0 <= k < n_factors:
+            raise ValueError(f"{name} must hold factor indices in [0, {n_factors}) (one per "
+                             f"column of dataset.sample_factors); got {list(indices)!r}.")
+        out.add(int(k))
+    return out
+
+
+@validate_params(
+    {"dataset": [_DATASET], "representation": _REPRESENTATION + [None],
+     "reference": ["array-like"], "n_pairs": [Interval(Integral, 1, None, closed="left")],
+     "categorical": ["array-like"], "cyclic": ["array-like"], "random_state": ["random_state"]},
+    prefer_skip_nested_validation=True,
+)
+def factor_step_distances(dataset, representation, reference, *, n_pairs=1000,
+                          categorical=(), cyclic=(), random_state=None):
+    """How far a representation moves when one ground-truth factor changes by one step.
+
+    Draws ``n_pairs`` factor vectors from ``dataset``, then, for each factor in turn, moves
+    that factor one step in every vector and renders both images of each pair. The
+    distance of a factor is the mean squared difference of the pair's codes, divided by
+    the codes' variance on ``reference`` (per code, averaged over the codes). Comparing
+    these distances for the pixels and for a network's features shows which factors the
+    features weigh more than the pixels do (Dosovitskiy & Brox 2016 compare images in such
+    a feature space).
+
+    One step of an ordinal factor is to the next value, or to the previous one at the top;
+    of a ``cyclic`` factor, to the next value modulo its size; of a ``categorical``
+    factor, to another value drawn uniformly.
+
+    Parameters
+    ----------
+    dataset : object
+        Ground-truth dataset with ``factor_sizes``, ``sample_factors(n, random_state)`` and
+        ``sample_observations_from_factors(factors, random_state)``, such as
+        :class:`~sklearn_papers.datasets.Shapes`. Every factor needs at least two values.
+    representation : callable, fitted transformer or None
+        ``representation(X) -> codes (n, n_codes)`` (numpy array or torch tensor), or an
+        object whose ``transform`` is used; None measures the observations themselves.
+    reference : array-like of shape (n_reference, n_features)
+        Observations whose codes' variance normalises the distances (for example the
+        training images), at least two.
+    n_pairs : int, default=1000
+        Factor vectors drawn; each gives one pair per factor.
+    categorical : sequence of int, default=()
+        Indices of the unordered factors (the shape of :class:`~sklearn_papers.datasets.Shapes`
+        is factor 0).
+    cyclic : sequence of int, default=()
+        Indices of the factors whose values wrap around (an orientation), disjoint from
+        ``categorical``.
+    random_state : int, RandomState instance or None, default=None
+        Draws the factor vectors, then the categorical steps. The same seed gives the
+        same pairs for every representation.
+
+    Returns
+    -------
+    distances : ndarray of shape (n_factors,), float64
+        Normalised mean squared distance per factor, in ``factor_sizes`` order; 0 where the
+        representation ignores the factor, about 2 where a step moves the codes as far as
+        two independent reference observations lie apart.
+
+    Raises
+    ------
+    TypeError
+        If the dataset lacks ``factor_sizes`` (or it is not a sequence of int), or the
+        representation returns None or a non-numeric result.
+    ValueError
+        If a factor has a single value, ``categorical`` or ``cyclic`` holds an index out
+        of range or the two overlap, ``reference`` is not a 2-D finite array of at least
+        two rows, the representation returns anything but a finite array of shape
+        (n_observations, n_codes), or its codes are constant on ``reference``.
+
+    See Also
+    --------
+    beta_vae_score : Intervenes on one factor to score disentanglement.
+
+    References
+    ----------
+    .. [1] Dosovitskiy, A., Brox, T. (2016). Generating images with perceptual similarity
+       metrics based on deep networks. NeurIPS 29.
+
+    Examples
+    --------
+    >>> from sklearn_papers.datasets import Shapes
+    >>> from sklearn_papers.metrics import factor_step_distances
+    >>> data = Shapes(image_size=16, n_scales=3, n_orientations=4, n_positions=6)
+    >>> reference = data.sample_observations_from_factors(data.sample_factors(200, 0))
+    >>> area = lambda X: X.sum(axis=1, keepdims=True)
+    >>> d = factor_step_distances(data, area, reference, n_pairs=100, categorical=[0],
+    ...                           cyclic=[2], random_state=0)
+    >>> d.shape, bool(d[1] > d[3])  # the area follows the scale, not the x position
+    ((5,), True)
+    """
+    sizes = _check_dataset(dataset)
+    if np.any(sizes < 2):
+        raise ValueError(f"every factor needs at least two values to step; factor_sizes "
+                         f"is {sizes.tolist()} (leave the constant factors out).")
+    categorical = _factor_indices(categorical, sizes.size, "categorical")
+    cyclic = _factor_indices(cyclic, sizes.size, "cyclic")
+    if categorical & cyclic:
+        raise ValueError(f"factors {sorted(categorical & cyclic)} are both categorical and "
+                         "cyclic; give each factor one kind.")
+    reference = check_array(reference, dtype="numeric", input_name="reference",
+                            ensure_min_samples=2)
+    rng = check_random_state(random_state)
+    function = _Encoder(lambda X: X) if representation is None else _Encoder(representation)
+    scale = float(function(reference).var(axis=0).mean())
+    if scale == 0:
+        raise ValueError("the representation's codes are constant on reference, so no "
+                         "distance can be normalised; give varied reference observations.")
+    base = _sample_factors(dataset, n_pairs, sizes, rng)
+    codes = function(_observations(dataset, base, rng))
+    distances = np.empty(sizes.size)
+    for k, size in enumerate(sizes):
+        moved = base.copy()
+        if k in categorical:
+            moved[:, k] = (base[:, k] + rng.randint(1, size, n_pairs)) % size
+        elif k in cyclic:
+            moved[:, k] = (base[:, k] + 1) % size
+        else:
+            moved[:, k] = np.where(base[:, k] < size - 1, base[:, k] + 1, base[:, k] - 1)
+        moved_codes = function(_observations(dataset, moved, rng))
+        distances[k] = ((moved_codes - codes) ** 2).mean() / scale
+    return distances

@@ -194,3 +194,30 @@ def make_disentanglement_scorer(metric, *, key=None, **kwargs):
             raise ValueError(f"key={key!r} is not a result of {metric!r}; choose from "
                              f"{sorted(allowed)}.")
     return _DisentanglementScorer(metric, key, dict(kwargs))
+
+
+def _all_scores(dataset, representation, X, factors, *, n_train, n_eval,
+                n_variance_estimate, estimator, random_state):
+    """Every disentanglement score of one fitted ``representation``, by its usual name.
+
+    ``X`` (n, n_features) and ``factors`` (n, n_factors) feed the sample-based scores
+    (codes ``representation.transform(X)``); the interventional scores sample ``dataset``
+    with ``n_train`` and ``n_eval`` points (FactorVAE's scale from ``n_variance_estimate``
+    observations). ``estimator`` is DCI's classifier; ``random_state`` (an int) seeds
+    every score. Returns ``{"BetaVAE", "FactorVAE", "MIG", "DCI-D", "SAP", "Modularity",
+    "IRS": float}`` (van Steenkiste et al. 2019 compare them).
+    """
+    Z = representation.transform(X)
+    seeded = dict(random_state=random_state)
+    return {
+        "BetaVAE": beta_vae_score(dataset, representation, n_train=n_train, n_eval=n_eval,
+                                  **seeded),
+        "FactorVAE": factor_vae_score(dataset, representation, n_train=n_train,
+                                      n_eval=n_eval,
+                                      n_variance_estimate=n_variance_estimate, **seeded),
+        "MIG": mutual_info_gap(factors, Z),
+        "DCI-D": dci(factors, Z, estimator=estimator, **seeded)["disentanglement"],
+        "SAP": sap_score(factors, Z, **seeded),
+        "Modularity": modularity_explicitness(factors, Z, **seeded)["modularity"],
+        "IRS": irs(factors, Z),
+    }

@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from sklearn_papers.datasets import Shapes
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
 from sklearn_papers.reproduce._common import Protocol, in_one_torch_thread, run_seeds, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
@@ -66,8 +67,9 @@ ARMS = {
     "C: pixel + feature + adversarial (DeePSiM)": dict(),
 }
 
-#: Shapes factors probed from the codes.
-FACTORS = ("shape", "scale", "orientation", "pos_x", "pos_y")
+#: The shapes data, whose factors are probed from the codes.
+SHAPES = Shapes(16, n_scales=3, n_orientations=4, n_positions=6)
+FACTORS = SHAPES.factor_names
 
 #: Loss weights of the three arms (on the normalised terms, see DeePSiMLoss).
 LOSS = dict(lambda_img=1.0, lambda_feat=3.0, lambda_adv=0.1, lr=2e-3, batch_size=64)
@@ -86,11 +88,8 @@ def load_data(name, cfg, random_state):
         hw = (8, 8)
         factors = np.zeros((X.shape[0], 0), dtype=int)
     else:
-        from sklearn_papers.datasets import Shapes
-
-        data = Shapes(16, n_scales=3, n_orientations=4, n_positions=6)
-        factors = data.sample_factors(cfg["shapes"]["n"], random_state=random_state)
-        X = data.sample_observations_from_factors(factors)
+        factors = SHAPES.sample_factors(cfg["shapes"]["n"], random_state=random_state)
+        X = SHAPES.sample_observations_from_factors(factors)
         y = factors[:, 0]
         hw = (16, 16)
     X_tr, X_te, y_tr, y_te, f_tr, f_te = train_test_split(
@@ -123,18 +122,14 @@ def _prepare(dataset, part, cfg, data_seed):
     comparator (``part="comparator"``)."""
     from sklearn_papers.generative._base import _comparator_accuracy, _fit_comparator
 
-    start = time.process_time()
     X_tr, X_te, y_tr, y_te, hw, *_ = load_data(dataset, cfg, data_seed)
     if part == "classifier":
         clf = _independent_classifier(X_tr, y_tr, hw)
-        out = dict(clf=clf, acc_real=100 * clf.score(X_te, y_te))
-    else:
-        comparator, classes = _fit_comparator(X_tr, y_tr, hw, data_seed,
-                                              cfg[dataset]["comparator_epochs"])
-        out = dict(comparator=comparator,
-                   comp_acc=_comparator_accuracy(comparator, classes, X_te, y_te))
-    out["cpu"] = time.process_time() - start
-    return out
+        return dict(clf=clf, acc_real=100 * clf.score(X_te, y_te))
+    comparator, classes = _fit_comparator(X_tr, y_tr, hw, data_seed,
+                                          cfg[dataset]["comparator_epochs"])
+    return dict(comparator=comparator,
+                comp_acc=_comparator_accuracy(comparator, classes, X_te, y_te))
 
 
 def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, overrides=None):
@@ -153,30 +148,23 @@ def _fit_ae(dataset, arm, seed, cfg, data_seed, prepared, *, code=None, override
     return DeePSiMAutoencoder(**params).fit(data[0], data[2]), data
 
 
-def _scores(recon, X_te, y_te, hw, clf):
-    """Pixel MSE, sharpness ratio and independent-classifier accuracy (%) of ``recon``."""
-    from sklearn_papers.metrics import image_sharpness
-
-    return dict(mse=float(((recon - X_te) ** 2).mean()),
-                sharp=image_sharpness(recon, hw) / image_sharpness(X_te, hw),
-                acc=100 * clf.score(recon, y_te))
-
-
 @in_one_torch_thread
 def _fit_arm(dataset, arm, seed, cfg, data_seed, prepared, keep_model=False, overrides=None):
-    """One autoencoder (dataset, arm, seed, settings ``overrides``); metrics, CPU seconds,
-    first reconstructions."""
+    """One autoencoder (dataset, arm, seed, settings ``overrides``): pixel MSE, sharpness
+    ratio, independent-classifier accuracy (%), fit CPU seconds, first reconstructions."""
+    from sklearn_papers.metrics import image_sharpness
+
     start = time.process_time()
     ae, (X_tr, X_te, y_tr, y_te, hw, f_tr, f_te) = _fit_ae(dataset, arm, seed, cfg, data_seed,
                                                            prepared, overrides=overrides)
     fit_cpu = time.process_time() - start
     recon = ae.inverse_transform(ae.transform(X_te))
-    out = dict(dataset=dataset, arm=arm, seed=seed,
-               **_scores(recon, X_te, y_te, hw, prepared["clf"]), seconds=fit_cpu,
+    out = dict(dataset=dataset, arm=arm, seed=seed, mse=float(((recon - X_te) ** 2).mean()),
+               sharp=image_sharpness(recon, hw) / image_sharpness(X_te, hw),
+               acc=100 * prepared["clf"].score(recon, y_te), seconds=fit_cpu,
                recon=recon[:10], real=X_te[:10], hw=hw, model=ae if keep_model else None)
     if f_tr.shape[1]:
         out["probe"] = _probe_codes(ae.transform(X_tr), ae.transform(X_te), f_tr, f_te)
-    out["cpu"] = time.process_time() - start
     return out
 
 
@@ -193,7 +181,6 @@ def _invert(layer, cfg, seed, data_seed, prepared):
     """FeatureInverter on digits from one layer of the shared digits comparator."""
     from sklearn_papers.generative import FeatureInverter
 
-    start = time.process_time()
     X_tr, X_te, y_tr, y_te, *_ = load_data("digits", cfg, data_seed)
     inv = FeatureInverter(comparator=prepared["comparator"], comparator_layer=layer,
                           channels=cfg["inversion"]["channels"],
@@ -202,8 +189,7 @@ def _invert(layer, cfg, seed, data_seed, prepared):
     recon = inv.predict(X_te)
     return dict(layer=layer, mse=float(((recon - X_te) ** 2).mean()),
                 acc=100 * prepared["clf"].score(recon, y_te),
-                width=inv.n_comparator_features_, recon=recon[:10], real=X_te[:10],
-                cpu=time.process_time() - start)
+                width=inv.n_comparator_features_, recon=recon[:10], real=X_te[:10])
 
 
 def _iterate(model, X_start, y_start, clf, n_iter):
@@ -257,15 +243,6 @@ def _main_verdict_lines(result, res, dataset):
             line("mse_cost", c["mse"], a["mse"]), ""]
 
 
-def _cost(job):
-    """Relative cost of a job (CPU seconds of the quick run), to start the longest first."""
-    kind, dataset, arm = job[0], job[1], job[2]
-    if kind == "invert":
-        return 6.0
-    return {"digits": {"A": 5.0, "B": 5.2, "C": 8.6},
-            "shapes": {"A": 3.2, "B": 3.7, "C": 5.7}}[dataset][arm[0]]
-
-
 def _run_parts(ctx, cfg, desc, parts, **where):
     """``{name: value}`` of ``parts``, ``(name, (key, func, args, params), cost)``, computed
     costliest first by :func:`~._parallel.cached_parts` (with ``owner`` and ``share``)."""
@@ -277,8 +254,8 @@ def _run_parts(ctx, cfg, desc, parts, **where):
 
 
 def _prepare_all(ctx, cfg, protocol, owner=None):
-    """``{dataset: {"comparator", "comp_acc", "clf", "acc_real", "cpu"}}`` (cached parts,
-    which the follow-up reads with ``owner="deepsim"``)."""
+    """``{dataset: {"comparator", "comp_acc", "clf", "acc_real"}}`` (cached parts, which
+    the follow-up reads with ``owner="deepsim"``)."""
     # relative costs: the shapes classifier and the digits comparator take longest
     costs = {("shapes", "classifier"): 4, ("digits", "comparator"): 3,
              ("shapes", "comparator"): 2, ("digits", "classifier"): 1}
@@ -286,10 +263,7 @@ def _prepare_all(ctx, cfg, protocol, owner=None):
         ((d, part), (f"prepare/{d}/{part}", _prepare, (d, part, cfg, ctx.random_state),
                      {**protocol, "dataset": d, "part": part, "data_seed": ctx.random_state}),
          cost) for (d, part), cost in costs.items()], owner=owner, share=owner is None)
-    prepared = {d: {"cpu": 0.0} for d in _DATASETS}
-    for (d, _), out in values.items():
-        prepared[d].update(out, cpu=prepared[d]["cpu"] + out["cpu"])
-    return prepared
+    return {d: {**values[(d, "classifier")], **values[(d, "comparator")]} for d in _DATASETS}
 
 
 _DATASETS = ("digits", "shapes")
@@ -313,9 +287,11 @@ def _fit_all(ctx, cfg, seeds, prepared, protocol, owner=None, inversions=True):
         return (key, _fit_arm, (dataset, what, seed, cfg, ctx.random_state, prepared[dataset],
                                 job == first_c), params)
 
+    # relative costs (CPU seconds of the quick run) of each arm's fit; an inverter's 6.0
+    costs = {"digits": dict(A=5.0, B=5.2, C=8.6), "shapes": dict(A=3.2, B=3.7, C=5.7)}
     return _run_parts(ctx, cfg, "deepsim: autoencoders, inversion",
-                      [(job, part(job), _cost(job)) for job in jobs], owner=owner,
-                      share=owner is None)
+                      [(job, part(job), costs[job[1]].get(job[2][0], 6.0)) for job in jobs],
+                      owner=owner, share=owner is None)
 
 
 def _dataset_runs(outputs, dataset, seeds):
@@ -345,9 +321,8 @@ def _dataset_section(result, ctx, dataset, runs, prepared, cfg):
     if dataset == "shapes":  # what the codes keep
         probes = [{"arm": arm, **{f"{name} (%)": format_mean_std([r["probe"][name] for r in rs], 1)
                                   for name in FACTORS}} for arm, rs in runs.items()]
-        md += [f"Test accuracy of a logistic regression (standardised codes) reading each "
-               f"generative factor from the {d['code']}-d shapes codes.", "",
-               result.table(probes), ""]
+        md += ["Each factor read from the codes by a logistic regression (standardised "
+               "codes), test accuracy.", "", result.table(probes), ""]
     first = runs[list(ARMS)[0]][0]
     path = _grid_figure(ctx, f"deepsim_{dataset}_reconstructions.png",
                         [first["real"]] + [runs[arm][0]["recon"] for arm in ARMS],
@@ -386,9 +361,9 @@ def _iterated_section(result, ctx, cfg, model, clf, seed):
                         "digits, arm C: x -> decode(encode(x)), repeated",
                         (5, 0.6 * (len(images) + 1)))
     return ([f"### Iterated encoding-decoding (digits, arm C, seed {seed})", "",
-             "Independent-classifier accuracy (%) against the original labels after k "
-             "iterations: " + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs))
-             + ".", "", result.verdict_line(stays, "outcome", digits=1), ""], path)
+             "Independent-classifier accuracy (%) after k iterations: "
+             + ", ".join(f"k={k + 1}: {a:.1f}" for k, a in enumerate(accs)) + ".", "",
+             result.verdict_line(stays, "outcome", digits=1), ""], path)
 
 
 def run(ctx):
@@ -396,15 +371,9 @@ def run(ctx):
     ``deepsim_followup``."""
     cfg = PROTOCOL.settings(ctx.quick)
     seeds = run_seeds(ctx, cfg["seeds"])
-    start = time.perf_counter()
     protocol = {k: v for k, v in cfg.items() if k != "n_jobs"}
     prepared = _prepare_all(ctx, cfg, protocol)
     outputs = _fit_all(ctx, cfg, seeds, prepared, protocol)
-    worker_cpu = (sum(p["cpu"] for p in prepared.values())
-                  + sum(o["cpu"] for o in outputs.values()))
-    wall = time.perf_counter() - start
-    ctx.log(f"[deepsim] fits done in {wall:.0f} s ({worker_cpu:.0f} s CPU in the workers)")
-
     result = Result()
     model = outputs[("fit", "digits", list(ARMS)[2], seeds[0])]["model"]
     sections = [_dataset_section(result, ctx, dataset, _dataset_runs(outputs, dataset, seeds),
@@ -412,9 +381,7 @@ def run(ctx):
     sections += [_inversion_section(result, ctx, outputs, seeds[0]),
                  _iterated_section(result, ctx, cfg, model, prepared["digits"]["clf"], seeds[0])]
     md = [line for lines, _ in sections for line in lines]
-    md += ["The claims that do not hold are followed up by `deepsim_followup`.", "",
-           f"Fits: {wall:.0f} s wall, {worker_cpu:.0f} s CPU in {cfg['n_jobs']} "
-           "worker processes.", ""]
+    md += ["The claims that do not hold are followed up by `deepsim_followup`.", ""]
     return result.done("\n".join(md), figures=[path for _, path in sections],
                        shortened=PROTOCOL.note(ctx.quick))
 

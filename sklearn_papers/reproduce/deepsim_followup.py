@@ -6,11 +6,13 @@ iterated encoding-decoding drifts. Claims: CLAIMS_FOLLOWUP below; setup:
 docs/papers/deepsim.rst.
 """
 
-import time
+from functools import partial
 
 import numpy as np
+from scipy.stats import entropy
 
 from sklearn_papers.metrics import sharpness_measures
+from sklearn_papers.metrics._image import _blurred
 from sklearn_papers.reproduce import deepsim
 from sklearn_papers.reproduce._claims import (
     HOLDS,
@@ -27,8 +29,6 @@ from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
 
 __all__ = ["EXPERIMENT_FOLLOWUP"]
-
-_ALL = "paired interval per measure and comparison; all must hold"
 
 #: The follow-ups' claims (``deepsim_followup``): ``{name}`` an added arm, ``{m}`` a
 #: sharpness measure, ``{k}`` iterations.
@@ -103,53 +103,28 @@ def _followup_config(quick, cfg):
                 blurs=BLURS, edge_quantile=0.8, hf_cutoff=0.25, version=2)
 
 
-def _blurred(rows, hw, sigma):
-    from scipy.ndimage import gaussian_filter
-
-    x = np.asarray(rows, dtype=np.float64).reshape(-1, *hw)
-    return gaussian_filter(x, sigma=(0, sigma, sigma), mode="nearest").reshape(len(x), -1)
-
-
 @in_one_torch_thread
 def _shapes_sensitivity(cfg, fcfg, data_seed, prepared):
     """Follow-up part (shapes): per factor, the normalised pixel and feature distances of
     image pairs one step apart in it, and linear probes of the compared layer."""
-    from sklearn_papers.datasets import Shapes
     from sklearn_papers.generative._base import _comparator_features
+    from sklearn_papers.metrics import factor_step_distances
 
-    start = time.process_time()
-    module = prepared["comparator"]
     layers = (cfg["shapes"]["layer"], "head")
-    X_tr, X_te, y_tr, y_te, hw, f_tr, f_te = deepsim.load_data("shapes", cfg, data_seed)
-    pix_var = float(X_tr.var(axis=0).mean())
-    feats_tr = {ly: _comparator_features(module, ly, X_tr) for ly in layers}
-    feat_var = {ly: float(f.var(axis=0).mean()) for ly, f in feats_tr.items()}
-
-    data = Shapes(16, n_scales=3, n_orientations=4, n_positions=6)
-    rng = np.random.RandomState(data_seed + 19)
-    base = data.sample_factors(fcfg["n_pairs"], random_state=rng)
-    x0 = data.sample_observations_from_factors(base)
-    f0 = {ly: _comparator_features(module, ly, x0) for ly in layers}
-    dist = {}
-    for k, name in enumerate(deepsim.FACTORS):
-        size = data.factor_sizes[k]
-        moved = base.copy()
-        if name == "shape":
-            moved[:, k] = (base[:, k] + rng.randint(1, size, len(base))) % size
-        elif name == "orientation":
-            moved[:, k] = (base[:, k] + 1) % size
-        else:  # one step up, or down at the top
-            moved[:, k] = np.where(base[:, k] < size - 1, base[:, k] + 1, base[:, k] - 1)
-        x1 = data.sample_observations_from_factors(moved)
-        f1 = {ly: _comparator_features(module, ly, x1) for ly in layers}
-        dist[name] = {"pixel": float(((x1 - x0) ** 2).mean() / pix_var),
-                      **{ly: float(((f1[ly] - f0[ly]) ** 2).mean() / feat_var[ly])
-                         for ly in layers}}
-    feats_te = _comparator_features(module, layers[0], X_te)
-    probe = deepsim._probe_codes(feats_tr[layers[0]], feats_te, f_tr, f_te,
-                                 max_iter=PROBE_MAX_ITER)
-    return dict(layers=layers, dist=dist, probe=probe, n_pairs=len(base),
-                width=int(feats_te.shape[1]), cpu=time.process_time() - start)
+    X_tr, X_te, _, _, _, f_tr, f_te = deepsim.load_data("shapes", cfg, data_seed)
+    features = {"pixel": None, **{ly: partial(_comparator_features, prepared["comparator"], ly)
+                                  for ly in layers}}
+    # shape (0) is unordered, orientation (2) wraps around; one seed: the same pairs
+    dist = {name: factor_step_distances(deepsim.SHAPES, f, X_tr, n_pairs=fcfg["n_pairs"],
+                                        categorical=[0], cyclic=[2],
+                                        random_state=data_seed + 19)
+            for name, f in features.items()}
+    feats_tr, feats_te = (features[layers[0]](X) for X in (X_tr, X_te))
+    probe = deepsim._probe_codes(feats_tr, feats_te, f_tr, f_te, max_iter=PROBE_MAX_ITER)
+    return dict(layers=layers, probe=probe, n_pairs=fcfg["n_pairs"],
+                dist={factor: {name: float(d[k]) for name, d in dist.items()}
+                      for k, factor in enumerate(deepsim.FACTORS)},
+                width=int(feats_te.shape[1]))
 
 
 @in_one_torch_thread
@@ -158,7 +133,6 @@ def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
     (arm, code width), measured at every iteration."""
     from sklearn_papers.generative._base import _comparator_accuracy
 
-    start = time.process_time()
     ae, (X_tr, X_te, y_tr, y_te, hw, *_) = deepsim._fit_ae("digits", arm, seed, cfg,
                                                            data_seed, prepared, code=code)
     module, classes = prepared["comparator"], np.arange(10)
@@ -170,9 +144,8 @@ def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
         z = ae.transform(rows)
         new = ae.inverse_transform(z)
         pred = prepared["clf"].predict(new)
-        share = np.bincount(np.searchsorted(classes, pred), minlength=len(classes)) / len(pred)
         out["acc"].append(100 * float((pred == y_te).mean()))
-        out["entropy"].append(float(-(share[share > 0] * np.log2(share[share > 0])).sum()))
+        out["entropy"].append(float(entropy(np.bincount(pred), base=2)))
         out["spread"].append(float(new.var(axis=0).mean()) / real_var)
         out["comp_acc"].append(_comparator_accuracy(module, classes, new, y_te))
         out["mse_orig"].append(float(((new - X_te) ** 2).mean()))
@@ -181,7 +154,7 @@ def _iterate_part(arm, code, seed, cfg, fcfg, data_seed, prepared):
             np.linalg.norm(z - prev_code, axis=1).mean()
             / np.linalg.norm(prev_code, axis=1).mean()))
         prev_code, rows = z, new
-    return dict(arm=arm, code=code, seed=seed, cpu=time.process_time() - start, **out)
+    return dict(arm=arm, code=code, seed=seed, **out)
 
 
 def _followup_parts(cfg, fcfg, seeds, data_seed, prepared, protocol):
@@ -204,11 +177,6 @@ def _followup_parts(cfg, fcfg, seeds, data_seed, prepared, protocol):
                    (cfg, fcfg, data_seed, prepared["shapes"]),
                    {**common, "kind": "sensitivity", "probe_max_iter": PROBE_MAX_ITER})
     return parts + [(("sensitivity",), sensitivity, 2.0)]
-
-
-#: How the shapes follow-up's single measurement (of one fixed comparator) is judged: a
-#: value, not a mean over seeds, so no interval rule applies.
-_MEASURED = "measured once (one fixed comparator, no seeds)"
 
 
 def _follows(key, **values):
@@ -249,8 +217,7 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
     X_te = deepsim.load_data("digits", cfg, ctx.random_state)[1][:10]
     hw = (8, 8)
     kw = dict(edge_quantile=fcfg["edge_quantile"], hf_cutoff=fcfg["hf_cutoff"])
-    main = deepsim._dataset_runs(outputs, "digits", fseeds)
-    runs = {arm[0]: main[arm] for arm in deepsim.ARMS}
+    runs = {arm[0]: rs for arm, rs in deepsim._dataset_runs(outputs, "digits", fseeds).items()}
     runs.update({key: [follow[("sharpness", key, s)] for s in fseeds]
                  for key in fcfg["sharpness_arms"]})
     names = list(deepsim.ARMS)
@@ -266,7 +233,7 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
               for adv, a, b in (("off", "A", "B"), ("on (0.1)", "D", "C"))]
     measures = {k: [sharpness_measures(r["recon"], X_te, hw, **kw) for r in runs[k]]
                 for k in order}
-    refs = {f"real, blurred {b:g} px": sharpness_measures(_blurred(X_te, hw, b), X_te, hw, **kw)
+    refs = {f"real, blurred {b:g} px": sharpness_measures(_blurred(X_te, b, hw), X_te, hw, **kw)
             for b in fcfg["blurs"]}
     refs["real"] = sharpness_measures(X_te, X_te, hw, **kw)
     keys = ("gradient", "edge gradient", "flat gradient", "high-frequency power")
@@ -296,10 +263,9 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
           result.verdict_line(judge(CLAIMS_FOLLOWUP["adv"], adv_effect, 0.0), "outcome"),
           result.verdict_line(judge(CLAIMS_FOLLOWUP["feat"], adv_effect, feat_effect),
                               "outcome"),
-          result.verdict_line(v_agree, "outcome", claim=CLAIMS_FOLLOWUP["agree"], rule=_ALL)]
-    for key in fcfg["sharpness_arms"]:
-        if key == "D":
-            continue
+          result.verdict_line(v_agree, "outcome", claim=CLAIMS_FOLLOWUP["agree"],
+                              rule="paired interval per measure and comparison; all must hold")]
+    for key in (k for k in fcfg["sharpness_arms"] if k != "D"):
         name = f"{labels[key].split(':')[0]} ({labels[key].split(': ')[-1]})"
         every = judge(CLAIMS_FOLLOWUP["arm_every"].at(name=name), sharp[key], sharp["A"])
         edges = all_of(*(sharper(name, key, m)
@@ -337,14 +303,13 @@ def _shapes_followup(result, ctx, sens, runs):
     # "no more shape": the negation of "C's codes keep more than 2 points more shape"
     v2 = negation(judge(CLAIMS_FOLLOWUP["more_shape"], shape_c, shape_a))
     md = ["#### Follow-up 2 (shapes): how much of the shape the feature term can keep", "",
-          _follows("target_acc", dataset="shapes")
-          + f" Normalised squared distances of {sens['n_pairs']} image pairs differing in "
-          f"one factor by one step, in pixels, at the compared layer `{layer}` "
-          f"({sens['width']} features) and at `head`; and linear probes of the `{layer}` "
-          "features.", "", result.table(table), "",
+          _follows("target_acc", dataset="shapes") + f" `factor_step_distances` of "
+          f"{sens['n_pairs']} pairs (layer `{layer}`: {sens['width']} features); linear "
+          f"probes of the `{layer}` features.", "", result.table(table), "",
           f"Shape emphasis (shape change over a one-step shift, relative to pixels): "
           f"`{layer}` {e_layer:.2f}, `head` {e_head:.2f}.", "",
-          result.verdict_line(v1, "outcome", rule=_MEASURED,
+          # one value of one fixed comparator, no mean over seeds: no interval rule applies
+          result.verdict_line(v1, "outcome", rule="measured once (one fixed comparator, no seeds)",
                               claim=CLAIMS_FOLLOWUP["emphasis"].at(
                                   layer=layer, material=EMPHASIS_MATERIAL)),
           result.verdict_line(v2, "outcome", claim=CLAIMS_FOLLOWUP["no_more_shape"],
@@ -437,8 +402,7 @@ def _iterate_followup(result, ctx, cfg, fcfg, seeds, follow, main_accs):
                                          for r in all_runs], 0.0)]
     same = (c4 in runs and np.allclose(runs[c4][0]["acc"], main_accs))
     md = [f"#### {_ITERATE_HEADING}", "",
-          _follows("stays") + f" Autoencoders A and C with a 4-d code and C with a 16-d "
-          f"code, per seed ({', '.join(map(str, fseeds))}), iterated {k} times; values "
+          _follows("stays") + f" Seeds {', '.join(map(str, fseeds))}, {k} iterations; values "
           "after the first / last iteration, means over seeds.", "", result.table(table), "",
           f"The refitted C 4-d autoencoder of seed {fseeds[0]} reproduces the main "
           f"section's iteration exactly: {'yes' if same else 'no'}.", "",
@@ -459,8 +423,7 @@ def run_followup(ctx):
     follow = deepsim._run_parts(ctx, cfg, "deepsim follow-ups", _followup_parts(
         cfg, fcfg, seeds, ctx.random_state, prepared, protocol))
     result = Result()
-    md = [f"One designed experiment per claim of `deepsim` that does not hold ({len(follow)} "
-          f"cached parts, {sum(v['cpu'] for v in follow.values()):.0f} s of CPU time).", ""]
+    md = [f"One experiment per claim of `deepsim` that does not hold ({len(follow)} parts).", ""]
     sections = [_sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow),
                 _shapes_followup(result, ctx, follow[("sensitivity",)],
                                  deepsim._dataset_runs(outputs, "shapes", seeds))]
@@ -474,9 +437,8 @@ def run_followup(ctx):
     if not fcfg["iterate"]:  # the quick run leaves it to the full mode (2/3 of the CPU time)
         md += [full_mode_only(
             "deepsim", _ITERATE_HEADING,
-            "Why do iterated encoding-decoding images drift? Arms A and C (4-d code) and C "
-            "(16-d code), refitted and iterated, tell the code width, the loss and the "
-            "iterated map apart."), ""]
+            "Why do iterated encoding-decoding images drift: the code width, the loss or the "
+            "iterated map? Arms A and C (4-d code) and C (16-d code) tell them apart."), ""]
     shortened = (deepsim.PROTOCOL.note(True) + f" Follow-ups on {fcfg['seeds']} seeds; "
                  "follow-up 3 (iterated encoding-decoding) in full mode only."
                  if ctx.quick else "")

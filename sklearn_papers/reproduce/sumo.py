@@ -10,7 +10,10 @@ import warnings
 from functools import partial
 
 import numpy as np
+from scipy.stats import iqr
 
+from sklearn_papers.estimation._targets import MIXTURE_LOG_Z as LOG_Z
+from sklearn_papers.estimation._targets import _mixture_energy
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
 from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
 from sklearn_papers.reproduce._parallel import cached_parts
@@ -20,7 +23,6 @@ from sklearn_papers.reproduce._result import Result
 
 PAPER = ("Luo, Beatson, Norouzi, Zhu, Duvenaud, Adams, Chen (2020). SUMO: Unbiased "
          "Estimation of Log Marginal Probability for Latent Variable Models. ICLR 2020.")
-LOG_Z = math.log(2 * math.pi)
 #: Worker processes for the independent VAE fits (the results do not depend on it).
 N_JOBS = 2
 # Huang's note: estimate and empirical variance of one estimate.
@@ -71,22 +73,6 @@ PROTOCOL_FOLLOWUP = Protocol(
 )
 
 
-def mixture_energy(x):
-    """U(x) of 0.5 N([-2,0], I) + 0.5 N([2,0], 4I) times Z = 2 pi; x (n, 2) -> (n,)."""
-    import torch
-
-    d2 = x[:, 1] ** 2
-    a = -((x[:, 0] + 2) ** 2 + d2) / 2 - math.log(2)
-    b = -((x[:, 0] - 2) ** 2 + d2) / 8 - math.log(8)
-    return -torch.logaddexp(a, b)
-
-
-def _iqr(v):
-    """Interquartile range of ``v``."""
-    q1, q3 = np.percentile(v, [25, 75])
-    return float(q3 - q1)
-
-
 def _mean_se(est):
     """``"mean ± s.e."`` of a fitted ``LogPartitionEstimator``'s log Z."""
     return f"{est.log_partition_:.4f} ± {est.log_partition_stderr_:.4f}"
@@ -106,7 +92,7 @@ def _part_a(ctx, n_iter):
     fits, rows = {}, []
     for name in ctx.progress(list(method), desc="sumo: log Z estimators"):
         n = int(math.ceil(n_samples / per_estimate[name]))
-        est = LogPartitionEstimator(mixture_energy, proposal=q, method=method[name], k=5,
+        est = LogPartitionEstimator(_mixture_energy, proposal=q, method=method[name], k=5,
                                     fit_proposal=False, n_estimates=n,
                                     random_state=ctx.random_state).fit()
         fits[name] = est
@@ -114,12 +100,12 @@ def _part_a(ctx, n_iter):
             "estimator": name, "estimates": n,
             "ours: mean ± s.e.": _mean_se(est),
             "ours: bias": est.log_partition_ - LOG_Z,
-            "ours: variance": est.variance_["after"], "ours: IQR": _iqr(est.estimates_),
+            "ours: variance": est.variance_["after"], "ours: IQR": iqr(est.estimates_),
             "note: estimate": NOTE[name][0],
             "note: variance": ("about 4 (heavy-tailed)" if name == "SUMO"
                                else f"{NOTE[name][1]:.4f}"),
         })
-    sumo = partial(LogPartitionEstimator, mixture_energy, method="sumo",
+    sumo = partial(LogPartitionEstimator, _mixture_energy, method="sumo",
                    n_estimates=int(math.ceil(n_samples / per_estimate["SUMO"])))
     tune_rows, tuned = [], {}
     for start, prop, kw in [("N(0, 5I) (the note's q)", q, {}),
@@ -140,11 +126,10 @@ def _part_a(ctx, n_iter):
             "start q": start,
             "variance before": np.var(before.estimates_),
             "variance tuned q": np.var(after.estimates_),
-            "IQR before": _iqr(before.estimates_), "IQR tuned q": _iqr(after.estimates_),
+            "IQR before": iqr(before.estimates_), "IQR tuned q": iqr(after.estimates_),
             "log Z tuned q (± s.e.)": _mean_se(after),
-            "tuned q: mean, var": f"({after.proposal_.mean[0]:.2f}, "
-                                  f"{after.proposal_.mean[1]:.2f}), "
-                                  f"({cov[0, 0]:.2f}, {cov[1, 1]:.2f})",
+            "tuned q: mean, var": "({:.2f}, {:.2f}), ({:.2f}, {:.2f})".format(
+                *after.proposal_.mean, cov[0, 0], cov[1, 1]),
             "kept by fit": "tuned q" if est.tuning_accepted_ else "start",
         })
     return fits, rows, tune_rows, tuned
@@ -217,9 +202,8 @@ def _followup(ctx, res, settings):
                     gap[ms[0]])
     md = [
         "#### Follow-up: does SUMO's variance explain Part B?",
-        f"m = {', '.join(map(str, ms))} exact terms before SUMO's truncation, IWAE at the "
-        f"same expected samples; {epochs} epochs, seeds {seeds}, test log-likelihood as "
-        f"IWAE_{k_eval} (nats).",
+        "m exact terms before SUMO's truncation, IWAE at the same expected samples; "
+        f"{epochs} epochs, seeds {seeds}, IWAE_{k_eval} test log-likelihood (nats).",
         res.table(rows),
         res.table(res.verdict_rows([shrinks])),
     ]
@@ -283,18 +267,15 @@ def run(ctx):
         ("iwae", "IWAE (k=6, equal expected compute)", "baseline"))]
     md = [
         f"### A. Unbiased log Z on the note's mixture (log Z = log 2π = {LOG_Z:.4f})",
-        "Each estimator's mean ± s.e., bias, variance and IQR of one estimate, with q = "
-        "N(0, 5I), beside Chin-Wei Huang's note.",
+        "With q = N(0, 5I), beside Chin-Wei Huang's note; variance and IQR of one estimate.",
         res.table(rows_a, floatfmt=".4f"),
         f"{CLAIMS['unbiased'].statement}: {unbiased}; its parts:",
         res.table(res.verdict_rows(parts, digits=4)),
-        f"SUMO's variance before / after {cfg['tune_steps']} Adam steps tuning q, on fresh "
-        "estimates; the last column says which q `fit` keeps.",
+        f"SUMO before / after {cfg['tune_steps']} Adam steps tuning q, on fresh estimates.",
         res.table(tune_rows, floatfmt=".3f"),
         res.table(res.verdict_rows([falls])),
         "### B. SUMO- vs IWAE-trained VAE on binarised digits (load_digits > 7)",
-        f"Test log-likelihood (IWAE_{cfg['k_eval']} bound, nats per image), mean ± std over "
-        f"seeds {seeds}; {cfg['epochs']} epochs.",
+        f"IWAE_{cfg['k_eval']} bound (nats per image), seeds {seeds}, {cfg['epochs']} epochs.",
         res.table(rows_b),
         res.table(res.verdict_rows([vae])),
     ]

@@ -67,13 +67,19 @@ _PAPER_TOP1 = {  # ResNet-50 top-1 accuracy (%)
 _N_JOBS = 2
 
 
-def _probe(embedder, X_train, y_train, X_test, y_test):
-    """Linear-probe test accuracy of ``embedder`` (fitted in it) and the fitted embedder."""
+def _probe(embedder, X_train, y_train, X_test, y_test, keep=False, knn=False):
+    """Linear-probe test accuracy (%) of ``embedder`` (fitted in it), and its test
+    embedding (``keep``), its 1-NN test accuracy (%) (``knn``) or None."""
     from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
 
     pipe = make_pipeline(embedder, LogisticRegression(max_iter=3000)).fit(X_train, y_train)
-    return pipe.score(X_test, y_test), pipe[0]
+    emb = pipe[0]
+    if knn:
+        nn = KNeighborsClassifier(1).fit(emb.transform(X_train), y_train)
+        return 100 * pipe.score(X_test, y_test), 100 * nn.score(emb.transform(X_test), y_test)
+    return 100 * pipe.score(X_test, y_test), (emb.transform(X_test) if keep else None)
 
 
 def _methods(cfg):
@@ -86,12 +92,6 @@ def _methods(cfg):
         for n_views, variant in cfg["supcon"]}
     methods["cross-entropy"] = partial(CrossEntropyEmbedder, **common)
     return methods
-
-
-def _probe_part(embedder, keep, X_train, y_train, X_test, y_test):
-    """Linear-probe test accuracy (%) of ``embedder``; its test embedding if ``keep``."""
-    score, emb = _probe(embedder, X_train, y_train, X_test, y_test)
-    return 100 * score, (emb.transform(X_test) if keep else None)
 
 
 def _plot_embeddings(ctx, embeddings, y_test, seed):
@@ -119,16 +119,14 @@ def _linear_probes(ctx, cfg, seeds, split):
     parts = []
     for name, seed, keep in jobs:
         embedder = methods[name](random_state=seed)
-        parts.append((f"{name}/seed={seed}", _probe_part, (embedder, keep, *split),
+        parts.append((f"{name}/seed={seed}", _probe, (embedder, *split, keep),
                       {**embedder.get_params(), "keep": keep}))
     with ctx.progress(total=len(parts), desc="supcon: linear probes") as bar:
         values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
-    acc, embeddings = {name: [] for name in methods}, {}
-    for (name, _, keep), (score, Z) in zip(jobs, values):
+    acc = {name: [] for name in methods}
+    for (name, _, _), (score, _) in zip(jobs, values):
         acc[name].append(score)
-        if keep:
-            embeddings[name] = Z
-    return acc, embeddings
+    return acc, {name: Z for (name, _, keep), (_, Z) in zip(jobs, values) if keep}
 
 
 def _few_labels(ctx, cfg, seeds, split):
@@ -139,7 +137,7 @@ def _few_labels(ctx, cfg, seeds, split):
     X_train, y_train, X_test, y_test = split
     X_few, y_few = subsample(X_train, y_train, 0.1, ctx.random_state)
     methods = _methods(cfg)
-    return {name: over_seeds(lambda s, name=name: 100 * _probe(
+    return {name: over_seeds(lambda s, name=name: _probe(
         methods[name](random_state=s), X_few, y_few, X_test, y_test)[0],
         ctx.progress(seeds, desc=f"supcon: 10% labels, {name}"))
         for name in ("SupCon L_out, 2 views", "cross-entropy")}
@@ -172,9 +170,8 @@ def run(ctx):
 
     res = Result()
     md = [
-        f"Linear-probe test accuracy (%), mean ± std over {len(seeds)} seeds, on a "
-        f"{len(X_train)} / {len(X_test)} split (`random_state={ctx.random_state}`); "
-        f"{cfg['epochs']} epochs. The paper's column quotes other datasets and networks.",
+        f"Linear-probe test accuracy (%) over {len(seeds)} seeds, {len(X_train)} / "
+        f"{len(X_test)} split, {cfg['epochs']} epochs; the paper's column: other datasets.",
         "### SupCon vs cross-entropy (linear probe)",
         res.table(_rows(acc, few)),
         # each claim's arms are the names of the methods it compares
@@ -192,27 +189,18 @@ def run_followup(ctx):
     return res.done(md, shortened=PROTOCOL_FOLLOWUP.note(ctx.quick))
 
 
-def _followup_part(params, X_train, y_train, X_test, y_test):
-    """Linear-probe and 1-NN test accuracy (%) of one ``SupConEmbedder(**params)``."""
-    from sklearn.neighbors import KNeighborsClassifier
-
-    from sklearn_papers.contrastive import SupConEmbedder
-
-    score, emb = _probe(SupConEmbedder(**params), X_train, y_train, X_test, y_test)
-    knn = KNeighborsClassifier(1).fit(emb.transform(X_train), y_train)
-    return 100 * score, 100 * knn.score(emb.transform(X_test), y_test)
-
-
 def _followup_accuracies(ctx, cfg, seeds, split):
     """``{(views, variant): [(probe, 1-NN) per seed]}``, one cached part per fit."""
+    from sklearn_papers.contrastive import SupConEmbedder
+
     jobs = [(v, variant, s) for v in cfg["views"] for variant in ("out", "in") for s in seeds]
     parts = []
     for n_views, variant, seed in jobs:
         params = dict(**CONV_ENCODER, variant=variant, n_views=n_views, temperature=0.1,
                       max_epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr=2e-3,
                       weight_decay=1e-4, norm="batch", random_state=seed)
-        parts.append((f"followup/views={n_views}/L_{variant}/seed={seed}", _followup_part,
-                      (params, *split), params))
+        parts.append((f"followup/views={n_views}/L_{variant}/seed={seed}", _probe,
+                      (SupConEmbedder(**params), *split, False, True), params))
     with one_torch_thread(), ctx.progress(total=len(parts), desc="supcon follow-up") as bar:
         values = cached_parts(ctx, parts, n_jobs=_N_JOBS, progress=bar)
     acc = {}

@@ -8,16 +8,16 @@ import pytest
 import torch
 
 from sklearn_papers.estimation import LogPartitionEstimator
+from sklearn_papers.estimation._targets import MIXTURE_LOG_Z as LOG_Z_MIXTURE
+from sklearn_papers.estimation._targets import _mixture_energy as mixture_energy
 
-LOG_Z_MIXTURE = math.log(2 * math.pi)
 
-
-def mixture_energy(x):
-    """0.5 N([-2,0], I) + 0.5 N([2,0], 4I), unnormalised with Z = 2 pi (Huang's note)."""
-    d2 = x[:, 1] ** 2
-    a = -((x[:, 0] + 2) ** 2 + d2) / 2 - math.log(2)
-    b = -((x[:, 0] - 2) ** 2 + d2) / 8 - math.log(8)
-    return -torch.logaddexp(a, b)
+def test_the_mixture_energy_integrates_to_its_log_z():
+    # exp(-U) on a fine grid wide enough for the N([2, 0], 4I) component
+    grid = torch.linspace(-20, 20, 1601, dtype=torch.float64)
+    x = torch.cartesian_prod(grid, grid)
+    z = torch.exp(-mixture_energy(x)).sum() * (grid[1] - grid[0]) ** 2
+    assert math.isclose(math.log(float(z)), LOG_Z_MIXTURE, rel_tol=1e-6)
 
 
 def _note_proposal():

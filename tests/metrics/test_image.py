@@ -4,18 +4,13 @@ import numpy as np
 import pytest
 
 from sklearn_papers.metrics import image_sharpness, sharpness_measures
+from sklearn_papers.metrics._image import _blurred
 
 
 def _squares(n=6, size=12):
     real = np.zeros((n, size, size))
     real[:, 3:9, 3:9] = 1.0  # squares: sharp edges, flat elsewhere
     return real
-
-
-def _blurred(images, sigma):
-    from scipy.ndimage import gaussian_filter
-
-    return gaussian_filter(images, sigma=(0, sigma, sigma), mode="nearest")
 
 
 def test_sharpness_measures_rank_blur_and_noise():
@@ -81,3 +76,12 @@ def test_image_sharpness_of_rows_is_lower_after_a_blur():
     assert image_sharpness(blurred.reshape(5, -1), (8, 8)) == image_sharpness(blurred)
     assert image_sharpness(blurred.reshape(5, -1), (8, 8)) < image_sharpness(
         images.reshape(5, -1), (8, 8))
+
+
+def test_blurred_rows_are_the_blurred_images_and_a_constant_image_stays():
+    images = _squares(3, 8) + 0.1 * np.random.RandomState(0).rand(3, 8, 8)
+    rows = _blurred(images.reshape(3, -1), 1.0, (8, 8))
+    assert rows.shape == (3, 64)
+    np.testing.assert_allclose(rows.reshape(3, 8, 8), _blurred(images, 1.0))
+    assert image_sharpness(rows, (8, 8)) < 0.8 * image_sharpness(images)
+    np.testing.assert_allclose(_blurred(np.full((2, 5, 5), 0.3), 2.0), 0.3)
