@@ -109,8 +109,8 @@ def run(ctx):
         curves[loss] = (ours_curve, sk_curve)
         bases[loss] = (ours.components_, sk_H)
         for who, curve, secs in [("sklearn_papers.NMF (every iteration)", ours_curve, t_ours),
-                                 ("sklearn NMF(solver='mu') (25 checkpoints)", sk_curve,
-                                  t_sk)]:
+                                 (f"sklearn NMF(solver='mu') ({len(checkpoints)} checkpoints)",
+                                  sk_curve, t_sk)]:
             rows.append({
                 "loss": loss, "implementation": who,
                 "final objective": f"{curve[-1]:.6g}",
@@ -125,7 +125,8 @@ def run(ctx):
     curve_png = _plot_curves(ctx, curves, checkpoints)
     basis_png = _plot_bases(ctx, bases, n_iter)
     markdown = "\n\n".join([
-        "### Objective after every multiplicative update, load_digits (1797 x 64)",
+        "### Objective after every multiplicative update, load_digits "
+        f"({X.shape[0]} x {X.shape[1]})",
         f"k = {N_COMPONENTS}, {n_iter} iterations, tol = 0, one NNDSVDa start, one thread.",
         res.table(rows),
     ])
