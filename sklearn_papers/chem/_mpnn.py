@@ -7,7 +7,9 @@ from sklearn_papers.chem._graph_estimator import (
     _GraphClassifierMixin,
     _GraphRegressorMixin,
     _GraphTransformerMixin,
+    _FingerprintBranchMixin,
     _SkorchGraphEstimator,
+    fingerprint_constraints,
 )
 from sklearn_papers.chem._training import HOLD_TRAINING_CONSTRAINTS
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -88,11 +90,12 @@ def _featurize(mols, explicit_hydrogens, smiles=None):
                           standardize=False)
 
 
-class _BaseMPNN(_SkorchGraphEstimator):
+class _BaseMPNN(_FingerprintBranchMixin, _SkorchGraphEstimator):
     """Parameters, featurization and network of the three estimators."""
 
     _parameter_constraints = {
         **_SkorchGraphEstimator._parameter_constraints,
+        **fingerprint_constraints(),
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
         "n_steps": [Interval(Integral, 0, None, closed="left")],
         "set2set_steps": [Interval(Integral, 1, None, closed="left")],
@@ -108,7 +111,8 @@ class _BaseMPNN(_SkorchGraphEstimator):
                  max_epochs=50, batch_size=32, lr=2e-3, early_stopping=True,
                  validation_fraction=0.1, n_iter_no_change=10, lr_schedule="warmup_decay",
                  device="cpu", errors="raise", standardize=False, graph_cache=None,
-                 descriptors=False, random_state=None, verbose=1, n_jobs=None):
+                 descriptors=False, fingerprint_bits=0, fingerprint_radius=2,
+                 random_state=None, verbose=1, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_steps = n_steps
         self.set2set_steps = set2set_steps
@@ -128,6 +132,8 @@ class _BaseMPNN(_SkorchGraphEstimator):
         self.standardize = standardize
         self.graph_cache = graph_cache
         self.descriptors = descriptors
+        self.fingerprint_bits = fingerprint_bits
+        self.fingerprint_radius = fingerprint_radius
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs

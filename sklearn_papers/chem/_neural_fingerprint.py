@@ -8,7 +8,9 @@ from sklearn_papers.chem._graph_estimator import (
     _GraphClassifierMixin,
     _GraphRegressorMixin,
     _GraphTransformerMixin,
+    _FingerprintBranchMixin,
     _SkorchGraphEstimator,
+    fingerprint_constraints,
 )
 from sklearn_papers.chem._training import TRAINING_CONSTRAINTS
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -22,11 +24,12 @@ _TRAINED_INIT_SCALE = float(np.exp(-4))
 _RANDOM_INIT_SCALE = 5.0
 
 
-class _BaseNeuralFingerprint(_SkorchGraphEstimator):
+class _BaseNeuralFingerprint(_FingerprintBranchMixin, _SkorchGraphEstimator):
     """Parameters, featurization and network of the three estimators."""
 
     _parameter_constraints = {
         **_SkorchGraphEstimator._parameter_constraints,
+        **fingerprint_constraints(),
         "fp_length": [Interval(Integral, 1, None, closed="left")],
         "radius": [Interval(Integral, 0, None, closed="left")],
         "conv_width": [Interval(Integral, 1, None, closed="left")],
@@ -44,7 +47,8 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
                  early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, lr_schedule="warmup_decay",
                  device="cpu", errors="raise", standardize=False, graph_cache=None,
-                 descriptors=False, random_state=None, verbose=1, n_jobs=None):
+                 descriptors=False, fingerprint_bits=0, fingerprint_radius=2,
+                 random_state=None, verbose=1, n_jobs=None):
         self.fp_length = fp_length
         self.radius = radius
         self.conv_width = conv_width
@@ -65,6 +69,8 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
         self.standardize = standardize
         self.graph_cache = graph_cache
         self.descriptors = descriptors
+        self.fingerprint_bits = fingerprint_bits
+        self.fingerprint_radius = fingerprint_radius
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
