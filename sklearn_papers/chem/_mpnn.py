@@ -298,6 +298,17 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
         at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
         A transformer's ``transform`` gives its embedding followed by these features.
         Computing them costs about 10 ms per drug-like molecule.
+    fingerprint_bits : int or None, default=0
+        A fingerprint branch: this many ECFP bits of each molecule (those of
+        :class:`~sklearn_papers.chem.CircularFingerprint` with ``n_bits`` and ``radius``
+        of these parameters, 0 or 1, on the standardized molecule) joined to the readout
+        before the prediction head, before any ``descriptors``, as
+        :class:`~sklearn_papers.chem.GroverFeaturizer`'s fingerprint branch joins them.
+        0 or None: no branch. A ``graph_cache`` keeps the bits beside the graphs. The
+        fitted model keeps the value of ``fit``.
+    fingerprint_radius : int, default=2
+        Radius of the fingerprint branch's ECFP (2: ECFP4). Used with
+        ``fingerprint_bits`` only.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=1
@@ -330,6 +341,9 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
     descriptors_ : RDKitDescriptors or None
         With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
         None without.
+    fingerprint_ : CircularFingerprint or None
+        With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
+        ``transform`` gives them); None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -526,6 +540,17 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
         at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
         A transformer's ``transform`` gives its embedding followed by these features.
         Computing them costs about 10 ms per drug-like molecule.
+    fingerprint_bits : int or None, default=0
+        A fingerprint branch: this many ECFP bits of each molecule (those of
+        :class:`~sklearn_papers.chem.CircularFingerprint` with ``n_bits`` and ``radius``
+        of these parameters, 0 or 1, on the standardized molecule) joined to the readout
+        before the prediction head, before any ``descriptors``, as
+        :class:`~sklearn_papers.chem.GroverFeaturizer`'s fingerprint branch joins them.
+        0 or None: no branch. A ``graph_cache`` keeps the bits beside the graphs. The
+        fitted model keeps the value of ``fit``.
+    fingerprint_radius : int, default=2
+        Radius of the fingerprint branch's ECFP (2: ECFP4). Used with
+        ``fingerprint_bits`` only.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=1
@@ -557,6 +582,9 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
     descriptors_ : RDKitDescriptors or None
         With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
         None without.
+    fingerprint_ : CircularFingerprint or None
+        With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
+        ``transform`` gives them); None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -753,6 +781,17 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
         at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
         A transformer's ``transform`` gives its embedding followed by these features.
         Computing them costs about 10 ms per drug-like molecule.
+    fingerprint_bits : int or None, default=0
+        A fingerprint branch: this many ECFP bits of each molecule (those of
+        :class:`~sklearn_papers.chem.CircularFingerprint` with ``n_bits`` and ``radius``
+        of these parameters, 0 or 1, on the standardized molecule) joined to the readout
+        before the prediction head, before any ``descriptors``, as
+        :class:`~sklearn_papers.chem.GroverFeaturizer`'s fingerprint branch joins them.
+        0 or None: no branch. A ``graph_cache`` keeps the bits beside the graphs. The
+        fitted model keeps the value of ``fit``.
+    fingerprint_radius : int, default=2
+        Radius of the fingerprint branch's ECFP (2: ECFP4). Used with
+        ``fingerprint_bits`` only.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=1
@@ -786,6 +825,9 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
     descriptors_ : RDKitDescriptors or None
         With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
         None without.
+    fingerprint_ : CircularFingerprint or None
+        With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
+        ``transform`` gives them); None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
