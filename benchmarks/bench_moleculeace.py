@@ -28,6 +28,8 @@ Models (``--models``):
   same SVR search. Deterministic: one fit.
 * ``nf``, ``mpnn``: ``NeuralFingerprintRegressor()``, ``MPNNRegressor()`` at their
   defaults.
+* ``nf_fp``, ``mpnn_fp``: the same with a fingerprint branch (``fingerprint_bits=1024``:
+  ECFP4 bits joined to the readout); run only when ``--models`` names them.
 * ``grover``: ``GroverRegressor(head="svr")``, the SVR head on the frozen encoder
   (deterministic: one fit).
 * ``grover_finetune``: ``GroverRegressor()``, the fine-tuned network (its default head).
@@ -45,7 +47,8 @@ CPU per fit. ``--record`` writes ``benchmarks/results/moleculeace.json`` (each m
 "ours", ``svr`` as "peer").
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_moleculeace.py
-[--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn grover chemprop]
+[--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn nf_fp mpnn_fp
+grover chemprop]
 [--seeds 3] [--log moleculeace.jsonl] [--record]``; ``--summary-only --log
 moleculeace.jsonl --record`` records the fits of the log without fitting.
 """
@@ -67,11 +70,15 @@ sys.path.insert(0, os.path.dirname(__file__))
 SVR_GRID = {"C": [1, 10, 100, 1000, 10000], "gamma": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]}
 #: Models in the order they run by default: the cheap ones first.
 MODELS = ("svr", "rf", "grover_svr", "nf", "mpnn", "grover", "grover_finetune", "chemprop")
+#: Models run only when ``--models`` names them.
+OPTIONAL_MODELS = ("nf_fp", "mpnn_fp")
 #: Models with one fit whatever the seed (GroverRegressor's SVR head draws nothing).
 DETERMINISTIC = ("svr", "grover_svr", "grover")
 #: The models' names in the recorded rows and the notes.
 LABELS = {"svr": "SVR on ECFP", "rf": "RF on ECFP", "grover_svr": "GroverFeaturizer() + SVR",
           "nf": "NeuralFingerprintRegressor()", "mpnn": "MPNNRegressor()",
+          "nf_fp": "NeuralFingerprintRegressor(fingerprint_bits=1024)",
+          "mpnn_fp": "MPNNRegressor(fingerprint_bits=1024)",
           "grover": "GroverRegressor(head='svr')",
           "grover_finetune": "GroverRegressor()", "chemprop": "chemprop"}
 
@@ -166,8 +173,10 @@ def make_model(name, seed, y_train):
         return chem.GroverRegressor(random_state=seed, verbose=0)
     if name == "grover":
         return chem.GroverRegressor(head="svr", verbose=0)
-    cls = {"nf": chem.NeuralFingerprintRegressor, "mpnn": chem.MPNNRegressor}[name]
-    return cls(random_state=seed, verbose=0)
+    cls = {"nf": chem.NeuralFingerprintRegressor, "mpnn": chem.MPNNRegressor}[
+        name.removesuffix("_fp")]
+    extra = {"fingerprint_bits": 1024} if name.endswith("_fp") else {}
+    return cls(random_state=seed, verbose=0, **extra)
 
 
 def fit_chemprop(X_train, y_train, X_test, seed):
@@ -307,7 +316,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", nargs="+", default=list(MOLECULEACE_TARGETS),
                         choices=MOLECULEACE_TARGETS)
-    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    parser.add_argument("--models", nargs="+", default=list(MODELS),
+                        choices=MODELS + OPTIONAL_MODELS)
     parser.add_argument("--seeds", type=int, default=3,
                         help="seeds of the stochastic models (0 .. seeds - 1)")
     parser.add_argument("--log", default=None,

@@ -207,6 +207,32 @@ def _fingerprint_batch(values, start, radius, n_bits, use_counts, use_features,
     return finish(), invalid, sorted(multi)
 
 
+def morgan_bits(mols, radius, n_bits, dtype=np.uint8):
+    """ECFP bits of valid RDKit molecules, as :class:`CircularFingerprint` with its
+    defaults (``use_counts``, ``use_features`` and ``use_chirality`` False) gives them.
+
+    Parameters
+    ----------
+    mols : sequence of rdkit.Chem.Mol
+        Valid molecules.
+    radius, n_bits : int
+        As in :class:`CircularFingerprint`.
+    dtype : numpy dtype, default=np.uint8
+
+    Returns
+    -------
+    bits : ndarray of shape (len(mols), n_bits)
+        0 or 1.
+    """
+    from rdkit.Chem import rdFingerprintGenerator
+
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=int(radius), fpSize=int(n_bits))
+    out = np.zeros((len(mols), int(n_bits)), dtype=dtype)
+    for i, mol in enumerate(mols):
+        out[i] = gen.GetFingerprintAsNumPy(mol)
+    return out
+
+
 def _stack_sparse(parts, valid):
     """One CSR matrix from the batches' ones; invalid rows hold NaN in every column,
     as in the dense output."""

@@ -288,14 +288,26 @@ class _GraphEstimator(BaseEstimator):
         template = resolve_descriptors(getattr(self, "descriptors", False))
         return None if template is None else template._names()
 
+    def _mol_features_key(self, fitted=False):
+        """What the raw molecule-level rows of the graphs hold, hashable (part of the
+        :class:`GraphCache` key), or None for none: the names of the descriptors."""
+        names = self._descriptor_names(fitted)
+        return None if names is None else tuple(names)
+
     def _describer(self, names):
-        """The function giving the raw rows of the descriptors ``names`` of a list of
-        molecules (picklable, for the featurization workers)."""
+        """The function giving the raw molecule-level rows ``names`` (from
+        :meth:`_mol_features_key`) of a list of molecules (picklable, for the
+        featurization workers): the descriptors ``names``."""
         from functools import partial
 
         from sklearn_papers.chem._descriptors import compute_descriptors
 
         return partial(compute_descriptors, names=names)
+
+    def _mol_feature_rows(self, raw):
+        """The features the network sees, from the raw rows ``(n, width)`` of
+        :meth:`_describer`: the descriptors normalized by ``descriptors_``."""
+        return self.descriptors_._output(raw, np.ones(len(raw), dtype=bool))
 
     def _n_mol_features(self):
         """Width of the molecule-level features joined to the readout (0: none)."""
@@ -469,6 +481,101 @@ class _EmbeddingWithFeatures:
 
         emb = self.fn(**tensors)
         return torch.cat([emb, mol_features.to(emb.dtype)], dim=1)
+
+
+def fingerprint_constraints():
+    """``_parameter_constraints`` entries of ``fingerprint_bits`` and
+    ``fingerprint_radius`` (:class:`_FingerprintBranchMixin`)."""
+    return {
+        # CircularFingerprint's bound on n_bits; 0 or None: no fingerprint branch
+        "fingerprint_bits": [None, Interval(Integral, 0, 2**24, closed="both")],
+        "fingerprint_radius": [Interval(Integral, 0, None, closed="left")],
+    }
+
+
+def _fingerprint_and_descriptor_rows(mols, n_bits, radius, names=None):
+    """Raw molecule-level rows of valid molecules: their ECFP bits (``n_bits`` columns, 0
+    or 1; :func:`~sklearn_papers.chem._ecfp.morgan_bits`), then the raw descriptors
+    ``names`` when given (float32 without descriptors, float64 with them)."""
+    from sklearn_papers.chem._descriptors import compute_descriptors
+    from sklearn_papers.chem._ecfp import morgan_bits
+
+    bits = morgan_bits(mols, radius=radius, n_bits=n_bits, dtype=np.float32)
+    if names is None:
+        return bits
+    return np.hstack([bits, compute_descriptors(mols, names)])
+
+
+class _FingerprintBranchMixin:
+    """A fingerprint branch: ECFP bits of each molecule joined to the graph readout
+    before the prediction head (with the descriptors of ``descriptors``, after the bits),
+    as GROVER's featurizer joins them to its embedding.
+
+    For estimators with ``fingerprint_bits`` (0 or None: none) and
+    ``fingerprint_radius`` parameters. The bits are those of
+    :class:`~sklearn_papers.chem.CircularFingerprint` (``fingerprint_``) on the molecule
+    the graph is made of (standardized with ``standardize``); a ``graph_cache`` keeps
+    them beside the graphs.
+    """
+
+    def _fingerprint_settings(self, fitted=False):
+        """``(n_bits, radius)`` of the fingerprint branch, or None without one (with
+        ``fitted``: those of ``fit``; :meth:`_input_params` warns about a change)."""
+        pinned = getattr(self, "_fit_input_params", None) if fitted else None
+        if pinned is not None and "fingerprint" in pinned:
+            return pinned["fingerprint"][0]
+        return self._current_input_params()["fingerprint"][0]
+
+    def _current_input_params(self):
+        params = super()._current_input_params()
+        bits = self.fingerprint_bits or 0
+        resolved = (int(bits), int(self.fingerprint_radius)) if bits else None
+        params["fingerprint"] = (resolved, (self.fingerprint_bits, self.fingerprint_radius))
+        return params
+
+    def _pin_input_params(self):
+        from sklearn.base import clone
+
+        from sklearn_papers.chem._ecfp import CircularFingerprint
+
+        super()._pin_input_params()
+        settings = self._fingerprint_settings()
+        standardize = self.standardize
+        self.fingerprint_ = None if settings is None else CircularFingerprint(
+            radius=settings[1], n_bits=settings[0],
+            standardize=standardize if isinstance(standardize, bool) else clone(standardize),
+            errors=self.errors, n_jobs=self.n_jobs)
+
+    def _mol_features_key(self, fitted=False):
+        names = super()._mol_features_key(fitted)
+        settings = self._fingerprint_settings(fitted)
+        return names if settings is None else ("ecfp", *settings, names)
+
+    def _describer(self, names):
+        if not names or names[0] != "ecfp":
+            return super()._describer(names)
+        from functools import partial
+
+        _, n_bits, radius, descriptor_names = names
+        return partial(_fingerprint_and_descriptor_rows, n_bits=n_bits, radius=radius,
+                       names=descriptor_names)
+
+    def _n_fingerprint_bits(self):
+        fitted = getattr(self, "fingerprint_", None)
+        return 0 if fitted is None else int(fitted.n_bits)
+
+    def _fit_descriptors(self, raw):
+        return super()._fit_descriptors(raw[:, self._n_fingerprint_bits():])
+
+    def _mol_feature_rows(self, raw):
+        n_bits = self._n_fingerprint_bits()
+        if getattr(self, "descriptors_", None) is None:
+            return raw[:, :n_bits]
+        return np.hstack([raw[:, :n_bits].astype(np.float32),
+                          super()._mol_feature_rows(raw[:, n_bits:]).astype(np.float32)])
+
+    def _n_mol_features(self):
+        return super()._n_mol_features() + self._n_fingerprint_bits()
 
 
 class _SkorchGraphEstimator(_GraphEstimator):

@@ -159,8 +159,9 @@ def _parse_and_featurize(values, start, standardize, fn, kwargs, describe=None):
 
 
 def _featurize_entries(estimator, values, names, inputs):
-    """:func:`_parse_and_featurize` of ``values`` (with the descriptors ``names``, computed
-    by the estimator's ``_describer``, and its ``_input_params`` ``inputs``), in chunks.
+    """:func:`_parse_and_featurize` of ``values`` (with the molecule-level features
+    ``names`` of the estimator's ``_mol_features_key``, computed by its ``_describer``,
+    and its ``_input_params`` ``inputs``), in chunks.
 
     Over ``n_jobs`` joblib workers for ``_MIN_PARALLEL`` entries or more (each parses and
     featurizes its chunk), in this process otherwise (one chunk). Whether a progress bar
@@ -209,7 +210,7 @@ def molecule_graphs(estimator, X, *, fitted=False):
     Parameters
     ----------
     estimator : graph estimator
-        Its hooks ``_input_params``, ``_descriptor_names``, ``_describer``,
+        Its hooks ``_input_params``, ``_mol_features_key``, ``_describer``,
         ``_graph_settings`` and ``_featurizer`` decide the steps; its ``errors`` the report.
     X : array-like of shape (n_samples,) or (n_samples, 1)
         SMILES strings or RDKit ``Mol`` objects.
@@ -226,12 +227,11 @@ def molecule_graphs(estimator, X, *, fitted=False):
     inputs = estimator._input_params(fitted)
     cache = getattr(estimator, "graph_cache", None)
     settings = None
-    names = estimator._descriptor_names(fitted)
+    names = estimator._mol_features_key(fitted)
     if cache is None:
         found = [None] * len(values)
     else:
-        settings = (estimator._graph_settings(inputs), inputs["standardize"],
-                    None if names is None else tuple(names))
+        settings = (estimator._graph_settings(inputs), inputs["standardize"], names)
         found = cache._lookup(settings, values)
     missing = [i for i, entry in enumerate(found) if entry is None]
     invalid, multi = [], [i for i, e in enumerate(found) if e is not None and e[1]]
@@ -258,8 +258,8 @@ def described_graphs(estimator, graphs, *, fit, counted=None):
     Parameters
     ----------
     estimator : graph estimator
-        Its ``descriptors_`` normalizes the raw rows; with ``fit``, its hook
-        ``_fit_descriptors`` fits them first.
+        Its hook ``_mol_feature_rows`` normalizes the raw rows (with ``descriptors_``);
+        with ``fit``, its hook ``_fit_descriptors`` fits them first.
     graphs : list
         From :func:`molecule_graphs`: :class:`DescribedGraph` with raw descriptors, or
         plain graphs without ``descriptors``.
@@ -283,8 +283,7 @@ def described_graphs(estimator, graphs, *, fit, counted=None):
     if fit:
         use = counted is not None and np.any(counted) and not np.all(counted)
         estimator._fit_descriptors(raw[np.asarray(counted)] if use else raw)
-    rows = estimator.descriptors_._output(raw, np.ones(len(raw), dtype=bool))
-    rows = rows.astype(np.float32)
+    rows = estimator._mol_feature_rows(raw).astype(np.float32, copy=False)
     return [DescribedGraph(graph.graph, row) for graph, row in zip(graphs, rows)]
 
 

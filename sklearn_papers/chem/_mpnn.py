@@ -7,7 +7,9 @@ from sklearn_papers.chem._graph_estimator import (
     _GraphClassifierMixin,
     _GraphRegressorMixin,
     _GraphTransformerMixin,
+    _FingerprintBranchMixin,
     _SkorchGraphEstimator,
+    fingerprint_constraints,
 )
 from sklearn_papers.chem._training import HOLD_TRAINING_CONSTRAINTS
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -88,11 +90,12 @@ def _featurize(mols, explicit_hydrogens, smiles=None):
                           standardize=False)
 
 
-class _BaseMPNN(_SkorchGraphEstimator):
+class _BaseMPNN(_FingerprintBranchMixin, _SkorchGraphEstimator):
     """Parameters, featurization and network of the three estimators."""
 
     _parameter_constraints = {
         **_SkorchGraphEstimator._parameter_constraints,
+        **fingerprint_constraints(),
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
         "n_steps": [Interval(Integral, 0, None, closed="left")],
         "set2set_steps": [Interval(Integral, 1, None, closed="left")],
@@ -108,7 +111,8 @@ class _BaseMPNN(_SkorchGraphEstimator):
                  max_epochs=50, batch_size=32, lr=2e-3, early_stopping=True,
                  validation_fraction=0.1, n_iter_no_change=10, lr_schedule="warmup_decay",
                  device="cpu", errors="raise", standardize=False, graph_cache=None,
-                 descriptors=False, random_state=None, verbose=1, n_jobs=None):
+                 descriptors=False, fingerprint_bits=0, fingerprint_radius=2,
+                 random_state=None, verbose=1, n_jobs=None):
         self.hidden_size = hidden_size
         self.n_steps = n_steps
         self.set2set_steps = set2set_steps
@@ -128,6 +132,8 @@ class _BaseMPNN(_SkorchGraphEstimator):
         self.standardize = standardize
         self.graph_cache = graph_cache
         self.descriptors = descriptors
+        self.fingerprint_bits = fingerprint_bits
+        self.fingerprint_radius = fingerprint_radius
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -292,6 +298,17 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
         at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
         A transformer's ``transform`` gives its embedding followed by these features.
         Computing them costs about 10 ms per drug-like molecule.
+    fingerprint_bits : int or None, default=0
+        A fingerprint branch: this many ECFP bits of each molecule (those of
+        :class:`~sklearn_papers.chem.CircularFingerprint` with ``n_bits`` and ``radius``
+        of these parameters, 0 or 1, on the standardized molecule) joined to the readout
+        before the prediction head, before any ``descriptors``, as
+        :class:`~sklearn_papers.chem.GroverFeaturizer`'s fingerprint branch joins them.
+        0 or None: no branch. A ``graph_cache`` keeps the bits beside the graphs. The
+        fitted model keeps the value of ``fit``.
+    fingerprint_radius : int, default=2
+        Radius of the fingerprint branch's ECFP (2: ECFP4). Used with
+        ``fingerprint_bits`` only.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=1
@@ -324,6 +341,9 @@ class MPNN(_GraphTransformerMixin, _BaseMPNN):
     descriptors_ : RDKitDescriptors or None
         With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
         None without.
+    fingerprint_ : CircularFingerprint or None
+        With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
+        ``transform`` gives them); None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -520,6 +540,17 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
         at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
         A transformer's ``transform`` gives its embedding followed by these features.
         Computing them costs about 10 ms per drug-like molecule.
+    fingerprint_bits : int or None, default=0
+        A fingerprint branch: this many ECFP bits of each molecule (those of
+        :class:`~sklearn_papers.chem.CircularFingerprint` with ``n_bits`` and ``radius``
+        of these parameters, 0 or 1, on the standardized molecule) joined to the readout
+        before the prediction head, before any ``descriptors``, as
+        :class:`~sklearn_papers.chem.GroverFeaturizer`'s fingerprint branch joins them.
+        0 or None: no branch. A ``graph_cache`` keeps the bits beside the graphs. The
+        fitted model keeps the value of ``fit``.
+    fingerprint_radius : int, default=2
+        Radius of the fingerprint branch's ECFP (2: ECFP4). Used with
+        ``fingerprint_bits`` only.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=1
@@ -551,6 +582,9 @@ class MPNNRegressor(_GraphRegressorMixin, _BaseMPNN):
     descriptors_ : RDKitDescriptors or None
         With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
         None without.
+    fingerprint_ : CircularFingerprint or None
+        With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
+        ``transform`` gives them); None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -747,6 +781,17 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
         at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
         A transformer's ``transform`` gives its embedding followed by these features.
         Computing them costs about 10 ms per drug-like molecule.
+    fingerprint_bits : int or None, default=0
+        A fingerprint branch: this many ECFP bits of each molecule (those of
+        :class:`~sklearn_papers.chem.CircularFingerprint` with ``n_bits`` and ``radius``
+        of these parameters, 0 or 1, on the standardized molecule) joined to the readout
+        before the prediction head, before any ``descriptors``, as
+        :class:`~sklearn_papers.chem.GroverFeaturizer`'s fingerprint branch joins them.
+        0 or None: no branch. A ``graph_cache`` keeps the bits beside the graphs. The
+        fitted model keeps the value of ``fit``.
+    fingerprint_radius : int, default=2
+        Radius of the fingerprint branch's ECFP (2: ECFP4). Used with
+        ``fingerprint_bits`` only.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=1
@@ -780,6 +825,9 @@ class MPNNClassifier(_GraphClassifierMixin, _BaseMPNN):
     descriptors_ : RDKitDescriptors or None
         With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
         None without.
+    fingerprint_ : CircularFingerprint or None
+        With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
+        ``transform`` gives them); None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)

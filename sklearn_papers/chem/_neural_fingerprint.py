@@ -8,7 +8,9 @@ from sklearn_papers.chem._graph_estimator import (
     _GraphClassifierMixin,
     _GraphRegressorMixin,
     _GraphTransformerMixin,
+    _FingerprintBranchMixin,
     _SkorchGraphEstimator,
+    fingerprint_constraints,
 )
 from sklearn_papers.chem._training import TRAINING_CONSTRAINTS
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
@@ -22,11 +24,12 @@ _TRAINED_INIT_SCALE = float(np.exp(-4))
 _RANDOM_INIT_SCALE = 5.0
 
 
-class _BaseNeuralFingerprint(_SkorchGraphEstimator):
+class _BaseNeuralFingerprint(_FingerprintBranchMixin, _SkorchGraphEstimator):
     """Parameters, featurization and network of the three estimators."""
 
     _parameter_constraints = {
         **_SkorchGraphEstimator._parameter_constraints,
+        **fingerprint_constraints(),
         "fp_length": [Interval(Integral, 1, None, closed="left")],
         "radius": [Interval(Integral, 0, None, closed="left")],
         "conv_width": [Interval(Integral, 1, None, closed="left")],
@@ -44,7 +47,8 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
                  early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, lr_schedule="warmup_decay",
                  device="cpu", errors="raise", standardize=False, graph_cache=None,
-                 descriptors=False, random_state=None, verbose=1, n_jobs=None):
+                 descriptors=False, fingerprint_bits=0, fingerprint_radius=2,
+                 random_state=None, verbose=1, n_jobs=None):
         self.fp_length = fp_length
         self.radius = radius
         self.conv_width = conv_width
@@ -65,6 +69,8 @@ class _BaseNeuralFingerprint(_SkorchGraphEstimator):
         self.standardize = standardize
         self.graph_cache = graph_cache
         self.descriptors = descriptors
+        self.fingerprint_bits = fingerprint_bits
+        self.fingerprint_radius = fingerprint_radius
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -227,6 +233,17 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
         at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
         A transformer's ``transform`` gives its embedding followed by these features.
         Computing them costs about 10 ms per drug-like molecule.
+    fingerprint_bits : int or None, default=0
+        A fingerprint branch: this many ECFP bits of each molecule (those of
+        :class:`~sklearn_papers.chem.CircularFingerprint` with ``n_bits`` and ``radius``
+        of these parameters, 0 or 1, on the standardized molecule) joined to the readout
+        before the prediction head, before any ``descriptors``, as
+        :class:`~sklearn_papers.chem.GroverFeaturizer`'s fingerprint branch joins them.
+        0 or None: no branch. A ``graph_cache`` keeps the bits beside the graphs. The
+        fitted model keeps the value of ``fit``.
+    fingerprint_radius : int, default=2
+        Radius of the fingerprint branch's ECFP (2: ECFP4). Used with
+        ``fingerprint_bits`` only.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights and batch shuffling; the global torch RNG is not touched.
     verbose : int, default=1
@@ -260,6 +277,9 @@ class NeuralFingerprint(_GraphTransformerMixin, _BaseNeuralFingerprint):
     descriptors_ : RDKitDescriptors or None
         With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
         None without.
+    fingerprint_ : CircularFingerprint or None
+        With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
+        ``transform`` gives them); None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -460,6 +480,17 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
         at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
         A transformer's ``transform`` gives its embedding followed by these features.
         Computing them costs about 10 ms per drug-like molecule.
+    fingerprint_bits : int or None, default=0
+        A fingerprint branch: this many ECFP bits of each molecule (those of
+        :class:`~sklearn_papers.chem.CircularFingerprint` with ``n_bits`` and ``radius``
+        of these parameters, 0 or 1, on the standardized molecule) joined to the readout
+        before the prediction head, before any ``descriptors``, as
+        :class:`~sklearn_papers.chem.GroverFeaturizer`'s fingerprint branch joins them.
+        0 or None: no branch. A ``graph_cache`` keeps the bits beside the graphs. The
+        fitted model keeps the value of ``fit``.
+    fingerprint_radius : int, default=2
+        Radius of the fingerprint branch's ECFP (2: ECFP4). Used with
+        ``fingerprint_bits`` only.
     random_state : int, RandomState instance or None, default=None
         Seeds weights and shuffling; the global torch RNG is untouched.
     verbose : int, default=1
@@ -491,6 +522,9 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _BaseNeuralFingerprint):
     descriptors_ : RDKitDescriptors or None
         With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
         None without.
+    fingerprint_ : CircularFingerprint or None
+        With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
+        ``transform`` gives them); None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -670,6 +704,17 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
         at prediction; a ``graph_cache`` keeps the raw descriptors beside the graphs.
         A transformer's ``transform`` gives its embedding followed by these features.
         Computing them costs about 10 ms per drug-like molecule.
+    fingerprint_bits : int or None, default=0
+        A fingerprint branch: this many ECFP bits of each molecule (those of
+        :class:`~sklearn_papers.chem.CircularFingerprint` with ``n_bits`` and ``radius``
+        of these parameters, 0 or 1, on the standardized molecule) joined to the readout
+        before the prediction head, before any ``descriptors``, as
+        :class:`~sklearn_papers.chem.GroverFeaturizer`'s fingerprint branch joins them.
+        0 or None: no branch. A ``graph_cache`` keeps the bits beside the graphs. The
+        fitted model keeps the value of ``fit``.
+    fingerprint_radius : int, default=2
+        Radius of the fingerprint branch's ECFP (2: ECFP4). Used with
+        ``fingerprint_bits`` only.
     random_state : int, RandomState instance or None, default=None
         Seeds weights and shuffling; the global torch RNG is untouched.
     verbose : int, default=1
@@ -703,6 +748,9 @@ class NeuralFingerprintClassifier(_GraphClassifierMixin, _BaseNeuralFingerprint)
     descriptors_ : RDKitDescriptors or None
         With ``descriptors``: the descriptors' CDFs, fitted on the training molecules;
         None without.
+    fingerprint_ : CircularFingerprint or None
+        With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
+        ``transform`` gives them); None without.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
