@@ -26,6 +26,7 @@ from sklearn_papers.reproduce._duvenaud_search import (
     search_rows,
 )
 from sklearn_papers.reproduce._parallel import cached_parts
+from sklearn_papers.reproduce._records import records_note
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
@@ -174,18 +175,6 @@ def _plot(ctx, results):
     return save_figure(fig, ctx, "duvenaud_table2.png", dpi=110)
 
 
-def _records_note(ctx):
-    """How many ``--records`` the search read or wrote, by which commits, their CPU time."""
-    from sklearn_papers.reproduce._records import record_commits
-
-    if not ctx.records:
-        return ""
-    commits = ", ".join(f"`{c}` ({n})" for c, n in record_commits(ctx.records).items())
-    cpu = sum(r.get("cpu_seconds") or 0.0 for r in ctx.records)
-    return (f"The {len(ctx.records)} search fits are kept as text records (`--records`), "
-            f"computed by the code of commit(s) {commits}, {cpu / 3600:.1f} CPU hours in all.")
-
-
 def search_plan(ctx, datasets):
     """Every row of the run's search, ``(data, spec, n_draws)`` for :func:`search_rows`:
     the ECFP rows of each data set, then the neural ones (``--quick``: of QUICK_MODELS)."""
@@ -244,7 +233,6 @@ def run(ctx):
     (corr_md, corr_fig), = corr
     labels = {"mean": "predict the training mean", **{s.key: s.label for s in SPECS}}
     fig = _plot(ctx, results)
-    records_md = _records_note(ctx)
     markdown = "\n".join([
         *result.block("Test MSE, mean ± std over the 5 contiguous folds (RMSE per fold, then "
                       "averaged; the paper's RMSE is the square root of its mean MSE).",
@@ -259,7 +247,7 @@ def run(ctx):
         "",
         *result.block("The paper's headline claim per data set, judged on the folds' test "
                       "MSE:", claim_verdicts(results, PAPER_MSE, result)),
-        *([records_md, ""] if records_md else []),
+        *([records_note(ctx.records, "search fits"), ""] if ctx.records else []),
         "### Random-weight neural fingerprints track ECFP (paper, Section 3)",
         "",
         corr_md,

@@ -98,11 +98,11 @@ def _load(name, n_max, seed):
 
 def _test_score(name, model, X, y, rows):
     """ROC-AUC of class 1's probability (BBBP) or RMSE of ``model`` on ``rows``."""
-    from sklearn.metrics import mean_squared_error, roc_auc_score
+    from sklearn.metrics import roc_auc_score, root_mean_squared_error
 
     if name == "BBBP":
         return float(roc_auc_score(y[rows], model.predict_proba(X[rows])[:, 1]))
-    return float(np.sqrt(mean_squared_error(y[rows], model.predict(X[rows]))))
+    return float(root_mean_squared_error(y[rows], model.predict(X[rows])))
 
 
 def _split(name, settings, seed):

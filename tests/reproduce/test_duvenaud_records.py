@@ -9,7 +9,13 @@ import pytest
 from sklearn_papers.datasets import load_delaney
 from sklearn_papers.reproduce import RunContext
 from sklearn_papers.reproduce._duvenaud_neural import NEURAL_SPECS
-from sklearn_papers.reproduce._records import read_record, record_path, to_json, write_record
+from sklearn_papers.reproduce._records import (
+    read_record,
+    record_path,
+    records_note,
+    to_json,
+    write_record,
+)
 from sklearn_papers.reproduce._duvenaud_search import (
     MODEL_SPECS,
     DatasetData,
@@ -17,7 +23,6 @@ from sklearn_papers.reproduce._duvenaud_search import (
     _search_part,
     search_rows,
 )
-from sklearn_papers.reproduce.duvenaud import _records_note
 
 
 def _sample_constant(rng, quick):
@@ -51,7 +56,7 @@ def test_search_rows_writes_text_records_and_a_later_run_reuses_them(tmp_path):
                        experiment="duvenaud", records_dir=records)
     assert search_rows(again, [(data, _CONSTANT, 3)], n_jobs=2) == found
     assert again.computed == [] and len(again.reused) == 15
-    assert "15 search fits are kept as text records" in _records_note(again)
+    assert "15 search fits are kept as text records" in records_note(again.records, "search fits")
 
 
 def test_a_record_is_not_reused_under_another_code_version(tmp_path):
