@@ -101,14 +101,17 @@ def one_torch_thread():
         torch.set_num_threads(n_threads)
 
 
-def save_figure(fig, out, name, *, dpi=100):
-    """Write ``fig`` as the PNG ``<out>/<name>`` (``out``: a RunContext or a folder, created
-    when missing), close it and return the path (for :attr:`~._result.Result.figures`)."""
+def save_figure(fig, out, name, *, dpi=100, tight=True):
+    """Write ``fig`` (with ``tight``, its tight layout) as the PNG ``<out>/<name>`` (``out``:
+    a RunContext or a folder, created when missing), close it and return the path (for
+    :attr:`~._result.Result.figures`)."""
     import matplotlib.pyplot as plt
 
     folder = Path(getattr(out, "out_dir", out))
     folder.mkdir(parents=True, exist_ok=True)
     try:
+        if tight:
+            fig.tight_layout()
         fig.savefig(folder / name, dpi=dpi)
     finally:
         plt.close(fig)

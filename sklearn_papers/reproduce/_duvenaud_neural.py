@@ -86,7 +86,6 @@ def ecfp_correlation(ctx):
     ax.set_xlabel("ECFP (radius 4, 2048 bits) Tanimoto distance")
     ax.set_ylabel("random neural FP (2048) min/max distance")
     ax.set_title(f"Delaney, {n} molecules: r = {r:.3f}")
-    fig.tight_layout()
     markdown = (
         f"Pearson correlation of pairwise distances on the first {n} Delaney molecules "
         f"({len(d_ecfp)} pairs): ECFP Tanimoto (radius 4, 2048 bits) against min/max under "

@@ -220,7 +220,6 @@ def _grid_figure(ctx, name, rows_list, hw, labels, title, figsize):
     fig, ax = plt.subplots(figsize=figsize)
     _grid(ax, rows_list, hw, labels)
     ax.set_title(title)
-    fig.tight_layout()
     return save_figure(fig, ctx, name, dpi=110)
 
 

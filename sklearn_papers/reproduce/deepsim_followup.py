@@ -207,7 +207,6 @@ def _plot_sharpness(ctx, X_te, runs, order, labels, per_seed, refs, sharp_keys, 
     axes[1].legend(fontsize=6, ncol=2, loc="upper center")
     axes[1].set_title("sharpness measured three ways (1 = real; first 10 test images)",
                       fontsize=9)
-    fig.tight_layout()
     return save_figure(fig, ctx, "deepsim_followup_sharpness.png", dpi=110)
 
 
@@ -324,7 +323,6 @@ def _shapes_followup(result, ctx, sens, runs):
     ax.set_ylabel("normalised squared distance")
     ax.set_title("shapes: distance of image pairs differing in one factor", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
     return md, save_figure(fig, ctx, "deepsim_followup_comparator.png", dpi=110)
 
 
@@ -374,7 +372,6 @@ def _plot_iterate(ctx, runs, k):
     axes[0].legend(fontsize=7)
     axes[1].set_title("digits: x -> decode(encode(x)), repeated (mean ± std over seeds)",
                       fontsize=9)
-    fig.tight_layout()
     return save_figure(fig, ctx, "deepsim_followup_iterated.png", dpi=110)
 
 

@@ -192,7 +192,6 @@ def _plot(ctx, predictors, corr, rows):
                      fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax1.set(xlabel="FactorVAE score", ylabel="few-shot accuracy (10 per class)",
             title="FactorVAE score vs downstream accuracy")
-    fig.tight_layout()
     return save_figure(fig, ctx, "disentanglement_correlations.png", dpi=110)
 
 

@@ -171,7 +171,6 @@ def _plot(ctx, results):
         ax.set_ylabel("test MSE (5 folds)")
     np.atleast_1d(axes)[0].legend()
     fig.suptitle("Duvenaud et al. (2015) Table 2: ours vs paper")
-    fig.tight_layout()
     return save_figure(fig, ctx, "duvenaud_table2.png", dpi=110)
 
 

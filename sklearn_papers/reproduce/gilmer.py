@@ -203,7 +203,6 @@ def _plot(ctx, results, aucs, n_ablation):
     ax.set_ylabel("test ROC-AUC")
     ax.set_title("BBBP, balanced scaffold split")
     fig.suptitle("Gilmer et al. (2017) MPNN")
-    fig.tight_layout()
     return save_figure(fig, ctx, "gilmer_mpnn.png", dpi=110)
 
 

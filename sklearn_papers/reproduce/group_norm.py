@@ -127,7 +127,6 @@ def _plot(ctx, err, norms):
                  title="paper: ResNet-50 on ImageNet\n(Wu & He 2018, quoted points)")
     for a in (ax, ax_paper):
         a.legend()
-    fig.tight_layout()
     return save_figure(fig, ctx, "group_norm_digits.png", dpi=90)
 
 
@@ -413,7 +412,6 @@ def _plot_budgets(ctx, cfg, by_steps):
         ax.legend(fontsize=7)
     axes[0].set_ylabel("test error (%), mean ± std over seeds")
     fig.suptitle("Shapes(32), 5-block conv net: fixed steps vs equal epochs")
-    fig.tight_layout()
     return save_figure(fig, ctx, _FOLLOWUP_FIGURE, dpi=90)
 
 

@@ -274,7 +274,6 @@ def _plot(ctx, scores):
             ax.set_ylim(0.5, 1.0)
         ax.legend(fontsize=7)
     fig.suptitle("GROVER at our scale: balanced scaffold split", fontsize=10)
-    fig.tight_layout()
     return save_figure(fig, ctx, "grover.png", dpi=100)
 
 
@@ -553,7 +552,6 @@ def _followup_plot(ctx, res_big, curve, gap, main):
     ax.set_ylabel("test RMSE (log mol/L)")
     ax.set_title("fewer labels", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
     return save_figure(fig, ctx, "grover_followup.png", dpi=100)
 
 

@@ -294,7 +294,6 @@ def _plot_follow_ups(ctx, pool, follow):
     ax_b.set(xlabel="boundary F tolerance (pixels)", ylabel="boundary F", xticks=_TOLERANCES)
     ax_b.legend(fontsize=7)
     ax_b.set_title("boundary F against its tolerance (mean over seeds)", fontsize=9)
-    fig.tight_layout()
     return save_figure(fig, ctx, "instance_segmentation_followups.png", dpi=80)
 
 
@@ -315,7 +314,6 @@ def _plot_examples(ctx, test, results):
         axes[0, j].set_title(title.replace(" + ", "\n+ "), fontsize=8)
     for ax in axes.ravel():
         ax.set(xticks=[], yticks=[])
-    fig.tight_layout()
     return save_figure(fig, ctx, "instance_segmentation_examples.png", dpi=80)
 
 
@@ -340,7 +338,6 @@ def _plot_scores(ctx, table):
     ax_t.barh(x, ips)
     ax_t.set_yticks(x, labels, fontsize=7)
     ax_t.set(xscale="log", xlabel="inference images / s (1 thread, log scale)")
-    fig.tight_layout()
     return save_figure(fig, ctx, "instance_segmentation_scores.png", dpi=80)
 
 

@@ -60,7 +60,6 @@ def _plot_curves(ctx, curves, checkpoints):
         ax.set(xscale="log", yscale="log", xlabel="iteration", ylabel="objective",
                title=f"{loss} on load_digits, k={N_COMPONENTS}")
         ax.legend()
-    fig.tight_layout()
     return save_figure(fig, ctx, "lee_seung_objective.png", dpi=110)
 
 
@@ -78,7 +77,7 @@ def _plot_bases(ctx, bases, n_iter):
         axes[r, 0].set_ylabel(f"{'Frob' if loss == 'frobenius' else 'KL'}\n{name}",
                               rotation=0, ha="right", va="center", fontsize=8)
     fig.suptitle(f"NMF basis images (rows of H) on load_digits after {n_iter} iterations")
-    return save_figure(fig, ctx, "lee_seung_bases.png", dpi=110)
+    return save_figure(fig, ctx, "lee_seung_bases.png", dpi=110, tight=False)
 
 
 def run(ctx):

@@ -88,7 +88,6 @@ def _figure(out, filename, draw, *data, ncols=1, figsize=(11, 4)):
 
     fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=False)
     draw(*axes[0], *data)
-    fig.tight_layout()
     return save_figure(fig, out, filename, dpi=90)
 
 

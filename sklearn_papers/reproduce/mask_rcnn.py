@@ -195,7 +195,6 @@ def _plot(ctx, images, maps, results, variants):
     ax.set_xticks(np.arange(len(keys)) + 0.4 - width / 2, keys)
     ax.set(ylim=(0, 1), title="test AP (mean over seeds)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
     return save_figure(fig, ctx, "mask_rcnn_scenes.png", dpi=90)
 
 
@@ -422,7 +421,6 @@ def _plot_followup(ctx, cfg, shares, easy_gap, gap, by_group):
                [{"mixed": "box holds\nother classes", "clean": "box holds\none class"}[g]
                 for g in by_group], "C1", "instance mask IoU, sigmoid - softmax",
                "crowded test instances, per seed", fontsize=8)
-    fig.tight_layout()
     return save_figure(fig, ctx, "mask_rcnn_crowded.png", dpi=90)
 
 

@@ -238,7 +238,6 @@ def _figure(ctx, fits, tuned, curves):
     axes[2].set(title="VAE on binarised digits: training loss", xlabel="epoch",
                 ylabel="-objective (nats)")
     axes[2].legend()
-    fig.tight_layout()
     return save_figure(fig, ctx, "sumo.png", dpi=90)
 
 

@@ -106,7 +106,6 @@ def _plot_embeddings(ctx, embeddings, y_test, seed):
         sc = ax.scatter(pts[:, 0], pts[:, 1], c=y_test, cmap="tab10", s=6)
         ax.set(title=f"{name}\nPCA of test embeddings (seed {seed})", xticks=[], yticks=[])
     fig.colorbar(sc, ax=axes[-1], ticks=range(10), label="digit")
-    fig.tight_layout()
     return save_figure(fig, ctx, "supcon_digits_pca.png", dpi=90)
 
 
