@@ -1,13 +1,13 @@
 """Pieces every experiment uses: its :class:`Protocol`, seeds (:func:`run_seeds`,
 :func:`over_seeds`), one torch thread (:func:`one_torch_thread`), figures
-(:func:`save_figure`)."""
+(:func:`subplots`, :func:`save_figure`)."""
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 __all__ = ["Protocol", "in_one_torch_thread", "one_torch_thread", "over_seeds", "run_seeds",
-           "save_figure"]
+           "save_figure", "subplots"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,13 @@ def one_torch_thread():
         yield
     finally:
         torch.set_num_threads(n_threads)
+
+
+def subplots(*args, **kwargs):
+    """:func:`matplotlib.pyplot.subplots`, matplotlib imported on the first figure."""
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
 
 
 def save_figure(fig, out, name, *, dpi=100, tight=True):

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn_papers.datasets._splits import _contiguous_folds
 from sklearn_papers.reproduce import _duvenaud_neural as neural
 from sklearn_papers.reproduce._claims import Claim, declare, judge
-from sklearn_papers.reproduce._common import Protocol, save_figure
+from sklearn_papers.reproduce._common import Protocol, save_figure, subplots
 from sklearn_papers.reproduce._duvenaud_search import (
     FULL_N_JOBS,
     MODEL_SPECS,
@@ -148,11 +148,9 @@ def claim_verdicts(results, paper_mse, result):
 
 
 def _plot(ctx, results):
-    import matplotlib.pyplot as plt
-
     names = list(results)
     keys = list(dict.fromkeys(k for name in names for k in results[name]))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6))
+    fig, axes = subplots(1, len(names), figsize=(4.2 * len(names), 3.6))
     for ax, name in zip(np.atleast_1d(axes), names):
         x = np.arange(len(keys))
         paper = [PAPER_MSE[name].get(k, (np.nan, None)) for k in keys]

@@ -14,7 +14,7 @@ from sklearn.metrics import root_mean_squared_error as rmse
 from sklearn_papers.chem import MPNNClassifier, MPNNRegressor
 from sklearn_papers.datasets._splits import _random_split
 from sklearn_papers.reproduce._claims import Claim, declare, judge
-from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure, subplots
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._registry import Experiment
@@ -168,9 +168,7 @@ def _bbbp_parts(cfg, seeds):
 
 
 def _plot(ctx, results, aucs, n_ablation):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, axes = subplots(1, 3, figsize=(13, 3.8))
     ax = axes[0]
     names = ["ESOL", "FreeSolv"]
     x = np.arange(len(names))

@@ -19,6 +19,7 @@ from sklearn_papers.reproduce._common import (
     one_torch_thread,
     run_seeds,
     save_figure,
+    subplots,
 )
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
@@ -259,9 +260,7 @@ def _main_claims(result, scores):
 
 
 def _plot(ctx, scores):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, axes = subplots(1, 3, figsize=(13, 3.8))
     for ax, name in zip(axes, PAPER):
         ax.bar(range(len(MODELS)), [np.mean(scores[name][m]) for m in MODELS],
                yerr=[np.std(scores[name][m]) for m in MODELS],
@@ -514,9 +513,7 @@ def _followup_markdown(result, res_big, curve, gap, main, seeds, follow, v):
 
 
 def _followup_plot(ctx, res_big, curve, gap, main):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.9))
+    fig, axes = subplots(1, 3, figsize=(14, 3.9))
     ax = axes[0]
     pairs = [(main["grover_finetuned"], main["grover_scratch"]),
              (_tests(res_big["finetuned"]), _tests(res_big["scratch"]))]

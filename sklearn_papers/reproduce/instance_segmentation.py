@@ -18,7 +18,7 @@ from sklearn_papers.metrics import (
 )
 from sklearn_papers.metrics._instances import touching_measures
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
-from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure, subplots
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
@@ -274,10 +274,8 @@ def _boundary_section(res, follow):
 
 
 def _plot_follow_ups(ctx, pool, follow):
-    import matplotlib.pyplot as plt
-
     contact, merged, stride = pool["contact"], pool["merged"], follow[0]["stride"]
-    fig, (ax, ax_b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (ax, ax_b) = subplots(1, 2, figsize=(11, 3.8))
     bins = [(lo, hi) for lo, hi in _CONTACT_BINS if _in_bin(contact, lo, hi).any()]
     x = np.arange(len(bins))
     for m, name in ((_CC, "connected components + SLIC"), (_PAPER, "centres + SLIC"),
@@ -298,11 +296,9 @@ def _plot_follow_ups(ctx, pool, follow):
 
 
 def _plot_examples(ctx, test, results):
-    import matplotlib.pyplot as plt
-
     shown = (_PAPER, _MS, _CC)
     n = min(4, len(test.images))
-    fig, axes = plt.subplots(n, 2 + len(shown), figsize=(2.3 * (2 + len(shown)), 2.3 * n))
+    fig, axes = subplots(n, 2 + len(shown), figsize=(2.3 * (2 + len(shown)), 2.3 * n))
     axes = np.atleast_2d(axes)
     for i in range(n):
         axes[i, 0].imshow(test.images[i])
@@ -318,12 +314,10 @@ def _plot_examples(ctx, test, results):
 
 
 def _plot_scores(ctx, table):
-    import matplotlib.pyplot as plt
-
     labels = list(table)
     metrics = [("sbd_touching", "best Dice (touching)"), ("ap50", "AP@0.5"),
                ("bf", "boundary F")]
-    fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(12, 4))
+    fig, (ax, ax_t) = subplots(1, 2, figsize=(12, 4))
     width = 0.8 / len(metrics)
     x = np.arange(len(labels))
     for k, (key, name) in enumerate(metrics):

@@ -17,6 +17,7 @@ from sklearn_papers.reproduce._common import (
     in_one_torch_thread,
     one_torch_thread,
     save_figure,
+    subplots,
 )
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
@@ -84,9 +85,7 @@ def _errorbar(ax, x, values, **kw):
 
 def _figure(out, filename, draw, *data, ncols=1, figsize=(11, 4)):
     """Draw ``draw(*axes, *data)`` on a row of ``ncols`` new axes; save it, return its path."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=False)
+    fig, axes = subplots(1, ncols, figsize=figsize, squeeze=False)
     draw(*axes[0], *data)
     return save_figure(fig, out, filename, dpi=90)
 
