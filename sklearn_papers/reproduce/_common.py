@@ -1,13 +1,15 @@
 """Pieces every experiment uses: its :class:`Protocol`, seeds (:func:`run_seeds`,
 :func:`over_seeds`), one torch thread (:func:`one_torch_thread`), figures
-(:func:`subplots`, :func:`save_figure`)."""
+(:func:`subplots`, :func:`save_figure`, :func:`draw_figure`, :func:`errorbar`)."""
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-__all__ = ["Protocol", "in_one_torch_thread", "one_torch_thread", "over_seeds", "run_seeds",
-           "save_figure", "subplots"]
+import numpy as np
+
+__all__ = ["Protocol", "draw_figure", "errorbar", "in_one_torch_thread", "one_torch_thread",
+           "over_seeds", "run_seeds", "save_figure", "subplots"]
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,19 @@ def save_figure(fig, out, name, *, dpi=100, tight=True):
     finally:
         plt.close(fig)
     return folder / name
+
+
+def draw_figure(out, filename, draw, *data, ncols=1, figsize=(11, 4)):
+    """Draw ``draw(*axes, *data)`` on a row of ``ncols`` new axes; save it, return its path."""
+    fig, axes = subplots(1, ncols, figsize=figsize, squeeze=False)
+    draw(*axes[0], *data)
+    return save_figure(fig, out, filename, dpi=90)
+
+
+def errorbar(ax, x, values, **kw):
+    """Mean ± std of each of ``values`` (a sequence per point, e.g. over seeds) at ``x``."""
+    ax.errorbar(x, [np.mean(v) for v in values], yerr=[np.std(v) for v in values],
+                capsize=3, **kw)
 
 
 def in_one_torch_thread(func):

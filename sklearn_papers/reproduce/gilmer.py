@@ -93,9 +93,8 @@ def _dataset(name):
         from sklearn_papers.datasets import load_bbbp, load_delaney, load_freesolv
 
         loader = {"ESOL": load_delaney, "FreeSolv": load_freesolv, "BBBP": load_bbbp}[name]
-        X, y = loader(return_X_y=True)
-        y = np.asarray(y).astype(int) if name == "BBBP" else np.asarray(y, dtype=float)
-        _DATA[name] = (np.asarray(X, dtype=object), y, GraphCache())
+        X, y = loader(return_X_y=True)  # SMILES (object) and float targets
+        _DATA[name] = (X, y.astype(int) if name == "BBBP" else y, GraphCache())
     return _DATA[name]
 
 

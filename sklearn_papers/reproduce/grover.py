@@ -90,7 +90,6 @@ def _load(name, n_max, seed):
 
     loader = {"BBBP": load_bbbp, "ESOL": load_delaney, "FreeSolv": load_freesolv}[name]
     X, y = loader(return_X_y=True)
-    X, y = np.asarray(X, dtype=object), np.asarray(y)
     if n_max is not None and len(X) > n_max:
         keep = np.sort(np.random.default_rng(seed).choice(len(X), n_max, replace=False))
         X, y = X[keep], y[keep]
