@@ -130,3 +130,11 @@ def test_a_small_part_of_each_row_gives_the_recorded_numbers(spec):
         err_msg=f"the code computing a {spec.key} part changed its results: bump "
                 f"ModelSpec.code_version of that row (recorded parts of the old code are then "
                 f"recomputed) and update _GUARD_VALUES")
+
+
+def test_records_note_counts_commits_most_first_and_sums_cpu_time():
+    records = [{"commit": "b", "cpu_seconds": 3600.0}, {"commit": "a", "cpu_seconds": 1800.0},
+               {"commit": "b", "cpu_seconds": None}, {}]
+    note = records_note(records, "parts")
+    assert note.startswith("The 4 parts are kept as text records")
+    assert "commit(s) `b` (2), `a` (1), `unknown` (1), 1.5 CPU hours" in note
