@@ -1,13 +1,15 @@
 """Pieces every experiment uses: its :class:`Protocol`, seeds (:func:`run_seeds`,
 :func:`over_seeds`), one torch thread (:func:`one_torch_thread`), figures
-(:func:`save_figure`)."""
+(:func:`subplots`, :func:`save_figure`, :func:`draw_figure`, :func:`errorbar`)."""
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-__all__ = ["Protocol", "in_one_torch_thread", "one_torch_thread", "over_seeds", "run_seeds",
-           "save_figure"]
+import numpy as np
+
+__all__ = ["Protocol", "draw_figure", "errorbar", "in_one_torch_thread", "one_torch_thread",
+           "over_seeds", "run_seeds", "save_figure", "subplots"]
 
 
 @dataclass(frozen=True)
@@ -101,18 +103,41 @@ def one_torch_thread():
         torch.set_num_threads(n_threads)
 
 
-def save_figure(fig, out, name, *, dpi=100):
-    """Write ``fig`` as the PNG ``<out>/<name>`` (``out``: a RunContext or a folder, created
-    when missing), close it and return the path (for :attr:`~._result.Result.figures`)."""
+def subplots(*args, **kwargs):
+    """:func:`matplotlib.pyplot.subplots`, matplotlib imported on the first figure."""
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
+
+
+def save_figure(fig, out, name, *, dpi=100, tight=True):
+    """Write ``fig`` (with ``tight``, its tight layout) as the PNG ``<out>/<name>`` (``out``:
+    a RunContext or a folder, created when missing), close it and return the path (for
+    :attr:`~._result.Result.figures`)."""
     import matplotlib.pyplot as plt
 
     folder = Path(getattr(out, "out_dir", out))
     folder.mkdir(parents=True, exist_ok=True)
     try:
+        if tight:
+            fig.tight_layout()
         fig.savefig(folder / name, dpi=dpi)
     finally:
         plt.close(fig)
     return folder / name
+
+
+def draw_figure(out, filename, draw, *data, ncols=1, figsize=(11, 4)):
+    """Draw ``draw(*axes, *data)`` on a row of ``ncols`` new axes; save it, return its path."""
+    fig, axes = subplots(1, ncols, figsize=figsize, squeeze=False)
+    draw(*axes[0], *data)
+    return save_figure(fig, out, filename, dpi=90)
+
+
+def errorbar(ax, x, values, **kw):
+    """Mean ± std of each of ``values`` (a sequence per point, e.g. over seeds) at ``x``."""
+    ax.errorbar(x, [np.mean(v) for v in values], yerr=[np.std(v) for v in values],
+                capsize=3, **kw)
 
 
 def in_one_torch_thread(func):

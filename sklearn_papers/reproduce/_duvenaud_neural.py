@@ -8,7 +8,7 @@ Setup: docs/papers/duvenaud.rst.
 import numpy as np
 
 from sklearn_papers.chem import NeuralFingerprintRegressor
-from sklearn_papers.reproduce._common import one_torch_thread, save_figure
+from sklearn_papers.reproduce._common import one_torch_thread, save_figure, subplots
 from sklearn_papers.reproduce._duvenaud_search import ModelSpec
 from sklearn_papers.reproduce._pinned import pinned
 
@@ -71,22 +71,19 @@ NEURAL_SPECS = [
 def ecfp_correlation(ctx):
     """``(markdown, figure)``: the Pearson correlation of random neural fingerprint and ECFP
     distances on Delaney (all 1128 molecules, ``--quick``: 400; paper, Section 3, Fig. 3)."""
-    import matplotlib.pyplot as plt
-
     from sklearn_papers.chem._fingerprint_correlation import _random_fingerprint_correlation
     from sklearn_papers.datasets import load_delaney
 
     X, _ = load_delaney(return_X_y=True)
     n = 400 if ctx.quick else len(X)
     r, d_ecfp, d_nf = _random_fingerprint_correlation(X[:n], ctx.random_state)
-    fig, ax = plt.subplots(figsize=(4.6, 4.2))
+    fig, ax = subplots(figsize=(4.6, 4.2))
     rng = np.random.default_rng(0)
     show = rng.choice(len(d_ecfp), size=min(20000, len(d_ecfp)), replace=False)
     ax.scatter(d_ecfp[show], d_nf[show], s=2, alpha=0.25, color="C0", rasterized=True)
     ax.set_xlabel("ECFP (radius 4, 2048 bits) Tanimoto distance")
     ax.set_ylabel("random neural FP (2048) min/max distance")
     ax.set_title(f"Delaney, {n} molecules: r = {r:.3f}")
-    fig.tight_layout()
     markdown = (
         f"Pearson correlation of pairwise distances on the first {n} Delaney molecules "
         f"({len(d_ecfp)} pairs): ECFP Tanimoto (radius 4, 2048 bits) against min/max under "

@@ -16,8 +16,8 @@ from sklearn_papers.chem._molecule_set import DatasetData
 from sklearn_papers.datasets._splits import _contiguous_folds
 from sklearn_papers.reproduce._parallel import cached_parts
 
-__all__ = ["FULL_N_JOBS", "MODEL_SPECS", "QUICK_ROWS", "DatasetData", "ModelSpec", "evaluate",
-           "search_parts", "search_rows", "select"]
+__all__ = ["FULL_N_JOBS", "MODEL_SPECS", "QUICK_ROWS", "DatasetData", "ModelSpec", "search_parts",
+           "search_rows", "select"]
 
 #: Rows kept of malaria and photovoltaic in ``--quick`` mode (file order).
 QUICK_ROWS = 2000
@@ -126,7 +126,7 @@ def _search_part(fit_predict, params, data, train, val, test, seed):
 
 
 def search_parts(data, spec, *, n_draws, quick, random_state):
-    """The draws of :func:`evaluate` as parts ``(key, func, args, params)`` of
+    """The draws of one row's search as parts ``(key, func, args, params)`` of
     :func:`~._parallel.cached_parts`, valued ``(validation MSE, test MSE)``: every
     configuration of fold 0, then of fold 1, ..., from one generator."""
     rng = np.random.default_rng(random_state)
@@ -159,16 +159,8 @@ def select(data, parts, values):
     return test_mse, chosen
 
 
-def evaluate(data, spec, *, n_draws, quick, random_state):
-    """``(test MSE, chosen configuration)`` per fold of one row's search in this process
-    (:func:`search_rows` caches the draws of several rows)."""
-    parts = search_parts(data, spec, n_draws=n_draws, quick=quick,
-                         random_state=random_state)
-    return select(data, parts, [func(*args) for _, func, args, _ in parts])
-
-
 def search_rows(ctx, plan, *, n_jobs=FULL_N_JOBS, desc="duvenaud", meanwhile=None):
-    """:func:`evaluate` for the rows ``(data, spec, n_draws)`` of ``plan``, every draw a
+    """The search of the rows ``(data, spec, n_draws)`` of ``plan``, every draw a
     part of one pool of ``n_jobs`` workers (``meanwhile`` runs here meanwhile).
 
     Returns ``{data name: {model key: [test MSE per fold]}}`` and ``{(data name, model

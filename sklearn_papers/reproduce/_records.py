@@ -10,13 +10,14 @@ import json
 import math
 import os
 import re
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
 from sklearn_papers.reproduce._report import package_versions, source_commit, utc_now
 from sklearn_papers.reproduce._result import to_json
 
-__all__ = ["RECORD_FORMAT", "read_record", "record_commits", "record_path", "to_json",
+__all__ = ["RECORD_FORMAT", "read_record", "record_path", "records_note", "to_json",
            "write_record"]
 
 #: Version of the records' layout; records of another version are not reused.
@@ -74,13 +75,15 @@ def write_record(folder, key, params, value, *, cpu_seconds=None):
     return record
 
 
-def record_commits(records):
-    """``{commit: number of records}``, most frequent first: which code computed the parts."""
-    counts = {}
-    for record in records:
-        commit = record.get("commit") or "unknown"
-        counts[commit] = counts.get(commit, 0) + 1
-    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+def records_note(records, what):
+    """A sentence on the run's ``records`` (the ``what``): their number, the commits whose
+    code computed them (most records first) and their CPU time."""
+    counts = sorted(Counter(r.get("commit") or "unknown" for r in records).items(),
+                    key=lambda kv: (-kv[1], kv[0]))
+    commits = ", ".join(f"`{c}` ({n})" for c, n in counts)
+    cpu = sum(r.get("cpu_seconds") or 0.0 for r in records)
+    return (f"The {len(records)} {what} are kept as text records (`--records`), computed by "
+            f"the code of commit(s) {commits}, {cpu / 3600:.1f} CPU hours in all.")
 
 
 @lru_cache(maxsize=1)

@@ -12,13 +12,12 @@ import numpy as np
 
 from sklearn_papers.metrics import backward_transfer
 from sklearn_papers.reproduce._claims import CONFIDENCE, Claim, _interval, declare, judge
-from sklearn_papers.reproduce._common import Protocol, run_seeds
+from sklearn_papers.reproduce._common import Protocol, draw_figure, errorbar, run_seeds
 from sklearn_papers.reproduce._digits import load_split, one_torch_thread
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
-from sklearn_papers.reproduce.lpg import _errorbar, _figure
 
 __all__ = ["EXPERIMENT", "EXPERIMENT_FOLLOWUP"]
 
@@ -191,15 +190,15 @@ def _plot_tasks(ax, ax2, curves, pnn_curves):
     for name, runs in curves.items():
         runs = 100 * np.asarray(runs)
         if runs.shape[1] == 1:  # joint: one point after the last task
-            _errorbar(ax, [steps[-1]], runs.T, marker="*", markersize=11, linestyle="none",
+            errorbar(ax, [steps[-1]], runs.T, marker="*", markersize=11, linestyle="none",
                       label=name)
         else:
-            _errorbar(ax, steps, runs.T, marker="o", label=name)
+            errorbar(ax, steps, runs.T, marker="o", label=name)
     ax.set(ylabel="task-1 test accuracy (%), digits 0-1",
            title="class-incremental (shared head, no task id)")
     ax.legend(fontsize=7)
     for name, runs in pnn_curves.items():
-        _errorbar(ax2, steps, 100 * np.asarray(runs).T, marker="o", label=name)
+        errorbar(ax2, steps, 100 * np.asarray(runs).T, marker="o", label=name)
     ax2.set(ylabel="task-1 test accuracy (%), given the task id",
             title="task-incremental (head per task)")
     ax2.legend(fontsize=8)
@@ -282,7 +281,7 @@ def _plot_replay(ax, ax2, probes):
         runs = probes[g]
         for key, style, label in (("real", "-o", "task-1 test rows"),
                                   ("replayed", "--s", "replayed rows of 0-1")):
-            _errorbar(ax, steps, 100 * np.asarray([r[key] for r in runs]).T, fmt=style,
+            errorbar(ax, steps, 100 * np.asarray([r[key] for r in runs]).T, fmt=style,
                       color=color, label=f"{g.upper()}: {label}")
         bars = [100 * np.asarray([r[key][-1] for r in runs])
                 for key in ("oracle", "coverage", "precision")]
@@ -476,9 +475,9 @@ def run(ctx):
     md = _main_text(result, cfg, runs, len(load_split(seeds[0])[0]))
     pnn_curves = {"progressive networks": runs["pnn"]["per-task"]["curve"],
                   "fine-tuning, head per task": runs["pnn"]["shared"]["curve"]}
-    figures = [_figure(ctx, "continual_split_digits.png", _plot_tasks, runs["curves"],
+    figures = [draw_figure(ctx, "continual_split_digits.png", _plot_tasks, runs["curves"],
                        pnn_curves, ncols=2, figsize=(12, 4.3)),
-               _figure(ctx, "continual_forward_transfer.png", _plot_transfer,
+               draw_figure(ctx, "continual_forward_transfer.png", _plot_transfer,
                        runs["transfer"], figsize=(6, 4))]
     return result.done("\n".join(md), figures=figures, shortened=PROTOCOL.note(ctx.quick))
 
@@ -504,7 +503,7 @@ def run_followup(ctx):
     result = Result()
     rows, gaps, ft_gaps, summary = _transfer_followup(result, runs["curve_runs"],
                                                       runs["transfer"])
-    figures = [_figure(ctx, "continual_transfer_labels.png", _plot_transfer_curve,
+    figures = [draw_figure(ctx, "continual_transfer_labels.png", _plot_transfer_curve,
                        [r["labels per class"] for r in rows], gaps, ft_gaps, figsize=(6, 4))]
     md = result.block(
         f"Forward transfer of `continual` from the first {', '.join(map(str, TRANSFER_SIZES))} "
@@ -512,7 +511,7 @@ def run_followup(ctx):
         f"({cfg['transfer_seeds']} seeds); intervals paired over each row's seeds.", rows)
     md += [summary, ""]
     if all(runs["probes"].values()):
-        figures.append(_figure(ctx, "continual_replay_quality.png", _plot_replay,
+        figures.append(draw_figure(ctx, "continual_replay_quality.png", _plot_replay,
                                runs["probes"], ncols=2))
         md += _replay_followup(result, runs["probes"], closure, runs["curves"])
     else:

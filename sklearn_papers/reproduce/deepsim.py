@@ -12,7 +12,13 @@ import numpy as np
 
 from sklearn_papers.datasets import Shapes
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
-from sklearn_papers.reproduce._common import Protocol, in_one_torch_thread, run_seeds, save_figure
+from sklearn_papers.reproduce._common import (
+    Protocol,
+    in_one_torch_thread,
+    run_seeds,
+    save_figure,
+    subplots,
+)
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
@@ -215,12 +221,9 @@ def _grid(ax, rows_list, hw, labels):
 
 def _grid_figure(ctx, name, rows_list, hw, labels, title, figsize):
     """A figure of one :func:`_grid`, saved as ``name``; returns its path."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=figsize)
+    fig, ax = subplots(figsize=figsize)
     _grid(ax, rows_list, hw, labels)
     ax.set_title(title)
-    fig.tight_layout()
     return save_figure(fig, ctx, name, dpi=110)
 
 

@@ -23,7 +23,7 @@ from sklearn_papers.reproduce._claims import (
     judge,
     negation,
 )
-from sklearn_papers.reproduce._common import in_one_torch_thread, run_seeds, save_figure
+from sklearn_papers.reproduce._common import in_one_torch_thread, run_seeds, save_figure, subplots
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std, full_mode_only
 from sklearn_papers.reproduce._result import Result
@@ -187,9 +187,7 @@ def _follows(key, **values):
 def _plot_sharpness(ctx, X_te, runs, order, labels, per_seed, refs, sharp_keys, seed):
     """Follow-up 1's figure: the reconstructions of each arm (``seed``) and the sharpness
     measures of each arm and of the blurred real images."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
+    fig, axes = subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [1.1, 1]})
     deepsim._grid(axes[0], [X_te] + [runs[k][0]["recon"] for k in order], (8, 8),
                   ["real"] + [labels[k].split(":")[0] for k in order])
     axes[0].set_title(f"digits, seed {seed}", fontsize=9)
@@ -207,7 +205,6 @@ def _plot_sharpness(ctx, X_te, runs, order, labels, per_seed, refs, sharp_keys, 
     axes[1].legend(fontsize=6, ncol=2, loc="upper center")
     axes[1].set_title("sharpness measured three ways (1 = real; first 10 test images)",
                       fontsize=9)
-    fig.tight_layout()
     return save_figure(fig, ctx, "deepsim_followup_sharpness.png", dpi=110)
 
 
@@ -281,8 +278,6 @@ def _sharpness_followup(result, ctx, cfg, fcfg, seeds, outputs, follow):
 
 def _shapes_followup(result, ctx, sens, runs):
     """Markdown and figure of follow-up 2 (shapes: why C is not better classified)."""
-    import matplotlib.pyplot as plt
-
     layer, head = sens["layers"]
     dist = sens["dist"]
     table = [{"factor changed (one step)": name, "pixel distance": f"{d['pixel']:.3f}",
@@ -315,7 +310,7 @@ def _shapes_followup(result, ctx, sens, runs):
           result.verdict_line(v2, "outcome", claim=CLAIMS_FOLLOWUP["no_more_shape"],
                               rule="the opposite claim, C's codes keep more than 2 points "
                                    "more shape, judged by paired interval and negated"), ""]
-    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    fig, ax = subplots(figsize=(6.5, 3.2))
     x = np.arange(len(dist))
     for i, (key, label) in enumerate((("pixel", "pixels"), (layer, f"`{layer}`"),
                                       (head, "`head` (logits)"))):
@@ -324,7 +319,6 @@ def _shapes_followup(result, ctx, sens, runs):
     ax.set_ylabel("normalised squared distance")
     ax.set_title("shapes: distance of image pairs differing in one factor", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
     return md, save_figure(fig, ctx, "deepsim_followup_comparator.png", dpi=110)
 
 
@@ -358,9 +352,7 @@ def _iterate_table(runs, k):
 
 def _plot_iterate(ctx, runs, k):
     """Follow-up 3's figure: accuracy, MSE to the original and spread by iteration."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+    fig, axes = subplots(1, 3, figsize=(12, 3.2))
     it = np.arange(1, k + 1)
     for (arm, code), rs in runs.items():
         label = f"{arm}, {code}-d"
@@ -374,7 +366,6 @@ def _plot_iterate(ctx, runs, k):
     axes[0].legend(fontsize=7)
     axes[1].set_title("digits: x -> decode(encode(x)), repeated (mean ± std over seeds)",
                       fontsize=9)
-    fig.tight_layout()
     return save_figure(fig, ctx, "deepsim_followup_iterated.png", dpi=110)
 
 

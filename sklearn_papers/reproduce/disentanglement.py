@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, declare, judge
-from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure, subplots
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._result import Result
@@ -174,9 +174,7 @@ def _claims(rows, cfg):
 
 def _plot(ctx, predictors, corr, rows):
     """The correlation matrix, and FactorVAE score against few-shot accuracy."""
-    import matplotlib.pyplot as plt
-
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 4.2))
+    fig, (ax0, ax1) = subplots(1, 2, figsize=(10, 4.2))
     im = ax0.imshow(corr, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
     ax0.set_xticks([0, 1], ["acc@10", "acc@100"])
     ax0.set_yticks(range(len(predictors)), predictors)
@@ -192,7 +190,6 @@ def _plot(ctx, predictors, corr, rows):
                      fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax1.set(xlabel="FactorVAE score", ylabel="few-shot accuracy (10 per class)",
             title="FactorVAE score vs downstream accuracy")
-    fig.tight_layout()
     return save_figure(fig, ctx, "disentanglement_correlations.png", dpi=110)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from sklearn_papers.datasets._splits import _contiguous_folds
 from sklearn_papers.reproduce import _duvenaud_neural as neural
 from sklearn_papers.reproduce._claims import Claim, declare, judge
-from sklearn_papers.reproduce._common import Protocol, save_figure
+from sklearn_papers.reproduce._common import Protocol, save_figure, subplots
 from sklearn_papers.reproduce._duvenaud_search import (
     FULL_N_JOBS,
     MODEL_SPECS,
@@ -26,6 +26,7 @@ from sklearn_papers.reproduce._duvenaud_search import (
     search_rows,
 )
 from sklearn_papers.reproduce._parallel import cached_parts
+from sklearn_papers.reproduce._records import records_note
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
@@ -147,11 +148,9 @@ def claim_verdicts(results, paper_mse, result):
 
 
 def _plot(ctx, results):
-    import matplotlib.pyplot as plt
-
     names = list(results)
     keys = list(dict.fromkeys(k for name in names for k in results[name]))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6))
+    fig, axes = subplots(1, len(names), figsize=(4.2 * len(names), 3.6))
     for ax, name in zip(np.atleast_1d(axes), names):
         x = np.arange(len(keys))
         paper = [PAPER_MSE[name].get(k, (np.nan, None)) for k in keys]
@@ -170,20 +169,7 @@ def _plot(ctx, results):
         ax.set_ylabel("test MSE (5 folds)")
     np.atleast_1d(axes)[0].legend()
     fig.suptitle("Duvenaud et al. (2015) Table 2: ours vs paper")
-    fig.tight_layout()
     return save_figure(fig, ctx, "duvenaud_table2.png", dpi=110)
-
-
-def _records_note(ctx):
-    """How many ``--records`` the search read or wrote, by which commits, their CPU time."""
-    from sklearn_papers.reproduce._records import record_commits
-
-    if not ctx.records:
-        return ""
-    commits = ", ".join(f"`{c}` ({n})" for c, n in record_commits(ctx.records).items())
-    cpu = sum(r.get("cpu_seconds") or 0.0 for r in ctx.records)
-    return (f"The {len(ctx.records)} search fits are kept as text records (`--records`), "
-            f"computed by the code of commit(s) {commits}, {cpu / 3600:.1f} CPU hours in all.")
 
 
 def search_plan(ctx, datasets):
@@ -244,7 +230,6 @@ def run(ctx):
     (corr_md, corr_fig), = corr
     labels = {"mean": "predict the training mean", **{s.key: s.label for s in SPECS}}
     fig = _plot(ctx, results)
-    records_md = _records_note(ctx)
     markdown = "\n".join([
         *result.block("Test MSE, mean ± std over the 5 contiguous folds (RMSE per fold, then "
                       "averaged; the paper's RMSE is the square root of its mean MSE).",
@@ -259,7 +244,7 @@ def run(ctx):
         "",
         *result.block("The paper's headline claim per data set, judged on the folds' test "
                       "MSE:", claim_verdicts(results, PAPER_MSE, result)),
-        *([records_md, ""] if records_md else []),
+        *([records_note(ctx.records, "search fits"), ""] if ctx.records else []),
         "### Random-weight neural fingerprints track ECFP (paper, Section 3)",
         "",
         corr_md,

@@ -14,7 +14,7 @@ from sklearn.metrics import root_mean_squared_error as rmse
 from sklearn_papers.chem import MPNNClassifier, MPNNRegressor
 from sklearn_papers.datasets._splits import _random_split
 from sklearn_papers.reproduce._claims import Claim, declare, judge
-from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure, subplots
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
 from sklearn_papers.reproduce._registry import Experiment
@@ -93,9 +93,8 @@ def _dataset(name):
         from sklearn_papers.datasets import load_bbbp, load_delaney, load_freesolv
 
         loader = {"ESOL": load_delaney, "FreeSolv": load_freesolv, "BBBP": load_bbbp}[name]
-        X, y = loader(return_X_y=True)
-        y = np.asarray(y).astype(int) if name == "BBBP" else np.asarray(y, dtype=float)
-        _DATA[name] = (np.asarray(X, dtype=object), y, GraphCache())
+        X, y = loader(return_X_y=True)  # SMILES (object) and float targets
+        _DATA[name] = (X, y.astype(int) if name == "BBBP" else y, GraphCache())
     return _DATA[name]
 
 
@@ -168,9 +167,7 @@ def _bbbp_parts(cfg, seeds):
 
 
 def _plot(ctx, results, aucs, n_ablation):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, axes = subplots(1, 3, figsize=(13, 3.8))
     ax = axes[0]
     names = ["ESOL", "FreeSolv"]
     x = np.arange(len(names))
@@ -203,7 +200,6 @@ def _plot(ctx, results, aucs, n_ablation):
     ax.set_ylabel("test ROC-AUC")
     ax.set_title("BBBP, balanced scaffold split")
     fig.suptitle("Gilmer et al. (2017) MPNN")
-    fig.tight_layout()
     return save_figure(fig, ctx, "gilmer_mpnn.png", dpi=110)
 
 

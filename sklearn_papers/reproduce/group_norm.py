@@ -11,7 +11,7 @@ from itertools import product
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, declare, judge
-from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure, subplots
 from sklearn_papers.reproduce._digits import (
     CONV_ENCODER,
     load_split,
@@ -104,9 +104,7 @@ def _fit_error(params, X_fit, y_fit, X_test, y_test):
 
 def _plot(ctx, err, norms):
     """Error against decreasing batch size (Wu & He's Fig. 1); the paper's points beside."""
-    import matplotlib.pyplot as plt
-
-    fig, (ax, ax_paper) = plt.subplots(1, 2, figsize=(11, 4.2),
+    fig, (ax, ax_paper) = subplots(1, 2, figsize=(11, 4.2),
                                        gridspec_kw={"width_ratios": [3, 2]})
     for norm in norms:
         e = [err[(norm, bs)] for bs in _BATCH_SIZES]
@@ -127,7 +125,6 @@ def _plot(ctx, err, norms):
                  title="paper: ResNet-50 on ImageNet\n(Wu & He 2018, quoted points)")
     for a in (ax, ax_paper):
         a.legend()
-    fig.tight_layout()
     return save_figure(fig, ctx, "group_norm_digits.png", dpi=90)
 
 
@@ -395,10 +392,8 @@ def _equal_epochs_markdown(res, cfg, by_steps):
 
 def _plot_budgets(ctx, cfg, by_steps):
     """Test error at both batch sizes under each budget, one panel per norm."""
-    import matplotlib.pyplot as plt
-
     small, big = cfg["batch_sizes"]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    fig, axes = subplots(1, 2, figsize=(10, 3.8), sharey=True)
     for ax, arm in zip(axes, _RUNNING_GROUP):
         for (name, steps), marker in zip(_budget_rows(cfg), "osD"):
             e = [by_steps[(arm, bs, steps[bs])] for bs in (big, small)]
@@ -413,7 +408,6 @@ def _plot_budgets(ctx, cfg, by_steps):
         ax.legend(fontsize=7)
     axes[0].set_ylabel("test error (%), mean ± std over seeds")
     fig.suptitle("Shapes(32), 5-block conv net: fixed steps vs equal epochs")
-    fig.tight_layout()
     return save_figure(fig, ctx, _FOLLOWUP_FIGURE, dpi=90)
 
 

@@ -19,6 +19,7 @@ from sklearn_papers.reproduce._common import (
     one_torch_thread,
     run_seeds,
     save_figure,
+    subplots,
 )
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._pinned import pinned
@@ -89,7 +90,6 @@ def _load(name, n_max, seed):
 
     loader = {"BBBP": load_bbbp, "ESOL": load_delaney, "FreeSolv": load_freesolv}[name]
     X, y = loader(return_X_y=True)
-    X, y = np.asarray(X, dtype=object), np.asarray(y)
     if n_max is not None and len(X) > n_max:
         keep = np.sort(np.random.default_rng(seed).choice(len(X), n_max, replace=False))
         X, y = X[keep], y[keep]
@@ -98,11 +98,11 @@ def _load(name, n_max, seed):
 
 def _test_score(name, model, X, y, rows):
     """ROC-AUC of class 1's probability (BBBP) or RMSE of ``model`` on ``rows``."""
-    from sklearn.metrics import mean_squared_error, roc_auc_score
+    from sklearn.metrics import roc_auc_score, root_mean_squared_error
 
     if name == "BBBP":
         return float(roc_auc_score(y[rows], model.predict_proba(X[rows])[:, 1]))
-    return float(np.sqrt(mean_squared_error(y[rows], model.predict(X[rows]))))
+    return float(root_mean_squared_error(y[rows], model.predict(X[rows])))
 
 
 def _split(name, settings, seed):
@@ -259,9 +259,7 @@ def _main_claims(result, scores):
 
 
 def _plot(ctx, scores):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, axes = subplots(1, 3, figsize=(13, 3.8))
     for ax, name in zip(axes, PAPER):
         ax.bar(range(len(MODELS)), [np.mean(scores[name][m]) for m in MODELS],
                yerr=[np.std(scores[name][m]) for m in MODELS],
@@ -274,7 +272,6 @@ def _plot(ctx, scores):
             ax.set_ylim(0.5, 1.0)
         ax.legend(fontsize=7)
     fig.suptitle("GROVER at our scale: balanced scaffold split", fontsize=10)
-    fig.tight_layout()
     return save_figure(fig, ctx, "grover.png", dpi=100)
 
 
@@ -515,9 +512,7 @@ def _followup_markdown(result, res_big, curve, gap, main, seeds, follow, v):
 
 
 def _followup_plot(ctx, res_big, curve, gap, main):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.9))
+    fig, axes = subplots(1, 3, figsize=(14, 3.9))
     ax = axes[0]
     pairs = [(main["grover_finetuned"], main["grover_scratch"]),
              (_tests(res_big["finetuned"]), _tests(res_big["scratch"]))]
@@ -553,7 +548,6 @@ def _followup_plot(ctx, res_big, curve, gap, main):
     ax.set_ylabel("test RMSE (log mol/L)")
     ax.set_title("fewer labels", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
     return save_figure(fig, ctx, "grover_followup.png", dpi=100)
 
 

@@ -18,7 +18,7 @@ from sklearn_papers.metrics import (
 )
 from sklearn_papers.metrics._instances import touching_measures
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
-from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure, subplots
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
@@ -274,10 +274,8 @@ def _boundary_section(res, follow):
 
 
 def _plot_follow_ups(ctx, pool, follow):
-    import matplotlib.pyplot as plt
-
     contact, merged, stride = pool["contact"], pool["merged"], follow[0]["stride"]
-    fig, (ax, ax_b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (ax, ax_b) = subplots(1, 2, figsize=(11, 3.8))
     bins = [(lo, hi) for lo, hi in _CONTACT_BINS if _in_bin(contact, lo, hi).any()]
     x = np.arange(len(bins))
     for m, name in ((_CC, "connected components + SLIC"), (_PAPER, "centres + SLIC"),
@@ -294,16 +292,13 @@ def _plot_follow_ups(ctx, pool, follow):
     ax_b.set(xlabel="boundary F tolerance (pixels)", ylabel="boundary F", xticks=_TOLERANCES)
     ax_b.legend(fontsize=7)
     ax_b.set_title("boundary F against its tolerance (mean over seeds)", fontsize=9)
-    fig.tight_layout()
     return save_figure(fig, ctx, "instance_segmentation_followups.png", dpi=80)
 
 
 def _plot_examples(ctx, test, results):
-    import matplotlib.pyplot as plt
-
     shown = (_PAPER, _MS, _CC)
     n = min(4, len(test.images))
-    fig, axes = plt.subplots(n, 2 + len(shown), figsize=(2.3 * (2 + len(shown)), 2.3 * n))
+    fig, axes = subplots(n, 2 + len(shown), figsize=(2.3 * (2 + len(shown)), 2.3 * n))
     axes = np.atleast_2d(axes)
     for i in range(n):
         axes[i, 0].imshow(test.images[i])
@@ -315,17 +310,14 @@ def _plot_examples(ctx, test, results):
         axes[0, j].set_title(title.replace(" + ", "\n+ "), fontsize=8)
     for ax in axes.ravel():
         ax.set(xticks=[], yticks=[])
-    fig.tight_layout()
     return save_figure(fig, ctx, "instance_segmentation_examples.png", dpi=80)
 
 
 def _plot_scores(ctx, table):
-    import matplotlib.pyplot as plt
-
     labels = list(table)
     metrics = [("sbd_touching", "best Dice (touching)"), ("ap50", "AP@0.5"),
                ("bf", "boundary F")]
-    fig, (ax, ax_t) = plt.subplots(1, 2, figsize=(12, 4))
+    fig, (ax, ax_t) = subplots(1, 2, figsize=(12, 4))
     width = 0.8 / len(metrics)
     x = np.arange(len(labels))
     for k, (key, name) in enumerate(metrics):
@@ -340,7 +332,6 @@ def _plot_scores(ctx, table):
     ax_t.barh(x, ips)
     ax_t.set_yticks(x, labels, fontsize=7)
     ax_t.set(xscale="log", xlabel="inference images / s (1 thread, log scale)")
-    fig.tight_layout()
     return save_figure(fig, ctx, "instance_segmentation_scores.png", dpi=80)
 
 

@@ -13,7 +13,7 @@ from itertools import product
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, declare, judge
-from sklearn_papers.reproduce._common import Protocol, save_figure
+from sklearn_papers.reproduce._common import Protocol, save_figure, subplots
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._result import Result
 
@@ -49,9 +49,7 @@ def _timed_fit(model, X, W0, H0):
 
 def _plot_curves(ctx, curves, checkpoints):
     """The objective of both implementations against the iteration, one panel per loss."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = subplots(1, 2, figsize=(10, 3.6))
     for ax, loss in zip(axes, LOSSES):
         ours_curve, sk_curve = curves[loss]
         it = np.arange(1, len(ours_curve) + 1)
@@ -60,15 +58,12 @@ def _plot_curves(ctx, curves, checkpoints):
         ax.set(xscale="log", yscale="log", xlabel="iteration", ylabel="objective",
                title=f"{loss} on load_digits, k={N_COMPONENTS}")
         ax.legend()
-    fig.tight_layout()
     return save_figure(fig, ctx, "lee_seung_objective.png", dpi=110)
 
 
 def _plot_bases(ctx, bases, n_iter):
     """The basis images (rows of H) of both implementations and both losses."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(4, 16, figsize=(12, 3.4))
+    fig, axes = subplots(4, 16, figsize=(12, 3.4))
     for r, (loss, who) in enumerate(product(LOSSES, (0, 1))):
         H = bases[loss][who]
         for c in range(N_COMPONENTS):
@@ -78,7 +73,7 @@ def _plot_bases(ctx, bases, n_iter):
         axes[r, 0].set_ylabel(f"{'Frob' if loss == 'frobenius' else 'KL'}\n{name}",
                               rotation=0, ha="right", va="center", fontsize=8)
     fig.suptitle(f"NMF basis images (rows of H) on load_digits after {n_iter} iterations")
-    return save_figure(fig, ctx, "lee_seung_bases.png", dpi=110)
+    return save_figure(fig, ctx, "lee_seung_bases.png", dpi=110, tight=False)
 
 
 def run(ctx):

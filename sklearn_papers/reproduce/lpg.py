@@ -14,9 +14,10 @@ import numpy as np
 from sklearn_papers.reproduce._claims import HOLDS, Claim, all_of, declare, judge
 from sklearn_papers.reproduce._common import (
     Protocol,
+    draw_figure,
+    errorbar,
     in_one_torch_thread,
     one_torch_thread,
-    save_figure,
 )
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
@@ -76,22 +77,6 @@ def _probe(est, envs, cfg, seed, extras=False):
                         discount=_TRAIN_DISCOUNT, seed=seed, frequent_rate=rate)
 
 
-def _errorbar(ax, x, values, **kw):
-    """Mean ± std of each of ``values`` (a sequence per point, e.g. over seeds) at ``x``."""
-    ax.errorbar(x, [np.mean(v) for v in values], yerr=[np.std(v) for v in values],
-                capsize=3, **kw)
-
-
-def _figure(out, filename, draw, *data, ncols=1, figsize=(11, 4)):
-    """Draw ``draw(*axes, *data)`` on a row of ``ncols`` new axes; save it, return its path."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, ncols, figsize=figsize, squeeze=False)
-    draw(*axes[0], *data)
-    fig.tight_layout()
-    return save_figure(fig, out, filename, dpi=90)
-
-
 def _plot_returns(ax, table):
     width = 0.8 / len(_METHODS)
     for j, name in enumerate(_METHODS):
@@ -118,7 +103,7 @@ def _plot_curves(ax, ax2, curves, probes):
     for kind, color, label in (("y", "C0", "linear probe from y(s)"),
                                ("td", "C2", "TD(lambda) value at gamma=0.99")):
         for j, (style, how) in enumerate((("-", "pooled"), ("--", "per grid"))):
-            _errorbar(ax2, _PROBE_DISCOUNTS, [[p[(kind, g)][j] for p in probes]
+            errorbar(ax2, _PROBE_DISCOUNTS, [[p[(kind, g)][j] for p in probes]
                                               for g in _PROBE_DISCOUNTS],
                       marker="o", color=color, linestyle=style, label=f"{label}, {how}")
     ax2.axhline(0.7, color="grey", linestyle=":", label="target 0.7")
@@ -140,7 +125,7 @@ def _ck_returns(checkpoints, k):
 
 def _plot_checkpoints(ax, ax2, steps, checkpoints):
     def line(key, **kw):
-        _errorbar(ax, steps, [_ck_values(checkpoints, k, key) for k in steps], marker="o",
+        errorbar(ax, steps, [_ck_values(checkpoints, k, key) for k in steps], marker="o",
                   **kw)
 
     for i, g in enumerate(_PROBE_DISCOUNTS):
@@ -149,7 +134,7 @@ def _plot_checkpoints(ax, ax2, steps, checkpoints):
          label="y, gamma=0.99, often-visited cells")
     line(("td", _TRAIN_DISCOUNT), color="grey", linestyle="--",
          label="TD(lambda) value, gamma=0.99")
-    _errorbar(ax, steps, [np.sqrt(np.clip(_ck_values(checkpoints, k, (
+    errorbar(ax, steps, [np.sqrt(np.clip(_ck_values(checkpoints, k, (
         "retest", _TRAIN_DISCOUNT)), 0, None)) for k in steps], marker="o", color="k",
         linestyle=":", label="sqrt(retest of the 0.99 target)")
     ax.axhline(0.7, color="grey", linestyle=":", linewidth=0.8)
@@ -157,7 +142,7 @@ def _plot_checkpoints(ax, ax2, steps, checkpoints):
            ylabel="Spearman, per grid (held-out 5x5)",
            title="Probes of each run's rule along its meta-training")
     ax.legend(fontsize=7)
-    _errorbar(ax2, steps, [_ck_returns(checkpoints, k) for k in steps], marker="o",
+    errorbar(ax2, steps, [_ck_returns(checkpoints, k) for k in steps], marker="o",
               color="C0")
     ax2.set(xlabel="meta-steps of the rule (0: untrained)",
             ylabel="mean lifetime return of the probe's agents",
@@ -425,8 +410,8 @@ def run(ctx):
             f"{runs['wall']:.0f} s wall on {cfg['n_jobs']} processes; the fits alone "
             f"{runs['seconds']:.0f} s wall, {runs['cpu']:.0f} s CPU, summed over the runs")
     table, sets, probes = runs["table"], runs["sets"], runs["probes"]
-    figures = [_figure(ctx, "lpg_returns.png", _plot_returns, table, figsize=(7.5, 4)),
-               _figure(ctx, "lpg_meta_training_and_probe.png", _plot_curves, runs["curves"],
+    figures = [draw_figure(ctx, "lpg_returns.png", _plot_returns, table, figsize=(7.5, 4)),
+               draw_figure(ctx, "lpg_meta_training_and_probe.png", _plot_curves, runs["curves"],
                        probes, ncols=2)]
     held = table["held-out 5x5"]
     lr_text = ", ".join(f"{lr:g}: {v:.1f}" for lr, v in runs["tuned"].items())
@@ -470,7 +455,7 @@ def run_followup(ctx):
     ctx.log(f"[lpg] follow-up: {len(parts)} parts, {wall:.0f} s wall")
     result = Result()
     md = _checkpoint_section(result, steps, checkpoints, runs["probes"], runs["lpg_values"])
-    figure = _figure(ctx, "lpg_checkpoints.png", _plot_checkpoints, steps, checkpoints,
+    figure = draw_figure(ctx, "lpg_checkpoints.png", _plot_checkpoints, steps, checkpoints,
                      ncols=2)
     return result.done(md, figures=[figure], shortened=PROTOCOL.note(ctx.quick))
 

@@ -21,6 +21,7 @@ from sklearn_papers.reproduce._common import (
     run_seeds,
 )
 from sklearn_papers.reproduce._parallel import cached_parts, worker_cpu_seconds
+from sklearn_papers.reproduce._records import records_note
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
 from sklearn_papers.reproduce._result import Result
@@ -243,11 +244,6 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
     kept = (f", each the best of {cfg['n_restarts']} meta-trainings (kept: "
             + ", ".join(f"restart {part['best_restart'] + 1}" for part in rules["widened"])
             + ")" if cfg.get("n_restarts", 1) > 1 and "widened" in rules else "")
-    recorded = ""
-    if records:
-        part_cpu = sum(r.get("cpu_seconds") or 0.0 for r in records)
-        recorded = (f"; its {len(records)} parts took {part_cpu / 3600:.1f} CPU hours when "
-                    "they were recorded")
     lines = result.block(
         f"Mean greedy episode return ± std over the seeds ({cfg['meta_seeds']} meta-training "
         f"x {cfg['agent_seeds']} agent seeds for LPG), after {cfg['lifetime'] * 20:,} "
@@ -261,8 +257,8 @@ def _section(result, cfg, baselines, rules, wall, cpu, records=()):
         result.verdict_rows([v for parts in claims.values() for v in parts], digits=2))
     lines += [result.verdict_line(all_of(*parts), claim=CLAIMS[key], parts=parts)
               for key, parts in claims.items() if parts]
-    lines.append(f"- Cost: {cpu:.0f} s of CPU time and {wall:.0f} s wall in this run"
-                 f"{recorded}.")
+    lines.append(f"- Cost: {cpu:.0f} s of CPU time and {wall:.0f} s wall in this run."
+                 + (f" {records_note(records, 'parts')}" if records else ""))
     return "\n".join(lines)
 
 

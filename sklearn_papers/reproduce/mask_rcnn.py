@@ -18,7 +18,7 @@ from sklearn_papers.metrics import (
     other_class_share,
 )
 from sklearn_papers.reproduce._claims import Claim, declare, judge
-from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure, subplots
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
@@ -177,9 +177,7 @@ def _fit_segmenter(cfg, setting, seed, data_seed):
 
 
 def _plot(ctx, images, maps, results, variants):
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.6),
+    fig, axes = subplots(1, 4, figsize=(13, 3.6),
                              gridspec_kw={"width_ratios": [1, 1, 1, 1.6]})
     for ax, img, m in zip(axes[:3], images, maps):
         ax.imshow(img)
@@ -195,7 +193,6 @@ def _plot(ctx, images, maps, results, variants):
     ax.set_xticks(np.arange(len(keys)) + 0.4 - width / 2, keys)
     ax.set(ylim=(0, 1), title="test AP (mean over seeds)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
     return save_figure(fig, ctx, "mask_rcnn_scenes.png", dpi=90)
 
 
@@ -422,7 +419,6 @@ def _plot_followup(ctx, cfg, shares, easy_gap, gap, by_group):
                [{"mixed": "box holds\nother classes", "clean": "box holds\none class"}[g]
                 for g in by_group], "C1", "instance mask IoU, sigmoid - softmax",
                "crowded test instances, per seed", fontsize=8)
-    fig.tight_layout()
     return save_figure(fig, ctx, "mask_rcnn_crowded.png", dpi=90)
 
 

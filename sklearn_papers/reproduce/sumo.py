@@ -15,7 +15,7 @@ from scipy.stats import iqr
 from sklearn_papers.estimation._targets import MIXTURE_LOG_Z as LOG_Z
 from sklearn_papers.estimation._targets import _mixture_energy
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
-from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure
+from sklearn_papers.reproduce._common import Protocol, one_torch_thread, save_figure, subplots
 from sklearn_papers.reproduce._parallel import cached_parts
 from sklearn_papers.reproduce._registry import Experiment
 from sklearn_papers.reproduce._report import format_mean_std
@@ -212,9 +212,7 @@ def _followup(ctx, res, settings):
 
 def _figure(ctx, fits, tuned, curves):
     """Histograms of the log Z estimates, before / after tuning q; the VAEs' loss curves."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig, axes = subplots(1, 3, figsize=(15, 4))
     bins = np.linspace(-3, 6, 120)
     for name, est in fits.items():
         axes[0].hist(np.clip(est.estimates_, bins[0], bins[-1]), bins=bins, density=True,
@@ -238,7 +236,6 @@ def _figure(ctx, fits, tuned, curves):
     axes[2].set(title="VAE on binarised digits: training loss", xlabel="epoch",
                 ylabel="-objective (nats)")
     axes[2].legend()
-    fig.tight_layout()
     return save_figure(fig, ctx, "sumo.png", dpi=90)
 
 

@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 
 from sklearn_papers.reproduce._claims import Claim, all_of, declare, judge
-from sklearn_papers.reproduce._common import Protocol, over_seeds, save_figure
+from sklearn_papers.reproduce._common import Protocol, over_seeds, save_figure, subplots
 from sklearn_papers.reproduce._digits import (
     CONV_ENCODER,
     load_split,
@@ -96,17 +96,15 @@ def _methods(cfg):
 
 def _plot_embeddings(ctx, embeddings, y_test, seed):
     """2-D PCA of the test embeddings of three methods (seed ``seed``), coloured by digit."""
-    import matplotlib.pyplot as plt
     from sklearn.decomposition import PCA
 
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
+    fig, axes = subplots(1, 3, figsize=(13, 4.2))
     for ax, name in zip(axes, ["SupCon L_out, 2 views", "SupCon L_in, 2 views",
                                "cross-entropy"]):
         pts = PCA(n_components=2).fit_transform(embeddings[name])
         sc = ax.scatter(pts[:, 0], pts[:, 1], c=y_test, cmap="tab10", s=6)
         ax.set(title=f"{name}\nPCA of test embeddings (seed {seed})", xticks=[], yticks=[])
     fig.colorbar(sc, ax=axes[-1], ticks=range(10), label="digit")
-    fig.tight_layout()
     return save_figure(fig, ctx, "supcon_digits_pca.png", dpi=90)
 
 

@@ -6,6 +6,8 @@ import pytest
 
 from sklearn_papers.reproduce import RunContext
 from sklearn_papers.reproduce._common import (
+    draw_figure,
+    errorbar,
     in_one_torch_thread,
     one_torch_thread,
     over_seeds,
@@ -62,6 +64,24 @@ def test_save_figure_writes_closes_and_returns_the_path(tmp_path):
     assert not plt.fignum_exists(fig.number)
     fig, _ = plt.subplots()
     assert save_figure(fig, tmp_path / "b", "c.png").is_file()  # a folder works too
+
+
+def test_draw_figure_draws_mean_and_std_on_new_axes_and_saves(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    drawn = []
+
+    def draw(ax, ax2, values):
+        errorbar(ax, [0, 1], values, marker="o")
+        drawn.append((ax, ax2))
+
+    path = draw_figure(tmp_path, "d.png", draw, [[1.0, 3.0], [2.0, 2.0]], ncols=2)
+    assert path == tmp_path / "d.png" and path.is_file()
+    (ax, ax2), = drawn
+    assert list(ax.get_lines()[0].get_ydata()) == [2.0, 2.0] and ax is not ax2
+    bars = ax.containers[0].lines[2][0].get_segments()  # mean ± std: [1, 3] and [2, 2]
+    assert [tuple(seg[:, 1]) for seg in bars] == [(1.0, 3.0), (2.0, 2.0)]
 
 
 def test_a_protocol_gives_each_mode_its_settings_seeds_and_note(tmp_path):

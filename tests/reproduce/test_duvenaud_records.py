@@ -9,7 +9,13 @@ import pytest
 from sklearn_papers.datasets import load_delaney
 from sklearn_papers.reproduce import RunContext
 from sklearn_papers.reproduce._duvenaud_neural import NEURAL_SPECS
-from sklearn_papers.reproduce._records import read_record, record_path, to_json, write_record
+from sklearn_papers.reproduce._records import (
+    read_record,
+    record_path,
+    records_note,
+    to_json,
+    write_record,
+)
 from sklearn_papers.reproduce._duvenaud_search import (
     MODEL_SPECS,
     DatasetData,
@@ -17,7 +23,6 @@ from sklearn_papers.reproduce._duvenaud_search import (
     _search_part,
     search_rows,
 )
-from sklearn_papers.reproduce.duvenaud import _records_note
 
 
 def _sample_constant(rng, quick):
@@ -51,7 +56,7 @@ def test_search_rows_writes_text_records_and_a_later_run_reuses_them(tmp_path):
                        experiment="duvenaud", records_dir=records)
     assert search_rows(again, [(data, _CONSTANT, 3)], n_jobs=2) == found
     assert again.computed == [] and len(again.reused) == 15
-    assert "15 search fits are kept as text records" in _records_note(again)
+    assert "15 search fits are kept as text records" in records_note(again.records, "search fits")
 
 
 def test_a_record_is_not_reused_under_another_code_version(tmp_path):
@@ -125,3 +130,11 @@ def test_a_small_part_of_each_row_gives_the_recorded_numbers(spec):
         err_msg=f"the code computing a {spec.key} part changed its results: bump "
                 f"ModelSpec.code_version of that row (recorded parts of the old code are then "
                 f"recomputed) and update _GUARD_VALUES")
+
+
+def test_records_note_counts_commits_most_first_and_sums_cpu_time():
+    records = [{"commit": "b", "cpu_seconds": 3600.0}, {"commit": "a", "cpu_seconds": 1800.0},
+               {"commit": "b", "cpu_seconds": None}, {}]
+    note = records_note(records, "parts")
+    assert note.startswith("The 4 parts are kept as text records")
+    assert "commit(s) `b` (2), `a` (1), `unknown` (1), 1.5 CPU hours" in note
