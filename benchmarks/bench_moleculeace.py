@@ -66,14 +66,16 @@ sys.path.insert(0, os.path.dirname(__file__))
 #: MoleculeACE's SVR grid (its ``configures/default/SVM.yml``).
 SVR_GRID = {"C": [1, 10, 100, 1000, 10000], "gamma": [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]}
 #: Models in the order they run by default: the cheap ones first.
-MODELS = ("svr", "rf", "grover_svr", "nf", "mpnn", "grover", "grover_finetune", "chemprop")
+MODELS = ("svr", "rf", "grover_svr", "nf", "mpnn", "grover", "grover_finetune",
+          "grover_ensemble", "chemprop")
 #: Models with one fit whatever the seed (GroverRegressor's SVR head draws nothing).
 DETERMINISTIC = ("svr", "grover_svr", "grover")
 #: The models' names in the recorded rows and the notes.
 LABELS = {"svr": "SVR on ECFP", "rf": "RF on ECFP", "grover_svr": "GroverFeaturizer() + SVR",
           "nf": "NeuralFingerprintRegressor()", "mpnn": "MPNNRegressor()",
           "grover": "GroverRegressor(head='svr')",
-          "grover_finetune": "GroverRegressor()", "chemprop": "chemprop"}
+          "grover_finetune": "GroverRegressor()",
+          "grover_ensemble": "GroverRegressor(head='ensemble')", "chemprop": "chemprop"}
 
 
 def median_stratified_folds(y, n_splits=5, random_state=42):
@@ -166,6 +168,8 @@ def make_model(name, seed, y_train):
         return chem.GroverRegressor(random_state=seed, verbose=0)
     if name == "grover":
         return chem.GroverRegressor(head="svr", verbose=0)
+    if name == "grover_ensemble":
+        return chem.GroverRegressor(head="ensemble", random_state=seed, verbose=0)
     cls = {"nf": chem.NeuralFingerprintRegressor, "mpnn": chem.MPNNRegressor}[name]
     return cls(random_state=seed, verbose=0)
 
