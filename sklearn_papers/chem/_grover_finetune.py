@@ -224,12 +224,15 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         and the prediction is the unweighted mean of the two (an average of two unlike
         models, as in Dietterich, 2000, "Ensemble Methods in Machine Learning"); the
         network is the one ``head="finetune"`` trains with the same ``random_state``,
-        the SVR the one of ``head="svr"``, so a fit costs the sum of both fits. Use
-        ``"svr"`` for potency on one target: on MoleculeACE's ten bundled targets it
-        beats SVR on ECFP, where the fine-tuned network does not, at a fraction of the
-        fit time (:ref:`benchmark-moleculeace`). On FreeSolv under scaffold
-        cross-validation the fine-tuned network errs less
-        (:ref:`benchmark-grover_heads_scaffold`), so it stays the default.
+        the SVR the one of ``head="svr"``, so a fit costs the sum of both fits, about
+        chemprop's CPU at its defaults or more. Use ``"svr"`` for potency on one target:
+        on MoleculeACE's ten bundled targets it beats SVR on ECFP, where the fine-tuned
+        network does not, at a fraction of the fit time (:ref:`benchmark-moleculeace`).
+        On FreeSolv under scaffold cross-validation the fine-tuned network errs less
+        (:ref:`benchmark-grover_heads_scaffold`), so it stays the default. The ensemble
+        errs less than the fine-tuned network on FreeSolv and ESOL under scaffold
+        cross-validation (the same page); on MoleculeACE's targets its rows name the
+        targets it ran.
     n_layers : int, default=1
         Transformer blocks per view.
     n_heads : int, default=2
