@@ -17,19 +17,24 @@ Arms (``--arms``):
 * ``model-default``: ``GroverRegressor()`` at its defaults (regression sets only);
 * ``model-finetune``: ``GroverRegressor(head="finetune")`` (the fine-tuned network, the
   default head);
-* ``model-svr``: ``GroverRegressor(head="svr")``.
+* ``model-svr``: ``GroverRegressor(head="svr")``;
+* ``model-ensemble``: ``GroverRegressor(head="ensemble")``, the mean of both heads. Its
+  fit holds the other two heads' fits (its network is ``head="finetune"``'s with the
+  same ``random_state``, its SVR ``head="svr"``'s; ``tests/chem`` checks it), so each
+  of its folds also logs the scores of its two heads as ``model-finetune`` and
+  ``model-svr`` (their ``cpu`` is None: not timed alone) where those arms have no row.
 
 The linear model is ``eval_grover_checkpoint.py``'s: ``StandardScaler`` + ``RidgeCV`` for
 regression, ``StandardScaler`` + ``LogisticRegression(C=0.1)`` per task for
-classification. Stochastic arms (the fine-tuned network) run ``--seeds`` seeds per fold
+classification. Stochastic arms (those with the fine-tuned network) run ``--seeds`` seeds per fold
 (``random_state`` 0, 1, ...). A ``GraphCache`` shared by every arm of a data set
 featurizes each molecule once. Each fold's score is appended to ``--log`` (JSON lines)
 as soon as it is known, and the folds already there are skipped. One torch thread.
 
 ``--record featurizer`` writes ``benchmarks/results/grover_featurizer_scaffold.json``
 (``featurizer`` and ``featurizer-nofp``, each as "ours" against ``ecfp4``); ``--record
-models`` writes ``benchmarks/results/grover_heads_scaffold.json`` (``model-svr`` as
-"ours" against ``model-finetune``).
+models`` writes ``benchmarks/results/grover_heads_scaffold.json`` (``model-svr`` and
+``model-ensemble``, each as "ours" against ``model-finetune``).
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python
 benchmarks/bench_grover_scaffold_defaults.py [--datasets esol ...] [--arms ecfp4
@@ -48,10 +53,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 
 ARMS = ("ecfp4", "featurizer", "featurizer-nofp", "model-default", "model-finetune",
-        "model-svr")
+        "model-svr", "model-ensemble")
 #: Arms whose fits depend on ``random_state`` (the others run once per fold; the
 #: regressor's default head, an SVR search, draws nothing).
-STOCHASTIC = ("model-finetune",)
+STOCHASTIC = ("model-finetune", "model-ensemble")
 UNITS = {"esol": "log(mol/L)", "freesolv": "kcal/mol", "bbbp": "ROC-AUC",
          "tox21": "ROC-AUC"}
 
@@ -74,25 +79,30 @@ def model(arm, task, seed, cache):
         raise ValueError(f"the model arms are regressors: {arm!r} needs a regression set")
     cls = GroverRegressor
     params = {"model-default": {}, "model-finetune": {"head": "finetune"},
-              "model-svr": {"head": "svr"}}[arm]
+              "model-svr": {"head": "svr"}, "model-ensemble": {"head": "ensemble"}}[arm]
     return cls(graph_cache=cache, random_state=seed, verbose=0, **params)
 
 
 def run_fold(arm, name, task, X, y, train, test, seed, cache):
-    """Score and fit CPU seconds of one arm on one fold."""
+    """Score and fit CPU seconds of one arm on one fold, and ``{arm: score}`` of the
+    heads an ensemble holds (empty for the other arms)."""
     from _molsplits import positive_proba, score
     from eval_grover_checkpoint import _fit_predict
 
     cpu = time.process_time()
+    heads = {}
     if arm.startswith("model"):
         est = model(arm, task, seed, cache).fit(X[train], y[train])
         pred = est.predict(X[test]) if task == "regression" else \
             positive_proba(est, X[test])
+        if arm == "model-ensemble":
+            heads = {f"model-{h}": score(name, y[test], p)
+                     for h, p in est._head_predictions(X[test]).items()}
     else:
         tr = features(arm, cache)
         F_train = tr.fit_transform(X[train])
         pred = _fit_predict(task, F_train, y[train], tr.transform(X[test]))
-    return score(name, y[test], pred), time.process_time() - cpu
+    return score(name, y[test], pred), time.process_time() - cpu, heads
 
 
 def read_log(path):
@@ -118,9 +128,10 @@ def table(done, datasets, arms):
             folds = sorted({r["fold"] for r in rows})
             per_fold = [[r["score"] for r in rows if r["fold"] == f] for f in folds]
             several = [np.std(v) for v in per_fold if len(v) > 1]
+            timed = [r["cpu"] for r in rows if r["cpu"] is not None]
             out[name, arm] = (np.array([np.mean(v) for v in per_fold]),
                               float(np.mean(several)) if several else 0.0,
-                              float(np.mean([r["cpu"] for r in rows])))
+                              float(np.mean(timed)) if timed else float("nan"))
     return out
 
 
@@ -155,15 +166,22 @@ def main(argv=None):
                 for seed in seeds:
                     if (name, arm, i, seed) in done:
                         continue
-                    value, cpu = run_fold(arm, name, task, X, y, train, test, seed, cache)
-                    row = {"dataset": name, "arm": arm, "fold": i, "seed": seed,
-                           "score": float(value), "cpu": cpu}
-                    done[name, arm, i, seed] = row
-                    print(f"{name:9} {arm:16} fold {i} seed {seed}  {value:.3f}  "
-                          f"CPU {cpu:6.1f} s", flush=True)
-                    if args.log:
-                        with open(args.log, "a") as fh:
-                            fh.write(json.dumps(row) + "\n")
+                    value, cpu, heads = run_fold(arm, name, task, X, y, train, test, seed,
+                                                 cache)
+                    rows = [{"dataset": name, "arm": arm, "fold": i, "seed": seed,
+                             "score": float(value), "cpu": cpu}]
+                    rows += [{"dataset": name, "arm": h, "fold": i,
+                              "seed": seed if h in STOCHASTIC else 0, "score": float(v),
+                              "cpu": None, "from": arm} for h, v in heads.items()
+                             if (name, h, i, seed if h in STOCHASTIC else 0) not in done]
+                    for row in rows:
+                        done[name, row["arm"], i, row["seed"]] = row
+                        cpu_text = "-" if row["cpu"] is None else f"{row['cpu']:6.1f}"
+                        print(f"{name:9} {row['arm']:16} fold {i} seed {row['seed']}  "
+                              f"{row['score']:.3f}  CPU {cpu_text} s", flush=True)
+                        if args.log:
+                            with open(args.log, "a") as fh:
+                                fh.write(json.dumps(row) + "\n")
     scores = table(done, args.datasets, args.arms)
     print(f"\n{'data set':9} {'arm':16} {'mean':>7} {'fold std':>8} {'seed spread':>11} "
           f"{'CPU/fit':>8}")
@@ -186,12 +204,14 @@ def record_rows(args, scores, argv, done):
     from _record import record
 
     pairs = ([("featurizer", "ecfp4"), ("featurizer-nofp", "ecfp4")]
-             if args.record == "featurizer" else [("model-svr", "model-finetune")])
+             if args.record == "featurizer" else [("model-svr", "model-finetune"),
+                                                   ("model-ensemble", "model-finetune")])
     rows = []
     labels = {"featurizer": "GroverFeaturizer()", "ecfp4": "ECFP4",
               "featurizer-nofp": "GroverFeaturizer(fingerprint_bits=0)",
               "model-default": "GroverRegressor()", "model-finetune": "head='finetune'",
-              "model-svr": "GroverRegressor(head='svr')"}
+              "model-svr": "GroverRegressor(head='svr')",
+              "model-ensemble": "GroverRegressor(head='ensemble')"}
     for name in args.datasets:
         higher = DATASETS[name] == "classification"
         metric = "test ROC-AUC" if higher else "test RMSE"
@@ -220,16 +240,17 @@ def record_rows(args, scores, argv, done):
                      "the folds.")
     else:
         record("grover_heads_scaffold",
-               title="GroverRegressor(head='svr') (ours) against "
-                     "GroverRegressor(head='finetune') (peer, the default head), balanced "
-                     "scaffold 5-fold cross-validation",
+               title="GroverRegressor(head='svr') and GroverRegressor(head='ensemble') "
+                     "(ours) against GroverRegressor(head='finetune') (peer, the default "
+                     "head), balanced scaffold 5-fold cross-validation",
                peer="the same estimator with head='finetune'", rows=rows, argv=argv,
                notes="Means over the folds of the per-fold means over the seeds of the "
-                     "stochastic arm (seeds per fold: " + "; ".join(
-                         f"{name} {seed_counts(done, name, 'model-finetune')}"
-                         for name in args.datasets) + "); ± the seed spread: the mean over "
-                     "folds with several seeds of the standard deviation over seeds (0 for "
-                     "the deterministic SVR head).")
+                     "stochastic arms (seeds per fold: " + "; ".join(
+                         f"{name} {arm} {seed_counts(done, name, 'model-' + arm)}"
+                         for name in args.datasets for arm in ("finetune", "ensemble")
+                         if (name, "model-" + arm) in scores) + "); ± the seed spread: "
+                     "the mean over folds with several seeds of the standard deviation "
+                     "over seeds (0 for the deterministic SVR head and with one seed).")
 
 
 if __name__ == "__main__":
