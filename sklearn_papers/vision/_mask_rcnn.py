@@ -247,9 +247,9 @@ class MaskRCNN(BaseEstimator):
         ``image_size``; boxes and masks come back in input pixels). Each image keeps its
         own scale unless another moves its objects towards the training size (scales
         below 1 when the detections at scale 1 are larger than ``object_size_``, above
-        1 when smaller), finds at least 1 / 1.25 as many objects (the sum of the
-        scores of the detections scoring at least ``instance_score_threshold``) and
-        either its detections are closer in typical size to the boxes seen in ``fit``
+        1 when smaller), finds at least 1 / 1.25 as many objects as scale 1 and as
+        every scale tried between (the sum of the scores of the detections scoring at
+        least ``instance_score_threshold``) and either its detections are closer in typical size to the boxes seen in ``fit``
         (``object_size_``) by more than a factor 1.25, or it finds 1.25 times as many
         objects with detections at least as close in size; among such scales, the
         closest in size. At a wrong scale a detector finds pieces of large objects or
