@@ -189,11 +189,14 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
     and as every scale tried between 1 and the candidate (a scale further from 1 that
     finds clearly fewer objects than a nearer one joins or cuts them).
     It is taken when its detections are closer in size to ``target`` than scale 1's by
-    more than a factor 1.25, or when it finds more objects than scale 1 by a factor 1.25
-    with detections at least as close in size (a few detections at scale 1 can be of
-    about the training size by chance). Without the direction, a scale that enlarges
-    objects already too large could win: it cuts them into many pieces of about the
-    training size.
+    more than a factor 1.25, or, for a scale below 1, when it finds more objects than
+    scale 1 by a factor 1.25 with detections at least as close in size (a few detections
+    at scale 1 can be of about the training size by chance). A scale above 1 needs the
+    margin in size: enlarging cuts objects into more pieces, so more detections there
+    are no sign of the right scale (printed characters at their training size, enlarged
+    twice, give more detections of about the same size). Without the direction, a
+    scale that enlarges objects already too large could win: it cuts them into many
+    pieces of about the training size.
 
     Parameters
     ----------
@@ -230,7 +233,10 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
             continue
         gap = size_gap(size, target)
         closer = gap + np.log(SCALE_MARGIN) < own_gap
-        more = count > 0 and count >= SCALE_MARGIN * own_count and gap <= own_gap
+        # more objects back a scale that shrinks them only: enlarging cuts objects
+        # into more pieces of about the training size
+        more = (scale < 1.0 and count > 0 and count >= SCALE_MARGIN * own_count
+                and gap <= own_gap)
         if np.isfinite(gap) and (closer or more):
             taken[scale] = gap
     if not taken:
