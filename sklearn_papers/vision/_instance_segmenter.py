@@ -210,9 +210,9 @@ class InstanceSegmenter(BaseEstimator):
         those seen in ``fit`` (:attr:`object_size_`; sizes are ``sqrt(area)``, the median
         weighted by area, in pixels of the rescaled image): its own scale unless another
         is closer by more than a factor 1.25 and finds at least ``1 / 1.25`` as many
-        instance centres as its own scale (local maxima of the centre heatmap above
-        ``center_threshold``, duplicates dropped as in centre seeding, whatever the
-        ``grouping``). The sizes alone can mislead: a network shown objects smaller than
+        instance centres as its own scale and as every scale tried between (local
+        maxima of the centre heatmap above ``center_threshold``, duplicates dropped as
+        in centre seeding, whatever the ``grouping``). The sizes alone can mislead: a network shown objects smaller than
         those it learned, or joining touching objects, makes instances of about or
         above the training size, and such joined objects lose their centres. When the
         scale closest in size finds fewer centres, the image keeps its own scale, and a

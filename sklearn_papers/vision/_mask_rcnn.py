@@ -51,6 +51,11 @@ _MIN_OBJECT_STRIDES = 3
 #: fewer detections than the kept scale, closer to ``object_size_``, as a sign that the
 #: kept scale cuts objects into pieces (a few detections give a noisy typical size).
 _MIN_OBJECTS_FOR_PIECES = 5.0
+#: At prediction, proposals kept after the RPN's NMS per object of the most crowded
+#: training image (twice as many before it, per level), when the budgets
+#: ``rpn_post_nms_top_n`` and ``rpn_pre_nms_top_n`` are lower: one proposal per object
+#: leaves each object one chance of a box that overlaps it well.
+_PROPOSALS_PER_OBJECT = 4
 #: With ``predict_tile_size="auto"``, network inputs of more than this many times the
 #: area of the training images are predicted in windows of the training images' shape.
 _TILE_AREA = 4.0
@@ -206,11 +211,13 @@ class MaskRCNN(BaseEstimator):
     rpn_pre_nms_top_n : int, default=100
         Proposals kept per image and level before the RPN's NMS (IoU 0.7), for an image
         the size of the largest training image; at prediction an image ``k`` times its
-        area keeps ``k`` times as many.
+        area keeps ``k`` times as many, and at least 8 per object of the most crowded
+        training image.
     rpn_post_nms_top_n : int, default=50
-        Proposals kept per image after it (training and inference; scaled with the
-        image area at prediction as ``rpn_pre_nms_top_n``; the paper's 1000 to 2000 are
-        for COCO images with many more objects than these scenes).
+        Proposals kept per image after it (training and inference; at prediction at
+        least 4 per object of the most crowded training image, then scaled with the
+        image area as ``rpn_pre_nms_top_n``; the paper's 1000 to 2000 are for COCO
+        images with many more objects than these scenes).
     detections_per_image : int, default=100
         Most detections returned per image of the training images' size (the paper:
         100); at prediction an image ``k`` times the area of the largest training image
@@ -247,12 +254,12 @@ class MaskRCNN(BaseEstimator):
         ``image_size``; boxes and masks come back in input pixels). Each image keeps its
         own scale unless another moves its objects towards the training size (scales
         below 1 when the detections at scale 1 are larger than ``object_size_``, above
-        1 when smaller), finds at least 1 / 1.25 as many objects (the sum of the
-        scores of the detections scoring at least ``instance_score_threshold``) and
-        either its detections are closer in typical size to the boxes seen in ``fit``
-        (``object_size_``) by more than a factor 1.25, or it finds 1.25 times as many
-        objects with detections at least as close in size; among such scales, the
-        closest in size. At a wrong scale a detector finds pieces of large objects or
+        1 when smaller), finds at least 1 / 1.25 as many objects as scale 1 and as
+        every scale tried between (the sum of the scores of the detections scoring at
+        least ``instance_score_threshold``) and either its detections are closer in typical size to the boxes seen in ``fit``
+        (``object_size_``) by more than a factor 1.25, or (scales below 1) it finds
+        1.25 times as many objects with detections at least as close in size; among
+        such scales, the closest in size. At a wrong scale a detector finds pieces of large objects or
         groups of small ones, boxed near the training sizes. ``"auto"``:
         0.25, 0.5, 1 and 2 (objects up to 4 times larger or 2 times smaller than in
         ``fit``); ``(1.0,)`` runs the input scale only. The input scale is always a
@@ -664,6 +671,7 @@ class MaskRCNN(BaseEstimator):
                               else (float("nan"), float("nan")))
         self.object_size_ = typical_size(sizes, sizes**2)
         self._fit_area = float(max(xi.shape[1] * xi.shape[2] for xi in net_images))
+        self._fit_objects = int(max(len(t[1]) for t in net_targets))
         self._fit_shape = net_shape
         self._fit_image_size = self.image_size
         return self
@@ -788,12 +796,14 @@ class MaskRCNN(BaseEstimator):
         found = [[] for _ in images]
         base = (module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n)
         base_cap = module.roi_heads.detections_per_img
+        floor = _PROPOSALS_PER_OBJECT * getattr(self, "_fit_objects", 0)
+        budget_base = (max(base[0], 2 * floor), max(base[1], floor))
         for (th, tw), members in groups.items():
             # proposal and detection budgets per training-image area: an input k times
             # larger keeps k times the proposals and detections, as many per object as a
             # training image
             factor = max(1.0, th * tw / self._fit_area)
-            budget = tuple(int(np.ceil(b * factor)) for b in base)
+            budget = tuple(int(np.ceil(b * factor)) for b in budget_base)
             for start in range(0, len(members), self.batch_size):
                 chunk = [windows[k] for k in members[start:start + self.batch_size]]
                 xb = np.stack([prepared[i][0][:, r:r + th, c:c + tw]

@@ -5,7 +5,8 @@ whose objects are larger or smaller (a whole photograph at its native resolution
 training on half-resolution tiles) is predicted at several scales, and each image keeps
 the scale at which the objects found are closest in size to those seen in ``fit``
 (:func:`choose_scale`), provided the network finds the objects there: as many as at the
-image's own scale, give or take a factor 1.25 (:func:`scale_is_backed`; ``MaskRCNN``
+image's own scale and at every scale between, give or take a factor 1.25
+(:func:`scale_is_backed`; ``MaskRCNN``
 chooses among the scales that pass this test and move the objects towards the training
 size, :func:`choose_backed_scale`).
 """
@@ -22,8 +23,8 @@ __all__ = ["AUTO_SCALES", "FAR_FROM_TRAINING_SIZE", "MAX_INPUT_SCALE", "SCALE_MA
 AUTO_SCALES = (0.25, 0.5, 1.0, 2.0)
 #: A scale other than 1 is taken only when its objects' size is closer to the training
 #: size by more than this factor (a margin against the noise of a median), and when it
-#: finds at least ``1 / SCALE_MARGIN`` as many objects as scale 1 (instance centres for
-#: ``InstanceSegmenter``, confident detections for ``MaskRCNN``).
+#: finds at least ``1 / SCALE_MARGIN`` as many objects as scale 1 and every scale between
+#: (instance centres for ``InstanceSegmenter``, confident detections for ``MaskRCNN``).
 SCALE_MARGIN = 1.25
 #: Objects whose typical size differs from the training size by more than this factor
 #: at every scale tried are far from anything seen in ``fit`` (a warning says so).
@@ -134,7 +135,8 @@ def choose_scale(sizes_by_scale, target):
 
 def scale_is_backed(scale, counts_by_scale):
     """Whether the objects a detector finds at ``scale`` back a choice made on their
-    size: at least ``1 / 1.25`` as many as at scale 1.
+    size: at least ``1 / 1.25`` as many as at scale 1 and at every scale tried between
+    1 and ``scale``.
 
     The sizes of the instances found at a scale agree with the training size both when
     the scale brings the objects to that size and when the network, at a scale where
@@ -142,7 +144,10 @@ def scale_is_backed(scale, counts_by_scale):
     the training size (a network's instances tend towards the sizes it was trained on).
     Only the first keeps the objects: there the network finds each of them with a
     confident centre, while joined objects lose theirs. A scale whose objects are of the
-    training size but that finds clearly fewer centres than scale 1 is thus refused.
+    training size but that finds clearly fewer centres than scale 1 is thus refused, and
+    so is one that finds clearly fewer than a scale between (coins twice the training
+    size: scale 0.5 finds each coin, scale 0.25 joins them, and scale 1 cuts them into
+    pieces, some of which are missed; only the comparison with 0.5 tells 0.25 apart).
 
     Parameters
     ----------
@@ -158,7 +163,17 @@ def scale_is_backed(scale, counts_by_scale):
     """
     if scale == 1.0 or scale not in counts_by_scale or 1.0 not in counts_by_scale:
         return True
-    return SCALE_MARGIN * counts_by_scale[scale] >= counts_by_scale[1.0]
+    return SCALE_MARGIN * counts_by_scale[scale] >= _most_found_between(scale,
+                                                                        counts_by_scale)
+
+
+def _most_found_between(scale, counts_by_scale):
+    """Most objects found at a scale from 1 to ``scale`` (1 included, ``scale`` not):
+    a scale further from 1 that finds clearly fewer objects than a nearer one joins
+    them (shrinking) or cuts them (enlarging) past the size where they are found."""
+    lo, hi = sorted((1.0, scale))
+    return max(c for s, c in counts_by_scale.items()
+               if lo <= s <= hi and s != scale)
 
 
 def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
@@ -170,13 +185,18 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
     training sizes than the objects are. Its boxes still move the right way: detections
     at scale 1 larger than ``target`` mean objects larger than in ``fit``, so only scales
     below 1 are candidates (above 1 when they are smaller; any scale when scale 1 found
-    nothing). A candidate must also find at least ``1 / 1.25`` as many objects as scale 1.
+    nothing). A candidate must also find at least ``1 / 1.25`` as many objects as scale 1
+    and as every scale tried between 1 and the candidate (a scale further from 1 that
+    finds clearly fewer objects than a nearer one joins or cuts them).
     It is taken when its detections are closer in size to ``target`` than scale 1's by
-    more than a factor 1.25, or when it finds more objects than scale 1 by a factor 1.25
-    with detections at least as close in size (a few detections at scale 1 can be of
-    about the training size by chance). Without the direction, a scale that enlarges
-    objects already too large could win: it cuts them into many pieces of about the
-    training size.
+    more than a factor 1.25, or, for a scale below 1, when it finds more objects than
+    scale 1 by a factor 1.25 with detections at least as close in size (a few detections
+    at scale 1 can be of about the training size by chance). A scale above 1 needs the
+    margin in size: enlarging cuts objects into more pieces, so more detections there
+    are no sign of the right scale (printed characters at their training size, enlarged
+    twice, give more detections of about the same size). Without the direction, a
+    scale that enlarges objects already too large could win: it cuts them into many
+    pieces of about the training size.
 
     Parameters
     ----------
@@ -206,13 +226,17 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
     taken = {}
     for scale, size in sizes_by_scale.items():
         count = counts_by_scale.get(scale, 0.0)
-        if scale == 1.0 or SCALE_MARGIN * count < own_count:
+        if scale == 1.0 or SCALE_MARGIN * count < _most_found_between(
+                scale, {1.0: own_count, **counts_by_scale}):
             continue
         if direction * np.log(scale) > 0:
             continue
         gap = size_gap(size, target)
         closer = gap + np.log(SCALE_MARGIN) < own_gap
-        more = count > 0 and count >= SCALE_MARGIN * own_count and gap <= own_gap
+        # more objects back a scale that shrinks them only: enlarging cuts objects
+        # into more pieces of about the training size
+        more = (scale < 1.0 and count > 0 and count >= SCALE_MARGIN * own_count
+                and gap <= own_gap)
         if np.isfinite(gap) and (closer or more):
             taken[scale] = gap
     if not taken:

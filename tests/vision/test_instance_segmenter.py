@@ -228,6 +228,12 @@ def test_scale_is_backed_by_the_centres_found():
     assert not scale_is_backed(0.5, {1.0: 30, 0.5: 23})
     assert scale_is_backed(0.5, {1.0: 0, 0.5: 0})
     assert scale_is_backed(2.0, {1.0: 3})  # not tried: nothing against it
+    # every scale between 1 and the one chosen counts: 0.25 finds about as many as
+    # scale 1 but clearly fewer than 0.5 (objects joined past the size found at 0.5)
+    assert not scale_is_backed(0.25, {0.25: 12, 0.5: 24, 1.0: 14})
+    assert scale_is_backed(0.25, {0.25: 20, 0.5: 24, 1.0: 14})
+    assert scale_is_backed(0.25, {0.25: 12, 1.0: 14})  # 0.5 not tried
+    assert not scale_is_backed(4.0, {1.0: 10, 2.0: 40, 4.0: 20, 0.5: 100})
 
 
 def test_centres_are_counted_as_centre_seeding_keeps_them():

@@ -398,9 +398,25 @@ def test_scale_choice_takes_the_training_size_among_scales_that_keep_the_objects
     # even where the pieces at scale 2 are the closest to the training size
     assert choose_backed_scale({2.0: 9.0, 0.5: 9.3, 1.0: 10.4},
                                {2.0: 420.0, 0.5: 130.0, 1.0: 100.0}, 8.77) == 0.5
+    # a held-out page tile at the training scale: scale 2 finds twice as many
+    # detections of about the same size (pieces of characters); enlarging needs the
+    # margin in size, more detections do not back it
+    tile_page = ({0.25: 6.59, 0.5: 16.59, 1.0: 15.18, 2.0: 19.63},
+                 {0.25: 1.1, 0.5: 2.5, 1.0: 7.9, 2.0: 16.7})
+    assert choose_backed_scale(*tile_page, 17.55) == 1.0
     # objects half the training size, found at scale 2 only
     assert choose_backed_scale({1.0: float("nan"), 2.0: 14.0}, {1.0: 0.0, 2.0: 3.0},
                                15.0) == 2.0
+    # coins twice the training size: scale 1 cuts them and misses some, scale 0.5 finds
+    # each, scale 0.25 joins neighbours into objects of about the training size; 0.25
+    # finds as many as scale 1 give or take 1.25, but clearly fewer than 0.5
+    joined = ({0.25: 19.2, 0.5: 23.0, 1.0: 37.0, 2.0: 33.0},
+              {0.25: 12.0, 0.5: 24.0, 1.0: 14.0, 2.0: 13.0})
+    assert choose_backed_scale(*joined, 19.5) == 0.5
+    # enlarging: scale 2 backs a choice of 4 only when 4 finds about as many objects
+    small = ({1.0: 5.0, 2.0: 9.0, 4.0: 19.0}, {1.0: 10.0, 2.0: 40.0, 4.0: 20.0})
+    assert choose_backed_scale(*small, 19.5) == 2.0
+    assert choose_backed_scale(small[0], {1.0: 10.0, 2.0: 40.0, 4.0: 35.0}, 19.5) == 4.0
     # nothing found anywhere, or no training size: the input scale
     nothing = {0.5: float("nan"), 1.0: float("nan")}
     assert choose_backed_scale(nothing, {0.5: 0.0, 1.0: 0.0}, 15.0) == 1.0

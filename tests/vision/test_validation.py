@@ -302,8 +302,9 @@ def test_embeddings_hold_pixel_offsets_that_do_not_depend_on_the_image_size():
 
 
 def test_mask_rcnn_proposal_budget_grows_with_the_image_area(scenes, monkeypatch):
-    """An image 4 times the training area keeps 4 times the proposals; the module's
-    settings are restored afterwards."""
+    """An image 4 times the training area keeps 4 times the proposals, and an image at
+    least 4 after NMS (8 before, per level) per object of the most crowded training
+    image; the module's settings are restored afterwards."""
     est = MaskRCNN(**TINY_RCNN).fit(scenes.images, scenes.instance_maps)
     module = est.net_.module_
     seen = []
@@ -318,7 +319,10 @@ def test_mask_rcnn_proposal_budget_grows_with_the_image_area(scenes, monkeypatch
     big = np.tile(scenes.images[:1], (1, 2, 2, 1))  # 64 x 64: 4 times the area
     est.set_params(predict_scales=(1.0,), predict_tile_size=None)
     est.predict_detections([scenes.images[0], big[0]])
-    assert sorted(seen) == [((32, 32), 50, 20), ((64, 64), 200, 80)]
+    most = max(len(np.unique(m)) - 1 for m in scenes.instance_maps)
+    assert 4 * most > 20  # the floor is above rpn_post_nms_top_n here
+    pre, post = max(50, 8 * most), max(20, 4 * most)
+    assert sorted(seen) == [((32, 32), pre, post), ((64, 64), 4 * pre, 4 * post)]
     assert (module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n) == (50, 20)
 
 
