@@ -153,6 +153,10 @@ def _case_metrics():
         "beta_vae_score": ((dataset, _tiny_representation), small),
         "factor_vae_score": ((dataset, _tiny_representation),
                              {**small, "n_variance_estimate": 50}),
+        "factor_step_distances": ((dataset, _tiny_representation, dataset.
+                                   sample_observations_from_factors(
+                                       dataset.sample_factors(8, 0), 0)),
+                                  {"n_pairs": 10, "random_state": 0}),
         "box_iou": ((boxes, boxes[::-1] + 0.5), {}),
         "box_average_precision": (([boxes, boxes[:2]], [boxes + 0.2, boxes[:3]]),
                                   {"pred_scores": [np.linspace(1, 0.1, 5),
@@ -375,8 +379,8 @@ def test_public_function_takes_tensors(family, name, variant):
         warnings.simplefilter("ignore")
         if family in _TENSOR_NATIVE:
             expected = function(*to_tensors(args, "plain"), **to_tensors(kwargs, "plain"))
-        elif name in ("beta_vae_score", "factor_vae_score"):
-            expected = function(args[0], _numpy_representation, **kwargs)
+        elif name in ("beta_vae_score", "factor_vae_score", "factor_step_distances"):
+            expected = function(args[0], _numpy_representation, *args[2:], **kwargs)
         else:
             expected = function(*args, **kwargs)
         got = function(*to_tensors(args, variant), **to_tensors(kwargs, variant))
