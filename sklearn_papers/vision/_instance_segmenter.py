@@ -108,9 +108,21 @@ def _listed(items, most=5):
     return shown if len(items) <= most else f"{shown}; and {len(items) - most} more"
 
 
-def _warn_scales(refused, far, target, empty=()):
+def _warn_scales(refused, far, target, empty=(), unchecked=()):
     """The warnings of ``predict_scales`` for one call of a predict method (stack: the
     public method, ``_segment``, this function)."""
+    if unchecked:
+        warnings.warn(
+            f"predict_scales kept scale 1 for {len(unchecked)} image(s) in which the "
+            f"network found no confident instance centre at any scale: the instances "
+            f"found (closer in size to those seen in fit, object_size_={target:.1f} px, "
+            f"at another scale) are not confirmed as objects, so their sizes cannot "
+            f"tell the objects' scale: {_listed(list(unchecked))}. Typical sizes are in "
+            f"pixels of the rescaled image. The model may need more training "
+            f"(max_epochs), or the images differ from those of fit; if their objects "
+            f"are larger or smaller than object_size_, resize them before predicting. "
+            f"predict_scales=(1.0,) predicts at the input scale only.",
+            UserWarning, stacklevel=4)
     if empty:
         warnings.warn(
             f"No instances were found in {len(empty)} image(s) at any scale of "
@@ -122,8 +134,9 @@ def _warn_scales(refused, far, target, empty=()):
         warnings.warn(
             f"predict_scales kept scale 1 for {len(refused)} image(s) in which another "
             f"scale found instances closer in size to those seen in fit "
-            f"(object_size_={target:.1f} px) but fewer confident instance centres "
-            f"(less than 1 / {SCALE_MARGIN:g} of those at scale 1), as when the "
+            f"(object_size_={target:.1f} px) but no confident instance centre, or "
+            f"fewer (less than 1 / {SCALE_MARGIN:g} of those at scale 1 or at a scale "
+            f"between), as when the "
             f"network joins objects into instances of about the training size: "
             f"{_listed(refused)}. Typical sizes are in pixels of the rescaled image. If "
             f"the objects of such an image are larger or smaller than those seen in "
@@ -209,16 +222,18 @@ class InstanceSegmenter(BaseEstimator):
         neighbour). Each image keeps the scale whose instances are closest in size to
         those seen in ``fit`` (:attr:`object_size_`; sizes are ``sqrt(area)``, the median
         weighted by area, in pixels of the rescaled image): its own scale unless another
-        is closer by more than a factor 1.25 and finds at least ``1 / 1.25`` as many
-        instance centres as its own scale and as every scale tried between (local
+        is closer by more than a factor 1.25 and finds instance centres, at least
+        ``1 / 1.25`` as many as its own scale and as every scale tried between (local
         maxima of the centre heatmap above ``center_threshold``, duplicates dropped as
-        in centre seeding, whatever the ``grouping``). The sizes alone can mislead: a network shown objects smaller than
-        those it learned, or joining touching objects, makes instances of about or
-        above the training size, and such joined objects lose their centres. When the
-        scale closest in size finds fewer centres, the image keeps its own scale, and a
-        ``UserWarning`` names it with both scales; another names the images whose
-        instances differ from ``object_size_`` by more than a factor 2 at every scale
-        tried (one warning of each kind per call). ``"auto"``: 0.25, 0.5, 1 and 2
+        in centre seeding, whatever the ``grouping``). The sizes alone can mislead: a
+        network shown objects smaller than those it learned, or joining touching
+        objects, makes instances of about or above the training size, and such joined
+        objects lose their centres. When the scale closest in size finds fewer
+        centres, or none, the image keeps its own scale, and a ``UserWarning`` names it
+        with both scales (in its own words when no scale finds a centre, as with a
+        briefly trained model); another names the images whose instances differ from
+        ``object_size_`` by more than a factor 2 at every scale tried (one warning of
+        each kind per call). ``"auto"``: 0.25, 0.5, 1 and 2
         (objects up to 4 times larger or 2 times smaller than in ``fit``); ``(1.0,)``
         predicts at the input scale only, without these checks. The input scale is
         always a candidate: ``(2.0,)`` compares scales 1 and 2; to predict at another
@@ -744,16 +759,21 @@ class InstanceSegmenter(BaseEstimator):
             for i, r in zip(members, out):
                 sizes[i][scale] = _instance_size(r[0])
                 centres[i][scale] = r[3]
-        chosen, refused, far, empty = [], [], [], []
+        chosen, refused, far, empty, unchecked = [], [], [], [], []
         for i, image in enumerate(images):
             scale = choose_scale(sizes[i], target)
             if not any(np.isfinite(v) for v in sizes[i].values()):
                 empty.append(f"X[{i}]")
             elif not scale_is_backed(scale, centres[i]):
-                refused.append(
-                    f"X[{i}] (scale {scale:g}: {sizes[i][scale]:.1f} px, "
-                    f"{centres[i][scale]} centres; scale 1: {sizes[i][1.0]:.1f} px, "
-                    f"{centres[i][1.0]} centres)")
+                if any(centres[i].values()):
+                    refused.append(
+                        f"X[{i}] (scale {scale:g}: {sizes[i][scale]:.1f} px, "
+                        f"{centres[i][scale]} centres; scale 1: {sizes[i][1.0]:.1f} px, "
+                        f"{centres[i][1.0]} centres)")
+                else:
+                    unchecked.append(f"X[{i}] (" + ", ".join(
+                        f"scale {s:g}: {v:.1f} px" for s, v in sorted(sizes[i].items())
+                        if np.isfinite(v)) + ")")
                 scale = 1.0
             elif min(size_gap(v, target) for v in sizes[i].values()) > np.log(
                     FAR_FROM_TRAINING_SIZE):
@@ -767,7 +787,7 @@ class InstanceSegmenter(BaseEstimator):
             up = resize_labels(inst, image.shape[1:])
             kept = np.unique(up[up > 0])
             chosen.append((_relabel(up), classes[kept - 1], scores[kept - 1]))
-        _warn_scales(refused, far, target, empty)
+        _warn_scales(refused, far, target, empty, unchecked)
         return chosen
 
     def _segment_images(self, images, count_centres=True):

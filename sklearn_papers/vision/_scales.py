@@ -144,7 +144,8 @@ def scale_is_backed(scale, counts_by_scale):
     the training size (a network's instances tend towards the sizes it was trained on).
     Only the first keeps the objects: there the network finds each of them with a
     confident centre, while joined objects lose theirs. A scale whose objects are of the
-    training size but that finds clearly fewer centres than scale 1 is thus refused, and
+    training size but that finds no centre, or clearly fewer than scale 1, is thus
+    refused, and
     so is one that finds clearly fewer than a scale between (coins twice the training
     size: scale 0.5 finds each coin, scale 0.25 joins them, and scale 1 cuts them into
     pieces, some of which are missed; only the comparison with 0.5 tells 0.25 apart).
@@ -159,12 +160,15 @@ def scale_is_backed(scale, counts_by_scale):
     Returns
     -------
     backed : bool
-        True for scale 1 and for scales whose count is not known.
+        True for scale 1 and for scales whose count is not known; False for a scale
+        where no centre is found (nothing there confirms that its instances are
+        objects, whatever the other scales find).
     """
     if scale == 1.0 or scale not in counts_by_scale or 1.0 not in counts_by_scale:
         return True
-    return SCALE_MARGIN * counts_by_scale[scale] >= _most_found_between(scale,
-                                                                        counts_by_scale)
+    count = counts_by_scale[scale]
+    return count > 0 and SCALE_MARGIN * count >= _most_found_between(scale,
+                                                                      counts_by_scale)
 
 
 def _most_found_between(scale, counts_by_scale):
