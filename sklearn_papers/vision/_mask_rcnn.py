@@ -51,6 +51,18 @@ _MIN_OBJECT_STRIDES = 3
 #: fewer detections than the kept scale, closer to ``object_size_``, as a sign that the
 #: kept scale cuts objects into pieces (a few detections give a noisy typical size).
 _MIN_OBJECTS_FOR_PIECES = 5.0
+
+
+def _joins_past(scale, kept, counts):
+    """Whether ``scale`` lies beyond the ``kept`` scale, away from 1, and finds clearly
+    fewer objects there (less than ``1 / 1.25`` as many): shrinking (or enlarging) past
+    the objects' own scale joins (or cuts) them, so its detections of about the
+    training size are no sign against the kept scale (coins twice the training size
+    kept at 0.5: 0.25 joins them)."""
+    if kept == 1.0 or np.sign(np.log(scale)) != np.sign(np.log(kept)) or abs(
+            np.log(scale)) <= abs(np.log(kept)):
+        return False
+    return SCALE_MARGIN * counts.get(scale, 0.0) < counts.get(kept, 0.0)
 #: At prediction, proposals kept after the RPN's NMS per object of the most crowded
 #: training image (twice as many before it, per level), when the budgets
 #: ``rpn_post_nms_top_n`` and ``rpn_pre_nms_top_n`` are lower: one proposal per object
@@ -865,6 +877,8 @@ class MaskRCNN(BaseEstimator):
         another scale whose detections were closer to it by more than a factor 1.25, or
         closer with at least 5 objects but 1.25 times fewer than the kept scale (whose
         extra detections are then likely pieces of objects larger than in ``fit``).
+        A scale beyond the kept one, away from 1, that finds clearly fewer objects is
+        not compared: it joins (or cuts) the objects the kept scale finds.
         ``tried``: per image, the scale kept, and the typical size and the number of
         objects at each scale tried."""
         lo, hi = self.object_sizes_
@@ -907,7 +921,8 @@ class MaskRCNN(BaseEstimator):
                      or (size_gap(v, target) < gap
                          and counts.get(s, 0.0) >= _MIN_OBJECTS_FOR_PIECES
                          and counts.get(s, 0.0) * SCALE_MARGIN < counts.get(scale, 0.0))
-                     for s, v in sizes.items() if s != scale):
+                     for s, v in sizes.items()
+                     if s != scale and not _joins_past(s, scale, counts)):
                 # closer in size by a margin; or closer, with fewer objects than the kept
                 # scale, whose extra detections are then likely pieces of larger objects
                 warnings.warn(

@@ -271,6 +271,22 @@ def test_mask_rcnn_warns_about_images_at_an_unlearned_scale(scenes):
         warnings.simplefilter("error")
         est._warn_scale(fake, [(np.zeros((3, 32, 32)), (1.0, 1.0))],
                         [(1.0, {0.5: est.object_size_, 1.0: kept}, {0.5: 3.0, 1.0: 7.0})])
+    # kept at half scale, where the objects are found: quarter scale joins them into
+    # fewer detections of about the training size, which is no sign against the kept one
+    fake = [{"boxes": np.array([[0, 0, kept, kept]], dtype=np.float32),
+             "scores": np.array([0.9], dtype=np.float32)}]
+    joined = {0.25: est.object_size_, 0.5: kept, 1.0: 2 * kept}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est._warn_scale(fake, [(np.zeros((3, 32, 32)), (1.0, 1.0))],
+                        [(0.5, joined, {0.25: 12.0, 0.5: 30.0, 1.0: 20.0})])
+    # as many there as at the kept scale, and closer by the margin: warned
+    wide = 1.6 * est.object_size_
+    fake = [{"boxes": np.array([[0, 0, wide, wide]], dtype=np.float32),
+             "scores": np.array([0.9], dtype=np.float32)}]
+    with pytest.warns(UserWarning, match=r"kept scale 0.5 for X\[0\]"):
+        est._warn_scale(fake, [(np.zeros((3, 32, 32)), (1.0, 1.0))],
+                        [(0.5, {**joined, 0.5: wide}, {0.25: 30.0, 0.5: 30.0, 1.0: 20.0})])
     # within a factor 2 of object_size_: no warning
     side = 1.5 * est.object_size_
     near = [{"boxes": np.array([[0, 0, side, side]], dtype=np.float32),
