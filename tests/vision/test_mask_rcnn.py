@@ -423,6 +423,34 @@ def test_scale_choice_takes_the_training_size_among_scales_that_keep_the_objects
     assert choose_backed_scale(*native, float("nan")) == 1.0
 
 
+def test_scale_choice_keeps_a_tile_whose_shrunk_scale_finds_fewer_objects():
+    """A held-out coin tile whose coins are larger than the training median: scale 0.5
+    brings them closer to the training size, but finds fewer objects than scale 1,
+    which keeps them whole; a blank tile keeps its scale when another finds less than
+    one object; the other cases keep :func:`choose_backed_scale`'s choice."""
+    from sklearn_papers.vision._scales import choose_backed_scale, choose_detection_scale
+
+    tile = ({0.25: 8.9, 0.5: 15.2, 1.0: 31.8, 2.0: 21.7},
+            {0.25: 1.59, 0.5: 5.71, 1.0: 6.79, 2.0: 2.81})
+    assert choose_backed_scale(*tile, 19.5) == 0.5
+    assert choose_detection_scale(*tile, 19.5) == 1.0
+    # the native coins image: 0.5 finds many more objects, and is kept
+    native = ({0.25: 15.4, 0.5: 23.4, 1.0: 33.6, 2.0: 24.2},
+              {0.25: 4.97, 0.5: 23.81, 1.0: 3.26, 2.0: 9.35})
+    assert choose_detection_scale(*native, 19.5) == 0.5
+    # enlarging is left to choose_backed_scale
+    small = ({1.0: 5.0, 2.0: 9.0, 4.0: 19.0}, {1.0: 10.0, 2.0: 40.0, 4.0: 20.0})
+    assert choose_detection_scale(*small, 19.5) == 2.0
+    # a blank page tile: nothing at scale 1, one detection scoring 0.75 at scale 2
+    blank = ({0.5: float("nan"), 1.0: float("nan"), 2.0: 8.9},
+             {0.5: 0.0, 1.0: 0.0, 2.0: 0.75})
+    assert choose_backed_scale(*blank, 17.5) == 2.0
+    assert choose_detection_scale(*blank, 17.5) == 1.0
+    # objects half the training size, found at scale 2 only
+    assert choose_detection_scale({1.0: float("nan"), 2.0: 14.0}, {1.0: 0.0, 2.0: 3.0},
+                                  15.0) == 2.0
+
+
 def test_windows_cover_the_axis_with_half_overlap_and_own_it_once():
     from sklearn_papers.vision._scales import owned_intervals, tile_starts
 

@@ -22,7 +22,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sklearn_papers.nn._detection import box_iou, clip_boxes, nms_mask, roi_align_crops
+from sklearn_papers.nn._detection import (
+    _roi_align,
+    box_iou,
+    clip_boxes,
+    nms_mask,
+    roi_align_crops,
+)
 from sklearn_papers.nn._detection_utils import (
     BalancedPositiveNegativeSampler,
     BoxCoder,
@@ -103,10 +109,12 @@ class MaskRCNNHeads(nn.Sequential):
     n_layers : int, default=2
     """
 
-    def __init__(self, in_channels, n_layers=2):
+    def __init__(self, in_channels, n_layers=2, out_channels=None):
+        out_channels = in_channels if out_channels is None else out_channels
         layers = []
-        for _ in range(n_layers):
-            layers += [nn.Conv2d(in_channels, in_channels, 3, 1, 1), nn.ReLU(inplace=True)]
+        for k in range(n_layers):
+            layers += [nn.Conv2d(in_channels if k == 0 else out_channels, out_channels, 3, 1,
+                                 1), nn.ReLU(inplace=True)]
         super().__init__(*layers)
 
 
@@ -498,8 +506,13 @@ class RoIHeads(nn.Module):
     def _box_forward(self, features, rois):
         return self.box_predictor(self.box_head(self.box_roi_pool(features, rois)))
 
-    def _mask_forward(self, features, rois):
-        return self.mask_predictor(self.mask_head(self.mask_roi_pool(features, rois)))
+    def _mask_forward(self, features, rois, images=None):
+        pooled = self.mask_roi_pool(features, rois)
+        if images is not None:
+            # the image itself, read at the mask head's resolution, beside the features
+            size = (self.mask_roi_pool.output_size,) * 2
+            pooled = torch.cat([pooled, _roi_align(images, rois, size, 1.0, 2, True)], 1)
+        return self.mask_predictor(self.mask_head(pooled))
 
     def select_training_samples(self, proposals, valid, targets):
         """Add the ground truth to the proposals, match and sample them.
@@ -581,7 +594,7 @@ class RoIHeads(nn.Module):
                 "labels": gather_rows(labels.contiguous(), top),
                 "valid": gather_rows(keep, top)}
 
-    def forward(self, features, proposals, valid, image_size, targets=None):
+    def forward(self, features, proposals, valid, image_size, targets=None, images=None):
         """Losses with ``targets``, detections without.
 
         Parameters
@@ -604,7 +617,7 @@ class RoIHeads(nn.Module):
             box (0 for padding).
         """
         if targets is not None:
-            return self._losses(features, proposals, valid, targets)
+            return self._losses(features, proposals, valid, targets, images)
         n, p = proposals.shape[:2]
         img_idx = torch.arange(n, device=proposals.device)[:, None].expand(n, p)
         rois = torch.cat([img_idx.reshape(-1, 1).float(), proposals.reshape(-1, 4)], 1)
@@ -619,12 +632,12 @@ class RoIHeads(nn.Module):
         masks = features[0].new_zeros((n, d, m, m))
         if len(det_boxes):
             mask_logits = self._mask_forward(
-                features, torch.cat([det_img[:, None].float(), det_boxes], 1))
+                features, torch.cat([det_img[:, None].float(), det_boxes], 1), images)
             masks[out["valid"]] = maskrcnn_inference(mask_logits, det_labels, self.mask_loss)
         out["masks"] = masks
         return out
 
-    def _losses(self, features, proposals, valid, targets):
+    def _losses(self, features, proposals, valid, targets, images=None):
         rois, matched, labels, regression_targets = self.select_training_samples(
             proposals, valid, targets)
         class_logits, box_regression = self._box_forward(features, rois)
@@ -640,7 +653,7 @@ class RoIHeads(nn.Module):
         if self.mask_rois_per_image is not None:
             p_idx = p_idx[_at_most_per_image(rois[p_idx, 0].long(),
                                              self.mask_rois_per_image)]
-        mask_logits = self._mask_forward(features, rois[p_idx])
+        mask_logits = self._mask_forward(features, rois[p_idx], images)
         loss_mask = maskrcnn_loss(mask_logits, labels[p_idx], targets["masks"], rois[p_idx],
                                   matched[p_idx], self.mask_loss)
         return {"loss_cls": loss_cls, "loss_box": loss_box, "loss_mask": loss_mask}
