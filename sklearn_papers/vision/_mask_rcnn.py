@@ -110,7 +110,8 @@ def paint_detections(detections, shape, threshold):
         decreasing score) and either ``"masks"`` (bool ndarray of shape (k, H, W)) or
         ``"boxes"`` (float ndarray of shape (k, 4), ``(x1, y1, x2, y2)`` in pixels of
         the map) with ``"roi_masks"`` (float ndarray of shape (k, M, M), each box's mask
-        probabilities), which are pasted box by box, thresholded at 0.5.
+        probabilities), which are pasted box by box, thresholded at 0.5, into the boxes
+        ``"roi_boxes"`` (float ndarray of shape (k, 4)) when given, else ``"boxes"``.
     shape : tuple of int
         ``(H, W)``.
     threshold : float
@@ -136,7 +137,8 @@ def paint_detections(detections, shape, threshold):
         order = keep[::-1]
         crops = paste_mask_crops(
             torch.from_numpy(np.ascontiguousarray(detections["roi_masks"][order])),
-            torch.from_numpy(np.ascontiguousarray(detections["boxes"][order])), *shape)
+            torch.from_numpy(np.ascontiguousarray(
+                detections.get("roi_boxes", detections["boxes"])[order])), *shape)
         for j, (r0, r1, c0, c1), crop in crops:
             label_map[r0:r1, c0:c1][crop.numpy()] = order[j] + 1
     ids = np.unique(label_map)
@@ -153,9 +155,9 @@ def _with_masks(detections, shape):
 
     from sklearn_papers.nn._mask_rcnn import paste_masks
 
-    out = {k: v for k, v in detections.items() if k != "roi_masks"}
-    out["masks"] = paste_masks(torch.from_numpy(detections["roi_masks"]),
-                               torch.from_numpy(detections["boxes"]), *shape).numpy()
+    out = {k: v for k, v in detections.items() if k not in ("roi_masks", "roi_boxes")}
+    out["masks"] = paste_masks(torch.from_numpy(detections["roi_masks"]), torch.from_numpy(
+        detections.get("roi_boxes", detections["boxes"])), *shape).numpy()
     return out
 
 
@@ -208,6 +210,12 @@ class MaskRCNN(BaseEstimator):
         features. Features are at least 4 pixels apart: for objects a few feature cells
         across, such as printed characters, the pixels give the boundaries. False: the
         paper's head, features only.
+    mask_box_expand : float, default=1.5
+        Factor by which the mask branch enlarges each box about its centre: it is
+        trained on the positive RoIs so enlarged and predicts each detection's mask over
+        its enlarged box, so that a mask reaches past a box that falls a pixel or two
+        short of its object (boxes of small objects are rarely exact). ``"boxes"`` are
+        returned as detected. 1.0: the box itself (the paper's).
     anchor_sizes : tuple of float or None, default=None
         Anchor sizes (square root of the area) in pixels of the network input (with
         ``"fpn"``: one per level, three levels). None chooses three sizes from the boxes
@@ -388,6 +396,7 @@ class MaskRCNN(BaseEstimator):
         "roi_op": [StrOptions({"align", "pool"})],
         "mask_loss": [StrOptions({"sigmoid", "softmax"})],
         "mask_image": ["boolean"],
+        "mask_box_expand": [Interval(Real, 1, 4, closed="both")],
         "anchor_sizes": [tuple, list, None],
         "aspect_ratios": [tuple, list],
         "rpn_pre_nms_top_n": [Interval(Integral, 1, None, closed="left")],
@@ -413,7 +422,8 @@ class MaskRCNN(BaseEstimator):
     }
 
     def __init__(self, *, n_classes=None, backbone="fpn", roi_op="align",
-                 mask_loss="sigmoid", mask_image=True, anchor_sizes=None,
+                 mask_loss="sigmoid", mask_image=True, mask_box_expand=1.5,
+                 anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
                  instance_score_threshold=0.5, image_size=None, input_scale="auto",
@@ -427,6 +437,7 @@ class MaskRCNN(BaseEstimator):
         self.roi_op = roi_op
         self.mask_loss = mask_loss
         self.mask_image = mask_image
+        self.mask_box_expand = mask_box_expand
         self.anchor_sizes = anchor_sizes
         self.aspect_ratios = aspect_ratios
         self.rpn_pre_nms_top_n = rpn_pre_nms_top_n
@@ -663,6 +674,7 @@ class MaskRCNN(BaseEstimator):
                 module__roi_op=self.roi_op,
                 module__mask_loss=self.mask_loss,
                 module__mask_image=bool(self.mask_image),
+                module__mask_box_expand=float(self.mask_box_expand),
                 module__anchor_sizes=anchor_sizes,
                 module__aspect_ratios=tuple(self.aspect_ratios),
                 module__rpn_pre_nms_top_n=self.rpn_pre_nms_top_n,
@@ -788,6 +800,7 @@ class MaskRCNN(BaseEstimator):
         import torch
 
         from sklearn_papers.nn._detection import nms_mask
+        from sklearn_papers.nn._mask_rcnn._roi_heads import expand_boxes
 
         module = self.net_.module_
         module.eval()
@@ -863,7 +876,10 @@ class MaskRCNN(BaseEstimator):
             out.append({"boxes": boxes.numpy().astype(np.float32),
                         "labels": labels[order].numpy().astype(np.int64),
                         "scores": scores[order].numpy().astype(np.float32),
-                        "roi_masks": masks[order].numpy().astype(np.float32)})
+                        "roi_masks": masks[order].numpy().astype(np.float32),
+                        "roi_boxes": expand_boxes(
+                            boxes, module.roi_heads.mask_box_expand).numpy().astype(
+                                np.float32)})
         return out, prepared, dropped
 
     def _detection_cap(self, shape):

@@ -658,6 +658,28 @@ def test_predict_paints_the_same_maps_as_the_dense_masks_of_predict_detections()
         assert maps.max() > 0
 
 
+@pytest.mark.parametrize("expand", [1.0, 1.5])
+def test_masks_cover_the_boxes_enlarged_by_mask_box_expand(expand):
+    """Each mask lies within its box enlarged by ``mask_box_expand`` about its centre
+    (within the box itself for 1.0); the boxes are returned as detected."""
+    data = make_scenes(8, image_size=32, n_classes=1, max_objects=3, touching=0.0,
+                       random_state=0)
+    est = MaskRCNN(**{**TINY, "max_epochs": 8}, predict_scales=(1.0,), score_threshold=0.0,
+                   mask_box_expand=expand).fit(data.images, data.instance_maps)
+    assert est.net_.module_.roi_heads.mask_box_expand == expand
+    yy, xx = np.mgrid[:32, :32] + 0.5
+    n_masks = 0
+    for d in est.predict_detections(data.images[:3]):
+        assert set(d) == {"boxes", "labels", "scores", "masks"}
+        for box, mask in zip(d["boxes"], d["masks"]):
+            centre, half = (box[:2] + box[2:]) / 2, (box[2:] - box[:2]) * expand / 2
+            inside = ((np.abs(xx - centre[0]) <= half[0] + 1)
+                      & (np.abs(yy - centre[1]) <= half[1] + 1))
+            assert not (mask & ~inside).any()
+            n_masks += int(mask.any())
+    assert n_masks > 0
+
+
 def test_input_scale_enlarges_small_objects():
     """Boxes under 3 finest strides across are seen enlarged: object_size_ is in network
     pixels, predictions in input pixels; input_scale=1.0 keeps the images as given."""

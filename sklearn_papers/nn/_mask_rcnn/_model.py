@@ -77,6 +77,9 @@ class MaskRCNNModule(nn.Module):
         The mask head also reads the normalised image, RoIAligned over each RoI at the
         head's resolution (``in_channels`` more channels at its first conv); False: the
         paper's head, features only.
+    mask_box_expand : float, default=1.0
+        Factor by which the mask branch enlarges each box about its centre (see
+        :class:`RoIHeads`); the masks of :meth:`detect` cover the enlarged boxes.
     """
 
     def __init__(self, n_classes, in_channels, *, width=16, fpn=False, roi_op="align",
@@ -84,7 +87,7 @@ class MaskRCNNModule(nn.Module):
                  rpn_pre_nms_top_n=100, rpn_post_nms_top_n=50, rpn_batch_size=128,
                  roi_batch_size=64, mask_rois_per_image=None, detections_per_image=100,
                  score_threshold=0.05, box_nms_threshold=0.5, mean=None, std=None,
-                 mask_image=False):
+                 mask_image=False, mask_box_expand=1.0):
         super().__init__()
         self.n_classes = int(n_classes)
         self.mask_image = bool(mask_image)
@@ -117,7 +120,7 @@ class MaskRCNNModule(nn.Module):
             fg_iou_thresh=0.5, bg_iou_thresh=0.5, batch_size_per_image=roi_batch_size,
             positive_fraction=0.25, score_thresh=score_threshold, nms_thresh=box_nms_threshold,
             detections_per_img=detections_per_image, mask_loss=mask_loss,
-            mask_rois_per_image=mask_rois_per_image)
+            mask_rois_per_image=mask_rois_per_image, mask_box_expand=mask_box_expand)
         # the output layers' initialisation is drawn once every layer is built, in this
         # order, which fixes what a seeded build gives
         self.rpn.head.reset_parameters()
