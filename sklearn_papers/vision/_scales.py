@@ -246,17 +246,19 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
 
 def choose_detection_scale(sizes_by_scale, counts_by_scale, target):
     """``MaskRCNN``'s scale: :func:`choose_backed_scale`, unless it shrinks the image
-    and finds fewer objects there than at scale 1, or scale 1 finds no object and the
-    other scale less than one.
+    and finds fewer objects there than at scale 1, or it enlarges the image and finds
+    less than one object there where scale 1 finds none.
 
     Detections at scale 1 much larger than ``target`` are whole objects larger than in
     ``fit`` (pieces of them would be boxed near the training size). Shrinking the image
     keeps such objects whole, so the scale that brings them to the training size finds
     at least as many; one that finds fewer loses some (a held-out tile whose few coins
     are larger than the training median keeps its own scale). Where scale 1 finds
-    nothing, a lone detection at another scale whose score is below 1 is as likely a
+    nothing, a lone detection at a larger scale whose score is below 1 is as likely a
     speck enlarged (a blank margin of a page) as an object: the scores of the
-    detections there must sum to at least 1.
+    detections there must sum to at least 1. A smaller scale is taken as
+    :func:`choose_backed_scale` says: objects larger than in ``fit`` can be missed at
+    scale 1 and found whole when shrunk.
 
     Parameters
     ----------
@@ -267,12 +269,12 @@ def choose_detection_scale(sizes_by_scale, counts_by_scale, target):
     -------
     scale : float
         The scale :func:`choose_backed_scale` takes, or 1.0 when that scale is below 1
-        and its count is below scale 1's, or scale 1's count is 0 and that scale's
-        below 1.
+        and its count is below scale 1's, or above 1 with a count below 1 where scale
+        1's is 0.
     """
     scale = choose_backed_scale(sizes_by_scale, counts_by_scale, target)
     count, own = counts_by_scale.get(scale, 0.0), counts_by_scale.get(1.0, 0.0)
-    if (scale < 1.0 and count < own) or (own == 0.0 and count < 1.0):
+    if (scale < 1.0 and count < own) or (scale > 1.0 and own == 0.0 and count < 1.0):
         return 1.0
     return scale
 

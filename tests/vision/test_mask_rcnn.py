@@ -324,9 +324,10 @@ def test_predict_says_when_every_detection_is_under_the_score_threshold(fitted, 
         maps = strict.predict(scenes.images[:2])
     assert not maps.any()
     lenient = copy.deepcopy(fitted).set_params(instance_score_threshold=0.0)
-    with _warnings.catch_warnings():
-        _warnings.simplefilter("error", UserWarning)
+    with _warnings.catch_warnings(record=True) as record:
+        _warnings.simplefilter("always")
         lenient.predict(scenes.images[:2])
+    assert not any("painted no object" in str(w.message) for w in record)
 
 
 def test_predict_scales_auto_finds_objects_twice_the_training_size():
@@ -426,8 +427,8 @@ def test_scale_choice_takes_the_training_size_among_scales_that_keep_the_objects
 def test_scale_choice_keeps_a_tile_whose_shrunk_scale_finds_fewer_objects():
     """A held-out coin tile whose coins are larger than the training median: scale 0.5
     brings them closer to the training size, but finds fewer objects than scale 1,
-    which keeps them whole; a blank tile keeps its scale when another finds less than
-    one object; the other cases keep :func:`choose_backed_scale`'s choice."""
+    which keeps them whole; a blank tile keeps its scale when a larger one finds less
+    than one object; the other cases keep :func:`choose_backed_scale`'s choice."""
     from sklearn_papers.vision._scales import choose_backed_scale, choose_detection_scale
 
     tile = ({0.25: 8.9, 0.5: 15.2, 1.0: 31.8, 2.0: 21.7},
@@ -449,6 +450,9 @@ def test_scale_choice_keeps_a_tile_whose_shrunk_scale_finds_fewer_objects():
     # objects half the training size, found at scale 2 only
     assert choose_detection_scale({1.0: float("nan"), 2.0: 14.0}, {1.0: 0.0, 2.0: 3.0},
                                   15.0) == 2.0
+    # one object twice the training size, missed at scale 1, found whole at 0.5
+    missed = ({0.25: 13.9, 0.5: 21.0, 1.0: float("nan")}, {0.25: 0.99, 0.5: 0.99, 1.0: 0.0})
+    assert choose_detection_scale(*missed, 22.0) == 0.5
 
 
 def test_windows_cover_the_axis_with_half_overlap_and_own_it_once():
