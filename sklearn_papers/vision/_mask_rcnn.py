@@ -20,7 +20,7 @@ from sklearn_papers.vision._scales import (
     SCALE_MARGIN,
     auto_input_scale,
     check_predict_scales,
-    choose_backed_scale,
+    choose_detection_scale,
     owned_intervals,
     rescaled_shape,
     resize_image,
@@ -122,7 +122,8 @@ def paint_detections(detections, shape, threshold):
         decreasing score) and either ``"masks"`` (bool ndarray of shape (k, H, W)) or
         ``"boxes"`` (float ndarray of shape (k, 4), ``(x1, y1, x2, y2)`` in pixels of
         the map) with ``"roi_masks"`` (float ndarray of shape (k, M, M), each box's mask
-        probabilities), which are pasted box by box, thresholded at 0.5.
+        probabilities), which are pasted box by box, thresholded at 0.5, into the boxes
+        ``"roi_boxes"`` (float ndarray of shape (k, 4)) when given, else ``"boxes"``.
     shape : tuple of int
         ``(H, W)``.
     threshold : float
@@ -148,7 +149,8 @@ def paint_detections(detections, shape, threshold):
         order = keep[::-1]
         crops = paste_mask_crops(
             torch.from_numpy(np.ascontiguousarray(detections["roi_masks"][order])),
-            torch.from_numpy(np.ascontiguousarray(detections["boxes"][order])), *shape)
+            torch.from_numpy(np.ascontiguousarray(
+                detections.get("roi_boxes", detections["boxes"])[order])), *shape)
         for j, (r0, r1, c0, c1), crop in crops:
             label_map[r0:r1, c0:c1][crop.numpy()] = order[j] + 1
     ids = np.unique(label_map)
@@ -165,9 +167,9 @@ def _with_masks(detections, shape):
 
     from sklearn_papers.nn._mask_rcnn import paste_masks
 
-    out = {k: v for k, v in detections.items() if k != "roi_masks"}
-    out["masks"] = paste_masks(torch.from_numpy(detections["roi_masks"]),
-                               torch.from_numpy(detections["boxes"]), *shape).numpy()
+    out = {k: v for k, v in detections.items() if k not in ("roi_masks", "roi_boxes")}
+    out["masks"] = paste_masks(torch.from_numpy(detections["roi_masks"]), torch.from_numpy(
+        detections.get("roi_boxes", detections["boxes"])), *shape).numpy()
     return out
 
 
@@ -190,7 +192,8 @@ class MaskRCNN(BaseEstimator):
     A small GroupNorm ResNet-style backbone (one feature map, ``"c4"``, or a feature
     pyramid, ``"fpn"``), a region proposal network on anchors, RoIAlign (or RoIPool) of
     each proposal, a box head (classification and class-specific box regression) and a
-    fully convolutional mask head predicting one 28 x 28 mask per class. Trained with
+    fully convolutional mask head predicting one 28 x 28 mask per class (from the
+    features and, with ``mask_image``, the image's own pixels). Trained with
     ``L = L_cls + L_box + L_mask`` plus the RPN's objectness and box losses; the mask loss
     is the per-class sigmoid binary cross-entropy on positive RoIs, the target being the
     ground-truth mask inside the RoI (section 3 of the paper). Inference keeps the top
@@ -213,6 +216,18 @@ class MaskRCNN(BaseEstimator):
     mask_loss : {"sigmoid", "softmax"}, default="sigmoid"
         Per-class sigmoid masks (the paper's) or a per-pixel softmax over background and
         the classes (its ablation, Table 2b).
+    mask_image : bool, default=True
+        The mask head also reads the image itself, resampled over each RoI at the
+        head's resolution (14 x 14, RoIAlign of the normalised image), beside the
+        features. Features are at least 4 pixels apart: for objects a few feature cells
+        across, such as printed characters, the pixels give the boundaries. False: the
+        paper's head, features only.
+    mask_box_expand : float, default=1.5
+        Factor by which the mask branch enlarges each box about its centre: it is
+        trained on the positive RoIs so enlarged and predicts each detection's mask over
+        its enlarged box, so that a mask reaches past a box that falls a pixel or two
+        short of its object (boxes of small objects are rarely exact). ``"boxes"`` are
+        returned as detected. 1.0: the box itself (the paper's).
     anchor_sizes : tuple of float or None, default=None
         Anchor sizes (square root of the area) in pixels of the network input (with
         ``"fpn"``: one per level, three levels). None chooses three sizes from the boxes
@@ -271,7 +286,11 @@ class MaskRCNN(BaseEstimator):
         least ``instance_score_threshold``) and either its detections are closer in typical size to the boxes seen in ``fit``
         (``object_size_``) by more than a factor 1.25, or (scales below 1) it finds
         1.25 times as many objects with detections at least as close in size; among
-        such scales, the closest in size. At a wrong scale a detector finds pieces of large objects or
+        such scales, the closest in size. A scale below 1 is kept only if it finds at
+        least as many objects as scale 1 (shrinking keeps large objects whole), and
+        where scale 1 finds none, a larger scale only if it finds at least one (scores
+        summing to 1). At a
+        wrong scale a detector finds pieces of large objects or
         groups of small ones, boxed near the training sizes. ``"auto"``:
         0.25, 0.5, 1 and 2 (objects up to 4 times larger or 2 times smaller than in
         ``fit``); ``(1.0,)`` runs the input scale only. The input scale is always a
@@ -388,6 +407,8 @@ class MaskRCNN(BaseEstimator):
         "backbone": [StrOptions({"c4", "fpn"})],
         "roi_op": [StrOptions({"align", "pool"})],
         "mask_loss": [StrOptions({"sigmoid", "softmax"})],
+        "mask_image": ["boolean"],
+        "mask_box_expand": [Interval(Real, 1, 4, closed="both")],
         "anchor_sizes": [tuple, list, None],
         "aspect_ratios": [tuple, list],
         "rpn_pre_nms_top_n": [Interval(Integral, 1, None, closed="left")],
@@ -413,7 +434,8 @@ class MaskRCNN(BaseEstimator):
     }
 
     def __init__(self, *, n_classes=None, backbone="fpn", roi_op="align",
-                 mask_loss="sigmoid", anchor_sizes=None,
+                 mask_loss="sigmoid", mask_image=True, mask_box_expand=1.5,
+                 anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
                  instance_score_threshold=0.5, image_size=None, input_scale="auto",
@@ -426,6 +448,8 @@ class MaskRCNN(BaseEstimator):
         self.backbone = backbone
         self.roi_op = roi_op
         self.mask_loss = mask_loss
+        self.mask_image = mask_image
+        self.mask_box_expand = mask_box_expand
         self.anchor_sizes = anchor_sizes
         self.aspect_ratios = aspect_ratios
         self.rpn_pre_nms_top_n = rpn_pre_nms_top_n
@@ -661,6 +685,8 @@ class MaskRCNN(BaseEstimator):
                 module__fpn=self.backbone == "fpn",
                 module__roi_op=self.roi_op,
                 module__mask_loss=self.mask_loss,
+                module__mask_image=bool(self.mask_image),
+                module__mask_box_expand=float(self.mask_box_expand),
                 module__anchor_sizes=anchor_sizes,
                 module__aspect_ratios=tuple(self.aspect_ratios),
                 module__rpn_pre_nms_top_n=self.rpn_pre_nms_top_n,
@@ -727,7 +753,7 @@ class MaskRCNN(BaseEstimator):
                     sizes[i][scale] = self._confident_size(d, p[1])
             tried = []
             for i in range(len(images)):
-                scale = choose_backed_scale(sizes[i], counts[i], target)
+                scale = choose_detection_scale(sizes[i], counts[i], target)
                 tried.append((scale, sizes[i], counts[i]))
                 if scale != 1.0:
                     out[i], prepared[i], dropped[i] = found[scale][i]
@@ -786,6 +812,7 @@ class MaskRCNN(BaseEstimator):
         import torch
 
         from sklearn_papers.nn._detection import nms_mask
+        from sklearn_papers.nn._mask_rcnn._roi_heads import expand_boxes
 
         module = self.net_.module_
         module.eval()
@@ -861,7 +888,10 @@ class MaskRCNN(BaseEstimator):
             out.append({"boxes": boxes.numpy().astype(np.float32),
                         "labels": labels[order].numpy().astype(np.int64),
                         "scores": scores[order].numpy().astype(np.float32),
-                        "roi_masks": masks[order].numpy().astype(np.float32)})
+                        "roi_masks": masks[order].numpy().astype(np.float32),
+                        "roi_boxes": expand_boxes(
+                            boxes, module.roi_heads.mask_box_expand).numpy().astype(
+                                np.float32)})
         return out, prepared, dropped
 
     def _detection_cap(self, shape):

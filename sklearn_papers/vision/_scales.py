@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["AUTO_SCALES", "FAR_FROM_TRAINING_SIZE", "MAX_INPUT_SCALE", "SCALE_MARGIN",
            "auto_input_scale", "choose_scale",
-           "choose_backed_scale", "check_predict_scales", "resize_image", "resize_labels",
+           "choose_backed_scale", "choose_detection_scale", "check_predict_scales", "resize_image", "resize_labels",
            "scale_is_backed", "size_gap", "tile_starts", "typical_size"]
 
 #: Scales tried by ``predict_scales="auto"``: objects up to 4 times larger or 2 times
@@ -246,6 +246,41 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
     if not taken:
         return 1.0
     return min(taken, key=lambda s: (taken[s], abs(np.log(s)), s))
+
+
+def choose_detection_scale(sizes_by_scale, counts_by_scale, target):
+    """``MaskRCNN``'s scale: :func:`choose_backed_scale`, unless it shrinks the image
+    and finds fewer objects there than at scale 1, or it enlarges the image and finds
+    less than one object there where scale 1 finds none.
+
+    Detections at scale 1 much larger than ``target`` are whole objects larger than in
+    ``fit`` (pieces of them would be boxed near the training size). Shrinking the image
+    keeps such objects whole, so the scale that brings them to the training size finds
+    at least as many; one that finds fewer loses some (a held-out tile whose few coins
+    are larger than the training median keeps its own scale). Where scale 1 finds
+    nothing, a lone detection at a larger scale whose score is below 1 is as likely a
+    speck enlarged (a blank margin of a page) as an object: the scores of the
+    detections there must sum to at least 1. A smaller scale is taken as
+    :func:`choose_backed_scale` says: objects larger than in ``fit`` can be missed at
+    scale 1 and found whole when shrunk.
+
+    Parameters
+    ----------
+    sizes_by_scale, counts_by_scale, target
+        As :func:`choose_backed_scale`.
+
+    Returns
+    -------
+    scale : float
+        The scale :func:`choose_backed_scale` takes, or 1.0 when that scale is below 1
+        and its count is below scale 1's, or above 1 with a count below 1 where scale
+        1's is 0.
+    """
+    scale = choose_backed_scale(sizes_by_scale, counts_by_scale, target)
+    count, own = counts_by_scale.get(scale, 0.0), counts_by_scale.get(1.0, 0.0)
+    if (scale < 1.0 and count < own) or (scale > 1.0 and own == 0.0 and count < 1.0):
+        return 1.0
+    return scale
 
 
 def tile_starts(length, window):

@@ -124,6 +124,35 @@ def test_losses_finite_with_an_empty_image_and_gradients_reach_every_head(fpn, r
         assert grad is not None and torch.isfinite(grad).all() and grad.abs().sum() > 0, name
 
 
+@pytest.mark.parametrize("roi_op", ["align", "pool"])
+def test_mask_image_feeds_the_roi_pixels_to_the_mask_head(roi_op):
+    """With mask_image, the mask head's first conv takes the image channels beside the
+    features; the mask logits then change with the pixels inside a RoI, the gradient
+    reaches those input weights, and without it the head is the paper's."""
+    torch.manual_seed(0)
+    images, boxes, labels, masks = _disc_batch(2, empty=(1,))
+    m = MaskRCNNModule(2, 3, width=8, fpn=True, roi_op=roi_op, mask_image=True)
+    plain = MaskRCNNModule(2, 3, width=8, fpn=True, roi_op=roi_op)
+    c = m.backbone.out_channels
+    assert m.mask_image and m.roi_heads.mask_head[0].in_channels == c + 3
+    assert plain.roi_heads.mask_head[0].in_channels == c
+    assert m.roi_heads.mask_head[2].in_channels == c
+    out = m.losses(images, boxes, labels, masks)
+    out["loss"].backward()
+    grad = m.roi_heads.mask_head[0].weight.grad[:, c:]
+    assert torch.isfinite(grad).all() and grad.abs().sum() > 0
+    rois = torch.tensor([[0.0, 4, 4, 18, 18]])
+    feats = m.backbone(m._normalise(images))
+    a = m.roi_heads._mask_forward(feats, rois, m._normalise(images))
+    changed = images.clone()
+    changed[0, :, 10, 10] = 0.0  # one pixel inside the RoI
+    b = m.roi_heads._mask_forward(feats, rois, m._normalise(changed))
+    assert a.shape == (1, 2, 28, 28) and not torch.allclose(a, b)
+    m.eval()
+    det = m.detect(images)
+    assert det["masks"].shape[-2:] == (28, 28) and torch.isfinite(det["masks"]).all()
+
+
 def test_losses_with_no_objects_at_all():
     torch.manual_seed(0)
     images, boxes, labels, masks = _disc_batch(2, empty=(0, 1))

@@ -74,14 +74,21 @@ def test_pooler_reads_each_roi_from_its_pyramid_level():
     torch.manual_seed(0)
     strides = (4, 8, 16)
     feats = [torch.randn(1, 2, 64 // s, 64 // s) for s in strides]
-    # 8 px -> P2, 16 px -> P3, 48 px -> P4 (canonical 16 px at P3); order kept
-    rois = torch.tensor([[0, 0, 0, 48, 48], [0, 4, 4, 12, 12], [0, 10, 10, 26, 26.0]])
+    # 16 px -> P2, 32 px -> P3, 64 px -> P4 (canonical 32 px at P3: at least 4 cells
+    # across); order kept
+    rois = torch.tensor([[0, 0, 0, 64, 64], [0, 4, 4, 20, 20], [0, 10, 10, 42, 42.0],
+                         [0, 2, 2, 33, 33]])
     out = MultiScaleRoIPool(strides, 3)(feats, rois)
-    for k, level in enumerate((2, 0, 1)):
+    for k, level in enumerate((2, 0, 1, 0)):
+        ref = roi_align(feats[level], rois[k:k + 1], 3, 1 / strides[level], 2, True)
+        torch.testing.assert_close(out[k:k + 1], ref)
+    # another canonical size moves the levels: 16 px at P3
+    out = MultiScaleRoIPool(strides, 3, canonical_size=16)(feats, rois[:3])
+    for k, level in enumerate((2, 1, 2)):
         ref = roi_align(feats[level], rois[k:k + 1], 3, 1 / strides[level], 2, True)
         torch.testing.assert_close(out[k:k + 1], ref)
     single = MultiScaleRoIPool((8,), 3, roi_op="pool")([feats[1]], rois)
-    assert single.shape == (3, 2, 3, 3)
+    assert single.shape == (4, 2, 3, 3)
 
 
 def test_fastrcnn_loss_hand_checked_values():

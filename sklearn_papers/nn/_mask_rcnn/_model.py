@@ -73,15 +73,24 @@ class MaskRCNNModule(nn.Module):
     box_nms_threshold : float, default=0.5
     mean, std : sequence of float or None
         Per-channel normalisation applied to the images inside the module.
+    mask_image : bool, default=False
+        The mask head also reads the normalised image, RoIAligned over each RoI at the
+        head's resolution (``in_channels`` more channels at its first conv); False: the
+        paper's head, features only.
+    mask_box_expand : float, default=1.0
+        Factor by which the mask branch enlarges each box about its centre (see
+        :class:`RoIHeads`); the masks of :meth:`detect` cover the enlarged boxes.
     """
 
     def __init__(self, n_classes, in_channels, *, width=16, fpn=False, roi_op="align",
                  mask_loss="sigmoid", anchor_sizes=(8, 16, 32), aspect_ratios=(0.5, 1.0, 2.0),
                  rpn_pre_nms_top_n=100, rpn_post_nms_top_n=50, rpn_batch_size=128,
                  roi_batch_size=64, mask_rois_per_image=None, detections_per_image=100,
-                 score_threshold=0.05, box_nms_threshold=0.5, mean=None, std=None):
+                 score_threshold=0.05, box_nms_threshold=0.5, mean=None, std=None,
+                 mask_image=False, mask_box_expand=1.0):
         super().__init__()
         self.n_classes = int(n_classes)
+        self.mask_image = bool(mask_image)
         self.backbone = Backbone(in_channels, width, fpn)
         self.strides = self.backbone.strides
         c = self.backbone.out_channels
@@ -106,11 +115,12 @@ class MaskRCNNModule(nn.Module):
         self.roi_heads = RoIHeads(
             MultiScaleRoIPool(self.strides, 7, roi_op), TwoMLPHead(c * 7 * 7, 4 * c),
             FastRCNNPredictor(4 * c, self.n_classes), MultiScaleRoIPool(self.strides, 14, roi_op),
-            MaskRCNNHeads(c, 2), MaskRCNNPredictor(c, n_mask), self.n_classes,
+            MaskRCNNHeads(c + (in_channels if mask_image else 0), 2, c),
+            MaskRCNNPredictor(c, n_mask), self.n_classes,
             fg_iou_thresh=0.5, bg_iou_thresh=0.5, batch_size_per_image=roi_batch_size,
             positive_fraction=0.25, score_thresh=score_threshold, nms_thresh=box_nms_threshold,
             detections_per_img=detections_per_image, mask_loss=mask_loss,
-            mask_rois_per_image=mask_rois_per_image)
+            mask_rois_per_image=mask_rois_per_image, mask_box_expand=mask_box_expand)
         # the output layers' initialisation is drawn once every layer is built, in this
         # order, which fixes what a seeded build gives
         self.rpn.head.reset_parameters()
@@ -184,7 +194,8 @@ class MaskRCNNModule(nn.Module):
         targets = {"boxes": boxes, "labels": labels, "masks": masks}
         features = self.backbone(images)
         proposals, valid, rpn = self.rpn(features, (height, width), targets)
-        roi = self.roi_heads(features, proposals, valid, (height, width), targets)
+        roi = self.roi_heads(features, proposals, valid, (height, width), targets,
+                             images if self.mask_image else None)
         total = (roi["loss_cls"] + roi["loss_box"] + roi["loss_mask"] + rpn["loss_rpn_cls"]
                  + rpn["loss_rpn_box"])
         return {"loss": total, **roi, **rpn}
@@ -204,7 +215,8 @@ class MaskRCNNModule(nn.Module):
         height, width = images.shape[-2:]
         features = self.backbone(images)
         proposals, valid, _ = self.rpn(features, (height, width))
-        return self.roi_heads(features, proposals, valid, (height, width))
+        return self.roi_heads(features, proposals, valid, (height, width),
+                              images=images if self.mask_image else None)
 
 
 class LossOutputNet(NeuralNet):

@@ -22,7 +22,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from sklearn_papers.nn._detection import box_iou, clip_boxes, nms_mask, roi_align_crops
+from sklearn_papers.nn._detection import (
+    _roi_align,
+    box_iou,
+    clip_boxes,
+    nms_mask,
+    roi_align_crops,
+)
 from sklearn_papers.nn._detection_utils import (
     BalancedPositiveNegativeSampler,
     BoxCoder,
@@ -32,11 +38,21 @@ from sklearn_papers.nn._detection_utils import (
 from sklearn_papers.nn._mask_rcnn._rpn import SMOOTH_L1_BETA
 
 __all__ = ["FastRCNNPredictor", "MaskRCNNHeads", "MaskRCNNPredictor", "RoIHeads",
-           "TwoMLPHead", "fastrcnn_loss", "mask_loss_sigmoid", "mask_loss_softmax",
+           "TwoMLPHead", "expand_boxes", "fastrcnn_loss", "mask_loss_sigmoid", "mask_loss_softmax",
            "maskrcnn_inference", "maskrcnn_loss", "paste_mask_crops", "paste_masks",
            "project_masks_on_boxes"]
 
 BOX_WEIGHTS = (10.0, 10.0, 5.0, 5.0)  # Fast R-CNN's box-head delta weights
+
+
+def expand_boxes(boxes, factor):
+    """Boxes ``(..., 4)`` ``(x1, y1, x2, y2)`` scaled by ``factor`` about their centres
+    (the regions the mask branch reads and predicts with ``mask_box_expand``)."""
+    if factor == 1.0:
+        return boxes
+    centre = (boxes[..., :2] + boxes[..., 2:]) / 2
+    half = (boxes[..., 2:] - boxes[..., :2]) * (factor / 2)
+    return torch.cat([centre - half, centre + half], -1)
 
 
 class TwoMLPHead(nn.Module):
@@ -103,10 +119,12 @@ class MaskRCNNHeads(nn.Sequential):
     n_layers : int, default=2
     """
 
-    def __init__(self, in_channels, n_layers=2):
+    def __init__(self, in_channels, n_layers=2, out_channels=None):
+        out_channels = in_channels if out_channels is None else out_channels
         layers = []
-        for _ in range(n_layers):
-            layers += [nn.Conv2d(in_channels, in_channels, 3, 1, 1), nn.ReLU(inplace=True)]
+        for k in range(n_layers):
+            layers += [nn.Conv2d(in_channels if k == 0 else out_channels, out_channels, 3, 1,
+                                 1), nn.ReLU(inplace=True)]
         super().__init__(*layers)
 
 
@@ -469,13 +487,19 @@ class RoIHeads(nn.Module):
     mask_rois_per_image : int or None, default=None
         Most positive RoIs per image the mask branch is trained on, a uniform random
         subset of the sampled positives; None: all of them.
+    mask_box_expand : float, default=1.0
+        The mask branch reads and predicts each RoI (in training) or detection box (in
+        inference) scaled by this factor about its centre (:func:`expand_boxes`), so
+        that a mask can reach past a box that is a pixel or two short; 1.0: the box
+        itself (the paper's).
     """
 
     def __init__(self, box_roi_pool, box_head, box_predictor, mask_roi_pool, mask_head,
                  mask_predictor, n_classes, *, fg_iou_thresh=0.5, bg_iou_thresh=0.5,
                  batch_size_per_image=64, positive_fraction=0.25,
                  bbox_reg_weights=BOX_WEIGHTS, score_thresh=0.05, nms_thresh=0.5,
-                 detections_per_img=100, mask_loss="sigmoid", mask_rois_per_image=None):
+                 detections_per_img=100, mask_loss="sigmoid", mask_rois_per_image=None,
+                 mask_box_expand=1.0):
         super().__init__()
         self.box_roi_pool = box_roi_pool
         self.box_head = box_head
@@ -494,12 +518,18 @@ class RoIHeads(nn.Module):
         self.mask_loss = mask_loss
         self.mask_rois_per_image = None if mask_rois_per_image is None else int(
             mask_rois_per_image)
+        self.mask_box_expand = float(mask_box_expand)
 
     def _box_forward(self, features, rois):
         return self.box_predictor(self.box_head(self.box_roi_pool(features, rois)))
 
-    def _mask_forward(self, features, rois):
-        return self.mask_predictor(self.mask_head(self.mask_roi_pool(features, rois)))
+    def _mask_forward(self, features, rois, images=None):
+        pooled = self.mask_roi_pool(features, rois)
+        if images is not None:
+            # the image itself, read at the mask head's resolution, beside the features
+            size = (self.mask_roi_pool.output_size,) * 2
+            pooled = torch.cat([pooled, _roi_align(images, rois, size, 1.0, 2, True)], 1)
+        return self.mask_predictor(self.mask_head(pooled))
 
     def select_training_samples(self, proposals, valid, targets):
         """Add the ground truth to the proposals, match and sample them.
@@ -581,7 +611,7 @@ class RoIHeads(nn.Module):
                 "labels": gather_rows(labels.contiguous(), top),
                 "valid": gather_rows(keep, top)}
 
-    def forward(self, features, proposals, valid, image_size, targets=None):
+    def forward(self, features, proposals, valid, image_size, targets=None, images=None):
         """Losses with ``targets``, detections without.
 
         Parameters
@@ -604,7 +634,7 @@ class RoIHeads(nn.Module):
             box (0 for padding).
         """
         if targets is not None:
-            return self._losses(features, proposals, valid, targets)
+            return self._losses(features, proposals, valid, targets, images)
         n, p = proposals.shape[:2]
         img_idx = torch.arange(n, device=proposals.device)[:, None].expand(n, p)
         rois = torch.cat([img_idx.reshape(-1, 1).float(), proposals.reshape(-1, 4)], 1)
@@ -618,13 +648,14 @@ class RoIHeads(nn.Module):
         m = 2 * self.mask_roi_pool.output_size
         masks = features[0].new_zeros((n, d, m, m))
         if len(det_boxes):
+            mask_boxes = expand_boxes(det_boxes, self.mask_box_expand)
             mask_logits = self._mask_forward(
-                features, torch.cat([det_img[:, None].float(), det_boxes], 1))
+                features, torch.cat([det_img[:, None].float(), mask_boxes], 1), images)
             masks[out["valid"]] = maskrcnn_inference(mask_logits, det_labels, self.mask_loss)
         out["masks"] = masks
         return out
 
-    def _losses(self, features, proposals, valid, targets):
+    def _losses(self, features, proposals, valid, targets, images=None):
         rois, matched, labels, regression_targets = self.select_training_samples(
             proposals, valid, targets)
         class_logits, box_regression = self._box_forward(features, rois)
@@ -640,7 +671,10 @@ class RoIHeads(nn.Module):
         if self.mask_rois_per_image is not None:
             p_idx = p_idx[_at_most_per_image(rois[p_idx, 0].long(),
                                              self.mask_rois_per_image)]
-        mask_logits = self._mask_forward(features, rois[p_idx])
-        loss_mask = maskrcnn_loss(mask_logits, labels[p_idx], targets["masks"], rois[p_idx],
+        mask_rois = rois[p_idx]
+        mask_rois = torch.cat([mask_rois[:, :1], expand_boxes(mask_rois[:, 1:],
+                                                              self.mask_box_expand)], 1)
+        mask_logits = self._mask_forward(features, mask_rois, images)
+        loss_mask = maskrcnn_loss(mask_logits, labels[p_idx], targets["masks"], mask_rois,
                                   matched[p_idx], self.mask_loss)
         return {"loss_cls": loss_cls, "loss_box": loss_box, "loss_mask": loss_mask}
