@@ -37,7 +37,9 @@ as soon as it is known, and the folds already there are skipped. One torch threa
 ``--record featurizer`` writes ``benchmarks/results/grover_featurizer_scaffold.json``
 (``featurizer`` and ``featurizer-nofp``, each as "ours" against ``ecfp4``); ``--record
 models`` writes ``benchmarks/results/grover_heads_scaffold.json`` (``model-default``,
-``model-svr`` and ``model-ensemble``, each as "ours" against ``model-finetune``).
+``model-svr`` and ``model-ensemble``, each as "ours" against ``model-finetune``); its
+fits are in ``benchmarks/results/grover_heads_scaffold_fits.jsonl``, the ``--log`` of its
+command.
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python
 benchmarks/bench_grover_scaffold_defaults.py [--datasets esol ...] [--arms ecfp4
