@@ -14,15 +14,18 @@ Arms (``--arms``):
   then the same linear model;
 * ``featurizer-nofp``: ``GroverFeaturizer(fingerprint_bits=0)`` (the embedding and the
   descriptors, without the fingerprint branch), then the linear model;
-* ``model-default``: ``GroverRegressor()`` at its defaults (regression sets only);
-* ``model-finetune``: ``GroverRegressor(head="finetune")`` (the fine-tuned network, the
-  default head);
+* ``model-default``: ``GroverRegressor()`` at its defaults (regression sets only;
+  ``head="ensemble"``, 30 epochs of fine-tuning);
+* ``model-finetune``: ``GroverRegressor(head="finetune", max_epochs=60)`` (the
+  fine-tuned network alone, 60 epochs);
 * ``model-svr``: ``GroverRegressor(head="svr")``;
-* ``model-ensemble``: ``GroverRegressor(head="ensemble")``, the mean of both heads. Its
-  fit holds the other two heads' fits (its network is ``head="finetune"``'s with the
-  same ``random_state``, its SVR ``head="svr"``'s; ``tests/chem`` checks it), so each
-  of its folds also logs the scores of its two heads as ``model-finetune`` and
-  ``model-svr`` (their ``cpu`` is None: not timed alone) where those arms have no row.
+* ``model-ensemble``: ``GroverRegressor(head="ensemble", max_epochs=60)``, the mean of
+  both heads with 60 epochs of fine-tuning. Its fit holds the other two heads' fits (its
+  network is ``model-finetune``'s with the same ``random_state``, its SVR
+  ``head="svr"``'s; ``tests/chem`` checks it), so each of its folds also logs the scores
+  of its two heads as ``model-finetune`` and ``model-svr`` (their ``cpu`` is None: not
+  timed alone) where those arms have no row. ``model-default`` logs its SVR head's
+  score as ``model-svr`` the same way.
 
 The linear model is ``eval_grover_checkpoint.py``'s: ``StandardScaler`` + ``RidgeCV`` for
 regression, ``StandardScaler`` + ``LogisticRegression(C=0.1)`` per task for
@@ -33,8 +36,10 @@ as soon as it is known, and the folds already there are skipped. One torch threa
 
 ``--record featurizer`` writes ``benchmarks/results/grover_featurizer_scaffold.json``
 (``featurizer`` and ``featurizer-nofp``, each as "ours" against ``ecfp4``); ``--record
-models`` writes ``benchmarks/results/grover_heads_scaffold.json`` (``model-svr`` and
-``model-ensemble``, each as "ours" against ``model-finetune``).
+models`` writes ``benchmarks/results/grover_heads_scaffold.json`` (``model-default``,
+``model-svr`` and ``model-ensemble``, each as "ours" against ``model-finetune``); its
+fits are in ``benchmarks/results/grover_heads_scaffold_fits.jsonl``, the ``--log`` of its
+command.
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python
 benchmarks/bench_grover_scaffold_defaults.py [--datasets esol ...] [--arms ecfp4
@@ -56,7 +61,10 @@ ARMS = ("ecfp4", "featurizer", "featurizer-nofp", "model-default", "model-finetu
         "model-svr", "model-ensemble")
 #: Arms whose fits depend on ``random_state`` (the others run once per fold; the
 #: regressor's default head, an SVR search, draws nothing).
-STOCHASTIC = ("model-finetune", "model-ensemble")
+STOCHASTIC = ("model-default", "model-finetune", "model-ensemble")
+#: The heads whose scores an arm's fit logs as another arm's (the same model).
+HEAD_ARMS = {"model-ensemble": ("model-finetune", "model-svr"),
+             "model-default": ("model-svr",)}
 UNITS = {"esol": "log(mol/L)", "freesolv": "kcal/mol", "bbbp": "ROC-AUC",
          "tox21": "ROC-AUC"}
 
@@ -78,8 +86,9 @@ def model(arm, task, seed, cache):
     if task != "regression":
         raise ValueError(f"the model arms are regressors: {arm!r} needs a regression set")
     cls = GroverRegressor
-    params = {"model-default": {}, "model-finetune": {"head": "finetune"},
-              "model-svr": {"head": "svr"}, "model-ensemble": {"head": "ensemble"}}[arm]
+    params = {"model-default": {}, "model-finetune": {"head": "finetune", "max_epochs": 60},
+              "model-svr": {"head": "svr"},
+              "model-ensemble": {"head": "ensemble", "max_epochs": 60}}[arm]
     return cls(graph_cache=cache, random_state=seed, verbose=0, **params)
 
 
@@ -95,9 +104,10 @@ def run_fold(arm, name, task, X, y, train, test, seed, cache):
         est = model(arm, task, seed, cache).fit(X[train], y[train])
         pred = est.predict(X[test]) if task == "regression" else \
             positive_proba(est, X[test])
-        if arm == "model-ensemble":
+        if arm in HEAD_ARMS:
             heads = {f"model-{h}": score(name, y[test], p)
-                     for h, p in est._head_predictions(X[test]).items()}
+                     for h, p in est._head_predictions(X[test]).items()
+                     if f"model-{h}" in HEAD_ARMS[arm]}
     else:
         tr = features(arm, cache)
         F_train = tr.fit_transform(X[train])
@@ -204,14 +214,16 @@ def record_rows(args, scores, argv, done):
     from _record import record
 
     pairs = ([("featurizer", "ecfp4"), ("featurizer-nofp", "ecfp4")]
-             if args.record == "featurizer" else [("model-svr", "model-finetune"),
+             if args.record == "featurizer" else [("model-default", "model-finetune"),
+                                                   ("model-svr", "model-finetune"),
                                                    ("model-ensemble", "model-finetune")])
     rows = []
     labels = {"featurizer": "GroverFeaturizer()", "ecfp4": "ECFP4",
               "featurizer-nofp": "GroverFeaturizer(fingerprint_bits=0)",
-              "model-default": "GroverRegressor()", "model-finetune": "head='finetune'",
+              "model-default": "GroverRegressor()",
+              "model-finetune": "GroverRegressor(head='finetune', max_epochs=60)",
               "model-svr": "GroverRegressor(head='svr')",
-              "model-ensemble": "GroverRegressor(head='ensemble')"}
+              "model-ensemble": "GroverRegressor(head='ensemble', max_epochs=60)"}
     for name in args.datasets:
         higher = DATASETS[name] == "classification"
         metric = "test ROC-AUC" if higher else "test RMSE"
@@ -240,14 +252,17 @@ def record_rows(args, scores, argv, done):
                      "the folds.")
     else:
         record("grover_heads_scaffold",
-               title="GroverRegressor(head='svr') and GroverRegressor(head='ensemble') "
-                     "(ours) against GroverRegressor(head='finetune') (peer, the default "
-                     "head), balanced scaffold 5-fold cross-validation",
-               peer="the same estimator with head='finetune'", rows=rows, argv=argv,
+               title="GroverRegressor() at its defaults and its heads alone (ours) "
+                     "against the fine-tuned network alone, "
+                     "GroverRegressor(head='finetune', max_epochs=60) (peer), balanced "
+                     "scaffold 5-fold cross-validation",
+               peer="GroverRegressor(head='finetune', max_epochs=60)", rows=rows,
+               argv=argv,
                notes="Means over the folds of the per-fold means over the seeds of the "
                      "stochastic arms (seeds per fold: " + "; ".join(
                          f"{name} {arm} {seed_counts(done, name, 'model-' + arm)}"
-                         for name in args.datasets for arm in ("finetune", "ensemble")
+                         for name in args.datasets
+                         for arm in ("default", "finetune", "ensemble")
                          if (name, "model-" + arm) in scores) + "); ± the seed spread: "
                      "the mean over folds with several seeds of the standard deviation "
                      "over seeds (0 for the deterministic SVR head and with one seed).")

@@ -71,11 +71,11 @@ MOLECULE = {
                          "descriptors": _few_descriptors(), "random_state": 0},
     "GroverFeaturizer": {"hidden_size": 8, "n_heads": 1, "depth": 2, "max_epochs": 1,
                          "batch_size": 4, "pretrained": None, "random_state": 0},
-    # the default fine-tuned head; tests/chem/test_grover_fingerprint.py checks head="svr",
-    # tests/chem/test_grover_ensemble.py head="ensemble"
-    "GroverRegressor": {"hidden_size": 8, "n_heads": 1, "depth": 2, "ffn_hidden": 8,
-                        "max_epochs": 2, "batch_size": 4, "pretrained": None,
-                        "random_state": 0},
+    # the fine-tuned head; tests/chem/test_grover_fingerprint.py checks head="svr",
+    # tests/chem/test_grover_ensemble.py the default head="ensemble"
+    "GroverRegressor": {"head": "finetune", "hidden_size": 8, "n_heads": 1, "depth": 2,
+                        "ffn_hidden": 8, "max_epochs": 2, "batch_size": 4,
+                        "pretrained": None, "random_state": 0},
     "MPNN": {"hidden_size": 8, "n_steps": 2, "set2set_steps": 2, "edge_hidden_size": 8,
              "max_epochs": 2, "batch_size": 4, "random_state": 0},
     "MPNNClassifier": {"hidden_size": 8, "n_steps": 2, "set2set_steps": 2,

@@ -182,6 +182,9 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     Read more in the :doc:`user guide </molecules>` and on the :doc:`paper page
     </papers/grover>`.
 
+    By default (``head="ensemble"``) the prediction is the mean of two models fitted on
+    the same molecules: the SVR head and the fine-tuned network described below.
+
     With ``head="svr"`` the pretrained encoder stays frozen: the features of
     :class:`GroverFeaturizer` at its defaults (the embedding, RDKit's 2-D descriptors
     through CDFs and ECFP4 bits, the blocks scaled on the training molecules) go through
@@ -195,8 +198,8 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     ``random_state`` changes nothing (with ``pretrained=None`` it seeds the random
     encoder). Several targets get one SVR each, on the molecules that have a label.
 
-    By default (``head="finetune"``), the pretrained GTransformer (or a fresh one with
-    ``pretrained=None``) and two
+    The fine-tuned network (``head="finetune"``, and half of the default ensemble): the
+    pretrained GTransformer (or a fresh one with ``pretrained=None``) and two
     feed-forward heads, one on each view's pooled atom embeddings, are trained end to end
     on the standardised targets; the loss is the sum of both heads' mean squared errors
     plus ``dist_coef`` times their disagreement (Section 4.2), and the prediction is the
@@ -215,24 +218,23 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     hidden_size : int, default=64
         Width of the hidden states. Ignored (taken from the checkpoint) when ``pretrained``
         is set, as are ``n_layers``, ``n_heads`` and ``depth``.
-    head : {"finetune", "svr", "ensemble"}, default="finetune"
-        ``"svr"``: an SVR searched on the frozen encoder's :class:`GroverFeaturizer`
-        features (see above); the fine-tuning parameters (``dropout`` to
-        ``lr_schedule``, and ``descriptors``: the featurizer joins its own) are not used,
-        and a ``UserWarning`` names those set away from their defaults. ``"finetune"``:
-        the encoder and two feed-forward heads trained end to end. ``"ensemble"``: both,
-        and the prediction is the unweighted mean of the two (an average of two unlike
-        models, as in Dietterich, 2000, "Ensemble Methods in Machine Learning"); the
-        network is the one ``head="finetune"`` trains with the same ``random_state``,
-        the SVR the one of ``head="svr"``, so a fit costs the sum of both fits, about
-        chemprop's CPU at its defaults or more. Use ``"svr"`` for potency on one target:
-        on MoleculeACE's ten bundled targets it beats SVR on ECFP, where the fine-tuned
-        network does not, at a fraction of the fit time (:ref:`benchmark-moleculeace`).
-        On FreeSolv under scaffold cross-validation the fine-tuned network errs less
-        (:ref:`benchmark-grover_heads_scaffold`), so it stays the default. The ensemble
-        errs less than the fine-tuned network on FreeSolv and ESOL under scaffold
-        cross-validation (the same page); on MoleculeACE's targets its rows name the
-        targets it ran.
+    head : {"ensemble", "finetune", "svr"}, default="ensemble"
+        ``"ensemble"``: the unweighted mean of the two models below (an average of two
+        unlike models, as in Dietterich, 2000, "Ensemble Methods in Machine Learning").
+        Its network is the one ``head="finetune"`` trains with the same parameters and
+        ``random_state``, its SVR the one of ``head="svr"``; a fit costs the sum of
+        both. ``"finetune"``: the encoder and two feed-forward heads trained end to end,
+        alone. ``"svr"``: an SVR searched on the frozen encoder's
+        :class:`GroverFeaturizer` features (see above), alone: no network is trained,
+        the fine-tuning parameters (``dropout`` to ``lr_schedule``, and
+        ``descriptors``: the featurizer joins its own) are not used, and a
+        ``UserWarning`` names those set away from their defaults. The ensemble is the
+        default: on MoleculeACE's ten bundled targets it beats SVR on ECFP, at less CPU
+        than chemprop (:ref:`benchmark-moleculeace`). Under scaffold cross-validation on
+        ESOL and FreeSolv it errs less than the network alone, even with
+        ``max_epochs=60`` (:ref:`benchmark-grover_heads_scaffold`). ``"svr"`` alone
+        costs about a quarter of the ensemble's CPU and also beats SVR on ECFP on
+        MoleculeACE's targets, but errs more on FreeSolv (the same pages).
     n_layers : int, default=1
         Transformer blocks per view.
     n_heads : int, default=2
@@ -248,14 +250,14 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
         (Eq. 6).
     dist_coef : float, default=0.1
         Weight of the disagreement between the two views' predictions in the loss.
-    max_epochs : int, default=60
-        Fine-tuning epochs. With the warm-up-then-decay schedule, 60 epochs by default:
-        on ESOL and FreeSolv (random 80/20 splits, seeds 0-2) the held-out loss was
-        within 2 % of its lowest by 25 % to 78 % of the run, and the last epoch's test RMSE
-        was lower than after 30 epochs (mean 0.654 against 0.670 log mol/L on ESOL, 1.078
-        against 1.151 kcal/mol on FreeSolv), at 47 and 19 CPU seconds a fit on one
-        thread, less than chemprop's 87 and 34 s at its defaults on the same splits
-        (:ref:`benchmark-graph_descriptors`).
+    max_epochs : int, default=30
+        Fine-tuning epochs (ignored with ``head="svr"``). The network's training is
+        nearly all of an ensemble fit's CPU, in proportion to ``max_epochs``: 30 epochs
+        keep the default ensemble under chemprop's CPU on MoleculeACE's targets
+        (:ref:`benchmark-moleculeace`). The fine-tuned network alone errs less after 60
+        epochs than after 30 (mean test RMSE 0.654 against 0.670 log mol/L on ESOL,
+        1.078 against 1.151 kcal/mol on FreeSolv, random 80/20 splits, seeds 0-2):
+        set ``max_epochs=60`` with ``head="finetune"``.
     batch_size : int, default=32
         Molecules per batch (a last batch of one is fine); ``predict`` batches molecules
         in order of size and returns the rows in the order of ``X``.
@@ -378,9 +380,9 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
     >>> reg = GroverRegressor(head="svr").fit(X, y)  # SVR on the frozen features
     >>> reg.predict(["CCO"]).shape
     (1,)
-    >>> tuned = GroverRegressor(max_epochs=2, random_state=0).fit(X, y)
-    >>> tuned.n_iter_
-    2
+    >>> both = GroverRegressor(max_epochs=2, random_state=0).fit(X, y)  # the ensemble
+    >>> both.n_iter_, len(both.svr_)
+    (2, 1)
     """
 
     _parameter_constraints = {
@@ -390,8 +392,8 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
 
     # Its own signature for the default schedule (chemprop's warm-up then decay won on ESOL
     # and cost 1 % on FreeSolv: benchmarks/search_defaults.py) and the head.
-    def __init__(self, hidden_size=64, *, head="finetune", n_layers=1, n_heads=2, depth=3,
-                 dropout=0.0, ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=60,
+    def __init__(self, hidden_size=64, *, head="ensemble", n_layers=1, n_heads=2, depth=3,
+                 dropout=0.0, ffn_hidden=64, readout="mean", dist_coef=0.1, max_epochs=30,
                  batch_size=32, lr=1e-3, early_stopping=False, validation_fraction=0.1,
                  n_iter_no_change=10, lr_schedule="warmup_decay", pretrained="moses-small",
                  device="cpu", errors="raise", standardize=False, graph_cache=None,
@@ -409,7 +411,7 @@ class GroverRegressor(_GraphRegressorMixin, _GroverFinetune):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Fine-tune on molecules ``X`` and targets ``y``.
+        """Fit the head(s) on molecules ``X`` and targets ``y``.
 
         Parameters
         ----------

@@ -79,3 +79,9 @@ def test_ensemble_several_targets_and_invalid_molecules():
 def test_bad_head_names_the_options():
     with pytest.raises(ValueError, match="ensemble"):
         GroverRegressor(head="mean").fit(MOLS, Y)
+
+
+def test_ensemble_with_a_short_fine_tuning_is_the_default():
+    reg = GroverRegressor()
+    assert (reg.head, reg.max_epochs) == ("ensemble", 30)
+    assert reg.lr_schedule == "warmup_decay" and reg.pretrained == "moses-small"
