@@ -69,8 +69,9 @@ def make(model, task, descriptors, seed):
         "grover": (chem.GroverRegressor, chem.GroverClassifier),
     }[model]
     cls = classes[0] if task == "regression" else classes[1]
-    # GroverRegressor: the fine-tuned network (descriptors joined to its readout)
-    head = {"head": "finetune"} if cls is chem.GroverRegressor else {}
+    # GroverRegressor: the fine-tuned network (descriptors joined to its readout), with
+    # the epochs of the recorded rows
+    head = {"head": "finetune", "max_epochs": 60} if cls is chem.GroverRegressor else {}
     return cls(descriptors=descriptors, random_state=seed, **head)
 
 

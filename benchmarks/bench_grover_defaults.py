@@ -11,7 +11,8 @@ training parameters of ``ARMS`` and ``CANDIDATES``:
 * ``previous-curve``: the same with ``early_stopping=True`` and a patience longer than
   ``max_epochs`` (nothing stops; the best epoch on the held-out 10 % is kept), for where
   the best held-out epoch falls;
-* ``defaults``: ``GroverRegressor()``, passed nothing;
+* ``defaults``: the fine-tuned network as ``GroverRegressor(head="finetune",
+  max_epochs=60)`` trains it (:data:`FINETUNED`), passed nothing else;
 * the candidates of ``CANDIDATES``, asked for by name with ``--arms``.
 
 On the regression sets of the quality comparisons (``benchmarks/_molsplits.py``: random
@@ -58,6 +59,8 @@ CANDIDATES = {
     "es10": {**PREVIOUS, "early_stopping": True, "n_iter_no_change": 10},
     "es10-lr3e-3": {**PREVIOUS, "early_stopping": True, "n_iter_no_change": 10, "lr": 3e-3},
 }
+#: The fine-tuned network every arm starts from (the estimator's default head adds an SVR).
+FINETUNED = {"head": "finetune", "max_epochs": 60}
 #: Unit of the test RMSE per data set.
 UNITS = {"esol": "log(mol/L)", "freesolv": "kcal/mol"}
 
@@ -67,7 +70,7 @@ def fit_grover(params, X, y, train, test, seed):
     GroverRegressor."""
     from sklearn_papers.chem import GroverRegressor
 
-    est = GroverRegressor(head="finetune", random_state=seed, **params)
+    est = GroverRegressor(random_state=seed, **{**FINETUNED, **params})
     cpu = time.process_time()
     with warnings.catch_warnings():
         # a run that never stops warns that it was still improving: it is meant to
@@ -103,7 +106,7 @@ def fit_grover_per_epoch(params, X, y, train, test, seed):
             states.append(copy.deepcopy(net.module_.state_dict()))
             super().on_epoch_end(net, **kwargs)
 
-    est = GroverRegressor(head="finetune", random_state=seed, **params)
+    est = GroverRegressor(random_state=seed, **{**FINETUNED, **params})
     original = grover_nn.GroverNet
     grover_nn.GroverNet = KeepEveryEpoch
     try:
