@@ -77,7 +77,7 @@ def test_member_seeds_start_with_the_fit_seed_and_extend():
 def test_member_zero_is_the_single_network_and_the_rest_differ(est, esol):
     X, y = esol
     y = _target(est, y)
-    single = clone(est).set_params(random_state=0).fit(X, y)
+    single = clone(est).set_params(random_state=0, ensemble_size=1).fit(X, y)
     ens = clone(est).set_params(random_state=0, ensemble_size=3).fit(X, y)
     assert isinstance(ens.module_, MeanOfMembers) and len(ens.module_.members) == 3
     outputs = _members_outputs(ens, X)
@@ -92,7 +92,7 @@ def test_member_zero_is_the_single_network_and_the_rest_differ(est, esol):
 def test_regression_predicts_the_mean_of_the_members(esol):
     X, y = esol
     reg = NeuralFingerprintRegressor(**NF, ensemble_size=3, random_state=0).fit(X, y)
-    members = [NeuralFingerprintRegressor(**NF, random_state=0).fit(X, y)]
+    members = [NeuralFingerprintRegressor(**NF, ensemble_size=1, random_state=0).fit(X, y)]
     outputs = _members_outputs(reg, X)
     mean = outputs.mean(axis=0)[:, 0] * reg._y_std[0] + reg._y_mean[0]
     np.testing.assert_allclose(reg.predict(X), mean, rtol=1e-5, atol=1e-5)
