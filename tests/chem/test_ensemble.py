@@ -170,3 +170,21 @@ def test_ensemble_leaves_the_global_torch_rng_alone(esol):
     torch.manual_seed(123)
     NeuralFingerprintRegressor(**NF, ensemble_size=2, random_state=0).fit(X, y)
     np.testing.assert_array_equal(torch.rand(3).numpy(), expected.numpy())
+
+
+def _ensemble_check_cases():
+    from sklearn_papers.chem.estimator_checks import molecule_estimator_checks
+
+    small = dict(max_epochs=2, batch_size=16, ensemble_size=2, random_state=0, verbose=0)
+    estimators = [
+        NeuralFingerprintRegressor(fp_length=8, radius=2, conv_width=8, **small),
+        MPNNClassifier(hidden_size=8, n_steps=1, set2set_steps=1, edge_hidden_size=8,
+                       **small),
+    ]
+    return [pytest.param(est, check, id=f"{type(est).__name__}-{name}")
+            for est in estimators for name, check in molecule_estimator_checks(est)]
+
+
+@pytest.mark.parametrize("estimator, check", _ensemble_check_cases())
+def test_ensembles_pass_the_molecule_estimator_checks(estimator, check):
+    check(estimator)
