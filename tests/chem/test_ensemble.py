@@ -51,10 +51,11 @@ def _members_outputs(est, X):
                      for member in est.module_.members])
 
 
-@pytest.mark.parametrize("cls", [NeuralFingerprintRegressor, NeuralFingerprintClassifier,
-                                 MPNNRegressor, MPNNClassifier])
-def test_predictors_have_ensemble_size_and_transformers_not(cls):
-    assert cls().get_params()["ensemble_size"] == 1
+@pytest.mark.parametrize("cls, default", [(NeuralFingerprintRegressor, 3),
+                                          (NeuralFingerprintClassifier, 1),
+                                          (MPNNRegressor, 1), (MPNNClassifier, 1)])
+def test_predictors_have_ensemble_size_and_transformers_not(cls, default):
+    assert cls().get_params()["ensemble_size"] == default
     assert "ensemble_size" not in NeuralFingerprint().get_params()
     assert "ensemble_size" not in MPNN().get_params()
 
