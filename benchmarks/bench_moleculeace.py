@@ -27,9 +27,14 @@ Models (``--models``):
   embedding, descriptors and ECFP4 bits, the blocks scaled as it scales them) then the
   same SVR search. Deterministic: one fit.
 * ``nf``, ``mpnn``: ``NeuralFingerprintRegressor()``, ``MPNNRegressor()`` at their
-  defaults.
+  defaults (the neural fingerprint's: the mean of three networks).
+* ``nf_single``: ``NeuralFingerprintRegressor(ensemble_size=1)``, one network; run only
+  when ``--models`` names it.
 * ``nf_fp``, ``mpnn_fp``: the same with a fingerprint branch (``fingerprint_bits=1024``:
   ECFP4 bits joined to the readout); run only when ``--models`` names them.
+* ``nf_ens5``, ``mpnn_ens3``: the same with ``ensemble_size=5`` or 3 (the mean of that
+  many networks trained from different seeds); ``nf_ens3_e50``, ``mpnn_ens3_e25``: three
+  networks of half the default epochs each. Run only when ``--models`` names them.
 * ``grover``: ``GroverRegressor(head="svr")``, the SVR head on the frozen encoder
   (deterministic: one fit).
 * ``grover_default``: ``GroverRegressor()`` at its defaults (``head="ensemble"``,
@@ -55,7 +60,8 @@ CPU per fit. ``--record`` writes ``benchmarks/results/moleculeace.json`` (each m
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_moleculeace.py
 [--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn nf_fp mpnn_fp
-grover grover_default grover_finetune grover_ensemble chemprop]
+nf_single nf_ens5 nf_ens3_e50 mpnn_ens3 mpnn_ens3_e25 grover grover_default
+grover_finetune grover_ensemble chemprop]
 [--seeds 3] [--log FITS.jsonl] [--record]``; ``--summary-only --record`` records the
 fits of the log without fitting.
 """
@@ -80,7 +86,16 @@ FIT_LOG = Path(__file__).parent / "results" / "moleculeace_fits.jsonl"
 #: Models in the order they run by default: the cheap ones first.
 MODELS = ("svr", "rf", "grover_svr", "nf", "mpnn", "grover", "grover_default", "chemprop")
 #: Models run only when ``--models`` names them.
-OPTIONAL_MODELS = ("nf_fp", "mpnn_fp", "grover_finetune", "grover_ensemble")
+OPTIONAL_MODELS = ("nf_fp", "mpnn_fp", "nf_single", "nf_ens5", "nf_ens3_e50", "mpnn_ens3",
+                   "mpnn_ens3_e25", "grover_finetune", "grover_ensemble")
+#: The optional variants of ``nf`` and ``mpnn``: the parameters they change.
+VARIANTS = {"nf_fp": ("nf", {"fingerprint_bits": 1024}),
+            "mpnn_fp": ("mpnn", {"fingerprint_bits": 1024}),
+            "nf_single": ("nf", {"ensemble_size": 1}),
+            "nf_ens5": ("nf", {"ensemble_size": 5}),
+            "nf_ens3_e50": ("nf", {"ensemble_size": 3, "max_epochs": 50}),
+            "mpnn_ens3": ("mpnn", {"ensemble_size": 3}),
+            "mpnn_ens3_e25": ("mpnn", {"ensemble_size": 3, "max_epochs": 25})}
 #: Models with one fit whatever the seed (GroverRegressor's SVR head draws nothing).
 DETERMINISTIC = ("svr", "grover_svr", "grover")
 #: The models' names in the recorded rows and the notes.
@@ -88,6 +103,11 @@ LABELS = {"svr": "SVR on ECFP", "rf": "RF on ECFP", "grover_svr": "GroverFeaturi
           "nf": "NeuralFingerprintRegressor()", "mpnn": "MPNNRegressor()",
           "nf_fp": "NeuralFingerprintRegressor(fingerprint_bits=1024)",
           "mpnn_fp": "MPNNRegressor(fingerprint_bits=1024)",
+          "nf_single": "NeuralFingerprintRegressor(ensemble_size=1)",
+          "nf_ens5": "NeuralFingerprintRegressor(ensemble_size=5)",
+          "nf_ens3_e50": "NeuralFingerprintRegressor(ensemble_size=3, max_epochs=50)",
+          "mpnn_ens3": "MPNNRegressor(ensemble_size=3)",
+          "mpnn_ens3_e25": "MPNNRegressor(ensemble_size=3, max_epochs=25)",
           "grover": "GroverRegressor(head='svr')",
           "grover_finetune": "GroverRegressor(head='finetune', max_epochs=60)",
           "grover_ensemble": "GroverRegressor(head='ensemble', max_epochs=60)",
@@ -190,9 +210,8 @@ def make_model(name, seed, y_train):
                                     verbose=0)
     if name == "grover_default":
         return chem.GroverRegressor(random_state=seed, verbose=0)
-    cls = {"nf": chem.NeuralFingerprintRegressor, "mpnn": chem.MPNNRegressor}[
-        name.removesuffix("_fp")]
-    extra = {"fingerprint_bits": 1024} if name.endswith("_fp") else {}
+    base, extra = VARIANTS.get(name, (name, {}))
+    cls = {"nf": chem.NeuralFingerprintRegressor, "mpnn": chem.MPNNRegressor}[base]
     return cls(random_state=seed, verbose=0, **extra)
 
 
@@ -218,6 +237,7 @@ def run_one(name, target, seed):
     X, y = data.data, data.target
     train, test = data.train_indices, data.test_indices
     cliff = data.cliff[test]
+    model = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if name == "chemprop":
@@ -231,12 +251,35 @@ def run_one(name, target, seed):
     low, high = y[train].min(), y[train].max()
     outside = float(np.max(np.maximum(low - pred, pred - high).clip(min=0)))
     bounded = np.clip(pred, low, high)
-    return {"target": target, "model": name, "seed": seed, "rmse": rmse(y[test], pred),
-            "cliff_rmse": rmse(y[test][cliff], pred[cliff]), "cpu": cpu,
-            "outside": outside, "range_width": float(high - low),
-            "rmse_bounded": rmse(y[test], bounded),
-            "cliff_rmse_bounded": rmse(y[test][cliff], bounded[cliff]),
-            "warnings": sorted({type(w.message).__name__ for w in caught})}
+    row = {"target": target, "model": name, "seed": seed, "rmse": rmse(y[test], pred),
+           "cliff_rmse": rmse(y[test][cliff], pred[cliff]), "cpu": cpu,
+           "outside": outside, "range_width": float(high - low),
+           "rmse_bounded": rmse(y[test], bounded),
+           "cliff_rmse_bounded": rmse(y[test][cliff], bounded[cliff]),
+           "warnings": sorted({type(w.message).__name__ for w in caught})}
+    if hasattr(getattr(model, "module_", None), "members"):
+        row["by_ensemble_size"] = smaller_ensembles(model, X[test], y[test], cliff)
+    return row
+
+
+def smaller_ensembles(model, X_test, y_test, cliff):
+    """``[test RMSE, cliff RMSE]`` of the mean of the first ``k`` members of a fitted
+    ensemble, for ``k`` = 1 .. ``ensemble_size``: the ensembles of ``ensemble_size=k``
+    with the same ``random_state`` (a larger ensemble holds the members of a smaller
+    one), scored without training them again."""
+    import copy
+
+    from sklearn_papers.chem._ensemble import MeanOfMembers
+
+    members, scores = list(model.module_.members), []
+    for k in range(1, len(members) + 1):
+        smaller = copy.copy(model)
+        smaller.module_ = MeanOfMembers(members[:k], model.module_.combine)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pred = smaller.predict(X_test)
+        scores.append([rmse(y_test, pred), rmse(y_test[cliff], pred[cliff])])
+    return scores
 
 
 def check_search(target):

@@ -19,6 +19,7 @@ import torch
 from numpy.testing import assert_allclose
 from skorch import NeuralNet
 
+from sklearn_papers.chem._ensemble import MeanOfMembers
 from tests._estimators import CUSTOM, MOLECULE, NUMERIC
 from tests.test_rng_side_effects import _calls
 
@@ -90,7 +91,11 @@ def test_torch_estimators_spell_fitted_objects_one_way(name):
             f"{label}.net_ is {type(net).__name__}, not an initialised skorch NeuralNet"
         module = net.module_
         if "module_" in attrs:
-            assert attrs["module_"] is module, f"{label}.module_ is not net_.module_"
+            held = attrs["module_"]
+            # an ensemble's module_ holds its networks; net_ trained the first
+            first = held.members[0] if isinstance(held, MeanOfMembers) else held
+            assert first is module, f"{label}.module_ is not net_.module_"
+            module = held
     else:
         assert isinstance(attrs.get("module_"), torch.nn.Module), (
             f"{label} keeps no trained module at net_.module_ (skorch) or module_ (own "

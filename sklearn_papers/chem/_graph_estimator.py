@@ -397,14 +397,41 @@ class _GraphEstimator(BaseEstimator):
 
     # -- torch ---------------------------------------------------------------------------
     def _train(self, graphs, target, n_outputs, loss, sample_weight=None):
-        """Build the network under the seeded RNG, train it on ``target``, store it."""
+        """Build the network under the seeded RNG, train it on ``target``, store it.
+
+        With ``ensemble_size`` > 1 (the predictors' parameter), train that many networks
+        from the seeds of :func:`~sklearn_papers.chem._ensemble.member_seeds` and store
+        them as one :class:`~sklearn_papers.chem._ensemble.MeanOfMembers`; ``net_``,
+        ``loss_curve_``, ``n_iter_`` and ``validation_loss_curve_`` are then those of
+        the first member (the network of ``ensemble_size=1``).
+        """
         from sklearn_papers.nn._skorch import torch_fit
+        from sklearn_papers.utils._seeding import seed_from_random_state
 
         weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
-        with torch_fit(self) as run:
-            module = self._new_module(n_outputs)
-            module = self._fit_module(run, module, graphs, target, loss, **weighted)
-        self.module_ = module.to(run.device).eval()
+        n_members = getattr(self, "ensemble_size", 1)
+        if n_members == 1:
+            with torch_fit(self) as run:
+                module = self._new_module(n_outputs)
+                module = self._fit_module(run, module, graphs, target, loss, **weighted)
+            self.module_ = module.to(run.device).eval()
+            self.n_outputs_ = n_outputs
+            return self
+        from sklearn_papers.chem._ensemble import MeanOfMembers, member_seeds
+
+        members, first = [], None
+        for seed in member_seeds(seed_from_random_state(self.random_state), n_members):
+            with torch_fit(self, seed=seed) as run:
+                module = self._new_module(n_outputs)
+                module = self._fit_module(run, module, graphs, target, loss, **weighted)
+            members.append(module.to(run.device).eval())
+            if first is None:
+                first = (self.net_, self.loss_curve_, self.n_iter_,
+                         getattr(self, "validation_loss_curve_", None))
+        self.net_, self.loss_curve_, self.n_iter_, self.validation_loss_curve_ = first
+        combine = "mean" if loss == MSE_LOSS else (
+            "softmax" if getattr(self, "_task", None) == "multiclass" else "sigmoid")
+        self.module_ = MeanOfMembers(members, combine).to(run.device).eval()
         self.n_outputs_ = n_outputs
         return self
 
@@ -481,6 +508,12 @@ class _EmbeddingWithFeatures:
 
         emb = self.fn(**tensors)
         return torch.cat([emb, mol_features.to(emb.dtype)], dim=1)
+
+
+def ensemble_constraints():
+    """``_parameter_constraints`` entry of the predictors' ``ensemble_size`` (the
+    number of networks :meth:`_GraphEstimator._train` trains and averages)."""
+    return {"ensemble_size": [Interval(Integral, 1, None, closed="left")]}
 
 
 def fingerprint_constraints():

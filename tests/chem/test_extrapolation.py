@@ -64,9 +64,12 @@ def test_columns_are_checked_apart_and_constant_columns_not_at_all():
     assert "target column 0" in str(caught[0].message)
 
 
-def test_neural_fingerprint_warns_for_a_long_chain_and_not_in_range():
-    # the sum over atoms of the neural fingerprint grows with the molecule
-    reg = NeuralFingerprintRegressor(max_epochs=60, random_state=0, verbose=0)
+@pytest.mark.parametrize("ensemble_size", [1, 3])
+def test_neural_fingerprint_warns_for_a_long_chain_and_not_in_range(ensemble_size):
+    # the sum over atoms of the neural fingerprint grows with the molecule; the mean of
+    # several networks as well
+    reg = NeuralFingerprintRegressor(max_epochs=60, ensemble_size=ensemble_size,
+                                     random_state=0, verbose=0)
     reg.fit(CHAINS, LENGTHS)
     pred, caught = _caught(reg.predict, ["CCC", "C" * 60, "CCCCO"])
     assert pred[1] > LENGTHS.max() + np.ptp(LENGTHS)

@@ -41,6 +41,8 @@ def _mpnn(cls=MPNNRegressor, **params):
 
 
 def _nf(cls=NeuralFingerprintRegressor, **params):
+    if cls is NeuralFingerprintRegressor:  # one network, as the other predictors train
+        params = {"ensemble_size": 1, **params}
     return cls(fp_length=8, radius=2, conv_width=4, max_epochs=2, batch_size=4,
                random_state=0, **params)
 

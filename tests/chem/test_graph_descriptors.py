@@ -37,7 +37,7 @@ def _mpnn(**params):
 
 def _nf(cls=NeuralFingerprintRegressor, **params):
     return cls(fp_length=8, radius=2, conv_width=4, hidden_size=4, max_epochs=2,
-               batch_size=4, random_state=0, **params)
+               batch_size=4, ensemble_size=1, random_state=0, **params)
 
 
 def _grover(**params):
