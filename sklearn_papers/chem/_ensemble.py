@@ -5,9 +5,8 @@ trains that many networks and predicts with their mean: :class:`MeanOfMembers` h
 members and combines their outputs, and :func:`member_seeds` gives each member's seed.
 """
 
+import numpy as np
 import torch
-
-from sklearn_papers.utils._seeding import spawn_seeds
 
 __all__ = ["MeanOfMembers", "member_seeds"]
 
@@ -33,10 +32,15 @@ def member_seeds(seed, n_members):
 
     Returns
     -------
-    seeds : list of int
-        ``n_members`` seeds, the first one ``seed``.
+    seeds : iterator of int
+        ``n_members`` seeds, the first one ``seed``, each made when it is reached (a
+        large ensemble starts training at once).
     """
-    return [int(seed)] + spawn_seeds(seed, n_members - 1)
+    yield int(seed)
+    for k in range(n_members - 1):
+        # child k of SeedSequence(seed).spawn(n), made alone
+        child = np.random.SeedSequence(int(seed), spawn_key=(k,))
+        yield int(child.generate_state(1, dtype=np.uint32)[0] % np.iinfo(np.int32).max)
 
 
 class MeanOfMembers(torch.nn.Module):

@@ -68,10 +68,17 @@ def test_bad_ensemble_size_raises(value, esol):
 
 
 def test_member_seeds_start_with_the_fit_seed_and_extend():
-    seeds = member_seeds(7, 5)
+    import itertools
+
+    from sklearn_papers.utils._seeding import spawn_seeds
+
+    seeds = list(member_seeds(7, 5))
     assert seeds[0] == 7 and len(set(seeds)) == 5
-    assert member_seeds(7, 3) == seeds[:3]
-    assert member_seeds(7, 1) == [7]
+    assert seeds[1:] == spawn_seeds(7, 4)
+    assert list(member_seeds(7, 3)) == seeds[:3]
+    assert list(member_seeds(7, 1)) == [7]
+    # made one at a time: a huge ensemble starts training at once
+    assert list(itertools.islice(member_seeds(7, 10**12), 5)) == seeds
 
 
 @pytest.mark.parametrize("est", PREDICTORS, ids=_id)
