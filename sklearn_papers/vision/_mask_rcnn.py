@@ -1044,6 +1044,19 @@ class MaskRCNN(BaseEstimator):
                 stacklevel=2)
         maps = [paint_detections(d, images[i].shape[1:], self.instance_score_threshold)
                 for i, d in enumerate(dets)]
+        blank = [(i, int((d["scores"] >= self.instance_score_threshold).sum()))
+                 for i, (d, m) in enumerate(zip(dets, maps))
+                 if not m.any() and (d["scores"] >= self.instance_score_threshold).any()]
+        if blank:
+            i, n = blank[0]
+            more = f" and {len(blank) - 1} more image(s)" if len(blank) > 1 else ""
+            warnings.warn(
+                f"MaskRCNN.predict painted no object in X[{i}]{more}: its {n} detection(s) "
+                f"scoring at least instance_score_threshold={self.instance_score_threshold} "
+                "have empty masks (no pixel of mask probability 0.5 or more in their "
+                "boxes). The mask head usually needs more training (max_epochs); "
+                "predict_detections gives the boxes and scores.", UserWarning,
+                stacklevel=2)
         if all(m.shape == maps[0].shape for m in maps):
             return np.stack(maps)
         return maps

@@ -330,6 +330,28 @@ def test_predict_says_when_every_detection_is_under_the_score_threshold(fitted, 
     assert not any("painted no object" in str(w.message) for w in record)
 
 
+def test_predict_says_when_confident_detections_have_empty_masks(fitted, scenes,
+                                                                  monkeypatch):
+    import copy
+
+    est = copy.deepcopy(fitted).set_params(instance_score_threshold=0.0)
+    detect = est._detect
+
+    def blank_masks(X):
+        dets, images = detect(X)
+        for d in dets:
+            d["roi_masks"] = np.zeros_like(d["roi_masks"])
+        return dets, images
+
+    monkeypatch.setattr(est, "_detect", blank_masks)
+    with pytest.warns(UserWarning, match=r"painted no object in X\[0\] and 1 more "
+                                         r"image\(s\): its \d+ detection\(s\) scoring "
+                                         r"at least instance_score_threshold=0.0 have "
+                                         r"empty masks.*max_epochs"):
+        maps = est.predict(scenes.images[:2])
+    assert not maps.any()
+
+
 def test_predict_scales_auto_finds_objects_twice_the_training_size():
     """Trained on 48 x 48 scenes, the same scenes at twice the size are detected at half
     scale with ``"auto"`` and scored in input pixels; at their own scale the images keep
