@@ -27,7 +27,12 @@ Models (``--models``):
   embedding, descriptors and ECFP4 bits, the blocks scaled as it scales them) then the
   same SVR search. Deterministic: one fit.
 * ``nf``, ``mpnn``: ``NeuralFingerprintRegressor()``, ``MPNNRegressor()`` at their
-  defaults (the neural fingerprint's: the mean of three networks).
+  defaults (the neural fingerprint's: the mean of three networks; the MPNN's: its network
+  blended with the SVR search on ECFP, ``blend="ecfp_svr"``). A blended model's fit
+  also logs its network's scores alone (``network_rmse``, ``network_cliff_rmse``) and the
+  SVR's weight.
+* ``mpnn_net``: ``MPNNRegressor(blend=None)``, the network alone; run only when
+  ``--models`` names it.
 * ``nf_single``: ``NeuralFingerprintRegressor(ensemble_size=1)``, one network; run only
   when ``--models`` names it.
 * ``nf_fp``, ``mpnn_fp``: the same with a fingerprint branch (``fingerprint_bits=1024``:
@@ -59,7 +64,7 @@ CPU per fit. ``--record`` writes ``benchmarks/results/moleculeace.json`` (each m
 "ours", ``svr`` as "peer").
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_moleculeace.py
-[--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn nf_fp mpnn_fp
+[--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn mpnn_net nf_fp mpnn_fp
 nf_single nf_ens5 nf_ens3_e50 mpnn_ens3 mpnn_ens3_e25 grover grover_default
 grover_finetune grover_ensemble chemprop]
 [--seeds 3] [--log FITS.jsonl] [--record]``; ``--summary-only --record`` records the
@@ -86,11 +91,12 @@ FIT_LOG = Path(__file__).parent / "results" / "moleculeace_fits.jsonl"
 #: Models in the order they run by default: the cheap ones first.
 MODELS = ("svr", "rf", "grover_svr", "nf", "mpnn", "grover", "grover_default", "chemprop")
 #: Models run only when ``--models`` names them.
-OPTIONAL_MODELS = ("nf_fp", "mpnn_fp", "nf_single", "nf_ens5", "nf_ens3_e50", "mpnn_ens3",
-                   "mpnn_ens3_e25", "grover_finetune", "grover_ensemble")
+OPTIONAL_MODELS = ("mpnn_net", "nf_fp", "mpnn_fp", "nf_single", "nf_ens5", "nf_ens3_e50",
+                   "mpnn_ens3", "mpnn_ens3_e25", "grover_finetune", "grover_ensemble")
 #: The optional variants of ``nf`` and ``mpnn``: the parameters they change.
 VARIANTS = {"nf_fp": ("nf", {"fingerprint_bits": 1024}),
             "mpnn_fp": ("mpnn", {"fingerprint_bits": 1024}),
+            "mpnn_net": ("mpnn", {"blend": None}),
             "nf_single": ("nf", {"ensemble_size": 1}),
             "nf_ens5": ("nf", {"ensemble_size": 5}),
             "nf_ens3_e50": ("nf", {"ensemble_size": 3, "max_epochs": 50}),
@@ -103,6 +109,7 @@ LABELS = {"svr": "SVR on ECFP", "rf": "RF on ECFP", "grover_svr": "GroverFeaturi
           "nf": "NeuralFingerprintRegressor()", "mpnn": "MPNNRegressor()",
           "nf_fp": "NeuralFingerprintRegressor(fingerprint_bits=1024)",
           "mpnn_fp": "MPNNRegressor(fingerprint_bits=1024)",
+          "mpnn_net": "MPNNRegressor(blend=None)",
           "nf_single": "NeuralFingerprintRegressor(ensemble_size=1)",
           "nf_ens5": "NeuralFingerprintRegressor(ensemble_size=5)",
           "nf_ens3_e50": "NeuralFingerprintRegressor(ensemble_size=3, max_epochs=50)",
@@ -259,7 +266,25 @@ def run_one(name, target, seed):
            "warnings": sorted({type(w.message).__name__ for w in caught})}
     if hasattr(getattr(model, "module_", None), "members"):
         row["by_ensemble_size"] = smaller_ensembles(model, X[test], y[test], cliff)
+    if getattr(model, "blend_svr_", None) is not None:
+        row["blend_weight"] = float(model.blend_weight_[0])
+        row["network_rmse"], row["network_cliff_rmse"] = network_alone(
+            model, X[test], y[test], cliff)
     return row
+
+
+def network_alone(model, X_test, y_test, cliff):
+    """``(test RMSE, cliff RMSE)`` of a blended regressor's network without the SVR (the
+    network ``blend=None`` trains with the same ``random_state``), scored without
+    training it again."""
+    import copy
+
+    alone = copy.copy(model)
+    alone.blend_svr_ = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pred = alone.predict(X_test)
+    return rmse(y_test, pred), rmse(y_test[cliff], pred[cliff])
 
 
 def smaller_ensembles(model, X_test, y_test, cliff):
@@ -352,6 +377,15 @@ def summary(done, targets, models):
                   f"fits; unclipped {np.mean([r['rmse'] for r in fits]):.3f}); largest "
                   f"distance outside {max(r['outside'] for r in fits):.2f}; fits with a "
                   f"prediction more than the range's width outside: {far} of {len(fits)}")
+        if fits and all("network_rmse" in r for r in fits):
+            alone = {k: np.mean([np.mean([r[k] for r in per[t, m]]) for t in shared])
+                     for k in ("network_rmse", "network_cliff_rmse", "blend_weight")}
+            line = (f"{LABELS[m]}'s network alone (the same fits without the SVR): mean "
+                    f"test RMSE {alone['network_rmse']:.3f}, cliff RMSE "
+                    f"{alone['network_cliff_rmse']:.3f}; the SVR's mean weight "
+                    f"{alone['blend_weight']:.2f}")
+            print(f"{'':10} {line}")
+            notes.append(line)
         if m != peer:
             notes.append(f"{LABELS[m]} wins {wins} of {len(shared)} targets by test RMSE "
                          f"and {cliff_wins} by cliff RMSE "

@@ -410,6 +410,7 @@ class _GraphEstimator(BaseEstimator):
 
         weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
         n_members = getattr(self, "ensemble_size", 1)
+        self._held_out_rows = None
         if n_members == 1:
             with torch_fit(self) as run:
                 module = self._new_module(n_outputs)
@@ -427,8 +428,10 @@ class _GraphEstimator(BaseEstimator):
             members.append(module.to(run.device).eval())
             if first is None:
                 first = (self.net_, self.loss_curve_, self.n_iter_,
-                         getattr(self, "validation_loss_curve_", None))
-        self.net_, self.loss_curve_, self.n_iter_, self.validation_loss_curve_ = first
+                         getattr(self, "validation_loss_curve_", None),
+                         getattr(self, "_held_out_rows", None))
+        (self.net_, self.loss_curve_, self.n_iter_, self.validation_loss_curve_,
+         self._held_out_rows) = first
         combine = "mean" if loss == MSE_LOSS else (
             "softmax" if getattr(self, "_task", None) == "multiclass" else "sigmoid")
         self.module_ = MeanOfMembers(members, combine).to(run.device).eval()
@@ -654,6 +657,8 @@ class _SkorchGraphEstimator(_GraphEstimator):
         self.validation_loss_curve_ = (
             [float(v) for v in net.history[:, "valid_loss"]]
             if self.early_stopping and self.max_epochs else None)
+        split = getattr(net, "train_split", None)
+        self._held_out_rows = split.indices()[1] if hasattr(split, "indices") else None
         return net.module_
 
 
@@ -762,10 +767,42 @@ class _GraphRegressorMixin(RegressorMixin):
         counted = _zero_weight_rows_missing(y, weight)
         target = self._standardise(counted, len(left_out))
         self._y_low_, self._y_high_ = training_range(counted)
-        return self._train(graphs, target, self.n_outputs_, MSE_LOSS, weight)
+        self._train(graphs, target, self.n_outputs_, MSE_LOSS, weight)
+        if "blend" in self.get_params(deep=False):
+            self._fit_blend(X, graphs, counted, weight)
+        return self
+
+    def _fit_blend(self, X, graphs, counted, weight):
+        """The SVR blend of ``blend="ecfp_svr"`` (:mod:`~sklearn_papers.chem._svr_blend`):
+        its weight from the first network's predictions on the molecules early stopping
+        held out."""
+        from sklearn_papers.chem._ensemble import MeanOfMembers
+        from sklearn_papers.chem._svr_blend import fit_svr_blend
+        from sklearn_papers.nn._skorch import estimator_inference
+
+        target = np.asarray(counted, dtype=np.float64).reshape(len(graphs), -1)
+        if self.blend is None:
+            self.blend_fingerprint_ = self.blend_svr_ = None
+            self.blend_weight_ = np.zeros(target.shape[1])
+            return
+        rows, validation = self._held_out_rows, None
+        if rows is not None and len(rows):
+            module = self.module_
+            if isinstance(module, MeanOfMembers):
+                module = module.members[0]
+            with estimator_inference(self) as device:
+                out = self._forward_rows(module.to(device).eval(), [graphs[i] for i in rows],
+                                         device, self.n_outputs_)
+            pred = destandardize_outputs(out, self._y_mean, self._y_std, False)
+            validation = (np.asarray(rows), pred.reshape(len(rows), -1))
+        fit_svr_blend(self, X, target, weight, len(graphs), validation)
 
     def _predict_regression(self, X):
         pred = destandardize_outputs(self._run(X), self._y_mean, self._y_std, self._y_1d)
+        if getattr(self, "blend_svr_", None) is not None:
+            from sklearn_papers.chem._svr_blend import predict_svr_blend
+
+            pred = predict_svr_blend(self, X, pred)
         if getattr(self, "_y_low_", None) is not None:
             warn_extrapolation(pred, self._y_low_, self._y_high_, type(self).__name__)
         return pred

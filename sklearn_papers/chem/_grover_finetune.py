@@ -10,6 +10,7 @@ from sklearn_papers.chem._graph_estimator import (
 )
 from sklearn_papers.chem._grover import _BaseGrover
 from sklearn_papers.chem._grover_checkpoint import load_grover_checkpoint
+from sklearn_papers.chem._svr_blend import svr_search_scored
 from sklearn_papers.chem._targets import BCE_LOSS, CROSS_ENTROPY_LOSS, MSE_LOSS
 from sklearn_papers.chem._training import DIVERGENCE_HINT, TRAINING_CONSTRAINTS
 from sklearn_papers.utils._sklearn_compat import (
@@ -23,12 +24,6 @@ __all__ = ["GroverClassifier", "GroverRegressor"]
 #: ``grover_finetune_loss`` task of each loss name of ``_graph_estimator``.
 _FINETUNE_TASKS = {MSE_LOSS: "regression", BCE_LOSS: "binary", CROSS_ENTROPY_LOSS: "multiclass"}
 
-#: The SVR head's grid, MoleculeACE's (van Tilborg et al., 2022): ``C`` in units of the
-#: targets, ``gamma`` in units of one over the squared distance of GroverFeaturizer's
-#: features (scaled to the ECFP bits').
-_SVR_C = (1.0, 10.0, 100.0, 1000.0, 10000.0)
-_SVR_GAMMA = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
-
 
 def _same(value, default):
     """Whether a parameter is at its default value (an estimator instance never is)."""
@@ -39,54 +34,10 @@ def _same(value, default):
 
 
 def _svr_search(F, t, w):
-    """An RBF ``SVR`` (``epsilon=0.1``) fitted on features ``F`` and targets ``t``
-    (weights ``w`` or None), its ``C`` and ``gamma`` chosen on the grid by the mean over
-    5 folds of the (weighted) validation RMSE: MoleculeACE's search, with its folds
-    (``StratifiedKFold(shuffle=True, random_state=42)`` on whether a target is at least
-    the median; deterministic). The first of the grid's order (``C`` major) among ties.
-
-    scikit-learn's libsvm wrapper draws a seed from numpy's global generator at every fit
-    (unused by epsilon-SVR); the global state is restored afterwards."""
-    state = np.random.get_state()
-    try:
-        return _svr_grid_fit(F, t, w)
-    finally:
-        np.random.set_state(state)
-
-
-def _svr_grid_fit(F, t, w):
-    """:func:`_svr_search` without the global-state guard."""
-    from sklearn.metrics.pairwise import euclidean_distances
-    from sklearn.model_selection import KFold, StratifiedKFold
-    from sklearn.svm import SVR
-
-    n = len(t)
-    d2 = euclidean_distances(F, squared=True)
-    best = (10.0, 1e-2)
-    n_splits = min(5, n)
-    if n_splits >= 2:
-        above = (t >= np.median(t)).astype(int)
-        cv = (StratifiedKFold(n_splits, shuffle=True, random_state=42)
-              if np.bincount(above, minlength=2).min() >= n_splits
-              else KFold(n_splits, shuffle=True, random_state=42))
-        folds = list(cv.split(F, above))
-        scores = {}
-        for g in _SVR_GAMMA:
-            K = np.exp(-g * d2)
-            for C in _SVR_C:
-                errors = []
-                for tr, va in folds:
-                    svr = SVR(kernel="precomputed", C=C, epsilon=0.1)
-                    svr.fit(K[np.ix_(tr, tr)], t[tr], None if w is None else w[tr])
-                    sq = (svr.predict(K[np.ix_(va, tr)]) - t[va]) ** 2
-                    if w is not None and w[va].sum() > 0:
-                        errors.append(np.sqrt(np.average(sq, weights=w[va])))
-                    elif w is None:
-                        errors.append(np.sqrt(np.mean(sq)))
-                scores[C, g] = float(np.mean(errors)) if errors else np.inf
-        best = min(((C, g) for C in _SVR_C for g in _SVR_GAMMA), key=lambda k: scores[k])
-    C, g = best
-    return SVR(kernel="rbf", C=C, gamma=g, epsilon=0.1).fit(F, t, w)
+    """MoleculeACE's SVR search on features ``F`` (:func:`svr_search_scored`): the SVR
+    head's grid is ``C`` in units of the targets, ``gamma`` in units of one over the
+    squared distance of GroverFeaturizer's features (scaled to the ECFP bits')."""
+    return svr_search_scored(F, t, w)[0]
 
 
 class _GroverFinetune(_BaseGrover):

@@ -13,6 +13,7 @@ from sklearn_papers.chem._graph_estimator import (
     ensemble_constraints,
     fingerprint_constraints,
 )
+from sklearn_papers.chem._svr_blend import BLEND_OPTIONS
 from sklearn_papers.chem._training import TRAINING_CONSTRAINTS
 from sklearn_papers.utils._sklearn_compat import Interval, StrOptions, _fit_context
 
@@ -487,6 +488,16 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _NeuralFingerprintPredict
         ensemble: member 0 is the network ``ensemble_size=1`` trains, member ``k`` gets the
         ``k``-th ``numpy.random.SeedSequence`` child of member 0's seed, so a larger
         ensemble holds the members of a smaller one.
+    blend : {"ecfp_svr"} or None, default=None
+        ``"ecfp_svr"``: predict ``(1 - w) * network + w * SVR``, where the SVR is
+        MoleculeACE's support vector regression on ECFP4 (radius 2, 1,024 bits; RBF
+        kernel, ``C`` and ``gamma`` chosen by 5-fold cross-validation), fitted on the
+        same molecules, and ``w`` in [0, 1] minimises the blend's squared error on the
+        molecules early stopping held out from the first network (the SVR's prediction
+        there: its cross-validation fold's that held the molecule out), per target column
+        (``blend_weight_``). Needs ``early_stopping=True``; otherwise, and with None, the
+        network predicts alone. :class:`~sklearn_papers.chem.MPNNRegressor` blends by
+        default.
     device : str, default="cpu"
         Torch device.
     errors : {"raise", "nan"}, default="raise"
@@ -572,6 +583,13 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _NeuralFingerprintPredict
     fingerprint_ : CircularFingerprint or None
         With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
         ``transform`` gives them); None without.
+    blend_weight_ : ndarray of shape (n_outputs_,)
+        The SVR's weight in each target's prediction, in [0, 1]; all 0 without a blend.
+    blend_svr_ : list of sklearn.svm.SVR or None
+        With ``blend="ecfp_svr"`` and ``early_stopping``: one fitted SVR per target;
+        else None.
+    blend_fingerprint_ : CircularFingerprint or None
+        The ECFP the SVRs read (radius 2, 1,024 bits); None without a blend.
     n_features_in_ : int
         Always 1: the input is one column of molecules.
     feature_names_in_ : ndarray of shape (1,)
@@ -597,13 +615,18 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _NeuralFingerprintPredict
     (1,)
     """
 
+    _parameter_constraints = {
+        **_NeuralFingerprintPredictor._parameter_constraints,
+        "blend": [StrOptions(set(BLEND_OPTIONS)), None],
+    }
+
     def __init__(self, fp_length=50, radius=4, conv_width=20, *, hidden_size=100,
                  alpha=float(np.exp(-2)), lr=1e-2, max_epochs=100,
                  batch_size=100, even_batches=True, init_scale="auto", batch_norm=True,
                  early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=10, lr_schedule="warmup_decay",
-                 ensemble_size=3, device="cpu", errors="raise", standardize=False,
-                 graph_cache=None, descriptors=False, fingerprint_bits=0,
+                 ensemble_size=3, blend=None, device="cpu", errors="raise",
+                 standardize=False, graph_cache=None, descriptors=False, fingerprint_bits=0,
                  fingerprint_radius=2, random_state=None, verbose=1, n_jobs=None):
         super().__init__(
             fp_length=fp_length, radius=radius, conv_width=conv_width,
@@ -616,6 +639,7 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _NeuralFingerprintPredict
             descriptors=descriptors, fingerprint_bits=fingerprint_bits,
             fingerprint_radius=fingerprint_radius, random_state=random_state,
             verbose=verbose, n_jobs=n_jobs)
+        self.blend = blend
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

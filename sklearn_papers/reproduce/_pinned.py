@@ -1,13 +1,13 @@
 """Training settings the molecule experiments pin (constant learning rate, no early stopping,
-full batches and a remainder, one network), so that new estimator defaults do not change a
-protocol."""
+full batches and a remainder, one network, no SVR blend), so that new estimator defaults do
+not change a protocol."""
 
 __all__ = ["PINNED_TRAINING", "pinned"]
 
 #: The behaviour the protocols were written with; left out of the cache keys of ``--resume``
 #: (parts computed before the parameters existed were trained the same way).
 PINNED_TRAINING = dict(lr_schedule="constant", early_stopping=False, even_batches=False,
-                       ensemble_size=1)
+                       ensemble_size=1, blend=None)
 
 
 def pinned(cls, params):

@@ -227,13 +227,19 @@ class LabelledRowsSplit:
         self.rows = rows
 
     def __call__(self, dataset, y=None, groups=None):
+        train, valid = self.indices()
+        return (torch.utils.data.Subset(dataset, train),
+                torch.utils.data.Subset(dataset, valid))
+
+    def indices(self):
+        """``(train, held_out)``: the row indices trained on and held out, in the order
+        the subsets hold them."""
         from sklearn.model_selection import ShuffleSplit
 
         index = np.flatnonzero(self.rows)
         split = ShuffleSplit(n_splits=1, test_size=self.fraction, random_state=self.seed)
         train, valid = next(iter(split.split(np.arange(len(index)))))
-        return (torch.utils.data.Subset(dataset, index[train]),
-                torch.utils.data.Subset(dataset, index[valid]))
+        return index[train], index[valid]
 
 
 def training_callbacks(estimator, n_samples, seed, labelled=None, noun="sample"):
