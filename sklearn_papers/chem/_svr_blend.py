@@ -21,6 +21,10 @@ BLEND_OPTIONS = ("ecfp_svr",)
 SVR_C = (1.0, 10.0, 100.0, 1000.0, 10000.0)
 SVR_GAMMA = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 
+#: Fewest held-out molecules (with a label) the SVR's weight is fitted on; with fewer,
+#: that target's weight is 0 (the network alone).
+MIN_HELD_OUT = 5
+
 #: ECFP of the SVR: radius 2, 1024 bits (MoleculeACE's).
 ECFP_RADIUS, ECFP_BITS = 2, 1024
 
@@ -185,8 +189,8 @@ def fit_svr_blend(estimator, X, target, weight, n_valid, validation):
         position[rows] = np.arange(len(rows))
         seen = counted[held_out]
         at = position[held_out[seen]]
-        if not seen.any() or np.isnan(oof[at]).any():
-            continue
+        if seen.sum() < MIN_HELD_OUT or np.isnan(oof[at]).any():
+            continue  # too few molecules to fit the weight on: the network alone
         truth = target[held_out[seen], j]
         w_seen = None if weight is None else np.asarray(weight, dtype=np.float64)[
             held_out[seen]]

@@ -146,3 +146,12 @@ def test_blend_share_minimises_the_held_out_error():
     assert blend_share(np.r_[e_net, 100.0], np.r_[e_svr, -100.0],
                        np.r_[np.ones(200), 0.0]) == pytest.approx(share)
     assert blend_share(np.zeros(3), np.zeros(3)) == 0.0
+
+
+def test_too_few_held_out_molecules_keep_the_network_alone(esol):
+    X, y = esol
+    # 30 molecules: 3 held out, fewer than the 5 the weight is fitted on
+    est = MPNNRegressor(**MP).fit(X[:30], y[:30])
+    assert len(est._held_out_rows) == 3
+    assert_array_equal(est.blend_weight_, [0.0])
+    assert_array_equal(est.predict(X[70:]), _network_alone(est, X[70:]))
