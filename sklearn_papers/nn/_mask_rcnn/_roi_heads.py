@@ -611,7 +611,8 @@ class RoIHeads(nn.Module):
                 "labels": gather_rows(labels.contiguous(), top),
                 "valid": gather_rows(keep, top)}
 
-    def forward(self, features, proposals, valid, image_size, targets=None, images=None):
+    def forward(self, features, proposals, valid, image_size, targets=None, images=None,
+                owned=None):
         """Losses with ``targets``, detections without.
 
         Parameters
@@ -623,6 +624,14 @@ class RoIHeads(nn.Module):
             ``(height, width)`` of the (padded) images in pixels.
         targets : dict or None, default=None
             ``"boxes"`` (N, G, 4), ``"labels"`` (N, G) and ``"masks"`` (N, G, H, W).
+        images : Tensor of shape (N, C, H, W) or None, default=None
+            The normalised images, read by the mask head beside the features.
+        owned : tuple of two Tensors or None, default=None
+            Detection only: ``(offsets, bounds)``, ``offsets (N, 2)`` ``(x, y)`` added to
+            each image's boxes and ``bounds (N, 4)`` ``(y0, y1, x0, x1)``: a detection
+            whose shifted box centre lies outside ``y0 <= y < y1, x0 <= x < x1`` is
+            marked invalid before the mask branch runs (the windows of a large image
+            keep the detections they own; the others need no mask).
 
         Returns
         -------
@@ -641,6 +650,14 @@ class RoIHeads(nn.Module):
         class_logits, box_regression = self._box_forward(features, rois)
         out = self.postprocess_detections(class_logits, box_regression, proposals, valid,
                                           image_size)
+        if owned is not None:
+            offsets, bounds = owned
+            shifted = out["boxes"] + offsets.repeat(1, 2)[:, None, :]
+            cx = (shifted[..., 0] + shifted[..., 2]) / 2
+            cy = (shifted[..., 1] + shifted[..., 3]) / 2
+            out["valid"] = out["valid"] & (
+                (cy >= bounds[:, 0:1]) & (cy < bounds[:, 1:2]) & (cx >= bounds[:, 2:3])
+                & (cx < bounds[:, 3:4]))
         d = out["valid"].shape[1]
         det_img = torch.arange(n, device=proposals.device)[:, None].expand(n, d)[out["valid"]]
         det_boxes = out["boxes"][out["valid"]]
