@@ -129,9 +129,9 @@ def paint_detections(detections, shape, threshold, mask_threshold=0.5):
         ``(H, W)``.
     threshold : float
         Detections scoring below it are not painted.
-    mask_threshold : float, default=0.5
+    mask_threshold : float or "auto", default=0.5
         Mask probability from which a pixel of a pasted ``"roi_masks"`` belongs to its
-        detection.
+        detection (``"auto"``: each mask's own, see ``MaskRCNN``).
 
     Returns
     -------
@@ -265,12 +265,14 @@ class MaskRCNN(BaseEstimator):
         Detections scoring below it are left out of :meth:`predict`'s label maps
         (:meth:`predict_detections` and :meth:`score` use every detection above
         ``score_threshold``, as COCO's AP does).
-    mask_threshold : float, default=0.4
+    mask_threshold : "auto" or float, default="auto"
         Mask probability from which a pixel belongs to a detection's mask, when the
-        masks are pasted into the image. On objects unlike the training ones the mask
-        head is less sure at the objects' edges, and its probabilities there fall below
-        0.5 more often than above: 0.4 keeps the edge pixels of small objects, where one
-        pixel changes the overlap most. Read at prediction time. 0.5: the paper's.
+        masks are pasted into the image. ``"auto"``: each mask's own threshold, the one
+        that maximises its expected IoU given its probabilities (``J / (1 + J)``, ``J``
+        the mask's expected IoU; Lipton et al. 2014): 0.5 for a crisp mask, lower for
+        one unsure at its edges, such as the masks of small objects unlike the training
+        ones, where one pixel changes the overlap most. Read at prediction time. 0.5:
+        the paper's.
     image_size : int or None, default=None
         Side the images are resized to (bilinear) for the network; outputs are mapped
         back to the input size. None runs at the input size (images of different sizes
@@ -430,7 +432,7 @@ class MaskRCNN(BaseEstimator):
         "detections_per_image": [Interval(Integral, 1, None, closed="left")],
         "score_threshold": [Interval(Real, 0, 1, closed="left")],
         "instance_score_threshold": [Interval(Real, 0, 1, closed="both")],
-        "mask_threshold": [Interval(Real, 0, 1, closed="neither")],
+        "mask_threshold": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="neither")],
         "image_size": [Interval(Integral, 16, None, closed="left"), None],
         "input_scale": [StrOptions({"auto"}),
                         Interval(Real, 1 / MAX_INPUT_SCALE, MAX_INPUT_SCALE, closed="both")],
@@ -453,7 +455,7 @@ class MaskRCNN(BaseEstimator):
                  anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
-                 instance_score_threshold=0.5, mask_threshold=0.4, image_size=None,
+                 instance_score_threshold=0.5, mask_threshold="auto", image_size=None,
                  input_scale="auto",
                  predict_scales="auto",
                  predict_tile_size="auto", bit_depth=None, width=16,
@@ -1076,8 +1078,8 @@ class MaskRCNN(BaseEstimator):
             warnings.warn(
                 f"MaskRCNN.predict painted no object in X[{i}]{more}: its {n} detection(s) "
                 f"scoring at least instance_score_threshold={self.instance_score_threshold} "
-                f"have empty masks (no pixel of mask probability mask_threshold="
-                f"{self.mask_threshold} or more in their boxes). The mask head usually "
+                f"have empty masks (no pixel of their boxes reaches mask_threshold="
+                f"{self.mask_threshold!r}). The mask head usually "
                 "needs more training (max_epochs); "
                 "predict_detections gives the boxes and scores.", UserWarning,
                 stacklevel=2)

@@ -17,6 +17,7 @@ from sklearn_papers.nn._mask_rcnn._roi_heads import (
     TwoMLPHead,
     _at_most_per_image,
     expand_boxes,
+    expected_iou_threshold,
     fastrcnn_loss,
     maskrcnn_inference,
     paste_masks,
@@ -256,3 +257,34 @@ def test_detections_outside_the_owned_bounds_get_no_mask_and_the_rest_are_unchan
         assert torch.equal(owned[k], full[k])
     torch.testing.assert_close(owned["masks"][owned["valid"]], full["masks"][owned["valid"]])
     assert owned["masks"][~owned["valid"]].abs().sum() == 0
+
+
+def test_expected_iou_threshold_keeps_crisp_masks_at_half_and_lowers_unsure_ones():
+    inside = torch.ones(4, 10, 10, dtype=torch.bool)
+    p = torch.zeros(4, 10, 10)
+    p[0, 2:8, 2:8] = 1.0  # crisp: 0.5
+    p[1, 2:8, 2:8] = 0.45  # a whole object at 0.45: kept, J = 0.45, t = 0.45 / 1.45
+    p[2, 2:8, 2:8] = 0.9  # a sure core and an unsure ring: t = J / (1 + J) below 0.5
+    p[2, 1, 1:9] = p[2, 8, 1:9] = p[2, 1:9, 1] = p[2, 1:9, 8] = 0.45
+    t = expected_iou_threshold(p, inside)
+    torch.testing.assert_close(t[0], torch.tensor(0.5))
+    torch.testing.assert_close(t[1], torch.tensor(0.45 / 1.45))
+    core = 36 * 0.9
+    j = (core + 28 * 0.45) / (64 + 0.0)  # the ring joins: t falls below 0.45
+    assert t[2] < 0.45 and torch.isclose(t[2], torch.tensor(j / (1 + j)))
+    assert t[3] == 0.05  # an empty mask: the floor, nothing kept
+    # pixels outside the box count as 0
+    inside[1, :, 5:] = False
+    assert torch.isclose(expected_iou_threshold(p, inside)[1], torch.tensor(0.45 / 1.45))
+
+
+def test_paste_auto_threshold_keeps_an_unsure_small_object_that_half_drops():
+    masks = torch.zeros(2, 28, 28)
+    masks[0, 7:21, 7:21] = 0.45  # a 6 x 6 object read at 0.45 in its 1.5 x box
+    masks[1, 7:21, 7:21] = 1.0
+    boxes = torch.tensor([[10.0, 10.0, 19.0, 19.0]] * 2)
+    half = paste_masks(masks, boxes, 32, 32, 0.5)
+    auto = paste_masks(masks, boxes, 32, 32, "auto")
+    assert not half[0].any() and auto[0].sum() > 0
+    assert torch.equal(auto[1], half[1])  # a crisp mask: the same as 0.5
+    assert torch.equal(auto[0], half[1])
