@@ -112,7 +112,7 @@ def _auto_anchor_sizes(boxes):
     return tuple(round(float(v), 2) for v in (lo, mid, hi))
 
 
-def paint_detections(detections, shape, threshold):
+def paint_detections(detections, shape, threshold, mask_threshold=0.5):
     """One image's instance label map from its detections (what ``predict`` returns).
 
     Parameters
@@ -122,12 +122,16 @@ def paint_detections(detections, shape, threshold):
         decreasing score) and either ``"masks"`` (bool ndarray of shape (k, H, W)) or
         ``"boxes"`` (float ndarray of shape (k, 4), ``(x1, y1, x2, y2)`` in pixels of
         the map) with ``"roi_masks"`` (float ndarray of shape (k, M, M), each box's mask
-        probabilities), which are pasted box by box, thresholded at 0.5, into the boxes
-        ``"roi_boxes"`` (float ndarray of shape (k, 4)) when given, else ``"boxes"``.
+        probabilities), which are pasted box by box, thresholded at ``mask_threshold``,
+        into the boxes ``"roi_boxes"`` (float ndarray of shape (k, 4)) when given, else
+        ``"boxes"``.
     shape : tuple of int
         ``(H, W)``.
     threshold : float
         Detections scoring below it are not painted.
+    mask_threshold : float or "auto", default=0.5
+        Mask probability from which a pixel of a pasted ``"roi_masks"`` belongs to its
+        detection (``"auto"``: each mask's own, see ``MaskRCNN``).
 
     Returns
     -------
@@ -150,7 +154,8 @@ def paint_detections(detections, shape, threshold):
         crops = paste_mask_crops(
             torch.from_numpy(np.ascontiguousarray(detections["roi_masks"][order])),
             torch.from_numpy(np.ascontiguousarray(
-                detections.get("roi_boxes", detections["boxes"])[order])), *shape)
+                detections.get("roi_boxes", detections["boxes"])[order])), *shape,
+            threshold=mask_threshold)
         for j, (r0, r1, c0, c1), crop in crops:
             label_map[r0:r1, c0:c1][crop.numpy()] = order[j] + 1
     ids = np.unique(label_map)
@@ -160,16 +165,18 @@ def paint_detections(detections, shape, threshold):
     return lut[label_map]
 
 
-def _with_masks(detections, shape):
+def _with_masks(detections, shape, mask_threshold=0.5):
     """Detections as :meth:`MaskRCNN.predict_detections` returns them: the RoI masks
-    pasted into ``(k, H, W)`` boolean masks of an image of ``shape``."""
+    pasted into ``(k, H, W)`` boolean masks of an image of ``shape``, thresholded at
+    ``mask_threshold``."""
     import torch
 
     from sklearn_papers.nn._mask_rcnn import paste_masks
 
     out = {k: v for k, v in detections.items() if k not in ("roi_masks", "roi_boxes")}
     out["masks"] = paste_masks(torch.from_numpy(detections["roi_masks"]), torch.from_numpy(
-        detections.get("roi_boxes", detections["boxes"])), *shape).numpy()
+        detections.get("roi_boxes", detections["boxes"])), *shape,
+        threshold=mask_threshold).numpy()
     return out
 
 
@@ -198,7 +205,8 @@ class MaskRCNN(BaseEstimator):
     is the per-class sigmoid binary cross-entropy on positive RoIs, the target being the
     ground-truth mask inside the RoI (section 3 of the paper). Inference keeps the top
     proposals, scores and refines them per class, applies NMS per class, runs the mask
-    head on the kept detections and pastes the masks, thresholded at 0.5, into the image.
+    head on the kept detections and pastes the masks, thresholded at ``mask_threshold``,
+    into the image.
 
     Parameters
     ----------
@@ -257,6 +265,14 @@ class MaskRCNN(BaseEstimator):
         Detections scoring below it are left out of :meth:`predict`'s label maps
         (:meth:`predict_detections` and :meth:`score` use every detection above
         ``score_threshold``, as COCO's AP does).
+    mask_threshold : "auto" or float, default="auto"
+        Mask probability from which a pixel belongs to a detection's mask, when the
+        masks are pasted into the image. ``"auto"``: each mask's own threshold, the one
+        that maximises its expected IoU given its probabilities (``J / (1 + J)``, ``J``
+        the mask's expected IoU; Lipton et al. 2014): 0.5 for a crisp mask, lower for
+        one unsure at its edges, such as the masks of small objects unlike the training
+        ones, where one pixel changes the overlap most. Read at prediction time. 0.5:
+        the paper's.
     image_size : int or None, default=None
         Side the images are resized to (bilinear) for the network; outputs are mapped
         back to the input size. None runs at the input size (images of different sizes
@@ -416,6 +432,7 @@ class MaskRCNN(BaseEstimator):
         "detections_per_image": [Interval(Integral, 1, None, closed="left")],
         "score_threshold": [Interval(Real, 0, 1, closed="left")],
         "instance_score_threshold": [Interval(Real, 0, 1, closed="both")],
+        "mask_threshold": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="neither")],
         "image_size": [Interval(Integral, 16, None, closed="left"), None],
         "input_scale": [StrOptions({"auto"}),
                         Interval(Real, 1 / MAX_INPUT_SCALE, MAX_INPUT_SCALE, closed="both")],
@@ -438,7 +455,8 @@ class MaskRCNN(BaseEstimator):
                  anchor_sizes=None,
                  aspect_ratios=(0.5, 1.0, 2.0), rpn_pre_nms_top_n=100,
                  rpn_post_nms_top_n=50, detections_per_image=100, score_threshold=0.05,
-                 instance_score_threshold=0.5, image_size=None, input_scale="auto",
+                 instance_score_threshold=0.5, mask_threshold="auto", image_size=None,
+                 input_scale="auto",
                  predict_scales="auto",
                  predict_tile_size="auto", bit_depth=None, width=16,
                  max_epochs=40,
@@ -457,6 +475,7 @@ class MaskRCNN(BaseEstimator):
         self.detections_per_image = detections_per_image
         self.score_threshold = score_threshold
         self.instance_score_threshold = instance_score_threshold
+        self.mask_threshold = mask_threshold
         self.image_size = image_size
         self.input_scale = input_scale
         self.predict_scales = predict_scales
@@ -850,9 +869,14 @@ class MaskRCNN(BaseEstimator):
                 module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = budget
                 # one more than kept, to tell when the cap drops objects
                 module.roi_heads.detections_per_img = int(np.ceil(base_cap * factor)) + 1
+                # each window's masks only for the detections it owns
+                owned = (torch.tensor([[c, r] for _, r, c, *_ in chunk], dtype=torch.float32,
+                                      device=dev),
+                         torch.tensor([[*own_r, *own_c] for *_, own_r, own_c in chunk],
+                                      dtype=torch.float32, device=dev))
                 try:
                     with torch.no_grad():
-                        det = module.detect(torch.from_numpy(xb).to(dev))
+                        det = module.detect(torch.from_numpy(xb).to(dev), owned)
                 finally:
                     module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = base
                     module.roi_heads.detections_per_img = base_cap
@@ -996,7 +1020,8 @@ class MaskRCNN(BaseEstimator):
             learned.
         """
         dets, images = self._detect(X)
-        return [_with_masks(d, im.shape[1:]) for d, im in zip(dets, images)]
+        return [_with_masks(d, im.shape[1:], self.mask_threshold)
+                for d, im in zip(dets, images)]
 
     def predict(self, X):
         """Instance label maps.
@@ -1042,8 +1067,8 @@ class MaskRCNN(BaseEstimator):
                 "every detection with its score in predict_detections; low scores on every "
                 "image usually mean the model needs more training.", UserWarning,
                 stacklevel=2)
-        maps = [paint_detections(d, images[i].shape[1:], self.instance_score_threshold)
-                for i, d in enumerate(dets)]
+        maps = [paint_detections(d, images[i].shape[1:], self.instance_score_threshold,
+                                 self.mask_threshold) for i, d in enumerate(dets)]
         blank = [(i, int((d["scores"] >= self.instance_score_threshold).sum()))
                  for i, (d, m) in enumerate(zip(dets, maps))
                  if not m.any() and (d["scores"] >= self.instance_score_threshold).any()]
@@ -1053,8 +1078,9 @@ class MaskRCNN(BaseEstimator):
             warnings.warn(
                 f"MaskRCNN.predict painted no object in X[{i}]{more}: its {n} detection(s) "
                 f"scoring at least instance_score_threshold={self.instance_score_threshold} "
-                "have empty masks (no pixel of mask probability 0.5 or more in their "
-                "boxes). The mask head usually needs more training (max_epochs); "
+                f"have empty masks (no pixel of their boxes reaches mask_threshold="
+                f"{self.mask_threshold!r}). The mask head usually "
+                "needs more training (max_epochs); "
                 "predict_detections gives the boxes and scores.", UserWarning,
                 stacklevel=2)
         if all(m.shape == maps[0].shape for m in maps):
@@ -1109,8 +1135,8 @@ class MaskRCNN(BaseEstimator):
                     raise ValueError(f"semantic_maps[{i}] has class {int(t[1].max())} but "
                                      f"the model was fitted with n_classes_="
                                      f"{self.n_classes_} (classes 1..{self.n_classes_}).")
-        dets = [_with_masks(d, im.shape[1:]) for d, im in zip(self._detect(X, images)[0],
-                                                                images)]
+        dets = [_with_masks(d, im.shape[1:], self.mask_threshold)
+                for d, im in zip(self._detect(X, images)[0], images)]
         kwargs = {}
         if targets is not None:
             kwargs = {"true_labels": [t[1] for t in targets],

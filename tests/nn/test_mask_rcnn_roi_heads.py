@@ -3,6 +3,7 @@ pooling levels, sampling, losses, mask targets and postprocessing."""
 
 import math
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -15,8 +16,11 @@ from sklearn_papers.nn._mask_rcnn._roi_heads import (
     RoIHeads,
     TwoMLPHead,
     _at_most_per_image,
+    expand_boxes,
+    expected_iou_threshold,
     fastrcnn_loss,
     maskrcnn_inference,
+    paste_masks,
     project_masks_on_boxes,
 )
 
@@ -151,6 +155,39 @@ def test_mask_targets_are_the_gt_mask_inside_each_roi():
     assert project_masks_on_boxes(masks, rois, torch.tensor([0, 0]), 8).sum() == 0
 
 
+@pytest.mark.parametrize("scale", [1, 2])
+@pytest.mark.parametrize("expand", [1.0, 1.5])
+def test_mask_targets_pasted_back_give_the_small_shapes_they_came_from(scale, expand):
+    """A training mask target made over an object's own box (enlarged by ``expand``, the
+    image and mask enlarged ``scale`` times as ``input_scale`` does), pasted back into
+    the image at input size as prediction pastes masks, is the object's mask: shapes of
+    1 to 7 pixels a side, at odd and even positions, come back pixel for pixel (a
+    half-pixel mismatch between target and paste shifts or grows them)."""
+    g = torch.Generator().manual_seed(0)
+    h = w = 24
+    shapes = [torch.ones(1, 1), torch.ones(1, 2), torch.ones(3, 1), torch.eye(3),
+              torch.tensor([[1.0, 1, 1], [1, 0, 1], [1, 1, 1]]), torch.ones(2, 5)]
+    shapes += [(torch.rand(k, k + 1, generator=g) > 0.4).float() for k in (4, 5, 6, 7)]
+    masks, boxes = [], []
+    for i, shape in enumerate(shapes):
+        m = torch.zeros(h, w)
+        r, c = 3 + i % 5, 2 + (3 * i) % 11
+        m[r:r + shape.shape[0], c:c + shape.shape[1]] = shape
+        ys, xs = torch.nonzero(m, as_tuple=True)
+        masks.append(m)
+        boxes.append([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1])
+    masks = torch.stack(masks)
+    boxes = torch.tensor(boxes, dtype=torch.float32)
+    # the network's pixels: image and masks enlarged bilinearly, masks thresholded at 0.5
+    net = (F.interpolate(masks[:, None], scale_factor=scale, mode="bilinear",
+                         align_corners=False)[:, 0] >= 0.5) if scale > 1 else masks.bool()
+    rois = expand_boxes(boxes * scale, expand)
+    targets = project_masks_on_boxes(net[None].to(torch.uint8), torch.cat(
+        [torch.zeros(len(rois), 1), rois], 1), torch.arange(len(rois)), 28)
+    pasted = paste_masks(targets, rois / scale, h, w)
+    assert torch.equal(pasted, masks.bool())
+
+
 def test_mask_inference_reads_each_detections_own_class():
     logits = torch.zeros(2, 3, 2, 2)
     logits[0, 1] = 4.0  # detection 0 has class 2
@@ -196,3 +233,58 @@ def test_detection_forward_shapes_and_masks_of_padding_are_zero():
     assert not out["valid"][1].any() and out["masks"][1].abs().sum() == 0
     assert out["valid"][0].any()
     assert ((out["masks"] >= 0) & (out["masks"] <= 1)).all()
+
+
+def test_detections_outside_the_owned_bounds_get_no_mask_and_the_rest_are_unchanged():
+    heads = _heads(score_thresh=0.0, detections_per_img=8)
+    g = torch.Generator().manual_seed(1)
+    feats = [torch.randn(2, 4, 4, 4, generator=g)]
+    xy = torch.rand(2, 6, 2, generator=g) * 20
+    proposals = torch.cat([xy, xy + 4 + 8 * torch.rand(2, 6, 2, generator=g)], -1)
+    valid = torch.ones(2, 6, dtype=torch.bool)
+    offsets = torch.tensor([[0.0, 0.0], [100.0, 50.0]])
+    bounds = torch.tensor([[0.0, 16.0, -float("inf"), 12.0], [60.0, 200.0, 110.0, 200.0]])
+    with torch.no_grad():
+        full = heads(feats, proposals, valid, (32, 32))
+        owned = heads(feats, proposals, valid, (32, 32), owned=(offsets, bounds))
+    shifted = full["boxes"] + offsets.repeat(1, 2)[:, None]
+    cx, cy = (shifted[..., 0] + shifted[..., 2]) / 2, (shifted[..., 1] + shifted[..., 3]) / 2
+    inside = ((cy >= bounds[:, :1]) & (cy < bounds[:, 1:2]) & (cx >= bounds[:, 2:3])
+              & (cx < bounds[:, 3:]))
+    assert torch.equal(owned["valid"], full["valid"] & inside)
+    assert (full["valid"] & ~inside).any() and owned["valid"].any()
+    for k in ("boxes", "scores", "labels"):
+        assert torch.equal(owned[k], full[k])
+    torch.testing.assert_close(owned["masks"][owned["valid"]], full["masks"][owned["valid"]])
+    assert owned["masks"][~owned["valid"]].abs().sum() == 0
+
+
+def test_expected_iou_threshold_keeps_crisp_masks_at_half_and_lowers_unsure_ones():
+    inside = torch.ones(4, 10, 10, dtype=torch.bool)
+    p = torch.zeros(4, 10, 10)
+    p[0, 2:8, 2:8] = 1.0  # crisp: 0.5
+    p[1, 2:8, 2:8] = 0.45  # a whole object at 0.45: kept, J = 0.45, t = 0.45 / 1.45
+    p[2, 2:8, 2:8] = 0.9  # a sure core and an unsure ring: t = J / (1 + J) below 0.5
+    p[2, 1, 1:9] = p[2, 8, 1:9] = p[2, 1:9, 1] = p[2, 1:9, 8] = 0.45
+    t = expected_iou_threshold(p, inside)
+    torch.testing.assert_close(t[0], torch.tensor(0.5))
+    torch.testing.assert_close(t[1], torch.tensor(0.45 / 1.45))
+    core = 36 * 0.9
+    j = (core + 28 * 0.45) / (64 + 0.0)  # the ring joins: t falls below 0.45
+    assert t[2] < 0.45 and torch.isclose(t[2], torch.tensor(j / (1 + j)))
+    assert t[3] == 0.05  # an empty mask: the floor, nothing kept
+    # pixels outside the box count as 0
+    inside[1, :, 5:] = False
+    assert torch.isclose(expected_iou_threshold(p, inside)[1], torch.tensor(0.45 / 1.45))
+
+
+def test_paste_auto_threshold_keeps_an_unsure_small_object_that_half_drops():
+    masks = torch.zeros(2, 28, 28)
+    masks[0, 7:21, 7:21] = 0.45  # a 6 x 6 object read at 0.45 in its 1.5 x box
+    masks[1, 7:21, 7:21] = 1.0
+    boxes = torch.tensor([[10.0, 10.0, 19.0, 19.0]] * 2)
+    half = paste_masks(masks, boxes, 32, 32, 0.5)
+    auto = paste_masks(masks, boxes, 32, 32, "auto")
+    assert not half[0].any() and auto[0].sum() > 0
+    assert torch.equal(auto[1], half[1])  # a crisp mask: the same as 0.5
+    assert torch.equal(auto[0], half[1])

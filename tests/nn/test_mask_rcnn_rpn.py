@@ -127,6 +127,36 @@ def test_filter_proposals_budget_clipping_and_nms_within_each_level():
         (4.0, 4.0, 16.0, 16.0)] * 2
 
 
+def test_filter_proposals_equals_one_nms_over_all_levels_grouped_by_level():
+    # random crowded proposals on three levels: NMS level by level keeps what one NMS
+    # over all candidates, levels as groups, keeps
+    from sklearn_papers.nn._detection import clip_boxes, nms_mask
+
+    g = torch.Generator().manual_seed(0)
+    rpn = _rpn(sizes=((8.0,), (16.0,), (32.0,)), strides=(4, 8, 16), pre_nms_top_n=40,
+               post_nms_top_n=1000, nms_thresh=0.5)
+    feats = [torch.zeros(2, 4, 32 // s, 32 // s) for s in (4, 8, 16)]
+    anchors = rpn.anchor_generator(feats)
+    scores = [torch.randn(2, len(a), generator=g) for a in anchors]
+    deltas = [0.3 * torch.randn(2, len(a), 4, generator=g) for a in anchors]
+    boxes, valid = rpn.filter_proposals(scores, deltas, anchors, (32, 32))
+    cand, cand_scores, levels = [], [], []
+    for lvl, (s, d, a) in enumerate(zip(scores, deltas, anchors)):
+        top, idx = s.topk(min(40, s.shape[1]), dim=1)
+        dec = rpn.box_coder.decode(a[idx].reshape(-1, 4), torch.stack(
+            [d[i, idx[i]] for i in range(2)]).reshape(-1, 4)).reshape(2, -1, 4)
+        cand.append(clip_boxes(dec, 32, 32))
+        cand_scores.append(top)
+        levels.append(torch.full_like(idx, lvl))
+    cand, cand_scores, levels = (torch.cat(x, 1) for x in (cand, cand_scores, levels))
+    wh = cand[..., 2:] - cand[..., :2]
+    keep = nms_mask(cand, cand_scores, (wh > 1e-3).all(-1), levels, 0.5)
+    assert 0 < int(valid.sum()) < valid.numel()  # NMS suppressed some, kept some
+    for i in range(2):
+        expected = cand[i][keep[i]][torch.argsort(-cand_scores[i][keep[i]], stable=True)]
+        torch.testing.assert_close(boxes[i][valid[i]], expected)
+
+
 def test_rpn_forward_without_targets_gives_no_losses():
     torch.manual_seed(0)
     rpn = _rpn(post_nms_top_n=5)

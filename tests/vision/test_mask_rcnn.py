@@ -505,9 +505,9 @@ def test_large_images_are_predicted_in_windows_of_the_training_shape(monkeypatch
     seen = []
     detect = module.detect
 
-    def spy(images):
+    def spy(images, owned=None):
         seen.extend([tuple(images.shape[-2:])] * len(images))
-        return detect(images)
+        return detect(images, owned)
 
     monkeypatch.setattr(module, "detect", spy)
     mosaic = np.concatenate([np.concatenate(list(data.images[r:r + 3]), axis=1)
@@ -679,9 +679,34 @@ def test_predict_paints_the_same_maps_as_the_dense_masks_of_predict_detections()
         maps = est.predict(X)
         dets = est.predict_detections(X)
         assert sum(int((d["scores"] >= 0.1).sum()) for d in dets) > 0
-        painted = np.stack([paint_detections(d, X.shape[1:3], 0.1) for d in dets])
+        painted = np.stack([paint_detections(d, X.shape[1:3], 0.1, est.mask_threshold)
+                            for d in dets])
         np.testing.assert_array_equal(maps, painted)
         assert maps.max() > 0
+
+
+def test_mask_threshold_is_read_at_prediction_and_masks_shrink_as_it_rises(fitted,
+                                                                           scenes):
+    """The same detections at each ``mask_threshold``; a higher threshold keeps a subset
+    of each mask's pixels (fewer in all), and predict's maps follow it."""
+    est = pickle.loads(pickle.dumps(fitted))
+    by_threshold = {}
+    for t in (0.2, 0.4, 0.8):
+        est.set_params(mask_threshold=t)
+        by_threshold[t] = (est.predict_detections(scenes.images[:3]),
+                           est.predict(scenes.images[:3]))
+    sizes = []
+    for (lo, lo_maps), (hi, hi_maps) in ((by_threshold[0.2], by_threshold[0.4]),
+                                         (by_threshold[0.4], by_threshold[0.8])):
+        for a, b in zip(lo, hi):
+            np.testing.assert_array_equal(a["scores"], b["scores"])
+            assert not (b["masks"] & ~a["masks"]).any()
+        sizes.append((sum(int(d["masks"].sum()) for d in lo),
+                      sum(int(d["masks"].sum()) for d in hi)))
+        assert (lo_maps > 0).sum() >= (hi_maps > 0).sum()
+    assert sizes[0][0] > sizes[1][1]
+    with pytest.raises(ValueError, match="mask_threshold"):
+        est.set_params(mask_threshold=1.0).predict(scenes.images[:1])
 
 
 @pytest.mark.parametrize("expand", [1.0, 1.5])

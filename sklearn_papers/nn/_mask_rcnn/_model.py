@@ -201,8 +201,16 @@ class MaskRCNNModule(nn.Module):
         return {"loss": total, **roi, **rpn}
 
     @torch.no_grad()
-    def detect(self, images):
+    def detect(self, images, owned=None):
         """Detections of a batch, padded to ``detections_per_image``.
+
+        Parameters
+        ----------
+        images : Tensor of shape (N, C, H, W)
+        owned : tuple of two Tensors or None, default=None
+            ``(offsets, bounds)``: only the detections whose box centre, shifted by
+            ``offsets``, lies within ``bounds`` stay valid and get masks (see
+            :class:`~sklearn_papers.nn._mask_rcnn._roi_heads.RoIHeads`).
 
         Returns
         -------
@@ -216,7 +224,7 @@ class MaskRCNNModule(nn.Module):
         features = self.backbone(images)
         proposals, valid, _ = self.rpn(features, (height, width))
         return self.roi_heads(features, proposals, valid, (height, width),
-                              images=images if self.mask_image else None)
+                              images=images if self.mask_image else None, owned=owned)
 
 
 class LossOutputNet(NeuralNet):

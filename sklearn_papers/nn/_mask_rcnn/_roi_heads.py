@@ -16,6 +16,8 @@ References
 ----------
 He, K., Gkioxari, G., Dollar, P. and Girshick, R. (2017). Mask R-CNN. ICCV.
 Girshick, R. (2015). Fast R-CNN. ICCV.
+Lipton, Z. C., Elkan, C. and Narayanaswamy, B. (2014). Optimal thresholding of classifiers
+to maximize F1 measure. ECML PKDD.
 """
 
 import torch
@@ -38,8 +40,8 @@ from sklearn_papers.nn._detection_utils import (
 from sklearn_papers.nn._mask_rcnn._rpn import SMOOTH_L1_BETA
 
 __all__ = ["FastRCNNPredictor", "MaskRCNNHeads", "MaskRCNNPredictor", "RoIHeads",
-           "TwoMLPHead", "expand_boxes", "fastrcnn_loss", "mask_loss_sigmoid", "mask_loss_softmax",
-           "maskrcnn_inference", "maskrcnn_loss", "paste_mask_crops", "paste_masks",
+           "TwoMLPHead", "expand_boxes", "expected_iou_threshold", "fastrcnn_loss",
+           "mask_loss_sigmoid", "mask_loss_softmax", "maskrcnn_inference", "maskrcnn_loss", "paste_mask_crops", "paste_masks",
            "project_masks_on_boxes"]
 
 BOX_WEIGHTS = (10.0, 10.0, 5.0, 5.0)  # Fast R-CNN's box-head delta weights
@@ -320,6 +322,43 @@ def maskrcnn_inference(mask_logits, labels, loss="sigmoid"):
 
 #: Pixels of the largest block of box crops :func:`paste_mask_crops` samples at once.
 PASTE_BLOCK_PIXELS = 1 << 22
+#: Fixed-point steps of the ``"auto"`` mask threshold (:func:`expected_iou_threshold`).
+_AUTO_STEPS = 5
+#: Lowest ``"auto"`` mask threshold.
+_AUTO_MIN = 0.05
+
+
+def expected_iou_threshold(probabilities, inside):
+    """Per-mask threshold maximising the expected IoU of the thresholded mask.
+
+    For independent pixel probabilities ``p``, adding a pixel raises the expected IoU
+    ``J`` of a mask when ``p > J / (1 + J)`` (the Jaccard form of the F-measure's optimal
+    threshold, half the best F1; Lipton, Elkan and Narayanaswamy 2014). ``J`` of the mask
+    ``p >= t`` is estimated as ``sum(p >= t: p) / (#(p >= t) + sum(p < t: p))``; the
+    threshold starts at 0.5 and takes ``_AUTO_STEPS`` fixed-point steps
+    ``t <- J(t) / (1 + J(t))``, then at least ``_AUTO_MIN``. A crisp mask (probabilities
+    0 or 1) keeps 0.5; a mask unsure at its edges gets a lower threshold.
+
+    Parameters
+    ----------
+    probabilities : Tensor of shape (K, H, W)
+        Each mask's probabilities at the pixels of its crop.
+    inside : Tensor of shape (K, H, W) of bool
+        The pixels that belong to each mask's box (the others count as 0).
+
+    Returns
+    -------
+    thresholds : Tensor of shape (K,)
+    """
+    p = torch.where(inside, probabilities, torch.zeros_like(probabilities)).flatten(1)
+    t = torch.full((p.shape[0], 1), 0.5, dtype=p.dtype, device=p.device)
+    for _ in range(_AUTO_STEPS):
+        on = p >= t
+        kept = torch.where(on, p, torch.zeros_like(p)).sum(1, keepdim=True)
+        rest = p.sum(1, keepdim=True) - kept
+        j = kept / (on.sum(1, keepdim=True) + rest).clamp(min=1e-6)
+        t = j / (1 + j)
+    return t[:, 0].clamp(min=_AUTO_MIN)
 
 
 def _crop_bounds(boxes, height, width):
@@ -337,8 +376,9 @@ def paste_mask_crops(masks, boxes, height, width, threshold=0.5,
     """Paste ``(D, M, M)`` RoI masks into the image, each only within its box.
 
     Each image pixel centre inside a box is read from its mask by bilinear interpolation
-    (the inverse of the RoIAlign sampling that made the mask targets); pixels outside
-    the box are False. The masks are sampled in blocks of at most about
+    (the inverse of the RoIAlign sampling that made the mask targets) and kept from
+    ``threshold`` on; pixels outside the box are False. The masks are sampled in blocks
+    of at most about
     ``block_pixels`` crop pixels, so memory grows with the boxes' areas, not with the
     image's area times the number of masks.
 
@@ -349,7 +389,9 @@ def paste_mask_crops(masks, boxes, height, width, threshold=0.5,
     boxes : Tensor of shape (D, 4)
         In the pixel coordinates of the output image.
     height, width : int
-    threshold : float, default=0.5
+    threshold : float or "auto", default=0.5
+        ``"auto"``: each mask's own :func:`expected_iou_threshold` over the pixels of
+        its box.
     block_pixels : int, default=4194304
         Crop pixels sampled at once (a single larger crop is sampled alone).
 
@@ -392,7 +434,16 @@ def paste_mask_crops(masks, boxes, height, width, threshold=0.5,
             val = F.grid_sample(masks[start:stop, None], grid, mode="bilinear",
                                 padding_mode="border", align_corners=False)[:, 0]
             inside = ((u >= 0) & (u <= 1))[:, None, :] & ((v >= 0) & (v <= 1))[:, :, None]
-            pasted = (val >= threshold) & inside
+            if isinstance(threshold, str):
+                # each crop's own pixels (a block pads the smaller crops)
+                own = ((torch.arange(hmax, device=masks.device) < torch.tensor(
+                    hs[start:stop], device=masks.device)[:, None])[:, :, None]
+                    & (torch.arange(wmax, device=masks.device) < torch.tensor(
+                        ws[start:stop], device=masks.device)[:, None])[:, None, :])
+                cut = expected_iou_threshold(val, inside & own)[:, None, None]
+            else:
+                cut = threshold
+            pasted = (val >= cut) & inside
             for j in range(k):
                 i = start + j
                 yield i, (int(y0[i]), int(y1[i]), int(x0[i]), int(x1[i])), \
@@ -419,7 +470,8 @@ def paste_masks(masks, boxes, height, width, threshold=0.5):
     boxes : Tensor of shape (D, 4)
         In the pixel coordinates of the output image.
     height, width : int
-    threshold : float, default=0.5
+    threshold : float or "auto", default=0.5
+        As in :func:`paste_mask_crops`.
 
     Returns
     -------
@@ -611,7 +663,8 @@ class RoIHeads(nn.Module):
                 "labels": gather_rows(labels.contiguous(), top),
                 "valid": gather_rows(keep, top)}
 
-    def forward(self, features, proposals, valid, image_size, targets=None, images=None):
+    def forward(self, features, proposals, valid, image_size, targets=None, images=None,
+                owned=None):
         """Losses with ``targets``, detections without.
 
         Parameters
@@ -623,6 +676,14 @@ class RoIHeads(nn.Module):
             ``(height, width)`` of the (padded) images in pixels.
         targets : dict or None, default=None
             ``"boxes"`` (N, G, 4), ``"labels"`` (N, G) and ``"masks"`` (N, G, H, W).
+        images : Tensor of shape (N, C, H, W) or None, default=None
+            The normalised images, read by the mask head beside the features.
+        owned : tuple of two Tensors or None, default=None
+            Detection only: ``(offsets, bounds)``, ``offsets (N, 2)`` ``(x, y)`` added to
+            each image's boxes and ``bounds (N, 4)`` ``(y0, y1, x0, x1)``: a detection
+            whose shifted box centre lies outside ``y0 <= y < y1, x0 <= x < x1`` is
+            marked invalid before the mask branch runs (the windows of a large image
+            keep the detections they own; the others need no mask).
 
         Returns
         -------
@@ -641,6 +702,14 @@ class RoIHeads(nn.Module):
         class_logits, box_regression = self._box_forward(features, rois)
         out = self.postprocess_detections(class_logits, box_regression, proposals, valid,
                                           image_size)
+        if owned is not None:
+            offsets, bounds = owned
+            shifted = out["boxes"] + offsets.repeat(1, 2)[:, None, :]
+            cx = (shifted[..., 0] + shifted[..., 2]) / 2
+            cy = (shifted[..., 1] + shifted[..., 3]) / 2
+            out["valid"] = out["valid"] & (
+                (cy >= bounds[:, 0:1]) & (cy < bounds[:, 1:2]) & (cx >= bounds[:, 2:3])
+                & (cx < bounds[:, 3:4]))
         d = out["valid"].shape[1]
         det_img = torch.arange(n, device=proposals.device)[:, None].expand(n, d)[out["valid"]]
         det_boxes = out["boxes"][out["valid"]]

@@ -246,8 +246,8 @@ class RegionProposalNetwork(nn.Module):
             False for padding (suppressed, empty or non-finite candidates).
         """
         height, width = image_size
-        all_boxes, all_scores, all_levels = [], [], []
-        for lvl, (lg, dl, an) in enumerate(zip(objectness, deltas, anchors)):
+        all_boxes, all_scores = [], []
+        for lg, dl, an in zip(objectness, deltas, anchors):
             lg, dl = lg.detach(), dl.detach()
             k = min(self.pre_nms_top_n, lg.shape[1])
             scores, idx = lg.topk(k, dim=1)
@@ -257,13 +257,16 @@ class RegionProposalNetwork(nn.Module):
                 idx.shape + (4,))
             all_boxes.append(clip_boxes(boxes, height, width))
             all_scores.append(scores)
-            all_levels.append(torch.full_like(idx, lvl))
+        keeps = []
+        for b, s in zip(all_boxes, all_scores):
+            # NMS within each level (boxes of two levels never suppress each other): a
+            # pair matrix per level, not one over all levels' candidates
+            wh = b[..., 2:] - b[..., :2]
+            keeps.append(nms_mask(b, s, (wh > 1e-3).all(-1) & torch.isfinite(s), None,
+                                  self.nms_thresh))
         boxes = torch.cat(all_boxes, 1)
         scores = torch.cat(all_scores, 1)
-        levels = torch.cat(all_levels, 1)
-        wh = boxes[..., 2:] - boxes[..., :2]
-        valid = (wh > 1e-3).all(-1) & torch.isfinite(scores)
-        keep = nms_mask(boxes, scores, valid, levels, self.nms_thresh)
+        keep = torch.cat(keeps, 1)
         k = min(self.post_nms_top_n, boxes.shape[1])
         top = torch.where(keep, scores, -torch.inf).topk(k, dim=1).indices
         return gather_rows(boxes, top), gather_rows(keep, top)
