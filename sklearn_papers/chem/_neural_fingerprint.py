@@ -583,7 +583,7 @@ class NeuralFingerprintRegressor(_GraphRegressorMixin, _NeuralFingerprintPredict
     fingerprint_ : CircularFingerprint or None
         With ``fingerprint_bits``: the fingerprint whose bits join the readout (its
         ``transform`` gives them); None without.
-    blend_weight_ : ndarray of shape (n_outputs_,)
+    blend_weight_ : ndarray of shape (n_targets,)
         The SVR's weight in each target's prediction, in [0, 1]; all 0 without a blend.
     blend_svr_ : list of sklearn.svm.SVR or None
         With ``blend="ecfp_svr"`` and ``early_stopping``: one fitted SVR per target;

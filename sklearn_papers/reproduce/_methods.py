@@ -82,7 +82,7 @@ METHODS = (
            "`chem.MPNN`, `MPNNRegressor`, `MPNNClassifier`",
            "Edge-network messages and a set2set readout, or chemprop-style directed "
            "messages.", _MOLECULES, (("", "gilmer"),), examples=("plot_gilmer.py",),
-           benchmarks=("bench_gilmer.py", "bench_gilmer_defaults.py")),
+           benchmarks=("bench_gilmer.py", "bench_gilmer_defaults.py", "bench_gilmer_blend.py")),
     Method("grover", "GROVER", "Rong et al. 2020",
            "`chem.GroverFeaturizer`, `GroverRegressor`, `GroverClassifier`, `ScaffoldSplit`, "
            "`ScaffoldKFold`",

@@ -12,7 +12,7 @@ means and standard deviations over seeds. One torch thread. ``--record`` writes
 "peer"). The MoleculeACE targets, where the blend matters most, are in
 ``bench_moleculeace.py`` (``mpnn``, and ``mpnn_net`` for ``blend=None``).
 
-Run: ``OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/bench_mpnn_blend.py
+Run: ``OMP_NUM_THREADS=1 nice -n 5 .venv/bin/python benchmarks/bench_gilmer_blend.py
 [--datasets esol freesolv] [--seeds 3] [--record]``.
 """
 
