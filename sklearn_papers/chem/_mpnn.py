@@ -549,8 +549,9 @@ class MPNNRegressor(_GraphRegressorMixin, _MPNNPredictor):
         the blend's squared error on the molecules early stopping held out from the first
         network, where the SVR's prediction is that of its cross-validation fold that held
         the molecule out; neither model trained on them. It is computed per target column
-        (``blend_weight_``); with fewer than 5 labelled held-out molecules it is 0. On potency data of one target the SVR beats graph networks
-        and their errors differ, so the blend beats both
+        (``blend_weight_``); with fewer than 5 labelled held-out molecules it is 0, and
+        with fewer for every target no SVR is fitted. On potency data of one target the
+        SVR beats graph networks and their errors differ, so the blend beats both
         (:ref:`benchmark-moleculeace`); where the network is much better and both err
         alike ``w`` is near 0 (:ref:`benchmark-mpnn_blend`). The search adds seconds to a
         minute to ``fit`` for a few thousand molecules; its distance and kernel matrices

@@ -128,10 +128,16 @@ def _fingerprint(estimator):
 
 def _ecfp(fingerprint, X):
     """Float64 ECFP rows of molecules ``X`` (NaN rows for invalid ones); ``X`` is read as
-    a plain column, whatever its container (the regressor checks feature names)."""
-    from sklearn_papers.chem._parse import as_molecule_array
+    a plain column, whatever its container (the regressor checks feature names). The
+    regressor has already warned about molecules of several fragments."""
+    import warnings
 
-    return np.asarray(fingerprint.transform(as_molecule_array(X)), dtype=np.float64)
+    from sklearn_papers.chem._parse import as_molecule_array
+    from sklearn_papers.chem._report import MultipleFragmentsWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MultipleFragmentsWarning)
+        return np.asarray(fingerprint.transform(as_molecule_array(X)), dtype=np.float64)
 
 
 def _ecfp_rows(fingerprint, X, n_valid):
@@ -172,6 +178,11 @@ def fit_svr_blend(estimator, X, target, weight, n_valid, validation):
     if validation is None:
         return
     held_out, held_out_pred = validation
+    labelled = ~np.isnan(target)
+    if weight is not None:
+        labelled &= (np.asarray(weight) > 0)[:, None]
+    if labelled[held_out].sum(axis=0).max() < MIN_HELD_OUT:
+        return  # too few held-out molecules for any target: the network alone, no search
     from sklearn_papers.chem._parse import as_molecule_array
 
     fingerprint = _fingerprint(estimator).fit(as_molecule_array(X))

@@ -154,4 +154,16 @@ def test_too_few_held_out_molecules_keep_the_network_alone(esol):
     est = MPNNRegressor(**MP).fit(X[:30], y[:30])
     assert len(est._held_out_rows) == 3
     assert_array_equal(est.blend_weight_, [0.0])
+    assert est.blend_svr_ is None and est.blend_fingerprint_ is None
     assert_array_equal(est.predict(X[70:]), _network_alone(est, X[70:]))
+
+
+def test_several_fragments_warn_once(esol):
+    from sklearn_papers.chem import MultipleFragmentsWarning
+
+    X, y = esol
+    est = MPNNRegressor(**MP).fit(X[:70], y[:70])
+    assert est.blend_svr_ is not None
+    with pytest.warns(MultipleFragmentsWarning) as caught:
+        est.predict(["CCO.Cl"])
+    assert sum(isinstance(w.message, MultipleFragmentsWarning) for w in caught) == 1
