@@ -830,7 +830,8 @@ class _GraphRegressorMixin(RegressorMixin):
         Raises
         ------
         ValueError
-            If ``y`` holds text or NaN, naming the entry or the rows.
+            If ``y`` holds text or NaN, naming the entry or the rows, or if ``X`` holds
+            invalid molecules (``errors="nan"``), naming the rows.
         """
         y = tensors_to_numpy(y, "y")
         if y is not None:
@@ -840,7 +841,20 @@ class _GraphRegressorMixin(RegressorMixin):
                                 "score compares each prediction with its true target",
                                 "Drop those rows of X and y (or impute their targets) "
                                 "before scoring.")
-        return super().score(X, y, tensors_to_numpy(sample_weight, "sample_weight"))
+        from sklearn.metrics import r2_score
+
+        pred = self.predict(X)
+        invalid = np.flatnonzero(np.isnan(np.asarray(pred, dtype=np.float64)).reshape(
+            len(pred), -1).any(axis=1))
+        if len(invalid):
+            shown = ", ".join(map(str, invalid[:5])) + (", ..." if len(invalid) > 5 else "")
+            raise ValueError(
+                f"{len(invalid)} molecule(s) of X are invalid (rows {shown}): with "
+                f"errors='nan' their predictions are NaN, which R^2 cannot score. Drop those "
+                f"rows before scoring, or wrap the regressor in SkipInvalidMolecules and "
+                f"score with valid_rows_scorer(<your scoring>) (both from sklearn_papers.chem).")
+        return float(r2_score(y, pred,
+                              sample_weight=tensors_to_numpy(sample_weight, "sample_weight")))
 
 
 class _GraphClassifierMixin(ClassifierMixin):

@@ -167,3 +167,12 @@ def test_several_fragments_warn_once(esol):
     with pytest.warns(MultipleFragmentsWarning) as caught:
         est.predict(["CCO.Cl"])
     assert sum(isinstance(w.message, MultipleFragmentsWarning) for w in caught) == 1
+
+
+def test_score_names_invalid_molecules(esol):
+    X, y = esol
+    est = MPNNRegressor(**MP, errors="nan").fit(X[:70], y[:70])
+    with pytest.raises(ValueError, match=r"1 molecule\(s\) of X are invalid \(rows 1\)"):
+        est.score([X[70], "C1CC", X[71]], y[70:73])
+    assert est.score(X[70:], y[70:]) == pytest.approx(
+        1 - np.sum((est.predict(X[70:]) - y[70:]) ** 2) / np.sum((y[70:] - y[70:].mean()) ** 2))
