@@ -7,7 +7,7 @@ of length 50, radius 4, a 100-wide head); they differ only in the training param
 
 * ``defaults``: ``NeuralFingerprintRegressor()``, passed nothing (``lr=1e-2`` warmed up
   then decayed to ``lr / 10`` over 100 epochs, batches of near-equal size; every training
-  molecule, the last epoch kept; the mean of three networks, ``ensemble_size=3``);
+  molecule, the last epoch kept; the mean of five networks, ``ensemble_size=5``);
 * ``previous``: the training the estimator had before, explicitly (one network, the
   paper's constant ``lr=exp(-6)``, 200 epochs, a ``DataLoader``'s full batches and
   remainder);
@@ -15,7 +15,10 @@ of length 50, radius 4, a 100-wide head); they differ only in the training param
   and a patience longer than ``max_epochs`` (nothing stops; the best epoch on the held-out
   10 % is kept), for where the best held-out epoch falls and the first epoch whose
   held-out loss is within 2 % of the lowest;
-* ``single``: the defaults with one network (``ensemble_size=1``);
+* ``single``, ``three``: the defaults with one network or three (``ensemble_size=1``,
+  ``3``);
+* ``blend``: the defaults with ``blend="ecfp_svr"`` (each network leaves out its own
+  block of molecules, on which the SVR's weight is fitted);
 * the other candidates of ``CANDIDATES``, asked for by name with ``--arms``, or one built
   from ``--set NAME=VALUE`` pairs (arm ``set``).
 
@@ -25,10 +28,12 @@ sets), each fit prints its best held-out epoch and the epochs run (no held-out p
 the test RMSE and the fit's CPU seconds; the summary gives the means of every arm. One
 torch thread. ``--record`` writes ``benchmarks/results/nf_defaults.json``: the arm
 ``--ours`` names (``defaults`` unless told) against ``previous``, the best-epoch share
-of their "-curve" arms, and its test RMSE against ``single``'s where that arm ran.
+of their "-curve" arms, its test RMSE against ``single``'s and ``three``'s, and
+``blend``'s test RMSE against its, where those arms ran.
 
 Run: ``nice -n 5 .venv/bin/python benchmarks/bench_duvenaud_defaults.py [--datasets esol
-freesolv] [--seeds 3] [--arms previous previous-curve defaults defaults-curve single]
+freesolv] [--seeds 3] [--arms previous previous-curve defaults defaults-curve single three
+blend]
 [--set lr=0.01] [--record]``.
 """
 
@@ -61,6 +66,8 @@ CANDIDATES = {
     "e100-constant": {**PREVIOUS, "even_batches": True, "max_epochs": 100},
     "lr3e-3": {"lr": 3e-3},
     "single": {"ensemble_size": 1},
+    "three": {"ensemble_size": 3},
+    "blend": {"blend": "ecfp_svr"},
 }
 
 
@@ -133,11 +140,13 @@ def main(argv=None):
                peer="NeuralFingerprintRegressor(lr=exp(-6), max_epochs=200, "
                     "lr_schedule='constant', even_batches=False, ensemble_size=1)",
                rows=rows,
-               notes="Same network; ours is the mean of three of them. Every training "
+               notes="Same network; ours is the mean of five of them. Every training "
                      "molecule, the last epoch kept. 'best held-out epoch / epochs run': "
                      "the same trainings with a held-out 10 % watched and nothing stopped "
                      "(1: the last epoch; ours: its first network). 'test RMSE against one "
-                     "network': ours against the same training of one network (peer).")
+                     "network' ('three networks'): ours against the same training of one "
+                     "network (of three: the previous default) (peer). "
+                     "'with blend': blend='ecfp_svr' (ours) against the defaults (peer).")
 
 
 def summary(results, datasets, arms, ours):
@@ -163,12 +172,23 @@ def summary(results, datasets, arms, ours):
             rows.append({"what": f"{name}: best held-out epoch / epochs run",
                          "unit": "share", "better": "lower",
                          "ours": best_epoch_share(after), "peer": best_epoch_share(before)})
-        after, before = results.get((name, ours)), results.get((name, "single"))
-        if after and before and ours != "single":
-            rows.append({"what": f"{name}: test RMSE against one network", "unit": unit,
+        for arm, label in (("single", "one network"), ("three", "three networks")):
+            after, before = results.get((name, ours)), results.get((name, arm))
+            if after and before and ours != arm:
+                rows.append({"what": f"{name}: test RMSE against {label}", "unit": unit,
+                             "better": "lower",
+                             "ours": float(np.mean([r[2] for r in after])),
+                             "peer": float(np.mean([r[2] for r in before])),
+                             "ours_std": float(np.std([r[2] for r in after])),
+                             "peer_std": float(np.std([r[2] for r in before]))})
+        after, before = results.get((name, "blend")), results.get((name, ours))
+        if after and before and ours != "blend":
+            rows.append({"what": f"{name}: test RMSE with blend='ecfp_svr'", "unit": unit,
                          "better": "lower",
                          "ours": float(np.mean([r[2] for r in after])),
-                         "peer": float(np.mean([r[2] for r in before]))})
+                         "peer": float(np.mean([r[2] for r in before])),
+                         "ours_std": float(np.std([r[2] for r in after])),
+                         "peer_std": float(np.std([r[2] for r in before]))})
     return rows
 
 

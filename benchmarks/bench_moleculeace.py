@@ -33,6 +33,8 @@ Models (``--models``):
   SVR's weight.
 * ``mpnn_net``: ``MPNNRegressor(blend=None)``, the network alone; run only when
   ``--models`` names it.
+* ``nf_blend``: ``NeuralFingerprintRegressor(blend="ecfp_svr")``, its three networks
+  blended with the SVR; run only when ``--models`` names it.
 * ``nf_single``: ``NeuralFingerprintRegressor(ensemble_size=1)``, one network; run only
   when ``--models`` names it.
 * ``nf_fp``, ``mpnn_fp``: the same with a fingerprint branch (``fingerprint_bits=1024``:
@@ -64,7 +66,7 @@ CPU per fit. ``--record`` writes ``benchmarks/results/moleculeace.json`` (each m
 "ours", ``svr`` as "peer").
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_moleculeace.py
-[--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn mpnn_net nf_fp mpnn_fp
+[--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn mpnn_net nf_blend nf_fp mpnn_fp
 nf_single nf_ens5 nf_ens3_e50 mpnn_ens3 mpnn_ens3_e25 grover grover_default
 grover_finetune grover_ensemble chemprop]
 [--seeds 3] [--log FITS.jsonl] [--record]``; ``--summary-only --record`` records the
@@ -91,12 +93,13 @@ FIT_LOG = Path(__file__).parent / "results" / "moleculeace_fits.jsonl"
 #: Models in the order they run by default: the cheap ones first.
 MODELS = ("svr", "rf", "grover_svr", "nf", "mpnn", "grover", "grover_default", "chemprop")
 #: Models run only when ``--models`` names them.
-OPTIONAL_MODELS = ("mpnn_net", "nf_fp", "mpnn_fp", "nf_single", "nf_ens5", "nf_ens3_e50",
+OPTIONAL_MODELS = ("mpnn_net", "nf_blend", "nf_fp", "mpnn_fp", "nf_single", "nf_ens5", "nf_ens3_e50",
                    "mpnn_ens3", "mpnn_ens3_e25", "grover_finetune", "grover_ensemble")
 #: The optional variants of ``nf`` and ``mpnn``: the parameters they change.
 VARIANTS = {"nf_fp": ("nf", {"fingerprint_bits": 1024}),
             "mpnn_fp": ("mpnn", {"fingerprint_bits": 1024}),
             "mpnn_net": ("mpnn", {"blend": None}),
+            "nf_blend": ("nf", {"blend": "ecfp_svr"}),
             "nf_single": ("nf", {"ensemble_size": 1}),
             "nf_ens5": ("nf", {"ensemble_size": 5}),
             "nf_ens3_e50": ("nf", {"ensemble_size": 3, "max_epochs": 50}),
@@ -110,6 +113,7 @@ LABELS = {"svr": "SVR on ECFP", "rf": "RF on ECFP", "grover_svr": "GroverFeaturi
           "nf_fp": "NeuralFingerprintRegressor(fingerprint_bits=1024)",
           "mpnn_fp": "MPNNRegressor(fingerprint_bits=1024)",
           "mpnn_net": "MPNNRegressor(blend=None)",
+          "nf_blend": "NeuralFingerprintRegressor(blend='ecfp_svr')",
           "nf_single": "NeuralFingerprintRegressor(ensemble_size=1)",
           "nf_ens5": "NeuralFingerprintRegressor(ensemble_size=5)",
           "nf_ens3_e50": "NeuralFingerprintRegressor(ensemble_size=3, max_epochs=50)",

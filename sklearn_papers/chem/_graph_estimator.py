@@ -410,7 +410,7 @@ class _GraphEstimator(BaseEstimator):
 
         weighted = {} if sample_weight is None else {"sample_weight": sample_weight}
         n_members = getattr(self, "ensemble_size", 1)
-        self._held_out_rows = None
+        self._held_out_rows = self._member_held_out_rows = None
         if n_members == 1:
             with torch_fit(self) as run:
                 module = self._new_module(n_outputs)
@@ -420,11 +420,20 @@ class _GraphEstimator(BaseEstimator):
             return self
         from sklearn_papers.chem._ensemble import MeanOfMembers, member_seeds
 
+        fit_seed = seed_from_random_state(self.random_state)
+        held_out = self._member_held_out(target, sample_weight, n_members, loss, fit_seed)
         members, first = [], None
-        for seed in member_seeds(seed_from_random_state(self.random_state), n_members):
+        for k, seed in enumerate(member_seeds(fit_seed, n_members)):
+            kept = graphs, target, weighted
+            if held_out is not None:
+                keep = np.ones(len(graphs), dtype=bool)
+                keep[held_out[k]] = False
+                kept = ([g for g, on in zip(graphs, keep) if on], target[keep],
+                        {} if sample_weight is None
+                        else {"sample_weight": np.asarray(sample_weight)[keep]})
             with torch_fit(self, seed=seed) as run:
                 module = self._new_module(n_outputs)
-                module = self._fit_module(run, module, graphs, target, loss, **weighted)
+                module = self._fit_module(run, module, kept[0], kept[1], loss, **kept[2])
             members.append(module.to(run.device).eval())
             if first is None:
                 first = (self.net_, self.loss_curve_, self.n_iter_,
@@ -432,11 +441,35 @@ class _GraphEstimator(BaseEstimator):
                          getattr(self, "_held_out_rows", None))
         (self.net_, self.loss_curve_, self.n_iter_, self.validation_loss_curve_,
          self._held_out_rows) = first
+        self._member_held_out_rows = held_out
         combine = "mean" if loss == MSE_LOSS else (
             "softmax" if getattr(self, "_task", None) == "multiclass" else "sigmoid")
         self.module_ = MeanOfMembers(members, combine).to(run.device).eval()
         self.n_outputs_ = n_outputs
         return self
+
+    def _member_held_out(self, target, sample_weight, n_members, loss, seed):
+        """The rows each ensemble member leaves out of its training, or None.
+
+        Only for a regressor with a ``blend`` and ``early_stopping=False``: then the blend's
+        weight needs predictions on molecules a network did not train on, and early
+        stopping holds none out. Member ``k`` leaves out the ``k``-th of disjoint, seeded
+        random blocks of ``validation_fraction`` of the labelled rows (smaller blocks when
+        the members would need more rows than there are) and trains its full
+        ``max_epochs`` on the others; the ensemble as a whole trains on every row.
+        """
+        from sklearn_papers.nn._skorch._callbacks import labelled_rows, n_validation
+
+        if (loss != MSE_LOSS or n_members < 2 or self.early_stopping
+                or getattr(self, "blend", None) is None):
+            return None
+        rows = np.flatnonzero(labelled_rows(target, sample_weight))
+        size = min(n_validation(len(rows), self.validation_fraction),
+                   len(rows) // (n_members + 1))
+        if size < 1:
+            return None
+        rows = np.random.default_rng(seed).permutation(rows)
+        return [np.sort(rows[k * size:(k + 1) * size]) for k in range(n_members)]
 
     def _run(self, X, part="output"):
         """Run the fitted network on molecules ``X`` in batches of ``batch_size``.
@@ -785,16 +818,24 @@ class _GraphRegressorMixin(RegressorMixin):
             self.blend_fingerprint_ = self.blend_svr_ = None
             self.blend_weight_ = np.zeros(target.shape[1])
             return
-        rows, validation = self._held_out_rows, None
-        if rows is not None and len(rows):
-            module = self.module_
-            if isinstance(module, MeanOfMembers):
-                module = module.members[0]
-            with estimator_inference(self) as device:
-                out = self._forward_rows(module.to(device).eval(), [graphs[i] for i in rows],
-                                         device, self.n_outputs_)
-            pred = destandardize_outputs(out, self._y_mean, self._y_std, False)
-            validation = (np.asarray(rows), pred.reshape(len(rows), -1))
+        module = self.module_
+        members = module.members if isinstance(module, MeanOfMembers) else [module]
+        held_out = getattr(self, "_member_held_out_rows", None)
+        if held_out is None:  # early stopping's rows of the first network
+            rows = getattr(self, "_held_out_rows", None)
+            held_out = [] if rows is None else [rows]
+        all_rows, all_pred = [], []
+        with estimator_inference(self) as device:
+            for member, rows in zip(members, held_out):
+                if len(rows):
+                    out = self._forward_rows(member.to(device).eval(),
+                                             [graphs[i] for i in rows], device,
+                                             self.n_outputs_)
+                    all_rows.append(np.asarray(rows))
+                    all_pred.append(destandardize_outputs(
+                        out, self._y_mean, self._y_std, False).reshape(len(rows), -1))
+        validation = ((np.concatenate(all_rows), np.concatenate(all_pred))
+                      if all_rows else None)
         fit_svr_blend(self, X, target, weight, len(graphs), validation)
 
     def _predict_regression(self, X):

@@ -555,8 +555,12 @@ class MPNNRegressor(_GraphRegressorMixin, _MPNNPredictor):
         (:ref:`benchmark-moleculeace`); where the network is much better and both err
         alike ``w`` is near 0 (:ref:`benchmark-mpnn_blend`). The search adds seconds to a
         minute to ``fit`` for a few thousand molecules; its distance and kernel matrices
-        take ``16 n**2`` bytes for ``n`` training molecules. Needs
-        ``early_stopping=True``; otherwise, and with None, the network predicts alone.
+        take ``16 n**2`` bytes for ``n`` training molecules. With
+        ``early_stopping=False`` and ``ensemble_size`` > 1, member ``k`` of the ensemble
+        leaves out its own block of ``validation_fraction`` of the molecules instead (the
+        blocks are disjoint) and ``w`` is fitted on each member's predictions for its
+        block. With ``early_stopping=False`` and one network, and with None, the network
+        predicts alone.
     device : str, default="cpu"
         Torch device (``"cpu"``, ``"cuda"``, ``"cuda:1"``).
     errors : {"raise", "nan"}, default="raise"

@@ -29,10 +29,13 @@ MIN_HELD_OUT = 5
 ECFP_RADIUS, ECFP_BITS = 2, 1024
 
 
-def svr_search_scored(F, t, w):
+def svr_search_scored(F, t, w, verbose=0, desc=None):
     """An RBF ``SVR`` (``epsilon=0.1``) fitted on features ``F`` and targets ``t``
     (weights ``w`` or None), its ``C`` and ``gamma`` chosen on the grid by the mean over
     5 folds of the (weighted) validation RMSE, and that mean.
+
+    ``verbose``, ``desc``: a progress bar over the grid's ``gamma`` values, labelled
+    ``desc``, as the estimators show their work (:func:`~sklearn_papers.nn._progress.progress`).
 
     MoleculeACE's search, with its folds (``StratifiedKFold(shuffle=True,
     random_state=42)`` on whether a target is at least the median; deterministic). The
@@ -54,15 +57,17 @@ def svr_search_scored(F, t, w):
     """
     state = np.random.get_state()
     try:
-        return _svr_grid_fit(F, t, w)
+        return _svr_grid_fit(F, t, w, verbose, desc)
     finally:
         np.random.set_state(state)
 
 
-def _svr_grid_fit(F, t, w):
+def _svr_grid_fit(F, t, w, verbose=0, desc=None):
     from sklearn.metrics.pairwise import euclidean_distances
     from sklearn.model_selection import KFold, StratifiedKFold
     from sklearn.svm import SVR
+
+    from sklearn_papers.nn._progress import progress
 
     n = len(t)
     d2 = euclidean_distances(F, squared=True)
@@ -75,7 +80,8 @@ def _svr_grid_fit(F, t, w):
               else KFold(n_splits, shuffle=True, random_state=42))
         folds = list(cv.split(F, above))
         scores = {}
-        for g in SVR_GAMMA:
+        for g in progress(SVR_GAMMA, verbose=verbose, n_items=n, total=len(SVR_GAMMA),
+                          desc=desc, unit="gamma"):
             K = np.exp(-g * d2)
             for C in SVR_C:
                 errors = []
@@ -194,7 +200,9 @@ def fit_svr_blend(estimator, X, target, weight, n_valid, validation):
             counted &= np.asarray(weight) > 0
         rows = np.flatnonzero(counted)
         w = None if weight is None else np.asarray(weight, dtype=np.float64)[rows]
-        svr, _, oof = svr_search_scored(F[rows], target[rows, j], w)
+        svr, _, oof = svr_search_scored(
+            F[rows], target[rows, j], w, verbose=estimator.verbose,
+            desc=f"{type(estimator).__name__} SVR search")
         svrs.append(svr)
         position = np.full(len(counted), -1)
         position[rows] = np.arange(len(rows))

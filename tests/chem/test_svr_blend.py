@@ -71,6 +71,42 @@ def test_without_held_out_molecules_the_network_predicts_alone(esol):
     assert_array_equal(est.predict(X[70:]), ref.predict(X[70:]))
 
 
+def test_ensemble_members_hold_out_disjoint_blocks_without_early_stopping(esol):
+    X, y = esol
+    params = {**NF, "ensemble_size": 3, "blend": "ecfp_svr"}
+    est = NeuralFingerprintRegressor(**params).fit(X[:80], y[:80])
+    blocks = est._member_held_out_rows
+    assert len(blocks) == 3
+    assert all(len(b) == 8 for b in blocks)  # 10 % of the 80 molecules each
+    held = np.concatenate(blocks)
+    assert len(np.unique(held)) == len(held)  # disjoint
+    assert 0 <= est.blend_weight_[0] <= 1 and len(est.blend_svr_) == 1
+    # the blocks follow random_state
+    again = NeuralFingerprintRegressor(**params).fit(X[:80], y[:80])
+    for a, b in zip(blocks, again._member_held_out_rows):
+        assert_array_equal(a, b)
+
+
+def test_member_blocks_need_a_blend_and_several_members(esol):
+    X, y = esol
+    plain = NeuralFingerprintRegressor(**{**NF, "ensemble_size": 2}).fit(X[:60], y[:60])
+    assert plain._member_held_out_rows is None
+    one = NeuralFingerprintRegressor(**{**NF, "blend": "ecfp_svr"}).fit(X[:60], y[:60])
+    assert one._member_held_out_rows is None and one.blend_svr_ is None
+    assert_array_equal(one.blend_weight_, [0.0])
+
+
+def test_member_blocks_skip_unweighted_rows(esol):
+    X, y = esol
+    weight = np.ones(80)
+    weight[:20] = 0
+    est = NeuralFingerprintRegressor(**{**NF, "ensemble_size": 2, "blend": "ecfp_svr"})
+    est.fit(X[:80], y[:80], sample_weight=weight)
+    held = np.concatenate(est._member_held_out_rows)
+    assert held.min() >= 20  # rows of the 60 weighted molecules only
+    assert all(len(b) == 6 for b in est._member_held_out_rows)
+
+
 def test_several_targets_with_missing_values(esol):
     X, y = esol
     Y = np.column_stack([y, -2 * y + 1])
@@ -176,3 +212,11 @@ def test_score_names_invalid_molecules(esol):
         est.score([X[70], "C1CC", X[71]], y[70:73])
     assert est.score(X[70:], y[70:]) == pytest.approx(
         1 - np.sum((est.predict(X[70:]) - y[70:]) ** 2) / np.sum((y[70:] - y[70:].mean()) ** 2))
+
+
+def test_svr_search_shows_progress_and_is_silent_at_verbose_0(esol, capsys):
+    X, y = esol
+    MPNNRegressor(**{**MP, "verbose": 2}).fit(X[:70], y[:70])
+    assert "MPNNRegressor SVR search" in capsys.readouterr().err
+    MPNNRegressor(**MP).fit(X[:70], y[:70])
+    assert "SVR search" not in capsys.readouterr().err
