@@ -27,19 +27,20 @@ Models (``--models``):
   embedding, descriptors and ECFP4 bits, the blocks scaled as it scales them) then the
   same SVR search. Deterministic: one fit.
 * ``nf``, ``mpnn``: ``NeuralFingerprintRegressor()``, ``MPNNRegressor()`` at their
-  defaults (the neural fingerprint's: the mean of three networks; the MPNN's: its network
+  defaults (the neural fingerprint's: the mean of five networks; the MPNN's: its network
   blended with the SVR search on ECFP, ``blend="ecfp_svr"``). A blended model's fit
   also logs its network's scores alone (``network_rmse``, ``network_cliff_rmse``) and the
   SVR's weight.
 * ``mpnn_net``: ``MPNNRegressor(blend=None)``, the network alone; run only when
   ``--models`` names it.
-* ``nf_blend``: ``NeuralFingerprintRegressor(blend="ecfp_svr")``, its three networks
-  blended with the SVR; run only when ``--models`` names it.
+* ``nf_blend``: ``NeuralFingerprintRegressor(blend="ecfp_svr")``, its five networks
+  blended with the SVR; ``nf_ens3_blend``: the same with three networks. Run only when
+  ``--models`` names them.
 * ``nf_single``: ``NeuralFingerprintRegressor(ensemble_size=1)``, one network; run only
   when ``--models`` names it.
 * ``nf_fp``, ``mpnn_fp``: the same with a fingerprint branch (``fingerprint_bits=1024``:
   ECFP4 bits joined to the readout); run only when ``--models`` names them.
-* ``nf_ens5``, ``mpnn_ens3``: the same with ``ensemble_size=5`` or 3 (the mean of that
+* ``nf_ens3``, ``mpnn_ens3``: the same with ``ensemble_size=3`` (the mean of that
   many networks trained from different seeds); ``nf_ens3_e50``, ``mpnn_ens3_e25``: three
   networks of half the default epochs each. Run only when ``--models`` names them.
 * ``grover``: ``GroverRegressor(head="svr")``, the SVR head on the frozen encoder
@@ -66,8 +67,8 @@ CPU per fit. ``--record`` writes ``benchmarks/results/moleculeace.json`` (each m
 "ours", ``svr`` as "peer").
 
 Run: ``OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python benchmarks/bench_moleculeace.py
-[--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn mpnn_net nf_blend nf_fp mpnn_fp
-nf_single nf_ens5 nf_ens3_e50 mpnn_ens3 mpnn_ens3_e25 grover grover_default
+[--targets CHEMBL2047_EC50 ...] [--models svr rf grover_svr nf mpnn mpnn_net nf_blend nf_ens3_blend nf_fp
+mpnn_fp nf_single nf_ens3 nf_ens3_e50 mpnn_ens3 mpnn_ens3_e25 grover grover_default
 grover_finetune grover_ensemble chemprop]
 [--seeds 3] [--log FITS.jsonl] [--record]``; ``--summary-only --record`` records the
 fits of the log without fitting.
@@ -93,15 +94,17 @@ FIT_LOG = Path(__file__).parent / "results" / "moleculeace_fits.jsonl"
 #: Models in the order they run by default: the cheap ones first.
 MODELS = ("svr", "rf", "grover_svr", "nf", "mpnn", "grover", "grover_default", "chemprop")
 #: Models run only when ``--models`` names them.
-OPTIONAL_MODELS = ("mpnn_net", "nf_blend", "nf_fp", "mpnn_fp", "nf_single", "nf_ens5", "nf_ens3_e50",
+OPTIONAL_MODELS = ("mpnn_net", "nf_blend", "nf_ens3_blend", "nf_fp", "mpnn_fp", "nf_single",
+                   "nf_ens3", "nf_ens3_e50",
                    "mpnn_ens3", "mpnn_ens3_e25", "grover_finetune", "grover_ensemble")
 #: The optional variants of ``nf`` and ``mpnn``: the parameters they change.
 VARIANTS = {"nf_fp": ("nf", {"fingerprint_bits": 1024}),
             "mpnn_fp": ("mpnn", {"fingerprint_bits": 1024}),
             "mpnn_net": ("mpnn", {"blend": None}),
             "nf_blend": ("nf", {"blend": "ecfp_svr"}),
+            "nf_ens3_blend": ("nf", {"ensemble_size": 3, "blend": "ecfp_svr"}),
             "nf_single": ("nf", {"ensemble_size": 1}),
-            "nf_ens5": ("nf", {"ensemble_size": 5}),
+            "nf_ens3": ("nf", {"ensemble_size": 3}),
             "nf_ens3_e50": ("nf", {"ensemble_size": 3, "max_epochs": 50}),
             "mpnn_ens3": ("mpnn", {"ensemble_size": 3}),
             "mpnn_ens3_e25": ("mpnn", {"ensemble_size": 3, "max_epochs": 25})}
@@ -114,8 +117,9 @@ LABELS = {"svr": "SVR on ECFP", "rf": "RF on ECFP", "grover_svr": "GroverFeaturi
           "mpnn_fp": "MPNNRegressor(fingerprint_bits=1024)",
           "mpnn_net": "MPNNRegressor(blend=None)",
           "nf_blend": "NeuralFingerprintRegressor(blend='ecfp_svr')",
+          "nf_ens3_blend": "NeuralFingerprintRegressor(ensemble_size=3, blend='ecfp_svr')",
           "nf_single": "NeuralFingerprintRegressor(ensemble_size=1)",
-          "nf_ens5": "NeuralFingerprintRegressor(ensemble_size=5)",
+          "nf_ens3": "NeuralFingerprintRegressor(ensemble_size=3)",
           "nf_ens3_e50": "NeuralFingerprintRegressor(ensemble_size=3, max_epochs=50)",
           "mpnn_ens3": "MPNNRegressor(ensemble_size=3)",
           "mpnn_ens3_e25": "MPNNRegressor(ensemble_size=3, max_epochs=25)",
