@@ -172,23 +172,18 @@ def summary(results, datasets, arms, ours):
             rows.append({"what": f"{name}: best held-out epoch / epochs run",
                          "unit": "share", "better": "lower",
                          "ours": best_epoch_share(after), "peer": best_epoch_share(before)})
-        for arm, label in (("single", "one network"), ("three", "three networks")):
-            after, before = results.get((name, ours)), results.get((name, arm))
-            if after and before and ours != arm:
-                rows.append({"what": f"{name}: test RMSE against {label}", "unit": unit,
+        # (arm recorded as ours, arm recorded as peer, what the row compares)
+        for mine, other, label in ((ours, "single", "against one network"),
+                                   (ours, "three", "against three networks"),
+                                   ("blend", ours, "with blend='ecfp_svr'")):
+            after, before = results.get((name, mine)), results.get((name, other))
+            if after and before and mine != other:
+                rows.append({"what": f"{name}: test RMSE {label}", "unit": unit,
                              "better": "lower",
                              "ours": float(np.mean([r[2] for r in after])),
                              "peer": float(np.mean([r[2] for r in before])),
                              "ours_std": float(np.std([r[2] for r in after])),
                              "peer_std": float(np.std([r[2] for r in before]))})
-        after, before = results.get((name, "blend")), results.get((name, ours))
-        if after and before and ours != "blend":
-            rows.append({"what": f"{name}: test RMSE with blend='ecfp_svr'", "unit": unit,
-                         "better": "lower",
-                         "ours": float(np.mean([r[2] for r in after])),
-                         "peer": float(np.mean([r[2] for r in before])),
-                         "ours_std": float(np.std([r[2] for r in after])),
-                         "peer_std": float(np.std([r[2] for r in before]))})
     return rows
 
 
