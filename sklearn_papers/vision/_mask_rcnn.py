@@ -224,12 +224,18 @@ class MaskRCNN(BaseEstimator):
     mask_loss : {"sigmoid", "softmax"}, default="sigmoid"
         Per-class sigmoid masks (the paper's) or a per-pixel softmax over background and
         the classes (its ablation, Table 2b).
-    mask_image : bool, default=True
+    mask_image : {True, "local", False}, default=True
         The mask head also reads the image itself, resampled over each RoI at the
         head's resolution (14 x 14, RoIAlign of the normalised image), beside the
         features. Features are at least 4 pixels apart: for objects a few feature cells
-        across, such as printed characters, the pixels give the boundaries. False: the
-        paper's head, features only.
+        across, such as printed characters, the pixels give the boundaries. True: the
+        pixels as the network reads them (normalised by the training images' mean and
+        standard deviation). ``"local"``: each RoI's pixels standardised by their own
+        mean and standard deviation (plus half the training images' pixel standard
+        deviation), so that edges are placed against the brightness and contrast around
+        the object, as a local threshold does: masks of objects lit more brightly or
+        darkly than in ``fit`` keep their edges, but faint marks the detector boxes get
+        masks too. False: the paper's head, features only.
     mask_box_expand : float, default=1.5
         Factor by which the mask branch enlarges each box about its centre: it is
         trained on the positive RoIs so enlarged and predicts each detection's mask over
@@ -330,6 +336,13 @@ class MaskRCNN(BaseEstimator):
         size); smaller inputs run whole. None: inputs always run whole. An int: windows
         of that side for every larger input. Objects more than half a window across can
         be cut. Read at prediction time.
+    predict_flip : bool, default=True
+        Test-time flip averaging of the masks: each detection's mask logits are the
+        mean of its own and those of its box mirrored on the image mirrored left to
+        right, mirrored back (boxes and scores come from the image as given). Masks of
+        small objects then depend less on one pass's errors at their edges; prediction
+        runs the backbone and the mask head twice. False: one pass (the paper's). Read
+        at prediction time.
     bit_depth : int or None, default=None
         Bits of integer images other than uint8 (uint8 is read as 0-255): they are
         divided by ``2 ** bit_depth - 1``. None: the smallest of 8, 10, 12, 14 and 16
@@ -423,7 +436,7 @@ class MaskRCNN(BaseEstimator):
         "backbone": [StrOptions({"c4", "fpn"})],
         "roi_op": [StrOptions({"align", "pool"})],
         "mask_loss": [StrOptions({"sigmoid", "softmax"})],
-        "mask_image": ["boolean"],
+        "mask_image": ["boolean", StrOptions({"local"})],
         "mask_box_expand": [Interval(Real, 1, 4, closed="both")],
         "anchor_sizes": [tuple, list, None],
         "aspect_ratios": [tuple, list],
@@ -439,6 +452,7 @@ class MaskRCNN(BaseEstimator):
         "predict_scales": [StrOptions({"auto"}), tuple, list],
         "predict_tile_size": [StrOptions({"auto"}), Interval(Integral, 16, None,
                                                              closed="left"), None],
+        "predict_flip": ["boolean"],
         "bit_depth": [Interval(Integral, 1, 16, closed="both"), None],
         "width": [Interval(Integral, 8, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -458,7 +472,7 @@ class MaskRCNN(BaseEstimator):
                  instance_score_threshold=0.5, mask_threshold="auto", image_size=None,
                  input_scale="auto",
                  predict_scales="auto",
-                 predict_tile_size="auto", bit_depth=None, width=16,
+                 predict_tile_size="auto", predict_flip=True, bit_depth=None, width=16,
                  max_epochs=40,
                  batch_size=8, lr=3e-3, weight_decay=1e-4, device="cpu", random_state=None,
                  verbose=0):
@@ -480,6 +494,7 @@ class MaskRCNN(BaseEstimator):
         self.input_scale = input_scale
         self.predict_scales = predict_scales
         self.predict_tile_size = predict_tile_size
+        self.predict_flip = predict_flip
         self.bit_depth = bit_depth
         self.width = width
         self.max_epochs = max_epochs
@@ -704,7 +719,8 @@ class MaskRCNN(BaseEstimator):
                 module__fpn=self.backbone == "fpn",
                 module__roi_op=self.roi_op,
                 module__mask_loss=self.mask_loss,
-                module__mask_image=bool(self.mask_image),
+                module__mask_image=(self.mask_image if self.mask_image == "local"
+                                    else bool(self.mask_image)),
                 module__mask_box_expand=float(self.mask_box_expand),
                 module__anchor_sizes=anchor_sizes,
                 module__aspect_ratios=tuple(self.aspect_ratios),
@@ -876,7 +892,8 @@ class MaskRCNN(BaseEstimator):
                                       dtype=torch.float32, device=dev))
                 try:
                     with torch.no_grad():
-                        det = module.detect(torch.from_numpy(xb).to(dev), owned)
+                        det = module.detect(torch.from_numpy(xb).to(dev), owned,
+                                            flip=bool(self.predict_flip))
                 finally:
                     module.rpn_pre_nms_top_n, module.rpn_post_nms_top_n = base
                     module.roi_heads.detections_per_img = base_cap

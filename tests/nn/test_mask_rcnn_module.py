@@ -153,6 +153,29 @@ def test_mask_image_feeds_the_roi_pixels_to_the_mask_head(roi_op):
     assert det["masks"].shape[-2:] == (28, 28) and torch.isfinite(det["masks"]).all()
 
 
+def test_local_mask_image_and_flip_averaged_detection():
+    """``mask_image="local"`` feeds the standardised RoI pixels (same head width as
+    True); ``detect(flip=True)`` keeps the boxes and scores and changes the masks only;
+    a wrong ``mask_image`` is named."""
+    torch.manual_seed(0)
+    images, boxes, labels, masks = _disc_batch(2, empty=(1,))
+    m = MaskRCNNModule(2, 3, width=8, fpn=True, mask_image="local", score_threshold=0.0)
+    c = m.backbone.out_channels
+    assert m.mask_image == "local" and m.roi_heads.mask_image_local
+    assert m.roi_heads.mask_head[0].in_channels == c + 3
+    assert not MaskRCNNModule(2, 3, width=8, mask_image=True).roi_heads.mask_image_local
+    m.losses(images, boxes, labels, masks)["loss"].backward()
+    assert m.roi_heads.mask_head[0].weight.grad[:, c:].abs().sum() > 0
+    m.eval()
+    plain, flipped = m.detect(images), m.detect(images, flip=True)
+    for k in ("boxes", "scores", "labels", "valid"):
+        assert torch.equal(plain[k], flipped[k])
+    v = plain["valid"]
+    assert v.any() and not torch.allclose(plain["masks"][v], flipped["masks"][v])
+    with pytest.raises(ValueError, match="mask_image must be True, False or 'local'"):
+        MaskRCNNModule(2, 3, mask_image="global")
+
+
 def test_losses_with_no_objects_at_all():
     torch.manual_seed(0)
     images, boxes, labels, masks = _disc_batch(2, empty=(0, 1))

@@ -19,6 +19,7 @@ from sklearn_papers.nn._mask_rcnn._roi_heads import (
     expand_boxes,
     expected_iou_threshold,
     fastrcnn_loss,
+    local_image_crops,
     maskrcnn_inference,
     paste_masks,
     project_masks_on_boxes,
@@ -288,3 +289,68 @@ def test_paste_auto_threshold_keeps_an_unsure_small_object_that_half_drops():
     assert not half[0].any() and auto[0].sum() > 0
     assert torch.equal(auto[1], half[1])  # a crisp mask: the same as 0.5
     assert torch.equal(auto[0], half[1])
+
+
+def test_local_image_crops_ignore_brightness_and_fill_outside_with_the_roi_mean():
+    """Each RoI's crop loses its mean: a brightness offset leaves it unchanged and a
+    constant image gives zeros, also for a RoI half outside the image (RoIAlign reads 0
+    there, which plain crops keep)."""
+    g = torch.Generator().manual_seed(0)
+    images = torch.rand(2, 3, 16, 20, generator=g)
+    rois = torch.tensor([[0.0, 2, 3, 12, 11], [1.0, -6, 4, 6, 14], [1.0, 14, -3, 26, 9]])
+    crops = local_image_crops(images, rois, 7)
+    assert crops.shape == (3, 3, 7, 7)
+    torch.testing.assert_close(local_image_crops(images + 2.5, rois, 7), crops)
+    torch.testing.assert_close(crops.mean((2, 3)), torch.zeros(3, 3), atol=1e-6, rtol=0)
+    flat = torch.full((2, 3, 16, 20), 1.7)
+    assert local_image_crops(flat, rois, 7).abs().max() < 1e-5
+    assert roi_align(flat, rois, 7, 1.0, 2, True)[1:].std((2, 3)).min() > 0.1
+    # a contrast far above the floor is divided out (unit standard deviation); one below
+    # it is kept small
+    assert crops.std((2, 3)).max() < 0.5
+    strong = local_image_crops(images * 400, rois, 7).std((2, 3))
+    assert strong.min() > 0.98 and strong.max() <= 1.0
+
+
+def test_local_mask_image_reads_standardised_crops():
+    heads = _heads(c=4 + 1, mask_image_local=True)
+    g = torch.Generator().manual_seed(2)
+    feats = [torch.randn(1, 4, 4, 4, generator=g)]
+    images = torch.rand(1, 1, 32, 32, generator=g)
+    rois = torch.tensor([[0.0, 4, 4, 20, 24]])
+    with torch.no_grad():
+        a = heads._mask_forward(feats, rois, images)
+        b = heads._mask_forward(feats, rois, images + 3.0)
+        heads.mask_image_local = False
+        c = heads._mask_forward(feats, rois, images + 3.0)
+    torch.testing.assert_close(a, b)
+    assert not torch.allclose(a, c)
+
+
+def test_flip_averaged_masks_are_mirror_equivariant():
+    """With ``flipped``, a detection's mask logits average its own pass and the mirrored
+    one: swapping the image and its mirror (and mirroring the boxes) mirrors the masks,
+    which one pass of convolutions alone does not do."""
+    heads = _heads(score_thresh=0.0, detections_per_img=4)
+    g = torch.Generator().manual_seed(3)
+    feats = [torch.randn(1, 4, 4, 4, generator=g)]
+    mirror = [feats[0].flip(-1)]
+    rois = torch.tensor([[0.0, 3, 5, 17, 23], [0.0, 12, 2, 30, 15]])
+    back = torch.stack([rois[:, 0], 32 - rois[:, 3], rois[:, 2], 32 - rois[:, 1],
+                        rois[:, 4]], 1)
+    with torch.no_grad():
+        avg = heads._flipped_mask_forward(feats, rois, None, (mirror, None), 32)
+        avg_m = heads._flipped_mask_forward(mirror, back, None, (feats, None), 32)
+        one = heads._mask_forward(feats, rois)
+        one_m = heads._mask_forward(mirror, back)
+    torch.testing.assert_close(avg_m.flip(-1), avg)
+    assert not torch.allclose(one_m.flip(-1), one, atol=1e-4)
+    torch.testing.assert_close(avg, (one + one_m.flip(-1)) / 2)
+    proposals = rois[None, :, 1:]
+    valid = torch.ones(1, 2, dtype=torch.bool)
+    with torch.no_grad():
+        plain = heads(feats, proposals, valid, (32, 32))
+        flipped = heads(feats, proposals, valid, (32, 32), flipped=(mirror, None))
+    for k in ("boxes", "scores", "labels", "valid"):
+        assert torch.equal(plain[k], flipped[k])
+    assert not torch.allclose(plain["masks"], flipped["masks"])

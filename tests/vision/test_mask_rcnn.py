@@ -207,6 +207,12 @@ def test_parameter_rules(scenes):
         MaskRCNN(**TINY).fit(scenes.images, _dicts(scenes), scenes.semantic_maps)
     with pytest.raises(ValueError, match="positive numbers"):
         MaskRCNN(**{**TINY, "aspect_ratios": (0.0,)}).fit(scenes.images, scenes.instance_maps)
+    with pytest.raises(ValueError, match="'mask_image' parameter of MaskRCNN"):
+        MaskRCNN(**{**TINY, "mask_image": "global"}).fit(scenes.images, scenes.instance_maps)
+    local = MaskRCNN(**{**TINY, "mask_image": "local", "max_epochs": 1}).fit(
+        scenes.images, scenes.instance_maps)
+    assert local.net_.module_.roi_heads.mask_image_local
+    assert local.predict(scenes.images[:2]).shape == scenes.instance_maps[:2].shape
 
 
 def test_predict_checks_channels(fitted, scenes):
@@ -505,9 +511,9 @@ def test_large_images_are_predicted_in_windows_of_the_training_shape(monkeypatch
     seen = []
     detect = module.detect
 
-    def spy(images, owned=None):
+    def spy(images, owned=None, flip=False):
         seen.extend([tuple(images.shape[-2:])] * len(images))
-        return detect(images, owned)
+        return detect(images, owned, flip)
 
     monkeypatch.setattr(module, "detect", spy)
     mosaic = np.concatenate([np.concatenate(list(data.images[r:r + 3]), axis=1)
@@ -534,6 +540,7 @@ def test_large_images_are_predicted_in_windows_of_the_training_shape(monkeypatch
     ({"predict_tile_size": 16.5}, "predict_tile_size"),
     ({"predict_tile_size": "big"}, "predict_tile_size"),
     ({"batch_size": 0}, "batch_size"),
+    ({"predict_flip": "yes"}, "predict_flip"),
     ({"detections_per_image": 0}, "detections_per_image"),
     ({"predict_scales": (1e6,)}, r"predict_scales holds 1000000.0: scales above 16"),
     ({"predict_scales": (True,)}, r"predict_scales\[0\] = True is a bool"),
@@ -707,6 +714,19 @@ def test_mask_threshold_is_read_at_prediction_and_masks_shrink_as_it_rises(fitte
     assert sizes[0][0] > sizes[1][1]
     with pytest.raises(ValueError, match="mask_threshold"):
         est.set_params(mask_threshold=1.0).predict(scenes.images[:1])
+
+
+def test_predict_flip_averages_the_masks_only(fitted, scenes):
+    """``predict_flip`` (read at prediction) keeps every box and score and changes the
+    mask probabilities only."""
+    est = pickle.loads(pickle.dumps(fitted))
+    flipped, _ = est._detect(scenes.images[:3])
+    plain, _ = est.set_params(predict_flip=False)._detect(scenes.images[:3])
+    for a, b in zip(flipped, plain):
+        for k in ("boxes", "scores", "labels", "roi_boxes"):
+            np.testing.assert_array_equal(a[k], b[k])
+    assert any(len(a["scores"]) for a in plain)
+    assert not all(np.allclose(a["roi_masks"], b["roi_masks"]) for a, b in zip(flipped, plain))
 
 
 @pytest.mark.parametrize("expand", [1.0, 1.5])

@@ -326,10 +326,10 @@ def test_mask_rcnn_proposal_budget_grows_with_the_image_area(scenes, monkeypatch
     seen = []
     detect = module.detect
 
-    def spy(images, owned=None):
+    def spy(images, owned=None, flip=False):
         seen.append((tuple(images.shape[-2:]), module.rpn_pre_nms_top_n,
                      module.rpn_post_nms_top_n))
-        return detect(images, owned)
+        return detect(images, owned, flip)
 
     monkeypatch.setattr(module, "detect", spy)
     big = np.tile(scenes.images[:1], (1, 2, 2, 1))  # 64 x 64: 4 times the area

@@ -73,9 +73,11 @@ class MaskRCNNModule(nn.Module):
     box_nms_threshold : float, default=0.5
     mean, std : sequence of float or None
         Per-channel normalisation applied to the images inside the module.
-    mask_image : bool, default=False
+    mask_image : bool or "local", default=False
         The mask head also reads the normalised image, RoIAligned over each RoI at the
-        head's resolution (``in_channels`` more channels at its first conv); False: the
+        head's resolution (``in_channels`` more channels at its first conv); ``"local"``:
+        each RoI's pixels standardised by their own mean and standard deviation
+        (:func:`~sklearn_papers.nn._mask_rcnn._roi_heads.local_image_crops`); False: the
         paper's head, features only.
     mask_box_expand : float, default=1.0
         Factor by which the mask branch enlarges each box about its centre (see
@@ -90,7 +92,10 @@ class MaskRCNNModule(nn.Module):
                  mask_image=False, mask_box_expand=1.0):
         super().__init__()
         self.n_classes = int(n_classes)
-        self.mask_image = bool(mask_image)
+        if mask_image not in (True, False, "local"):
+            raise ValueError(f"mask_image must be True, False or 'local', got "
+                             f"{mask_image!r}.")
+        self.mask_image = mask_image if mask_image == "local" else bool(mask_image)
         self.backbone = Backbone(in_channels, width, fpn)
         self.strides = self.backbone.strides
         c = self.backbone.out_channels
@@ -120,7 +125,8 @@ class MaskRCNNModule(nn.Module):
             fg_iou_thresh=0.5, bg_iou_thresh=0.5, batch_size_per_image=roi_batch_size,
             positive_fraction=0.25, score_thresh=score_threshold, nms_thresh=box_nms_threshold,
             detections_per_img=detections_per_image, mask_loss=mask_loss,
-            mask_rois_per_image=mask_rois_per_image, mask_box_expand=mask_box_expand)
+            mask_rois_per_image=mask_rois_per_image, mask_box_expand=mask_box_expand,
+            mask_image_local=mask_image == "local")
         # the output layers' initialisation is drawn once every layer is built, in this
         # order, which fixes what a seeded build gives
         self.rpn.head.reset_parameters()
@@ -201,7 +207,7 @@ class MaskRCNNModule(nn.Module):
         return {"loss": total, **roi, **rpn}
 
     @torch.no_grad()
-    def detect(self, images, owned=None):
+    def detect(self, images, owned=None, flip=False):
         """Detections of a batch, padded to ``detections_per_image``.
 
         Parameters
@@ -211,6 +217,10 @@ class MaskRCNNModule(nn.Module):
             ``(offsets, bounds)``: only the detections whose box centre, shifted by
             ``offsets``, lies within ``bounds`` stay valid and get masks (see
             :class:`~sklearn_papers.nn._mask_rcnn._roi_heads.RoIHeads`).
+        flip : bool, default=False
+            Average each detection's mask logits with those of the images mirrored left
+            to right (one more backbone pass; boxes and scores are those of the images
+            as given).
 
         Returns
         -------
@@ -223,8 +233,13 @@ class MaskRCNNModule(nn.Module):
         height, width = images.shape[-2:]
         features = self.backbone(images)
         proposals, valid, _ = self.rpn(features, (height, width))
+        flipped = None
+        if flip:
+            mirrored = images.flip(-1)
+            flipped = (self.backbone(mirrored), mirrored if self.mask_image else None)
         return self.roi_heads(features, proposals, valid, (height, width),
-                              images=images if self.mask_image else None, owned=owned)
+                              images=images if self.mask_image else None, owned=owned,
+                              flipped=flipped)
 
 
 class LossOutputNet(NeuralNet):

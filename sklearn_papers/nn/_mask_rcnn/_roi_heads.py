@@ -41,10 +41,52 @@ from sklearn_papers.nn._mask_rcnn._rpn import SMOOTH_L1_BETA
 
 __all__ = ["FastRCNNPredictor", "MaskRCNNHeads", "MaskRCNNPredictor", "RoIHeads",
            "TwoMLPHead", "expand_boxes", "expected_iou_threshold", "fastrcnn_loss",
-           "mask_loss_sigmoid", "mask_loss_softmax", "maskrcnn_inference", "maskrcnn_loss", "paste_mask_crops", "paste_masks",
+           "local_image_crops", "mask_loss_sigmoid", "mask_loss_softmax",
+           "maskrcnn_inference", "maskrcnn_loss", "paste_mask_crops", "paste_masks",
            "project_masks_on_boxes"]
 
 BOX_WEIGHTS = (10.0, 10.0, 5.0, 5.0)  # Fast R-CNN's box-head delta weights
+#: Floor added to the standard deviation of each RoI's pixels by
+#: :func:`local_image_crops`, in units of the training images' pixel standard deviation
+#: (the images reach the heads normalised by it): a RoI whose pixels vary much less
+#: than the training images' do keeps its small contrast instead of being stretched.
+LOCAL_STD_FLOOR = 0.5
+
+
+def local_image_crops(images, rois, size):
+    """Each RoI's pixels, RoIAligned at ``size x size`` and standardised by their own
+    mean and standard deviation.
+
+    Samples outside the image take the mean of the RoI's samples inside it, then each
+    channel of each crop has its mean subtracted and is divided by its standard deviation
+    plus :data:`LOCAL_STD_FLOOR`. An edge is then placed against the brightness and
+    contrast around the object, as a local threshold (Sauvola) does, and a change of
+    lighting between images (``a * pixels + b`` over a RoI) leaves the crop nearly as it
+    was.
+
+    Parameters
+    ----------
+    images : Tensor of shape (N, C, H, W)
+        Normalised images.
+    rois : Tensor of shape (K, 5)
+        ``(image index, x1, y1, x2, y2)`` in pixels.
+    size : int
+
+    Returns
+    -------
+    crops : Tensor of shape (K, C, size, size)
+    """
+    shape = (size, size)
+    crops = _roi_align(images, rois, shape, 1.0, 2, True)
+    # the share of each bin's samples that lie in the image (RoIAlign reads 0 outside)
+    inside = _roi_align(images.new_ones((images.shape[0], 1) + images.shape[2:]), rois,
+                        shape, 1.0, 2, True)
+    mean_in = crops.sum((2, 3), keepdim=True) / inside.sum((2, 3), keepdim=True).clamp(
+        min=1e-6)
+    crops = crops + (1 - inside) * mean_in
+    mean = crops.mean((2, 3), keepdim=True)
+    std = crops.std((2, 3), keepdim=True) if size > 1 else torch.zeros_like(mean)
+    return (crops - mean) / (std + LOCAL_STD_FLOOR)
 
 
 def expand_boxes(boxes, factor):
@@ -544,6 +586,10 @@ class RoIHeads(nn.Module):
         inference) scaled by this factor about its centre (:func:`expand_boxes`), so
         that a mask can reach past a box that is a pixel or two short; 1.0: the box
         itself (the paper's).
+    mask_image_local : bool, default=False
+        When the mask head reads the image (``images`` given), each RoI's pixels are
+        standardised by their own mean and standard deviation
+        (:func:`local_image_crops`); False: read as given.
     """
 
     def __init__(self, box_roi_pool, box_head, box_predictor, mask_roi_pool, mask_head,
@@ -551,7 +597,7 @@ class RoIHeads(nn.Module):
                  batch_size_per_image=64, positive_fraction=0.25,
                  bbox_reg_weights=BOX_WEIGHTS, score_thresh=0.05, nms_thresh=0.5,
                  detections_per_img=100, mask_loss="sigmoid", mask_rois_per_image=None,
-                 mask_box_expand=1.0):
+                 mask_box_expand=1.0, mask_image_local=False):
         super().__init__()
         self.box_roi_pool = box_roi_pool
         self.box_head = box_head
@@ -571,6 +617,7 @@ class RoIHeads(nn.Module):
         self.mask_rois_per_image = None if mask_rois_per_image is None else int(
             mask_rois_per_image)
         self.mask_box_expand = float(mask_box_expand)
+        self.mask_image_local = bool(mask_image_local)
 
     def _box_forward(self, features, rois):
         return self.box_predictor(self.box_head(self.box_roi_pool(features, rois)))
@@ -579,9 +626,22 @@ class RoIHeads(nn.Module):
         pooled = self.mask_roi_pool(features, rois)
         if images is not None:
             # the image itself, read at the mask head's resolution, beside the features
-            size = (self.mask_roi_pool.output_size,) * 2
-            pooled = torch.cat([pooled, _roi_align(images, rois, size, 1.0, 2, True)], 1)
+            size = self.mask_roi_pool.output_size
+            crops = (local_image_crops(images, rois, size) if self.mask_image_local else
+                     _roi_align(images, rois, (size, size), 1.0, 2, True))
+            pooled = torch.cat([pooled, crops], 1)
         return self.mask_predictor(self.mask_head(pooled))
+
+    def _flipped_mask_forward(self, features, rois, images, flipped, width):
+        """Mask logits of ``rois`` averaged with those of the mirrored images: ``flipped``
+        is ``(features, images)`` of the images ``width`` pixels wide mirrored left to
+        right, read over the mirrored RoIs, and their logits are mirrored back."""
+        width = float(width)
+        logits = self._mask_forward(features, rois, images)
+        mirrored = torch.stack([rois[:, 0], width - rois[:, 3], rois[:, 2], width - rois[:, 1],
+                                rois[:, 4]], 1)
+        back = self._mask_forward(flipped[0], mirrored, flipped[1]).flip(-1)
+        return (logits + back) / 2
 
     def select_training_samples(self, proposals, valid, targets):
         """Add the ground truth to the proposals, match and sample them.
@@ -664,7 +724,7 @@ class RoIHeads(nn.Module):
                 "valid": gather_rows(keep, top)}
 
     def forward(self, features, proposals, valid, image_size, targets=None, images=None,
-                owned=None):
+                owned=None, flipped=None):
         """Losses with ``targets``, detections without.
 
         Parameters
@@ -684,6 +744,12 @@ class RoIHeads(nn.Module):
             whose shifted box centre lies outside ``y0 <= y < y1, x0 <= x < x1`` is
             marked invalid before the mask branch runs (the windows of a large image
             keep the detections they own; the others need no mask).
+        flipped : tuple or None, default=None
+            Detection only: ``(features, images)`` of the images mirrored left to right
+            (``images`` None when the mask head does not read them). Each detection's
+            mask logits are then the mean of its own and those of its mirrored box on the
+            mirrored images, mirrored back (test-time flip averaging); boxes and scores
+            come from the images as given.
 
         Returns
         -------
@@ -718,8 +784,12 @@ class RoIHeads(nn.Module):
         masks = features[0].new_zeros((n, d, m, m))
         if len(det_boxes):
             mask_boxes = expand_boxes(det_boxes, self.mask_box_expand)
-            mask_logits = self._mask_forward(
-                features, torch.cat([det_img[:, None].float(), mask_boxes], 1), images)
+            mask_rois = torch.cat([det_img[:, None].float(), mask_boxes], 1)
+            if flipped is None:
+                mask_logits = self._mask_forward(features, mask_rois, images)
+            else:
+                mask_logits = self._flipped_mask_forward(features, mask_rois, images,
+                                                         flipped, image_size[1])
             masks[out["valid"]] = maskrcnn_inference(mask_logits, det_labels, self.mask_loss)
         out["masks"] = masks
         return out
