@@ -127,10 +127,11 @@ def _fit_scored(cfg, variant, seed, train, test):
     from sklearn_papers.vision._mask_rcnn import paint_detections
 
     # the paper's mask head: RoI features only, over the boxes as detected, masks
-    # thresholded at 0.5
+    # thresholded at 0.5, no test-time flip
     est = MaskRCNN(**_params(variant), anchor_sizes=cfg["anchors"], max_epochs=cfg["epochs"],
                    lr=cfg["lr"], predict_scales=cfg["predict_scales"], mask_image=False,
-                   mask_box_expand=1.0, mask_threshold=0.5, random_state=seed)
+                   mask_box_expand=1.0, mask_threshold=0.5, predict_flip=False,
+                   random_state=seed)
     t0, c0 = time.perf_counter(), time.process_time()
     est.fit(train.images, train.instance_maps, train.semantic_maps)
     start = time.perf_counter()
