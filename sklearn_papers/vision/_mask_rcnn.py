@@ -310,8 +310,9 @@ class MaskRCNN(BaseEstimator):
         1.25 times as many objects with detections at least as close in size; among
         such scales, the closest in size. A scale below 1 is kept only if it finds at
         least as many objects as scale 1 (shrinking keeps large objects whole), and
-        where scale 1 finds none, a larger scale only if it finds at least one (scores
-        summing to 1). At a
+        where scale 1 finds none, another scale only if its detections are within a
+        factor 2 of ``object_size_`` and, for a larger scale, it finds at least one
+        (scores summing to 1). At a
         wrong scale a detector finds pieces of large objects or
         groups of small ones, boxed near the training sizes. ``"auto"``:
         0.25, 0.5, 1 and 2 (objects up to 4 times larger or 2 times smaller than in

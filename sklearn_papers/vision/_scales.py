@@ -191,7 +191,10 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
     below 1 are candidates (above 1 when they are smaller; any scale when scale 1 found
     nothing). A candidate must also find at least ``1 / 1.25`` as many objects as scale 1
     and as every scale tried between 1 and the candidate (a scale further from 1 that
-    finds clearly fewer objects than a nearer one joins or cuts them).
+    finds clearly fewer objects than a nearer one joins or cuts them). Where scale 1
+    found nothing, a candidate's detections must also be within a factor
+    :data:`FAR_FROM_TRAINING_SIZE` of ``target``: specks on a blank image, enlarged or
+    shrunk, are boxed at any size, and none of them is an object at the training size.
     It is taken when its detections are closer in size to ``target`` than scale 1's by
     more than a factor 1.25, or, for a scale below 1, when it finds more objects than
     scale 1 by a factor 1.25 with detections at least as close in size (a few detections
@@ -236,6 +239,8 @@ def choose_backed_scale(sizes_by_scale, counts_by_scale, target):
         if direction * np.log(scale) > 0:
             continue
         gap = size_gap(size, target)
+        if direction == 0.0 and gap > np.log(FAR_FROM_TRAINING_SIZE):
+            continue
         closer = gap + np.log(SCALE_MARGIN) < own_gap
         # more objects back a scale that shrinks them only: enlarging cuts objects
         # into more pieces of about the training size

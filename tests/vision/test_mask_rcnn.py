@@ -436,6 +436,12 @@ def test_scale_choice_takes_the_training_size_among_scales_that_keep_the_objects
     # objects half the training size, found at scale 2 only
     assert choose_backed_scale({1.0: float("nan"), 2.0: 14.0}, {1.0: 0.0, 2.0: 3.0},
                                15.0) == 2.0
+    # a blank tile: nothing at scale 1, specks boxed far from the training size at the
+    # other scales; the tile keeps its own scale
+    assert choose_backed_scale({0.25: 1.7, 0.5: float("nan"), 1.0: float("nan"), 2.0: 4.0},
+                               {0.25: 1.0, 0.5: 0.0, 1.0: 0.0, 2.0: 1.5}, 17.5) == 1.0
+    assert choose_backed_scale({1.0: float("nan"), 2.0: 14.0}, {1.0: 0.0, 2.0: 3.0},
+                               31.0) == 1.0
     # coins twice the training size: scale 1 cuts them and misses some, scale 0.5 finds
     # each, scale 0.25 joins neighbours into objects of about the training size; 0.25
     # finds as many as scale 1 give or take 1.25, but clearly fewer than 0.5
