@@ -58,12 +58,14 @@ def tiles(image, label_map, size=64, step=32):
             [label_map[r:r + size, c:c + size] for r in rows for c in cols])
 
 
-def brightened(images, gain=1.4):
-    """Copies of uint8 images lit more brightly: each multiplied by ``gain``, or by the
-    largest factor that keeps its brightest pixel at 255 where that is smaller, so that
-    no pixel saturates and no object loses contrast to clipping."""
-    return np.stack([np.round(im * min(gain, 255 / max(int(im.max()), 1))).astype(np.uint8)
-                     for im in images])
+def brightened(images, gain=1.4, top=255):
+    """Copies of images lit more brightly (the images guide's function): each multiplied
+    by ``gain``, or by the largest factor that keeps its brightest pixel at ``top`` where
+    that is smaller, so that no pixel saturates and no object loses contrast to clipping.
+    Integer images are rounded; the copies keep the dtype of ``images``."""
+    copies = [im * min(gain, top / max(float(im.max()), 1e-12)) for im in images]
+    return np.stack([np.round(c) if im.dtype.kind in "ui" else c
+                     for c, im in zip(copies, images)]).astype(images.dtype)
 
 
 def prepare(brighten=True):
