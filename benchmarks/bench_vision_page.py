@@ -63,6 +63,7 @@ def brightened(images, gain=1.4, top=255):
     by ``gain``, or by the largest factor that keeps its brightest pixel at ``top`` where
     that is smaller, so that no pixel saturates and no object loses contrast to clipping.
     Integer images are rounded; the copies keep the dtype of ``images``."""
+    images = np.asarray(images)
     copies = [im * min(gain, top / max(float(im.max()), 1e-12)) for im in images]
     return np.stack([np.round(c) if im.dtype.kind in "ui" else c
                      for c, im in zip(copies, images)]).astype(images.dtype)

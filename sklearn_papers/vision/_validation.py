@@ -231,7 +231,10 @@ def _to_unit_float(im, i, name, bits, clip_integers=False):
         raise ValueError(f"{where} has non-finite pixel values (NaN or inf).")
     lo, hi = float(out.min()), float(out.max())
     if lo < -_FLOAT_TOLERANCE or hi > 1 + _FLOAT_TOLERANCE:
-        if lo >= 0 and hi <= 255:
+        if lo >= 0 and hi <= 2:
+            # floats in [0, 1] pushed a little past 1 (brightened, sharpened, resampled)
+            hint = "clip them to [0, 1] (np.clip(image, 0, 1)), or rescale them"
+        elif lo >= 0 and hi <= 255:
             hint = "it looks like 8-bit intensities: divide by 255, or pass the uint8 array"
         elif lo >= 0 and hi <= 2**_BIT_DEPTHS[-1] - 1:
             # integer intensities stored as floats (e.g. 12-bit camera values): the depth

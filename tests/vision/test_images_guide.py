@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "user_guide" / "images.rst"
@@ -50,3 +51,9 @@ def test_images_guide_snippets_run(tmp_path, monkeypatch):
     assert namespace["labels"].max() == 24
     assert namespace["X_train"].shape == (96, 64, 64)
     assert len(namespace["rcnn"].anchor_sizes_) == 3
+    assert namespace["page_X"].shape == (140, 64, 64)
+    assert namespace["page_X"].dtype == np.uint8
+    assert namespace["page_rcnn"].input_scale_ == 2.0
+    assert namespace["page_segmenter"].input_scale_ == 2.0
+    assert namespace["rcnn"].input_scale_ == 1.0
+    assert namespace["segmenter"].input_scale_ == 1.0

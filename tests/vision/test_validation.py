@@ -51,6 +51,7 @@ def test_uint16_images_are_scaled_by_observed_or_declared_bit_depth():
 
 
 @pytest.mark.parametrize("low, high, hint", [(0.0, 255.0, "divide by 255"),
+                                             (0.0, 1.26, r"clip them to \[0, 1\]"),
                                              (-0.5, 0.5, "rescale it")])
 def test_float_images_outside_0_1_raise_with_the_fix_and_the_index(low, high, hint):
     X = np.full((3, 9, 9), 0.5)
