@@ -1097,8 +1097,9 @@ class MaskRCNN(BaseEstimator):
                 f"MaskRCNN.predict painted no object in X[{i}]{more}: its {n} detection(s) "
                 f"scoring at least instance_score_threshold={self.instance_score_threshold} "
                 f"have empty masks (no pixel of their boxes reaches mask_threshold="
-                f"{self.mask_threshold!r}). The mask head usually "
-                "needs more training (max_epochs); "
+                f"{self.mask_threshold!r}). On an image without objects these are "
+                "marks the mask head does not take for objects; on images with objects "
+                "the mask head usually needs more training (max_epochs). "
                 "predict_detections gives the boxes and scores.", UserWarning,
                 stacklevel=2)
         if all(m.shape == maps[0].shape for m in maps):
