@@ -212,11 +212,13 @@ def main():
              "InstanceSegmenter's; predict covers both settings.")
     if left_out:
         notes += " Not recorded (a figure of 0): " + "; ".join(left_out) + "."
-    name, title = "page", ("MaskRCNN, InstanceSegmenter and Sauvola on the characters of "
-                           "skimage's page, against global Otsu")
+    title = ("MaskRCNN, InstanceSegmenter and Sauvola on the characters of skimage's page, "
+             "against global Otsu")
     if args.no_brightened:
-        name, title = "page_mirrors_only", title + ", trained without brightened copies"
-    record(name, title=title, peer=OTSU, rows=recorded, notes=notes)
+        record("page_mirrors_only", title=title + ", trained without brightened copies",
+               peer=OTSU, rows=recorded, notes=notes)
+    else:
+        record("page", title=title, peer=OTSU, rows=recorded, notes=notes)
 
 
 if __name__ == "__main__":
