@@ -720,8 +720,7 @@ class MaskRCNN(BaseEstimator):
                 module__fpn=self.backbone == "fpn",
                 module__roi_op=self.roi_op,
                 module__mask_loss=self.mask_loss,
-                module__mask_image=(self.mask_image if self.mask_image == "local"
-                                    else bool(self.mask_image)),
+                module__mask_image=self.mask_image,
                 module__mask_box_expand=float(self.mask_box_expand),
                 module__anchor_sizes=anchor_sizes,
                 module__aspect_ratios=tuple(self.aspect_ratios),
